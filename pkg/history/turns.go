@@ -87,19 +87,26 @@ func Turns(h []*agentv1.Message) []Turn {
 		}
 	}
 
+	// Each message is in exactly one turn: the turns' indexes share one array.
+	all := make([]int, 0, len(h))
+	indexes := func(head int, rest []int) []int {
+		start := len(all)
+		all = append(append(all, head), rest...)
+		return all[start:len(all):len(all)]
+	}
 	turns := make([]Turn, 0, len(h))
 	for i, m := range h {
 		switch m.GetRole() {
 		case agentv1.Role_ROLE_TOOL:
 			if owner[i] < 0 {
-				turns = append(turns, Turn{Indexes: []int{i}, Orphan: true})
+				turns = append(turns, Turn{Indexes: indexes(i, nil), Orphan: true})
 			}
 		case agentv1.Role_ROLE_ASSISTANT:
-			t := Turn{Indexes: append([]int{i}, attached[i]...)}
+			t := Turn{Indexes: indexes(i, attached[i])}
 			t.Missing = missing(h, t.Indexes)
 			turns = append(turns, t)
 		default:
-			turns = append(turns, Turn{Indexes: []int{i}})
+			turns = append(turns, Turn{Indexes: indexes(i, nil)})
 		}
 	}
 	return turns
@@ -108,29 +115,39 @@ func Turns(h []*agentv1.Message) []Turn {
 // missing returns the call ids of h[idx[0]] that no result in h[idx[1:]]
 // answers.
 func missing(h []*agentv1.Message, idx []int) []string {
-	var calls []string
-	for _, p := range h[idx[0]].GetParts() {
-		if c := p.GetToolCall(); c != nil {
-			calls = append(calls, c.GetId())
-		}
-	}
-	if len(calls) == 0 {
-		return nil
-	}
-	answered := make(map[string]bool, len(calls))
-	for _, i := range idx[1:] {
-		for _, p := range h[i].GetParts() {
-			if r := p.GetToolResult(); r != nil {
-				answered[r.GetToolCallId()] = true
-			}
-		}
-	}
 	var out []string
-	for _, id := range calls {
-		if !answered[id] {
-			out = append(out, id)
-			answered[id] = true // a call id repeated in one message is reported once
+	parts := h[idx[0]].GetParts()
+	for n, p := range parts {
+		c := p.GetToolCall()
+		if c == nil || repeated(parts[:n], c.GetId()) {
+			continue // a call id repeated in one message is reported once
+		}
+		if !answered(h, idx[1:], c.GetId()) {
+			out = append(out, c.GetId())
 		}
 	}
 	return out
+}
+
+// repeated reports whether parts hold a call with this id.
+func repeated(parts []*agentv1.Part, id string) bool {
+	for _, p := range parts {
+		if p.GetToolCall().GetId() == id && p.GetToolCall() != nil {
+			return true
+		}
+	}
+	return false
+}
+
+// answered reports whether a message h[i], i in idx, holds a result for the
+// call id.
+func answered(h []*agentv1.Message, idx []int, id string) bool {
+	for _, i := range idx {
+		for _, p := range h[i].GetParts() {
+			if r := p.GetToolResult(); r != nil && r.GetToolCallId() == id {
+				return true
+			}
+		}
+	}
+	return false
 }
