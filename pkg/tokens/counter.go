@@ -80,7 +80,17 @@ func (c *Counter) Message(m *agentv1.Message, withReasoning bool) int {
 // Messages returns the sum of Message over h.
 func (c *Counter) Messages(h []*agentv1.Message, withReasoning bool) int {
 	total := 0
+	var misses []*agentv1.Message
+	c.mu.Lock()
 	for _, m := range h {
+		if n, ok := c.msgs[m]; ok {
+			total += n.total(withReasoning)
+		} else {
+			misses = append(misses, m)
+		}
+	}
+	c.mu.Unlock()
+	for _, m := range misses {
 		total += c.Message(m, withReasoning)
 	}
 	return total

@@ -97,6 +97,9 @@ func TestEncoderMatchesTiktoken(t *testing.T) {
 // point at a closed port and whose cache and temp directories are empty: a
 // download would fail, and nothing may be written.
 func TestOffline(t *testing.T) {
+	if os.Getenv("TOKENS_OFFLINE_CHILD") != "1" {
+		t.Parallel() // the child runs on its own
+	}
 	if os.Getenv("TOKENS_OFFLINE_CHILD") == "1" {
 		// Prove the network is unusable here: the proxy refuses.
 		c := &http.Client{Timeout: 5 * time.Second}
