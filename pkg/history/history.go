@@ -15,6 +15,7 @@ package history
 import (
 	"encoding/json"
 	"fmt"
+	"strings"
 
 	agentv1 "github.com/agentcore/agentcore/proto/agentcore/v1"
 )
@@ -53,8 +54,10 @@ func File(f *agentv1.FilePart) *agentv1.Part {
 // data URL the media type is taken from the URL.
 func URL(url string) *agentv1.FilePart {
 	f := &agentv1.FilePart{Source: &agentv1.FilePart_Url{Url: url}}
-	if d, err := ParseDataURL(url); err == nil {
-		f.MediaType = d.MediaType
+	if len(url) > 5 && strings.EqualFold(url[:5], "data:") {
+		meta, _, _ := strings.Cut(url[5:], ",")
+		mt, _, _ := strings.Cut(meta, ";")
+		f.MediaType = strings.ToLower(strings.TrimSpace(mt))
 	}
 	return f
 }

@@ -36,6 +36,7 @@ package window
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/agentcore/agentcore/pkg/history"
@@ -157,6 +158,7 @@ func Build(h []*agentv1.Message, o Options) (*Context, error) {
 
 	ctx := &Context{Summary: -1}
 	var kept []built
+	newTurns := true // turns that a new summary would fold in
 	if summary < 0 {
 		kept = b.all(turns)
 	} else {
@@ -165,7 +167,8 @@ func Build(h []*agentv1.Message, o Options) (*Context, error) {
 		after := b.all(turns[summary+1:])
 		head, tail := b.retain(before)
 		ctx.Dropped = len(before) - len(head) - len(tail)
-		kept = append(append(head, tail...), after...)
+		kept = slices.Concat(head, tail, after)
+		newTurns = len(after) > 0
 	}
 
 	parts := make([]string, 0, 3)
@@ -201,7 +204,7 @@ func Build(h []*agentv1.Message, o Options) (*Context, error) {
 		ctx.HistoryTokens = c.Messages(h, o.Reasoning)
 	}
 	if o.MaxTokens > 0 && float64(ctx.Tokens.Total) >= threshold*float64(o.MaxTokens) {
-		ctx.Compact = summary < 0 || summary < len(turns)-1
+		ctx.Compact = newTurns
 	}
 	return ctx, nil
 }

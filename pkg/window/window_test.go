@@ -241,6 +241,7 @@ func TestTokensAndCompact(t *testing.T) {
 		{"own threshold", h, total * 2, 0.5, true},
 		{"over the budget", h, total / 2, 0, true},
 		{"nothing after the latest summary", summarised, 10, 0, false},
+		{"only an orphan after the latest summary", append(slices.Clone(summarised), result("zz")), 10, 0, false},
 		{"new turns after the summary", append(slices.Clone(summarised), history.User("next")), 10, 0, true},
 	}
 	for _, tt := range tests {
