@@ -54,7 +54,17 @@ func (t Turn) Messages(h []*agentv1.Message) []*agentv1.Message {
 // marked.
 func Turns(h []*agentv1.Message) []Turn {
 	// Where each call id was made: the first assistant message holding it.
-	callAt := make(map[string]int)
+	calls := 0
+	for _, m := range h {
+		if m.GetRole() == agentv1.Role_ROLE_ASSISTANT {
+			for _, p := range m.GetParts() {
+				if p.GetToolCall() != nil {
+					calls++
+				}
+			}
+		}
+	}
+	callAt := make(map[string]int, calls)
 	for i, m := range h {
 		if m.GetRole() != agentv1.Role_ROLE_ASSISTANT {
 			continue

@@ -146,7 +146,7 @@ func Build(h []*agentv1.Message, o Options) (*Context, error) {
 		return nil, fmt.Errorf("window: compact threshold %v is not in (0, 1]", o.Threshold)
 	}
 
-	b := builder{h: h, o: o}
+	b := builder{h: h, o: o, buf: make([]*agentv1.Message, 0, len(h)+8)}
 	turns := history.Turns(h)
 	summary := -1 // index into turns
 	for i := len(turns) - 1; i >= 0; i-- {
@@ -219,6 +219,9 @@ type built struct {
 type builder struct {
 	h []*agentv1.Message
 	o Options
+	// buf holds every message sent, turn after turn; each built's msgs is a
+	// piece of it, saving an allocation per turn.
+	buf []*agentv1.Message
 }
 
 // all prepares every turn that sends something: orphans, summaries and
@@ -226,7 +229,9 @@ type builder struct {
 func (b *builder) all(turns []history.Turn) []built {
 	out := make([]built, 0, len(turns))
 	for _, t := range turns {
+		start := len(b.buf)
 		if bt, ok := b.turn(t); ok {
+			bt.msgs = b.buf[start:len(b.buf):len(b.buf)]
 			out = append(out, bt)
 		}
 	}
@@ -336,7 +341,7 @@ func find(calls []pending, id string) int {
 // must be counted afresh; otherwise m is orig, or orig less its reasoning,
 // and orig's cached count applies.
 func (bt *built) add(b *builder, orig, m *agentv1.Message) {
-	bt.msgs = append(bt.msgs, m)
+	b.buf = append(b.buf, m)
 	switch c := b.o.Counter; {
 	case c == nil:
 	case orig != nil:
