@@ -1,0 +1,137 @@
+package provider
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+
+	"github.com/cloudwego/eino/schema"
+)
+
+// maxErrorBody bounds how much of an error response is read.
+const maxErrorBody = 1 << 20
+
+// Post sends body as a JSON POST to url with header and returns the response
+// when its status is 2xx; the caller closes its body. A failure to send is
+// classified by FromTransport, any other status by FromStatus; either way the
+// error is a *Error.
+func Post(ctx context.Context, client *http.Client, url string, header http.Header, body []byte) (*http.Response, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(body))
+	if err != nil {
+		return nil, &Error{Kind: KindRequest, Message: "cannot build the request: " + err.Error(), Err: err}
+	}
+	req.Header = header.Clone()
+	if req.Header == nil {
+		req.Header = http.Header{}
+	}
+	if req.Header.Get("Content-Type") == "" {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	if client == nil {
+		client = http.DefaultClient
+	}
+	resp, err := client.Do(req)
+	if err != nil {
+		return nil, FromTransport(ctx, err)
+	}
+	if resp.StatusCode >= 200 && resp.StatusCode < 300 {
+		return resp, nil
+	}
+	defer resp.Body.Close()
+	data, err := io.ReadAll(io.LimitReader(resp.Body, maxErrorBody))
+	if err != nil && ctx.Err() != nil {
+		return nil, FromTransport(ctx, err)
+	}
+	return nil, FromStatus(resp.StatusCode, resp.Header, data)
+}
+
+// ReadBody reads a whole 2xx response body, classifying a failure to read it.
+func ReadBody(ctx context.Context, resp *http.Response) ([]byte, error) {
+	defer resp.Body.Close()
+	data, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return nil, FromTransport(ctx, err)
+	}
+	return data, nil
+}
+
+// MarshalBody encodes a request body as compact JSON without HTML escaping.
+func MarshalBody(body any) ([]byte, error) {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(body); err != nil {
+		return nil, &Error{Kind: KindRequest, Message: "cannot encode the request body: " + err.Error(), Err: err}
+	}
+	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
+}
+
+// RequestError reports input an adapter cannot send (an unsupported part, a
+// bad schema): a non-retryable KindRequest error.
+func RequestError(format string, args ...any) *Error {
+	err := fmt.Errorf(format, args...)
+	return &Error{Kind: KindRequest, Message: err.Error(), Err: err}
+}
+
+// ParseDataURL splits a base64 data URL (data:image/png;base64,AAAA) into its
+// media type and base64 payload. ok is false for anything else.
+func ParseDataURL(s string) (mediaType, data string, ok bool) {
+	rest, found := strings.CutPrefix(s, "data:")
+	if !found {
+		return "", "", false
+	}
+	meta, data, found := strings.Cut(rest, ",")
+	if !found {
+		return "", "", false
+	}
+	meta, isBase64 := strings.CutSuffix(meta, ";base64")
+	if !isBase64 {
+		return "", "", false
+	}
+	if i := strings.IndexByte(meta, ';'); i >= 0 {
+		meta = meta[:i]
+	}
+	return meta, data, true
+}
+
+// StringMap reads a provider data map from an Extra value: map[string]string
+// as adapters write it, or map[string]any after a trip through JSON.
+func StringMap(v any) map[string]string {
+	switch m := v.(type) {
+	case map[string]string:
+		return m
+	case map[string]any:
+		out := make(map[string]string, len(m))
+		for k, x := range m {
+			if s, ok := x.(string); ok {
+				out[k] = s
+			}
+		}
+		return out
+	}
+	return nil
+}
+
+// ToolParameters returns a tool's parameters as a JSON Schema object, or nil
+// when the tool takes none.
+func ToolParameters(t *schema.ToolInfo) (json.RawMessage, error) {
+	if t.ParamsOneOf == nil {
+		return nil, nil
+	}
+	s, err := t.ToJSONSchema()
+	if err != nil {
+		return nil, RequestError("tool %q: bad parameters: %w", t.Name, err)
+	}
+	if s == nil {
+		return nil, nil
+	}
+	raw, err := json.Marshal(s)
+	if err != nil {
+		return nil, RequestError("tool %q: bad parameters: %w", t.Name, err)
+	}
+	return raw, nil
+}

@@ -1,0 +1,107 @@
+package provider
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"net/http/httptest"
+	"testing"
+)
+
+func TestParseDataURL(t *testing.T) {
+	tests := []struct {
+		in     string
+		mime   string
+		data   string
+		wantOK bool
+	}{
+		{"data:image/png;base64,AAAA", "image/png", "AAAA", true},
+		{"data:text/plain;charset=utf-8;base64,aGk=", "text/plain", "aGk=", true},
+		{"data:;base64,AAAA", "", "AAAA", true},
+		{"data:text/plain,hello", "", "", false},
+		{"https://example.com/a.png", "", "", false},
+		{"data:image/png;base64", "", "", false},
+	}
+	for _, tt := range tests {
+		mime, data, ok := ParseDataURL(tt.in)
+		if mime != tt.mime || data != tt.data || ok != tt.wantOK {
+			t.Errorf("ParseDataURL(%q) = %q, %q, %v; want %q, %q, %v", tt.in, mime, data, ok, tt.mime, tt.data, tt.wantOK)
+		}
+	}
+}
+
+func TestStringMap(t *testing.T) {
+	tests := []struct {
+		name string
+		in   any
+		want map[string]string
+	}{
+		{"strings", map[string]string{"a": "b"}, map[string]string{"a": "b"}},
+		{"any", map[string]any{"a": "b", "n": 1}, map[string]string{"a": "b"}},
+		{"nil", nil, nil},
+		{"other", "x", nil},
+	}
+	for _, tt := range tests {
+		got := StringMap(tt.in)
+		if len(got) != len(tt.want) || got["a"] != tt.want["a"] {
+			t.Errorf("%s: StringMap = %v, want %v", tt.name, got, tt.want)
+		}
+	}
+}
+
+func TestPost(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Header.Get("Content-Type") != "application/json" || r.Header.Get("X-Test") != "1" {
+			w.WriteHeader(http.StatusBadRequest)
+			return
+		}
+		switch r.URL.Path {
+		case "/ok":
+			_, _ = w.Write([]byte(`{"ok":true}`))
+		case "/limit":
+			w.Header().Set("Retry-After", "2")
+			w.WriteHeader(http.StatusTooManyRequests)
+			_, _ = w.Write([]byte(`{"type":"error","error":{"type":"rate_limit_error","message":"slow down"}}`))
+		}
+	}))
+	defer srv.Close()
+	header := http.Header{"X-Test": {"1"}}
+	tests := []struct {
+		path     string
+		wantKind Kind
+	}{
+		{"/ok", ""},
+		{"/limit", KindLimit},
+	}
+	for _, tt := range tests {
+		resp, err := Post(context.Background(), srv.Client(), srv.URL+tt.path, header, []byte(`{}`))
+		if tt.wantKind == "" {
+			if err != nil {
+				t.Fatalf("%s: %v", tt.path, err)
+			}
+			body, err := ReadBody(context.Background(), resp)
+			if err != nil || string(body) != `{"ok":true}` {
+				t.Fatalf("%s: body %q, %v", tt.path, body, err)
+			}
+			continue
+		}
+		var pe *Error
+		if !errors.As(err, &pe) || pe.Kind != tt.wantKind || pe.Code != "rate_limit_error" || pe.RetryAfter.Seconds() != 2 {
+			t.Fatalf("%s: got %#v", tt.path, err)
+		}
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	_, err := Post(ctx, srv.Client(), srv.URL+"/ok", header, nil)
+	var pe *Error
+	if !errors.As(err, &pe) || pe.Kind != KindAborted {
+		t.Fatalf("cancelled: got %#v", err)
+	}
+}
+
+func TestMarshalBody(t *testing.T) {
+	got, err := MarshalBody(map[string]any{"b": "<x>", "a": 1})
+	if err != nil || string(got) != `{"a":1,"b":"<x>"}` {
+		t.Fatalf("MarshalBody = %s, %v", got, err)
+	}
+}
