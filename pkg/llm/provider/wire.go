@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"strings"
 
+	"github.com/cloudwego/eino/components/model"
 	"github.com/cloudwego/eino/schema"
 )
 
@@ -134,4 +135,54 @@ func ToolParameters(t *schema.ToolInfo) (json.RawMessage, error) {
 		return nil, RequestError("tool %q: bad parameters: %w", t.Name, err)
 	}
 	return raw, nil
+}
+
+// Call is what one Generate or Stream call sends: the Config's settings with
+// the call's eino options applied over them.
+type Call struct {
+	Params Params
+	Tools  []*schema.ToolInfo
+	// ToolChoice is "", "auto", "none", "required" or a tool name; "" when
+	// Config.OmitToolChoice is set or nothing was asked for.
+	ToolChoice string
+}
+
+// ApplyOptions resolves a call from the Config, the tools bound with
+// WithTools and the eino common options (model.WithTemperature, WithMaxTokens,
+// WithTopP, WithStop, WithTools, WithToolChoice), which win over the Config.
+func ApplyOptions(cfg Config, tools []*schema.ToolInfo, opts ...model.Option) Call {
+	o := model.GetCommonOptions(&model.Options{Tools: tools}, opts...)
+	c := Call{Params: cfg.Params, Tools: o.Tools, ToolChoice: cfg.ToolChoice}
+	if o.Temperature != nil {
+		v := float64(*o.Temperature)
+		c.Params.Temperature = &v
+	}
+	if o.TopP != nil {
+		v := float64(*o.TopP)
+		c.Params.TopP = &v
+	}
+	if o.MaxTokens != nil {
+		v := *o.MaxTokens
+		c.Params.MaxOutputTokens = &v
+	}
+	if o.Stop != nil {
+		c.Params.Stop = o.Stop
+	}
+	if o.ToolChoice != nil {
+		switch *o.ToolChoice {
+		case schema.ToolChoiceForbidden:
+			c.ToolChoice = "none"
+		case schema.ToolChoiceAllowed:
+			c.ToolChoice = "auto"
+		case schema.ToolChoiceForced:
+			c.ToolChoice = "required"
+			if len(o.AllowedToolNames) == 1 {
+				c.ToolChoice = o.AllowedToolNames[0]
+			}
+		}
+	}
+	if cfg.OmitToolChoice {
+		c.ToolChoice = ""
+	}
+	return c
 }

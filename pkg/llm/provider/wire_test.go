@@ -6,6 +6,9 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"testing"
+
+	"github.com/cloudwego/eino/components/model"
+	"github.com/cloudwego/eino/schema"
 )
 
 func TestParseDataURL(t *testing.T) {
@@ -103,5 +106,36 @@ func TestMarshalBody(t *testing.T) {
 	got, err := MarshalBody(map[string]any{"b": "<x>", "a": 1})
 	if err != nil || string(got) != `{"a":1,"b":"<x>"}` {
 		t.Fatalf("MarshalBody = %s, %v", got, err)
+	}
+}
+
+func TestApplyOptions(t *testing.T) {
+	temp := 0.5
+	base := Config{Params: Params{Temperature: &temp, Stop: []string{"x"}}, ToolChoice: "auto"}
+	bound := []*schema.ToolInfo{{Name: "a"}}
+	tests := []struct {
+		name       string
+		cfg        Config
+		opts       []model.Option
+		wantTemp   float64
+		wantChoice string
+		wantTools  int
+		wantStop   int
+	}{
+		{"config only", base, nil, 0.5, "auto", 1, 1},
+		{"options win", base, []model.Option{model.WithTemperature(1), model.WithStop([]string{"a", "b"}), model.WithTools(nil)}, 1, "auto", 0, 2},
+		{"forbidden", base, []model.Option{model.WithToolChoice(schema.ToolChoiceForbidden)}, 0.5, "none", 1, 1},
+		{"forced", base, []model.Option{model.WithToolChoice(schema.ToolChoiceForced)}, 0.5, "required", 1, 1},
+		{"forced one", base, []model.Option{model.WithToolChoice(schema.ToolChoiceForced, "a")}, 0.5, "a", 1, 1},
+		{"omitted", Config{Params: base.Params, ToolChoice: "required", OmitToolChoice: true}, nil, 0.5, "", 1, 1},
+	}
+	for _, tt := range tests {
+		c := ApplyOptions(tt.cfg, bound, tt.opts...)
+		if *c.Params.Temperature != tt.wantTemp || c.ToolChoice != tt.wantChoice || len(c.Tools) != tt.wantTools || len(c.Params.Stop) != tt.wantStop {
+			t.Errorf("%s: got temp %v choice %q tools %d stop %v", tt.name, *c.Params.Temperature, c.ToolChoice, len(c.Tools), c.Params.Stop)
+		}
+	}
+	if *base.Params.Temperature != 0.5 {
+		t.Fatal("ApplyOptions changed the Config")
 	}
 }
