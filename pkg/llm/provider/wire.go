@@ -186,3 +186,20 @@ func ApplyOptions(cfg Config, tools []*schema.ToolInfo, opts ...model.Option) Ca
 	}
 	return c
 }
+
+// ObjectArgs returns a tool call's arguments as a JSON object for protocols
+// that take the arguments as an object: "" becomes {}, and text that is not a
+// JSON object becomes {"raw_arguments": text}, so that a history holding a
+// broken call can still be sent.
+func ObjectArgs(args string) json.RawMessage {
+	trimmed := strings.TrimSpace(args)
+	if trimmed == "" {
+		return json.RawMessage(`{}`)
+	}
+	var obj map[string]json.RawMessage
+	if json.Unmarshal([]byte(trimmed), &obj) == nil && obj != nil {
+		return json.RawMessage(trimmed)
+	}
+	raw, _ := json.Marshal(map[string]string{"raw_arguments": args})
+	return raw
+}

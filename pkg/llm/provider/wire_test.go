@@ -139,3 +139,20 @@ func TestApplyOptions(t *testing.T) {
 		t.Fatal("ApplyOptions changed the Config")
 	}
 }
+
+func TestObjectArgs(t *testing.T) {
+	tests := []struct{ in, want string }{
+		{"", `{}`},
+		{"  ", `{}`},
+		{`{"a":1}`, `{"a":1}`},
+		{` {"a":1} `, `{"a":1}`},
+		{`[1]`, `{"raw_arguments":"[1]"}`},
+		{`null`, `{"raw_arguments":"null"}`},
+		{`{"a":`, `{"raw_arguments":"{\"a\":"}`},
+	}
+	for _, tt := range tests {
+		if got := string(ObjectArgs(tt.in)); got != tt.want {
+			t.Errorf("ObjectArgs(%q) = %s, want %s", tt.in, got, tt.want)
+		}
+	}
+}
