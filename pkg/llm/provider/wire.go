@@ -6,11 +6,14 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"mime"
 	"net/http"
 	"strings"
 
 	"github.com/cloudwego/eino/components/model"
 	"github.com/cloudwego/eino/schema"
+
+	"github.com/agentcore/agentcore/pkg/llm/sse"
 )
 
 // maxErrorBody bounds how much of an error response is read.
@@ -202,4 +205,67 @@ func ObjectArgs(args string) json.RawMessage {
 	}
 	raw, _ := json.Marshal(map[string]string{"raw_arguments": args})
 	return raw
+}
+
+// ReadWhole reads a whole response body and turns it into the message with
+// decode, which returns the chunks the same response would have streamed
+// (final chunk last). The message is the chunks joined with
+// schema.ConcatMessages, with the final chunk's usage kept whole.
+func ReadWhole(ctx context.Context, resp *http.Response, decode func([]byte) ([]*schema.Message, error)) (*schema.Message, error) {
+	chunks, err := readChunks(ctx, resp, decode)
+	if err != nil {
+		return nil, err
+	}
+	msg, err := schema.ConcatMessages(chunks)
+	if err != nil {
+		return nil, Unknown("cannot assemble the response", err)
+	}
+	if last := chunks[len(chunks)-1].ResponseMeta; last != nil && msg.ResponseMeta != nil {
+		msg.ResponseMeta.Usage = last.Usage // ConcatMessages keeps only part of it
+	}
+	return msg, nil
+}
+
+func readChunks(ctx context.Context, resp *http.Response, decode func([]byte) ([]*schema.Message, error)) ([]*schema.Message, error) {
+	body, err := ReadBody(ctx, resp)
+	if err != nil {
+		return nil, err
+	}
+	chunks, err := decode(body)
+	if err != nil {
+		return nil, err
+	}
+	if len(chunks) == 0 {
+		return nil, Unknown("the response holds no message", nil)
+	}
+	return chunks, nil
+}
+
+// ReadStream returns the chunks of a streaming response. An event stream is
+// read in a goroutine by read, which gets the SSE reader and an emit function
+// that reports false once the consumer has closed the stream; read's error
+// becomes the stream's last Recv error, and the body is closed when read
+// returns. A JSON body (some gateways answer a stream request with one) is
+// decoded whole with decode instead. The caller must Close or drain the
+// returned reader.
+func ReadStream(ctx context.Context, resp *http.Response, decode func([]byte) ([]*schema.Message, error),
+	read func(r *sse.Reader, emit func(*schema.Message) bool) error) (*schema.StreamReader[*schema.Message], error) {
+	if ct, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type")); ct == "application/json" {
+		chunks, err := readChunks(ctx, resp, decode)
+		if err != nil {
+			return nil, err
+		}
+		return schema.StreamReaderFromArray(chunks), nil
+	}
+	sr, sw := schema.Pipe[*schema.Message](16)
+	go func() {
+		defer sw.Close()
+		r := sse.NewReader(ctx, resp.Body)
+		defer r.Close()
+		emit := func(c *schema.Message) bool { return !sw.Send(c, nil) }
+		if err := read(r, emit); err != nil {
+			sw.Send(nil, err)
+		}
+	}()
+	return sr, nil
 }

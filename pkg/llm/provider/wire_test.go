@@ -2,13 +2,17 @@ package provider
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"testing"
 
 	"github.com/cloudwego/eino/components/model"
 	"github.com/cloudwego/eino/schema"
+
+	"github.com/agentcore/agentcore/pkg/llm/sse"
 )
 
 func TestParseDataURL(t *testing.T) {
@@ -153,6 +157,91 @@ func TestObjectArgs(t *testing.T) {
 	for _, tt := range tests {
 		if got := string(ObjectArgs(tt.in)); got != tt.want {
 			t.Errorf("ObjectArgs(%q) = %s, want %s", tt.in, got, tt.want)
+		}
+	}
+}
+
+func TestReadWholeAndStream(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/json" {
+			w.Header().Set("Content-Type", "application/json")
+			_, _ = w.Write([]byte(`["a","b"]`))
+			return
+		}
+		w.Header().Set("Content-Type", "text/event-stream")
+		_, _ = w.Write([]byte("data: a\n\ndata: b\n\ndata: fail\n\n"))
+	}))
+	defer srv.Close()
+	// decode turns ["a","b"] into a text chunk per element, usage on the last.
+	decode := func(body []byte) ([]*schema.Message, error) {
+		var parts []string
+		if err := json.Unmarshal(body, &parts); err != nil {
+			return nil, Unknown("bad", err)
+		}
+		var out []*schema.Message
+		for _, p := range parts {
+			out = append(out, &schema.Message{Role: schema.Assistant, Content: p})
+		}
+		out[len(out)-1].ResponseMeta = &schema.ResponseMeta{Usage: &schema.TokenUsage{CompletionTokensDetails: schema.CompletionTokensDetails{ReasoningTokens: 7}}}
+		return out, nil
+	}
+	read := func(r *sse.Reader, emit func(*schema.Message) bool) error {
+		for {
+			ev, err := r.Next()
+			if err != nil {
+				return Unknown("ended", err)
+			}
+			if string(ev.Data) == "fail" {
+				return FromStreamError("overloaded_error", "busy")
+			}
+			if !emit(&schema.Message{Role: schema.Assistant, Content: string(ev.Data)}) {
+				return nil
+			}
+		}
+	}
+	ctx := context.Background()
+	post := func(path string) *http.Response {
+		resp, err := Post(ctx, srv.Client(), srv.URL+path, nil, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return resp
+	}
+
+	msg, err := ReadWhole(ctx, post("/json"), decode)
+	if err != nil || msg.Content != "ab" || msg.ResponseMeta.Usage.CompletionTokensDetails.ReasoningTokens != 7 {
+		t.Fatalf("ReadWhole = %+v, %v", msg, err)
+	}
+
+	tests := []struct {
+		path    string
+		want    string
+		wantErr Kind
+	}{
+		{"/json", "ab", ""},
+		{"/sse", "ab", KindServer},
+	}
+	for _, tt := range tests {
+		sr, err := ReadStream(ctx, post(tt.path), decode, read)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := ""
+		var recvErr error
+		for {
+			c, err := sr.Recv()
+			if err != nil {
+				if !errors.Is(err, io.EOF) {
+					recvErr = err
+				}
+				break
+			}
+			got += c.Content
+		}
+		sr.Close()
+		var pe *Error
+		if got != tt.want || (tt.wantErr == "") != (recvErr == nil) || (recvErr != nil && (!errors.As(recvErr, &pe) || pe.Kind != tt.wantErr)) {
+			t.Errorf("%s: got %q, %v", tt.path, got, recvErr)
 		}
 	}
 }
