@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"mime"
@@ -268,4 +269,33 @@ func ReadStream(ctx context.Context, resp *http.Response, decode func([]byte) ([
 		}
 	}()
 	return sr, nil
+}
+
+// PostJSON encodes body and posts it to url with header, Config.Headers added
+// over it, through Config.HTTPClient; see Post.
+func PostJSON(ctx context.Context, cfg Config, url string, header http.Header, body any) (*http.Response, error) {
+	data, err := MarshalBody(body)
+	if err != nil {
+		return nil, err
+	}
+	if header == nil {
+		header = http.Header{}
+	}
+	for k, v := range cfg.Headers {
+		header.Set(k, v)
+	}
+	return Post(ctx, cfg.HTTPClient, url, header, data)
+}
+
+// WithDefaults checks that the Config names a model and returns it with
+// BaseURL defaulted to base and stripped of a trailing slash.
+func (c Config) WithDefaults(base string) (Config, error) {
+	if c.Model == "" {
+		return c, errors.New("model is required")
+	}
+	if c.BaseURL == "" {
+		c.BaseURL = base
+	}
+	c.BaseURL = strings.TrimRight(c.BaseURL, "/")
+	return c, nil
 }

@@ -245,3 +245,21 @@ func TestReadWholeAndStream(t *testing.T) {
 		}
 	}
 }
+
+func TestWithDefaults(t *testing.T) {
+	tests := []struct {
+		in      Config
+		want    string
+		wantErr bool
+	}{
+		{Config{Model: "m"}, "https://d/v1", false},
+		{Config{Model: "m", BaseURL: "http://x/v1/"}, "http://x/v1", false},
+		{Config{BaseURL: "http://x"}, "", true},
+	}
+	for _, tt := range tests {
+		got, err := tt.in.WithDefaults("https://d/v1")
+		if (err != nil) != tt.wantErr || (err == nil && got.BaseURL != tt.want) {
+			t.Errorf("%+v: got %q, %v", tt.in, got.BaseURL, err)
+		}
+	}
+}
