@@ -299,3 +299,86 @@ func (c Config) WithDefaults(base string) (Config, error) {
 	c.BaseURL = strings.TrimRight(c.BaseURL, "/")
 	return c, nil
 }
+
+// Media kinds, as a content part's data is sent.
+const (
+	MediaImage = "image"
+	MediaAudio = "audio"
+	MediaVideo = "video"
+	MediaFile  = "file"
+)
+
+// Media is a non-text content part's data, resolved for sending.
+type Media struct {
+	// Kind is MediaImage, MediaAudio, MediaVideo or MediaFile. A file part
+	// whose MIME type is image/*, audio/* or video/* takes that kind.
+	Kind string
+	// MIMEType is the part's type, or the one its data URL names; may be
+	// empty for a URL.
+	MIMEType string
+	// Data is the base64 payload, from Base64Data or a data URL.
+	Data string
+	// URL is set when the part is a URL other than a data URL.
+	URL string
+	// Name is the file name, when given.
+	Name string
+}
+
+// MediaOf resolves an image, audio, video or file part. A part without its
+// payload, or without data and URL, is a request error.
+func MediaOf(p schema.MessageInputPart) (Media, error) {
+	var c *schema.MessagePartCommon
+	m := Media{}
+	switch p.Type {
+	case schema.ChatMessagePartTypeImageURL:
+		m.Kind = MediaImage
+		if p.Image != nil {
+			c = &p.Image.MessagePartCommon
+		}
+	case schema.ChatMessagePartTypeAudioURL:
+		m.Kind = MediaAudio
+		if p.Audio != nil {
+			c = &p.Audio.MessagePartCommon
+		}
+	case schema.ChatMessagePartTypeVideoURL:
+		m.Kind = MediaVideo
+		if p.Video != nil {
+			c = &p.Video.MessagePartCommon
+		}
+	case schema.ChatMessagePartTypeFileURL:
+		m.Kind = MediaFile
+		if p.File != nil {
+			c = &p.File.MessagePartCommon
+			m.Name = p.File.Name
+		}
+	default:
+		return m, RequestError("unknown content part type %q", p.Type)
+	}
+	if c == nil {
+		return m, RequestError("%s part without its %s", p.Type, m.Kind)
+	}
+	m.MIMEType = strings.ToLower(c.MIMEType)
+	switch {
+	case c.Base64Data != nil:
+		m.Data = *c.Base64Data
+	case c.URL != nil:
+		if mt, data, ok := ParseDataURL(*c.URL); ok {
+			m.Data = data
+			if m.MIMEType == "" {
+				m.MIMEType = strings.ToLower(mt)
+			}
+		} else {
+			m.URL = *c.URL
+		}
+	default:
+		return m, RequestError("%s part without data or URL", m.Kind)
+	}
+	if m.Kind == MediaFile {
+		for _, k := range []string{MediaImage, MediaAudio, MediaVideo} {
+			if strings.HasPrefix(m.MIMEType, k+"/") {
+				m.Kind = k
+			}
+		}
+	}
+	return m, nil
+}

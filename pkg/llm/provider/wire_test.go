@@ -263,3 +263,36 @@ func TestWithDefaults(t *testing.T) {
 		}
 	}
 }
+
+func TestMediaOf(t *testing.T) {
+	str := func(s string) *string { return &s }
+	common := func(mime string, data, url *string) schema.MessagePartCommon {
+		return schema.MessagePartCommon{MIMEType: mime, Base64Data: data, URL: url}
+	}
+	tests := []struct {
+		name    string
+		part    schema.MessageInputPart
+		want    Media
+		wantErr bool
+	}{
+		{"image base64", schema.MessageInputPart{Type: schema.ChatMessagePartTypeImageURL, Image: &schema.MessageInputImage{MessagePartCommon: common("image/PNG", str("AA"), nil)}},
+			Media{Kind: MediaImage, MIMEType: "image/png", Data: "AA"}, false},
+		{"file data URL is an image", schema.MessageInputPart{Type: schema.ChatMessagePartTypeFileURL, File: &schema.MessageInputFile{MessagePartCommon: common("", nil, str("data:image/jpeg;base64,BB")), Name: "a.jpg"}},
+			Media{Kind: MediaImage, MIMEType: "image/jpeg", Data: "BB", Name: "a.jpg"}, false},
+		{"file pdf url", schema.MessageInputPart{Type: schema.ChatMessagePartTypeFileURL, File: &schema.MessageInputFile{MessagePartCommon: common("application/pdf", nil, str("https://x/a.pdf"))}},
+			Media{Kind: MediaFile, MIMEType: "application/pdf", URL: "https://x/a.pdf"}, false},
+		{"file audio", schema.MessageInputPart{Type: schema.ChatMessagePartTypeFileURL, File: &schema.MessageInputFile{MessagePartCommon: common("audio/wav", str("CC"), nil)}},
+			Media{Kind: MediaAudio, MIMEType: "audio/wav", Data: "CC"}, false},
+		{"video url", schema.MessageInputPart{Type: schema.ChatMessagePartTypeVideoURL, Video: &schema.MessageInputVideo{MessagePartCommon: common("", nil, str("https://x/v"))}},
+			Media{Kind: MediaVideo, URL: "https://x/v"}, false},
+		{"no payload", schema.MessageInputPart{Type: schema.ChatMessagePartTypeAudioURL}, Media{}, true},
+		{"no data", schema.MessageInputPart{Type: schema.ChatMessagePartTypeImageURL, Image: &schema.MessageInputImage{}}, Media{}, true},
+		{"unknown", schema.MessageInputPart{Type: "hologram"}, Media{}, true},
+	}
+	for _, tt := range tests {
+		got, err := MediaOf(tt.part)
+		if (err != nil) != tt.wantErr || (err == nil && got != tt.want) {
+			t.Errorf("%s: got %+v, %v", tt.name, got, err)
+		}
+	}
+}
