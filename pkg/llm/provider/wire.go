@@ -10,6 +10,7 @@ import (
 	"mime"
 	"net/http"
 	"strings"
+	"unicode"
 
 	"github.com/cloudwego/eino/components/model"
 	"github.com/cloudwego/eino/schema"
@@ -381,4 +382,44 @@ func MediaOf(p schema.MessageInputPart) (Media, error) {
 		}
 	}
 	return m, nil
+}
+
+// SnakeKey turns an AI SDK style option name (budgetTokens) into the wire's
+// snake_case (budget_tokens). Names already in snake_case are unchanged.
+func SnakeKey(s string) string {
+	var b strings.Builder
+	for i, r := range s {
+		if unicode.IsUpper(r) {
+			if i > 0 {
+				b.WriteByte('_')
+			}
+			r = unicode.ToLower(r)
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
+}
+
+// SnakeKeys copies a JSON object with every object key, at every depth,
+// passed through SnakeKey. Values are kept.
+func SnakeKeys(m map[string]any) map[string]any {
+	out := make(map[string]any, len(m))
+	for k, v := range m {
+		out[SnakeKey(k)] = snakeValue(v)
+	}
+	return out
+}
+
+func snakeValue(v any) any {
+	switch x := v.(type) {
+	case map[string]any:
+		return SnakeKeys(x)
+	case []any:
+		out := make([]any, len(x))
+		for i, e := range x {
+			out[i] = snakeValue(e)
+		}
+		return out
+	}
+	return v
 }

@@ -296,3 +296,16 @@ func TestMediaOf(t *testing.T) {
 		}
 	}
 }
+
+func TestSnakeKeys(t *testing.T) {
+	in := map[string]any{
+		"budgetTokens":      1,
+		"already_snake":     "keepMe",
+		"contextManagement": map[string]any{"edits": []any{map[string]any{"clearAtLeast": 2}}},
+	}
+	got, _ := json.Marshal(SnakeKeys(in))
+	want := `{"already_snake":"keepMe","budget_tokens":1,"context_management":{"edits":[{"clear_at_least":2}]}}`
+	if string(got) != want {
+		t.Fatalf("SnakeKeys = %s, want %s", got, want)
+	}
+}
