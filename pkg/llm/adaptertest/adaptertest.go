@@ -201,3 +201,47 @@ func ErrorKind(t testing.TB, err error, kind provider.Kind) *provider.Error {
 	}
 	return pe
 }
+
+// Golden compares a JSON body with testdata/<name>.golden.json, rewriting
+// the file instead when update is set. Both are compared indented, with
+// object keys sorted.
+func Golden(t testing.TB, name string, body []byte, update bool) {
+	t.Helper()
+	var v any
+	if err := json.Unmarshal(body, &v); err != nil {
+		t.Fatalf("%s: body is not JSON: %v\n%s", name, err, body)
+	}
+	got, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		t.Fatal(err)
+	}
+	got = append(got, '\n')
+	path := filepath.Join("testdata", name+".golden.json")
+	if update {
+		if err := os.MkdirAll("testdata", 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run the test with -update to write it)", err)
+	}
+	if string(got) != string(want) {
+		t.Errorf("%s differs from %s (run with -update to accept):\n%s", name, path, got)
+	}
+}
+
+// RunErr calls Generate, or Stream and reads it to the end, with ctx, and
+// returns the error (nil when the call succeeded).
+func RunErr(ctx context.Context, m model.BaseChatModel, stream bool, input []*schema.Message) error {
+	if stream {
+		_, err := Collect(ctx, m, input)
+		return err
+	}
+	_, err := m.Generate(ctx, input)
+	return err
+}

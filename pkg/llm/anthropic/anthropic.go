@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
 
 	"github.com/cloudwego/eino/components/model"
@@ -86,11 +85,8 @@ func readStream(ctx context.Context, r *sse.Reader, emit func(*schema.Message) b
 	a := newAssembler()
 	for {
 		ev, err := r.Next()
-		if errors.Is(err, io.EOF) {
-			return provider.Unknown("anthropic: the stream ended before message_stop", nil)
-		}
 		if err != nil {
-			return provider.FromTransport(ctx, err)
+			return streamError(ctx, err, "anthropic: the stream ended before message_stop")
 		}
 		var e event
 		if err := json.Unmarshal(ev.Data, &e); err != nil {
@@ -131,4 +127,20 @@ func readStream(ctx context.Context, r *sse.Reader, emit func(*schema.Message) b
 			return nil
 		}
 	}
+}
+
+// streamError classifies a failure to read the next event: a body that ended
+// (cleanly or cut) before the terminal event, or an oversized event, is
+// unknown; the rest (cancellation, timeouts) goes to FromTransport.
+func streamError(ctx context.Context, err error, ended string) error {
+	switch {
+	case ctx.Err() != nil:
+		return provider.FromTransport(ctx, err)
+	case provider.IsEOF(err):
+		// Not wrapped: a stream error that is io.EOF reads as a clean end.
+		return provider.Unknown(ended, nil)
+	case errors.Is(err, sse.ErrEventTooLarge):
+		return provider.Unknown("anthropic: the stream sent an oversized event", err)
+	}
+	return provider.FromTransport(ctx, err)
 }

@@ -98,7 +98,7 @@ func newTestModel(t *testing.T, url string) *Model {
 
 // checkThinking asserts the thinking signatures kept in the reasoning data and
 // that their lengths cover the reasoning text.
-func checkThinking(t *testing.T, msg *schema.Message, reasoning string, sigs []string) {
+func checkThinking(t testing.TB, msg *schema.Message, reasoning string, sigs []string) {
 	t.Helper()
 	var entries []thinkingEntry
 	if data := provider.StringMap(msg.Extra[provider.ExtraReasoningData])[reasoningKey]; data != "" {

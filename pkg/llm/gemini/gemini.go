@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"strings"
 
@@ -115,14 +114,19 @@ func readStream(ctx context.Context, r *sse.Reader, emit func(*schema.Message) b
 	a := &assembler{}
 	for {
 		ev, err := r.Next()
-		if errors.Is(err, io.EOF) {
+		switch {
+		case err == nil:
+		case ctx.Err() == nil && provider.IsEOF(err):
+			// The body ended, cleanly or cut: complete once a finishReason came.
 			if !a.done {
+				// Not wrapped: a stream error that is io.EOF reads as a clean end.
 				return provider.Unknown("gemini: the stream ended without a finishReason", nil)
 			}
 			emit(a.final())
 			return nil
-		}
-		if err != nil {
+		case errors.Is(err, sse.ErrEventTooLarge):
+			return provider.Unknown("gemini: the stream sent an oversized event", err)
+		default:
 			return provider.FromTransport(ctx, err)
 		}
 		resp, err := decode(ev.Data)

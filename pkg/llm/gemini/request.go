@@ -188,13 +188,19 @@ func convertMessages(input []*schema.Message, sendReasoning bool) ([]*part, []*c
 	var contents []*content
 	calls := map[string]callInfo{}
 	leading := true
-	add := func(role string, parts, trailing []*part) {
+	// add appends parts to the last content when it has the same role. Tool
+	// result files wait in trailing until the run of results ends.
+	add := func(role string, parts, trailing []*part, result bool) {
 		if len(parts) == 0 && len(trailing) == 0 {
 			return
 		}
 		if n := len(contents); n > 0 && contents[n-1].Role == role {
-			contents[n-1].Parts = append(contents[n-1].Parts, parts...)
-			contents[n-1].trailing = append(contents[n-1].trailing, trailing...)
+			last := contents[n-1]
+			if !result {
+				last.Parts, last.trailing = append(last.Parts, last.trailing...), nil
+			}
+			last.Parts = append(last.Parts, parts...)
+			last.trailing = append(last.trailing, trailing...)
 			return
 		}
 		contents = append(contents, &content{Role: role, Parts: parts, trailing: trailing})
@@ -214,22 +220,22 @@ func convertMessages(input []*schema.Message, sendReasoning bool) ([]*part, []*c
 			if leading {
 				system = append(system, textPart(m.Content))
 			} else {
-				add("user", []*part{textPart(m.Content)}, nil)
+				add("user", []*part{textPart(m.Content)}, nil, false)
 			}
 		case schema.User:
 			parts, err := userParts(m)
 			if err != nil {
 				return nil, nil, err
 			}
-			add("user", parts, nil)
+			add("user", parts, nil, false)
 		case schema.Assistant:
-			add("model", modelParts(m, sendReasoning, calls), nil)
+			add("model", modelParts(m, sendReasoning, calls), nil, false)
 		case schema.Tool:
 			resp, files, err := toolResultParts(m, calls[m.ToolCallID])
 			if err != nil {
 				return nil, nil, err
 			}
-			add("user", []*part{resp}, files)
+			add("user", []*part{resp}, files, true)
 		default:
 			return nil, nil, provider.RequestError("gemini: message %d has unknown role %q", i, m.Role)
 		}
