@@ -1,0 +1,202 @@
+package config
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	agentv1 "github.com/agentcore/agentcore/proto/agentcore/v1"
+)
+
+func env(m map[string]string) func(string) string {
+	return func(k string) string { return m[k] }
+}
+
+func writeFile(t *testing.T, name, body string) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), name)
+	if err := os.WriteFile(p, []byte(body), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+const fileBody = `
+listen: 0.0.0.0:6000
+tool_dirs: [/file/tools]
+limits:
+  max_sessions: 7
+log:
+  format: json
+shutdown_grace: 3s
+profiles:
+  cheap:
+    base_url: https://cheap.example/v1
+    model: small
+    protocol: anthropic
+    api_key_env: CHEAP_KEY
+    defaults:
+      system: be brief
+      maxTokens: 1000
+      provider: {temperature: 0.2}
+`
+
+func TestLoadPrecedence(t *testing.T) {
+	file := writeFile(t, "agent-server.yaml", fileBody)
+	tests := []struct {
+		name  string
+		args  []string
+		env   map[string]string
+		check func(t *testing.T, c *Config)
+	}{
+		{"defaults", nil, nil, func(t *testing.T, c *Config) {
+			if c.Listen != "127.0.0.1:50051" || c.LogFormat != "text" || c.LogLevel != "info" || c.ShutdownGrace != 10*time.Second {
+				t.Errorf("defaults: %v", c)
+			}
+			if len(c.Profiles) != 0 || c.AuthToken != "" {
+				t.Errorf("no profile and no token expected: %v", c)
+			}
+		}},
+		{"file", []string{"-config", file}, map[string]string{"CHEAP_KEY": "sk-cheap"}, func(t *testing.T, c *Config) {
+			if c.Listen != "0.0.0.0:6000" || c.Limits.MaxSessions != 7 || c.LogFormat != "json" || c.ShutdownGrace != 3*time.Second {
+				t.Errorf("file values not applied: %v %+v", c, c.Limits)
+			}
+			if fmt.Sprint(c.ToolDirs) != "[/file/tools]" {
+				t.Errorf("tool dirs %v", c.ToolDirs)
+			}
+			p, ok := c.Profiles["cheap"]
+			if !ok || p.APIKey != "sk-cheap" || p.Protocol != agentv1.Protocol_PROTOCOL_ANTHROPIC {
+				t.Fatalf("profile: %v", p)
+			}
+			ac := p.AgentConfig()
+			if ac.GetSystem() != "be brief" || ac.GetMaxTokens() != 1000 || ac.GetProvider().GetTemperature() != 0.2 ||
+				ac.GetBaseUrl() != "https://cheap.example/v1" || ac.GetApiKey() != "sk-cheap" || ac.GetProfile() != "cheap" {
+				t.Errorf("agent config of the profile: %v", ac)
+			}
+		}},
+		{"env over file", []string{"-config", file}, map[string]string{"AGENTCORE_LISTEN": "unix:/tmp/a.sock", "AGENTCORE_TOOL_DIRS": "/e1:/e2"}, func(t *testing.T, c *Config) {
+			if c.Listen != "unix:/tmp/a.sock" || fmt.Sprint(c.ToolDirs) != "[/e1 /e2]" {
+				t.Errorf("env did not win: %v", c)
+			}
+			if p, ok := c.UnixSocket(); !ok || p != "/tmp/a.sock" {
+				t.Errorf("unix socket %q %v", p, ok)
+			}
+		}},
+		{"flag over env", []string{"-config", file, "-tool-dir", "/f1", "-tool-dir", "/f2", "-listen", "127.0.0.1:1"},
+			map[string]string{"AGENTCORE_LISTEN": "unix:/tmp/a.sock", "AGENTCORE_TOOL_DIRS": "/e1"}, func(t *testing.T, c *Config) {
+				if c.Listen != "127.0.0.1:1" || fmt.Sprint(c.ToolDirs) != "[/f1 /f2]" {
+					t.Errorf("flags did not win: %v", c)
+				}
+			}},
+		{"config from env", nil, map[string]string{"AGENTCORE_CONFIG": file}, func(t *testing.T, c *Config) {
+			if c.Listen != "0.0.0.0:6000" {
+				t.Errorf("AGENTCORE_CONFIG not read: %v", c)
+			}
+		}},
+		{"default profile from env", nil, map[string]string{
+			"AGENTCORE_MODEL_BASE_URL": "http://127.0.0.1:9/v1", "AGENTCORE_MODEL": "m", "AGENTCORE_MODEL_PROTOCOL": "responses",
+			"AGENTCORE_MODEL_API_KEY": "sk-secret", "AGENTCORE_AUTH_TOKEN": "tok"}, func(t *testing.T, c *Config) {
+			p, ok := c.Profile("")
+			if !ok || p.BaseURL != "http://127.0.0.1:9/v1" || p.Model != "m" || p.APIKey != "sk-secret" ||
+				p.Protocol != agentv1.Protocol_PROTOCOL_RESPONSES {
+				t.Fatalf("default profile: %v", p)
+			}
+			if c.AuthToken != "tok" {
+				t.Errorf("auth token not read")
+			}
+			for _, s := range []string{fmt.Sprint(c), fmt.Sprintf("%+v", *c), fmt.Sprintf("%#v", *p), fmt.Sprint(*p)} {
+				if strings.Contains(s, "sk-secret") || strings.Contains(s, "tok,") {
+					t.Errorf("a secret printed: %s", s)
+				}
+			}
+			if got := c.Secrets(); len(got) != 2 {
+				t.Errorf("secrets %d, want 2", len(got))
+			}
+		}},
+		{"key from another variable", []string{"-model", "m", "-model-base-url", "http://x", "-model-api-key-env", "MY_KEY"},
+			map[string]string{"MY_KEY": "k2"}, func(t *testing.T, c *Config) {
+				if p, _ := c.Profile(""); p == nil || p.APIKey != "k2" {
+					t.Errorf("key from MY_KEY: %v", p)
+				}
+			}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c, err := Load(tt.args, env(tt.env), io.Discard)
+			if err != nil {
+				t.Fatal(err)
+			}
+			tt.check(t, c)
+		})
+	}
+}
+
+func TestLoadErrors(t *testing.T) {
+	keyInFile := writeFile(t, "a.yaml", "profiles:\n  p:\n    api_key: sk-x\n")
+	keyInDefaults := writeFile(t, "b.yaml", "profiles:\n  p:\n    defaults: {apiKey: sk-x}\n")
+	unknownKey := writeFile(t, "c.yaml", "listn: x\n")
+	badDefaults := writeFile(t, "d.yaml", "profiles:\n  p:\n    defaults: {temperature: 2}\n")
+	tokenFile := writeFile(t, "empty", "\n")
+	tests := []struct {
+		name string
+		args []string
+		env  map[string]string
+		want string
+	}{
+		{"bad listen", []string{"-listen", "nowhere"}, nil, "listen"},
+		{"bad number", []string{"-max-sessions", "many"}, nil, "max-sessions"},
+		{"negative", []string{"-max-runs", "-1"}, nil, "max-runs"},
+		{"bad duration env", nil, map[string]string{"AGENTCORE_SHUTDOWN_GRACE": "soon"}, "AGENTCORE_SHUTDOWN_GRACE"},
+		{"bad protocol", []string{"-model-protocol", "smoke"}, nil, "unknown protocol"},
+		{"bad log format", []string{"-log-format", "xml"}, nil, "log format"},
+		{"key alone", []string{"-tls-cert", "c.pem"}, nil, "tls"},
+		{"client ca alone", []string{"-tls-client-ca", "ca.pem"}, nil, "mutual TLS"},
+		{"api key in file", []string{"-config", keyInFile}, nil, "profiles.p.api_key"},
+		{"api key in defaults", []string{"-config", keyInDefaults}, nil, "profiles.p.defaults"},
+		{"unknown key", []string{"-config", unknownKey}, nil, `"listn"`},
+		{"defaults not a config", []string{"-config", badDefaults}, nil, "profiles.p.defaults"},
+		{"missing file", []string{"-config", "/nonexistent/x.yaml"}, nil, "config file"},
+		{"empty token file", []string{"-auth-token-file", tokenFile}, nil, "empty"},
+		{"unknown default profile", []string{"-default-profile", "nope"}, nil, "nope"},
+		{"stray argument", []string{"extra"}, nil, "unexpected arguments"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := Load(tt.args, env(tt.env), io.Discard)
+			if err == nil || !strings.Contains(err.Error(), tt.want) {
+				t.Fatalf("err = %v, want it to mention %q", err, tt.want)
+			}
+			if strings.Contains(err.Error(), "sk-x") {
+				t.Errorf("the error repeats the key: %v", err)
+			}
+		})
+	}
+}
+
+func TestHelpPrintsTable(t *testing.T) {
+	var b strings.Builder
+	_, err := Load([]string{"-help"}, env(nil), &b)
+	if !errors.Is(err, flag.ErrHelp) {
+		t.Fatalf("err = %v, want flag.ErrHelp", err)
+	}
+	if !strings.Contains(b.String(), Table()) {
+		t.Errorf("help does not print the table:\n%s", b.String())
+	}
+}
+
+// TestReadmeTable keeps the README's configuration table equal to the code's.
+func TestReadmeTable(t *testing.T) {
+	b, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Skip("no README:", err)
+	}
+	if !strings.Contains(string(b), Table()) {
+		t.Errorf("README.md's configuration table is stale; paste the output of `go run ./cmd/agent-server -help` (the table):\n%s", Table())
+	}
+}
