@@ -1,0 +1,166 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"google.golang.org/genproto/googleapis/rpc/errdetails"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/protoadapt"
+	"google.golang.org/protobuf/types/known/durationpb"
+
+	"github.com/agentcore/agentcore/pkg/history"
+	"github.com/agentcore/agentcore/pkg/llm"
+	"github.com/agentcore/agentcore/pkg/tool"
+)
+
+// Domain is the google.rpc.ErrorInfo domain of every error this service reports.
+const Domain = "agentcore"
+
+// Reasons of ErrorInfo for errors that are not model errors (model errors use
+// their kind upper-cased: AUTH, LIMIT…).
+const (
+	ReasonInvalidArgument = "INVALID_ARGUMENT"
+	ReasonNotFound        = "AGENT_NOT_FOUND"
+	ReasonExists          = "AGENT_EXISTS"
+	ReasonBusy            = "AGENT_BUSY"
+	ReasonRunning         = "RUN_ACTIVE"
+	ReasonNoModel         = "NO_MODEL"
+	ReasonSessionLimit    = "SESSION_LIMIT"
+	ReasonRunLimit        = "RUN_LIMIT"
+	ReasonHistoryLimit    = "HISTORY_LIMIT"
+	ReasonToolsLoading    = "TOOLS_NOT_LOADED"
+	ReasonShuttingDown    = "SHUTTING_DOWN"
+	ReasonReplaced        = "RUN_REPLACED"
+	ReasonStopped         = "RUN_STOPPED"
+	ReasonUnauthenticated = "UNAUTHENTICATED"
+)
+
+// Violation is one bad field of a request.
+type Violation struct {
+	// Field is the path in the request, e.g. "agent.config.compact_threshold".
+	Field       string
+	Description string
+}
+
+// invalid is an INVALID_ARGUMENT status with a google.rpc.BadRequest naming the fields.
+func invalid(vs ...Violation) error {
+	msg := make([]string, 0, len(vs))
+	br := &errdetails.BadRequest{}
+	for _, v := range vs {
+		msg = append(msg, v.Field+": "+v.Description)
+		br.FieldViolations = append(br.FieldViolations, &errdetails.BadRequest_FieldViolation{
+			Field: v.Field, Description: v.Description,
+		})
+	}
+	return withDetails(codes.InvalidArgument, "invalid request: "+strings.Join(msg, "; "), br,
+		&errdetails.ErrorInfo{Domain: Domain, Reason: ReasonInvalidArgument})
+}
+
+// invalidField is invalid with one violation.
+func invalidField(field, format string, args ...any) error {
+	return invalid(Violation{Field: field, Description: fmt.Sprintf(format, args...)})
+}
+
+// failure is a status with an ErrorInfo of the given reason.
+func failure(code codes.Code, reason, format string, args ...any) error {
+	return withDetails(code, fmt.Sprintf(format, args...), &errdetails.ErrorInfo{Domain: Domain, Reason: reason})
+}
+
+// protoMessage is what status details are.
+type protoMessage = protoadapt.MessageV1
+
+func withDetails(code codes.Code, msg string, details ...protoMessage) error {
+	st := status.New(code, msg)
+	if d, err := st.WithDetails(details...); err == nil {
+		st = d
+	}
+	return st.Err()
+}
+
+// kindCodes maps model error kinds to gRPC codes (API.md).
+var kindCodes = map[llm.Kind]codes.Code{
+	llm.KindAborted: codes.Canceled,
+	llm.KindAuth:    codes.FailedPrecondition,
+	llm.KindLimit:   codes.ResourceExhausted,
+	llm.KindTimeout: codes.DeadlineExceeded,
+	llm.KindServer:  codes.Unavailable,
+	llm.KindNetwork: codes.Unavailable,
+	llm.KindRequest: codes.FailedPrecondition,
+	llm.KindUnknown: codes.Unknown,
+}
+
+// modelStatus turns a model error into a status: the code by kind, and an
+// ErrorInfo whose reason is the kind upper-cased and whose metadata says
+// retryable, the upstream status and the provider's error code.
+func modelStatus(e *llm.Error) *status.Status {
+	code, ok := kindCodes[e.Kind]
+	if !ok {
+		code = codes.Unknown
+	}
+	md := map[string]string{
+		"kind":      string(e.Kind),
+		"retryable": strconv.FormatBool(e.Retryable),
+		"status":    strconv.Itoa(e.Status),
+	}
+	if e.Code != "" {
+		md["code"] = e.Code
+	}
+	st := status.New(code, "model error: "+e.Error())
+	details := []protoMessage{&errdetails.ErrorInfo{Domain: Domain, Reason: strings.ToUpper(string(e.Kind)), Metadata: md}}
+	if e.RetryAfter > 0 {
+		details = append(details, &errdetails.RetryInfo{RetryDelay: durationpb.New(e.RetryAfter)})
+	}
+	if d, err := st.WithDetails(details...); err == nil {
+		st = d
+	}
+	return st
+}
+
+// toStatus maps any error of the engine, the model layer or the tool runtime
+// to a gRPC status error. Errors that already are statuses pass through.
+func toStatus(err error) error {
+	if err == nil {
+		return nil
+	}
+	if _, ok := status.FromError(err); ok {
+		return err
+	}
+	var (
+		me *llm.Error
+		ce *llm.ConfigError
+		he *history.ValidationError
+	)
+	switch {
+	case errors.As(err, &ce):
+		vs := make([]Violation, 0, len(ce.Violations))
+		for _, v := range ce.Violations {
+			vs = append(vs, Violation{Field: v.Field, Description: v.Description})
+		}
+		return invalid(vs...)
+	case errors.As(err, &he):
+		return historyInvalid("history", he)
+	case errors.As(err, &me):
+		return modelStatus(me).Err()
+	case errors.Is(err, context.Canceled):
+		return status.Error(codes.Canceled, err.Error())
+	case errors.Is(err, context.DeadlineExceeded):
+		return status.Error(codes.DeadlineExceeded, err.Error())
+	case errors.Is(err, tool.ErrClosed):
+		return failure(codes.Unavailable, ReasonShuttingDown, "the server is shutting down")
+	}
+	return status.Error(codes.Internal, err.Error())
+}
+
+// historyInvalid names each bad message field under prefix, e.g. "history[3].parts[0]".
+func historyInvalid(prefix string, he *history.ValidationError) error {
+	vs := make([]Violation, 0, len(he.Violations))
+	for _, v := range he.Violations {
+		vs = append(vs, Violation{Field: v.Path(prefix), Description: v.Description})
+	}
+	return invalid(vs...)
+}

@@ -1,0 +1,162 @@
+package server
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"sync"
+
+	"google.golang.org/grpc/codes"
+	"google.golang.org/protobuf/encoding/protojson"
+	"google.golang.org/protobuf/types/known/durationpb"
+	"google.golang.org/protobuf/types/known/structpb"
+
+	"github.com/agentcore/agentcore/pkg/skill"
+	"github.com/agentcore/agentcore/pkg/tool"
+	agentv1 "github.com/agentcore/agentcore/proto/agentcore/v1"
+)
+
+// catalog is what the server offers: every tool found in the tool
+// directories and MCP definitions, and every skill. A reload swaps it whole;
+// sessions keep the sets they were made with until their next send.
+type catalog struct {
+	tools  *tool.Set
+	skills *skill.Set
+}
+
+// toolState holds the current catalog and serialises reloads.
+type toolState struct {
+	reload sync.Mutex // one scan at a time
+	mu     sync.RWMutex
+	cur    *catalog // nil until the first load
+}
+
+func (t *toolState) get() *catalog {
+	t.mu.RLock()
+	defer t.mu.RUnlock()
+	return t.cur
+}
+
+// LoadTools scans the tool directories, MCP definitions and skill
+// directories and makes what it finds the server's catalog. On error the
+// previous catalog stays.
+func (s *Server) LoadTools(ctx context.Context) error {
+	s.tools.reload.Lock()
+	defer s.tools.reload.Unlock()
+	paths := append(append([]string{}, s.cfg.ToolDirs...), s.cfg.MCP...)
+	tools, err := s.host.Scan(ctx, paths...)
+	if err != nil {
+		return fmt.Errorf("scan tools: %w", err)
+	}
+	skills, err := skill.Scan(ctx, s.cfg.SkillDirs...)
+	if err != nil {
+		return fmt.Errorf("scan skills: %w", err)
+	}
+	s.tools.mu.Lock()
+	s.tools.cur = &catalog{tools: tools, skills: skills}
+	s.tools.mu.Unlock()
+	s.log.Info("tools loaded", "tools", tools.Len(), "skills", skills.Len())
+	return nil
+}
+
+// catalog returns the current catalog, or UNAVAILABLE while the first scan runs.
+func (s *Server) catalog() (*catalog, error) {
+	c := s.tools.get()
+	if c == nil {
+		return nil, failure(codes.Unavailable, ReasonToolsLoading, "tools are still loading; retry shortly (the health service reports SERVING once they are)")
+	}
+	return c, nil
+}
+
+// ListTools lists every tool and skill the server offers.
+func (s *Server) ListTools(ctx context.Context, _ *agentv1.ListToolsRequest) (*agentv1.ListToolsResponse, error) {
+	c, err := s.catalog()
+	if err != nil {
+		return nil, err
+	}
+	resp := &agentv1.ListToolsResponse{}
+	for _, spec := range c.tools.Specs() {
+		info, err := toolInfo(spec)
+		if err != nil {
+			return nil, err
+		}
+		resp.Tools = append(resp.Tools, info)
+	}
+	for _, sk := range c.skills.List() {
+		resp.Skills = append(resp.Skills, &agentv1.SkillInfo{Name: sk.Name, Description: sk.Description, Source: sk.Path})
+	}
+	return resp, nil
+}
+
+func toolInfo(spec tool.Spec) (*agentv1.ToolInfo, error) {
+	info := &agentv1.ToolInfo{
+		Name: spec.Name, Description: spec.Description, Source: spec.Source,
+		ReadOnly: spec.ReadOnly, Idempotent: spec.Idempotent,
+	}
+	if len(spec.InputSchema) > 0 {
+		info.InputSchema = &structpb.Struct{}
+		if err := protojson.Unmarshal(spec.InputSchema, info.InputSchema); err != nil {
+			return nil, fmt.Errorf("tool %s: input schema: %w", spec.Name, err)
+		}
+	}
+	if spec.Timeout > 0 {
+		info.Timeout = durationpb.New(spec.Timeout)
+	}
+	return info, nil
+}
+
+// ExecuteTool runs one tool directly: its output chunks, then its result.
+func (s *Server) ExecuteTool(req *agentv1.ExecuteToolRequest, stream agentv1.AgentService_ExecuteToolServer) error {
+	if req.GetName() == "" {
+		return invalidField("name", "required: the tool to run")
+	}
+	if req.GetLimit() < 0 {
+		return invalidField("limit", "must not be negative")
+	}
+	c, err := s.catalog()
+	if err != nil {
+		return err
+	}
+	if _, ok := c.tools.Lookup(req.GetName()); !ok {
+		return failure(codes.NotFound, "TOOL_NOT_FOUND", "no tool %q; the server has %v", req.GetName(), c.tools.Names())
+	}
+	input := json.RawMessage("{}")
+	if req.GetInput() != nil {
+		b, err := protojson.Marshal(req.GetInput())
+		if err != nil {
+			return invalidField("input", "%v", err)
+		}
+		input = b
+	}
+	ctx := stream.Context()
+	var sendErr error
+	res := c.tools.Execute(ctx, req.GetName(), input, tool.Options{
+		Limit: int(req.GetLimit()),
+		OnOutput: func(ch tool.Chunk) {
+			if sendErr != nil {
+				return
+			}
+			sendErr = stream.Send(&agentv1.ExecuteToolResponse{Kind: &agentv1.ExecuteToolResponse_Output{
+				Output: &agentv1.ToolOutputChunk{Stream: ch.Stream, Data: ch.Data},
+			}})
+		},
+	})
+	if sendErr != nil {
+		return sendErr
+	}
+	if err := ctx.Err(); err != nil {
+		return toStatus(err)
+	}
+	return stream.Send(&agentv1.ExecuteToolResponse{Kind: &agentv1.ExecuteToolResponse_Result{Result: &agentv1.DirectToolResult{
+		Output: res.Output, Error: res.Error, Stop: res.Stop, Duration: durationpb.New(res.Duration),
+	}}})
+}
+
+// ReloadTools rescans tools and skills.
+func (s *Server) ReloadTools(ctx context.Context, _ *agentv1.ReloadToolsRequest) (*agentv1.ReloadToolsResponse, error) {
+	if err := s.LoadTools(ctx); err != nil {
+		return nil, failure(codes.FailedPrecondition, "RELOAD_FAILED", "reload failed, the previous tools stay: %v", err)
+	}
+	c := s.tools.get()
+	return &agentv1.ReloadToolsResponse{Tools: int32(c.tools.Len()), Skills: int32(c.skills.Len())}, nil
+}
