@@ -1,0 +1,385 @@
+package client
+
+import (
+	"context"
+	"errors"
+	"io"
+	"strings"
+	"sync"
+
+	"google.golang.org/protobuf/types/known/fieldmaskpb"
+	"google.golang.org/protobuf/types/known/structpb"
+
+	agentv1 "github.com/agentcore/agentcore/proto/agentcore/v1"
+)
+
+// Agent is a handle to one agent on the server.
+type Agent struct {
+	c *Client
+	// ID is the agent's id.
+	ID string
+}
+
+// Callbacks receive a run's events, in order, on the goroutine that called
+// Send, except OnPermission (see below). Every callback is optional.
+type Callbacks struct {
+	// OnEvent gets every event first, as it came.
+	OnEvent func(*agentv1.Event)
+	// OnStart: the run started (reference: onStart).
+	OnStart func(runID string)
+	// OnLLMStart: a model request is about to be sent (onLLMStart).
+	OnLLMStart func(*agentv1.ModelRequestEvent)
+	// OnLLMEvent: a streamed piece of the model's answer (onLLMEvent).
+	OnLLMEvent func(*agentv1.ModelDeltaEvent)
+	// OnLLMFinish: the model's complete answer (onLLMFinish).
+	OnLLMFinish func(*agentv1.ModelResponseEvent)
+	// OnPermission decides whether a tool call may run (onPermission). It runs
+	// on its own goroutine, so events keep flowing while it waits (e.g. for a
+	// person); ctx ends with the run. Setting it makes the server ask for
+	// every call unless SendOptions.AskTools narrows it.
+	OnPermission func(ctx context.Context, req *agentv1.PermissionRequestEvent) Decision
+	// OnToolCall: a tool call starts (onToolCall).
+	OnToolCall func(*agentv1.ToolCallEvent)
+	// OnToolOutput: live output of a running tool (onToolOutput).
+	OnToolOutput func(*agentv1.ToolOutputEvent)
+	// OnToolResult: a tool call finished (onToolResult).
+	OnToolResult func(*agentv1.ToolResultEvent)
+	// OnStep: a round of model and tools finished (onStep).
+	OnStep func(*agentv1.StepEvent)
+	// OnRetry: a failed model request is retried (onRetry).
+	OnRetry func(*agentv1.RetryEvent)
+	// OnCompact: compaction started, streamed a piece of summary, or finished
+	// (onCompact); the event holds one of the three.
+	OnCompact func(*agentv1.Event)
+}
+
+// Decision answers a permission request.
+type Decision struct {
+	Allow bool
+	// Reason is told to the model when the call is denied.
+	Reason string
+}
+
+// Allow and Deny are the two plain decisions.
+var (
+	Allow = Decision{Allow: true}
+	Deny  = Decision{Allow: false}
+)
+
+// SendOptions are a Send's input and overrides (the reference's
+// agent.send(options)).
+type SendOptions struct {
+	// Text is the user's input; Parts, when set, are used instead (text,
+	// images, files).
+	Text  string
+	Parts []*agentv1.Part
+	// Config overrides the agent's config for this send (provider replaces whole).
+	Config *agentv1.AgentConfig
+	// History, when non-nil, replaces the history before the run.
+	History []*agentv1.Message
+	// Tools, when non-nil, are the only tools of this send.
+	Tools []string
+	// AskTools limits permission requests to these tools (needs OnPermission).
+	AskTools []string
+	// Busy says what happens when the agent is already running: replace
+	// (default: the old run ends CANCELLED), reject or queue.
+	Busy agentv1.BusyPolicy
+	// Callbacks receive the run's events.
+	Callbacks Callbacks
+}
+
+// Result is a finished send (the reference's resolved send).
+type Result struct {
+	// RunID identifies the run.
+	RunID string
+	// Text is the last model round's text.
+	Text string
+	// Steps is how many model rounds ran.
+	Steps int
+	// Usage is summed over the send.
+	Usage *agentv1.Usage
+	// Reason is no-tool, tool-stop or step-limit.
+	Reason string
+	// Output is the structured output, when an output format was set.
+	Output *structpb.Value
+}
+
+// Send runs a task with text input and waits for its result.
+func (a *Agent) Send(ctx context.Context, text string, cb Callbacks) (*Result, error) {
+	return a.SendWith(ctx, SendOptions{Text: text, Callbacks: cb})
+}
+
+// SendWith runs a task and waits for its result. Cancelling ctx stops the
+// run on the server (its tools are killed) and returns an *Error of kind aborted.
+func (a *Agent) SendWith(ctx context.Context, o SendOptions) (*Result, error) {
+	parts := o.Parts
+	if parts == nil && o.Text != "" {
+		parts = []*agentv1.Part{{Kind: &agentv1.Part_Text{Text: o.Text}}}
+	}
+	start := &agentv1.StartRun{
+		AgentId: a.ID, Input: parts, Config: o.Config, BusyPolicy: o.Busy,
+	}
+	if o.History != nil {
+		start.History = &agentv1.HistoryReplacement{Messages: o.History}
+	}
+	if o.Tools != nil {
+		start.Tools = &agentv1.ToolSelection{Names: o.Tools}
+	}
+	switch {
+	case o.Callbacks.OnPermission == nil:
+		start.PermissionMode = agentv1.PermissionMode_PERMISSION_MODE_ALLOW_ALL
+	case len(o.AskTools) > 0:
+		start.PermissionMode = agentv1.PermissionMode_PERMISSION_MODE_ASK_LISTED
+		start.AskTools = o.AskTools
+	default:
+		start.PermissionMode = agentv1.PermissionMode_PERMISSION_MODE_ASK_ALL
+	}
+
+	runCtx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	stream, err := a.c.api.Send(runCtx)
+	if err != nil {
+		return nil, asError(err)
+	}
+	var sendMu sync.Mutex
+	send := func(req *agentv1.SendRequest) error {
+		sendMu.Lock()
+		defer sendMu.Unlock()
+		return stream.Send(req)
+	}
+	if err := send(&agentv1.SendRequest{Kind: &agentv1.SendRequest_Start{Start: start}}); err != nil {
+		return nil, a.streamErr(stream.Recv())
+	}
+	var asks sync.WaitGroup
+	defer asks.Wait()
+	defer cancel() // runs before asks.Wait: a pending OnPermission sees its ctx end
+
+	var res *Result
+	for {
+		ev, err := stream.Recv()
+		if err == io.EOF {
+			if res == nil {
+				return nil, &Error{Message: "the run ended without a result"}
+			}
+			return res, nil
+		}
+		if err != nil {
+			if ctx.Err() != nil {
+				return nil, &Error{Kind: "aborted", Reason: "ABORTED", Message: ctx.Err().Error()}
+			}
+			return nil, asError(err)
+		}
+		e := ev.GetEvent()
+		if r := dispatch(e, &o.Callbacks); r != nil {
+			res = r
+		}
+		if p := e.GetPermissionRequest(); p != nil {
+			decide := o.Callbacks.OnPermission
+			asks.Add(1)
+			go func() {
+				defer asks.Done()
+				d := Deny
+				if decide != nil {
+					d = decide(runCtx, p)
+				}
+				_ = send(&agentv1.SendRequest{Kind: &agentv1.SendRequest_Permission{Permission: &agentv1.PermissionReply{
+					ToolCallId: p.GetToolCallId(), Allow: d.Allow, Reason: d.Reason,
+				}}})
+			}()
+		}
+	}
+}
+
+// streamErr returns the status of a stream that failed on its first send.
+func (a *Agent) streamErr(_ *agentv1.SendResponse, err error) error {
+	if err == nil || err == io.EOF {
+		return &Error{Message: "the stream closed before the run started"}
+	}
+	return asError(err)
+}
+
+// dispatch calls the callbacks of one event; it returns the result when the
+// event is the run's result.
+func dispatch(e *agentv1.Event, cb *Callbacks) *Result {
+	if cb.OnEvent != nil {
+		cb.OnEvent(e)
+	}
+	switch k := e.GetKind().(type) {
+	case *agentv1.Event_RunStarted:
+		if cb.OnStart != nil {
+			cb.OnStart(e.GetRunId())
+		}
+	case *agentv1.Event_ModelRequest:
+		if cb.OnLLMStart != nil {
+			cb.OnLLMStart(k.ModelRequest)
+		}
+	case *agentv1.Event_ModelDelta:
+		if cb.OnLLMEvent != nil {
+			cb.OnLLMEvent(k.ModelDelta)
+		}
+	case *agentv1.Event_ModelResponse:
+		if cb.OnLLMFinish != nil {
+			cb.OnLLMFinish(k.ModelResponse)
+		}
+	case *agentv1.Event_ToolCall:
+		if cb.OnToolCall != nil {
+			cb.OnToolCall(k.ToolCall)
+		}
+	case *agentv1.Event_ToolOutput:
+		if cb.OnToolOutput != nil {
+			cb.OnToolOutput(k.ToolOutput)
+		}
+	case *agentv1.Event_ToolResult:
+		if cb.OnToolResult != nil {
+			cb.OnToolResult(k.ToolResult)
+		}
+	case *agentv1.Event_Step:
+		if cb.OnStep != nil {
+			cb.OnStep(k.Step)
+		}
+	case *agentv1.Event_Retry:
+		if cb.OnRetry != nil {
+			cb.OnRetry(k.Retry)
+		}
+	case *agentv1.Event_CompactStarted, *agentv1.Event_CompactDelta, *agentv1.Event_CompactFinished:
+		if cb.OnCompact != nil {
+			cb.OnCompact(e)
+		}
+	case *agentv1.Event_Result:
+		r := k.Result
+		return &Result{
+			RunID: e.GetRunId(), Text: r.GetText(), Steps: int(r.GetSteps()), Usage: r.GetUsage(),
+			Reason: ReasonName(r.GetReason()), Output: r.GetOutput(),
+		}
+	}
+	return nil
+}
+
+// ReasonName is the reference's name of an end reason: no-tool, tool-stop, step-limit.
+func ReasonName(r agentv1.EndReason) string {
+	if r == agentv1.EndReason_END_REASON_UNSPECIFIED {
+		return ""
+	}
+	return strings.ReplaceAll(strings.ToLower(strings.TrimPrefix(r.String(), "END_REASON_")), "_", "-")
+}
+
+// Stop stops the agent's running send and reports whether one was running;
+// it returns once the run has fully stopped.
+func (a *Agent) Stop(ctx context.Context) (bool, error) {
+	resp, err := a.c.api.Stop(ctx, &agentv1.StopRequest{AgentId: a.ID})
+	if err != nil {
+		return false, asError(err)
+	}
+	return resp.GetStopped(), nil
+}
+
+// Compact summarises the history now (stopping a running send first) and
+// returns the summary, which the server appended to the history. onCompact,
+// if set, gets the compaction's events.
+func (a *Agent) Compact(ctx context.Context, onCompact func(*agentv1.Event)) (string, error) {
+	stream, err := a.c.api.Compact(ctx, &agentv1.CompactRequest{AgentId: a.ID})
+	if err != nil {
+		return "", asError(err)
+	}
+	summary, done := "", false
+	for {
+		resp, err := stream.Recv()
+		if errors.Is(err, io.EOF) {
+			if !done {
+				return "", &Error{Message: "the compaction ended without a summary"}
+			}
+			return summary, nil
+		}
+		if err != nil {
+			return "", asError(err)
+		}
+		e := resp.GetEvent()
+		if onCompact != nil {
+			onCompact(e)
+		}
+		if f := e.GetCompactFinished(); f != nil {
+			summary, done = f.GetSummary(), true
+		}
+	}
+}
+
+// Get returns the agent (its config without secrets, state, usage).
+func (a *Agent) Get(ctx context.Context) (*agentv1.Agent, error) {
+	resp, err := a.c.api.GetAgent(ctx, &agentv1.GetAgentRequest{AgentId: a.ID})
+	if err != nil {
+		return nil, asError(err)
+	}
+	return resp.GetAgent(), nil
+}
+
+// Update changes the agent's config: the paths in mask (e.g. "config.model"),
+// or, with no mask, every field set in cfg (provider replaced whole).
+func (a *Agent) Update(ctx context.Context, cfg *agentv1.AgentConfig, mask ...string) (*agentv1.Agent, error) {
+	req := &agentv1.UpdateAgentRequest{Agent: &agentv1.Agent{Id: a.ID, Config: cfg}}
+	if len(mask) > 0 {
+		req.UpdateMask = &fieldmaskpb.FieldMask{Paths: mask}
+	}
+	resp, err := a.c.api.UpdateAgent(ctx, req)
+	if err != nil {
+		return nil, asError(err)
+	}
+	return resp.GetAgent(), nil
+}
+
+// Delete stops any run and forgets the agent.
+func (a *Agent) Delete(ctx context.Context) error {
+	_, err := a.c.api.DeleteAgent(ctx, &agentv1.DeleteAgentRequest{AgentId: a.ID})
+	return asError(err)
+}
+
+// History returns the agent's history.
+func (a *Agent) History(ctx context.Context) ([]*agentv1.Message, error) {
+	resp, err := a.c.api.GetHistory(ctx, &agentv1.GetHistoryRequest{AgentId: a.ID})
+	if err != nil {
+		return nil, asError(err)
+	}
+	return resp.GetMessages(), nil
+}
+
+// Turns returns the history grouped into turns (a model response with its
+// tool calls and their results stay together), as the reference's History.turns.
+func (a *Agent) Turns(ctx context.Context) ([][]*agentv1.Message, error) {
+	resp, err := a.c.api.GetHistory(ctx, &agentv1.GetHistoryRequest{AgentId: a.ID, IncludeTurns: true})
+	if err != nil {
+		return nil, asError(err)
+	}
+	msgs := resp.GetMessages()
+	turns := make([][]*agentv1.Message, 0, len(resp.GetTurns()))
+	for _, t := range resp.GetTurns() {
+		turn := make([]*agentv1.Message, 0, len(t.GetMessageIndexes()))
+		for _, i := range t.GetMessageIndexes() {
+			if int(i) < len(msgs) {
+				turn = append(turn, msgs[i])
+			}
+		}
+		turns = append(turns, turn)
+	}
+	return turns, nil
+}
+
+// Render returns the history as text, as the reference's History.render.
+func (a *Agent) Render(ctx context.Context) (string, error) {
+	resp, err := a.c.api.GetHistory(ctx, &agentv1.GetHistoryRequest{AgentId: a.ID, IncludeRendered: true})
+	if err != nil {
+		return "", asError(err)
+	}
+	return resp.GetRendered(), nil
+}
+
+// SetHistory replaces the history, e.g. restoring it from a database. It
+// fails while a send runs.
+func (a *Agent) SetHistory(ctx context.Context, msgs []*agentv1.Message) error {
+	_, err := a.c.api.SetHistory(ctx, &agentv1.SetHistoryRequest{AgentId: a.ID, Messages: msgs})
+	return asError(err)
+}
+
+// Preview returns what the next model request would hold and its size.
+func (a *Agent) Preview(ctx context.Context, input ...*agentv1.Part) (*agentv1.PreviewContextResponse, error) {
+	resp, err := a.c.api.PreviewContext(ctx, &agentv1.PreviewContextRequest{AgentId: a.ID, Input: input})
+	return resp, asError(err)
+}
