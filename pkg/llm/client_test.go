@@ -23,6 +23,7 @@ func TestMain(m *testing.M) {
 
 // protocols are the protocols every cross-protocol test runs against.
 var protocols = []provider.Protocol{
+	provider.ProtocolChat,
 	provider.ProtocolAnthropic,
 	provider.ProtocolGemini,
 }
@@ -87,7 +88,7 @@ func testConfig(srv *fakemodel.Server, p provider.Protocol) *Config {
 }
 
 // reportsCacheWrite says which protocols report cache writes.
-var reportsCacheWrite = map[provider.Protocol]bool{provider.ProtocolAnthropic: true}
+var reportsCacheWrite = map[provider.Protocol]bool{provider.ProtocolAnthropic: true, provider.ProtocolChat: true}
 
 var addTool = Tool{Name: "add", Description: "Add two numbers", Schema: map[string]any{
 	"type":       "object",

@@ -6,6 +6,7 @@ import (
 	"github.com/cloudwego/eino/components/model"
 
 	"github.com/agentcore/agentcore/pkg/llm/anthropic"
+	"github.com/agentcore/agentcore/pkg/llm/chat"
 	"github.com/agentcore/agentcore/pkg/llm/gemini"
 	"github.com/agentcore/agentcore/pkg/llm/provider"
 )
@@ -17,6 +18,8 @@ func newAdapter(p provider.Protocol, cfg provider.Config) (model.ToolCallingChat
 		err error
 	)
 	switch p {
+	case provider.ProtocolChat:
+		m, err = chat.New(cfg)
 	case provider.ProtocolAnthropic:
 		m, err = anthropic.New(cfg)
 	case provider.ProtocolGemini:
