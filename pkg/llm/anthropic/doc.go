@@ -41,10 +41,12 @@
 //     (so both {"thinking":{"type":"enabled","budgetTokens":2048}} and the
 //     wire spelling work). Two keys are special: "effort" goes to
 //     output_config.effort, and "disableParallelToolUse" to
-//     tool_choice.disable_parallel_tool_use. When thinking has a budget,
-//     max_tokens becomes the budget plus the visible output limit, and
+//     tool_choice.disable_parallel_tool_use. AI SDK options that are not
+//     request fields (sendReasoning, structuredOutputMode, toolStreaming,
+//     cacheControl) are dropped. With thinking on ("enabled" or "adaptive"),
 //     temperature, top_p and top_k are left out, since the API rejects them
-//     with extended thinking.
+//     with extended thinking; with a budget, max_tokens becomes the budget
+//     plus the visible output limit.
 //   - Caching: when Cache.Enabled, a cache_control {"type":"ephemeral"}
 //     breakpoint goes on the last system block and on the last cacheable block
 //     of the last message (never a thinking block). Cache.Retention becomes its

@@ -48,8 +48,9 @@
 //   - Vendor options (Config.VendorOptions, the "google" block):
 //     safetySettings, cachedContent, labels and toolConfig go to the request
 //     top level, retrievalConfig into toolConfig, generationConfig is merged
-//     into generationConfig, and every other key (thinkingConfig,
-//     responseModalities, mediaResolution…) goes into generationConfig.
+//     into generationConfig, structuredOutputs (an AI SDK switch) is dropped,
+//     and every other key (thinkingConfig, responseModalities,
+//     mediaResolution…) goes into generationConfig.
 //   - Caching: Gemini caches implicitly; nothing is sent whether caching is
 //     on or off (Cache.Body is not sent either: there is no field for it).
 //   - Config.Body is merged last into the request's top level.

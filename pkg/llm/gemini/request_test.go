@@ -53,11 +53,12 @@ func TestRequestOptions(t *testing.T) {
 		{"json without a schema", provider.Config{Output: &provider.Output{Kind: provider.OutputJSON}}, nil, nil,
 			map[string]string{"generationConfig": `{"responseMimeType":"application/json"}`}},
 		{"vendor options", provider.Config{ToolChoice: "auto", VendorOptions: map[string]any{
-			"thinkingConfig":   map[string]any{"thinkingBudget": 512.0},
-			"generationConfig": map[string]any{"candidateCount": 1.0},
-			"retrievalConfig":  map[string]any{"languageCode": "en"},
-			"cachedContent":    "cachedContents/abc",
-			"labels":           map[string]any{"team": "a"},
+			"thinkingConfig":    map[string]any{"thinkingBudget": 512.0},
+			"generationConfig":  map[string]any{"candidateCount": 1.0},
+			"retrievalConfig":   map[string]any{"languageCode": "en"},
+			"cachedContent":     "cachedContents/abc",
+			"labels":            map[string]any{"team": "a"},
+			"structuredOutputs": false,
 		}}, tools, nil, map[string]string{
 			"generationConfig": `{"thinkingConfig":{"thinkingBudget":512},"candidateCount":1}`,
 			"toolConfig":       `{"functionCallingConfig":{"mode":"AUTO"},"retrievalConfig":{"languageCode":"en"}}`,
