@@ -89,7 +89,13 @@
 //     content_filter; pause_turn and others → other. The raw reason is in
 //     Extra[provider.ExtraRawFinishReason].
 //   - Errors: HTTP statuses through provider.FromStatus; an "error" event in
-//     the stream (overloaded_error, rate_limit_error…) through
-//     provider.FromStreamError by its type; a 2xx body of the wrong shape, or a
-//     stream that ends before message_stop, is provider.KindUnknown.
+//     the stream (overloaded_error, rate_limit_error…), or a 2xx body that is
+//     an error object, through provider.FromStreamError by its type; a 2xx
+//     body of the wrong shape, or a stream that ends (cleanly or cut) before
+//     message_stop, is provider.KindUnknown. A whole body that cannot be read
+//     to its end is a transport error (provider.FromTransport). A streaming
+//     request answered with a JSON body is read as that body.
+//
+// A Stream's reader must be closed or read to its end: that ends the
+// goroutine reading the body.
 package anthropic

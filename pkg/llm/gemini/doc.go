@@ -80,6 +80,12 @@
 //   - Errors: HTTP statuses through provider.FromStatus (a 429's RetryInfo
 //     retryDelay becomes RetryAfter); an {"error":…} object inside the stream
 //     through provider.FromStreamError by its status; a 2xx body of the wrong
-//     shape, or a stream that ends without a finishReason, is
-//     provider.KindUnknown.
+//     shape, or a stream that ends (cleanly or cut) without a finishReason, is
+//     provider.KindUnknown. A whole body that cannot be read to its end is a
+//     transport error (provider.FromTransport). A streaming request answered
+//     with JSON (one response, or the array streamGenerateContent sends
+//     without alt=sse) is read as that body.
+//
+// A Stream's reader must be closed or read to its end: that ends the
+// goroutine reading the body.
 package gemini
