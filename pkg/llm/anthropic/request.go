@@ -1,9 +1,11 @@
 package anthropic
 
 import (
+	"cmp"
 	"encoding/base64"
 	"encoding/json"
 	"maps"
+	"slices"
 	"strings"
 	"time"
 
@@ -309,7 +311,20 @@ func convertMessages(input []*schema.Message, sendReasoning bool) ([]*block, []*
 			return nil, nil, provider.RequestError("anthropic: message %d has unknown role %q", i, m.Role)
 		}
 	}
+	for _, m := range msgs {
+		// The API wants a turn's tool_result blocks before anything else.
+		slices.SortStableFunc(m.Content, func(a, b *block) int {
+			return cmp.Compare(resultRank(a), resultRank(b))
+		})
+	}
 	return system, msgs, nil
+}
+
+func resultRank(b *block) int {
+	if b.Type == "tool_result" {
+		return 0
+	}
+	return 1
 }
 
 func textBlocks(s string) []*block {

@@ -25,7 +25,8 @@
 //     whose signature was dropped. Arguments that are not a JSON object are
 //     sent as {"raw_arguments": "<text>"}.
 //   - Tool results: functionResponse parts (name, Gemini's id when it gave
-//     one) in a user turn, consecutive results in one turn. functionResponse
+//     one) in a user turn, consecutive results in one turn, a turn's
+//     functionResponse parts before its other parts. functionResponse
 //     takes a JSON object, so the result is wrapped as {"output": v}, v being
 //     the parsed JSON when Content is JSON and the text otherwise. Fallback for
 //     content parts: text parts are joined into output; files (images…)
