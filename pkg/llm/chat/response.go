@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"strings"
 
 	"github.com/cloudwego/eino/schema"
 
@@ -148,15 +149,18 @@ func decodeWhole(body []byte) ([]*schema.Message, error) {
 	ch := c.Choices[0]
 	msg := &schema.Message{Role: schema.Assistant, Content: ch.Message.text(), ReasoningContent: ch.Message.reasoning()}
 	for i, tc := range ch.Message.ToolCalls {
-		id := tc.ID
+		id, args := tc.ID, tc.Function.Arguments
 		if id == "" {
 			id = openai.NewCallID()
+		}
+		if strings.TrimSpace(args) == "" {
+			args = "{}"
 		}
 		msg.ToolCalls = append(msg.ToolCalls, schema.ToolCall{
 			Index:    &i,
 			ID:       id,
 			Type:     "function",
-			Function: schema.FunctionCall{Name: tc.Function.Name, Arguments: tc.Function.Arguments},
+			Function: schema.FunctionCall{Name: tc.Function.Name, Arguments: args},
 		})
 	}
 	return []*schema.Message{msg, finalChunk(ch.FinishReason, len(msg.ToolCalls) > 0, c.Usage)}, nil
@@ -169,6 +173,7 @@ type calls struct {
 	byID   map[string]int // call id -> ours
 	hasID  []bool
 	named  []bool
+	args   []bool // some arguments arrived
 }
 
 func (c *calls) n() int { return len(c.hasID) }
@@ -201,18 +206,27 @@ func (c *calls) slot(tc *wireToolCall) int {
 func (c *calls) add() int {
 	c.hasID = append(c.hasID, false)
 	c.named = append(c.named, false)
+	c.args = append(c.args, false)
 	return len(c.hasID) - 1
 }
 
-// missingIDs returns chunks giving an id to each call the server sent
-// without one (some local servers do), so that results can refer to it.
-func (c *calls) missingIDs() []*schema.Message {
+// completion returns chunks completing the calls: an id for each call the
+// server sent without one (some local servers do), so that results can
+// refer to it, and {} as the arguments of a call that got none.
+func (c *calls) completion() []*schema.Message {
 	var out []*schema.Message
-	for i, ok := range c.hasID {
-		if !ok {
+	for i := range c.hasID {
+		tc := schema.ToolCall{}
+		if !c.hasID[i] {
+			tc.ID = openai.NewCallID()
+		}
+		if !c.args[i] {
+			tc.Function.Arguments = "{}"
+		}
+		if tc.ID != "" || tc.Function.Arguments != "" {
 			idx := i
-			out = append(out, &schema.Message{Role: schema.Assistant,
-				ToolCalls: []schema.ToolCall{{Index: &idx, ID: openai.NewCallID()}}})
+			tc.Index = &idx
+			out = append(out, &schema.Message{Role: schema.Assistant, ToolCalls: []schema.ToolCall{tc}})
 		}
 	}
 	return out
@@ -271,7 +285,7 @@ func readStream(ctx context.Context, r *sse.Reader, emit func(*schema.Message) b
 }
 
 func finishStream(emit func(*schema.Message) bool, c *calls, finish string, u *usage) error {
-	for _, m := range c.missingIDs() {
+	for _, m := range c.completion() {
 		if !emit(m) {
 			return nil
 		}
@@ -306,6 +320,9 @@ func emitDelta(d *content, c *calls, emit func(*schema.Message) bool) bool {
 		}
 		if out.ID != "" || out.Function.Name != "" {
 			out.Type = "function"
+		}
+		if strings.TrimSpace(out.Function.Arguments) != "" {
+			c.args[idx] = true
 		}
 		if out.ID == "" && out.Function.Name == "" && out.Function.Arguments == "" {
 			continue

@@ -8,6 +8,10 @@ import (
 	"encoding/json"
 	"net/http"
 	"strings"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/cloudwego/eino/schema"
 
 	"github.com/agentcore/agentcore/pkg/llm/provider"
 )
@@ -122,4 +126,56 @@ func Header(cfg provider.Config, stream bool) http.Header {
 // NewCallID makes an id for a tool call the server sent without one.
 func NewCallID() string {
 	return "call_" + rand.Text()[:16]
+}
+
+// FormatName makes a structured output name OpenAI accepts (letters,
+// digits, _ and -, at most 64) from name; empty means "response".
+func FormatName(name string) string {
+	name = strings.Map(func(r rune) rune {
+		if r == '_' || r == '-' || r < utf8.RuneSelf && (unicode.IsLetter(r) || unicode.IsDigit(r)) {
+			return r
+		}
+		return '_'
+	}, name)
+	if name == "" {
+		name = "response"
+	}
+	return name[:min(len(name), 64)]
+}
+
+// PlainText is a message's text: Content, else its text parts joined with
+// newlines.
+func PlainText(m *schema.Message) string {
+	if m.Content != "" || len(m.UserInputMultiContent) == 0 {
+		return m.Content
+	}
+	var texts []string
+	for _, p := range m.UserInputMultiContent {
+		if p.Type == schema.ChatMessagePartTypeText {
+			texts = append(texts, p.Text)
+		}
+	}
+	return strings.Join(texts, "\n")
+}
+
+// Parts maps a message's content to a protocol's parts: Content as a text
+// part (when set, or when there are no parts), then each part, text parts
+// with text and the others with media.
+func Parts[T any](m *schema.Message, text func(string) T, media func(schema.MessageInputPart) (T, error)) ([]T, error) {
+	parts := make([]T, 0, len(m.UserInputMultiContent)+1)
+	if m.Content != "" || len(m.UserInputMultiContent) == 0 {
+		parts = append(parts, text(m.Content))
+	}
+	for _, p := range m.UserInputMultiContent {
+		if p.Type == schema.ChatMessagePartTypeText {
+			parts = append(parts, text(p.Text))
+			continue
+		}
+		mp, err := media(p)
+		if err != nil {
+			return nil, err
+		}
+		parts = append(parts, mp)
+	}
+	return parts, nil
 }
