@@ -40,26 +40,25 @@ type wireToolCall struct {
 
 // content is a message or a delta: the fields both carry.
 type content struct {
-	Content          json.RawMessage `json:"content"`
-	ReasoningContent json.RawMessage `json:"reasoning_content"`
-	Reasoning        json.RawMessage `json:"reasoning"`
-	Refusal          json.RawMessage `json:"refusal"`
-	ToolCalls        []wireToolCall  `json:"tool_calls"`
+	Content          openai.Text    `json:"content"`
+	ReasoningContent openai.Text    `json:"reasoning_content"`
+	Reasoning        openai.Text    `json:"reasoning"`
+	Refusal          openai.Text    `json:"refusal"`
+	ToolCalls        []wireToolCall `json:"tool_calls"`
 }
 
 func (c *content) text() string {
-	t := openai.Text(c.Content)
-	if t == "" {
-		t = openai.Text(c.Refusal)
+	if c.Content != "" {
+		return string(c.Content)
 	}
-	return t
+	return string(c.Refusal)
 }
 
 func (c *content) reasoning() string {
-	if r := openai.Text(c.ReasoningContent); r != "" {
-		return r
+	if c.ReasoningContent != "" {
+		return string(c.ReasoningContent)
 	}
-	return openai.Text(c.Reasoning)
+	return string(c.Reasoning)
 }
 
 // completion is a whole response body or one stream chunk.
@@ -137,7 +136,7 @@ func finalChunk(raw string, hasToolCalls bool, u *usage) *schema.Message {
 // same answer gives: the content, then the final chunk.
 func decodeWhole(body []byte) ([]*schema.Message, error) {
 	var c completion
-	if err := json.Unmarshal(body, &c); err != nil {
+	if err := openai.Unmarshal(body, &c); err != nil {
 		return nil, provider.Unknown("the response is not a chat completion", err)
 	}
 	if err := c.apiError(); err != nil {
@@ -256,7 +255,7 @@ func readStream(ctx context.Context, r *sse.Reader, emit func(*schema.Message) b
 			return finishStream(emit, &c, finish, u)
 		}
 		var chunk completion
-		if err := json.Unmarshal(ev.Data, &chunk); err != nil {
+		if err := openai.Unmarshal(ev.Data, &chunk); err != nil {
 			return provider.Unknown("the stream sent a chunk that is not JSON", err)
 		}
 		if err := chunk.apiError(); err != nil {

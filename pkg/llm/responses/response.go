@@ -203,7 +203,7 @@ func outputMessage(output []outputItem) *schema.Message {
 // same answer gives: the content, then the final chunk.
 func decodeWhole(body []byte) ([]*schema.Message, error) {
 	var r response
-	if err := json.Unmarshal(body, &r); err != nil {
+	if err := openai.Unmarshal(body, &r); err != nil {
 		return nil, provider.Unknown("the response is not a Responses API response", err)
 	}
 	if r.Status == "" && r.Error != nil {
@@ -283,7 +283,7 @@ func readStream(ctx context.Context, r *sse.Reader, emit func(*schema.Message) b
 			return provider.FromTransport(ctx, err)
 		}
 		var e event
-		if err := json.Unmarshal(ev.Data, &e); err != nil {
+		if err := openai.Unmarshal(ev.Data, &e); err != nil {
 			return provider.Unknown("the stream sent an event that is not JSON", err)
 		}
 		if e.Type == "" {

@@ -11,6 +11,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"github.com/bytedance/sonic"
 	"github.com/cloudwego/eino/schema"
 
 	"github.com/agentcore/agentcore/pkg/llm/provider"
@@ -42,31 +43,36 @@ func AudioFormat(mime string) string {
 	return sub
 }
 
-// Text reads message content sent as a string, as an array of text parts
-// (some gateways), or null.
-func Text(raw json.RawMessage) string {
-	if len(raw) == 0 || raw[0] == 'n' {
-		return ""
-	}
-	if raw[0] == '"' {
+// Text is message content sent as a string, as an array of text parts (some
+// gateways), or null.
+type Text string
+
+// UnmarshalJSON reads any of the three shapes; another shape is an error.
+func (t *Text) UnmarshalJSON(b []byte) error {
+	switch {
+	case len(b) == 0 || b[0] == 'n':
+		*t = ""
+		return nil
+	case b[0] == '"':
 		var s string
-		if json.Unmarshal(raw, &s) == nil {
-			return s
+		if err := Unmarshal(b, &s); err != nil {
+			return err
 		}
-		return ""
+		*t = Text(s)
+		return nil
 	}
 	var parts []struct {
-		Type string `json:"type"`
 		Text string `json:"text"`
 	}
-	if json.Unmarshal(raw, &parts) != nil {
-		return ""
+	if err := Unmarshal(b, &parts); err != nil {
+		return err
 	}
-	var b strings.Builder
+	var sb strings.Builder
 	for _, p := range parts {
-		b.WriteString(p.Text)
+		sb.WriteString(p.Text)
 	}
-	return b.String()
+	*t = Text(sb.String())
+	return nil
 }
 
 // ErrorObject is OpenAI's error object, as sent in a 2xx body, a stream
@@ -178,4 +184,12 @@ func Parts[T any](m *schema.Message, text func(string) T, media func(schema.Mess
 		parts = append(parts, mp)
 	}
 	return parts, nil
+}
+
+// Unmarshal decodes a response body, chunk or event. It is encoding/json's
+// Unmarshal (sonic's standard-compatible configuration, strings copied out
+// of data) at about three times the speed: decoding is most of the cost of
+// reading a stream. sonic is already in the build through eino.
+func Unmarshal(data []byte, v any) error {
+	return sonic.ConfigStd.Unmarshal(data, v)
 }
