@@ -24,6 +24,7 @@ func TestMain(m *testing.M) {
 // protocols are the protocols every cross-protocol test runs against.
 var protocols = []provider.Protocol{
 	provider.ProtocolChat,
+	provider.ProtocolResponses,
 	provider.ProtocolAnthropic,
 	provider.ProtocolGemini,
 }
