@@ -22,7 +22,8 @@
 //     sent as {"raw_arguments": "<text>"} so a history with a broken call can
 //     still be sent.
 //   - Tool results: schema.Tool messages become tool_result blocks in a user
-//     turn (consecutive results share one turn). Content is sent as the
+//     turn (consecutive results share one turn, and a turn's tool_result
+//     blocks go before its other blocks, as the API requires). Content is sent as the
 //     block's string content; UserInputMultiContent parts as text, image and
 //     document blocks inside the tool_result, which the API accepts, so no
 //     fallback is needed for images here.
@@ -41,10 +42,12 @@
 //     (so both {"thinking":{"type":"enabled","budgetTokens":2048}} and the
 //     wire spelling work). Two keys are special: "effort" goes to
 //     output_config.effort, and "disableParallelToolUse" to
-//     tool_choice.disable_parallel_tool_use. When thinking has a budget,
-//     max_tokens becomes the budget plus the visible output limit, and
+//     tool_choice.disable_parallel_tool_use. AI SDK options that are not
+//     request fields (sendReasoning, structuredOutputMode, toolStreaming,
+//     cacheControl) are dropped. With thinking on ("enabled" or "adaptive"),
 //     temperature, top_p and top_k are left out, since the API rejects them
-//     with extended thinking.
+//     with extended thinking; with a budget, max_tokens becomes the budget
+//     plus the visible output limit.
 //   - Caching: when Cache.Enabled, a cache_control {"type":"ephemeral"}
 //     breakpoint goes on the last system block and on the last cacheable block
 //     of the last message (never a thinking block). Cache.Retention becomes its
@@ -87,7 +90,13 @@
 //     content_filter; pause_turn and others → other. The raw reason is in
 //     Extra[provider.ExtraRawFinishReason].
 //   - Errors: HTTP statuses through provider.FromStatus; an "error" event in
-//     the stream (overloaded_error, rate_limit_error…) through
-//     provider.FromStreamError by its type; a 2xx body of the wrong shape, or a
-//     stream that ends before message_stop, is provider.KindUnknown.
+//     the stream (overloaded_error, rate_limit_error…), or a 2xx body that is
+//     an error object, through provider.FromStreamError by its type; a 2xx
+//     body of the wrong shape, or a stream that ends (cleanly or cut) before
+//     message_stop, is provider.KindUnknown. A whole body that cannot be read
+//     to its end is a transport error (provider.FromTransport). A streaming
+//     request answered with a JSON body is read as that body.
+//
+// A Stream's reader must be closed or read to its end: that ends the
+// goroutine reading the body.
 package anthropic

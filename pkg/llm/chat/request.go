@@ -7,8 +7,6 @@ import (
 	"maps"
 	"net/url"
 	"strings"
-	"unicode"
-	"unicode/utf8"
 
 	"github.com/cloudwego/eino/schema"
 
@@ -164,21 +162,6 @@ func toolChoice(c string) any {
 	return map[string]any{"type": "function", "function": map[string]any{"name": c}}
 }
 
-// formatName makes a json_schema name OpenAI accepts (letters, digits, _
-// and -, at most 64) from o's name.
-func formatName(o *provider.Output) string {
-	name := strings.Map(func(r rune) rune {
-		if r == '_' || r == '-' || r < utf8.RuneSelf && (unicode.IsLetter(r) || unicode.IsDigit(r)) {
-			return r
-		}
-		return '_'
-	}, o.Name)
-	if name == "" {
-		name = "response"
-	}
-	return name[:min(len(name), 64)]
-}
-
 func responseFormat(o *provider.Output) map[string]any {
 	if o == nil {
 		return nil
@@ -186,7 +169,7 @@ func responseFormat(o *provider.Output) map[string]any {
 	if o.Schema == nil {
 		return map[string]any{"type": "json_object"}
 	}
-	js := map[string]any{"name": formatName(o), "schema": o.Schema}
+	js := map[string]any{"name": openai.FormatName(o.Name), "schema": o.Schema}
 	if o.Description != "" {
 		js["description"] = o.Description
 	}
@@ -207,7 +190,7 @@ func convertMessages(input []*schema.Message, sendReasoning bool) ([]message, er
 		}
 		switch m.Role {
 		case schema.System:
-			out = append(out, message{Role: "system", Content: plainText(m)})
+			out = append(out, message{Role: "system", Content: openai.PlainText(m)})
 		case schema.User:
 			c, err := userContent(m)
 			if err != nil {
@@ -233,20 +216,6 @@ func convertMessages(input []*schema.Message, sendReasoning bool) ([]message, er
 	return out, nil
 }
 
-// plainText is a message's text: Content, else its text parts joined.
-func plainText(m *schema.Message) string {
-	if m.Content != "" || len(m.UserInputMultiContent) == 0 {
-		return m.Content
-	}
-	var texts []string
-	for _, p := range m.UserInputMultiContent {
-		if p.Type == schema.ChatMessagePartTypeText {
-			texts = append(texts, p.Text)
-		}
-	}
-	return strings.Join(texts, "\n")
-}
-
 func textPart(s string) part { return part{Type: "text", Text: &s} }
 
 // userContent is a user message's content: a string, or parts.
@@ -254,22 +223,7 @@ func userContent(m *schema.Message) (any, error) {
 	if len(m.UserInputMultiContent) == 0 {
 		return m.Content, nil
 	}
-	parts := make([]part, 0, len(m.UserInputMultiContent)+1)
-	if m.Content != "" {
-		parts = append(parts, textPart(m.Content))
-	}
-	for _, p := range m.UserInputMultiContent {
-		if p.Type == schema.ChatMessagePartTypeText {
-			parts = append(parts, textPart(p.Text))
-			continue
-		}
-		mp, err := mediaPart(p)
-		if err != nil {
-			return nil, err
-		}
-		parts = append(parts, mp)
-	}
-	return parts, nil
+	return openai.Parts(m, textPart, mediaPart)
 }
 
 // mediaPart maps one non-text input part.

@@ -25,7 +25,8 @@
 //     whose signature was dropped. Arguments that are not a JSON object are
 //     sent as {"raw_arguments": "<text>"}.
 //   - Tool results: functionResponse parts (name, Gemini's id when it gave
-//     one) in a user turn, consecutive results in one turn. functionResponse
+//     one) in a user turn, consecutive results in one turn, a turn's
+//     functionResponse parts before its other parts. functionResponse
 //     takes a JSON object, so the result is wrapped as {"output": v}, v being
 //     the parsed JSON when Content is JSON and the text otherwise. Fallback for
 //     content parts: text parts are joined into output; files (images…)
@@ -48,8 +49,9 @@
 //   - Vendor options (Config.VendorOptions, the "google" block):
 //     safetySettings, cachedContent, labels and toolConfig go to the request
 //     top level, retrievalConfig into toolConfig, generationConfig is merged
-//     into generationConfig, and every other key (thinkingConfig,
-//     responseModalities, mediaResolution…) goes into generationConfig.
+//     into generationConfig, structuredOutputs (an AI SDK switch) is dropped,
+//     and every other key (thinkingConfig, responseModalities,
+//     mediaResolution…) goes into generationConfig.
 //   - Caching: Gemini caches implicitly; nothing is sent whether caching is
 //     on or off (Cache.Body is not sent either: there is no field for it).
 //   - Config.Body is merged last into the request's top level.
@@ -79,6 +81,12 @@
 //   - Errors: HTTP statuses through provider.FromStatus (a 429's RetryInfo
 //     retryDelay becomes RetryAfter); an {"error":…} object inside the stream
 //     through provider.FromStreamError by its status; a 2xx body of the wrong
-//     shape, or a stream that ends without a finishReason, is
-//     provider.KindUnknown.
+//     shape, or a stream that ends (cleanly or cut) without a finishReason, is
+//     provider.KindUnknown. A whole body that cannot be read to its end is a
+//     transport error (provider.FromTransport). A streaming request answered
+//     with JSON (one response, or the array streamGenerateContent sends
+//     without alt=sse) is read as that body.
+//
+// A Stream's reader must be closed or read to its end: that ends the
+// goroutine reading the body.
 package gemini

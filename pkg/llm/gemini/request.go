@@ -1,11 +1,13 @@
 package gemini
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"maps"
 	"mime"
 	"path"
+	"slices"
 	"strings"
 
 	"github.com/cloudwego/eino/schema"
@@ -71,6 +73,13 @@ type content struct {
 	trailing []*part
 }
 
+func responseRank(p *part) int {
+	if p.FunctionResponse != nil {
+		return 0
+	}
+	return 1
+}
+
 func textPart(s string) *part { return &part{Text: &s} }
 
 // vendorTopLevel are vendor option keys that belong at the request top level.
@@ -131,6 +140,8 @@ func buildRequest(cfg provider.Config, call provider.Call, input []*schema.Messa
 
 	for k, v := range cfg.VendorOptions {
 		switch {
+		case k == "structuredOutputs":
+			// An AI SDK switch, not a request field: pkg/llm handles it.
 		case k == "generationConfig":
 			if m, ok := v.(map[string]any); ok {
 				maps.Copy(gen, m)
@@ -242,6 +253,10 @@ func convertMessages(input []*schema.Message, sendReasoning bool) ([]*part, []*c
 	}
 	for _, c := range contents {
 		c.Parts = append(c.Parts, c.trailing...)
+		// A turn's functionResponse parts go first, right after the calls.
+		slices.SortStableFunc(c.Parts, func(a, b *part) int {
+			return cmp.Compare(responseRank(a), responseRank(b))
+		})
 	}
 	return system, contents, nil
 }
