@@ -20,6 +20,8 @@ import (
 	"google.golang.org/grpc"
 
 	"github.com/agentcore/agentcore/pkg/config"
+	"github.com/agentcore/agentcore/pkg/llm"
+	"github.com/agentcore/agentcore/pkg/tokens"
 	"github.com/agentcore/agentcore/pkg/tool"
 	agentv1 "github.com/agentcore/agentcore/proto/agentcore/v1"
 )
@@ -45,6 +47,9 @@ type Server struct {
 	secrets *secrets
 	tools   toolState
 	agents  registry
+	// llm and encoders are shared by every session.
+	llm      *llm.Client
+	encoders *tokens.Encoders
 
 	closeOnce sync.Once
 }
@@ -68,6 +73,8 @@ func New(opts Options) (*Server, error) {
 			Kinds:   opts.Kinds,
 		}),
 	}
+	s.llm = llm.NewClient(llm.Options{Logger: log.Named("llm")})
+	s.encoders = tokens.NewEncoders()
 	s.agents.init()
 	return s, nil
 }

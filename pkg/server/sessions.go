@@ -1,10 +1,412 @@
 package server
 
-import "context"
+import (
+	"context"
+	"encoding/base64"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
 
-// registry holds the sessions by id.
-type registry struct{}
+	"google.golang.org/grpc/codes"
+	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/types/known/timestamppb"
 
-func (r *registry) init()                       {}
-func (r *registry) stopAll(ctx context.Context) {}
-func (r *registry) closeAll()                   {}
+	"github.com/agentcore/agentcore/pkg/agent"
+	"github.com/agentcore/agentcore/pkg/config"
+	"github.com/agentcore/agentcore/pkg/skill"
+	"github.com/agentcore/agentcore/pkg/tool"
+	agentv1 "github.com/agentcore/agentcore/proto/agentcore/v1"
+)
+
+// List paging.
+const (
+	defaultPageSize = 100
+	maxPageSize     = 1000
+)
+
+// session is one agent and what the server keeps beside it.
+type session struct {
+	s *agent.Session
+
+	mu sync.Mutex
+	// tools and skills are the selections as the client gave them: they are
+	// resolved against the catalog again after a reload.
+	tools  *agentv1.ToolSelection
+	skills *agentv1.SkillSelection
+	// applied is the catalog the session's sets come from.
+	applied *catalog
+	// keys are the secrets of its config, registered with the server's redactor.
+	keys []string
+}
+
+// registry holds the sessions by id and counts running sends.
+type registry struct {
+	mu      sync.RWMutex
+	m       map[string]*session
+	running int
+	closing bool
+}
+
+func (r *registry) init() { r.m = map[string]*session{} }
+
+func (r *registry) get(id string) (*session, error) {
+	if id == "" {
+		return nil, invalidField("agent_id", "required")
+	}
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	e, ok := r.m[id]
+	if !ok {
+		return nil, failure(codes.NotFound, ReasonNotFound, "no agent %q", id)
+	}
+	return e, nil
+}
+
+// startRun counts a send against the limit; done undoes it.
+func (r *registry) startRun(limit int) (done func(), err error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.closing {
+		return nil, failure(codes.Unavailable, ReasonShuttingDown, "the server is shutting down")
+	}
+	if limit > 0 && r.running >= limit {
+		return nil, failure(codes.ResourceExhausted, ReasonRunLimit, "%d sends are running, the server's limit (-max-runs); retry later", r.running)
+	}
+	r.running++
+	return func() {
+		r.mu.Lock()
+		r.running--
+		r.mu.Unlock()
+	}, nil
+}
+
+func (r *registry) all() []*session {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	out := make([]*session, 0, len(r.m))
+	for _, e := range r.m {
+		out = append(out, e)
+	}
+	return out
+}
+
+// stopAll marks the registry closing (new sends fail UNAVAILABLE) and stops
+// every run, waiting for each until ctx ends.
+func (r *registry) stopAll(ctx context.Context) {
+	r.mu.Lock()
+	r.closing = true
+	r.mu.Unlock()
+	var wg sync.WaitGroup
+	for _, e := range r.all() {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			_, _ = e.s.Stop(ctx)
+		}()
+	}
+	wg.Wait()
+}
+
+// closeAll closes every session and forgets it.
+func (r *registry) closeAll() {
+	r.mu.Lock()
+	r.closing = true
+	all := r.m
+	r.m = map[string]*session{}
+	r.mu.Unlock()
+	ctx, cancel := context.WithTimeout(context.Background(), afterStop)
+	defer cancel()
+	for _, e := range all {
+		_, _ = e.s.Close(ctx)
+	}
+}
+
+func (r *registry) shuttingDown() bool {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	return r.closing
+}
+
+// configKeys returns the secrets of a config: API keys and header values.
+func configKeys(c *agentv1.AgentConfig) []string {
+	var keys []string
+	add := func(s string) {
+		if s != "" {
+			keys = append(keys, s)
+		}
+	}
+	add(c.GetApiKey())
+	add(c.GetCompact().GetApiKey())
+	for _, v := range c.GetProvider().GetHeaders() {
+		add(v)
+	}
+	for _, v := range c.GetCompact().GetProvider().GetHeaders() {
+		add(v)
+	}
+	return keys
+}
+
+// withDefaultProfile names the server's default profile in a config that
+// names no profile and no base URL, so that such an agent uses the server's
+// model.
+func (s *Server) withDefaultProfile(c *agentv1.AgentConfig) *agentv1.AgentConfig {
+	if c.GetProfile() != "" || c.GetBaseUrl() != "" {
+		return c
+	}
+	if _, ok := s.cfg.Profile(""); !ok {
+		return c
+	}
+	if c == nil {
+		c = &agentv1.AgentConfig{}
+	} else {
+		c = proto.Clone(c).(*agentv1.AgentConfig)
+	}
+	name := s.cfg.DefaultProfile
+	c.Profile = &name
+	return c
+}
+
+// expandProfile fills in the profiles a config names (agent.Options.ExpandProfile).
+func (s *Server) expandProfile(c *agentv1.AgentConfig) (*agentv1.AgentConfig, error) {
+	var vs []agent.FieldViolation
+	out := c
+	if name := c.GetProfile(); name != "" {
+		p, ok := s.cfg.Profiles[name]
+		if !ok {
+			vs = append(vs, agent.FieldViolation{Field: "config.profile", Description: s.unknownProfile(name)})
+		} else {
+			out = agent.MergeConfig(p.AgentConfig(), c)
+		}
+	}
+	if name := c.GetCompact().GetProfile(); name != "" {
+		p, ok := s.cfg.Profiles[name]
+		if !ok {
+			vs = append(vs, agent.FieldViolation{Field: "config.compact.profile", Description: s.unknownProfile(name)})
+		} else {
+			out = proto.Clone(out).(*agentv1.AgentConfig)
+			out.Compact = mergeCompact(p, out.GetCompact())
+		}
+	}
+	if len(vs) > 0 {
+		return nil, &agent.ValidationError{Violations: vs}
+	}
+	return out, nil
+}
+
+func (s *Server) unknownProfile(name string) string {
+	return "no profile " + strings.TrimSpace(name) + " on this server (it has " + strings.Join(s.cfg.ProfileNames(), ", ") + ")"
+}
+
+// mergeCompact puts a profile under a compaction config's own fields.
+func mergeCompact(p *config.Profile, c *agentv1.CompactConfig) *agentv1.CompactConfig {
+	base := &agentv1.CompactConfig{}
+	pc := p.AgentConfig()
+	base.BaseUrl, base.ApiKey, base.Model, base.Protocol = pc.BaseUrl, pc.ApiKey, pc.Model, pc.Protocol
+	base.Provider = pc.GetProvider()
+	own := proto.Clone(c).(*agentv1.CompactConfig)
+	if own.BaseUrl != nil {
+		base.BaseUrl = own.BaseUrl
+	}
+	if own.ApiKey != nil {
+		base.ApiKey = own.ApiKey
+	}
+	if own.Model != nil {
+		base.Model = own.Model
+	}
+	if own.Protocol != agentv1.Protocol_PROTOCOL_UNSPECIFIED {
+		base.Protocol = own.Protocol
+	}
+	if own.Provider != nil {
+		base.Provider = own.Provider
+	}
+	return base
+}
+
+// selectTools resolves a tool selection against the catalog; field names
+// the selection in errors. Unset means every tool.
+func selectTools(c *catalog, sel *agentv1.ToolSelection, field string) (*tool.Set, error) {
+	if sel == nil || sel.GetAll() {
+		return c.tools, nil
+	}
+	for i, n := range sel.GetNames() {
+		if _, ok := c.tools.Lookup(n); !ok {
+			return nil, invalidField(field+".names["+strconv.Itoa(i)+"]", "no tool %q on this server (it has %s)", n, strings.Join(c.tools.Names(), ", "))
+		}
+	}
+	return c.tools.Select(sel.GetNames()...)
+}
+
+// selectSkills resolves a skill selection. Unset means none.
+func selectSkills(c *catalog, sel *agentv1.SkillSelection, field string) (*skill.Set, error) {
+	if sel == nil {
+		return nil, nil
+	}
+	if sel.GetAll() {
+		return c.skills, nil
+	}
+	for i, n := range sel.GetNames() {
+		if _, ok := c.skills.Get(n); !ok {
+			return nil, invalidField(field+".names["+strconv.Itoa(i)+"]", "no skill %q on this server (it has %s)", n, strings.Join(c.skills.Names(), ", "))
+		}
+	}
+	return c.skills.Select(sel.GetNames()...)
+}
+
+// refresh points the session's tools and skills at the current catalog
+// when it changed since they were chosen.
+func (e *session) refresh(c *catalog) error {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.applied == c {
+		return nil
+	}
+	tools, err := selectTools(c, e.tools, "agent.tools")
+	if err != nil {
+		return failure(codes.FailedPrecondition, "TOOL_GONE", "a tool this agent names is gone after a reload: %v", err)
+	}
+	skills, err := selectSkills(c, e.skills, "agent.skills")
+	if err != nil {
+		return failure(codes.FailedPrecondition, "SKILL_GONE", "a skill this agent names is gone after a reload: %v", err)
+	}
+	e.s.SetTools(tools)
+	e.s.SetSkills(skills)
+	e.applied = c
+	return nil
+}
+
+// CreateAgent creates a session.
+func (s *Server) CreateAgent(ctx context.Context, req *agentv1.CreateAgentRequest) (*agentv1.CreateAgentResponse, error) {
+	c, err := s.catalog()
+	if err != nil {
+		return nil, err
+	}
+	a := req.GetAgent()
+	tools, err := selectTools(c, a.GetTools(), "agent.tools")
+	if err != nil {
+		return nil, err
+	}
+	skills, err := selectSkills(c, a.GetSkills(), "agent.skills")
+	if err != nil {
+		return nil, err
+	}
+	id := req.GetAgentId()
+	if id == "" {
+		id = a.GetId()
+	}
+	if err := s.checkHistorySize(len(req.GetHistory()), "history"); err != nil {
+		return nil, err
+	}
+	sess, err := agent.New(agent.Options{
+		ID: id, Config: s.withDefaultProfile(a.GetConfig()), History: req.GetHistory(), Tools: tools, Skills: skills,
+		LLM: s.llm, Encoders: s.encoders, ExpandProfile: s.expandProfile, Logger: s.log.Named("agent"),
+	})
+	if err != nil {
+		return nil, fieldsUnder(err, "", map[string]string{"config": "agent.config"})
+	}
+	e := &session{s: sess, tools: a.GetTools(), skills: a.GetSkills(), applied: c, keys: configKeys(a.GetConfig())}
+
+	s.agents.mu.Lock()
+	switch {
+	case s.agents.closing:
+		s.agents.mu.Unlock()
+		return nil, failure(codes.Unavailable, ReasonShuttingDown, "the server is shutting down")
+	case s.agents.m[sess.ID()] != nil:
+		s.agents.mu.Unlock()
+		return nil, failure(codes.AlreadyExists, ReasonExists, "agent %q exists", sess.ID())
+	case s.cfg.Limits.MaxSessions > 0 && len(s.agents.m) >= s.cfg.Limits.MaxSessions:
+		s.agents.mu.Unlock()
+		return nil, failure(codes.ResourceExhausted, ReasonSessionLimit, "the server holds %d agents, its limit (-max-sessions); delete some first", len(s.agents.m))
+	}
+	s.agents.m[sess.ID()] = e
+	s.agents.mu.Unlock()
+	s.secrets.add(e.keys...)
+	return &agentv1.CreateAgentResponse{Agent: s.agentProto(e)}, nil
+}
+
+// agentProto is the public view of a session: no secret in it.
+func (s *Server) agentProto(e *session) *agentv1.Agent {
+	st := e.s.State()
+	e.mu.Lock()
+	tools, skills := e.tools, e.skills
+	e.mu.Unlock()
+	a := &agentv1.Agent{
+		Id: st.ID, Config: st.Config, State: agentv1.AgentState_AGENT_STATE_IDLE, RunId: st.RunID,
+		HistoryLength: int32(st.HistoryLength), Usage: st.Usage, HasApiKey: st.HasAPIKey,
+		Tools: tools, Skills: skills,
+		CreateTime: timestamppb.New(st.Created), UpdateTime: timestamppb.New(st.Updated),
+	}
+	if st.Running {
+		a.State = agentv1.AgentState_AGENT_STATE_RUNNING
+	}
+	return a
+}
+
+// GetAgent returns one session.
+func (s *Server) GetAgent(ctx context.Context, req *agentv1.GetAgentRequest) (*agentv1.GetAgentResponse, error) {
+	e, err := s.agents.get(req.GetAgentId())
+	if err != nil {
+		return nil, err
+	}
+	return &agentv1.GetAgentResponse{Agent: s.agentProto(e)}, nil
+}
+
+// ListAgents pages through sessions ordered by id.
+func (s *Server) ListAgents(ctx context.Context, req *agentv1.ListAgentsRequest) (*agentv1.ListAgentsResponse, error) {
+	size := int(req.GetPageSize())
+	switch {
+	case size < 0:
+		return nil, invalidField("page_size", "must not be negative")
+	case size == 0:
+		size = defaultPageSize
+	case size > maxPageSize:
+		size = maxPageSize
+	}
+	after := ""
+	if tok := req.GetPageToken(); tok != "" {
+		b, err := base64.RawURLEncoding.DecodeString(tok)
+		if err != nil {
+			return nil, invalidField("page_token", "not a token this server gave")
+		}
+		after = string(b)
+	}
+	all := s.agents.all()
+	sort.Slice(all, func(i, j int) bool { return all[i].s.ID() < all[j].s.ID() })
+	i := sort.Search(len(all), func(i int) bool { return all[i].s.ID() > after })
+	resp := &agentv1.ListAgentsResponse{}
+	for ; i < len(all) && len(resp.Agents) < size; i++ {
+		resp.Agents = append(resp.Agents, s.agentProto(all[i]))
+	}
+	if i < len(all) && len(resp.Agents) > 0 {
+		resp.NextPageToken = base64.RawURLEncoding.EncodeToString([]byte(resp.Agents[len(resp.Agents)-1].GetId()))
+	}
+	return resp, nil
+}
+
+// DeleteAgent stops any run, kills its tool processes and forgets the session.
+func (s *Server) DeleteAgent(ctx context.Context, req *agentv1.DeleteAgentRequest) (*agentv1.DeleteAgentResponse, error) {
+	e, err := s.agents.get(req.GetAgentId())
+	if err != nil {
+		return nil, err
+	}
+	s.agents.mu.Lock()
+	if s.agents.m[req.GetAgentId()] == e {
+		delete(s.agents.m, req.GetAgentId())
+	}
+	s.agents.mu.Unlock()
+	stopped, err := e.s.Close(ctx)
+	s.secrets.remove(e.keys...)
+	if err != nil {
+		return nil, err
+	}
+	return &agentv1.DeleteAgentResponse{StoppedRun: stopped}, nil
+}
+
+// checkHistorySize enforces the history limit on a history of n messages.
+func (s *Server) checkHistorySize(n int, field string) error {
+	if max := s.cfg.Limits.MaxHistory; max > 0 && n > max {
+		return failure(codes.ResourceExhausted, ReasonHistoryLimit,
+			"%s holds %d messages, more than the server's limit of %d (-max-history)", field, n, max)
+	}
+	return nil
+}

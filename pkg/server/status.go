@@ -13,6 +13,7 @@ import (
 	"google.golang.org/protobuf/protoadapt"
 	"google.golang.org/protobuf/types/known/durationpb"
 
+	"github.com/agentcore/agentcore/pkg/agent"
 	"github.com/agentcore/agentcore/pkg/history"
 	"github.com/agentcore/agentcore/pkg/llm"
 	"github.com/agentcore/agentcore/pkg/tool"
@@ -110,6 +111,14 @@ func modelStatus(e *llm.Error) *status.Status {
 	if e.Code != "" {
 		md["code"] = e.Code
 	}
+	switch {
+	case errors.Is(e, agent.ErrReplaced):
+		md["cause"] = "replaced"
+	case errors.Is(e, agent.ErrStopped):
+		md["cause"] = "stopped"
+	case errors.Is(e, agent.ErrClosed):
+		md["cause"] = "closed"
+	}
 	st := status.New(code, "model error: "+e.Error())
 	details := []protoMessage{&errdetails.ErrorInfo{Domain: Domain, Reason: strings.ToUpper(string(e.Kind)), Metadata: md}}
 	if e.RetryAfter > 0 {
@@ -135,7 +144,14 @@ func toStatus(err error) error {
 		ce *llm.ConfigError
 		he *history.ValidationError
 	)
+	var ve *agent.ValidationError
 	switch {
+	case errors.As(err, &ve):
+		return fieldsUnder(err, "", nil)
+	case errors.Is(err, agent.ErrBusy):
+		return failure(codes.FailedPrecondition, ReasonRunning, "the agent is running; stop it first or wait")
+	case errors.Is(err, agent.ErrNothingToCompact):
+		return failure(codes.FailedPrecondition, "NOTHING_TO_COMPACT", "%v", err)
 	case errors.As(err, &ce):
 		vs := make([]Violation, 0, len(ce.Violations))
 		for _, v := range ce.Violations {
@@ -161,6 +177,48 @@ func historyInvalid(prefix string, he *history.ValidationError) error {
 	vs := make([]Violation, 0, len(he.Violations))
 	for _, v := range he.Violations {
 		vs = append(vs, Violation{Field: v.Path(prefix), Description: v.Description})
+	}
+	return invalid(vs...)
+}
+
+// fieldsUnder maps an engine error to a status whose BadRequest field paths
+// are those of the request: a path whose first segment is in renames gets
+// the new name, others get prefix (when not empty). Other errors map as
+// toStatus does.
+func fieldsUnder(err error, prefix string, renames map[string]string) error {
+	var (
+		ve *agent.ValidationError
+		ce *llm.ConfigError
+		he *history.ValidationError
+		vs []Violation
+	)
+	switch {
+	case errors.As(err, &ve):
+		for _, v := range ve.Violations {
+			vs = append(vs, Violation{Field: v.Field, Description: v.Description})
+		}
+	case errors.As(err, &ce):
+		for _, v := range ce.Violations {
+			vs = append(vs, Violation{Field: v.Field, Description: v.Description})
+		}
+	case errors.As(err, &he):
+		for _, v := range he.Violations {
+			vs = append(vs, Violation{Field: v.Path("history"), Description: v.Description})
+		}
+	default:
+		return toStatus(err)
+	}
+	for i, v := range vs {
+		head, rest := v.Field, ""
+		if j := strings.IndexAny(head, ".["); j >= 0 {
+			head, rest = head[:j], head[j:]
+		}
+		switch to, ok := renames[head]; {
+		case ok:
+			vs[i].Field = to + rest
+		case prefix != "":
+			vs[i].Field = prefix + "." + v.Field
+		}
 	}
 	return invalid(vs...)
 }

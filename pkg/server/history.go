@@ -1,0 +1,178 @@
+package server
+
+import (
+	"context"
+	"strconv"
+	"strings"
+
+	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/reflect/protoreflect"
+
+	"github.com/agentcore/agentcore/pkg/agent"
+	"github.com/agentcore/agentcore/pkg/history"
+	agentv1 "github.com/agentcore/agentcore/proto/agentcore/v1"
+)
+
+// UpdateAgent changes a session's config, tools or skills.
+func (s *Server) UpdateAgent(ctx context.Context, req *agentv1.UpdateAgentRequest) (*agentv1.UpdateAgentResponse, error) {
+	a := req.GetAgent()
+	if a == nil {
+		return nil, invalidField("agent", "required, with agent.id naming the agent")
+	}
+	e, err := s.agents.get(a.GetId())
+	if err != nil {
+		return nil, fieldsUnder(err, "", map[string]string{"agent_id": "agent.id"})
+	}
+	c, err := s.catalog()
+	if err != nil {
+		return nil, err
+	}
+	cur := e.s.Config()
+	next := cur
+	setTools, setSkills := a.GetTools() != nil, a.GetSkills() != nil
+	paths := req.GetUpdateMask().GetPaths()
+	if len(paths) == 0 {
+		next = agent.MergeConfig(cur, a.GetConfig())
+	} else {
+		next = proto.Clone(cur).(*agentv1.AgentConfig)
+		setTools, setSkills = false, false
+		for i, p := range paths {
+			switch {
+			case p == "tools":
+				setTools = true
+			case p == "skills":
+				setSkills = true
+			case p == "config":
+				next = proto.Clone(a.GetConfig()).(*agentv1.AgentConfig)
+				if a.GetConfig() == nil {
+					next = &agentv1.AgentConfig{}
+				}
+			case strings.HasPrefix(p, "config."):
+				if err := copyPath(next.ProtoReflect(), a.GetConfig().ProtoReflect(), strings.Split(strings.TrimPrefix(p, "config."), ".")); err != "" {
+					return nil, invalidField("update_mask.paths["+strconv.Itoa(i)+"]", "%s", err)
+				}
+			default:
+				return nil, invalidField("update_mask.paths["+strconv.Itoa(i)+"]", "unknown path %q: want config, config.<field>, tools or skills", p)
+			}
+		}
+	}
+	next = s.withDefaultProfile(next)
+	// Check the selections before anything changes.
+	if setTools {
+		if _, err := selectTools(c, a.GetTools(), "agent.tools"); err != nil {
+			return nil, err
+		}
+	}
+	if setSkills {
+		if _, err := selectSkills(c, a.GetSkills(), "agent.skills"); err != nil {
+			return nil, err
+		}
+	}
+	if err := e.s.SetConfig(next); err != nil {
+		return nil, fieldsUnder(err, "", map[string]string{"config": "agent.config"})
+	}
+	keys := configKeys(next)
+	e.mu.Lock()
+	old := e.keys
+	e.keys = keys
+	if setTools {
+		e.tools = a.GetTools()
+	}
+	if setSkills {
+		e.skills = a.GetSkills()
+	}
+	e.applied = nil // the next send resolves tools and skills again
+	e.mu.Unlock()
+	s.secrets.add(keys...)
+	s.secrets.remove(old...)
+	if err := e.refresh(c); err != nil {
+		return nil, err
+	}
+	return &agentv1.UpdateAgentResponse{Agent: s.agentProto(e)}, nil
+}
+
+// copyPath copies the field at path from src to dst (clearing it when unset
+// in src); it returns what is wrong with the path, or "".
+func copyPath(dst, src protoreflect.Message, path []string) string {
+	fd := dst.Descriptor().Fields().ByName(protoreflect.Name(path[0]))
+	if fd == nil {
+		return "config has no field " + strconv.Quote(path[0])
+	}
+	if len(path) == 1 {
+		if src.IsValid() && src.Has(fd) {
+			dst.Set(fd, src.Get(fd))
+		} else {
+			dst.Clear(fd)
+		}
+		return ""
+	}
+	if fd.Kind() != protoreflect.MessageKind || fd.IsList() || fd.IsMap() {
+		return strconv.Quote(path[0]) + " has no sub-fields"
+	}
+	var sub protoreflect.Message
+	if src.IsValid() && src.Has(fd) {
+		sub = src.Get(fd).Message()
+	} else {
+		sub = dst.Get(fd).Message().Type().Zero()
+	}
+	return copyPath(dst.Mutable(fd).Message(), sub, path[1:])
+}
+
+// GetHistory reads a session's history, optionally grouped into turns and rendered.
+func (s *Server) GetHistory(ctx context.Context, req *agentv1.GetHistoryRequest) (*agentv1.GetHistoryResponse, error) {
+	e, err := s.agents.get(req.GetAgentId())
+	if err != nil {
+		return nil, err
+	}
+	h := e.s.History()
+	resp := &agentv1.GetHistoryResponse{Messages: h}
+	if req.GetIncludeTurns() {
+		for _, t := range history.Turns(h) {
+			idx := make([]int32, len(t.Indexes))
+			for i, x := range t.Indexes {
+				idx[i] = int32(x)
+			}
+			resp.Turns = append(resp.Turns, &agentv1.Turn{MessageIndexes: idx})
+		}
+	}
+	if req.GetIncludeRendered() {
+		resp.Rendered = history.Render(h)
+	}
+	return resp, nil
+}
+
+// SetHistory replaces a session's history; FAILED_PRECONDITION while it runs.
+func (s *Server) SetHistory(ctx context.Context, req *agentv1.SetHistoryRequest) (*agentv1.SetHistoryResponse, error) {
+	e, err := s.agents.get(req.GetAgentId())
+	if err != nil {
+		return nil, err
+	}
+	if err := s.checkHistorySize(len(req.GetMessages()), "messages"); err != nil {
+		return nil, err
+	}
+	if err := e.s.SetHistory(req.GetMessages()); err != nil {
+		return nil, fieldsUnder(err, "", map[string]string{"history": "messages"})
+	}
+	return &agentv1.SetHistoryResponse{HistoryLength: int32(len(req.GetMessages()))}, nil
+}
+
+// PreviewContext shows what the next model request would hold.
+func (s *Server) PreviewContext(ctx context.Context, req *agentv1.PreviewContextRequest) (*agentv1.PreviewContextResponse, error) {
+	e, err := s.agents.get(req.GetAgentId())
+	if err != nil {
+		return nil, err
+	}
+	if c, err := s.catalog(); err == nil {
+		if err := e.refresh(c); err != nil {
+			return nil, err
+		}
+	}
+	p, err := e.s.Preview(req.GetInput())
+	if err != nil {
+		return nil, fieldsUnder(err, "", map[string]string{"config": "agent.config"})
+	}
+	return &agentv1.PreviewContextResponse{
+		System: p.System, Messages: p.Messages, Tokens: int64(p.Tokens), MaxTokens: int64(p.MaxTokens),
+		WouldCompact: p.WouldCompact, HistoryTokens: int64(p.HistoryTokens),
+	}, nil
+}
