@@ -65,7 +65,7 @@ func runMain(m *testing.M) int {
 	suite.router = newRouter()
 	suite.model.Handle(suite.router.handle)
 
-	suite.server, err = startServer(nil)
+	suite.server, err = startServer(suite.plugins, nil)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "start agent-server:", err)
 		suite.model.Close()
@@ -84,7 +84,11 @@ func runMain(m *testing.M) int {
 		code = 1
 	}
 	if strings.Contains(suite.server.logs(), testKey) {
-		fmt.Fprintln(os.Stderr, "the API key appeared in the server's logs")
+		for _, line := range strings.Split(suite.server.logs(), "\n") {
+			if strings.Contains(line, testKey) {
+				fmt.Fprintln(os.Stderr, "the API key appeared in the server's logs:", line)
+			}
+		}
 		code = 1
 	}
 	suite.model.Close()
@@ -133,11 +137,11 @@ type serverProc struct {
 	err    error
 }
 
-// startServer starts agent-server on a free port with the plugins and the
-// fake model as its default profile; extra adds flags.
-func startServer(extra []string, env ...string) (*serverProc, error) {
+// startServer starts agent-server on a free port with the plugins in
+// toolDir and the fake model as its default profile; extra adds flags.
+func startServer(toolDir string, extra []string, env ...string) (*serverProc, error) {
 	args := append([]string{"-listen", "127.0.0.1:0", "-log-format", "json", "-log-level", "debug",
-		"-tool-dir", suite.plugins, "-shutdown-grace", "2s"}, extra...)
+		"-tool-dir", toolDir, "-shutdown-grace", "2s"}, extra...)
 	cmd := exec.Command(suite.bin, args...)
 	cmd.Env = append(os.Environ(),
 		"AGENTCORE_MODEL_BASE_URL="+suite.model.URL,

@@ -34,11 +34,14 @@ func run() int {
 		fmt.Fprintln(os.Stderr, "agent-server:", err)
 		return 2
 	}
-	log := cfg.Logger("agent-server", os.Stderr)
+	// Plugins inherit the environment: keep the keys out of it.
+	for _, name := range cfg.SecretEnv() {
+		os.Unsetenv(name)
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
 	defer stop()
-	if err := server.Run(ctx, cfg, log, kinds(), nil); err != nil {
-		log.Error("agent-server failed", "error", err)
+	if err := server.Run(ctx, cfg, os.Stderr, kinds(), nil); err != nil {
+		fmt.Fprintln(os.Stderr, "agent-server:", err)
 		return 1
 	}
 	return 0

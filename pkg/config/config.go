@@ -176,6 +176,22 @@ func (c *Config) Secrets() []string {
 	return s
 }
 
+// SecretEnv returns the names of the environment variables that held
+// secrets (profile keys, the bearer token), so that the server can remove
+// them before it starts plugins, which inherit its environment.
+func (c *Config) SecretEnv() []string {
+	var names []string
+	if c.authTokenEnv != "" && c.authTokenFile == "" {
+		names = append(names, c.authTokenEnv)
+	}
+	for _, p := range c.Profiles {
+		if p.APIKeyEnv != "" {
+			names = append(names, p.APIKeyEnv)
+		}
+	}
+	return names
+}
+
 // UnixSocket returns the socket path when Listen is unix:PATH.
 func (c *Config) UnixSocket() (string, bool) {
 	return unixPath(c.Listen)

@@ -5,6 +5,7 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"fmt"
+	"io"
 	"net"
 	"os"
 	"syscall"
@@ -32,16 +33,15 @@ const afterStop = 5 * time.Second
 // those still running, kills every plugin process and returns nil.
 // The health service reports NOT_SERVING until the tools are loaded (and
 // again during shutdown); a tool directory that fails to scan ends Run with
-// its error. onListen, if set, gets the address once the server listens.
-func Run(ctx context.Context, cfg *config.Config, log hclog.Logger, kinds []tool.Kind, onListen func(net.Addr)) error {
-	if log == nil {
-		log = hclog.NewNullLogger()
-	}
-	srv, err := New(Options{Config: cfg, Logger: log, Kinds: kinds})
+// its error. Logs go to logOut (nil: nowhere) with secrets redacted.
+// onListen, if set, gets the address once the server listens.
+func Run(ctx context.Context, cfg *config.Config, logOut io.Writer, kinds []tool.Kind, onListen func(net.Addr)) error {
+	srv, err := New(Options{Config: cfg, LogOutput: logOut, Kinds: kinds})
 	if err != nil {
 		return err
 	}
 	defer srv.Close()
+	log := srv.Logger()
 
 	opts, err := grpcOptions(cfg)
 	if err != nil {

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"io"
 	"strings"
 	"sync"
 
@@ -96,4 +97,24 @@ func (s *secrets) redactStatus(err error) error {
 		return err
 	}
 	return status.FromProto(p).Err()
+}
+
+// writer returns a writer that redacts secrets from each write to w (hclog
+// writes one whole entry per call).
+func (s *secrets) writer(w io.Writer) io.Writer { return redactingWriter{s: s, w: w} }
+
+type redactingWriter struct {
+	s *secrets
+	w io.Writer
+}
+
+func (r redactingWriter) Write(p []byte) (int, error) {
+	clean := r.s.redact(string(p))
+	if len(clean) == len(p) && clean == string(p) {
+		return r.w.Write(p)
+	}
+	if _, err := io.WriteString(r.w, clean); err != nil {
+		return 0, err
+	}
+	return len(p), nil
 }

@@ -14,6 +14,7 @@ package server
 import (
 	"context"
 	"errors"
+	"io"
 	"sync"
 
 	"github.com/hashicorp/go-hclog"
@@ -30,8 +31,9 @@ import (
 type Options struct {
 	// Config is the server configuration (tool dirs, profiles, limits). Required.
 	Config *config.Config
-	// Logger receives the server's logs. Default: none.
-	Logger hclog.Logger
+	// LogOutput receives the server's logs, in the configured format and
+	// level, with every known secret replaced. Default: none.
+	LogOutput io.Writer
 	// Kinds are extra kinds of tool files the scan recognises (e.g. MCP definitions).
 	Kinds []tool.Kind
 }
@@ -59,14 +61,15 @@ func New(opts Options) (*Server, error) {
 	if opts.Config == nil {
 		return nil, errors.New("server: Options.Config is required")
 	}
-	log := opts.Logger
-	if log == nil {
-		log = hclog.NewNullLogger()
+	sec := newSecrets(opts.Config.Secrets()...)
+	log := hclog.NewNullLogger()
+	if opts.LogOutput != nil {
+		log = opts.Config.Logger("agent-server", sec.writer(opts.LogOutput))
 	}
 	s := &Server{
 		cfg:     opts.Config,
 		log:     log,
-		secrets: newSecrets(opts.Config.Secrets()...),
+		secrets: sec,
 		host: tool.NewHost(tool.Config{
 			Logger:  log.Named("tool"),
 			MaxIdle: opts.Config.MaxIdlePlugins,
@@ -91,6 +94,9 @@ func (s *Server) Interceptors() []grpc.ServerOption {
 func (s *Server) StopRuns(ctx context.Context) {
 	s.agents.stopAll(ctx)
 }
+
+// Logger returns the server's logger (secrets redacted).
+func (s *Server) Logger() hclog.Logger { return s.log }
 
 // Close stops every run, forgets every session and kills every plugin
 // process. It is idempotent.

@@ -1,0 +1,253 @@
+package tests
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"google.golang.org/grpc/codes"
+	"google.golang.org/protobuf/proto"
+
+	"github.com/agentcore/agentcore/pkg/llm/fakemodel"
+	agentv1 "github.com/agentcore/agentcore/proto/agentcore/v1"
+	"github.com/agentcore/agentcore/sdk/client"
+)
+
+// privatePlugins copies the named plugins into a folder of the test's own,
+// so that every process started from there belongs to this test.
+func privatePlugins(t *testing.T, names ...string) string {
+	t.Helper()
+	dir := t.TempDir()
+	for _, n := range names {
+		b, err := os.ReadFile(filepath.Join(suite.plugins, n))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, n), b, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dir
+}
+
+// processesUnder returns the pids of live processes whose executable is in dir.
+func processesUnder(dir string) []int {
+	var pids []int
+	entries, _ := os.ReadDir("/proc")
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		exe, err := os.Readlink(filepath.Join("/proc", e.Name(), "exe"))
+		if err == nil && strings.HasPrefix(exe, dir+"/") && alive(pid) {
+			pids = append(pids, pid)
+		}
+	}
+	return pids
+}
+
+// ownServer starts an agent-server of the test's own over plugin folder dir.
+func ownServer(t *testing.T, dir string, extra ...string) (*serverProc, *client.Client) {
+	t.Helper()
+	p, err := startServer(dir, extra)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if p.cmd.ProcessState == nil {
+			p.kill()
+		}
+	})
+	c, err := client.Dial(p.addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	return p, c
+}
+
+// shellForever makes every model turn call shell with a command that starts
+// a grandchild sleep, prints its pid and blocks.
+func shellForever(int, *fakemodel.Request) fakemodel.Turn {
+	return fakemodel.Turn{ToolCalls: []fakemodel.ToolCall{{ID: "call_sh", Name: "shell",
+		Arguments: `{"command":"sleep 300 & echo child=$!; sleep 300"}`}}}
+}
+
+var childPID = regexp.MustCompile(`child=(\d+)`)
+
+// startBlockedRun sends a task whose shell tool blocks; it returns the
+// grandchild's pid and the channel the send's error arrives on.
+func startBlockedRun(t *testing.T, c *client.Client) (int, <-chan error) {
+	t.Helper()
+	a, err := c.CreateAgent(ctxT(t, 10*time.Second), client.AgentOptions{
+		Config: &agentv1.AgentConfig{System: proto.String(suite.router.add(t, shellForever))},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pidCh := make(chan int, 1)
+	errCh := make(chan error, 1)
+	go func() {
+		_, err := a.Send(context.Background(), "block", client.Callbacks{
+			OnToolOutput: func(o *agentv1.ToolOutputEvent) {
+				if m := childPID.FindStringSubmatch(o.GetData()); m != nil {
+					pid, _ := strconv.Atoi(m[1])
+					pidCh <- pid
+				}
+			},
+		})
+		errCh <- err
+	}()
+	select {
+	case pid := <-pidCh:
+		return pid, errCh
+	case err := <-errCh:
+		t.Fatalf("the send ended early: %v", err)
+	case <-time.After(20 * time.Second):
+		t.Fatal("the shell tool never printed its child's pid")
+	}
+	return 0, nil
+}
+
+func waitGone(t *testing.T, what string, pids ...int) {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for _, pid := range pids {
+		for alive(pid) {
+			if time.Now().After(deadline) {
+				t.Fatalf("%s %d still alive", what, pid)
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+	}
+}
+
+func TestSIGTERMWithARunInFlight(t *testing.T) {
+	t.Parallel()
+	dir := privatePlugins(t, "shell", "hello")
+	p, c := ownServer(t, dir, "-shutdown-grace", "1s")
+	grandchild, blocked := startBlockedRun(t, c)
+
+	// A short run started now may finish within the grace period.
+	quick, err := c.CreateAgent(ctxT(t, 10*time.Second), client.AgentOptions{Config: &agentv1.AgentConfig{
+		System: proto.String(suite.router.add(t, func(int, *fakemodel.Request) fakemodel.Turn {
+			return fakemodel.Turn{Text: "finished in time", Delay: 300 * time.Millisecond}
+		})),
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	quickRes := make(chan error, 1)
+	go func() {
+		res, err := quick.Send(context.Background(), "be quick", client.Callbacks{})
+		if err == nil && res.Text != "finished in time" {
+			err = fmt.Errorf("result %+v", res)
+		}
+		quickRes <- err
+	}()
+	time.Sleep(50 * time.Millisecond)
+	if err := p.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-quickRes; err != nil {
+		t.Errorf("a run that fits in the grace period failed: %v", err)
+	}
+	err = <-blocked
+	var ce *client.Error
+	if !asClientError(err, &ce) || ce.Code != codes.Unavailable || ce.Reason != "SHUTTING_DOWN" {
+		t.Errorf("the blocked run ended with %v, want UNAVAILABLE SHUTTING_DOWN", err)
+	}
+	select {
+	case <-p.exited:
+	case <-time.After(20 * time.Second):
+		t.Fatal("agent-server still running 20s after SIGTERM")
+	}
+	if p.err != nil {
+		t.Errorf("agent-server exit: %v, want 0\n%s", p.err, p.logs())
+	}
+	waitGone(t, "grandchild", grandchild)
+	if left := processesUnder(dir); len(left) > 0 {
+		t.Errorf("plugin processes left after shutdown: %v", left)
+	}
+}
+
+func TestSIGKILLLeavesNoPluginProcess(t *testing.T) {
+	t.Parallel()
+	dir := privatePlugins(t, "shell", "hello", "math")
+	p, c := ownServer(t, dir)
+	grandchild, blocked := startBlockedRun(t, c)
+	plugins := processesUnder(dir)
+	if len(plugins) < 3 { // the busy shell, and the idle hello and math kept warm by the scan
+		t.Fatalf("want at least 3 plugin processes before the kill, have %v", plugins)
+	}
+	p.kill()
+	<-blocked
+	waitGone(t, "plugin process", plugins...)
+	waitGone(t, "grandchild", grandchild)
+	if left := processesUnder(dir); len(left) > 0 {
+		t.Errorf("plugin processes left after SIGKILL: %v", left)
+	}
+}
+
+func TestConcurrentSessions(t *testing.T) {
+	t.Parallel()
+	const sessions = 200
+	system := suite.router.add(t, func(step int, req *fakemodel.Request) fakemodel.Turn {
+		if step == 0 {
+			return fakemodel.Turn{ToolCalls: []fakemodel.ToolCall{{ID: "call_add", Name: "add", Arguments: `{"a":20,"b":22}`}}}
+		}
+		return fakemodel.Turn{Text: "the sum is " + strings.Join(lastToolResults(req), "")}
+	})
+	ctx := ctxT(t, 2*time.Minute)
+	var wg sync.WaitGroup
+	errs := make(chan error, sessions)
+	for i := range sessions {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			a, err := suite.client.CreateAgent(ctx, client.AgentOptions{
+				Config: &agentv1.AgentConfig{System: proto.String(system)}, Tools: []string{"add"},
+			})
+			if err != nil {
+				errs <- err
+				return
+			}
+			defer a.Delete(context.Background())
+			res, err := a.Send(ctx, fmt.Sprintf("task %d", i), client.Callbacks{})
+			switch {
+			case err != nil:
+				errs <- err
+			case res.Steps != 2 || res.Text != "the sum is 42":
+				errs <- fmt.Errorf("session %d: %+v", i, res)
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	n := 0
+	for err := range errs {
+		if n++; n <= 5 {
+			t.Error(err)
+		}
+	}
+	if n > 0 {
+		t.Fatalf("%d of %d sessions failed", n, sessions)
+	}
+}
+
+func asClientError(err error, ce **client.Error) bool {
+	e, ok := err.(*client.Error)
+	if ok {
+		*ce = e
+	}
+	return ok
+}
