@@ -15,7 +15,7 @@ func cacheFor(cfg *Config) provider.Cache {
 	if !cfg.Cache.Enabled {
 		return provider.Cache{}
 	}
-	out := provider.Cache{Enabled: true, Key: cfg.Cache.Key, Retention: cfg.Cache.Retention, Body: cfg.Cache.Body}
+	out := provider.Cache{Enabled: true, Key: cfg.Cache.Key, Retention: cfg.Cache.Retention}
 	if out.Key == "" {
 		out.Key = DefaultCacheKey(cfg.BaseURL, cfg.Model, cfg.System)
 	}
@@ -31,4 +31,22 @@ func DefaultCacheKey(baseURL, model, system string) string {
 		h.Write([]byte{0})
 	}
 	return "agentcore-" + hex.EncodeToString(h.Sum(nil)[:16])
+}
+
+// requestBody is the extra request body of one request: cache.body when
+// caching is on, then provider.body over it. pkg/llm merges the two itself
+// (and sends Cache.Body empty) so that cache.body reaches every protocol, as
+// in the reference, and provider.body wins over it and over the cache key.
+func requestBody(cfg *Config) map[string]any {
+	if !cfg.Cache.Enabled || len(cfg.Cache.Body) == 0 {
+		return cfg.Provider.Body
+	}
+	out := make(map[string]any, len(cfg.Cache.Body)+len(cfg.Provider.Body))
+	for k, v := range cfg.Cache.Body {
+		out[k] = v
+	}
+	for k, v := range cfg.Provider.Body {
+		out[k] = v
+	}
+	return out
 }

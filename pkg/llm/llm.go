@@ -128,8 +128,8 @@ type Result struct {
 	ToolCalls []*agentv1.ToolCallPart
 	// InvalidToolCalls are the calls to answer with their Feedback.
 	InvalidToolCalls []InvalidToolCall
-	// Usage counts the tokens of this response (all attempts but the last
-	// are not counted: failed attempts report no usage).
+	// Usage counts the tokens of this response (failed attempts report no
+	// usage, so only the attempt that succeeded is counted).
 	Usage *agentv1.Usage
 	// FinishReason is stop, length, tool_calls, content_filter, error or other.
 	FinishReason string

@@ -8,6 +8,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -244,4 +245,37 @@ func RunErr(ctx context.Context, m model.BaseChatModel, stream bool, input []*sc
 	}
 	_, err := m.Generate(ctx, input)
 	return err
+}
+
+// Decode encodes v as a request body is sent and decodes it back as generic
+// JSON, for assertions.
+func Decode(t testing.TB, v any) map[string]any {
+	t.Helper()
+	data, err := provider.MarshalBody(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out map[string]any
+	if err := json.Unmarshal(data, &out); err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// JSON parses a JSON literal of a test; it panics when s is not JSON.
+func JSON(s string) any {
+	var v any
+	if err := json.Unmarshal([]byte(s), &v); err != nil {
+		panic(fmt.Sprintf("adaptertest.JSON(%q): %v", s, err))
+	}
+	return v
+}
+
+// EqualJSON checks that got (decoded JSON) equals the JSON literal want.
+func EqualJSON(t testing.TB, what string, got any, want string) {
+	t.Helper()
+	if !reflect.DeepEqual(got, JSON(want)) {
+		b, _ := json.Marshal(got)
+		t.Errorf("%s = %s\nwant %s", what, b, want)
+	}
 }

@@ -41,10 +41,12 @@
 //     (so both {"thinking":{"type":"enabled","budgetTokens":2048}} and the
 //     wire spelling work). Two keys are special: "effort" goes to
 //     output_config.effort, and "disableParallelToolUse" to
-//     tool_choice.disable_parallel_tool_use. When thinking has a budget,
-//     max_tokens becomes the budget plus the visible output limit, and
+//     tool_choice.disable_parallel_tool_use. AI SDK options that are not
+//     request fields (sendReasoning, structuredOutputMode, toolStreaming,
+//     cacheControl) are dropped. With thinking on ("enabled" or "adaptive"),
 //     temperature, top_p and top_k are left out, since the API rejects them
-//     with extended thinking.
+//     with extended thinking; with a budget, max_tokens becomes the budget
+//     plus the visible output limit.
 //   - Caching: when Cache.Enabled, a cache_control {"type":"ephemeral"}
 //     breakpoint goes on the last system block and on the last cacheable block
 //     of the last message (never a thinking block). Cache.Retention becomes its
@@ -87,7 +89,13 @@
 //     content_filter; pause_turn and others → other. The raw reason is in
 //     Extra[provider.ExtraRawFinishReason].
 //   - Errors: HTTP statuses through provider.FromStatus; an "error" event in
-//     the stream (overloaded_error, rate_limit_error…) through
-//     provider.FromStreamError by its type; a 2xx body of the wrong shape, or a
-//     stream that ends before message_stop, is provider.KindUnknown.
+//     the stream (overloaded_error, rate_limit_error…), or a 2xx body that is
+//     an error object, through provider.FromStreamError by its type; a 2xx
+//     body of the wrong shape, or a stream that ends (cleanly or cut) before
+//     message_stop, is provider.KindUnknown. A whole body that cannot be read
+//     to its end is a transport error (provider.FromTransport). A streaming
+//     request answered with a JSON body is read as that body.
+//
+// A Stream's reader must be closed or read to its end: that ends the
+// goroutine reading the body.
 package anthropic

@@ -81,8 +81,10 @@ func buildRequest(cfg provider.Config, call provider.Call, input []*schema.Messa
 	vendor := provider.SnakeKeys(cfg.VendorOptions)
 	effort, hasEffort := vendor["effort"]
 	noParallel, hasNoParallel := vendor["disable_parallel_tool_use"]
-	delete(vendor, "effort")
-	delete(vendor, "disable_parallel_tool_use")
+	// AI SDK options that are not request fields.
+	for _, k := range []string{"effort", "disable_parallel_tool_use", "send_reasoning", "structured_output_mode", "tool_streaming", "cache_control"} {
+		delete(vendor, k)
+	}
 
 	body := map[string]any{"model": cfg.Model, "messages": msgs}
 	if stream {
@@ -96,13 +98,13 @@ func buildRequest(cfg provider.Config, call provider.Call, input []*schema.Messa
 	}
 
 	p := call.Params
-	budget := thinkingBudget(vendor["thinking"])
+	thinkingOn, budget := thinking(vendor["thinking"])
 	maxTokens := DefaultMaxTokens
 	if p.MaxOutputTokens != nil {
 		maxTokens = *p.MaxOutputTokens
 	}
 	body["max_tokens"] = maxTokens + budget
-	if budget == 0 {
+	if !thinkingOn {
 		setIf(body, "temperature", p.Temperature)
 		setIf(body, "top_p", p.TopP)
 		setIf(body, "top_k", p.TopK)
@@ -176,25 +178,22 @@ func toolChoice(c string) map[string]any {
 	}
 }
 
-// thinkingBudget returns thinking.budget_tokens from the vendor options, 0 if
-// thinking is not enabled with a budget.
-func thinkingBudget(v any) int {
+// thinking reads the thinking vendor option: whether extended thinking is
+// on (enabled or adaptive) and its budget_tokens (0 when none).
+func thinking(v any) (on bool, budget int) {
 	m, ok := v.(map[string]any)
-	if !ok || m["type"] != "enabled" {
-		return 0
+	if !ok || (m["type"] != "enabled" && m["type"] != "adaptive") {
+		return false, 0
 	}
 	switch n := m["budget_tokens"].(type) {
 	case float64:
-		return int(n)
+		budget = int(n)
 	case int:
-		return n
+		budget = n
 	case int64:
-		return int(n)
-	case json.Number:
-		i, _ := n.Int64()
-		return int(i)
+		budget = int(n)
 	}
-	return 0
+	return true, budget
 }
 
 // closeObjects returns a copy of a JSON Schema in which every object schema

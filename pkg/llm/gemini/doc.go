@@ -48,8 +48,9 @@
 //   - Vendor options (Config.VendorOptions, the "google" block):
 //     safetySettings, cachedContent, labels and toolConfig go to the request
 //     top level, retrievalConfig into toolConfig, generationConfig is merged
-//     into generationConfig, and every other key (thinkingConfig,
-//     responseModalities, mediaResolution…) goes into generationConfig.
+//     into generationConfig, structuredOutputs (an AI SDK switch) is dropped,
+//     and every other key (thinkingConfig, responseModalities,
+//     mediaResolution…) goes into generationConfig.
 //   - Caching: Gemini caches implicitly; nothing is sent whether caching is
 //     on or off (Cache.Body is not sent either: there is no field for it).
 //   - Config.Body is merged last into the request's top level.
@@ -79,6 +80,12 @@
 //   - Errors: HTTP statuses through provider.FromStatus (a 429's RetryInfo
 //     retryDelay becomes RetryAfter); an {"error":…} object inside the stream
 //     through provider.FromStreamError by its status; a 2xx body of the wrong
-//     shape, or a stream that ends without a finishReason, is
-//     provider.KindUnknown.
+//     shape, or a stream that ends (cleanly or cut) without a finishReason, is
+//     provider.KindUnknown. A whole body that cannot be read to its end is a
+//     transport error (provider.FromTransport). A streaming request answered
+//     with JSON (one response, or the array streamGenerateContent sends
+//     without alt=sse) is read as that body.
+//
+// A Stream's reader must be closed or read to its end: that ends the
+// goroutine reading the body.
 package gemini

@@ -71,6 +71,11 @@ func TestScriptedTurns(t *testing.T) {
 		{Name: "malformed call",
 			Turn: fakemodel.Turn{FinishReason: "MALFORMED_FUNCTION_CALL"},
 			Want: adaptertest.Want{Finish: provider.FinishError, Raw: "MALFORMED_FUNCTION_CALL"}},
+		{Name: "JSON array of responses",
+			Turn: fakemodel.Turn{RawContentType: "application/json", Raw: []byte(`[
+				{"candidates":[{"content":{"role":"model","parts":[{"text":"Hel"}]}}]},
+				{"candidates":[{"content":{"role":"model","parts":[{"text":"lo"}]},"finishReason":"STOP"}],"usageMetadata":{"promptTokenCount":3,"candidatesTokenCount":2,"totalTokenCount":5}}]`)},
+			Want: adaptertest.Want{Text: "Hello", Finish: provider.FinishStop, Raw: "STOP", Input: 3, Output: 2}},
 		{Name: "blocked prompt",
 			Turn: fakemodel.Turn{Raw: []byte(`{"promptFeedback":{"blockReason":"PROHIBITED_CONTENT"},"usageMetadata":{"promptTokenCount":4,"totalTokenCount":4}}`), RawContentType: "application/json"},
 			Want: adaptertest.Want{Finish: provider.FinishContentFilter, Raw: "PROHIBITED_CONTENT", Input: 4}},

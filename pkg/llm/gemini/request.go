@@ -131,6 +131,8 @@ func buildRequest(cfg provider.Config, call provider.Call, input []*schema.Messa
 
 	for k, v := range cfg.VendorOptions {
 		switch {
+		case k == "structuredOutputs":
+			// An AI SDK switch, not a request field: pkg/llm handles it.
 		case k == "generationConfig":
 			if m, ok := v.(map[string]any); ok {
 				maps.Copy(gen, m)
