@@ -38,9 +38,13 @@
 //     appended to the history.
 //  4. No tool call: the round counts toward no_tool_rounds. The send ends
 //     `no-tool` when that many consecutive rounds had no call (default 1; 0
-//     means never for that reason) or at once when the model is offered no
+//     means never for that reason), at once when the model is offered no
 //     tool at all (none registered, or capabilities.tools off in native
-//     mode), so a send without tools can never loop. Otherwise, when the next
+//     mode), so a send without tools can never loop, and at once when the
+//     config asks for structured output and the answer is a valid one (the
+//     reference: "the final object validated: end at once"); an answer that
+//     fails the schema fails the send with the model layer's error, the
+//     answer kept in the history. Otherwise, when the next
 //     round is the last one allowed without a call (no_tool_rounds ≥ 2 and
 //     no_tool_rounds − 1 rounds in a row had none), no_tool_prompt is appended
 //     to the history as a user message before it. With no_tool_rounds 1 there

@@ -102,7 +102,8 @@ func (r *run) loop() (*Result, error) {
 			r.emit.step(step, resp, nil)
 			n := r.cfg.NoToolRounds
 			switch {
-			case !offered || n > 0 && noTool >= n:
+			case !offered || out.Output != nil || n > 0 && noTool >= n:
+				// A valid structured answer is final, whatever no_tool_rounds says.
 				res.Reason, res.Output = agentv1.EndReason_END_REASON_NO_TOOL, out.Output
 				return res, nil
 			case r.cfg.MaxSteps > 0 && step >= r.cfg.MaxSteps:

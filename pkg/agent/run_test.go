@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/http"
 	"os"
 	"strings"
 	"testing"
@@ -417,6 +418,9 @@ func TestStructuredOutput(t *testing.T) {
 			{ToolCalls: []fakemodel.ToolCall{add("a2")}},
 			{Text: `{"total":5}`},
 		}, agentv1.EndReason_END_REASON_NO_TOOL, true},
+		{"a valid answer ends the send, whatever no_tool_rounds says", []fakemodel.Turn{
+			{Text: `{"total":5}`},
+		}, agentv1.EndReason_END_REASON_NO_TOOL, true},
 		{"never on tool-stop", []fakemodel.Turn{
 			{Text: `{"total":5}`, ToolCalls: []fakemodel.ToolCall{{ID: "f", Name: "finish", Arguments: `{"summary":"x"}`}}},
 		}, agentv1.EndReason_END_REASON_TOOL_STOP, false},
@@ -426,6 +430,7 @@ func TestStructuredOutput(t *testing.T) {
 			s, srv := newSession(t, func(o *agent.Options) {
 				o.Tools = pick(t, "add", "finish")
 				o.Config.Output = &agentv1.OutputFormat{Kind: agentv1.OutputKind_OUTPUT_KIND_OBJECT, Schema: schema, Name: "order"}
+				o.Config.NoToolRounds = proto.Int32(3)
 			})
 			srv.Push(tc.turns...)
 			res, err := s.Send(context.Background(), agent.SendOptions{Input: input("count")})
@@ -546,5 +551,62 @@ func TestOverridesMergeProviderReplaced(t *testing.T) {
 	}
 	if s.Config().GetModel() != "test-model" {
 		t.Fatal("the override was stored")
+	}
+}
+
+func TestInvalidStructuredOutputFailsKeepingTheAnswer(t *testing.T) {
+	schema, _ := structpb.NewStruct(map[string]any{"type": "object", "properties": map[string]any{"total": map[string]any{"type": "number"}}, "required": []any{"total"}})
+	s, srv := newSession(t, func(o *agent.Options) {
+		o.Config.Output = &agentv1.OutputFormat{Kind: agentv1.OutputKind_OUTPUT_KIND_OBJECT, Schema: schema}
+	})
+	srv.Push(fakemodel.Turn{Text: `{"sum":5}`})
+	_, err := s.Send(context.Background(), agent.SendOptions{Input: input("count")})
+	var le *llm.Error
+	if !errors.As(err, &le) || !errors.Is(err, llm.ErrInvalidOutput) || le.Retryable {
+		t.Fatalf("err = %v", err)
+	}
+	if h := s.History(); len(h) != 2 || h[1].GetParts()[0].GetText() != `{"sum":5}` {
+		t.Fatalf("history:\n%s", history.Render(h))
+	}
+	if n := len(srv.Requests()); n != 1 {
+		t.Fatalf("%d requests: a format error is not retried", n)
+	}
+}
+
+func TestRetryEvents(t *testing.T) {
+	tr := http.DefaultTransport.(*http.Transport).Clone()
+	t.Cleanup(tr.CloseIdleConnections)
+	noWait := llm.NewClient(llm.Options{
+		HTTPClient: &http.Client{Transport: tr},
+		Sleep:      func(ctx context.Context, _ time.Duration) error { return ctx.Err() },
+	})
+	s, srv := newSession(t, func(o *agent.Options) {
+		o.LLM = noWait
+		o.Config.RetryMaxElapsed = nil // retry
+		o.Config.Compact = &agentv1.CompactConfig{Model: proto.String("cheap")}
+	})
+	srv.Push(fakemodel.Turn{Status: 503}, fakemodel.Turn{Text: "fine"})
+	rec := newRecorder()
+	if _, err := s.Send(context.Background(), agent.SendOptions{Input: input("hi"), OnEvent: rec.add}); err != nil {
+		t.Fatal(err)
+	}
+	srv.Push(fakemodel.Turn{Status: 429}, fakemodel.Turn{Text: "summary"})
+	crec := newRecorder()
+	if _, err := s.Compact(context.Background(), crec.add); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		rec     *recorder
+		kind    agentv1.ErrorKind
+		status  int32
+		compact bool
+	}{
+		{rec, agentv1.ErrorKind_ERROR_KIND_SERVER, 503, false},
+		{crec, agentv1.ErrorKind_ERROR_KIND_LIMIT, 429, true},
+	} {
+		r := c.rec.wait(t, func(e *agentv1.Event) bool { return e.GetRetry() != nil }).GetRetry()
+		if r.GetAttempt() != 1 || r.GetKind() != c.kind || r.GetStatus() != c.status || r.GetCompact() != c.compact || r.GetDelay() == nil {
+			t.Errorf("retry event %v", r)
+		}
 	}
 }

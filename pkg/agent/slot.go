@@ -105,6 +105,9 @@ func (w *waiter) fail(cause error) {
 // acquire waits until the request may run, as policy says, and returns its
 // run, which the caller must end with release.
 func (s *Session) acquire(ctx context.Context, policy agentv1.BusyPolicy) (*run, error) {
+	if ctx.Err() != nil {
+		return nil, aborted(ctx)
+	}
 	s.mu.Lock()
 	sl := &s.slot
 	if sl.closed {
