@@ -93,7 +93,10 @@ func (r *Result) Proto() *agentv1.RunResultEvent {
 
 // Send appends the input to the history and loops "ask the model, run the
 // tools it asked for" until the send ends (see the package doc), then
-// returns the result, which is also its last event.
+// returns the result, which is also its last event. The config is the
+// session's as it is when Send is called, with o.Config merged over it; a
+// queued send keeps it while it waits. To stop only this send, cancel ctx
+// (context.WithCancelCause: the send's error wraps the cause).
 //
 // Errors: a *ValidationError before anything runs (empty input, invalid
 // config or overrides, a malformed history replacement, a missing
