@@ -28,6 +28,13 @@ var handshake = plugin.HandshakeConfig{
 	MagicCookieValue: pluginv1.MagicCookieValue,
 }
 
+// dialOptions fix the HTTP/2 flow-control windows, which turns off gRPC's
+// bandwidth-delay estimation: its pings are pure overhead on a local socket.
+var dialOptions = []grpc.DialOption{
+	grpc.WithInitialWindowSize(4 << 20),
+	grpc.WithInitialConnWindowSize(4 << 20),
+}
+
 // grpcPlugin is the client half of the plugin for go-plugin.
 type grpcPlugin struct {
 	plugin.NetRPCUnsupportedPlugin
@@ -63,7 +70,7 @@ type proc struct {
 
 	cleaned sync.Once
 	client  *plugin.Client
-	rpc    pluginv1.ToolPluginServiceClient
+	rpc     pluginv1.ToolPluginServiceClient
 }
 
 // get returns an idle live process or starts one.
@@ -138,6 +145,7 @@ func (pl *pool) start(ctx context.Context) (*proc, error) {
 		Logger:           hclog.NewNullLogger(),
 		StartTimeout:     h.cfg.StartTimeout,
 		UnixSocketConfig: &plugin.UnixSocketConfig{TempDir: h.cfg.SocketDir},
+		GRPCDialOptions:  dialOptions,
 	})
 	h.mu.Lock()
 	h.procs[pr] = struct{}{}

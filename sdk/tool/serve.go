@@ -60,7 +60,9 @@ func Serve(tools ...Tool) {
 		HandshakeConfig: Handshake(),
 		Plugins:         plugin.PluginSet{pluginv1.PluginName: &grpcPlugin{srv: srv}},
 		GRPCServer: func(opts []grpc.ServerOption) *grpc.Server {
-			opts = append(opts, grpc.MaxRecvMsgSize(math.MaxInt32), grpc.MaxSendMsgSize(math.MaxInt32))
+			opts = append(opts, grpc.MaxRecvMsgSize(math.MaxInt32), grpc.MaxSendMsgSize(math.MaxInt32),
+				// Fixed windows turn off bandwidth-delay pings, overhead on a local socket.
+				grpc.InitialWindowSize(4<<20), grpc.InitialConnWindowSize(4<<20))
 			return grpc.NewServer(opts...)
 		},
 		Logger: hclog.New(&hclog.LoggerOptions{

@@ -3,9 +3,12 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
+	"image"
+	"image/png"
 	"os"
 	"os/exec"
 	"strings"
@@ -48,8 +51,12 @@ func loop(ctx context.Context, _ empty, emit tool.Emit) (any, error) {
 	}
 }
 
-// A 1x1 PNG.
-var png = []byte("\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR\x00\x00\x00\x01\x00\x00\x00\x01\x08\x06\x00\x00\x00\x1f\x15\xc4\x89\x00\x00\x00\rIDATx\x9cc\xf8\x0f\x00\x00\x01\x01\x00\x05\x18\xd8N\x00\x00\x00\x00IEND\xaeB`\x82")
+// pngBytes returns a small PNG image.
+func pngBytes() []byte {
+	var b bytes.Buffer
+	_ = png.Encode(&b, image.NewGray(image.Rect(0, 0, 4, 4)))
+	return b.Bytes()
+}
 
 func main() {
 	tool.Serve(
@@ -134,10 +141,11 @@ func main() {
 			return strings.Repeat("a", in.N/2) + strings.Repeat("z", in.N-in.N/2), nil
 		}),
 		tool.New("image", "Returns text and an image.", func(context.Context, empty, tool.Emit) (any, error) {
-			return tool.Content{tool.Text(strings.Repeat("t", 1000)), tool.Image("image/png", png), {Type: "image", Data: png}}, nil
+			img := pngBytes()
+			return tool.Content{tool.Text(strings.Repeat("t", 1000)), tool.Image("image/png", img), {Type: "image", Data: img}}, nil
 		}),
 		tool.New("badpart", "Returns an invalid part.", func(context.Context, empty, tool.Emit) (any, error) {
-			return tool.Content{tool.Text("ok"), {Type: "media", Data: png}}, nil
+			return tool.Content{tool.Text("ok"), {Type: "media", Data: pngBytes()}}, nil
 		}),
 		tool.New("unserialisable", "Returns a channel.", func(context.Context, empty, tool.Emit) (any, error) {
 			return map[string]any{"c": make(chan int)}, nil
