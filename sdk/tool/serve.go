@@ -208,7 +208,8 @@ func trimStack(stack []byte) string {
 	}
 	var kept []string
 	for i := start; i+1 < len(lines); i += 2 {
-		if strings.HasPrefix(lines[i], "github.com/agentcore/agentcore/sdk/tool.") {
+		if strings.HasPrefix(lines[i], "github.com/agentcore/agentcore/sdk/tool.(*server).") ||
+			strings.HasPrefix(lines[i], "github.com/agentcore/agentcore/sdk/tool.New[") {
 			break
 		}
 		kept = append(kept, lines[i], lines[i+1])
