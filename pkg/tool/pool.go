@@ -346,8 +346,10 @@ func (pl *pool) run(ctx context.Context, e *entry, input []byte, opts Options) R
 	stop := context.AfterFunc(ctx, pr.kill)
 	dec := &chunkDecoder{onOutput: opts.OnOutput}
 	res, err := pr.call(ctx, &pluginv1.ExecuteRequest{Tool: name, InputJson: string(input), CallId: opts.CallID}, dec)
-	if !stop() {
-		// Killed for the context: report that, whatever the stream said.
+	if !stop() || ctx.Err() != nil {
+		// Stopped for the context (gRPC may notice the context before the
+		// AfterFunc runs): kill, wait for the reap, report the stop.
+		pr.kill()
 		<-pr.p.done
 		pl.discard(pr)
 		return stoppedResult(ctx, e)
