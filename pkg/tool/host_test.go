@@ -593,7 +593,7 @@ func TestCloseKillsBusyAndIdleProcesses(t *testing.T) {
 		t.Fatal(err)
 	}
 	res := <-done
-	if !res.Error {
+	if !res.Error || !strings.Contains(OutputText(res.Output), "tool host is closed") {
 		t.Fatalf("busy call after Close = %+v", res)
 	}
 	if alive(idle) || len(children()) > 0 {

@@ -342,10 +342,17 @@ func (pl *pool) run(ctx context.Context, e *entry, input []byte, opts Options) R
 		}
 		return errorResult(fmt.Sprintf("tool %q could not start its plugin %s: %v", name, pl.cmd.source(), err))
 	}
-	// The hard stop: a timeout or a cancel kills the process group at once.
-	stop := context.AfterFunc(ctx, pr.kill)
+	// The RPC carries no deadline: the host enforces timeouts by killing, and
+	// a deadline sent along would let the plugin end the stream first. The
+	// hard stop, on a timeout or a cancel, kills the process group at once.
+	rpcCtx, rpcCancel := context.WithCancel(context.WithoutCancel(ctx))
+	defer rpcCancel()
+	stop := context.AfterFunc(ctx, func() {
+		pr.kill()
+		rpcCancel()
+	})
 	dec := &chunkDecoder{onOutput: opts.OnOutput}
-	res, err := pr.call(ctx, &pluginv1.ExecuteRequest{Tool: name, InputJson: string(input), CallId: opts.CallID}, dec)
+	res, err := pr.call(rpcCtx, &pluginv1.ExecuteRequest{Tool: name, InputJson: string(input), CallId: opts.CallID}, dec)
 	if !stop() || ctx.Err() != nil {
 		// Stopped for the context (gRPC may notice the context before the
 		// AfterFunc runs): kill, wait for the reap, report the stop.
@@ -379,6 +386,10 @@ func (pl *pool) crashResult(pr *proc, name string, err error) Result {
 	if !p.exited() {
 		pl.discard(pr)
 		return errorResult(fmt.Sprintf("tool %q failed: %v", name, err))
+	}
+	if pl.host.isClosed() {
+		pl.discard(pr)
+		return errorResult(fmt.Sprintf("tool %q was stopped: %v", name, ErrClosed))
 	}
 	msg := fmt.Sprintf("tool %q crashed: its plugin process %s", name, p.status())
 	if tail := pr.stderrTail(); tail != "" {

@@ -57,7 +57,7 @@ func Serve(tools ...Tool) {
 	}
 	srv.stdio = io
 	plugin.Serve(&plugin.ServeConfig{
-		HandshakeConfig: Handshake(),
+		HandshakeConfig: handshake(),
 		Plugins:         plugin.PluginSet{pluginv1.PluginName: &grpcPlugin{srv: srv}},
 		GRPCServer: func(opts []grpc.ServerOption) *grpc.Server {
 			opts = append(opts, grpc.MaxRecvMsgSize(math.MaxInt32), grpc.MaxSendMsgSize(math.MaxInt32),
@@ -72,8 +72,8 @@ func Serve(tools ...Tool) {
 	os.Exit(0)
 }
 
-// Handshake returns the go-plugin handshake shared with the host.
-func Handshake() plugin.HandshakeConfig {
+// handshake returns the go-plugin handshake shared with the host (pkg/tool).
+func handshake() plugin.HandshakeConfig {
 	return plugin.HandshakeConfig{
 		ProtocolVersion:  pluginv1.ProtocolVersion,
 		MagicCookieKey:   pluginv1.MagicCookieKey,
