@@ -480,16 +480,16 @@ func TestChunkDecoderKeepsUTF8Whole(t *testing.T) {
 
 func TestParallelCallsOverlapAndTheLimiterCapsThem(t *testing.T) {
 	type span struct{ Start, End int64 }
-	run := func(t *testing.T, set *Set, lim *Limiter) []span {
+	run := func(t *testing.T, set *Set, tool, input string, lim *Limiter) []span {
 		var mu sync.Mutex
 		var spans []span
 		var wg sync.WaitGroup
 		for range 8 {
 			wg.Go(func() {
-				res := set.Execute(context.Background(), "span", json.RawMessage(`{"ms":200}`), Options{Limiter: lim})
+				res := set.Execute(context.Background(), tool, json.RawMessage(input), Options{Limiter: lim})
 				var s span
 				if err := json.Unmarshal([]byte(res.Output.GetJson()), &s); err != nil || res.Error {
-					t.Errorf("span: %v", res.Output)
+					t.Errorf("%s: %v", tool, res.Output)
 				}
 				mu.Lock()
 				spans = append(spans, s)
@@ -514,16 +514,21 @@ func TestParallelCallsOverlapAndTheLimiterCapsThem(t *testing.T) {
 	}
 	h := newHost(t, Config{MaxIdle: 8})
 	set := scan(t, h, dirs.good)
-	if got := maxOverlap(run(t, set, nil)); got != 8 {
+	// Each call waits until all 8 have arrived: that only ends if they
+	// really run at the same time; then each records when it ran.
+	input, _ := json.Marshal(map[string]any{"dir": t.TempDir(), "n": 8, "ms": 100})
+	if got := maxOverlap(run(t, set, "barrier", string(input), nil)); got != 8 {
 		t.Errorf("without a cap, %d of 8 calls overlapped", got)
 	}
-	if got := maxOverlap(run(t, set, NewLimiter(2))); got > 2 || got < 1 {
+	if got := maxOverlap(run(t, set, "span", `{"ms":100}`, NewLimiter(2))); got > 2 || got < 1 {
 		t.Errorf("with a cap of 2, %d calls overlapped", got)
 	}
 }
 
 func TestLimiterQueueHonoursCancel(t *testing.T) {
+	running := make(chan struct{}, 1)
 	set := mustInProcess(t, Spec{Name: "wait"}, func(ctx context.Context, _ json.RawMessage, _ func(string)) (Result, error) {
+		running <- struct{}{}
 		<-ctx.Done()
 		return Result{}, nil
 	})
@@ -531,7 +536,7 @@ func TestLimiterQueueHonoursCancel(t *testing.T) {
 	busy, stopBusy := context.WithCancel(context.Background())
 	done := make(chan Result)
 	go func() { done <- set.Execute(busy, "wait", nil, Options{Limiter: lim}) }()
-	time.Sleep(20 * time.Millisecond)
+	<-running
 	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
 	defer cancel()
 	res := set.Execute(ctx, "wait", nil, Options{Limiter: lim})

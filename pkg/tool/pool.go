@@ -20,7 +20,7 @@ import (
 
 // crashGrace is how long a call whose stream broke waits for the plugin to
 // exit on its own, so that the result reports the real exit status.
-const crashGrace = 250 * time.Millisecond
+const crashGrace = 2 * time.Second
 
 var handshake = plugin.HandshakeConfig{
 	ProtocolVersion:  pluginv1.ProtocolVersion,

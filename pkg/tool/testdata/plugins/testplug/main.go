@@ -11,6 +11,8 @@ import (
 	"image/png"
 	"os"
 	"os/exec"
+	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -30,6 +32,12 @@ type code struct {
 
 type span struct {
 	MS int `json:"ms"`
+}
+
+type barrier struct {
+	Dir string `json:"dir"`
+	N   int    `json:"n"`
+	MS  int    `json:"ms"`
 }
 
 type size struct {
@@ -133,6 +141,29 @@ func main() {
 			return "done", nil
 		}),
 		tool.New("span", "Sleeps, reporting when it ran.", func(_ context.Context, in span, _ tool.Emit) (any, error) {
+			start := time.Now()
+			time.Sleep(time.Duration(in.MS) * time.Millisecond)
+			return map[string]any{"start": start.UnixNano(), "end": time.Now().UnixNano(), "pid": os.Getpid()}, nil
+		}),
+		tool.New("barrier", "Waits until n calls have arrived in dir, then sleeps, reporting when it ran.", func(_ context.Context, in barrier, _ tool.Emit) (any, error) {
+			name := filepath.Join(in.Dir, strconv.Itoa(os.Getpid()))
+			if err := os.WriteFile(name, nil, 0o600); err != nil {
+				return nil, err
+			}
+			deadline := time.Now().Add(10 * time.Second)
+			for {
+				entries, err := os.ReadDir(in.Dir)
+				if err != nil {
+					return nil, err
+				}
+				if len(entries) >= in.N {
+					break
+				}
+				if time.Now().After(deadline) {
+					return nil, fmt.Errorf("only %d of %d calls arrived", len(entries), in.N)
+				}
+				time.Sleep(2 * time.Millisecond)
+			}
 			start := time.Now()
 			time.Sleep(time.Duration(in.MS) * time.Millisecond)
 			return map[string]any{"start": start.UnixNano(), "end": time.Now().UnixNano(), "pid": os.Getpid()}, nil
