@@ -636,3 +636,29 @@ func TestStartStopCyclesLeaveNothingBehind(t *testing.T) {
 		t.Errorf("open fds grew from %d to %d", fds, now)
 	}
 }
+
+func TestPluginWithoutSessionIsCalledThroughExecute(t *testing.T) {
+	h := newHost(t, Config{MaxIdle: 1})
+	set := scan(t, h, dirs.plain)
+	var pids []string
+	for range 2 {
+		var out strings.Builder
+		res := set.Execute(context.Background(), "plain_echo", json.RawMessage(`{"k":1}`), Options{OnOutput: func(c Chunk) {
+			if c.Stream != agentv1.OutputStream_OUTPUT_STREAM_STDOUT {
+				t.Errorf("stream %v", c.Stream)
+			}
+			out.WriteString(c.Data)
+		}})
+		if res.Error || res.Output.GetJson() != `{"k":1}` {
+			t.Fatalf("result = %+v", res)
+		}
+		pid, rest, _ := strings.Cut(strings.TrimPrefix(out.String(), "pid "), " ")
+		if rest != "€\uFFFD" {
+			t.Fatalf("output = %q", out.String())
+		}
+		pids = append(pids, pid)
+	}
+	if pids[0] != pids[1] {
+		t.Fatalf("calls ran in %v: the process was not reused", pids)
+	}
+}

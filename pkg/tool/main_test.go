@@ -25,6 +25,7 @@ var dirs struct {
 	ready     string // plugins/hello
 	badschema string
 	notplugin string
+	plain     string // a plugin without sdk/tool
 }
 
 // TestMain builds the plugins once, or runs this binary as a helper process
@@ -57,10 +58,11 @@ func setup(m *testing.M) (int, error) {
 	dirs.ready = filepath.Join(root, "ready")
 	dirs.badschema = filepath.Join(root, "badschema")
 	dirs.notplugin = filepath.Join(root, "notplugin")
+	dirs.plain = filepath.Join(root, "plain")
 	// One go build for all: it compiles the packages in parallel.
 	bin := filepath.Join(root, "bin")
 	cmd := exec.Command("go", "build", "-o", bin+"/",
-		"./testdata/plugins/testplug", "./testdata/plugins/badschema", "./testdata/plugins/notplugin", "../../plugins/hello")
+		"./testdata/plugins/testplug", "./testdata/plugins/badschema", "./testdata/plugins/notplugin", "./testdata/plugins/plainplug", "../../plugins/hello")
 	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
 	if err := cmd.Run(); err != nil {
 		return 0, fmt.Errorf("building the plugins: %w", err)
@@ -70,7 +72,7 @@ func setup(m *testing.M) (int, error) {
 		return 0, err
 	}
 	for _, f := range built {
-		dst := map[string]string{"testplug": dirs.good, "badschema": dirs.badschema, "notplugin": dirs.notplugin}[f.Name()]
+		dst := map[string]string{"testplug": dirs.good, "badschema": dirs.badschema, "notplugin": dirs.notplugin, "plainplug": dirs.plain}[f.Name()]
 		if dst == "" {
 			dst = dirs.ready
 		}

@@ -14,6 +14,8 @@ import (
 	"github.com/hashicorp/go-plugin"
 	"github.com/hashicorp/go-plugin/runner"
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
 
 	pluginv1 "github.com/agentcore/agentcore/proto/agentcore/plugin/v1"
 )
@@ -71,6 +73,13 @@ type proc struct {
 	cleaned sync.Once
 	client  *plugin.Client
 	rpc     pluginv1.ToolPluginServiceClient
+
+	// The Session stream, opened at the first call; one call at a time uses
+	// a proc, so these need no lock. noSession: the plugin lacks Session.
+	sessCtx    context.Context
+	sessCancel context.CancelFunc
+	sess       grpc.BidiStreamingClient[pluginv1.SessionRequest, pluginv1.SessionResponse]
+	noSession  bool
 }
 
 // get returns an idle live process or starts one.
@@ -204,6 +213,7 @@ func (pr *proc) connect() error {
 		return err
 	}
 	pr.rpc = raw.(pluginv1.ToolPluginServiceClient)
+	pr.sessCtx, pr.sessCancel = context.WithCancel(context.Background())
 	return nil
 }
 
@@ -276,6 +286,9 @@ func (pr *proc) cleanup() {
 		if p := pr.process(); p != nil {
 			<-p.done
 		}
+		if pr.sessCancel != nil {
+			pr.sessCancel()
+		}
 		pr.client.Kill()
 		if p := pr.process(); p != nil {
 			p.outR.Close()
@@ -288,9 +301,56 @@ func (pr *proc) cleanup() {
 	})
 }
 
-// call runs one call on the process. It returns the plugin's result, or an
-// error when the stream failed before a result came.
+// errNoSession says the plugin does not implement Session.
+var errNoSession = errors.New("plugin has no Session")
+
+// call runs one call on the process: on its Session stream, or through
+// Execute when the plugin has no Session. It returns the plugin's result,
+// or an error when the stream failed before a result came.
 func (pr *proc) call(ctx context.Context, req *pluginv1.ExecuteRequest, dec *chunkDecoder) (*pluginv1.ToolResult, error) {
+	if !pr.noSession {
+		res, err := pr.callSession(req, dec)
+		if !errors.Is(err, errNoSession) {
+			return res, err
+		}
+		pr.noSession = true
+	}
+	return pr.callExecute(ctx, req, dec)
+}
+
+func (pr *proc) callSession(req *pluginv1.ExecuteRequest, dec *chunkDecoder) (*pluginv1.ToolResult, error) {
+	if pr.sess == nil {
+		s, err := pr.rpc.Session(pr.sessCtx)
+		if err != nil {
+			return nil, err
+		}
+		pr.sess = s
+	}
+	// On a stream the plugin ended, Send says io.EOF and Recv has the status.
+	if err := pr.sess.Send(&pluginv1.SessionRequest{Kind: &pluginv1.SessionRequest_Execute{Execute: req}}); err != nil && err != io.EOF {
+		return nil, err
+	}
+	first := true
+	for {
+		msg, err := pr.sess.Recv()
+		if err != nil {
+			if first && status.Code(err) == codes.Unimplemented {
+				pr.sess = nil
+				return nil, errNoSession
+			}
+			if err == io.EOF {
+				err = errors.New("the plugin ended its session")
+			}
+			return nil, err
+		}
+		first = false
+		if res := handle(msg.GetExecute(), dec); res != nil {
+			return res, nil
+		}
+	}
+}
+
+func (pr *proc) callExecute(ctx context.Context, req *pluginv1.ExecuteRequest, dec *chunkDecoder) (*pluginv1.ToolResult, error) {
 	stream, err := pr.rpc.Execute(ctx, req)
 	if err != nil {
 		return nil, err
@@ -307,18 +367,25 @@ func (pr *proc) call(ctx context.Context, req *pluginv1.ExecuteRequest, dec *chu
 		if err != nil {
 			return nil, err
 		}
-		switch ev := msg.GetEvent().(type) {
-		case *pluginv1.ExecuteResponse_Output:
-			if res == nil {
-				dec.write(ev.Output.GetStream(), ev.Output.GetData())
-			}
-		case *pluginv1.ExecuteResponse_Result:
-			if res == nil {
-				dec.flush()
-				res = ev.Result
-			}
+		if res == nil {
+			res = handle(msg, dec)
 		}
 	}
+}
+
+// handle passes an output chunk on, or returns the result.
+func handle(msg *pluginv1.ExecuteResponse, dec *chunkDecoder) *pluginv1.ToolResult {
+	switch ev := msg.GetEvent().(type) {
+	case *pluginv1.ExecuteResponse_Output:
+		dec.write(ev.Output.GetStream(), ev.Output.GetData())
+	case *pluginv1.ExecuteResponse_Result:
+		dec.flush()
+		if ev.Result == nil {
+			return &pluginv1.ToolResult{}
+		}
+		return ev.Result
+	}
+	return nil
 }
 
 // errTimeout is the cause of a call's context when its tool's timeout passed.
