@@ -3,7 +3,7 @@ SHELL := bash
 GO ?= go
 BUF_VERSION := v1.75.0
 BUF := $(GO) run github.com/bufbuild/buf/cmd/buf@$(BUF_VERSION)
-PLUGINS := $(notdir $(wildcard plugins/*))
+PLUGINS := $(notdir $(patsubst %/,%,$(wildcard plugins/*/)))
 
 .PHONY: build test lint fmt vet buf-lint proto proto-check bench clean
 
@@ -45,9 +45,9 @@ proto-check:
 		[ -f $$tmp/$$f ] || { echo "generated file without a .proto: $$f"; exit 1; }; \
 	done; echo "generated code is up to date"
 
-## bench: Go benchmarks with their reported metrics.
+## bench: Go benchmarks with their reported metrics (PKG=./pkg/tool/ for one package).
 bench:
-	$(GO) test -run '^$$' -bench . -benchmem ./...
+	$(GO) test -run '^$$' -bench . -benchmem $(or $(PKG),./...)
 
 clean:
 	rm -rf bin
