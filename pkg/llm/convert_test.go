@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/cloudwego/eino/schema"
+	"google.golang.org/protobuf/proto"
 
 	"github.com/agentcore/agentcore/pkg/llm/provider"
 	agentv1 "github.com/agentcore/agentcore/proto/agentcore/v1"
@@ -156,7 +157,16 @@ func TestConvertCapabilities(t *testing.T) {
 	})
 	t.Run("strip keeps text and other media", func(t *testing.T) {
 		cv := &converter{caps: noImage, fallback: MediaFallbackStrip}
+		before := make([]*agentv1.Message, len(history))
+		for i, m := range history {
+			before[i] = proto.Clone(m).(*agentv1.Message)
+		}
 		got, err := cv.convert("", history)
+		for i := range history {
+			if !proto.Equal(before[i], history[i]) {
+				t.Errorf("converting changed history message %d", i)
+			}
+		}
 		if err != nil {
 			t.Fatal(err)
 		}
