@@ -92,27 +92,6 @@ func (e *ErrorObject) Err() *provider.Error {
 	return provider.FromStreamError(code, e.Message)
 }
 
-// Finish normalises an OpenAI finish reason. A stop, or no reason at all
-// in a response that otherwise ended properly, is tool_calls when the
-// message has tool calls (some gateways say stop) and stop otherwise; an
-// unknown reason is other.
-func Finish(raw string, hasToolCalls bool) string {
-	switch raw {
-	case "stop", "":
-		if hasToolCalls {
-			return provider.FinishToolCalls
-		}
-		return provider.FinishStop
-	case "length", "max_tokens", "max_output_tokens":
-		return provider.FinishLength
-	case "tool_calls", "function_call":
-		return provider.FinishToolCalls
-	case "content_filter":
-		return provider.FinishContentFilter
-	}
-	return provider.FinishOther
-}
-
 // Header is an OpenAI request's headers: the bearer key and the accepted
 // type (provider.PostJSON adds Config.Headers).
 func Header(cfg provider.Config, stream bool) http.Header {
