@@ -333,10 +333,10 @@ func emitDelta(d *content, c *calls, emit func(*schema.Message) bool) bool {
 	return true
 }
 
-// finishReason normalises a Chat Completions finish reason. A stop, or no reason at all
-// in a response that otherwise ended properly, is tool_calls when the
-// message has tool calls (some gateways say stop) and stop otherwise; an
-// unknown reason is other.
+// finishReason normalises a Chat Completions finish reason. A stop, or no
+// reason at all in a response that otherwise ended properly, is tool_calls
+// when the message has tool calls (some gateways say stop) and stop
+// otherwise; an unknown reason is other.
 func finishReason(raw string, hasToolCalls bool) string {
 	switch raw {
 	case "stop", "":
