@@ -172,3 +172,41 @@ func Parts[T any](m *schema.Message, text func(string) T, media func(schema.Mess
 func Unmarshal(data []byte, v any) error {
 	return sonic.ConfigStd.Unmarshal(data, v)
 }
+
+// SDKOptions are the AI SDK's OpenAI options that switch the SDK's own
+// behaviour rather than name request fields.
+type SDKOptions struct {
+	// StrictJSONSchema (strictJsonSchema) sets strict on the structured
+	// output schema.
+	StrictJSONSchema bool
+	// NoStructuredOutputs (structuredOutputs: false) asks for json_object
+	// instead of json_schema.
+	NoStructuredOutputs bool
+	// SystemMessageMode (systemMessageMode) is "system" (default),
+	// "developer" or "remove".
+	SystemMessageMode string
+}
+
+// SplitVendor returns the vendor options as request fields, named in
+// snake_case, and the AI SDK switches taken out of them (forceReasoning,
+// which only steers the SDK, is dropped).
+func SplitVendor(opts map[string]any) (map[string]any, SDKOptions) {
+	fields := make(map[string]any, len(opts))
+	var sdk SDKOptions
+	for k, v := range opts {
+		switch k = provider.SnakeKey(k); k {
+		case "strict_json_schema":
+			sdk.StrictJSONSchema, _ = v.(bool)
+		case "structured_outputs":
+			if b, ok := v.(bool); ok && !b {
+				sdk.NoStructuredOutputs = true
+			}
+		case "system_message_mode":
+			sdk.SystemMessageMode, _ = v.(string)
+		case "force_reasoning":
+		default:
+			fields[k] = v
+		}
+	}
+	return fields, sdk
+}
