@@ -243,8 +243,8 @@ func TestGoldenRequests(t *testing.T) {
 					Schema: map[string]any{"type": "object", "properties": map[string]any{"total": map[string]any{"type": "number"}}}},
 				VendorOptions: map[string]any{"reasoningEffort": "low", "reasoningSummary": "auto", "textVerbosity": "low", "store": false, "include": []any{"message.output_text.logprobs"},
 					"strictJsonSchema": true, "systemMessageMode": "developer", "forceReasoning": true},
-				Headers:       map[string]string{"X-App": "example"},
-				Body:          map[string]any{"custom_field": true, "temperature": 0.7},
+				Headers: map[string]string{"X-App": "example"},
+				Body:    map[string]any{"custom_field": true, "temperature": 0.7},
 			},
 		},
 	}
