@@ -205,7 +205,7 @@ func TestConvertAssistantAndTools(t *testing.T) {
 		toolMsg(resultText("c1", "add", "2"), resultText("c9", "orphan", "?")),
 		assistantMsg(reasoning),
 		assistantMsg(call("c3", "data", "{}")),
-		toolMsg(&agentv1.Part{Kind: &agentv1.Part_ToolResult{ToolResult: &agentv1.ToolResultPart{ToolCallId: "c3", ToolName: "data",
+		toolMsg(&agentv1.Part{Kind: &agentv1.Part_ToolResult{ToolResult: &agentv1.ToolResultPart{ToolCallId: "c3", ToolName: "data", Error: true,
 			Output: &agentv1.ToolOutput{Value: &agentv1.ToolOutput_Json{Json: `{"n":1}`}}}}}),
 		assistantMsg(call("c4", "shot", "{}")),
 		toolMsg(resultParts("c4", "shot", text("here"), fileData("image/png", pngBytes))),
@@ -250,6 +250,12 @@ func TestConvertAssistantAndTools(t *testing.T) {
 		jsonResult := got[len(got)-3]
 		if jsonResult.Content != `{"n":1}` {
 			t.Errorf("json tool result = %q", jsonResult.Content)
+		}
+		if failed, _ := jsonResult.Extra[provider.ExtraToolError].(bool); !failed {
+			t.Errorf("failed tool result not marked: %v", jsonResult.Extra)
+		}
+		if tool.Extra[provider.ExtraToolError] != nil {
+			t.Errorf("successful tool result marked failed: %v", tool.Extra)
 		}
 	}
 }
