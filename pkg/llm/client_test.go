@@ -24,6 +24,7 @@ func TestMain(m *testing.M) {
 // protocols are the protocols every cross-protocol test runs against.
 var protocols = []provider.Protocol{
 	provider.ProtocolChat,
+	provider.ProtocolResponses,
 	provider.ProtocolAnthropic,
 	provider.ProtocolGemini,
 }
@@ -143,13 +144,11 @@ func TestChatAcrossProtocols(t *testing.T) {
 		if len(res.InvalidToolCalls) != 0 || res.TextProtocol || res.Output != nil {
 			t.Errorf("invalid %v text protocol %v output %v", res.InvalidToolCalls, res.TextProtocol, res.Output)
 		}
-		wantUsage := &agentv1.Usage{InputTokens: 100, OutputTokens: 20, TotalTokens: 120, CacheReadTokens: 60, CacheWriteTokens: 30}
-		got := proto.Clone(res.Usage).(*agentv1.Usage)
-		got.ReasoningTokens = 0 // not every protocol reports it
+		wantUsage := &agentv1.Usage{InputTokens: 100, OutputTokens: 20, TotalTokens: 120, CacheReadTokens: 60, CacheWriteTokens: 30, ReasoningTokens: 5}
 		if !reportsCacheWrite[p] {
 			wantUsage.CacheWriteTokens = 0
 		}
-		if !proto.Equal(got, wantUsage) {
+		if got := res.Usage; !proto.Equal(got, wantUsage) {
 			t.Errorf("usage = %v, want %v", res.Usage, wantUsage)
 		}
 		m := res.Message

@@ -9,6 +9,7 @@ import (
 	"github.com/agentcore/agentcore/pkg/llm/chat"
 	"github.com/agentcore/agentcore/pkg/llm/gemini"
 	"github.com/agentcore/agentcore/pkg/llm/provider"
+	"github.com/agentcore/agentcore/pkg/llm/responses"
 )
 
 // newAdapter builds the protocol adapter for one request.
@@ -20,6 +21,8 @@ func newAdapter(p provider.Protocol, cfg provider.Config) (model.ToolCallingChat
 	switch p {
 	case provider.ProtocolChat:
 		m, err = chat.New(cfg)
+	case provider.ProtocolResponses:
+		m, err = responses.New(cfg)
 	case provider.ProtocolAnthropic:
 		m, err = anthropic.New(cfg)
 	case provider.ProtocolGemini:

@@ -216,6 +216,7 @@ func TestNoRetryAfterDelta(t *testing.T) {
 }
 
 func TestRequestTimeout(t *testing.T) {
+	chunks := []string{"a", "b", "c", "d", "e", "f", "g", "h"}
 	tests := []struct {
 		name    string
 		stream  bool
@@ -223,41 +224,44 @@ func TestRequestTimeout(t *testing.T) {
 		onDelta bool
 		retried bool
 	}{
-		{"stalled stream after a delta", true, fakemodel.Turn{TextChunks: []string{"a", "b", "c", "d"}, StallAfter: 4}, true, false},
-		{"stalled stream, nothing delivered", true, fakemodel.Turn{TextChunks: []string{"a", "b", "c", "d"}, StallAfter: 2}, false, true},
+		{"stalled stream after a delta", true, fakemodel.Turn{TextChunks: chunks, StallAfter: 6}, true, false},
+		{"stalled stream, nothing delivered", true, fakemodel.Turn{TextChunks: chunks, StallAfter: 6}, false, true},
 		{"slow headers", false, fakemodel.Turn{Text: "late", Delay: time.Minute}, false, true},
 	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			srv := fakemodel.StartTB(t)
-			srv.Push(tt.turn, fakemodel.Turn{Text: "in time"})
-			c, clock := newTestClient(t)
-			cfg := testConfig(srv, provider.ProtocolAnthropic)
-			cfg.Stream = tt.stream
-			cfg.RequestTimeout = 150 * time.Millisecond
-			req := Request{Config: cfg, Messages: hello()}
-			var deltas []Delta
-			if tt.onDelta {
-				req.OnDelta = func(d Delta) { deltas = append(deltas, d) }
-			}
-			res, err := c.Chat(context.Background(), req)
-			if tt.onDelta && len(deltas) == 0 {
-				t.Fatal("the stream stalled before any delta; the test does not test what it says")
-			}
-			if tt.retried {
-				if err != nil || res.Text != "in time" || len(clock.Sleeps()) != 1 {
-					t.Fatalf("res %v err %v sleeps %v", res, err, clock.Sleeps())
+	for _, p := range protocols {
+		for _, tt := range tests {
+			t.Run(string(p)+"/"+tt.name, func(t *testing.T) {
+				t.Parallel() // each waits out a real timeout
+				srv := fakemodel.StartTB(t)
+				srv.Push(tt.turn, fakemodel.Turn{Text: "in time"})
+				c, clock := newTestClient(t)
+				cfg := testConfig(srv, p)
+				cfg.Stream = tt.stream
+				cfg.RequestTimeout = 150 * time.Millisecond
+				req := Request{Config: cfg, Messages: hello()}
+				var deltas []Delta
+				if tt.onDelta {
+					req.OnDelta = func(d Delta) { deltas = append(deltas, d) }
 				}
-				return
-			}
-			var pe *Error
-			if !errors.As(err, &pe) || pe.Kind != KindTimeout || !pe.Retryable {
-				t.Fatalf("err = %#v", err)
-			}
-			if len(srv.Requests()) != 1 {
-				t.Errorf("%d requests", len(srv.Requests()))
-			}
-		})
+				res, err := c.Chat(context.Background(), req)
+				if tt.onDelta && len(deltas) == 0 {
+					t.Fatal("the stream stalled before any delta; the test does not test what it says")
+				}
+				if tt.retried {
+					if err != nil || res.Text != "in time" || len(clock.Sleeps()) != 1 {
+						t.Fatalf("res %v err %v sleeps %v", res, err, clock.Sleeps())
+					}
+					return
+				}
+				var pe *Error
+				if !errors.As(err, &pe) || pe.Kind != KindTimeout || !pe.Retryable {
+					t.Fatalf("err = %#v", err)
+				}
+				if len(srv.Requests()) != 1 {
+					t.Errorf("%d requests", len(srv.Requests()))
+				}
+			})
+		}
 	}
 }
 

@@ -22,7 +22,8 @@
 //     sent as {"raw_arguments": "<text>"} so a history with a broken call can
 //     still be sent.
 //   - Tool results: schema.Tool messages become tool_result blocks in a user
-//     turn (consecutive results share one turn). Content is sent as the
+//     turn (consecutive results share one turn, and a turn's tool_result
+//     blocks go before its other blocks, as the API requires). Content is sent as the
 //     block's string content; UserInputMultiContent parts as text, image and
 //     document blocks inside the tool_result, which the API accepts, so no
 //     fallback is needed for images here.

@@ -1,9 +1,11 @@
 package anthropic
 
 import (
+	"cmp"
 	"encoding/base64"
 	"encoding/json"
 	"maps"
+	"slices"
 	"strings"
 	"time"
 
@@ -34,6 +36,7 @@ type block struct {
 	// tool_result: a string or []block
 	ToolUseID string `json:"tool_use_id,omitempty"`
 	Content   any    `json:"content,omitempty"`
+	IsError   bool   `json:"is_error,omitempty"`
 	// thinking (the field is required even when empty), redacted_thinking
 	Thinking  *string `json:"thinking,omitempty"`
 	Signature string  `json:"signature,omitempty"`
@@ -309,7 +312,20 @@ func convertMessages(input []*schema.Message, sendReasoning bool) ([]*block, []*
 			return nil, nil, provider.RequestError("anthropic: message %d has unknown role %q", i, m.Role)
 		}
 	}
+	for _, m := range msgs {
+		// The API wants a turn's tool_result blocks before anything else.
+		slices.SortStableFunc(m.Content, func(a, b *block) int {
+			return cmp.Compare(resultRank(a), resultRank(b))
+		})
+	}
 	return system, msgs, nil
+}
+
+func resultRank(b *block) int {
+	if b.Type == "tool_result" {
+		return 0
+	}
+	return 1
 }
 
 func textBlocks(s string) []*block {
@@ -433,6 +449,9 @@ func thinkingBlocks(m *schema.Message) []*block {
 // toolResultBlock maps a tool message to a tool_result block.
 func toolResultBlock(m *schema.Message) (*block, error) {
 	b := &block{Type: "tool_result", ToolUseID: m.ToolCallID}
+	if failed, _ := m.Extra[provider.ExtraToolError].(bool); failed {
+		b.IsError = true
+	}
 	if len(m.UserInputMultiContent) > 0 {
 		parts, err := partBlocks(m.UserInputMultiContent)
 		if err != nil {

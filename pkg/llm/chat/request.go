@@ -7,8 +7,6 @@ import (
 	"maps"
 	"net/url"
 	"strings"
-	"unicode"
-	"unicode/utf8"
 
 	"github.com/cloudwego/eino/schema"
 
@@ -75,7 +73,8 @@ const emptyParams = `{"type":"object","properties":{}}`
 
 // buildRequest makes the request body for one call.
 func buildRequest(cfg provider.Config, call provider.Call, input []*schema.Message, stream bool) (map[string]any, error) {
-	msgs, err := convertMessages(input, cfg.SendReasoning)
+	vendor, sdk := openai.SplitVendor(cfg.VendorOptions)
+	msgs, err := convertMessages(input, cfg.SendReasoning, sdk.SystemMessageMode)
 	if err != nil {
 		return nil, err
 	}
@@ -112,11 +111,10 @@ func buildRequest(cfg provider.Config, call provider.Call, input []*schema.Messa
 	if len(p.Stop) > 0 {
 		body["stop"] = p.Stop
 	}
-	if rf := responseFormat(cfg.Output); rf != nil {
+	if rf := responseFormat(cfg.Output, sdk); rf != nil {
 		body["response_format"] = rf
 	}
-	for k, v := range cfg.VendorOptions {
-		k = provider.SnakeKey(k)
+	for k, v := range vendor {
 		if k == "text_verbosity" {
 			k = "verbosity"
 		}
@@ -164,29 +162,17 @@ func toolChoice(c string) any {
 	return map[string]any{"type": "function", "function": map[string]any{"name": c}}
 }
 
-// formatName makes a json_schema name OpenAI accepts (letters, digits, _
-// and -, at most 64) from o's name.
-func formatName(o *provider.Output) string {
-	name := strings.Map(func(r rune) rune {
-		if r == '_' || r == '-' || r < utf8.RuneSelf && (unicode.IsLetter(r) || unicode.IsDigit(r)) {
-			return r
-		}
-		return '_'
-	}, o.Name)
-	if name == "" {
-		name = "response"
-	}
-	return name[:min(len(name), 64)]
-}
-
-func responseFormat(o *provider.Output) map[string]any {
+func responseFormat(o *provider.Output, sdk openai.SDKOptions) map[string]any {
 	if o == nil {
 		return nil
 	}
-	if o.Schema == nil {
+	if o.Schema == nil || sdk.NoStructuredOutputs {
 		return map[string]any{"type": "json_object"}
 	}
-	js := map[string]any{"name": formatName(o), "schema": o.Schema}
+	js := map[string]any{"name": openai.FormatName(o.Name), "schema": o.Schema}
+	if sdk.StrictJSONSchema {
+		js["strict"] = true
+	}
 	if o.Description != "" {
 		js["description"] = o.Description
 	}
@@ -194,7 +180,7 @@ func responseFormat(o *provider.Output) map[string]any {
 }
 
 // convertMessages maps eino messages to chat messages.
-func convertMessages(input []*schema.Message, sendReasoning bool) ([]message, error) {
+func convertMessages(input []*schema.Message, sendReasoning bool, systemMode string) ([]message, error) {
 	out := make([]message, 0, len(input))
 	var pending []part // files from tool results, sent after the run of tool messages
 	for i, m := range input {
@@ -207,7 +193,13 @@ func convertMessages(input []*schema.Message, sendReasoning bool) ([]message, er
 		}
 		switch m.Role {
 		case schema.System:
-			out = append(out, message{Role: "system", Content: plainText(m)})
+			switch systemMode {
+			case "remove":
+			case "developer":
+				out = append(out, message{Role: "developer", Content: openai.PlainText(m)})
+			default:
+				out = append(out, message{Role: "system", Content: openai.PlainText(m)})
+			}
 		case schema.User:
 			c, err := userContent(m)
 			if err != nil {
@@ -233,20 +225,6 @@ func convertMessages(input []*schema.Message, sendReasoning bool) ([]message, er
 	return out, nil
 }
 
-// plainText is a message's text: Content, else its text parts joined.
-func plainText(m *schema.Message) string {
-	if m.Content != "" || len(m.UserInputMultiContent) == 0 {
-		return m.Content
-	}
-	var texts []string
-	for _, p := range m.UserInputMultiContent {
-		if p.Type == schema.ChatMessagePartTypeText {
-			texts = append(texts, p.Text)
-		}
-	}
-	return strings.Join(texts, "\n")
-}
-
 func textPart(s string) part { return part{Type: "text", Text: &s} }
 
 // userContent is a user message's content: a string, or parts.
@@ -254,22 +232,7 @@ func userContent(m *schema.Message) (any, error) {
 	if len(m.UserInputMultiContent) == 0 {
 		return m.Content, nil
 	}
-	parts := make([]part, 0, len(m.UserInputMultiContent)+1)
-	if m.Content != "" {
-		parts = append(parts, textPart(m.Content))
-	}
-	for _, p := range m.UserInputMultiContent {
-		if p.Type == schema.ChatMessagePartTypeText {
-			parts = append(parts, textPart(p.Text))
-			continue
-		}
-		mp, err := mediaPart(p)
-		if err != nil {
-			return nil, err
-		}
-		parts = append(parts, mp)
-	}
-	return parts, nil
+	return openai.Parts(m, textPart, mediaPart)
 }
 
 // mediaPart maps one non-text input part.

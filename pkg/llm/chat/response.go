@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"strings"
 
 	"github.com/cloudwego/eino/schema"
 
@@ -39,26 +40,25 @@ type wireToolCall struct {
 
 // content is a message or a delta: the fields both carry.
 type content struct {
-	Content          json.RawMessage `json:"content"`
-	ReasoningContent json.RawMessage `json:"reasoning_content"`
-	Reasoning        json.RawMessage `json:"reasoning"`
-	Refusal          json.RawMessage `json:"refusal"`
-	ToolCalls        []wireToolCall  `json:"tool_calls"`
+	Content          openai.Text    `json:"content"`
+	ReasoningContent openai.Text    `json:"reasoning_content"`
+	Reasoning        openai.Text    `json:"reasoning"`
+	Refusal          openai.Text    `json:"refusal"`
+	ToolCalls        []wireToolCall `json:"tool_calls"`
 }
 
 func (c *content) text() string {
-	t := openai.Text(c.Content)
-	if t == "" {
-		t = openai.Text(c.Refusal)
+	if c.Content != "" {
+		return string(c.Content)
 	}
-	return t
+	return string(c.Refusal)
 }
 
 func (c *content) reasoning() string {
-	if r := openai.Text(c.ReasoningContent); r != "" {
-		return r
+	if c.ReasoningContent != "" {
+		return string(c.ReasoningContent)
 	}
-	return openai.Text(c.Reasoning)
+	return string(c.Reasoning)
 }
 
 // completion is a whole response body or one stream chunk.
@@ -119,7 +119,7 @@ func (u *usage) tokenUsage() (*schema.TokenUsage, int) {
 func finalChunk(raw string, hasToolCalls bool, u *usage) *schema.Message {
 	msg := &schema.Message{
 		Role:         schema.Assistant,
-		ResponseMeta: &schema.ResponseMeta{FinishReason: openai.Finish(raw, hasToolCalls), Usage: &schema.TokenUsage{}},
+		ResponseMeta: &schema.ResponseMeta{FinishReason: finishReason(raw, hasToolCalls), Usage: &schema.TokenUsage{}},
 		Extra:        map[string]any{provider.ExtraRawFinishReason: raw},
 	}
 	if u != nil {
@@ -136,7 +136,7 @@ func finalChunk(raw string, hasToolCalls bool, u *usage) *schema.Message {
 // same answer gives: the content, then the final chunk.
 func decodeWhole(body []byte) ([]*schema.Message, error) {
 	var c completion
-	if err := json.Unmarshal(body, &c); err != nil {
+	if err := openai.Unmarshal(body, &c); err != nil {
 		return nil, provider.Unknown("the response is not a chat completion", err)
 	}
 	if err := c.apiError(); err != nil {
@@ -148,15 +148,18 @@ func decodeWhole(body []byte) ([]*schema.Message, error) {
 	ch := c.Choices[0]
 	msg := &schema.Message{Role: schema.Assistant, Content: ch.Message.text(), ReasoningContent: ch.Message.reasoning()}
 	for i, tc := range ch.Message.ToolCalls {
-		id := tc.ID
+		id, args := tc.ID, tc.Function.Arguments
 		if id == "" {
 			id = openai.NewCallID()
+		}
+		if strings.TrimSpace(args) == "" {
+			args = "{}"
 		}
 		msg.ToolCalls = append(msg.ToolCalls, schema.ToolCall{
 			Index:    &i,
 			ID:       id,
 			Type:     "function",
-			Function: schema.FunctionCall{Name: tc.Function.Name, Arguments: tc.Function.Arguments},
+			Function: schema.FunctionCall{Name: tc.Function.Name, Arguments: args},
 		})
 	}
 	return []*schema.Message{msg, finalChunk(ch.FinishReason, len(msg.ToolCalls) > 0, c.Usage)}, nil
@@ -169,6 +172,7 @@ type calls struct {
 	byID   map[string]int // call id -> ours
 	hasID  []bool
 	named  []bool
+	args   []bool // some arguments arrived
 }
 
 func (c *calls) n() int { return len(c.hasID) }
@@ -201,18 +205,27 @@ func (c *calls) slot(tc *wireToolCall) int {
 func (c *calls) add() int {
 	c.hasID = append(c.hasID, false)
 	c.named = append(c.named, false)
+	c.args = append(c.args, false)
 	return len(c.hasID) - 1
 }
 
-// missingIDs returns chunks giving an id to each call the server sent
-// without one (some local servers do), so that results can refer to it.
-func (c *calls) missingIDs() []*schema.Message {
+// completion returns chunks completing the calls: an id for each call the
+// server sent without one (some local servers do), so that results can
+// refer to it, and {} as the arguments of a call that got none.
+func (c *calls) completion() []*schema.Message {
 	var out []*schema.Message
-	for i, ok := range c.hasID {
-		if !ok {
+	for i := range c.hasID {
+		tc := schema.ToolCall{}
+		if !c.hasID[i] {
+			tc.ID = openai.NewCallID()
+		}
+		if !c.args[i] {
+			tc.Function.Arguments = "{}"
+		}
+		if tc.ID != "" || tc.Function.Arguments != "" {
 			idx := i
-			out = append(out, &schema.Message{Role: schema.Assistant,
-				ToolCalls: []schema.ToolCall{{Index: &idx, ID: openai.NewCallID()}}})
+			tc.Index = &idx
+			out = append(out, &schema.Message{Role: schema.Assistant, ToolCalls: []schema.ToolCall{tc}})
 		}
 	}
 	return out
@@ -242,7 +255,7 @@ func readStream(ctx context.Context, r *sse.Reader, emit func(*schema.Message) b
 			return finishStream(emit, &c, finish, u)
 		}
 		var chunk completion
-		if err := json.Unmarshal(ev.Data, &chunk); err != nil {
+		if err := openai.Unmarshal(ev.Data, &chunk); err != nil {
 			return provider.Unknown("the stream sent a chunk that is not JSON", err)
 		}
 		if err := chunk.apiError(); err != nil {
@@ -271,7 +284,7 @@ func readStream(ctx context.Context, r *sse.Reader, emit func(*schema.Message) b
 }
 
 func finishStream(emit func(*schema.Message) bool, c *calls, finish string, u *usage) error {
-	for _, m := range c.missingIDs() {
+	for _, m := range c.completion() {
 		if !emit(m) {
 			return nil
 		}
@@ -307,6 +320,9 @@ func emitDelta(d *content, c *calls, emit func(*schema.Message) bool) bool {
 		if out.ID != "" || out.Function.Name != "" {
 			out.Type = "function"
 		}
+		if strings.TrimSpace(out.Function.Arguments) != "" {
+			c.args[idx] = true
+		}
 		if out.ID == "" && out.Function.Name == "" && out.Function.Arguments == "" {
 			continue
 		}
@@ -315,4 +331,25 @@ func emitDelta(d *content, c *calls, emit func(*schema.Message) bool) bool {
 		}
 	}
 	return true
+}
+
+// finishReason normalises a Chat Completions finish reason. A stop, or no
+// reason at all in a response that otherwise ended properly, is tool_calls
+// when the message has tool calls (some gateways say stop) and stop
+// otherwise; an unknown reason is other.
+func finishReason(raw string, hasToolCalls bool) string {
+	switch raw {
+	case "stop", "":
+		if hasToolCalls {
+			return provider.FinishToolCalls
+		}
+		return provider.FinishStop
+	case "length", "max_tokens":
+		return provider.FinishLength
+	case "tool_calls", "function_call":
+		return provider.FinishToolCalls
+	case "content_filter":
+		return provider.FinishContentFilter
+	}
+	return provider.FinishOther
 }

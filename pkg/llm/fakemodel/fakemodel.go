@@ -93,12 +93,13 @@ type Turn struct {
 	Delay time.Duration
 	// ChunkDelay is waited between streamed events.
 	ChunkDelay time.Duration
-	// CutAfter, when positive, drops the connection after that many events
-	// without the terminal event (a non-streaming reply is cut halfway).
+	// CutAfter, when positive, drops the connection after that many events,
+	// so the terminal event is not sent (with N at least the event count,
+	// after all of them); a non-streaming reply is cut halfway.
 	CutAfter int
-	// StallAfter, when positive, stops sending after that many events and
-	// holds the connection open until the client goes or the server closes
-	// (a non-streaming reply stalls after its headers).
+	// StallAfter, when positive, stops sending after that many events (or
+	// all of them) and holds the connection open until the client goes or
+	// the server closes; a non-streaming reply stalls after its headers.
 	StallAfter int
 
 	// Events, when set, are streamed instead of the events encoded from the
@@ -469,6 +470,12 @@ func (s *Server) writeStream(w http.ResponseWriter, r *http.Request, t Turn, eve
 			return
 		}
 		flush(w)
+	}
+	switch {
+	case t.CutAfter > 0:
+		panic(http.ErrAbortHandler)
+	case t.StallAfter > 0:
+		s.stall(r.Context())
 	}
 }
 

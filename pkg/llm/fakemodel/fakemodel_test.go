@@ -213,6 +213,16 @@ func TestCutAndStall(t *testing.T) {
 		t.Fatalf("cut stream sent %d events, want 2: %s", n, b)
 	}
 
+	late := turn
+	late.CutAfter = 1000
+	srv.Push(late)
+	resp = post(t, context.Background(), c, srv.URL+"/chat/completions", `{"stream":true}`)
+	b, err = io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if !errors.Is(err, io.ErrUnexpectedEOF) || !bytes.Contains(b, []byte("[DONE]")) {
+		t.Fatalf("cut after the whole stream: err = %v, body %s", err, b)
+	}
+
 	stall := turn
 	stall.StallAfter = 1
 	srv.Push(stall)

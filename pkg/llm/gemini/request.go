@@ -1,11 +1,13 @@
 package gemini
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"maps"
 	"mime"
 	"path"
+	"slices"
 	"strings"
 
 	"github.com/cloudwego/eino/schema"
@@ -69,6 +71,13 @@ type content struct {
 	// trailing parts go after Parts when the turn is complete (tool result
 	// files after all functionResponse parts).
 	trailing []*part
+}
+
+func responseRank(p *part) int {
+	if p.FunctionResponse != nil {
+		return 0
+	}
+	return 1
 }
 
 func textPart(s string) *part { return &part{Text: &s} }
@@ -244,6 +253,10 @@ func convertMessages(input []*schema.Message, sendReasoning bool) ([]*part, []*c
 	}
 	for _, c := range contents {
 		c.Parts = append(c.Parts, c.trailing...)
+		// A turn's functionResponse parts go first, right after the calls.
+		slices.SortStableFunc(c.Parts, func(a, b *part) int {
+			return cmp.Compare(responseRank(a), responseRank(b))
+		})
 	}
 	return system, contents, nil
 }
@@ -351,6 +364,10 @@ func toolResultParts(m *schema.Message, call callInfo) (*part, []*part, error) {
 			output = v
 		}
 	}
-	resp := &part{FunctionResponse: &functionResponse{ID: call.id, Name: name, Response: map[string]any{"output": output}}}
+	key := "output"
+	if failed, _ := m.Extra[provider.ExtraToolError].(bool); failed {
+		key = "error" // Gemini reads {"error": …} as a failed call
+	}
+	resp := &part{FunctionResponse: &functionResponse{ID: call.id, Name: name, Response: map[string]any{key: output}}}
 	return resp, files, nil
 }

@@ -11,12 +11,15 @@ import (
 // PNG is a tiny base64 image.
 const PNG = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg=="
 
+// PDF is a tiny base64 PDF.
+const PDF = "JVBERi0xLjQKJSVFT0YK"
+
 // Conversation is a conversation with a system prompt, a user message with
-// text and two images (inline and by URL), an assistant message with
+// text, two images (inline and by URL) and a PDF, an assistant message with
 // reasoning, text and a tool call, a tool result with text and an image, and
 // a last user message.
 func Conversation() []*schema.Message {
-	png := PNG
+	png, pdf := PNG, PDF
 	url := "https://example.com/cat.jpg"
 	return []*schema.Message{
 		schema.SystemMessage("You are terse."),
@@ -26,9 +29,11 @@ func Conversation() []*schema.Message {
 				MessagePartCommon: schema.MessagePartCommon{Base64Data: &png, MIMEType: "image/png"}, Name: "dot.png"}},
 			{Type: schema.ChatMessagePartTypeImageURL, Image: &schema.MessageInputImage{
 				MessagePartCommon: schema.MessagePartCommon{URL: &url}, Detail: schema.ImageURLDetailLow}},
+			{Type: schema.ChatMessagePartTypeFileURL, File: &schema.MessageInputFile{
+				MessagePartCommon: schema.MessagePartCommon{Base64Data: &pdf, MIMEType: "application/pdf"}, Name: "notes.pdf"}},
 		}},
 		{Role: schema.Assistant, Content: "Let me look it up.", ReasoningContent: "The second one is a cat.",
-			Extra:     map[string]any{provider.ExtraReasoningData: map[string]string{"id": "rs_1", "encrypted_content": "gAAAA-opaque"}},
+			Extra:     map[string]any{provider.ExtraReasoningData: map[string]string{"openai.reasoning": `[{"id":"rs_1","encrypted_content":"gAAAA-opaque"}]`}},
 			ToolCalls: []schema.ToolCall{{ID: "call_1", Type: "function", Function: schema.FunctionCall{Name: "lookup", Arguments: `{"q":"cat"}`}}}},
 		{Role: schema.Tool, ToolCallID: "call_1", ToolName: "lookup", UserInputMultiContent: []schema.MessageInputPart{
 			{Type: schema.ChatMessagePartTypeText, Text: "A cat. Reference picture:"},
