@@ -187,7 +187,10 @@ func TestBusyPolicies(t *testing.T) {
 		_, err := s.Send(ctx, agent.SendOptions{Input: input("never"), Busy: agentv1.BusyPolicy_BUSY_POLICY_QUEUE})
 		gaveUp <- err
 	}()
-	for s.State().Waiting != 2 {
+	for deadline := time.Now().Add(20 * time.Second); s.State().Waiting != 2; {
+		if time.Now().After(deadline) {
+			t.Fatalf("waiting sends: %d", s.State().Waiting)
+		}
 		time.Sleep(5 * time.Millisecond)
 	}
 	cancel()
