@@ -16,6 +16,10 @@ import (
 	agentv1 "github.com/agentcore/agentcore/proto/agentcore/v1"
 )
 
+// newHost returns the host of one command. More kinds of tool sources
+// (e.g. MCP server definitions, served by a toolhost subcommand) plug in
+// through tool.Config.Kinds; paths given on the command line may be files
+// of those kinds as well as directories.
 func newHost(e env) *tool.Host {
 	return tool.NewHost(tool.Config{Logger: e.log})
 }

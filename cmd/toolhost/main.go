@@ -64,7 +64,7 @@ func main() {
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	level := hclog.LevelFromString(os.Getenv("AGENTCORE_LOG_LEVEL"))
 	if level == hclog.NoLevel {
-		level = hclog.Warn
+		level = hclog.Error
 	}
 	e := env{
 		stdout: stdout,

@@ -232,6 +232,9 @@ func (cv *converter) toolResults(i int, parts []*agentv1.Part, calls map[string]
 			continue
 		}
 		msg := &schema.Message{Role: schema.Tool, ToolCallID: tr.GetToolCallId(), ToolName: tr.GetToolName()}
+		if tr.GetError() {
+			msg.Extra = map[string]any{provider.ExtraToolError: true}
+		}
 		if len(media) == 0 {
 			msg.Content = text
 		} else {

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/cloudwego/eino/schema"
+	"google.golang.org/protobuf/proto"
 
 	"github.com/agentcore/agentcore/pkg/llm/provider"
 	agentv1 "github.com/agentcore/agentcore/proto/agentcore/v1"
@@ -156,7 +157,16 @@ func TestConvertCapabilities(t *testing.T) {
 	})
 	t.Run("strip keeps text and other media", func(t *testing.T) {
 		cv := &converter{caps: noImage, fallback: MediaFallbackStrip}
+		before := make([]*agentv1.Message, len(history))
+		for i, m := range history {
+			before[i] = proto.Clone(m).(*agentv1.Message)
+		}
 		got, err := cv.convert("", history)
+		for i := range history {
+			if !proto.Equal(before[i], history[i]) {
+				t.Errorf("converting changed history message %d", i)
+			}
+		}
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -195,7 +205,7 @@ func TestConvertAssistantAndTools(t *testing.T) {
 		toolMsg(resultText("c1", "add", "2"), resultText("c9", "orphan", "?")),
 		assistantMsg(reasoning),
 		assistantMsg(call("c3", "data", "{}")),
-		toolMsg(&agentv1.Part{Kind: &agentv1.Part_ToolResult{ToolResult: &agentv1.ToolResultPart{ToolCallId: "c3", ToolName: "data",
+		toolMsg(&agentv1.Part{Kind: &agentv1.Part_ToolResult{ToolResult: &agentv1.ToolResultPart{ToolCallId: "c3", ToolName: "data", Error: true,
 			Output: &agentv1.ToolOutput{Value: &agentv1.ToolOutput_Json{Json: `{"n":1}`}}}}}),
 		assistantMsg(call("c4", "shot", "{}")),
 		toolMsg(resultParts("c4", "shot", text("here"), fileData("image/png", pngBytes))),
@@ -240,6 +250,12 @@ func TestConvertAssistantAndTools(t *testing.T) {
 		jsonResult := got[len(got)-3]
 		if jsonResult.Content != `{"n":1}` {
 			t.Errorf("json tool result = %q", jsonResult.Content)
+		}
+		if failed, _ := jsonResult.Extra[provider.ExtraToolError].(bool); !failed {
+			t.Errorf("failed tool result not marked: %v", jsonResult.Extra)
+		}
+		if tool.Extra[provider.ExtraToolError] != nil {
+			t.Errorf("successful tool result marked failed: %v", tool.Extra)
 		}
 	}
 }

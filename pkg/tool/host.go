@@ -162,6 +162,12 @@ func (h *Host) begin() bool {
 
 func (h *Host) end() { h.wg.Done() }
 
+func (h *Host) isClosed() bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.closed
+}
+
 // Scan finds the plugins in the given paths and describes their tools. A
 // directory is walked recursively (names starting with "." are skipped); a
 // file is taken as it is. Files matching a configured Kind become plugins of

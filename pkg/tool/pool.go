@@ -14,18 +14,27 @@ import (
 	"github.com/hashicorp/go-plugin"
 	"github.com/hashicorp/go-plugin/runner"
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
 
 	pluginv1 "github.com/agentcore/agentcore/proto/agentcore/plugin/v1"
 )
 
 // crashGrace is how long a call whose stream broke waits for the plugin to
 // exit on its own, so that the result reports the real exit status.
-const crashGrace = 250 * time.Millisecond
+const crashGrace = 2 * time.Second
 
 var handshake = plugin.HandshakeConfig{
 	ProtocolVersion:  pluginv1.ProtocolVersion,
 	MagicCookieKey:   pluginv1.MagicCookieKey,
 	MagicCookieValue: pluginv1.MagicCookieValue,
+}
+
+// dialOptions fix the HTTP/2 flow-control windows, which turns off gRPC's
+// bandwidth-delay estimation: its pings are pure overhead on a local socket.
+var dialOptions = []grpc.DialOption{
+	grpc.WithInitialWindowSize(4 << 20),
+	grpc.WithInitialConnWindowSize(4 << 20),
 }
 
 // grpcPlugin is the client half of the plugin for go-plugin.
@@ -63,7 +72,14 @@ type proc struct {
 
 	cleaned sync.Once
 	client  *plugin.Client
-	rpc    pluginv1.ToolPluginServiceClient
+	rpc     pluginv1.ToolPluginServiceClient
+
+	// The Session stream, opened at the first call; one call at a time uses
+	// a proc, so these need no lock. noSession: the plugin lacks Session.
+	sessCtx    context.Context
+	sessCancel context.CancelFunc
+	sess       grpc.BidiStreamingClient[pluginv1.SessionRequest, pluginv1.SessionResponse]
+	noSession  bool
 }
 
 // get returns an idle live process or starts one.
@@ -138,6 +154,7 @@ func (pl *pool) start(ctx context.Context) (*proc, error) {
 		Logger:           hclog.NewNullLogger(),
 		StartTimeout:     h.cfg.StartTimeout,
 		UnixSocketConfig: &plugin.UnixSocketConfig{TempDir: h.cfg.SocketDir},
+		GRPCDialOptions:  dialOptions,
 	})
 	h.mu.Lock()
 	h.procs[pr] = struct{}{}
@@ -196,6 +213,7 @@ func (pr *proc) connect() error {
 		return err
 	}
 	pr.rpc = raw.(pluginv1.ToolPluginServiceClient)
+	pr.sessCtx, pr.sessCancel = context.WithCancel(context.Background())
 	return nil
 }
 
@@ -268,6 +286,9 @@ func (pr *proc) cleanup() {
 		if p := pr.process(); p != nil {
 			<-p.done
 		}
+		if pr.sessCancel != nil {
+			pr.sessCancel()
+		}
 		pr.client.Kill()
 		if p := pr.process(); p != nil {
 			p.outR.Close()
@@ -280,9 +301,56 @@ func (pr *proc) cleanup() {
 	})
 }
 
-// call runs one call on the process. It returns the plugin's result, or an
-// error when the stream failed before a result came.
+// errNoSession says the plugin does not implement Session.
+var errNoSession = errors.New("plugin has no Session")
+
+// call runs one call on the process: on its Session stream, or through
+// Execute when the plugin has no Session. It returns the plugin's result,
+// or an error when the stream failed before a result came.
 func (pr *proc) call(ctx context.Context, req *pluginv1.ExecuteRequest, dec *chunkDecoder) (*pluginv1.ToolResult, error) {
+	if !pr.noSession {
+		res, err := pr.callSession(req, dec)
+		if !errors.Is(err, errNoSession) {
+			return res, err
+		}
+		pr.noSession = true
+	}
+	return pr.callExecute(ctx, req, dec)
+}
+
+func (pr *proc) callSession(req *pluginv1.ExecuteRequest, dec *chunkDecoder) (*pluginv1.ToolResult, error) {
+	if pr.sess == nil {
+		s, err := pr.rpc.Session(pr.sessCtx)
+		if err != nil {
+			return nil, err
+		}
+		pr.sess = s
+	}
+	// On a stream the plugin ended, Send says io.EOF and Recv has the status.
+	if err := pr.sess.Send(&pluginv1.SessionRequest{Kind: &pluginv1.SessionRequest_Execute{Execute: req}}); err != nil && err != io.EOF {
+		return nil, err
+	}
+	first := true
+	for {
+		msg, err := pr.sess.Recv()
+		if err != nil {
+			if first && status.Code(err) == codes.Unimplemented {
+				pr.sess = nil
+				return nil, errNoSession
+			}
+			if err == io.EOF {
+				err = errors.New("the plugin ended its session")
+			}
+			return nil, err
+		}
+		first = false
+		if res := handle(msg.GetExecute(), dec); res != nil {
+			return res, nil
+		}
+	}
+}
+
+func (pr *proc) callExecute(ctx context.Context, req *pluginv1.ExecuteRequest, dec *chunkDecoder) (*pluginv1.ToolResult, error) {
 	stream, err := pr.rpc.Execute(ctx, req)
 	if err != nil {
 		return nil, err
@@ -299,18 +367,25 @@ func (pr *proc) call(ctx context.Context, req *pluginv1.ExecuteRequest, dec *chu
 		if err != nil {
 			return nil, err
 		}
-		switch ev := msg.GetEvent().(type) {
-		case *pluginv1.ExecuteResponse_Output:
-			if res == nil {
-				dec.write(ev.Output.GetStream(), ev.Output.GetData())
-			}
-		case *pluginv1.ExecuteResponse_Result:
-			if res == nil {
-				dec.flush()
-				res = ev.Result
-			}
+		if res == nil {
+			res = handle(msg, dec)
 		}
 	}
+}
+
+// handle passes an output chunk on, or returns the result.
+func handle(msg *pluginv1.ExecuteResponse, dec *chunkDecoder) *pluginv1.ToolResult {
+	switch ev := msg.GetEvent().(type) {
+	case *pluginv1.ExecuteResponse_Output:
+		dec.write(ev.Output.GetStream(), ev.Output.GetData())
+	case *pluginv1.ExecuteResponse_Result:
+		dec.flush()
+		if ev.Result == nil {
+			return &pluginv1.ToolResult{}
+		}
+		return ev.Result
+	}
+	return nil
 }
 
 // errTimeout is the cause of a call's context when its tool's timeout passed.
@@ -334,12 +409,21 @@ func (pl *pool) run(ctx context.Context, e *entry, input []byte, opts Options) R
 		}
 		return errorResult(fmt.Sprintf("tool %q could not start its plugin %s: %v", name, pl.cmd.source(), err))
 	}
-	// The hard stop: a timeout or a cancel kills the process group at once.
-	stop := context.AfterFunc(ctx, pr.kill)
+	// The RPC carries no deadline: the host enforces timeouts by killing, and
+	// a deadline sent along would let the plugin end the stream first. The
+	// hard stop, on a timeout or a cancel, kills the process group at once.
+	rpcCtx, rpcCancel := context.WithCancel(context.WithoutCancel(ctx))
+	defer rpcCancel()
+	stop := context.AfterFunc(ctx, func() {
+		pr.kill()
+		rpcCancel()
+	})
 	dec := &chunkDecoder{onOutput: opts.OnOutput}
-	res, err := pr.call(ctx, &pluginv1.ExecuteRequest{Tool: name, InputJson: string(input), CallId: opts.CallID}, dec)
-	if !stop() {
-		// Killed for the context: report that, whatever the stream said.
+	res, err := pr.call(rpcCtx, &pluginv1.ExecuteRequest{Tool: name, InputJson: string(input), CallId: opts.CallID}, dec)
+	if !stop() || ctx.Err() != nil {
+		// Stopped for the context (gRPC may notice the context before the
+		// AfterFunc runs): kill, wait for the reap, report the stop.
+		pr.kill()
 		<-pr.p.done
 		pl.discard(pr)
 		return stoppedResult(ctx, e)
@@ -369,6 +453,10 @@ func (pl *pool) crashResult(pr *proc, name string, err error) Result {
 	if !p.exited() {
 		pl.discard(pr)
 		return errorResult(fmt.Sprintf("tool %q failed: %v", name, err))
+	}
+	if pl.host.isClosed() {
+		pl.discard(pr)
+		return errorResult(fmt.Sprintf("tool %q was stopped: %v", name, ErrClosed))
 	}
 	msg := fmt.Sprintf("tool %q crashed: its plugin process %s", name, p.status())
 	if tail := pr.stderrTail(); tail != "" {

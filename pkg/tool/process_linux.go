@@ -19,7 +19,7 @@ import (
 
 // drainAfterExit bounds how long the host reads a dead plugin's stdout and
 // stderr pipes, which a stray descendant outside the group could hold open.
-const drainAfterExit = 200 * time.Millisecond
+const drainAfterExit = time.Second
 
 // spawner starts processes from one goroutine locked to its OS thread for
 // the life of the Host. A parent-death signal fires when the thread that

@@ -17,6 +17,8 @@ import (
 	"github.com/hashicorp/go-hclog"
 	"github.com/hashicorp/go-plugin"
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/types/known/durationpb"
 
 	pluginv1 "github.com/agentcore/agentcore/proto/agentcore/plugin/v1"
@@ -57,10 +59,12 @@ func Serve(tools ...Tool) {
 	}
 	srv.stdio = io
 	plugin.Serve(&plugin.ServeConfig{
-		HandshakeConfig: Handshake(),
+		HandshakeConfig: handshake(),
 		Plugins:         plugin.PluginSet{pluginv1.PluginName: &grpcPlugin{srv: srv}},
 		GRPCServer: func(opts []grpc.ServerOption) *grpc.Server {
-			opts = append(opts, grpc.MaxRecvMsgSize(math.MaxInt32), grpc.MaxSendMsgSize(math.MaxInt32))
+			opts = append(opts, grpc.MaxRecvMsgSize(math.MaxInt32), grpc.MaxSendMsgSize(math.MaxInt32),
+				// Fixed windows turn off bandwidth-delay pings, overhead on a local socket.
+				grpc.InitialWindowSize(4<<20), grpc.InitialConnWindowSize(4<<20))
 			return grpc.NewServer(opts...)
 		},
 		Logger: hclog.New(&hclog.LoggerOptions{
@@ -70,8 +74,8 @@ func Serve(tools ...Tool) {
 	os.Exit(0)
 }
 
-// Handshake returns the go-plugin handshake shared with the host.
-func Handshake() plugin.HandshakeConfig {
+// handshake returns the go-plugin handshake shared with the host (pkg/tool).
+func handshake() plugin.HandshakeConfig {
 	return plugin.HandshakeConfig{
 		ProtocolVersion:  pluginv1.ProtocolVersion,
 		MagicCookieKey:   pluginv1.MagicCookieKey,
@@ -167,13 +171,42 @@ func (s *server) Describe(context.Context, *pluginv1.DescribeRequest) (*pluginv1
 
 // Execute runs one call: its output, then its result.
 func (s *server) Execute(req *pluginv1.ExecuteRequest, stream grpc.ServerStreamingServer[pluginv1.ExecuteResponse]) error {
+	return s.serveCall(stream.Context(), req, stream.Send)
+}
+
+// Session runs calls one after another on one stream.
+func (s *server) Session(stream grpc.BidiStreamingServer[pluginv1.SessionRequest, pluginv1.SessionResponse]) error {
+	send := func(r *pluginv1.ExecuteResponse) error {
+		return stream.Send(&pluginv1.SessionResponse{Kind: &pluginv1.SessionResponse_Execute{Execute: r}})
+	}
+	for {
+		msg, err := stream.Recv()
+		if err != nil {
+			return nil // the host closed the session
+		}
+		req := msg.GetExecute()
+		if req == nil {
+			return status.Error(codes.InvalidArgument, "session message without a call")
+		}
+		if err := s.serveCall(stream.Context(), req, send); err != nil {
+			return err
+		}
+	}
+}
+
+// serveCall runs one call, sending its output and result with send. The
+// call's context ends when the call does, so goroutines the tool left
+// behind see it done.
+func (s *server) serveCall(ctx context.Context, req *pluginv1.ExecuteRequest, send func(*pluginv1.ExecuteResponse) error) error {
 	s.stdioOnce.Do(s.stdio.takeOver)
 	s.callMu.Lock()
 	defer s.callMu.Unlock()
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
 
-	c := &call{stream: stream, flush: s.stdio.flush}
+	c := &call{write: send, flush: s.stdio.flush}
 	s.stdio.attach(c)
-	res := s.run(stream.Context(), c, req)
+	res := s.run(ctx, c, req)
 	s.stdio.detach()
 	return c.finish(res)
 }
@@ -206,7 +239,8 @@ func trimStack(stack []byte) string {
 	}
 	var kept []string
 	for i := start; i+1 < len(lines); i += 2 {
-		if strings.HasPrefix(lines[i], "github.com/agentcore/agentcore/sdk/tool.") {
+		if strings.HasPrefix(lines[i], "github.com/agentcore/agentcore/sdk/tool.(*server).") ||
+			strings.HasPrefix(lines[i], "github.com/agentcore/agentcore/sdk/tool.New[") {
 			break
 		}
 		kept = append(kept, lines[i], lines[i+1])
@@ -220,10 +254,10 @@ type callKey struct{}
 type call struct {
 	flush func() // forwards what was written to fd 1 and 2 so far
 
-	mu     sync.Mutex
-	stream grpc.ServerStreamingServer[pluginv1.ExecuteResponse]
-	done   bool
-	err    error
+	mu    sync.Mutex
+	write func(*pluginv1.ExecuteResponse) error // sends on the call's stream
+	done  bool
+	err   error
 }
 
 // sendAfterStdio sends a chunk after whatever the process wrote to its
@@ -253,7 +287,7 @@ func (c *call) send(stream pluginv1.OutputStream, data []byte) {
 	if c.done || c.err != nil {
 		return
 	}
-	c.err = c.stream.Send(&pluginv1.ExecuteResponse{Event: &pluginv1.ExecuteResponse_Output{
+	c.err = c.write(&pluginv1.ExecuteResponse{Event: &pluginv1.ExecuteResponse_Output{
 		Output: &pluginv1.OutputChunk{Stream: stream, Data: bytes.Clone(data)},
 	}})
 }
@@ -265,5 +299,5 @@ func (c *call) finish(res *pluginv1.ToolResult) error {
 	if c.err != nil {
 		return c.err
 	}
-	return c.stream.Send(&pluginv1.ExecuteResponse{Event: &pluginv1.ExecuteResponse_Result{Result: res}})
+	return c.write(&pluginv1.ExecuteResponse{Event: &pluginv1.ExecuteResponse_Result{Result: res}})
 }

@@ -21,7 +21,7 @@ import (
 // group (commands and their children included) and then itself. The parent
 // death signal is per thread, which is why this must happen in init.
 func init() {
-	if os.Getenv(pluginv1.MagicCookieKey) != pluginv1.MagicCookieValue {
+	if os.Getenv(pluginv1.MagicCookieKey) != pluginv1.MagicCookieValue || !groupLeader() {
 		return
 	}
 	var sig int32
@@ -68,14 +68,23 @@ func captureStdio() (*stdio, error) {
 
 	// SIGTERM (the parent-death signal set in init, or a kill by hand) takes
 	// the whole process group down.
-	term := make(chan os.Signal, 1)
-	signal.Notify(term, syscall.SIGTERM)
-	go func() {
-		<-term
-		_ = unix.Kill(0, unix.SIGKILL)
-		os.Exit(1)
-	}()
+	// Only when the plugin leads its own group, as the host starts it: a
+	// plugin sharing its parent's group must not take the parent along.
+	if groupLeader() {
+		term := make(chan os.Signal, 1)
+		signal.Notify(term, syscall.SIGTERM)
+		go func() {
+			<-term
+			_ = unix.Kill(0, unix.SIGKILL)
+			os.Exit(1)
+		}()
+	}
 	return s, nil
+}
+
+// groupLeader reports whether this process leads its process group.
+func groupLeader() bool {
+	return unix.Getpgrp() == os.Getpid()
 }
 
 func dupFile(fd int, name string) (*os.File, error) {

@@ -36,6 +36,7 @@ type block struct {
 	// tool_result: a string or []block
 	ToolUseID string `json:"tool_use_id,omitempty"`
 	Content   any    `json:"content,omitempty"`
+	IsError   bool   `json:"is_error,omitempty"`
 	// thinking (the field is required even when empty), redacted_thinking
 	Thinking  *string `json:"thinking,omitempty"`
 	Signature string  `json:"signature,omitempty"`
@@ -448,6 +449,9 @@ func thinkingBlocks(m *schema.Message) []*block {
 // toolResultBlock maps a tool message to a tool_result block.
 func toolResultBlock(m *schema.Message) (*block, error) {
 	b := &block{Type: "tool_result", ToolUseID: m.ToolCallID}
+	if failed, _ := m.Extra[provider.ExtraToolError].(bool); failed {
+		b.IsError = true
+	}
 	if len(m.UserInputMultiContent) > 0 {
 		parts, err := partBlocks(m.UserInputMultiContent)
 		if err != nil {

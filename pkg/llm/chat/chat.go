@@ -40,8 +40,12 @@
 //   - Vendor options (the "openai" block) are merged at the top level with
 //     AI SDK style names turned into the wire's: reasoningEffort becomes
 //     reasoning_effort, textVerbosity becomes verbosity, and so on; values
-//     are sent as given. Then Cache.Body, then provider.Body, each replacing
-//     top-level keys.
+//     are sent as given. The AI SDK's own switches are applied, not sent:
+//     strictJsonSchema sets json_schema.strict, structuredOutputs false asks
+//     for json_object, systemMessageMode "developer" sends system messages
+//     as developer messages and "remove" drops them; forceReasoning is
+//     dropped. Then Cache.Body, then provider.Body, each replacing top-level
+//     keys.
 //
 // # Response
 //

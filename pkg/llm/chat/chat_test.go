@@ -305,3 +305,55 @@ func TestRequestErrors(t *testing.T) {
 		t.Errorf("New without BaseURL: %v, %v", m, err)
 	}
 }
+
+// TestSDKOptions checks the AI SDK switches among the vendor options: they
+// change the request and are not sent as fields.
+func TestSDKOptions(t *testing.T) {
+	schemaOut := &provider.Output{Kind: provider.OutputObject, Schema: map[string]any{"type": "object"}}
+	input := []*schema.Message{schema.SystemMessage("be brief"), schema.UserMessage("hi")}
+	tests := []struct {
+		name     string
+		vendor   map[string]any
+		roles    []any
+		format   string
+		strict   any
+		leftOver string
+	}{
+		{"defaults", nil, []any{"system", "user"}, "json_schema", nil, ""},
+		{"developer and strict", map[string]any{"systemMessageMode": "developer", "strictJsonSchema": true}, []any{"developer", "user"}, "json_schema", true, ""},
+		{"remove and no structured outputs", map[string]any{"systemMessageMode": "remove", "structuredOutputs": false, "forceReasoning": true, "user": "u1"},
+			[]any{"user"}, "json_object", nil, "user"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			srv := fakemodel.StartTB(t)
+			srv.Push(fakemodel.Turn{Text: "{}"})
+			m, err := New(provider.Config{BaseURL: srv.URL, Model: "m", Output: schemaOut, VendorOptions: tt.vendor})
+			if err != nil {
+				t.Fatal(err)
+			}
+			adaptertest.Generate(t, m, input)
+			body := srv.Requests()[0].JSON
+			var roles []any
+			for _, msg := range body["messages"].([]any) {
+				roles = append(roles, msg.(map[string]any)["role"])
+			}
+			rf := body["response_format"].(map[string]any)
+			var strict any
+			if js, ok := rf["json_schema"].(map[string]any); ok {
+				strict = js["strict"]
+			}
+			if !reflect.DeepEqual(roles, tt.roles) || rf["type"] != tt.format || strict != tt.strict {
+				t.Errorf("roles %v format %v strict %v", roles, rf["type"], strict)
+			}
+			for _, k := range []string{"system_message_mode", "strict_json_schema", "structured_outputs", "force_reasoning"} {
+				if _, ok := body[k]; ok {
+					t.Errorf("%s sent as a field", k)
+				}
+			}
+			if tt.leftOver != "" && body[tt.leftOver] == nil {
+				t.Errorf("%s not sent", tt.leftOver)
+			}
+		})
+	}
+}

@@ -33,12 +33,13 @@ func TestGoldenRequests(t *testing.T) {
 		{
 			name: "provider-body", stream: true,
 			cfg: provider.Config{
-				Params:        provider.Params{Temperature: &temp, TopP: &topP, MaxOutputTokens: &maxOut, Stop: []string{"END"}, Seed: &seed, PresencePenalty: &pres},
-				ToolChoice:    "required",
-				Output:        &provider.Output{Kind: provider.OutputObject, Name: "answer card", Schema: map[string]any{"type": "object", "properties": map[string]any{"total": map[string]any{"type": "number"}}}},
-				VendorOptions: map[string]any{"reasoningEffort": "low", "parallelToolCalls": false, "textVerbosity": "low"},
-				Headers:       map[string]string{"X-App": "example"},
-				Body:          map[string]any{"custom_field": true, "temperature": 0.7},
+				Params:     provider.Params{Temperature: &temp, TopP: &topP, MaxOutputTokens: &maxOut, Stop: []string{"END"}, Seed: &seed, PresencePenalty: &pres},
+				ToolChoice: "required",
+				Output:     &provider.Output{Kind: provider.OutputObject, Name: "answer card", Schema: map[string]any{"type": "object", "properties": map[string]any{"total": map[string]any{"type": "number"}}}},
+				VendorOptions: map[string]any{"reasoningEffort": "low", "parallelToolCalls": false, "textVerbosity": "low",
+					"strictJsonSchema": true, "systemMessageMode": "developer", "forceReasoning": true},
+				Headers: map[string]string{"X-App": "example"},
+				Body:    map[string]any{"custom_field": true, "temperature": 0.7},
 			},
 		},
 	}

@@ -73,7 +73,8 @@ const emptyParams = `{"type":"object","properties":{}}`
 
 // buildRequest makes the request body for one call.
 func buildRequest(cfg provider.Config, call provider.Call, input []*schema.Message, stream bool) (map[string]any, error) {
-	msgs, err := convertMessages(input, cfg.SendReasoning)
+	vendor, sdk := openai.SplitVendor(cfg.VendorOptions)
+	msgs, err := convertMessages(input, cfg.SendReasoning, sdk.SystemMessageMode)
 	if err != nil {
 		return nil, err
 	}
@@ -110,11 +111,10 @@ func buildRequest(cfg provider.Config, call provider.Call, input []*schema.Messa
 	if len(p.Stop) > 0 {
 		body["stop"] = p.Stop
 	}
-	if rf := responseFormat(cfg.Output); rf != nil {
+	if rf := responseFormat(cfg.Output, sdk); rf != nil {
 		body["response_format"] = rf
 	}
-	for k, v := range cfg.VendorOptions {
-		k = provider.SnakeKey(k)
+	for k, v := range vendor {
 		if k == "text_verbosity" {
 			k = "verbosity"
 		}
@@ -162,14 +162,17 @@ func toolChoice(c string) any {
 	return map[string]any{"type": "function", "function": map[string]any{"name": c}}
 }
 
-func responseFormat(o *provider.Output) map[string]any {
+func responseFormat(o *provider.Output, sdk openai.SDKOptions) map[string]any {
 	if o == nil {
 		return nil
 	}
-	if o.Schema == nil {
+	if o.Schema == nil || sdk.NoStructuredOutputs {
 		return map[string]any{"type": "json_object"}
 	}
 	js := map[string]any{"name": openai.FormatName(o.Name), "schema": o.Schema}
+	if sdk.StrictJSONSchema {
+		js["strict"] = true
+	}
 	if o.Description != "" {
 		js["description"] = o.Description
 	}
@@ -177,7 +180,7 @@ func responseFormat(o *provider.Output) map[string]any {
 }
 
 // convertMessages maps eino messages to chat messages.
-func convertMessages(input []*schema.Message, sendReasoning bool) ([]message, error) {
+func convertMessages(input []*schema.Message, sendReasoning bool, systemMode string) ([]message, error) {
 	out := make([]message, 0, len(input))
 	var pending []part // files from tool results, sent after the run of tool messages
 	for i, m := range input {
@@ -190,7 +193,13 @@ func convertMessages(input []*schema.Message, sendReasoning bool) ([]message, er
 		}
 		switch m.Role {
 		case schema.System:
-			out = append(out, message{Role: "system", Content: openai.PlainText(m)})
+			switch systemMode {
+			case "remove":
+			case "developer":
+				out = append(out, message{Role: "developer", Content: openai.PlainText(m)})
+			default:
+				out = append(out, message{Role: "system", Content: openai.PlainText(m)})
+			}
 		case schema.User:
 			c, err := userContent(m)
 			if err != nil {

@@ -119,7 +119,7 @@ func (u *usage) tokenUsage() (*schema.TokenUsage, int) {
 func finalChunk(raw string, hasToolCalls bool, u *usage) *schema.Message {
 	msg := &schema.Message{
 		Role:         schema.Assistant,
-		ResponseMeta: &schema.ResponseMeta{FinishReason: openai.Finish(raw, hasToolCalls), Usage: &schema.TokenUsage{}},
+		ResponseMeta: &schema.ResponseMeta{FinishReason: finishReason(raw, hasToolCalls), Usage: &schema.TokenUsage{}},
 		Extra:        map[string]any{provider.ExtraRawFinishReason: raw},
 	}
 	if u != nil {
@@ -331,4 +331,25 @@ func emitDelta(d *content, c *calls, emit func(*schema.Message) bool) bool {
 		}
 	}
 	return true
+}
+
+// finishReason normalises a Chat Completions finish reason. A stop, or no
+// reason at all in a response that otherwise ended properly, is tool_calls
+// when the message has tool calls (some gateways say stop) and stop
+// otherwise; an unknown reason is other.
+func finishReason(raw string, hasToolCalls bool) string {
+	switch raw {
+	case "stop", "":
+		if hasToolCalls {
+			return provider.FinishToolCalls
+		}
+		return provider.FinishStop
+	case "length", "max_tokens":
+		return provider.FinishLength
+	case "tool_calls", "function_call":
+		return provider.FinishToolCalls
+	case "content_filter":
+		return provider.FinishContentFilter
+	}
+	return provider.FinishOther
 }

@@ -68,7 +68,8 @@ type reasoningItem struct {
 
 // buildRequest makes the request body for one call.
 func buildRequest(cfg provider.Config, call provider.Call, input []*schema.Message, stream bool) (map[string]any, error) {
-	instructions, items, err := convertMessages(input, cfg.SendReasoning)
+	vendor, sdk := openai.SplitVendor(cfg.VendorOptions)
+	instructions, items, err := convertMessages(input, cfg.SendReasoning, sdk.SystemMessageMode)
 	if err != nil {
 		return nil, err
 	}
@@ -111,7 +112,7 @@ func buildRequest(cfg provider.Config, call provider.Call, input []*schema.Messa
 		body["max_output_tokens"] = *p.MaxOutputTokens
 	}
 	text := map[string]any{}
-	if f := textFormat(cfg.Output); f != nil {
+	if f := textFormat(cfg.Output, sdk); f != nil {
 		text["format"] = f
 	}
 	reasoning := map[string]any{}
@@ -119,8 +120,8 @@ func buildRequest(cfg provider.Config, call provider.Call, input []*schema.Messa
 	if cfg.SendReasoning {
 		include = append(include, "reasoning.encrypted_content")
 	}
-	for k, v := range cfg.VendorOptions {
-		switch k = provider.SnakeKey(k); k {
+	for k, v := range vendor {
+		switch k {
 		case "reasoning_effort":
 			reasoning["effort"] = v
 		case "reasoning_summary":
@@ -161,14 +162,14 @@ func buildRequest(cfg provider.Config, call provider.Call, input []*schema.Messa
 	return body, nil
 }
 
-func textFormat(o *provider.Output) map[string]any {
+func textFormat(o *provider.Output, sdk openai.SDKOptions) map[string]any {
 	if o == nil {
 		return nil
 	}
-	if o.Schema == nil {
+	if o.Schema == nil || sdk.NoStructuredOutputs {
 		return map[string]any{"type": "json_object"}
 	}
-	f := map[string]any{"type": "json_schema", "name": openai.FormatName(o.Name), "schema": o.Schema, "strict": false}
+	f := map[string]any{"type": "json_schema", "name": openai.FormatName(o.Name), "schema": o.Schema, "strict": sdk.StrictJSONSchema}
 	if o.Description != "" {
 		f["description"] = o.Description
 	}
@@ -176,7 +177,7 @@ func textFormat(o *provider.Output) map[string]any {
 }
 
 // convertMessages maps eino messages to instructions and input items.
-func convertMessages(input []*schema.Message, sendReasoning bool) (string, []item, error) {
+func convertMessages(input []*schema.Message, sendReasoning bool, systemMode string) (string, []item, error) {
 	var (
 		instructions []string
 		items        = make([]item, 0, len(input))
@@ -193,11 +194,15 @@ func convertMessages(input []*schema.Message, sendReasoning bool) (string, []ite
 		switch m.Role {
 		case schema.System:
 			text := openai.PlainText(m)
-			if leading {
+			switch {
+			case systemMode == "remove":
+			case leading:
 				instructions = append(instructions, text)
-				continue
+			case systemMode == "developer":
+				items = append(items, item{Type: "message", Role: "developer", Content: []part{inputText(text)}})
+			default:
+				items = append(items, item{Type: "message", Role: "system", Content: []part{inputText(text)}})
 			}
-			items = append(items, item{Type: "message", Role: "system", Content: []part{inputText(text)}})
 		case schema.User:
 			parts, err := userParts(m)
 			if err != nil {

@@ -36,9 +36,14 @@
 //     Cache.Body. Cache off: none of them.
 //   - Vendor options (the "openai" block): reasoningEffort and
 //     reasoningSummary go in reasoning.effort and reasoning.summary,
-//     textVerbosity in text.verbosity, include is added to ours; every other
-//     key is sent at the top level with its name in snake_case. Then
-//     Cache.Body, then provider.Body, each replacing top-level keys.
+//     textVerbosity in text.verbosity, include is added to ours; the AI
+//     SDK's own switches are applied, not sent (strictJsonSchema sets
+//     text.format.strict, structuredOutputs false asks for json_object,
+//     systemMessageMode "developer" sends later system messages as developer
+//     messages and "remove" drops every system message, forceReasoning is
+//     dropped); every other key is sent at the top level with its name in
+//     snake_case. Then Cache.Body, then provider.Body, each replacing
+//     top-level keys.
 //
 // # Response
 //

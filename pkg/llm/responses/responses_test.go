@@ -241,9 +241,10 @@ func TestGoldenRequests(t *testing.T) {
 				ToolChoice: "lookup",
 				Output: &provider.Output{Kind: provider.OutputObject, Name: "answer", Description: "The answer card.",
 					Schema: map[string]any{"type": "object", "properties": map[string]any{"total": map[string]any{"type": "number"}}}},
-				VendorOptions: map[string]any{"reasoningEffort": "low", "reasoningSummary": "auto", "textVerbosity": "low", "store": false, "include": []any{"message.output_text.logprobs"}},
-				Headers:       map[string]string{"X-App": "example"},
-				Body:          map[string]any{"custom_field": true, "temperature": 0.7},
+				VendorOptions: map[string]any{"reasoningEffort": "low", "reasoningSummary": "auto", "textVerbosity": "low", "store": false, "include": []any{"message.output_text.logprobs"},
+					"strictJsonSchema": true, "systemMessageMode": "developer", "forceReasoning": true},
+				Headers: map[string]string{"X-App": "example"},
+				Body:    map[string]any{"custom_field": true, "temperature": 0.7},
 			},
 		},
 	}

@@ -92,27 +92,6 @@ func (e *ErrorObject) Err() *provider.Error {
 	return provider.FromStreamError(code, e.Message)
 }
 
-// Finish normalises an OpenAI finish reason. A stop, or no reason at all
-// in a response that otherwise ended properly, is tool_calls when the
-// message has tool calls (some gateways say stop) and stop otherwise; an
-// unknown reason is other.
-func Finish(raw string, hasToolCalls bool) string {
-	switch raw {
-	case "stop", "":
-		if hasToolCalls {
-			return provider.FinishToolCalls
-		}
-		return provider.FinishStop
-	case "length", "max_tokens", "max_output_tokens":
-		return provider.FinishLength
-	case "tool_calls", "function_call":
-		return provider.FinishToolCalls
-	case "content_filter":
-		return provider.FinishContentFilter
-	}
-	return provider.FinishOther
-}
-
 // Header is an OpenAI request's headers: the bearer key and the accepted
 // type (provider.PostJSON adds Config.Headers).
 func Header(cfg provider.Config, stream bool) http.Header {
@@ -192,4 +171,42 @@ func Parts[T any](m *schema.Message, text func(string) T, media func(schema.Mess
 // reading a stream. sonic is already in the build through eino.
 func Unmarshal(data []byte, v any) error {
 	return sonic.ConfigStd.Unmarshal(data, v)
+}
+
+// SDKOptions are the AI SDK's OpenAI options that switch the SDK's own
+// behaviour rather than name request fields.
+type SDKOptions struct {
+	// StrictJSONSchema (strictJsonSchema) sets strict on the structured
+	// output schema.
+	StrictJSONSchema bool
+	// NoStructuredOutputs (structuredOutputs: false) asks for json_object
+	// instead of json_schema.
+	NoStructuredOutputs bool
+	// SystemMessageMode (systemMessageMode) is "system" (default),
+	// "developer" or "remove".
+	SystemMessageMode string
+}
+
+// SplitVendor returns the vendor options as request fields, named in
+// snake_case, and the AI SDK switches taken out of them (forceReasoning,
+// which only steers the SDK, is dropped).
+func SplitVendor(opts map[string]any) (map[string]any, SDKOptions) {
+	fields := make(map[string]any, len(opts))
+	var sdk SDKOptions
+	for k, v := range opts {
+		switch k = provider.SnakeKey(k); k {
+		case "strict_json_schema":
+			sdk.StrictJSONSchema, _ = v.(bool)
+		case "structured_outputs":
+			if b, ok := v.(bool); ok && !b {
+				sdk.NoStructuredOutputs = true
+			}
+		case "system_message_mode":
+			sdk.SystemMessageMode, _ = v.(string)
+		case "force_reasoning":
+		default:
+			fields[k] = v
+		}
+	}
+	return fields, sdk
 }

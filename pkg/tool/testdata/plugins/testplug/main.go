@@ -3,11 +3,16 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
+	"image"
+	"image/png"
 	"os"
 	"os/exec"
+	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -29,6 +34,12 @@ type span struct {
 	MS int `json:"ms"`
 }
 
+type barrier struct {
+	Dir string `json:"dir"`
+	N   int    `json:"n"`
+	MS  int    `json:"ms"`
+}
+
 type size struct {
 	N int `json:"n"`
 }
@@ -48,8 +59,12 @@ func loop(ctx context.Context, _ empty, emit tool.Emit) (any, error) {
 	}
 }
 
-// A 1x1 PNG.
-var png = []byte("\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR\x00\x00\x00\x01\x00\x00\x00\x01\x08\x06\x00\x00\x00\x1f\x15\xc4\x89\x00\x00\x00\rIDATx\x9cc\xf8\x0f\x00\x00\x01\x01\x00\x05\x18\xd8N\x00\x00\x00\x00IEND\xaeB`\x82")
+// pngBytes returns a small PNG image.
+func pngBytes() []byte {
+	var b bytes.Buffer
+	_ = png.Encode(&b, image.NewGray(image.Rect(0, 0, 4, 4)))
+	return b.Bytes()
+}
 
 func main() {
 	tool.Serve(
@@ -130,14 +145,38 @@ func main() {
 			time.Sleep(time.Duration(in.MS) * time.Millisecond)
 			return map[string]any{"start": start.UnixNano(), "end": time.Now().UnixNano(), "pid": os.Getpid()}, nil
 		}),
+		tool.New("barrier", "Waits until n calls have arrived in dir, then sleeps, reporting when it ran.", func(_ context.Context, in barrier, _ tool.Emit) (any, error) {
+			name := filepath.Join(in.Dir, strconv.Itoa(os.Getpid()))
+			if err := os.WriteFile(name, nil, 0o600); err != nil {
+				return nil, err
+			}
+			deadline := time.Now().Add(10 * time.Second)
+			for {
+				entries, err := os.ReadDir(in.Dir)
+				if err != nil {
+					return nil, err
+				}
+				if len(entries) >= in.N {
+					break
+				}
+				if time.Now().After(deadline) {
+					return nil, fmt.Errorf("only %d of %d calls arrived", len(entries), in.N)
+				}
+				time.Sleep(2 * time.Millisecond)
+			}
+			start := time.Now()
+			time.Sleep(time.Duration(in.MS) * time.Millisecond)
+			return map[string]any{"start": start.UnixNano(), "end": time.Now().UnixNano(), "pid": os.Getpid()}, nil
+		}),
 		tool.New("big", "Returns n characters.", func(_ context.Context, in size, _ tool.Emit) (any, error) {
 			return strings.Repeat("a", in.N/2) + strings.Repeat("z", in.N-in.N/2), nil
 		}),
 		tool.New("image", "Returns text and an image.", func(context.Context, empty, tool.Emit) (any, error) {
-			return tool.Content{tool.Text(strings.Repeat("t", 1000)), tool.Image("image/png", png), {Type: "image", Data: png}}, nil
+			img := pngBytes()
+			return tool.Content{tool.Text(strings.Repeat("t", 1000)), tool.Image("image/png", img), {Type: "image", Data: img}}, nil
 		}),
 		tool.New("badpart", "Returns an invalid part.", func(context.Context, empty, tool.Emit) (any, error) {
-			return tool.Content{tool.Text("ok"), {Type: "media", Data: png}}, nil
+			return tool.Content{tool.Text("ok"), {Type: "media", Data: pngBytes()}}, nil
 		}),
 		tool.New("unserialisable", "Returns a channel.", func(context.Context, empty, tool.Emit) (any, error) {
 			return map[string]any{"c": make(chan int)}, nil
