@@ -31,7 +31,7 @@ var ErrClosed = errors.New("tool host is closed")
 
 // Config configures a Host.
 type Config struct {
-	// Logger receives the host's logs (plugin starts, exits, stderr). Default: none.
+	// Logger receives the host's logs (plugin starts at debug, crashes at warn). Default: none.
 	Logger hclog.Logger
 	// MaxIdle is how many idle processes are kept per plugin for reuse:
 	// 0 means DefaultMaxIdle, a negative value keeps none.

@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -660,5 +661,31 @@ func TestPluginWithoutSessionIsCalledThroughExecute(t *testing.T) {
 	}
 	if pids[0] != pids[1] {
 		t.Fatalf("calls ran in %v: the process was not reused", pids)
+	}
+}
+
+func TestPluginProcessIsolation(t *testing.T) {
+	h := newHost(t, Config{})
+	set := scan(t, h, dirs.good)
+	res := set.Execute(context.Background(), "procinfo", nil, Options{})
+	var info struct {
+		Pid, Pgid, Pdeathsig int
+		Stdin                string
+	}
+	if err := json.Unmarshal([]byte(res.Output.GetJson()), &info); err != nil {
+		t.Fatalf("procinfo: %v", res.Output)
+	}
+	if info.Pgid != info.Pid {
+		t.Errorf("the plugin is not in its own process group: pid %d, pgid %d", info.Pid, info.Pgid)
+	}
+	if info.Stdin != "/dev/null" {
+		t.Errorf("stdin is %s", info.Stdin)
+	}
+	// The host sets SIGKILL; sdk/tool swaps it for SIGTERM to take its group along.
+	if info.Pdeathsig != int(syscall.SIGTERM) {
+		t.Errorf("parent-death signal = %d", info.Pdeathsig)
+	}
+	if ppid, _, _ := procStat(strconv.Itoa(info.Pid)); ppid != os.Getpid() {
+		t.Errorf("the plugin's parent is %d", ppid)
 	}
 }

@@ -16,6 +16,9 @@ import (
 	"strings"
 	"syscall"
 	"time"
+	"unsafe"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/agentcore/agentcore/sdk/tool"
 )
@@ -64,6 +67,14 @@ func pngBytes() []byte {
 	var b bytes.Buffer
 	_ = png.Encode(&b, image.NewGray(image.Rect(0, 0, 4, 4)))
 	return b.Bytes()
+}
+
+// mainThreadPdeathsig is the parent-death signal of the main thread (it is
+// per thread), read in init, which runs on the main thread after sdk/tool's.
+var mainThreadPdeathsig int32
+
+func init() {
+	_ = unix.Prctl(unix.PR_GET_PDEATHSIG, uintptr(unsafe.Pointer(&mainThreadPdeathsig)), 0, 0, 0)
 }
 
 func main() {
@@ -167,6 +178,13 @@ func main() {
 			start := time.Now()
 			time.Sleep(time.Duration(in.MS) * time.Millisecond)
 			return map[string]any{"start": start.UnixNano(), "end": time.Now().UnixNano(), "pid": os.Getpid()}, nil
+		}),
+		tool.New("procinfo", "Reports how the process was started.", func(context.Context, empty, tool.Emit) (any, error) {
+			stdin, err := os.Readlink("/proc/self/fd/0")
+			if err != nil {
+				return nil, err
+			}
+			return map[string]any{"pid": os.Getpid(), "pgid": unix.Getpgrp(), "stdin": stdin, "pdeathsig": mainThreadPdeathsig}, nil
 		}),
 		tool.New("big", "Returns n characters.", func(_ context.Context, in size, _ tool.Emit) (any, error) {
 			return strings.Repeat("a", in.N/2) + strings.Repeat("z", in.N-in.N/2), nil
