@@ -5,7 +5,7 @@ BUF_VERSION := v1.75.0
 BUF := $(GO) run github.com/bufbuild/buf/cmd/buf@$(BUF_VERSION)
 PLUGINS := $(notdir $(patsubst %/,%,$(wildcard plugins/*/)))
 
-.PHONY: build test lint fmt vet buf-lint proto proto-check bench fuzz-short clean
+.PHONY: build run demo test lint fmt vet buf-lint breaking proto proto-check bench fuzz-short clean
 
 ## build: bin/agent-server, bin/toolhost and one bin/plugins/<name> per plugins/<name>.
 build:
@@ -13,12 +13,25 @@ build:
 	$(GO) build -o bin/ ./cmd/...
 	@for p in $(PLUGINS); do echo "$(GO) build -o bin/plugins/$$p ./plugins/$$p"; $(GO) build -o bin/plugins/$$p ./plugins/$$p || exit 1; done
 
+## run: build everything and start agent-server on 127.0.0.1:50051 with bin/plugins.
+## The model comes from AGENTCORE_MODEL_BASE_URL, AGENTCORE_MODEL,
+## AGENTCORE_MODEL_PROTOCOL and AGENTCORE_MODEL_API_KEY (see README: Configuration);
+## without them the server still serves tools and a Send says what is missing.
+## RUN_ARGS adds flags, e.g. make run RUN_ARGS='-listen unix:/tmp/agentcore.sock'.
+run: build
+	bin/agent-server -tool-dir bin/plugins $(RUN_ARGS)
+
+## demo: offline end to end: a scripted chat-protocol model, the real agent-server
+## and a client running a task that needs two tools, events printed as they stream.
+demo: build
+	$(GO) run ./examples/demo -server bin/agent-server -plugins bin/plugins
+
 ## test: the whole suite (what CI runs).
 test:
 	$(GO) test -count=1 ./...
 
-## lint: gofmt, go vet, buf lint, and generated code up to date.
-lint: fmt vet buf-lint proto-check
+## lint: gofmt, go vet, buf lint, buf breaking against main, and generated code up to date.
+lint: fmt vet buf-lint breaking proto-check
 
 fmt:
 	@out=$$(gofmt -l $$(git ls-files '*.go' | grep -v '\.pb\.go$$')); \
@@ -29,6 +42,16 @@ vet:
 
 buf-lint:
 	$(BUF) lint
+
+## breaking: buf breaking against main, so a change cannot break the shipped API.
+## On main itself (as in CI's clean clone) it compares main with itself and passes;
+## BREAKING_AGAINST overrides the input, e.g. '.git#ref=refs/remotes/origin/main'.
+HASH := \#
+BREAKING_AGAINST ?= $(shell if git rev-parse -q --verify refs/heads/main >/dev/null; then echo '.git$(HASH)branch=main'; \
+	elif git rev-parse -q --verify refs/remotes/origin/main >/dev/null; then echo '.git$(HASH)ref=refs/remotes/origin/main'; fi)
+breaking:
+	@if [ -z "$(BREAKING_AGAINST)" ]; then echo "buf breaking: no main branch in this clone, nothing to compare against: skipped"; \
+	else echo "$(BUF) breaking --against '$(BREAKING_AGAINST)'"; $(BUF) breaking --against '$(BREAKING_AGAINST)'; fi
 
 ## proto: regenerate the Go code beside each .proto.
 proto:

@@ -5,7 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"os/exec"
+	"path/filepath"
 	"regexp"
+	"runtime"
 	"strconv"
 	"strings"
 	"syscall"
@@ -286,5 +289,21 @@ func waitIdle(t *testing.T, a *client.Agent) {
 			t.Fatalf("agent still running")
 		}
 		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// TestDemo runs `make demo`'s program against the binaries built here.
+func TestDemo(t *testing.T) {
+	t.Parallel()
+	cmd := exec.Command(filepath.Join(runtime.GOROOT(), "bin", "go"), "run", "./examples/demo", "-server", suite.bin, "-plugins", suite.plugins)
+	cmd.Dir = repoRoot()
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("demo: %v\n%s", err, out)
+	}
+	for _, want := range []string{"-> say_hello", "-> multiply", "<- multiply = 42", "reason=no-tool steps=2"} {
+		if !strings.Contains(string(out), want) {
+			t.Errorf("demo output lacks %q:\n%s", want, out)
+		}
 	}
 }
