@@ -1,0 +1,110 @@
+package server
+
+import (
+	"context"
+	"io"
+	"net"
+	"runtime"
+	"testing"
+	"time"
+
+	"google.golang.org/protobuf/proto"
+
+	"github.com/agentcore/agentcore/pkg/config"
+	"github.com/agentcore/agentcore/pkg/llm/fakemodel"
+	agentv1 "github.com/agentcore/agentcore/proto/agentcore/v1"
+	"github.com/agentcore/agentcore/sdk/client"
+)
+
+// BenchmarkSendInProcess is one no-tool send per iteration through a real
+// gRPC connection to an in-process server and the fake model: the server's
+// own cost per step, for profiling (-cpuprofile).
+func BenchmarkSendInProcess(b *testing.B) {
+	model := fakemodel.StartTB(b)
+	model.Handle(func(*fakemodel.Request) fakemodel.Turn { return fakemodel.Turn{Text: "ok"} })
+	cfg, err := config.Load([]string{"-listen", "127.0.0.1:0", "-tool-dir", b.TempDir(), "-model-base-url", model.URL, "-model", "m"},
+		func(string) string { return "" }, io.Discard)
+	if err != nil {
+		b.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	addr := make(chan net.Addr, 1)
+	done := make(chan error, 1)
+	go func() { done <- Run(ctx, cfg, io.Discard, nil, func(a net.Addr) { addr <- a }) }()
+	defer func() { cancel(); <-done }()
+	c, err := client.Dial((<-addr).String())
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer c.Close()
+	var a *client.Agent
+	for deadline := time.Now().Add(10 * time.Second); ; {
+		a, err = c.CreateAgent(context.Background(), client.AgentOptions{Tools: []string{}, Config: &agentv1.AgentConfig{System: proto.String("s")}})
+		if err == nil || time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.ResetTimer()
+	for range b.N {
+		if _, err := a.Send(context.Background(), "hi", client.Callbacks{}); err != nil {
+			b.Fatal(err)
+		}
+		_ = a.SetHistory(context.Background(), nil)
+	}
+	b.StopTimer()
+	runtime.GC()
+}
+
+// BenchmarkIdleSessionMemory reports the heap an idle agent holds in the
+// server (after a GC), created the way CreateAgent makes it with a config,
+// a tool selection and a short history.
+func BenchmarkIdleSessionMemory(b *testing.B) {
+	const perRound = 2000
+	cfg, err := config.Load([]string{"-tool-dir", b.TempDir(), "-model-base-url", "http://127.0.0.1:9/v1", "-model", "m", "-max-sessions", "0"},
+		func(string) string { return "" }, io.Discard)
+	if err != nil {
+		b.Fatal(err)
+	}
+	srv, err := New(Options{Config: cfg})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer srv.Close()
+	if err := srv.LoadTools(context.Background()); err != nil {
+		b.Fatal(err)
+	}
+	req := &agentv1.CreateAgentRequest{
+		Agent: &agentv1.Agent{Config: &agentv1.AgentConfig{System: proto.String("You are a helpful assistant."), MaxTokens: proto.Int64(100000)}},
+		History: []*agentv1.Message{
+			{Role: agentv1.Role_ROLE_USER, Parts: []*agentv1.Part{{Kind: &agentv1.Part_Text{Text: "hello"}}}},
+			{Role: agentv1.Role_ROLE_ASSISTANT, Parts: []*agentv1.Part{{Kind: &agentv1.Part_Text{Text: "hi, how can I help?"}}}},
+		},
+	}
+	var perSession float64
+	b.ResetTimer()
+	for range b.N {
+		var before, after runtime.MemStats
+		runtime.GC()
+		runtime.ReadMemStats(&before)
+		for range perRound {
+			// A fresh copy, as gRPC decodes each request into new messages.
+			if _, err := srv.CreateAgent(context.Background(), proto.Clone(req).(*agentv1.CreateAgentRequest)); err != nil {
+				b.Fatal(err)
+			}
+		}
+		runtime.GC()
+		runtime.ReadMemStats(&after)
+		perSession = float64(after.HeapAlloc-before.HeapAlloc) / perRound
+		b.StopTimer()
+		srv.agents.closeAll()
+		srv.agents.mu.Lock()
+		srv.agents.closing = false
+		srv.agents.mu.Unlock()
+		b.StartTimer()
+	}
+	b.ReportMetric(perSession, "bytes/session")
+}
