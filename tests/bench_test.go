@@ -179,4 +179,3 @@ func BenchmarkDeltaLatency(b *testing.B) {
 	b.ReportMetric(float64(percentile(lat, 50).Microseconds()), "delta-p50-µs")
 	b.ReportMetric(float64(percentile(lat, 99).Microseconds()), "delta-p99-µs")
 }
-
