@@ -307,3 +307,44 @@ func TestDemo(t *testing.T) {
 		}
 	}
 }
+
+func TestBusyPolicies(t *testing.T) {
+	t.Parallel()
+	a := newAgent(t, func(step int, req *fakemodel.Request) fakemodel.Turn {
+		if lastUserText(req) == "slow task" {
+			return fakemodel.Turn{Text: "slow answer", Delay: 500 * time.Millisecond}
+		}
+		return fakemodel.Turn{Text: "answer to " + lastUserText(req)}
+	}, nil)
+	started := make(chan struct{})
+	slow := make(chan error, 1)
+	go func() {
+		_, err := a.Send(ctxT(t, 30*time.Second), "slow task", client.Callbacks{
+			OnLLMStart: func(*agentv1.ModelRequestEvent) { close(started) },
+		})
+		slow <- err
+	}()
+	<-started
+	// Reject: ABORTED, and the running send goes on.
+	_, err := a.SendWith(ctxT(t, 10*time.Second), client.SendOptions{Text: "rejected", Busy: agentv1.BusyPolicy_BUSY_POLICY_REJECT})
+	var ce *client.Error
+	if !errors.As(err, &ce) || ce.Code != codes.Aborted || ce.Reason != "AGENT_BUSY" {
+		t.Fatalf("reject: %v, want ABORTED AGENT_BUSY", err)
+	}
+	// SetHistory during the run: FAILED_PRECONDITION.
+	if err := a.SetHistory(ctxT(t, 10*time.Second), nil); !errors.As(err, &ce) || ce.Code != codes.FailedPrecondition {
+		t.Errorf("SetHistory during a run: %v, want FAILED_PRECONDITION", err)
+	}
+	// Queue: waits for the running send, then runs.
+	res, err := a.SendWith(ctxT(t, 10*time.Second), client.SendOptions{Text: "queued", Busy: agentv1.BusyPolicy_BUSY_POLICY_QUEUE})
+	if err != nil || res.Text != "answer to queued" {
+		t.Fatalf("queued send: %+v %v", res, err)
+	}
+	if err := <-slow; err != nil {
+		t.Errorf("the running send was disturbed: %v", err)
+	}
+	h, _ := a.History(ctxT(t, 5*time.Second))
+	if len(h) != 4 {
+		t.Errorf("history has %d messages, want 4 (two sends)", len(h))
+	}
+}

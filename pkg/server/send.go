@@ -84,6 +84,9 @@ func (s *Server) Send(stream agentv1.AgentService_SendServer) error {
 	if err == nil {
 		return nil
 	}
+	if errors.Is(err, agent.ErrBusy) {
+		return failure(codes.Aborted, ReasonBusy, "the agent is running and this send asked to be rejected when busy")
+	}
 	if errors.Is(err, agent.ErrStopped) && s.agents.shuttingDown() {
 		return failure(codes.Unavailable, ReasonShuttingDown, "the server is shutting down; the run was stopped")
 	}
