@@ -54,52 +54,7 @@ func benchAgents(b *testing.B, n int, system string, tools []string) []*client.A
 	return agents
 }
 
-// BenchmarkConcurrentSends keeps 1,000 Send streams open at once: the model
-// holds every answer for a second, so all streams overlap. It reports the
-// latency each send added over that hold, p50 and p99, and the peak of
-// model requests in flight together.
-func BenchmarkConcurrentSends(b *testing.B) {
-	const streams, hold = 1000, time.Second
-	var inFlight, peak atomic.Int64
-	system := suite.router.add(b, func(int, *fakemodel.Request) fakemodel.Turn {
-		n := inFlight.Add(1)
-		for {
-			p := peak.Load()
-			if n <= p || peak.CompareAndSwap(p, n) {
-				break
-			}
-		}
-		time.Sleep(hold)
-		inFlight.Add(-1)
-		return fakemodel.Turn{Text: "ok"}
-	})
-	agents := benchAgents(b, streams, system, []string{})
-	var lat []time.Duration
-	var mu sync.Mutex
-	b.ResetTimer()
-	for range b.N {
-		var wg sync.WaitGroup
-		for _, a := range agents {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				start := time.Now()
-				if _, err := a.Send(context.Background(), "hi", client.Callbacks{}); err != nil {
-					b.Error(err)
-					return
-				}
-				d := time.Since(start) - hold
-				mu.Lock()
-				lat = append(lat, d)
-				mu.Unlock()
-			}()
-		}
-		wg.Wait()
-	}
-	b.StopTimer()
-	report(b, "added", lat)
-	b.ReportMetric(float64(peak.Load()), "peak-streams")
-}
+// The benchmarks run in file order: the quiet measurements first, the load last.
 
 // BenchmarkStepOverhead measures what one model round through agent-server
 // costs over the fake model's own answer: a one-step send (client → server
@@ -178,4 +133,52 @@ func BenchmarkDeltaLatency(b *testing.B) {
 	sort.Slice(lat, func(i, j int) bool { return lat[i] < lat[j] })
 	b.ReportMetric(float64(percentile(lat, 50).Microseconds()), "delta-p50-µs")
 	b.ReportMetric(float64(percentile(lat, 99).Microseconds()), "delta-p99-µs")
+}
+
+// BenchmarkConcurrentSends keeps 1,000 Send streams open at once: the model
+// holds every answer for a second, so all streams overlap. It reports the
+// latency each send added over that hold, p50 and p99, and the peak of
+// model requests in flight together.
+func BenchmarkConcurrentSends(b *testing.B) {
+	const streams, hold = 1000, time.Second
+	var inFlight, peak atomic.Int64
+	system := suite.router.add(b, func(int, *fakemodel.Request) fakemodel.Turn {
+		n := inFlight.Add(1)
+		for {
+			p := peak.Load()
+			if n <= p || peak.CompareAndSwap(p, n) {
+				break
+			}
+		}
+		time.Sleep(hold)
+		inFlight.Add(-1)
+		return fakemodel.Turn{Text: "ok"}
+	})
+	agents := benchAgents(b, streams, system, []string{})
+	var lat []time.Duration
+	var mu sync.Mutex
+	b.ResetTimer()
+	for range b.N {
+		var wg sync.WaitGroup
+		for _, a := range agents {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				start := time.Now()
+				if _, err := a.Send(context.Background(), "hi", client.Callbacks{}); err != nil {
+					b.Error(err)
+					return
+				}
+				d := time.Since(start) - hold
+				mu.Lock()
+				lat = append(lat, d)
+				mu.Unlock()
+			}()
+		}
+		wg.Wait()
+	}
+	b.StopTimer()
+	report(b, "added", lat)
+	b.ReportMetric(float64(peak.Load()), "peak-streams")
+	b.ReportMetric(float64(streams*b.N)/b.Elapsed().Seconds(), "sends/s")
 }

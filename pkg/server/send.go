@@ -70,6 +70,10 @@ func (s *Server) Send(stream agentv1.AgentService_SendServer) error {
 		return err
 	}
 	defer done()
+	if keys := configKeys(start.GetConfig()); len(keys) > 0 {
+		s.secrets.add(keys...)
+		defer s.secrets.remove(keys...)
+	}
 
 	ctx, cancel := context.WithCancelCause(stream.Context())
 	defer cancel(nil)
