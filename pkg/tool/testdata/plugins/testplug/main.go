@@ -12,6 +12,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"syscall"
@@ -135,6 +136,12 @@ func main() {
 			select {}
 		}),
 		tool.New("stdio", "Writes to stdout and stderr, runs a command, emits.", func(ctx context.Context, _ empty, emit tool.Emit) (any, error) {
+			// Unreferenced *os.File values are closed by their finalizers:
+			// the standard descriptors must survive collections.
+			for range 3 {
+				runtime.GC()
+				time.Sleep(5 * time.Millisecond)
+			}
 			fmt.Println("go-stdout")
 			fmt.Fprintln(os.Stderr, "go-stderr")
 			emit("emitted")
