@@ -5,7 +5,7 @@ BUF_VERSION := v1.75.0
 BUF := $(GO) run github.com/bufbuild/buf/cmd/buf@$(BUF_VERSION)
 PLUGINS := $(notdir $(wildcard plugins/*))
 
-.PHONY: build test lint fmt vet buf-lint proto proto-check bench clean
+.PHONY: build test lint fmt vet buf-lint proto proto-check bench fuzz-short clean
 
 ## build: bin/agent-server, bin/toolhost and one bin/plugins/<name> per plugins/<name>.
 build:
@@ -44,6 +44,17 @@ proto-check:
 	for f in $$(find proto -name '*.pb.go'); do \
 		[ -f $$tmp/$$f ] || { echo "generated file without a .proto: $$f"; exit 1; }; \
 	done; echo "generated code is up to date"
+
+## fuzz-short: every fuzz target in the repo, FUZZTIME each (CI runs this;
+## the seed corpora already run as plain tests in make test).
+FUZZTIME ?= 5s
+fuzz-short:
+	@for file in $$(grep -rl --include='*_test.go' '^func Fuzz' pkg cmd sdk plugins 2>/dev/null); do \
+		for target in $$(sed -n 's/^func \(Fuzz[A-Za-z0-9_]*\)(.*/\1/p' $$file); do \
+			echo "$(GO) test -run '^$$' -fuzz '^$$target\$$' -fuzztime $(FUZZTIME) ./$$(dirname $$file)"; \
+			$(GO) test -run '^$$' -fuzz "^$$target\$$" -fuzztime $(FUZZTIME) ./$$(dirname $$file) || exit 1; \
+		done; \
+	done
 
 ## bench: Go benchmarks with their reported metrics.
 bench:

@@ -113,7 +113,12 @@ func FromTransport(ctx context.Context, err error) *Error {
 
 // Unknown reports a success response whose body has the wrong shape, or a
 // stream that ended without the protocol's terminal event.
+// A bare io.EOF is wrapped as io.ErrUnexpectedEOF so that callers testing
+// errors.Is(err, io.EOF) never mistake the failure for a clean end of stream.
 func Unknown(message string, err error) *Error {
+	if err == io.EOF {
+		err = io.ErrUnexpectedEOF
+	}
 	return &Error{Kind: KindUnknown, Message: message, Err: err}
 }
 

@@ -20,6 +20,7 @@
 //   - Reasoning provider data (signatures, encrypted content, item ids) goes
 //     in Extra[ExtraReasoningData] (map[string]string); per-call provider data
 //     (e.g. Gemini thought signatures) in ToolCall.Extra[ExtraToolCallData].
+//   - A tool result message of a failed call has Extra[ExtraToolError] = true.
 //   - Every failure is a *Error, from Generate, Stream or the stream's Recv.
 //     Adapters never retry: pkg/llm does.
 //   - Adapters honour eino common options (model.WithTemperature,
@@ -53,6 +54,9 @@ const (
 	ExtraToolCallData = "agentcore.tool_call_data"
 	// ExtraRawFinishReason holds the provider's own finish reason (string).
 	ExtraRawFinishReason = "agentcore.raw_finish_reason"
+	// ExtraToolError marks a schema.Tool message whose call failed (bool);
+	// protocols with an error flag on tool results (Anthropic's is_error) set it.
+	ExtraToolError = "agentcore.tool_error"
 )
 
 // Normalised finish reasons.

@@ -1,0 +1,515 @@
+package llm
+
+import (
+	"encoding/base64"
+	"fmt"
+	"mime"
+	"net/http"
+	"net/url"
+	"path"
+	"strings"
+
+	"github.com/cloudwego/eino/schema"
+
+	"github.com/agentcore/agentcore/pkg/llm/provider"
+	"github.com/agentcore/agentcore/pkg/llm/texttool"
+	agentv1 "github.com/agentcore/agentcore/proto/agentcore/v1"
+)
+
+// This file is the one place where history (agentv1.Message) becomes eino
+// messages for a request, and where a model response becomes history.
+
+// summaryPreamble introduces a compaction summary folded into the system prompt.
+const summaryPreamble = "Summary of your own earlier work in this conversation (the data in it was confirmed by tools):"
+
+// strippedNote replaces a message left empty by mediaFallback strip.
+const strippedNote = "[media removed: this model cannot read it]"
+
+// converter turns history into the eino messages of one request.
+type converter struct {
+	caps     Capabilities
+	fallback MediaFallback
+	// text renders tool calls and results with the text tool protocol.
+	text  bool
+	tools []texttool.Tool
+}
+
+// convert builds the request messages: one system message (the system prompt,
+// any compaction summary and leading system notices, and in text mode the
+// tool instructions), then the conversation.
+//
+// Tool calls without a result and results without a call are left out (a
+// run stopped between a call and its result leaves such a pair, and every
+// protocol rejects it). Legacy image, audio and video parts become file
+// parts. Media a capability switches off fail the request (mediaFallback
+// error) or are dropped (strip).
+func (cv *converter) convert(system string, history []*agentv1.Message) ([]*schema.Message, error) {
+	calls, results := map[string]bool{}, map[string]bool{}
+	for _, m := range history {
+		for _, p := range m.GetParts() {
+			if tc := p.GetToolCall(); tc != nil {
+				calls[tc.GetId()] = true
+			}
+			if tr := p.GetToolResult(); tr != nil {
+				results[tr.GetToolCallId()] = true
+			}
+		}
+	}
+	var sys []string
+	if strings.TrimSpace(system) != "" {
+		sys = append(sys, system)
+	}
+	var out []*schema.Message
+	leading := true
+	for i, m := range history {
+		if m == nil {
+			continue
+		}
+		if m.GetCompact() {
+			if t := joinText(m.GetParts()); t != "" {
+				sys = append(sys, summaryPreamble+"\n"+t)
+			}
+			continue
+		}
+		switch m.GetRole() {
+		case agentv1.Role_ROLE_SYSTEM:
+			t := joinText(m.GetParts())
+			if t == "" {
+				continue
+			}
+			if leading {
+				sys = append(sys, t)
+				continue
+			}
+			out = append(out, &schema.Message{Role: schema.User, Content: "[system notice]\n" + t})
+		case agentv1.Role_ROLE_USER:
+			leading = false
+			msg, err := cv.user(i, m.GetParts())
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, msg)
+		case agentv1.Role_ROLE_ASSISTANT:
+			leading = false
+			msg, err := cv.assistant(i, m.GetParts(), results)
+			if err != nil {
+				return nil, err
+			}
+			if msg != nil {
+				out = append(out, msg)
+			}
+		case agentv1.Role_ROLE_TOOL:
+			leading = false
+			msgs, err := cv.toolResults(i, m.GetParts(), calls)
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, msgs...)
+		default:
+			return nil, invalidMessage(i, -1, "unknown role %v", m.GetRole())
+		}
+	}
+	if cv.text {
+		out = mergeUsers(out)
+	}
+	s := strings.Join(sys, "\n\n")
+	if cv.text && len(cv.tools) > 0 {
+		s = texttool.System(s, cv.tools)
+	}
+	if s != "" {
+		out = append([]*schema.Message{{Role: schema.System, Content: s}}, out...)
+	}
+	return out, nil
+}
+
+func (cv *converter) user(i int, parts []*agentv1.Part) (*schema.Message, error) {
+	var in []schema.MessageInputPart
+	media, stripped := false, false
+	for j, p := range parts {
+		switch k := p.GetKind().(type) {
+		case *agentv1.Part_Text:
+			in = append(in, schema.MessageInputPart{Type: schema.ChatMessagePartTypeText, Text: k.Text})
+		case *agentv1.Part_Image, *agentv1.Part_Audio, *agentv1.Part_Video, *agentv1.Part_File:
+			part, keep, err := cv.media(i, j, p)
+			if err != nil {
+				return nil, err
+			}
+			if keep {
+				in = append(in, part)
+				media = true
+			} else {
+				stripped = true
+			}
+		default:
+			return nil, invalidMessage(i, j, "a user message cannot hold a %s part", partKind(p))
+		}
+	}
+	if len(in) == 0 && stripped {
+		in = append(in, schema.MessageInputPart{Type: schema.ChatMessagePartTypeText, Text: strippedNote})
+	}
+	if !media {
+		texts := make([]string, len(in))
+		for k, p := range in {
+			texts[k] = p.Text
+		}
+		return &schema.Message{Role: schema.User, Content: strings.Join(texts, "\n")}, nil
+	}
+	return &schema.Message{Role: schema.User, UserInputMultiContent: in}, nil
+}
+
+func (cv *converter) assistant(i int, parts []*agentv1.Part, results map[string]bool) (*schema.Message, error) {
+	msg := &schema.Message{Role: schema.Assistant}
+	var text, reasoning strings.Builder
+	var reasoningData map[string]string
+	var calls []string
+	for j, p := range parts {
+		switch k := p.GetKind().(type) {
+		case *agentv1.Part_Text:
+			text.WriteString(k.Text)
+		case *agentv1.Part_Reasoning:
+			if !cv.caps.Reasoning {
+				continue
+			}
+			reasoning.WriteString(k.Reasoning.GetText())
+			for key, val := range k.Reasoning.GetProviderData() {
+				if reasoningData == nil {
+					reasoningData = map[string]string{}
+				}
+				reasoningData[key] = val
+			}
+		case *agentv1.Part_ToolCall:
+			tc := k.ToolCall
+			if tc.GetId() == "" || tc.GetName() == "" {
+				return nil, invalidMessage(i, j, "a tool call needs an id and a name")
+			}
+			if !results[tc.GetId()] {
+				continue
+			}
+			if cv.text {
+				calls = append(calls, texttool.FormatCall(tc.GetName(), tc.GetArguments()))
+				continue
+			}
+			call := schema.ToolCall{ID: tc.GetId(), Type: "function", Function: schema.FunctionCall{Name: tc.GetName(), Arguments: tc.GetArguments()}}
+			if len(tc.GetProviderData()) > 0 {
+				call.Extra = map[string]any{provider.ExtraToolCallData: copyMap(tc.GetProviderData())}
+			}
+			msg.ToolCalls = append(msg.ToolCalls, call)
+		default:
+			return nil, invalidMessage(i, j, "an assistant message cannot hold a %s part", partKind(p))
+		}
+	}
+	msg.Content = text.String()
+	if len(calls) > 0 {
+		msg.Content = strings.TrimSpace(strings.Join(append([]string{msg.Content}, calls...), "\n\n"))
+	}
+	msg.ReasoningContent = reasoning.String()
+	if reasoningData != nil {
+		msg.Extra = map[string]any{provider.ExtraReasoningData: reasoningData}
+	}
+	if msg.Content == "" && len(msg.ToolCalls) == 0 && msg.ReasoningContent == "" && reasoningData == nil {
+		return nil, nil
+	}
+	return msg, nil
+}
+
+func (cv *converter) toolResults(i int, parts []*agentv1.Part, calls map[string]bool) ([]*schema.Message, error) {
+	var out []*schema.Message
+	for j, p := range parts {
+		tr := p.GetToolResult()
+		if tr == nil {
+			return nil, invalidMessage(i, j, "a tool message can only hold tool results, not a %s part", partKind(p))
+		}
+		if !calls[tr.GetToolCallId()] {
+			continue
+		}
+		text, media, err := cv.toolOutput(i, j, tr.GetOutput())
+		if err != nil {
+			return nil, err
+		}
+		if cv.text {
+			in := []schema.MessageInputPart{{Type: schema.ChatMessagePartTypeText, Text: texttool.FormatResult(tr.GetToolName(), text)}}
+			out = append(out, &schema.Message{Role: schema.User, UserInputMultiContent: append(in, media...)})
+			continue
+		}
+		msg := &schema.Message{Role: schema.Tool, ToolCallID: tr.GetToolCallId(), ToolName: tr.GetToolName()}
+		if tr.GetError() {
+			msg.Extra = map[string]any{provider.ExtraToolError: true}
+		}
+		if len(media) == 0 {
+			msg.Content = text
+		} else {
+			msg.UserInputMultiContent = media
+			if text != "" {
+				msg.UserInputMultiContent = append([]schema.MessageInputPart{{Type: schema.ChatMessagePartTypeText, Text: text}}, media...)
+			}
+		}
+		out = append(out, msg)
+	}
+	return out, nil
+}
+
+// toolOutput returns a tool output's text (JSON as text, content parts'
+// text joined) and its media parts.
+func (cv *converter) toolOutput(i, j int, o *agentv1.ToolOutput) (string, []schema.MessageInputPart, error) {
+	switch v := o.GetValue().(type) {
+	case *agentv1.ToolOutput_Text:
+		return v.Text, nil, nil
+	case *agentv1.ToolOutput_Json:
+		return v.Json, nil, nil
+	case *agentv1.ToolOutput_Content:
+		var texts []string
+		var media []schema.MessageInputPart
+		stripped := false
+		for _, p := range v.Content.GetParts() {
+			switch k := p.GetKind().(type) {
+			case *agentv1.Part_Text:
+				texts = append(texts, k.Text)
+			case *agentv1.Part_Image, *agentv1.Part_Audio, *agentv1.Part_Video, *agentv1.Part_File:
+				part, keep, err := cv.media(i, j, p)
+				if err != nil {
+					return "", nil, err
+				}
+				if keep {
+					media = append(media, part)
+				} else {
+					stripped = true
+				}
+			default:
+				return "", nil, invalidMessage(i, j, "tool output content cannot hold a %s part", partKind(p))
+			}
+		}
+		if stripped {
+			texts = append(texts, strippedNote)
+		}
+		return strings.Join(texts, "\n"), media, nil
+	}
+	return "", nil, nil
+}
+
+// media converts an image, audio, video or file part to an eino file part.
+// keep is false when the capability is off and the fallback is strip.
+func (cv *converter) media(i, j int, p *agentv1.Part) (schema.MessageInputPart, bool, error) {
+	var f *agentv1.FilePart
+	var kind string // the class implied by a legacy part
+	switch k := p.GetKind().(type) {
+	case *agentv1.Part_Image:
+		f, kind = k.Image, "image"
+	case *agentv1.Part_Audio:
+		f, kind = k.Audio, "audio"
+	case *agentv1.Part_Video:
+		f, kind = k.Video, "video"
+	case *agentv1.Part_File:
+		f, kind = k.File, "file"
+	}
+	common, err := fileSource(kind, f)
+	if err != nil {
+		return schema.MessageInputPart{}, false, invalidMessage(i, j, "%v", err)
+	}
+	class := mediaClass(common.MIMEType)
+	allowed := map[string]bool{"image": cv.caps.Image, "audio": cv.caps.Audio, "video": cv.caps.Video, "file": cv.caps.File}[class]
+	if !allowed {
+		if cv.fallback == MediaFallbackStrip {
+			return schema.MessageInputPart{}, false, nil
+		}
+		return schema.MessageInputPart{}, false, &Error{
+			Kind: provider.KindRequest, Code: "unsupported_media",
+			Message: fmt.Sprintf("message %d part %d is %s (%s) but capabilities.%s is false; set media_fallback to strip to send the text without it",
+				i, j, article(class), common.MIMEType, class),
+		}
+	}
+	return schema.MessageInputPart{
+		Type: schema.ChatMessagePartTypeFileURL,
+		File: &schema.MessageInputFile{MessagePartCommon: common, Name: f.GetFilename()},
+	}, true, nil
+}
+
+// fileSource resolves where a file part's bytes are and its media type:
+// inline bytes and data URLs become base64 data, other URLs stay URLs. A
+// missing media type is taken from the data URL, sniffed from the bytes or
+// guessed from the URL's extension, and else is "image/*", "audio/*",
+// "video/*" for legacy parts or application/octet-stream.
+func fileSource(kind string, f *agentv1.FilePart) (schema.MessagePartCommon, error) {
+	var c schema.MessagePartCommon
+	mt := strings.TrimSpace(f.GetMediaType())
+	switch src := f.GetSource().(type) {
+	case *agentv1.FilePart_Data:
+		if len(src.Data) == 0 {
+			return c, fmt.Errorf("the %s part has no data", kind)
+		}
+		b := base64.StdEncoding.EncodeToString(src.Data)
+		c.Base64Data = &b
+		if mt == "" {
+			if sniffed := http.DetectContentType(src.Data); !strings.HasPrefix(sniffed, "text/plain") && sniffed != "application/octet-stream" {
+				mt = sniffed
+			}
+		}
+	case *agentv1.FilePart_Url:
+		u := strings.TrimSpace(src.Url)
+		if u == "" {
+			return c, fmt.Errorf("the %s part has an empty URL", kind)
+		}
+		if strings.HasPrefix(u, "data:") {
+			dataType, data, err := parseDataURL(u)
+			if err != nil {
+				return c, fmt.Errorf("the %s part: %w", kind, err)
+			}
+			c.Base64Data = &data
+			if mt == "" {
+				mt = dataType
+			}
+			break
+		}
+		parsed, err := url.Parse(u)
+		if err != nil || parsed.Scheme == "" {
+			return c, fmt.Errorf("the %s part has an invalid URL", kind)
+		}
+		c.URL = &u
+		if mt == "" {
+			mt = mime.TypeByExtension(strings.ToLower(path.Ext(parsed.Path)))
+		}
+	default:
+		return c, fmt.Errorf("the %s part has neither data nor a URL", kind)
+	}
+	if i := strings.IndexByte(mt, ';'); i >= 0 {
+		mt = strings.TrimSpace(mt[:i])
+	}
+	if mt == "" {
+		switch kind {
+		case "image", "audio", "video":
+			mt = kind + "/*"
+		default:
+			mt = "application/octet-stream"
+		}
+	}
+	c.MIMEType = mt
+	return c, nil
+}
+
+// parseDataURL reads data:[<type>][;base64],<data> and returns the type and
+// the payload as base64.
+func parseDataURL(s string) (string, string, error) {
+	if mt, data, ok := provider.ParseDataURL(s); ok {
+		if _, err := base64.StdEncoding.DecodeString(data); err != nil {
+			if _, err2 := base64.RawStdEncoding.DecodeString(data); err2 != nil {
+				return "", "", fmt.Errorf("the data URL is not valid base64")
+			}
+		}
+		return mt, data, nil
+	}
+	meta, data, ok := strings.Cut(strings.TrimPrefix(s, "data:"), ",")
+	if !ok {
+		return "", "", fmt.Errorf("malformed data URL")
+	}
+	raw, err := url.PathUnescape(data)
+	if err != nil {
+		return "", "", fmt.Errorf("the data URL is not valid: %w", err)
+	}
+	mt, _, _ := strings.Cut(meta, ";")
+	return mt, base64.StdEncoding.EncodeToString([]byte(raw)), nil
+}
+
+// mediaClass maps a media type to the capability that governs it.
+func mediaClass(mt string) string {
+	switch {
+	case strings.HasPrefix(mt, "image/"):
+		return "image"
+	case strings.HasPrefix(mt, "audio/"):
+		return "audio"
+	case strings.HasPrefix(mt, "video/"):
+		return "video"
+	}
+	return "file"
+}
+
+func article(class string) string {
+	if class == "image" || class == "audio" {
+		return "an " + class
+	}
+	return "a " + class
+}
+
+// mergeUsers joins adjacent user messages (text mode sends tool results as
+// user messages; some chat-only endpoints reject two in a row).
+func mergeUsers(msgs []*schema.Message) []*schema.Message {
+	var out []*schema.Message
+	for _, m := range msgs {
+		if n := len(out); n > 0 && m.Role == schema.User && out[n-1].Role == schema.User {
+			out[n-1] = &schema.Message{Role: schema.User, UserInputMultiContent: append(inputParts(out[n-1]), inputParts(m)...)}
+			continue
+		}
+		out = append(out, m)
+	}
+	for i, m := range out {
+		if m.Role == schema.User && len(m.UserInputMultiContent) > 0 {
+			out[i] = collapseText(m)
+		}
+	}
+	return out
+}
+
+func inputParts(m *schema.Message) []schema.MessageInputPart {
+	if len(m.UserInputMultiContent) > 0 {
+		return m.UserInputMultiContent
+	}
+	return []schema.MessageInputPart{{Type: schema.ChatMessagePartTypeText, Text: m.Content}}
+}
+
+// collapseText turns a text-only multi-part user message into plain content.
+func collapseText(m *schema.Message) *schema.Message {
+	texts := make([]string, 0, len(m.UserInputMultiContent))
+	for _, p := range m.UserInputMultiContent {
+		if p.Type != schema.ChatMessagePartTypeText {
+			return m
+		}
+		texts = append(texts, p.Text)
+	}
+	return &schema.Message{Role: schema.User, Content: strings.Join(texts, "\n\n")}
+}
+
+func joinText(parts []*agentv1.Part) string {
+	var texts []string
+	for _, p := range parts {
+		if t, ok := p.GetKind().(*agentv1.Part_Text); ok && t.Text != "" {
+			texts = append(texts, t.Text)
+		}
+	}
+	return strings.Join(texts, "\n")
+}
+
+func partKind(p *agentv1.Part) string {
+	switch p.GetKind().(type) {
+	case *agentv1.Part_Text:
+		return "text"
+	case *agentv1.Part_Reasoning:
+		return "reasoning"
+	case *agentv1.Part_Image:
+		return "image"
+	case *agentv1.Part_File:
+		return "file"
+	case *agentv1.Part_Audio:
+		return "audio"
+	case *agentv1.Part_Video:
+		return "video"
+	case *agentv1.Part_ToolCall:
+		return "tool call"
+	case *agentv1.Part_ToolResult:
+		return "tool result"
+	}
+	return "empty"
+}
+
+func invalidMessage(i, j int, format string, args ...any) *Error {
+	where := fmt.Sprintf("message %d", i)
+	if j >= 0 {
+		where += fmt.Sprintf(" part %d", j)
+	}
+	return &Error{Kind: provider.KindRequest, Code: "invalid_message", Message: where + ": " + fmt.Sprintf(format, args...)}
+}
+
+func copyMap(m map[string]string) map[string]string {
+	out := make(map[string]string, len(m))
+	for k, v := range m {
+		out[k] = v
+	}
+	return out
+}

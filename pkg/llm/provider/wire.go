@@ -1,0 +1,425 @@
+package provider
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"mime"
+	"net/http"
+	"strings"
+	"unicode"
+
+	"github.com/cloudwego/eino/components/model"
+	"github.com/cloudwego/eino/schema"
+
+	"github.com/agentcore/agentcore/pkg/llm/sse"
+)
+
+// maxErrorBody bounds how much of an error response is read.
+const maxErrorBody = 1 << 20
+
+// Post sends body as a JSON POST to url with header and returns the response
+// when its status is 2xx; the caller closes its body. A failure to send is
+// classified by FromTransport, any other status by FromStatus; either way the
+// error is a *Error.
+func Post(ctx context.Context, client *http.Client, url string, header http.Header, body []byte) (*http.Response, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(body))
+	if err != nil {
+		return nil, &Error{Kind: KindRequest, Message: "cannot build the request: " + err.Error(), Err: err}
+	}
+	req.Header = header.Clone()
+	if req.Header == nil {
+		req.Header = http.Header{}
+	}
+	if req.Header.Get("Content-Type") == "" {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	if client == nil {
+		client = http.DefaultClient
+	}
+	resp, err := client.Do(req)
+	if err != nil {
+		return nil, FromTransport(ctx, err)
+	}
+	if resp.StatusCode >= 200 && resp.StatusCode < 300 {
+		return resp, nil
+	}
+	defer resp.Body.Close()
+	data, err := io.ReadAll(io.LimitReader(resp.Body, maxErrorBody))
+	if err != nil && ctx.Err() != nil {
+		return nil, FromTransport(ctx, err)
+	}
+	return nil, FromStatus(resp.StatusCode, resp.Header, data)
+}
+
+// ReadBody reads a whole 2xx response body, classifying a failure to read it.
+func ReadBody(ctx context.Context, resp *http.Response) ([]byte, error) {
+	defer resp.Body.Close()
+	data, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return nil, FromTransport(ctx, err)
+	}
+	return data, nil
+}
+
+// MarshalBody encodes a request body as compact JSON without HTML escaping.
+func MarshalBody(body any) ([]byte, error) {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(body); err != nil {
+		return nil, &Error{Kind: KindRequest, Message: "cannot encode the request body: " + err.Error(), Err: err}
+	}
+	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
+}
+
+// RequestError reports input an adapter cannot send (an unsupported part, a
+// bad schema): a non-retryable KindRequest error.
+func RequestError(format string, args ...any) *Error {
+	err := fmt.Errorf(format, args...)
+	return &Error{Kind: KindRequest, Message: err.Error(), Err: err}
+}
+
+// ParseDataURL splits a base64 data URL (data:image/png;base64,AAAA) into its
+// media type and base64 payload. ok is false for anything else.
+func ParseDataURL(s string) (mediaType, data string, ok bool) {
+	rest, found := strings.CutPrefix(s, "data:")
+	if !found {
+		return "", "", false
+	}
+	meta, data, found := strings.Cut(rest, ",")
+	if !found {
+		return "", "", false
+	}
+	meta, isBase64 := strings.CutSuffix(meta, ";base64")
+	if !isBase64 {
+		return "", "", false
+	}
+	if i := strings.IndexByte(meta, ';'); i >= 0 {
+		meta = meta[:i]
+	}
+	return meta, data, true
+}
+
+// StringMap reads a provider data map from an Extra value: map[string]string
+// as adapters write it, or map[string]any after a trip through JSON.
+func StringMap(v any) map[string]string {
+	switch m := v.(type) {
+	case map[string]string:
+		return m
+	case map[string]any:
+		out := make(map[string]string, len(m))
+		for k, x := range m {
+			if s, ok := x.(string); ok {
+				out[k] = s
+			}
+		}
+		return out
+	}
+	return nil
+}
+
+// ToolParameters returns a tool's parameters as a JSON Schema object, or nil
+// when the tool takes none.
+func ToolParameters(t *schema.ToolInfo) (json.RawMessage, error) {
+	if t.ParamsOneOf == nil {
+		return nil, nil
+	}
+	s, err := t.ToJSONSchema()
+	if err != nil {
+		return nil, RequestError("tool %q: bad parameters: %w", t.Name, err)
+	}
+	if s == nil {
+		return nil, nil
+	}
+	raw, err := json.Marshal(s)
+	if err != nil {
+		return nil, RequestError("tool %q: bad parameters: %w", t.Name, err)
+	}
+	return raw, nil
+}
+
+// Call is what one Generate or Stream call sends: the Config's settings with
+// the call's eino options applied over them.
+type Call struct {
+	Params Params
+	Tools  []*schema.ToolInfo
+	// ToolChoice is "", "auto", "none", "required" or a tool name; "" when
+	// Config.OmitToolChoice is set or nothing was asked for.
+	ToolChoice string
+}
+
+// ApplyOptions resolves a call from the Config, the tools bound with
+// WithTools and the eino common options (model.WithTemperature, WithMaxTokens,
+// WithTopP, WithStop, WithTools, WithToolChoice), which win over the Config.
+func ApplyOptions(cfg Config, tools []*schema.ToolInfo, opts ...model.Option) Call {
+	o := model.GetCommonOptions(&model.Options{Tools: tools}, opts...)
+	c := Call{Params: cfg.Params, Tools: o.Tools, ToolChoice: cfg.ToolChoice}
+	if o.Temperature != nil {
+		v := float64(*o.Temperature)
+		c.Params.Temperature = &v
+	}
+	if o.TopP != nil {
+		v := float64(*o.TopP)
+		c.Params.TopP = &v
+	}
+	if o.MaxTokens != nil {
+		v := *o.MaxTokens
+		c.Params.MaxOutputTokens = &v
+	}
+	if o.Stop != nil {
+		c.Params.Stop = o.Stop
+	}
+	if o.ToolChoice != nil {
+		switch *o.ToolChoice {
+		case schema.ToolChoiceForbidden:
+			c.ToolChoice = "none"
+		case schema.ToolChoiceAllowed:
+			c.ToolChoice = "auto"
+		case schema.ToolChoiceForced:
+			c.ToolChoice = "required"
+			if len(o.AllowedToolNames) == 1 {
+				c.ToolChoice = o.AllowedToolNames[0]
+			}
+		}
+	}
+	if cfg.OmitToolChoice {
+		c.ToolChoice = ""
+	}
+	return c
+}
+
+// ObjectArgs returns a tool call's arguments as a JSON object for protocols
+// that take the arguments as an object: "" becomes {}, and text that is not a
+// JSON object becomes {"raw_arguments": text}, so that a history holding a
+// broken call can still be sent.
+func ObjectArgs(args string) json.RawMessage {
+	trimmed := strings.TrimSpace(args)
+	if trimmed == "" {
+		return json.RawMessage(`{}`)
+	}
+	var obj map[string]json.RawMessage
+	if json.Unmarshal([]byte(trimmed), &obj) == nil && obj != nil {
+		return json.RawMessage(trimmed)
+	}
+	raw, _ := json.Marshal(map[string]string{"raw_arguments": args})
+	return raw
+}
+
+// ReadWhole reads a whole response body and turns it into the message with
+// decode, which returns the chunks the same response would have streamed
+// (final chunk last). The message is the chunks joined with
+// schema.ConcatMessages, with the final chunk's usage kept whole.
+func ReadWhole(ctx context.Context, resp *http.Response, decode func([]byte) ([]*schema.Message, error)) (*schema.Message, error) {
+	chunks, err := readChunks(ctx, resp, decode)
+	if err != nil {
+		return nil, err
+	}
+	msg, err := schema.ConcatMessages(chunks)
+	if err != nil {
+		return nil, Unknown("cannot assemble the response", err)
+	}
+	if last := chunks[len(chunks)-1].ResponseMeta; last != nil && msg.ResponseMeta != nil {
+		msg.ResponseMeta.Usage = last.Usage // ConcatMessages keeps only part of it
+	}
+	return msg, nil
+}
+
+func readChunks(ctx context.Context, resp *http.Response, decode func([]byte) ([]*schema.Message, error)) ([]*schema.Message, error) {
+	body, err := ReadBody(ctx, resp)
+	if err != nil {
+		return nil, err
+	}
+	chunks, err := decode(body)
+	if err != nil {
+		return nil, err
+	}
+	if len(chunks) == 0 {
+		return nil, Unknown("the response holds no message", nil)
+	}
+	return chunks, nil
+}
+
+// ReadStream returns the chunks of a streaming response. An event stream is
+// read in a goroutine by read, which gets the SSE reader and an emit function
+// that reports false once the consumer has closed the stream; read's error
+// becomes the stream's last Recv error, and the body is closed when read
+// returns. A JSON body (some gateways answer a stream request with one) is
+// decoded whole with decode instead. The caller must Close or drain the
+// returned reader.
+func ReadStream(ctx context.Context, resp *http.Response, decode func([]byte) ([]*schema.Message, error),
+	read func(r *sse.Reader, emit func(*schema.Message) bool) error) (*schema.StreamReader[*schema.Message], error) {
+	if ct, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type")); ct == "application/json" {
+		chunks, err := readChunks(ctx, resp, decode)
+		if err != nil {
+			return nil, err
+		}
+		return schema.StreamReaderFromArray(chunks), nil
+	}
+	sr, sw := schema.Pipe[*schema.Message](16)
+	go func() {
+		defer sw.Close()
+		r := sse.NewReader(ctx, resp.Body)
+		defer r.Close()
+		emit := func(c *schema.Message) bool { return !sw.Send(c, nil) }
+		if err := read(r, emit); err != nil {
+			sw.Send(nil, err)
+		}
+	}()
+	return sr, nil
+}
+
+// PostJSON encodes body and posts it to url with header, Config.Headers added
+// over it, through Config.HTTPClient; see Post.
+func PostJSON(ctx context.Context, cfg Config, url string, header http.Header, body any) (*http.Response, error) {
+	data, err := MarshalBody(body)
+	if err != nil {
+		return nil, err
+	}
+	if header == nil {
+		header = http.Header{}
+	}
+	for k, v := range cfg.Headers {
+		header.Set(k, v)
+	}
+	return Post(ctx, cfg.HTTPClient, url, header, data)
+}
+
+// WithDefaults checks that the Config names a model and returns it with
+// BaseURL defaulted to base and stripped of a trailing slash.
+func (c Config) WithDefaults(base string) (Config, error) {
+	if c.Model == "" {
+		return c, errors.New("model is required")
+	}
+	if c.BaseURL == "" {
+		c.BaseURL = base
+	}
+	c.BaseURL = strings.TrimRight(c.BaseURL, "/")
+	return c, nil
+}
+
+// Media kinds, as a content part's data is sent.
+const (
+	MediaImage = "image"
+	MediaAudio = "audio"
+	MediaVideo = "video"
+	MediaFile  = "file"
+)
+
+// Media is a non-text content part's data, resolved for sending.
+type Media struct {
+	// Kind is MediaImage, MediaAudio, MediaVideo or MediaFile. A file part
+	// whose MIME type is image/*, audio/* or video/* takes that kind.
+	Kind string
+	// MIMEType is the part's type, or the one its data URL names; may be
+	// empty for a URL.
+	MIMEType string
+	// Data is the base64 payload, from Base64Data or a data URL.
+	Data string
+	// URL is set when the part is a URL other than a data URL.
+	URL string
+	// Name is the file name, when given.
+	Name string
+}
+
+// MediaOf resolves an image, audio, video or file part. A part without its
+// payload, or without data and URL, is a request error.
+func MediaOf(p schema.MessageInputPart) (Media, error) {
+	var c *schema.MessagePartCommon
+	m := Media{}
+	switch p.Type {
+	case schema.ChatMessagePartTypeImageURL:
+		m.Kind = MediaImage
+		if p.Image != nil {
+			c = &p.Image.MessagePartCommon
+		}
+	case schema.ChatMessagePartTypeAudioURL:
+		m.Kind = MediaAudio
+		if p.Audio != nil {
+			c = &p.Audio.MessagePartCommon
+		}
+	case schema.ChatMessagePartTypeVideoURL:
+		m.Kind = MediaVideo
+		if p.Video != nil {
+			c = &p.Video.MessagePartCommon
+		}
+	case schema.ChatMessagePartTypeFileURL:
+		m.Kind = MediaFile
+		if p.File != nil {
+			c = &p.File.MessagePartCommon
+			m.Name = p.File.Name
+		}
+	default:
+		return m, RequestError("unknown content part type %q", p.Type)
+	}
+	if c == nil {
+		return m, RequestError("%s part without its %s", p.Type, m.Kind)
+	}
+	m.MIMEType = strings.ToLower(c.MIMEType)
+	switch {
+	case c.Base64Data != nil:
+		m.Data = *c.Base64Data
+	case c.URL != nil:
+		if mt, data, ok := ParseDataURL(*c.URL); ok {
+			m.Data = data
+			if m.MIMEType == "" {
+				m.MIMEType = strings.ToLower(mt)
+			}
+		} else {
+			m.URL = *c.URL
+		}
+	default:
+		return m, RequestError("%s part without data or URL", m.Kind)
+	}
+	if m.Kind == MediaFile {
+		for _, k := range []string{MediaImage, MediaAudio, MediaVideo} {
+			if strings.HasPrefix(m.MIMEType, k+"/") {
+				m.Kind = k
+			}
+		}
+	}
+	return m, nil
+}
+
+// SnakeKey turns an AI SDK style option name (budgetTokens) into the wire's
+// snake_case (budget_tokens). Names already in snake_case are unchanged.
+func SnakeKey(s string) string {
+	var b strings.Builder
+	for i, r := range s {
+		if unicode.IsUpper(r) {
+			if i > 0 {
+				b.WriteByte('_')
+			}
+			r = unicode.ToLower(r)
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
+}
+
+// SnakeKeys copies a JSON object with every object key, at every depth,
+// passed through SnakeKey. Values are kept.
+func SnakeKeys(m map[string]any) map[string]any {
+	out := make(map[string]any, len(m))
+	for k, v := range m {
+		out[SnakeKey(k)] = snakeValue(v)
+	}
+	return out
+}
+
+func snakeValue(v any) any {
+	switch x := v.(type) {
+	case map[string]any:
+		return SnakeKeys(x)
+	case []any:
+		out := make([]any, len(x))
+		for i, e := range x {
+			out[i] = snakeValue(e)
+		}
+		return out
+	}
+	return v
+}

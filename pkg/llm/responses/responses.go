@@ -1,0 +1,162 @@
+// Package responses is the OpenAI Responses API (POST {BaseURL}/responses)
+// as an eino model.ToolCallingChatModel. It follows the adapter contract in
+// package provider; this doc lists the mapping decisions.
+//
+// # Request
+//
+//   - The leading system messages become "instructions" (joined with a
+//     blank line); a system message later in the conversation stays in
+//     place as a system message item.
+//   - User parts become input_text, input_image (URL or data URL, detail
+//     auto unless given), input_file (file_data as a data URL with its
+//     filename, or file_url) and input_audio (base64 only, wav or mp3). A file
+//     part is sent by its MIME type: image/* as an image, audio/* as audio.
+//     Video cannot be sent and is a request error.
+//   - An assistant message becomes, in order: its reasoning items (only
+//     when Config.SendReasoning is set and the message carries their
+//     provider data, see below), an assistant message with output_text, and
+//     one function_call item per tool call (empty arguments sent as {}). A
+//     call that was a custom (freeform) tool call goes back as a
+//     custom_tool_call with its input.
+//   - A tool result becomes function_call_output (custom_tool_call_output
+//     for a custom call) whose output is the text, or, when the result has
+//     files, a list of input_text, input_image and input_file parts: the
+//     Responses API takes images in tool results, so no fallback is needed.
+//   - Tools are function tools with strict off, so that any JSON Schema is
+//     accepted. tool_choice is auto, none, required or {"type":"function",
+//     "name":...}, sent only with tools.
+//   - Generation parameters: temperature, top_p and max_output_tokens. The
+//     Responses API has no stop, seed, top_k or penalties; they are not sent
+//     (put them in provider.Body for a gateway that takes them).
+//   - Structured output is text.format json_schema (strict left off), or
+//     json_object for the json kind without a schema.
+//   - SendReasoning adds include ["reasoning.encrypted_content"] so the
+//     reasoning can be sent back without server-side storage.
+//   - Cache on: prompt_cache_key and prompt_cache_retention when set, then
+//     Cache.Body. Cache off: none of them.
+//   - Vendor options (the "openai" block): reasoningEffort and
+//     reasoningSummary go in reasoning.effort and reasoning.summary,
+//     textVerbosity in text.verbosity, include is added to ours; the AI
+//     SDK's own switches are applied, not sent (strictJsonSchema sets
+//     text.format.strict, structuredOutputs false asks for json_object,
+//     systemMessageMode "developer" sends later system messages as developer
+//     messages and "remove" drops every system message, forceReasoning is
+//     dropped); every other key is sent at the top level with its name in
+//     snake_case. Then Cache.Body, then provider.Body, each replacing
+//     top-level keys.
+//
+// # Response
+//
+//   - Text is the output_text (and refusal) of the message items; the text
+//     of two message items (e.g. a commentary and a final answer) is joined
+//     with a blank line.
+//   - Reasoning is the summary text of the reasoning items (or their
+//     reasoning_text content where a server sends that instead), parts
+//     joined with a blank line. Each reasoning item's id and
+//     encrypted_content go in Extra[provider.ExtraReasoningData] under
+//     "openai.reasoning", a JSON array of {"id","encrypted_content"}, which
+//     is what is sent back.
+//   - function_call items are tool calls (call_id as the id). A
+//     custom_tool_call's free-form input is not JSON, so its arguments are
+//     the input as a JSON string ("SELECT …" with quotes), and the call is
+//     marked {"openai.type":"custom"} in ToolCall.Extra[provider.ExtraToolCallData].
+//   - When a ".done" event carries more text or arguments than its deltas
+//     did (a gateway that skips deltas, or a recording with deltas cut out),
+//     the missing tail is emitted, so the stream gives the full answer; a
+//     stream that sends only response.completed is read from its output.
+//   - Usage: input_tokens (cached included), input_tokens_details.
+//     cached_tokens, output_tokens, output_tokens_details.reasoning_tokens.
+//   - Finish reason: completed is stop, or tool_calls when there are tool
+//     calls; incomplete is length for max_output_tokens, content_filter for
+//     content_filter, other otherwise. The raw reason (completed, or the
+//     incomplete reason) is in Extra[provider.ExtraRawFinishReason].
+//
+// # Errors
+//
+// A non-2xx status is classified by provider.FromStatus. An "error" event,
+// a response.failed event, and a whole response whose status is failed are
+// classified by their error code. A body or event that is not the expected
+// JSON, a whole response that is not finished, and a stream that ends
+// without response.completed, response.incomplete or response.failed are
+// unknown. A stream request answered with a JSON body is read as that body.
+package responses
+
+import (
+	"context"
+	"net/http"
+
+	"github.com/cloudwego/eino/components/model"
+	"github.com/cloudwego/eino/schema"
+
+	"github.com/agentcore/agentcore/pkg/llm/internal/openai"
+	"github.com/agentcore/agentcore/pkg/llm/provider"
+	"github.com/agentcore/agentcore/pkg/llm/sse"
+)
+
+// DefaultBaseURL is used when Config.BaseURL is empty.
+const DefaultBaseURL = "https://api.openai.com/v1"
+
+// Keys this package uses in provider data maps.
+const (
+	// ReasoningKey holds the reasoning items' ids and encrypted contents
+	// (a JSON array) in Extra[provider.ExtraReasoningData].
+	ReasoningKey = "openai.reasoning"
+	// CallTypeKey marks a custom tool call ("custom") in
+	// ToolCall.Extra[provider.ExtraToolCallData].
+	CallTypeKey = "openai.type"
+)
+
+// Model is a Responses API model. It is safe for concurrent use.
+type Model struct {
+	cfg   provider.Config
+	tools []*schema.ToolInfo
+}
+
+var _ model.ToolCallingChatModel = (*Model)(nil)
+
+// New returns a model for cfg. Model is required.
+func New(cfg provider.Config) (*Model, error) {
+	cfg, err := cfg.WithDefaults(DefaultBaseURL)
+	if err != nil {
+		return nil, provider.RequestError("responses: %w", err)
+	}
+	return &Model{cfg: cfg}, nil
+}
+
+// WithTools returns a copy of the model that offers tools.
+func (m *Model) WithTools(tools []*schema.ToolInfo) (model.ToolCallingChatModel, error) {
+	c := *m
+	c.tools = tools
+	return &c, nil
+}
+
+// Generate sends one non-streaming request.
+func (m *Model) Generate(ctx context.Context, input []*schema.Message, opts ...model.Option) (*schema.Message, error) {
+	resp, err := m.post(ctx, input, false, opts)
+	if err != nil {
+		return nil, err
+	}
+	return provider.ReadWhole(ctx, resp, decodeWhole)
+}
+
+// Stream sends one streaming request. The stream's goroutine ends when the
+// response ends, when the reader is closed (noticed at the next event), or
+// when ctx is done.
+func (m *Model) Stream(ctx context.Context, input []*schema.Message, opts ...model.Option) (*schema.StreamReader[*schema.Message], error) {
+	resp, err := m.post(ctx, input, true, opts)
+	if err != nil {
+		return nil, err
+	}
+	return provider.ReadStream(ctx, resp, decodeWhole, func(r *sse.Reader, emit func(*schema.Message) bool) error {
+		return readStream(ctx, r, emit)
+	})
+}
+
+func (m *Model) post(ctx context.Context, input []*schema.Message, stream bool, opts []model.Option) (*http.Response, error) {
+	call := provider.ApplyOptions(m.cfg, m.tools, opts...)
+	body, err := buildRequest(m.cfg, call, input, stream)
+	if err != nil {
+		return nil, err
+	}
+	return provider.PostJSON(ctx, m.cfg, m.cfg.BaseURL+"/responses", openai.Header(m.cfg, stream), body)
+}
