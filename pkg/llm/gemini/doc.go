@@ -27,8 +27,9 @@
 //   - Tool results: functionResponse parts (name, Gemini's id when it gave
 //     one) in a user turn, consecutive results in one turn, a turn's
 //     functionResponse parts before its other parts. functionResponse
-//     takes a JSON object, so the result is wrapped as {"output": v}, v being
-//     the parsed JSON when Content is JSON and the text otherwise. Fallback for
+//     takes a JSON object, so the result is wrapped as {"output": v} ({"error":
+//     v} for a failed call), v being the parsed JSON when Content is JSON and
+//     the text otherwise. Fallback for
 //     content parts: text parts are joined into output; files (images…)
 //     cannot go inside a functionResponse, so the output says how many files
 //     follow and each file is sent as an inlineData/fileData part after all of

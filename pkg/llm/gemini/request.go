@@ -364,6 +364,10 @@ func toolResultParts(m *schema.Message, call callInfo) (*part, []*part, error) {
 			output = v
 		}
 	}
-	resp := &part{FunctionResponse: &functionResponse{ID: call.id, Name: name, Response: map[string]any{"output": output}}}
+	key := "output"
+	if failed, _ := m.Extra[provider.ExtraToolError].(bool); failed {
+		key = "error" // Gemini reads {"error": …} as a failed call
+	}
+	resp := &part{FunctionResponse: &functionResponse{ID: call.id, Name: name, Response: map[string]any{key: output}}}
 	return resp, files, nil
 }

@@ -125,6 +125,13 @@ func TestRequestContents(t *testing.T) {
 			}, false,
 			`[{"role":"model","parts":[{"functionCall":{"name":"a","args":{}}},{"functionCall":{"name":"b","args":{"raw_arguments":"[1]"}}}]},
 			  {"role":"user","parts":[{"functionResponse":{"name":"a","response":{"output":"plain text"}}},{"functionResponse":{"name":"b","response":{"output":[1,2]}}}]}]`, ""},
+		{"failed tool result is an error response",
+			[]*schema.Message{
+				{Role: schema.Assistant, ToolCalls: []schema.ToolCall{call("c1", "a", `{}`)}},
+				{Role: schema.Tool, ToolCallID: "c1", ToolName: "a", Content: "boom", Extra: map[string]any{provider.ExtraToolError: true}},
+			}, false,
+			`[{"role":"model","parts":[{"functionCall":{"name":"a","args":{}}}]},
+			  {"role":"user","parts":[{"functionResponse":{"name":"a","response":{"error":"boom"}}}]}]`, ""},
 		{"function responses go first in their turn",
 			[]*schema.Message{{Role: schema.Assistant, ToolCalls: []schema.ToolCall{call("c1", "a", `{}`)}},
 				schema.UserMessage("wait"), {Role: schema.Tool, ToolCallID: "c1", Content: "r"}}, false,
