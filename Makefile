@@ -3,7 +3,7 @@ SHELL := bash
 GO ?= go
 BUF_VERSION := v1.75.0
 BUF := $(GO) run github.com/bufbuild/buf/cmd/buf@$(BUF_VERSION)
-PLUGINS := $(notdir $(wildcard plugins/*))
+PLUGINS := $(notdir $(patsubst %/,%,$(wildcard plugins/*/)))
 
 .PHONY: build test lint fmt vet buf-lint proto proto-check bench fuzz-short clean
 
@@ -56,9 +56,9 @@ fuzz-short:
 		done; \
 	done
 
-## bench: Go benchmarks with their reported metrics.
+## bench: Go benchmarks with their reported metrics (PKG=./pkg/tool/ for one package).
 bench:
-	$(GO) test -run '^$$' -bench . -benchmem ./...
+	$(GO) test -run '^$$' -bench . -benchmem $(or $(PKG),./...)
 
 clean:
 	rm -rf bin

@@ -9,6 +9,12 @@
 // hashicorp/go-plugin handshake and serves ToolPluginService over gRPC.
 // Go authors use sdk/tool; other languages implement the handshake and this
 // service.
+//
+// Handshake: the host starts the plugin with the environment variable
+// AGENTCORE_TOOL_PLUGIN=tool-plugin-v1 (magic cookie) and expects go-plugin's
+// protocol line on stdout ("1|1|unix|/path/to/socket|grpc|"), core protocol
+// version 1, app protocol version 1. The host runs one call per plugin
+// process at a time and kills the process group to stop a call for good.
 
 package pluginv1
 
@@ -84,6 +90,142 @@ func (OutputStream) EnumDescriptor() ([]byte, []int) {
 	return file_agentcore_plugin_v1_plugin_proto_rawDescGZIP(), []int{0}
 }
 
+// SessionRequest is one message from the host on a Session stream.
+type SessionRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Types that are valid to be assigned to Kind:
+	//
+	//	*SessionRequest_Execute
+	Kind          isSessionRequest_Kind `protobuf_oneof:"kind"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SessionRequest) Reset() {
+	*x = SessionRequest{}
+	mi := &file_agentcore_plugin_v1_plugin_proto_msgTypes[0]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SessionRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SessionRequest) ProtoMessage() {}
+
+func (x *SessionRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_agentcore_plugin_v1_plugin_proto_msgTypes[0]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SessionRequest.ProtoReflect.Descriptor instead.
+func (*SessionRequest) Descriptor() ([]byte, []int) {
+	return file_agentcore_plugin_v1_plugin_proto_rawDescGZIP(), []int{0}
+}
+
+func (x *SessionRequest) GetKind() isSessionRequest_Kind {
+	if x != nil {
+		return x.Kind
+	}
+	return nil
+}
+
+func (x *SessionRequest) GetExecute() *ExecuteRequest {
+	if x != nil {
+		if x, ok := x.Kind.(*SessionRequest_Execute); ok {
+			return x.Execute
+		}
+	}
+	return nil
+}
+
+type isSessionRequest_Kind interface {
+	isSessionRequest_Kind()
+}
+
+type SessionRequest_Execute struct {
+	// Run this call next.
+	Execute *ExecuteRequest `protobuf:"bytes,1,opt,name=execute,proto3,oneof"`
+}
+
+func (*SessionRequest_Execute) isSessionRequest_Kind() {}
+
+// SessionResponse is one message from the plugin on a Session stream.
+type SessionResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Types that are valid to be assigned to Kind:
+	//
+	//	*SessionResponse_Execute
+	Kind          isSessionResponse_Kind `protobuf_oneof:"kind"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SessionResponse) Reset() {
+	*x = SessionResponse{}
+	mi := &file_agentcore_plugin_v1_plugin_proto_msgTypes[1]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SessionResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SessionResponse) ProtoMessage() {}
+
+func (x *SessionResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_agentcore_plugin_v1_plugin_proto_msgTypes[1]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SessionResponse.ProtoReflect.Descriptor instead.
+func (*SessionResponse) Descriptor() ([]byte, []int) {
+	return file_agentcore_plugin_v1_plugin_proto_rawDescGZIP(), []int{1}
+}
+
+func (x *SessionResponse) GetKind() isSessionResponse_Kind {
+	if x != nil {
+		return x.Kind
+	}
+	return nil
+}
+
+func (x *SessionResponse) GetExecute() *ExecuteResponse {
+	if x != nil {
+		if x, ok := x.Kind.(*SessionResponse_Execute); ok {
+			return x.Execute
+		}
+	}
+	return nil
+}
+
+type isSessionResponse_Kind interface {
+	isSessionResponse_Kind()
+}
+
+type SessionResponse_Execute struct {
+	// A message of the running call, as Execute would stream it.
+	Execute *ExecuteResponse `protobuf:"bytes,1,opt,name=execute,proto3,oneof"`
+}
+
+func (*SessionResponse_Execute) isSessionResponse_Kind() {}
+
 // DescribeRequest asks a plugin for its tools.
 type DescribeRequest struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
@@ -93,7 +235,7 @@ type DescribeRequest struct {
 
 func (x *DescribeRequest) Reset() {
 	*x = DescribeRequest{}
-	mi := &file_agentcore_plugin_v1_plugin_proto_msgTypes[0]
+	mi := &file_agentcore_plugin_v1_plugin_proto_msgTypes[2]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -105,7 +247,7 @@ func (x *DescribeRequest) String() string {
 func (*DescribeRequest) ProtoMessage() {}
 
 func (x *DescribeRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_agentcore_plugin_v1_plugin_proto_msgTypes[0]
+	mi := &file_agentcore_plugin_v1_plugin_proto_msgTypes[2]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -118,7 +260,7 @@ func (x *DescribeRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DescribeRequest.ProtoReflect.Descriptor instead.
 func (*DescribeRequest) Descriptor() ([]byte, []int) {
-	return file_agentcore_plugin_v1_plugin_proto_rawDescGZIP(), []int{0}
+	return file_agentcore_plugin_v1_plugin_proto_rawDescGZIP(), []int{2}
 }
 
 // DescribeResponse lists the tools of a plugin, found later by name.
@@ -131,7 +273,7 @@ type DescribeResponse struct {
 
 func (x *DescribeResponse) Reset() {
 	*x = DescribeResponse{}
-	mi := &file_agentcore_plugin_v1_plugin_proto_msgTypes[1]
+	mi := &file_agentcore_plugin_v1_plugin_proto_msgTypes[3]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -143,7 +285,7 @@ func (x *DescribeResponse) String() string {
 func (*DescribeResponse) ProtoMessage() {}
 
 func (x *DescribeResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_agentcore_plugin_v1_plugin_proto_msgTypes[1]
+	mi := &file_agentcore_plugin_v1_plugin_proto_msgTypes[3]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -156,7 +298,7 @@ func (x *DescribeResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DescribeResponse.ProtoReflect.Descriptor instead.
 func (*DescribeResponse) Descriptor() ([]byte, []int) {
-	return file_agentcore_plugin_v1_plugin_proto_rawDescGZIP(), []int{1}
+	return file_agentcore_plugin_v1_plugin_proto_rawDescGZIP(), []int{3}
 }
 
 func (x *DescribeResponse) GetTools() []*ToolSpec {
@@ -186,7 +328,7 @@ type ToolSpec struct {
 
 func (x *ToolSpec) Reset() {
 	*x = ToolSpec{}
-	mi := &file_agentcore_plugin_v1_plugin_proto_msgTypes[2]
+	mi := &file_agentcore_plugin_v1_plugin_proto_msgTypes[4]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -198,7 +340,7 @@ func (x *ToolSpec) String() string {
 func (*ToolSpec) ProtoMessage() {}
 
 func (x *ToolSpec) ProtoReflect() protoreflect.Message {
-	mi := &file_agentcore_plugin_v1_plugin_proto_msgTypes[2]
+	mi := &file_agentcore_plugin_v1_plugin_proto_msgTypes[4]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -211,7 +353,7 @@ func (x *ToolSpec) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ToolSpec.ProtoReflect.Descriptor instead.
 func (*ToolSpec) Descriptor() ([]byte, []int) {
-	return file_agentcore_plugin_v1_plugin_proto_rawDescGZIP(), []int{2}
+	return file_agentcore_plugin_v1_plugin_proto_rawDescGZIP(), []int{4}
 }
 
 func (x *ToolSpec) GetName() string {
@@ -262,7 +404,7 @@ type ToolHints struct {
 
 func (x *ToolHints) Reset() {
 	*x = ToolHints{}
-	mi := &file_agentcore_plugin_v1_plugin_proto_msgTypes[3]
+	mi := &file_agentcore_plugin_v1_plugin_proto_msgTypes[5]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -274,7 +416,7 @@ func (x *ToolHints) String() string {
 func (*ToolHints) ProtoMessage() {}
 
 func (x *ToolHints) ProtoReflect() protoreflect.Message {
-	mi := &file_agentcore_plugin_v1_plugin_proto_msgTypes[3]
+	mi := &file_agentcore_plugin_v1_plugin_proto_msgTypes[5]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -287,7 +429,7 @@ func (x *ToolHints) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ToolHints.ProtoReflect.Descriptor instead.
 func (*ToolHints) Descriptor() ([]byte, []int) {
-	return file_agentcore_plugin_v1_plugin_proto_rawDescGZIP(), []int{3}
+	return file_agentcore_plugin_v1_plugin_proto_rawDescGZIP(), []int{5}
 }
 
 func (x *ToolHints) GetReadOnly() bool {
@@ -319,7 +461,7 @@ type ExecuteRequest struct {
 
 func (x *ExecuteRequest) Reset() {
 	*x = ExecuteRequest{}
-	mi := &file_agentcore_plugin_v1_plugin_proto_msgTypes[4]
+	mi := &file_agentcore_plugin_v1_plugin_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -331,7 +473,7 @@ func (x *ExecuteRequest) String() string {
 func (*ExecuteRequest) ProtoMessage() {}
 
 func (x *ExecuteRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_agentcore_plugin_v1_plugin_proto_msgTypes[4]
+	mi := &file_agentcore_plugin_v1_plugin_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -344,7 +486,7 @@ func (x *ExecuteRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ExecuteRequest.ProtoReflect.Descriptor instead.
 func (*ExecuteRequest) Descriptor() ([]byte, []int) {
-	return file_agentcore_plugin_v1_plugin_proto_rawDescGZIP(), []int{4}
+	return file_agentcore_plugin_v1_plugin_proto_rawDescGZIP(), []int{6}
 }
 
 func (x *ExecuteRequest) GetTool() string {
@@ -382,7 +524,7 @@ type ExecuteResponse struct {
 
 func (x *ExecuteResponse) Reset() {
 	*x = ExecuteResponse{}
-	mi := &file_agentcore_plugin_v1_plugin_proto_msgTypes[5]
+	mi := &file_agentcore_plugin_v1_plugin_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -394,7 +536,7 @@ func (x *ExecuteResponse) String() string {
 func (*ExecuteResponse) ProtoMessage() {}
 
 func (x *ExecuteResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_agentcore_plugin_v1_plugin_proto_msgTypes[5]
+	mi := &file_agentcore_plugin_v1_plugin_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -407,7 +549,7 @@ func (x *ExecuteResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ExecuteResponse.ProtoReflect.Descriptor instead.
 func (*ExecuteResponse) Descriptor() ([]byte, []int) {
-	return file_agentcore_plugin_v1_plugin_proto_rawDescGZIP(), []int{5}
+	return file_agentcore_plugin_v1_plugin_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *ExecuteResponse) GetEvent() isExecuteResponse_Event {
@@ -455,16 +597,19 @@ func (*ExecuteResponse_Result) isExecuteResponse_Event() {}
 
 // OutputChunk is a piece of live output of a running call.
 type OutputChunk struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Stream        OutputStream           `protobuf:"varint,1,opt,name=stream,proto3,enum=agentcore.plugin.v1.OutputStream" json:"stream,omitempty"`
-	Data          string                 `protobuf:"bytes,2,opt,name=data,proto3" json:"data,omitempty"`
+	state  protoimpl.MessageState `protogen:"open.v1"`
+	Stream OutputStream           `protobuf:"varint,1,opt,name=stream,proto3,enum=agentcore.plugin.v1.OutputStream" json:"stream,omitempty"`
+	// Raw bytes as written: a chunk may end inside a UTF-8 sequence (the host
+	// joins chunks of one stream before decoding), and invalid UTF-8 is
+	// replaced by the host, so plugins can forward process output unchanged.
+	Data          []byte `protobuf:"bytes,2,opt,name=data,proto3" json:"data,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *OutputChunk) Reset() {
 	*x = OutputChunk{}
-	mi := &file_agentcore_plugin_v1_plugin_proto_msgTypes[6]
+	mi := &file_agentcore_plugin_v1_plugin_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -476,7 +621,7 @@ func (x *OutputChunk) String() string {
 func (*OutputChunk) ProtoMessage() {}
 
 func (x *OutputChunk) ProtoReflect() protoreflect.Message {
-	mi := &file_agentcore_plugin_v1_plugin_proto_msgTypes[6]
+	mi := &file_agentcore_plugin_v1_plugin_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -489,7 +634,7 @@ func (x *OutputChunk) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use OutputChunk.ProtoReflect.Descriptor instead.
 func (*OutputChunk) Descriptor() ([]byte, []int) {
-	return file_agentcore_plugin_v1_plugin_proto_rawDescGZIP(), []int{6}
+	return file_agentcore_plugin_v1_plugin_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *OutputChunk) GetStream() OutputStream {
@@ -499,11 +644,11 @@ func (x *OutputChunk) GetStream() OutputStream {
 	return OutputStream_OUTPUT_STREAM_UNSPECIFIED
 }
 
-func (x *OutputChunk) GetData() string {
+func (x *OutputChunk) GetData() []byte {
 	if x != nil {
 		return x.Data
 	}
-	return ""
+	return nil
 }
 
 // ToolResult is the outcome of a call.
@@ -527,7 +672,7 @@ type ToolResult struct {
 
 func (x *ToolResult) Reset() {
 	*x = ToolResult{}
-	mi := &file_agentcore_plugin_v1_plugin_proto_msgTypes[7]
+	mi := &file_agentcore_plugin_v1_plugin_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -539,7 +684,7 @@ func (x *ToolResult) String() string {
 func (*ToolResult) ProtoMessage() {}
 
 func (x *ToolResult) ProtoReflect() protoreflect.Message {
-	mi := &file_agentcore_plugin_v1_plugin_proto_msgTypes[7]
+	mi := &file_agentcore_plugin_v1_plugin_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -552,7 +697,7 @@ func (x *ToolResult) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ToolResult.ProtoReflect.Descriptor instead.
 func (*ToolResult) Descriptor() ([]byte, []int) {
-	return file_agentcore_plugin_v1_plugin_proto_rawDescGZIP(), []int{7}
+	return file_agentcore_plugin_v1_plugin_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *ToolResult) GetOutput() isToolResult_Output {
@@ -638,7 +783,7 @@ type ContentParts struct {
 
 func (x *ContentParts) Reset() {
 	*x = ContentParts{}
-	mi := &file_agentcore_plugin_v1_plugin_proto_msgTypes[8]
+	mi := &file_agentcore_plugin_v1_plugin_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -650,7 +795,7 @@ func (x *ContentParts) String() string {
 func (*ContentParts) ProtoMessage() {}
 
 func (x *ContentParts) ProtoReflect() protoreflect.Message {
-	mi := &file_agentcore_plugin_v1_plugin_proto_msgTypes[8]
+	mi := &file_agentcore_plugin_v1_plugin_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -663,7 +808,7 @@ func (x *ContentParts) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ContentParts.ProtoReflect.Descriptor instead.
 func (*ContentParts) Descriptor() ([]byte, []int) {
-	return file_agentcore_plugin_v1_plugin_proto_rawDescGZIP(), []int{8}
+	return file_agentcore_plugin_v1_plugin_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *ContentParts) GetParts() []*ContentPart {
@@ -687,7 +832,7 @@ type ContentPart struct {
 
 func (x *ContentPart) Reset() {
 	*x = ContentPart{}
-	mi := &file_agentcore_plugin_v1_plugin_proto_msgTypes[9]
+	mi := &file_agentcore_plugin_v1_plugin_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -699,7 +844,7 @@ func (x *ContentPart) String() string {
 func (*ContentPart) ProtoMessage() {}
 
 func (x *ContentPart) ProtoReflect() protoreflect.Message {
-	mi := &file_agentcore_plugin_v1_plugin_proto_msgTypes[9]
+	mi := &file_agentcore_plugin_v1_plugin_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -712,7 +857,7 @@ func (x *ContentPart) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ContentPart.ProtoReflect.Descriptor instead.
 func (*ContentPart) Descriptor() ([]byte, []int) {
-	return file_agentcore_plugin_v1_plugin_proto_rawDescGZIP(), []int{9}
+	return file_agentcore_plugin_v1_plugin_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *ContentPart) GetPart() isContentPart_Part {
@@ -774,7 +919,7 @@ type FilePart struct {
 
 func (x *FilePart) Reset() {
 	*x = FilePart{}
-	mi := &file_agentcore_plugin_v1_plugin_proto_msgTypes[10]
+	mi := &file_agentcore_plugin_v1_plugin_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -786,7 +931,7 @@ func (x *FilePart) String() string {
 func (*FilePart) ProtoMessage() {}
 
 func (x *FilePart) ProtoReflect() protoreflect.Message {
-	mi := &file_agentcore_plugin_v1_plugin_proto_msgTypes[10]
+	mi := &file_agentcore_plugin_v1_plugin_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -799,7 +944,7 @@ func (x *FilePart) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use FilePart.ProtoReflect.Descriptor instead.
 func (*FilePart) Descriptor() ([]byte, []int) {
-	return file_agentcore_plugin_v1_plugin_proto_rawDescGZIP(), []int{10}
+	return file_agentcore_plugin_v1_plugin_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *FilePart) GetMediaType() string {
@@ -863,7 +1008,13 @@ var File_agentcore_plugin_v1_plugin_proto protoreflect.FileDescriptor
 
 const file_agentcore_plugin_v1_plugin_proto_rawDesc = "" +
 	"\n" +
-	" agentcore/plugin/v1/plugin.proto\x12\x13agentcore.plugin.v1\x1a\x1egoogle/protobuf/duration.proto\"\x11\n" +
+	" agentcore/plugin/v1/plugin.proto\x12\x13agentcore.plugin.v1\x1a\x1egoogle/protobuf/duration.proto\"Y\n" +
+	"\x0eSessionRequest\x12?\n" +
+	"\aexecute\x18\x01 \x01(\v2#.agentcore.plugin.v1.ExecuteRequestH\x00R\aexecuteB\x06\n" +
+	"\x04kind\"[\n" +
+	"\x0fSessionResponse\x12@\n" +
+	"\aexecute\x18\x01 \x01(\v2$.agentcore.plugin.v1.ExecuteResponseH\x00R\aexecuteB\x06\n" +
+	"\x04kind\"\x11\n" +
 	"\x0fDescribeRequest\"G\n" +
 	"\x10DescribeResponse\x123\n" +
 	"\x05tools\x18\x01 \x03(\v2\x1d.agentcore.plugin.v1.ToolSpecR\x05tools\"\xd7\x01\n" +
@@ -889,7 +1040,7 @@ const file_agentcore_plugin_v1_plugin_proto_rawDesc = "" +
 	"\x05event\"\\\n" +
 	"\vOutputChunk\x129\n" +
 	"\x06stream\x18\x01 \x01(\x0e2!.agentcore.plugin.v1.OutputStreamR\x06stream\x12\x12\n" +
-	"\x04data\x18\x02 \x01(\tR\x04data\"\xab\x01\n" +
+	"\x04data\x18\x02 \x01(\fR\x04data\"\xab\x01\n" +
 	"\n" +
 	"ToolResult\x12\x14\n" +
 	"\x04text\x18\x01 \x01(\tH\x00R\x04text\x12\x14\n" +
@@ -915,10 +1066,11 @@ const file_agentcore_plugin_v1_plugin_proto_rawDesc = "" +
 	"\x19OUTPUT_STREAM_UNSPECIFIED\x10\x00\x12\x18\n" +
 	"\x14OUTPUT_STREAM_OUTPUT\x10\x01\x12\x18\n" +
 	"\x14OUTPUT_STREAM_STDOUT\x10\x02\x12\x18\n" +
-	"\x14OUTPUT_STREAM_STDERR\x10\x032\xc4\x01\n" +
+	"\x14OUTPUT_STREAM_STDERR\x10\x032\x9e\x02\n" +
 	"\x11ToolPluginService\x12W\n" +
 	"\bDescribe\x12$.agentcore.plugin.v1.DescribeRequest\x1a%.agentcore.plugin.v1.DescribeResponse\x12V\n" +
-	"\aExecute\x12#.agentcore.plugin.v1.ExecuteRequest\x1a$.agentcore.plugin.v1.ExecuteResponse0\x01BCZAgithub.com/agentcore/agentcore/proto/agentcore/plugin/v1;pluginv1b\x06proto3"
+	"\aExecute\x12#.agentcore.plugin.v1.ExecuteRequest\x1a$.agentcore.plugin.v1.ExecuteResponse0\x01\x12X\n" +
+	"\aSession\x12#.agentcore.plugin.v1.SessionRequest\x1a$.agentcore.plugin.v1.SessionResponse(\x010\x01BCZAgithub.com/agentcore/agentcore/proto/agentcore/plugin/v1;pluginv1b\x06proto3"
 
 var (
 	file_agentcore_plugin_v1_plugin_proto_rawDescOnce sync.Once
@@ -933,41 +1085,47 @@ func file_agentcore_plugin_v1_plugin_proto_rawDescGZIP() []byte {
 }
 
 var file_agentcore_plugin_v1_plugin_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
-var file_agentcore_plugin_v1_plugin_proto_msgTypes = make([]protoimpl.MessageInfo, 11)
+var file_agentcore_plugin_v1_plugin_proto_msgTypes = make([]protoimpl.MessageInfo, 13)
 var file_agentcore_plugin_v1_plugin_proto_goTypes = []any{
 	(OutputStream)(0),           // 0: agentcore.plugin.v1.OutputStream
-	(*DescribeRequest)(nil),     // 1: agentcore.plugin.v1.DescribeRequest
-	(*DescribeResponse)(nil),    // 2: agentcore.plugin.v1.DescribeResponse
-	(*ToolSpec)(nil),            // 3: agentcore.plugin.v1.ToolSpec
-	(*ToolHints)(nil),           // 4: agentcore.plugin.v1.ToolHints
-	(*ExecuteRequest)(nil),      // 5: agentcore.plugin.v1.ExecuteRequest
-	(*ExecuteResponse)(nil),     // 6: agentcore.plugin.v1.ExecuteResponse
-	(*OutputChunk)(nil),         // 7: agentcore.plugin.v1.OutputChunk
-	(*ToolResult)(nil),          // 8: agentcore.plugin.v1.ToolResult
-	(*ContentParts)(nil),        // 9: agentcore.plugin.v1.ContentParts
-	(*ContentPart)(nil),         // 10: agentcore.plugin.v1.ContentPart
-	(*FilePart)(nil),            // 11: agentcore.plugin.v1.FilePart
-	(*durationpb.Duration)(nil), // 12: google.protobuf.Duration
+	(*SessionRequest)(nil),      // 1: agentcore.plugin.v1.SessionRequest
+	(*SessionResponse)(nil),     // 2: agentcore.plugin.v1.SessionResponse
+	(*DescribeRequest)(nil),     // 3: agentcore.plugin.v1.DescribeRequest
+	(*DescribeResponse)(nil),    // 4: agentcore.plugin.v1.DescribeResponse
+	(*ToolSpec)(nil),            // 5: agentcore.plugin.v1.ToolSpec
+	(*ToolHints)(nil),           // 6: agentcore.plugin.v1.ToolHints
+	(*ExecuteRequest)(nil),      // 7: agentcore.plugin.v1.ExecuteRequest
+	(*ExecuteResponse)(nil),     // 8: agentcore.plugin.v1.ExecuteResponse
+	(*OutputChunk)(nil),         // 9: agentcore.plugin.v1.OutputChunk
+	(*ToolResult)(nil),          // 10: agentcore.plugin.v1.ToolResult
+	(*ContentParts)(nil),        // 11: agentcore.plugin.v1.ContentParts
+	(*ContentPart)(nil),         // 12: agentcore.plugin.v1.ContentPart
+	(*FilePart)(nil),            // 13: agentcore.plugin.v1.FilePart
+	(*durationpb.Duration)(nil), // 14: google.protobuf.Duration
 }
 var file_agentcore_plugin_v1_plugin_proto_depIdxs = []int32{
-	3,  // 0: agentcore.plugin.v1.DescribeResponse.tools:type_name -> agentcore.plugin.v1.ToolSpec
-	12, // 1: agentcore.plugin.v1.ToolSpec.timeout:type_name -> google.protobuf.Duration
-	4,  // 2: agentcore.plugin.v1.ToolSpec.hints:type_name -> agentcore.plugin.v1.ToolHints
-	7,  // 3: agentcore.plugin.v1.ExecuteResponse.output:type_name -> agentcore.plugin.v1.OutputChunk
-	8,  // 4: agentcore.plugin.v1.ExecuteResponse.result:type_name -> agentcore.plugin.v1.ToolResult
-	0,  // 5: agentcore.plugin.v1.OutputChunk.stream:type_name -> agentcore.plugin.v1.OutputStream
-	9,  // 6: agentcore.plugin.v1.ToolResult.content:type_name -> agentcore.plugin.v1.ContentParts
-	10, // 7: agentcore.plugin.v1.ContentParts.parts:type_name -> agentcore.plugin.v1.ContentPart
-	11, // 8: agentcore.plugin.v1.ContentPart.file:type_name -> agentcore.plugin.v1.FilePart
-	1,  // 9: agentcore.plugin.v1.ToolPluginService.Describe:input_type -> agentcore.plugin.v1.DescribeRequest
-	5,  // 10: agentcore.plugin.v1.ToolPluginService.Execute:input_type -> agentcore.plugin.v1.ExecuteRequest
-	2,  // 11: agentcore.plugin.v1.ToolPluginService.Describe:output_type -> agentcore.plugin.v1.DescribeResponse
-	6,  // 12: agentcore.plugin.v1.ToolPluginService.Execute:output_type -> agentcore.plugin.v1.ExecuteResponse
-	11, // [11:13] is the sub-list for method output_type
-	9,  // [9:11] is the sub-list for method input_type
-	9,  // [9:9] is the sub-list for extension type_name
-	9,  // [9:9] is the sub-list for extension extendee
-	0,  // [0:9] is the sub-list for field type_name
+	7,  // 0: agentcore.plugin.v1.SessionRequest.execute:type_name -> agentcore.plugin.v1.ExecuteRequest
+	8,  // 1: agentcore.plugin.v1.SessionResponse.execute:type_name -> agentcore.plugin.v1.ExecuteResponse
+	5,  // 2: agentcore.plugin.v1.DescribeResponse.tools:type_name -> agentcore.plugin.v1.ToolSpec
+	14, // 3: agentcore.plugin.v1.ToolSpec.timeout:type_name -> google.protobuf.Duration
+	6,  // 4: agentcore.plugin.v1.ToolSpec.hints:type_name -> agentcore.plugin.v1.ToolHints
+	9,  // 5: agentcore.plugin.v1.ExecuteResponse.output:type_name -> agentcore.plugin.v1.OutputChunk
+	10, // 6: agentcore.plugin.v1.ExecuteResponse.result:type_name -> agentcore.plugin.v1.ToolResult
+	0,  // 7: agentcore.plugin.v1.OutputChunk.stream:type_name -> agentcore.plugin.v1.OutputStream
+	11, // 8: agentcore.plugin.v1.ToolResult.content:type_name -> agentcore.plugin.v1.ContentParts
+	12, // 9: agentcore.plugin.v1.ContentParts.parts:type_name -> agentcore.plugin.v1.ContentPart
+	13, // 10: agentcore.plugin.v1.ContentPart.file:type_name -> agentcore.plugin.v1.FilePart
+	3,  // 11: agentcore.plugin.v1.ToolPluginService.Describe:input_type -> agentcore.plugin.v1.DescribeRequest
+	7,  // 12: agentcore.plugin.v1.ToolPluginService.Execute:input_type -> agentcore.plugin.v1.ExecuteRequest
+	1,  // 13: agentcore.plugin.v1.ToolPluginService.Session:input_type -> agentcore.plugin.v1.SessionRequest
+	4,  // 14: agentcore.plugin.v1.ToolPluginService.Describe:output_type -> agentcore.plugin.v1.DescribeResponse
+	8,  // 15: agentcore.plugin.v1.ToolPluginService.Execute:output_type -> agentcore.plugin.v1.ExecuteResponse
+	2,  // 16: agentcore.plugin.v1.ToolPluginService.Session:output_type -> agentcore.plugin.v1.SessionResponse
+	14, // [14:17] is the sub-list for method output_type
+	11, // [11:14] is the sub-list for method input_type
+	11, // [11:11] is the sub-list for extension type_name
+	11, // [11:11] is the sub-list for extension extendee
+	0,  // [0:11] is the sub-list for field type_name
 }
 
 func init() { file_agentcore_plugin_v1_plugin_proto_init() }
@@ -975,20 +1133,26 @@ func file_agentcore_plugin_v1_plugin_proto_init() {
 	if File_agentcore_plugin_v1_plugin_proto != nil {
 		return
 	}
-	file_agentcore_plugin_v1_plugin_proto_msgTypes[5].OneofWrappers = []any{
+	file_agentcore_plugin_v1_plugin_proto_msgTypes[0].OneofWrappers = []any{
+		(*SessionRequest_Execute)(nil),
+	}
+	file_agentcore_plugin_v1_plugin_proto_msgTypes[1].OneofWrappers = []any{
+		(*SessionResponse_Execute)(nil),
+	}
+	file_agentcore_plugin_v1_plugin_proto_msgTypes[7].OneofWrappers = []any{
 		(*ExecuteResponse_Output)(nil),
 		(*ExecuteResponse_Result)(nil),
 	}
-	file_agentcore_plugin_v1_plugin_proto_msgTypes[7].OneofWrappers = []any{
+	file_agentcore_plugin_v1_plugin_proto_msgTypes[9].OneofWrappers = []any{
 		(*ToolResult_Text)(nil),
 		(*ToolResult_Json)(nil),
 		(*ToolResult_Content)(nil),
 	}
-	file_agentcore_plugin_v1_plugin_proto_msgTypes[9].OneofWrappers = []any{
+	file_agentcore_plugin_v1_plugin_proto_msgTypes[11].OneofWrappers = []any{
 		(*ContentPart_Text)(nil),
 		(*ContentPart_File)(nil),
 	}
-	file_agentcore_plugin_v1_plugin_proto_msgTypes[10].OneofWrappers = []any{
+	file_agentcore_plugin_v1_plugin_proto_msgTypes[12].OneofWrappers = []any{
 		(*FilePart_Data)(nil),
 		(*FilePart_Url)(nil),
 	}
@@ -998,7 +1162,7 @@ func file_agentcore_plugin_v1_plugin_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_agentcore_plugin_v1_plugin_proto_rawDesc), len(file_agentcore_plugin_v1_plugin_proto_rawDesc)),
 			NumEnums:      1,
-			NumMessages:   11,
+			NumMessages:   13,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -9,6 +9,12 @@
 // hashicorp/go-plugin handshake and serves ToolPluginService over gRPC.
 // Go authors use sdk/tool; other languages implement the handshake and this
 // service.
+//
+// Handshake: the host starts the plugin with the environment variable
+// AGENTCORE_TOOL_PLUGIN=tool-plugin-v1 (magic cookie) and expects go-plugin's
+// protocol line on stdout ("1|1|unix|/path/to/socket|grpc|"), core protocol
+// version 1, app protocol version 1. The host runs one call per plugin
+// process at a time and kills the process group to stop a call for good.
 
 package pluginv1
 
@@ -27,6 +33,7 @@ const _ = grpc.SupportPackageIsVersion9
 const (
 	ToolPluginService_Describe_FullMethodName = "/agentcore.plugin.v1.ToolPluginService/Describe"
 	ToolPluginService_Execute_FullMethodName  = "/agentcore.plugin.v1.ToolPluginService/Execute"
+	ToolPluginService_Session_FullMethodName  = "/agentcore.plugin.v1.ToolPluginService/Session"
 )
 
 // ToolPluginServiceClient is the client API for ToolPluginService service.
@@ -42,6 +49,13 @@ type ToolPluginServiceClient interface {
 	// then exactly one result, then closes the stream. Cancelling the call is the
 	// soft stop; the host kills the process group for the hard one.
 	Execute(ctx context.Context, in *ExecuteRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[ExecuteResponse], error)
+	// Session runs calls one after another on one long-lived stream, which
+	// saves the cost of a new RPC per call: the host sends a request, the
+	// plugin answers with that call's messages exactly as Execute would (output
+	// chunks, then one result), then waits for the next request. The host
+	// sends the next request only after the result. Optional: the host calls a
+	// plugin that answers UNIMPLEMENTED through Execute.
+	Session(ctx context.Context, opts ...grpc.CallOption) (grpc.BidiStreamingClient[SessionRequest, SessionResponse], error)
 }
 
 type toolPluginServiceClient struct {
@@ -81,6 +95,19 @@ func (c *toolPluginServiceClient) Execute(ctx context.Context, in *ExecuteReques
 // This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
 type ToolPluginService_ExecuteClient = grpc.ServerStreamingClient[ExecuteResponse]
 
+func (c *toolPluginServiceClient) Session(ctx context.Context, opts ...grpc.CallOption) (grpc.BidiStreamingClient[SessionRequest, SessionResponse], error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	stream, err := c.cc.NewStream(ctx, &ToolPluginService_ServiceDesc.Streams[1], ToolPluginService_Session_FullMethodName, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	x := &grpc.GenericClientStream[SessionRequest, SessionResponse]{ClientStream: stream}
+	return x, nil
+}
+
+// This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
+type ToolPluginService_SessionClient = grpc.BidiStreamingClient[SessionRequest, SessionResponse]
+
 // ToolPluginServiceServer is the server API for ToolPluginService service.
 // All implementations must embed UnimplementedToolPluginServiceServer
 // for forward compatibility.
@@ -94,6 +121,13 @@ type ToolPluginServiceServer interface {
 	// then exactly one result, then closes the stream. Cancelling the call is the
 	// soft stop; the host kills the process group for the hard one.
 	Execute(*ExecuteRequest, grpc.ServerStreamingServer[ExecuteResponse]) error
+	// Session runs calls one after another on one long-lived stream, which
+	// saves the cost of a new RPC per call: the host sends a request, the
+	// plugin answers with that call's messages exactly as Execute would (output
+	// chunks, then one result), then waits for the next request. The host
+	// sends the next request only after the result. Optional: the host calls a
+	// plugin that answers UNIMPLEMENTED through Execute.
+	Session(grpc.BidiStreamingServer[SessionRequest, SessionResponse]) error
 	mustEmbedUnimplementedToolPluginServiceServer()
 }
 
@@ -109,6 +143,9 @@ func (UnimplementedToolPluginServiceServer) Describe(context.Context, *DescribeR
 }
 func (UnimplementedToolPluginServiceServer) Execute(*ExecuteRequest, grpc.ServerStreamingServer[ExecuteResponse]) error {
 	return status.Error(codes.Unimplemented, "method Execute not implemented")
+}
+func (UnimplementedToolPluginServiceServer) Session(grpc.BidiStreamingServer[SessionRequest, SessionResponse]) error {
+	return status.Error(codes.Unimplemented, "method Session not implemented")
 }
 func (UnimplementedToolPluginServiceServer) mustEmbedUnimplementedToolPluginServiceServer() {}
 func (UnimplementedToolPluginServiceServer) testEmbeddedByValue()                           {}
@@ -160,6 +197,13 @@ func _ToolPluginService_Execute_Handler(srv interface{}, stream grpc.ServerStrea
 // This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
 type ToolPluginService_ExecuteServer = grpc.ServerStreamingServer[ExecuteResponse]
 
+func _ToolPluginService_Session_Handler(srv interface{}, stream grpc.ServerStream) error {
+	return srv.(ToolPluginServiceServer).Session(&grpc.GenericServerStream[SessionRequest, SessionResponse]{ServerStream: stream})
+}
+
+// This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
+type ToolPluginService_SessionServer = grpc.BidiStreamingServer[SessionRequest, SessionResponse]
+
 // ToolPluginService_ServiceDesc is the grpc.ServiceDesc for ToolPluginService service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -177,6 +221,12 @@ var ToolPluginService_ServiceDesc = grpc.ServiceDesc{
 			StreamName:    "Execute",
 			Handler:       _ToolPluginService_Execute_Handler,
 			ServerStreams: true,
+		},
+		{
+			StreamName:    "Session",
+			Handler:       _ToolPluginService_Session_Handler,
+			ServerStreams: true,
+			ClientStreams: true,
 		},
 	},
 	Metadata: "agentcore/plugin/v1/plugin.proto",

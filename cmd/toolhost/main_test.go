@@ -1,0 +1,228 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/agentcore/agentcore/pkg/tool"
+	agentv1 "github.com/agentcore/agentcore/proto/agentcore/v1"
+)
+
+var (
+	toolhost string // the built binary
+	ready    string // plugins/*
+	testplug string // pkg/tool's test plugin
+)
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "toolhost")
+	if err != nil {
+		panic(err)
+	}
+	code := func() int {
+		defer os.RemoveAll(dir)
+		bin := filepath.Join(dir, "bin")
+		cmd := exec.Command("go", "build", "-o", bin+"/", ".", "../../plugins/...", "../../pkg/tool/testdata/plugins/testplug")
+		cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
+		if err := cmd.Run(); err != nil {
+			fmt.Fprintln(os.Stderr, "build:", err)
+			return 1
+		}
+		ready, testplug = filepath.Join(dir, "ready"), filepath.Join(dir, "test")
+		for _, d := range []string{ready, testplug} {
+			if err := os.MkdirAll(d, 0o755); err != nil {
+				panic(err)
+			}
+		}
+		entries, _ := os.ReadDir(bin)
+		for _, e := range entries {
+			dst := filepath.Join(ready, e.Name())
+			switch e.Name() {
+			case "toolhost":
+				dst = filepath.Join(dir, "toolhost")
+				toolhost = dst
+			case "testplug":
+				dst = filepath.Join(testplug, e.Name())
+			}
+			if err := os.Rename(filepath.Join(bin, e.Name()), dst); err != nil {
+				panic(err)
+			}
+		}
+		return m.Run()
+	}()
+	os.Exit(code)
+}
+
+type outcome struct {
+	code           int
+	stdout, stderr string
+}
+
+func runToolhost(t *testing.T, args ...string) outcome {
+	t.Helper()
+	cmd := exec.Command(toolhost, args...)
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	err := cmd.Run()
+	code := 0
+	if ee, ok := err.(*exec.ExitError); ok {
+		code = ee.ExitCode()
+	} else if err != nil {
+		t.Fatal(err)
+	}
+	return outcome{code, out.String(), errb.String()}
+}
+
+func TestList(t *testing.T) {
+	o := runToolhost(t, "list", ready)
+	lines := strings.Split(strings.TrimSpace(o.stdout), "\n")
+	if o.code != 0 || len(lines) != 11 || !strings.HasPrefix(lines[0], "NAME") || !strings.HasPrefix(lines[1], "add ") {
+		t.Fatalf("list = %d\n%s%s", o.code, o.stdout, o.stderr)
+	}
+	if !strings.Contains(o.stdout, filepath.Join(ready, "hello")) || !strings.Contains(o.stdout, "Greets the given person") {
+		t.Fatalf("list lacks source or description:\n%s", o.stdout)
+	}
+
+	o = runToolhost(t, "list", "--json", ready, testplug)
+	var items []struct {
+		Name        string          `json:"name"`
+		Description string          `json:"description"`
+		InputSchema json.RawMessage `json:"inputSchema"`
+		Source      string          `json:"source"`
+		Timeout     *string         `json:"timeout"`
+	}
+	if err := json.Unmarshal([]byte(o.stdout), &items); err != nil || o.code != 0 {
+		t.Fatalf("list --json = %d %v\n%s", o.code, err, o.stdout)
+	}
+	byName := map[string]int{}
+	for i, it := range items {
+		byName[it.Name] = i
+	}
+	lt := items[byName["loop_timeout"]]
+	if lt.Timeout == nil || *lt.Timeout != "0.3s" || !strings.HasSuffix(lt.Source, "testplug") {
+		t.Fatalf("loop_timeout = %+v", lt)
+	}
+	hello := items[byName["say_hello"]]
+	if hello.Timeout != nil || !json.Valid(hello.InputSchema) || !strings.Contains(string(hello.InputSchema), `"name"`) {
+		t.Fatalf("say_hello = %+v", hello)
+	}
+	// add is in both: the later path wins.
+	if src := items[byName["add"]].Source; !strings.HasSuffix(src, "testplug") {
+		t.Fatalf("add comes from %s", src)
+	}
+}
+
+func TestExitCodesAndUsage(t *testing.T) {
+	tests := []struct {
+		name   string
+		args   []string
+		code   int
+		stdout string // substring
+		stderr string // substring
+	}{
+		{"no arguments", nil, 2, "", "usage:"},
+		{"help", []string{"--help"}, 0, "", "usage:"},
+		{"unknown command", []string{"frob"}, 2, "", `unknown command "frob"`},
+		{"list without path", []string{"list"}, 2, "", "at least one PATH"},
+		{"list bad flag", []string{"list", "--nope", ready}, 2, "", "flag provided but not defined"},
+		{"list missing path", []string{"list", "/no/such/dir"}, 1, "", "no such file"},
+		{"call too few", []string{"call", ready, "say_hello"}, 2, "", "PATH... TOOL JSON"},
+		{"call bad json", []string{"call", ready, "say_hello", "{name"}, 2, "", "not valid JSON"},
+		{"call negative limit", []string{"call", "--limit", "-1", ready, "say_hello", "{}"}, 2, "", "--limit"},
+		{"call success", []string{"call", ready, "say_hello", `{"name":"Ada"}`}, 0, `{"output":{"type":"text","value":"Hello, Ada!"}}`, ""},
+		{"call json output", []string{"call", ready, "add", `{"a":1,"b":2}`}, 0, `{"output":{"type":"json","value":3}}`, ""},
+		{"call stop", []string{"call", ready, "finish", `{"summary":"ok"}`}, 0, `"stop":true`, ""},
+		{"call error result", []string{"call", testplug, "fail", `{}`}, 1, `{"output":{"type":"text","value":"it went wrong"},"error":true}`, ""},
+		{"call invalid input", []string{"call", ready, "say_hello", `{}`}, 1, `missing property 'name'`, ""},
+		{"call unknown tool", []string{"call", ready, "nope", `{}`}, 1, `unknown tool \"nope\"`, ""},
+		{"call limit", []string{"call", "--limit", "10", testplug, "big", `{"n":1000}`}, 0, `aaaaa\n\n[… 990 of 1000 characters cut`, ""},
+		{"call image", []string{"call", ready, "bar_chart", `{"values":[1,2]}`}, 0, `"type":"file","mediaType":"image/png","data":"iVBORw0KGgo`, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			o := runToolhost(t, tt.args...)
+			if o.code != tt.code || !strings.Contains(o.stdout, tt.stdout) || !strings.Contains(o.stderr, tt.stderr) {
+				t.Fatalf("exit %d (want %d)\nstdout: %s\nstderr: %s", o.code, tt.code, o.stdout, o.stderr)
+			}
+		})
+	}
+}
+
+func TestCallStreamsOutputToStderr(t *testing.T) {
+	o := runToolhost(t, "call", ready, "shell", `{"command":"echo out; echo err >&2"}`)
+	if o.code != 0 || !strings.Contains(o.stderr, "[stdout] out\n") || !strings.Contains(o.stderr, "[stderr] err\n") {
+		t.Fatalf("exit %d\nstdout: %s\nstderr: %s", o.code, o.stdout, o.stderr)
+	}
+	o = runToolhost(t, "call", ready, "count", `{"n":2,"delay_ms":1}`)
+	if o.stderr != "[output] counted to 1\n[output] counted to 2\n" {
+		t.Fatalf("stderr = %q", o.stderr)
+	}
+}
+
+func TestCtrlCKillsTheTool(t *testing.T) {
+	cmd := exec.Command(toolhost, "call", testplug, "grandchild", `{"shell":true}`)
+	var out bytes.Buffer
+	cmd.Stdout = &out
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	line, err := bufio.NewReader(stderr).ReadString('\n')
+	var plugin, sleep int
+	if _, serr := fmt.Sscanf(line, "[output] pids %d %d", &plugin, &sleep); err != nil || serr != nil {
+		cmd.Process.Kill()
+		cmd.Wait()
+		t.Fatalf("first line %q: %v %v", line, err, serr)
+	}
+	if err := cmd.Process.Signal(syscall.SIGINT); err != nil {
+		t.Fatal(err)
+	}
+	err = cmd.Wait()
+	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 1 {
+		t.Fatalf("exit: %v", err)
+	}
+	if !strings.Contains(out.String(), `was stopped`) || !strings.Contains(out.String(), `"error":true`) {
+		t.Fatalf("stdout = %s", out.String())
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for _, pid := range []int{plugin, sleep} {
+		for syscall.Kill(pid, 0) == nil && !zombie(pid) {
+			if time.Now().After(deadline) {
+				t.Fatalf("process %d survived Ctrl-C", pid)
+			}
+			time.Sleep(5 * time.Millisecond)
+		}
+	}
+}
+
+func zombie(pid int) bool {
+	b, _ := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	return strings.Contains(string(b), ") Z ")
+}
+
+func TestPrefixWriter(t *testing.T) {
+	var b bytes.Buffer
+	p := &prefixWriter{w: &b}
+	out, errs := agentv1.OutputStream_OUTPUT_STREAM_STDOUT, agentv1.OutputStream_OUTPUT_STREAM_STDERR
+	p.chunk(tool.Chunk{Stream: out, Data: "a\nb"})
+	p.chunk(tool.Chunk{Stream: out, Data: "c\n"})
+	p.chunk(tool.Chunk{Stream: errs, Data: "x"})
+	p.chunk(tool.Chunk{Stream: out, Data: "d"})
+	p.end()
+	want := "[stdout] a\n[stdout] bc\n[stderr] x\n[stdout] d\n"
+	if b.String() != want {
+		t.Fatalf("got %q, want %q", b.String(), want)
+	}
+}

@@ -1,0 +1,120 @@
+package agent
+
+import (
+	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/reflect/protoreflect"
+
+	"github.com/agentcore/agentcore/pkg/llm"
+	agentv1 "github.com/agentcore/agentcore/proto/agentcore/v1"
+)
+
+// replacedWhole reports the message types an override replaces instead of
+// merging field by field: generation parameters (the reference's
+// `provider`), an output format, durations and free-form JSON.
+func replacedWhole(n protoreflect.FullName) bool {
+	switch n {
+	case "agentcore.v1.ProviderOptions", "agentcore.v1.OutputFormat", "google.protobuf.Duration", "google.protobuf.Struct":
+		return true
+	}
+	return false
+}
+
+// MergeConfig returns base with the fields set in override merged over it,
+// the reference's override rule: a set scalar replaces, `provider` (and
+// compact.provider), `output`, durations and JSON objects replace whole,
+// `cache`, `capabilities` and `compact` merge field by field. Neither
+// argument is changed; either may be nil.
+func MergeConfig(base, override *agentv1.AgentConfig) *agentv1.AgentConfig {
+	out := &agentv1.AgentConfig{}
+	if base != nil {
+		out = proto.Clone(base).(*agentv1.AgentConfig)
+	}
+	if override != nil {
+		merge(out.ProtoReflect(), proto.Clone(override).ProtoReflect())
+	}
+	return out
+}
+
+// merge sets every populated field of src in dst; src is not used after.
+func merge(dst, src protoreflect.Message) {
+	src.Range(func(fd protoreflect.FieldDescriptor, v protoreflect.Value) bool {
+		if fd.Kind() == protoreflect.MessageKind && !fd.IsList() && !fd.IsMap() && !replacedWhole(fd.Message().FullName()) {
+			merge(dst.Mutable(fd).Message(), v.Message())
+			return true
+		}
+		dst.Set(fd, v)
+		return true
+	})
+}
+
+// Redact returns a copy of c without secrets: API keys cleared and header
+// values emptied (their names kept).
+func Redact(c *agentv1.AgentConfig) *agentv1.AgentConfig {
+	if c == nil {
+		return nil
+	}
+	out := proto.Clone(c).(*agentv1.AgentConfig)
+	out.ApiKey = nil
+	if cc := out.GetCompact(); cc != nil {
+		cc.ApiKey = nil
+		redactHeaders(cc.GetProvider())
+	}
+	redactHeaders(out.GetProvider())
+	return out
+}
+
+func redactHeaders(p *agentv1.ProviderOptions) {
+	for k := range p.GetHeaders() {
+		p.Headers[k] = ""
+	}
+}
+
+// hasAPIKey reports whether c holds an API key (main or compaction).
+func hasAPIKey(c *agentv1.AgentConfig) bool {
+	return c.GetApiKey() != "" || c.GetCompact().GetApiKey() != ""
+}
+
+// resolve turns a stored config (merged with overrides) into the model
+// layer's config: profiles expanded by the session's ExpandProfile, defaults
+// applied, every field checked. needEndpoint also requires a base URL and
+// model (not needed with a caller's eino model). Bad fields are a
+// *ValidationError.
+func (s *Session) resolve(c *agentv1.AgentConfig, needEndpoint bool) (*llm.Config, error) {
+	var v violations
+	if s.opts.ExpandProfile != nil && (c.GetProfile() != "" || c.GetCompact().GetProfile() != "") {
+		exp, err := s.opts.ExpandProfile(c)
+		if err != nil {
+			if err := v.addErr(err, "history"); err != nil {
+				v.add("config.profile", "%v", err)
+			}
+			return nil, v.err()
+		}
+		c = exp
+	} else {
+		if c.GetProfile() != "" {
+			v.add("config.profile", "profiles are not available here")
+		}
+		if c.GetCompact().GetProfile() != "" {
+			v.add("config.compact.profile", "profiles are not available here")
+		}
+		if len(v) > 0 {
+			return nil, v.err()
+		}
+	}
+	cfg, err := llm.ResolveConfig(c)
+	if err != nil {
+		if err := v.addErr(err, "history"); err != nil {
+			return nil, err
+		}
+		return nil, v.err()
+	}
+	if needEndpoint && s.opts.Model == nil {
+		if err := v.addErr(cfg.RequireEndpoint(), "history"); err != nil {
+			return nil, err
+		}
+		if len(v) > 0 {
+			return nil, v.err()
+		}
+	}
+	return cfg, nil
+}

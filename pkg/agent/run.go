@@ -1,0 +1,279 @@
+package agent
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+
+	"github.com/agentcore/agentcore/pkg/compact"
+	"github.com/agentcore/agentcore/pkg/history"
+	"github.com/agentcore/agentcore/pkg/llm"
+	"github.com/agentcore/agentcore/pkg/tokens"
+	"github.com/agentcore/agentcore/pkg/tool"
+	"github.com/agentcore/agentcore/pkg/window"
+	agentv1 "github.com/agentcore/agentcore/proto/agentcore/v1"
+)
+
+// run is one send or compaction holding the session's slot.
+type run struct {
+	id     string
+	ctx    context.Context
+	cancel context.CancelCauseFunc
+	done   chan struct{} // closed when the run has fully ended
+
+	s       *Session
+	cfg     *llm.Config
+	tools   *toolbox
+	perm    permission
+	emit    *emitter
+	limiter *tool.Limiter
+	counter *tokens.Counter // nil unless the config has a token budget
+	usage   *agentv1.Usage  // summed over the run
+	ids     map[string]bool // tool-call ids in the history, made on first use
+}
+
+// loop is the agent loop of one send, after its input is in the history.
+func (r *run) loop() (*Result, error) {
+	ctx := r.ctx
+	res := &Result{RunID: r.id, Usage: &agentv1.Usage{}}
+	r.usage = res.Usage
+	if r.cfg.MaxTokens > 0 {
+		c, err := r.s.tokenCounter(r.cfg.Model)
+		if err != nil {
+			return nil, err
+		}
+		r.counter = c
+	}
+	offered := r.tools.offered(r.cfg)
+	var tools []llm.Tool
+	if offered {
+		tools = r.tools.llm
+	}
+	model := r.s.modelFor(r.cfg, false)
+	noTool := 0
+	for step := 1; ; step++ {
+		if ctx.Err() != nil {
+			return nil, aborted(ctx)
+		}
+		w, err := r.window(offered)
+		if err != nil {
+			return nil, err
+		}
+		if w.Compact { // at most once per round, however large the result
+			if _, err := r.compact(ctx, w, false); err != nil {
+				return nil, err
+			}
+			if w, err = r.window(offered); err != nil {
+				return nil, err
+			}
+		}
+		if r.emit.on() {
+			ev := &agentv1.ModelRequestEvent{Step: int32(step), MessageCount: int32(len(w.Messages))}
+			if r.cfg.MaxTokens > 0 {
+				ev.TokenEstimate = int64(w.Tokens.Total)
+			}
+			if offered {
+				ev.Tools = r.tools.names
+			}
+			r.emit.modelRequest(ev)
+		}
+		out, err := r.s.opts.LLM.Chat(ctx, llm.Request{
+			Config:   r.cfg,
+			System:   w.System,
+			Messages: w.Messages,
+			Tools:    tools,
+			Model:    model,
+			OnDelta:  func(d llm.Delta) { r.emit.delta(step, d) },
+			OnRetry:  func(rt llm.Retry) { r.emit.retry(rt, false) },
+		})
+		if err != nil {
+			if out != nil && out.Message != nil && errors.Is(err, llm.ErrInvalidOutput) {
+				r.record(out) // the answer is kept; the send fails
+			}
+			return nil, r.failure(ctx, err)
+		}
+		calls := r.record(out)
+		resp := r.response(step, out)
+		r.emit.modelResponse(resp)
+		res.Steps, res.Text = step, out.Text
+
+		if len(calls) == 0 {
+			noTool++
+			r.emit.step(step, resp, nil)
+			n := r.cfg.NoToolRounds
+			switch {
+			case !offered || out.Output != nil || n > 0 && noTool >= n:
+				// A valid structured answer is final, whatever no_tool_rounds says.
+				res.Reason, res.Output = agentv1.EndReason_END_REASON_NO_TOOL, out.Output
+				return res, nil
+			case r.cfg.MaxSteps > 0 && step >= r.cfg.MaxSteps:
+				res.Reason = agentv1.EndReason_END_REASON_STEP_LIMIT
+				return res, nil
+			case n >= 2 && noTool == n-1 && r.cfg.NoToolPrompt != "":
+				// The next round is the last one allowed without a tool call.
+				r.s.appendHistory(history.User(r.cfg.NoToolPrompt))
+			}
+			continue
+		}
+		noTool = 0
+		results, stop := r.runTools(ctx, step, calls)
+		r.s.appendHistory(history.Tool(results...))
+		if ctx.Err() != nil {
+			return nil, aborted(ctx)
+		}
+		r.emit.step(step, resp, results)
+		switch {
+		case stop:
+			res.Reason = agentv1.EndReason_END_REASON_TOOL_STOP
+			return res, nil
+		case r.cfg.MaxSteps > 0 && step >= r.cfg.MaxSteps:
+			res.Reason = agentv1.EndReason_END_REASON_STEP_LIMIT
+			return res, nil
+		}
+	}
+}
+
+// options are the window options of the run's requests.
+func (r *run) options(offered bool) window.Options {
+	o := window.Options{
+		System:    r.cfg.System,
+		Skills:    r.tools.skills,
+		Reasoning: r.cfg.Capabilities.Reasoning,
+		Counter:   r.counter,
+		MaxTokens: int(r.cfg.MaxTokens),
+		Threshold: r.cfg.CompactThreshold,
+	}
+	if offered {
+		o.Tools = r.tools.specs
+	}
+	return o
+}
+
+// window builds the context of the next request from the history.
+func (r *run) window(offered bool) (*window.Context, error) {
+	return window.Build(r.s.snapshot(), r.options(offered))
+}
+
+// failure turns an error of a model request into the send's error.
+func (r *run) failure(ctx context.Context, err error) error {
+	if ctx.Err() != nil {
+		return aborted(ctx)
+	}
+	var v violations
+	if err := v.addErr(err, "history"); err != nil {
+		return err
+	}
+	return v.err()
+}
+
+// record writes a model response to the history and the usage totals, and
+// returns its tool calls in order. Before that it makes the response safe to
+// keep: a call id already used in the history (some gateways repeat ids) or
+// missing gets a fresh one, and an invalid call (unreadable arguments) keeps
+// `{}` as arguments and a name, its raw text going into its error result.
+func (r *run) record(out *llm.Result) []call {
+	invalid := make(map[string]string, len(out.InvalidToolCalls))
+	for _, ic := range out.InvalidToolCalls {
+		text := ic.Feedback
+		if ic.Arguments != "" {
+			text += "\n\nWhat you wrote:\n" + tool.TruncateText(ic.Arguments, int(r.cfg.MaxToolOutput))
+		}
+		invalid[ic.ID] = text
+	}
+	var calls []call
+	for _, p := range out.Message.GetParts() {
+		c := p.GetToolCall()
+		if c == nil {
+			continue
+		}
+		orig := c.GetId()
+		if r.ids == nil {
+			r.ids = usedIDs(r.s.snapshot())
+		}
+		if c.Id == "" || r.ids[c.Id] {
+			c.Id = newID("call_")
+		}
+		r.ids[c.Id] = true
+		cl := call{part: c}
+		if text, bad := invalid[orig]; bad {
+			cl.invalid = text
+			c.Arguments = "{}"
+			if c.Name == "" {
+				c.Name = InvalidCallName
+			}
+		} else if c.Arguments != "" && !json.Valid([]byte(c.Arguments)) {
+			// Not reported invalid, yet not JSON: never store it.
+			cl.invalid = "The arguments of your call to " + c.Name + " are not valid JSON. Call the tool again with valid JSON arguments."
+			c.Arguments = "{}"
+		}
+		calls = append(calls, cl)
+	}
+	r.s.appendHistory(out.Message)
+	r.addUsage(out.Usage)
+	return calls
+}
+
+// usedIDs returns the tool-call ids of a history.
+func usedIDs(h []*agentv1.Message) map[string]bool {
+	ids := map[string]bool{}
+	for _, m := range h {
+		if m.GetRole() != agentv1.Role_ROLE_ASSISTANT {
+			continue
+		}
+		for _, p := range m.GetParts() {
+			if c := p.GetToolCall(); c != nil {
+				ids[c.GetId()] = true
+			}
+		}
+	}
+	return ids
+}
+
+// response is the ModelResponseEvent of a recorded response.
+func (r *run) response(step int, out *llm.Result) *agentv1.ModelResponseEvent {
+	if !r.emit.on() {
+		return nil
+	}
+	ev := &agentv1.ModelResponseEvent{
+		Step: int32(step), Text: out.Text, Reasoning: out.Reasoning, Usage: out.Usage, FinishReason: out.FinishReason,
+	}
+	for _, p := range out.Message.GetParts() {
+		if c := p.GetToolCall(); c != nil {
+			ev.ToolCalls = append(ev.ToolCalls, c)
+		}
+	}
+	return ev
+}
+
+// addUsage adds u to the run's and the session's totals.
+func (r *run) addUsage(u *agentv1.Usage) {
+	if u == nil {
+		return
+	}
+	addUsage(r.usage, u)
+	r.s.addUsage(u)
+}
+
+// compact summarises the context w with the compaction model and appends
+// the summary to the history.
+func (r *run) compact(ctx context.Context, w *window.Context, manual bool) (string, error) {
+	r.emit.compactStarted(w.Tokens.Total, manual)
+	req := compact.Request{
+		Config:   r.cfg,
+		System:   w.System,
+		Messages: w.Messages,
+		Model:    r.s.modelFor(r.cfg, true),
+		OnRetry:  func(rt llm.Retry) { r.emit.retry(rt, true) },
+	}
+	if r.emit.on() {
+		req.OnDelta = r.emit.compactDelta
+	}
+	out, err := compact.Run(ctx, r.s.opts.LLM, req)
+	if err != nil {
+		return "", r.failure(ctx, err)
+	}
+	r.s.appendHistory(history.Compact(out.Summary))
+	r.addUsage(out.Usage)
+	r.emit.compactFinished(out.Summary, out.Usage)
+	return out.Summary, nil
+}

@@ -1,0 +1,615 @@
+package agent_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/types/known/structpb"
+
+	"github.com/agentcore/agentcore/pkg/agent"
+	"github.com/agentcore/agentcore/pkg/history"
+	"github.com/agentcore/agentcore/pkg/llm"
+	"github.com/agentcore/agentcore/pkg/llm/fakemodel"
+	agentv1 "github.com/agentcore/agentcore/proto/agentcore/v1"
+)
+
+type outcome struct {
+	res *agent.Result
+	err error
+}
+
+// sendAsync starts a send and returns where its outcome arrives.
+func sendAsync(s *agent.Session, o agent.SendOptions) <-chan outcome {
+	ch := make(chan outcome, 1)
+	go func() {
+		res, err := s.Send(context.Background(), o)
+		ch <- outcome{res, err}
+	}()
+	return ch
+}
+
+func receive(t *testing.T, ch <-chan outcome) outcome {
+	t.Helper()
+	select {
+	case o := <-ch:
+		return o
+	case <-time.After(20 * time.Second):
+		t.Fatal("the send did not return")
+		return outcome{}
+	}
+}
+
+// isAborted reports whether err is the model layer's aborted kind wrapping cause.
+func isAborted(err, cause error) bool {
+	var le *llm.Error
+	return errors.As(err, &le) && le.Kind == llm.KindAborted && errors.Is(err, cause)
+}
+
+// hangCall runs a shell command that prints its plugin's and its own pid,
+// then sleeps as that pid.
+var hangCall = fakemodel.ToolCall{ID: "hang", Name: "shell", Arguments: `{"command":"echo pids $PPID $$; exec sleep 60"}`}
+
+// pidsOf waits for the hang call's output and returns the pids it printed.
+func pidsOf(t *testing.T, rec *recorder) []int {
+	t.Helper()
+	ev := rec.wait(t, func(e *agentv1.Event) bool { return strings.Contains(e.GetToolOutput().GetData(), "pids ") })
+	var a, b int
+	if _, err := fmt.Sscanf(strings.TrimSpace(ev.GetToolOutput().GetData()), "pids %d %d", &a, &b); err != nil {
+		t.Fatalf("output %q: %v", ev.GetToolOutput().GetData(), err)
+	}
+	return []int{a, b}
+}
+
+// gone reports whether a process no longer runs (a zombie waiting for its
+// reaper counts as gone).
+func gone(pid int) bool {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return true
+	}
+	s := string(b)
+	i := strings.LastIndexByte(s, ')')
+	return i >= 0 && i+2 < len(s) && s[i+2] == 'Z'
+}
+
+func checkGone(t *testing.T, pids []int) {
+	t.Helper()
+	deadline := time.Now().Add(2 * time.Second)
+	for _, pid := range pids {
+		for !gone(pid) {
+			if time.Now().After(deadline) {
+				t.Fatalf("process %d still runs", pid)
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+	}
+}
+
+func TestLatestSendWins(t *testing.T) {
+	s, srv := newSession(t, func(o *agent.Options) { o.Tools = pick(t, "shell") })
+	srv.Push(fakemodel.Turn{ToolCalls: []fakemodel.ToolCall{hangCall}})
+	rec := newRecorder()
+	old := sendAsync(s, agent.SendOptions{Input: input("old task"), OnEvent: rec.add})
+	pids := pidsOf(t, rec)
+
+	srv.Push(fakemodel.Turn{Text: "new task done"})
+	res, err := s.Send(context.Background(), agent.SendOptions{Input: input("new task")})
+	if err != nil || res.Text != "new task done" {
+		t.Fatalf("new send: %v, %v", res, err)
+	}
+	o := receive(t, old)
+	if !isAborted(o.err, agent.ErrReplaced) {
+		t.Fatalf("old send returned %v, %v; want aborted (replaced)", o.res, o.err)
+	}
+	checkGone(t, pids)
+
+	h := s.History()
+	if err := history.Validate(h); err != nil {
+		t.Fatal(err)
+	}
+	got := history.RenderWith(h, history.English())
+	if !strings.HasPrefix(got, "user: old task\nassistant: [call shell") ||
+		!strings.Contains(got, "tool: [shell error] tool \"shell\" was stopped: "+agent.ErrReplaced.Error()) ||
+		!strings.HasSuffix(got, "user: new task\nassistant: new task done") {
+		t.Fatalf("history:\n%s", got)
+	}
+	// The old run's events end with its cut-off result; no result event.
+	kinds := rec.kinds()
+	if kinds[len(kinds)-1] != "tool_result" {
+		t.Fatalf("old run's events: %v", kinds)
+	}
+}
+
+func TestStop(t *testing.T) {
+	s, srv := newSession(t, func(o *agent.Options) { o.Tools = pick(t, "shell") })
+	if stopped, err := s.Stop(context.Background()); stopped || err != nil {
+		t.Fatalf("Stop on an idle session = %v, %v", stopped, err)
+	}
+	srv.Push(fakemodel.Turn{ToolCalls: []fakemodel.ToolCall{hangCall}})
+	rec := newRecorder()
+	ch := sendAsync(s, agent.SendOptions{Input: input("wait"), OnEvent: rec.add})
+	pids := pidsOf(t, rec)
+	if st := s.State(); !st.Running || st.RunID == "" {
+		t.Fatalf("state while running: %+v", st)
+	}
+	stopped, err := s.Stop(context.Background())
+	if !stopped || err != nil {
+		t.Fatalf("Stop = %v, %v", stopped, err)
+	}
+	// Stop returned after the run fully stopped: the process is dead, the
+	// send has its answer, the session is idle and its history complete.
+	checkGone(t, pids[:1])
+	select {
+	case o := <-ch:
+		if !isAborted(o.err, agent.ErrStopped) {
+			t.Fatalf("send returned %v", o.err)
+		}
+	default:
+		t.Fatal("Stop returned before the send did")
+	}
+	checkGone(t, pids)
+	if st := s.State(); st.Running || st.HistoryLength != 3 {
+		t.Fatalf("state after Stop: %+v", st)
+	}
+	if err := history.Validate(s.History()); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestBusyPolicies(t *testing.T) {
+	s, srv := newSession(t, nil)
+	srv.Push(fakemodel.Turn{Text: "first", Delay: 300 * time.Millisecond})
+	rec := newRecorder()
+	first := sendAsync(s, agent.SendOptions{Input: input("one"), OnEvent: rec.add})
+	rec.wait(t, func(e *agentv1.Event) bool { return e.GetModelRequest() != nil })
+
+	_, err := s.Send(context.Background(), agent.SendOptions{Input: input("rejected"), Busy: agentv1.BusyPolicy_BUSY_POLICY_REJECT})
+	if !errors.Is(err, agent.ErrBusy) {
+		t.Fatalf("reject policy: %v", err)
+	}
+	if err := s.SetHistory(nil); !errors.Is(err, agent.ErrBusy) {
+		t.Fatalf("SetHistory while running: %v", err)
+	}
+
+	srv.Push(fakemodel.Turn{Text: "second"})
+	queued := sendAsync(s, agent.SendOptions{Input: input("two"), Busy: agentv1.BusyPolicy_BUSY_POLICY_QUEUE})
+	// A queued send that gives up leaves the queue.
+	ctx, cancel := context.WithCancel(context.Background())
+	gaveUp := make(chan error, 1)
+	go func() {
+		_, err := s.Send(ctx, agent.SendOptions{Input: input("never"), Busy: agentv1.BusyPolicy_BUSY_POLICY_QUEUE})
+		gaveUp <- err
+	}()
+	for deadline := time.Now().Add(20 * time.Second); s.State().Waiting != 2; {
+		if time.Now().After(deadline) {
+			t.Fatalf("waiting sends: %d", s.State().Waiting)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	cancel()
+	if err := <-gaveUp; !isAborted(err, context.Canceled) {
+		t.Fatalf("cancelled queued send: %v", err)
+	}
+
+	if o := receive(t, first); o.err != nil || o.res.Text != "first" {
+		t.Fatalf("first send: %v, %v", o.res, o.err)
+	}
+	if o := receive(t, queued); o.err != nil || o.res.Text != "second" {
+		t.Fatalf("queued send: %v, %v", o.res, o.err)
+	}
+	want := "user: one\nassistant: first\nuser: two\nassistant: second"
+	if got := history.RenderWith(s.History(), history.English()); got != want {
+		t.Fatalf("history:\n%s", got)
+	}
+}
+
+func TestCloseEndsRunAndLaterSends(t *testing.T) {
+	s, srv := newSession(t, nil)
+	srv.Push(fakemodel.Turn{Text: "slow", Delay: 10 * time.Second})
+	rec := newRecorder()
+	ch := sendAsync(s, agent.SendOptions{Input: input("one"), OnEvent: rec.add})
+	rec.wait(t, func(e *agentv1.Event) bool { return e.GetModelRequest() != nil })
+	if stopped, err := s.Close(context.Background()); !stopped || err != nil {
+		t.Fatalf("Close = %v, %v", stopped, err)
+	}
+	if o := receive(t, ch); !isAborted(o.err, agent.ErrClosed) {
+		t.Fatalf("running send: %v", o.err)
+	}
+	if _, err := s.Send(context.Background(), agent.SendOptions{Input: input("two")}); !isAborted(err, agent.ErrClosed) {
+		t.Fatalf("send after Close: %v", err)
+	}
+	// Nothing half-written: the model's answer never came.
+	if got := history.Render(s.History()); got != "user: one" {
+		t.Fatalf("history: %s", got)
+	}
+}
+
+func TestContextDeadlineIsTimeout(t *testing.T) {
+	s, srv := newSession(t, nil)
+	srv.Push(fakemodel.Turn{Text: "slow", Delay: 10 * time.Second})
+	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+	defer cancel()
+	_, err := s.Send(ctx, agent.SendOptions{Input: input("hurry")})
+	var le *llm.Error
+	if !errors.As(err, &le) || le.Kind != llm.KindTimeout || !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("err = %v", err)
+	}
+}
+
+func TestPermission(t *testing.T) {
+	tests := []struct {
+		name   string
+		mode   agentv1.PermissionMode
+		ask    []string
+		asked  []string
+		denied bool
+	}{
+		{"ask listed, deny", agentv1.PermissionMode_PERMISSION_MODE_ASK_LISTED, []string{"shell"}, []string{"shell"}, true},
+		{"ask all, allow", agentv1.PermissionMode_PERMISSION_MODE_ASK_ALL, nil, []string{"add", "shell"}, false},
+		{"allow all", agentv1.PermissionMode_PERMISSION_MODE_ALLOW_ALL, nil, nil, false},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			s, srv := newSession(t, func(o *agent.Options) { o.Tools = pick(t, "shell", "add") })
+			srv.Push(
+				fakemodel.Turn{ToolCalls: []fakemodel.ToolCall{
+					{ID: "s1", Name: "shell", Arguments: `{"command":"echo ran"}`}, add("a1"),
+				}},
+				fakemodel.Turn{Text: "ok"},
+			)
+			rec := newRecorder()
+			res, err := s.Send(context.Background(), agent.SendOptions{
+				Input: input("go"), OnEvent: rec.add, PermissionMode: tc.mode, AskTools: tc.ask,
+				OnPermission: func(ctx context.Context, req agent.PermissionRequest) agent.Decision {
+					if req.ToolName == "shell" && tc.denied {
+						return agent.Decision{Reason: "not on a Sunday"}
+					}
+					return agent.Decision{Allow: true}
+				},
+			})
+			if err != nil || res.Reason != agentv1.EndReason_END_REASON_NO_TOOL {
+				t.Fatalf("%v, %v", res, err)
+			}
+			var asked, called []string
+			for _, e := range rec.all() {
+				if p := e.GetPermissionRequest(); p != nil {
+					asked = append(asked, p.GetToolName())
+				}
+				if c := e.GetToolCall(); c != nil {
+					called = append(called, c.GetToolName())
+				}
+			}
+			if fmt.Sprint(sorted(asked)) != fmt.Sprint(tc.asked) {
+				t.Errorf("asked for %v, want %v", asked, tc.asked)
+			}
+			shell := s.History()[2].GetParts()[0].GetToolResult()
+			if tc.denied {
+				if fmt.Sprint(called) != "[add]" || !shell.GetError() ||
+					!strings.Contains(shell.GetOutput().GetText(), "Permission denied") ||
+					!strings.Contains(shell.GetOutput().GetText(), "not on a Sunday") {
+					t.Fatalf("called %v; shell result %v", called, shell)
+				}
+				// The model reads the denial and the loop went on.
+				if !strings.Contains(srv.Requests()[1].JSON["messages"].([]any)[3].(map[string]any)["content"].(string), "not on a Sunday") {
+					t.Fatal("the denial did not reach the model")
+				}
+			} else if shell.GetError() || !strings.Contains(shell.GetOutput().GetJson(), "ran") {
+				t.Fatalf("shell result %v", shell)
+			}
+		})
+	}
+}
+
+func sorted(s []string) []string {
+	out := append([]string(nil), s...)
+	for i := range out {
+		for j := i + 1; j < len(out); j++ {
+			if out[j] < out[i] {
+				out[i], out[j] = out[j], out[i]
+			}
+		}
+	}
+	if out == nil {
+		return []string{}
+	}
+	return out
+}
+
+func TestEventsInOrder(t *testing.T) {
+	s, srv := newSession(t, func(o *agent.Options) { o.Tools = pick(t, "add") })
+	srv.Push(
+		fakemodel.Turn{TextChunks: []string{"Let me ", "add."}, ToolCalls: []fakemodel.ToolCall{add("a1")}},
+		fakemodel.Turn{TextChunks: []string{"It is ", "5."}},
+	)
+	rec := newRecorder()
+	res, err := s.Send(context.Background(), agent.SendOptions{Input: input("2+3?"), OnEvent: rec.add})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var kinds []string
+	for _, k := range rec.kinds() {
+		if k == "model_delta" && len(kinds) > 0 && kinds[len(kinds)-1] == "model_delta+" {
+			continue
+		}
+		if k == "model_delta" {
+			k = "model_delta+"
+		}
+		kinds = append(kinds, k)
+	}
+	want := "run_started model_request model_delta+ model_response tool_call tool_result step " +
+		"model_request model_delta+ model_response step result"
+	if strings.Join(kinds, " ") != want {
+		t.Fatalf("events:\n%v\nwant:\n%v", kinds, want)
+	}
+	for i, e := range rec.all() {
+		if e.GetSeq() != int64(i+1) || e.GetRunId() != res.RunID || e.GetTime() == nil {
+			t.Fatalf("event %d: seq %d run %q", i, e.GetSeq(), e.GetRunId())
+		}
+	}
+	evs := rec.all()
+	if r := evs[len(evs)-1].GetResult(); r.GetText() != "It is 5." || r.GetSteps() != 2 {
+		t.Fatalf("result event %v", r)
+	}
+	var text string
+	for _, e := range evs {
+		text += e.GetModelDelta().GetText()
+	}
+	if text != "Let me add.It is 5." {
+		t.Fatalf("deltas %q", text)
+	}
+	first := func(kind string) *agentv1.Event {
+		for _, e := range evs {
+			if kindOf(e) == kind {
+				return e
+			}
+		}
+		return nil
+	}
+	if tr := first("tool_result").GetToolResult(); tr.GetStep() != 1 || tr.GetToolCallId() != "a1" || tr.GetDuration() == nil {
+		t.Fatalf("tool result event %v", tr)
+	}
+	if st := first("step").GetStep(); st.GetStep() != 1 || len(st.GetToolResults()) != 1 || len(st.GetResponse().GetToolCalls()) != 1 {
+		t.Fatalf("step event %v", st)
+	}
+	if mr := evs[1].GetModelRequest(); mr.GetStep() != 1 || mr.GetMessageCount() != 1 || fmt.Sprint(mr.GetTools()) != "[add]" {
+		t.Fatalf("model request event %v", mr)
+	}
+}
+
+func TestUsageSums(t *testing.T) {
+	s, srv := newSession(t, func(o *agent.Options) { o.Tools = pick(t, "add") })
+	srv.Push(
+		fakemodel.Turn{ToolCalls: []fakemodel.ToolCall{add("a1")}, Usage: &fakemodel.Usage{Input: 100, Output: 10, CacheRead: 60, CacheWrite: 20}},
+		fakemodel.Turn{Text: "5", Usage: &fakemodel.Usage{Input: 120, Output: 5, CacheRead: 100, Reasoning: 2}},
+	)
+	res, err := s.Send(context.Background(), agent.SendOptions{Input: input("go")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := &agentv1.Usage{InputTokens: 220, OutputTokens: 15, TotalTokens: 235, CacheReadTokens: 160, CacheWriteTokens: 20, ReasoningTokens: 2}
+	if !proto.Equal(res.Usage, want) {
+		t.Fatalf("usage %v, want %v", res.Usage, want)
+	}
+	srv.Push(fakemodel.Turn{Text: "again", Usage: &fakemodel.Usage{Input: 10, Output: 1}})
+	if _, err := s.Send(context.Background(), agent.SendOptions{Input: input("again")}); err != nil {
+		t.Fatal(err)
+	}
+	if got := s.Usage(); got.GetInputTokens() != 230 || got.GetOutputTokens() != 16 || got.GetCacheReadTokens() != 160 {
+		t.Fatalf("session usage %v", got)
+	}
+}
+
+func TestStructuredOutput(t *testing.T) {
+	schema, _ := structpb.NewStruct(map[string]any{
+		"type": "object", "properties": map[string]any{"total": map[string]any{"type": "number"}}, "required": []any{"total"},
+	})
+	tests := []struct {
+		name   string
+		turns  []fakemodel.Turn
+		reason agentv1.EndReason
+		output bool
+	}{
+		{"after tool rounds", []fakemodel.Turn{
+			{ToolCalls: []fakemodel.ToolCall{add("a1")}},
+			{ToolCalls: []fakemodel.ToolCall{add("a2")}},
+			{Text: `{"total":5}`},
+		}, agentv1.EndReason_END_REASON_NO_TOOL, true},
+		{"a valid answer ends the send, whatever no_tool_rounds says", []fakemodel.Turn{
+			{Text: `{"total":5}`},
+		}, agentv1.EndReason_END_REASON_NO_TOOL, true},
+		{"never on tool-stop", []fakemodel.Turn{
+			{Text: `{"total":5}`, ToolCalls: []fakemodel.ToolCall{{ID: "f", Name: "finish", Arguments: `{"summary":"x"}`}}},
+		}, agentv1.EndReason_END_REASON_TOOL_STOP, false},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			s, srv := newSession(t, func(o *agent.Options) {
+				o.Tools = pick(t, "add", "finish")
+				o.Config.Output = &agentv1.OutputFormat{Kind: agentv1.OutputKind_OUTPUT_KIND_OBJECT, Schema: schema, Name: "order"}
+				o.Config.NoToolRounds = proto.Int32(3)
+			})
+			srv.Push(tc.turns...)
+			res, err := s.Send(context.Background(), agent.SendOptions{Input: input("count")})
+			if err != nil || res.Reason != tc.reason {
+				t.Fatalf("%v, %v", res, err)
+			}
+			if got := res.Output.GetStructValue().GetFields()["total"].GetNumberValue(); (got == 5) != tc.output || (res.Output != nil) != tc.output {
+				t.Fatalf("output %v", res.Output)
+			}
+		})
+	}
+}
+
+func TestRestoredHistoryWithResultsBeforeCalls(t *testing.T) {
+	restored := []*agentv1.Message{
+		history.User("add 2 and 3"),
+		history.ToolText("c1", "add", "5"), // stored before its call
+		history.Assistant(history.ToolCall("c1", "add", `{"a":2,"b":3}`)),
+		history.AssistantText("It is 5."),
+	}
+	s, srv := newSession(t, func(o *agent.Options) {
+		o.History = restored
+		o.Tools = pick(t, "add")
+	})
+	srv.Push(fakemodel.Turn{Text: "Still 5."})
+	if _, err := s.Send(context.Background(), agent.SendOptions{Input: input("and now?")}); err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, m := range messages(srv.Requests()[0]) {
+		got = append(got, fmt.Sprintf("%s:%s", m["role"], text(m["content"])))
+	}
+	want := "system:You are a test agent. | user:add 2 and 3 | assistant: | tool:5 | assistant:It is 5. | user:and now?"
+	if strings.Join(got, " | ") != want {
+		t.Fatalf("sent:\n%s\nwant:\n%s", strings.Join(got, " | "), want)
+	}
+}
+
+func TestInvalidAndDuplicateCalls(t *testing.T) {
+	s, srv := newSession(t, func(o *agent.Options) {
+		o.Tools = pick(t, "add")
+		o.Config.ToolMode = agentv1.ToolMode_TOOL_MODE_TEXT
+	})
+	srv.Push(
+		fakemodel.Turn{Text: "Adding.\n<tool_call>\n{\"name\": \"add\", \"arguments\": {\"a\": 2, \"b\": \n</tool_call>"},
+		fakemodel.Turn{Text: "<tool_call>\n{\"name\": \"add\", \"arguments\": {\"a\": 2, \"b\": 3}}\n</tool_call>"},
+		fakemodel.Turn{Text: "It is 5."},
+	)
+	res, err := s.Send(context.Background(), agent.SendOptions{Input: input("2+3?")})
+	if err != nil || res.Text != "It is 5." || res.Steps != 3 {
+		t.Fatalf("%v, %v", res, err)
+	}
+	h := s.History()
+	if err := history.Validate(h); err != nil {
+		t.Fatal(err)
+	}
+	bad := h[1].GetParts()[len(h[1].GetParts())-1].GetToolCall()
+	if bad.GetArguments() != "{}" || bad.GetName() != "add" {
+		t.Fatalf("stored invalid call %v", bad)
+	}
+	r := h[2].GetParts()[0].GetToolResult()
+	if !r.GetError() || !strings.Contains(r.GetOutput().GetText(), `"b": `) || r.GetToolCallId() != bad.GetId() {
+		t.Fatalf("invalid call's result %v", r)
+	}
+	if r := h[4].GetParts()[0].GetToolResult(); r.GetError() || r.GetOutput().GetJson() != "5" {
+		t.Fatalf("rewritten call's result %v", r)
+	}
+}
+
+func TestRepeatedCallIDsAreRenamed(t *testing.T) {
+	s, srv := newSession(t, func(o *agent.Options) { o.Tools = pick(t, "add") })
+	srv.Push(
+		fakemodel.Turn{ToolCalls: []fakemodel.ToolCall{add("call_0")}},
+		fakemodel.Turn{ToolCalls: []fakemodel.ToolCall{add("call_0")}},
+		fakemodel.Turn{Text: "done"},
+	)
+	if _, err := s.Send(context.Background(), agent.SendOptions{Input: input("go")}); err != nil {
+		t.Fatal(err)
+	}
+	h := s.History()
+	if err := history.Validate(h); err != nil {
+		t.Fatal(err)
+	}
+	first, second := h[1].GetParts()[0].GetToolCall().GetId(), h[3].GetParts()[0].GetToolCall().GetId()
+	if first != "call_0" || second == "call_0" || h[4].GetParts()[0].GetToolResult().GetToolCallId() != second {
+		t.Fatalf("ids %q %q", first, second)
+	}
+}
+
+func TestModelErrorKeepsKind(t *testing.T) {
+	s, srv := newSession(t, nil)
+	srv.Push(fakemodel.Turn{Status: 401})
+	_, err := s.Send(context.Background(), agent.SendOptions{Input: input("hi")})
+	var le *llm.Error
+	if !errors.As(err, &le) || le.Kind != llm.KindAuth || le.Status != 401 {
+		t.Fatalf("err = %v", err)
+	}
+	if strings.Contains(err.Error(), "sk-test") {
+		t.Fatal("the error echoes the API key")
+	}
+}
+
+func TestOverridesMergeProviderReplaced(t *testing.T) {
+	s, srv := newSession(t, func(o *agent.Options) {
+		o.Config.Provider = &agentv1.ProviderOptions{Temperature: proto.Float64(0.5), TopP: proto.Float64(0.9)}
+	})
+	srv.Push(fakemodel.Turn{Text: "ok"})
+	_, err := s.Send(context.Background(), agent.SendOptions{Input: input("hi"), Config: &agentv1.AgentConfig{
+		Model:    proto.String("other-model"),
+		Provider: &agentv1.ProviderOptions{Temperature: proto.Float64(0.1)},
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	j := srv.Requests()[0].JSON
+	if j["model"] != "other-model" || j["temperature"] != 0.1 || j["top_p"] != nil || system(srv.Requests()[0]) != "You are a test agent." {
+		t.Fatalf("request %v", j)
+	}
+	if s.Config().GetModel() != "test-model" {
+		t.Fatal("the override was stored")
+	}
+}
+
+func TestInvalidStructuredOutputFailsKeepingTheAnswer(t *testing.T) {
+	schema, _ := structpb.NewStruct(map[string]any{"type": "object", "properties": map[string]any{"total": map[string]any{"type": "number"}}, "required": []any{"total"}})
+	s, srv := newSession(t, func(o *agent.Options) {
+		o.Config.Output = &agentv1.OutputFormat{Kind: agentv1.OutputKind_OUTPUT_KIND_OBJECT, Schema: schema}
+	})
+	srv.Push(fakemodel.Turn{Text: `{"sum":5}`})
+	_, err := s.Send(context.Background(), agent.SendOptions{Input: input("count")})
+	var le *llm.Error
+	if !errors.As(err, &le) || !errors.Is(err, llm.ErrInvalidOutput) || le.Retryable {
+		t.Fatalf("err = %v", err)
+	}
+	if h := s.History(); len(h) != 2 || h[1].GetParts()[0].GetText() != `{"sum":5}` {
+		t.Fatalf("history:\n%s", history.Render(h))
+	}
+	if n := len(srv.Requests()); n != 1 {
+		t.Fatalf("%d requests: a format error is not retried", n)
+	}
+}
+
+func TestRetryEvents(t *testing.T) {
+	tr := http.DefaultTransport.(*http.Transport).Clone()
+	t.Cleanup(tr.CloseIdleConnections)
+	noWait := llm.NewClient(llm.Options{
+		HTTPClient: &http.Client{Transport: tr},
+		Sleep:      func(ctx context.Context, _ time.Duration) error { return ctx.Err() },
+	})
+	s, srv := newSession(t, func(o *agent.Options) {
+		o.LLM = noWait
+		o.Config.RetryMaxElapsed = nil // retry
+		o.Config.Compact = &agentv1.CompactConfig{Model: proto.String("cheap")}
+	})
+	srv.Push(fakemodel.Turn{Status: 503}, fakemodel.Turn{Text: "fine"})
+	rec := newRecorder()
+	if _, err := s.Send(context.Background(), agent.SendOptions{Input: input("hi"), OnEvent: rec.add}); err != nil {
+		t.Fatal(err)
+	}
+	srv.Push(fakemodel.Turn{Status: 429}, fakemodel.Turn{Text: "summary"})
+	crec := newRecorder()
+	if _, err := s.Compact(context.Background(), crec.add); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		rec     *recorder
+		kind    agentv1.ErrorKind
+		status  int32
+		compact bool
+	}{
+		{rec, agentv1.ErrorKind_ERROR_KIND_SERVER, 503, false},
+		{crec, agentv1.ErrorKind_ERROR_KIND_LIMIT, 429, true},
+	} {
+		r := c.rec.wait(t, func(e *agentv1.Event) bool { return e.GetRetry() != nil }).GetRetry()
+		if r.GetAttempt() != 1 || r.GetKind() != c.kind || r.GetStatus() != c.status || r.GetCompact() != c.compact || r.GetDelay() == nil {
+			t.Errorf("retry event %v", r)
+		}
+	}
+}

@@ -1,0 +1,211 @@
+package agent
+
+import (
+	"context"
+	"strings"
+
+	"github.com/cloudwego/eino/components/model"
+	"google.golang.org/protobuf/types/known/structpb"
+
+	"github.com/agentcore/agentcore/pkg/history"
+	"github.com/agentcore/agentcore/pkg/llm"
+	"github.com/agentcore/agentcore/pkg/tool"
+	agentv1 "github.com/agentcore/agentcore/proto/agentcore/v1"
+)
+
+// SendOptions are one send: the reference's agent.send options, shaped like
+// the StartRun message.
+type SendOptions struct {
+	// Input is the user's message: text, image, audio, video or file parts.
+	// Required, and not only blank text.
+	Input []*agentv1.Part
+	// Config overrides the session's config for this send (MergeConfig).
+	Config *agentv1.AgentConfig
+	// History, when set, replaces the session's history before the run, and
+	// the replacement is kept.
+	History *agentv1.HistoryReplacement
+	// Tools, when set, are the tools of this send instead of the session's;
+	// an empty set means none.
+	Tools *tool.Set
+	// Busy says what to do when the session is running: replace (default:
+	// the running send is stopped and returns aborted), reject (ErrBusy) or
+	// queue (wait for the sends before this one).
+	Busy agentv1.BusyPolicy
+	// PermissionMode says which tool calls need approval: none (default),
+	// every call, or the calls of the tools in AskTools. OnPermission
+	// answers; it is required when calls need approval.
+	PermissionMode agentv1.PermissionMode
+	AskTools       []string
+	OnPermission   PermissionFunc
+	// OnEvent receives the run's events in order, numbered from 1, on one
+	// goroutine at a time. It must not block for long (tools wait on it) and
+	// must not call Send, Stop or Compact of the same session, which wait for
+	// the run it is part of.
+	OnEvent func(*agentv1.Event)
+}
+
+// PermissionRequest is a tool call waiting for approval. The run has just
+// emitted a PermissionRequestEvent for it.
+type PermissionRequest struct {
+	RunID      string
+	Step       int
+	ToolCallID string
+	ToolName   string
+	// Arguments is the call's JSON text.
+	Arguments string
+}
+
+// Decision answers a PermissionRequest. A denied call becomes a failed tool
+// result telling the model so, with Reason; the loop goes on.
+type Decision struct {
+	Allow  bool
+	Reason string
+}
+
+// PermissionFunc approves or denies one tool call. It is called on the
+// call's own goroutine (calls of one round are asked in parallel) and must
+// return once ctx is done.
+type PermissionFunc func(ctx context.Context, req PermissionRequest) Decision
+
+// Result is the outcome of a send (the reference's resolved send).
+type Result struct {
+	// RunID is the run's id, as in its events.
+	RunID string
+	// Text is the text of the last model round.
+	Text string
+	// Steps counts the model rounds of the send (compaction requests not
+	// included).
+	Steps int
+	// Usage is summed over every model response of the send, compaction
+	// requests included.
+	Usage *agentv1.Usage
+	// Reason says why the send ended.
+	Reason agentv1.EndReason
+	// Output is the structured output, set only when the config asks for one
+	// and the send ended no-tool.
+	Output *structpb.Value
+}
+
+// Proto returns the result as the run's last event.
+func (r *Result) Proto() *agentv1.RunResultEvent {
+	return &agentv1.RunResultEvent{Text: r.Text, Steps: int32(r.Steps), Usage: r.Usage, Reason: r.Reason, Output: r.Output}
+}
+
+// Send appends the input to the history and loops "ask the model, run the
+// tools it asked for" until the send ends (see the package doc), then
+// returns the result, which is also its last event. The config is the
+// session's as it is when Send is called, with o.Config merged over it; a
+// queued send keeps it while it waits. To stop only this send, cancel ctx
+// (context.WithCancelCause: the send's error wraps the cause).
+//
+// Errors: a *ValidationError before anything runs (empty input, invalid
+// config or overrides, a malformed history replacement, a missing
+// permission hook); ErrBusy under the reject policy; *llm.Error for model
+// failures with the model layer's kinds, and of kind aborted (wrapping
+// ErrStopped, ErrReplaced or ErrClosed, or the context's cause) when the run
+// was stopped, replaced, closed or its context ended — of kind timeout when
+// ctx's deadline passed.
+func (s *Session) Send(ctx context.Context, o SendOptions) (*Result, error) {
+	input, perm, err := s.checkSend(o)
+	if err != nil {
+		return nil, err
+	}
+	s.mu.Lock()
+	stored := s.config
+	s.mu.Unlock()
+	cfg, err := s.resolve(MergeConfig(stored, o.Config), true)
+	if err != nil {
+		return nil, err
+	}
+
+	r, err := s.acquire(ctx, o.Busy)
+	if err != nil {
+		return nil, err
+	}
+	defer s.release(r)
+	r.s, r.cfg, r.perm = s, cfg, perm
+	r.emit = &emitter{runID: r.id, fn: o.OnEvent}
+	r.limiter = tool.NewLimiter(cfg.MaxToolConcurrency)
+
+	s.mu.Lock()
+	if o.History != nil {
+		s.setHistoryLocked(o.History.GetMessages())
+	}
+	tools, skills := s.tools, s.skills
+	s.mu.Unlock()
+	if o.Tools != nil {
+		tools = o.Tools
+	}
+	if r.tools, err = newToolbox(tools, skills); err != nil {
+		return nil, err
+	}
+	s.opts.Logger.Debug("run started", "agent", s.id, "run", r.id)
+	r.emit.runStarted(s.id)
+	s.appendHistory(input)
+	res, err := r.loop()
+	if err != nil {
+		s.opts.Logger.Debug("run failed", "agent", s.id, "run", r.id, "error", err)
+		return nil, err
+	}
+	s.opts.Logger.Debug("run ended", "agent", s.id, "run", r.id, "reason", res.Reason, "steps", res.Steps)
+	r.emit.result(res)
+	return res, nil
+}
+
+// checkSend checks what can be checked before the session is touched.
+func (s *Session) checkSend(o SendOptions) (*agentv1.Message, permission, error) {
+	var v violations
+	input := history.UserParts(o.Input...)
+	blank := true
+	for _, p := range o.Input {
+		if t, ok := p.GetKind().(*agentv1.Part_Text); !ok || strings.TrimSpace(t.Text) != "" {
+			blank = false
+		}
+	}
+	switch {
+	case len(o.Input) == 0:
+		v.add("input", "is required: give at least one text or media part")
+	case blank:
+		v.add("input", "is empty: the text parts hold only white space")
+	default:
+		v.input(input)
+	}
+	if o.History != nil {
+		if err := v.addErr(history.Validate(o.History.GetMessages()), "history.messages"); err != nil {
+			return nil, permission{}, err
+		}
+	}
+	if _, ok := agentv1.BusyPolicy_name[int32(o.Busy)]; !ok {
+		v.add("busy_policy", "unknown busy policy %d", o.Busy)
+	}
+	perm := permission{mode: o.PermissionMode, fn: o.OnPermission}
+	switch o.PermissionMode {
+	case agentv1.PermissionMode_PERMISSION_MODE_UNSPECIFIED, agentv1.PermissionMode_PERMISSION_MODE_ALLOW_ALL:
+	case agentv1.PermissionMode_PERMISSION_MODE_ASK_ALL, agentv1.PermissionMode_PERMISSION_MODE_ASK_LISTED:
+		if o.OnPermission == nil {
+			v.add("permission_mode", "asks for approval, but no one can answer (no permission hook)")
+		}
+		if o.PermissionMode == agentv1.PermissionMode_PERMISSION_MODE_ASK_LISTED {
+			perm.ask = make(map[string]bool, len(o.AskTools))
+			for _, n := range o.AskTools {
+				perm.ask[n] = true
+			}
+		}
+	default:
+		v.add("permission_mode", "unknown permission mode %d", o.PermissionMode)
+	}
+	if err := v.err(); err != nil {
+		return nil, permission{}, err
+	}
+	return input, perm, nil
+}
+
+// modelFor returns the caller's eino model for cfg's requests, or nil to use
+// the config's endpoint. A compaction uses the caller's model unless the
+// compact block names a base URL or a model of its own.
+func (s *Session) modelFor(cfg *llm.Config, compaction bool) model.ToolCallingChatModel {
+	if compaction && cfg.Compact != nil && (cfg.Compact.BaseURL != "" || cfg.Compact.Model != "") {
+		return nil
+	}
+	return s.opts.Model
+}

@@ -1,0 +1,165 @@
+package agent
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/agentcore/agentcore/pkg/history"
+	"github.com/agentcore/agentcore/pkg/llm"
+	"github.com/agentcore/agentcore/pkg/skill"
+	"github.com/agentcore/agentcore/pkg/tool"
+	pluginv1 "github.com/agentcore/agentcore/proto/agentcore/plugin/v1"
+	agentv1 "github.com/agentcore/agentcore/proto/agentcore/v1"
+)
+
+// InvalidCallName names, in history, a tool call whose tool name could not
+// be read (text protocol): history requires a name on every call.
+const InvalidCallName = "invalid_tool_call"
+
+// toolbox is what one send offers the model: the tools with the built-in
+// skill tool merged in (it wins over a tool of the same name), and their
+// definitions for the window's estimate and the model request. It is built
+// per send and dropped after, so an idle session holds none of it.
+type toolbox struct {
+	set    *tool.Set
+	skills string // the skills' system text; empty without skills
+	specs  []*pluginv1.ToolSpec
+	llm    []llm.Tool
+	names  []string
+}
+
+// newToolbox builds the toolbox of tools and skills.
+func newToolbox(tools *tool.Set, skills *skill.Set) (*toolbox, error) {
+	b := &toolbox{set: tools}
+	if skills.Len() > 0 {
+		spec := skills.ToolSpec()
+		st, err := tool.InProcess(tool.Spec{
+			Name:        spec.GetName(),
+			Description: spec.GetDescription(),
+			InputSchema: json.RawMessage(spec.GetInputSchemaJson()),
+			ReadOnly:    true,
+			Idempotent:  true,
+			Source:      "builtin:skill",
+		}, func(ctx context.Context, input json.RawMessage, _ func(string)) (tool.Result, error) {
+			body, err := skills.Call(ctx, string(input))
+			if err != nil {
+				return tool.Result{}, err
+			}
+			return tool.Result{Output: tool.TextOutput(body)}, nil
+		})
+		if err != nil {
+			return nil, fmt.Errorf("skill tool: %w", err)
+		}
+		b.set = tool.Merge(tools, st)
+		b.skills = skills.SystemText()
+	}
+	for _, sp := range b.set.Specs() {
+		b.specs = append(b.specs, &pluginv1.ToolSpec{Name: sp.Name, Description: sp.Description, InputSchemaJson: string(sp.InputSchema)})
+		var schema map[string]any
+		if err := json.Unmarshal(sp.InputSchema, &schema); err != nil {
+			return nil, fmt.Errorf("tool %q: input schema: %w", sp.Name, err)
+		}
+		b.llm = append(b.llm, llm.Tool{Name: sp.Name, Description: sp.Description, Schema: schema})
+		b.names = append(b.names, sp.Name)
+	}
+	return b, nil
+}
+
+// offered reports whether the model is offered any tool under cfg: there is
+// one, and it goes out natively or through the text protocol.
+func (b *toolbox) offered(cfg *llm.Config) bool {
+	return len(b.names) > 0 && (cfg.Capabilities.Tools || cfg.ToolMode != llm.ToolModeNative)
+}
+
+// call is one tool call of a round: a call to run, or an invalid one to
+// answer with its feedback.
+type call struct {
+	part    *agentv1.ToolCallPart
+	invalid string // the error result text of an invalid call
+}
+
+// permission says which calls need approval and who approves them.
+type permission struct {
+	mode agentv1.PermissionMode
+	ask  map[string]bool
+	fn   PermissionFunc
+}
+
+func (p permission) asks(name string) bool {
+	switch p.mode {
+	case agentv1.PermissionMode_PERMISSION_MODE_ASK_ALL:
+		return true
+	case agentv1.PermissionMode_PERMISSION_MODE_ASK_LISTED:
+		return p.ask[name]
+	}
+	return false
+}
+
+// Texts of results the engine writes itself.
+const (
+	// deniedText answers a call the permission hook refused.
+	deniedText = "Permission denied: the user did not allow this call of %s, so it did not run. Do not repeat it unchanged."
+	// notRunText answers a call the run was stopped before it ran.
+	notRunText = "Not run: the run was stopped while this call of %s waited for permission."
+)
+
+// runTools runs the calls of one round in parallel (the config's
+// concurrency cap applies through the limiter) and returns their results
+// in call order, and whether a tool asked to stop. When ctx ends the tools
+// are killed and every call still gets a result saying so.
+func (r *run) runTools(ctx context.Context, step int, calls []call) ([]*agentv1.Part, bool) {
+	results := make([]*agentv1.Part, len(calls))
+	stops := make([]bool, len(calls))
+	var wg sync.WaitGroup
+	for i, c := range calls {
+		if c.invalid != "" {
+			results[i] = history.ToolResult(c.part.GetId(), c.part.GetName(), history.TextOutput(c.invalid), true)
+			r.emit.toolResult(step, results[i].GetToolResult(), false, 0)
+			continue
+		}
+		wg.Go(func() { results[i], stops[i] = r.runTool(ctx, step, c.part) })
+	}
+	wg.Wait()
+	return results, slices.Contains(stops, true)
+}
+
+// runTool asks permission when needed, then runs one call.
+func (r *run) runTool(ctx context.Context, step int, c *agentv1.ToolCallPart) (*agentv1.Part, bool) {
+	id, name, args := c.GetId(), c.GetName(), c.GetArguments()
+	if r.perm.asks(name) {
+		r.emit.permissionRequest(id, name, args)
+		d := r.perm.fn(ctx, PermissionRequest{RunID: r.id, Step: step, ToolCallID: id, ToolName: name, Arguments: args})
+		text := ""
+		switch {
+		case ctx.Err() != nil:
+			text = fmt.Sprintf(notRunText, name)
+		case !d.Allow:
+			text = fmt.Sprintf(deniedText, name)
+			if d.Reason != "" {
+				text += " Reason: " + d.Reason
+			}
+		}
+		if text != "" {
+			p := history.ToolResult(id, name, history.TextOutput(text), true)
+			r.emit.toolResult(step, p.GetToolResult(), false, 0)
+			return p, false
+		}
+	}
+	r.emit.toolCall(step, id, name, args)
+	opts := tool.Options{CallID: id, Limit: int(r.cfg.MaxToolOutput), Limiter: r.limiter}
+	if r.emit.on() {
+		opts.OnOutput = func(ch tool.Chunk) { r.emit.toolOutput(id, name, ch.Stream, ch.Data) }
+	}
+	start := time.Now()
+	res := r.tools.set.Execute(ctx, name, json.RawMessage(args), opts)
+	if res.Duration == 0 {
+		res.Duration = time.Since(start)
+	}
+	p := history.ToolResult(id, name, res.Output, res.Error)
+	r.emit.toolResult(step, p.GetToolResult(), res.Stop, res.Duration)
+	return p, res.Stop && ctx.Err() == nil
+}

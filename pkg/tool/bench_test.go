@@ -1,0 +1,192 @@
+package tool
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"runtime/debug"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+)
+
+// The benchmarks report the median of their iterations as "median-µs",
+// beside Go's mean (ns/op), so figures compare with the issue's targets.
+
+// timings collects per-iteration durations and reports their median.
+type timings []time.Duration
+
+func (ts timings) report(b *testing.B) {
+	if len(ts) == 0 {
+		return
+	}
+	s := slices.Clone(ts)
+	slices.Sort(s)
+	b.ReportMetric(float64(s[len(s)/2].Nanoseconds())/1e3, "median-µs")
+}
+
+func benchHost(b *testing.B, cfg Config) *Set {
+	b.Helper()
+	cfg.SocketDir = b.TempDir()
+	h := NewHost(cfg)
+	b.Cleanup(func() { h.Close() })
+	set, err := h.Scan(context.Background(), dirs.good)
+	if err != nil {
+		b.Fatal(err)
+	}
+	return set
+}
+
+// BenchmarkWarmCall: one call on an idle process (a gRPC round trip on the
+// plugin's unix socket, input validated). Target ≤ 80 µs, aim 50.
+func BenchmarkWarmCall(b *testing.B) {
+	set := benchHost(b, Config{MaxIdle: 1})
+	input := json.RawMessage(`{"text":"ping"}`)
+	ts := make(timings, 0, b.N)
+	b.ResetTimer()
+	for b.Loop() {
+		t0 := time.Now()
+		res := set.Execute(context.Background(), "echo", input, Options{})
+		ts = append(ts, time.Since(t0))
+		if res.Error {
+			b.Fatal(res.Output)
+		}
+	}
+	ts.report(b)
+}
+
+// BenchmarkColdStart: a call that must start its plugin process: fork/exec,
+// handshake, connect, call. Target ≤ 6 ms.
+func BenchmarkColdStart(b *testing.B) {
+	set := benchHost(b, Config{MaxIdle: -1})
+	input := json.RawMessage(`{"text":"ping"}`)
+	ts := make(timings, 0, b.N)
+	for b.Loop() {
+		t0 := time.Now()
+		res := set.Execute(context.Background(), "echo", input, Options{})
+		ts = append(ts, time.Since(t0))
+		if res.Error {
+			b.Fatal(res.Output)
+		}
+	}
+	ts.report(b)
+}
+
+// BenchmarkKillToResult: from cancelling a spinning call to its result, the
+// process group killed and reaped. Target ≤ 3 ms.
+func BenchmarkKillToResult(b *testing.B) {
+	set := benchHost(b, Config{MaxIdle: 4})
+	ts := make(timings, 0, b.N)
+	for b.Loop() {
+		ctx, cancel := context.WithCancel(context.Background())
+		var t0 time.Time
+		res := set.Execute(ctx, "loop", nil, Options{OnOutput: func(c Chunk) {
+			t0 = time.Now()
+			cancel()
+		}})
+		ts = append(ts, time.Since(t0))
+		if !res.Error {
+			b.Fatal("loop ended on its own")
+		}
+	}
+	ts.report(b)
+}
+
+// BenchmarkRSSGrowth200Cycles: host RSS growth over 200 start→call→kill
+// cycles, after a warm-up. Target ≤ 2 MB.
+func BenchmarkRSSGrowth200Cycles(b *testing.B) {
+	set := benchHost(b, Config{MaxIdle: -1})
+	input := json.RawMessage(`{"text":"ping"}`)
+	cycle := func(n int) {
+		for range n {
+			if res := set.Execute(context.Background(), "echo", input, Options{}); res.Error {
+				b.Fatal(res.Output)
+			}
+		}
+	}
+	cycle(50)
+	before := settledRSS()
+	for b.Loop() {
+		cycle(200)
+	}
+	b.ReportMetric(float64(settledRSS()-before)/(1<<20), "rss-growth-MB")
+}
+
+// settledRSS returns the resident set size after a GC that returns freed
+// memory to the system.
+func settledRSS() int64 {
+	runtime.GC()
+	debug.FreeOSMemory()
+	time.Sleep(50 * time.Millisecond)
+	f, err := os.Open("/proc/self/status")
+	if err != nil {
+		return 0
+	}
+	defer f.Close()
+	s := bufio.NewScanner(f)
+	for s.Scan() {
+		if v, ok := strings.CutPrefix(s.Text(), "VmRSS:"); ok {
+			kb, _ := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")), 10, 64)
+			return kb << 10
+		}
+	}
+	return 0
+}
+
+// BenchmarkFloorUnixEcho: a one-byte round trip on a unix socket to another
+// process, the floor under a warm call.
+func BenchmarkFloorUnixEcho(b *testing.B) {
+	sock := filepath.Join(b.TempDir(), "echo.sock")
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), "TOOLTEST_HELPER=echo", "TOOLTEST_SOCK="+sock)
+	out, _ := cmd.StdoutPipe()
+	if err := cmd.Start(); err != nil {
+		b.Fatal(err)
+	}
+	defer func() { cmd.Process.Kill(); cmd.Wait() }()
+	if _, err := readLine(out); err != nil {
+		b.Fatal(err)
+	}
+	conn, err := netDialUnix(sock)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer conn.Close()
+	buf := []byte{'x'}
+	ts := make(timings, 0, b.N)
+	for b.Loop() {
+		t0 := time.Now()
+		if _, err := conn.Write(buf); err != nil {
+			b.Fatal(err)
+		}
+		if _, err := conn.Read(buf); err != nil {
+			b.Fatal(err)
+		}
+		ts = append(ts, time.Since(t0))
+	}
+	ts.report(b)
+}
+
+// BenchmarkFloorForkExec: fork/exec and wait of a trivial binary, the floor
+// under a cold start.
+func BenchmarkFloorForkExec(b *testing.B) {
+	truePath, err := exec.LookPath("true")
+	if err != nil {
+		b.Skip("no true binary")
+	}
+	ts := make(timings, 0, b.N)
+	for b.Loop() {
+		t0 := time.Now()
+		if err := exec.Command(truePath).Run(); err != nil {
+			b.Fatal(err)
+		}
+		ts = append(ts, time.Since(t0))
+	}
+	ts.report(b)
+}

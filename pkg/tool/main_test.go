@@ -1,0 +1,221 @@
+package tool
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"go.uber.org/goleak"
+)
+
+// Plugin directories built once by TestMain.
+var dirs struct {
+	root      string
+	good      string // testplug
+	ready     string // plugins/hello
+	badschema string
+	notplugin string
+	plain     string // a plugin without sdk/tool
+}
+
+// TestMain builds the plugins once, or runs this binary as a helper process
+// (a host to be SIGKILLed, an echo server for the benchmark floor).
+func TestMain(m *testing.M) {
+	switch os.Getenv("TOOLTEST_HELPER") {
+	case "host":
+		helperHost()
+		return
+	case "echo":
+		helperEcho()
+		return
+	}
+	code, err := setup(m)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "setup:", err)
+		os.Exit(1)
+	}
+	os.Exit(code)
+}
+
+func setup(m *testing.M) (int, error) {
+	root, err := os.MkdirTemp("", "tooltest")
+	if err != nil {
+		return 0, err
+	}
+	defer os.RemoveAll(root)
+	dirs.root = root
+	dirs.good = filepath.Join(root, "good")
+	dirs.ready = filepath.Join(root, "ready")
+	dirs.badschema = filepath.Join(root, "badschema")
+	dirs.notplugin = filepath.Join(root, "notplugin")
+	dirs.plain = filepath.Join(root, "plain")
+	// One go build for all: it compiles the packages in parallel.
+	bin := filepath.Join(root, "bin")
+	cmd := exec.Command("go", "build", "-o", bin+"/",
+		"./testdata/plugins/testplug", "./testdata/plugins/badschema", "./testdata/plugins/notplugin", "./testdata/plugins/plainplug", "../../plugins/hello")
+	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
+	if err := cmd.Run(); err != nil {
+		return 0, fmt.Errorf("building the plugins: %w", err)
+	}
+	built, err := os.ReadDir(bin)
+	if err != nil {
+		return 0, err
+	}
+	for _, f := range built {
+		dst := map[string]string{"testplug": dirs.good, "badschema": dirs.badschema, "notplugin": dirs.notplugin, "plainplug": dirs.plain}[f.Name()]
+		if dst == "" {
+			dst = dirs.ready
+		}
+		if err := os.MkdirAll(dst, 0o755); err != nil {
+			return 0, err
+		}
+		if err := os.Rename(filepath.Join(bin, f.Name()), filepath.Join(dst, f.Name())); err != nil {
+			return 0, err
+		}
+	}
+	return m.Run(), nil
+}
+
+// helperHost scans the directory in TOOLTEST_DIR, starts the grandchild tool
+// and prints the pids it reports, then waits to be killed.
+func helperHost() {
+	h := NewHost(Config{})
+	set, err := h.Scan(context.Background(), os.Getenv("TOOLTEST_DIR"))
+	if err != nil {
+		fmt.Println("error", err)
+		os.Exit(1)
+	}
+	set.Execute(context.Background(), "grandchild", json.RawMessage(`{"shell":true}`), Options{
+		OnOutput: func(c Chunk) { fmt.Print(c.Data) },
+	})
+	select {}
+}
+
+// helperEcho echoes bytes on a unix socket whose path is in TOOLTEST_SOCK.
+func helperEcho() {
+	l, err := net.Listen("unix", os.Getenv("TOOLTEST_SOCK"))
+	if err != nil {
+		os.Exit(1)
+	}
+	fmt.Println("ready")
+	c, err := l.Accept()
+	if err != nil {
+		os.Exit(1)
+	}
+	_, _ = io.Copy(c, c)
+	os.Exit(0)
+}
+
+// newHost returns a host closed at the end of the test, which also checks
+// that no goroutine, child process or socket file is left behind.
+func newHost(t testing.TB, cfg Config) *Host {
+	t.Helper()
+	if cfg.SocketDir == "" {
+		cfg.SocketDir = t.TempDir()
+	}
+	h := NewHost(cfg)
+	t.Cleanup(func() {
+		if err := h.Close(); err != nil {
+			t.Errorf("Close: %v", err)
+		}
+		if kids := children(); len(kids) > 0 {
+			t.Errorf("child processes left after Close: %v", kids)
+		}
+		if left, _ := os.ReadDir(cfg.SocketDir); len(left) > 0 {
+			t.Errorf("socket directory not empty after Close: %v", left)
+		}
+		if _, ok := t.(*testing.T); ok {
+			goleak.VerifyNone(t.(*testing.T))
+		}
+	})
+	return h
+}
+
+func scan(t testing.TB, h *Host, paths ...string) *Set {
+	t.Helper()
+	set, err := h.Scan(context.Background(), paths...)
+	if err != nil {
+		t.Fatalf("Scan: %v", err)
+	}
+	return set
+}
+
+// children lists the processes whose parent is this process, zombies included.
+func children() []string {
+	var out []string
+	self := os.Getpid()
+	entries, _ := os.ReadDir("/proc")
+	for _, e := range entries {
+		if _, err := strconv.Atoi(e.Name()); err != nil {
+			continue
+		}
+		ppid, state, ok := procStat(e.Name())
+		if ok && ppid == self {
+			out = append(out, e.Name()+":"+state)
+		}
+	}
+	return out
+}
+
+// procStat reads the parent pid and state of a process.
+func procStat(pid string) (ppid int, state string, ok bool) {
+	b, err := os.ReadFile("/proc/" + pid + "/stat")
+	if err != nil {
+		return 0, "", false
+	}
+	s := string(b)
+	f := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
+	if len(f) < 2 {
+		return 0, "", false
+	}
+	ppid, _ = strconv.Atoi(f[1])
+	return ppid, f[0], true
+}
+
+// alive reports whether pid runs (a zombie does not).
+func alive(pid int) bool {
+	_, state, ok := procStat(strconv.Itoa(pid))
+	return ok && state != "Z"
+}
+
+// waitGone waits until none of pids runs.
+func waitGone(t *testing.T, pids ...int) {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for _, pid := range pids {
+		for alive(pid) {
+			if time.Now().After(deadline) {
+				t.Fatalf("process %d still runs", pid)
+			}
+			time.Sleep(5 * time.Millisecond)
+		}
+	}
+}
+
+// openFDs counts this process's open file descriptors.
+func openFDs() int {
+	entries, _ := os.ReadDir("/proc/self/fd")
+	return len(entries)
+}
+
+// pidsFrom parses "pids P S" from a grandchild chunk.
+func pidsFrom(line string) (plugin, sleep int, err error) {
+	_, err = fmt.Sscanf(strings.TrimSpace(line), "pids %d %d", &plugin, &sleep)
+	return plugin, sleep, err
+}
+
+func readLine(r io.Reader) (string, error) {
+	return bufio.NewReader(r).ReadString('\n')
+}
+
+func netDialUnix(path string) (net.Conn, error) { return net.Dial("unix", path) }

@@ -1,0 +1,195 @@
+// Command testplug is a test plugin with one tool per behaviour the host
+// must handle: output, crashes, hangs, grandchildren, bad results.
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"image"
+	"image/png"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/agentcore/agentcore/sdk/tool"
+)
+
+type empty struct{}
+
+type text struct {
+	Text string `json:"text"`
+}
+
+type code struct {
+	Code int `json:"code"`
+}
+
+type span struct {
+	MS int `json:"ms"`
+}
+
+type barrier struct {
+	Dir string `json:"dir"`
+	N   int    `json:"n"`
+	MS  int    `json:"ms"`
+}
+
+type size struct {
+	N int `json:"n"`
+}
+
+type shell struct {
+	Shell bool `json:"shell,omitempty"`
+}
+
+type nums struct {
+	A float64 `json:"a"`
+	B float64 `json:"b"`
+}
+
+func loop(ctx context.Context, _ empty, emit tool.Emit) (any, error) {
+	emit("started")
+	for {
+	}
+}
+
+// pngBytes returns a small PNG image.
+func pngBytes() []byte {
+	var b bytes.Buffer
+	_ = png.Encode(&b, image.NewGray(image.Rect(0, 0, 4, 4)))
+	return b.Bytes()
+}
+
+func main() {
+	tool.Serve(
+		tool.New("echo", "Returns its text.", func(_ context.Context, in text, _ tool.Emit) (any, error) {
+			return in.Text, nil
+		}),
+		tool.New("add", "Adds two numbers.", func(_ context.Context, in nums, _ tool.Emit) (any, error) {
+			return in.A + in.B, nil
+		}),
+		tool.New("pid", "Returns the plugin's process id.", func(context.Context, empty, tool.Emit) (any, error) {
+			return os.Getpid(), nil
+		}),
+		tool.New("loop", "Spins forever.", loop),
+		tool.New("loop_timeout", "Spins forever, with a timeout.", loop, tool.Timeout(300*time.Millisecond)),
+		tool.New("panic", "Panics.", func(context.Context, empty, tool.Emit) (any, error) {
+			panic("boom")
+		}),
+		tool.New("exit", "Exits the process.", func(_ context.Context, in code, _ tool.Emit) (any, error) {
+			fmt.Fprintln(os.Stderr, "exiting with", in.Code)
+			os.Exit(in.Code)
+			return nil, nil
+		}),
+		tool.New("segfault", "Faults outside any recover.", func(context.Context, empty, tool.Emit) (any, error) {
+			go func() {
+				var p *int
+				*p = 1
+			}()
+			select {}
+		}),
+		tool.New("sigkill", "Dies like an OOM kill.", func(context.Context, empty, tool.Emit) (any, error) {
+			_ = syscall.Kill(os.Getpid(), syscall.SIGKILL)
+			select {}
+		}),
+		tool.New("grandchild", "Starts sleep, reports pids, blocks.", func(_ context.Context, in shell, emit tool.Emit) (any, error) {
+			var cmd *exec.Cmd
+			if in.Shell {
+				cmd = exec.Command("bash", "-c", "sleep 1000 & echo $!; wait")
+			} else {
+				cmd = exec.Command("sleep", "1000")
+			}
+			out, err := cmd.StdoutPipe()
+			if err != nil {
+				return nil, err
+			}
+			if err := cmd.Start(); err != nil {
+				return nil, err
+			}
+			sleepPid := cmd.Process.Pid
+			if in.Shell {
+				var pid int
+				if _, err := fmt.Fscan(out, &pid); err != nil {
+					return nil, err
+				}
+				sleepPid = pid
+			}
+			emit(fmt.Sprintf("pids %d %d\n", os.Getpid(), sleepPid))
+			select {}
+		}),
+		tool.New("stdio", "Writes to stdout and stderr, runs a command, emits.", func(ctx context.Context, _ empty, emit tool.Emit) (any, error) {
+			fmt.Println("go-stdout")
+			fmt.Fprintln(os.Stderr, "go-stderr")
+			emit("emitted")
+			if err := tool.Run(ctx, exec.Command("sh", "-c", "echo cmd-stdout; echo cmd-stderr >&2; echo inherited >&1")); err != nil {
+				return nil, err
+			}
+			// A child writing straight to the inherited fd 1.
+			c := exec.Command("sh", "-c", "echo raw-fd-1")
+			c.Stdout = os.Stdout
+			if err := c.Run(); err != nil {
+				return nil, err
+			}
+			fmt.Print(strings.Repeat("x", 100000), "\n")
+			fmt.Println("last-line")
+			return "done", nil
+		}),
+		tool.New("span", "Sleeps, reporting when it ran.", func(_ context.Context, in span, _ tool.Emit) (any, error) {
+			start := time.Now()
+			time.Sleep(time.Duration(in.MS) * time.Millisecond)
+			return map[string]any{"start": start.UnixNano(), "end": time.Now().UnixNano(), "pid": os.Getpid()}, nil
+		}),
+		tool.New("barrier", "Waits until n calls have arrived in dir, then sleeps, reporting when it ran.", func(_ context.Context, in barrier, _ tool.Emit) (any, error) {
+			name := filepath.Join(in.Dir, strconv.Itoa(os.Getpid()))
+			if err := os.WriteFile(name, nil, 0o600); err != nil {
+				return nil, err
+			}
+			deadline := time.Now().Add(10 * time.Second)
+			for {
+				entries, err := os.ReadDir(in.Dir)
+				if err != nil {
+					return nil, err
+				}
+				if len(entries) >= in.N {
+					break
+				}
+				if time.Now().After(deadline) {
+					return nil, fmt.Errorf("only %d of %d calls arrived", len(entries), in.N)
+				}
+				time.Sleep(2 * time.Millisecond)
+			}
+			start := time.Now()
+			time.Sleep(time.Duration(in.MS) * time.Millisecond)
+			return map[string]any{"start": start.UnixNano(), "end": time.Now().UnixNano(), "pid": os.Getpid()}, nil
+		}),
+		tool.New("big", "Returns n characters.", func(_ context.Context, in size, _ tool.Emit) (any, error) {
+			return strings.Repeat("a", in.N/2) + strings.Repeat("z", in.N-in.N/2), nil
+		}),
+		tool.New("image", "Returns text and an image.", func(context.Context, empty, tool.Emit) (any, error) {
+			img := pngBytes()
+			return tool.Content{tool.Text(strings.Repeat("t", 1000)), tool.Image("image/png", img), {Type: "image", Data: img}}, nil
+		}),
+		tool.New("badpart", "Returns an invalid part.", func(context.Context, empty, tool.Emit) (any, error) {
+			return tool.Content{tool.Text("ok"), {Type: "media", Data: pngBytes()}}, nil
+		}),
+		tool.New("unserialisable", "Returns a channel.", func(context.Context, empty, tool.Emit) (any, error) {
+			return map[string]any{"c": make(chan int)}, nil
+		}),
+		tool.New("stop", "Stops the loop.", func(context.Context, empty, tool.Emit) (any, error) {
+			return tool.Stop("bye"), nil
+		}),
+		tool.New("fail", "Returns an error.", func(context.Context, empty, tool.Emit) (any, error) {
+			return nil, fmt.Errorf("it went wrong")
+		}),
+		tool.Raw("raw", "Echoes its raw input.", json.RawMessage(`{"type":"object","properties":{"x":{"type":"integer","minimum":1}},"required":["x"]}`),
+			func(_ context.Context, input json.RawMessage, _ tool.Emit) (any, error) {
+				return input, nil
+			}, tool.ReadOnly(), tool.Idempotent()),
+	)
+}
