@@ -1,0 +1,65 @@
+package mcp
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"testing"
+	"time"
+
+	pluginv1 "github.com/agentcore/agentcore/proto/agentcore/plugin/v1"
+)
+
+// hostEnv, when set, makes the test binary stand in for toolhost: it calls
+// the hang tool of the stdio server declared at the path it holds.
+const hostEnv = "AGENTCORE_MCP_TEST_HOST"
+
+// runHost prints the stdio server's pid, then waits in the call until killed.
+func runHost() int {
+	def, err := ReadDefinition(os.Getenv(hostEnv))
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	s, err := NewServer(def)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	_, err = s.Call(context.Background(), "hang", "{}", func(c *pluginv1.OutputChunk) { fmt.Print(c.Data) })
+	fmt.Fprintln(os.Stderr, "hang returned:", err)
+	return 1
+}
+
+func TestStdioServerDiesWithTheProcessThatStartedIt(t *testing.T) {
+	def := stdioDefinition(t, variantFull, "")
+	host := exec.Command(testBinary(t))
+	host.Env = append(os.Environ(), hostEnv+"="+def.Path)
+	out, err := host.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := host.Start(); err != nil {
+		t.Fatal(err)
+	}
+	var pid int
+	line, err := bufio.NewReader(out).ReadString('\n')
+	if _, scanErr := fmt.Sscanf(line, "0 pid %d", &pid); err != nil || scanErr != nil {
+		_ = host.Process.Kill()
+		_ = host.Wait()
+		t.Fatalf("host said %q: %v %v", line, err, scanErr)
+	}
+	if err := host.Process.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	_ = host.Wait()
+	deadline := time.Now().Add(5 * time.Second)
+	for !processGone(pid) {
+		if time.Now().After(deadline) {
+			t.Fatalf("stdio server %d survived its host's SIGKILL", pid)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
