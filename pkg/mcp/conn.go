@@ -80,26 +80,30 @@ func connect(ctx context.Context, def *Definition, base http.RoundTripper) (*con
 		cmd.WaitDelay = pipeGrace
 		dieWithParent(cmd)
 		c.cmd = cmd
-		transport = &sdk.CommandTransport{Command: cmd, TerminateDuration: closeGrace}
+		transport = &progressTransport{
+			Transport: &sdk.CommandTransport{Command: cmd, TerminateDuration: closeGrace},
+			deliver:   c.out.progress,
+		}
 	case TransportHTTP:
 		transport = &sdk.StreamableClientTransport{
 			Endpoint:   def.Transport.URL,
-			HTTPClient: c.httpClient(base),
+			HTTPClient: c.httpClient(base, c.out.progress),
 			// Server-initiated messages outside a request are not used.
 			DisableStandaloneSSE: true,
 		}
 	case TransportSSE:
-		transport = &sdk.SSEClientTransport{Endpoint: def.Transport.URL, HTTPClient: c.httpClient(base)}
+		transport = &progressTransport{
+			Transport: &sdk.SSEClientTransport{Endpoint: def.Transport.URL, HTTPClient: c.httpClient(base, nil)},
+			deliver:   c.out.progress,
+		}
 	default:
 		c.cancel(errClosed)
 		return nil, fmt.Errorf("unknown transport %q", def.Transport.Type)
 	}
 	client := sdk.NewClient(clientInfo(), &sdk.ClientOptions{
 		// No roots, sampling or elicitation: the server may only answer.
+		// Progress is taken off the wire (see progress.go), not by a handler.
 		Capabilities: &sdk.ClientCapabilities{},
-		ProgressNotificationHandler: func(_ context.Context, req *sdk.ProgressNotificationClientRequest) {
-			c.out.progress(req.Params)
-		},
 	})
 	stop := context.AfterFunc(ctx, func() { c.cancel(context.Cause(ctx)) })
 	session, err := client.Connect(c.ctx, transport, nil)
@@ -171,9 +175,10 @@ func (c *conn) explain(err error) error {
 }
 
 // httpClient is a client whose requests carry the definition's headers and
-// end when the connection does.
-func (c *conn) httpClient(base http.RoundTripper) *http.Client {
-	return &http.Client{Transport: &boundTransport{base: base, headers: c.def.Transport.Headers, ctx: c.ctx}}
+// end when the connection does; progress, if set, gets the progress
+// notifications of event-stream responses.
+func (c *conn) httpClient(base http.RoundTripper, progress func(*sdk.ProgressNotificationParams)) *http.Client {
+	return &http.Client{Transport: &boundTransport{base: base, headers: c.def.Transport.Headers, ctx: c.ctx, progress: progress}}
 }
 
 // commandEnv is the few inherited variables plus the definition's env.
@@ -210,9 +215,10 @@ func clientInfo() *sdk.Implementation {
 // boundTransport adds the definition's headers to each request (never
 // replacing the protocol's own) and ends each request when ctx ends.
 type boundTransport struct {
-	base    http.RoundTripper
-	headers map[string]string
-	ctx     context.Context
+	base     http.RoundTripper
+	headers  map[string]string
+	ctx      context.Context
+	progress func(*sdk.ProgressNotificationParams)
 }
 
 func (t *boundTransport) RoundTrip(req *http.Request) (*http.Response, error) {
@@ -237,6 +243,9 @@ func (t *boundTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 		return nil, err
 	}
 	resp.Body = &releasingBody{ReadCloser: resp.Body, release: release}
+	if t.progress != nil && strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") {
+		resp.Body = &progressBody{ReadCloser: resp.Body, deliver: t.progress}
+	}
 	return resp, nil
 }
 

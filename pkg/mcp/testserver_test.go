@@ -113,8 +113,6 @@ func newTestServer(variant string, hooks testHooks) *sdk.Server {
 			if err != nil {
 				return nil, nil, err
 			}
-			// Progress is delivered apart from the result: give it time to arrive first.
-			time.Sleep(20 * time.Millisecond)
 		}
 		return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: "done"}}}, nil, nil
 	})
