@@ -9,6 +9,12 @@
 // hashicorp/go-plugin handshake and serves ToolPluginService over gRPC.
 // Go authors use sdk/tool; other languages implement the handshake and this
 // service.
+//
+// Handshake: the host starts the plugin with the environment variable
+// AGENTCORE_TOOL_PLUGIN=tool-plugin-v1 (magic cookie) and expects go-plugin's
+// protocol line on stdout ("1|1|unix|/path/to/socket|grpc|"), core protocol
+// version 1, app protocol version 1. The host runs one call per plugin
+// process at a time and kills the process group to stop a call for good.
 
 package pluginv1
 
@@ -455,9 +461,12 @@ func (*ExecuteResponse_Result) isExecuteResponse_Event() {}
 
 // OutputChunk is a piece of live output of a running call.
 type OutputChunk struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Stream        OutputStream           `protobuf:"varint,1,opt,name=stream,proto3,enum=agentcore.plugin.v1.OutputStream" json:"stream,omitempty"`
-	Data          string                 `protobuf:"bytes,2,opt,name=data,proto3" json:"data,omitempty"`
+	state  protoimpl.MessageState `protogen:"open.v1"`
+	Stream OutputStream           `protobuf:"varint,1,opt,name=stream,proto3,enum=agentcore.plugin.v1.OutputStream" json:"stream,omitempty"`
+	// Raw bytes as written: a chunk may end inside a UTF-8 sequence (the host
+	// joins chunks of one stream before decoding), and invalid UTF-8 is
+	// replaced by the host, so plugins can forward process output unchanged.
+	Data          []byte `protobuf:"bytes,2,opt,name=data,proto3" json:"data,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -499,11 +508,11 @@ func (x *OutputChunk) GetStream() OutputStream {
 	return OutputStream_OUTPUT_STREAM_UNSPECIFIED
 }
 
-func (x *OutputChunk) GetData() string {
+func (x *OutputChunk) GetData() []byte {
 	if x != nil {
 		return x.Data
 	}
-	return ""
+	return nil
 }
 
 // ToolResult is the outcome of a call.
@@ -889,7 +898,7 @@ const file_agentcore_plugin_v1_plugin_proto_rawDesc = "" +
 	"\x05event\"\\\n" +
 	"\vOutputChunk\x129\n" +
 	"\x06stream\x18\x01 \x01(\x0e2!.agentcore.plugin.v1.OutputStreamR\x06stream\x12\x12\n" +
-	"\x04data\x18\x02 \x01(\tR\x04data\"\xab\x01\n" +
+	"\x04data\x18\x02 \x01(\fR\x04data\"\xab\x01\n" +
 	"\n" +
 	"ToolResult\x12\x14\n" +
 	"\x04text\x18\x01 \x01(\tH\x00R\x04text\x12\x14\n" +

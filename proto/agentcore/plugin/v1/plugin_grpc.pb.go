@@ -9,6 +9,12 @@
 // hashicorp/go-plugin handshake and serves ToolPluginService over gRPC.
 // Go authors use sdk/tool; other languages implement the handshake and this
 // service.
+//
+// Handshake: the host starts the plugin with the environment variable
+// AGENTCORE_TOOL_PLUGIN=tool-plugin-v1 (magic cookie) and expects go-plugin's
+// protocol line on stdout ("1|1|unix|/path/to/socket|grpc|"), core protocol
+// version 1, app protocol version 1. The host runs one call per plugin
+// process at a time and kills the process group to stop a call for good.
 
 package pluginv1
 

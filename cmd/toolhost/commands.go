@@ -1,0 +1,210 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/agentcore/agentcore/pkg/tool"
+	agentv1 "github.com/agentcore/agentcore/proto/agentcore/v1"
+)
+
+func newHost(e env) *tool.Host {
+	return tool.NewHost(tool.Config{Logger: e.log})
+}
+
+// runList implements `toolhost list [--json] PATH...`.
+func runList(ctx context.Context, e env, args []string) int {
+	fs := flag.NewFlagSet("list", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	asJSON := fs.Bool("json", false, "print a JSON array")
+	if err := fs.Parse(args); err != nil {
+		return fail(e, fmt.Errorf("%w: %v", errUsage, err))
+	}
+	if fs.NArg() == 0 {
+		return fail(e, fmt.Errorf("%w: list needs at least one PATH", errUsage))
+	}
+	host := newHost(e)
+	defer host.Close()
+	set, err := host.Scan(ctx, fs.Args()...)
+	if err != nil {
+		return fail(e, err)
+	}
+	if *asJSON {
+		type item struct {
+			Name        string          `json:"name"`
+			Description string          `json:"description"`
+			InputSchema json.RawMessage `json:"inputSchema"`
+			Source      string          `json:"source"`
+			Timeout     *string         `json:"timeout"`
+		}
+		items := []item{}
+		for _, s := range set.Specs() {
+			it := item{Name: s.Name, Description: s.Description, InputSchema: s.InputSchema, Source: s.Source}
+			if s.Timeout > 0 {
+				t := protoDuration(s.Timeout)
+				it.Timeout = &t
+			}
+			items = append(items, it)
+		}
+		enc := json.NewEncoder(e.stdout)
+		enc.SetIndent("", "  ")
+		if err := enc.Encode(items); err != nil {
+			return fail(e, err)
+		}
+		return exitOK
+	}
+	tw := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "NAME\tSOURCE\tTIMEOUT\tDESCRIPTION")
+	for _, s := range set.Specs() {
+		timeout := "-"
+		if s.Timeout > 0 {
+			timeout = s.Timeout.String()
+		}
+		desc, _, _ := strings.Cut(s.Description, "\n")
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", s.Name, s.Source, timeout, desc)
+	}
+	if err := tw.Flush(); err != nil {
+		return fail(e, err)
+	}
+	return exitOK
+}
+
+// protoDuration formats d as protobuf's JSON form of a Duration ("1.5s").
+func protoDuration(d time.Duration) string {
+	return strconv.FormatFloat(d.Seconds(), 'f', -1, 64) + "s"
+}
+
+// runCall implements `toolhost call [--limit N] PATH... TOOL JSON`.
+func runCall(ctx context.Context, e env, args []string) int {
+	fs := flag.NewFlagSet("call", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	limit := fs.Int("limit", 0, "cut text output longer than N characters (0: no limit)")
+	if err := fs.Parse(args); err != nil {
+		return fail(e, fmt.Errorf("%w: %v", errUsage, err))
+	}
+	rest := fs.Args()
+	if len(rest) < 3 {
+		return fail(e, fmt.Errorf("%w: call needs PATH... TOOL JSON", errUsage))
+	}
+	paths, name, input := rest[:len(rest)-2], rest[len(rest)-2], rest[len(rest)-1]
+	if !json.Valid([]byte(input)) {
+		return fail(e, fmt.Errorf("%w: the input %q is not valid JSON", errUsage, input))
+	}
+	if *limit < 0 {
+		return fail(e, fmt.Errorf("%w: --limit must not be negative", errUsage))
+	}
+	host := newHost(e)
+	defer host.Close()
+	set, err := host.Scan(ctx, paths...)
+	if err != nil {
+		return fail(e, err)
+	}
+	pw := &prefixWriter{w: e.stderr}
+	res := set.Execute(ctx, name, json.RawMessage(input), tool.Options{
+		Limit:    *limit,
+		OnOutput: pw.chunk,
+	})
+	pw.end()
+	out := struct {
+		Output any  `json:"output"`
+		Error  bool `json:"error,omitempty"`
+		Stop   bool `json:"stop,omitempty"`
+	}{Output: outputJSON(res.Output), Error: res.Error, Stop: res.Stop}
+	b, err := json.Marshal(out)
+	if err != nil {
+		return fail(e, err)
+	}
+	fmt.Fprintf(e.stdout, "%s\n", b)
+	if res.Error {
+		return exitError
+	}
+	return exitOK
+}
+
+// outputJSON renders an output in the reference's shape: {type, value}.
+func outputJSON(o *agentv1.ToolOutput) any {
+	type part struct {
+		Type      string `json:"type"`
+		Text      string `json:"text,omitempty"`
+		MediaType string `json:"mediaType,omitempty"`
+		Data      []byte `json:"data,omitempty"`
+		URL       string `json:"url,omitempty"`
+		Filename  string `json:"filename,omitempty"`
+	}
+	type value struct {
+		Type  string `json:"type"`
+		Value any    `json:"value"`
+	}
+	switch v := o.GetValue().(type) {
+	case *agentv1.ToolOutput_Json:
+		return value{"json", json.RawMessage(v.Json)}
+	case *agentv1.ToolOutput_Content:
+		parts := []part{}
+		for _, p := range v.Content.GetParts() {
+			if f := p.GetFile(); f != nil {
+				parts = append(parts, part{Type: "file", MediaType: f.GetMediaType(), Data: f.GetData(), URL: f.GetUrl(), Filename: f.GetFilename()})
+				continue
+			}
+			parts = append(parts, part{Type: "text", Text: p.GetText()})
+		}
+		return value{"content", parts}
+	}
+	return value{"text", o.GetText()}
+}
+
+// prefixWriter writes chunks line by line, each line prefixed by its
+// stream; a line cut by a chunk of another stream is ended first.
+type prefixWriter struct {
+	w      io.Writer
+	stream agentv1.OutputStream
+	mid    bool // inside a line of stream
+}
+
+func (p *prefixWriter) chunk(c tool.Chunk) {
+	var buf bytes.Buffer
+	if p.mid && c.Stream != p.stream {
+		buf.WriteByte('\n')
+		p.mid = false
+	}
+	p.stream = c.Stream
+	label := "[" + streamName(c.Stream) + "] "
+	for data := c.Data; data != ""; {
+		if !p.mid {
+			buf.WriteString(label)
+		}
+		line, rest, nl := strings.Cut(data, "\n")
+		buf.WriteString(line)
+		if nl {
+			buf.WriteByte('\n')
+		}
+		p.mid = !nl
+		data = rest
+	}
+	_, _ = p.w.Write(buf.Bytes())
+}
+
+// end finishes a pending line.
+func (p *prefixWriter) end() {
+	if p.mid {
+		_, _ = io.WriteString(p.w, "\n")
+		p.mid = false
+	}
+}
+
+func streamName(s agentv1.OutputStream) string {
+	switch s {
+	case agentv1.OutputStream_OUTPUT_STREAM_STDOUT:
+		return "stdout"
+	case agentv1.OutputStream_OUTPUT_STREAM_STDERR:
+		return "stderr"
+	}
+	return "output"
+}

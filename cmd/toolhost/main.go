@@ -1,0 +1,97 @@
+// Command toolhost is the tool author's command line: it lists the tools in
+// plugin directories and runs one call, showing its live output.
+//
+//	toolhost list [--json] PATH...
+//	toolhost call [--limit N] PATH... TOOL JSON
+//
+// A PATH is a directory scanned for plugins (recursively) or a plugin file.
+// call prints the output chunks to stderr as they come, each line prefixed
+// by its stream, and the result to stdout as one JSON object with "output"
+// and, when they apply, "error" and "stop". It exits 0 on success, 1 when
+// the result is an error (or the scan failed), 2 on a usage error. Ctrl-C
+// kills the running tool.
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/hashicorp/go-hclog"
+)
+
+// Exit codes.
+const (
+	exitOK    = 0
+	exitError = 1
+	exitUsage = 2
+)
+
+const usage = `usage:
+  toolhost list [--json] PATH...          list the tools found in PATHs
+  toolhost call [--limit N] PATH... TOOL JSON
+                                          run one call of TOOL with input JSON
+
+A PATH is a directory scanned recursively for plugins, or a plugin file.
+Set AGENTCORE_LOG_LEVEL (trace, debug, info, warn, error) for host logs.
+`
+
+// errUsage marks errors in the command line.
+var errUsage = errors.New("usage")
+
+type env struct {
+	stdout, stderr io.Writer
+	log            hclog.Logger
+}
+
+// subcommands maps a subcommand to its function.
+var subcommands = map[string]func(ctx context.Context, e env, args []string) int{
+	"list": runList,
+	"call": runCall,
+}
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	code := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
+	stop()
+	os.Exit(code)
+}
+
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	level := hclog.LevelFromString(os.Getenv("AGENTCORE_LOG_LEVEL"))
+	if level == hclog.NoLevel {
+		level = hclog.Warn
+	}
+	e := env{
+		stdout: stdout,
+		stderr: stderr,
+		log:    hclog.New(&hclog.LoggerOptions{Name: "toolhost", Level: level, Output: stderr}),
+	}
+	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
+		fmt.Fprint(stderr, usage)
+		if len(args) == 0 {
+			return exitUsage
+		}
+		return exitOK
+	}
+	f, ok := subcommands[args[0]]
+	if !ok {
+		fmt.Fprintf(stderr, "toolhost: unknown command %q\n\n%s", args[0], usage)
+		return exitUsage
+	}
+	return f(ctx, e, args[1:])
+}
+
+// fail prints err and returns the exit code it calls for.
+func fail(e env, err error) int {
+	fmt.Fprintf(e.stderr, "toolhost: %v\n", err)
+	if errors.Is(err, errUsage) {
+		fmt.Fprintf(e.stderr, "\n%s", usage)
+		return exitUsage
+	}
+	return exitError
+}

@@ -1,0 +1,398 @@
+package tool
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+	"google.golang.org/protobuf/types/known/durationpb"
+
+	pluginv1 "github.com/agentcore/agentcore/proto/agentcore/plugin/v1"
+)
+
+// Defaults of Config.
+const (
+	DefaultMaxIdle      = 4
+	DefaultStartTimeout = 10 * time.Second
+	describeTimeout     = 10 * time.Second
+	scanParallel        = 4
+)
+
+// ErrClosed is the error of operations on a closed Host.
+var ErrClosed = errors.New("tool host is closed")
+
+// Config configures a Host.
+type Config struct {
+	// Logger receives the host's logs (plugin starts, exits, stderr). Default: none.
+	Logger hclog.Logger
+	// MaxIdle is how many idle processes are kept per plugin for reuse:
+	// 0 means DefaultMaxIdle, a negative value keeps none.
+	MaxIdle int
+	// StartTimeout bounds a plugin's start up to its handshake. 0 means DefaultStartTimeout.
+	StartTimeout time.Duration
+	// SocketDir is where plugin sockets are made (one directory per process,
+	// removed when it ends). Default: the system's temporary directory.
+	SocketDir string
+	// Kinds are extra kinds of tool sources a scan recognises, tried in
+	// order before the built-in kind (an executable file is a plugin).
+	Kinds []Kind
+}
+
+// Command is how to start a plugin process.
+type Command struct {
+	// Path is the executable.
+	Path string
+	// Args are the arguments after the program name.
+	Args []string
+	// Env is added to the host's environment.
+	Env []string
+	// Dir is the working directory; empty means the host's.
+	Dir string
+	// Source labels the tools of this plugin (Spec.Source); empty means Path.
+	Source string
+}
+
+func (c Command) source() string {
+	if c.Source != "" {
+		return c.Source
+	}
+	return c.Path
+}
+
+func (c Command) key() string {
+	return strings.Join(append(append([]string{c.Path, c.Dir}, c.Args...), c.Env...), "\x00")
+}
+
+// Kind is one kind of file a scan turns into a plugin, e.g. an MCP server
+// definition served by `toolhost mcp-serve FILE`.
+type Kind struct {
+	// Name names the kind in errors.
+	Name string
+	// Match reports whether the file at path (info follows symlinks) is of this kind.
+	Match func(path string, info fs.FileInfo) bool
+	// Command returns how to start the plugin serving the file's tools.
+	Command func(path string) (Command, error)
+}
+
+// Host owns every plugin process it starts: it pools them per plugin and
+// kills them all on Close. It is safe for concurrent use.
+type Host struct {
+	cfg Config
+	log hclog.Logger
+	sp  *spawner
+
+	mu     sync.Mutex
+	closed bool
+	pools  map[string]*pool
+	procs  map[*proc]struct{}
+	wg     sync.WaitGroup // operations that may start processes, and cleanups
+}
+
+// NewHost returns a Host with no processes yet.
+func NewHost(cfg Config) *Host {
+	if cfg.Logger == nil {
+		cfg.Logger = hclog.NewNullLogger()
+	}
+	if cfg.MaxIdle == 0 {
+		cfg.MaxIdle = DefaultMaxIdle
+	}
+	if cfg.StartTimeout <= 0 {
+		cfg.StartTimeout = DefaultStartTimeout
+	}
+	return &Host{
+		cfg:   cfg,
+		log:   cfg.Logger,
+		sp:    newSpawner(),
+		pools: map[string]*pool{},
+		procs: map[*proc]struct{}{},
+	}
+}
+
+// Close kills every plugin process (busy or idle) with its whole process
+// group, reaps them, and waits until nothing the Host started is left.
+// Calls in flight end with an error result. Close is idempotent.
+func (h *Host) Close() error {
+	h.mu.Lock()
+	if h.closed {
+		h.mu.Unlock()
+		return nil
+	}
+	h.closed = true
+	procs := make([]*proc, 0, len(h.procs))
+	for p := range h.procs {
+		procs = append(procs, p)
+	}
+	for _, pl := range h.pools {
+		pl.mu.Lock()
+		pl.idle, pl.retired = nil, true
+		pl.mu.Unlock()
+	}
+	h.mu.Unlock()
+	for _, p := range procs {
+		p.kill()
+	}
+	var wg sync.WaitGroup
+	for _, p := range procs {
+		wg.Go(p.cleanup)
+	}
+	wg.Wait()
+	h.wg.Wait()
+	h.sp.stop()
+	return nil
+}
+
+// begin registers an operation that may start processes; false once closed.
+func (h *Host) begin() bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.closed {
+		return false
+	}
+	h.wg.Add(1)
+	return true
+}
+
+func (h *Host) end() { h.wg.Done() }
+
+// Scan finds the plugins in the given paths and describes their tools. A
+// directory is walked recursively (names starting with "." are skipped); a
+// file is taken as it is. Files matching a configured Kind become plugins of
+// that kind; other executable files are plugins; other files are skipped.
+// An executable that fails the handshake or Describe fails the scan, which
+// names its path and why. Tools of later paths override earlier ones by
+// name; within one path a name offered twice is an error. The processes
+// started for Describe stay in their pools, warm for the first calls.
+func (h *Host) Scan(ctx context.Context, paths ...string) (*Set, error) {
+	sets := make([]*Set, 0, len(paths))
+	var errs []error
+	for _, root := range paths {
+		s, err := h.scanPath(ctx, root)
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		sets = append(sets, s)
+	}
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
+	}
+	return Merge(sets...), nil
+}
+
+// Load describes the tools of one plugin started by cmd.
+func (h *Host) Load(ctx context.Context, cmd Command) (*Set, error) {
+	entries, err := h.describe(ctx, cmd)
+	if err != nil {
+		return nil, err
+	}
+	return setOf(entries), nil
+}
+
+func (h *Host) scanPath(ctx context.Context, root string) (*Set, error) {
+	cmds, err := h.find(root)
+	if err != nil {
+		return nil, err
+	}
+	results := make([][]*entry, len(cmds))
+	errs := make([]error, len(cmds))
+	sem := make(chan struct{}, scanParallel)
+	var wg sync.WaitGroup
+	for i, c := range cmds {
+		wg.Go(func() {
+			sem <- struct{}{}
+			defer func() { <-sem }()
+			results[i], errs[i] = h.describe(ctx, c)
+		})
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		return nil, fmt.Errorf("scanning %s: %w", root, err)
+	}
+	var all []*entry
+	seen := map[string]string{}
+	for _, es := range results {
+		for _, e := range es {
+			if prev, dup := seen[e.spec.Name]; dup {
+				errs = append(errs, fmt.Errorf("tool %q is offered by both %s and %s", e.spec.Name, prev, e.spec.Source))
+				continue
+			}
+			seen[e.spec.Name] = e.spec.Source
+			all = append(all, e)
+		}
+	}
+	if err := errors.Join(errs...); err != nil {
+		return nil, fmt.Errorf("scanning %s: %w", root, err)
+	}
+	return setOf(all), nil
+}
+
+// find lists the plugin commands under root, in path order.
+func (h *Host) find(root string) ([]Command, error) {
+	abs, err := filepath.Abs(root)
+	if err != nil {
+		return nil, err
+	}
+	info, err := os.Stat(abs)
+	if err != nil {
+		return nil, fmt.Errorf("tool path: %w", err)
+	}
+	if !info.IsDir() {
+		c, ok, err := h.classify(abs, info)
+		if err != nil {
+			return nil, err
+		}
+		if !ok {
+			return nil, fmt.Errorf("%s is not a tool plugin: it is not executable and matches no tool source kind", abs)
+		}
+		return []Command{c}, nil
+	}
+	var cmds []Command
+	err = filepath.WalkDir(abs, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if path != abs && strings.HasPrefix(d.Name(), ".") {
+			if d.IsDir() {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if d.IsDir() {
+			return nil
+		}
+		info, err := os.Stat(path) // follows symlinks
+		if err != nil {
+			return fmt.Errorf("tool path: %w", err)
+		}
+		c, ok, err := h.classify(path, info)
+		if err != nil {
+			return err
+		}
+		if ok {
+			cmds = append(cmds, c)
+		}
+		return nil
+	})
+	return cmds, err
+}
+
+func (h *Host) classify(path string, info fs.FileInfo) (Command, bool, error) {
+	for _, k := range h.cfg.Kinds {
+		if k.Match != nil && k.Match(path, info) {
+			c, err := k.Command(path)
+			if err != nil {
+				return Command{}, false, fmt.Errorf("%s (%s): %w", path, k.Name, err)
+			}
+			return c, true, nil
+		}
+	}
+	if info.Mode().IsRegular() && info.Mode().Perm()&0o111 != 0 {
+		return Command{Path: path}, true, nil
+	}
+	return Command{}, false, nil
+}
+
+// describe asks one plugin for its tools, leaving the process idle in its pool.
+func (h *Host) describe(ctx context.Context, cmd Command) ([]*entry, error) {
+	pl, err := h.poolFor(cmd, true)
+	if err != nil {
+		return nil, err
+	}
+	pr, err := pl.get(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("plugin %s: %w", cmd.source(), err)
+	}
+	dctx, cancel := context.WithTimeout(ctx, describeTimeout)
+	resp, err := pr.rpc.Describe(dctx, &pluginv1.DescribeRequest{})
+	cancel()
+	if err != nil {
+		pl.discard(pr)
+		return nil, fmt.Errorf("plugin %s: Describe failed: %w", cmd.source(), err)
+	}
+	pl.put(pr)
+	if len(resp.GetTools()) == 0 {
+		return nil, fmt.Errorf("plugin %s offers no tools", cmd.source())
+	}
+	var entries []*entry
+	var errs []error
+	names := map[string]bool{}
+	for _, t := range resp.GetTools() {
+		spec := Spec{
+			Name:        t.GetName(),
+			Description: t.GetDescription(),
+			InputSchema: []byte(t.GetInputSchemaJson()),
+			ReadOnly:    t.GetHints().GetReadOnly(),
+			Idempotent:  t.GetHints().GetIdempotent(),
+			Source:      cmd.source(),
+		}
+		if d := t.GetTimeout(); d != nil {
+			spec.Timeout = durationOf(d)
+		}
+		if names[spec.Name] {
+			errs = append(errs, fmt.Errorf("tool %q is described twice", spec.Name))
+			continue
+		}
+		names[spec.Name] = true
+		sch, err := compileSpec(spec)
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		entries = append(entries, &entry{spec: spec, schema: sch, pool: pl})
+	}
+	if err := errors.Join(errs...); err != nil {
+		return nil, fmt.Errorf("plugin %s: %w", cmd.source(), err)
+	}
+	sort.Slice(entries, func(i, j int) bool { return entries[i].spec.Name < entries[j].spec.Name })
+	return entries, nil
+}
+
+func durationOf(d *durationpb.Duration) time.Duration {
+	if err := d.CheckValid(); err != nil || d.AsDuration() < 0 {
+		return 0
+	}
+	return d.AsDuration()
+}
+
+// poolFor returns the pool of cmd. On a scan (fresh is true) a pool whose
+// executable changed since it was made is retired and replaced.
+func (h *Host) poolFor(cmd Command, fresh bool) (*pool, error) {
+	stamp := stampOf(cmd.Path)
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.closed {
+		return nil, ErrClosed
+	}
+	key := cmd.key()
+	if pl, ok := h.pools[key]; ok {
+		if !fresh || pl.stamp == stamp {
+			return pl, nil
+		}
+		pl.retire()
+	}
+	pl := &pool{host: h, cmd: cmd, stamp: stamp}
+	h.pools[key] = pl
+	return pl, nil
+}
+
+// fileStamp tells whether an executable changed.
+type fileStamp struct {
+	size    int64
+	modTime time.Time
+}
+
+func stampOf(path string) fileStamp {
+	info, err := os.Stat(path)
+	if err != nil {
+		return fileStamp{}
+	}
+	return fileStamp{size: info.Size(), modTime: info.ModTime()}
+}

@@ -1,0 +1,380 @@
+package tool
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os/exec"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+	"github.com/hashicorp/go-plugin"
+	"github.com/hashicorp/go-plugin/runner"
+	"google.golang.org/grpc"
+
+	pluginv1 "github.com/agentcore/agentcore/proto/agentcore/plugin/v1"
+)
+
+// crashGrace is how long a call whose stream broke waits for the plugin to
+// exit on its own, so that the result reports the real exit status.
+const crashGrace = 250 * time.Millisecond
+
+var handshake = plugin.HandshakeConfig{
+	ProtocolVersion:  pluginv1.ProtocolVersion,
+	MagicCookieKey:   pluginv1.MagicCookieKey,
+	MagicCookieValue: pluginv1.MagicCookieValue,
+}
+
+// grpcPlugin is the client half of the plugin for go-plugin.
+type grpcPlugin struct {
+	plugin.NetRPCUnsupportedPlugin
+}
+
+func (grpcPlugin) GRPCServer(*plugin.GRPCBroker, *grpc.Server) error {
+	return errors.New("pkg/tool calls tools; plugins serve them with sdk/tool")
+}
+
+func (grpcPlugin) GRPCClient(_ context.Context, _ *plugin.GRPCBroker, c *grpc.ClientConn) (any, error) {
+	return pluginv1.NewToolPluginServiceClient(c), nil
+}
+
+// pool holds the idle processes of one plugin. A process serves one call
+// at a time; a call that finds no idle process starts a new one.
+type pool struct {
+	host  *Host
+	cmd   Command
+	stamp fileStamp
+
+	mu      sync.Mutex
+	idle    []*proc
+	retired bool
+}
+
+// proc is one plugin process and its connection.
+type proc struct {
+	pool *pool
+
+	mu     sync.Mutex
+	p      *process
+	killed bool
+
+	cleaned sync.Once
+	client  *plugin.Client
+	rpc    pluginv1.ToolPluginServiceClient
+}
+
+// get returns an idle live process or starts one.
+func (pl *pool) get(ctx context.Context) (*proc, error) {
+	for {
+		pl.mu.Lock()
+		n := len(pl.idle)
+		if n == 0 {
+			pl.mu.Unlock()
+			return pl.start(ctx)
+		}
+		pr := pl.idle[n-1]
+		pl.idle = pl.idle[:n-1]
+		pl.mu.Unlock()
+		if !pr.p.exited() {
+			return pr, nil
+		}
+		pl.discard(pr) // died while idle
+	}
+}
+
+// put returns a process after a clean call: idle if there is room, else killed.
+func (pl *pool) put(pr *proc) {
+	pl.mu.Lock()
+	if !pl.retired && len(pl.idle) < pl.host.cfg.MaxIdle && !pr.p.exited() {
+		pl.idle = append(pl.idle, pr)
+		pl.mu.Unlock()
+		return
+	}
+	pl.mu.Unlock()
+	pl.discard(pr)
+}
+
+// discard kills a process and cleans up after it in the background.
+func (pl *pool) discard(pr *proc) {
+	pr.kill()
+	h := pl.host
+	if h.begin() {
+		go func() {
+			defer h.end()
+			pr.cleanup()
+		}()
+		return
+	}
+	pr.cleanup()
+}
+
+// retire kills the idle processes; busy ones are killed when they come back.
+func (pl *pool) retire() {
+	pl.mu.Lock()
+	idle := pl.idle
+	pl.idle, pl.retired = nil, true
+	pl.mu.Unlock()
+	for _, pr := range idle {
+		pl.discard(pr)
+	}
+}
+
+// start starts a process and connects to it. Cancelling ctx kills it.
+func (pl *pool) start(ctx context.Context) (*proc, error) {
+	h := pl.host
+	if !h.begin() {
+		return nil, ErrClosed
+	}
+	defer h.end()
+	pr := &proc{pool: pl}
+	pr.client = plugin.NewClient(&plugin.ClientConfig{
+		HandshakeConfig:  handshake,
+		Plugins:          plugin.PluginSet{pluginv1.PluginName: grpcPlugin{}},
+		RunnerFunc:       pr.runner,
+		AllowedProtocols: []plugin.Protocol{plugin.ProtocolGRPC},
+		Logger:           hclog.NewNullLogger(),
+		StartTimeout:     h.cfg.StartTimeout,
+		UnixSocketConfig: &plugin.UnixSocketConfig{TempDir: h.cfg.SocketDir},
+	})
+	h.mu.Lock()
+	h.procs[pr] = struct{}{}
+	h.mu.Unlock()
+
+	stop := context.AfterFunc(ctx, pr.kill)
+	err := pr.connect()
+	stopped := !stop()
+	if err == nil && stopped {
+		err = context.Cause(ctx)
+	}
+	if err == nil {
+		h.mu.Lock()
+		if h.closed {
+			err = ErrClosed
+		}
+		h.mu.Unlock()
+	}
+	if err != nil {
+		pr.kill()
+		err = pr.startError(err)
+		pr.cleanup()
+		return nil, err
+	}
+	h.log.Debug("plugin started", "path", pl.cmd.Path, "pid", pr.p.pid)
+	return pr, nil
+}
+
+// runner is go-plugin's RunnerFunc: it builds the command from the pool's
+// Command (go-plugin supplies the environment with the handshake cookie).
+func (pr *proc) runner(_ hclog.Logger, base *exec.Cmd, _ string) (runner.Runner, error) {
+	c := pr.pool.cmd
+	cmd := exec.Command(c.Path, c.Args...)
+	cmd.Env = append(base.Env, c.Env...)
+	cmd.Dir = c.Dir
+	p := newProcess(cmd, pr.pool.host.sp)
+	pr.mu.Lock()
+	defer pr.mu.Unlock()
+	if pr.killed {
+		return nil, errors.New("start cancelled")
+	}
+	pr.p = p
+	return p, nil
+}
+
+func (pr *proc) connect() error {
+	if _, err := pr.client.Start(); err != nil {
+		return err
+	}
+	cp, err := pr.client.Client()
+	if err != nil {
+		return err
+	}
+	raw, err := cp.Dispense(pluginv1.PluginName)
+	if err != nil {
+		return err
+	}
+	pr.rpc = raw.(pluginv1.ToolPluginServiceClient)
+	return nil
+}
+
+// startError explains a failed start with the plugin's exit and stderr.
+func (pr *proc) startError(err error) error {
+	p := pr.process()
+	if p == nil {
+		return err
+	}
+	msg := err.Error()
+	select {
+	case <-p.done:
+		msg += "; the process " + p.status()
+	case <-time.After(crashGrace):
+	}
+	if tail := pr.stderrTail(); tail != "" {
+		msg += "; its stderr ends with:\n" + tail
+	}
+	return errors.New(msg)
+}
+
+func (pr *proc) process() *process {
+	pr.mu.Lock()
+	defer pr.mu.Unlock()
+	return pr.p
+}
+
+// stderrTail waits (briefly) for the stderr pipe of a dead process to be
+// read to its end and returns its last lines.
+func (pr *proc) stderrTail() string {
+	p := pr.process()
+	if p == nil {
+		return ""
+	}
+	if p.exited() {
+		select {
+		case <-p.stderrDone:
+		case <-time.After(drainAfterExit + 50*time.Millisecond):
+		}
+	}
+	return lastLines(p.tail.String(), 20)
+}
+
+func lastLines(s string, n int) string {
+	s = strings.TrimRight(s, "\n")
+	lines := strings.Split(s, "\n")
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return strings.Join(lines, "\n")
+}
+
+// kill SIGKILLs the process group at once. It never waits.
+func (pr *proc) kill() {
+	pr.mu.Lock()
+	pr.killed = true
+	p := pr.p
+	pr.mu.Unlock()
+	if p != nil {
+		p.kill()
+	}
+}
+
+// cleanup waits for a killed or dead process to be reaped, then releases
+// go-plugin's connection, goroutines and socket directory. go-plugin's
+// Client.Kill is only called here, on a dead process: on a live one it asks
+// for a graceful shutdown that can hang.
+func (pr *proc) cleanup() {
+	pr.cleaned.Do(func() {
+		if p := pr.process(); p != nil {
+			<-p.done
+		}
+		pr.client.Kill()
+		if p := pr.process(); p != nil {
+			p.outR.Close()
+			p.errR.Close()
+		}
+		h := pr.pool.host
+		h.mu.Lock()
+		delete(h.procs, pr)
+		h.mu.Unlock()
+	})
+}
+
+// call runs one call on the process. It returns the plugin's result, or an
+// error when the stream failed before a result came.
+func (pr *proc) call(ctx context.Context, req *pluginv1.ExecuteRequest, dec *chunkDecoder) (*pluginv1.ToolResult, error) {
+	stream, err := pr.rpc.Execute(ctx, req)
+	if err != nil {
+		return nil, err
+	}
+	var res *pluginv1.ToolResult
+	for {
+		msg, err := stream.Recv()
+		if err == io.EOF {
+			if res == nil {
+				return nil, errors.New("the plugin ended the call without a result")
+			}
+			return res, nil
+		}
+		if err != nil {
+			return nil, err
+		}
+		switch ev := msg.GetEvent().(type) {
+		case *pluginv1.ExecuteResponse_Output:
+			if res == nil {
+				dec.write(ev.Output.GetStream(), ev.Output.GetData())
+			}
+		case *pluginv1.ExecuteResponse_Result:
+			if res == nil {
+				dec.flush()
+				res = ev.Result
+			}
+		}
+	}
+}
+
+// errTimeout is the cause of a call's context when its tool's timeout passed.
+var errTimeout = errors.New("tool timeout")
+
+// run executes one call of a plugin tool with the host's semantics.
+func (pl *pool) run(ctx context.Context, e *entry, input []byte, opts Options) Result {
+	name := e.spec.Name
+	var cancel context.CancelFunc
+	if e.spec.Timeout > 0 {
+		ctx, cancel = context.WithTimeoutCause(ctx, e.spec.Timeout, errTimeout)
+	} else {
+		ctx, cancel = context.WithCancel(ctx)
+	}
+	defer cancel()
+
+	pr, err := pl.get(ctx)
+	if err != nil {
+		if ctx.Err() != nil {
+			return stoppedResult(ctx, e)
+		}
+		return errorResult(fmt.Sprintf("tool %q could not start its plugin %s: %v", name, pl.cmd.source(), err))
+	}
+	// The hard stop: a timeout or a cancel kills the process group at once.
+	stop := context.AfterFunc(ctx, pr.kill)
+	dec := &chunkDecoder{onOutput: opts.OnOutput}
+	res, err := pr.call(ctx, &pluginv1.ExecuteRequest{Tool: name, InputJson: string(input), CallId: opts.CallID}, dec)
+	if !stop() {
+		// Killed for the context: report that, whatever the stream said.
+		<-pr.p.done
+		pl.discard(pr)
+		return stoppedResult(ctx, e)
+	}
+	if err != nil {
+		return pl.crashResult(pr, name, err)
+	}
+	pl.put(pr)
+	return fromPlugin(name, res)
+}
+
+func stoppedResult(ctx context.Context, e *entry) Result {
+	if errors.Is(context.Cause(ctx), errTimeout) {
+		return errorResult(fmt.Sprintf("tool %q timed out after %s and was killed", e.spec.Name, e.spec.Timeout))
+	}
+	return errorResult(fmt.Sprintf("tool %q was stopped: %v", e.spec.Name, context.Cause(ctx)))
+}
+
+// crashResult reports a call whose stream broke: the plugin's exit status
+// and the tail of its stderr when it died, else the error.
+func (pl *pool) crashResult(pr *proc, name string, err error) Result {
+	p := pr.p
+	select {
+	case <-p.done:
+	case <-time.After(crashGrace):
+	}
+	if !p.exited() {
+		pl.discard(pr)
+		return errorResult(fmt.Sprintf("tool %q failed: %v", name, err))
+	}
+	msg := fmt.Sprintf("tool %q crashed: its plugin process %s", name, p.status())
+	if tail := pr.stderrTail(); tail != "" {
+		msg += ". Its stderr ends with:\n" + tail
+	}
+	pl.discard(pr)
+	pl.host.log.Warn("plugin crashed", "path", pl.cmd.Path, "tool", name, "status", p.status())
+	return errorResult(msg)
+}

@@ -1,0 +1,268 @@
+package tool
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"runtime"
+	"strconv"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/hashicorp/go-plugin/runner"
+	"golang.org/x/sys/unix"
+)
+
+// drainAfterExit bounds how long the host reads a dead plugin's stdout and
+// stderr pipes, which a stray descendant outside the group could hold open.
+const drainAfterExit = 200 * time.Millisecond
+
+// spawner starts processes from one goroutine locked to its OS thread for
+// the life of the Host. A parent-death signal fires when the thread that
+// forked the child exits, not the process; Go may end an idle thread, so
+// plugins are forked from a thread that lives as long as their Host.
+type spawner struct {
+	reqs chan func()
+	done chan struct{}
+}
+
+func newSpawner() *spawner {
+	s := &spawner{reqs: make(chan func()), done: make(chan struct{})}
+	go func() {
+		runtime.LockOSThread()
+		defer close(s.done)
+		defer runtime.UnlockOSThread()
+		for f := range s.reqs {
+			f()
+		}
+	}()
+	return s
+}
+
+func (s *spawner) start(cmd *exec.Cmd) error {
+	errc := make(chan error, 1)
+	s.reqs <- func() { errc <- cmd.Start() }
+	return <-errc
+}
+
+// stop ends the spawner's goroutine; call it once all its processes are reaped.
+func (s *spawner) stop() {
+	close(s.reqs)
+	<-s.done
+}
+
+// process is one plugin process, started in its own process group with a
+// parent-death signal and stdin from /dev/null. It implements go-plugin's
+// runner.Runner; go-plugin reads the handshake from Stdout and logs from
+// Stderr, while process reaps the child itself: when the plugin exits for
+// any reason, the rest of its group is killed before the plugin is reaped.
+type process struct {
+	cmd     *exec.Cmd
+	spawner *spawner
+
+	outR, errR *os.File
+	tail       *tailBuffer
+	stderrDone chan struct{} // closed when the stderr pipe is read to its end
+
+	mu     sync.Mutex
+	pid    int
+	reaped bool
+	state  *os.ProcessState
+	done   chan struct{} // closed once the process is reaped
+}
+
+var _ runner.Runner = (*process)(nil)
+
+func newProcess(cmd *exec.Cmd, sp *spawner) *process {
+	return &process{
+		cmd: cmd, spawner: sp,
+		tail:       &tailBuffer{max: 8 << 10},
+		stderrDone: make(chan struct{}),
+		done:       make(chan struct{}),
+	}
+}
+
+// Start implements runner.Runner.
+func (p *process) Start(context.Context) error {
+	devnull, err := os.Open(os.DevNull)
+	if err != nil {
+		return err
+	}
+	defer devnull.Close()
+	outR, outW, err := pipe()
+	if err != nil {
+		return err
+	}
+	errR, errW, err := pipe()
+	if err != nil {
+		outR.Close()
+		outW.Close()
+		return err
+	}
+	p.cmd.Stdin, p.cmd.Stdout, p.cmd.Stderr = devnull, outW, errW
+	p.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	err = p.spawner.start(p.cmd)
+	outW.Close()
+	errW.Close()
+	if err != nil {
+		outR.Close()
+		errR.Close()
+		return err
+	}
+	p.outR, p.errR = outR, errR
+	p.pid = p.cmd.Process.Pid
+	go p.reap()
+	return nil
+}
+
+// pipe returns a pipe whose read end is pollable (so it takes deadlines)
+// and whose write end is blocking, as a child's stdout should be.
+func pipe() (r, w *os.File, err error) {
+	var fds [2]int
+	if err := unix.Pipe2(fds[:], unix.O_CLOEXEC); err != nil {
+		return nil, nil, err
+	}
+	if err := unix.SetNonblock(fds[0], true); err != nil {
+		unix.Close(fds[0])
+		unix.Close(fds[1])
+		return nil, nil, err
+	}
+	return os.NewFile(uintptr(fds[0]), "plugin-pipe"), os.NewFile(uintptr(fds[1]), "plugin-pipe"), nil
+}
+
+// reap waits for the plugin to exit without reaping it, kills the rest of
+// its process group while the group id cannot yet be reused, then reaps.
+func (p *process) reap() {
+	var info unix.Siginfo
+	for {
+		err := unix.Waitid(unix.P_PID, p.pid, &info, unix.WEXITED|unix.WNOWAIT, nil)
+		if !errors.Is(err, unix.EINTR) {
+			break
+		}
+	}
+	p.mu.Lock()
+	_ = unix.Kill(-p.pid, unix.SIGKILL)
+	_ = p.cmd.Wait()
+	p.state = p.cmd.ProcessState
+	p.reaped = true
+	p.mu.Unlock()
+	close(p.done)
+	deadline := time.Now().Add(drainAfterExit)
+	_ = p.outR.SetReadDeadline(deadline)
+	_ = p.errR.SetReadDeadline(deadline)
+}
+
+// kill sends SIGKILL to the plugin's whole process group. It never blocks.
+func (p *process) kill() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.pid > 0 && !p.reaped {
+		_ = unix.Kill(-p.pid, unix.SIGKILL)
+	}
+}
+
+func (p *process) exited() bool {
+	select {
+	case <-p.done:
+		return true
+	default:
+		return false
+	}
+}
+
+// status describes how the process ended.
+func (p *process) status() string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.state == nil {
+		return "still running"
+	}
+	if ws, ok := p.state.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+		return fmt.Sprintf("was killed by signal %d (%s)", ws.Signal(), ws.Signal())
+	}
+	return fmt.Sprintf("exited with status %d", p.state.ExitCode())
+}
+
+// Kill implements runner.Runner.
+func (p *process) Kill(context.Context) error {
+	p.kill()
+	return nil
+}
+
+// Wait implements runner.Runner.
+func (p *process) Wait(context.Context) error {
+	<-p.done
+	if p.state != nil && !p.state.Success() {
+		return errors.New(p.state.String())
+	}
+	return nil
+}
+
+// Stdout implements runner.Runner.
+func (p *process) Stdout() io.ReadCloser { return p.outR }
+
+// Stderr implements runner.Runner: what go-plugin reads is kept in the tail.
+func (p *process) Stderr() io.ReadCloser { return &stderrReader{p: p} }
+
+// Diagnose implements runner.Runner.
+func (p *process) Diagnose(context.Context) string { return "" }
+
+// Name implements runner.Runner.
+func (p *process) Name() string { return p.cmd.Path }
+
+// ID implements runner.Runner.
+func (p *process) ID() string { return strconv.Itoa(p.pid) }
+
+// PluginToHost implements runner.Runner.
+func (p *process) PluginToHost(network, addr string) (string, string, error) {
+	return network, addr, nil
+}
+
+// HostToPlugin implements runner.Runner.
+func (p *process) HostToPlugin(network, addr string) (string, string, error) {
+	return network, addr, nil
+}
+
+type stderrReader struct {
+	p    *process
+	once sync.Once
+}
+
+func (r *stderrReader) Read(b []byte) (int, error) {
+	n, err := r.p.errR.Read(b)
+	if n > 0 {
+		r.p.tail.Write(b[:n])
+	}
+	if err != nil {
+		r.once.Do(func() { close(r.p.stderrDone) })
+	}
+	return n, err
+}
+
+func (r *stderrReader) Close() error { return r.p.errR.Close() }
+
+// tailBuffer keeps the last max bytes written to it.
+type tailBuffer struct {
+	mu  sync.Mutex
+	max int
+	buf []byte
+}
+
+func (t *tailBuffer) Write(b []byte) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.buf = append(t.buf, b...)
+	if over := len(t.buf) - t.max; over > 0 {
+		t.buf = append(t.buf[:0], t.buf[over:]...)
+	}
+}
+
+func (t *tailBuffer) String() string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return string(t.buf)
+}

@@ -1,0 +1,211 @@
+package tool
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"runtime/debug"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/santhosh-tekuri/jsonschema/v6"
+
+	agentv1 "github.com/agentcore/agentcore/proto/agentcore/v1"
+)
+
+// entry is one tool of a Set: a plugin tool (pool) or an in-process one (fn).
+type entry struct {
+	spec   Spec
+	schema *jsonschema.Schema
+	pool   *pool
+	fn     Func
+}
+
+// Set is an immutable collection of tools, found by name. It is safe for
+// concurrent use. The zero Set and a nil *Set are empty.
+type Set struct {
+	tools map[string]*entry
+	names []string // sorted
+}
+
+func setOf(entries []*entry) *Set {
+	s := &Set{tools: make(map[string]*entry, len(entries))}
+	for _, e := range entries {
+		s.tools[e.spec.Name] = e
+	}
+	s.index()
+	return s
+}
+
+func (s *Set) index() {
+	s.names = make([]string, 0, len(s.tools))
+	for n := range s.tools {
+		s.names = append(s.names, n)
+	}
+	sort.Strings(s.names)
+}
+
+// InProcess returns a set holding one tool that runs fn in the host's own
+// process (e.g. the built-in skill tool). Calls get the same validation,
+// limiter, timeout, truncation and panic handling as plugin tools, but
+// nothing can kill fn: it must return once its context is done.
+func InProcess(spec Spec, fn Func) (*Set, error) {
+	if spec.Source == "" {
+		spec.Source = "builtin"
+	}
+	if len(spec.InputSchema) == 0 {
+		spec.InputSchema = json.RawMessage(`{"type":"object"}`)
+	}
+	sch, err := compileSpec(spec)
+	if err != nil {
+		return nil, err
+	}
+	if fn == nil {
+		return nil, fmt.Errorf("tool %q has no function", spec.Name)
+	}
+	return setOf([]*entry{{spec: spec, schema: sch, fn: fn}}), nil
+}
+
+// Merge returns the union of sets; a tool of a later set replaces an
+// earlier tool of the same name. Nil sets are skipped.
+func Merge(sets ...*Set) *Set {
+	out := &Set{tools: map[string]*entry{}}
+	for _, s := range sets {
+		if s == nil {
+			continue
+		}
+		for n, e := range s.tools {
+			out.tools[n] = e
+		}
+	}
+	out.index()
+	return out
+}
+
+// Len returns the number of tools.
+func (s *Set) Len() int {
+	if s == nil {
+		return 0
+	}
+	return len(s.names)
+}
+
+// Names returns the tool names, sorted.
+func (s *Set) Names() []string {
+	if s == nil {
+		return nil
+	}
+	return append([]string(nil), s.names...)
+}
+
+// Specs returns the tool specs, sorted by name.
+func (s *Set) Specs() []Spec {
+	if s == nil {
+		return nil
+	}
+	out := make([]Spec, len(s.names))
+	for i, n := range s.names {
+		out[i] = s.tools[n].spec
+	}
+	return out
+}
+
+// Lookup returns the spec of the named tool.
+func (s *Set) Lookup(name string) (Spec, bool) {
+	if s == nil {
+		return Spec{}, false
+	}
+	e, ok := s.tools[name]
+	if !ok {
+		return Spec{}, false
+	}
+	return e.spec, true
+}
+
+// Select returns the subset of the named tools; an unknown name is an error
+// that names it and the known tools.
+func (s *Set) Select(names ...string) (*Set, error) {
+	var picked []*entry
+	for _, n := range names {
+		if s == nil || s.tools[n] == nil {
+			return nil, fmt.Errorf("unknown tool %q; known tools: %s", n, s.known())
+		}
+		picked = append(picked, s.tools[n])
+	}
+	return setOf(picked), nil
+}
+
+func (s *Set) known() string {
+	if s.Len() == 0 {
+		return "(none)"
+	}
+	return strings.Join(s.names, ", ")
+}
+
+// Execute runs one call of the named tool and returns its result; every
+// failure is a result with Error set, never a Go error: an unknown tool
+// (the result names the known ones), input that is not valid JSON or does
+// not match the tool's schema (the result says what is wrong and shows the
+// schema), a timeout or cancellation (the process group is killed at once),
+// a crash (exit status and the tail of stderr), a panic, an invalid result.
+// Live output goes to opts.OnOutput before Execute returns.
+func (s *Set) Execute(ctx context.Context, name string, input json.RawMessage, opts Options) Result {
+	e := (*entry)(nil)
+	if s != nil {
+		e = s.tools[name]
+	}
+	if e == nil {
+		return errorResult(fmt.Sprintf("unknown tool %q; the available tools are: %s", name, s.known()))
+	}
+	input, err := checkInput(name, e.schema, e.spec.InputSchema, input)
+	if err != nil {
+		return errorResult(err.Error())
+	}
+	if err := opts.Limiter.acquire(ctx); err != nil {
+		return errorResult(fmt.Sprintf("tool %q was stopped while waiting for its turn: %v", name, err))
+	}
+	defer opts.Limiter.release()
+
+	start := time.Now()
+	var res Result
+	if e.fn != nil {
+		res = runInProcess(ctx, e, input, opts)
+	} else {
+		res = e.pool.run(ctx, e, input, opts)
+	}
+	res.Output = Truncate(res.Output, opts.Limit)
+	res.Duration = time.Since(start)
+	return res
+}
+
+func runInProcess(ctx context.Context, e *entry, input json.RawMessage, opts Options) (res Result) {
+	var cancel context.CancelFunc
+	if e.spec.Timeout > 0 {
+		ctx, cancel = context.WithTimeoutCause(ctx, e.spec.Timeout, errTimeout)
+	} else {
+		ctx, cancel = context.WithCancel(ctx)
+	}
+	defer cancel()
+	defer func() {
+		if p := recover(); p != nil {
+			res = errorResult(fmt.Sprintf("tool %q panicked: %v\n\n%s", e.spec.Name, p, debug.Stack()))
+		}
+		if ctx.Err() != nil {
+			res = stoppedResult(ctx, e)
+		}
+	}()
+	emit := func(text string) {
+		if opts.OnOutput != nil && ctx.Err() == nil {
+			opts.OnOutput(Chunk{Stream: agentv1.OutputStream_OUTPUT_STREAM_OUTPUT, Data: strings.ToValidUTF8(text, "\uFFFD")})
+		}
+	}
+	r, err := e.fn(ctx, input, emit)
+	if err != nil {
+		return errorResult(err.Error())
+	}
+	if r.Output == nil {
+		r.Output = TextOutput("")
+	}
+	return r
+}

@@ -1,0 +1,118 @@
+// Package tool is the host side of tools: it finds tool plugins in
+// directories, keeps a pool of plugin processes per binary, and executes
+// calls with the reference's semantics (declared timeouts, cancellation,
+// crashes turned into results, output truncation, a per-caller concurrency
+// cap), with results expressed in the public agentcore.v1 types.
+//
+// A [Host] owns every plugin process. [Host.Scan] returns a [Set] of tools;
+// sets merge (later wins by name) and [Set.Execute] runs one call.
+package tool
+
+import (
+	"context"
+	"encoding/json"
+	"time"
+
+	agentv1 "github.com/agentcore/agentcore/proto/agentcore/v1"
+)
+
+// Spec describes a tool as the model and the host see it.
+type Spec struct {
+	// Name is how the model calls the tool.
+	Name string
+	// Description tells the model what the tool does.
+	Description string
+	// InputSchema is the JSON Schema of the input (an object schema).
+	InputSchema json.RawMessage
+	// Timeout, when positive, is how long a call may run before it is killed.
+	Timeout time.Duration
+	// ReadOnly hints that the tool does not change its environment.
+	ReadOnly bool
+	// Idempotent hints that repeating a call with the same input has no further effect.
+	Idempotent bool
+	// Source says where the tool comes from: the plugin's path, "mcp:<file>", "builtin".
+	Source string
+}
+
+// Result is the outcome of one call, ready for history.
+type Result struct {
+	// Output is what the model gets.
+	Output *agentv1.ToolOutput
+	// Error marks a failed call (tool error, crash, timeout, cancel, bad input, unknown tool).
+	Error bool
+	// Stop asks the agent's loop to end after this round.
+	Stop bool
+	// Duration is how long the call ran, queueing excluded.
+	Duration time.Duration
+}
+
+// Part returns the result as a tool-result part of a history message.
+func (r Result) Part(callID, toolName string) *agentv1.ToolResultPart {
+	return &agentv1.ToolResultPart{ToolCallId: callID, ToolName: toolName, Output: r.Output, Error: r.Error}
+}
+
+// Chunk is a piece of live output of a running call.
+type Chunk struct {
+	// Stream is output (emitted by the tool), stdout or stderr.
+	Stream agentv1.OutputStream
+	// Data is valid UTF-8.
+	Data string
+}
+
+// Options tune one call.
+type Options struct {
+	// CallID is the model's tool-call id, passed to the plugin for its logs.
+	CallID string
+	// OnOutput, if set, receives the call's live output in order, from the
+	// calling goroutine's Execute, before Execute returns.
+	OnOutput func(Chunk)
+	// Limit, when positive, caps the characters of text output: longer text
+	// is cut from the middle with a notice (see Truncate). Media is never cut.
+	Limit int
+	// Limiter, if set, caps how many calls sharing it run at once; the rest queue.
+	Limiter *Limiter
+}
+
+// Func is the body of an in-process tool (see InProcess). It gets the
+// validated input and an emit function for live output; its error becomes an
+// error result. It must return once ctx is done.
+type Func func(ctx context.Context, input json.RawMessage, emit func(text string)) (Result, error)
+
+// TextOutput returns a text output.
+func TextOutput(s string) *agentv1.ToolOutput {
+	return &agentv1.ToolOutput{Value: &agentv1.ToolOutput_Text{Text: s}}
+}
+
+// JSONOutput returns a JSON output; raw must be valid JSON.
+func JSONOutput(raw json.RawMessage) *agentv1.ToolOutput {
+	return &agentv1.ToolOutput{Value: &agentv1.ToolOutput_Json{Json: string(raw)}}
+}
+
+// OutputText returns the output as text: text and JSON as they are, content
+// parts as their text parts joined by newlines with a placeholder per file.
+func OutputText(out *agentv1.ToolOutput) string {
+	switch v := out.GetValue().(type) {
+	case *agentv1.ToolOutput_Text:
+		return v.Text
+	case *agentv1.ToolOutput_Json:
+		return v.Json
+	case *agentv1.ToolOutput_Content:
+		var s string
+		for i, p := range v.Content.GetParts() {
+			if i > 0 {
+				s += "\n"
+			}
+			if f := p.GetFile(); f != nil {
+				s += "[file " + f.GetMediaType() + "]"
+				continue
+			}
+			s += p.GetText()
+		}
+		return s
+	}
+	return ""
+}
+
+func errorResult(msg string) Result {
+	return Result{Output: TextOutput(msg), Error: true}
+}

@@ -1,0 +1,83 @@
+package tool
+
+import (
+	"fmt"
+	"unicode/utf8"
+
+	"google.golang.org/protobuf/proto"
+
+	agentv1 "github.com/agentcore/agentcore/proto/agentcore/v1"
+)
+
+// TruncateText cuts s to at most limit characters (runes) from the middle,
+// keeping the head and the tail, and puts in their place a notice telling
+// the model how much was left out and to narrow the request or read it in
+// pages. The notice is not counted in limit. A limit of 0 or less, or a
+// string that fits, returns s unchanged.
+func TruncateText(s string, limit int) string {
+	if limit <= 0 || len(s) <= limit {
+		return s // len counts bytes, which is at least the rune count
+	}
+	n := utf8.RuneCountInString(s)
+	if n <= limit {
+		return s
+	}
+	head := limit - limit/2
+	tail := limit / 2
+	hi := byteOffset(s, head)
+	ti := byteOffset(s, n-tail)
+	notice := fmt.Sprintf("\n\n[… %d of %d characters cut from the middle: the output is longer than the %d-character limit. "+
+		"Narrow the request (a filter, a range, a smaller scope) or fetch the rest in pages.]\n\n", n-limit, n, limit)
+	return s[:hi] + notice + s[ti:]
+}
+
+// byteOffset returns the byte index of the rune at position i in s.
+func byteOffset(s string, i int) int {
+	for off := range s {
+		if i == 0 {
+			return off
+		}
+		i--
+	}
+	return len(s)
+}
+
+// Truncate applies TruncateText to a tool output: text as it is, JSON as
+// text (a cut JSON value is no longer JSON, so it becomes a text output),
+// and the text parts of content, sharing the limit in proportion to their
+// length. File parts are never cut. The output is not modified; a cut
+// output is a copy.
+func Truncate(out *agentv1.ToolOutput, limit int) *agentv1.ToolOutput {
+	if limit <= 0 || out == nil {
+		return out
+	}
+	switch v := out.GetValue().(type) {
+	case *agentv1.ToolOutput_Text:
+		if t := TruncateText(v.Text, limit); t != v.Text {
+			return TextOutput(t)
+		}
+	case *agentv1.ToolOutput_Json:
+		if t := TruncateText(v.Json, limit); t != v.Json {
+			return TextOutput(t)
+		}
+	case *agentv1.ToolOutput_Content:
+		total := 0
+		for _, p := range v.Content.GetParts() {
+			total += utf8.RuneCountInString(p.GetText())
+		}
+		if total <= limit {
+			return out
+		}
+		cp := proto.Clone(out).(*agentv1.ToolOutput)
+		for _, p := range cp.GetContent().GetParts() {
+			t, ok := p.GetKind().(*agentv1.Part_Text)
+			if !ok {
+				continue
+			}
+			share := limit * utf8.RuneCountInString(t.Text) / total
+			t.Text = TruncateText(t.Text, max(share, 1))
+		}
+		return cp
+	}
+	return out
+}

@@ -1,0 +1,200 @@
+package tool
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"mime"
+	"net/http"
+	"net/url"
+	"path"
+	"strings"
+
+	pluginv1 "github.com/agentcore/agentcore/proto/agentcore/plugin/v1"
+)
+
+// Result is a result with flags. Return it from a handler when a plain value
+// is not enough.
+type Result struct {
+	// Output is the value handed to the model, converted like a plain return value.
+	Output any
+	// Stop ends the agent's loop after this round (reason tool-stop).
+	Stop bool
+	// Error marks the result as a failure that Output describes.
+	Error bool
+}
+
+// Stop returns a result that ends the agent's loop, with output for the model.
+func Stop(output any) Result { return Result{Output: output, Stop: true} }
+
+// Part is one block of multimodal output. Build parts with [Text], [File],
+// [FileURL] and [Image].
+type Part struct {
+	// Type is "text" or "file"; the legacy "image", "audio" and "video" (and
+	// "file-data", "file-url") are accepted and sent as file parts.
+	Type string
+	// Text of a text part.
+	Text string
+	// MediaType of a file part, e.g. image/png. Legacy image, audio and video
+	// parts may leave it empty when it can be told from the data or URL.
+	MediaType string
+	// Data holds the file's bytes; set exactly one of Data and URL.
+	Data []byte
+	// URL says where the file is (https, http or data URL).
+	URL string
+	// Filename is optional.
+	Filename string
+}
+
+// Content is an ordered list of parts, returned as one result.
+type Content []Part
+
+// Text returns a text part.
+func Text(s string) Part { return Part{Type: "text", Text: s} }
+
+// File returns a file part holding data.
+func File(mediaType string, data []byte, filename string) Part {
+	return Part{Type: "file", MediaType: mediaType, Data: data, Filename: filename}
+}
+
+// FileURL returns a file part pointing at url.
+func FileURL(mediaType, url string) Part { return Part{Type: "file", MediaType: mediaType, URL: url} }
+
+// Image returns an image part holding data (e.g. a PNG).
+func Image(mediaType string, data []byte) Part {
+	return Part{Type: "file", MediaType: mediaType, Data: data}
+}
+
+// toResult turns what a handler returned into the protocol's result. It
+// never fails: values that cannot be sent become error results.
+func toResult(v any, err error) *pluginv1.ToolResult {
+	if err != nil {
+		return errorResult(err.Error())
+	}
+	stop, failed := false, false
+	if r, ok := v.(Result); ok {
+		v, stop, failed = r.Output, r.Stop, r.Error
+	} else if r, ok := v.(*Result); ok && r != nil {
+		v, stop, failed = r.Output, r.Stop, r.Error
+	}
+	res, cerr := convertOutput(v)
+	if cerr != nil {
+		return errorResult(cerr.Error())
+	}
+	res.Stop = stop
+	if failed {
+		res.Error = "the tool reported a failure"
+	}
+	return res
+}
+
+func errorResult(msg string) *pluginv1.ToolResult {
+	msg = strings.ToValidUTF8(msg, "\uFFFD")
+	if msg == "" {
+		msg = "the tool failed"
+	}
+	return &pluginv1.ToolResult{Output: &pluginv1.ToolResult_Text{Text: msg}, Error: msg}
+}
+
+func convertOutput(v any) (*pluginv1.ToolResult, error) {
+	switch v := v.(type) {
+	case Result, *Result:
+		return nil, errors.New("invalid result: a Result cannot hold another Result")
+	case string:
+		return &pluginv1.ToolResult{Output: &pluginv1.ToolResult_Text{Text: strings.ToValidUTF8(v, "\uFFFD")}}, nil
+	case json.RawMessage:
+		if !json.Valid(v) {
+			return nil, errors.New("invalid result: the tool returned json.RawMessage that is not valid JSON")
+		}
+		return &pluginv1.ToolResult{Output: &pluginv1.ToolResult_Json{Json: strings.ToValidUTF8(string(v), "\uFFFD")}}, nil
+	case Part:
+		return convertContent(Content{v})
+	case Content:
+		return convertContent(v)
+	case []Part:
+		return convertContent(v)
+	}
+	b, err := json.Marshal(v)
+	if err != nil {
+		return nil, fmt.Errorf("invalid result: the value the tool returned (%T) cannot be serialised as JSON: %w", v, err)
+	}
+	return &pluginv1.ToolResult{Output: &pluginv1.ToolResult_Json{Json: string(b)}}, nil
+}
+
+func convertContent(parts []Part) (*pluginv1.ToolResult, error) {
+	if len(parts) == 0 {
+		return nil, errors.New("invalid result: content has no parts")
+	}
+	out := make([]*pluginv1.ContentPart, 0, len(parts))
+	for i, p := range parts {
+		cp, err := convertPart(p)
+		if err != nil {
+			return nil, fmt.Errorf("invalid result: content part %d: %w", i, err)
+		}
+		out = append(out, cp)
+	}
+	return &pluginv1.ToolResult{Output: &pluginv1.ToolResult_Content{Content: &pluginv1.ContentParts{Parts: out}}}, nil
+}
+
+func convertPart(p Part) (*pluginv1.ContentPart, error) {
+	switch p.Type {
+	case "text":
+		if len(p.Data) > 0 || p.URL != "" {
+			return nil, errors.New("a text part holds text only, not data or a URL")
+		}
+		return &pluginv1.ContentPart{Part: &pluginv1.ContentPart_Text{Text: strings.ToValidUTF8(p.Text, "\uFFFD")}}, nil
+	case "file", "file-data", "file-url", "image", "audio", "video":
+	default:
+		return nil, fmt.Errorf("type %q is not allowed: a part is text or file (legacy image, audio and video become files)", p.Type)
+	}
+	switch {
+	case len(p.Data) > 0 && p.URL != "":
+		return nil, fmt.Errorf("%s part has both data and a URL; give one", p.Type)
+	case len(p.Data) == 0 && p.URL == "":
+		return nil, fmt.Errorf("%s part has neither data nor a URL", p.Type)
+	case p.Type == "file-data" && p.URL != "":
+		return nil, errors.New("file-data part has a URL instead of data")
+	case p.Type == "file-url" && len(p.Data) > 0:
+		return nil, errors.New("file-url part has data instead of a URL")
+	}
+	f := &pluginv1.FilePart{MediaType: p.MediaType, Filename: p.Filename}
+	if p.URL != "" {
+		u, err := url.Parse(p.URL)
+		if err != nil || (u.Scheme != "https" && u.Scheme != "http" && u.Scheme != "data") {
+			return nil, fmt.Errorf("%s part URL %q is not an http(s) or data URL", p.Type, p.URL)
+		}
+		f.Source = &pluginv1.FilePart_Url{Url: p.URL}
+	} else {
+		f.Source = &pluginv1.FilePart_Data{Data: p.Data}
+	}
+	if f.MediaType == "" {
+		f.MediaType = guessMediaType(p)
+	}
+	if f.MediaType == "" {
+		return nil, fmt.Errorf("%s part has no media type and none can be told from its content", p.Type)
+	}
+	if _, _, err := mime.ParseMediaType(f.MediaType); err != nil {
+		return nil, fmt.Errorf("%s part media type %q: %w", p.Type, f.MediaType, err)
+	}
+	return &pluginv1.ContentPart{Part: &pluginv1.ContentPart_File{File: f}}, nil
+}
+
+// guessMediaType tells the media type of a legacy image, audio or video part
+// from its data or URL, or returns "".
+func guessMediaType(p Part) string {
+	kind := p.Type
+	if kind != "image" && kind != "audio" && kind != "video" {
+		return ""
+	}
+	var mt string
+	if len(p.Data) > 0 {
+		mt = http.DetectContentType(p.Data)
+	} else if u, err := url.Parse(p.URL); err == nil && u.Scheme != "data" {
+		mt = mime.TypeByExtension(path.Ext(u.Path))
+	}
+	mt, _, _ = strings.Cut(mt, ";")
+	if !strings.HasPrefix(mt, kind+"/") {
+		return ""
+	}
+	return mt
+}

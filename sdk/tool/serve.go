@@ -1,0 +1,269 @@
+package tool
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"os"
+	"regexp"
+	"runtime/debug"
+	"sort"
+	"strings"
+	"sync"
+
+	"github.com/hashicorp/go-hclog"
+	"github.com/hashicorp/go-plugin"
+	"google.golang.org/grpc"
+	"google.golang.org/protobuf/types/known/durationpb"
+
+	pluginv1 "github.com/agentcore/agentcore/proto/agentcore/plugin/v1"
+)
+
+var validName = regexp.MustCompile(`^[a-zA-Z0-9_-]{1,64}$`)
+
+// Serve serves tools as a plugin and does not return. Call it from main.
+//
+// A handler's return value becomes the result handed to the model:
+//   - a string is text;
+//   - [Content], []Part or a [Part] are content parts (text, images, files);
+//   - a [Result] adds flags (stop, error) to its Output;
+//   - json.RawMessage is sent as JSON as it is;
+//   - anything else is marshalled to JSON (nil is JSON null).
+//
+// A returned error, a panic in the handler, an invalid part and a value that
+// cannot be marshalled all become error results the model can read; the
+// plugin keeps serving. Serve exits with status 1 when the tools are invalid
+// (bad name, duplicate name, bad schema) or when the binary is started by
+// hand rather than by a host.
+func Serve(tools ...Tool) {
+	srv, err := newServer(tools)
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "tool plugin: %v\n", err)
+		os.Exit(1)
+	}
+	if os.Getenv(pluginv1.MagicCookieKey) != pluginv1.MagicCookieValue {
+		fmt.Fprintf(os.Stderr, "This is an agentcore tool plugin offering %s.\n"+
+			"A host starts it; to try it, put it in a directory and run: toolhost list DIR\n",
+			strings.Join(srv.names, ", "))
+		os.Exit(1)
+	}
+	io, err := captureStdio()
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "tool plugin: capturing stdio: %v\n", err)
+		os.Exit(1)
+	}
+	srv.stdio = io
+	plugin.Serve(&plugin.ServeConfig{
+		HandshakeConfig: Handshake(),
+		Plugins:         plugin.PluginSet{pluginv1.PluginName: &grpcPlugin{srv: srv}},
+		GRPCServer: func(opts []grpc.ServerOption) *grpc.Server {
+			opts = append(opts, grpc.MaxRecvMsgSize(math.MaxInt32), grpc.MaxSendMsgSize(math.MaxInt32))
+			return grpc.NewServer(opts...)
+		},
+		Logger: hclog.New(&hclog.LoggerOptions{
+			Name: "plugin", Level: hclog.Warn, JSONFormat: true, Output: io.diag,
+		}),
+	})
+	os.Exit(0)
+}
+
+// Handshake returns the go-plugin handshake shared with the host.
+func Handshake() plugin.HandshakeConfig {
+	return plugin.HandshakeConfig{
+		ProtocolVersion:  pluginv1.ProtocolVersion,
+		MagicCookieKey:   pluginv1.MagicCookieKey,
+		MagicCookieValue: pluginv1.MagicCookieValue,
+	}
+}
+
+// grpcPlugin registers the server with go-plugin; the client half lives in pkg/tool.
+type grpcPlugin struct {
+	plugin.NetRPCUnsupportedPlugin
+	srv *server
+}
+
+func (p *grpcPlugin) GRPCServer(_ *plugin.GRPCBroker, s *grpc.Server) error {
+	pluginv1.RegisterToolPluginServiceServer(s, p.srv)
+	return nil
+}
+
+func (p *grpcPlugin) GRPCClient(context.Context, *plugin.GRPCBroker, *grpc.ClientConn) (any, error) {
+	return nil, errors.New("sdk/tool serves tools; use pkg/tool to call them")
+}
+
+type server struct {
+	pluginv1.UnimplementedToolPluginServiceServer
+	tools map[string]*Tool
+	names []string
+	specs []*pluginv1.ToolSpec
+
+	stdio     *stdio
+	stdioOnce sync.Once
+	callMu    sync.Mutex // one call at a time: output is attributed to it
+}
+
+func newServer(tools []Tool) (*server, error) {
+	s := &server{tools: make(map[string]*Tool, len(tools))}
+	var errs []error
+	for i := range tools {
+		t := &tools[i]
+		if err := checkTool(t); err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		if _, dup := s.tools[t.Name]; dup {
+			errs = append(errs, fmt.Errorf("tool %q is defined twice", t.Name))
+			continue
+		}
+		s.tools[t.Name] = t
+		s.names = append(s.names, t.Name)
+		spec := &pluginv1.ToolSpec{
+			Name:            t.Name,
+			Description:     t.Description,
+			InputSchemaJson: string(t.InputSchema),
+			Hints:           &pluginv1.ToolHints{ReadOnly: t.ReadOnly, Idempotent: t.Idempotent},
+		}
+		if t.Timeout > 0 {
+			spec.Timeout = durationpb.New(t.Timeout)
+		}
+		s.specs = append(s.specs, spec)
+	}
+	if len(tools) == 0 {
+		errs = append(errs, errors.New("no tools to serve"))
+	}
+	sort.Strings(s.names)
+	return s, errors.Join(errs...)
+}
+
+func checkTool(t *Tool) error {
+	if !validName.MatchString(t.Name) {
+		return fmt.Errorf("tool name %q must match %s", t.Name, validName)
+	}
+	if t.err != nil {
+		return fmt.Errorf("tool %q: %w", t.Name, t.err)
+	}
+	if t.Handler == nil {
+		return fmt.Errorf("tool %q has no handler", t.Name)
+	}
+	var root map[string]any
+	dec := json.NewDecoder(bytes.NewReader(t.InputSchema))
+	if err := dec.Decode(&root); err != nil {
+		return fmt.Errorf("tool %q: input schema is not a JSON object: %w", t.Name, err)
+	}
+	if root["type"] != "object" {
+		return fmt.Errorf(`tool %q: input schema must have "type": "object" at its root`, t.Name)
+	}
+	return nil
+}
+
+// Describe lists the tools.
+func (s *server) Describe(context.Context, *pluginv1.DescribeRequest) (*pluginv1.DescribeResponse, error) {
+	s.stdioOnce.Do(s.stdio.takeOver)
+	return &pluginv1.DescribeResponse{Tools: s.specs}, nil
+}
+
+// Execute runs one call: its output, then its result.
+func (s *server) Execute(req *pluginv1.ExecuteRequest, stream grpc.ServerStreamingServer[pluginv1.ExecuteResponse]) error {
+	s.stdioOnce.Do(s.stdio.takeOver)
+	s.callMu.Lock()
+	defer s.callMu.Unlock()
+
+	c := &call{stream: stream, flush: s.stdio.flush}
+	s.stdio.attach(c)
+	res := s.run(stream.Context(), c, req)
+	s.stdio.detach()
+	return c.finish(res)
+}
+
+func (s *server) run(ctx context.Context, c *call, req *pluginv1.ExecuteRequest) (res *pluginv1.ToolResult) {
+	t, ok := s.tools[req.GetTool()]
+	if !ok {
+		return errorResult(fmt.Sprintf("unknown tool %q; this plugin offers: %s", req.GetTool(), strings.Join(s.names, ", ")))
+	}
+	defer func() {
+		if p := recover(); p != nil {
+			res = errorResult(fmt.Sprintf("tool %q panicked: %v\n\n%s", t.Name, p, trimStack(debug.Stack())))
+		}
+	}()
+	emit := func(text string) { c.sendAfterStdio(pluginv1.OutputStream_OUTPUT_STREAM_OUTPUT, []byte(text)) }
+	v, err := t.Handler(context.WithValue(ctx, callKey{}, c), json.RawMessage(req.GetInputJson()), emit)
+	return toResult(v, err)
+}
+
+// trimStack keeps the frames of a panic's stack that belong to the tool:
+// those between the panic and the SDK's own frames.
+func trimStack(stack []byte) string {
+	lines := strings.Split(string(stack), "\n")
+	start := 0
+	for i, l := range lines {
+		if strings.HasPrefix(l, "panic(") {
+			start = i + 2 // the function line and its file line
+			break
+		}
+	}
+	var kept []string
+	for i := start; i+1 < len(lines); i += 2 {
+		if strings.HasPrefix(lines[i], "github.com/agentcore/agentcore/sdk/tool.") {
+			break
+		}
+		kept = append(kept, lines[i], lines[i+1])
+	}
+	return strings.Join(kept, "\n")
+}
+
+type callKey struct{}
+
+// call is one running call: it serialises sends on its stream.
+type call struct {
+	flush func() // forwards what was written to fd 1 and 2 so far
+
+	mu     sync.Mutex
+	stream grpc.ServerStreamingServer[pluginv1.ExecuteResponse]
+	done   bool
+	err    error
+}
+
+// sendAfterStdio sends a chunk after whatever the process wrote to its
+// stdout and stderr before, so that output keeps the order it was made in.
+func (c *call) sendAfterStdio(stream pluginv1.OutputStream, data []byte) {
+	if len(data) == 0 {
+		return
+	}
+	if c.flush != nil {
+		c.flush()
+	}
+	c.send(stream, data)
+}
+
+func callFrom(ctx context.Context) *call {
+	c, _ := ctx.Value(callKey{}).(*call)
+	return c
+}
+
+// send streams a chunk; it is a no-op once the result has been sent.
+func (c *call) send(stream pluginv1.OutputStream, data []byte) {
+	if len(data) == 0 {
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.done || c.err != nil {
+		return
+	}
+	c.err = c.stream.Send(&pluginv1.ExecuteResponse{Event: &pluginv1.ExecuteResponse_Output{
+		Output: &pluginv1.OutputChunk{Stream: stream, Data: bytes.Clone(data)},
+	}})
+}
+
+func (c *call) finish(res *pluginv1.ToolResult) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.done = true
+	if c.err != nil {
+		return c.err
+	}
+	return c.stream.Send(&pluginv1.ExecuteResponse{Event: &pluginv1.ExecuteResponse_Result{Result: res}})
+}
