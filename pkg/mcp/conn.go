@@ -269,23 +269,21 @@ type sink struct {
 	mu    sync.Mutex
 	token string
 	emit  func(*pluginv1.OutputChunk)
-	// partial holds the bytes of a UTF-8 sequence split across stderr writes.
-	partial []byte
-	tail    []byte
+	tail  []byte
 }
 
 // attach routes output to emit, and progress whose token is token.
 func (s *sink) attach(token string, emit func(*pluginv1.OutputChunk)) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.token, s.emit, s.partial = token, emit, nil
+	s.token, s.emit = token, emit
 }
 
 // detach stops routing; output arriving later is dropped.
 func (s *sink) detach() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.token, s.emit, s.partial = "", nil, nil
+	s.token, s.emit = "", nil
 }
 
 func (s *sink) progress(p *sdk.ProgressNotificationParams) {
@@ -298,7 +296,7 @@ func (s *sink) progress(p *sdk.ProgressNotificationParams) {
 	if s.emit == nil || token == "" || token != s.token {
 		return
 	}
-	s.emit(&pluginv1.OutputChunk{Stream: pluginv1.OutputStream_OUTPUT_STREAM_OUTPUT, Data: progressText(p)})
+	s.emit(&pluginv1.OutputChunk{Stream: pluginv1.OutputStream_OUTPUT_STREAM_OUTPUT, Data: []byte(progressText(p))})
 }
 
 // progressText renders a progress notification as one line: "3/10 message".
@@ -321,34 +319,11 @@ func (s *sink) Write(p []byte) (int, error) {
 	if over := len(s.tail) - stderrTail; over > 0 {
 		s.tail = slices.Delete(s.tail, 0, over)
 	}
-	if s.emit == nil {
-		return len(p), nil
-	}
-	data := append(s.partial, p...)
-	s.partial = nil
-	// Keep an incomplete UTF-8 sequence at the end for the next write.
-	if cut := incompleteTail(data); cut > 0 {
-		s.partial = slices.Clone(data[len(data)-cut:])
-		data = data[:len(data)-cut]
-	}
-	if len(data) > 0 {
-		s.emit(&pluginv1.OutputChunk{Stream: pluginv1.OutputStream_OUTPUT_STREAM_STDERR, Data: strings.ToValidUTF8(string(data), "\uFFFD")})
+	if s.emit != nil {
+		// Raw bytes: the host joins a stream's chunks before decoding them.
+		s.emit(&pluginv1.OutputChunk{Stream: pluginv1.OutputStream_OUTPUT_STREAM_STDERR, Data: slices.Clone(p)})
 	}
 	return len(p), nil
-}
-
-// incompleteTail is the length of a UTF-8 sequence begun but not finished at the end of b.
-func incompleteTail(b []byte) int {
-	for n := 1; n <= utf8.UTFMax-1 && n <= len(b); n++ {
-		c := b[len(b)-n]
-		if utf8.RuneStart(c) {
-			if !utf8.FullRune(b[len(b)-n:]) {
-				return n
-			}
-			return 0
-		}
-	}
-	return 0
 }
 
 // stderrTail is the end of a stdio server's stderr, made valid UTF-8.

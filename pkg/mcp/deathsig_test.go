@@ -28,7 +28,7 @@ func runHost() int {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
-	_, err = s.Call(context.Background(), "hang", "{}", func(c *pluginv1.OutputChunk) { fmt.Print(c.Data) })
+	_, err = s.Call(context.Background(), "hang", "{}", func(c *pluginv1.OutputChunk) { _, _ = os.Stdout.Write(c.Data) })
 	fmt.Fprintln(os.Stderr, "hang returned:", err)
 	return 1
 }
@@ -44,17 +44,25 @@ func TestStdioServerDiesWithTheProcessThatStartedIt(t *testing.T) {
 	if err := host.Start(); err != nil {
 		t.Fatal(err)
 	}
-	var pid int
-	line, err := bufio.NewReader(out).ReadString('\n')
-	if _, scanErr := fmt.Sscanf(line, "0 pid %d", &pid); err != nil || scanErr != nil {
-		_ = host.Process.Kill()
-		_ = host.Wait()
-		t.Fatalf("host said %q: %v %v", line, err, scanErr)
+	lines := make(chan string, 1)
+	go func() {
+		line, _ := bufio.NewReader(out).ReadString('\n')
+		lines <- line
+	}()
+	var line string
+	select {
+	case line = <-lines:
+	case <-time.After(10 * time.Second):
 	}
+	// SIGKILL: the host gets no chance to clean up.
 	if err := host.Process.Kill(); err != nil {
 		t.Fatal(err)
 	}
-	_ = host.Wait()
+	_ = host.Wait() // also ends the reader, if it still waits
+	var pid int
+	if _, err := fmt.Sscanf(line, "0 pid %d", &pid); err != nil {
+		t.Fatalf("host said %q, not the server's pid: %v", line, err)
+	}
 	deadline := time.Now().Add(5 * time.Second)
 	for !processGone(pid) {
 		if time.Now().After(deadline) {

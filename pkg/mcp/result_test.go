@@ -45,29 +45,35 @@ func TestToolResult(t *testing.T) {
 	}
 }
 
-func TestSinkKeepsStderrValidUTF8(t *testing.T) {
+func TestSinkRoutesStderrUntilDetached(t *testing.T) {
 	var s sink
-	var got strings.Builder
-	s.attach("t", func(c *pluginv1.OutputChunk) { got.WriteString(c.Data) })
-	text := "héllo wörld ✓\n"
-	data := []byte(text + "\xff\n")
-	for i := range data { // one byte at a time splits every multi-byte rune
-		if _, err := s.Write(data[i : i+1]); err != nil {
+	var got []byte
+	s.attach("t", func(c *pluginv1.OutputChunk) {
+		if c.Stream != pluginv1.OutputStream_OUTPUT_STREAM_STDERR {
+			t.Errorf("stream %v", c.Stream)
+		}
+		got = append(got, c.Data...)
+	})
+	data := []byte("héllo ✓ \xff\n")
+	for i := range data { // split inside runes: bytes pass through as they are
+		buf := []byte{data[i]}
+		if _, err := s.Write(buf); err != nil {
 			t.Fatal(err)
 		}
+		buf[0] = 'X' // the sink must not keep the writer's buffer
 	}
-	if want := text + "\uFFFD\n"; got.String() != want {
-		t.Errorf("got %q, want %q", got.String(), want)
+	if string(got) != string(data) {
+		t.Errorf("got %q, want %q", got, data)
 	}
 	s.detach()
 	if _, err := s.Write([]byte("later\n")); err != nil {
 		t.Fatal(err)
 	}
-	if strings.Contains(got.String(), "later") {
+	if strings.Contains(string(got), "later") {
 		t.Error("output after detach was routed")
 	}
-	if tail := s.stderrTail(); !strings.HasSuffix(tail, "later") {
-		t.Errorf("tail %q lacks the latest stderr", tail)
+	if tail := s.stderrTail(); !strings.HasSuffix(tail, "\uFFFD\nlater") {
+		t.Errorf("tail %q: want the latest stderr, made valid UTF-8", tail)
 	}
 }
 

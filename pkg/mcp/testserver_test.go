@@ -302,9 +302,9 @@ func (r *recorder) emit(c *pluginv1.OutputChunk) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if len(r.chunks) == 0 {
-		r.first <- c.Data
+		r.first <- string(c.Data)
 	}
-	r.chunks = append(r.chunks, c.Stream.String()+" "+c.Data)
+	r.chunks = append(r.chunks, c.Stream.String()+" "+string(c.Data))
 }
 
 func (r *recorder) all() []string {
