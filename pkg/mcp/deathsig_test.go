@@ -63,11 +63,5 @@ func TestStdioServerDiesWithTheProcessThatStartedIt(t *testing.T) {
 	if _, err := fmt.Sscanf(line, "0 pid %d", &pid); err != nil {
 		t.Fatalf("host said %q, not the server's pid: %v", line, err)
 	}
-	deadline := time.Now().Add(5 * time.Second)
-	for !processGone(pid) {
-		if time.Now().After(deadline) {
-			t.Fatalf("stdio server %d survived its host's SIGKILL", pid)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	waitGone(t, pid) // the stdio server must not survive its host
 }

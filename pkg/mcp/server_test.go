@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -127,18 +128,9 @@ func TestDiscoverAsksOnlyForWhatTheServerDeclares(t *testing.T) {
 			t.Errorf("asked %s of a server without that capability (methods: %v)", m, methods)
 		}
 	}
-	if !slicesContains(methods, "tools/list") {
+	if !slices.Contains(methods, "tools/list") {
 		t.Errorf("never listed tools: %v", methods)
 	}
-}
-
-func slicesContains(list []string, s string) bool {
-	for _, v := range list {
-		if v == s {
-			return true
-		}
-	}
-	return false
 }
 
 func TestCall(t *testing.T) {
@@ -274,6 +266,18 @@ func processGone(pid int) bool {
 	// The state follows the command name in parentheses.
 	fields := strings.Fields(string(stat[strings.LastIndexByte(string(stat), ')')+1:]))
 	return len(fields) > 0 && fields[0] == "Z"
+}
+
+// waitGone fails the test unless pid is gone within five seconds.
+func waitGone(t *testing.T, pid int) {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for !processGone(pid) {
+		if time.Now().After(deadline) {
+			t.Fatalf("process %d still runs", pid)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
 }
 
 func TestServerDyingMidCall(t *testing.T) {
