@@ -398,15 +398,33 @@ func TestReuse(t *testing.T) {
 		}
 	})
 
-	t.Run("http kept", func(t *testing.T) {
-		s := newTestBridge(t, httpDefinition(t, "http", variantFull, `"reuse": true`, nil))
-		for range 3 {
-			res, err := s.Call(t.Context(), "echo", `{"text":"x"}`, nil)
-			if err != nil || summary(res) != "text echo: x" {
-				t.Fatalf("%v %v", summary(res), err)
+	for _, transport := range []string{"http", "sse"} {
+		t.Run(transport+" kept and reconnected", func(t *testing.T) {
+			def, srv := httpServer(t, transport, variantFull, `"reuse": true`, nil)
+			s := newTestBridge(t, def)
+			echo := func() {
+				t.Helper()
+				res, err := s.Call(t.Context(), "echo", `{"text":"x"}`, nil)
+				if err != nil || summary(res) != "text echo: x" {
+					t.Fatalf("%v %v", summary(res), err)
+				}
 			}
-		}
-	})
+			echo()
+			first := s.kept
+			echo()
+			if s.kept != first {
+				t.Fatal("the second call did not use the kept connection")
+			}
+			// The server forgets the session, as after a restart or an idle timeout.
+			for ss := range srv.Sessions() {
+				_ = ss.Close()
+			}
+			echo()
+			if s.kept == first {
+				t.Error("the call after the session was dropped used the old connection")
+			}
+		})
+	}
 }
 
 func TestNewServerRejectsBadDefinitions(t *testing.T) {

@@ -194,7 +194,9 @@ type fixture struct {
 // fixtures are the three transports.
 func fixtures() []fixture {
 	return []fixture{
-		{name: "stdio", def: stdioDefinition},
+		{name: "stdio", def: func(t *testing.T, variant, extra string) *Definition {
+			return stdioDefinition(t, variant, extra)
+		}},
 		{name: "http", def: func(t *testing.T, variant, extra string) *Definition {
 			return httpDefinition(t, "http", variant, extra, nil)
 		}},
@@ -218,7 +220,7 @@ func testBinary(t testing.TB) string {
 	return exe
 }
 
-func stdioDefinition(t *testing.T, variant, extra string) *Definition {
+func stdioDefinition(t testing.TB, variant, extra string) *Definition {
 	t.Helper()
 	return writeDefinition(t, "server.mcp.json", fmt.Sprintf(`{"transport": {"type": "stdio", "command": %q, "env": {%q: %q, %s}}%s}`,
 		testBinary(t), serverEnv, variant, quickRaceExit, commaLead(extra)))
@@ -227,6 +229,13 @@ func stdioDefinition(t *testing.T, variant, extra string) *Definition {
 // httpDefinition serves a test server over http or sse for the test's
 // duration; observe, if set, sees every method the server receives.
 func httpDefinition(t *testing.T, transport, variant, extra string, observe func(method string)) *Definition {
+	t.Helper()
+	def, _ := httpServer(t, transport, variant, extra, observe)
+	return def
+}
+
+// httpServer is httpDefinition that also returns the server.
+func httpServer(t *testing.T, transport, variant, extra string, observe func(method string)) (*Definition, *sdk.Server) {
 	t.Helper()
 	quit := make(chan struct{})
 	srv := newTestServer(variant, testHooks{quit: quit})
@@ -255,7 +264,7 @@ func httpDefinition(t *testing.T, transport, variant, extra string, observe func
 		hs.Close()
 	})
 	return writeDefinition(t, "server.mcp.json", fmt.Sprintf(`{"transport": {"type": %q, "url": %q, "headers": {"X-Test": "yes"}}%s}`,
-		transport, hs.URL, commaLead(extra)))
+		transport, hs.URL, commaLead(extra))), srv
 }
 
 func commaLead(extra string) string {
