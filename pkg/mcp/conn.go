@@ -35,6 +35,10 @@ const (
 // errClosed is the cause of a connection's context once it has been closed normally.
 var errClosed = errors.New("connection closed")
 
+// errBroken is the cause of a connection's context when it was ended at once
+// because it failed: explain then reports what the server did.
+var errBroken = fmt.Errorf("%w: broken", errClosed)
+
 // conn is one connection to an MCP server: for stdio, one server process.
 type conn struct {
 	def     *Definition

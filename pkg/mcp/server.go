@@ -74,7 +74,7 @@ func (s *Server) Discover(ctx context.Context) ([]*pluginv1.ToolSpec, error) {
 		err = context.Cause(ctx)
 	}
 	if err != nil {
-		s.release(c, false)
+		s.discard(c)
 		return nil, s.errorf("discovering: %w", c.explain(err))
 	}
 	s.release(c, true)
@@ -107,7 +107,7 @@ func (s *Server) Call(ctx context.Context, tool, inputJSON string, emit func(*pl
 	}
 	e, ok, err := s.lookup(reachCtx, c, tool)
 	if err != nil {
-		s.release(c, false)
+		s.discard(c)
 		if ctx.Err() != nil {
 			return nil, s.errorf("call %q: %w", tool, ctx.Err())
 		}
@@ -137,7 +137,7 @@ func (s *Server) Call(ctx context.Context, tool, inputJSON string, emit func(*pl
 		s.release(c, true)
 		return errorResult(s.errorf("%s %q: %w", e.kind, e.target, err).Error()), nil
 	default:
-		s.release(c, false)
+		s.discard(c)
 		return errorResult(s.errorf("%s %q: %w", e.kind, e.target, c.explain(err)).Error()), nil
 	}
 }
@@ -214,6 +214,13 @@ func (s *Server) release(c *conn, keep bool) {
 		s.mu.Unlock()
 	}
 	_ = c.close()
+}
+
+// discard ends a connection that failed at once, without the graceful close
+// a broken server could stall (an http DELETE, a stdio server's grace).
+func (s *Server) discard(c *conn) {
+	c.abort(errBroken)
+	s.release(c, false)
 }
 
 // lookup finds a tool in the catalog, listing on c when the catalog is

@@ -298,6 +298,34 @@ func TestServerDyingMidCall(t *testing.T) {
 	}
 }
 
+func TestHTTPServerGoingAwayMidCall(t *testing.T) {
+	for _, transport := range []string{"http", "sse"} {
+		t.Run(transport, func(t *testing.T) {
+			fx := httpServer(t, transport, variantFull, "", nil)
+			s := newTestBridge(t, fx.def)
+			rec := newRecorder()
+			done := make(chan *pluginv1.ToolResult, 1)
+			go func() {
+				res, err := s.Call(t.Context(), "hang", `{}`, rec.emit)
+				if err != nil {
+					t.Error(err)
+				}
+				done <- res
+			}()
+			<-rec.first
+			fx.http.CloseClientConnections()
+			select {
+			case res := <-done:
+				if res == nil || !strings.HasPrefix(res.Error, "mcp server "+fx.def.Path) {
+					t.Errorf("result %v, want an error naming the definition", res)
+				}
+			case <-time.After(10 * time.Second):
+				t.Fatal("the call did not end when the server went away")
+			}
+		})
+	}
+}
+
 func TestUnreachableServers(t *testing.T) {
 	dir := t.TempDir()
 	notExecutable := dir + "/plain.txt"
@@ -400,8 +428,8 @@ func TestReuse(t *testing.T) {
 
 	for _, transport := range []string{"http", "sse"} {
 		t.Run(transport+" kept and reconnected", func(t *testing.T) {
-			def, srv := httpServer(t, transport, variantFull, `"reuse": true`, nil)
-			s := newTestBridge(t, def)
+			fx := httpServer(t, transport, variantFull, `"reuse": true`, nil)
+			s := newTestBridge(t, fx.def)
 			echo := func() {
 				t.Helper()
 				res, err := s.Call(t.Context(), "echo", `{"text":"x"}`, nil)
@@ -416,7 +444,7 @@ func TestReuse(t *testing.T) {
 				t.Fatal("the second call did not use the kept connection")
 			}
 			// The server forgets the session, as after a restart or an idle timeout.
-			for ss := range srv.Sessions() {
+			for ss := range fx.srv.Sessions() {
 				_ = ss.Close()
 			}
 			echo()

@@ -230,12 +230,18 @@ func stdioDefinition(t testing.TB, variant, extra string) *Definition {
 // duration; observe, if set, sees every method the server receives.
 func httpDefinition(t *testing.T, transport, variant, extra string, observe func(method string)) *Definition {
 	t.Helper()
-	def, _ := httpServer(t, transport, variant, extra, observe)
-	return def
+	return httpServer(t, transport, variant, extra, observe).def
 }
 
-// httpServer is httpDefinition that also returns the server.
-func httpServer(t *testing.T, transport, variant, extra string, observe func(method string)) (*Definition, *sdk.Server) {
+// httpFixture is a test server served over http or sse.
+type httpFixture struct {
+	def  *Definition
+	srv  *sdk.Server
+	http *httptest.Server
+}
+
+// httpServer is httpDefinition that also returns the servers.
+func httpServer(t *testing.T, transport, variant, extra string, observe func(method string)) httpFixture {
 	t.Helper()
 	quit := make(chan struct{})
 	srv := newTestServer(variant, testHooks{quit: quit})
@@ -263,8 +269,9 @@ func httpServer(t *testing.T, transport, variant, extra string, observe func(met
 		hs.CloseClientConnections()
 		hs.Close()
 	})
-	return writeDefinition(t, "server.mcp.json", fmt.Sprintf(`{"transport": {"type": %q, "url": %q, "headers": {"X-Test": "yes"}}%s}`,
-		transport, hs.URL, commaLead(extra))), srv
+	def := writeDefinition(t, "server.mcp.json", fmt.Sprintf(`{"transport": {"type": %q, "url": %q, "headers": {"X-Test": "yes"}}%s}`,
+		transport, hs.URL, commaLead(extra)))
+	return httpFixture{def: def, srv: srv, http: hs}
 }
 
 func commaLead(extra string) string {
