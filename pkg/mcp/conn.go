@@ -54,7 +54,7 @@ type conn struct {
 	done chan struct{}
 	// out routes progress and stderr to the running call.
 	out sink
-	// reusable says the Server may keep the connection after a call.
+	// reusable says the Bridge may keep the connection after a call.
 	reusable bool
 
 	closeOnce sync.Once

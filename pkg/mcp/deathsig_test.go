@@ -23,7 +23,7 @@ func runHost() int {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
-	s, err := NewServer(def)
+	s, err := NewBridge(def)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1

@@ -34,7 +34,7 @@
 //
 // Every discovery and every call opens its own connection and closes it at
 // the end: no MCP session is shared between calls. With "reuse": true the
-// Server keeps one connection between calls (pinging it first and
+// Bridge keeps one connection between calls (pinging it first and
 // reconnecting when the server has gone), which saves starting a stdio server
 // per call. Cancelling a call closes its connection at once; a stdio server
 // is killed, and dies with the process that started it (parent-death signal,

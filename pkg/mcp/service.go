@@ -10,22 +10,22 @@ import (
 	pluginv1 "github.com/agentcore/agentcore/proto/agentcore/plugin/v1"
 )
 
-// Service serves a Server as the plugin protocol's ToolPluginService, so a
+// Service serves a Bridge as the plugin protocol's ToolPluginService, so a
 // plugin process (toolhost) can offer an MCP server's tools to the host.
 type Service struct {
 	pluginv1.UnimplementedToolPluginServiceServer
-	srv *Server
+	bridge *Bridge
 }
 
-// NewService returns the plugin service of srv.
-func NewService(srv *Server) *Service {
-	return &Service{srv: srv}
+// NewService returns the plugin service of bridge.
+func NewService(bridge *Bridge) *Service {
+	return &Service{bridge: bridge}
 }
 
 // Describe discovers the server's tools. A server that cannot be reached is
 // Unavailable, with the definition's path and the cause in the message.
 func (s *Service) Describe(ctx context.Context, _ *pluginv1.DescribeRequest) (*pluginv1.DescribeResponse, error) {
-	specs, err := s.srv.Discover(ctx)
+	specs, err := s.bridge.Discover(ctx)
 	if err != nil {
 		if ctx.Err() != nil {
 			return nil, status.FromContextError(ctx.Err()).Err()
@@ -39,7 +39,7 @@ func (s *Service) Describe(ctx context.Context, _ *pluginv1.DescribeRequest) (*p
 // result. It ends with the context's status when the call is cancelled.
 func (s *Service) Execute(req *pluginv1.ExecuteRequest, stream grpc.ServerStreamingServer[pluginv1.ExecuteResponse]) error {
 	ctx := stream.Context()
-	res, err := s.srv.Call(ctx, req.GetTool(), req.GetInputJson(), func(c *pluginv1.OutputChunk) {
+	res, err := s.bridge.Call(ctx, req.GetTool(), req.GetInputJson(), func(c *pluginv1.OutputChunk) {
 		// A failed send means the host has gone; ctx ends the call.
 		_ = stream.Send(&pluginv1.ExecuteResponse{Event: &pluginv1.ExecuteResponse_Output{Output: c}})
 	})

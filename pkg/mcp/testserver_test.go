@@ -294,9 +294,9 @@ func writeDefinition(t testing.TB, name, content string) *Definition {
 	return def
 }
 
-func newTestBridge(t testing.TB, def *Definition) *Server {
+func newTestBridge(t testing.TB, def *Definition) *Bridge {
 	t.Helper()
-	s, err := NewServer(def)
+	s, err := NewBridge(def)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -16,16 +16,16 @@ import (
 	pluginv1 "github.com/agentcore/agentcore/proto/agentcore/plugin/v1"
 )
 
-// errServerClosed is returned by a Server used after Close.
-var errServerClosed = errors.New("closed")
+// errBridgeClosed is returned by a Bridge used after Close.
+var errBridgeClosed = errors.New("closed")
 
-// Server bridges one MCP server: it discovers the server's tools, prompts and
-// resources as tool specs, and runs calls of them. Every discovery and call
+// Bridge is the client side of one MCP server: it discovers the server's
+// tools, prompts and resources as tool specs, and runs calls of them. Every discovery and call
 // opens its own connection and closes it at the end, unless the definition
-// asks for reuse. A Server is safe for concurrent use; with reuse, one call
+// asks for reuse. A Bridge is safe for concurrent use; with reuse, one call
 // at a time uses the kept connection and calls beside it connect for
 // themselves.
-type Server struct {
+type Bridge struct {
 	def *Definition
 	// base carries the http and sse requests of every connection.
 	base *http.Transport
@@ -38,8 +38,8 @@ type Server struct {
 	calls  uint64 // numbers progress tokens
 }
 
-// NewServer returns the bridge to the server def declares. It does not connect.
-func NewServer(def *Definition) (*Server, error) {
+// NewBridge returns the bridge to the server def declares. It does not connect.
+func NewBridge(def *Definition) (*Bridge, error) {
 	if def == nil {
 		return nil, errors.New("mcp server: nil definition")
 	}
@@ -50,37 +50,37 @@ func NewServer(def *Definition) (*Server, error) {
 	if !ok {
 		return nil, errors.New("mcp server: http.DefaultTransport is not an *http.Transport")
 	}
-	return &Server{def: def, base: base.Clone()}, nil
+	return &Bridge{def: def, base: base.Clone()}, nil
 }
 
 // Definition returns the definition the server was made from.
-func (s *Server) Definition() *Definition { return s.def }
+func (b *Bridge) Definition() *Definition { return b.def }
 
 // Discover connects, lists what the server declares (tools, and prompts and
 // resources only when it has those capabilities) and returns one tool spec
 // for each server tool, one for each prompt, and one read_resource tool when
 // there are resources. It fails when the server cannot be reached within the
 // discovery timeout, naming the definition file and the cause.
-func (s *Server) Discover(ctx context.Context) ([]*pluginv1.ToolSpec, error) {
-	ctx, cancel := s.reachContext(ctx, "discovery")
+func (b *Bridge) Discover(ctx context.Context) ([]*pluginv1.ToolSpec, error) {
+	ctx, cancel := b.reachContext(ctx, "discovery")
 	defer cancel()
-	c, err := s.acquire(ctx)
+	c, err := b.acquire(ctx)
 	if err != nil {
-		return nil, s.errorf("%w", err)
+		return nil, b.errorf("%w", err)
 	}
 	stop := context.AfterFunc(ctx, func() { c.abort(context.Cause(ctx)) })
-	cat, err := list(ctx, c.session, s.def)
+	cat, err := list(ctx, c.session, b.def)
 	if !stop() && err == nil {
 		err = context.Cause(ctx)
 	}
 	if err != nil {
-		s.discard(c)
-		return nil, s.errorf("discovering: %w", c.explain(err))
+		b.discard(c)
+		return nil, b.errorf("discovering: %w", c.explain(err))
 	}
-	s.release(c, true)
-	s.mu.Lock()
-	s.cat = cat
-	s.mu.Unlock()
+	b.release(c, true)
+	b.mu.Lock()
+	b.cat = cat
+	b.mu.Unlock()
 	return cat.specs(), nil
 }
 
@@ -90,35 +90,37 @@ func (s *Server) Discover(ctx context.Context) ([]*pluginv1.ToolSpec, error) {
 // called after Call returns. Every outcome of the call is a result, failures
 // included (an error result the model can read). The error is non-nil only
 // when ctx ended first: the call's connection is then closed at once, and a
-// stdio server is dead when Call returns.
-func (s *Server) Call(ctx context.Context, tool, inputJSON string, emit func(*pluginv1.OutputChunk)) (*pluginv1.ToolResult, error) {
+// stdio server is dead when Call returns. The definition's callTimeout is not
+// applied here: it is the tools' declared timeout, which the plugin host
+// enforces by killing the plugin process (and with it a stdio server).
+func (b *Bridge) Call(ctx context.Context, tool, inputJSON string, emit func(*pluginv1.OutputChunk)) (*pluginv1.ToolResult, error) {
 	args, err := parseInput(inputJSON)
 	if err != nil {
 		return errorResult(err.Error()), nil
 	}
-	reachCtx, cancel := s.reachContext(ctx, "connecting")
+	reachCtx, cancel := b.reachContext(ctx, "connecting")
 	defer cancel()
-	c, err := s.acquire(reachCtx)
+	c, err := b.acquire(reachCtx)
 	if err != nil {
 		if ctx.Err() != nil {
-			return nil, s.errorf("call %q: %w", tool, ctx.Err())
+			return nil, b.errorf("call %q: %w", tool, ctx.Err())
 		}
-		return errorResult(s.errorf("%w", err).Error()), nil
+		return errorResult(b.errorf("%w", err).Error()), nil
 	}
-	e, ok, err := s.lookup(reachCtx, c, tool)
+	e, ok, err := b.lookup(reachCtx, c, tool)
 	if err != nil {
-		s.discard(c)
+		b.discard(c)
 		if ctx.Err() != nil {
-			return nil, s.errorf("call %q: %w", tool, ctx.Err())
+			return nil, b.errorf("call %q: %w", tool, ctx.Err())
 		}
-		return errorResult(s.errorf("%w", c.explain(err)).Error()), nil
+		return errorResult(b.errorf("%w", c.explain(err)).Error()), nil
 	}
 	if !ok {
-		s.release(c, true)
-		return errorResult(fmt.Sprintf("unknown tool %q; this MCP server offers: %s", tool, strings.Join(s.names(), ", "))), nil
+		b.release(c, true)
+		return errorResult(fmt.Sprintf("unknown tool %q; this MCP server offers: %s", tool, strings.Join(b.names(), ", "))), nil
 	}
 
-	token := s.token()
+	token := b.token()
 	c.out.attach(token, emit)
 	stop := context.AfterFunc(ctx, func() { c.abort(context.Cause(ctx)) })
 	res, err := c.run(ctx, e, args, token)
@@ -127,57 +129,57 @@ func (s *Server) Call(ctx context.Context, tool, inputJSON string, emit func(*pl
 	switch {
 	case ctx.Err() != nil && (aborted || err != nil):
 		c.abort(context.Cause(ctx))
-		s.release(c, false)
-		return nil, s.errorf("call %q: %w", tool, ctx.Err())
+		b.release(c, false)
+		return nil, b.errorf("call %q: %w", tool, ctx.Err())
 	case err == nil:
-		s.release(c, true)
+		b.release(c, true)
 		return res, nil
 	case isProtocolError(err):
 		// The server answered with an error: the connection is fine.
-		s.release(c, true)
-		return errorResult(s.errorf("%s %q: %w", e.kind, e.target, err).Error()), nil
+		b.release(c, true)
+		return errorResult(b.errorf("%s %q: %w", e.kind, e.target, err).Error()), nil
 	default:
-		s.discard(c)
-		return errorResult(s.errorf("%s %q: %w", e.kind, e.target, c.explain(err)).Error()), nil
+		b.discard(c)
+		return errorResult(b.errorf("%s %q: %w", e.kind, e.target, c.explain(err)).Error()), nil
 	}
 }
 
 // Close closes the kept connection, if any. Calls still running close their
 // own connections when they end; later calls fail.
-func (s *Server) Close() {
-	s.mu.Lock()
-	s.closed = true
-	kept := s.kept
-	s.kept = nil
-	s.mu.Unlock()
+func (b *Bridge) Close() {
+	b.mu.Lock()
+	b.closed = true
+	kept := b.kept
+	b.kept = nil
+	b.mu.Unlock()
 	if kept != nil {
 		_ = kept.close()
 	}
-	s.base.CloseIdleConnections()
+	b.base.CloseIdleConnections()
 }
 
 // reachContext bounds reaching the server (connecting, and listing) by the
 // discovery timeout, with a cause that says so.
-func (s *Server) reachContext(ctx context.Context, what string) (context.Context, context.CancelFunc) {
-	d := s.def.discoveryTimeout()
+func (b *Bridge) reachContext(ctx context.Context, what string) (context.Context, context.CancelFunc) {
+	d := b.def.discoveryTimeout()
 	return context.WithTimeoutCause(ctx, d, fmt.Errorf("%s timed out after %s", what, d))
 }
 
 // acquire returns a connection: with reuse, the kept one when it still
 // answers a ping, or a new one that may be kept; else a new one.
-func (s *Server) acquire(ctx context.Context) (*conn, error) {
-	s.mu.Lock()
-	if s.closed {
-		s.mu.Unlock()
-		return nil, errServerClosed
+func (b *Bridge) acquire(ctx context.Context) (*conn, error) {
+	b.mu.Lock()
+	if b.closed {
+		b.mu.Unlock()
+		return nil, errBridgeClosed
 	}
-	reuse := s.def.Reuse && !s.busy
+	reuse := b.def.Reuse && !b.busy
 	var kept *conn
 	if reuse {
-		s.busy = true
-		kept, s.kept = s.kept, nil
+		b.busy = true
+		kept, b.kept = b.kept, nil
 	}
-	s.mu.Unlock()
+	b.mu.Unlock()
 
 	if kept != nil {
 		if kept.alive() && kept.session.Ping(ctx, nil) == nil {
@@ -187,12 +189,12 @@ func (s *Server) acquire(ctx context.Context) (*conn, error) {
 		kept.abort(errors.New("the kept connection stopped answering"))
 		_ = kept.close()
 	}
-	c, err := connect(ctx, s.def, s.base)
+	c, err := connect(ctx, b.def, b.base)
 	if err != nil {
 		if reuse {
-			s.mu.Lock()
-			s.busy = false
-			s.mu.Unlock()
+			b.mu.Lock()
+			b.busy = false
+			b.mu.Unlock()
 		}
 		return nil, err
 	}
@@ -202,70 +204,70 @@ func (s *Server) acquire(ctx context.Context) (*conn, error) {
 
 // release ends the use of c: a reusable connection that is still fine is
 // kept for the next call, any other is closed.
-func (s *Server) release(c *conn, keep bool) {
+func (b *Bridge) release(c *conn, keep bool) {
 	if c.reusable {
-		s.mu.Lock()
-		s.busy = false
-		if keep && !s.closed && c.alive() {
-			s.kept = c
-			s.mu.Unlock()
+		b.mu.Lock()
+		b.busy = false
+		if keep && !b.closed && c.alive() {
+			b.kept = c
+			b.mu.Unlock()
 			return
 		}
-		s.mu.Unlock()
+		b.mu.Unlock()
 	}
 	_ = c.close()
 }
 
 // discard ends a connection that failed at once, without the graceful close
 // a broken server could stall (an http DELETE, a stdio server's grace).
-func (s *Server) discard(c *conn) {
+func (b *Bridge) discard(c *conn) {
 	c.abort(errBroken)
-	s.release(c, false)
+	b.release(c, false)
 }
 
 // lookup finds a tool in the catalog, listing on c when the catalog is
 // missing (a process that did not discover) or lacks the name (the server's
 // list may have changed).
-func (s *Server) lookup(ctx context.Context, c *conn, tool string) (entry, bool, error) {
-	s.mu.Lock()
-	cat := s.cat
-	s.mu.Unlock()
+func (b *Bridge) lookup(ctx context.Context, c *conn, tool string) (entry, bool, error) {
+	b.mu.Lock()
+	cat := b.cat
+	b.mu.Unlock()
 	if cat != nil {
 		if e, ok := cat.byName[tool]; ok {
 			return e, true, nil
 		}
 	}
-	cat, err := list(ctx, c.session, s.def)
+	cat, err := list(ctx, c.session, b.def)
 	if err != nil {
 		return entry{}, false, fmt.Errorf("discovering: %w", err)
 	}
-	s.mu.Lock()
-	s.cat = cat
-	s.mu.Unlock()
+	b.mu.Lock()
+	b.cat = cat
+	b.mu.Unlock()
 	e, ok := cat.byName[tool]
 	return e, ok, nil
 }
 
-func (s *Server) names() []string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.cat == nil {
+func (b *Bridge) names() []string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.cat == nil {
 		return nil
 	}
-	return s.cat.names()
+	return b.cat.names()
 }
 
 // token is a fresh progress token, so late progress of an earlier call on a
-// kept connection is not taken for this one's.
-func (s *Server) token() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.calls++
-	return "agentcore-" + strconv.FormatUint(s.calls, 10)
+// kept connection is not taken for this one'b.
+func (b *Bridge) token() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.calls++
+	return "agentcore-" + strconv.FormatUint(b.calls, 10)
 }
 
-func (s *Server) errorf(format string, args ...any) error {
-	return fmt.Errorf("mcp server %s: "+format, append([]any{s.def.label()}, args...)...)
+func (b *Bridge) errorf(format string, args ...any) error {
+	return fmt.Errorf("mcp server %s: "+format, append([]any{b.def.label()}, args...)...)
 }
 
 // run does what the tool stands for: a tools/call, prompts/get or resources/read.

@@ -375,7 +375,7 @@ func TestUnreachableServers(t *testing.T) {
 }
 
 func TestReuse(t *testing.T) {
-	pidOf := func(t *testing.T, s *Server) int {
+	pidOf := func(t *testing.T, s *Bridge) int {
 		t.Helper()
 		res, err := s.Call(t.Context(), "pid", `{}`, nil)
 		if err != nil || res.Error != "" {
@@ -455,7 +455,7 @@ func TestReuse(t *testing.T) {
 	}
 }
 
-func TestNewServerRejectsBadDefinitions(t *testing.T) {
+func TestNewBridgeRejectsBadDefinitions(t *testing.T) {
 	cases := []struct {
 		def  *Definition
 		want string
@@ -467,8 +467,8 @@ func TestNewServerRejectsBadDefinitions(t *testing.T) {
 		{&Definition{Name: "x", Prefix: "a b", Transport: Transport{Type: TransportSSE, URL: "http://x"}}, "prefix"},
 	}
 	for _, c := range cases {
-		if _, err := NewServer(c.def); err == nil || !strings.Contains(err.Error(), c.want) {
-			t.Errorf("NewServer(%+v) = %v, want an error with %q", c.def, err, c.want)
+		if _, err := NewBridge(c.def); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("NewBridge(%+v) = %v, want an error with %q", c.def, err, c.want)
 		}
 	}
 }
