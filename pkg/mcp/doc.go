@@ -23,8 +23,13 @@
 // callTimeout becomes every tool's declared timeout, which the plugin host
 // enforces.
 //
+// A [Bridge] discovers and calls one server; a [Service] serves a Bridge as
+// the plugin protocol's ToolPluginService, which is all a plugin process
+// (toolhost) needs to offer the server's tools to the host.
+//
 // Mapping: each server tool becomes a tool (schema and description as given,
-// prefix applied); each prompt a tool taking its arguments as strings and
+// prefix applied; characters a tool name may not hold become _, and names
+// are cut to 64 bytes; two that end up equal fail discovery); each prompt a tool taking its arguments as strings and
 // returning its messages as text led by "user:" / "assistant:"; resources one
 // read_resource tool taking a uri, its description listing the resources and
 // URI templates. Prompts and resources are asked for only when the server
