@@ -48,7 +48,9 @@ type env struct {
 	log            hclog.Logger
 }
 
-// subcommands maps a subcommand to its function.
+// subcommands maps a subcommand to its function. Subcommands missing from
+// the usage text are hidden: they are for hosts, not people (e.g. serving
+// one MCP server definition as a plugin).
 var subcommands = map[string]func(ctx context.Context, e env, args []string) int{
 	"list": runList,
 	"call": runCall,

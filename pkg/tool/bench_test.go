@@ -190,3 +190,32 @@ func BenchmarkFloorForkExec(b *testing.B) {
 	}
 	ts.report(b)
 }
+
+// BenchmarkFloorPluginHandshake: fork/exec of the test plugin until it
+// prints go-plugin's handshake line, then a kill: the plugin binary's own
+// start-up (Go runtime, package init, go-plugin's listener), the floor
+// under a cold start that the host cannot shorten.
+func BenchmarkFloorPluginHandshake(b *testing.B) {
+	path := filepath.Join(dirs.good, "testplug")
+	env := append(os.Environ(), "AGENTCORE_TOOL_PLUGIN=tool-plugin-v1", "PLUGIN_UNIX_SOCKET_DIR="+b.TempDir())
+	ts := make(timings, 0, b.N)
+	for b.Loop() {
+		cmd := exec.Command(path)
+		cmd.Env = env
+		out, err := cmd.StdoutPipe()
+		if err != nil {
+			b.Fatal(err)
+		}
+		t0 := time.Now()
+		if err := cmd.Start(); err != nil {
+			b.Fatal(err)
+		}
+		if line, err := readLine(out); err != nil || !strings.HasPrefix(line, "1|1|unix|") {
+			b.Fatalf("handshake %q: %v", line, err)
+		}
+		ts = append(ts, time.Since(t0))
+		_ = cmd.Process.Kill()
+		_ = cmd.Wait()
+	}
+	ts.report(b)
+}

@@ -31,7 +31,7 @@ var ErrClosed = errors.New("tool host is closed")
 
 // Config configures a Host.
 type Config struct {
-	// Logger receives the host's logs (plugin starts, exits, stderr). Default: none.
+	// Logger receives the host's logs: plugin starts and stderr lines at debug, crashes at warn. Default: none.
 	Logger hclog.Logger
 	// MaxIdle is how many idle processes are kept per plugin for reuse:
 	// 0 means DefaultMaxIdle, a negative value keeps none.
@@ -373,19 +373,22 @@ func durationOf(d *durationpb.Duration) time.Duration {
 func (h *Host) poolFor(cmd Command, fresh bool) (*pool, error) {
 	stamp := stampOf(cmd.Path)
 	h.mu.Lock()
-	defer h.mu.Unlock()
 	if h.closed {
+		h.mu.Unlock()
 		return nil, ErrClosed
 	}
 	key := cmd.key()
-	if pl, ok := h.pools[key]; ok {
-		if !fresh || pl.stamp == stamp {
-			return pl, nil
-		}
-		pl.retire()
+	old, ok := h.pools[key]
+	if ok && (!fresh || old.stamp == stamp) {
+		h.mu.Unlock()
+		return old, nil
 	}
 	pl := &pool{host: h, cmd: cmd, stamp: stamp}
 	h.pools[key] = pl
+	h.mu.Unlock()
+	if ok {
+		old.retire() // kills processes: not under h.mu
+	}
 	return pl, nil
 }
 

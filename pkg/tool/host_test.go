@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -661,4 +662,90 @@ func TestPluginWithoutSessionIsCalledThroughExecute(t *testing.T) {
 	if pids[0] != pids[1] {
 		t.Fatalf("calls ran in %v: the process was not reused", pids)
 	}
+}
+
+func TestPluginProcessIsolation(t *testing.T) {
+	h := newHost(t, Config{})
+	set := scan(t, h, dirs.good)
+	res := set.Execute(context.Background(), "procinfo", nil, Options{})
+	var info struct {
+		Pid, Pgid, Pdeathsig int
+		Stdin                string
+	}
+	if err := json.Unmarshal([]byte(res.Output.GetJson()), &info); err != nil {
+		t.Fatalf("procinfo: %v", res.Output)
+	}
+	if info.Pgid != info.Pid {
+		t.Errorf("the plugin is not in its own process group: pid %d, pgid %d", info.Pid, info.Pgid)
+	}
+	if info.Stdin != "/dev/null" {
+		t.Errorf("stdin is %s", info.Stdin)
+	}
+	// The host sets SIGKILL; sdk/tool swaps it for SIGTERM to take its group along.
+	if info.Pdeathsig != int(syscall.SIGTERM) {
+		t.Errorf("parent-death signal = %d", info.Pdeathsig)
+	}
+	if ppid, _, _ := procStat(strconv.Itoa(info.Pid)); ppid != os.Getpid() {
+		t.Errorf("the plugin's parent is %d", ppid)
+	}
+}
+
+func TestScanAFileAndOtherKinds(t *testing.T) {
+	plug := filepath.Join(dirs.good, "testplug")
+	dir := t.TempDir()
+	def := filepath.Join(dir, "x.def.json")
+	if err := os.WriteFile(def, []byte("{}"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	// A kind like issue 6's MCP definitions: a data file served by a plugin
+	// command with arguments.
+	kind := Kind{
+		Name:  "def",
+		Match: func(path string, _ os.FileInfo) bool { return strings.HasSuffix(path, ".def.json") },
+		Command: func(path string) (Command, error) {
+			return Command{Path: plug, Args: []string{"serve", path}, Env: []string{"DEF=" + path}, Source: "def:" + path}, nil
+		},
+	}
+	h := newHost(t, Config{Kinds: []Kind{kind}})
+	set := scan(t, h, dir)
+	if s, ok := set.Lookup("echo"); !ok || s.Source != "def:"+def {
+		t.Fatalf("echo from a def file = %+v", s)
+	}
+	if res := set.Execute(context.Background(), "echo", json.RawMessage(`{"text":"via kind"}`), Options{}); OutputText(res.Output) != "via kind" {
+		t.Fatalf("echo = %+v", res)
+	}
+	file := scan(t, h, plug)
+	if s, _ := file.Lookup("echo"); s.Source != plug {
+		t.Fatalf("scanning a file: %+v", s)
+	}
+	loaded, err := h.Load(context.Background(), Command{Path: plug, Source: "loaded"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s, _ := loaded.Lookup("add"); s.Source != "loaded" {
+		t.Fatalf("Load: %+v", s)
+	}
+}
+
+func TestRescanReplacesAChangedBinary(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "plug")
+	copyFile(t, filepath.Join(dirs.good, "testplug"), path, 0o755)
+	h := newHost(t, Config{MaxIdle: 1})
+	set := scan(t, h, dir)
+	before := pidOfPlugin(t, set)
+	if again := pidOfPlugin(t, scan(t, h, dir)); again != before {
+		t.Fatalf("rescanning an unchanged binary started a new process: %d, then %d", before, again)
+	}
+	// The same binary written anew: a new modification time.
+	time.Sleep(10 * time.Millisecond)
+	copyFile(t, filepath.Join(dirs.good, "testplug"), path+".new", 0o755)
+	if err := os.Rename(path+".new", path); err != nil {
+		t.Fatal(err)
+	}
+	after := pidOfPlugin(t, scan(t, h, dir))
+	if after == before {
+		t.Fatal("a changed binary was not restarted")
+	}
+	waitGone(t, before)
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"sync"
 	"time"
@@ -190,7 +191,7 @@ func (pr *proc) runner(_ hclog.Logger, base *exec.Cmd, _ string) (runner.Runner,
 	cmd := exec.Command(c.Path, c.Args...)
 	cmd.Env = append(base.Env, c.Env...)
 	cmd.Dir = c.Dir
-	p := newProcess(cmd, pr.pool.host.sp)
+	p := newProcess(cmd, pr.pool.host.sp, pr.pool.host.log.Named(filepath.Base(c.Path)))
 	pr.mu.Lock()
 	defer pr.mu.Unlock()
 	if pr.killed {

@@ -1,6 +1,7 @@
 package tool
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -13,6 +14,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/hashicorp/go-hclog"
 	"github.com/hashicorp/go-plugin/runner"
 	"golang.org/x/sys/unix"
 )
@@ -67,6 +69,8 @@ type process struct {
 	outR, errR *os.File
 	tail       *tailBuffer
 	stderrDone chan struct{} // closed when the stderr pipe is read to its end
+	log        hclog.Logger  // gets stderr lines at debug level
+	partial    []byte        // an unfinished stderr line, for log
 
 	mu     sync.Mutex
 	pid    int
@@ -77,9 +81,9 @@ type process struct {
 
 var _ runner.Runner = (*process)(nil)
 
-func newProcess(cmd *exec.Cmd, sp *spawner) *process {
+func newProcess(cmd *exec.Cmd, sp *spawner, log hclog.Logger) *process {
 	return &process{
-		cmd: cmd, spawner: sp,
+		cmd: cmd, spawner: sp, log: log,
 		tail:       &tailBuffer{max: 8 << 10},
 		stderrDone: make(chan struct{}),
 		done:       make(chan struct{}),
@@ -236,6 +240,9 @@ func (r *stderrReader) Read(b []byte) (int, error) {
 	n, err := r.p.errR.Read(b)
 	if n > 0 {
 		r.p.tail.Write(b[:n])
+		if r.p.log.IsDebug() {
+			r.p.logLines(b[:n])
+		}
 	}
 	if err != nil {
 		r.once.Do(func() { close(r.p.stderrDone) })
@@ -244,6 +251,24 @@ func (r *stderrReader) Read(b []byte) (int, error) {
 }
 
 func (r *stderrReader) Close() error { return r.p.errR.Close() }
+
+// logLines logs the complete lines in b (with what came before), one entry
+// per line. Only go-plugin's stderr reader calls it, so it needs no lock.
+func (p *process) logLines(b []byte) {
+	p.partial = append(p.partial, b...)
+	for {
+		i := bytes.IndexByte(p.partial, '\n')
+		if i < 0 {
+			break
+		}
+		p.log.Debug("plugin stderr", "pid", p.pid, "line", string(p.partial[:i]))
+		p.partial = p.partial[i+1:]
+	}
+	if len(p.partial) > 4096 { // a long line without end: log it in pieces
+		p.log.Debug("plugin stderr", "pid", p.pid, "line", string(p.partial))
+		p.partial = nil
+	}
+}
 
 // tailBuffer keeps the last max bytes written to it.
 type tailBuffer struct {

@@ -7,6 +7,7 @@ import (
 	"runtime/debug"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
@@ -195,8 +196,19 @@ func runInProcess(ctx context.Context, e *entry, input json.RawMessage, opts Opt
 			res = stoppedResult(ctx, e)
 		}
 	}()
+	// emit may be called from the function's goroutines: calls are
+	// serialised, and those after the function returned are dropped.
+	var mu sync.Mutex
+	returned := false
+	defer func() {
+		mu.Lock()
+		returned = true
+		mu.Unlock()
+	}()
 	emit := func(text string) {
-		if opts.OnOutput != nil && ctx.Err() == nil {
+		mu.Lock()
+		defer mu.Unlock()
+		if opts.OnOutput != nil && !returned && ctx.Err() == nil {
 			opts.OnOutput(Chunk{Stream: agentv1.OutputStream_OUTPUT_STREAM_OUTPUT, Data: strings.ToValidUTF8(text, "\uFFFD")})
 		}
 	}

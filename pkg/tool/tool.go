@@ -63,8 +63,8 @@ type Chunk struct {
 type Options struct {
 	// CallID is the model's tool-call id, passed to the plugin for its logs.
 	CallID string
-	// OnOutput, if set, receives the call's live output in order, from the
-	// calling goroutine's Execute, before Execute returns.
+	// OnOutput, if set, receives the call's live output in order, one chunk
+	// at a time, all before Execute returns.
 	OnOutput func(Chunk)
 	// Limit, when positive, caps the characters of text output: longer text
 	// is cut from the middle with a notice (see Truncate). Media is never cut.

@@ -38,7 +38,11 @@ func init() {
 // inherited by child processes) is forwarded to the call that is running.
 type stdio struct {
 	diag     *os.File // the host's stderr pipe: logs, crash output, output between calls
+	hostOut  *os.File // the host's stdout pipe, for go-plugin's handshake line
 	out, err *capture
+	// The standard *os.File values for fd 1 and 2, kept referenced: an
+	// unreferenced File's finalizer would close the descriptor.
+	stdout, stderr *os.File
 }
 
 // captureStdio must run before plugin.Serve: go-plugin prints its handshake
@@ -57,7 +61,7 @@ func captureStdio() (*stdio, error) {
 	if err := debug.SetCrashOutput(diag, debug.CrashOptions{}); err != nil {
 		return nil, err
 	}
-	s := &stdio{diag: diag}
+	s := &stdio{diag: diag, hostOut: hostOut, stdout: os.Stdout, stderr: os.Stderr}
 	if s.out, err = newCapture(1, pluginv1.OutputStream_OUTPUT_STREAM_STDOUT, diag); err != nil {
 		return nil, err
 	}
@@ -95,14 +99,13 @@ func dupFile(fd int, name string) (*os.File, error) {
 	return os.NewFile(uintptr(nfd), name), nil
 }
 
-// takeOver points os.Stdout and os.Stderr at the captured descriptors. It
-// runs at the first RPC, after go-plugin has swapped them for its own pipes.
+// takeOver points os.Stdout and os.Stderr back at fd 1 and 2, now captured.
+// It runs at the first RPC, after go-plugin has swapped them for its pipes.
 func (s *stdio) takeOver() {
 	if s == nil {
 		return
 	}
-	os.Stdout = os.NewFile(1, "/dev/stdout")
-	os.Stderr = os.NewFile(2, "/dev/stderr")
+	os.Stdout, os.Stderr = s.stdout, s.stderr
 }
 
 func (s *stdio) attach(c *call) {

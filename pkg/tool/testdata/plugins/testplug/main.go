@@ -12,10 +12,14 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"syscall"
 	"time"
+	"unsafe"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/agentcore/agentcore/sdk/tool"
 )
@@ -64,6 +68,14 @@ func pngBytes() []byte {
 	var b bytes.Buffer
 	_ = png.Encode(&b, image.NewGray(image.Rect(0, 0, 4, 4)))
 	return b.Bytes()
+}
+
+// mainThreadPdeathsig is the parent-death signal of the main thread (it is
+// per thread), read in init, which runs on the main thread after sdk/tool's.
+var mainThreadPdeathsig int32
+
+func init() {
+	_ = unix.Prctl(unix.PR_GET_PDEATHSIG, uintptr(unsafe.Pointer(&mainThreadPdeathsig)), 0, 0, 0)
 }
 
 func main() {
@@ -124,6 +136,12 @@ func main() {
 			select {}
 		}),
 		tool.New("stdio", "Writes to stdout and stderr, runs a command, emits.", func(ctx context.Context, _ empty, emit tool.Emit) (any, error) {
+			// Unreferenced *os.File values are closed by their finalizers:
+			// the standard descriptors must survive collections.
+			for range 3 {
+				runtime.GC()
+				time.Sleep(5 * time.Millisecond)
+			}
 			fmt.Println("go-stdout")
 			fmt.Fprintln(os.Stderr, "go-stderr")
 			emit("emitted")
@@ -167,6 +185,13 @@ func main() {
 			start := time.Now()
 			time.Sleep(time.Duration(in.MS) * time.Millisecond)
 			return map[string]any{"start": start.UnixNano(), "end": time.Now().UnixNano(), "pid": os.Getpid()}, nil
+		}),
+		tool.New("procinfo", "Reports how the process was started.", func(context.Context, empty, tool.Emit) (any, error) {
+			stdin, err := os.Readlink("/proc/self/fd/0")
+			if err != nil {
+				return nil, err
+			}
+			return map[string]any{"pid": os.Getpid(), "pgid": unix.Getpgrp(), "stdin": stdin, "pdeathsig": mainThreadPdeathsig}, nil
 		}),
 		tool.New("big", "Returns n characters.", func(_ context.Context, in size, _ tool.Emit) (any, error) {
 			return strings.Repeat("a", in.N/2) + strings.Repeat("z", in.N-in.N/2), nil
