@@ -25,7 +25,9 @@
 //     they fit in 20 % of MaxTokens, the turns just before the summary while
 //     they fit in 30 %, and every turn after the summary, whatever its size.
 //     Without MaxTokens, by count: the first 3 turns and the last 3 before
-//     the summary. Without a summary every turn is sent: nothing is trimmed
+//     the summary. When no turn follows the summary (right after a
+//     compaction), the latest turn before it is kept whatever its size, so
+//     the request is never empty. Without a summary every turn is sent: nothing is trimmed
 //     silently; compaction is how a context shrinks.
 //   - With MaxTokens set, Compact reports that the context reaches
 //     Threshold × MaxTokens (default 0.8), unless no turn follows the
@@ -165,6 +167,7 @@ func Build(h []*agentv1.Message, o Options) (*Context, error) {
 		ctx.Summary = turns[summary].Head()
 		before := b.all(turns[:summary])
 		after := b.all(turns[summary+1:])
+		b.turnsAfter = len(after) > 0
 		head, tail := b.retain(before)
 		ctx.Dropped = len(before) - len(head) - len(tail)
 		kept = slices.Concat(head, tail, after)
@@ -222,6 +225,8 @@ type builder struct {
 	// buf holds every message sent, turn after turn; each built's msgs is a
 	// piece of it, saving an allocation per turn.
 	buf []*agentv1.Message
+	// turnsAfter is set when some turn after the latest summary is sent.
+	turnsAfter bool
 }
 
 // all prepares every turn that sends something: orphans, summaries and
@@ -255,6 +260,12 @@ func (b *builder) retain(before []built) (head, tail []built) {
 	start, used := len(before), 0
 	for start > nh && used+before[start-1].tokens <= tailBudget {
 		used += before[start-1].tokens
+		start--
+	}
+	if start == len(before) && start > nh && !b.turnsAfter {
+		// Right after a compaction nothing follows the summary: keep the
+		// latest turn whatever its size, so the request is never empty and
+		// the model still sees what it was answering.
 		start--
 	}
 	return before[:nh], before[start:]

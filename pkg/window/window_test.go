@@ -168,6 +168,8 @@ func TestRetentionByBudget(t *testing.T) {
 			"t0 t1 a0 a1"},
 		{"head and tail never overlap", []int{100, 100, 100}, nil, "t0 t1 t2"},
 		{"nothing before the summary", nil, []int{10}, "a0"},
+		{"right after a compaction the latest turn is kept whatever its size", []int{5000, 80, 900}, nil,
+			"t2"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
