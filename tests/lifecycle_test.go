@@ -251,3 +251,44 @@ func asClientError(err error, ce **client.Error) bool {
 	}
 	return ok
 }
+
+func TestReloadTools(t *testing.T) {
+	t.Parallel()
+	dir := privatePlugins(t, "hello")
+	_, c := ownServer(t, dir)
+	ctx := ctxT(t, 30*time.Second)
+	a, err := c.CreateAgent(ctx, client.AgentOptions{Config: &agentv1.AgentConfig{
+		System: proto.String(suite.router.add(t, func(step int, req *fakemodel.Request) fakemodel.Turn {
+			if step == 0 {
+				return fakemodel.Turn{ToolCalls: []fakemodel.ToolCall{{ID: "c1", Name: "add", Arguments: `{"a":1,"b":2}`}}}
+			}
+			return fakemodel.Turn{Text: strings.Join(lastToolResults(req), "")}
+		})),
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := a.Send(ctx, "add", client.Callbacks{})
+	if err != nil || !strings.Contains(res.Text, "say_hello") { // the unknown-tool result names the tools there are
+		t.Fatalf("before the reload: %+v %v", res, err)
+	}
+	// A new plugin appears; ReloadTools finds it, and the agent (all tools) uses it at its next send.
+	b, err := os.ReadFile(filepath.Join(suite.plugins, "math"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "math"), b, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	r, err := c.ReloadTools(ctx)
+	if err != nil || r.GetTools() != 3 {
+		t.Fatalf("reload: %v %v, want 3 tools", r, err)
+	}
+	if err := a.SetHistory(ctx, nil); err != nil {
+		t.Fatal(err)
+	}
+	res, err = a.Send(ctx, "add", client.Callbacks{})
+	if err != nil || res.Text != "3" {
+		t.Fatalf("after the reload: %+v %v", res, err)
+	}
+}
