@@ -235,7 +235,7 @@ func Load(args []string, getenv func(string) string, help io.Writer) (*Config, e
 			return nil, err
 		}
 	}
-	for _, s := range settings {
+	for _, s := range settings() {
 		if s.Env == "" {
 			continue
 		}
@@ -261,7 +261,7 @@ func Load(args []string, getenv func(string) string, help io.Writer) (*Config, e
 
 func defaults() *Config {
 	c := &Config{}
-	for _, s := range settings {
+	for _, s := range settings() {
 		if s.Default != "" {
 			if err := s.set(c, s.Default); err != nil {
 				panic(fmt.Sprintf("config: bad default of -%s: %v", s.Flag, err))
@@ -300,8 +300,9 @@ func newFlagSet(c *Config, help io.Writer) *flag.FlagSet {
 	fs.Usage = func() {
 		fmt.Fprintf(help, "Usage: agent-server [flags]\n\nEvery setting is a flag, an environment variable and a config file key;\na flag wins over the environment, which wins over the file.\n\n%s", Table())
 	}
-	for i := range settings {
-		s := &settings[i]
+	all := settings()
+	for i := range all {
+		s := &all[i]
 		fs.Var(&flagValue{s: s, c: c}, s.Flag, s.Usage)
 	}
 	return fs

@@ -11,14 +11,12 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
-
-	agentv1 "github.com/agentcore/agentcore/proto/agentcore/v1"
 )
 
 // servicePrefix is the full method prefix of AgentService: only its methods
 // need the bearer token; health checks and reflection stay open for probes
 // and tools such as grpcurl.
-var servicePrefix = "/" + agentv1.AgentService_ServiceDesc.ServiceName + "/"
+const servicePrefix = "/agentcore.v1.AgentService/"
 
 // guard checks the bearer token, logs each call and keeps secrets out of
 // the errors it returns.

@@ -281,3 +281,9 @@ func TestRunFailsOnABrokenToolDir(t *testing.T) {
 		t.Fatalf("Run = %v, want an error naming the broken plugin", err)
 	}
 }
+
+func TestServicePrefixMatchesTheService(t *testing.T) {
+	if want := "/" + agentv1.AgentService_ServiceDesc.ServiceName + "/"; servicePrefix != want {
+		t.Fatalf("servicePrefix %q, want %q: the bearer token would not guard AgentService", servicePrefix, want)
+	}
+}

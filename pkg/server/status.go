@@ -83,26 +83,28 @@ func withDetails(code codes.Code, msg string, details ...protoMessage) error {
 	return st.Err()
 }
 
-// kindCodes maps model error kinds to gRPC codes (API.md).
-var kindCodes = map[llm.Kind]codes.Code{
-	llm.KindAborted: codes.Canceled,
-	llm.KindAuth:    codes.FailedPrecondition,
-	llm.KindLimit:   codes.ResourceExhausted,
-	llm.KindTimeout: codes.DeadlineExceeded,
-	llm.KindServer:  codes.Unavailable,
-	llm.KindNetwork: codes.Unavailable,
-	llm.KindRequest: codes.FailedPrecondition,
-	llm.KindUnknown: codes.Unknown,
+// kindCode maps a model error kind to its gRPC code (API.md).
+func kindCode(k llm.Kind) codes.Code {
+	switch k {
+	case llm.KindAborted:
+		return codes.Canceled
+	case llm.KindAuth, llm.KindRequest:
+		return codes.FailedPrecondition
+	case llm.KindLimit:
+		return codes.ResourceExhausted
+	case llm.KindTimeout:
+		return codes.DeadlineExceeded
+	case llm.KindServer, llm.KindNetwork:
+		return codes.Unavailable
+	}
+	return codes.Unknown
 }
 
 // modelStatus turns a model error into a status: the code by kind, and an
 // ErrorInfo whose reason is the kind upper-cased and whose metadata says
 // retryable, the upstream status and the provider's error code.
 func modelStatus(e *llm.Error) *status.Status {
-	code, ok := kindCodes[e.Kind]
-	if !ok {
-		code = codes.Unknown
-	}
+	code := kindCode(e.Kind)
 	md := map[string]string{
 		"kind":      string(e.Kind),
 		"retryable": strconv.FormatBool(e.Retryable),

@@ -60,11 +60,11 @@ type Decision struct {
 	Reason string
 }
 
-// Allow and Deny are the two plain decisions.
-var (
-	Allow = Decision{Allow: true}
-	Deny  = Decision{Allow: false}
-)
+// Allow returns the decision that lets the call run.
+func Allow() Decision { return Decision{Allow: true} }
+
+// Deny returns the decision that refuses the call; reason is told to the model.
+func Deny(reason string) Decision { return Decision{Reason: reason} }
 
 // SendOptions are a Send's input and overrides (the reference's
 // agent.send(options)).
@@ -178,7 +178,7 @@ func (a *Agent) SendWith(ctx context.Context, o SendOptions) (*Result, error) {
 			asks.Add(1)
 			go func() {
 				defer asks.Done()
-				d := Deny
+				d := Deny("no one answered")
 				if decide != nil {
 					d = decide(runCtx, p)
 				}

@@ -53,10 +53,13 @@ func KindOf(err error) string {
 	return ""
 }
 
-// modelKinds are the ErrorInfo reasons of model errors.
-var modelKinds = map[string]bool{
-	"ABORTED": true, "AUTH": true, "LIMIT": true, "TIMEOUT": true,
-	"SERVER": true, "NETWORK": true, "REQUEST": true, "UNKNOWN": true,
+// modelKind reports whether an ErrorInfo reason is a model error kind.
+func modelKind(reason string) bool {
+	switch reason {
+	case "ABORTED", "AUTH", "LIMIT", "TIMEOUT", "SERVER", "NETWORK", "REQUEST", "UNKNOWN":
+		return true
+	}
+	return false
 }
 
 // asError turns a gRPC error into an *Error (nil stays nil).
@@ -73,7 +76,7 @@ func asError(err error) error {
 		switch d := d.(type) {
 		case *errdetails.ErrorInfo:
 			e.Reason = d.GetReason()
-			if modelKinds[e.Reason] {
+			if modelKind(e.Reason) {
 				e.Kind = strings.ToLower(e.Reason)
 			}
 			e.Retryable = d.GetMetadata()["retryable"] == "true"

@@ -30,7 +30,7 @@ func Example() {
 		OnLLMEvent:   func(e *agentv1.ModelDeltaEvent) { fmt.Print(e.GetText()) },
 		OnToolResult: func(e *agentv1.ToolResultEvent) { fmt.Println("\ntool:", e.GetToolName(), e.GetOutput()) },
 		OnPermission: func(ctx context.Context, req *agentv1.PermissionRequestEvent) client.Decision {
-			return client.Allow // ask a person here; client.Deny or Decision{Reason: "…"} refuses
+			return client.Allow() // ask a person here; client.Deny("reason") refuses
 		},
 	})
 	if err != nil {
