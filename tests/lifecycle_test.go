@@ -147,14 +147,21 @@ func TestSIGTERMWithARunInFlight(t *testing.T) {
 		t.Fatal(err)
 	}
 	quickRes := make(chan error, 1)
+	asked := make(chan struct{})
 	go func() {
-		res, err := quick.Send(context.Background(), "be quick", client.Callbacks{})
+		res, err := quick.Send(context.Background(), "be quick", client.Callbacks{
+			OnLLMStart: func(*agentv1.ModelRequestEvent) { close(asked) },
+		})
 		if err == nil && res.Text != "finished in time" {
 			err = fmt.Errorf("result %+v", res)
 		}
 		quickRes <- err
 	}()
-	time.Sleep(50 * time.Millisecond)
+	select {
+	case <-asked: // the quick run is waiting for its model: SIGTERM now
+	case err := <-quickRes:
+		t.Fatalf("the quick send ended before asking the model: %v", err)
+	}
 	if err := p.cmd.Process.Signal(syscall.SIGTERM); err != nil {
 		t.Fatal(err)
 	}

@@ -312,7 +312,7 @@ func TestBusyPolicies(t *testing.T) {
 	t.Parallel()
 	a := newAgent(t, func(step int, req *fakemodel.Request) fakemodel.Turn {
 		if lastUserText(req) == "slow task" {
-			return fakemodel.Turn{Text: "slow answer", Delay: 500 * time.Millisecond}
+			return fakemodel.Turn{Text: "slow answer", Delay: 2 * time.Second}
 		}
 		return fakemodel.Turn{Text: "answer to " + lastUserText(req)}
 	}, nil)
