@@ -134,7 +134,7 @@ func waitGone(t *testing.T, what string, pids ...int) {
 func TestSIGTERMWithARunInFlight(t *testing.T) {
 	t.Parallel()
 	dir := privatePlugins(t, "shell", "hello")
-	p, c := ownServer(t, dir, "-shutdown-grace", "1s")
+	p, c := ownServer(t, dir, "-shutdown-grace", "3s")
 	grandchild, blocked := startBlockedRun(t, c)
 
 	// A short run started now may finish within the grace period.
@@ -164,6 +164,15 @@ func TestSIGTERMWithARunInFlight(t *testing.T) {
 	}
 	if err := p.cmd.Process.Signal(syscall.SIGTERM); err != nil {
 		t.Fatal(err)
+	}
+	// No new calls are accepted, while the runs go on.
+	refused := false
+	for deadline := time.Now().Add(2 * time.Second); !refused && time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+		_, err := c.CreateAgent(ctxT(t, time.Second), client.AgentOptions{})
+		refused = err != nil
+	}
+	if !refused {
+		t.Error("agent-server still accepts calls after SIGTERM")
 	}
 	if err := <-quickRes; err != nil {
 		t.Errorf("a run that fits in the grace period failed: %v", err)

@@ -13,7 +13,9 @@ import (
 	"math/big"
 	"net"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -285,5 +287,35 @@ func TestRunFailsOnABrokenToolDir(t *testing.T) {
 func TestServicePrefixMatchesTheService(t *testing.T) {
 	if want := "/" + agentv1.AgentService_ServiceDesc.ServiceName + "/"; servicePrefix != want {
 		t.Fatalf("servicePrefix %q, want %q: the bearer token would not guard AgentService", servicePrefix, want)
+	}
+}
+
+func TestNotServingUntilToolsLoad(t *testing.T) {
+	dir := t.TempDir()
+	build := exec.Command(filepath.Join(runtime.GOROOT(), "bin", "go"), "build", "-o", filepath.Join(dir, "slowstart"), "./testdata/slowstart")
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("build the test plugin: %v\n%s", err, out)
+	}
+	target, stop := serve(t, []string{"-listen", "127.0.0.1:0", "-tool-dir", dir}, nil)
+	conn, err := grpc.NewClient(target, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp, err := healthpb.NewHealthClient(conn).Check(context.Background(), &healthpb.HealthCheckRequest{})
+	if err != nil || resp.GetStatus() != healthpb.HealthCheckResponse_NOT_SERVING {
+		t.Errorf("health while the tools load: %v %v, want NOT_SERVING", resp.GetStatus(), err)
+	}
+	_, err = agentv1.NewAgentServiceClient(conn).ListTools(context.Background(), &agentv1.ListToolsRequest{})
+	if status.Code(err) != codes.Unavailable {
+		t.Errorf("ListTools while the tools load: %v, want UNAVAILABLE", err)
+	}
+	waitServing(t, conn)
+	tools, err := agentv1.NewAgentServiceClient(conn).ListTools(context.Background(), &agentv1.ListToolsRequest{})
+	if err != nil || len(tools.GetTools()) != 1 || tools.GetTools()[0].GetName() != "slow_hello" {
+		t.Errorf("tools once loaded: %v %v", tools, err)
+	}
+	conn.Close()
+	if err := stop(); err != nil {
+		t.Fatal(err)
 	}
 }
