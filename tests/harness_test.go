@@ -269,6 +269,18 @@ func (r *router) add(t testing.TB, s script) string {
 	return system
 }
 
+// set registers a script under a given system prompt until the test ends.
+func (r *router) set(t testing.TB, system string, s script) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.scripts[system] = s
+	t.Cleanup(func() {
+		r.mu.Lock()
+		defer r.mu.Unlock()
+		delete(r.scripts, system)
+	})
+}
+
 func (r *router) handle(req *fakemodel.Request) fakemodel.Turn {
 	msgs, _ := req.JSON["messages"].([]any)
 	system, steps := "", 0

@@ -1,0 +1,111 @@
+package tests
+
+import (
+	"context"
+	"io"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/protobuf/encoding/protojson"
+	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/reflect/protoreflect"
+	"google.golang.org/protobuf/reflect/protoregistry"
+
+	"github.com/agentcore/agentcore/pkg/llm/fakemodel"
+	agentv1 "github.com/agentcore/agentcore/proto/agentcore/v1"
+)
+
+// grpcurlCall matches the README's grpcurl commands with a request body.
+var grpcurlCall = regexp.MustCompile(`grpcurl -plaintext -d '([^']*)'\s+\S+\s+agentcore\.v1\.AgentService/(\w+)`)
+
+// TestReadmeGrpcurl runs the README's grpcurl commands, in order, against the
+// real server: each body must be a valid request and each call must succeed.
+func TestReadmeGrpcurl(t *testing.T) {
+	b, err := os.ReadFile(filepath.Join(repoRoot(), "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := strings.ReplaceAll(string(b), "\\\n", " ") // join continued lines
+	calls := grpcurlCall.FindAllStringSubmatch(text, -1)
+	if len(calls) < 4 {
+		t.Fatalf("found %d grpcurl calls in the README", len(calls))
+	}
+	const system = "Use the tools to do the task."
+	suite.router.set(t, system, func(step int, req *fakemodel.Request) fakemodel.Turn {
+		if step == 0 {
+			return fakemodel.Turn{ToolCalls: []fakemodel.ToolCall{{ID: "c1", Name: "say_hello", Arguments: `{"name":"Ming"}`}}}
+		}
+		return fakemodel.Turn{Text: "Done: " + strings.Join(lastToolResults(req), "")}
+	})
+	t.Cleanup(func() {
+		_, _ = suite.client.API().DeleteAgent(context.Background(), &agentv1.DeleteAgentRequest{AgentId: "demo"})
+	})
+	conn, err := grpc.NewClient(suite.server.addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	svc := agentv1.File_agentcore_v1_agent_service_proto.Services().ByName("AgentService")
+	for _, c := range calls {
+		body, method := c[1], c[2]
+		md := svc.Methods().ByName(protoreflect.Name(method))
+		if md == nil {
+			t.Fatalf("README calls unknown method %s", method)
+		}
+		req := newMessage(t, md.Input().FullName())
+		if err := protojson.Unmarshal([]byte(body), req); err != nil {
+			t.Fatalf("%s: README body %s: %v", method, body, err)
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		full := "/agentcore.v1.AgentService/" + method
+		if !md.IsStreamingClient() && !md.IsStreamingServer() {
+			err = conn.Invoke(ctx, full, req, newMessage(t, md.Output().FullName()))
+		} else {
+			err = stream(ctx, conn, full, md, req)
+		}
+		cancel()
+		if err != nil {
+			t.Errorf("README's %s %s: %v", method, body, err)
+		}
+	}
+}
+
+func newMessage(t *testing.T, name protoreflect.FullName) proto.Message {
+	t.Helper()
+	mt, err := protoregistry.GlobalTypes.FindMessageByName(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return mt.New().Interface()
+}
+
+// stream sends req as grpcurl does (then closes its side) and reads to the end.
+func stream(ctx context.Context, conn *grpc.ClientConn, full string, md protoreflect.MethodDescriptor, req proto.Message) error {
+	desc := &grpc.StreamDesc{ServerStreams: md.IsStreamingServer(), ClientStreams: md.IsStreamingClient()}
+	s, err := conn.NewStream(ctx, desc, full)
+	if err != nil {
+		return err
+	}
+	if err := s.SendMsg(req); err != nil {
+		return err
+	}
+	if err := s.CloseSend(); err != nil {
+		return err
+	}
+	for {
+		out := md.Output()
+		mt, _ := protoregistry.GlobalTypes.FindMessageByName(out.FullName())
+		if err := s.RecvMsg(mt.New().Interface()); err != nil {
+			if err == io.EOF {
+				return nil
+			}
+			return err
+		}
+	}
+}
