@@ -113,8 +113,12 @@ func build(dir string) error {
 		return err
 	}
 	goBin := filepath.Join(runtime.GOROOT(), "bin", "go")
+	serverBuild := []string{"build", "-o", suite.bin, "./cmd/agent-server"}
+	if os.Getenv("AGENTCORE_E2E_RACE") != "" { // the server under the race detector
+		serverBuild = append(serverBuild[:1], append([]string{"-race"}, serverBuild[1:]...)...)
+	}
 	for _, args := range [][]string{
-		{"build", "-o", suite.bin, "./cmd/agent-server"},
+		serverBuild,
 		{"build", "-o", suite.plugins + "/", "./plugins/..."},
 	} {
 		cmd := exec.Command(goBin, args...)
