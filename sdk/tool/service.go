@@ -87,7 +87,9 @@ func (s *callStream) SendMsg(m any) error {
 }
 
 // RecvMsg fails: the host sends nothing on a call's stream.
-func (s *callStream) RecvMsg(any) error { return errors.New("a call's stream carries no messages from the host") }
+func (s *callStream) RecvMsg(any) error {
+	return errors.New("a call's stream carries no messages from the host")
+}
 
 // SetHeader does nothing: a call has no headers of its own on a Session.
 func (s *callStream) SetHeader(metadata.MD) error { return nil }
