@@ -1,6 +1,26 @@
 package main
 
-import "github.com/agentcore/agentcore/pkg/tool"
+import (
+	"os"
+	"path/filepath"
 
-// kinds are the extra kinds of tool files the server's scan recognises.
-func kinds() []tool.Kind { return nil }
+	"github.com/agentcore/agentcore/pkg/mcp"
+	"github.com/agentcore/agentcore/pkg/tool"
+)
+
+// kinds are the extra kinds of tool files the server's scan recognises: MCP
+// server definitions (NAME.mcp.json, .yaml, .yml), each served by a toolhost
+// process. toolhost is looked for beside agent-server, then on PATH.
+func kinds() []tool.Kind {
+	return []tool.Kind{mcp.Kind(toolhostPath())}
+}
+
+func toolhostPath() string {
+	if exe, err := os.Executable(); err == nil {
+		p := filepath.Join(filepath.Dir(exe), "toolhost")
+		if fi, err := os.Stat(p); err == nil && fi.Mode().IsRegular() {
+			return p
+		}
+	}
+	return "toolhost"
+}

@@ -7,21 +7,25 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"os"
 	"strconv"
 	"strings"
 	"text/tabwriter"
 	"time"
 
+	"github.com/agentcore/agentcore/pkg/mcp"
 	"github.com/agentcore/agentcore/pkg/tool"
 	agentv1 "github.com/agentcore/agentcore/proto/agentcore/v1"
 )
 
-// newHost returns the host of one command. More kinds of tool sources
-// (e.g. MCP server definitions, served by a toolhost subcommand) plug in
-// through tool.Config.Kinds; paths given on the command line may be files
-// of those kinds as well as directories.
-func newHost(e env) *tool.Host {
-	return tool.NewHost(tool.Config{Logger: e.log})
+// newHost returns the host of one command. It finds MCP server definitions
+// as well as plugins, and serves each with this executable's mcp-serve.
+func newHost(e env) (*tool.Host, error) {
+	self, err := os.Executable()
+	if err != nil {
+		return nil, fmt.Errorf("finding toolhost's own executable, which serves MCP servers: %w", err)
+	}
+	return tool.NewHost(tool.Config{Logger: e.log, Kinds: []tool.Kind{mcp.Kind(self)}}), nil
 }
 
 // runList implements `toolhost list [--json] PATH...`.
@@ -35,23 +39,19 @@ func runList(ctx context.Context, e env, args []string) int {
 	if fs.NArg() == 0 {
 		return fail(e, fmt.Errorf("%w: list needs at least one PATH", errUsage))
 	}
-	host := newHost(e)
+	host, err := newHost(e)
+	if err != nil {
+		return fail(e, err)
+	}
 	defer host.Close()
 	set, err := host.Scan(ctx, fs.Args()...)
 	if err != nil {
 		return fail(e, err)
 	}
 	if *asJSON {
-		type item struct {
-			Name        string          `json:"name"`
-			Description string          `json:"description"`
-			InputSchema json.RawMessage `json:"inputSchema"`
-			Source      string          `json:"source"`
-			Timeout     *string         `json:"timeout"`
-		}
-		items := []item{}
+		items := []listItem{}
 		for _, s := range set.Specs() {
-			it := item{Name: s.Name, Description: s.Description, InputSchema: s.InputSchema, Source: s.Source}
+			it := listItem{Name: s.Name, Description: s.Description, InputSchema: s.InputSchema, Source: s.Source}
 			if s.Timeout > 0 {
 				t := protoDuration(s.Timeout)
 				it.Timeout = &t
@@ -81,6 +81,15 @@ func runList(ctx context.Context, e env, args []string) int {
 	return exitOK
 }
 
+// listItem is one tool in the output of `list --json`.
+type listItem struct {
+	Name        string          `json:"name"`
+	Description string          `json:"description"`
+	InputSchema json.RawMessage `json:"inputSchema"`
+	Source      string          `json:"source"`
+	Timeout     *string         `json:"timeout"`
+}
+
 // protoDuration formats d as protobuf's JSON form of a Duration ("1.5s").
 func protoDuration(d time.Duration) string {
 	return strconv.FormatFloat(d.Seconds(), 'f', -1, 64) + "s"
@@ -105,7 +114,10 @@ func runCall(ctx context.Context, e env, args []string) int {
 	if *limit < 0 {
 		return fail(e, fmt.Errorf("%w: --limit must not be negative", errUsage))
 	}
-	host := newHost(e)
+	host, err := newHost(e)
+	if err != nil {
+		return fail(e, err)
+	}
 	defer host.Close()
 	set, err := host.Scan(ctx, paths...)
 	if err != nil {

@@ -4,7 +4,11 @@
 //	toolhost list [--json] PATH...
 //	toolhost call [--limit N] PATH... TOOL JSON
 //
-// A PATH is a directory scanned for plugins (recursively) or a plugin file.
+// A PATH is a directory scanned for plugins (recursively), a plugin file or
+// an MCP server definition (NAME.mcp.json, .yaml, .yml; see pkg/mcp); a
+// scanned directory's definitions are found like its plugins. toolhost is
+// also the plugin that serves each definition to a host: the hidden
+// `toolhost mcp-serve FILE`, which hosts start through mcp.Kind.
 // call prints the output chunks to stderr as they come, each line prefixed
 // by its stream, and the result to stdout as one JSON object with "output"
 // and, when they apply, "error" and "stop". It exits 0 on success, 1 when
@@ -22,6 +26,8 @@ import (
 	"syscall"
 
 	"github.com/hashicorp/go-hclog"
+
+	"github.com/agentcore/agentcore/pkg/mcp"
 )
 
 // Exit codes.
@@ -36,7 +42,8 @@ const usage = `usage:
   toolhost call [--limit N] PATH... TOOL JSON
                                           run one call of TOOL with input JSON
 
-A PATH is a directory scanned recursively for plugins, or a plugin file.
+A PATH is a directory scanned recursively for plugins and MCP server
+definitions (NAME.mcp.json, NAME.mcp.yaml), a plugin file or a definition.
 Set AGENTCORE_LOG_LEVEL (trace, debug, info, warn, error) for host logs.
 `
 
@@ -52,8 +59,9 @@ type env struct {
 // the usage text are hidden: they are for hosts, not people (e.g. serving
 // one MCP server definition as a plugin).
 var subcommands = map[string]func(ctx context.Context, e env, args []string) int{
-	"list": runList,
-	"call": runCall,
+	"list":              runList,
+	"call":              runCall,
+	mcp.ServeSubcommand: runMCPServe,
 }
 
 func main() {

@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -18,9 +19,10 @@ import (
 )
 
 var (
-	toolhost string // the built binary
-	ready    string // plugins/*
-	testplug string // pkg/tool's test plugin
+	toolhost  string // the built binary
+	ready     string // plugins/*
+	testplug  string // pkg/tool's test plugin
+	mcpserver string // mcptest's MCP server over stdio
 )
 
 func TestMain(m *testing.M) {
@@ -31,7 +33,7 @@ func TestMain(m *testing.M) {
 	code := func() int {
 		defer os.RemoveAll(dir)
 		bin := filepath.Join(dir, "bin")
-		cmd := exec.Command("go", "build", "-o", bin+"/", ".", "../../plugins/...", "../../pkg/tool/testdata/plugins/testplug")
+		cmd := exec.Command("go", "build", "-o", bin+"/", ".", "../../plugins/...", "../../pkg/tool/testdata/plugins/testplug", "./testdata/mcpserver")
 		cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
 		if err := cmd.Run(); err != nil {
 			fmt.Fprintln(os.Stderr, "build:", err)
@@ -52,6 +54,9 @@ func TestMain(m *testing.M) {
 				toolhost = dst
 			case "testplug":
 				dst = filepath.Join(testplug, e.Name())
+			case "mcpserver":
+				dst = filepath.Join(dir, "mcpserver")
+				mcpserver = dst
 			}
 			if err := os.Rename(filepath.Join(bin, e.Name()), dst); err != nil {
 				panic(err)
@@ -93,13 +98,7 @@ func TestList(t *testing.T) {
 	}
 
 	o = runToolhost(t, "list", "--json", ready, testplug)
-	var items []struct {
-		Name        string          `json:"name"`
-		Description string          `json:"description"`
-		InputSchema json.RawMessage `json:"inputSchema"`
-		Source      string          `json:"source"`
-		Timeout     *string         `json:"timeout"`
-	}
+	var items []listItem
 	if err := json.Unmarshal([]byte(o.stdout), &items); err != nil || o.code != 0 {
 		t.Fatalf("list --json = %d %v\n%s", o.code, err, o.stdout)
 	}
@@ -146,6 +145,8 @@ func TestExitCodesAndUsage(t *testing.T) {
 		{"call unknown tool", []string{"call", ready, "nope", `{}`}, 1, `unknown tool \"nope\"`, ""},
 		{"call limit", []string{"call", "--limit", "10", testplug, "big", `{"n":1000}`}, 0, `aaaaa\n\n[… 990 of 1000 characters cut`, ""},
 		{"call image", []string{"call", ready, "bar_chart", `{"values":[1,2]}`}, 0, `"type":"file","mediaType":"image/png","data":"iVBORw0KGgo`, ""},
+		{"mcp-serve without a file", []string{"mcp-serve"}, 2, "", "mcp-serve needs one FILE"},
+		{"mcp-serve by hand", []string{"mcp-serve", "x.mcp.json"}, 1, "", "To try the server, run: toolhost list x.mcp.json"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -169,7 +170,27 @@ func TestCallStreamsOutputToStderr(t *testing.T) {
 }
 
 func TestCtrlCKillsTheTool(t *testing.T) {
-	cmd := exec.Command(toolhost, "call", testplug, "grandchild", `{"shell":true}`)
+	var plugin, sleep int
+	cmd, out := startCall(t, "[output] pids %d %d", []any{&plugin, &sleep}, testplug, "grandchild", `{"shell":true}`)
+	if err := cmd.Process.Signal(syscall.SIGINT); err != nil {
+		t.Fatal(err)
+	}
+	err := cmd.Wait()
+	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 1 {
+		t.Fatalf("exit: %v", err)
+	}
+	if !strings.Contains(out.String(), `was stopped`) || !strings.Contains(out.String(), `"error":true`) {
+		t.Fatalf("stdout = %s", out.String())
+	}
+	waitGone(t, plugin, sleep)
+}
+
+// startCall starts `toolhost call args...` and reads the first line of its
+// stderr into vals with format. It returns the running command and what it
+// writes to stdout.
+func startCall(t *testing.T, format string, vals []any, args ...string) (*exec.Cmd, *bytes.Buffer) {
+	t.Helper()
+	cmd := exec.Command(toolhost, append([]string{"call"}, args...)...)
 	var out bytes.Buffer
 	cmd.Stdout = &out
 	stderr, err := cmd.StderrPipe()
@@ -180,36 +201,39 @@ func TestCtrlCKillsTheTool(t *testing.T) {
 		t.Fatal(err)
 	}
 	line, err := bufio.NewReader(stderr).ReadString('\n')
-	var plugin, sleep int
-	if _, serr := fmt.Sscanf(line, "[output] pids %d %d", &plugin, &sleep); err != nil || serr != nil {
-		cmd.Process.Kill()
-		cmd.Wait()
+	if _, serr := fmt.Sscanf(line, format, vals...); err != nil || serr != nil {
+		_ = cmd.Process.Kill()
+		_ = cmd.Wait()
 		t.Fatalf("first line %q: %v %v", line, err, serr)
 	}
-	if err := cmd.Process.Signal(syscall.SIGINT); err != nil {
-		t.Fatal(err)
+	return cmd, &out
+}
+
+// procStat returns the state letter and the parent of a process; the state
+// is "" when there is no such process.
+func procStat(pid int) (state string, ppid int) {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return "", 0
 	}
-	err = cmd.Wait()
-	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 1 {
-		t.Fatalf("exit: %v", err)
-	}
-	if !strings.Contains(out.String(), `was stopped`) || !strings.Contains(out.String(), `"error":true`) {
-		t.Fatalf("stdout = %s", out.String())
-	}
+	s := string(b)
+	f := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
+	ppid, _ = strconv.Atoi(f[1])
+	return f[0], ppid
+}
+
+// waitGone waits until none of pids runs (a zombie does not run).
+func waitGone(t *testing.T, pids ...int) {
+	t.Helper()
 	deadline := time.Now().Add(5 * time.Second)
-	for _, pid := range []int{plugin, sleep} {
-		for syscall.Kill(pid, 0) == nil && !zombie(pid) {
+	for _, pid := range pids {
+		for st, _ := procStat(pid); st != "" && st != "Z"; st, _ = procStat(pid) {
 			if time.Now().After(deadline) {
-				t.Fatalf("process %d survived Ctrl-C", pid)
+				t.Fatalf("process %d still runs", pid)
 			}
 			time.Sleep(5 * time.Millisecond)
 		}
 	}
-}
-
-func zombie(pid int) bool {
-	b, _ := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	return strings.Contains(string(b), ") Z ")
 }
 
 func TestPrefixWriter(t *testing.T) {

@@ -16,12 +16,13 @@ import (
 
 	"go.uber.org/goleak"
 
+	"github.com/agentcore/agentcore/pkg/mcp/mcptest"
 	pluginv1 "github.com/agentcore/agentcore/proto/agentcore/plugin/v1"
 )
 
 func TestMain(m *testing.M) {
 	if variant := os.Getenv(serverEnv); variant != "" {
-		os.Exit(runStdioServer(variant))
+		os.Exit(mcptest.RunStdio(variant))
 	}
 	if os.Getenv(hostEnv) != "" {
 		os.Exit(runHost())

@@ -25,7 +25,10 @@
 //
 // A [Bridge] discovers and calls one server; a [Service] serves a Bridge as
 // the plugin protocol's ToolPluginService, which is all a plugin process
-// (toolhost) needs to offer the server's tools to the host.
+// (toolhost) needs to offer the server's tools to the host. [Kind] makes a
+// tool.Host find definitions in a scan and start `toolhost mcp-serve FILE`
+// for each, so MCP tools are plugin tools: pooled, killed and merged (later
+// tool sets win by name) like any other.
 //
 // Mapping: each server tool becomes a tool (schema and description as given,
 // prefix applied; characters a tool name may not hold become _, and names

@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -22,8 +23,9 @@ import (
 const (
 	DefaultMaxIdle      = 4
 	DefaultStartTimeout = 10 * time.Second
-	describeTimeout     = 10 * time.Second
-	scanParallel        = 4
+	// DefaultDescribeTimeout bounds a plugin's Describe when its Command sets no DescribeTimeout.
+	DefaultDescribeTimeout = 10 * time.Second
+	scanParallel           = 4
 )
 
 // ErrClosed is the error of operations on a closed Host.
@@ -58,6 +60,13 @@ type Command struct {
 	Dir string
 	// Source labels the tools of this plugin (Spec.Source); empty means Path.
 	Source string
+	// Files are data files the plugin reads when it starts (e.g. an MCP
+	// server definition): a scan replaces the plugin's processes when one of
+	// them has changed, as it does when Path has.
+	Files []string
+	// DescribeTimeout bounds the plugin's Describe, for plugins that must
+	// reach something to know their tools; zero means DefaultDescribeTimeout.
+	DescribeTimeout time.Duration
 }
 
 func (c Command) source() string {
@@ -295,6 +304,9 @@ func (h *Host) classify(path string, info fs.FileInfo) (Command, bool, error) {
 		if k.Match != nil && k.Match(path, info) {
 			c, err := k.Command(path)
 			if err != nil {
+				if strings.Contains(err.Error(), path) {
+					return Command{}, false, err // it names the file already
+				}
 				return Command{}, false, fmt.Errorf("%s (%s): %w", path, k.Name, err)
 			}
 			return c, true, nil
@@ -316,11 +328,19 @@ func (h *Host) describe(ctx context.Context, cmd Command) ([]*entry, error) {
 	if err != nil {
 		return nil, fmt.Errorf("plugin %s: %w", cmd.source(), err)
 	}
-	dctx, cancel := context.WithTimeout(ctx, describeTimeout)
+	limit := cmd.DescribeTimeout
+	if limit <= 0 {
+		limit = DefaultDescribeTimeout
+	}
+	dctx, cancel := context.WithTimeout(ctx, limit)
 	resp, err := pr.rpc.Describe(dctx, &pluginv1.DescribeRequest{})
+	timedOut := dctx.Err() == context.DeadlineExceeded && ctx.Err() == nil
 	cancel()
 	if err != nil {
 		pl.discard(pr)
+		if timedOut {
+			return nil, fmt.Errorf("plugin %s: Describe timed out after %s", cmd.source(), limit)
+		}
 		return nil, fmt.Errorf("plugin %s: Describe failed: %w", cmd.source(), err)
 	}
 	pl.put(pr)
@@ -371,7 +391,7 @@ func durationOf(d *durationpb.Duration) time.Duration {
 // poolFor returns the pool of cmd. On a scan (fresh is true) a pool whose
 // executable changed since it was made is retired and replaced.
 func (h *Host) poolFor(cmd Command, fresh bool) (*pool, error) {
-	stamp := stampOf(cmd.Path)
+	stamp := stampOf(append([]string{cmd.Path}, cmd.Files...))
 	h.mu.Lock()
 	if h.closed {
 		h.mu.Unlock()
@@ -379,7 +399,7 @@ func (h *Host) poolFor(cmd Command, fresh bool) (*pool, error) {
 	}
 	key := cmd.key()
 	old, ok := h.pools[key]
-	if ok && (!fresh || old.stamp == stamp) {
+	if ok && (!fresh || slices.Equal(old.stamp, stamp)) {
 		h.mu.Unlock()
 		return old, nil
 	}
@@ -392,16 +412,19 @@ func (h *Host) poolFor(cmd Command, fresh bool) (*pool, error) {
 	return pl, nil
 }
 
-// fileStamp tells whether an executable changed.
+// fileStamp tells whether an executable, or a data file it reads, changed.
 type fileStamp struct {
 	size    int64
 	modTime time.Time
 }
 
-func stampOf(path string) fileStamp {
-	info, err := os.Stat(path)
-	if err != nil {
-		return fileStamp{}
+// stampOf stamps each of paths: a missing file has the zero stamp.
+func stampOf(paths []string) []fileStamp {
+	stamps := make([]fileStamp, len(paths))
+	for i, path := range paths {
+		if info, err := os.Stat(path); err == nil {
+			stamps[i] = fileStamp{size: info.Size(), modTime: info.ModTime()}
+		}
 	}
-	return fileStamp{size: info.Size(), modTime: info.ModTime()}
+	return stamps
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"image/png"
 	"os"
 	"os/exec"
@@ -748,4 +749,65 @@ func TestRescanReplacesAChangedBinary(t *testing.T) {
 		t.Fatal("a changed binary was not restarted")
 	}
 	waitGone(t, before)
+}
+
+func TestKindCommandDataFilesAndDescribeTimeout(t *testing.T) {
+	plug := filepath.Join(dirs.good, "testplug")
+	dir := t.TempDir()
+	def := filepath.Join(dir, "x.def.json")
+	if err := os.WriteFile(def, []byte(`{"v":1}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var describeTimeout time.Duration
+	kind := Kind{
+		Name:  "def",
+		Match: func(path string, _ os.FileInfo) bool { return strings.HasSuffix(path, ".def.json") },
+		Command: func(path string) (Command, error) {
+			if strings.Contains(filepath.Base(path), "bad") {
+				return Command{}, fmt.Errorf("reading %s: broken", path)
+			}
+			return Command{Path: plug, Args: []string{path}, Files: []string{path}, DescribeTimeout: describeTimeout}, nil
+		},
+	}
+	h := newHost(t, Config{MaxIdle: 1, Kinds: []Kind{kind}})
+
+	t.Run("a changed data file restarts the plugin", func(t *testing.T) {
+		before := pidOfPlugin(t, scan(t, h, dir))
+		if again := pidOfPlugin(t, scan(t, h, dir)); again != before {
+			t.Fatalf("rescanning an unchanged data file started a new process: %d, then %d", before, again)
+		}
+		if err := os.WriteFile(def, []byte(`{"v":22}`), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if after := pidOfPlugin(t, scan(t, h, dir)); after == before {
+			t.Fatal("the plugin of a changed data file was not restarted")
+		}
+		waitGone(t, before)
+	})
+
+	t.Run("describe timeout", func(t *testing.T) {
+		describeTimeout = time.Nanosecond
+		defer func() { describeTimeout = 0 }()
+		// Another file: a new pool, so a new process that must Describe.
+		other := filepath.Join(dir, "y.def.json")
+		if err := os.WriteFile(other, []byte(`{}`), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		defer os.Remove(other)
+		_, err := h.Scan(context.Background(), other)
+		if err == nil || !strings.Contains(err.Error(), "Describe timed out after 1ns") {
+			t.Fatalf("Scan with a 1ns describe timeout: %v", err)
+		}
+	})
+
+	t.Run("an error naming the file is not prefixed again", func(t *testing.T) {
+		bad := filepath.Join(t.TempDir(), "bad.def.json")
+		if err := os.WriteFile(bad, []byte(`{}`), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		_, err := h.Scan(context.Background(), bad)
+		if err == nil || strings.Count(err.Error(), bad) != 1 || !strings.Contains(err.Error(), "broken") {
+			t.Fatalf("Scan of a bad file: %v", err)
+		}
+	})
 }

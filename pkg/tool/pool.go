@@ -56,7 +56,7 @@ func (grpcPlugin) GRPCClient(_ context.Context, _ *plugin.GRPCBroker, c *grpc.Cl
 type pool struct {
 	host  *Host
 	cmd   Command
-	stamp fileStamp
+	stamp []fileStamp
 
 	mu      sync.Mutex
 	idle    []*proc

@@ -46,10 +46,33 @@ func Serve(tools ...Tool) {
 		fmt.Fprintf(os.Stderr, "tool plugin: %v\n", err)
 		os.Exit(1)
 	}
+	serve(srv, "offering "+strings.Join(srv.names, ", "))
+}
+
+// ServeService serves svc as a plugin and does not return: for a plugin
+// whose tools are known only at run time, such as toolhost serving an MCP
+// server. svc's Describe answers the host's Describe. Calls reach svc's
+// Execute one at a time, whether the host uses Execute or Session (svc's own
+// Session is never called), with what Serve gives its tools: whatever the
+// process writes to its standard output and error during a call is that
+// call's output, in order and before its result, and the process group dies
+// with the host. An error Execute returns before sending a result, or a
+// panic in it, becomes an error result; messages sent after the result are
+// dropped. ServeService exits with status 1 when the binary is started by
+// hand rather than by a host.
+func ServeService(svc pluginv1.ToolPluginServiceServer) {
+	serve(&server{svc: svc}, "")
+}
+
+// serve serves srv through go-plugin; what names the tools for a person who
+// starts the binary by hand.
+func serve(srv *server, what string) {
 	if os.Getenv(pluginv1.MagicCookieKey) != pluginv1.MagicCookieValue {
-		fmt.Fprintf(os.Stderr, "This is an agentcore tool plugin offering %s.\n"+
-			"A host starts it; to try it, put it in a directory and run: toolhost list DIR\n",
-			strings.Join(srv.names, ", "))
+		if what != "" {
+			what = " " + what
+		}
+		fmt.Fprintf(os.Stderr, "This is an agentcore tool plugin%s.\n"+
+			"A host starts it; to try it, put it in a directory and run: toolhost list DIR\n", what)
 		os.Exit(1)
 	}
 	io, err := captureStdio()
@@ -98,8 +121,12 @@ func (p *grpcPlugin) GRPCClient(context.Context, *plugin.GRPCBroker, *grpc.Clien
 	return nil, errors.New("sdk/tool serves tools; use pkg/tool to call them")
 }
 
+// server is the plugin's gRPC service: it runs one call at a time, with the
+// process's stdio attached to it, on Execute or Session. A call runs a tool
+// of its own (tools), or the Execute of svc when it serves a service.
 type server struct {
 	pluginv1.UnimplementedToolPluginServiceServer
+	svc   pluginv1.ToolPluginServiceServer
 	tools map[string]*Tool
 	names []string
 	specs []*pluginv1.ToolSpec
@@ -164,8 +191,11 @@ func checkTool(t *Tool) error {
 }
 
 // Describe lists the tools.
-func (s *server) Describe(context.Context, *pluginv1.DescribeRequest) (*pluginv1.DescribeResponse, error) {
+func (s *server) Describe(ctx context.Context, req *pluginv1.DescribeRequest) (*pluginv1.DescribeResponse, error) {
 	s.stdioOnce.Do(s.stdio.takeOver)
+	if s.svc != nil {
+		return s.svc.Describe(ctx, req)
+	}
 	return &pluginv1.DescribeResponse{Tools: s.specs}, nil
 }
 
@@ -212,6 +242,9 @@ func (s *server) serveCall(ctx context.Context, req *pluginv1.ExecuteRequest, se
 }
 
 func (s *server) run(ctx context.Context, c *call, req *pluginv1.ExecuteRequest) (res *pluginv1.ToolResult) {
+	if s.svc != nil {
+		return runService(ctx, s.svc, c, req)
+	}
 	t, ok := s.tools[req.GetTool()]
 	if !ok {
 		return errorResult(fmt.Sprintf("unknown tool %q; this plugin offers: %s", req.GetTool(), strings.Join(s.names, ", ")))

@@ -19,6 +19,11 @@
 // its standard output and error (fmt.Println, log, commands started with
 // [Run]) reaches the host as that call's output, tagged stdout or stderr, and
 // all of it arrives before the call's result.
+//
+// A plugin whose tools are known only at run time (toolhost serving an MCP
+// server) implements the plugin protocol's service itself and serves it with
+// [ServeService], which gives its calls the same stdio, ordering and
+// process-group handling.
 package tool
 
 import (

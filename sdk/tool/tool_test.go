@@ -8,6 +8,10 @@ import (
 	"testing"
 	"time"
 
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
 	pluginv1 "github.com/agentcore/agentcore/proto/agentcore/plugin/v1"
 )
 
@@ -188,5 +192,76 @@ func TestRunUnknownToolAndPanic(t *testing.T) {
 func TestExitCode(t *testing.T) {
 	if ExitCode(nil) != 0 || ExitCode(errors.New("x")) != -1 {
 		t.Fatal("ExitCode")
+	}
+}
+
+// funcService is a ToolPluginServiceServer whose Execute is a function.
+type funcService struct {
+	pluginv1.UnimplementedToolPluginServiceServer
+	execute func(*pluginv1.ExecuteRequest, grpc.ServerStreamingServer[pluginv1.ExecuteResponse]) error
+}
+
+func (f funcService) Execute(req *pluginv1.ExecuteRequest, s grpc.ServerStreamingServer[pluginv1.ExecuteResponse]) error {
+	return f.execute(req, s)
+}
+
+func TestServeServiceRunsExecute(t *testing.T) {
+	chunk := func(text string) *pluginv1.ExecuteResponse {
+		return &pluginv1.ExecuteResponse{Event: &pluginv1.ExecuteResponse_Output{Output: &pluginv1.OutputChunk{
+			Stream: pluginv1.OutputStream_OUTPUT_STREAM_OUTPUT, Data: []byte(text)}}}
+	}
+	result := func(text string) *pluginv1.ExecuteResponse {
+		return &pluginv1.ExecuteResponse{Event: &pluginv1.ExecuteResponse_Result{Result: &pluginv1.ToolResult{
+			Output: &pluginv1.ToolResult_Text{Text: text}}}}
+	}
+	tests := []struct {
+		name    string
+		execute func(*pluginv1.ExecuteRequest, grpc.ServerStreamingServer[pluginv1.ExecuteResponse]) error
+		want    string // the messages sent, then the result
+	}{
+		{"chunks then result", func(req *pluginv1.ExecuteRequest, s grpc.ServerStreamingServer[pluginv1.ExecuteResponse]) error {
+			_ = s.Send(chunk("a"))
+			_ = s.SendMsg(chunk("b"))
+			return s.Send(result("done " + req.GetTool()))
+		}, "chunk a|chunk b|result done x"},
+		{"later messages dropped", func(_ *pluginv1.ExecuteRequest, s grpc.ServerStreamingServer[pluginv1.ExecuteResponse]) error {
+			_ = s.Send(result("first"))
+			if err := s.Send(chunk("late")); err == nil {
+				return errors.New("a chunk after the result was taken")
+			}
+			_ = s.Send(result("second"))
+			return nil
+		}, "result first"},
+		{"error without result", func(*pluginv1.ExecuteRequest, grpc.ServerStreamingServer[pluginv1.ExecuteResponse]) error {
+			return status.Error(codes.Internal, "backend down")
+		}, `error tool "x" failed: backend down`},
+		{"nothing", func(*pluginv1.ExecuteRequest, grpc.ServerStreamingServer[pluginv1.ExecuteResponse]) error {
+			return nil
+		}, `error tool "x" ended without a result`},
+		{"panic", func(*pluginv1.ExecuteRequest, grpc.ServerStreamingServer[pluginv1.ExecuteResponse]) error {
+			panic("oops")
+		}, `error tool "x" panicked: oops`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s := &server{svc: funcService{execute: tt.execute}}
+			var got []string
+			err := s.serveCall(t.Context(), &pluginv1.ExecuteRequest{Tool: "x"}, func(r *pluginv1.ExecuteResponse) error {
+				switch ev := r.GetEvent().(type) {
+				case *pluginv1.ExecuteResponse_Output:
+					got = append(got, "chunk "+string(ev.Output.GetData()))
+				case *pluginv1.ExecuteResponse_Result:
+					if e := ev.Result.GetError(); e != "" {
+						got = append(got, "error "+strings.SplitN(e, "\n", 2)[0])
+					} else {
+						got = append(got, "result "+ev.Result.GetText())
+					}
+				}
+				return nil
+			})
+			if err != nil || strings.Join(got, "|") != tt.want {
+				t.Fatalf("sent %q (%v), want %q", strings.Join(got, "|"), err, tt.want)
+			}
+		})
 	}
 }
