@@ -38,6 +38,8 @@ const testKey = "sk-e2e-very-secret-key-0123456789"
 var suite struct {
 	bin     string // the agent-server binary
 	plugins string // bin/plugins
+	// mcpServer is an MCP server over stdio (pkg/mcp/mcptest's).
+	mcpServer string
 	model   *fakemodel.Server
 	router  *router
 	server  *serverProc
@@ -117,8 +119,11 @@ func build(dir string) error {
 	if os.Getenv("AGENTCORE_E2E_RACE") != "" { // the server under the race detector
 		serverBuild = append(serverBuild[:1], append([]string{"-race"}, serverBuild[1:]...)...)
 	}
+	suite.mcpServer = filepath.Join(dir, "mcpserver")
 	for _, args := range [][]string{
 		serverBuild,
+		{"build", "-o", dir + "/", "./cmd/toolhost"}, // beside agent-server, which serves MCP definitions with it
+		{"build", "-o", suite.mcpServer, "./cmd/toolhost/testdata/mcpserver"},
 		{"build", "-o", suite.plugins + "/", "./plugins/..."},
 	} {
 		cmd := exec.Command(goBin, args...)

@@ -308,3 +308,41 @@ func TestReloadTools(t *testing.T) {
 		t.Fatalf("after the reload: %+v %v", res, err)
 	}
 }
+
+func TestMCPServerAsTools(t *testing.T) {
+	t.Parallel()
+	dir := privatePlugins(t, "hello")
+	def := fmt.Sprintf(`{"transport": {"type": "stdio", "command": %q, "args": ["full"]}, "prefix": "m_"}`, suite.mcpServer)
+	defPath := filepath.Join(dir, "test.mcp.json")
+	if err := os.WriteFile(defPath, []byte(def), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, c := ownServer(t, dir)
+	ctx := ctxT(t, 30*time.Second)
+	tools, err := c.ListTools(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sources := map[string]string{}
+	for _, ti := range tools.GetTools() {
+		sources[ti.GetName()] = ti.GetSource()
+	}
+	if sources["m_echo"] != "mcp:"+defPath || sources["say_hello"] == "" {
+		t.Fatalf("tools: %v", sources)
+	}
+	a, err := c.CreateAgent(ctx, client.AgentOptions{Config: &agentv1.AgentConfig{
+		System: proto.String(suite.router.add(t, func(step int, req *fakemodel.Request) fakemodel.Turn {
+			if step == 0 {
+				return fakemodel.Turn{ToolCalls: []fakemodel.ToolCall{{ID: "c1", Name: "m_echo", Arguments: `{"text":"over MCP"}`}}}
+			}
+			return fakemodel.Turn{Text: strings.Join(lastToolResults(req), "")}
+		})),
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := a.Send(ctx, "echo", client.Callbacks{})
+	if err != nil || res.Text != "echo: over MCP" {
+		t.Fatalf("send through the MCP tool: %+v %v", res, err)
+	}
+}
