@@ -40,10 +40,10 @@ var suite struct {
 	plugins string // bin/plugins
 	// mcpServer is an MCP server over stdio (pkg/mcp/mcptest's).
 	mcpServer string
-	model   *fakemodel.Server
-	router  *router
-	server  *serverProc
-	client  *client.Client
+	model     *fakemodel.Server
+	router    *router
+	server    *serverProc
+	client    *client.Client
 }
 
 func TestMain(m *testing.M) { os.Exit(runMain(m)) }
