@@ -36,6 +36,7 @@ type FieldViolation struct {
 	Field, Description string
 }
 
+// Error says the code, the kind when there is one, and the server's message.
 func (e *Error) Error() string {
 	s := "agentcore: " + e.Code.String()
 	if e.Kind != "" {
