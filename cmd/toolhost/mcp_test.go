@@ -357,6 +357,24 @@ func TestMCPThroughTheHost(t *testing.T) {
 	}
 }
 
+func TestMCPCallTimeoutKillsTheServer(t *testing.T) {
+	set := scanHost(t, newMCPHost(t), writeDef(t, "stdio", mcptest.VariantFull, `"callTimeout": "300ms"`).path)
+	var first string
+	res := set.Execute(t.Context(), "hang", json.RawMessage(`{}`), tool.Options{OnOutput: func(c tool.Chunk) {
+		if first == "" {
+			first = c.Data
+		}
+	}})
+	if !res.Error || !strings.Contains(tool.OutputText(res.Output), `tool "hang" timed out after 300ms and was killed`) {
+		t.Fatalf("result %+v", res)
+	}
+	var pid int
+	if _, err := fmt.Sscanf(first, "0 pid %d", &pid); err != nil {
+		t.Fatalf("first chunk %q: %v", first, err)
+	}
+	waitGone(t, pid)
+}
+
 func TestMCPReuse(t *testing.T) {
 	pids := func(t *testing.T, set *tool.Set, n int) []int {
 		t.Helper()

@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"os/signal"
+	"syscall"
 
 	"github.com/agentcore/agentcore/pkg/mcp"
 	pluginv1 "github.com/agentcore/agentcore/proto/agentcore/plugin/v1"
@@ -30,6 +32,10 @@ func runMCPServe(_ context.Context, e env, args []string) int {
 	if err != nil {
 		return fail(e, err)
 	}
+	// A plugin takes signals as sdk/tool's plugins do, not as the command
+	// line (main) does: sdk/tool turns SIGTERM, its parent-death signal,
+	// into a kill of the process group.
+	signal.Reset(os.Interrupt, syscall.SIGTERM)
 	// Serves until the host kills the process group, which takes a stdio
 	// server with it: there is no Close to run.
 	sdktool.ServeService(mcp.NewService(bridge))

@@ -3,7 +3,7 @@ package mcp
 import (
 	"fmt"
 	"io/fs"
-	"os"
+	"os/exec"
 	"time"
 
 	"github.com/agentcore/agentcore/pkg/tool"
@@ -21,7 +21,8 @@ const describeMargin = 5 * time.Second
 // Kind is the tool source kind of MCP server definitions for a tool.Host:
 // a scan turns each regular file NAME.mcp.json, NAME.mcp.yaml or NAME.mcp.yml
 // into a plugin process, `toolhost mcp-serve FILE`, that serves the server's
-// tools; toolhost is the path of the toolhost executable. The file is read
+// tools; toolhost is the path of the toolhost executable, or a name looked
+// up in PATH. The file is read
 // and checked when it is found, so a bad one fails the scan at once with its
 // path and the cause; a server that cannot be reached fails the scan at
 // Describe, bounded by the definition's discovery timeout. The tools' Source
@@ -39,11 +40,12 @@ func Kind(toolhost string) tool.Kind {
 			if err != nil {
 				return tool.Command{}, err
 			}
-			if info, err := os.Stat(toolhost); err != nil || !info.Mode().IsRegular() || info.Mode().Perm()&0o111 == 0 {
-				return tool.Command{}, fmt.Errorf("mcp definition %s: toolhost, which serves it, is not an executable file at %s", def.Path, toolhost)
+			exe, err := exec.LookPath(toolhost)
+			if err != nil {
+				return tool.Command{}, fmt.Errorf("mcp definition %s: finding toolhost, which serves it: %w", def.Path, err)
 			}
 			return tool.Command{
-				Path:            toolhost,
+				Path:            exe,
 				Args:            []string{ServeSubcommand, def.Path},
 				Source:          "mcp:" + def.Path,
 				Files:           []string{def.Path},

@@ -58,8 +58,11 @@ func TestKindCommand(t *testing.T) {
 		{"discovery timeout", toolhost, write("b.mcp.yaml", "transport: {type: sse, url: 'http://x.test/sse'}\ndiscoveryTimeout: 2s\n"), 2*time.Second + describeMargin, ""},
 		{"bad definition", toolhost, write("c.mcp.json", url+`, "reuse": "yes"}`), 0, "reuse: want true or false"},
 		{"not json", toolhost, write("d.mcp.json", `{`), 0, "unexpected EOF"},
-		{"no toolhost", filepath.Join(t.TempDir(), "toolhost"), write("e.mcp.json", url+`}`), 0, "toolhost, which serves it, is not an executable file"},
+		{"no toolhost", filepath.Join(t.TempDir(), "toolhost"), write("e.mcp.json", url+`}`), 0, "finding toolhost, which serves it: exec: "},
+		{"toolhost not in PATH", "no-such-toolhost", write("f.mcp.json", url+`}`), 0, `finding toolhost, which serves it: exec: "no-such-toolhost": executable file not found in $PATH`},
+		{"toolhost in PATH", filepath.Base(toolhost), write("g.mcp.json", url+`}`), DefaultDiscoveryTimeout + describeMargin, ""},
 	}
+	t.Setenv("PATH", filepath.Dir(toolhost))
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			cmd, err := Kind(tt.toolhost).Command(tt.file)
