@@ -6,6 +6,7 @@ import (
 	"io"
 	"net"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -325,5 +326,29 @@ func TestNoSecretsInGetAgent(t *testing.T) {
 	st, _ := a.Get(ctxT(t, 5*time.Second))
 	if !st.GetHasApiKey() || st.GetConfig().GetProfile() != "default" {
 		t.Errorf("has_api_key %v, profile %q", st.GetHasApiKey(), st.GetConfig().GetProfile())
+	}
+}
+
+func TestRetryEventsAndRedaction(t *testing.T) {
+	t.Parallel()
+	var calls atomic.Int32
+	a := newAgent(t, func(int, *fakemodel.Request) fakemodel.Turn {
+		if calls.Add(1) == 1 {
+			return fakemodel.Turn{Status: 503, ErrorBody: `{"error":{"message":"overloaded, key ` + testKey + `","type":"server_error"}}`}
+		}
+		return fakemodel.Turn{Text: "fine now"}
+	}, &agentv1.AgentConfig{RetryMaxDelay: durationpb.New(10 * time.Millisecond)})
+	var retries []*agentv1.RetryEvent
+	res, err := a.Send(ctxT(t, 20*time.Second), "hi", client.Callbacks{
+		OnRetry: func(e *agentv1.RetryEvent) { retries = append(retries, e) },
+	})
+	if err != nil || res.Text != "fine now" {
+		t.Fatalf("send: %+v %v", res, err)
+	}
+	if len(retries) != 1 || retries[0].GetAttempt() != 1 || retries[0].GetKind() != agentv1.ErrorKind_ERROR_KIND_SERVER || retries[0].GetStatus() != 503 {
+		t.Fatalf("retry events: %v", retries)
+	}
+	if strings.Contains(retries[0].GetMessage(), testKey) || !strings.Contains(retries[0].GetMessage(), "[redacted]") {
+		t.Errorf("the retry event's message: %q", retries[0].GetMessage())
 	}
 }
