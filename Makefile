@@ -5,7 +5,7 @@ BUF_VERSION := v1.75.0
 BUF := $(GO) run github.com/bufbuild/buf/cmd/buf@$(BUF_VERSION)
 PLUGINS := $(notdir $(patsubst %/,%,$(wildcard plugins/*/)))
 
-.PHONY: build run demo test lint fmt vet buf-lint breaking proto proto-check bench fuzz-short clean
+.PHONY: build run demo test lint fmt vet buf-lint breaking proto proto-check bench fuzz-short fuzz clean
 
 ## build: bin/agent-server, bin/toolhost and one bin/plugins/<name> per plugins/<name>.
 build:
@@ -68,10 +68,20 @@ proto-check:
 		[ -f $$tmp/$$f ] || { echo "generated file without a .proto: $$f"; exit 1; }; \
 	done; echo "generated code is up to date"
 
-## fuzz-short: every fuzz target in the repo, FUZZTIME each (CI runs this;
-## the seed corpora already run as plain tests in make test).
+## fuzz-short: the fuzz targets the model layer's issue names (the SSE reader and
+## the text tool reader), FUZZTIME each; CI runs this. The seed corpora of every
+## fuzz target already run as plain tests in make test.
 FUZZTIME ?= 5s
+FUZZ_SHORT := ./pkg/llm/sse:FuzzReader ./pkg/llm/sse:FuzzReaderCancel ./pkg/llm/texttool:FuzzParse
 fuzz-short:
+	@for t in $(FUZZ_SHORT); do \
+		echo "$(GO) test -run '^$$' -fuzz '^$${t#*:}\$$' -fuzztime $(FUZZTIME) $${t%%:*}"; \
+		$(GO) test -run '^$$' -fuzz "^$${t#*:}\$$" -fuzztime $(FUZZTIME) $${t%%:*} || exit 1; \
+	done
+
+## fuzz: every fuzz target in the repository, FUZZTIME each (default 1m here).
+fuzz: FUZZTIME = 1m
+fuzz:
 	@for file in $$(grep -rl --include='*_test.go' '^func Fuzz' pkg cmd sdk plugins 2>/dev/null); do \
 		for target in $$(sed -n 's/^func \(Fuzz[A-Za-z0-9_]*\)(.*/\1/p' $$file); do \
 			echo "$(GO) test -run '^$$' -fuzz '^$$target\$$' -fuzztime $(FUZZTIME) ./$$(dirname $$file)"; \
