@@ -30,6 +30,9 @@ type run struct {
 	counter *tokens.Counter // nil unless the config has a token budget
 	usage   *agentv1.Usage  // summed over the run
 	ids     map[string]bool // tool-call ids in the history, made on first use
+	// conv keeps the model layer's form of the history between the run's
+	// requests, so a step converts only the messages that are new.
+	conv llm.Conversions
 }
 
 // loop is the agent loop of one send, after its input is in the history.
@@ -78,13 +81,14 @@ func (r *run) loop() (*Result, error) {
 			r.emit.modelRequest(ev)
 		}
 		out, err := r.s.opts.LLM.Chat(ctx, llm.Request{
-			Config:   r.cfg,
-			System:   w.System,
-			Messages: w.Messages,
-			Tools:    tools,
-			Model:    model,
-			OnDelta:  func(d llm.Delta) { r.emit.delta(step, d) },
-			OnRetry:  func(rt llm.Retry) { r.emit.retry(rt, false) },
+			Config:      r.cfg,
+			System:      w.System,
+			Messages:    w.Messages,
+			Tools:       tools,
+			Model:       model,
+			Conversions: &r.conv,
+			OnDelta:     func(d llm.Delta) { r.emit.delta(step, d) },
+			OnRetry:     func(rt llm.Retry) { r.emit.retry(rt, false) },
 		})
 		if err != nil {
 			if out != nil && out.Message != nil && errors.Is(err, llm.ErrInvalidOutput) {

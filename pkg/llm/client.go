@@ -219,7 +219,7 @@ func (c *Client) request(ctx context.Context, req Request, text, native bool) (*
 	if system == "" {
 		system = cfg.System
 	}
-	cv := &converter{caps: cfg.Capabilities, fallback: cfg.MediaFallback, text: text}
+	cv := &converter{caps: cfg.Capabilities, fallback: cfg.MediaFallback, text: text, cache: req.Conversions}
 	if text {
 		cv.tools = req.Tools
 	}

@@ -2,6 +2,8 @@ package llm
 
 import (
 	"errors"
+	"fmt"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -327,4 +329,77 @@ func roles(msgs []*schema.Message) []string {
 		out[i] = string(m.Role)
 	}
 	return out
+}
+
+// TestConversions checks that requests converted through a Conversions get
+// what converting afresh gives, whatever changed since the last request.
+func TestConversions(t *testing.T) {
+	reasoning := &agentv1.Part{Kind: &agentv1.Part_Reasoning{Reasoning: &agentv1.ReasoningPart{Text: "think"}}}
+	goal := userMsg(text("add"), imageURL("https://x/a.png"))
+	ask := assistantMsg(reasoning, text("adding"), call("c1", "add", `{"a":1}`), call("c2", "add", `{"a":2}`))
+	answer := toolMsg(resultText("c1", "add", "1"), resultText("c2", "add", "2"))
+	shot := assistantMsg(call("c3", "shot", "{}"))
+	shotResult := toolMsg(resultParts("c3", "shot", text("here"), fileData("image/png", pngBytes)))
+	next := userMsg(text("go on"))
+	noImage := allCaps()
+	noImage.Image = false
+	withReasoning := allCaps()
+	withReasoning.Reasoning = true
+	native := &converter{caps: allCaps(), fallback: MediaFallbackError}
+	steps := []struct {
+		name    string
+		cv      *converter
+		history []*agentv1.Message
+	}{
+		{"first request", native, []*agentv1.Message{goal, ask, answer}},
+		{"grown history", native, []*agentv1.Message{goal, ask, answer, shot, shotResult}},
+		{"a result left out: its call is not sent", native, []*agentv1.Message{goal, ask, shot, shotResult}},
+		{"the result back", native, []*agentv1.Message{goal, ask, answer, shot, shotResult, next}},
+		{"reasoning on", &converter{caps: withReasoning, fallback: MediaFallbackError}, []*agentv1.Message{goal, ask, answer, next}},
+		{"images stripped", &converter{caps: noImage, fallback: MediaFallbackStrip}, []*agentv1.Message{goal, ask, answer, shot, shotResult}},
+		{"text protocol", &converter{caps: allCaps(), fallback: MediaFallbackError, text: true, tools: []Tool{{Name: "add"}, {Name: "shot"}}},
+			[]*agentv1.Message{goal, ask, answer, shot, shotResult, next}},
+		{"native again", native, []*agentv1.Message{goal, ask, answer, shot, shotResult, next}},
+	}
+	var cache Conversions
+	var last []*schema.Message
+	prevLen := 0
+	for _, st := range steps {
+		want, err := st.cv.convert("sys", st.history)
+		if err != nil {
+			t.Fatalf("%s: %v", st.name, err)
+		}
+		cached := *st.cv
+		cached.cache = &cache
+		got, err := cached.convert("sys", st.history)
+		if err != nil {
+			t.Fatalf("%s: cached: %v", st.name, err)
+		}
+		if !reflect.DeepEqual(got, want) {
+			t.Errorf("%s: cached conversion differs:\n got %s\nwant %s", st.name, dump(got), dump(want))
+		}
+		// It holds what this request and the one before used, no more.
+		if n := len(cache.cur) + len(cache.prev); n > len(st.history)+prevLen {
+			t.Errorf("%s: the cache holds %d conversions for requests of %d and %d messages", st.name, n, prevLen, len(st.history))
+		}
+		last, prevLen = got, len(st.history)
+	}
+	// The last two requests were the same: the second reused every message.
+	again, err := (&converter{caps: allCaps(), fallback: MediaFallbackError, cache: &cache}).convert("sys", steps[len(steps)-1].history)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range again {
+		if i > 0 && again[i] != last[i] {
+			t.Errorf("message %d was converted again", i)
+		}
+	}
+}
+
+func dump(msgs []*schema.Message) string {
+	var b strings.Builder
+	for _, m := range msgs {
+		fmt.Fprintf(&b, "\n  %+v", *m)
+	}
+	return b.String()
 }
