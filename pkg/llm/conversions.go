@@ -1,6 +1,8 @@
 package llm
 
 import (
+	"reflect"
+	"slices"
 	"sync"
 
 	"github.com/cloudwego/eino/schema"
@@ -14,39 +16,48 @@ import (
 // history) owns one; the zero value is ready to use and it is safe for
 // concurrent use.
 //
+// It also keeps the eino tool definitions of the last request's tools.
+//
 // A conversion is kept under the history message's pointer, which relies on
 // a message never changing once it is in a history (see package history),
-// and under the settings it depends on (capabilities, media fallback, text
-// tool protocol). A message whose tool call or result has no other half in
-// the request is converted afresh every time. What a request did not use is
-// dropped at the request after it, so a Conversions holds about one
-// request's messages.
+// together with the settings it was made with (capabilities, media
+// fallback, text tool protocol): other settings convert afresh. A message
+// whose tool call or result has no other half in the request is converted
+// afresh every time. What the last two requests did not use is dropped, so
+// a Conversions holds about one request's messages.
 //
 // The eino messages handed to a model are then shared between requests: a
 // model must only read them, as this package's adapters do.
 type Conversions struct {
-	mu        sync.Mutex
-	cur, prev map[conversionKey][]*schema.Message
-	ids       map[string]uint8 // the current request's tool-call ids
+	mu      sync.Mutex
+	request uint64 // counts requests
+	kept    map[*agentv1.Message]*conversion
+	ids     map[string]uint8 // the current request's tool-call ids
+
+	tools []Tool // and their definitions:
+	infos []*schema.ToolInfo
 }
 
-// conversionKey is a history message and the settings its conversion
-// depends on.
-type conversionKey struct {
-	msg      *agentv1.Message
+// conversion is one history message's eino form.
+type conversion struct {
+	settings conversionSettings
+	msgs     []*schema.Message
+	used     uint64 // the last request that used it
+}
+
+// conversionSettings are what a conversion depends on besides its message.
+type conversionSettings struct {
 	caps     Capabilities
 	fallback MediaFallback
 	text     bool
 }
 
-// begin starts a request: the conversions the last request used become
-// the ones to look in, and the returned ids map is empty. Call it with mu held.
+// begin starts a request and returns its ids map, empty. Call it with mu held.
 func (c *Conversions) begin() map[string]uint8 {
-	c.prev, c.cur = c.cur, c.prev
-	if c.cur == nil {
-		c.cur = map[conversionKey][]*schema.Message{}
+	c.request++
+	if c.kept == nil {
+		c.kept = map[*agentv1.Message]*conversion{}
 	}
-	clear(c.cur)
 	if c.ids == nil {
 		c.ids = map[string]uint8{}
 	}
@@ -54,20 +65,60 @@ func (c *Conversions) begin() map[string]uint8 {
 	return c.ids
 }
 
-// get returns a kept conversion and keeps it for the next request. Call it
-// with mu held.
-func (c *Conversions) get(k conversionKey) ([]*schema.Message, bool) {
-	if msgs, ok := c.cur[k]; ok {
-		return msgs, true
+// end drops what neither this request nor the last one used, once there
+// is much of it. Call it with mu held.
+func (c *Conversions) end(used int) {
+	if len(c.kept) <= 2*used+16 {
+		return
 	}
-	msgs, ok := c.prev[k]
-	if ok {
-		c.cur[k] = msgs
+	for m, cv := range c.kept {
+		if cv.used+1 < c.request {
+			delete(c.kept, m)
+		}
 	}
-	return msgs, ok
 }
 
-// put keeps a conversion. Call it with mu held.
-func (c *Conversions) put(k conversionKey, msgs []*schema.Message) {
-	c.cur[k] = msgs
+// get returns the kept conversion of m made with s. Call it with mu held.
+func (c *Conversions) get(m *agentv1.Message, s conversionSettings) ([]*schema.Message, bool) {
+	cv := c.kept[m]
+	if cv == nil || cv.settings != s {
+		return nil, false
+	}
+	cv.used = c.request
+	return cv.msgs, true
+}
+
+// put keeps the conversion of m made with s. Call it with mu held.
+func (c *Conversions) put(m *agentv1.Message, s conversionSettings, msgs []*schema.Message) {
+	c.kept[m] = &conversion{settings: s, msgs: msgs, used: c.request}
+}
+
+// toolInfos returns the eino definitions of tools, converting them only
+// when they are not the tools of the last call (same names, descriptions
+// and schema maps).
+func (c *Conversions) toolInfos(tools []Tool) ([]*schema.ToolInfo, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if sameTools(c.tools, tools) {
+		return c.infos, nil
+	}
+	infos, err := toolInfos(tools)
+	if err != nil {
+		return nil, err
+	}
+	c.tools, c.infos = slices.Clone(tools), infos
+	return infos, nil
+}
+
+func sameTools(a, b []Tool) bool {
+	if len(a) != len(b) || len(a) == 0 {
+		return false
+	}
+	for i := range a {
+		if a[i].Name != b[i].Name || a[i].Description != b[i].Description ||
+			reflect.ValueOf(a[i].Schema).UnsafePointer() != reflect.ValueOf(b[i].Schema).UnsafePointer() {
+			return false
+		}
+	}
+	return true
 }

@@ -59,6 +59,7 @@ func (cv *converter) convert(system string, history []*agentv1.Message) ([]*sche
 		cv.cache.mu.Lock()
 		defer cv.cache.mu.Unlock()
 		ids = cv.cache.begin()
+		defer cv.cache.end(len(history))
 	} else {
 		ids = map[string]uint8{}
 	}
@@ -134,13 +135,13 @@ func (cv *converter) message(i int, m *agentv1.Message, ids map[string]uint8) ([
 	if cv.cache == nil || !paired(m, ids) {
 		return cv.message1(i, m, ids)
 	}
-	key := conversionKey{msg: m, caps: cv.caps, fallback: cv.fallback, text: cv.text}
-	if msgs, ok := cv.cache.get(key); ok {
+	settings := conversionSettings{caps: cv.caps, fallback: cv.fallback, text: cv.text}
+	if msgs, ok := cv.cache.get(m, settings); ok {
 		return msgs, nil
 	}
 	msgs, err := cv.message1(i, m, ids)
 	if err == nil {
-		cv.cache.put(key, msgs)
+		cv.cache.put(m, settings, msgs)
 	}
 	return msgs, err
 }

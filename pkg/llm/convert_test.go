@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
@@ -363,7 +364,6 @@ func TestConversions(t *testing.T) {
 	}
 	var cache Conversions
 	var last []*schema.Message
-	prevLen := 0
 	for _, st := range steps {
 		want, err := st.cv.convert("sys", st.history)
 		if err != nil {
@@ -378,11 +378,7 @@ func TestConversions(t *testing.T) {
 		if !reflect.DeepEqual(got, want) {
 			t.Errorf("%s: cached conversion differs:\n got %s\nwant %s", st.name, dump(got), dump(want))
 		}
-		// It holds what this request and the one before used, no more.
-		if n := len(cache.cur) + len(cache.prev); n > len(st.history)+prevLen {
-			t.Errorf("%s: the cache holds %d conversions for requests of %d and %d messages", st.name, n, prevLen, len(st.history))
-		}
-		last, prevLen = got, len(st.history)
+		last = got
 	}
 	// The last two requests were the same: the second reused every message.
 	again, err := (&converter{caps: allCaps(), fallback: MediaFallbackError, cache: &cache}).convert("sys", steps[len(steps)-1].history)
@@ -394,6 +390,17 @@ func TestConversions(t *testing.T) {
 			t.Errorf("message %d was converted again", i)
 		}
 	}
+
+	// A long run keeps about what its latest requests used.
+	for i := range 100 {
+		h := []*agentv1.Message{userMsg(text(fmt.Sprint("new ", i))), goal}
+		if _, err := (&converter{caps: allCaps(), fallback: MediaFallbackError, cache: &cache}).convert("", h); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n := len(cache.kept); n > 2*2+16 {
+		t.Errorf("after 100 requests of 2 messages the cache holds %d", n)
+	}
 }
 
 func dump(msgs []*schema.Message) string {
@@ -402,4 +409,48 @@ func dump(msgs []*schema.Message) string {
 		fmt.Fprintf(&b, "\n  %+v", *m)
 	}
 	return b.String()
+}
+
+// TestConversionsTools checks that tool definitions are converted again
+// whenever the tools differ from the last request's.
+func TestConversionsTools(t *testing.T) {
+	schemaA := map[string]any{"type": "object", "properties": map[string]any{"a": map[string]any{"type": "integer"}}}
+	schemaB := map[string]any{"type": "object", "properties": map[string]any{"b": map[string]any{"type": "string"}}}
+	base := []Tool{{Name: "add", Description: "adds", Schema: schemaA}, {Name: "ls"}}
+	var cache Conversions
+	first, err := cache.toolInfos(base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name  string
+		tools []Tool
+		reuse bool
+	}{
+		{"the same tools", base, true},
+		{"a copy of the same tools", slices.Clone(base), true},
+		{"another description", []Tool{{Name: "add", Description: "sums", Schema: schemaA}, {Name: "ls"}}, false},
+		{"another schema", []Tool{{Name: "add", Description: "adds", Schema: schemaB}, {Name: "ls"}}, false},
+		{"a tool less", base[:1], false},
+	}
+	for _, tt := range tests {
+		// Each case starts from the base tools' definitions.
+		if _, err := cache.toolInfos(base); err != nil {
+			t.Fatal(err)
+		}
+		got, err := cache.toolInfos(tt.tools)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, err := toolInfos(tt.tools)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !reflect.DeepEqual(got, want) {
+			t.Errorf("%s: definitions differ from a fresh conversion", tt.name)
+		}
+		if reused := len(got) > 0 && got[0] == first[0]; reused != tt.reuse {
+			t.Errorf("%s: reused = %v, want %v", tt.name, reused, tt.reuse)
+		}
+	}
 }
