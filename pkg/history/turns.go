@@ -110,8 +110,14 @@ func Turns(h []*agentv1.Message) []Turn {
 	}
 
 	// Each message is in exactly one turn: the turns' indexes share one array.
+	n := 0
+	for i, m := range h {
+		if m.GetRole() != agentv1.Role_ROLE_TOOL || orphan(i) {
+			n++
+		}
+	}
 	all := make([]int, 0, len(h))
-	turns := make([]Turn, 0, len(h))
+	turns := make([]Turn, 0, n)
 	for i, m := range h {
 		start := len(all)
 		all = append(all, i)

@@ -189,13 +189,20 @@ func Build(h []*agentv1.Message, o Options) (*Context, error) {
 	}
 	ctx.System = strings.Join(parts, "\n\n")
 
-	n := 0
-	for _, t := range kept {
-		n += len(t.msgs)
+	if ctx.Summary < 0 {
+		// Every turn is kept, in order: their messages are b.buf as it is.
+		ctx.Messages = b.buf
+	} else {
+		n := 0
+		for _, t := range kept {
+			n += len(t.msgs)
+		}
+		ctx.Messages = make([]*agentv1.Message, 0, n)
+		for _, t := range kept {
+			ctx.Messages = append(ctx.Messages, t.msgs...)
+		}
 	}
-	ctx.Messages = make([]*agentv1.Message, 0, n)
 	for _, t := range kept {
-		ctx.Messages = append(ctx.Messages, t.msgs...)
 		ctx.Tokens.Messages += t.tokens
 		ctx.Repaired = append(ctx.Repaired, t.repaired...)
 	}
@@ -291,7 +298,8 @@ func (b *builder) turn(t history.Turn) (built, bool) {
 
 	// Results: only for this turn's calls, once each, then stand-ins. Turns
 	// hold few calls, so a slice beats a map here.
-	var calls []pending
+	var few [8]pending
+	calls := few[:0]
 	for _, p := range head.GetParts() {
 		if c := p.GetToolCall(); c != nil && find(calls, c.GetId()) < 0 {
 			calls = append(calls, pending{id: c.GetId(), name: c.GetName()})
