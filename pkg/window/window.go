@@ -162,7 +162,13 @@ func Build(h []*agentv1.Message, o Options) (*Context, error) {
 	var kept []built
 	newTurns := true // turns that a new summary would fold in
 	if summary < 0 {
-		kept = b.all(turns)
+		// Every turn is kept: only their sum is needed (and b.buf).
+		var sum built
+		b.each(turns, func(bt built) {
+			sum.tokens += bt.tokens
+			sum.repaired = append(sum.repaired, bt.repaired...)
+		})
+		kept = []built{sum}
 	} else {
 		ctx.Summary = turns[summary].Head()
 		before := b.all(turns[:summary])
@@ -240,14 +246,19 @@ type builder struct {
 // turns left empty are skipped.
 func (b *builder) all(turns []history.Turn) []built {
 	out := make([]built, 0, len(turns))
+	b.each(turns, func(bt built) { out = append(out, bt) })
+	return out
+}
+
+// each prepares the turns like all, handing each to f.
+func (b *builder) each(turns []history.Turn, f func(built)) {
 	for _, t := range turns {
 		start := len(b.buf)
 		if bt, ok := b.turn(t); ok {
 			bt.msgs = b.buf[start:len(b.buf):len(b.buf)]
-			out = append(out, bt)
+			f(bt)
 		}
 	}
-	return out
 }
 
 // retain picks the turns before the summary to keep: a head and a tail.
