@@ -33,7 +33,14 @@ func (ts timings) report(b *testing.B) {
 
 func benchHost(b *testing.B, cfg Config) *Set {
 	b.Helper()
-	cfg.SocketDir = b.TempDir()
+	// The sockets go on the file system a host uses by default (see
+	// Config.SocketDir), in a directory of their own.
+	dir, err := os.MkdirTemp(defaultSocketDir(), "toolbench")
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { os.RemoveAll(dir) })
+	cfg.SocketDir = dir
 	h := NewHost(cfg)
 	b.Cleanup(func() { h.Close() })
 	set, err := h.Scan(context.Background(), dirs.good)
@@ -197,7 +204,12 @@ func BenchmarkFloorForkExec(b *testing.B) {
 // under a cold start that the host cannot shorten.
 func BenchmarkFloorPluginHandshake(b *testing.B) {
 	path := filepath.Join(dirs.good, "testplug")
-	env := append(os.Environ(), "AGENTCORE_TOOL_PLUGIN=tool-plugin-v1", "PLUGIN_UNIX_SOCKET_DIR="+b.TempDir())
+	dir, err := os.MkdirTemp(defaultSocketDir(), "toolbench") // as a host's plugins
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { os.RemoveAll(dir) })
+	env := append(os.Environ(), "AGENTCORE_TOOL_PLUGIN=tool-plugin-v1", "PLUGIN_UNIX_SOCKET_DIR="+dir)
 	ts := make(timings, 0, b.N)
 	for b.Loop() {
 		cmd := exec.Command(path)
