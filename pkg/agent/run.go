@@ -30,8 +30,9 @@ type run struct {
 	counter *tokens.Counter // nil unless the config has a token budget
 	usage   *agentv1.Usage  // summed over the run
 	ids     map[string]bool // tool-call ids in the history, made on first use
-	// conv keeps the model layer's form of the history between the run's
-	// requests, so a step converts only the messages that are new.
+	// win and conv keep the run's context and the model layer's form of
+	// the history between its steps, so a step works on what is new.
+	win  window.Cache
 	conv llm.Conversions
 }
 
@@ -146,6 +147,7 @@ func (r *run) options(offered bool) window.Options {
 		Counter:   r.counter,
 		MaxTokens: int(r.cfg.MaxTokens),
 		Threshold: r.cfg.CompactThreshold,
+		Cache:     &r.win,
 	}
 	if offered {
 		o.Tools = r.tools.specs
