@@ -16,6 +16,11 @@ import (
 // history) owns one; the zero value is ready to use and it is safe for
 // concurrent use.
 //
+// When a request's messages are the last request's with messages appended
+// whose tool-call ids are new (as a step's model response and tool results
+// are), the last request's conversion is taken as it is and only the new
+// messages are looked at. Otherwise each message is looked up on its own.
+//
 // It also keeps the eino tool definitions of the last request's tools.
 //
 // A conversion is kept under the history message's pointer, which relies on
@@ -32,7 +37,11 @@ type Conversions struct {
 	mu      sync.Mutex
 	request uint64 // counts requests
 	kept    map[*agentv1.Message]*conversion
-	ids     map[string]uint8 // the current request's tool-call ids
+
+	// The last request, which the next may extend.
+	last     []*agentv1.Message // its history (a copy)
+	settings conversionSettings
+	conv     conversation
 
 	tools []Tool // and their definitions:
 	infos []*schema.ToolInfo
@@ -52,17 +61,54 @@ type conversionSettings struct {
 	text     bool
 }
 
-// begin starts a request and returns its ids map, empty. Call it with mu held.
-func (c *Conversions) begin() map[string]uint8 {
+// begin starts a request of history under settings. It returns the
+// conversation to go on with and the index of the first message it does
+// not hold yet: the last request's, when history extends it with messages
+// whose tool-call ids it has not seen, else an empty one. Call it with mu
+// held.
+func (c *Conversions) begin(history []*agentv1.Message, settings conversionSettings) (*conversation, int) {
 	c.request++
 	if c.kept == nil {
 		c.kept = map[*agentv1.Message]*conversion{}
 	}
-	if c.ids == nil {
-		c.ids = map[string]uint8{}
+	n := len(c.last)
+	if c.conv.ids != nil && settings == c.settings && n <= len(history) &&
+		slices.Equal(c.last, history[:n]) && newIDs(history[n:], c.conv.ids) {
+		return &c.conv, n
 	}
-	clear(c.ids)
-	return c.ids
+	c.last, c.settings = c.last[:0], settings
+	if c.conv.ids == nil {
+		c.conv.ids = map[string]uint8{}
+	}
+	clear(c.conv.ids)
+	// New slices: contexts converted before may hold the old ones.
+	c.conv.sys, c.conv.body, c.conv.leading = nil, nil, true
+	return &c.conv, 0
+}
+
+// newIDs reports whether no tool call or result in msgs has an id in ids.
+func newIDs(msgs []*agentv1.Message, ids map[string]uint8) bool {
+	for _, m := range msgs {
+		for _, p := range m.GetParts() {
+			if tc := p.GetToolCall(); tc != nil && ids[tc.GetId()] != 0 {
+				return false
+			}
+			if tr := p.GetToolResult(); tr != nil && ids[tr.GetToolCallId()] != 0 {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// keep records that the conversation now holds history. Call it with mu held.
+func (c *Conversions) keep(history []*agentv1.Message) {
+	c.last = append(c.last, history[len(c.last):]...)
+}
+
+// forget drops the conversation after a failed request. Call it with mu held.
+func (c *Conversions) forget() {
+	c.last, c.conv.ids = nil, nil
 }
 
 // end drops what neither this request nor the last one used, once there

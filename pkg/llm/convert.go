@@ -54,77 +54,98 @@ const (
 // parts. Media a capability switches off fail the request (mediaFallback
 // error) or are dropped (strip).
 func (cv *converter) convert(system string, history []*agentv1.Message) ([]*schema.Message, error) {
-	var ids map[string]uint8
+	settings := conversionSettings{caps: cv.caps, fallback: cv.fallback, text: cv.text}
+	st, from := &conversation{ids: map[string]uint8{}, leading: true}, 0
 	if cv.cache != nil {
 		cv.cache.mu.Lock()
 		defer cv.cache.mu.Unlock()
-		ids = cv.cache.begin()
+		st, from = cv.cache.begin(history, settings)
 		defer cv.cache.end(len(history))
-	} else {
-		ids = map[string]uint8{}
 	}
-	for _, m := range history {
+	for _, m := range history[from:] {
 		for _, p := range m.GetParts() {
 			if tc := p.GetToolCall(); tc != nil {
-				ids[tc.GetId()] |= idCall
+				st.ids[tc.GetId()] |= idCall
 			}
 			if tr := p.GetToolResult(); tr != nil {
-				ids[tr.GetToolCallId()] |= idResult
+				st.ids[tr.GetToolCallId()] |= idResult
 			}
 		}
 	}
+	for i := from; i < len(history); i++ {
+		if err := cv.add(st, i, history[i]); err != nil {
+			if cv.cache != nil {
+				cv.cache.forget()
+			}
+			return nil, err
+		}
+	}
+	if cv.cache != nil {
+		cv.cache.keep(history)
+	}
+
 	var sys []string
 	if strings.TrimSpace(system) != "" {
 		sys = append(sys, system)
 	}
-	// out[0] is kept for the system message.
-	out := make([]*schema.Message, 1, len(history)+1)
-	leading := true
-	for i, m := range history {
-		if m == nil {
-			continue
-		}
-		if m.GetCompact() {
-			if t := joinText(m.GetParts()); t != "" {
-				sys = append(sys, summaryPreamble+"\n"+t)
-			}
-			continue
-		}
-		switch m.GetRole() {
-		case agentv1.Role_ROLE_SYSTEM:
-			t := joinText(m.GetParts())
-			if t == "" {
-				continue
-			}
-			if leading {
-				sys = append(sys, t)
-				continue
-			}
-			out = append(out, &schema.Message{Role: schema.User, Content: "[system notice]\n" + t})
-		case agentv1.Role_ROLE_USER, agentv1.Role_ROLE_ASSISTANT, agentv1.Role_ROLE_TOOL:
-			leading = false
-			msgs, err := cv.message(i, m, ids)
-			if err != nil {
-				return nil, err
-			}
-			out = append(out, msgs...)
-		default:
-			return nil, invalidMessage(i, -1, "unknown role %v", m.GetRole())
-		}
-	}
-	s := strings.Join(sys, "\n\n")
+	s := strings.Join(append(sys, st.sys...), "\n\n")
 	if cv.text && len(cv.tools) > 0 {
 		s = texttool.System(s, cv.tools)
 	}
+	out := make([]*schema.Message, 0, len(st.body)+1)
 	if s != "" {
-		out[0] = &schema.Message{Role: schema.System, Content: s}
-	} else {
-		out = out[1:]
+		out = append(out, &schema.Message{Role: schema.System, Content: s})
 	}
+	out = append(out, st.body...)
 	if cv.text {
 		out = mergeUsers(out)
 	}
 	return out, nil
+}
+
+// conversation is a request's history converted so far: the system text it
+// holds (summaries, leading notices), the conversation after it, and the
+// request's tool-call ids.
+type conversation struct {
+	ids     map[string]uint8
+	sys     []string
+	body    []*schema.Message
+	leading bool // no conversation message yet: a system message is a leading notice
+}
+
+// add converts history message i.
+func (cv *converter) add(st *conversation, i int, m *agentv1.Message) error {
+	if m == nil {
+		return nil
+	}
+	if m.GetCompact() {
+		if t := joinText(m.GetParts()); t != "" {
+			st.sys = append(st.sys, summaryPreamble+"\n"+t)
+		}
+		return nil
+	}
+	switch m.GetRole() {
+	case agentv1.Role_ROLE_SYSTEM:
+		t := joinText(m.GetParts())
+		if t == "" {
+			return nil
+		}
+		if st.leading {
+			st.sys = append(st.sys, t)
+			return nil
+		}
+		st.body = append(st.body, &schema.Message{Role: schema.User, Content: "[system notice]\n" + t})
+	case agentv1.Role_ROLE_USER, agentv1.Role_ROLE_ASSISTANT, agentv1.Role_ROLE_TOOL:
+		st.leading = false
+		msgs, err := cv.message(i, m, st.ids)
+		if err != nil {
+			return err
+		}
+		st.body = append(st.body, msgs...)
+	default:
+		return invalidMessage(i, -1, "unknown role %v", m.GetRole())
+	}
+	return nil
 }
 
 // message converts a user, assistant or tool message, through the cache

@@ -342,6 +342,8 @@ func TestConversions(t *testing.T) {
 	shot := assistantMsg(call("c3", "shot", "{}"))
 	shotResult := toolMsg(resultParts("c3", "shot", text("here"), fileData("image/png", pngBytes)))
 	next := userMsg(text("go on"))
+	notice := &agentv1.Message{Role: agentv1.Role_ROLE_SYSTEM, Parts: []*agentv1.Part{text("a notice")}}
+	summary := &agentv1.Message{Role: agentv1.Role_ROLE_ASSISTANT, Compact: true, Parts: []*agentv1.Part{text("done so far")}}
 	noImage := allCaps()
 	noImage.Image = false
 	withReasoning := allCaps()
@@ -352,8 +354,11 @@ func TestConversions(t *testing.T) {
 		cv      *converter
 		history []*agentv1.Message
 	}{
+		{"a call without its result", native, []*agentv1.Message{goal, shot}},
+		{"its result appended: the call is sent now", native, []*agentv1.Message{goal, shot, shotResult}},
 		{"first request", native, []*agentv1.Message{goal, ask, answer}},
 		{"grown history", native, []*agentv1.Message{goal, ask, answer, shot, shotResult}},
+		{"a notice and a summary appended", native, []*agentv1.Message{goal, ask, answer, shot, shotResult, notice, summary, next}},
 		{"a result left out: its call is not sent", native, []*agentv1.Message{goal, ask, shot, shotResult}},
 		{"the result back", native, []*agentv1.Message{goal, ask, answer, shot, shotResult, next}},
 		{"reasoning on", &converter{caps: withReasoning, fallback: MediaFallbackError}, []*agentv1.Message{goal, ask, answer, next}},
