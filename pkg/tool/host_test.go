@@ -399,7 +399,9 @@ func TestGrandchildDiesWithTheCall(t *testing.T) {
 
 func TestHostSIGKILLTakesPluginsAndGrandchildren(t *testing.T) {
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
-	cmd.Env = append(os.Environ(), "TOOLTEST_HELPER=host", "TOOLTEST_DIR="+dirs.good)
+	// The killed host cannot remove its socket directories: they go where
+	// the test removes them.
+	cmd.Env = append(os.Environ(), "TOOLTEST_HELPER=host", "TOOLTEST_DIR="+dirs.good, "TOOLTEST_SOCKETS="+t.TempDir())
 	out, err := cmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)

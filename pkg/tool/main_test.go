@@ -93,9 +93,10 @@ func setup(m *testing.M) (int, error) {
 }
 
 // helperHost scans the directory in TOOLTEST_DIR, starts the grandchild tool
-// and prints the pids it reports, then waits to be killed.
+// and prints the pids it reports, then waits to be killed. Its sockets go
+// to TOOLTEST_SOCKETS.
 func helperHost() {
-	h := NewHost(Config{})
+	h := NewHost(Config{SocketDir: os.Getenv("TOOLTEST_SOCKETS")})
 	set, err := h.Scan(context.Background(), os.Getenv("TOOLTEST_DIR"))
 	if err != nil {
 		fmt.Println("error", err)
