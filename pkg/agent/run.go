@@ -30,6 +30,10 @@ type run struct {
 	counter *tokens.Counter // nil unless the config has a token budget
 	usage   *agentv1.Usage  // summed over the run
 	ids     map[string]bool // tool-call ids in the history, made on first use
+	// win and conv keep the run's context and the model layer's form of
+	// the history between its steps, so a step works on what is new.
+	win  window.Cache
+	conv llm.Conversions
 }
 
 // loop is the agent loop of one send, after its input is in the history.
@@ -78,13 +82,14 @@ func (r *run) loop() (*Result, error) {
 			r.emit.modelRequest(ev)
 		}
 		out, err := r.s.opts.LLM.Chat(ctx, llm.Request{
-			Config:   r.cfg,
-			System:   w.System,
-			Messages: w.Messages,
-			Tools:    tools,
-			Model:    model,
-			OnDelta:  func(d llm.Delta) { r.emit.delta(step, d) },
-			OnRetry:  func(rt llm.Retry) { r.emit.retry(rt, false) },
+			Config:      r.cfg,
+			System:      w.System,
+			Messages:    w.Messages,
+			Tools:       tools,
+			Model:       model,
+			Conversions: &r.conv,
+			OnDelta:     func(d llm.Delta) { r.emit.delta(step, d) },
+			OnRetry:     func(rt llm.Retry) { r.emit.retry(rt, false) },
 		})
 		if err != nil {
 			if out != nil && out.Message != nil && errors.Is(err, llm.ErrInvalidOutput) {
@@ -142,6 +147,7 @@ func (r *run) options(offered bool) window.Options {
 		Counter:   r.counter,
 		MaxTokens: int(r.cfg.MaxTokens),
 		Threshold: r.cfg.CompactThreshold,
+		Cache:     &r.win,
 	}
 	if offered {
 		o.Tools = r.tools.specs

@@ -115,13 +115,21 @@ func (r *run) runTools(ctx context.Context, step int, calls []call) ([]*agentv1.
 	results := make([]*agentv1.Part, len(calls))
 	stops := make([]bool, len(calls))
 	var wg sync.WaitGroup
+	last := -1 // the last call to run runs on this goroutine: most rounds have one
 	for i, c := range calls {
 		if c.invalid != "" {
 			results[i] = history.ToolResult(c.part.GetId(), c.part.GetName(), history.TextOutput(c.invalid), true)
 			r.emit.toolResult(step, results[i].GetToolResult(), false, 0)
 			continue
 		}
-		wg.Go(func() { results[i], stops[i] = r.runTool(ctx, step, c.part) })
+		if last >= 0 {
+			k := last
+			wg.Go(func() { results[k], stops[k] = r.runTool(ctx, step, calls[k].part) })
+		}
+		last = i
+	}
+	if last >= 0 {
+		results[last], stops[last] = r.runTool(ctx, step, calls[last].part)
 	}
 	wg.Wait()
 	return results, slices.Contains(stops, true)

@@ -78,19 +78,31 @@ func Turns(h []*agentv1.Message) []Turn {
 		}
 	}
 
-	// Which turn each tool message joins; -1 for an orphan.
-	owner := make([]int, len(h))
-	attached := make([][]int, len(h))
+	// Which turn each tool message joins: the turn of an assistant message
+	// at is a list threaded through next, first[at] to last[at], in history
+	// order; -1 ends a list. A tool message answering no call is an orphan.
+	// One array holds the three.
+	links := make([]int32, 3*len(h))
+	first, last, next := links[:len(h)], links[len(h):2*len(h)], links[2*len(h):]
+	for i := range first {
+		first[i], last[i], next[i] = -1, -1, -1
+	}
+	orphan := func(i int) bool { return h[i].GetRole() == agentv1.Role_ROLE_TOOL && next[i] == -2 }
 	for i, m := range h {
 		if m.GetRole() != agentv1.Role_ROLE_TOOL {
 			continue
 		}
-		owner[i] = -1
+		next[i] = -2 // an orphan unless a result answers a call
 		for _, p := range m.GetParts() {
 			if r := p.GetToolResult(); r != nil {
 				if at, ok := callAt[r.GetToolCallId()]; ok {
-					owner[i] = at
-					attached[at] = append(attached[at], i)
+					next[i] = -1
+					if last[at] < 0 {
+						first[at] = int32(i)
+					} else {
+						next[last[at]] = int32(i)
+					}
+					last[at] = int32(i)
 					break
 				}
 			}
@@ -98,25 +110,33 @@ func Turns(h []*agentv1.Message) []Turn {
 	}
 
 	// Each message is in exactly one turn: the turns' indexes share one array.
-	all := make([]int, 0, len(h))
-	indexes := func(head int, rest []int) []int {
-		start := len(all)
-		all = append(append(all, head), rest...)
-		return all[start:len(all):len(all)]
-	}
-	turns := make([]Turn, 0, len(h))
+	n := 0
 	for i, m := range h {
+		if m.GetRole() != agentv1.Role_ROLE_TOOL || orphan(i) {
+			n++
+		}
+	}
+	all := make([]int, 0, len(h))
+	turns := make([]Turn, 0, n)
+	for i, m := range h {
+		start := len(all)
+		all = append(all, i)
 		switch m.GetRole() {
 		case agentv1.Role_ROLE_TOOL:
-			if owner[i] < 0 {
-				turns = append(turns, Turn{Indexes: indexes(i, nil), Orphan: true})
+			if !orphan(i) {
+				all = all[:start] // in the turn of its call
+				continue
 			}
+			turns = append(turns, Turn{Indexes: all[start:len(all):len(all)], Orphan: true})
 		case agentv1.Role_ROLE_ASSISTANT:
-			t := Turn{Indexes: indexes(i, attached[i])}
+			for j := first[i]; j >= 0; j = next[j] {
+				all = append(all, int(j))
+			}
+			t := Turn{Indexes: all[start:len(all):len(all)]}
 			t.Missing = missing(h, t.Indexes)
 			turns = append(turns, t)
 		default:
-			turns = append(turns, Turn{Indexes: indexes(i, nil)})
+			turns = append(turns, Turn{Indexes: all[start:len(all):len(all)]})
 		}
 	}
 	return turns

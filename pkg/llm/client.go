@@ -219,7 +219,7 @@ func (c *Client) request(ctx context.Context, req Request, text, native bool) (*
 	if system == "" {
 		system = cfg.System
 	}
-	cv := &converter{caps: cfg.Capabilities, fallback: cfg.MediaFallback, text: text}
+	cv := &converter{caps: cfg.Capabilities, fallback: cfg.MediaFallback, text: text, cache: req.Conversions}
 	if text {
 		cv.tools = req.Tools
 	}
@@ -247,7 +247,12 @@ func (c *Client) model(req Request, native bool) (model.ToolCallingChatModel, []
 	var infos []*schema.ToolInfo
 	if native {
 		var err error
-		if infos, err = toolInfos(req.Tools); err != nil {
+		if req.Conversions != nil {
+			infos, err = req.Conversions.toolInfos(req.Tools)
+		} else {
+			infos, err = toolInfos(req.Tools)
+		}
+		if err != nil {
 			return nil, nil, err
 		}
 	}

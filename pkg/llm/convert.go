@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/url"
 	"path"
+	"slices"
 	"strings"
 
 	"github.com/cloudwego/eino/schema"
@@ -32,7 +33,16 @@ type converter struct {
 	// text renders tool calls and results with the text tool protocol.
 	text  bool
 	tools []texttool.Tool
+	// cache, when set, keeps conversions between the requests of a run.
+	cache *Conversions
 }
+
+// Bits of the ids map of a request: which tool-call ids have a call and
+// which have a result somewhere in the messages sent.
+const (
+	idCall uint8 = 1 << iota
+	idResult
+)
 
 // convert builds the request messages: one system message (the system prompt,
 // any compaction summary and leading system notices, and in text mode the
@@ -44,82 +54,150 @@ type converter struct {
 // parts. Media a capability switches off fail the request (mediaFallback
 // error) or are dropped (strip).
 func (cv *converter) convert(system string, history []*agentv1.Message) ([]*schema.Message, error) {
-	calls, results := map[string]bool{}, map[string]bool{}
-	for _, m := range history {
+	settings := conversionSettings{caps: cv.caps, fallback: cv.fallback, text: cv.text}
+	st, from := &conversation{ids: map[string]uint8{}, leading: true}, 0
+	if cv.cache != nil {
+		cv.cache.mu.Lock()
+		defer cv.cache.mu.Unlock()
+		st, from = cv.cache.begin(history, settings)
+		defer cv.cache.end(len(history))
+	}
+	for _, m := range history[from:] {
 		for _, p := range m.GetParts() {
 			if tc := p.GetToolCall(); tc != nil {
-				calls[tc.GetId()] = true
+				st.ids[tc.GetId()] |= idCall
 			}
 			if tr := p.GetToolResult(); tr != nil {
-				results[tr.GetToolCallId()] = true
+				st.ids[tr.GetToolCallId()] |= idResult
 			}
 		}
 	}
+	for i := from; i < len(history); i++ {
+		if err := cv.add(st, i, history[i]); err != nil {
+			if cv.cache != nil {
+				cv.cache.forget()
+			}
+			return nil, err
+		}
+	}
+	if cv.cache != nil {
+		cv.cache.keep(history)
+	}
+
 	var sys []string
 	if strings.TrimSpace(system) != "" {
 		sys = append(sys, system)
 	}
-	var out []*schema.Message
-	leading := true
-	for i, m := range history {
-		if m == nil {
-			continue
-		}
-		if m.GetCompact() {
-			if t := joinText(m.GetParts()); t != "" {
-				sys = append(sys, summaryPreamble+"\n"+t)
-			}
-			continue
-		}
-		switch m.GetRole() {
-		case agentv1.Role_ROLE_SYSTEM:
-			t := joinText(m.GetParts())
-			if t == "" {
-				continue
-			}
-			if leading {
-				sys = append(sys, t)
-				continue
-			}
-			out = append(out, &schema.Message{Role: schema.User, Content: "[system notice]\n" + t})
-		case agentv1.Role_ROLE_USER:
-			leading = false
-			msg, err := cv.user(i, m.GetParts())
-			if err != nil {
-				return nil, err
-			}
-			out = append(out, msg)
-		case agentv1.Role_ROLE_ASSISTANT:
-			leading = false
-			msg, err := cv.assistant(i, m.GetParts(), results)
-			if err != nil {
-				return nil, err
-			}
-			if msg != nil {
-				out = append(out, msg)
-			}
-		case agentv1.Role_ROLE_TOOL:
-			leading = false
-			msgs, err := cv.toolResults(i, m.GetParts(), calls)
-			if err != nil {
-				return nil, err
-			}
-			out = append(out, msgs...)
-		default:
-			return nil, invalidMessage(i, -1, "unknown role %v", m.GetRole())
-		}
-	}
-	if cv.text {
-		out = mergeUsers(out)
-	}
-	s := strings.Join(sys, "\n\n")
+	s := strings.Join(append(sys, st.sys...), "\n\n")
 	if cv.text && len(cv.tools) > 0 {
 		s = texttool.System(s, cv.tools)
 	}
+	out := make([]*schema.Message, 0, len(st.body)+1)
 	if s != "" {
-		out = append([]*schema.Message{{Role: schema.System, Content: s}}, out...)
+		out = append(out, &schema.Message{Role: schema.System, Content: s})
+	}
+	out = append(out, st.body...)
+	if cv.text {
+		out = mergeUsers(out)
 	}
 	return out, nil
+}
+
+// conversation is a request's history converted so far: the system text it
+// holds (summaries, leading notices), the conversation after it, and the
+// request's tool-call ids.
+type conversation struct {
+	ids     map[string]uint8
+	sys     []string
+	body    []*schema.Message
+	leading bool // no conversation message yet: a system message is a leading notice
+}
+
+// add converts history message i.
+func (cv *converter) add(st *conversation, i int, m *agentv1.Message) error {
+	if m == nil {
+		return nil
+	}
+	if m.GetCompact() {
+		if t := joinText(m.GetParts()); t != "" {
+			st.sys = append(st.sys, summaryPreamble+"\n"+t)
+		}
+		return nil
+	}
+	switch m.GetRole() {
+	case agentv1.Role_ROLE_SYSTEM:
+		t := joinText(m.GetParts())
+		if t == "" {
+			return nil
+		}
+		if st.leading {
+			st.sys = append(st.sys, t)
+			return nil
+		}
+		st.body = append(st.body, &schema.Message{Role: schema.User, Content: "[system notice]\n" + t})
+	case agentv1.Role_ROLE_USER, agentv1.Role_ROLE_ASSISTANT, agentv1.Role_ROLE_TOOL:
+		st.leading = false
+		msgs, err := cv.message(i, m, st.ids)
+		if err != nil {
+			return err
+		}
+		st.body = append(st.body, msgs...)
+	default:
+		return invalidMessage(i, -1, "unknown role %v", m.GetRole())
+	}
+	return nil
+}
+
+// message converts a user, assistant or tool message, through the cache
+// when there is one. A message with a call or result whose other half is
+// not in the request converts afresh: what it sends depends on the rest of
+// the request then, not on the message alone.
+func (cv *converter) message(i int, m *agentv1.Message, ids map[string]uint8) ([]*schema.Message, error) {
+	if cv.cache == nil || !paired(m, ids) {
+		return cv.message1(i, m, ids)
+	}
+	settings := conversionSettings{caps: cv.caps, fallback: cv.fallback, text: cv.text}
+	if msgs, ok := cv.cache.get(m, settings); ok {
+		return msgs, nil
+	}
+	msgs, err := cv.message1(i, m, ids)
+	if err == nil {
+		cv.cache.put(m, settings, msgs)
+	}
+	return msgs, err
+}
+
+func (cv *converter) message1(i int, m *agentv1.Message, ids map[string]uint8) ([]*schema.Message, error) {
+	switch m.GetRole() {
+	case agentv1.Role_ROLE_USER:
+		msg, err := cv.user(i, m.GetParts())
+		if err != nil {
+			return nil, err
+		}
+		return []*schema.Message{msg}, nil
+	case agentv1.Role_ROLE_ASSISTANT:
+		msg, err := cv.assistant(i, m.GetParts(), ids)
+		if err != nil || msg == nil {
+			return nil, err
+		}
+		return []*schema.Message{msg}, nil
+	default:
+		return cv.toolResults(i, m.GetParts(), ids)
+	}
+}
+
+// paired reports whether every call in m has a result in the request and
+// every result in m a call.
+func paired(m *agentv1.Message, ids map[string]uint8) bool {
+	for _, p := range m.GetParts() {
+		if tc := p.GetToolCall(); tc != nil && ids[tc.GetId()]&idResult == 0 {
+			return false
+		}
+		if tr := p.GetToolResult(); tr != nil && ids[tr.GetToolCallId()]&idCall == 0 {
+			return false
+		}
+	}
+	return true
 }
 
 func (cv *converter) user(i int, parts []*agentv1.Part) (*schema.Message, error) {
@@ -157,7 +235,7 @@ func (cv *converter) user(i int, parts []*agentv1.Part) (*schema.Message, error)
 	return &schema.Message{Role: schema.User, UserInputMultiContent: in}, nil
 }
 
-func (cv *converter) assistant(i int, parts []*agentv1.Part, results map[string]bool) (*schema.Message, error) {
+func (cv *converter) assistant(i int, parts []*agentv1.Part, ids map[string]uint8) (*schema.Message, error) {
 	msg := &schema.Message{Role: schema.Assistant}
 	var text, reasoning strings.Builder
 	var reasoningData map[string]string
@@ -182,7 +260,7 @@ func (cv *converter) assistant(i int, parts []*agentv1.Part, results map[string]
 			if tc.GetId() == "" || tc.GetName() == "" {
 				return nil, invalidMessage(i, j, "a tool call needs an id and a name")
 			}
-			if !results[tc.GetId()] {
+			if ids[tc.GetId()]&idResult == 0 {
 				continue
 			}
 			if cv.text {
@@ -212,14 +290,14 @@ func (cv *converter) assistant(i int, parts []*agentv1.Part, results map[string]
 	return msg, nil
 }
 
-func (cv *converter) toolResults(i int, parts []*agentv1.Part, calls map[string]bool) ([]*schema.Message, error) {
+func (cv *converter) toolResults(i int, parts []*agentv1.Part, ids map[string]uint8) ([]*schema.Message, error) {
 	var out []*schema.Message
 	for j, p := range parts {
 		tr := p.GetToolResult()
 		if tr == nil {
 			return nil, invalidMessage(i, j, "a tool message can only hold tool results, not a %s part", partKind(p))
 		}
-		if !calls[tr.GetToolCallId()] {
+		if ids[tr.GetToolCallId()]&idCall == 0 {
 			continue
 		}
 		text, media, err := cv.toolOutput(i, j, tr.GetOutput())
@@ -434,7 +512,8 @@ func mergeUsers(msgs []*schema.Message) []*schema.Message {
 	var out []*schema.Message
 	for _, m := range msgs {
 		if n := len(out); n > 0 && m.Role == schema.User && out[n-1].Role == schema.User {
-			out[n-1] = &schema.Message{Role: schema.User, UserInputMultiContent: append(inputParts(out[n-1]), inputParts(m)...)}
+			// A new slice: the parts may belong to messages kept in a cache.
+			out[n-1] = &schema.Message{Role: schema.User, UserInputMultiContent: slices.Concat(inputParts(out[n-1]), inputParts(m))}
 			continue
 		}
 		out = append(out, m)

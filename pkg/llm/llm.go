@@ -57,8 +57,12 @@ type Request struct {
 	// key and protocol are not needed; provider.body, a custom cache object,
 	// vendor options and parameters eino cannot express are a *ConfigError;
 	// the default cache is skipped; headers need a model that implements
-	// HeaderModel.
+	// HeaderModel. The model must not change the messages it is given.
 	Model model.ToolCallingChatModel
+	// Conversions, when set, keeps the eino form of Messages and Tools for
+	// the next request, which then converts only what is new (an agent's
+	// run passes the same one to each of its requests).
+	Conversions *Conversions
 	// OnDelta receives each streamed piece of the response, in order, on the
 	// calling goroutine. Text-protocol <tool_call> text is passed through.
 	OnDelta func(Delta)

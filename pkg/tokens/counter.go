@@ -26,6 +26,16 @@ const (
 // is full the cache starts over.
 const maxTexts = 256
 
+// Strings of at most shortLen bytes in messages (tool names, call ids,
+// small arguments and results) are counted through a cache of at most
+// maxShort entries, which starts over when full: a call's id is in its call
+// and in its result, and names recur. Counting even a short string costs
+// microseconds of tiktoken's regular expressions.
+const (
+	shortLen = 64
+	maxShort = 256
+)
+
 // Counter counts the tokens of messages, a system prompt and tool
 // definitions, caching what it counted. A session owns one. Safe for
 // concurrent use.
@@ -43,6 +53,7 @@ type Counter struct {
 	mu    sync.Mutex
 	msgs  map[*agentv1.Message]count
 	texts map[string]int
+	short map[string]int
 }
 
 // count is one message's tokens, reasoning apart.
@@ -53,7 +64,7 @@ type count struct {
 
 // NewCounter returns a counter using enc, which may be shared.
 func NewCounter(enc *Encoder) *Counter {
-	return &Counter{enc: enc, msgs: make(map[*agentv1.Message]count), texts: make(map[string]int)}
+	return &Counter{enc: enc, msgs: make(map[*agentv1.Message]count), texts: make(map[string]int), short: make(map[string]int)}
 }
 
 // Encoder returns the counter's encoder.
@@ -142,19 +153,31 @@ func (c *Counter) Tools(tools []*pluginv1.ToolSpec) int {
 	return total
 }
 
-func (c *Counter) cachedText(s string) int {
+func (c *Counter) cachedText(s string) int { return c.cached(c.texts, maxTexts, s) }
+
+// text counts a string of a message, through the cache when it is short.
+func (c *Counter) text(s string) int {
+	if s == "" || len(s) > shortLen {
+		return c.enc.Count(s)
+	}
+	return c.cached(c.short, maxShort, s)
+}
+
+// cached counts s through cache, which holds at most limit counts and
+// starts over when full.
+func (c *Counter) cached(cache map[string]int, limit int, s string) int {
 	c.mu.Lock()
-	n, ok := c.texts[s]
+	n, ok := cache[s]
 	c.mu.Unlock()
 	if ok {
 		return n
 	}
 	n = c.enc.Count(s)
 	c.mu.Lock()
-	if len(c.texts) >= maxTexts {
-		clear(c.texts)
+	if len(cache) >= limit {
+		clear(cache)
 	}
-	c.texts[s] = n
+	cache[s] = n
 	c.mu.Unlock()
 	return n
 }
@@ -170,7 +193,7 @@ func (c *Counter) count(m *agentv1.Message) count {
 	n := count{base: MessageOverhead}
 	for _, p := range m.GetParts() {
 		if r := p.GetReasoning(); r != nil {
-			n.reasoning += c.enc.Count(r.GetText())
+			n.reasoning += c.text(r.GetText())
 			continue
 		}
 		n.base += c.part(p)
@@ -182,18 +205,18 @@ func (c *Counter) count(m *agentv1.Message) count {
 func (c *Counter) part(p *agentv1.Part) int {
 	switch k := p.GetKind().(type) {
 	case *agentv1.Part_Text:
-		return c.enc.Count(k.Text)
+		return c.text(k.Text)
 	case *agentv1.Part_ToolCall:
 		t := k.ToolCall
-		return PartOverhead + c.enc.Count(t.GetId()) + c.enc.Count(t.GetName()) + c.enc.Count(t.GetArguments())
+		return PartOverhead + c.text(t.GetId()) + c.text(t.GetName()) + c.text(t.GetArguments())
 	case *agentv1.Part_ToolResult:
 		r := k.ToolResult
-		n := PartOverhead + c.enc.Count(r.GetToolCallId()) + c.enc.Count(r.GetToolName())
+		n := PartOverhead + c.text(r.GetToolCallId()) + c.text(r.GetToolName())
 		switch out := r.GetOutput().GetValue().(type) {
 		case *agentv1.ToolOutput_Text:
-			n += c.enc.Count(out.Text)
+			n += c.text(out.Text)
 		case *agentv1.ToolOutput_Json:
-			n += c.enc.Count(out.Json)
+			n += c.text(out.Json)
 		case *agentv1.ToolOutput_Content:
 			for _, q := range out.Content.GetParts() {
 				n += c.part(q)

@@ -3,6 +3,7 @@ package tokens
 import (
 	"bytes"
 	"encoding/base64"
+	"fmt"
 	"image"
 	"image/png"
 	"net"
@@ -324,5 +325,32 @@ func TestSystemAndTools(t *testing.T) {
 	}
 	if n := len(c.texts); n > maxTexts {
 		t.Errorf("text cache holds %d, want at most %d", n, maxTexts)
+	}
+}
+
+// TestCounterShortStrings checks that counts through the short-string
+// cache equal tiktoken's, and that the cache stays bounded.
+func TestCounterShortStrings(t *testing.T) {
+	enc := encoder(t, O200kBase)
+	c := NewCounter(enc)
+	for i := range 2*maxShort + 1 {
+		id := fmt.Sprintf("call_%024x", i*7919)
+		for _, m := range []*agentv1.Message{ // the id and name twice: cache misses, then hits
+			history.Assistant(history.ToolCall(id, "read_file", `{"path":"a.go"}`)),
+			history.ToolText(id, "read_file", "ok"),
+		} {
+			want := MessageOverhead + PartOverhead + enc.Count(id) + enc.Count("read_file")
+			if m.GetRole() == agentv1.Role_ROLE_TOOL {
+				want += enc.Count("ok")
+			} else {
+				want += enc.Count(`{"path":"a.go"}`)
+			}
+			if got := c.Fresh(m, false); got != want {
+				t.Fatalf("message %d: Fresh = %d, want %d", i, got, want)
+			}
+		}
+	}
+	if n := len(c.short); n > maxShort {
+		t.Errorf("short-string cache holds %d, want at most %d", n, maxShort)
 	}
 }

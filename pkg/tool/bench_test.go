@@ -14,6 +14,11 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials/insecure"
+
+	pluginv1 "github.com/agentcore/agentcore/proto/agentcore/plugin/v1"
 )
 
 // The benchmarks report the median of their iterations as "median-µs",
@@ -33,7 +38,7 @@ func (ts timings) report(b *testing.B) {
 
 func benchHost(b *testing.B, cfg Config) *Set {
 	b.Helper()
-	cfg.SocketDir = b.TempDir()
+	cfg.SocketDir = socketDir(b)
 	h := NewHost(cfg)
 	b.Cleanup(func() { h.Close() })
 	set, err := h.Scan(context.Background(), dirs.good)
@@ -41,6 +46,32 @@ func benchHost(b *testing.B, cfg Config) *Set {
 		b.Fatal(err)
 	}
 	return set
+}
+
+// socketDir makes a directory for a benchmark's sockets on the file system
+// a host puts them on by default (see Config.SocketDir).
+func socketDir(b *testing.B) string {
+	dir, err := os.MkdirTemp(defaultSocketDir(), "toolbench")
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { os.RemoveAll(dir) })
+	return dir
+}
+
+// startHelper runs this test binary as the helper kind (see TestMain)
+// serving on sock, and waits until it is ready. It is killed at the end.
+func startHelper(b *testing.B, kind, sock string) {
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), "TOOLTEST_HELPER="+kind, "TOOLTEST_SOCK="+sock)
+	out, _ := cmd.StdoutPipe()
+	if err := cmd.Start(); err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	if _, err := readLine(out); err != nil {
+		b.Fatal(err)
+	}
 }
 
 // BenchmarkWarmCall: one call on an idle process (a gRPC round trip on the
@@ -142,17 +173,8 @@ func settledRSS() int64 {
 // BenchmarkFloorUnixEcho: a one-byte round trip on a unix socket to another
 // process, the floor under a warm call.
 func BenchmarkFloorUnixEcho(b *testing.B) {
-	sock := filepath.Join(b.TempDir(), "echo.sock")
-	cmd := exec.Command(os.Args[0], "-test.run=^$")
-	cmd.Env = append(os.Environ(), "TOOLTEST_HELPER=echo", "TOOLTEST_SOCK="+sock)
-	out, _ := cmd.StdoutPipe()
-	if err := cmd.Start(); err != nil {
-		b.Fatal(err)
-	}
-	defer func() { cmd.Process.Kill(); cmd.Wait() }()
-	if _, err := readLine(out); err != nil {
-		b.Fatal(err)
-	}
+	sock := filepath.Join(socketDir(b), "echo.sock")
+	startHelper(b, "echo", sock)
 	conn, err := netDialUnix(sock)
 	if err != nil {
 		b.Fatal(err)
@@ -166,6 +188,39 @@ func BenchmarkFloorUnixEcho(b *testing.B) {
 			b.Fatal(err)
 		}
 		if _, err := conn.Read(buf); err != nil {
+			b.Fatal(err)
+		}
+		ts = append(ts, time.Since(t0))
+	}
+	ts.report(b)
+}
+
+// BenchmarkFloorGRPCSession: a call on a Session stream to a bare grpc-go
+// server in another process (the plugin protocol's messages, the host's
+// window settings, no go-plugin, no sdk/tool, no validation): what gRPC
+// itself costs under a warm call.
+func BenchmarkFloorGRPCSession(b *testing.B) {
+	sock := filepath.Join(socketDir(b), "grpc.sock")
+	startHelper(b, "grpcecho", sock)
+	conn, err := grpc.NewClient("unix://"+sock, append([]grpc.DialOption{grpc.WithTransportCredentials(insecure.NewCredentials())}, dialOptions...)...)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer conn.Close()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	sess, err := pluginv1.NewToolPluginServiceClient(conn).Session(ctx)
+	if err != nil {
+		b.Fatal(err)
+	}
+	req := &pluginv1.SessionRequest{Kind: &pluginv1.SessionRequest_Execute{Execute: &pluginv1.ExecuteRequest{Tool: "echo", InputJson: `{"text":"ping"}`}}}
+	ts := make(timings, 0, b.N)
+	for b.Loop() {
+		t0 := time.Now()
+		if err := sess.Send(req); err != nil {
+			b.Fatal(err)
+		}
+		if _, err := sess.Recv(); err != nil {
 			b.Fatal(err)
 		}
 		ts = append(ts, time.Since(t0))
@@ -197,7 +252,7 @@ func BenchmarkFloorForkExec(b *testing.B) {
 // under a cold start that the host cannot shorten.
 func BenchmarkFloorPluginHandshake(b *testing.B) {
 	path := filepath.Join(dirs.good, "testplug")
-	env := append(os.Environ(), "AGENTCORE_TOOL_PLUGIN=tool-plugin-v1", "PLUGIN_UNIX_SOCKET_DIR="+b.TempDir())
+	env := append(os.Environ(), "AGENTCORE_TOOL_PLUGIN=tool-plugin-v1", "PLUGIN_UNIX_SOCKET_DIR="+socketDir(b))
 	ts := make(timings, 0, b.N)
 	for b.Loop() {
 		cmd := exec.Command(path)

@@ -16,6 +16,8 @@ import (
 	"testing"
 	"time"
 
+	"golang.org/x/sys/unix"
+
 	agentv1 "github.com/agentcore/agentcore/proto/agentcore/v1"
 )
 
@@ -398,7 +400,9 @@ func TestGrandchildDiesWithTheCall(t *testing.T) {
 
 func TestHostSIGKILLTakesPluginsAndGrandchildren(t *testing.T) {
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
-	cmd.Env = append(os.Environ(), "TOOLTEST_HELPER=host", "TOOLTEST_DIR="+dirs.good)
+	// The killed host cannot remove its socket directories: they go where
+	// the test removes them.
+	cmd.Env = append(os.Environ(), "TOOLTEST_HELPER=host", "TOOLTEST_DIR="+dirs.good, "TOOLTEST_SOCKETS="+t.TempDir())
 	out, err := cmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -810,4 +814,58 @@ func TestKindCommandDataFilesAndDescribeTimeout(t *testing.T) {
 			t.Fatalf("Scan of a bad file: %v", err)
 		}
 	})
+}
+
+// TestDefaultSocketDir checks that plugin sockets go to a memory file
+// system when the host may write to one, in the documented order.
+func TestDefaultSocketDir(t *testing.T) {
+	isTmpfs := func(dir string) bool {
+		var fs unix.Statfs_t
+		return unix.Statfs(dir, &fs) == nil && fs.Type == unix.TMPFS_MAGIC
+	}
+	disk, err := os.Getwd() // the package's directory
+	if err != nil || isTmpfs(disk) {
+		t.Skip("no disk directory to compare with")
+	}
+	if !isTmpfs("/dev/shm") {
+		t.Skip("no tmpfs at /dev/shm")
+	}
+	mem, err := os.MkdirTemp("/dev/shm", "sockettest")
+	if err != nil {
+		t.Skip(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(mem) })
+	tests := []struct {
+		name, tmpdir, runtime, want string
+	}{
+		{"a memory temporary directory", mem, "", mem},
+		{"the runtime directory when the temporary one is on disk", disk, mem, mem},
+		{"/dev/shm when the runtime directory is missing", disk, filepath.Join(mem, "missing"), "/dev/shm"},
+		{"/dev/shm when the runtime directory is on disk", disk, disk, "/dev/shm"},
+	}
+	for _, tt := range tests {
+		t.Setenv("TMPDIR", tt.tmpdir)
+		t.Setenv("XDG_RUNTIME_DIR", tt.runtime)
+		if got := defaultSocketDir(); got != tt.want {
+			t.Errorf("%s: defaultSocketDir() = %s, want %s", tt.name, got, tt.want)
+		}
+	}
+
+	// A host with no SocketDir makes its sockets there and leaves none.
+	t.Setenv("TMPDIR", disk)
+	t.Setenv("XDG_RUNTIME_DIR", mem)
+	h := NewHost(Config{MaxIdle: 1})
+	set := scan(t, h, dirs.good)
+	if res := set.Execute(context.Background(), "echo", json.RawMessage(`{"text":"x"}`), Options{}); res.Error {
+		t.Fatal(res.Output)
+	}
+	if used, _ := os.ReadDir(mem); len(used) != 1 { // the idle process's
+		t.Errorf("socket directories in %s while a process is idle: %v", mem, used)
+	}
+	if err := h.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if left, _ := os.ReadDir(mem); len(left) > 0 {
+		t.Errorf("socket directories left in %s: %v", mem, left)
+	}
 }

@@ -16,6 +16,9 @@ import (
 	"time"
 
 	"go.uber.org/goleak"
+	"google.golang.org/grpc"
+
+	pluginv1 "github.com/agentcore/agentcore/proto/agentcore/plugin/v1"
 )
 
 // Plugin directories built once by TestMain.
@@ -37,6 +40,9 @@ func TestMain(m *testing.M) {
 		return
 	case "echo":
 		helperEcho()
+		return
+	case "grpcecho":
+		helperGRPCEcho()
 		return
 	}
 	code, err := setup(m)
@@ -87,9 +93,10 @@ func setup(m *testing.M) (int, error) {
 }
 
 // helperHost scans the directory in TOOLTEST_DIR, starts the grandchild tool
-// and prints the pids it reports, then waits to be killed.
+// and prints the pids it reports, then waits to be killed. Its sockets go
+// to TOOLTEST_SOCKETS.
 func helperHost() {
-	h := NewHost(Config{})
+	h := NewHost(Config{SocketDir: os.Getenv("TOOLTEST_SOCKETS")})
 	set, err := h.Scan(context.Background(), os.Getenv("TOOLTEST_DIR"))
 	if err != nil {
 		fmt.Println("error", err)
@@ -114,6 +121,39 @@ func helperEcho() {
 	}
 	_, _ = io.Copy(c, c)
 	os.Exit(0)
+}
+
+// helperGRPCEcho serves, on a unix socket whose path is in TOOLTEST_SOCK,
+// a Session that answers every call with a text result at once: a bare
+// grpc-go server with the plugin protocol and nothing of sdk/tool.
+func helperGRPCEcho() {
+	l, err := net.Listen("unix", os.Getenv("TOOLTEST_SOCK"))
+	if err != nil {
+		os.Exit(1)
+	}
+	s := grpc.NewServer(grpc.InitialWindowSize(4<<20), grpc.InitialConnWindowSize(4<<20))
+	pluginv1.RegisterToolPluginServiceServer(s, echoSession{})
+	fmt.Println("ready")
+	_ = s.Serve(l)
+	os.Exit(0)
+}
+
+type echoSession struct {
+	pluginv1.UnimplementedToolPluginServiceServer
+}
+
+func (echoSession) Session(s grpc.BidiStreamingServer[pluginv1.SessionRequest, pluginv1.SessionResponse]) error {
+	for {
+		req, err := s.Recv()
+		if err != nil {
+			return nil
+		}
+		res := &pluginv1.ToolResult{Output: &pluginv1.ToolResult_Text{Text: req.GetExecute().GetInputJson()}}
+		if err := s.Send(&pluginv1.SessionResponse{Kind: &pluginv1.SessionResponse_Execute{
+			Execute: &pluginv1.ExecuteResponse{Event: &pluginv1.ExecuteResponse_Result{Result: res}}}}); err != nil {
+			return err
+		}
+	}
 }
 
 // newHost returns a host closed at the end of the test, which also checks

@@ -3,8 +3,11 @@ package window
 import (
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"testing"
+
+	"google.golang.org/protobuf/proto"
 
 	"github.com/agentcore/agentcore/pkg/history"
 	agentv1 "github.com/agentcore/agentcore/proto/agentcore/v1"
@@ -81,10 +84,7 @@ func randomHistory(r *rand.Rand) []*agentv1.Message {
 // its result or a result without its call.
 func TestPropertyTurnsStayWhole(t *testing.T) {
 	c := newCounter(t)
-	const cases = 2000
-	for seed := range uint64(cases) {
-		r := rand.New(rand.NewPCG(seed, 42))
-		h := randomHistory(r)
+	forRandomHistories(2000, 42, func(seed uint64, r *rand.Rand, h []*agentv1.Message) {
 		o := Options{Reasoning: r.IntN(2) == 0}
 		if r.IntN(3) == 0 {
 			o.Counter = c
@@ -98,6 +98,14 @@ func TestPropertyTurnsStayWhole(t *testing.T) {
 			t.Fatalf("seed %d: %s\nhistory:\n%s\nsent:\n%s", seed, msg, history.RenderWith(h, history.English()),
 				history.RenderWith(ctx.Messages, history.English()))
 		}
+	})
+}
+
+// forRandomHistories calls f with a random history for each of n seeds.
+func forRandomHistories(n int, stream uint64, f func(seed uint64, r *rand.Rand, h []*agentv1.Message)) {
+	for seed := range uint64(n) {
+		r := rand.New(rand.NewPCG(seed, stream))
+		f(seed, r, randomHistory(r))
 	}
 }
 
@@ -210,4 +218,60 @@ func sendable(t history.Turn, head *agentv1.Message, o Options) bool {
 		}
 	}
 	return false
+}
+
+// TestPropertyCache checks that a Build carried by a Cache over a history
+// that grows (and now and then changes or switches options) gives what a
+// Build without one gives.
+func TestPropertyCache(t *testing.T) {
+	c := newCounter(t)
+	forRandomHistories(500, 7, func(seed uint64, r *rand.Rand, h []*agentv1.Message) {
+		var cache Cache
+		o := Options{Counter: c, MaxTokens: 20 + r.IntN(800)}
+		for end := 0; end < len(h); {
+			end += 1 + r.IntN(3)
+			end = min(end, len(h))
+			if r.IntN(10) == 0 {
+				o.Reasoning = !o.Reasoning
+			}
+			prefix := h[:end]
+			if r.IntN(20) == 0 {
+				prefix = randomHistory(r) // a history replaced
+			}
+			want, err := Build(prefix, o)
+			if err != nil {
+				t.Fatal(err)
+			}
+			oc := o
+			oc.Cache = &cache
+			got, err := Build(prefix, oc)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if msg := sameContext(got, want); msg != "" {
+				t.Fatalf("seed %d, %d messages: %s\nhistory:\n%s", seed, len(prefix), msg, history.RenderWith(prefix, history.English()))
+			}
+		}
+	})
+}
+
+func sameContext(got, want *Context) string {
+	switch {
+	case got.System != want.System:
+		return "system differs"
+	case got.Tokens != want.Tokens, got.HistoryTokens != want.HistoryTokens:
+		return fmt.Sprintf("tokens %+v %d, want %+v %d", got.Tokens, got.HistoryTokens, want.Tokens, want.HistoryTokens)
+	case got.Compact != want.Compact, got.Summary != want.Summary, got.Dropped != want.Dropped:
+		return fmt.Sprintf("compact/summary/dropped %v %d %d, want %v %d %d", got.Compact, got.Summary, got.Dropped, want.Compact, want.Summary, want.Dropped)
+	case !slices.Equal(got.Repaired, want.Repaired):
+		return fmt.Sprintf("repaired %v, want %v", got.Repaired, want.Repaired)
+	case len(got.Messages) != len(want.Messages):
+		return fmt.Sprintf("%d messages, want %d", len(got.Messages), len(want.Messages))
+	}
+	for i := range got.Messages {
+		if !proto.Equal(got.Messages[i], want.Messages[i]) {
+			return fmt.Sprintf("message %d differs", i)
+		}
+	}
+	return ""
 }

@@ -97,6 +97,9 @@ type Options struct {
 	Threshold float64
 	// SummaryPreamble replaces DefaultSummaryPreamble when not empty.
 	SummaryPreamble string
+	// Cache, when set, carries what a Build worked out to the next Build of
+	// the same history grown by appending (see Cache).
+	Cache *Cache
 }
 
 // Tokens are estimated token counts.
@@ -148,8 +151,11 @@ func Build(h []*agentv1.Message, o Options) (*Context, error) {
 		return nil, fmt.Errorf("window: compact threshold %v is not in (0, 1]", o.Threshold)
 	}
 
-	b := builder{h: h, o: o, buf: make([]*agentv1.Message, 0, len(h)+8)}
-	turns := history.Turns(h)
+	cache := o.Cache
+	if cache == nil {
+		cache = &Cache{oneOff: true}
+	}
+	turns, sent := cache.update(h, o)
 	summary := -1 // index into turns
 	for i := len(turns) - 1; i >= 0; i-- {
 		if history.IsSummary(h[turns[i].Head()]) {
@@ -157,21 +163,38 @@ func Build(h []*agentv1.Message, o Options) (*Context, error) {
 			break
 		}
 	}
+	b := builder{h: h, o: o}
 
 	ctx := &Context{Summary: -1}
 	var kept []built
 	newTurns := true // turns that a new summary would fold in
 	if summary < 0 {
-		kept = b.all(turns)
+		// Every turn is kept, in order: the messages are the cache's buffer
+		// as it is, and only the turns' sum is needed.
+		ctx.Messages = cache.buf[:len(cache.buf):len(cache.buf)]
+		var sum built
+		for _, st := range sent {
+			sum.tokens += st.tokens
+			sum.repaired = append(sum.repaired, st.repaired...)
+		}
+		kept = []built{sum}
 	} else {
 		ctx.Summary = turns[summary].Head()
-		before := b.all(turns[:summary])
-		after := b.all(turns[summary+1:])
+		before := sending(sent[:summary])
+		after := sending(sent[summary+1:])
 		b.turnsAfter = len(after) > 0
 		head, tail := b.retain(before)
 		ctx.Dropped = len(before) - len(head) - len(tail)
 		kept = slices.Concat(head, tail, after)
 		newTurns = len(after) > 0
+		n := 0
+		for _, t := range kept {
+			n += len(t.msgs)
+		}
+		ctx.Messages = make([]*agentv1.Message, 0, n)
+		for _, t := range kept {
+			ctx.Messages = append(ctx.Messages, t.msgs...)
+		}
 	}
 
 	parts := make([]string, 0, 3)
@@ -188,14 +211,7 @@ func Build(h []*agentv1.Message, o Options) (*Context, error) {
 		parts = append(parts, pre+"\n\n<summary>\n"+history.SummaryText(h[ctx.Summary])+"\n</summary>")
 	}
 	ctx.System = strings.Join(parts, "\n\n")
-
-	n := 0
 	for _, t := range kept {
-		n += len(t.msgs)
-	}
-	ctx.Messages = make([]*agentv1.Message, 0, n)
-	for _, t := range kept {
-		ctx.Messages = append(ctx.Messages, t.msgs...)
 		ctx.Tokens.Messages += t.tokens
 		ctx.Repaired = append(ctx.Repaired, t.repaired...)
 	}
@@ -204,7 +220,7 @@ func Build(h []*agentv1.Message, o Options) (*Context, error) {
 		ctx.Tokens.System = c.System(ctx.System)
 		ctx.Tokens.Tools = c.Tools(o.Tools)
 		ctx.Tokens.Total = ctx.Tokens.System + ctx.Tokens.Tools + ctx.Tokens.Messages
-		ctx.HistoryTokens = c.Messages(h, o.Reasoning)
+		ctx.HistoryTokens = cache.historyTokens
 	}
 	if o.MaxTokens > 0 && float64(ctx.Tokens.Total) >= threshold*float64(o.MaxTokens) {
 		ctx.Compact = newTurns
@@ -217,6 +233,7 @@ type built struct {
 	msgs     []*agentv1.Message
 	tokens   int
 	repaired []string
+	sends    bool // false for a turn that sends nothing
 }
 
 type builder struct {
@@ -229,18 +246,131 @@ type builder struct {
 	turnsAfter bool
 }
 
-// all prepares every turn that sends something: orphans, summaries and
-// turns left empty are skipped.
-func (b *builder) all(turns []history.Turn) []built {
+// sending returns the turns that send something: orphans, summaries and
+// turns left empty send nothing.
+func sending(turns []built) []built {
 	out := make([]built, 0, len(turns))
 	for _, t := range turns {
-		start := len(b.buf)
-		if bt, ok := b.turn(t); ok {
-			bt.msgs = b.buf[start:len(b.buf):len(b.buf)]
-			out = append(out, bt)
+		if t.sends {
+			out = append(out, t)
 		}
 	}
 	return out
+}
+
+// Cache carries what Build worked out for a history (its turns, and how
+// each turn is sent and counted) to the next Build of one run. When the
+// next history is the same one with messages appended that form turns of
+// their own (as a step's model response and tool results do), and Counter
+// and Reasoning are unchanged, Build works on the new messages only;
+// otherwise it starts over. Messages are told apart by pointer: a message
+// never changes once it is in a history (see package history). The zero
+// value is ready to use; a Cache is not safe for concurrent use.
+type Cache struct {
+	h     []*agentv1.Message // the last history (a copy of the slice)
+	turns []history.Turn
+	ids   map[string]uint8 // tool-call ids of h: idCall, idResult
+
+	counter       *tokens.Counter
+	reasoning     bool
+	sent          []built            // one per turn, as sent under counter and reasoning
+	buf           []*agentv1.Message // the messages of sent, in turn order
+	historyTokens int
+
+	oneOff bool // used by one Build only: nothing to keep for a next one
+}
+
+// Bits of Cache.ids: the id of a call in an assistant message, of a
+// result in a tool message (what history.Turns matches).
+const (
+	idCall uint8 = 1 << iota
+	idResult
+)
+
+// update makes the cache hold h and o, and returns h's turns and how each
+// is sent.
+func (c *Cache) update(h []*agentv1.Message, o Options) ([]history.Turn, []built) {
+	n := len(c.h)
+	grown := c.ids != nil && n <= len(h) && slices.Equal(c.h, h[:n]) && c.ownTurns(h[n:])
+	if grown {
+		if n < len(h) {
+			tail := history.Turns(h[n:])
+			for _, t := range tail {
+				for i := range t.Indexes {
+					t.Indexes[i] += n
+				}
+			}
+			c.turns = append(c.turns, tail...)
+			c.addIDs(h[n:])
+			c.h = append(c.h, h[n:]...)
+		}
+	} else {
+		c.turns = history.Turns(h)
+		if !c.oneOff {
+			c.ids = make(map[string]uint8, len(h))
+			c.addIDs(h)
+			c.h = slices.Clone(h)
+		}
+	}
+	if !grown || c.counter != o.Counter || c.reasoning != o.Reasoning {
+		// Start the sent turns over, in a new buffer: contexts built before
+		// may still hold the old one.
+		c.counter, c.reasoning = o.Counter, o.Reasoning
+		c.sent = make([]built, 0, len(c.turns))
+		c.buf = make([]*agentv1.Message, 0, len(h)+8)
+		c.historyTokens = 0
+		n = 0
+	}
+	b := builder{h: h, o: o, buf: c.buf}
+	for _, t := range c.turns[len(c.sent):] {
+		start := len(b.buf)
+		bt, ok := b.turn(t)
+		bt.msgs, bt.sends = b.buf[start:len(b.buf):len(b.buf)], ok
+		c.sent = append(c.sent, bt)
+	}
+	c.buf = b.buf
+	if o.Counter != nil {
+		c.historyTokens += o.Counter.Messages(h[n:], o.Reasoning)
+	}
+	return c.turns, c.sent
+}
+
+// ownTurns reports whether messages appended to the cached history leave
+// its turns as they are: no new call answers or is answered by, and no new
+// result answers, a message already in it.
+func (c *Cache) ownTurns(tail []*agentv1.Message) bool {
+	for _, m := range tail {
+		for _, p := range m.GetParts() {
+			switch m.GetRole() {
+			case agentv1.Role_ROLE_ASSISTANT:
+				if tc := p.GetToolCall(); tc != nil && c.ids[tc.GetId()] != 0 {
+					return false
+				}
+			case agentv1.Role_ROLE_TOOL:
+				if tr := p.GetToolResult(); tr != nil && c.ids[tr.GetToolCallId()]&idCall != 0 {
+					return false
+				}
+			}
+		}
+	}
+	return true
+}
+
+func (c *Cache) addIDs(msgs []*agentv1.Message) {
+	for _, m := range msgs {
+		for _, p := range m.GetParts() {
+			switch m.GetRole() {
+			case agentv1.Role_ROLE_ASSISTANT:
+				if tc := p.GetToolCall(); tc != nil {
+					c.ids[tc.GetId()] |= idCall
+				}
+			case agentv1.Role_ROLE_TOOL:
+				if tr := p.GetToolResult(); tr != nil {
+					c.ids[tr.GetToolCallId()] |= idResult
+				}
+			}
+		}
+	}
 }
 
 // retain picks the turns before the summary to keep: a head and a tail.
@@ -291,7 +421,8 @@ func (b *builder) turn(t history.Turn) (built, bool) {
 
 	// Results: only for this turn's calls, once each, then stand-ins. Turns
 	// hold few calls, so a slice beats a map here.
-	var calls []pending
+	var few [8]pending
+	calls := few[:0]
 	for _, p := range head.GetParts() {
 		if c := p.GetToolCall(); c != nil && find(calls, c.GetId()) < 0 {
 			calls = append(calls, pending{id: c.GetId(), name: c.GetName()})
