@@ -165,7 +165,7 @@ func (c *Client) Chat(ctx context.Context, req Request) (*Result, error) {
 	native := hasTools && !text && cfg.Capabilities.Tools
 
 	msg, err := c.request(ctx, req, text, native)
-	if err != nil && cfg.ToolMode == ToolModeAuto && native && texttool.Rejected(err) {
+	if err != nil && cfg.ToolMode == ToolModeAuto && native && toolsRejected(err) {
 		c.setTextOnly(key)
 		c.log.Info("endpoint rejected native tools; using the text tool protocol for this model",
 			"protocol", cfg.Protocol, "model", cfg.Model, "error", err)

@@ -1,4 +1,4 @@
-package texttool
+package llm
 
 import (
 	"errors"
@@ -8,7 +8,7 @@ import (
 	"github.com/agentcore/agentcore/pkg/llm/provider"
 )
 
-func TestRejected(t *testing.T) {
+func TestToolsRejected(t *testing.T) {
 	req := func(msg string) error { return &provider.Error{Kind: provider.KindRequest, Status: 400, Message: msg} }
 	tests := []struct {
 		name string
@@ -33,8 +33,8 @@ func TestRejected(t *testing.T) {
 		{"nil", nil, false},
 	}
 	for _, tt := range tests {
-		if got := Rejected(tt.err); got != tt.want {
-			t.Errorf("%s: Rejected = %v, want %v", tt.name, got, tt.want)
+		if got := toolsRejected(tt.err); got != tt.want {
+			t.Errorf("%s: toolsRejected = %v, want %v", tt.name, got, tt.want)
 		}
 	}
 }

@@ -1,4 +1,4 @@
-package texttool
+package llm
 
 import (
 	"errors"
@@ -21,12 +21,12 @@ var refusals = []string{
 	"not enabled", "not available", "no endpoints found", "requires --", "is disabled",
 }
 
-// Rejected reports whether err says the endpoint refused the request because
+// toolsRejected reports whether err says the endpoint refused the request because
 // of its tools field (for example "tools is not supported for this model",
 // "Unrecognized request argument supplied: tools", "model does not support
 // tools"). Only request errors (other 4xx) qualify; an unrelated 400 such as
 // "context length exceeded" does not.
-func Rejected(err error) bool {
+func toolsRejected(err error) bool {
 	var pe *provider.Error
 	if !errors.As(err, &pe) || pe.Kind != provider.KindRequest {
 		return false
