@@ -12,6 +12,7 @@ import (
 
 	"github.com/cloudwego/eino/schema"
 
+	"github.com/agentcore/agentcore/pkg/history"
 	"github.com/agentcore/agentcore/pkg/llm/provider"
 	"github.com/agentcore/agentcore/pkg/llm/texttool"
 	agentv1 "github.com/agentcore/agentcore/proto/agentcore/v1"
@@ -555,28 +556,6 @@ func joinText(parts []*agentv1.Part) string {
 	return strings.Join(texts, "\n")
 }
 
-func partKind(p *agentv1.Part) string {
-	switch p.GetKind().(type) {
-	case *agentv1.Part_Text:
-		return "text"
-	case *agentv1.Part_Reasoning:
-		return "reasoning"
-	case *agentv1.Part_Image:
-		return "image"
-	case *agentv1.Part_File:
-		return "file"
-	case *agentv1.Part_Audio:
-		return "audio"
-	case *agentv1.Part_Video:
-		return "video"
-	case *agentv1.Part_ToolCall:
-		return "tool call"
-	case *agentv1.Part_ToolResult:
-		return "tool result"
-	}
-	return "empty"
-}
-
 func invalidMessage(i, j int, format string, args ...any) *Error {
 	where := fmt.Sprintf("message %d", i)
 	if j >= 0 {
@@ -591,4 +570,12 @@ func copyMap(m map[string]string) map[string]string {
 		out[k] = v
 	}
 	return out
+}
+
+// partKind names a part's kind for error messages ("empty" when unset).
+func partKind(p *agentv1.Part) string {
+	if k := history.PartKind(p); k != "" {
+		return k
+	}
+	return "empty"
 }
