@@ -392,15 +392,19 @@ func handle(msg *pluginv1.ExecuteResponse, dec *chunkDecoder) *pluginv1.ToolResu
 // errTimeout is the cause of a call's context when its tool's timeout passed.
 var errTimeout = errors.New("tool timeout")
 
+// callContext is the context of one call: it ends, with errTimeout as its
+// cause, when the tool's declared timeout passes.
+func callContext(ctx context.Context, spec Spec) (context.Context, context.CancelFunc) {
+	if spec.Timeout > 0 {
+		return context.WithTimeoutCause(ctx, spec.Timeout, errTimeout)
+	}
+	return context.WithCancel(ctx)
+}
+
 // run executes one call of a plugin tool with the host's semantics.
 func (pl *pool) run(ctx context.Context, e *entry, input []byte, opts Options) Result {
 	name := e.spec.Name
-	var cancel context.CancelFunc
-	if e.spec.Timeout > 0 {
-		ctx, cancel = context.WithTimeoutCause(ctx, e.spec.Timeout, errTimeout)
-	} else {
-		ctx, cancel = context.WithCancel(ctx)
-	}
+	ctx, cancel := callContext(ctx, e.spec)
 	defer cancel()
 
 	pr, err := pl.get(ctx)

@@ -181,12 +181,7 @@ func (s *Set) Execute(ctx context.Context, name string, input json.RawMessage, o
 }
 
 func runInProcess(ctx context.Context, e *entry, input json.RawMessage, opts Options) (res Result) {
-	var cancel context.CancelFunc
-	if e.spec.Timeout > 0 {
-		ctx, cancel = context.WithTimeoutCause(ctx, e.spec.Timeout, errTimeout)
-	} else {
-		ctx, cancel = context.WithCancel(ctx)
-	}
+	ctx, cancel := callContext(ctx, e.spec)
 	defer cancel()
 	defer func() {
 		if p := recover(); p != nil {
