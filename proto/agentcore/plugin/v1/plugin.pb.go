@@ -321,7 +321,11 @@ type ToolSpec struct {
 	// blocking tools are normal.
 	Timeout *durationpb.Duration `protobuf:"bytes,4,opt,name=timeout,proto3" json:"timeout,omitempty"`
 	// Hints about side effects.
-	Hints         *ToolHints `protobuf:"bytes,5,opt,name=hints,proto3" json:"hints,omitempty"`
+	Hints *ToolHints `protobuf:"bytes,5,opt,name=hints,proto3" json:"hints,omitempty"`
+	// Resources the tool asks for. The host enforces limits on the call's whole
+	// process tree; what a plugin asks for is capped by the host's maximums, and
+	// a zero field means "the host's default".
+	Limits        *ToolLimits `protobuf:"bytes,6,opt,name=limits,proto3" json:"limits,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -391,6 +395,87 @@ func (x *ToolSpec) GetHints() *ToolHints {
 	return nil
 }
 
+func (x *ToolSpec) GetLimits() *ToolLimits {
+	if x != nil {
+		return x.Limits
+	}
+	return nil
+}
+
+// ToolLimits bound the resources of one call: the plugin process serving it
+// and every process it starts.
+type ToolLimits struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Memory of the process tree, in bytes.
+	MemoryBytes uint64 `protobuf:"varint,1,opt,name=memory_bytes,json=memoryBytes,proto3" json:"memory_bytes,omitempty"`
+	// Number of processes (and threads) in the tree.
+	MaxProcesses uint32 `protobuf:"varint,2,opt,name=max_processes,json=maxProcesses,proto3" json:"max_processes,omitempty"`
+	// CPU time of the call, user plus system.
+	CpuTime *durationpb.Duration `protobuf:"bytes,3,opt,name=cpu_time,json=cpuTime,proto3" json:"cpu_time,omitempty"`
+	// Open file descriptors per process.
+	MaxOpenFiles  uint32 `protobuf:"varint,4,opt,name=max_open_files,json=maxOpenFiles,proto3" json:"max_open_files,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ToolLimits) Reset() {
+	*x = ToolLimits{}
+	mi := &file_agentcore_plugin_v1_plugin_proto_msgTypes[5]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ToolLimits) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ToolLimits) ProtoMessage() {}
+
+func (x *ToolLimits) ProtoReflect() protoreflect.Message {
+	mi := &file_agentcore_plugin_v1_plugin_proto_msgTypes[5]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ToolLimits.ProtoReflect.Descriptor instead.
+func (*ToolLimits) Descriptor() ([]byte, []int) {
+	return file_agentcore_plugin_v1_plugin_proto_rawDescGZIP(), []int{5}
+}
+
+func (x *ToolLimits) GetMemoryBytes() uint64 {
+	if x != nil {
+		return x.MemoryBytes
+	}
+	return 0
+}
+
+func (x *ToolLimits) GetMaxProcesses() uint32 {
+	if x != nil {
+		return x.MaxProcesses
+	}
+	return 0
+}
+
+func (x *ToolLimits) GetCpuTime() *durationpb.Duration {
+	if x != nil {
+		return x.CpuTime
+	}
+	return nil
+}
+
+func (x *ToolLimits) GetMaxOpenFiles() uint32 {
+	if x != nil {
+		return x.MaxOpenFiles
+	}
+	return 0
+}
+
 // ToolHints describe a tool's side effects; they are advice, not enforcement.
 type ToolHints struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -404,7 +489,7 @@ type ToolHints struct {
 
 func (x *ToolHints) Reset() {
 	*x = ToolHints{}
-	mi := &file_agentcore_plugin_v1_plugin_proto_msgTypes[5]
+	mi := &file_agentcore_plugin_v1_plugin_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -416,7 +501,7 @@ func (x *ToolHints) String() string {
 func (*ToolHints) ProtoMessage() {}
 
 func (x *ToolHints) ProtoReflect() protoreflect.Message {
-	mi := &file_agentcore_plugin_v1_plugin_proto_msgTypes[5]
+	mi := &file_agentcore_plugin_v1_plugin_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -429,7 +514,7 @@ func (x *ToolHints) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ToolHints.ProtoReflect.Descriptor instead.
 func (*ToolHints) Descriptor() ([]byte, []int) {
-	return file_agentcore_plugin_v1_plugin_proto_rawDescGZIP(), []int{5}
+	return file_agentcore_plugin_v1_plugin_proto_rawDescGZIP(), []int{6}
 }
 
 func (x *ToolHints) GetReadOnly() bool {
@@ -454,14 +539,18 @@ type ExecuteRequest struct {
 	// The input as JSON text (an object).
 	InputJson string `protobuf:"bytes,2,opt,name=input_json,json=inputJson,proto3" json:"input_json,omitempty"`
 	// The model's tool-call id, for logs; may be empty.
-	CallId        string `protobuf:"bytes,3,opt,name=call_id,json=callId,proto3" json:"call_id,omitempty"`
+	CallId string `protobuf:"bytes,3,opt,name=call_id,json=callId,proto3" json:"call_id,omitempty"`
+	// The caller's trace context as W3C Trace Context fields ("traceparent",
+	// "tracestate"), so the plugin's own spans join the caller's trace. Empty
+	// when the host is not tracing.
+	TraceContext  map[string]string `protobuf:"bytes,4,rep,name=trace_context,json=traceContext,proto3" json:"trace_context,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *ExecuteRequest) Reset() {
 	*x = ExecuteRequest{}
-	mi := &file_agentcore_plugin_v1_plugin_proto_msgTypes[6]
+	mi := &file_agentcore_plugin_v1_plugin_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -473,7 +562,7 @@ func (x *ExecuteRequest) String() string {
 func (*ExecuteRequest) ProtoMessage() {}
 
 func (x *ExecuteRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_agentcore_plugin_v1_plugin_proto_msgTypes[6]
+	mi := &file_agentcore_plugin_v1_plugin_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -486,7 +575,7 @@ func (x *ExecuteRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ExecuteRequest.ProtoReflect.Descriptor instead.
 func (*ExecuteRequest) Descriptor() ([]byte, []int) {
-	return file_agentcore_plugin_v1_plugin_proto_rawDescGZIP(), []int{6}
+	return file_agentcore_plugin_v1_plugin_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *ExecuteRequest) GetTool() string {
@@ -510,6 +599,13 @@ func (x *ExecuteRequest) GetCallId() string {
 	return ""
 }
 
+func (x *ExecuteRequest) GetTraceContext() map[string]string {
+	if x != nil {
+		return x.TraceContext
+	}
+	return nil
+}
+
 // ExecuteResponse is one message of a call's stream: output chunks, then the result.
 type ExecuteResponse struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -524,7 +620,7 @@ type ExecuteResponse struct {
 
 func (x *ExecuteResponse) Reset() {
 	*x = ExecuteResponse{}
-	mi := &file_agentcore_plugin_v1_plugin_proto_msgTypes[7]
+	mi := &file_agentcore_plugin_v1_plugin_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -536,7 +632,7 @@ func (x *ExecuteResponse) String() string {
 func (*ExecuteResponse) ProtoMessage() {}
 
 func (x *ExecuteResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_agentcore_plugin_v1_plugin_proto_msgTypes[7]
+	mi := &file_agentcore_plugin_v1_plugin_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -549,7 +645,7 @@ func (x *ExecuteResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ExecuteResponse.ProtoReflect.Descriptor instead.
 func (*ExecuteResponse) Descriptor() ([]byte, []int) {
-	return file_agentcore_plugin_v1_plugin_proto_rawDescGZIP(), []int{7}
+	return file_agentcore_plugin_v1_plugin_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *ExecuteResponse) GetEvent() isExecuteResponse_Event {
@@ -609,7 +705,7 @@ type OutputChunk struct {
 
 func (x *OutputChunk) Reset() {
 	*x = OutputChunk{}
-	mi := &file_agentcore_plugin_v1_plugin_proto_msgTypes[8]
+	mi := &file_agentcore_plugin_v1_plugin_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -621,7 +717,7 @@ func (x *OutputChunk) String() string {
 func (*OutputChunk) ProtoMessage() {}
 
 func (x *OutputChunk) ProtoReflect() protoreflect.Message {
-	mi := &file_agentcore_plugin_v1_plugin_proto_msgTypes[8]
+	mi := &file_agentcore_plugin_v1_plugin_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -634,7 +730,7 @@ func (x *OutputChunk) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use OutputChunk.ProtoReflect.Descriptor instead.
 func (*OutputChunk) Descriptor() ([]byte, []int) {
-	return file_agentcore_plugin_v1_plugin_proto_rawDescGZIP(), []int{8}
+	return file_agentcore_plugin_v1_plugin_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *OutputChunk) GetStream() OutputStream {
@@ -672,7 +768,7 @@ type ToolResult struct {
 
 func (x *ToolResult) Reset() {
 	*x = ToolResult{}
-	mi := &file_agentcore_plugin_v1_plugin_proto_msgTypes[9]
+	mi := &file_agentcore_plugin_v1_plugin_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -684,7 +780,7 @@ func (x *ToolResult) String() string {
 func (*ToolResult) ProtoMessage() {}
 
 func (x *ToolResult) ProtoReflect() protoreflect.Message {
-	mi := &file_agentcore_plugin_v1_plugin_proto_msgTypes[9]
+	mi := &file_agentcore_plugin_v1_plugin_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -697,7 +793,7 @@ func (x *ToolResult) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ToolResult.ProtoReflect.Descriptor instead.
 func (*ToolResult) Descriptor() ([]byte, []int) {
-	return file_agentcore_plugin_v1_plugin_proto_rawDescGZIP(), []int{9}
+	return file_agentcore_plugin_v1_plugin_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *ToolResult) GetOutput() isToolResult_Output {
@@ -783,7 +879,7 @@ type ContentParts struct {
 
 func (x *ContentParts) Reset() {
 	*x = ContentParts{}
-	mi := &file_agentcore_plugin_v1_plugin_proto_msgTypes[10]
+	mi := &file_agentcore_plugin_v1_plugin_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -795,7 +891,7 @@ func (x *ContentParts) String() string {
 func (*ContentParts) ProtoMessage() {}
 
 func (x *ContentParts) ProtoReflect() protoreflect.Message {
-	mi := &file_agentcore_plugin_v1_plugin_proto_msgTypes[10]
+	mi := &file_agentcore_plugin_v1_plugin_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -808,7 +904,7 @@ func (x *ContentParts) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ContentParts.ProtoReflect.Descriptor instead.
 func (*ContentParts) Descriptor() ([]byte, []int) {
-	return file_agentcore_plugin_v1_plugin_proto_rawDescGZIP(), []int{10}
+	return file_agentcore_plugin_v1_plugin_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *ContentParts) GetParts() []*ContentPart {
@@ -832,7 +928,7 @@ type ContentPart struct {
 
 func (x *ContentPart) Reset() {
 	*x = ContentPart{}
-	mi := &file_agentcore_plugin_v1_plugin_proto_msgTypes[11]
+	mi := &file_agentcore_plugin_v1_plugin_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -844,7 +940,7 @@ func (x *ContentPart) String() string {
 func (*ContentPart) ProtoMessage() {}
 
 func (x *ContentPart) ProtoReflect() protoreflect.Message {
-	mi := &file_agentcore_plugin_v1_plugin_proto_msgTypes[11]
+	mi := &file_agentcore_plugin_v1_plugin_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -857,7 +953,7 @@ func (x *ContentPart) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ContentPart.ProtoReflect.Descriptor instead.
 func (*ContentPart) Descriptor() ([]byte, []int) {
-	return file_agentcore_plugin_v1_plugin_proto_rawDescGZIP(), []int{11}
+	return file_agentcore_plugin_v1_plugin_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *ContentPart) GetPart() isContentPart_Part {
@@ -919,7 +1015,7 @@ type FilePart struct {
 
 func (x *FilePart) Reset() {
 	*x = FilePart{}
-	mi := &file_agentcore_plugin_v1_plugin_proto_msgTypes[12]
+	mi := &file_agentcore_plugin_v1_plugin_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -931,7 +1027,7 @@ func (x *FilePart) String() string {
 func (*FilePart) ProtoMessage() {}
 
 func (x *FilePart) ProtoReflect() protoreflect.Message {
-	mi := &file_agentcore_plugin_v1_plugin_proto_msgTypes[12]
+	mi := &file_agentcore_plugin_v1_plugin_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -944,7 +1040,7 @@ func (x *FilePart) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use FilePart.ProtoReflect.Descriptor instead.
 func (*FilePart) Descriptor() ([]byte, []int) {
-	return file_agentcore_plugin_v1_plugin_proto_rawDescGZIP(), []int{12}
+	return file_agentcore_plugin_v1_plugin_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *FilePart) GetMediaType() string {
@@ -1017,23 +1113,34 @@ const file_agentcore_plugin_v1_plugin_proto_rawDesc = "" +
 	"\x04kind\"\x11\n" +
 	"\x0fDescribeRequest\"G\n" +
 	"\x10DescribeResponse\x123\n" +
-	"\x05tools\x18\x01 \x03(\v2\x1d.agentcore.plugin.v1.ToolSpecR\x05tools\"\xd7\x01\n" +
+	"\x05tools\x18\x01 \x03(\v2\x1d.agentcore.plugin.v1.ToolSpecR\x05tools\"\x90\x02\n" +
 	"\bToolSpec\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12 \n" +
 	"\vdescription\x18\x02 \x01(\tR\vdescription\x12*\n" +
 	"\x11input_schema_json\x18\x03 \x01(\tR\x0finputSchemaJson\x123\n" +
 	"\atimeout\x18\x04 \x01(\v2\x19.google.protobuf.DurationR\atimeout\x124\n" +
-	"\x05hints\x18\x05 \x01(\v2\x1e.agentcore.plugin.v1.ToolHintsR\x05hints\"H\n" +
+	"\x05hints\x18\x05 \x01(\v2\x1e.agentcore.plugin.v1.ToolHintsR\x05hints\x127\n" +
+	"\x06limits\x18\x06 \x01(\v2\x1f.agentcore.plugin.v1.ToolLimitsR\x06limits\"\xb0\x01\n" +
+	"\n" +
+	"ToolLimits\x12!\n" +
+	"\fmemory_bytes\x18\x01 \x01(\x04R\vmemoryBytes\x12#\n" +
+	"\rmax_processes\x18\x02 \x01(\rR\fmaxProcesses\x124\n" +
+	"\bcpu_time\x18\x03 \x01(\v2\x19.google.protobuf.DurationR\acpuTime\x12$\n" +
+	"\x0emax_open_files\x18\x04 \x01(\rR\fmaxOpenFiles\"H\n" +
 	"\tToolHints\x12\x1b\n" +
 	"\tread_only\x18\x01 \x01(\bR\breadOnly\x12\x1e\n" +
 	"\n" +
 	"idempotent\x18\x02 \x01(\bR\n" +
-	"idempotent\"\\\n" +
+	"idempotent\"\xf9\x01\n" +
 	"\x0eExecuteRequest\x12\x12\n" +
 	"\x04tool\x18\x01 \x01(\tR\x04tool\x12\x1d\n" +
 	"\n" +
 	"input_json\x18\x02 \x01(\tR\tinputJson\x12\x17\n" +
-	"\acall_id\x18\x03 \x01(\tR\x06callId\"\x91\x01\n" +
+	"\acall_id\x18\x03 \x01(\tR\x06callId\x12Z\n" +
+	"\rtrace_context\x18\x04 \x03(\v25.agentcore.plugin.v1.ExecuteRequest.TraceContextEntryR\ftraceContext\x1a?\n" +
+	"\x11TraceContextEntry\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
+	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"\x91\x01\n" +
 	"\x0fExecuteResponse\x12:\n" +
 	"\x06output\x18\x01 \x01(\v2 .agentcore.plugin.v1.OutputChunkH\x00R\x06output\x129\n" +
 	"\x06result\x18\x02 \x01(\v2\x1f.agentcore.plugin.v1.ToolResultH\x00R\x06resultB\a\n" +
@@ -1085,7 +1192,7 @@ func file_agentcore_plugin_v1_plugin_proto_rawDescGZIP() []byte {
 }
 
 var file_agentcore_plugin_v1_plugin_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
-var file_agentcore_plugin_v1_plugin_proto_msgTypes = make([]protoimpl.MessageInfo, 13)
+var file_agentcore_plugin_v1_plugin_proto_msgTypes = make([]protoimpl.MessageInfo, 15)
 var file_agentcore_plugin_v1_plugin_proto_goTypes = []any{
 	(OutputStream)(0),           // 0: agentcore.plugin.v1.OutputStream
 	(*SessionRequest)(nil),      // 1: agentcore.plugin.v1.SessionRequest
@@ -1093,39 +1200,44 @@ var file_agentcore_plugin_v1_plugin_proto_goTypes = []any{
 	(*DescribeRequest)(nil),     // 3: agentcore.plugin.v1.DescribeRequest
 	(*DescribeResponse)(nil),    // 4: agentcore.plugin.v1.DescribeResponse
 	(*ToolSpec)(nil),            // 5: agentcore.plugin.v1.ToolSpec
-	(*ToolHints)(nil),           // 6: agentcore.plugin.v1.ToolHints
-	(*ExecuteRequest)(nil),      // 7: agentcore.plugin.v1.ExecuteRequest
-	(*ExecuteResponse)(nil),     // 8: agentcore.plugin.v1.ExecuteResponse
-	(*OutputChunk)(nil),         // 9: agentcore.plugin.v1.OutputChunk
-	(*ToolResult)(nil),          // 10: agentcore.plugin.v1.ToolResult
-	(*ContentParts)(nil),        // 11: agentcore.plugin.v1.ContentParts
-	(*ContentPart)(nil),         // 12: agentcore.plugin.v1.ContentPart
-	(*FilePart)(nil),            // 13: agentcore.plugin.v1.FilePart
-	(*durationpb.Duration)(nil), // 14: google.protobuf.Duration
+	(*ToolLimits)(nil),          // 6: agentcore.plugin.v1.ToolLimits
+	(*ToolHints)(nil),           // 7: agentcore.plugin.v1.ToolHints
+	(*ExecuteRequest)(nil),      // 8: agentcore.plugin.v1.ExecuteRequest
+	(*ExecuteResponse)(nil),     // 9: agentcore.plugin.v1.ExecuteResponse
+	(*OutputChunk)(nil),         // 10: agentcore.plugin.v1.OutputChunk
+	(*ToolResult)(nil),          // 11: agentcore.plugin.v1.ToolResult
+	(*ContentParts)(nil),        // 12: agentcore.plugin.v1.ContentParts
+	(*ContentPart)(nil),         // 13: agentcore.plugin.v1.ContentPart
+	(*FilePart)(nil),            // 14: agentcore.plugin.v1.FilePart
+	nil,                         // 15: agentcore.plugin.v1.ExecuteRequest.TraceContextEntry
+	(*durationpb.Duration)(nil), // 16: google.protobuf.Duration
 }
 var file_agentcore_plugin_v1_plugin_proto_depIdxs = []int32{
-	7,  // 0: agentcore.plugin.v1.SessionRequest.execute:type_name -> agentcore.plugin.v1.ExecuteRequest
-	8,  // 1: agentcore.plugin.v1.SessionResponse.execute:type_name -> agentcore.plugin.v1.ExecuteResponse
+	8,  // 0: agentcore.plugin.v1.SessionRequest.execute:type_name -> agentcore.plugin.v1.ExecuteRequest
+	9,  // 1: agentcore.plugin.v1.SessionResponse.execute:type_name -> agentcore.plugin.v1.ExecuteResponse
 	5,  // 2: agentcore.plugin.v1.DescribeResponse.tools:type_name -> agentcore.plugin.v1.ToolSpec
-	14, // 3: agentcore.plugin.v1.ToolSpec.timeout:type_name -> google.protobuf.Duration
-	6,  // 4: agentcore.plugin.v1.ToolSpec.hints:type_name -> agentcore.plugin.v1.ToolHints
-	9,  // 5: agentcore.plugin.v1.ExecuteResponse.output:type_name -> agentcore.plugin.v1.OutputChunk
-	10, // 6: agentcore.plugin.v1.ExecuteResponse.result:type_name -> agentcore.plugin.v1.ToolResult
-	0,  // 7: agentcore.plugin.v1.OutputChunk.stream:type_name -> agentcore.plugin.v1.OutputStream
-	11, // 8: agentcore.plugin.v1.ToolResult.content:type_name -> agentcore.plugin.v1.ContentParts
-	12, // 9: agentcore.plugin.v1.ContentParts.parts:type_name -> agentcore.plugin.v1.ContentPart
-	13, // 10: agentcore.plugin.v1.ContentPart.file:type_name -> agentcore.plugin.v1.FilePart
-	3,  // 11: agentcore.plugin.v1.ToolPluginService.Describe:input_type -> agentcore.plugin.v1.DescribeRequest
-	7,  // 12: agentcore.plugin.v1.ToolPluginService.Execute:input_type -> agentcore.plugin.v1.ExecuteRequest
-	1,  // 13: agentcore.plugin.v1.ToolPluginService.Session:input_type -> agentcore.plugin.v1.SessionRequest
-	4,  // 14: agentcore.plugin.v1.ToolPluginService.Describe:output_type -> agentcore.plugin.v1.DescribeResponse
-	8,  // 15: agentcore.plugin.v1.ToolPluginService.Execute:output_type -> agentcore.plugin.v1.ExecuteResponse
-	2,  // 16: agentcore.plugin.v1.ToolPluginService.Session:output_type -> agentcore.plugin.v1.SessionResponse
-	14, // [14:17] is the sub-list for method output_type
-	11, // [11:14] is the sub-list for method input_type
-	11, // [11:11] is the sub-list for extension type_name
-	11, // [11:11] is the sub-list for extension extendee
-	0,  // [0:11] is the sub-list for field type_name
+	16, // 3: agentcore.plugin.v1.ToolSpec.timeout:type_name -> google.protobuf.Duration
+	7,  // 4: agentcore.plugin.v1.ToolSpec.hints:type_name -> agentcore.plugin.v1.ToolHints
+	6,  // 5: agentcore.plugin.v1.ToolSpec.limits:type_name -> agentcore.plugin.v1.ToolLimits
+	16, // 6: agentcore.plugin.v1.ToolLimits.cpu_time:type_name -> google.protobuf.Duration
+	15, // 7: agentcore.plugin.v1.ExecuteRequest.trace_context:type_name -> agentcore.plugin.v1.ExecuteRequest.TraceContextEntry
+	10, // 8: agentcore.plugin.v1.ExecuteResponse.output:type_name -> agentcore.plugin.v1.OutputChunk
+	11, // 9: agentcore.plugin.v1.ExecuteResponse.result:type_name -> agentcore.plugin.v1.ToolResult
+	0,  // 10: agentcore.plugin.v1.OutputChunk.stream:type_name -> agentcore.plugin.v1.OutputStream
+	12, // 11: agentcore.plugin.v1.ToolResult.content:type_name -> agentcore.plugin.v1.ContentParts
+	13, // 12: agentcore.plugin.v1.ContentParts.parts:type_name -> agentcore.plugin.v1.ContentPart
+	14, // 13: agentcore.plugin.v1.ContentPart.file:type_name -> agentcore.plugin.v1.FilePart
+	3,  // 14: agentcore.plugin.v1.ToolPluginService.Describe:input_type -> agentcore.plugin.v1.DescribeRequest
+	8,  // 15: agentcore.plugin.v1.ToolPluginService.Execute:input_type -> agentcore.plugin.v1.ExecuteRequest
+	1,  // 16: agentcore.plugin.v1.ToolPluginService.Session:input_type -> agentcore.plugin.v1.SessionRequest
+	4,  // 17: agentcore.plugin.v1.ToolPluginService.Describe:output_type -> agentcore.plugin.v1.DescribeResponse
+	9,  // 18: agentcore.plugin.v1.ToolPluginService.Execute:output_type -> agentcore.plugin.v1.ExecuteResponse
+	2,  // 19: agentcore.plugin.v1.ToolPluginService.Session:output_type -> agentcore.plugin.v1.SessionResponse
+	17, // [17:20] is the sub-list for method output_type
+	14, // [14:17] is the sub-list for method input_type
+	14, // [14:14] is the sub-list for extension type_name
+	14, // [14:14] is the sub-list for extension extendee
+	0,  // [0:14] is the sub-list for field type_name
 }
 
 func init() { file_agentcore_plugin_v1_plugin_proto_init() }
@@ -1139,20 +1251,20 @@ func file_agentcore_plugin_v1_plugin_proto_init() {
 	file_agentcore_plugin_v1_plugin_proto_msgTypes[1].OneofWrappers = []any{
 		(*SessionResponse_Execute)(nil),
 	}
-	file_agentcore_plugin_v1_plugin_proto_msgTypes[7].OneofWrappers = []any{
+	file_agentcore_plugin_v1_plugin_proto_msgTypes[8].OneofWrappers = []any{
 		(*ExecuteResponse_Output)(nil),
 		(*ExecuteResponse_Result)(nil),
 	}
-	file_agentcore_plugin_v1_plugin_proto_msgTypes[9].OneofWrappers = []any{
+	file_agentcore_plugin_v1_plugin_proto_msgTypes[10].OneofWrappers = []any{
 		(*ToolResult_Text)(nil),
 		(*ToolResult_Json)(nil),
 		(*ToolResult_Content)(nil),
 	}
-	file_agentcore_plugin_v1_plugin_proto_msgTypes[11].OneofWrappers = []any{
+	file_agentcore_plugin_v1_plugin_proto_msgTypes[12].OneofWrappers = []any{
 		(*ContentPart_Text)(nil),
 		(*ContentPart_File)(nil),
 	}
-	file_agentcore_plugin_v1_plugin_proto_msgTypes[12].OneofWrappers = []any{
+	file_agentcore_plugin_v1_plugin_proto_msgTypes[13].OneofWrappers = []any{
 		(*FilePart_Data)(nil),
 		(*FilePart_Url)(nil),
 	}
@@ -1162,7 +1274,7 @@ func file_agentcore_plugin_v1_plugin_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_agentcore_plugin_v1_plugin_proto_rawDesc), len(file_agentcore_plugin_v1_plugin_proto_rawDesc)),
 			NumEnums:      1,
-			NumMessages:   13,
+			NumMessages:   15,
 			NumExtensions: 0,
 			NumServices:   1,
 		},
