@@ -5,7 +5,7 @@ BUF_VERSION := v1.75.0
 BUF := $(GO) run github.com/bufbuild/buf/cmd/buf@$(BUF_VERSION)
 PLUGINS := $(notdir $(patsubst %/,%,$(wildcard plugins/*/)))
 
-.PHONY: build run demo test lint fmt vet buf-lint breaking proto proto-check bench fuzz-short fuzz clean
+.PHONY: build run demo test lint fmt vet buf-lint breaking proto openapi proto-check bench fuzz-short fuzz clean
 
 ## build: bin/agent-server, bin/toolhost and one bin/plugins/<name> per plugins/<name>.
 build:
@@ -53,20 +53,33 @@ breaking:
 	@if [ -z "$(BREAKING_AGAINST)" ]; then echo "buf breaking: no main branch in this clone, nothing to compare against: skipped"; \
 	else echo "$(BUF) breaking --against '$(BREAKING_AGAINST)'"; $(BUF) breaking --against '$(BREAKING_AGAINST)'; fi
 
-## proto: regenerate the Go code beside each .proto.
+## proto: regenerate the Go code beside each .proto (with the HTTP gateway's
+## *.pb.gw.go) and the gateway's OpenAPI document.
+OPENAPI := pkg/gateway/openapi.json
 proto:
 	$(BUF) generate
+	@$(MAKE) --no-print-directory openapi OPENAPI_OUT=$(OPENAPI)
 
-## proto-check: fail when the committed generated code is stale.
+## openapi: protoc-gen-openapiv2's document of the HTTP routes, finished by
+## pkg/gateway/internal/openapigen (the server-sent-event routes), into OPENAPI_OUT.
+openapi:
+	@tmp=$$(mktemp -d); trap 'rm -rf $$tmp' EXIT; \
+	$(BUF) generate --template pkg/gateway/buf.gen.yaml -o $$tmp && \
+	$(GO) run ./pkg/gateway/internal/openapigen -in $$tmp/openapi.swagger.json -out $(OPENAPI_OUT)
+
+## proto-check: fail when the committed generated code or OpenAPI document is stale.
 proto-check:
 	@tmp=$$(mktemp -d); trap 'rm -rf $$tmp' EXIT; \
 	$(BUF) generate -o $$tmp && \
-	for f in $$(cd $$tmp && find proto -name '*.pb.go'); do \
+	for f in $$(cd $$tmp && find proto -name '*.pb.go' -o -name '*.pb.gw.go'); do \
 		cmp -s $$tmp/$$f $$f || { echo "stale generated code: $$f (run make proto)"; exit 1; }; \
 	done; \
-	for f in $$(find proto -name '*.pb.go'); do \
+	for f in $$(find proto -name '*.pb.go' -o -name '*.pb.gw.go'); do \
 		[ -f $$tmp/$$f ] || { echo "generated file without a .proto: $$f"; exit 1; }; \
-	done; echo "generated code is up to date"
+	done; \
+	$(MAKE) --no-print-directory openapi OPENAPI_OUT=$$tmp/openapi.json && \
+	{ cmp -s $$tmp/openapi.json $(OPENAPI) || { echo "stale OpenAPI document: $(OPENAPI) (run make proto)"; exit 1; }; }; \
+	echo "generated code and OpenAPI document are up to date"
 
 ## fuzz-short: the fuzz targets the model layer's issue names (the SSE reader and
 ## the text tool reader), FUZZTIME each; CI runs this. The seed corpora of every
