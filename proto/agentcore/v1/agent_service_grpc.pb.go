@@ -54,6 +54,10 @@ type AgentServiceClient interface {
 	DeleteAgent(ctx context.Context, in *DeleteAgentRequest, opts ...grpc.CallOption) (*DeleteAgentResponse, error)
 	// Send starts a run and streams its events. The first client message must
 	// be a start; later ones answer permission requests or stop the run.
+	//
+	// Over HTTP: POST /v1/agents/{agent_id}:send with a StartRun body answers
+	// with the events as server-sent events (pkg/gateway; grpc-gateway cannot
+	// bind path fields of a client stream, so the route is hand-written).
 	Send(ctx context.Context, opts ...grpc.CallOption) (grpc.BidiStreamingClient[SendRequest, SendResponse], error)
 	// Stop stops the running send, if any, and returns after it has fully stopped.
 	Stop(ctx context.Context, in *StopRequest, opts ...grpc.CallOption) (*StopResponse, error)
@@ -262,6 +266,10 @@ type AgentServiceServer interface {
 	DeleteAgent(context.Context, *DeleteAgentRequest) (*DeleteAgentResponse, error)
 	// Send starts a run and streams its events. The first client message must
 	// be a start; later ones answer permission requests or stop the run.
+	//
+	// Over HTTP: POST /v1/agents/{agent_id}:send with a StartRun body answers
+	// with the events as server-sent events (pkg/gateway; grpc-gateway cannot
+	// bind path fields of a client stream, so the route is hand-written).
 	Send(grpc.BidiStreamingServer[SendRequest, SendResponse]) error
 	// Stop stops the running send, if any, and returns after it has fully stopped.
 	Stop(context.Context, *StopRequest) (*StopResponse, error)
