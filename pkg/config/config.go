@@ -19,6 +19,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"net/url"
 	"os"
 	"sort"
 	"strings"
@@ -72,6 +73,8 @@ type Config struct {
 	KeepaliveTimeout time.Duration
 	// MaxIdlePlugins is how many idle processes are kept per plugin (0: the default).
 	MaxIdlePlugins int
+	// HTTP configures the HTTP/JSON gateway and web console; off when HTTP.Listen is empty.
+	HTTP HTTP
 
 	// file is the config file read, if any.
 	file string
@@ -91,6 +94,16 @@ type Limits struct {
 	MaxMessageBytes int
 	// MaxHistory is the most messages a history may hold when it is set or a send starts.
 	MaxHistory int
+}
+
+// HTTP configures the HTTP/JSON gateway (and the web console on the same
+// listener). It uses the TLS and authentication of the gRPC service.
+type HTTP struct {
+	// Listen is host:port or unix:PATH; empty: no HTTP listener.
+	Listen string
+	// CORSOrigins are the origins (scheme://host[:port], or "*") whose
+	// pages may call the API; none: no cross-origin calls.
+	CORSOrigins []string
 }
 
 // TLS names the certificate files.
@@ -501,6 +514,26 @@ func (c *Config) finish(getenv func(string) string) error {
 	} else if _, _, err := net.SplitHostPort(c.Listen); err != nil {
 		bad("listen %q: want host:port or unix:PATH", c.Listen)
 	}
+	if c.HTTP.Listen != "" {
+		if path, ok := unixPath(c.HTTP.Listen); ok {
+			if path == "" {
+				bad("http listen %q: the unix socket path is empty", c.HTTP.Listen)
+			}
+		} else if _, _, err := net.SplitHostPort(c.HTTP.Listen); err != nil {
+			bad("http listen %q: want host:port or unix:PATH", c.HTTP.Listen)
+		}
+		if c.HTTP.Listen == c.Listen {
+			bad("http listen %q: the gRPC service listens there (-listen)", c.HTTP.Listen)
+		}
+	}
+	for _, o := range c.HTTP.CORSOrigins {
+		if err := checkOrigin(o); err != nil {
+			bad("http cors origin %q: %v", o, err)
+		}
+	}
+	if len(c.HTTP.CORSOrigins) > 0 && c.HTTP.Listen == "" {
+		bad("-http-cors-origin needs -http-listen")
+	}
 	if c.LogFormat != "text" && c.LogFormat != "json" {
 		bad("log format %q: want text or json", c.LogFormat)
 	}
@@ -539,6 +572,19 @@ func (c *Config) finish(getenv func(string) string) error {
 	return errors.Join(errs...)
 }
 
+// checkOrigin accepts "*" or an origin as browsers send it: scheme://host[:port].
+func checkOrigin(o string) error {
+	if o == "*" {
+		return nil
+	}
+	u, err := url.Parse(o)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" ||
+		u.Path != "" || u.RawQuery != "" || u.Fragment != "" || u.User != nil {
+		return errors.New(`want "*" or scheme://host[:port], e.g. https://app.example.com`)
+	}
+	return nil
+}
+
 // String prints the profile without its API key.
 func (p Profile) String() string {
 	key := "unset"
@@ -554,8 +600,8 @@ func (p Profile) GoString() string { return p.String() }
 
 // String prints the config without its secrets.
 func (c Config) String() string {
-	return fmt.Sprintf("listen=%s tool_dirs=%v skill_dirs=%v mcp=%v profiles=%v default_profile=%s auth=%t tls=%t",
-		c.Listen, c.ToolDirs, c.SkillDirs, c.MCP, c.ProfileNames(), c.DefaultProfile, c.AuthToken != "", c.TLS.CertFile != "")
+	return fmt.Sprintf("listen=%s http_listen=%s tool_dirs=%v skill_dirs=%v mcp=%v profiles=%v default_profile=%s auth=%t tls=%t",
+		c.Listen, c.HTTP.Listen, c.ToolDirs, c.SkillDirs, c.MCP, c.ProfileNames(), c.DefaultProfile, c.AuthToken != "", c.TLS.CertFile != "")
 }
 
 // GoString is String.

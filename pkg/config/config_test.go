@@ -119,6 +119,18 @@ func TestLoadPrecedence(t *testing.T) {
 				t.Errorf("secrets %d, want 2", len(got))
 			}
 		}},
+		{"http", []string{"-http-listen", "127.0.0.1:8080", "-http-cors-origin", "https://a.example, http://localhost:3000",
+			"-http-cors-origin", "*"}, nil, func(t *testing.T, c *Config) {
+			if c.HTTP.Listen != "127.0.0.1:8080" || fmt.Sprint(c.HTTP.CORSOrigins) != "[https://a.example http://localhost:3000 *]" {
+				t.Errorf("http settings: %+v", c.HTTP)
+			}
+		}},
+		{"http from file and env", []string{"-config", writeFile(t, "h.yaml", "http:\n  listen: 127.0.0.1:1\n  cors_origins: [https://f.example]\n")},
+			map[string]string{"AGENTCORE_HTTP_CORS_ORIGINS": "https://e.example:8443"}, func(t *testing.T, c *Config) {
+				if c.HTTP.Listen != "127.0.0.1:1" || fmt.Sprint(c.HTTP.CORSOrigins) != "[https://e.example:8443]" {
+					t.Errorf("http settings: %+v", c.HTTP)
+				}
+			}},
 		{"key from another variable", []string{"-model", "m", "-model-base-url", "http://x", "-model-api-key-env", "MY_KEY"},
 			map[string]string{"MY_KEY": "k2"}, func(t *testing.T, c *Config) {
 				if p, _ := c.Profile(""); p == nil || p.APIKey != "k2" {
@@ -165,6 +177,11 @@ func TestLoadErrors(t *testing.T) {
 		{"empty token file", []string{"-auth-token-file", tokenFile}, nil, "empty"},
 		{"unknown default profile", []string{"-default-profile", "nope"}, nil, "nope"},
 		{"stray argument", []string{"extra"}, nil, "unexpected arguments"},
+		{"bad http listen", []string{"-http-listen", "8080"}, nil, "http listen"},
+		{"http on the grpc address", []string{"-listen", "127.0.0.1:7", "-http-listen", "127.0.0.1:7"}, nil, "gRPC service listens there"},
+		{"origin with a path", []string{"-http-listen", ":8080", "-http-cors-origin", "https://a.example/app"}, nil, "cors origin"},
+		{"origin without a scheme", []string{"-http-listen", ":8080", "-http-cors-origin", "a.example"}, nil, "cors origin"},
+		{"cors without http", []string{"-http-cors-origin", "*"}, nil, "needs -http-listen"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
