@@ -522,7 +522,7 @@ func (c *Config) finish(getenv func(string) string) error {
 		} else if _, _, err := net.SplitHostPort(c.HTTP.Listen); err != nil {
 			bad("http listen %q: want host:port or unix:PATH", c.HTTP.Listen)
 		}
-		if c.HTTP.Listen == c.Listen {
+		if _, port, _ := net.SplitHostPort(c.HTTP.Listen); c.HTTP.Listen == c.Listen && port != "0" {
 			bad("http listen %q: the gRPC service listens there (-listen)", c.HTTP.Listen)
 		}
 	}

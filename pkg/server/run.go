@@ -59,6 +59,12 @@ func Run(ctx context.Context, cfg *config.Config, logOut io.Writer, kinds []tool
 	if err != nil {
 		return err
 	}
+	front, err := startHTTP(cfg, gs, log)
+	if err != nil {
+		lis.Close()
+		return err
+	}
+	defer front.close()
 	log.Info("listening", "addr", lis.Addr().String(), "tls", cfg.TLS.CertFile != "", "mtls", cfg.TLS.ClientCAFile != "", "auth", cfg.AuthToken != "")
 	if onListen != nil {
 		onListen(lis.Addr())
@@ -97,7 +103,7 @@ func Run(ctx context.Context, cfg *config.Config, logOut io.Writer, kinds []tool
 	if loaded != nil {
 		<-loaded
 	}
-	shutdown(gs, hs, srv, cfg.ShutdownGrace, log)
+	shutdown(gs, hs, srv, front, cfg.ShutdownGrace, log)
 	<-served
 	if runErr == nil {
 		log.Info("stopped")
@@ -105,11 +111,17 @@ func Run(ctx context.Context, cfg *config.Config, logOut io.Writer, kinds []tool
 	return runErr
 }
 
-// shutdown stops accepting, waits up to grace for running calls, stops the
-// runs still going and, after a last wait, closes every connection.
-func shutdown(gs *grpc.Server, hs *health.Server, srv *Server, grace time.Duration, log hclog.Logger) {
+// shutdown stops accepting (gRPC and HTTP), waits up to grace for running
+// calls, stops the runs still going and, after a last wait, closes every
+// connection.
+func shutdown(gs *grpc.Server, hs *health.Server, srv *Server, front *httpFront, grace time.Duration, log hclog.Logger) {
 	hs.Shutdown()
 	log.Info("shutting down", "grace", grace)
+	httpCtx, cancelHTTP := context.WithCancel(context.Background())
+	defer cancelHTTP()
+	httpDone := make(chan struct{})
+	go func() { front.shutdown(httpCtx); close(httpDone) }()
+	defer func() { cancelHTTP(); <-httpDone }()
 	done := make(chan struct{})
 	go func() { gs.GracefulStop(); close(done) }()
 	select {
@@ -139,8 +151,18 @@ func grpcOptions(cfg *config.Config) ([]grpc.ServerOption, error) {
 		// on a blocking tool keeps its connection alive that way.
 		grpc.KeepaliveEnforcementPolicy(keepalive.EnforcementPolicy{MinTime: 10 * time.Second, PermitWithoutStream: true}),
 	}
+	tc, err := serverTLS(cfg)
+	if tc == nil || err != nil {
+		return opts, err
+	}
+	// The HTTP gateway's in-process connections skip TLS (see gatewayCreds).
+	return append(opts, grpc.Creds(gatewayCreds{credentials.NewTLS(tc)})), nil
+}
+
+// serverTLS is the TLS of both listeners, gRPC and HTTP; nil without -tls-cert.
+func serverTLS(cfg *config.Config) (*tls.Config, error) {
 	if cfg.TLS.CertFile == "" {
-		return opts, nil
+		return nil, nil
 	}
 	cert, err := tls.LoadX509KeyPair(cfg.TLS.CertFile, cfg.TLS.KeyFile)
 	if err != nil {
@@ -159,7 +181,7 @@ func grpcOptions(cfg *config.Config) ([]grpc.ServerOption, error) {
 		tc.ClientCAs = pool
 		tc.ClientAuth = tls.RequireAndVerifyClientCert
 	}
-	return append(opts, grpc.Creds(credentials.NewTLS(tc))), nil
+	return tc, nil
 }
 
 // listen opens host:port, or a unix socket created with mode 0600 (a stale

@@ -1,0 +1,650 @@
+package tests
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"google.golang.org/genproto/googleapis/rpc/errdetails"
+	spb "google.golang.org/genproto/googleapis/rpc/status"
+	"google.golang.org/protobuf/encoding/protojson"
+	"google.golang.org/protobuf/proto"
+
+	"github.com/agentcore/agentcore/pkg/llm/fakemodel"
+	agentv1 "github.com/agentcore/agentcore/proto/agentcore/v1"
+)
+
+// httpToken is the bearer token of the HTTP tests' server.
+const httpToken = "http-e2e-token-0123456789abcdef"
+
+// httpServer is an agent-server with its HTTP listener.
+type httpServer struct {
+	*serverProc
+	url string // http://127.0.0.1:PORT
+}
+
+var servingHTTP = regexp.MustCompile(`"@message":"serving HTTP"[^\n]*"addr":"([^"]+)"`)
+
+// startHTTPServer starts an agent-server of the test's own with -http-listen
+// on a free port, the bearer token httpToken and the suite's plugins and model.
+func startHTTPServer(t testing.TB, extra ...string) *httpServer {
+	t.Helper()
+	p, err := startServer(suite.plugins, append([]string{"-http-listen", "127.0.0.1:0"}, extra...), "AGENTCORE_AUTH_TOKEN="+httpToken)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := p.stop(); err != nil {
+			t.Errorf("agent-server did not stop cleanly: %v", err)
+		}
+		if strings.Contains(p.logs(), testKey) || strings.Contains(p.logs(), httpToken) {
+			t.Errorf("a secret appeared in the server's logs")
+		}
+	})
+	m := servingHTTP.FindStringSubmatch(p.logs())
+	if m == nil {
+		t.Fatalf("no serving HTTP line in the logs:\n%s", p.logs())
+	}
+	return &httpServer{serverProc: p, url: "http://" + m[1]}
+}
+
+// request is one HTTP call of a test.
+type request struct {
+	method, path string
+	body         string
+	header       http.Header // nil: the bearer token only
+}
+
+// do sends r and returns the response, its body read (for an event stream:
+// use stream instead).
+func (h *httpServer) do(t testing.TB, r request) (*http.Response, []byte) {
+	t.Helper()
+	resp := h.open(t, r)
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatalf("%s %s: %v", r.method, r.path, err)
+	}
+	return resp, b
+}
+
+// open sends r and returns the response with its body unread.
+func (h *httpServer) open(t testing.TB, r request) *http.Response {
+	t.Helper()
+	var body io.Reader
+	if r.body != "" {
+		body = strings.NewReader(r.body)
+	}
+	req, err := http.NewRequestWithContext(ctxT(t, time.Minute), r.method, h.url+r.path, body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.header == nil {
+		req.Header.Set("Authorization", "Bearer "+httpToken)
+	}
+	for k, v := range r.header {
+		req.Header[k] = v
+	}
+	if r.body != "" {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatalf("%s %s: %v", r.method, r.path, err)
+	}
+	return resp
+}
+
+// ok sends r, expects 200 and decodes the JSON answer into out (when not nil).
+func (h *httpServer) ok(t testing.TB, r request, out any) {
+	t.Helper()
+	resp, b := h.do(t, r)
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("%s %s: %s %s", r.method, r.path, resp.Status, b)
+	}
+	if out == nil {
+		return
+	}
+	var err error
+	if pm, ok := out.(proto.Message); ok {
+		err = protojson.Unmarshal(b, pm)
+	} else {
+		err = json.Unmarshal(b, out)
+	}
+	if err != nil {
+		t.Fatalf("%s %s: %v in %s", r.method, r.path, err, b)
+	}
+}
+
+// errorBody is an HTTP error's google.rpc.Status with its details read.
+type errorBody struct {
+	status     int
+	code       int32
+	message    string
+	reason     string
+	violations map[string]string
+}
+
+func parseError(t testing.TB, resp *http.Response, b []byte) errorBody {
+	t.Helper()
+	if ct := resp.Header.Get("Content-Type"); ct != "application/json" {
+		t.Errorf("error content type %q, want application/json", ct)
+	}
+	st := &spb.Status{}
+	if err := protojson.Unmarshal(b, st); err != nil {
+		t.Fatalf("error body is not a google.rpc.Status: %v\n%s", err, b)
+	}
+	e := errorBody{status: resp.StatusCode, code: st.GetCode(), message: st.GetMessage(), violations: map[string]string{}}
+	for _, d := range st.GetDetails() {
+		m, err := d.UnmarshalNew()
+		if err != nil {
+			t.Fatalf("detail %s: %v", d.GetTypeUrl(), err)
+		}
+		switch m := m.(type) {
+		case *errdetails.ErrorInfo:
+			e.reason = m.GetReason()
+		case *errdetails.BadRequest:
+			for _, v := range m.GetFieldViolations() {
+				e.violations[v.GetField()] = v.GetDescription()
+			}
+		}
+	}
+	return e
+}
+
+// sse is one server-sent event.
+type sse struct {
+	id, event, data string
+}
+
+// events reads server-sent events from r as they come, until it ends.
+func events(r io.Reader) <-chan sse {
+	ch := make(chan sse)
+	go func() {
+		defer close(ch)
+		sc := bufio.NewScanner(r)
+		sc.Buffer(make([]byte, 1<<20), 1<<20)
+		var e sse
+		var data []string
+		for sc.Scan() {
+			line := sc.Text()
+			switch {
+			case line == "":
+				if data != nil {
+					e.data = strings.Join(data, "\n")
+					ch <- e
+				}
+				e, data = sse{}, nil
+			case strings.HasPrefix(line, ":"):
+			case strings.HasPrefix(line, "id: "):
+				e.id = strings.TrimPrefix(line, "id: ")
+			case strings.HasPrefix(line, "event: "):
+				e.event = strings.TrimPrefix(line, "event: ")
+			case strings.HasPrefix(line, "data: "):
+				data = append(data, strings.TrimPrefix(line, "data: "))
+			}
+		}
+	}()
+	return ch
+}
+
+// next returns the next event, failing the test after d.
+func next(t testing.TB, ch <-chan sse, d time.Duration) (sse, bool) {
+	t.Helper()
+	select {
+	case e, ok := <-ch:
+		return e, ok
+	case <-time.After(d):
+		t.Fatalf("no event in %s", d)
+	}
+	return sse{}, false
+}
+
+// runEvent decodes a run event.
+func runEvent(t testing.TB, e sse) *agentv1.Event {
+	t.Helper()
+	ev := &agentv1.Event{}
+	if err := protojson.Unmarshal([]byte(e.data), ev); err != nil {
+		t.Fatalf("event data is not an Event: %v\n%s", err, e.data)
+	}
+	return ev
+}
+
+// createAgent creates an agent over HTTP whose model requests go to s.
+func (h *httpServer) createAgent(t testing.TB, s script, extra string) string {
+	t.Helper()
+	system, _ := json.Marshal(suite.router.add(t, s))
+	var resp agentv1.CreateAgentResponse
+	h.ok(t, request{method: "POST", path: "/v1/agents", body: `{"agent": {"config": {"system": ` + string(system) + `}` + extra + `}}`}, &resp)
+	id := resp.GetAgent().GetId()
+	t.Cleanup(func() { h.do(t, request{method: "DELETE", path: "/v1/agents/" + id}) })
+	return id
+}
+
+func TestHTTPGateway(t *testing.T) {
+	t.Parallel()
+	h := startHTTPServer(t, "-max-message-bytes", "1048576", "-http-cors-origin", "https://app.example")
+	t.Run("unary routes", func(t *testing.T) { testHTTPUnaryRoutes(t, h) })
+	t.Run("errors", func(t *testing.T) { testHTTPErrors(t, h) })
+	t.Run("auth and cors", func(t *testing.T) { testHTTPAuthAndCORS(t, h) })
+	t.Run("send streams events", func(t *testing.T) { testHTTPSendStream(t, h) })
+	t.Run("send errors", func(t *testing.T) { testHTTPSendErrors(t, h) })
+	t.Run("client going away stops the run", func(t *testing.T) { testHTTPDisconnect(t, h) })
+	t.Run("execute tool", func(t *testing.T) { testHTTPExecuteTool(t, h) })
+	t.Run("compact", func(t *testing.T) { testHTTPCompact(t, h) })
+	t.Run("openapi and console", func(t *testing.T) { testHTTPDocuments(t, h) })
+}
+
+func testHTTPUnaryRoutes(t *testing.T, h *httpServer) {
+	system, _ := json.Marshal(suite.router.add(t, twoTools))
+	var created agentv1.CreateAgentResponse
+	h.ok(t, request{method: "POST", path: "/v1/agents", body: `{"agentId": "http-a", "agent": {"config": {"system": ` + string(system) +
+		`, "maxSteps": 5}, "tools": {"names": ["say_hello", "add"]}}, "history": [{"role": "ROLE_USER", "parts": [{"text": "earlier"}]}]}`}, &created)
+	if a := created.GetAgent(); a.GetId() != "http-a" || a.GetConfig().GetMaxSteps() != 5 || a.GetHistoryLength() != 1 {
+		t.Fatalf("created %v", a)
+	}
+	defer h.do(t, request{method: "DELETE", path: "/v1/agents/http-a"})
+
+	var got agentv1.GetAgentResponse
+	h.ok(t, request{method: "GET", path: "/v1/agents/http-a"}, &got)
+	if got.GetAgent().GetState() != agentv1.AgentState_AGENT_STATE_IDLE || got.GetAgent().GetHasApiKey() {
+		t.Errorf("get: %v", got.GetAgent())
+	}
+	var list agentv1.ListAgentsResponse
+	h.ok(t, request{method: "GET", path: "/v1/agents?pageSize=1000"}, &list)
+	found := false
+	for _, a := range list.GetAgents() {
+		found = found || a.GetId() == "http-a"
+	}
+	if !found {
+		t.Errorf("list lacks http-a: %v", list.GetAgents())
+	}
+
+	// PATCH: only the masked field changes.
+	var updated agentv1.UpdateAgentResponse
+	h.ok(t, request{method: "PATCH", path: "/v1/agents/http-a?updateMask=config.max_steps",
+		body: `{"config": {"maxSteps": 9, "maxToolOutput": 77}}`}, &updated)
+	if c := updated.GetAgent().GetConfig(); c.GetMaxSteps() != 9 || c.MaxToolOutput != nil {
+		t.Errorf("patch with a mask: %v", c)
+	}
+
+	var set agentv1.SetHistoryResponse
+	h.ok(t, request{method: "PUT", path: "/v1/agents/http-a/history", body: `{"messages": [
+		{"role": "ROLE_USER", "parts": [{"text": "hello"}]}, {"role": "ROLE_ASSISTANT", "parts": [{"text": "hi there"}]}]}`}, &set)
+	if set.GetHistoryLength() != 2 {
+		t.Errorf("set history: %v", &set)
+	}
+	var hist agentv1.GetHistoryResponse
+	h.ok(t, request{method: "GET", path: "/v1/agents/http-a/history?includeTurns=true&includeRendered=true"}, &hist)
+	if len(hist.GetMessages()) != 2 || len(hist.GetTurns()) == 0 || !strings.Contains(hist.GetRendered(), "hi there") {
+		t.Errorf("history: %v", &hist)
+	}
+	var preview agentv1.PreviewContextResponse
+	h.ok(t, request{method: "POST", path: "/v1/agents/http-a:previewContext", body: `{"input": [{"text": "next"}]}`}, &preview)
+	if len(preview.GetMessages()) != 3 || preview.GetTokens() <= 0 {
+		t.Errorf("preview: %v", &preview)
+	}
+	var stop agentv1.StopResponse
+	h.ok(t, request{method: "POST", path: "/v1/agents/http-a:stop"}, &stop)
+	if stop.GetStopped() {
+		t.Errorf("stop of an idle agent says it stopped a run")
+	}
+	var tools agentv1.ListToolsResponse
+	h.ok(t, request{method: "GET", path: "/v1/tools"}, &tools)
+	if len(tools.GetTools()) < 5 {
+		t.Errorf("tools: %d", len(tools.GetTools()))
+	}
+	var reload agentv1.ReloadToolsResponse
+	h.ok(t, request{method: "POST", path: "/v1/tools:reload"}, &reload)
+	if int(reload.GetTools()) != len(tools.GetTools()) {
+		t.Errorf("reload found %d tools, list had %d", reload.GetTools(), len(tools.GetTools()))
+	}
+	var health struct{ Status string }
+	h.ok(t, request{method: "GET", path: "/healthz", header: http.Header{}}, &health)
+	if health.Status != "SERVING" {
+		t.Errorf("healthz: %+v", health)
+	}
+	var deleted agentv1.DeleteAgentResponse
+	h.ok(t, request{method: "DELETE", path: "/v1/agents/http-a"}, &deleted)
+	resp, b := h.do(t, request{method: "GET", path: "/v1/agents/http-a"})
+	if e := parseError(t, resp, b); e.status != http.StatusNotFound || e.reason != "AGENT_NOT_FOUND" {
+		t.Errorf("get after delete: %+v", e)
+	}
+}
+
+func testHTTPErrors(t *testing.T, h *httpServer) {
+	h.ok(t, request{method: "POST", path: "/v1/agents", body: `{"agentId": "http-exists"}`}, nil)
+	defer h.do(t, request{method: "DELETE", path: "/v1/agents/http-exists"})
+	tests := []struct {
+		name       string
+		req        request
+		status     int
+		reason     string
+		violations []string // field paths
+	}{
+		{"unknown agent", request{method: "GET", path: "/v1/agents/nobody"}, 404, "AGENT_NOT_FOUND", nil},
+		{"agent exists", request{method: "POST", path: "/v1/agents", body: `{"agentId": "http-exists"}`}, 409, "AGENT_EXISTS", nil},
+		{"bad config fields", request{method: "POST", path: "/v1/agents",
+			body: `{"agent": {"config": {"compactThreshold": 7, "maxSteps": -1}}}`}, 400, "INVALID_ARGUMENT",
+			[]string{"agent.config.compact_threshold", "agent.config.max_steps"}},
+		{"bad history message", request{method: "PUT", path: "/v1/agents/http-exists/history",
+			body: `{"messages": [{"role": "ROLE_USER", "parts": [{}]}]}`}, 400, "INVALID_ARGUMENT", []string{"messages[0].parts[0]"}},
+		{"bad update mask", request{method: "PATCH", path: "/v1/agents/http-exists?updateMask=config.nothing", body: `{}`},
+			400, "INVALID_ARGUMENT", []string{"update_mask.paths[0]"}},
+		{"unknown JSON field", request{method: "POST", path: "/v1/agents", body: `{"agentIdd": "x"}`}, 400, "INVALID_ARGUMENT", nil},
+		{"not JSON", request{method: "POST", path: "/v1/agents", body: `{"agentId": `}, 400, "INVALID_ARGUMENT", nil},
+		{"bad query parameter", request{method: "GET", path: "/v1/agents?pageSize=many"}, 400, "INVALID_ARGUMENT", nil},
+		{"unknown tool", request{method: "POST", path: "/v1/tools/nothing:execute", body: `{}`}, 404, "TOOL_NOT_FOUND", nil},
+		{"unknown route", request{method: "GET", path: "/v1/nothing"}, 404, "ROUTE_NOT_FOUND", nil},
+		{"wrong method", request{method: "PUT", path: "/v1/tools"}, 405, "METHOD_NOT_ALLOWED", nil},
+		{"body too large", request{method: "POST", path: "/v1/agents", body: `{"agentId": "` + strings.Repeat("x", 1<<20) + `"}`},
+			413, "BODY_TOO_LARGE", nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			resp, b := h.do(t, tt.req)
+			e := parseError(t, resp, b)
+			if e.status != tt.status || e.reason != tt.reason {
+				t.Fatalf("got %d %s, want %d %s: %s", e.status, e.reason, tt.status, tt.reason, b)
+			}
+			for _, f := range tt.violations {
+				if _, ok := e.violations[f]; !ok {
+					t.Errorf("no field violation %q in %v", f, e.violations)
+				}
+			}
+		})
+	}
+}
+
+func testHTTPAuthAndCORS(t *testing.T, h *httpServer) {
+	for _, tt := range []struct {
+		name   string
+		header http.Header
+	}{
+		{"no token", http.Header{}},
+		{"wrong token", http.Header{"Authorization": {"Bearer nope"}}},
+		{"not bearer", http.Header{"Authorization": {"Basic " + httpToken}}},
+	} {
+		resp, b := h.do(t, request{method: "GET", path: "/v1/agents", header: tt.header})
+		e := parseError(t, resp, b)
+		if e.status != http.StatusUnauthorized || e.reason != "UNAUTHENTICATED" || resp.Header.Get("WWW-Authenticate") == "" {
+			t.Errorf("%s: %+v %v", tt.name, e, resp.Header)
+		}
+		if strings.Contains(string(b), httpToken) {
+			t.Errorf("%s: the answer holds the token", tt.name)
+		}
+	}
+	// The event streams are guarded the same way.
+	resp, b := h.do(t, request{method: "POST", path: "/v1/tools/count:execute", body: `{"input": {"n": 1}}`, header: http.Header{}})
+	if e := parseError(t, resp, b); e.status != http.StatusUnauthorized {
+		t.Errorf("execute without a token: %+v", e)
+	}
+
+	allowed := http.Header{"Authorization": {"Bearer " + httpToken}, "Origin": {"https://app.example"}}
+	resp, _ = h.do(t, request{method: "GET", path: "/v1/tools", header: allowed})
+	if resp.StatusCode != 200 || resp.Header.Get("Access-Control-Allow-Origin") != "https://app.example" {
+		t.Errorf("allowed origin: %s %v", resp.Status, resp.Header)
+	}
+	resp, _ = h.do(t, request{method: "OPTIONS", path: "/v1/agents/x:send", header: http.Header{
+		"Origin": {"https://app.example"}, "Access-Control-Request-Method": {"POST"}, "Access-Control-Request-Headers": {"authorization,content-type"}}})
+	if resp.StatusCode != http.StatusNoContent || !strings.Contains(resp.Header.Get("Access-Control-Allow-Headers"), "Authorization") ||
+		!strings.Contains(resp.Header.Get("Access-Control-Allow-Methods"), "POST") {
+		t.Errorf("preflight: %s %v", resp.Status, resp.Header)
+	}
+	// Another origin is refused before the call runs.
+	other := http.Header{"Authorization": {"Bearer " + httpToken}, "Origin": {"https://evil.example"}}
+	resp, b = h.do(t, request{method: "POST", path: "/v1/agents", body: `{"agentId": "from-evil"}`, header: other})
+	if e := parseError(t, resp, b); e.status != http.StatusForbidden || e.reason != "ORIGIN_NOT_ALLOWED" ||
+		resp.Header.Get("Access-Control-Allow-Origin") != "" {
+		t.Errorf("other origin: %+v %v", e, resp.Header)
+	}
+	resp, b = h.do(t, request{method: "GET", path: "/v1/agents/from-evil"})
+	if e := parseError(t, resp, b); e.reason != "AGENT_NOT_FOUND" {
+		t.Errorf("the refused request ran: %+v", e)
+	}
+	// The console's own origin needs no CORS.
+	same := http.Header{"Authorization": {"Bearer " + httpToken}, "Origin": {h.url}}
+	if resp, b := h.do(t, request{method: "GET", path: "/v1/tools", header: same}); resp.StatusCode != 200 {
+		t.Errorf("same origin: %s %s", resp.Status, b)
+	}
+}
+
+// blockingModel answers each task with text chunks once release is closed.
+func blockingModel(release <-chan struct{}) script {
+	return func(step int, req *fakemodel.Request) fakemodel.Turn {
+		<-release
+		return fakemodel.Turn{TextChunks: []string{"one ", "two ", "three"}, Usage: &fakemodel.Usage{Input: 5, Output: 3}}
+	}
+}
+
+func testHTTPSendStream(t *testing.T, h *httpServer) {
+	release := make(chan struct{})
+	id := h.createAgent(t, blockingModel(release), "")
+	resp := h.open(t, request{method: "POST", path: "/v1/agents/" + id + ":send", body: `{"input": [{"text": "count"}]}`})
+	defer resp.Body.Close()
+	if resp.StatusCode != 200 || resp.Header.Get("Content-Type") != "text/event-stream" {
+		b, _ := io.ReadAll(resp.Body)
+		t.Fatalf("send: %s %v %s", resp.Status, resp.Header, b)
+	}
+	ch := events(resp.Body)
+	// The first events arrive while the model has not answered: a stream,
+	// not a buffered reply.
+	var got []*agentv1.Event
+	for len(got) < 2 {
+		e, ok := next(t, ch, 10*time.Second)
+		if !ok {
+			t.Fatal("the stream ended early")
+		}
+		got = append(got, runEvent(t, e))
+		if e.id != strconv.Itoa(len(got)) {
+			t.Errorf("event %d has id %q", len(got), e.id)
+		}
+	}
+	if got[0].GetRunStarted().GetAgentId() != id || got[1].GetModelRequest() == nil {
+		t.Fatalf("first events: %v", got)
+	}
+	close(release)
+	for {
+		e, ok := next(t, ch, 10*time.Second)
+		if !ok {
+			break
+		}
+		if e.event != "" {
+			t.Fatalf("event %q: %s", e.event, e.data)
+		}
+		ev := runEvent(t, e)
+		got = append(got, ev)
+		if e.id != strconv.Itoa(len(got)) || ev.GetSeq() != int64(len(got)) || ev.GetRunId() != got[0].GetRunId() {
+			t.Errorf("event %d: id %q seq %d run %s", len(got), e.id, ev.GetSeq(), ev.GetRunId())
+		}
+	}
+	var text strings.Builder
+	for _, ev := range got {
+		text.WriteString(ev.GetModelDelta().GetText())
+	}
+	last := got[len(got)-1].GetResult()
+	if last == nil || last.GetText() != "one two three" || text.String() != "one two three" || last.GetReason() != agentv1.EndReason_END_REASON_NO_TOOL {
+		t.Errorf("result %v, deltas %q", last, text.String())
+	}
+}
+
+func testHTTPSendErrors(t *testing.T, h *httpServer) {
+	// Before the first event: a plain HTTP error.
+	resp, b := h.do(t, request{method: "POST", path: "/v1/agents/nobody:send", body: `{"input": [{"text": "hi"}]}`})
+	if e := parseError(t, resp, b); e.status != 404 || e.reason != "AGENT_NOT_FOUND" {
+		t.Errorf("unknown agent: %+v", e)
+	}
+	id := h.createAgent(t, func(int, *fakemodel.Request) fakemodel.Turn {
+		return fakemodel.Turn{Status: 401, ErrorBody: `{"error": {"message": "bad key", "type": "invalid_request_error"}}`}
+	}, "")
+	resp, b = h.do(t, request{method: "POST", path: "/v1/agents/" + id + ":send", body: `{}`})
+	if e := parseError(t, resp, b); e.status != 400 || e.violations["start.input"] == "" {
+		t.Errorf("no input: %+v", e)
+	}
+	resp, b = h.do(t, request{method: "POST", path: "/v1/agents/" + id + ":send", body: `{"input": [{"txt": "hi"}]}`})
+	if e := parseError(t, resp, b); e.status != 400 || !strings.Contains(e.message, "txt") {
+		t.Errorf("unknown field: %+v", e)
+	}
+	// After it: the stream's last event is the error.
+	resp = h.open(t, request{method: "POST", path: "/v1/agents/" + id + ":send", body: `{"input": [{"text": "hi"}]}`})
+	defer resp.Body.Close()
+	if resp.StatusCode != 200 {
+		t.Fatalf("send: %s", resp.Status)
+	}
+	var last sse
+	for e := range events(resp.Body) {
+		last = e
+	}
+	if last.event != "error" {
+		t.Fatalf("last event %+v, want an error event", last)
+	}
+	st := &spb.Status{}
+	if err := protojson.Unmarshal([]byte(last.data), st); err != nil {
+		t.Fatal(err)
+	}
+	info := &errdetails.ErrorInfo{}
+	if len(st.GetDetails()) == 0 || st.GetDetails()[0].UnmarshalTo(info) != nil || info.GetReason() != "AUTH" || st.GetCode() != 9 {
+		t.Errorf("error event: %v", st)
+	}
+	if strings.Contains(last.data, testKey) {
+		t.Errorf("the error event holds the API key")
+	}
+}
+
+func testHTTPDisconnect(t *testing.T, h *httpServer) {
+	release := make(chan struct{})
+	defer close(release)
+	id := h.createAgent(t, blockingModel(release), "")
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	req, _ := http.NewRequestWithContext(ctx, "POST", h.url+"/v1/agents/"+id+":send", strings.NewReader(`{"input": [{"text": "wait"}]}`))
+	req.Header.Set("Authorization", "Bearer "+httpToken)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ch := events(resp.Body)
+	if _, ok := next(t, ch, 10*time.Second); !ok {
+		t.Fatal("no first event")
+	}
+	var got agentv1.GetAgentResponse
+	h.ok(t, request{method: "GET", path: "/v1/agents/" + id}, &got)
+	if got.GetAgent().GetState() != agentv1.AgentState_AGENT_STATE_RUNNING {
+		t.Fatalf("agent %v while its send streams", got.GetAgent().GetState())
+	}
+	cancel()
+	resp.Body.Close()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		h.ok(t, request{method: "GET", path: "/v1/agents/" + id}, &got)
+		if got.GetAgent().GetState() == agentv1.AgentState_AGENT_STATE_IDLE {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the run still runs 10s after its client went away")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+func testHTTPExecuteTool(t *testing.T, h *httpServer) {
+	resp := h.open(t, request{method: "POST", path: "/v1/tools/count:execute", body: `{"input": {"n": 3}}`})
+	defer resp.Body.Close()
+	if resp.StatusCode != 200 {
+		t.Fatalf("execute: %s", resp.Status)
+	}
+	var outputs []string
+	var result *agentv1.DirectToolResult
+	for e := range events(resp.Body) {
+		m := &agentv1.ExecuteToolResponse{}
+		if err := protojson.Unmarshal([]byte(e.data), m); err != nil || e.event != "" || e.id != "" {
+			t.Fatalf("event %+v: %v", e, err)
+		}
+		if o := m.GetOutput(); o != nil {
+			outputs = append(outputs, o.GetData())
+		}
+		if m.GetResult() != nil {
+			result = m.GetResult()
+		}
+	}
+	if len(outputs) != 3 || result == nil || result.GetError() || result.GetOutput().GetText() != "counted to 3" {
+		t.Errorf("outputs %q, result %v", outputs, result)
+	}
+	resp, b := h.do(t, request{method: "POST", path: "/v1/tools/count:execute", body: `{"input": {"n": "three"}}`})
+	if resp.StatusCode == 200 {
+		// A bad input is the tool's error result, as over gRPC.
+		if !strings.Contains(string(b), `"error":true`) {
+			t.Errorf("bad input: %s", b)
+		}
+	}
+}
+
+func testHTTPCompact(t *testing.T, h *httpServer) {
+	id := h.createAgent(t, func(int, *fakemodel.Request) fakemodel.Turn {
+		return fakemodel.Turn{TextChunks: []string{"the ", "summary"}}
+	}, "")
+	h.ok(t, request{method: "PUT", path: "/v1/agents/" + id + "/history", body: `{"messages": [
+		{"role": "ROLE_USER", "parts": [{"text": "a long talk"}]}, {"role": "ROLE_ASSISTANT", "parts": [{"text": "indeed"}]}]}`}, nil)
+	resp := h.open(t, request{method: "POST", path: "/v1/agents/" + id + ":compact"})
+	defer resp.Body.Close()
+	var kinds []string
+	for e := range events(resp.Body) {
+		ev := runEvent(t, e)
+		kinds = append(kinds, kindName(ev))
+		if e.id != strconv.FormatInt(ev.GetSeq(), 10) {
+			t.Errorf("id %q, seq %d", e.id, ev.GetSeq())
+		}
+		if f := ev.GetCompactFinished(); f != nil && f.GetSummary() != "the summary" {
+			t.Errorf("summary %q", f.GetSummary())
+		}
+	}
+	if len(kinds) < 2 || kinds[0] != "compact_started" || kinds[len(kinds)-1] != "compact_finished" {
+		t.Errorf("compaction events %v", kinds)
+	}
+}
+
+func testHTTPDocuments(t *testing.T, h *httpServer) {
+	resp, b := h.do(t, request{method: "GET", path: "/openapi.json", header: http.Header{}})
+	committed, err := os.ReadFile(filepath.Join(repoRoot(), "pkg", "gateway", "openapi.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if resp.StatusCode != 200 || !bytes.Equal(b, committed) {
+		t.Errorf("/openapi.json: %s, %d bytes, not the committed document", resp.Status, len(b))
+	}
+	var doc struct {
+		Paths map[string]map[string]struct {
+			Produces []string
+		}
+	}
+	if err := json.Unmarshal(b, &doc); err != nil {
+		t.Fatal(err)
+	}
+	for _, route := range []struct{ path, method, produces string }{
+		{"/v1/agents", "post", ""},
+		{"/v1/agents/{agentId}:send", "post", "text/event-stream"},
+		{"/v1/tools/{name}:execute", "post", "text/event-stream"},
+		{"/v1/agents/{agentId}/history", "get", ""},
+	} {
+		op, ok := doc.Paths[route.path][route.method]
+		if !ok || (route.produces != "" && fmt.Sprint(op.Produces) != "["+route.produces+"]") {
+			t.Errorf("%s %s: %+v (present %t)", route.method, route.path, op, ok)
+		}
+	}
+	resp, b = h.do(t, request{method: "GET", path: "/", header: http.Header{}})
+	if resp.StatusCode != 200 || !strings.Contains(string(b), "<script type=\"module\"") ||
+		!strings.Contains(resp.Header.Get("Content-Security-Policy"), "script-src 'self'") {
+		t.Errorf("console: %s %v\n%s", resp.Status, resp.Header, b)
+	}
+}
