@@ -289,7 +289,7 @@ func testTraces(t *testing.T, ts *telemetryServer) {
 	}
 	spanAttrs(t, first, map[string]string{
 		"gen_ai.operation.name": "chat", "gen_ai.provider.name": "openai", "gen_ai.request.model": "fake-model",
-		"gen_ai.usage.input_tokens": "40", "gen_ai.usage.output_tokens": "8", "gen_ai.response.finish_reasons": "[tool_calls]",
+		"gen_ai.response.model": "fake-model", "gen_ai.usage.input_tokens": "40", "gen_ai.usage.output_tokens": "8", "gen_ai.response.finish_reasons": "[tool_calls]",
 	})
 	spanAttrs(t, second, map[string]string{"gen_ai.usage.input_tokens": "60", "gen_ai.response.finish_reasons": "[stop]"})
 	spanAttrs(t, exec[0], map[string]string{

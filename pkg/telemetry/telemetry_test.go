@@ -189,7 +189,7 @@ func TestSpanTree(t *testing.T) {
 	}
 	first, second := byName["chat fake-model"][0], byName["chat fake-model"][1]
 	wantAttrs(t, first, map[attribute.Key]any{
-		attrOperation: "chat", attrProvider: "openai", attrRequestModel: "fake-model", attrStep: int64(1),
+		attrOperation: "chat", attrProvider: "openai", attrRequestModel: "fake-model", attrResponseModel: "fake-model", attrStep: int64(1),
 		attrInputTokens: int64(100), attrOutputTokens: int64(10), attrCacheReadTokens: int64(40),
 		attrFinishReasons: []string{"tool_calls"},
 	})
