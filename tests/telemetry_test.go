@@ -371,7 +371,9 @@ func testMetrics(t *testing.T, ts *telemetryServer) {
 	// A killed tool: the run is stopped while the tool hangs (once its
 	// output shows it runs in its process).
 	hang := newAgent(callThenAnswer("hang"))
+	var during map[string]float64
 	_, err := hang.Send(ctx, "hang", client.Callbacks{OnToolOutput: func(*agentv1.ToolOutputEvent) {
+		during = scrapeMetrics(t, ts.metrics)
 		go func() { _, _ = hang.Stop(ctx) }()
 	}})
 	if client.KindOf(err) != "aborted" {
@@ -400,6 +402,10 @@ func testMetrics(t *testing.T, ts *telemetryServer) {
 		`agentcore_agents`:      4,
 		`agentcore_runs_active`: 0,
 		`gen_ai_client_operation_duration_seconds_count{error_type="",gen_ai_operation_name="chat",gen_ai_provider_name="openai",gen_ai_request_model="fake-model"}`: 5,
+	}
+	if during["agentcore_runs_active"] != 1 || during["agentcore_grpc_streams_active"] != 1 {
+		t.Errorf("while the tool hung: %v runs, %v streams active, want 1 and 1",
+			during["agentcore_runs_active"], during["agentcore_grpc_streams_active"])
 	}
 	after := scrapeMetrics(t, ts.metrics)
 	for k, v := range want {

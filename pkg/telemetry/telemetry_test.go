@@ -21,6 +21,10 @@ import (
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 	"go.opentelemetry.io/otel/trace"
 	"go.uber.org/goleak"
+	"google.golang.org/genproto/googleapis/rpc/errdetails"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/proto"
 
 	"github.com/agentcore/agentcore/pkg/agent"
@@ -512,4 +516,42 @@ func (s *syncBuffer) String() string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.b.String()
+}
+
+// TestLimitHits pins the limit counter: a refusal whose ErrorInfo reason
+// ends in _LIMIT counts under its name, other errors do not, and LimitHit
+// is the hook for limits enforced elsewhere.
+func TestLimitHits(t *testing.T) {
+	tel, err := New(context.Background(), Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	refuse := func(reason string) error {
+		st, err := status.New(codes.ResourceExhausted, "no").WithDetails(&errdetails.ErrorInfo{Reason: reason, Domain: "agentcore"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return st.Err()
+	}
+	before := scrape(t, tel)
+	for _, reason := range []string{"SESSION_LIMIT", "RUN_LIMIT", "HISTORY_LIMIT", "AGENT_BUSY"} {
+		_, _ = tel.unary(context.Background(), nil, &grpc.UnaryServerInfo{}, func(context.Context, any) (any, error) {
+			return nil, refuse(reason)
+		})
+	}
+	_ = tel.stream(nil, nil, &grpc.StreamServerInfo{}, func(any, grpc.ServerStream) error { return refuse("RUN_LIMIT") })
+	tel.LimitHit("tool_memory")
+	diff := delta(before, scrape(t, tel))
+	for k, v := range map[string]float64{
+		`agentcore_limit_hits_total{limit="sessions"}`:    1,
+		`agentcore_limit_hits_total{limit="runs"}`:        2,
+		`agentcore_limit_hits_total{limit="history"}`:     1,
+		`agentcore_limit_hits_total{limit="tool_memory"}`: 1,
+		`agentcore_limit_hits_total{limit="agent_busy"}`:  0,
+		`agentcore_grpc_streams_active`:                   0,
+	} {
+		if diff[k] != v {
+			t.Errorf("%s moved by %v, want %v", k, diff[k], v)
+		}
+	}
 }
