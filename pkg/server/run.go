@@ -36,7 +36,7 @@ const afterStop = 5 * time.Second
 // its error. Logs go to logOut (nil: nowhere) with secrets redacted.
 // onListen, if set, gets the address once the server listens.
 func Run(ctx context.Context, cfg *config.Config, logOut io.Writer, kinds []tool.Kind, onListen func(net.Addr)) error {
-	srv, err := New(Options{Config: cfg, LogOutput: logOut, Kinds: kinds})
+	srv, err := New(Options{Config: cfg, LogOutput: logOut, Kinds: kinds, Getenv: os.Getenv})
 	if err != nil {
 		return err
 	}
@@ -47,6 +47,7 @@ func Run(ctx context.Context, cfg *config.Config, logOut io.Writer, kinds []tool
 	if err != nil {
 		return err
 	}
+	opts = append(opts, srv.Telemetry().ServerOptions()...) // outside the guard: it counts its refusals
 	gs := grpc.NewServer(append(opts, srv.Interceptors()...)...)
 	agentv1.RegisterAgentServiceServer(gs, srv)
 	hs := health.NewServer()
@@ -71,6 +72,25 @@ func Run(ctx context.Context, cfg *config.Config, logOut io.Writer, kinds []tool
 	}
 	served := make(chan error, 1)
 	go func() { served <- gs.Serve(lis) }()
+	if cfg.MetricsListen != "" {
+		mlis, err := net.Listen("tcp", cfg.MetricsListen)
+		if err != nil {
+			gs.Stop()
+			<-served
+			return fmt.Errorf("metrics listen %s: %w", cfg.MetricsListen, err)
+		}
+		log.Info("metrics listening", "addr", mlis.Addr().String(), "pprof", cfg.Pprof)
+		mctx, stopMetrics := context.WithCancel(context.Background())
+		metricsDone := make(chan error, 1)
+		go func() { metricsDone <- srv.Telemetry().Serve(mctx, mlis, cfg.Pprof) }()
+		defer func() {
+			stopMetrics()
+			if err := <-metricsDone; err != nil {
+				log.Warn("metrics listener", "error", err)
+			}
+		}()
+	}
+	log.Info("telemetry", "tracing", srv.Telemetry().Tracing(), "metrics", cfg.MetricsListen != "", "trace_content", cfg.TraceContent)
 
 	loaded := make(chan error, 1)
 	loadCtx, cancelLoad := context.WithCancel(ctx)

@@ -81,6 +81,13 @@ func (r *registry) startRun(limit int) (done func(), err error) {
 	}, nil
 }
 
+// count returns how many sessions there are.
+func (r *registry) count() int {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	return len(r.m)
+}
+
 func (r *registry) all() []*session {
 	r.mu.RLock()
 	defer r.mu.RUnlock()
@@ -299,7 +306,7 @@ func (s *Server) CreateAgent(ctx context.Context, req *agentv1.CreateAgentReques
 	}
 	sess, err := agent.New(agent.Options{
 		ID: id, Config: s.withDefaultProfile(a.GetConfig()), History: req.GetHistory(), Tools: tools, Skills: skills,
-		LLM: s.llm, Encoders: s.encoders, ExpandProfile: s.expandProfile, Logger: s.log.Named("agent"),
+		LLM: s.llm, Encoders: s.encoders, ExpandProfile: s.expandProfile, Logger: s.log.Named("agent"), Observer: s.tel,
 	})
 	if err != nil {
 		return nil, fieldsUnder(err, "", map[string]string{"config": "agent.config"})
