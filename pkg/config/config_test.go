@@ -286,7 +286,7 @@ func TestJSONLogsAreReadable(t *testing.T) {
 	c := &Config{LogFormat: "json", LogLevel: "info"}
 	log := c.Logger("agent-server", &b).Named("agent").With("protocol", agentv1.Protocol_PROTOCOL_CHAT)
 	log.Info("run ended", "reason", agentv1.EndReason_END_REASON_NO_TOOL, "duration", 1500*time.Millisecond,
-		"code", codes.Unavailable, "steps", 2, "error", errors.New("boom"))
+		"code", codes.Unavailable, "steps", 2, "error", errors.New("boom"), "origins", []string{"https://a.example"})
 	var rec map[string]any
 	if err := json.Unmarshal([]byte(b.String()), &rec); err != nil {
 		t.Fatalf("not one JSON line: %q: %v", b.String(), err)
