@@ -168,10 +168,18 @@ type sse struct {
 	id, event, data string
 }
 
-// events reads server-sent events from r as they come, until it ends.
-func events(r io.Reader) <-chan sse {
+// events reads server-sent events from r as they come, until it ends or
+// the test does (close r to end the reading sooner).
+func events(t testing.TB, r io.Reader) <-chan sse {
 	ch := make(chan sse)
+	stop := make(chan struct{})
+	done := make(chan struct{})
+	t.Cleanup(func() {
+		close(stop)
+		<-done
+	})
 	go func() {
+		defer close(done)
 		defer close(ch)
 		sc := bufio.NewScanner(r)
 		sc.Buffer(make([]byte, 1<<20), 1<<20)
@@ -183,7 +191,11 @@ func events(r io.Reader) <-chan sse {
 			case line == "":
 				if data != nil {
 					e.data = strings.Join(data, "\n")
-					ch <- e
+					select {
+					case ch <- e:
+					case <-stop:
+						return
+					}
 				}
 				e, data = sse{}, nil
 			case strings.HasPrefix(line, ":"):
@@ -437,7 +449,7 @@ func testHTTPSendStream(t *testing.T, h *httpServer) {
 		b, _ := io.ReadAll(resp.Body)
 		t.Fatalf("send: %s %v %s", resp.Status, resp.Header, b)
 	}
-	ch := events(resp.Body)
+	ch := events(t, resp.Body)
 	// The first events arrive while the model has not answered: a stream,
 	// not a buffered reply.
 	var got []*agentv1.Event
@@ -503,7 +515,7 @@ func testHTTPSendErrors(t *testing.T, h *httpServer) {
 		t.Fatalf("send: %s", resp.Status)
 	}
 	var last sse
-	for e := range events(resp.Body) {
+	for e := range events(t, resp.Body) {
 		last = e
 	}
 	if last.event != "error" {
@@ -534,7 +546,7 @@ func testHTTPDisconnect(t *testing.T, h *httpServer) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ch := events(resp.Body)
+	ch := events(t, resp.Body)
 	if _, ok := next(t, ch, 10*time.Second); !ok {
 		t.Fatal("no first event")
 	}
@@ -566,7 +578,7 @@ func testHTTPExecuteTool(t *testing.T, h *httpServer) {
 	}
 	var outputs []string
 	var result *agentv1.DirectToolResult
-	for e := range events(resp.Body) {
+	for e := range events(t, resp.Body) {
 		m := &agentv1.ExecuteToolResponse{}
 		if err := protojson.Unmarshal([]byte(e.data), m); err != nil || e.event != "" || e.id != "" {
 			t.Fatalf("event %+v: %v", e, err)
@@ -599,7 +611,7 @@ func testHTTPCompact(t *testing.T, h *httpServer) {
 	resp := h.open(t, request{method: "POST", path: "/v1/agents/" + id + ":compact"})
 	defer resp.Body.Close()
 	var kinds []string
-	for e := range events(resp.Body) {
+	for e := range events(t, resp.Body) {
 		ev := runEvent(t, e)
 		kinds = append(kinds, kindName(ev))
 		if e.id != strconv.FormatInt(ev.GetSeq(), 10) {
