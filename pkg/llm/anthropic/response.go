@@ -17,6 +17,7 @@ import (
 type response struct {
 	Type       string             `json:"type"`
 	ID         string             `json:"id"`
+	Model      string             `json:"model"`
 	Content    *[]json.RawMessage `json:"content"`
 	StopReason *string            `json:"stop_reason"`
 	Usage      *usage             `json:"usage"`
@@ -160,6 +161,8 @@ type assembler struct {
 	// message_start arrived.
 	message string
 	started bool
+	// model is the model the response says answered.
+	model string
 }
 
 func newAssembler() *assembler { return &assembler{blocks: map[int]*openBlock{}} }
@@ -321,7 +324,7 @@ func (a *assembler) messageStart(raw json.RawMessage) ([]*schema.Message, error)
 	if a.started {
 		return nil, provider.Unknown(fmt.Sprintf("anthropic: the stream sent a second message_start (message %q) while message %q was open", m.ID, a.message), nil)
 	}
-	a.started, a.message = true, m.ID
+	a.started, a.message, a.model = true, m.ID, m.Model
 	a.usage.merge(m.Usage)
 	if m.StopReason != nil {
 		a.stop = *m.StopReason
@@ -356,6 +359,9 @@ func (a *assembler) final() *schema.Message {
 		provider.ExtraRawFinishReason:  a.stop,
 		provider.ExtraCacheWriteTokens: write,
 	}
+	if a.model != "" {
+		c.Extra[provider.ExtraResponseModel] = a.model
+	}
 	if len(a.thinking) > 0 {
 		data, _ := json.Marshal(a.thinking)
 		c.Extra[provider.ExtraReasoningData] = map[string]string{reasoningKey: string(data)}
@@ -377,6 +383,7 @@ func decodeResponse(body []byte) ([]*schema.Message, error) {
 		return nil, provider.Unknown("anthropic: the response has no content", nil)
 	}
 	a := newAssembler()
+	a.model = r.Model
 	a.usage.merge(r.Usage)
 	if r.StopReason != nil {
 		a.stop = *r.StopReason

@@ -21,7 +21,9 @@ type response struct {
 		BlockReason string `json:"blockReason"`
 	} `json:"promptFeedback"`
 	UsageMetadata *usageMetadata `json:"usageMetadata"`
-	Error         *struct {
+	// ModelVersion is the model that answered.
+	ModelVersion string `json:"modelVersion"`
+	Error        *struct {
 		Code    int    `json:"code"`
 		Message string `json:"message"`
 		Status  string `json:"status"`
@@ -84,12 +86,16 @@ type assembler struct {
 	usage     *usageMetadata
 	finish    string
 	done      bool // a finishReason or a blocked prompt was seen
+	model     string
 }
 
 func chunk() *schema.Message { return &schema.Message{Role: schema.Assistant} }
 
 // add reads one response; it returns the chunks to emit.
 func (a *assembler) add(r *response) []*schema.Message {
+	if r.ModelVersion != "" {
+		a.model = r.ModelVersion
+	}
 	if u := r.UsageMetadata; u != nil && (u.TotalTokenCount > 0 || u.PromptTokenCount > 0) {
 		a.usage = u
 	}
@@ -342,6 +348,9 @@ func (a *assembler) final() *schema.Message {
 		},
 	}
 	c.Extra = map[string]any{provider.ExtraRawFinishReason: a.finish}
+	if a.model != "" {
+		c.Extra[provider.ExtraResponseModel] = a.model
+	}
 	if a.signature != "" {
 		c.Extra[provider.ExtraReasoningData] = map[string]string{signatureKey: a.signature}
 	}

@@ -18,6 +18,7 @@ import (
 // event. Its output items are decoded one by one, by type.
 type response struct {
 	Status            string              `json:"status"`
+	Model             string              `json:"model"`
 	Output            []json.RawMessage   `json:"output"`
 	Usage             *usage              `json:"usage"`
 	Error             *openai.ErrorObject `json:"error"`
@@ -590,7 +591,11 @@ func (s *stream) finish(r *response) error {
 			ris = append(ris, s.reasoning[p])
 		}
 	}
-	s.emit(finalChunk(norm, raw, r.Usage, ris))
+	final := finalChunk(norm, raw, r.Usage, ris)
+	if r.Model != "" {
+		final.Extra[provider.ExtraResponseModel] = r.Model
+	}
+	s.emit(final)
 	return nil
 }
 
