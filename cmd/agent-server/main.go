@@ -3,7 +3,8 @@
 // done, with every tool in its own plugin process.
 //
 // Every setting is a flag, an environment variable and a config file key:
-// run `agent-server -help` for the table. SIGTERM or SIGINT stops it
+// run `agent-server -help` for the list, `agent-server -version` for the
+// version. Tracing follows the standard OTEL_* environment variables. SIGTERM or SIGINT stops it
 // gracefully: no new calls, running sends get the grace period, then every
 // run is stopped, every plugin killed, and it exits 0. SIGHUP reads the
 // tokens file again.
@@ -24,8 +25,11 @@ import (
 	"os/signal"
 	"syscall"
 
+	"go.opentelemetry.io/otel"
+
 	"github.com/agentcore/agentcore/pkg/config"
 	"github.com/agentcore/agentcore/pkg/server"
+	"github.com/agentcore/agentcore/pkg/telemetry"
 )
 
 func main() {
@@ -57,6 +61,10 @@ func run() int {
 		fmt.Fprintln(os.Stderr, "agent-server:", err)
 		return 2
 	}
+	if cfg.Version {
+		fmt.Println(telemetry.VersionLine("agent-server"))
+		return 0
+	}
 	if handed == nil {
 		// Returns only when it could not re-execute, or had nothing to hide.
 		if err := reexec(cfg.SecretEnv()); err != nil {
@@ -64,6 +72,8 @@ func run() int {
 			return 1
 		}
 	}
+	// Span export failures reach the server's log, in its format.
+	otel.SetErrorHandler(telemetry.ErrorHandler(cfg.Logger("agent-server", os.Stderr).Named("otel")))
 	// Plugins inherit Go's copy of the environment: keep the keys out of it too.
 	for _, name := range cfg.SecretEnv() {
 		os.Unsetenv(name)

@@ -96,6 +96,15 @@
 // ErrReplaced, ErrClosed, context.Canceled), or of kind timeout when its
 // context's deadline passed.
 //
+// # Observing
+//
+// An Observer (Options.Observer; pkg/telemetry is the server's) is told when
+// a run starts and ends, around each model request (retries included) and
+// each tool call, and when a permission is decided. Its Started methods
+// return the context the work runs under, which is how a trace span reaches
+// the model's HTTP request and the plugin call. Without one, NopObserver
+// costs a few interface calls per step.
+//
 // # Events
 //
 // A send's events (the one typed set of event.proto) reach SendOptions.OnEvent

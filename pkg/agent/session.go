@@ -52,6 +52,9 @@ type Options struct {
 	ExpandProfile func(*agentv1.AgentConfig) (*agentv1.AgentConfig, error)
 	// Logger receives the session's logs; nil discards them.
 	Logger hclog.Logger
+	// Observer is told what the session's runs do (traces, metrics, logs);
+	// nil means NopObserver. Share one across sessions.
+	Observer Observer
 }
 
 // Session is an agent: the reference's Agent.create result. It holds an id,
@@ -60,7 +63,7 @@ type Options struct {
 // an idle session holds no goroutine and no process.
 type Session struct {
 	id      string
-	opts    Options // shared parts only: LLM, Encoders, Model, ExpandProfile, Logger
+	opts    Options // shared parts only: LLM, Encoders, Model, ExpandProfile, Logger, Observer
 	created time.Time
 
 	mu       sync.Mutex
@@ -95,7 +98,10 @@ func New(o Options) (*Session, error) {
 	if o.Logger == nil {
 		o.Logger = hclog.NewNullLogger()
 	}
-	s.opts = Options{LLM: o.LLM, Encoders: o.Encoders, Model: o.Model, ExpandProfile: o.ExpandProfile, Logger: o.Logger}
+	if o.Observer == nil {
+		o.Observer = NopObserver{}
+	}
+	s.opts = Options{LLM: o.LLM, Encoders: o.Encoders, Model: o.Model, ExpandProfile: o.ExpandProfile, Logger: o.Logger, Observer: o.Observer}
 	if _, err := s.resolve(s.config, false); err != nil {
 		if err := v.addErr(err, "history"); err != nil {
 			return nil, err

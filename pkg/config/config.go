@@ -86,6 +86,14 @@ type Config struct {
 	KeepaliveTimeout time.Duration
 	// MaxIdlePlugins is how many idle processes are kept per plugin (0: the default).
 	MaxIdlePlugins int
+	// MetricsListen, when set, is the host:port of the HTTP listener serving /metrics.
+	MetricsListen string
+	// Pprof adds /debug/pprof/ to the metrics listener.
+	Pprof bool
+	// TraceContent puts message content in trace spans.
+	TraceContent bool
+	// Version asks to print the version and exit (-version).
+	Version bool
 
 	// file is the config file read, if any.
 	file string
@@ -230,16 +238,6 @@ func unixPath(listen string) (string, bool) {
 	return strings.CutPrefix(listen, "unix:")
 }
 
-// Logger returns an hclog logger writing to w in the configured format and level.
-func (c *Config) Logger(name string, w io.Writer) hclog.Logger {
-	return hclog.New(&hclog.LoggerOptions{
-		Name:       name,
-		Level:      hclog.LevelFromString(c.LogLevel),
-		JSONFormat: c.LogFormat == "json",
-		Output:     w,
-	})
-}
-
 // Load reads the configuration from args (without the program name), the
 // environment (getenv, e.g. os.Getenv) and the config file they name
 // (-config or AGENTCORE_CONFIG). A bad setting is an error naming its flag,
@@ -249,6 +247,9 @@ func Load(args []string, getenv func(string) string, help io.Writer) (*Config, e
 	probe := defaults()
 	if err := newFlagSet(probe, io.Discard).Parse(args); err != nil && !errors.Is(err, flag.ErrHelp) {
 		return nil, err
+	}
+	if probe.Version {
+		return probe, nil // -version needs nothing else to be right
 	}
 	path := probe.file
 	if path == "" {
@@ -312,9 +313,9 @@ func (f *flagValue) String() string {
 	return f.s.get(f.c)
 }
 
-// IsBoolFlag lets a bool setting be given as a bare -flag.
+// IsBoolFlag lets a boolean setting be given as -flag, without a value.
 func (f *flagValue) IsBoolFlag() bool {
-	_, ok := f.s.ptr(f.c).(*bool)
+	_, ok := f.s.ptr(&Config{}).(*bool)
 	return ok
 }
 
@@ -329,9 +330,7 @@ func (f *flagValue) Set(v string) error {
 func newFlagSet(c *Config, help io.Writer) *flag.FlagSet {
 	fs := flag.NewFlagSet("agent-server", flag.ContinueOnError)
 	fs.SetOutput(help)
-	fs.Usage = func() {
-		fmt.Fprintf(help, "Usage: agent-server [flags]\n\nEvery setting is a flag, an environment variable and a config file key;\na flag wins over the environment, which wins over the file.\n\n%s", Table())
-	}
+	fs.Usage = func() { fmt.Fprint(help, Help()) }
 	all := settings()
 	for i := range all {
 		s := &all[i]
@@ -595,6 +594,13 @@ func (c *Config) finish(getenv func(string) string) error {
 	}
 	if hclog.LevelFromString(c.LogLevel) == hclog.NoLevel {
 		bad("log level %q: want trace, debug, info, warn or error", c.LogLevel)
+	}
+	if c.MetricsListen != "" {
+		if _, _, err := net.SplitHostPort(c.MetricsListen); err != nil {
+			bad("metrics listen %q: want host:port", c.MetricsListen)
+		}
+	} else if c.Pprof {
+		bad("-pprof: serves on the metrics listener; set -metrics-listen too")
 	}
 	if (c.TLS.CertFile == "") != (c.TLS.KeyFile == "") {
 		bad("tls: -tls-cert and -tls-key go together")

@@ -1,6 +1,7 @@
 package config
 
 import (
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -10,6 +11,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"google.golang.org/grpc/codes"
 
 	agentv1 "github.com/agentcore/agentcore/proto/agentcore/v1"
 )
@@ -212,14 +215,71 @@ func TestLoadErrors(t *testing.T) {
 	}
 }
 
-func TestHelpPrintsTable(t *testing.T) {
+// TestHelpPrintsPlainText pins -help: every setting with its flag,
+// variable and file key, as plain text (the Markdown table is the README's).
+func TestHelpPrintsPlainText(t *testing.T) {
 	var b strings.Builder
 	_, err := Load([]string{"-help"}, env(nil), &b)
 	if !errors.Is(err, flag.ErrHelp) {
 		t.Fatalf("err = %v, want flag.ErrHelp", err)
 	}
-	if !strings.Contains(b.String(), Table()) {
-		t.Errorf("help does not print the table:\n%s", b.String())
+	out := b.String()
+	for _, s := range settings() {
+		for _, want := range []string{"  -" + s.Flag, s.Env, s.File} {
+			if !strings.Contains(out, want) {
+				t.Errorf("help lacks %q of -%s", want, s.Flag)
+			}
+		}
+	}
+	if strings.ContainsAny(out, "|`") {
+		t.Errorf("help is not plain text:\n%s", out)
+	}
+	for _, line := range strings.Split(out, "\n") {
+		if len(line) > 80 {
+			t.Errorf("help line longer than 80 columns: %q", line)
+		}
+	}
+}
+
+// TestTelemetrySettings pins the telemetry flags: booleans without a value,
+// from the environment, and the checks that tie them together.
+func TestTelemetrySettings(t *testing.T) {
+	cases := []struct {
+		name    string
+		args    []string
+		env     map[string]string
+		want    func(*Config) bool
+		wantErr string
+	}{
+		{"off by default", nil, nil, func(c *Config) bool { return c.MetricsListen == "" && !c.Pprof && !c.TraceContent }, ""},
+		{"flags", []string{"-metrics-listen", "127.0.0.1:9090", "-pprof", "-trace-content"}, nil,
+			func(c *Config) bool { return c.MetricsListen == "127.0.0.1:9090" && c.Pprof && c.TraceContent }, ""},
+		{"environment", nil, map[string]string{"AGENTCORE_METRICS_LISTEN": ":9090", "AGENTCORE_PPROF": "true", "AGENTCORE_TRACE_CONTENT": "1"},
+			func(c *Config) bool { return c.MetricsListen == ":9090" && c.Pprof && c.TraceContent }, ""},
+		{"flag wins", []string{"-trace-content=false"}, map[string]string{"AGENTCORE_TRACE_CONTENT": "true"},
+			func(c *Config) bool { return !c.TraceContent }, ""},
+		{"bad bool", nil, map[string]string{"AGENTCORE_PPROF": "maybe"}, nil, "AGENTCORE_PPROF"},
+		{"bad address", []string{"-metrics-listen", "nope"}, nil, nil, "metrics listen"},
+		{"pprof alone", []string{"-pprof"}, nil, nil, "-metrics-listen"},
+		{"version skips the rest", []string{"-version", "-listen", "nope"}, map[string]string{"AGENTCORE_PPROF": "maybe"},
+			func(c *Config) bool { return c.Version }, ""},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			c, err := Load(tc.args, env(tc.env), io.Discard)
+			if tc.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+					t.Fatalf("err = %v, want one naming %q", err, tc.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !tc.want(c) {
+				t.Errorf("unexpected config %+v", *c)
+			}
+		})
 	}
 }
 
@@ -230,6 +290,30 @@ func TestReadmeTable(t *testing.T) {
 		t.Skip("no README:", err)
 	}
 	if !strings.Contains(string(b), Table()) {
-		t.Errorf("README.md's configuration table is stale; paste the output of `go run ./cmd/agent-server -help` (the table):\n%s", Table())
+		t.Errorf("README.md's configuration table is stale; paste config.Table(), printed below:\n%s", Table())
+	}
+}
+
+// TestJSONLogsAreReadable pins the JSON log format: enums by name and
+// durations as text, in direct values, implied values and named loggers;
+// the text format is hclog's own.
+func TestJSONLogsAreReadable(t *testing.T) {
+	var b strings.Builder
+	c := &Config{LogFormat: "json", LogLevel: "info"}
+	log := c.Logger("agent-server", &b).Named("agent").With("protocol", agentv1.Protocol_PROTOCOL_CHAT)
+	log.Info("run ended", "reason", agentv1.EndReason_END_REASON_NO_TOOL, "duration", 1500*time.Millisecond,
+		"code", codes.Unavailable, "steps", 2, "error", errors.New("boom"))
+	var rec map[string]any
+	if err := json.Unmarshal([]byte(b.String()), &rec); err != nil {
+		t.Fatalf("not one JSON line: %q: %v", b.String(), err)
+	}
+	want := map[string]any{
+		"reason": "END_REASON_NO_TOOL", "duration": "1.5s", "code": "Unavailable", "protocol": "PROTOCOL_CHAT",
+		"steps": float64(2), "error": "boom", "@module": "agent-server.agent",
+	}
+	for k, v := range want {
+		if rec[k] != v {
+			t.Errorf("%s = %#v, want %#v", k, rec[k], v)
+		}
 	}
 }

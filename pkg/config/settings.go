@@ -30,7 +30,7 @@ type Setting struct {
 // settings returns every setting of agent-server, in the order the table shows them.
 func settings() []Setting {
 	return []Setting{
-		{Flag: "config", Env: "AGENTCORE_CONFIG", Usage: "YAML (or JSON) config file with the keys of this table and `profiles`",
+		{Flag: "config", Env: "AGENTCORE_CONFIG", Usage: "YAML (or JSON) config file with the settings' file keys and `profiles`",
 			ptr: func(c *Config) any { return &c.file }},
 		{Flag: "listen", Env: "AGENTCORE_LISTEN", File: "listen", Default: "127.0.0.1:50051",
 			Usage: "host:port, or unix:PATH for a unix socket (created with mode 0600)",
@@ -122,6 +122,17 @@ func settings() []Setting {
 		{Flag: "max-idle-plugins", Env: "AGENTCORE_MAX_IDLE_PLUGINS", File: "max_idle_plugins", Default: "4",
 			Usage: "idle processes kept per plugin binary for reuse",
 			ptr:   func(c *Config) any { return &c.MaxIdlePlugins }},
+		{Flag: "metrics-listen", Env: "AGENTCORE_METRICS_LISTEN", File: "telemetry.metrics_listen",
+			Usage: "host:port of an HTTP listener serving Prometheus /metrics (off when empty); tracing is set with the OTEL_* variables",
+			ptr:   func(c *Config) any { return &c.MetricsListen }},
+		{Flag: "pprof", Env: "AGENTCORE_PPROF", File: "telemetry.pprof", Default: "false",
+			Usage: "also serve the Go runtime profiles at /debug/pprof/ on -metrics-listen",
+			ptr:   func(c *Config) any { return &c.Pprof }},
+		{Flag: "trace-content", Env: "AGENTCORE_TRACE_CONTENT", File: "telemetry.trace_content", Default: "false",
+			Usage: "put message content (prompts, answers, tool arguments and results) in trace spans",
+			ptr:   func(c *Config) any { return &c.TraceContent }},
+		{Flag: "version", Usage: "print the version (from the build info) and exit",
+			ptr: func(c *Config) any { return &c.Version }},
 	}
 }
 
@@ -203,6 +214,62 @@ func (s *Setting) get(c *Config) string {
 		return p.String()
 	}
 	return ""
+}
+
+// Help returns what -help prints: every setting as plain text, its flag
+// and default, then what it does, its environment variable and config file
+// key.
+func Help() string {
+	var b strings.Builder
+	b.WriteString("Usage: agent-server [flags]\n\n" +
+		"Every setting is a flag, an environment variable and a config file key;\n" +
+		"a flag wins over the environment, which wins over the file.\n" +
+		"Tracing is configured with the standard OTEL_* variables (see the README).\n\n")
+	for _, s := range settings() {
+		if s.Default != "" {
+			fmt.Fprintf(&b, "  -%s (default %s)\n", s.Flag, s.Default)
+		} else {
+			fmt.Fprintf(&b, "  -%s\n", s.Flag)
+		}
+		for _, line := range wrap(s.Usage, 70) {
+			fmt.Fprintf(&b, "        %s\n", line)
+		}
+		var where []string
+		if s.Env != "" {
+			where = append(where, "env "+s.Env)
+		}
+		if s.File != "" {
+			where = append(where, "file key "+s.File)
+		}
+		if len(where) > 0 {
+			fmt.Fprintf(&b, "        %s\n", strings.Join(where, ", "))
+		}
+	}
+	b.WriteString("\nModel profiles are set in the config file only: profiles.NAME.base_url, .model,\n" +
+		".protocol, .api_key_env, .api_key_file, .allowed_base_urls, .defaults; an agent\n" +
+		"picks one with config.profile. A profile's key is sent only to its base_url\n" +
+		"and its allowed_base_urls.\n")
+	return b.String()
+}
+
+// wrap splits text into lines of at most width characters, at spaces.
+func wrap(text string, width int) []string {
+	var lines []string
+	line := ""
+	for _, w := range strings.Fields(strings.ReplaceAll(text, "`", "")) {
+		if line != "" && len(line)+1+len(w) > width {
+			lines = append(lines, line)
+			line = ""
+		}
+		if line != "" {
+			line += " "
+		}
+		line += w
+	}
+	if line != "" {
+		lines = append(lines, line)
+	}
+	return lines
 }
 
 // Table returns the settings as a Markdown table: flag, environment

@@ -567,6 +567,7 @@ func cancelled(ctx context.Context, err error) *Error {
 // result turns the response message into a Result.
 func (c *Client) result(cfg *Config, tools []Tool, msg *schema.Message, text, readText bool) (*Result, error) {
 	res := &Result{Reasoning: msg.ReasoningContent, TextProtocol: text}
+	res.ResponseModel, _ = msg.Extra[provider.ExtraResponseModel].(string)
 	if msg.ResponseMeta != nil {
 		res.FinishReason = msg.ResponseMeta.FinishReason
 	}

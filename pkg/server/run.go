@@ -39,7 +39,7 @@ const afterStop = 5 * time.Second
 // the tokens file again. Run refuses to serve a non-loopback address with
 // neither TLS nor a token unless cfg.Insecure is set.
 func Run(ctx context.Context, cfg *config.Config, logOut io.Writer, kinds []tool.Kind, onListen func(net.Addr)) error {
-	srv, err := New(Options{Config: cfg, LogOutput: logOut, Kinds: kinds})
+	srv, err := New(Options{Config: cfg, LogOutput: logOut, Kinds: kinds, Getenv: os.Getenv})
 	if err != nil {
 		return err
 	}
@@ -59,6 +59,7 @@ func Run(ctx context.Context, cfg *config.Config, logOut io.Writer, kinds []tool
 		lis.Close()
 		return err
 	}
+	opts = append(opts, srv.Telemetry().ServerOptions()...) // outside the guard: it counts its refusals
 	gs := grpc.NewServer(append(opts, srv.Interceptors(reflectionMode == "auth")...)...)
 	agentv1.RegisterAgentServiceServer(gs, srv)
 	hs := health.NewServer()
@@ -85,6 +86,25 @@ func Run(ctx context.Context, cfg *config.Config, logOut io.Writer, kinds []tool
 	defer signal.Stop(hup)
 	served := make(chan error, 1)
 	go func() { served <- gs.Serve(lis) }()
+	if cfg.MetricsListen != "" {
+		mlis, err := net.Listen("tcp", cfg.MetricsListen)
+		if err != nil {
+			gs.Stop()
+			<-served
+			return fmt.Errorf("metrics listen %s: %w", cfg.MetricsListen, err)
+		}
+		log.Info("metrics listening", "addr", mlis.Addr().String(), "pprof", cfg.Pprof)
+		mctx, stopMetrics := context.WithCancel(context.Background())
+		metricsDone := make(chan error, 1)
+		go func() { metricsDone <- srv.Telemetry().Serve(mctx, mlis, cfg.Pprof) }()
+		defer func() {
+			stopMetrics()
+			if err := <-metricsDone; err != nil {
+				log.Warn("metrics listener", "error", err)
+			}
+		}()
+	}
+	log.Info("telemetry", "tracing", srv.Telemetry().Tracing(), "metrics", cfg.MetricsListen != "", "trace_content", cfg.TraceContent)
 
 	loaded := make(chan error, 1)
 	loadCtx, cancelLoad := context.WithCancel(ctx)

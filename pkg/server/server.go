@@ -27,6 +27,7 @@ import (
 	"github.com/agentcore/agentcore/pkg/auth"
 	"github.com/agentcore/agentcore/pkg/config"
 	"github.com/agentcore/agentcore/pkg/llm"
+	"github.com/agentcore/agentcore/pkg/telemetry"
 	"github.com/agentcore/agentcore/pkg/tokens"
 	"github.com/agentcore/agentcore/pkg/tool"
 	agentv1 "github.com/agentcore/agentcore/proto/agentcore/v1"
@@ -41,6 +42,10 @@ type Options struct {
 	LogOutput io.Writer
 	// Kinds are extra kinds of tool files the scan recognises (e.g. MCP definitions).
 	Kinds []tool.Kind
+	// Getenv reads the OTEL_* variables that turn tracing on (see
+	// pkg/telemetry); nil: tracing stays off. Metrics and the per-run log
+	// line are always on.
+	Getenv func(string) string
 }
 
 // Server implements agentv1.AgentServiceServer. It owns its tool host and
@@ -58,6 +63,8 @@ type Server struct {
 	// llm and encoders are shared by every session.
 	llm      *llm.Client
 	encoders *tokens.Encoders
+	// tel observes runs, tool calls and plugin processes (traces, metrics, logs).
+	tel *telemetry.Telemetry
 
 	closeOnce sync.Once
 }
@@ -82,23 +89,36 @@ func New(opts Options) (*Server, error) {
 	if opts.LogOutput != nil {
 		log = cfg.Logger("agent-server", sec.writer(opts.LogOutput))
 	}
+	tel, err := telemetry.New(context.Background(), telemetry.Config{
+		Getenv: opts.Getenv, TraceContent: opts.Config.TraceContent, Logger: log, Redact: sec.redact,
+	})
+	if err != nil {
+		return nil, err
+	}
 	s := &Server{
 		cfg:     cfg,
 		log:     log,
 		auth:    authn,
 		secrets: sec,
+		tel:     tel,
 		host: tool.NewHost(tool.Config{
 			Logger:     log.Named("tool"),
 			MaxIdle:    cfg.MaxIdlePlugins,
 			Kinds:      opts.Kinds,
 			Credential: cred,
+			Observer:   tel,
 		}),
 	}
 	s.llm = llm.NewClient(llm.Options{Logger: log.Named("llm")})
 	s.encoders = tokens.NewEncoders()
 	s.agents.init()
+	tel.GaugeFunc("agentcore_agents", "Agents the server holds now.", func() float64 { return float64(s.agents.count()) })
 	return s, nil
 }
+
+// Telemetry returns the server's telemetry: its metrics registry and HTTP
+// handler, its gRPC server options.
+func (s *Server) Telemetry() *telemetry.Telemetry { return s.tel }
 
 // Interceptors returns the gRPC server options that authenticate every
 // AgentService call (and reflection when reflectionAuth is set), put the
@@ -125,6 +145,11 @@ func (s *Server) Close() error {
 	s.closeOnce.Do(func() {
 		s.agents.closeAll()
 		err = s.host.Close()
+		ctx, cancel := context.WithTimeout(context.Background(), afterStop)
+		defer cancel()
+		if terr := s.tel.Shutdown(ctx); terr != nil {
+			s.log.Warn("spans not flushed", "error", terr)
+		}
 	})
 	return err
 }

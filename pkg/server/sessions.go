@@ -152,6 +152,13 @@ func (r *registry) of(tenant string) []*session {
 	return out
 }
 
+// count returns how many sessions there are.
+func (r *registry) count() int {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	return len(r.m)
+}
+
 func (r *registry) all() []*session {
 	r.mu.RLock()
 	defer r.mu.RUnlock()
@@ -413,7 +420,7 @@ func (s *Server) CreateAgent(ctx context.Context, req *agentv1.CreateAgentReques
 	}
 	sess, err := agent.New(agent.Options{
 		ID: id, Config: s.withDefaultProfile(a.GetConfig(), t), History: req.GetHistory(), Tools: tools, Skills: skills,
-		LLM: s.llm, Encoders: s.encoders, ExpandProfile: s.expander(t.ID), Logger: s.log.Named("agent"),
+		LLM: s.llm, Encoders: s.encoders, ExpandProfile: s.expander(t.ID), Logger: s.log.Named("agent"), Observer: s.tel,
 	})
 	if err != nil {
 		return nil, fieldsUnder(err, "", map[string]string{"config": "agent.config"})

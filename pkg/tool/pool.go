@@ -59,6 +59,7 @@ type pool struct {
 	host  *Host
 	cmd   Command
 	stamp []fileStamp
+	name  string // the plugin's name for the host's ProcessObserver
 
 	mu      sync.Mutex
 	idle    []*proc
@@ -69,9 +70,10 @@ type pool struct {
 type proc struct {
 	pool *pool
 
-	mu     sync.Mutex
-	p      *process
-	killed bool
+	mu      sync.Mutex
+	p       *process
+	killed  bool
+	started bool // reported to the host's ProcessObserver
 
 	cleaned sync.Once
 	client  *plugin.Client
@@ -98,6 +100,9 @@ func (pl *pool) get(ctx context.Context) (*proc, error) {
 		pl.idle = pl.idle[:n-1]
 		pl.mu.Unlock()
 		if !pr.p.exited() {
+			if o := pl.host.cfg.Observer; o != nil {
+				o.ProcessReused(pl.name)
+			}
 			return pr, nil
 		}
 		pl.discard(pr) // died while idle
@@ -183,6 +188,12 @@ func (pl *pool) start(ctx context.Context) (*proc, error) {
 		return nil, err
 	}
 	h.log.Debug("plugin started", "path", pl.cmd.Path, "pid", pr.p.pid)
+	if o := h.cfg.Observer; o != nil {
+		pr.mu.Lock()
+		pr.started = true
+		pr.mu.Unlock()
+		o.ProcessStarted(pl.name)
+	}
 	return pr, nil
 }
 
@@ -308,6 +319,12 @@ func (pr *proc) cleanup() {
 		h.mu.Lock()
 		delete(h.procs, pr)
 		h.mu.Unlock()
+		pr.mu.Lock()
+		started := pr.started
+		pr.mu.Unlock()
+		if o := h.cfg.Observer; o != nil && started {
+			o.ProcessEnded(pr.pool.name)
+		}
 	})
 }
 
@@ -433,12 +450,16 @@ func (pl *pool) run(ctx context.Context, e *entry, input []byte, opts Options) R
 		rpcCancel()
 	})
 	dec := &chunkDecoder{onOutput: opts.OnOutput}
-	res, err := pr.call(rpcCtx, &pluginv1.ExecuteRequest{Tool: name, InputJson: string(input), CallId: opts.CallID}, dec)
+	req := &pluginv1.ExecuteRequest{Tool: name, InputJson: string(input), CallId: opts.CallID, TraceContext: traceContext(ctx)}
+	res, err := pr.call(rpcCtx, req, dec)
 	if !stop() || ctx.Err() != nil {
 		// Stopped for the context (gRPC may notice the context before the
 		// AfterFunc runs): kill, wait for the reap, report the stop.
 		pr.kill()
 		<-pr.p.done
+		if o := pl.host.cfg.Observer; o != nil {
+			o.ProcessKilled(pl.name)
+		}
 		pl.discard(pr)
 		return stoppedResult(ctx, e)
 	}
@@ -451,9 +472,9 @@ func (pl *pool) run(ctx context.Context, e *entry, input []byte, opts Options) R
 
 func stoppedResult(ctx context.Context, e *entry) Result {
 	if errors.Is(context.Cause(ctx), errTimeout) {
-		return errorResult(fmt.Sprintf("tool %q timed out after %s and was killed", e.spec.Name, e.spec.Timeout))
+		return outcome(errorResult(fmt.Sprintf("tool %q timed out after %s and was killed", e.spec.Name, e.spec.Timeout)), OutcomeTimeout)
 	}
-	return errorResult(fmt.Sprintf("tool %q was stopped: %v", e.spec.Name, context.Cause(ctx)))
+	return outcome(errorResult(fmt.Sprintf("tool %q was stopped: %v", e.spec.Name, context.Cause(ctx))), OutcomeKilled)
 }
 
 // crashResult reports a call whose stream broke: the plugin's exit status
@@ -470,7 +491,7 @@ func (pl *pool) crashResult(pr *proc, name string, err error) Result {
 	}
 	if pl.host.isClosed() {
 		pl.discard(pr)
-		return errorResult(fmt.Sprintf("tool %q was stopped: %v", name, ErrClosed))
+		return outcome(errorResult(fmt.Sprintf("tool %q was stopped: %v", name, ErrClosed)), OutcomeKilled)
 	}
 	msg := fmt.Sprintf("tool %q crashed: its plugin process %s", name, p.status())
 	if tail := pr.stderrTail(); tail != "" {
@@ -478,5 +499,5 @@ func (pl *pool) crashResult(pr *proc, name string, err error) Result {
 	}
 	pl.discard(pr)
 	pl.host.log.Warn("plugin crashed", "path", pl.cmd.Path, "tool", name, "status", p.status())
-	return errorResult(msg)
+	return outcome(errorResult(msg), OutcomeCrash)
 }

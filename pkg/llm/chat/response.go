@@ -71,6 +71,17 @@ type completion struct {
 	} `json:"choices"`
 	Usage *usage          `json:"usage"`
 	Error json.RawMessage `json:"error"`
+	// Model is the model that answered, as the server names it.
+	Model string `json:"model"`
+}
+
+// modelChunk carries the model the server says answered (for telemetry's
+// gen_ai.response.model), or is nil when it named none.
+func modelChunk(model string) *schema.Message {
+	if model == "" {
+		return nil
+	}
+	return &schema.Message{Role: schema.Assistant, Extra: map[string]any{provider.ExtraResponseModel: model}}
 }
 
 // apiError returns the error object of a body or chunk, nil when it has none.
@@ -162,7 +173,11 @@ func decodeWhole(body []byte) ([]*schema.Message, error) {
 			Function: schema.FunctionCall{Name: tc.Function.Name, Arguments: args},
 		})
 	}
-	return []*schema.Message{msg, finalChunk(ch.FinishReason, len(msg.ToolCalls) > 0, c.Usage)}, nil
+	out := []*schema.Message{msg, finalChunk(ch.FinishReason, len(msg.ToolCalls) > 0, c.Usage)}
+	if mc := modelChunk(c.Model); mc != nil {
+		out = append([]*schema.Message{mc}, out...) // the final chunk stays last
+	}
+	return out, nil
 }
 
 // calls numbers a stream's tool calls in the order they start and
@@ -238,6 +253,7 @@ func readStream(ctx context.Context, r *sse.Reader, emit func(*schema.Message) b
 		c      calls
 		finish string
 		seen   bool // a finish reason arrived
+		named  bool // the model's name was passed on
 		u      *usage
 	)
 	for {
@@ -263,6 +279,12 @@ func readStream(ctx context.Context, r *sse.Reader, emit func(*schema.Message) b
 		}
 		if chunk.Usage != nil {
 			u = chunk.Usage
+		}
+		if mc := modelChunk(chunk.Model); mc != nil && !named {
+			named = true
+			if !emit(mc) {
+				return nil
+			}
 		}
 		for i := range chunk.Choices {
 			ch := &chunk.Choices[i]

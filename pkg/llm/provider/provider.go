@@ -57,6 +57,9 @@ const (
 	// ExtraToolError marks a schema.Tool message whose call failed (bool);
 	// protocols with an error flag on tool results (Anthropic's is_error) set it.
 	ExtraToolError = "agentcore.tool_error"
+	// ExtraResponseModel holds the model name the response reports (string),
+	// which may differ from the one asked for (a dated version, a router's pick).
+	ExtraResponseModel = "agentcore.response_model"
 )
 
 // Normalised finish reasons.

@@ -24,7 +24,8 @@ const maxErrorBody = 1 << 20
 // Post sends body as a JSON POST to url with header and returns the response
 // when its status is 2xx; the caller closes its body. A failure to send is
 // classified by FromTransport, any other status by FromStatus; either way the
-// error is a *Error.
+// error is a *Error. When ctx holds a span (the server traces), its W3C
+// traceparent and tracestate go along.
 func Post(ctx context.Context, client *http.Client, url string, header http.Header, body []byte) (*http.Response, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(body))
 	if err != nil {
@@ -37,6 +38,7 @@ func Post(ctx context.Context, client *http.Client, url string, header http.Head
 	if req.Header.Get("Content-Type") == "" {
 		req.Header.Set("Content-Type", "application/json")
 	}
+	injectTrace(ctx, req.Header)
 	if client == nil {
 		client = http.DefaultClient
 	}
