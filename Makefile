@@ -83,7 +83,9 @@ proto-check:
 
 ## fuzz-short: the fuzz targets the model layer's issue names (the SSE reader and
 ## the text tool reader), FUZZTIME each; CI runs this. The seed corpora of every
-## fuzz target already run as plain tests in make test.
+## fuzz target already run as plain tests in make test. The four adapters'
+## FuzzStream targets (every recording, plain and mutated, as seeds) run in
+## make fuzz only: their instrumented build of eino and sonic takes minutes cold.
 FUZZTIME ?= 5s
 FUZZ_SHORT := ./pkg/llm/sse:FuzzReader ./pkg/llm/sse:FuzzReaderCancel ./pkg/llm/texttool:FuzzParse
 fuzz-short:

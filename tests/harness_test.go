@@ -55,6 +55,11 @@ func runMain(m *testing.M) int {
 		return 1
 	}
 	defer os.RemoveAll(dir)
+	// Binaries only: servers run as another user (the trust tests) must reach them.
+	if err := os.Chmod(dir, 0o755); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
 	if err := build(dir); err != nil {
 		fmt.Fprintln(os.Stderr, "build:", err)
 		return 1
@@ -149,6 +154,12 @@ type serverProc struct {
 // startServer starts agent-server on a free port with the plugins in
 // toolDir and the fake model as its default profile; extra adds flags.
 func startServer(toolDir string, extra []string, env ...string) (*serverProc, error) {
+	return launch(serverCmd(toolDir, extra, env...))
+}
+
+// serverCmd is the command startServer runs: agent-server on 127.0.0.1:0
+// with the plugins in toolDir and the fake model as its default profile.
+func serverCmd(toolDir string, extra []string, env ...string) *exec.Cmd {
 	args := append([]string{"-listen", "127.0.0.1:0", "-log-format", "json", "-log-level", "debug",
 		"-tool-dir", toolDir, "-shutdown-grace", "2s"}, extra...)
 	cmd := exec.Command(suite.bin, args...)
@@ -159,6 +170,13 @@ func startServer(toolDir string, extra []string, env ...string) (*serverProc, er
 	)
 	cmd.Env = append(cmd.Env, env...)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	return cmd
+}
+
+// launch starts an agent-server command and waits until it listens and its
+// health service says SERVING (asked over a connection made with dial;
+// plaintext by default).
+func launch(cmd *exec.Cmd, dial ...grpc.DialOption) (*serverProc, error) {
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
 		return nil, err
@@ -199,7 +217,7 @@ func startServer(toolDir string, extra []string, env ...string) (*serverProc, er
 		p.kill()
 		return nil, fmt.Errorf("no listening line in 30s:\n%s", p.logs())
 	}
-	if err := p.waitServing(30 * time.Second); err != nil {
+	if err := p.waitServing(30*time.Second, dial...); err != nil {
 		p.kill()
 		return nil, err
 	}
@@ -213,8 +231,11 @@ func (p *serverProc) logs() string {
 }
 
 // waitServing waits until the health service says SERVING.
-func (p *serverProc) waitServing(d time.Duration) error {
-	conn, err := grpc.NewClient(p.addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
+func (p *serverProc) waitServing(d time.Duration, dial ...grpc.DialOption) error {
+	if len(dial) == 0 {
+		dial = []grpc.DialOption{grpc.WithTransportCredentials(insecure.NewCredentials())}
+	}
+	conn, err := grpc.NewClient(p.addr, dial...)
 	if err != nil {
 		return err
 	}

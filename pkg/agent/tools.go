@@ -119,6 +119,7 @@ func (r *run) runTools(ctx context.Context, step int, calls []call) ([]*agentv1.
 	for i, c := range calls {
 		if c.invalid != "" {
 			results[i] = history.ToolResult(c.part.GetId(), c.part.GetName(), history.TextOutput(c.invalid), true)
+			r.emit.toolCall(step, c.part.GetId(), c.part.GetName(), c.part.GetArguments())
 			r.emit.toolResult(step, results[i].GetToolResult(), false, 0)
 			continue
 		}
@@ -156,6 +157,7 @@ func (r *run) runTool(ctx context.Context, step int, c *agentv1.ToolCallPart) (*
 		}
 		if text != "" {
 			p := history.ToolResult(id, name, history.TextOutput(text), true)
+			r.emit.toolCall(step, id, name, args)
 			r.emit.toolResult(step, p.GetToolResult(), false, 0)
 			return p, false
 		}

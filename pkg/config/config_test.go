@@ -50,6 +50,16 @@ profiles:
       provider: {temperature: 0.2}
 `
 
+// trustBody is a config file with the trust boundary's settings.
+const trustBody = `
+auth: {tokens_file: /etc/agentcore/tenants.yaml}
+profiles:
+  main:
+    base_url: https://api.example/v1
+    api_key_file: KEYFILE
+    allowed_base_urls: [https://eu.example/v1, https://us.example/v1]
+`
+
 func TestLoadPrecedence(t *testing.T) {
 	file := writeFile(t, "agent-server.yaml", fileBody)
 	tests := []struct {
@@ -134,6 +144,20 @@ func TestLoadPrecedence(t *testing.T) {
 					t.Errorf("http settings: %+v", c.HTTP)
 				}
 			}},
+		{"trust settings", []string{"-config", writeFile(t, "trust.yaml", strings.Replace(trustBody, "KEYFILE", writeFile(t, "key", "sk-from-file\n"), 1)),
+			"-insecure", "-plugin-user", "nobody:nogroup"},
+			map[string]string{"AGENTCORE_REFLECTION": "auth"}, func(t *testing.T, c *Config) {
+				p := c.Profiles["main"]
+				if p == nil || p.APIKey != "sk-from-file" || fmt.Sprint(p.AllowedBaseURLs) != "[https://eu.example/v1 https://us.example/v1]" {
+					t.Fatalf("profile main: %v %v", p, p.AllowedBaseURLs)
+				}
+				if !c.Insecure || c.Reflection != "auth" || c.PluginUser != "nobody:nogroup" || c.AuthTokensFile != "/etc/agentcore/tenants.yaml" {
+					t.Errorf("trust settings: %+v", c)
+				}
+				if got := fmt.Sprint(c.SecretEnv()); got != "[AGENTCORE_AUTH_TOKEN AGENTCORE_MODEL_API_KEY]" {
+					t.Errorf("SecretEnv %s: the default key and token variables are always kept out", got)
+				}
+			}},
 		{"key from another variable", []string{"-model", "m", "-model-base-url", "http://x", "-model-api-key-env", "MY_KEY"},
 			map[string]string{"MY_KEY": "k2"}, func(t *testing.T, c *Config) {
 				if p, _ := c.Profile(""); p == nil || p.APIKey != "k2" {
@@ -153,6 +177,8 @@ func TestLoadPrecedence(t *testing.T) {
 }
 
 func TestLoadErrors(t *testing.T) {
+	bothKeys := writeFile(t, "e.yaml", "profiles:\n  p:\n    api_key_env: K\n    api_key_file: /k\n")
+	badAllowed := writeFile(t, "f.yaml", "profiles:\n  p:\n    allowed_base_urls: [\"ftp://x\"]\n")
 	keyInFile := writeFile(t, "a.yaml", "profiles:\n  p:\n    api_key: sk-x\n")
 	keyInDefaults := writeFile(t, "b.yaml", "profiles:\n  p:\n    defaults: {apiKey: sk-x}\n")
 	unknownKey := writeFile(t, "c.yaml", "listn: x\n")
@@ -185,6 +211,13 @@ func TestLoadErrors(t *testing.T) {
 		{"origin with a path", []string{"-http-listen", ":8080", "-http-cors-origin", "https://a.example/app"}, nil, "cors origin"},
 		{"origin without a scheme", []string{"-http-listen", ":8080", "-http-cors-origin", "a.example"}, nil, "cors origin"},
 		{"cors without http", []string{"-http-cors-origin", "*"}, nil, "needs -http-listen"},
+		{"env and file key", []string{"-config", bothKeys}, nil, "not both"},
+		{"missing key file", []string{"-model", "m", "-model-base-url", "http://x", "-model-api-key-file", "/nonexistent/key"}, nil, "api_key_file"},
+		{"allowed url not http", []string{"-config", badAllowed}, nil, "allowed_base_urls[0]"},
+		{"bad reflection", []string{"-reflection", "maybe"}, nil, "reflection"},
+		{"bad bool", []string{"-insecure=perhaps"}, nil, "insecure"},
+		{"bad plugin user", []string{"-plugin-user", ":x"}, nil, "plugin-user"},
+		{"socket owner over tcp", []string{"-socket-owner", "nobody"}, nil, "not a unix socket"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -35,6 +35,9 @@ func settings() []Setting {
 		{Flag: "listen", Env: "AGENTCORE_LISTEN", File: "listen", Default: "127.0.0.1:50051",
 			Usage: "host:port, or unix:PATH for a unix socket (created with mode 0600)",
 			ptr:   func(c *Config) any { return &c.Listen }},
+		{Flag: "socket-owner", Env: "AGENTCORE_SOCKET_OWNER", File: "socket_owner",
+			Usage: "USER[:GROUP]: owner of the unix socket of -listen (still mode 0600), e.g. the application's user when agent-server runs as root",
+			ptr:   func(c *Config) any { return &c.SocketOwner }},
 		{Flag: "tool-dir", Env: "AGENTCORE_TOOL_DIRS", File: "tool_dirs",
 			Usage: "tool plugin directory; repeat the flag, or separate with ':'; later ones win by tool name",
 			ptr:   func(c *Config) any { return &c.ToolDirs }},
@@ -56,6 +59,9 @@ func settings() []Setting {
 		{Flag: "model-api-key-env", Env: "AGENTCORE_MODEL_API_KEY_ENV", File: "model.api_key_env", Default: DefaultAPIKeyEnv,
 			Usage: "name of the environment variable holding the `default` profile's API key (the key itself is never a flag or in the file)",
 			ptr:   func(c *Config) any { return &c.defaultModel.APIKeyEnv }},
+		{Flag: "model-api-key-file", Env: "AGENTCORE_MODEL_API_KEY_FILE", File: "model.api_key_file",
+			Usage: "file holding the `default` profile's API key (instead of -model-api-key-env)",
+			ptr:   func(c *Config) any { return &c.defaultModel.APIKeyFile }},
 		{Flag: "default-profile", Env: "AGENTCORE_DEFAULT_PROFILE", File: "default_profile", Default: DefaultProfile,
 			Usage: "profile used by agents whose config names no profile and no base_url",
 			ptr:   func(c *Config) any { return &c.DefaultProfile }},
@@ -86,6 +92,18 @@ func settings() []Setting {
 		{Flag: "auth-token-file", Env: "AGENTCORE_AUTH_TOKEN_FILE", File: "auth.token_file",
 			Usage: "file holding the bearer token (wins over -auth-token-env)",
 			ptr:   func(c *Config) any { return &c.authTokenFile }},
+		{Flag: "auth-tokens-file", Env: "AGENTCORE_AUTH_TOKENS_FILE", File: "auth.tokens_file",
+			Usage: "YAML (or JSON) file of tenants: their tokens (sha256:HEX or plain), client certificates, limits, profiles and admin flag; read again on SIGHUP",
+			ptr:   func(c *Config) any { return &c.AuthTokensFile }},
+		{Flag: "reflection", Env: "AGENTCORE_REFLECTION", File: "reflection",
+			Usage: "gRPC server reflection: on, off or auth (only for callers with a valid token or certificate); default: on for loopback and unix sockets, auth elsewhere",
+			ptr:   func(c *Config) any { return &c.Reflection }},
+		{Flag: "insecure", Env: "AGENTCORE_INSECURE", File: "insecure", Default: "false",
+			Usage: "allow serving on a non-loopback address without TLS and without any token",
+			ptr:   func(c *Config) any { return &c.Insecure }},
+		{Flag: "plugin-user", Env: "AGENTCORE_PLUGIN_USER", File: "plugin_user",
+			Usage: "USER[:GROUP]: when agent-server runs as root, plugin processes run as this user (names or numeric ids)",
+			ptr:   func(c *Config) any { return &c.PluginUser }},
 		{Flag: "log-format", Env: "AGENTCORE_LOG_FORMAT", File: "log.format", Default: "text",
 			Usage: "log format: text (hclog) or json",
 			ptr:   func(c *Config) any { return &c.LogFormat }},
@@ -249,7 +267,9 @@ func Help() string {
 		}
 	}
 	b.WriteString("\nModel profiles are set in the config file only: profiles.NAME.base_url, .model,\n" +
-		".protocol, .api_key_env, .defaults; an agent picks one with config.profile.\n")
+		".protocol, .api_key_env, .api_key_file, .allowed_base_urls, .defaults; an agent\n" +
+		"picks one with config.profile. A profile's key is sent only to its base_url\n" +
+		"and its allowed_base_urls.\n")
 	return b.String()
 }
 
@@ -293,6 +313,6 @@ func Table() string {
 		fmt.Fprintf(&b, "| `-%s` | %s | %s | %s | %s |\n", s.Flag, cell(s.Env), cell(file), cell(s.Default),
 			strings.ReplaceAll(s.Usage, "|", "\\|"))
 	}
-	b.WriteString("| - | - | `profiles.NAME.base_url`, `.model`, `.protocol`, `.api_key_env`, `.defaults` | | a named model profile; `defaults` is any agent config in its JSON form (`system`, `maxTokens`, `provider`…); an agent picks it with `config.profile` |\n")
+	b.WriteString("| - | - | `profiles.NAME.base_url`, `.model`, `.protocol`, `.api_key_env`, `.api_key_file`, `.allowed_base_urls`, `.defaults` | | a named model profile; `defaults` is any agent config in its JSON form (`system`, `maxTokens`, `provider`…); an agent picks it with `config.profile`; its key is sent only to `base_url` and the `allowed_base_urls` |\n")
 	return b.String()
 }

@@ -50,6 +50,7 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
+	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/encoding/protojson"
 
@@ -76,6 +77,13 @@ const (
 	// server's CORS origins, sent the request.
 	ReasonOriginNotAllowed = "ORIGIN_NOT_ALLOWED"
 )
+
+// ClientCertMetadata is the call metadata that carries the HTTP client's
+// verified TLS certificate (DER) to the gRPC server, which, on its
+// in-process link only, takes it as the call's own (agent-server's
+// authentication maps certificates to tenants). An HTTP client cannot set
+// it: no header becomes this key.
+const ClientCertMetadata = "x-agentcore-client-cert-bin"
 
 // Options configure a gateway.
 type Options struct {
@@ -117,6 +125,7 @@ func New(opts Options) (http.Handler, error) {
 	g.api = runtime.NewServeMux(
 		runtime.WithMarshalerOption(runtime.MIMEWildcard, g.json),
 		runtime.WithIncomingHeaderMatcher(incomingHeader),
+		runtime.WithMetadata(clientCert),
 		runtime.WithErrorHandler(g.errorHandler),
 		runtime.WithRoutingErrorHandler(g.routingError),
 		runtime.WithHealthzEndpoint(healthpb.NewHealthClient(opts.Conn)),
@@ -162,6 +171,14 @@ func incomingHeader(key string) (string, bool) {
 		return strings.ToLower(key), true
 	}
 	return runtime.DefaultHeaderMatcher(key)
+}
+
+// clientCert passes the request's verified client certificate on.
+func clientCert(_ context.Context, r *http.Request) metadata.MD {
+	if r.TLS == nil || len(r.TLS.VerifiedChains) == 0 || len(r.TLS.VerifiedChains[0]) == 0 {
+		return nil
+	}
+	return metadata.Pairs(ClientCertMetadata, string(r.TLS.VerifiedChains[0][0].Raw))
 }
 
 // ServeHTTP routes a request to the API, the OpenAPI document or the console.

@@ -42,8 +42,8 @@ func TestTraceparentOnModelRequests(t *testing.T) {
 			case !traced && got != "00-stale-config-value":
 				t.Errorf("not traced: traceparent = %q, want the config's header untouched", got)
 			}
-			if p == provider.ProtocolChat && res.ResponseModel != "test-model" {
-				t.Errorf("response model = %q", res.ResponseModel)
+			if res.ResponseModel != "test-model" {
+				t.Errorf("%s: response model = %q", p, res.ResponseModel)
 			}
 		}
 	})

@@ -19,7 +19,7 @@ func (s *Server) UpdateAgent(ctx context.Context, req *agentv1.UpdateAgentReques
 	if a == nil {
 		return nil, invalidField("agent", "required, with agent.id naming the agent")
 	}
-	e, err := s.agents.get(a.GetId())
+	e, err := s.agent(ctx, a.GetId())
 	if err != nil {
 		return nil, fieldsUnder(err, "", map[string]string{"agent_id": "agent.id"})
 	}
@@ -56,7 +56,11 @@ func (s *Server) UpdateAgent(ctx context.Context, req *agentv1.UpdateAgentReques
 			}
 		}
 	}
-	next = s.withDefaultProfile(next)
+	t, err := s.tenant(ctx)
+	if err != nil {
+		return nil, err
+	}
+	next = s.withDefaultProfile(next, t)
 	// Check the selections before anything changes.
 	if setTools {
 		if _, err := selectTools(c, a.GetTools(), "agent.tools"); err != nil {
@@ -120,7 +124,7 @@ func copyPath(dst, src protoreflect.Message, path []string) string {
 
 // GetHistory reads a session's history, optionally grouped into turns and rendered.
 func (s *Server) GetHistory(ctx context.Context, req *agentv1.GetHistoryRequest) (*agentv1.GetHistoryResponse, error) {
-	e, err := s.agents.get(req.GetAgentId())
+	e, err := s.agent(ctx, req.GetAgentId())
 	if err != nil {
 		return nil, err
 	}
@@ -143,7 +147,7 @@ func (s *Server) GetHistory(ctx context.Context, req *agentv1.GetHistoryRequest)
 
 // SetHistory replaces a session's history; FAILED_PRECONDITION while it runs.
 func (s *Server) SetHistory(ctx context.Context, req *agentv1.SetHistoryRequest) (*agentv1.SetHistoryResponse, error) {
-	e, err := s.agents.get(req.GetAgentId())
+	e, err := s.agent(ctx, req.GetAgentId())
 	if err != nil {
 		return nil, err
 	}
@@ -158,7 +162,7 @@ func (s *Server) SetHistory(ctx context.Context, req *agentv1.SetHistoryRequest)
 
 // PreviewContext shows what the next model request would hold.
 func (s *Server) PreviewContext(ctx context.Context, req *agentv1.PreviewContextRequest) (*agentv1.PreviewContextResponse, error) {
-	e, err := s.agents.get(req.GetAgentId())
+	e, err := s.agent(ctx, req.GetAgentId())
 	if err != nil {
 		return nil, err
 	}

@@ -2,16 +2,21 @@ package server
 
 import (
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"errors"
 	"fmt"
 	"net"
 	"net/http"
+	"strings"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials"
 	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/grpc/metadata"
+	"google.golang.org/grpc/peer"
 	"google.golang.org/grpc/test/bufconn"
 
 	"github.com/agentcore/agentcore/pkg/config"
@@ -34,9 +39,10 @@ type httpFront struct {
 }
 
 // startHTTP serves the gateway on cfg.HTTP.Listen (TLS as the gRPC
-// listener's); gs must also serve the returned front's in-process listener,
-// which startHTTP starts. It returns nil when no HTTP listener is configured.
-func startHTTP(cfg *config.Config, gs *grpc.Server, logger hclog.Logger) (*httpFront, error) {
+// listener's) and gs on the in-process link. Like the gRPC listener, it
+// refuses a non-loopback address with neither TLS nor a token unless
+// cfg.Insecure. It returns nil when no HTTP listener is configured.
+func startHTTP(cfg *config.Config, gs *grpc.Server, authRequired bool, logger hclog.Logger) (*httpFront, error) {
 	if cfg.HTTP.Listen == "" {
 		return nil, nil
 	}
@@ -62,11 +68,19 @@ func startHTTP(cfg *config.Config, gs *grpc.Server, logger hclog.Logger) (*httpF
 		mem.Close()
 		return nil, err
 	}
-	lis, err := listen(cfg.HTTP.Listen)
+	lis, err := listen(cfg.HTTP.Listen, cfg.SocketOwner)
 	if err != nil {
 		conn.Close()
 		mem.Close()
 		return nil, fmt.Errorf("http: %w", err)
+	}
+	if !loopback(lis.Addr()) && tc == nil && !authRequired && !cfg.Insecure {
+		lis.Close()
+		conn.Close()
+		mem.Close()
+		return nil, fmt.Errorf("http listen %s: a non-loopback address without TLS and without any token would give every agent and tool "+
+			"to anyone who can reach it: give -tls-cert and -tls-key, or -auth-tokens-file (or -auth-token-file), "+
+			"or -insecure to serve it so anyway", cfg.HTTP.Listen)
 	}
 	f := &httpFront{mem: mem, conn: conn, lis: lis, served: make(chan error, 2)}
 	f.srv = &http.Server{
@@ -134,13 +148,13 @@ func (l *memListener) Accept() (net.Conn, error) {
 // memConn is a connection of the in-process link.
 type memConn struct{ net.Conn }
 
-// gatewayCreds are the server's TLS credentials for every connection but
-// those of the in-process link.
+// gatewayCreds are the server's transport credentials (TLS, or none) for
+// every connection but those of the in-process link, which get inProcess.
 type gatewayCreds struct {
 	credentials.TransportCredentials
 }
 
-// ServerHandshake runs the TLS handshake, except on the in-process link.
+// ServerHandshake runs the transport's handshake, except on the in-process link.
 func (c gatewayCreds) ServerHandshake(conn net.Conn) (net.Conn, credentials.AuthInfo, error) {
 	if _, ok := conn.(memConn); ok {
 		return conn, inProcess{credentials.CommonAuthInfo{SecurityLevel: credentials.PrivacyAndIntegrity}}, nil
@@ -148,10 +162,73 @@ func (c gatewayCreds) ServerHandshake(conn net.Conn) (net.Conn, credentials.Auth
 	return c.TransportCredentials.ServerHandshake(conn)
 }
 
-// Clone clones the TLS credentials.
+// Clone clones the transport credentials.
 func (c gatewayCreds) Clone() credentials.TransportCredentials {
 	return gatewayCreds{c.TransportCredentials.Clone()}
 }
+
+// fromGateway gives a call that came through the HTTP gateway the peer its
+// HTTP client would have over gRPC: the client's address (the last
+// x-forwarded-for entry, which the gateway appends) and, when it presented
+// one on the HTTP listener, its verified certificate. Authentication (tokens
+// and certificates map to tenants) and the audit log after it then treat
+// both front ends alike. Calls on other connections pass unchanged.
+func fromGateway(ctx context.Context) context.Context {
+	p, ok := peer.FromContext(ctx)
+	if !ok {
+		return ctx
+	}
+	if _, ok := p.AuthInfo.(inProcess); !ok {
+		return ctx
+	}
+	md, _ := metadata.FromIncomingContext(ctx)
+	np := &peer.Peer{Addr: httpClient("gateway"), LocalAddr: p.LocalAddr, AuthInfo: p.AuthInfo}
+	if xff := md.Get("x-forwarded-for"); len(xff) > 0 {
+		parts := strings.Split(xff[len(xff)-1], ",")
+		np.Addr = httpClient(strings.TrimSpace(parts[len(parts)-1]))
+	}
+	if v := md.Get(gateway.ClientCertMetadata); len(v) == 1 {
+		if cert, err := x509.ParseCertificate([]byte(v[0])); err == nil {
+			np.AuthInfo = credentials.TLSInfo{
+				State:          tls.ConnectionState{VerifiedChains: [][]*x509.Certificate{{cert}}},
+				CommonAuthInfo: credentials.CommonAuthInfo{SecurityLevel: credentials.PrivacyAndIntegrity},
+			}
+		}
+	}
+	return peer.NewContext(ctx, np)
+}
+
+// httpClient is the address of a gateway call's HTTP client.
+type httpClient string
+
+// Network names the front end.
+func (httpClient) Network() string { return "http" }
+
+// String is the client's IP address.
+func (a httpClient) String() string { return string(a) }
+
+// gatewayUnary and gatewayStream apply fromGateway; they run before every
+// other interceptor.
+func gatewayUnary(ctx context.Context, req any, _ *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (any, error) {
+	return handler(fromGateway(ctx), req)
+}
+
+func gatewayStream(srv any, ss grpc.ServerStream, _ *grpc.StreamServerInfo, handler grpc.StreamHandler) error {
+	ctx := fromGateway(ss.Context())
+	if ctx == ss.Context() {
+		return handler(srv, ss)
+	}
+	return handler(srv, &gatewayServerStream{ServerStream: ss, ctx: ctx})
+}
+
+// gatewayServerStream is a stream with fromGateway's context.
+type gatewayServerStream struct {
+	grpc.ServerStream
+	ctx context.Context
+}
+
+// Context returns the stream's context with the HTTP client's peer.
+func (s *gatewayServerStream) Context() context.Context { return s.ctx }
 
 // inProcess is the AuthInfo of a call that came through the HTTP gateway.
 type inProcess struct{ credentials.CommonAuthInfo }

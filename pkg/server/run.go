@@ -8,12 +8,14 @@ import (
 	"io"
 	"net"
 	"os"
+	"os/signal"
 	"syscall"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials"
+	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/health"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 	"google.golang.org/grpc/keepalive"
@@ -34,7 +36,9 @@ const afterStop = 5 * time.Second
 // The health service reports NOT_SERVING until the tools are loaded (and
 // again during shutdown); a tool directory that fails to scan ends Run with
 // its error. Logs go to logOut (nil: nowhere) with secrets redacted.
-// onListen, if set, gets the address once the server listens.
+// onListen, if set, gets the address once the server listens. SIGHUP reads
+// the tokens file again. Run refuses to serve a non-loopback address with
+// neither TLS nor a token unless cfg.Insecure is set.
 func Run(ctx context.Context, cfg *config.Config, logOut io.Writer, kinds []tool.Kind, onListen func(net.Addr)) error {
 	srv, err := New(Options{Config: cfg, LogOutput: logOut, Kinds: kinds, Getenv: os.Getenv})
 	if err != nil {
@@ -47,29 +51,46 @@ func Run(ctx context.Context, cfg *config.Config, logOut io.Writer, kinds []tool
 	if err != nil {
 		return err
 	}
+	lis, err := listen(cfg.Listen, cfg.SocketOwner)
+	if err != nil {
+		return err
+	}
+	reflectionMode, err := exposure(cfg, lis.Addr(), srv.auth.Required())
+	if err != nil {
+		lis.Close()
+		return err
+	}
 	opts = append(opts, srv.Telemetry().ServerOptions()...) // outside the guard: it counts its refusals
-	gs := grpc.NewServer(append(opts, srv.Interceptors()...)...)
+	gs := grpc.NewServer(append(opts, srv.Interceptors(reflectionMode == "auth")...)...)
 	agentv1.RegisterAgentServiceServer(gs, srv)
 	hs := health.NewServer()
 	hs.SetServingStatus("", healthpb.HealthCheckResponse_NOT_SERVING)
 	hs.SetServingStatus(agentv1.AgentService_ServiceDesc.ServiceName, healthpb.HealthCheckResponse_NOT_SERVING)
 	healthpb.RegisterHealthServer(gs, hs)
-	reflection.Register(gs)
-
-	lis, err := listen(cfg.Listen)
-	if err != nil {
-		return err
+	if reflectionMode != "off" {
+		reflection.Register(gs)
 	}
-	front, err := startHTTP(cfg, gs, log)
+
+	log.Info("listening", "addr", lis.Addr().String(), "tls", cfg.TLS.CertFile != "", "mtls", cfg.TLS.ClientCAFile != "",
+		"auth", srv.auth.Required(), "tenants_file", cfg.AuthTokensFile != "", "reflection", reflectionMode)
+	if !loopback(lis.Addr()) && cfg.TLS.CertFile == "" && !srv.auth.Required() {
+		log.Warn("serving a non-loopback address without TLS and without a token (-insecure): anyone who can reach it can use every agent and tool")
+	}
+	if os.Geteuid() == 0 && cfg.PluginUser == "" {
+		log.Warn("running as root, and so do the plugins: set -plugin-user to run them as an unprivileged user")
+	}
+	front, err := startHTTP(cfg, gs, srv.auth.Required(), log)
 	if err != nil {
 		lis.Close()
 		return err
 	}
 	defer front.close()
-	log.Info("listening", "addr", lis.Addr().String(), "tls", cfg.TLS.CertFile != "", "mtls", cfg.TLS.ClientCAFile != "", "auth", cfg.AuthToken != "")
 	if onListen != nil {
 		onListen(lis.Addr())
 	}
+	hup := make(chan os.Signal, 1)
+	signal.Notify(hup, syscall.SIGHUP)
+	defer signal.Stop(hup)
 	served := make(chan error, 1)
 	go func() { served <- gs.Serve(lis) }()
 	if cfg.MetricsListen != "" {
@@ -115,6 +136,12 @@ func Run(ctx context.Context, cfg *config.Config, logOut io.Writer, kinds []tool
 			}
 		case err := <-served:
 			return fmt.Errorf("serve: %w", err)
+		case <-hup:
+			if cfg.AuthTokensFile == "" {
+				log.Info("SIGHUP: no tokens file to read again (-auth-tokens-file)")
+			} else {
+				_ = srv.ReloadTenants()
+			}
 		case <-ctx.Done():
 			waiting = false
 		}
@@ -172,11 +199,17 @@ func grpcOptions(cfg *config.Config) ([]grpc.ServerOption, error) {
 		grpc.KeepaliveEnforcementPolicy(keepalive.EnforcementPolicy{MinTime: 10 * time.Second, PermitWithoutStream: true}),
 	}
 	tc, err := serverTLS(cfg)
-	if tc == nil || err != nil {
-		return opts, err
+	if err != nil {
+		return nil, err
 	}
-	// The HTTP gateway's in-process connections skip TLS (see gatewayCreds).
-	return append(opts, grpc.Creds(gatewayCreds{credentials.NewTLS(tc)})), nil
+	creds := insecure.NewCredentials()
+	if tc != nil {
+		creds = credentials.NewTLS(tc)
+	}
+	// The HTTP gateway's in-process connections skip TLS and are marked
+	// (gatewayCreds), so that its calls get their HTTP client's peer first.
+	return append(opts, grpc.Creds(gatewayCreds{creds}),
+		grpc.ChainUnaryInterceptor(gatewayUnary), grpc.ChainStreamInterceptor(gatewayStream)), nil
 }
 
 // serverTLS is the TLS of both listeners, gRPC and HTTP; nil without -tls-cert.
@@ -204,9 +237,41 @@ func serverTLS(cfg *config.Config) (*tls.Config, error) {
 	return tc, nil
 }
 
+// exposure checks that the listener is not open to the network without
+// TLS and without a token (unless cfg.Insecure), and returns the reflection
+// mode: cfg.Reflection, or by default "on" on loopback and unix sockets and
+// "auth" elsewhere.
+func exposure(cfg *config.Config, addr net.Addr, authRequired bool) (string, error) {
+	local := loopback(addr)
+	if !local && cfg.TLS.CertFile == "" && !authRequired && !cfg.Insecure {
+		return "", fmt.Errorf("listen %s: a non-loopback address without TLS and without any token would give every agent and tool "+
+			"to anyone who can reach it: give -tls-cert and -tls-key, or -auth-tokens-file (or -auth-token-file), "+
+			"or -insecure to serve it so anyway", cfg.Listen)
+	}
+	if cfg.Reflection != "" {
+		return cfg.Reflection, nil
+	}
+	if local {
+		return "on", nil
+	}
+	return "auth", nil
+}
+
+// loopback reports whether a listener's address is a unix socket or a
+// loopback IP address.
+func loopback(addr net.Addr) bool {
+	switch a := addr.(type) {
+	case *net.UnixAddr:
+		return true
+	case *net.TCPAddr:
+		return a.IP.IsLoopback()
+	}
+	return false
+}
+
 // listen opens host:port, or a unix socket created with mode 0600 (a stale
-// socket file nobody listens on is replaced).
-func listen(addr string) (net.Listener, error) {
+// socket file nobody listens on is replaced) and given to owner (USER[:GROUP]) if set.
+func listen(addr, owner string) (net.Listener, error) {
 	path, ok := unixPath(addr)
 	if !ok {
 		lis, err := net.Listen("tcp", addr)
@@ -237,6 +302,16 @@ func listen(addr string) (net.Listener, error) {
 	if err := os.Chmod(path, 0o600); err != nil {
 		lis.Close()
 		return nil, fmt.Errorf("listen %s: %w", addr, err)
+	}
+	if owner != "" {
+		uid, gid, err := userGroup(owner)
+		if err == nil {
+			err = os.Lchown(path, uid, gid)
+		}
+		if err != nil {
+			lis.Close()
+			return nil, fmt.Errorf("listen %s: socket-owner %q: %w", addr, owner, err)
+		}
 	}
 	return lis, nil
 }

@@ -8,7 +8,11 @@
 // error carries a google.rpc.ErrorInfo (domain "agentcore", reason the error
 // kind upper-cased, metadata retryable and the upstream status); every other
 // error carries an ErrorInfo with one of the Reason constants. Secrets (API
-// keys, the bearer token) are removed from every error and event.
+// keys, the bearer token) are removed from every error, response and event.
+//
+// Every agent belongs to the tenant that created it (package auth): another
+// tenant's agents do not exist for a caller. A server-held API key is sent
+// only to its profile's endpoints.
 package server
 
 import (
@@ -20,6 +24,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 	"google.golang.org/grpc"
 
+	"github.com/agentcore/agentcore/pkg/auth"
 	"github.com/agentcore/agentcore/pkg/config"
 	"github.com/agentcore/agentcore/pkg/llm"
 	"github.com/agentcore/agentcore/pkg/telemetry"
@@ -50,6 +55,7 @@ type Server struct {
 
 	cfg     *config.Config
 	log     hclog.Logger
+	auth    *auth.Authenticator
 	host    *tool.Host
 	secrets *secrets
 	tools   toolState
@@ -63,15 +69,25 @@ type Server struct {
 	closeOnce sync.Once
 }
 
-// New returns a Server with no tools loaded yet: call LoadTools.
+// New returns a Server with no tools loaded yet: call LoadTools. It reads
+// the tokens file, if any, and resolves the plugin user.
 func New(opts Options) (*Server, error) {
 	if opts.Config == nil {
 		return nil, errors.New("server: Options.Config is required")
 	}
-	sec := newSecrets(opts.Config.Secrets()...)
+	cfg := opts.Config
+	authn, err := auth.New(auth.Options{Token: cfg.AuthToken, TokensFile: cfg.AuthTokensFile, Profiles: cfg.ProfileNames()})
+	if err != nil {
+		return nil, err
+	}
+	cred, err := pluginCredential(cfg.PluginUser)
+	if err != nil {
+		return nil, err
+	}
+	sec := newSecrets(cfg.Secrets()...)
 	log := hclog.NewNullLogger()
 	if opts.LogOutput != nil {
-		log = opts.Config.Logger("agent-server", sec.writer(opts.LogOutput))
+		log = cfg.Logger("agent-server", sec.writer(opts.LogOutput))
 	}
 	tel, err := telemetry.New(context.Background(), telemetry.Config{
 		Getenv: opts.Getenv, TraceContent: opts.Config.TraceContent, Logger: log, Redact: sec.redact,
@@ -80,15 +96,17 @@ func New(opts Options) (*Server, error) {
 		return nil, err
 	}
 	s := &Server{
-		cfg:     opts.Config,
+		cfg:     cfg,
 		log:     log,
+		auth:    authn,
 		secrets: sec,
 		tel:     tel,
 		host: tool.NewHost(tool.Config{
-			Logger:   log.Named("tool"),
-			MaxIdle:  opts.Config.MaxIdlePlugins,
-			Kinds:    opts.Kinds,
-			Observer: tel,
+			Logger:     log.Named("tool"),
+			MaxIdle:    cfg.MaxIdlePlugins,
+			Kinds:      opts.Kinds,
+			Credential: cred,
+			Observer:   tel,
 		}),
 	}
 	s.llm = llm.NewClient(llm.Options{Logger: log.Named("llm")})
@@ -102,11 +120,13 @@ func New(opts Options) (*Server, error) {
 // handler, its gRPC server options.
 func (s *Server) Telemetry() *telemetry.Telemetry { return s.tel }
 
-// Interceptors returns the gRPC server options that check the bearer token,
-// log calls and keep secrets out of errors.
-func (s *Server) Interceptors() []grpc.ServerOption {
-	g := &guard{token: []byte(s.cfg.AuthToken), secrets: s.secrets, log: s.log.Named("rpc")}
-	return []grpc.ServerOption{grpc.ChainUnaryInterceptor(g.Unary), grpc.ChainStreamInterceptor(g.Stream)}
+// Interceptors returns the gRPC server options that authenticate every
+// AgentService call (and reflection when reflectionAuth is set), put the
+// caller's tenant in its context, write the audit log and keep secrets out
+// of responses and errors.
+func (s *Server) Interceptors(reflectionAuth bool) []grpc.ServerOption {
+	g := &guard{auth: s.auth, reflectionAuth: reflectionAuth, secrets: s.secrets, log: s.log.Named("rpc"), audit: s.log.Named("audit")}
+	return g.interceptors()
 }
 
 // StopRuns stops every running send (their streams end UNAVAILABLE) and

@@ -157,8 +157,11 @@ func (s *Server) ExecuteTool(req *agentv1.ExecuteToolRequest, stream agentv1.Age
 	}}})
 }
 
-// ReloadTools rescans tools and skills.
+// ReloadTools rescans tools and skills; only an admin tenant may.
 func (s *Server) ReloadTools(ctx context.Context, _ *agentv1.ReloadToolsRequest) (*agentv1.ReloadToolsResponse, error) {
+	if err := s.requireAdmin(ctx, "ReloadTools"); err != nil {
+		return nil, err
+	}
 	if err := s.LoadTools(ctx); err != nil {
 		return nil, failure(codes.FailedPrecondition, "RELOAD_FAILED", "reload failed, the previous tools stay: %v", err)
 	}

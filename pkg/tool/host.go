@@ -11,6 +11,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
@@ -50,6 +51,10 @@ type Config struct {
 	// Kinds are extra kinds of tool sources a scan recognises, tried in
 	// order before the built-in kind (an executable file is a plugin).
 	Kinds []Kind
+	// Credential, when set, is the user and groups plugin processes run as
+	// (the host must be root); each plugin's socket directory is given to
+	// that user. Default: the host's own.
+	Credential *syscall.Credential
 	// Observer, if set, is told when plugin processes start, are reused,
 	// are killed to stop a call, and end (for metrics).
 	Observer ProcessObserver

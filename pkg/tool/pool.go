@@ -5,10 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
@@ -197,11 +199,18 @@ func (pl *pool) start(ctx context.Context) (*proc, error) {
 
 // runner is go-plugin's RunnerFunc: it builds the command from the pool's
 // Command (go-plugin supplies the environment with the handshake cookie).
-func (pr *proc) runner(_ hclog.Logger, base *exec.Cmd, _ string) (runner.Runner, error) {
+func (pr *proc) runner(_ hclog.Logger, base *exec.Cmd, socketDir string) (runner.Runner, error) {
 	c := pr.pool.cmd
 	cmd := exec.Command(c.Path, c.Args...)
 	cmd.Env = append(base.Env, c.Env...)
 	cmd.Dir = c.Dir
+	if cred := pr.pool.host.cfg.Credential; cred != nil {
+		// The plugin, as its own user, makes its socket there; the host, root, may connect to it.
+		if err := os.Chown(socketDir, int(cred.Uid), int(cred.Gid)); err != nil {
+			return nil, fmt.Errorf("give the plugin's socket directory to uid %d: %w", cred.Uid, err)
+		}
+		cmd.SysProcAttr = &syscall.SysProcAttr{Credential: cred}
+	}
 	p := newProcess(cmd, pr.pool.host.sp, pr.pool.host.log.Named(filepath.Base(c.Path)))
 	pr.mu.Lock()
 	defer pr.mu.Unlock()

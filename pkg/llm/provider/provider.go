@@ -62,6 +62,15 @@ const (
 	ExtraResponseModel = "agentcore.response_model"
 )
 
+// A call to a custom (freeform) tool takes the model's free text, not JSON:
+// its ToolCall.Extra[ExtraToolCallData] holds FreeformKey = FreeformCall, and
+// its arguments are that text as one JSON string, so that history keeps it
+// verbatim and JSON-valid. The OpenAI adapters send it back as written.
+const (
+	FreeformKey  = "openai.type"
+	FreeformCall = "custom"
+)
+
 // Normalised finish reasons.
 const (
 	FinishStop          = "stop"
