@@ -5,7 +5,7 @@ BUF_VERSION := v1.75.0
 BUF := $(GO) run github.com/bufbuild/buf/cmd/buf@$(BUF_VERSION)
 PLUGINS := $(notdir $(patsubst %/,%,$(wildcard plugins/*/)))
 
-.PHONY: build run demo test lint fmt vet buf-lint breaking proto proto-check sdk-proto sdk-deps bench fuzz-short fuzz clean
+.PHONY: build run demo test lint fmt vet buf-lint breaking proto proto-check sdk-proto test-deps bench fuzz-short fuzz clean
 
 ## build: bin/agent-server, bin/toolhost and one bin/plugins/<name> per plugins/<name>.
 build:
@@ -92,14 +92,17 @@ sdk-proto:
 	mkdir -p sdk/node/proto/agentcore/plugin/v1
 	cp proto/agentcore/plugin/v1/plugin.proto sdk/node/proto/agentcore/plugin/v1/plugin.proto
 
-## sdk-deps: what the plugin SDKs' tests need: Debian's grpcio and protobuf
-## for Python (when apt-get is there and they are missing), npm ci for Node.
-sdk-deps:
+## test-deps: what the tests beyond Go need: Debian's grpcio and protobuf for
+## the Python SDK (when apt-get is there and they are missing), npm ci for the
+## Node SDK and for the MCP client test (tests/mcpclient). Without them those
+## tests skip, saying why (under CI=true they fail).
+test-deps:
 	@if ! /usr/bin/python3 -c 'import grpc, google.protobuf' 2>/dev/null && command -v apt-get >/dev/null; then \
 		echo "apt-get install python3-grpcio python3-protobuf"; \
 		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq python3-grpcio python3-protobuf >/dev/null; \
 	fi
 	cd sdk/node && npm ci --no-audit --no-fund --loglevel=error
+	cd tests/mcpclient && npm ci --no-audit --no-fund --loglevel=error
 
 ## fuzz-short: the fuzz targets the model layer's issue names (the SSE reader and
 ## the text tool reader), FUZZTIME each; CI runs this. The seed corpora of every

@@ -72,6 +72,9 @@ type Config struct {
 	KeepaliveTimeout time.Duration
 	// MaxIdlePlugins is how many idle processes are kept per plugin (0: the default).
 	MaxIdlePlugins int
+	// MCPListen, when set, is host:port or unix:PATH where the hosted tools
+	// are served over MCP streamable HTTP (path /mcp).
+	MCPListen string
 
 	// file is the config file read, if any.
 	file string
@@ -500,6 +503,15 @@ func (c *Config) finish(getenv func(string) string) error {
 		}
 	} else if _, _, err := net.SplitHostPort(c.Listen); err != nil {
 		bad("listen %q: want host:port or unix:PATH", c.Listen)
+	}
+	if c.MCPListen != "" {
+		if path, ok := unixPath(c.MCPListen); ok {
+			if path == "" {
+				bad("mcp-listen %q: the unix socket path is empty", c.MCPListen)
+			}
+		} else if _, _, err := net.SplitHostPort(c.MCPListen); err != nil {
+			bad("mcp-listen %q: want host:port or unix:PATH", c.MCPListen)
+		}
 	}
 	if c.LogFormat != "text" && c.LogFormat != "json" {
 		bad("log format %q: want text or json", c.LogFormat)

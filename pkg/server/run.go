@@ -4,9 +4,11 @@ import (
 	"context"
 	"crypto/tls"
 	"crypto/x509"
+	"errors"
 	"fmt"
 	"io"
 	"net"
+	"net/http"
 	"os"
 	"syscall"
 	"time"
@@ -20,6 +22,7 @@ import (
 	"google.golang.org/grpc/reflection"
 
 	"github.com/agentcore/agentcore/pkg/config"
+	"github.com/agentcore/agentcore/pkg/mcpserver"
 	"github.com/agentcore/agentcore/pkg/tool"
 	agentv1 "github.com/agentcore/agentcore/proto/agentcore/v1"
 )
@@ -66,6 +69,13 @@ func Run(ctx context.Context, cfg *config.Config, logOut io.Writer, kinds []tool
 	served := make(chan error, 1)
 	go func() { served <- gs.Serve(lis) }()
 
+	mcpSrv, mcpServed, err := serveMCP(cfg, srv, log)
+	if err != nil {
+		gs.Stop()
+		<-served
+		return err
+	}
+
 	loaded := make(chan error, 1)
 	loadCtx, cancelLoad := context.WithCancel(ctx)
 	defer cancelLoad()
@@ -89,6 +99,10 @@ func Run(ctx context.Context, cfg *config.Config, logOut io.Writer, kinds []tool
 			}
 		case err := <-served:
 			return fmt.Errorf("serve: %w", err)
+		case err := <-mcpServed:
+			gs.Stop()
+			<-served
+			return fmt.Errorf("serve MCP: %w", err)
 		case <-ctx.Done():
 			waiting = false
 		}
@@ -97,7 +111,7 @@ func Run(ctx context.Context, cfg *config.Config, logOut io.Writer, kinds []tool
 	if loaded != nil {
 		<-loaded
 	}
-	shutdown(gs, hs, srv, cfg.ShutdownGrace, log)
+	shutdown(gs, hs, srv, mcpSrv, cfg.ShutdownGrace, log)
 	<-served
 	if runErr == nil {
 		log.Info("stopped")
@@ -106,10 +120,24 @@ func Run(ctx context.Context, cfg *config.Config, logOut io.Writer, kinds []tool
 }
 
 // shutdown stops accepting, waits up to grace for running calls, stops the
-// runs still going and, after a last wait, closes every connection.
-func shutdown(gs *grpc.Server, hs *health.Server, srv *Server, grace time.Duration, log hclog.Logger) {
+// runs still going and, after a last wait, closes every connection. MCP
+// calls still running after the grace period are cancelled (their tools
+// killed).
+func shutdown(gs *grpc.Server, hs *health.Server, srv *Server, mcpSrv *http.Server, grace time.Duration, log hclog.Logger) {
 	hs.Shutdown()
 	log.Info("shutting down", "grace", grace)
+	if mcpSrv != nil {
+		mcpDone := make(chan struct{})
+		go func() {
+			defer close(mcpDone)
+			ctx, cancel := context.WithTimeout(context.Background(), grace)
+			defer cancel()
+			if mcpSrv.Shutdown(ctx) != nil {
+				mcpSrv.Close()
+			}
+		}()
+		defer func() { <-mcpDone }()
+	}
 	done := make(chan struct{})
 	go func() { gs.GracefulStop(); close(done) }()
 	select {
@@ -129,18 +157,49 @@ func shutdown(gs *grpc.Server, hs *health.Server, srv *Server, grace time.Durati
 	}
 }
 
-// grpcOptions are the transport options: TLS, keepalive, message sizes.
-func grpcOptions(cfg *config.Config) ([]grpc.ServerOption, error) {
-	opts := []grpc.ServerOption{
-		grpc.MaxRecvMsgSize(cfg.Limits.MaxMessageBytes),
-		grpc.MaxSendMsgSize(cfg.Limits.MaxMessageBytes),
-		grpc.KeepaliveParams(keepalive.ServerParameters{Time: cfg.KeepaliveTime, Timeout: cfg.KeepaliveTimeout}),
-		// Clients may ping every 10 s, even between calls: a client waiting
-		// on a blocking tool keeps its connection alive that way.
-		grpc.KeepaliveEnforcementPolicy(keepalive.EnforcementPolicy{MinTime: 10 * time.Second, PermitWithoutStream: true}),
+// serveMCP starts serving the tools over MCP streamable HTTP when
+// cfg.MCPListen is set, with the gRPC API's TLS settings; the channel gets
+// the error that ended serving. It returns a nil server when MCP is off.
+func serveMCP(cfg *config.Config, srv *Server, log hclog.Logger) (*http.Server, <-chan error, error) {
+	if cfg.MCPListen == "" {
+		return nil, nil, nil
 	}
+	h, err := srv.MCPHandler("")
+	if err != nil {
+		return nil, nil, err
+	}
+	tc, err := tlsConfig(cfg)
+	if err != nil {
+		return nil, nil, err
+	}
+	lis, err := listen(cfg.MCPListen)
+	if err != nil {
+		return nil, nil, fmt.Errorf("mcp: %w", err)
+	}
+	mux := http.NewServeMux()
+	mux.Handle(mcpserver.Path, h)
+	hs := &http.Server{Handler: mux, TLSConfig: tc, ReadHeaderTimeout: 10 * time.Second}
+	served := make(chan error, 1)
+	go func() {
+		var err error
+		if tc != nil {
+			err = hs.ServeTLS(lis, "", "")
+		} else {
+			err = hs.Serve(lis)
+		}
+		if errors.Is(err, http.ErrServerClosed) {
+			return
+		}
+		served <- err
+	}()
+	log.Info("mcp listening", "addr", lis.Addr().String(), "path", mcpserver.Path, "tls", tc != nil, "auth", cfg.AuthToken != "")
+	return hs, served, nil
+}
+
+// tlsConfig is the servers' TLS configuration, nil without -tls-cert.
+func tlsConfig(cfg *config.Config) (*tls.Config, error) {
 	if cfg.TLS.CertFile == "" {
-		return opts, nil
+		return nil, nil
 	}
 	cert, err := tls.LoadX509KeyPair(cfg.TLS.CertFile, cfg.TLS.KeyFile)
 	if err != nil {
@@ -158,6 +217,23 @@ func grpcOptions(cfg *config.Config) ([]grpc.ServerOption, error) {
 		}
 		tc.ClientCAs = pool
 		tc.ClientAuth = tls.RequireAndVerifyClientCert
+	}
+	return tc, nil
+}
+
+// grpcOptions are the transport options: TLS, keepalive, message sizes.
+func grpcOptions(cfg *config.Config) ([]grpc.ServerOption, error) {
+	opts := []grpc.ServerOption{
+		grpc.MaxRecvMsgSize(cfg.Limits.MaxMessageBytes),
+		grpc.MaxSendMsgSize(cfg.Limits.MaxMessageBytes),
+		grpc.KeepaliveParams(keepalive.ServerParameters{Time: cfg.KeepaliveTime, Timeout: cfg.KeepaliveTimeout}),
+		// Clients may ping every 10 s, even between calls: a client waiting
+		// on a blocking tool keeps its connection alive that way.
+		grpc.KeepaliveEnforcementPolicy(keepalive.EnforcementPolicy{MinTime: 10 * time.Second, PermitWithoutStream: true}),
+	}
+	tc, err := tlsConfig(cfg)
+	if err != nil || tc == nil {
+		return opts, err
 	}
 	return append(opts, grpc.Creds(credentials.NewTLS(tc))), nil
 }
