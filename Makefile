@@ -7,7 +7,9 @@ PLUGINS := $(notdir $(patsubst %/,%,$(wildcard plugins/*/)))
 
 .PHONY: build run demo test lint fmt vet buf-lint breaking proto proto-check sdk-proto test-deps bench fuzz-short fuzz clean
 
-## build: bin/agent-server, bin/toolhost and one bin/plugins/<name> per plugins/<name>.
+## build: bin/agent-server, bin/toolhost and one bin/plugins/<name> per plugins/<name>,
+## static (CGO_ENABLED=0): they run in a minimal image without libc or /etc/ssl.
+build: export CGO_ENABLED = 0
 build:
 	@mkdir -p bin/plugins
 	$(GO) build -o bin/ ./cmd/...

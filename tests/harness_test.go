@@ -159,6 +159,12 @@ func startServer(toolDir string, extra []string, env ...string) (*serverProc, er
 	)
 	cmd.Env = append(cmd.Env, env...)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	return startCmd(cmd)
+}
+
+// startCmd starts an agent-server command whose logs are JSON and waits
+// until it listens and serves.
+func startCmd(cmd *exec.Cmd) (*serverProc, error) {
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
 		return nil, err

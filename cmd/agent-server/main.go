@@ -3,7 +3,8 @@
 // done, with every tool in its own plugin process.
 //
 // Every setting is a flag, an environment variable and a config file key:
-// run `agent-server -help` for the table. SIGTERM or SIGINT stops it
+// run `agent-server -help` for the table. `agent-server probe ADDR` is a
+// health probe for Kubernetes (see probe.go). SIGTERM or SIGINT stops it
 // gracefully: no new calls, running sends get the grace period, then every
 // run is stopped, every plugin killed, and it exits 0.
 package main
@@ -26,6 +27,9 @@ func main() {
 }
 
 func run() int {
+	if len(os.Args) > 1 && os.Args[1] == "probe" {
+		return runProbe(os.Args[2:], os.Stdout, os.Stderr)
+	}
 	cfg, err := config.Load(os.Args[1:], os.Getenv, os.Stderr)
 	if errors.Is(err, flag.ErrHelp) {
 		return 0

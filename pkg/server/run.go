@@ -31,6 +31,11 @@ import (
 // stopped at the end of the grace period.
 const afterStop = 5 * time.Second
 
+// LivenessService is the health service name that is SERVING for as long as
+// the server runs (a liveness probe); "" and AgentService's name are
+// readiness: SERVING once the tools are loaded, NOT_SERVING during shutdown.
+const LivenessService = "liveness"
+
 // Run serves AgentService as configured until ctx is done, then shuts down:
 // it stops accepting, lets running sends go on for cfg.ShutdownGrace, stops
 // those still running, kills every plugin process and returns nil.
@@ -53,6 +58,7 @@ func Run(ctx context.Context, cfg *config.Config, logOut io.Writer, kinds []tool
 	gs := grpc.NewServer(append(opts, srv.Interceptors()...)...)
 	agentv1.RegisterAgentServiceServer(gs, srv)
 	hs := health.NewServer()
+	hs.SetServingStatus(LivenessService, healthpb.HealthCheckResponse_SERVING)
 	hs.SetServingStatus("", healthpb.HealthCheckResponse_NOT_SERVING)
 	hs.SetServingStatus(agentv1.AgentService_ServiceDesc.ServiceName, healthpb.HealthCheckResponse_NOT_SERVING)
 	healthpb.RegisterHealthServer(gs, hs)
@@ -124,7 +130,10 @@ func Run(ctx context.Context, cfg *config.Config, logOut io.Writer, kinds []tool
 // calls still running after the grace period are cancelled (their tools
 // killed).
 func shutdown(gs *grpc.Server, hs *health.Server, srv *Server, mcpSrv *http.Server, grace time.Duration, log hclog.Logger) {
-	hs.Shutdown()
+	// Not ready any more, still alive: a liveness probe must not restart a
+	// server that is shutting down gracefully.
+	hs.SetServingStatus("", healthpb.HealthCheckResponse_NOT_SERVING)
+	hs.SetServingStatus(agentv1.AgentService_ServiceDesc.ServiceName, healthpb.HealthCheckResponse_NOT_SERVING)
 	log.Info("shutting down", "grace", grace)
 	if mcpSrv != nil {
 		mcpDone := make(chan struct{})
