@@ -7,7 +7,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -80,7 +79,7 @@ func TestMCPListen(t *testing.T) {
 	deadline := time.Now().Add(5 * time.Second)
 	for _, p := range pids {
 		pid := int(p.(float64))
-		for processAlive(pid) {
+		for alive(pid) {
 			if time.Now().After(deadline) {
 				t.Fatalf("process %d of the cancelled call still runs", pid)
 			}
@@ -107,17 +106,6 @@ func mcpAddr(t *testing.T, p *serverProc) string {
 	}
 	t.Fatalf("no mcp listening line:\n%s", p.logs())
 	return ""
-}
-
-// processAlive reports whether pid is a process that has not exited (a zombie has).
-func processAlive(pid int) bool {
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-	if err != nil {
-		return false
-	}
-	s := string(b)
-	f := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
-	return len(f) > 0 && f[0] != "Z" && f[0] != "X"
 }
 
 // unavailable skips the test with why, or fails it under CI, which must
