@@ -48,9 +48,11 @@ type Options struct {
 	// Tools returns the tools to serve now; an error (e.g. tools still
 	// loading) fails the MCP request with it. Required.
 	Tools func() (*tool.Set, error)
-	// Authenticate checks a request's bearer token and returns the caller's
-	// tenant. Nil: no authentication. A failure is answered 401.
-	Authenticate func(ctx context.Context, token string) (tenant string, err error)
+	// Authenticate checks a request's bearer token (r is the whole request,
+	// e.g. for its TLS client certificate) and returns the caller's tenant.
+	// Nil: no authentication. A request without a bearer token, or a
+	// failure, is answered 401.
+	Authenticate func(ctx context.Context, token string, r *http.Request) (tenant string, err error)
 	// Name and Version describe the server to clients.
 	Name, Version string
 	// Logger receives request errors at debug level. Default: none.
@@ -97,8 +99,8 @@ type server struct {
 
 // verify is the bearer token check: the tenant becomes the session's user,
 // so that a session cannot be used with another tenant's token.
-func (s *server) verify(ctx context.Context, token string, _ *http.Request) (*sdkauth.TokenInfo, error) {
-	tenant, err := s.opts.Authenticate(ctx, token)
+func (s *server) verify(ctx context.Context, token string, r *http.Request) (*sdkauth.TokenInfo, error) {
+	tenant, err := s.opts.Authenticate(ctx, token, r)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", sdkauth.ErrInvalidToken, err)
 	}

@@ -85,7 +85,7 @@ func TestHandler(t *testing.T) {
 			}
 			return set, nil
 		},
-		Authenticate: func(_ context.Context, token string) (string, error) {
+		Authenticate: func(_ context.Context, token string, _ *http.Request) (string, error) {
 			if token != "good" {
 				return "", errors.New("wrong token")
 			}

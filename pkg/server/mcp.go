@@ -38,7 +38,7 @@ func (s *Server) currentTools() (*tool.Set, error) {
 // caller's tenant (the single default tenant, ""). It is the one place
 // where the MCP listener authenticates: the tenant-aware check (issue 9)
 // replaces its body.
-func (s *Server) authenticateMCP(_ context.Context, token string) (string, error) {
+func (s *Server) authenticateMCP(_ context.Context, token string, _ *http.Request) (string, error) {
 	if !tokenMatches([]byte(s.cfg.AuthToken), token) {
 		return "", fmt.Errorf("wrong bearer token")
 	}
