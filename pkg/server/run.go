@@ -4,9 +4,11 @@ import (
 	"context"
 	"crypto/tls"
 	"crypto/x509"
+	"errors"
 	"fmt"
 	"io"
 	"net"
+	"net/http"
 	"os"
 	"os/signal"
 	"syscall"
@@ -21,6 +23,7 @@ import (
 	"google.golang.org/grpc/reflection"
 
 	"github.com/agentcore/agentcore/pkg/config"
+	"github.com/agentcore/agentcore/pkg/mcpserver"
 	"github.com/agentcore/agentcore/pkg/tool"
 	agentv1 "github.com/agentcore/agentcore/proto/agentcore/v1"
 )
@@ -28,6 +31,11 @@ import (
 // afterStop bounds how long Run waits for streams to end once runs were
 // stopped at the end of the grace period.
 const afterStop = 5 * time.Second
+
+// LivenessService is the health service name that is SERVING for as long as
+// the server runs (a liveness probe); "" and AgentService's name are
+// readiness: SERVING once the tools are loaded, NOT_SERVING during shutdown.
+const LivenessService = "liveness"
 
 // Run serves AgentService as configured until ctx is done, then shuts down:
 // it stops accepting, lets running sends go on for cfg.ShutdownGrace, stops
@@ -63,6 +71,7 @@ func Run(ctx context.Context, cfg *config.Config, logOut io.Writer, kinds []tool
 	gs := grpc.NewServer(append(opts, srv.Interceptors(reflectionMode == "auth")...)...)
 	agentv1.RegisterAgentServiceServer(gs, srv)
 	hs := health.NewServer()
+	hs.SetServingStatus(LivenessService, healthpb.HealthCheckResponse_SERVING)
 	hs.SetServingStatus("", healthpb.HealthCheckResponse_NOT_SERVING)
 	hs.SetServingStatus(agentv1.AgentService_ServiceDesc.ServiceName, healthpb.HealthCheckResponse_NOT_SERVING)
 	healthpb.RegisterHealthServer(gs, hs)
@@ -106,6 +115,13 @@ func Run(ctx context.Context, cfg *config.Config, logOut io.Writer, kinds []tool
 	}
 	log.Info("telemetry", "tracing", srv.Telemetry().Tracing(), "metrics", cfg.MetricsListen != "", "trace_content", cfg.TraceContent)
 
+	mcpSrv, mcpServed, err := serveMCP(cfg, srv, log)
+	if err != nil {
+		gs.Stop()
+		<-served
+		return err
+	}
+
 	loaded := make(chan error, 1)
 	loadCtx, cancelLoad := context.WithCancel(ctx)
 	defer cancelLoad()
@@ -135,6 +151,10 @@ func Run(ctx context.Context, cfg *config.Config, logOut io.Writer, kinds []tool
 			} else {
 				_ = srv.ReloadTenants()
 			}
+		case err := <-mcpServed:
+			gs.Stop()
+			<-served
+			return fmt.Errorf("serve MCP: %w", err)
 		case <-ctx.Done():
 			waiting = false
 		}
@@ -143,7 +163,7 @@ func Run(ctx context.Context, cfg *config.Config, logOut io.Writer, kinds []tool
 	if loaded != nil {
 		<-loaded
 	}
-	shutdown(gs, hs, srv, cfg.ShutdownGrace, log)
+	shutdown(gs, hs, srv, mcpSrv, cfg.ShutdownGrace, log)
 	<-served
 	if runErr == nil {
 		log.Info("stopped")
@@ -152,10 +172,27 @@ func Run(ctx context.Context, cfg *config.Config, logOut io.Writer, kinds []tool
 }
 
 // shutdown stops accepting, waits up to grace for running calls, stops the
-// runs still going and, after a last wait, closes every connection.
-func shutdown(gs *grpc.Server, hs *health.Server, srv *Server, grace time.Duration, log hclog.Logger) {
-	hs.Shutdown()
+// runs still going and, after a last wait, closes every connection. MCP
+// calls still running after the grace period are cancelled (their tools
+// killed).
+func shutdown(gs *grpc.Server, hs *health.Server, srv *Server, mcpSrv *http.Server, grace time.Duration, log hclog.Logger) {
+	// Not ready any more, still alive: a liveness probe must not restart a
+	// server that is shutting down gracefully.
+	hs.SetServingStatus("", healthpb.HealthCheckResponse_NOT_SERVING)
+	hs.SetServingStatus(agentv1.AgentService_ServiceDesc.ServiceName, healthpb.HealthCheckResponse_NOT_SERVING)
 	log.Info("shutting down", "grace", grace)
+	if mcpSrv != nil {
+		mcpDone := make(chan struct{})
+		go func() {
+			defer close(mcpDone)
+			ctx, cancel := context.WithTimeout(context.Background(), grace)
+			defer cancel()
+			if mcpSrv.Shutdown(ctx) != nil {
+				mcpSrv.Close()
+			}
+		}()
+		defer func() { <-mcpDone }()
+	}
 	done := make(chan struct{})
 	go func() { gs.GracefulStop(); close(done) }()
 	select {
@@ -175,18 +212,53 @@ func shutdown(gs *grpc.Server, hs *health.Server, srv *Server, grace time.Durati
 	}
 }
 
-// grpcOptions are the transport options: TLS, keepalive, message sizes.
-func grpcOptions(cfg *config.Config) ([]grpc.ServerOption, error) {
-	opts := []grpc.ServerOption{
-		grpc.MaxRecvMsgSize(cfg.Limits.MaxMessageBytes),
-		grpc.MaxSendMsgSize(cfg.Limits.MaxMessageBytes),
-		grpc.KeepaliveParams(keepalive.ServerParameters{Time: cfg.KeepaliveTime, Timeout: cfg.KeepaliveTimeout}),
-		// Clients may ping every 10 s, even between calls: a client waiting
-		// on a blocking tool keeps its connection alive that way.
-		grpc.KeepaliveEnforcementPolicy(keepalive.EnforcementPolicy{MinTime: 10 * time.Second, PermitWithoutStream: true}),
+// serveMCP starts serving the tools over MCP streamable HTTP when
+// cfg.MCPListen is set, with the gRPC API's TLS settings; the channel gets
+// the error that ended serving. It returns a nil server when MCP is off.
+func serveMCP(cfg *config.Config, srv *Server, log hclog.Logger) (*http.Server, <-chan error, error) {
+	if cfg.MCPListen == "" {
+		return nil, nil, nil
 	}
+	h, err := srv.MCPHandler("")
+	if err != nil {
+		return nil, nil, err
+	}
+	tc, err := tlsConfig(cfg)
+	if err != nil {
+		return nil, nil, err
+	}
+	lis, err := listen(cfg.MCPListen, cfg.SocketOwner)
+	if err != nil {
+		return nil, nil, fmt.Errorf("mcp: %w", err)
+	}
+	if _, err := exposure(cfg, lis.Addr(), srv.auth.Required()); err != nil {
+		lis.Close()
+		return nil, nil, fmt.Errorf("mcp: %w", err)
+	}
+	mux := http.NewServeMux()
+	mux.Handle(mcpserver.Path, h)
+	hs := &http.Server{Handler: mux, TLSConfig: tc, ReadHeaderTimeout: 10 * time.Second}
+	served := make(chan error, 1)
+	go func() {
+		var err error
+		if tc != nil {
+			err = hs.ServeTLS(lis, "", "")
+		} else {
+			err = hs.Serve(lis)
+		}
+		if errors.Is(err, http.ErrServerClosed) {
+			return
+		}
+		served <- err
+	}()
+	log.Info("mcp listening", "addr", lis.Addr().String(), "path", mcpserver.Path, "tls", tc != nil, "auth", cfg.AuthToken != "")
+	return hs, served, nil
+}
+
+// tlsConfig is the servers' TLS configuration, nil without -tls-cert.
+func tlsConfig(cfg *config.Config) (*tls.Config, error) {
 	if cfg.TLS.CertFile == "" {
-		return opts, nil
+		return nil, nil
 	}
 	cert, err := tls.LoadX509KeyPair(cfg.TLS.CertFile, cfg.TLS.KeyFile)
 	if err != nil {
@@ -205,6 +277,23 @@ func grpcOptions(cfg *config.Config) ([]grpc.ServerOption, error) {
 		tc.ClientCAs = pool
 		tc.ClientAuth = tls.RequireAndVerifyClientCert
 	}
+	return tc, nil
+}
+
+// grpcOptions are the transport options: TLS, keepalive, message sizes.
+func grpcOptions(cfg *config.Config) ([]grpc.ServerOption, error) {
+	opts := []grpc.ServerOption{
+		grpc.MaxRecvMsgSize(cfg.Limits.MaxMessageBytes),
+		grpc.MaxSendMsgSize(cfg.Limits.MaxMessageBytes),
+		grpc.KeepaliveParams(keepalive.ServerParameters{Time: cfg.KeepaliveTime, Timeout: cfg.KeepaliveTimeout}),
+		// Clients may ping every 10 s, even between calls: a client waiting
+		// on a blocking tool keeps its connection alive that way.
+		grpc.KeepaliveEnforcementPolicy(keepalive.EnforcementPolicy{MinTime: 10 * time.Second, PermitWithoutStream: true}),
+	}
+	tc, err := tlsConfig(cfg)
+	if err != nil || tc == nil {
+		return opts, err
+	}
 	return append(opts, grpc.Creds(credentials.NewTLS(tc))), nil
 }
 
@@ -217,7 +306,7 @@ func exposure(cfg *config.Config, addr net.Addr, authRequired bool) (string, err
 	if !local && cfg.TLS.CertFile == "" && !authRequired && !cfg.Insecure {
 		return "", fmt.Errorf("listen %s: a non-loopback address without TLS and without any token would give every agent and tool "+
 			"to anyone who can reach it: give -tls-cert and -tls-key, or -auth-tokens-file (or -auth-token-file), "+
-			"or -insecure to serve it so anyway", cfg.Listen)
+			"or -insecure to serve it so anyway", addr)
 	}
 	if cfg.Reflection != "" {
 		return cfg.Reflection, nil
