@@ -4,7 +4,9 @@
 //
 // Every setting is a flag, an environment variable and a config file key:
 // run `agent-server -help` for the list, `agent-server -version` for the
-// version. Tracing follows the standard OTEL_* environment variables. SIGTERM or SIGINT stops it
+// version; `agent-server probe ADDR` is a health probe for Kubernetes (see
+// probe.go). Tracing follows the standard OTEL_* environment variables.
+// SIGTERM or SIGINT stops it
 // gracefully: no new calls, running sends get the grace period, then every
 // run is stopped, every plugin killed, and it exits 0. SIGHUP reads the
 // tokens file again.
@@ -37,6 +39,9 @@ func main() {
 }
 
 func run() int {
+	if len(os.Args) > 1 && os.Args[1] == "probe" {
+		return runProbe(os.Args[2:], os.Stdout, os.Stderr)
+	}
 	// Before anything else: this process's memory is no one else's to read.
 	if err := hideMemory(); err != nil {
 		fmt.Fprintln(os.Stderr, "agent-server:", err)

@@ -96,6 +96,9 @@ type Config struct {
 	TraceContent bool
 	// Version asks to print the version and exit (-version).
 	Version bool
+	// MCPListen, when set, is host:port or unix:PATH where the hosted tools
+	// are served over MCP streamable HTTP (path /mcp).
+	MCPListen string
 
 	// file is the config file read, if any.
 	file string
@@ -620,6 +623,15 @@ func (c *Config) finish(getenv func(string) string) error {
 	}
 	if _, unix := c.UnixSocket(); c.SocketOwner != "" && !unix {
 		bad("socket-owner: -listen %q is not a unix socket", c.Listen)
+	}
+	if c.MCPListen != "" {
+		if path, ok := unixPath(c.MCPListen); ok {
+			if path == "" {
+				bad("mcp-listen %q: the unix socket path is empty", c.MCPListen)
+			}
+		} else if _, _, err := net.SplitHostPort(c.MCPListen); err != nil {
+			bad("mcp-listen %q: want host:port or unix:PATH", c.MCPListen)
+		}
 	}
 	if c.LogFormat != "text" && c.LogFormat != "json" {
 		bad("log format %q: want text or json", c.LogFormat)

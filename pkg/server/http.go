@@ -46,7 +46,7 @@ func startHTTP(cfg *config.Config, gs *grpc.Server, authRequired bool, logger hc
 	if cfg.HTTP.Listen == "" {
 		return nil, nil
 	}
-	tc, err := serverTLS(cfg)
+	tc, err := tlsConfig(cfg)
 	if err != nil {
 		return nil, err
 	}
@@ -74,13 +74,11 @@ func startHTTP(cfg *config.Config, gs *grpc.Server, authRequired bool, logger hc
 		mem.Close()
 		return nil, fmt.Errorf("http: %w", err)
 	}
-	if !loopback(lis.Addr()) && tc == nil && !authRequired && !cfg.Insecure {
+	if _, err := exposure(cfg, lis.Addr(), authRequired); err != nil {
 		lis.Close()
 		conn.Close()
 		mem.Close()
-		return nil, fmt.Errorf("http listen %s: a non-loopback address without TLS and without any token would give every agent and tool "+
-			"to anyone who can reach it: give -tls-cert and -tls-key, or -auth-tokens-file (or -auth-token-file), "+
-			"or -insecure to serve it so anyway", cfg.HTTP.Listen)
+		return nil, fmt.Errorf("http: %w", err)
 	}
 	f := &httpFront{mem: mem, conn: conn, lis: lis, served: make(chan error, 2)}
 	f.srv = &http.Server{

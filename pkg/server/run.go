@@ -4,9 +4,11 @@ import (
 	"context"
 	"crypto/tls"
 	"crypto/x509"
+	"errors"
 	"fmt"
 	"io"
 	"net"
+	"net/http"
 	"os"
 	"os/signal"
 	"syscall"
@@ -22,6 +24,7 @@ import (
 	"google.golang.org/grpc/reflection"
 
 	"github.com/agentcore/agentcore/pkg/config"
+	"github.com/agentcore/agentcore/pkg/mcpserver"
 	"github.com/agentcore/agentcore/pkg/tool"
 	agentv1 "github.com/agentcore/agentcore/proto/agentcore/v1"
 )
@@ -29,6 +32,11 @@ import (
 // afterStop bounds how long Run waits for streams to end once runs were
 // stopped at the end of the grace period.
 const afterStop = 5 * time.Second
+
+// LivenessService is the health service name that is SERVING for as long as
+// the server runs (a liveness probe); "" and AgentService's name are
+// readiness: SERVING once the tools are loaded, NOT_SERVING during shutdown.
+const LivenessService = "liveness"
 
 // Run serves AgentService as configured until ctx is done, then shuts down:
 // it stops accepting, lets running sends go on for cfg.ShutdownGrace, stops
@@ -64,6 +72,7 @@ func Run(ctx context.Context, cfg *config.Config, logOut io.Writer, kinds []tool
 	gs := grpc.NewServer(append(opts, srv.Interceptors(reflectionMode == "auth")...)...)
 	agentv1.RegisterAgentServiceServer(gs, srv)
 	hs := health.NewServer()
+	hs.SetServingStatus(LivenessService, healthpb.HealthCheckResponse_SERVING)
 	hs.SetServingStatus("", healthpb.HealthCheckResponse_NOT_SERVING)
 	hs.SetServingStatus(agentv1.AgentService_ServiceDesc.ServiceName, healthpb.HealthCheckResponse_NOT_SERVING)
 	healthpb.RegisterHealthServer(gs, hs)
@@ -113,6 +122,13 @@ func Run(ctx context.Context, cfg *config.Config, logOut io.Writer, kinds []tool
 	}
 	log.Info("telemetry", "tracing", srv.Telemetry().Tracing(), "metrics", cfg.MetricsListen != "", "trace_content", cfg.TraceContent)
 
+	mcpSrv, mcpServed, err := serveMCP(cfg, srv, log)
+	if err != nil {
+		gs.Stop()
+		<-served
+		return err
+	}
+
 	loaded := make(chan error, 1)
 	loadCtx, cancelLoad := context.WithCancel(ctx)
 	defer cancelLoad()
@@ -142,6 +158,10 @@ func Run(ctx context.Context, cfg *config.Config, logOut io.Writer, kinds []tool
 			} else {
 				_ = srv.ReloadTenants()
 			}
+		case err := <-mcpServed:
+			gs.Stop()
+			<-served
+			return fmt.Errorf("serve MCP: %w", err)
 		case <-ctx.Done():
 			waiting = false
 		}
@@ -150,7 +170,7 @@ func Run(ctx context.Context, cfg *config.Config, logOut io.Writer, kinds []tool
 	if loaded != nil {
 		<-loaded
 	}
-	shutdown(gs, hs, srv, front, cfg.ShutdownGrace, log)
+	shutdown(gs, hs, srv, mcpSrv, front, cfg.ShutdownGrace, log)
 	<-served
 	if runErr == nil {
 		log.Info("stopped")
@@ -158,17 +178,33 @@ func Run(ctx context.Context, cfg *config.Config, logOut io.Writer, kinds []tool
 	return runErr
 }
 
-// shutdown stops accepting (gRPC and HTTP), waits up to grace for running
-// calls, stops the runs still going and, after a last wait, closes every
-// connection.
-func shutdown(gs *grpc.Server, hs *health.Server, srv *Server, front *httpFront, grace time.Duration, log hclog.Logger) {
-	hs.Shutdown()
+// shutdown stops accepting (gRPC, HTTP and MCP), waits up to grace for
+// running calls, stops the runs still going and, after a last wait, closes
+// every connection. MCP calls still running after the grace period are
+// cancelled (their tools killed); HTTP event streams end with their calls.
+func shutdown(gs *grpc.Server, hs *health.Server, srv *Server, mcpSrv *http.Server, front *httpFront, grace time.Duration, log hclog.Logger) {
+	// Not ready any more, still alive: a liveness probe must not restart a
+	// server that is shutting down gracefully.
+	hs.SetServingStatus("", healthpb.HealthCheckResponse_NOT_SERVING)
+	hs.SetServingStatus(agentv1.AgentService_ServiceDesc.ServiceName, healthpb.HealthCheckResponse_NOT_SERVING)
 	log.Info("shutting down", "grace", grace)
 	httpCtx, cancelHTTP := context.WithCancel(context.Background())
 	defer cancelHTTP()
 	httpDone := make(chan struct{})
 	go func() { front.shutdown(httpCtx); close(httpDone) }()
 	defer func() { cancelHTTP(); <-httpDone }()
+	if mcpSrv != nil {
+		mcpDone := make(chan struct{})
+		go func() {
+			defer close(mcpDone)
+			ctx, cancel := context.WithTimeout(context.Background(), grace)
+			defer cancel()
+			if mcpSrv.Shutdown(ctx) != nil {
+				mcpSrv.Close()
+			}
+		}()
+		defer func() { <-mcpDone }()
+	}
 	done := make(chan struct{})
 	go func() { gs.GracefulStop(); close(done) }()
 	select {
@@ -188,32 +224,51 @@ func shutdown(gs *grpc.Server, hs *health.Server, srv *Server, front *httpFront,
 	}
 }
 
-// grpcOptions are the transport options: TLS, keepalive, message sizes.
-func grpcOptions(cfg *config.Config) ([]grpc.ServerOption, error) {
-	opts := []grpc.ServerOption{
-		grpc.MaxRecvMsgSize(cfg.Limits.MaxMessageBytes),
-		grpc.MaxSendMsgSize(cfg.Limits.MaxMessageBytes),
-		grpc.KeepaliveParams(keepalive.ServerParameters{Time: cfg.KeepaliveTime, Timeout: cfg.KeepaliveTimeout}),
-		// Clients may ping every 10 s, even between calls: a client waiting
-		// on a blocking tool keeps its connection alive that way.
-		grpc.KeepaliveEnforcementPolicy(keepalive.EnforcementPolicy{MinTime: 10 * time.Second, PermitWithoutStream: true}),
+// serveMCP starts serving the tools over MCP streamable HTTP when
+// cfg.MCPListen is set, with the gRPC API's TLS settings; the channel gets
+// the error that ended serving. It returns a nil server when MCP is off.
+func serveMCP(cfg *config.Config, srv *Server, log hclog.Logger) (*http.Server, <-chan error, error) {
+	if cfg.MCPListen == "" {
+		return nil, nil, nil
 	}
-	tc, err := serverTLS(cfg)
+	h, err := srv.MCPHandler("")
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	creds := insecure.NewCredentials()
-	if tc != nil {
-		creds = credentials.NewTLS(tc)
+	tc, err := tlsConfig(cfg)
+	if err != nil {
+		return nil, nil, err
 	}
-	// The HTTP gateway's in-process connections skip TLS and are marked
-	// (gatewayCreds), so that its calls get their HTTP client's peer first.
-	return append(opts, grpc.Creds(gatewayCreds{creds}),
-		grpc.ChainUnaryInterceptor(gatewayUnary), grpc.ChainStreamInterceptor(gatewayStream)), nil
+	lis, err := listen(cfg.MCPListen, cfg.SocketOwner)
+	if err != nil {
+		return nil, nil, fmt.Errorf("mcp: %w", err)
+	}
+	if _, err := exposure(cfg, lis.Addr(), srv.auth.Required()); err != nil {
+		lis.Close()
+		return nil, nil, fmt.Errorf("mcp: %w", err)
+	}
+	mux := http.NewServeMux()
+	mux.Handle(mcpserver.Path, h)
+	hs := &http.Server{Handler: mux, TLSConfig: tc, ReadHeaderTimeout: 10 * time.Second}
+	served := make(chan error, 1)
+	go func() {
+		var err error
+		if tc != nil {
+			err = hs.ServeTLS(lis, "", "")
+		} else {
+			err = hs.Serve(lis)
+		}
+		if errors.Is(err, http.ErrServerClosed) {
+			return
+		}
+		served <- err
+	}()
+	log.Info("mcp listening", "addr", lis.Addr().String(), "path", mcpserver.Path, "tls", tc != nil, "auth", cfg.AuthToken != "")
+	return hs, served, nil
 }
 
-// serverTLS is the TLS of both listeners, gRPC and HTTP; nil without -tls-cert.
-func serverTLS(cfg *config.Config) (*tls.Config, error) {
+// tlsConfig is the servers' TLS configuration, nil without -tls-cert.
+func tlsConfig(cfg *config.Config) (*tls.Config, error) {
 	if cfg.TLS.CertFile == "" {
 		return nil, nil
 	}
@@ -237,6 +292,30 @@ func serverTLS(cfg *config.Config) (*tls.Config, error) {
 	return tc, nil
 }
 
+// grpcOptions are the transport options: TLS, keepalive, message sizes.
+func grpcOptions(cfg *config.Config) ([]grpc.ServerOption, error) {
+	opts := []grpc.ServerOption{
+		grpc.MaxRecvMsgSize(cfg.Limits.MaxMessageBytes),
+		grpc.MaxSendMsgSize(cfg.Limits.MaxMessageBytes),
+		grpc.KeepaliveParams(keepalive.ServerParameters{Time: cfg.KeepaliveTime, Timeout: cfg.KeepaliveTimeout}),
+		// Clients may ping every 10 s, even between calls: a client waiting
+		// on a blocking tool keeps its connection alive that way.
+		grpc.KeepaliveEnforcementPolicy(keepalive.EnforcementPolicy{MinTime: 10 * time.Second, PermitWithoutStream: true}),
+	}
+	tc, err := tlsConfig(cfg)
+	if err != nil {
+		return nil, err
+	}
+	creds := insecure.NewCredentials()
+	if tc != nil {
+		creds = credentials.NewTLS(tc)
+	}
+	// The HTTP gateway's in-process connections skip TLS and are marked
+	// (gatewayCreds), so that its calls get their HTTP client's peer first.
+	return append(opts, grpc.Creds(gatewayCreds{creds}),
+		grpc.ChainUnaryInterceptor(gatewayUnary), grpc.ChainStreamInterceptor(gatewayStream)), nil
+}
+
 // exposure checks that the listener is not open to the network without
 // TLS and without a token (unless cfg.Insecure), and returns the reflection
 // mode: cfg.Reflection, or by default "on" on loopback and unix sockets and
@@ -246,7 +325,7 @@ func exposure(cfg *config.Config, addr net.Addr, authRequired bool) (string, err
 	if !local && cfg.TLS.CertFile == "" && !authRequired && !cfg.Insecure {
 		return "", fmt.Errorf("listen %s: a non-loopback address without TLS and without any token would give every agent and tool "+
 			"to anyone who can reach it: give -tls-cert and -tls-key, or -auth-tokens-file (or -auth-token-file), "+
-			"or -insecure to serve it so anyway", cfg.Listen)
+			"or -insecure to serve it so anyway", addr)
 	}
 	if cfg.Reflection != "" {
 		return cfg.Reflection, nil
