@@ -28,10 +28,17 @@ import (
 // httpToken is the bearer token of the HTTP tests' server.
 const httpToken = "http-e2e-token-0123456789abcdef"
 
-// httpServer is an agent-server with its HTTP listener.
+// httpServer is an agent-server with its HTTP listener, and who calls it.
 type httpServer struct {
 	*serverProc
-	url string // http://127.0.0.1:PORT
+	url    string       // http://127.0.0.1:PORT
+	client *http.Client // nil: http.DefaultClient
+	token  string       // the bearer token of requests without headers of their own
+}
+
+// as is the same server called with another client and token.
+func (h *httpServer) as(c *http.Client, token string) *httpServer {
+	return &httpServer{serverProc: h.serverProc, url: h.url, client: c, token: token}
 }
 
 var servingHTTP = regexp.MustCompile(`"@message":"serving HTTP"[^\n]*"addr":"([^"]+)"`)
@@ -56,7 +63,7 @@ func startHTTPServer(t testing.TB, extra ...string) *httpServer {
 	if m == nil {
 		t.Fatalf("no serving HTTP line in the logs:\n%s", p.logs())
 	}
-	return &httpServer{serverProc: p, url: "http://" + m[1]}
+	return &httpServer{serverProc: p, url: "http://" + m[1], token: httpToken}
 }
 
 // request is one HTTP call of a test.
@@ -90,8 +97,8 @@ func (h *httpServer) open(t testing.TB, r request) *http.Response {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if r.header == nil {
-		req.Header.Set("Authorization", "Bearer "+httpToken)
+	if r.header == nil && h.token != "" {
+		req.Header.Set("Authorization", "Bearer "+h.token)
 	}
 	for k, v := range r.header {
 		req.Header[k] = v
@@ -99,7 +106,11 @@ func (h *httpServer) open(t testing.TB, r request) *http.Response {
 	if r.body != "" {
 		req.Header.Set("Content-Type", "application/json")
 	}
-	resp, err := http.DefaultClient.Do(req)
+	c := h.client
+	if c == nil {
+		c = http.DefaultClient
+	}
+	resp, err := c.Do(req)
 	if err != nil {
 		t.Fatalf("%s %s: %v", r.method, r.path, err)
 	}
