@@ -267,6 +267,54 @@ func TestHTTPGateway(t *testing.T) {
 	t.Run("execute tool", func(t *testing.T) { testHTTPExecuteTool(t, h) })
 	t.Run("compact", func(t *testing.T) { testHTTPCompact(t, h) })
 	t.Run("openapi and console", func(t *testing.T) { testHTTPDocuments(t, h) })
+	t.Run("README curl examples", func(t *testing.T) { testHTTPReadme(t, h) })
+}
+
+// readmeCurl matches the README's curl commands: method, path, body, and
+// the status a comment after them expects.
+var readmeCurl = regexp.MustCompile(`(?m)^curl -[sN](?: -X (\w+))? '?localhost:8080([^'\s]+)'?(?: -d '([^']*)')?(?:[ \t]+# (\d{3}))?`)
+
+// testHTTPReadme runs the curl commands of the README's HTTP section, in
+// order, against the server (with its token): each must answer as shown.
+func testHTTPReadme(t *testing.T, h *httpServer) {
+	b, err := os.ReadFile(filepath.Join(repoRoot(), "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := string(b)
+	start := strings.Index(text, "## HTTP API and web console")
+	if start < 0 {
+		t.Fatal("no HTTP section in the README")
+	}
+	text = text[start:]
+	if end := strings.Index(text[3:], "\n## "); end > 0 {
+		text = text[:end+3]
+	}
+	const system = "Use the tools to do the task."
+	suite.router.set(t, system, func(step int, req *fakemodel.Request) fakemodel.Turn {
+		if step == 0 {
+			return fakemodel.Turn{ToolCalls: []fakemodel.ToolCall{{ID: "c1", Name: "say_hello", Arguments: `{"name":"Ming"}`}}}
+		}
+		return fakemodel.Turn{Text: "I said: " + strings.Join(lastToolResults(req), "")}
+	})
+	defer h.do(t, request{method: "DELETE", path: "/v1/agents/demo"})
+	calls := readmeCurl.FindAllStringSubmatch(text, -1)
+	if len(calls) < 6 {
+		t.Fatalf("found %d curl commands in the README's HTTP section", len(calls))
+	}
+	for _, c := range calls {
+		method, path, body, want := c[1], c[2], c[3], http.StatusOK
+		if method == "" {
+			method = "GET"
+		}
+		if c[4] != "" {
+			want, _ = strconv.Atoi(c[4])
+		}
+		resp, got := h.do(t, request{method: method, path: path, body: body})
+		if resp.StatusCode != want || strings.Contains(string(got), "event: error") {
+			t.Errorf("README: %s\n%s %s", c[0], resp.Status, got)
+		}
+	}
 }
 
 func testHTTPUnaryRoutes(t *testing.T, h *httpServer) {
