@@ -62,13 +62,7 @@ func (g *gateway) send(w http.ResponseWriter, r *http.Request, params map[string
 		if err := st.Send(&agentv1.SendRequest{Kind: &agentv1.SendRequest_Start{Start: start}}); err != nil && !errors.Is(err, io.EOF) {
 			return nil, err
 		}
-		return func() (proto.Message, error) {
-			m, err := st.Recv()
-			if err != nil {
-				return nil, err
-			}
-			return m.GetEvent(), nil
-		}, nil
+		return eventsOf(st.Recv), nil
 	})
 }
 
@@ -85,13 +79,7 @@ func (g *gateway) compact(w http.ResponseWriter, r *http.Request, params map[str
 		if err != nil {
 			return nil, err
 		}
-		return func() (proto.Message, error) {
-			m, err := st.Recv()
-			if err != nil {
-				return nil, err
-			}
-			return m.GetEvent(), nil
-		}, nil
+		return eventsOf(st.Recv), nil
 	})
 }
 
@@ -111,6 +99,17 @@ func (g *gateway) execute(w http.ResponseWriter, r *http.Request, params map[str
 		}
 		return func() (proto.Message, error) { return st.Recv() }, nil
 	})
+}
+
+// eventsOf reads the run events a stream's messages wrap.
+func eventsOf[M interface{ GetEvent() *agentv1.Event }](recv func() (M, error)) recvFunc {
+	return func() (proto.Message, error) {
+		m, err := recv()
+		if err != nil {
+			return nil, err
+		}
+		return m.GetEvent(), nil
+	}
 }
 
 // received is one result of a call's Recv.
