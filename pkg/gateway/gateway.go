@@ -294,11 +294,13 @@ func codeReason(c codes.Code) string {
 		return "CANCELLED"
 	}
 	var b strings.Builder
-	for i, r := range c.String() {
-		if i > 0 && r >= 'A' && r <= 'Z' {
+	prev := rune(0)
+	for _, r := range c.String() {
+		if r >= 'A' && r <= 'Z' && prev >= 'a' && prev <= 'z' {
 			b.WriteByte('_')
 		}
 		b.WriteRune(r)
+		prev = r
 	}
 	return strings.ToUpper(b.String())
 }
