@@ -13,6 +13,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -251,7 +252,13 @@ func (h *httpServer) createAgent(t testing.TB, s script, extra string) string {
 	var resp agentv1.CreateAgentResponse
 	h.ok(t, request{method: "POST", path: "/v1/agents", body: `{"agent": {"config": {"system": ` + string(system) + `}` + extra + `}}`}, &resp)
 	id := resp.GetAgent().GetId()
-	t.Cleanup(func() { h.do(t, request{method: "DELETE", path: "/v1/agents/" + id}) })
+	t.Cleanup(func() {
+		select {
+		case <-h.exited: // the test stopped the server
+		default:
+			h.do(t, request{method: "DELETE", path: "/v1/agents/" + id})
+		}
+	})
 	return id
 }
 
@@ -717,5 +724,68 @@ func testHTTPDocuments(t *testing.T, h *httpServer) {
 	if resp.StatusCode != 200 || !strings.Contains(string(b), "<script type=\"module\"") ||
 		!strings.Contains(resp.Header.Get("Content-Security-Policy"), "script-src 'self'") {
 		t.Errorf("console: %s %v\n%s", resp.Status, resp.Header, b)
+	}
+}
+
+// TestHTTPShutdown sends SIGTERM while two event streams run over HTTP: the
+// listener stops accepting, the run that ends within the grace period
+// streams to its result, the one that does not ends with an error event
+// (UNAVAILABLE, SHUTTING_DOWN), and the server exits 0.
+func TestHTTPShutdown(t *testing.T) {
+	t.Parallel()
+	h := startHTTPServer(t, "-shutdown-grace", "2s")
+	quickGo, held := make(chan struct{}), make(chan struct{})
+	t.Cleanup(func() { close(held) })
+	quick := h.createAgent(t, blockingModel(quickGo), "")
+	blocked := h.createAgent(t, blockingModel(held), "")
+	open := func(id string) <-chan sse {
+		resp := h.open(t, request{method: "POST", path: "/v1/agents/" + id + ":send", body: `{"input": [{"text": "go"}]}`})
+		t.Cleanup(func() { resp.Body.Close() })
+		ch := events(t, resp.Body)
+		if _, ok := next(t, ch, 10*time.Second); !ok {
+			t.Fatalf("%s: no first event", id)
+		}
+		return ch
+	}
+	quickEvents, blockedEvents := open(quick), open(blocked)
+	if err := h.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	refused := false
+	for deadline := time.Now().Add(2 * time.Second); !refused && time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+		resp, err := http.Get(h.url + "/healthz")
+		if err == nil {
+			resp.Body.Close()
+		}
+		refused = err != nil
+	}
+	if !refused {
+		t.Error("the HTTP listener still accepts after SIGTERM")
+	}
+	close(quickGo)
+	last := func(ch <-chan sse) sse {
+		var e sse
+		for {
+			got, ok := next(t, ch, 15*time.Second)
+			if !ok {
+				return e
+			}
+			e = got
+		}
+	}
+	if e := last(quickEvents); runEvent(t, e).GetResult().GetText() != "one two three" {
+		t.Errorf("the run that fits in the grace period ended with %+v", e)
+	}
+	e := last(blockedEvents)
+	if e.event != "error" || !strings.Contains(e.data, `"reason":"SHUTTING_DOWN"`) || !strings.Contains(e.data, `"code":14`) {
+		t.Errorf("the run cut by the shutdown ended with %+v", e)
+	}
+	select {
+	case <-h.exited:
+	case <-time.After(20 * time.Second):
+		t.Fatal("agent-server still running 20s after SIGTERM")
+	}
+	if h.err != nil {
+		t.Errorf("agent-server exit: %v, want 0", h.err)
 	}
 }

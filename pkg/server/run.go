@@ -188,11 +188,20 @@ func shutdown(gs *grpc.Server, hs *health.Server, srv *Server, mcpSrv *http.Serv
 	hs.SetServingStatus("", healthpb.HealthCheckResponse_NOT_SERVING)
 	hs.SetServingStatus(agentv1.AgentService_ServiceDesc.ServiceName, healthpb.HealthCheckResponse_NOT_SERVING)
 	log.Info("shutting down", "grace", grace)
+	// HTTP requests end with their gRPC calls: once those have, their
+	// handlers write the last events and return (or are cut after afterStop).
 	httpCtx, cancelHTTP := context.WithCancel(context.Background())
 	defer cancelHTTP()
 	httpDone := make(chan struct{})
 	go func() { front.shutdown(httpCtx); close(httpDone) }()
-	defer func() { cancelHTTP(); <-httpDone }()
+	defer func() {
+		select {
+		case <-httpDone:
+		case <-time.After(afterStop):
+			cancelHTTP()
+			<-httpDone
+		}
+	}()
 	if mcpSrv != nil {
 		mcpDone := make(chan struct{})
 		go func() {
