@@ -217,7 +217,17 @@ async function agentPage(signal, id) {
     h('h1', h('a', {href: '#/agents'}, 'Agents'), ' / ', id),
     info,
     h('div.row',
-      h('button', {type: 'button', onclick: () => api.post(p`/v1/agents/${id}:compact`).then(showHistory).catch(showError)}, 'Compact'),
+      h('button#compact-button', {type: 'button', onclick: async () => {
+        clear(msg);
+        const run = new RunView();
+        runs.prepend(run.el);
+        try {
+          await api.stream('POST', p`/v1/agents/${id}:compact`, {}, (ev) => run.event(ev), signal);
+          await showHistory();
+        } catch (err) {
+          if (err.name !== 'AbortError') showError(err);
+        }
+      }}, 'Compact'),
       ' ',
       h('button.danger', {type: 'button', onclick: async () => {
         if (!confirm(`Delete agent ${id}? Its history is forgotten.`)) return;
