@@ -16,6 +16,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 	"google.golang.org/protobuf/types/known/durationpb"
 
+	"github.com/agentcore/agentcore/pkg/tool/limits"
 	pluginv1 "github.com/agentcore/agentcore/proto/agentcore/plugin/v1"
 )
 
@@ -25,6 +26,8 @@ const (
 	DefaultStartTimeout = 10 * time.Second
 	// DefaultDescribeTimeout bounds a plugin's Describe when its Command sets no DescribeTimeout.
 	DefaultDescribeTimeout = 10 * time.Second
+	// DefaultMaxReceiveBytes bounds one message from a plugin.
+	DefaultMaxReceiveBytes = 64 << 20
 	scanParallel           = 4
 )
 
@@ -50,6 +53,24 @@ type Config struct {
 	// Kinds are extra kinds of tool sources a scan recognises, tried in
 	// order before the built-in kind (an executable file is a plugin).
 	Kinds []Kind
+	// Limits, when set, bounds each plugin process tree (memory, processes,
+	// CPU time per call, open files) with the limits LimitPolicy gives its
+	// tools. The caller owns it and closes it after the Host.
+	Limits *limits.Controller
+	// LimitPolicy turns what tools ask for into their limits.
+	LimitPolicy LimitPolicy
+	// MaxReceiveBytes bounds one message from a plugin (a result, an output
+	// chunk): a larger one ends the call with an error result. 0 means
+	// DefaultMaxReceiveBytes. Plugins are told MaxResultBytes (below) so
+	// that the Go SDK cuts a result to fit before sending it.
+	MaxReceiveBytes int
+	// MaxResultBytes, when positive, is passed to plugins
+	// (AGENTCORE_MAX_RESULT_BYTES) as the size a result should fit in.
+	MaxResultBytes int
+	// SkipBadPlugins makes a scan skip a file that fails as a plugin (no
+	// handshake, a failed start or Describe, invalid tools), logging a
+	// warning, instead of failing.
+	SkipBadPlugins bool
 }
 
 // Command is how to start a plugin process.
@@ -107,6 +128,9 @@ type Host struct {
 	pools  map[string]*pool
 	procs  map[*proc]struct{}
 	wg     sync.WaitGroup // operations that may start processes, and cleanups
+
+	// sockets is this instance's socket directory, removed by Close.
+	sockets string
 }
 
 // NewHost returns a Host with no processes yet.
@@ -123,13 +147,18 @@ func NewHost(cfg Config) *Host {
 	if cfg.SocketDir == "" {
 		cfg.SocketDir = defaultSocketDir()
 	}
-	return &Host{
+	if cfg.MaxReceiveBytes <= 0 {
+		cfg.MaxReceiveBytes = DefaultMaxReceiveBytes
+	}
+	h := &Host{
 		cfg:   cfg,
 		log:   cfg.Logger,
 		sp:    newSpawner(),
 		pools: map[string]*pool{},
 		procs: map[*proc]struct{}{},
 	}
+	h.sockets = newSocketDir(cfg.SocketDir, cfg.Logger)
+	return h
 }
 
 // Close kills every plugin process (busy or idle) with its whole process
@@ -162,6 +191,11 @@ func (h *Host) Close() error {
 	wg.Wait()
 	h.wg.Wait()
 	h.sp.stop()
+	if h.sockets != h.cfg.SocketDir {
+		if err := os.RemoveAll(h.sockets); err != nil {
+			return fmt.Errorf("removing the socket directory: %w", err)
+		}
+	}
 	return nil
 }
 
@@ -235,6 +269,14 @@ func (h *Host) scanPath(ctx context.Context, root string) (*Set, error) {
 		})
 	}
 	wg.Wait()
+	if h.cfg.SkipBadPlugins {
+		for i, err := range errs {
+			if err != nil {
+				h.log.Warn("skipping a tool file that is not a working plugin (-skip-bad-plugins)", "path", cmds[i].source(), "error", err)
+				errs[i] = nil
+			}
+		}
+	}
 	if err := errors.Join(errs...); err != nil {
 		return nil, fmt.Errorf("scanning %s: %w", root, err)
 	}
@@ -331,7 +373,7 @@ func (h *Host) describe(ctx context.Context, cmd Command) ([]*entry, error) {
 	if err != nil {
 		return nil, err
 	}
-	pr, err := pl.get(ctx)
+	pr, err := pl.get(ctx, h.limitsFor(cmd, "", limits.Limits{}))
 	if err != nil {
 		return nil, fmt.Errorf("plugin %s: %w", cmd.source(), err)
 	}
@@ -369,6 +411,7 @@ func (h *Host) describe(ctx context.Context, cmd Command) ([]*entry, error) {
 		if d := t.GetTimeout(); d != nil {
 			spec.Timeout = durationOf(d)
 		}
+		spec.Limits = h.limitsFor(cmd, spec.Name, askedLimits(t.GetLimits()))
 		if names[spec.Name] {
 			errs = append(errs, fmt.Errorf("tool %q is described twice", spec.Name))
 			continue

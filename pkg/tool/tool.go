@@ -13,6 +13,7 @@ import (
 	"encoding/json"
 	"time"
 
+	"github.com/agentcore/agentcore/pkg/tool/limits"
 	agentv1 "github.com/agentcore/agentcore/proto/agentcore/v1"
 )
 
@@ -32,6 +33,10 @@ type Spec struct {
 	Idempotent bool
 	// Source says where the tool comes from: the plugin's path, "mcp:<file>", "builtin".
 	Source string
+	// Limits are the resource limits of the tool's calls, as enforced: what
+	// the tool asked for under the host's LimitPolicy, without what the
+	// host's mechanism cannot enforce. Zero for in-process tools.
+	Limits limits.Limits
 }
 
 // Result is the outcome of one call, ready for history.
@@ -71,6 +76,9 @@ type Options struct {
 	Limit int
 	// Limiter, if set, caps how many calls sharing it run at once; the rest queue.
 	Limiter *Limiter
+	// MaxBytes, when positive, caps the size of the output, media included,
+	// after Limit (see CapBytes): what one result may add to a history.
+	MaxBytes int
 }
 
 // Func is the body of an in-process tool (see InProcess). It gets the

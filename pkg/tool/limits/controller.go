@@ -53,6 +53,12 @@ type Controller struct {
 	seq    atomic.Uint64
 	mu     sync.Mutex
 	closed bool
+	// ino is the inotify instance watching every group's event files, read
+	// by one goroutine that closes inoDone when Close closes ino; watched
+	// maps its watch descriptors to groups. All made at the first watch.
+	ino     *os.File
+	inoDone chan struct{}
+	watched map[int]*Group
 }
 
 // hierarchy is one cgroup v1 hierarchy the controller uses.
@@ -482,7 +488,12 @@ func (c *Controller) Close() error {
 		return nil
 	}
 	c.closed = true
+	ino, done := c.ino, c.inoDone
 	c.mu.Unlock()
+	if ino != nil {
+		ino.Close()
+		<-done
+	}
 	switch c.mech {
 	case Cgroup1:
 		return c.closeV1()

@@ -45,6 +45,7 @@ type Group struct {
 
 	breach   atomic.Pointer[Breach] // set by watchers: a breach they saw and acted on
 	watchers []*os.File             // closed by Close; their goroutines end then
+	wds      []int                  // the group's watches in the controller's inotify instance
 	wg       sync.WaitGroup
 }
 
@@ -290,7 +291,7 @@ func (g *Group) startV2(cmd *exec.Cmd) error {
 // startV1 forks from this thread while it stands in the group's cgroups,
 // so the child is born in them, then brings the thread back.
 func (g *Group) startV1(cmd *exec.Cmd) error {
-	tid := strconv.Itoa(unix.Gettid())
+	tid := "0" // this thread: the kernel then skips its global lock (no RCU grace period)
 	type move struct{ to, back string }
 	var moved []move
 	back := func() error {
@@ -505,8 +506,8 @@ func (g *Group) countersBreached() (Kind, string) {
 func (g *Group) record(b Breach) {
 	if g.breach.CompareAndSwap(nil, &b) {
 		g.c.log.Debug("tool process tree over its limit: killed", "limit", b.String(), "detail", b.Detail)
+		g.Kill()
 	}
-	g.Kill()
 }
 
 // Close stops the watchers and removes the group's cgroups. The tree must
@@ -520,6 +521,7 @@ func (g *Group) Close() error {
 	}
 	g.closed = true
 	g.mu.Unlock()
+	g.c.removeWatches(g.wds)
 	for _, f := range g.watchers {
 		f.Close()
 	}

@@ -565,3 +565,50 @@ func TestStaleV1SubtreeIsKilledAndRemoved(t *testing.T) {
 		t.Fatalf("a live instance's subtree was removed: %v", err)
 	}
 }
+
+// BenchmarkGroup: what a limits group costs a process start with the best
+// mechanism here: making the group, forking /bin/true into it, and (off
+// the start's path) removing it, against a plain fork/exec.
+func BenchmarkGroup(b *testing.B) {
+	c, err := New(Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer c.Close()
+	truePath, err := exec.LookPath("true")
+	if err != nil {
+		b.Skip("no true binary")
+	}
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	b.Run("plain", func(b *testing.B) {
+		for b.Loop() {
+			if err := exec.Command(truePath).Run(); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run(string(c.Mechanism()), func(b *testing.B) {
+		var made, closed time.Duration
+		for b.Loop() {
+			t0 := time.Now()
+			g, err := c.NewGroup(Limits{Memory: 1 << 30, Processes: 1024})
+			if err != nil {
+				b.Fatal(err)
+			}
+			made += time.Since(t0)
+			cmd := exec.Command(truePath)
+			if err := g.Start(cmd); err != nil {
+				b.Fatal(err)
+			}
+			_ = cmd.Wait()
+			t1 := time.Now()
+			if err := g.Close(); err != nil {
+				b.Fatal(err)
+			}
+			closed += time.Since(t1)
+		}
+		b.ReportMetric(float64(made.Microseconds())/float64(b.N), "make-µs")
+		b.ReportMetric(float64(closed.Microseconds())/float64(b.N), "remove-µs")
+	})
+}

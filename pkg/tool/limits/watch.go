@@ -1,35 +1,109 @@
 package limits
 
 import (
+	"errors"
 	"os"
 	"runtime"
 	"time"
+	"unsafe"
 
 	"golang.org/x/sys/unix"
 )
 
-// watchDirs watches cgroup directories with inotify: the kernel notifies
-// a change of an event file (memory.events, pids.events) to watchers of
-// its directory too.
+// watchDirs watches cgroup directories with the controller's inotify
+// instance: the kernel notifies a change of an event file (memory.events,
+// pids.events) to watchers of its directory too.
 func (g *Group) watchDirs(dirs ...string) error {
-	fd, err := unix.InotifyInit1(unix.IN_CLOEXEC | unix.IN_NONBLOCK)
-	if err != nil {
-		return err
-	}
-	f := os.NewFile(uintptr(fd), "cgroup-events")
 	for _, d := range dirs {
-		if _, err := unix.InotifyAddWatch(fd, d, unix.IN_MODIFY); err != nil {
-			f.Close()
+		wd, err := g.c.addWatch(d, g)
+		if err != nil {
 			return err
 		}
+		g.wds = append(g.wds, wd)
 	}
-	g.watch(f, 4096)
 	return nil
 }
 
-// watch reads f (an eventfd or inotify descriptor, through the runtime's
-// poller) until Close closes it; each wake-up checks the counters and, on
-// a breach, records it and kills the tree.
+// addWatch adds dir to the controller's inotify instance, made (with the
+// goroutine reading it) at the first watch. One instance serves every
+// group: closing an inotify descriptor waits for an RCU grace period,
+// milliseconds that a group of its own would add to every process.
+func (c *Controller) addWatch(dir string, g *Group) (int, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.closed {
+		return 0, errors.New("limits: controller is closed")
+	}
+	if c.ino == nil {
+		fd, err := unix.InotifyInit1(unix.IN_CLOEXEC | unix.IN_NONBLOCK)
+		if err != nil {
+			return 0, err
+		}
+		c.ino = os.NewFile(uintptr(fd), "cgroup-events")
+		c.watched = map[int]*Group{}
+		c.inoDone = make(chan struct{})
+		go c.readEvents(c.ino, c.inoDone)
+	}
+	wd, err := unix.InotifyAddWatch(int(c.ino.Fd()), dir, unix.IN_MODIFY)
+	if err != nil {
+		return 0, err
+	}
+	c.watched[wd] = g
+	return wd, nil
+}
+
+// removeWatches forgets a group's watches.
+func (c *Controller) removeWatches(wds []int) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, wd := range wds {
+		if c.watched[wd] != nil {
+			delete(c.watched, wd)
+			if c.ino != nil {
+				_, _ = unix.InotifyRmWatch(int(c.ino.Fd()), uint32(wd))
+			}
+		}
+	}
+}
+
+// readEvents reads the inotify instance until Close closes it, and has
+// the group of each event check its counters.
+func (c *Controller) readEvents(f *os.File, done chan struct{}) {
+	defer close(done)
+	buf := make([]byte, 64*(unix.SizeofInotifyEvent+unix.NAME_MAX+1))
+	for {
+		n, err := f.Read(buf)
+		if err != nil {
+			return
+		}
+		seen := map[*Group]bool{}
+		for off := 0; off+unix.SizeofInotifyEvent <= n; {
+			ev := (*unix.InotifyEvent)(unsafe.Pointer(&buf[off]))
+			off += unix.SizeofInotifyEvent + int(ev.Len)
+			c.mu.Lock()
+			g := c.watched[int(ev.Wd)]
+			if ev.Mask&unix.IN_IGNORED != 0 {
+				delete(c.watched, int(ev.Wd))
+			}
+			c.mu.Unlock()
+			if g != nil && !seen[g] {
+				seen[g] = true
+				g.check()
+			}
+		}
+	}
+}
+
+// check reads the group's counters and acts on a breach.
+func (g *Group) check() {
+	if k, detail := g.countersBreached(); k != 0 {
+		g.record(Breach{Kind: k, Limits: g.Limits(), Detail: detail})
+	}
+}
+
+// watch reads f (an eventfd, through the runtime's poller) until Close
+// closes it; each wake-up checks the counters and, on a breach, records it
+// and kills the tree.
 func (g *Group) watch(f *os.File, size int) {
 	g.watchers = append(g.watchers, f)
 	g.wg.Add(1)
@@ -40,9 +114,7 @@ func (g *Group) watch(f *os.File, size int) {
 			if _, err := f.Read(buf); err != nil {
 				return
 			}
-			if k, detail := g.countersBreached(); k != 0 {
-				g.record(Breach{Kind: k, Limits: g.Limits(), Detail: detail})
-			}
+			g.check()
 		}
 	}()
 }
