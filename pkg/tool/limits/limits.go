@@ -154,37 +154,3 @@ func FormatBytes(n uint64) string {
 	s = strings.TrimRight(strings.TrimRight(s, "0"), ".")
 	return s + " " + units[i]
 }
-
-// ParseBytes reads a byte count: a whole number with an optional unit, B,
-// K/KB/KiB, M/MB/MiB, G/GB/GiB, T/TB/TiB (all binary: 1K = 1024), e.g.
-// "256MiB", "1g", "1048576".
-func ParseBytes(s string) (uint64, error) {
-	t := strings.TrimSpace(s)
-	i := 0
-	for i < len(t) && (t[i] >= '0' && t[i] <= '9' || t[i] == '.') {
-		i++
-	}
-	num, unit := t[:i], strings.ToLower(strings.TrimSpace(t[i:]))
-	if num == "" {
-		return 0, fmt.Errorf("%q is not a size such as 512MiB or 1GiB", s)
-	}
-	shift := 0
-	switch strings.TrimSuffix(strings.TrimSuffix(unit, "b"), "i") {
-	case "":
-	case "k":
-		shift = 10
-	case "m":
-		shift = 20
-	case "g":
-		shift = 30
-	case "t":
-		shift = 40
-	default:
-		return 0, fmt.Errorf("%q is not a size such as 512MiB or 1GiB", s)
-	}
-	v, err := strconv.ParseFloat(num, 64)
-	if err != nil || v < 0 || v*float64(uint64(1)<<shift) >= 1<<63 {
-		return 0, fmt.Errorf("%q is not a size such as 512MiB or 1GiB", s)
-	}
-	return uint64(v * float64(uint64(1)<<shift)), nil
-}
