@@ -11,6 +11,7 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/proto"
 )
 
 // servicePrefix is the full method prefix of AgentService: only its methods
@@ -21,9 +22,11 @@ const servicePrefix = "/agentcore.v1.AgentService/"
 // guard checks the bearer token, logs each call and keeps secrets out of
 // the errors it returns.
 type guard struct {
-	token   []byte
-	secrets *secrets
-	log     hclog.Logger
+	token      []byte
+	secrets    *secrets
+	log        hclog.Logger
+	maxMessage int       // -max-message-bytes: no response is larger
+	codec      utf8Codec // its notes of requests with invalid UTF-8
 }
 
 func (g *guard) authorize(ctx context.Context, method string) error {
@@ -51,10 +54,17 @@ func (g *guard) finish(method string, start time.Time, err error) error {
 // Unary is the unary interceptor.
 func (g *guard) Unary(ctx context.Context, req any, info *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (any, error) {
 	start := time.Now()
+	bad := g.codec.take(req) // always: the note is forgotten whatever happens
 	if err := g.authorize(ctx, info.FullMethod); err != nil {
 		return nil, g.finish(info.FullMethod, start, err)
 	}
+	if bad != nil {
+		return nil, g.finish(info.FullMethod, start, bad)
+	}
 	resp, err := handler(ctx, req)
+	if m, ok := resp.(proto.Message); ok && err == nil && g.maxMessage > 0 {
+		resp = fitMessage(m, g.maxMessage-messageRoom)
+	}
 	return resp, g.finish(info.FullMethod, start, err)
 }
 
@@ -64,5 +74,18 @@ func (g *guard) Stream(srv any, ss grpc.ServerStream, info *grpc.StreamServerInf
 	if err := g.authorize(ss.Context(), info.FullMethod); err != nil {
 		return g.finish(info.FullMethod, start, err)
 	}
-	return g.finish(info.FullMethod, start, handler(srv, ss))
+	return g.finish(info.FullMethod, start, handler(srv, checkedStream{ServerStream: ss, codec: g.codec}))
+}
+
+// checkedStream fails a received message that held invalid UTF-8.
+type checkedStream struct {
+	grpc.ServerStream
+	codec utf8Codec
+}
+
+func (s checkedStream) RecvMsg(m any) error {
+	if err := s.ServerStream.RecvMsg(m); err != nil {
+		return err
+	}
+	return s.codec.take(m)
 }

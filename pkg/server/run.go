@@ -31,10 +31,11 @@ const afterStop = 5 * time.Second
 // Run serves AgentService as configured until ctx is done, then shuts down:
 // it stops accepting, lets running sends go on for cfg.ShutdownGrace, stops
 // those still running, kills every plugin process and returns nil.
-// The health service reports NOT_SERVING until the tools are loaded (and
-// again during shutdown); a tool directory that fails to scan ends Run with
-// its error. Logs go to logOut (nil: nowhere) with secrets redacted.
-// onListen, if set, gets the address once the server listens.
+// The tools are scanned before the server listens: a tool directory that
+// fails to scan ends Run with its error before any client could connect.
+// Logs go to logOut (nil: nowhere) with secrets redacted; the start log
+// says which mechanism enforces tool limits. onListen, if set, gets the
+// address once the server listens.
 func Run(ctx context.Context, cfg *config.Config, logOut io.Writer, kinds []tool.Kind, onListen func(net.Addr)) error {
 	srv, err := New(Options{Config: cfg, LogOutput: logOut, Kinds: kinds})
 	if err != nil {
@@ -42,16 +43,27 @@ func Run(ctx context.Context, cfg *config.Config, logOut io.Writer, kinds []tool
 	}
 	defer srv.Close()
 	log := srv.Logger()
+	for _, w := range cfg.Warnings {
+		log.Warn(w)
+	}
+	log.Info("tool limits", "mechanism", srv.LimitsMechanism())
 
 	opts, err := grpcOptions(cfg)
 	if err != nil {
 		return err
 	}
+	if err := srv.LoadTools(ctx); err != nil {
+		if ctx.Err() != nil {
+			log.Info("stopped while loading tools")
+			return nil
+		}
+		return err
+	}
 	gs := grpc.NewServer(append(opts, srv.Interceptors()...)...)
 	agentv1.RegisterAgentServiceServer(gs, srv)
 	hs := health.NewServer()
-	hs.SetServingStatus("", healthpb.HealthCheckResponse_NOT_SERVING)
-	hs.SetServingStatus(agentv1.AgentService_ServiceDesc.ServiceName, healthpb.HealthCheckResponse_NOT_SERVING)
+	hs.SetServingStatus("", healthpb.HealthCheckResponse_SERVING)
+	hs.SetServingStatus(agentv1.AgentService_ServiceDesc.ServiceName, healthpb.HealthCheckResponse_SERVING)
 	healthpb.RegisterHealthServer(gs, hs)
 	reflection.Register(gs)
 
@@ -60,49 +72,24 @@ func Run(ctx context.Context, cfg *config.Config, logOut io.Writer, kinds []tool
 		return err
 	}
 	log.Info("listening", "addr", lis.Addr().String(), "tls", cfg.TLS.CertFile != "", "mtls", cfg.TLS.ClientCAFile != "", "auth", cfg.AuthToken != "")
+	if _, ok := cfg.Profile(""); !ok {
+		log.Warn("no default model: agents must name a profile or give base_url and model in their config " +
+			"(set AGENTCORE_MODEL_BASE_URL and AGENTCORE_MODEL, or -model-base-url and -model)")
+	}
 	if onListen != nil {
 		onListen(lis.Addr())
 	}
 	served := make(chan error, 1)
 	go func() { served <- gs.Serve(lis) }()
-
-	loaded := make(chan error, 1)
-	loadCtx, cancelLoad := context.WithCancel(ctx)
-	defer cancelLoad()
-	go func() { loaded <- srv.LoadTools(loadCtx) }()
-
-	var runErr error
-	for waiting := true; waiting; {
-		select {
-		case err := <-loaded:
-			loaded = nil
-			if err != nil {
-				runErr = err
-				waiting = false
-				break
-			}
-			hs.SetServingStatus("", healthpb.HealthCheckResponse_SERVING)
-			hs.SetServingStatus(agentv1.AgentService_ServiceDesc.ServiceName, healthpb.HealthCheckResponse_SERVING)
-			if _, ok := cfg.Profile(""); !ok {
-				log.Warn("no default model: agents must name a profile or give base_url and model in their config " +
-					"(set AGENTCORE_MODEL_BASE_URL and AGENTCORE_MODEL, or -model-base-url and -model)")
-			}
-		case err := <-served:
-			return fmt.Errorf("serve: %w", err)
-		case <-ctx.Done():
-			waiting = false
-		}
-	}
-	cancelLoad()
-	if loaded != nil {
-		<-loaded
+	select {
+	case err := <-served:
+		return fmt.Errorf("serve: %w", err)
+	case <-ctx.Done():
 	}
 	shutdown(gs, hs, srv, cfg.ShutdownGrace, log)
 	<-served
-	if runErr == nil {
-		log.Info("stopped")
-	}
-	return runErr
+	log.Info("stopped")
+	return nil
 }
 
 // shutdown stops accepting, waits up to grace for running calls, stops the

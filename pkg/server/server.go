@@ -14,6 +14,7 @@ package server
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"sync"
 
@@ -24,6 +25,7 @@ import (
 	"github.com/agentcore/agentcore/pkg/llm"
 	"github.com/agentcore/agentcore/pkg/tokens"
 	"github.com/agentcore/agentcore/pkg/tool"
+	"github.com/agentcore/agentcore/pkg/tool/limits"
 	agentv1 "github.com/agentcore/agentcore/proto/agentcore/v1"
 )
 
@@ -46,6 +48,7 @@ type Server struct {
 	cfg     *config.Config
 	log     hclog.Logger
 	host    *tool.Host
+	limits  *limits.Controller // the tool host's limits mechanism; closed after the host
 	secrets *secrets
 	tools   toolState
 	agents  registry
@@ -66,28 +69,48 @@ func New(opts Options) (*Server, error) {
 	if opts.LogOutput != nil {
 		log = opts.Config.Logger("agent-server", sec.writer(opts.LogOutput))
 	}
+	cfg := opts.Config
+	mech, err := limits.ParseMechanism(cfg.ToolLimits.Mechanism)
+	if err != nil {
+		return nil, err
+	}
+	lim, err := limits.New(limits.Options{Mechanism: mech, Logger: log.Named("limits")})
+	if err != nil {
+		return nil, fmt.Errorf("tool limits (-tool-limits %s): %w", mech, err)
+	}
 	s := &Server{
-		cfg:     opts.Config,
+		cfg:     cfg,
 		log:     log,
 		secrets: sec,
+		limits:  lim,
 		host: tool.NewHost(tool.Config{
-			Logger:  log.Named("tool"),
-			MaxIdle: opts.Config.MaxIdlePlugins,
-			Kinds:   opts.Kinds,
+			Logger:          log.Named("tool"),
+			MaxIdle:         cfg.MaxIdlePlugins,
+			Kinds:           opts.Kinds,
+			Limits:          lim,
+			LimitPolicy:     limitPolicy(cfg.ToolLimits),
+			MaxResultBytes:  int(cfg.Limits.MaxToolResultBytes),
+			MaxReceiveBytes: max(minReceiveBytes, 2*int(cfg.Limits.MaxToolResultBytes)),
+			SkipBadPlugins:  cfg.SkipBadPlugins,
 		}),
 	}
-	s.llm = llm.NewClient(llm.Options{Logger: log.Named("llm")})
+	s.llm = llm.NewClient(llm.Options{Logger: log.Named("llm"), RetryMaxElapsed: cfg.Limits.RetryMaxElapsed, RetryMaxDelay: cfg.Limits.RetryMaxDelay})
 	s.encoders = tokens.NewEncoders()
 	s.agents.init()
 	return s, nil
 }
 
 // Interceptors returns the gRPC server options that check the bearer token,
-// log calls and keep secrets out of errors.
+// log calls, keep secrets out of errors and bound responses to the message
+// limit, and the codec that names a request's field holding invalid UTF-8.
 func (s *Server) Interceptors() []grpc.ServerOption {
-	g := &guard{token: []byte(s.cfg.AuthToken), secrets: s.secrets, log: s.log.Named("rpc")}
-	return []grpc.ServerOption{grpc.ChainUnaryInterceptor(g.Unary), grpc.ChainStreamInterceptor(g.Stream)}
+	codec := newUTF8Codec()
+	g := &guard{token: []byte(s.cfg.AuthToken), secrets: s.secrets, log: s.log.Named("rpc"), maxMessage: s.cfg.Limits.MaxMessageBytes, codec: codec}
+	return []grpc.ServerOption{grpc.ChainUnaryInterceptor(g.Unary), grpc.ChainStreamInterceptor(g.Stream), grpc.ForceServerCodecV2(codec)}
 }
+
+// LimitsMechanism says how tool limits are enforced (for the start log).
+func (s *Server) LimitsMechanism() string { return s.limits.String() }
 
 // StopRuns stops every running send (their streams end UNAVAILABLE) and
 // waits until they have ended, or ctx is done.
@@ -104,7 +127,7 @@ func (s *Server) Close() error {
 	var err error
 	s.closeOnce.Do(func() {
 		s.agents.closeAll()
-		err = s.host.Close()
+		err = errors.Join(s.host.Close(), s.limits.Close())
 	})
 	return err
 }
