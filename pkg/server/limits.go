@@ -16,8 +16,8 @@ import (
 // more for plugins that do not.
 const minReceiveBytes = 64 << 20
 
-// limitPolicy turns the tool limit settings into the host's policy.
-func limitPolicy(t config.ToolLimits) tool.LimitPolicy {
+// LimitPolicy turns the tool limit settings into a tool host's policy.
+func LimitPolicy(t config.ToolLimits) tool.LimitPolicy {
 	p := tool.LimitPolicy{
 		Default: limits.Limits{Memory: uint64(t.Memory), Processes: uint32(t.Processes), CPUTime: t.CPUTime, OpenFiles: uint32(t.OpenFiles)},
 		Max:     limits.Limits{Memory: uint64(t.MemoryMax), Processes: uint32(t.ProcessesMax), CPUTime: t.CPUTimeMax, OpenFiles: uint32(t.OpenFilesMax)},
@@ -48,8 +48,8 @@ func limitPolicy(t config.ToolLimits) tool.LimitPolicy {
 	return p
 }
 
-// toolLimits is a tool's limits in the public API; nil when it has none.
-func toolLimits(l limits.Limits) *agentv1.ToolLimits {
+// ToolLimitsOf returns limits in the public API's form; nil for none.
+func ToolLimitsOf(l limits.Limits) *agentv1.ToolLimits {
 	if l.IsZero() {
 		return nil
 	}

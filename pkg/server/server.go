@@ -88,7 +88,7 @@ func New(opts Options) (*Server, error) {
 			MaxIdle:         cfg.MaxIdlePlugins,
 			Kinds:           opts.Kinds,
 			Limits:          lim,
-			LimitPolicy:     limitPolicy(cfg.ToolLimits),
+			LimitPolicy:     LimitPolicy(cfg.ToolLimits),
 			MaxResultBytes:  int(cfg.Limits.MaxToolResultBytes),
 			MaxReceiveBytes: max(minReceiveBytes, 2*int(cfg.Limits.MaxToolResultBytes)),
 			SkipBadPlugins:  cfg.SkipBadPlugins,

@@ -102,7 +102,7 @@ func toolInfo(spec tool.Spec) (*agentv1.ToolInfo, error) {
 	if spec.Timeout > 0 {
 		info.Timeout = durationpb.New(spec.Timeout)
 	}
-	info.Limits = toolLimits(spec.Limits)
+	info.Limits = ToolLimitsOf(spec.Limits)
 	return info, nil
 }
 
