@@ -40,6 +40,8 @@ var suite struct {
 	plugins string // bin/plugins
 	// mcpServer is an MCP server over stdio (pkg/mcp/mcptest's).
 	mcpServer string
+	// testPlugins holds the plugins of tests/testdata/plugins.
+	testPlugins string
 	model     *fakemodel.Server
 	router    *router
 	server    *serverProc
@@ -120,11 +122,16 @@ func build(dir string) error {
 		serverBuild = append(serverBuild[:1], append([]string{"-race"}, serverBuild[1:]...)...)
 	}
 	suite.mcpServer = filepath.Join(dir, "mcpserver")
+	suite.testPlugins = filepath.Join(dir, "testplugins")
+	if err := os.MkdirAll(suite.testPlugins, 0o755); err != nil {
+		return err
+	}
 	for _, args := range [][]string{
 		serverBuild,
 		{"build", "-o", dir + "/", "./cmd/toolhost"}, // beside agent-server, which serves MCP definitions with it
 		{"build", "-o", suite.mcpServer, "./cmd/toolhost/testdata/mcpserver"},
 		{"build", "-o", suite.plugins + "/", "./plugins/..."},
+		{"build", "-o", suite.testPlugins + "/", "./tests/testdata/plugins/..."},
 	} {
 		cmd := exec.Command(goBin, args...)
 		cmd.Dir = repoRoot()
@@ -149,9 +156,16 @@ type serverProc struct {
 // startServer starts agent-server on a free port with the plugins in
 // toolDir and the fake model as its default profile; extra adds flags.
 func startServer(toolDir string, extra []string, env ...string) (*serverProc, error) {
+	return startServerUnder(nil, toolDir, extra, env...)
+}
+
+// startServerUnder is startServer with agent-server run by the command
+// wrap (e.g. unshare), which execs it with its arguments.
+func startServerUnder(wrap []string, toolDir string, extra []string, env ...string) (*serverProc, error) {
 	args := append([]string{"-listen", "127.0.0.1:0", "-log-format", "json", "-log-level", "debug",
 		"-tool-dir", toolDir, "-shutdown-grace", "2s"}, extra...)
-	cmd := exec.Command(suite.bin, args...)
+	argv := append(append(append([]string{}, wrap...), suite.bin), args...)
+	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Env = append(os.Environ(),
 		"AGENTCORE_MODEL_BASE_URL="+suite.model.URL,
 		"AGENTCORE_MODEL=fake-model",

@@ -66,6 +66,12 @@ func TestMemoryLimitKillsTheCallAndTheNextCallWorks(t *testing.T) {
 	if next := set.Execute(context.Background(), "echo", json.RawMessage(`{"text":"after"}`), Options{}); next.Error || OutputText(next.Output) != "after" {
 		t.Fatalf("the next call = %+v", next)
 	}
+	// A child killed at the limit, and the tool answering at once: the
+	// breach is the result, not the tool's answer.
+	res = set.Execute(context.Background(), "child_hog", nil, Options{})
+	if !res.Error || !strings.Contains(OutputText(res.Output), `tool "child_hog" exceeded its memory limit of 256 MiB and was killed`) {
+		t.Fatalf("child_hog = %v", OutputText(res.Output))
+	}
 }
 
 func TestToolAsksForItsOwnLimits(t *testing.T) {
@@ -210,14 +216,15 @@ func TestStaleSocketDirectories(t *testing.T) {
 		}
 		return dir
 	}
-	pid, start, _ := limits.ParseInstanceName(limits.InstanceName())
-	dead := mk("agentcore-999999-5", bootID())
-	oldBoot := mk("agentcore-"+pid+"-"+start+".7", "another-boot")
-	live := mk("agentcore-"+pid+"-"+start+".8", bootID())
-	unmarked := mk("agentcore-999998-5", "")
+	self := limits.Self("")
+	dead := mk("agentcore-"+self.NS+"-999999-5", bootID())
+	oldBoot := mk(self.String()+".7", "another-boot")
+	live := mk(self.String()+".8", bootID())
+	unmarked := mk("agentcore-"+self.NS+"-999998-5", "")
+	otherNS := mk("agentcore-1-999997-5", bootID()) // another PID namespace: cannot be proven dead
 	other := mk("myfiles", bootID())
 	RemoveStaleSocketDirs(base, nil)
-	for dir, gone := range map[string]bool{dead: true, oldBoot: true, live: false, unmarked: false, other: false} {
+	for dir, gone := range map[string]bool{dead: true, oldBoot: true, live: false, unmarked: false, otherNS: false, other: false} {
 		_, err := os.Stat(dir)
 		if gone != os.IsNotExist(err) {
 			t.Errorf("%s: removed %v, want %v", filepath.Base(dir), os.IsNotExist(err), gone)
@@ -240,7 +247,7 @@ func TestNoSocketDirectorySurvivesSIGKILLAndRestart(t *testing.T) {
 		t.Fatal(err)
 	}
 	entries, _ := os.ReadDir(sockets)
-	if len(entries) != 1 || !strings.HasPrefix(entries[0].Name(), "agentcore-"+strconv.Itoa(cmd.Process.Pid)+"-") {
+	if inst, ok := limits.ParseInstance(entries[0].Name()); len(entries) != 1 || !ok || inst.PID != strconv.Itoa(cmd.Process.Pid) {
 		t.Fatalf("the host's socket directory: %v", entries)
 	}
 	_ = cmd.Process.Signal(syscall.SIGKILL)

@@ -510,6 +510,16 @@ func (pl *pool) run(ctx context.Context, e *entry, input []byte, opts Options) R
 	if err != nil {
 		return pl.crashResult(pr, name, err)
 	}
+	if pr.group != nil {
+		// A tool's child killed at the limit, the tool answering at once:
+		// the breach wins over the answer, and the tree goes.
+		if b, ok := pr.group.Check(); ok {
+			pr.kill()
+			pl.discard(pr)
+			pl.host.log.Warn("tool over its limit: killed", "path", pl.cmd.Path, "tool", name, "limit", b.String(), "detail", b.Detail)
+			return errorResult(breachText(name, b))
+		}
+	}
 	pl.put(pr)
 	return fromPlugin(name, res)
 }

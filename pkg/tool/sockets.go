@@ -31,7 +31,7 @@ const (
 // that are gone. When it cannot, it logs why and returns base.
 func newSocketDir(base string, log hclog.Logger) string {
 	RemoveStaleSocketDirs(base, log)
-	name := limits.InstanceName()
+	name := limits.Self("").String()
 	for i := 0; ; i++ {
 		n := name
 		if i > 0 {
@@ -71,7 +71,7 @@ func RemoveStaleSocketDirs(base string, log hclog.Logger) {
 	}
 	boot := bootID()
 	for _, e := range entries {
-		pid, start, ok := limits.ParseInstanceName(e.Name())
+		inst, ok := limits.ParseInstance(e.Name())
 		if !ok {
 			continue
 		}
@@ -92,7 +92,7 @@ func RemoveStaleSocketDirs(base string, log hclog.Logger) {
 			continue
 		}
 		sameBoot := strings.TrimSpace(string(b)) == boot
-		if sameBoot && limits.InstanceAlive("", pid, start) {
+		if sameBoot && !inst.Gone("") {
 			continue
 		}
 		if err := os.RemoveAll(dir); err != nil {

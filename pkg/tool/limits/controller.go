@@ -69,9 +69,9 @@ type hierarchy struct {
 }
 
 // instanceName matches the subtrees (and socket directories) that host
-// instances make: agentcore-PID-START.
-// A second controller in the same process adds ".N".
-var instanceName = regexp.MustCompile(`^agentcore-([0-9]+)-([0-9]+)(?:\.[0-9]+)?$`)
+// instances make: agentcore-PIDNS-PID-START, ".N" added by a second one in
+// the same process.
+var instanceName = regexp.MustCompile(`^agentcore-([0-9]+)-([0-9]+)-([0-9]+)(?:\.[0-9]+)?$`)
 
 // New sets up the mechanism. With Auto it tries cgroup v2, then cgroup v1,
 // then rlimits, and never fails; Controller.String says what it chose and
@@ -88,11 +88,7 @@ func New(opts Options) (*Controller, error) {
 		mech = Auto
 	}
 	c := &Controller{log: opts.Logger, proc: opts.Proc, pid: os.Getpid()}
-	start, err := procStart(opts.Proc, "self")
-	if err != nil {
-		start = "0"
-	}
-	c.name = fmt.Sprintf("agentcore-%d-%s", c.pid, start)
+	c.name = Self(opts.Proc).String()
 	switch mech {
 	case Off:
 		c.mech, c.why = Off, "resource limits are turned off"
@@ -388,8 +384,8 @@ func (c *Controller) removeStale(dir string, v2 bool) {
 		return
 	}
 	for _, e := range entries {
-		m := instanceName.FindStringSubmatch(e.Name())
-		if m == nil || !e.IsDir() || InstanceAlive(c.proc, m[1], m[2]) {
+		inst, ok := ParseInstance(e.Name())
+		if !ok || !e.IsDir() || !inst.Gone(c.proc) {
 			continue
 		}
 		path := filepath.Join(dir, e.Name())
@@ -398,33 +394,64 @@ func (c *Controller) removeStale(dir string, v2 bool) {
 	}
 }
 
-// InstanceAlive reports whether the process pid, started at start (clock
-// ticks since boot, field 22 of /proc/PID/stat), still runs: what tells the
-// subtrees and socket directories of live host instances from dead ones.
-func InstanceAlive(proc, pid, start string) bool {
+// Instance names one host process for good, across PID namespaces: its
+// PID namespace (the inode of /proc/PID/ns/pid), its pid there and its
+// start time (clock ticks since boot). Subtrees and socket directories
+// carry it, so that a later host can tell those of dead instances.
+type Instance struct {
+	NS, PID, Start string
+}
+
+// Self returns this process's Instance as seen in proc ("" for /proc).
+func Self(proc string) Instance {
 	if proc == "" {
 		proc = "/proc"
 	}
-	got, err := procStart(proc, pid)
-	return err == nil && got == start
-}
-
-// InstanceName returns this process's instance name, agentcore-PID-START.
-func InstanceName() string {
-	start, err := procStart("/proc", "self")
+	start, err := procStart(proc, "self")
 	if err != nil {
 		start = "0"
 	}
-	return fmt.Sprintf("agentcore-%d-%s", os.Getpid(), start)
+	return Instance{NS: pidNS(proc), PID: strconv.Itoa(os.Getpid()), Start: start}
 }
 
-// ParseInstanceName returns the pid and start time in an instance name.
-func ParseInstanceName(name string) (pid, start string, ok bool) {
+// String is the name: agentcore-PIDNS-PID-START.
+func (i Instance) String() string { return "agentcore-" + i.NS + "-" + i.PID + "-" + i.Start }
+
+// ParseInstance reads an instance name (with or without a ".N" suffix).
+func ParseInstance(name string) (Instance, bool) {
 	m := instanceName.FindStringSubmatch(name)
 	if m == nil {
-		return "", "", false
+		return Instance{}, false
 	}
-	return m[1], m[2], true
+	return Instance{NS: m[1], PID: m[2], Start: m[3]}, true
+}
+
+// Gone reports whether the instance's process is provably gone: it ran in
+// this process's PID namespace, and no process there has its pid and start
+// time. An instance of another namespace is never provably gone.
+func (i Instance) Gone(proc string) bool {
+	if proc == "" {
+		proc = "/proc"
+	}
+	if i.NS != pidNS(proc) {
+		return false
+	}
+	start, err := procStart(proc, i.PID)
+	return err != nil || start != i.Start
+}
+
+// pidNS returns the inode number of this process's PID namespace, "0"
+// when proc cannot tell.
+func pidNS(proc string) string {
+	link, err := os.Readlink(filepath.Join(proc, "self", "ns", "pid"))
+	if err != nil {
+		return "0"
+	}
+	ino := strings.TrimSuffix(strings.TrimPrefix(link, "pid:["), "]")
+	if _, err := strconv.ParseUint(ino, 10, 64); err != nil {
+		return "0"
+	}
+	return ino
 }
 
 // removeTree kills every process in the cgroup tree at dir, waits (briefly)

@@ -45,6 +45,7 @@ type Group struct {
 
 	breach   atomic.Pointer[Breach] // set by watchers: a breach they saw and acted on
 	watchers []*os.File             // closed by Close; their goroutines end then
+	oom      *os.File               // cgroup v1: the OOM eventfd (also in watchers)
 	wds      []int                  // the group's watches in the controller's inotify instance
 	wg       sync.WaitGroup
 }
@@ -152,7 +153,7 @@ func (g *Group) initV1(name string) error {
 		ev.Close()
 		return err
 	}
-	g.watch(ev, 8)
+	g.watchOOM(ev)
 	if g.pidsDir != "" {
 		return g.watchDirs(g.pidsDir)
 	}

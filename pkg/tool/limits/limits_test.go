@@ -157,7 +157,7 @@ func readString(t *testing.T, path string) string {
 func TestCgroup2OnAFakeHierarchy(t *testing.T) {
 	defer goleak.VerifyNone(t)
 	proc, cur := fakeSystem(t, "cpuset cpu io memory pids", false)
-	stale := filepath.Join(cur, "agentcore-999999-5", "p3")
+	stale := filepath.Join(cur, "agentcore-0-999999-5", "p3")
 	if err := os.MkdirAll(stale, 0o755); err != nil {
 		t.Fatal(err)
 	}
@@ -171,7 +171,7 @@ func TestCgroup2OnAFakeHierarchy(t *testing.T) {
 	if _, err := os.Stat(filepath.Dir(stale)); !os.IsNotExist(err) {
 		t.Errorf("the subtree of a dead instance is still there: %v", err)
 	}
-	base := filepath.Join(cur, "agentcore-"+strconv.Itoa(os.Getpid())+"-777")
+	base := filepath.Join(cur, "agentcore-0-"+strconv.Itoa(os.Getpid())+"-777")
 	if got := readString(t, filepath.Join(base, "server", "cgroup.procs")); got != strconv.Itoa(os.Getpid()) {
 		t.Errorf("the host did not move itself into its leaf: %q", got)
 	}
@@ -517,7 +517,7 @@ func TestCgroup2Real(t *testing.T) {
 func TestStaleV1SubtreeIsKilledAndRemoved(t *testing.T) {
 	c := realV1(t)
 	mem := c.v1hier("memory")
-	stale := filepath.Join(mem.self, "agentcore-999999-1", "p1")
+	stale := filepath.Join(mem.self, "agentcore-"+Self("").NS+"-999999-1", "p1")
 	if err := os.MkdirAll(stale, 0o755); err != nil {
 		t.Fatal(err)
 	}

@@ -101,22 +101,53 @@ func (g *Group) check() {
 	}
 }
 
-// watch reads f (an eventfd, through the runtime's poller) until Close
-// closes it; each wake-up checks the counters and, on a breach, records it
-// and kills the tree.
-func (g *Group) watch(f *os.File, size int) {
+// watchOOM reads the v1 OOM eventfd until Close closes it. The kernel
+// signals it when the group's memory is at its limit and nothing can be
+// reclaimed, before its OOM killer picks a process: that is the breach
+// (the counters may not show it yet).
+func (g *Group) watchOOM(f *os.File) {
+	g.oom = f
 	g.watchers = append(g.watchers, f)
 	g.wg.Add(1)
 	go func() {
 		defer g.wg.Done()
-		buf := make([]byte, size)
+		buf := make([]byte, 8)
 		for {
 			if _, err := f.Read(buf); err != nil {
 				return
 			}
-			g.check()
+			g.recordOOM()
 		}
 	}()
+}
+
+func (g *Group) recordOOM() {
+	g.record(Breach{Kind: Memory, Limits: g.Limits(), Detail: "the kernel's OOM killer ended a process of the call"})
+}
+
+// Check reports a breach already seen, or one the kernel has signalled
+// but the watcher has not handled yet (a call that ends right after its
+// tool's child was OOM-killed); it records and acts on it. It costs an
+// atomic load, and with cgroup v1 one non-blocking read.
+func (g *Group) Check() (Breach, bool) {
+	if b := g.breach.Load(); b != nil {
+		return *b, true
+	}
+	if g.oom != nil {
+		if rc, err := g.oom.SyscallConn(); err == nil {
+			signalled := false
+			_ = rc.Control(func(fd uintptr) {
+				var buf [8]byte
+				n, _ := unix.Read(int(fd), buf[:])
+				signalled = n == 8
+			})
+			if signalled {
+				g.recordOOM()
+				return *g.breach.Load(), true
+			}
+		}
+	}
+	return Breach{}, false
 }
 
 // CPU returns the CPU time the tree has used: the cgroup's own account

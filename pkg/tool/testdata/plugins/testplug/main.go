@@ -92,6 +92,9 @@ func init() {
 }
 
 func main() {
+	if os.Getenv("TESTPLUG_HOG") != "" { // a child of child_hog
+		_, _ = hog(context.Background(), empty{}, func(string) {})
+	}
 	tool.Serve(
 		tool.New("echo", "Returns its text.", func(_ context.Context, in text, _ tool.Emit) (any, error) {
 			return in.Text, nil
@@ -104,6 +107,16 @@ func main() {
 		}),
 		tool.New("loop", "Spins forever.", loop),
 		tool.New("hog", "Allocates memory without end.", hog),
+		tool.New("child_hog", "Runs a child that allocates without end; returns its exit as soon as it ends.", func(context.Context, empty, tool.Emit) (any, error) {
+			self, err := os.Executable()
+			if err != nil {
+				return nil, err
+			}
+			cmd := exec.Command(self)
+			cmd.Env = append(os.Environ(), "TESTPLUG_HOG=1")
+			err = cmd.Run()
+			return map[string]any{"exit": cmd.ProcessState.String(), "error": fmt.Sprint(err)}, nil
+		}),
 		tool.New("small_hog", "Allocates memory without end, asking for 64 MiB.", hog, tool.WithLimits(tool.Limits{MemoryBytes: 64 << 20})),
 		tool.New("spin_cpu", "Spins, asking for 300ms of CPU time.", loop, tool.WithLimits(tool.Limits{CPUTime: 300 * time.Millisecond, MaxOpenFiles: 99})),
 		tool.New("nofile", "Reports its open-files limit.", func(context.Context, empty, tool.Emit) (any, error) {
