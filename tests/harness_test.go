@@ -42,10 +42,10 @@ var suite struct {
 	mcpServer string
 	// testPlugins holds the plugins of tests/testdata/plugins.
 	testPlugins string
-	model     *fakemodel.Server
-	router    *router
-	server    *serverProc
-	client    *client.Client
+	model       *fakemodel.Server
+	router      *router
+	server      *serverProc
+	client      *client.Client
 }
 
 func TestMain(m *testing.M) { os.Exit(runMain(m)) }

@@ -21,8 +21,8 @@ import (
 	"google.golang.org/protobuf/types/known/durationpb"
 
 	"github.com/agentcore/agentcore/pkg/llm/fakemodel"
-	"github.com/agentcore/agentcore/sdk/client"
 	agentv1 "github.com/agentcore/agentcore/proto/agentcore/v1"
+	"github.com/agentcore/agentcore/sdk/client"
 )
 
 // rss returns a process's resident set size in bytes.
