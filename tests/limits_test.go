@@ -202,9 +202,16 @@ func TestEndless503EndsWithinTheRetryBound(t *testing.T) {
 	if d := time.Since(start); d > 6*time.Second {
 		t.Fatalf("the send ended after %v, past the 3 s bound", d)
 	}
-	logs := p.logs()
-	if n := strings.Count(logs, `"@message":"model request failed"`); n < 2 || !strings.Contains(logs, `"@level":"warn"`) || !strings.Contains(logs, "giving up") {
-		t.Errorf("%d WARN lines for the failed attempts:\n%s", n, logs)
+	// The log is read from the server's stderr as it comes: wait for it.
+	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		logs := p.logs()
+		n := strings.Count(logs, `"@message":"model request failed"`)
+		if n >= 2 && strings.Contains(logs, `"@level":"warn"`) && strings.Contains(logs, "giving up") {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d WARN lines for the failed attempts:\n%s", n, logs)
+		}
 	}
 }
 

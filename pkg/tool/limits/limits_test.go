@@ -203,7 +203,7 @@ func TestCgroup2OnAFakeHierarchy(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(g.dir, "memory.events"), []byte("low 0\nhigh 0\nmax 3\noom 1\noom_kill 1\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	deadline := time.Now().Add(2 * time.Second)
+	deadline := time.Now().Add(10 * time.Second)
 	for g.breach.Load() == nil && time.Now().Before(deadline) {
 		time.Sleep(time.Millisecond)
 	}
