@@ -3,10 +3,11 @@ package server
 import (
 	"fmt"
 	"sort"
-	"unicode/utf8"
 
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/reflect/protoreflect"
+
+	"github.com/agentcore/agentcore/pkg/tool"
 )
 
 // messageRoom is what a response or event leaves of -max-message-bytes
@@ -131,12 +132,5 @@ func cutForMessage(s string, keep int) string {
 		return s
 	}
 	note := fmt.Sprintf("\n[… %d of %d bytes cut: this value made the message larger than the server's limit (-max-message-bytes)]\n", len(s)-keep, len(s))
-	head, ti := keep-keep/2, len(s)-keep/2
-	for head > 0 && !utf8.RuneStart(s[head]) {
-		head--
-	}
-	for ti < len(s) && !utf8.RuneStart(s[ti]) {
-		ti++
-	}
-	return s[:head] + note + s[ti:]
+	return tool.CutMiddle(s, keep, note)
 }

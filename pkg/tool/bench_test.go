@@ -78,7 +78,11 @@ func startHelper(b *testing.B, kind, sock string) {
 // BenchmarkWarmCall: one call on an idle process (a gRPC round trip on the
 // plugin's unix socket, input validated). Target ≤ 80 µs, aim 50.
 func BenchmarkWarmCall(b *testing.B) {
-	set := benchHost(b, Config{MaxIdle: 1})
+	benchEcho(b, benchHost(b, Config{MaxIdle: 1}))
+}
+
+// benchEcho times echo calls and reports their median.
+func benchEcho(b *testing.B, set *Set) {
 	input := json.RawMessage(`{"text":"ping"}`)
 	ts := make(timings, 0, b.N)
 	b.ResetTimer()
@@ -96,18 +100,7 @@ func BenchmarkWarmCall(b *testing.B) {
 // BenchmarkColdStart: a call that must start its plugin process: fork/exec,
 // handshake, connect, call. Target ≤ 6 ms.
 func BenchmarkColdStart(b *testing.B) {
-	set := benchHost(b, Config{MaxIdle: -1})
-	input := json.RawMessage(`{"text":"ping"}`)
-	ts := make(timings, 0, b.N)
-	for b.Loop() {
-		t0 := time.Now()
-		res := set.Execute(context.Background(), "echo", input, Options{})
-		ts = append(ts, time.Since(t0))
-		if res.Error {
-			b.Fatal(res.Output)
-		}
-	}
-	ts.report(b)
+	benchEcho(b, benchHost(b, Config{MaxIdle: -1}))
 }
 
 // benchLimits sets cfg up with the best limits mechanism here and the
@@ -130,19 +123,7 @@ func benchLimits(b *testing.B, cfg Config) Config {
 // (the best mechanism here). A call whose limits are those of the process
 // writes nothing: it must not be slower than BenchmarkWarmCall.
 func BenchmarkWarmCallLimits(b *testing.B) {
-	set := benchHost(b, benchLimits(b, Config{MaxIdle: 1}))
-	input := json.RawMessage(`{"text":"ping"}`)
-	ts := make(timings, 0, b.N)
-	b.ResetTimer()
-	for b.Loop() {
-		t0 := time.Now()
-		res := set.Execute(context.Background(), "echo", input, Options{})
-		ts = append(ts, time.Since(t0))
-		if res.Error {
-			b.Fatal(res.Output)
-		}
-	}
-	ts.report(b)
+	benchEcho(b, benchHost(b, benchLimits(b, Config{MaxIdle: 1})))
 }
 
 // BenchmarkColdStartLimits: BenchmarkColdStart with each process in a
@@ -150,18 +131,7 @@ func BenchmarkWarmCallLimits(b *testing.B) {
 // into them; removing them happens after the result). Target: at most
 // 0.5 ms over BenchmarkColdStart.
 func BenchmarkColdStartLimits(b *testing.B) {
-	set := benchHost(b, benchLimits(b, Config{MaxIdle: -1}))
-	input := json.RawMessage(`{"text":"ping"}`)
-	ts := make(timings, 0, b.N)
-	for b.Loop() {
-		t0 := time.Now()
-		res := set.Execute(context.Background(), "echo", input, Options{})
-		ts = append(ts, time.Since(t0))
-		if res.Error {
-			b.Fatal(res.Output)
-		}
-	}
-	ts.report(b)
+	benchEcho(b, benchHost(b, benchLimits(b, Config{MaxIdle: -1})))
 }
 
 // BenchmarkKillToResult: from cancelling a spinning call to its result, the

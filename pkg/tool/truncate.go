@@ -143,12 +143,20 @@ func truncateBytes(s string, limit int) string {
 	}
 	notice := fmt.Sprintf("\n\n[… %d of %d bytes cut from the middle: the result was larger than a tool result may take. "+
 		"Narrow the request (a filter, a range, a smaller scope) or fetch the rest in pages.]\n\n", len(s)-limit, len(s))
-	limit = max(limit-len(notice), 0)
-	head, tail := limit-limit/2, limit/2
+	return CutMiddle(s, max(limit-len(notice), 0), notice)
+}
+
+// CutMiddle keeps about keep bytes of s, its head and its tail, cut at
+// UTF-8 boundaries, with notice in place of the middle. A string that fits
+// is returned as it is.
+func CutMiddle(s string, keep int, notice string) string {
+	if len(s) <= keep {
+		return s
+	}
+	head, ti := keep-keep/2, len(s)-keep/2
 	for head > 0 && !utf8.RuneStart(s[head]) {
 		head--
 	}
-	ti := len(s) - tail
 	for ti < len(s) && !utf8.RuneStart(s[ti]) {
 		ti++
 	}
