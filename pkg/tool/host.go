@@ -175,12 +175,19 @@ func (h *Host) Close() error {
 	for p := range h.procs {
 		procs = append(procs, p)
 	}
+	var spares []*limits.Group
 	for _, pl := range h.pools {
 		pl.mu.Lock()
-		pl.idle, pl.retired = nil, true
+		if pl.spare != nil {
+			spares = append(spares, pl.spare)
+		}
+		pl.idle, pl.retired, pl.spare = nil, true, nil
 		pl.mu.Unlock()
 	}
 	h.mu.Unlock()
+	for _, g := range spares {
+		_ = g.Close()
+	}
 	for _, p := range procs {
 		p.kill()
 	}

@@ -63,6 +63,10 @@ type pool struct {
 	mu      sync.Mutex
 	idle    []*proc
 	retired bool
+	// spare is a limits group made ahead, in the background, for the next
+	// process this pool starts: making one (cgroup directories, limit
+	// files, the OOM notification) is off the cold start's path.
+	spare *limits.Group
 }
 
 // proc is one plugin process and its connection.
@@ -146,12 +150,59 @@ func (pl *pool) discard(pr *proc) {
 // retire kills the idle processes; busy ones are killed when they come back.
 func (pl *pool) retire() {
 	pl.mu.Lock()
-	idle := pl.idle
-	pl.idle, pl.retired = nil, true
+	idle, spare := pl.idle, pl.spare
+	pl.idle, pl.retired, pl.spare = nil, true, nil
 	pl.mu.Unlock()
 	for _, pr := range idle {
 		pl.discard(pr)
 	}
+	if spare != nil {
+		_ = spare.Close()
+	}
+}
+
+// group returns a limits group with lim for a new process: the spare,
+// when there is one, and another is made in the background.
+func (pl *pool) group(lim limits.Limits) (*limits.Group, error) {
+	h := pl.host
+	pl.mu.Lock()
+	g := pl.spare
+	pl.spare = nil
+	pl.mu.Unlock()
+	if g != nil && g.Set(lim) != nil {
+		_ = g.Close()
+		g = nil
+	}
+	if h.cfg.Limits.Mechanism() == limits.Cgroup1 || h.cfg.Limits.Mechanism() == limits.Cgroup2 {
+		pl.makeSpare(lim)
+	}
+	if g != nil {
+		return g, nil
+	}
+	return h.cfg.Limits.NewGroup(lim)
+}
+
+// makeSpare makes the pool's spare group in the background.
+func (pl *pool) makeSpare(lim limits.Limits) {
+	h := pl.host
+	if !h.begin() {
+		return
+	}
+	go func() {
+		defer h.end()
+		g, err := h.cfg.Limits.NewGroup(lim)
+		if err != nil {
+			return // the next start makes its own, and says why if it fails
+		}
+		pl.mu.Lock()
+		if pl.spare == nil && !pl.retired {
+			pl.spare, g = g, nil
+		}
+		pl.mu.Unlock()
+		if g != nil {
+			_ = g.Close()
+		}
+	}()
 }
 
 // start starts a process, in a limits group of its own with lim, and
@@ -164,7 +215,7 @@ func (pl *pool) start(ctx context.Context, lim limits.Limits) (*proc, error) {
 	defer h.end()
 	pr := &proc{pool: pl}
 	if h.cfg.Limits != nil {
-		g, err := h.cfg.Limits.NewGroup(lim)
+		g, err := pl.group(lim)
 		if err != nil {
 			return nil, fmt.Errorf("setting up its resource limits (%s): %w", h.cfg.Limits.Mechanism(), err)
 		}

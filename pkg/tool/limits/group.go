@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"runtime"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -233,9 +234,9 @@ func (g *Group) Set(l Limits) error {
 }
 
 // Start starts cmd as the group's first process, with the limits on it.
-// Call it from a goroutine locked to its OS thread (runtime.LockOSThread)
-// that runs nothing else meanwhile: with cgroup v1 that thread joins the
-// group's cgroups for the fork.
+// With cgroup v1 the calling goroutine's thread joins the group's cgroups
+// for the fork (Start keeps the goroutine on it meanwhile); a caller whose
+// children need a parent-death signal forks from a thread of its own.
 func (g *Group) Start(cmd *exec.Cmd) error {
 	g.mu.Lock()
 	defer g.mu.Unlock()
@@ -292,6 +293,10 @@ func (g *Group) startV2(cmd *exec.Cmd) error {
 // startV1 forks from this thread while it stands in the group's cgroups,
 // so the child is born in them, then brings the thread back.
 func (g *Group) startV1(cmd *exec.Cmd) error {
+	// The moves and the fork must happen on one thread (a no-op when the
+	// caller has locked it already, as pkg/tool's spawner has).
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
 	tid := "0" // this thread: the kernel then skips its global lock (no RCU grace period)
 	type move struct{ to, back string }
 	var moved []move
