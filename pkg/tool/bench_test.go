@@ -137,7 +137,17 @@ func BenchmarkColdStartLimits(b *testing.B) {
 // BenchmarkKillToResult: from cancelling a spinning call to its result, the
 // process group killed and reaped. Target ≤ 3 ms.
 func BenchmarkKillToResult(b *testing.B) {
-	set := benchHost(b, Config{MaxIdle: 4})
+	benchKill(b, benchHost(b, Config{MaxIdle: 4}))
+}
+
+// BenchmarkKillToResultLimits: BenchmarkKillToResult with the tree under
+// limits: the kill takes the whole group too (cgroup.kill, or each process
+// the cgroup lists), and the result still waits only for the plugin's reap.
+func BenchmarkKillToResultLimits(b *testing.B) {
+	benchKill(b, benchHost(b, benchLimits(b, Config{MaxIdle: 4})))
+}
+
+func benchKill(b *testing.B, set *Set) {
 	ts := make(timings, 0, b.N)
 	for b.Loop() {
 		ctx, cancel := context.WithCancel(context.Background())

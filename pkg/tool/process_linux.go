@@ -161,14 +161,16 @@ func (p *process) reap() {
 	}
 	p.mu.Lock()
 	_ = unix.Kill(-p.pid, unix.SIGKILL)
-	if p.group != nil {
-		p.group.Kill()
-	}
 	_ = p.cmd.Wait()
 	p.state = p.cmd.ProcessState
 	p.reaped = true
 	p.mu.Unlock()
 	close(p.done)
+	// The rest of the limits group (a daemon out of the process group):
+	// after the reap, off the result's path; cleanup waits for it to die.
+	if p.group != nil {
+		p.group.Kill()
+	}
 	deadline := time.Now().Add(drainAfterExit)
 	_ = p.outR.SetReadDeadline(deadline)
 	_ = p.errR.SetReadDeadline(deadline)
@@ -179,12 +181,14 @@ func (p *process) reap() {
 // never blocks.
 func (p *process) kill() {
 	p.mu.Lock()
-	defer p.mu.Unlock()
-	if p.pid > 0 && !p.reaped {
+	live := p.pid > 0 && !p.reaped
+	if live {
 		_ = unix.Kill(-p.pid, unix.SIGKILL)
 	}
-	if p.group != nil && p.pid > 0 {
-		p.group.Kill()
+	p.mu.Unlock()
+	// Not under the lock: the reap that the group kill must not delay takes it.
+	if live && p.group != nil {
+		p.group.Kill() // once reaped, reap has done it
 	}
 }
 
