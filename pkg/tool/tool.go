@@ -2,7 +2,10 @@
 // directories, keeps a pool of plugin processes per binary, and executes
 // calls with the reference's semantics (declared timeouts, cancellation,
 // crashes turned into results, output truncation, a per-caller concurrency
-// cap), with results expressed in the public agentcore.v1 types.
+// cap), with results expressed in the public agentcore.v1 types. With a
+// limits controller (pkg/tool/limits) every plugin process and all it
+// starts is one limits group: a call over its memory, process or CPU time
+// limit is killed whole and its result names the limit.
 //
 // A [Host] owns every plugin process. [Host.Scan] returns a [Set] of tools;
 // sets merge (later wins by name) and [Set.Execute] runs one call.
