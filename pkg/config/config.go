@@ -689,6 +689,10 @@ func (c *Config) finish(getenv func(string) string) error {
 	if c.Limits.MaxMessageBytes == 0 {
 		bad("-max-message-bytes: must be positive")
 	}
+	if c.Limits.MaxToolResultBytes == defaultToolResultBytes && int64(c.Limits.MaxMessageBytes) < 2*defaultToolResultBytes {
+		// The default follows a smaller message limit; a value set by hand is checked.
+		c.Limits.MaxToolResultBytes = Bytes(c.Limits.MaxMessageBytes / 2)
+	}
 	if r := int64(c.Limits.MaxToolResultBytes); r <= 0 || r > int64(c.Limits.MaxMessageBytes)-minMessageRoom {
 		bad("-max-tool-result-bytes %s: must be positive and leave %d KiB of -max-message-bytes (%d) for the rest of an event",
 			c.Limits.MaxToolResultBytes, minMessageRoom>>10, c.Limits.MaxMessageBytes)
@@ -706,6 +710,9 @@ func (c *Config) finish(getenv func(string) string) error {
 	}
 	return errors.Join(errs...)
 }
+
+// defaultToolResultBytes is -max-tool-result-bytes' default (settings.go).
+const defaultToolResultBytes = 4 << 20
 
 // minMessageRoom is what a tool result leaves of -max-message-bytes for
 // the rest of the event carrying it.

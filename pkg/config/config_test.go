@@ -221,6 +221,10 @@ plugins:
 	if c.Limits.MaxToolResultBytes != 4<<20 {
 		t.Errorf("max tool result bytes = %v", c.Limits.MaxToolResultBytes)
 	}
+	// The result cap's default follows a small message limit.
+	if c, err := Load([]string{"-max-message-bytes", "1048576"}, env(nil), io.Discard); err != nil || c.Limits.MaxToolResultBytes != 512<<10 {
+		t.Fatalf("result cap under a 1 MiB message limit: %v, %v", c, err)
+	}
 	// A switch takes no value on the command line.
 	c, err = Load([]string{"-skip-bad-plugins", "-tool-limits", "rlimit"}, env(nil), io.Discard)
 	if err != nil || !c.SkipBadPlugins || c.ToolLimits.Mechanism != "rlimit" {

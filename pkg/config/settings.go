@@ -75,7 +75,7 @@ func settings() []Setting {
 			Usage: "characters of text a tool result keeps, cut from the middle; agents may ask for less (config.max_tool_output), not more (0: no limit)",
 			ptr:   func(c *Config) any { return &c.Limits.MaxToolOutput }},
 		{Flag: "max-tool-result-bytes", Env: "AGENTCORE_MAX_TOOL_RESULT_BYTES", File: "limits.max_tool_result_bytes", Default: "4MiB",
-			Usage: "bytes one tool result may add to a history, media included: over it, files are left out and text is cut, with a note",
+			Usage: "bytes one tool result may add to a history, media included: over it, files are left out and text is cut, with a note (the default is lowered to half of a smaller -max-message-bytes)",
 			ptr:   func(c *Config) any { return &c.Limits.MaxToolResultBytes }},
 		{Flag: "retry-max-elapsed", Env: "AGENTCORE_RETRY_MAX_ELAPSED", File: "limits.retry_max_elapsed", Default: "3m",
 			Usage: "how long a failing model request is retried before the send fails; agents may ask for less (config.retry_max_elapsed), not more",
