@@ -57,6 +57,11 @@ func runMain(m *testing.M) int {
 		return 1
 	}
 	defer os.RemoveAll(dir)
+	// Binaries only: servers run as another user (the trust tests) must reach them.
+	if err := os.Chmod(dir, 0o755); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
 	if err := build(dir); err != nil {
 		fmt.Fprintln(os.Stderr, "build:", err)
 		return 1
@@ -135,6 +140,11 @@ func build(dir string) error {
 	} {
 		cmd := exec.Command(goBin, args...)
 		cmd.Dir = repoRoot()
+		// Static, as make build and the sidecar image have them (the race
+		// detector needs cgo).
+		if os.Getenv("AGENTCORE_E2E_RACE") == "" {
+			cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
+		}
 		if out, err := cmd.CombinedOutput(); err != nil {
 			return fmt.Errorf("go %s: %v\n%s", strings.Join(args, " "), err, out)
 		}
@@ -156,16 +166,15 @@ type serverProc struct {
 // startServer starts agent-server on a free port with the plugins in
 // toolDir and the fake model as its default profile; extra adds flags.
 func startServer(toolDir string, extra []string, env ...string) (*serverProc, error) {
-	return startServerUnder(nil, toolDir, extra, env...)
+	return launch(serverCmd(toolDir, extra, env...))
 }
 
-// startServerUnder is startServer with agent-server run by the command
-// wrap (e.g. unshare), which execs it with its arguments.
-func startServerUnder(wrap []string, toolDir string, extra []string, env ...string) (*serverProc, error) {
+// serverCmd is the command startServer runs: agent-server on 127.0.0.1:0
+// with the plugins in toolDir and the fake model as its default profile.
+func serverCmd(toolDir string, extra []string, env ...string) *exec.Cmd {
 	args := append([]string{"-listen", "127.0.0.1:0", "-log-format", "json", "-log-level", "debug",
 		"-tool-dir", toolDir, "-shutdown-grace", "2s"}, extra...)
-	argv := append(append(append([]string{}, wrap...), suite.bin), args...)
-	cmd := exec.Command(argv[0], argv[1:]...)
+	cmd := exec.Command(suite.bin, args...)
 	cmd.Env = append(os.Environ(),
 		"AGENTCORE_MODEL_BASE_URL="+suite.model.URL,
 		"AGENTCORE_MODEL=fake-model",
@@ -173,6 +182,22 @@ func startServerUnder(wrap []string, toolDir string, extra []string, env ...stri
 	)
 	cmd.Env = append(cmd.Env, env...)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	return cmd
+}
+
+// startServerUnder is startServer with agent-server run by the command
+// wrap (e.g. unshare), which execs it with its arguments.
+func startServerUnder(wrap []string, toolDir string, extra []string, env ...string) (*serverProc, error) {
+	cmd := serverCmd(toolDir, extra, env...)
+	wrapped := exec.Command(wrap[0], append(append([]string{}, wrap[1:]...), cmd.Args...)...)
+	wrapped.Env, wrapped.SysProcAttr = cmd.Env, cmd.SysProcAttr
+	return launch(wrapped)
+}
+
+// launch starts an agent-server command and waits until it listens and its
+// health service says SERVING (asked over a connection made with dial;
+// plaintext by default).
+func launch(cmd *exec.Cmd, dial ...grpc.DialOption) (*serverProc, error) {
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
 		return nil, err
@@ -213,7 +238,7 @@ func startServerUnder(wrap []string, toolDir string, extra []string, env ...stri
 		p.kill()
 		return nil, fmt.Errorf("no listening line in 30s:\n%s", p.logs())
 	}
-	if err := p.waitServing(30 * time.Second); err != nil {
+	if err := p.waitServing(30*time.Second, dial...); err != nil {
 		p.kill()
 		return nil, err
 	}
@@ -227,8 +252,11 @@ func (p *serverProc) logs() string {
 }
 
 // waitServing waits until the health service says SERVING.
-func (p *serverProc) waitServing(d time.Duration) error {
-	conn, err := grpc.NewClient(p.addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
+func (p *serverProc) waitServing(d time.Duration, dial ...grpc.DialOption) error {
+	if len(dial) == 0 {
+		dial = []grpc.DialOption{grpc.WithTransportCredentials(insecure.NewCredentials())}
+	}
+	conn, err := grpc.NewClient(p.addr, dial...)
 	if err != nil {
 		return err
 	}

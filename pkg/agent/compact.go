@@ -16,7 +16,7 @@ import (
 // manual set, deltas, retries, finished), numbered from 1 under a run id of
 // their own. Errors are as Send's; ErrNothingToCompact when no message
 // follows the latest summary.
-func (s *Session) Compact(ctx context.Context, onEvent func(*agentv1.Event)) (string, error) {
+func (s *Session) Compact(ctx context.Context, onEvent func(*agentv1.Event)) (summary string, err error) {
 	cfg, err := s.resolve(s.Config(), true)
 	if err != nil {
 		return "", err
@@ -27,6 +27,8 @@ func (s *Session) Compact(ctx context.Context, onEvent func(*agentv1.Event)) (st
 	}
 	defer s.release(r)
 	r.s, r.cfg, r.usage = s, cfg, &agentv1.Usage{}
+	r.observe(true)
+	defer func() { r.ended(nil, err) }()
 	r.emit = &emitter{runID: r.id, fn: onEvent}
 	s.mu.Lock()
 	skills := s.skills

@@ -105,7 +105,7 @@ func (r *Result) Proto() *agentv1.RunResultEvent {
 // ErrStopped, ErrReplaced or ErrClosed, or the context's cause) when the run
 // was stopped, replaced, closed or its context ended — of kind timeout when
 // ctx's deadline passed.
-func (s *Session) Send(ctx context.Context, o SendOptions) (*Result, error) {
+func (s *Session) Send(ctx context.Context, o SendOptions) (res *Result, err error) {
 	input, perm, err := s.checkSend(o)
 	if err != nil {
 		return nil, err
@@ -124,6 +124,8 @@ func (s *Session) Send(ctx context.Context, o SendOptions) (*Result, error) {
 	}
 	defer s.release(r)
 	r.s, r.cfg, r.perm = s, cfg, perm
+	r.observe(false)
+	defer func() { r.ended(res, err) }()
 	r.emit = &emitter{runID: r.id, fn: o.OnEvent}
 	r.limiter = tool.NewLimiter(cfg.MaxToolConcurrency)
 
@@ -142,12 +144,10 @@ func (s *Session) Send(ctx context.Context, o SendOptions) (*Result, error) {
 	s.opts.Logger.Debug("run started", "agent", s.id, "run", r.id)
 	r.emit.runStarted(s.id)
 	s.appendHistory(input)
-	res, err := r.loop()
+	res, err = r.loop()
 	if err != nil {
-		s.opts.Logger.Debug("run failed", "agent", s.id, "run", r.id, "error", err)
-		return nil, err
+		return nil, err // the Observer logs the run's end
 	}
-	s.opts.Logger.Debug("run ended", "agent", s.id, "run", r.id, "reason", res.Reason, "steps", res.Steps)
 	r.emit.result(res)
 	return res, nil
 }

@@ -59,6 +59,9 @@ type Options struct {
 	// MaxToolResultBytes, when positive, caps what one tool result adds to
 	// the history, media included (tool.Options.MaxBytes).
 	MaxToolResultBytes int
+	// Observer is told what the session's runs do (traces, metrics, logs);
+	// nil means NopObserver. Share one across sessions.
+	Observer Observer
 }
 
 // Session is an agent: the reference's Agent.create result. It holds an id,
@@ -67,7 +70,7 @@ type Options struct {
 // an idle session holds no goroutine and no process.
 type Session struct {
 	id      string
-	opts    Options // shared parts only: LLM, Encoders, Model, ExpandProfile, Logger
+	opts    Options // shared parts only: LLM, Encoders, Model, ExpandProfile, Logger, Observer
 	created time.Time
 
 	mu       sync.Mutex
@@ -102,7 +105,10 @@ func New(o Options) (*Session, error) {
 	if o.Logger == nil {
 		o.Logger = hclog.NewNullLogger()
 	}
-	s.opts = Options{LLM: o.LLM, Encoders: o.Encoders, Model: o.Model, ExpandProfile: o.ExpandProfile, Logger: o.Logger,
+	if o.Observer == nil {
+		o.Observer = NopObserver{}
+	}
+	s.opts = Options{LLM: o.LLM, Encoders: o.Encoders, Model: o.Model, ExpandProfile: o.ExpandProfile, Logger: o.Logger, Observer: o.Observer,
 		MaxToolOutput: o.MaxToolOutput, MaxToolResultBytes: o.MaxToolResultBytes}
 	if _, err := s.resolve(s.config, false); err != nil {
 		if err := v.addErr(err, "history"); err != nil {

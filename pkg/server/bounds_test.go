@@ -171,7 +171,7 @@ func (rawCodec) Name() string { return "proto" }
 
 func TestInvalidUTF8IsInvalidArgumentNamingTheField(t *testing.T) {
 	s := newServer(t)
-	gs := grpc.NewServer(s.Interceptors()...)
+	gs := grpc.NewServer(s.Interceptors(false)...)
 	agentv1.RegisterAgentServiceServer(gs, s)
 	lis, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {

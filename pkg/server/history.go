@@ -21,7 +21,7 @@ func (s *Server) UpdateAgent(ctx context.Context, req *agentv1.UpdateAgentReques
 	if a == nil {
 		return nil, invalidField("agent", "required, with agent.id naming the agent")
 	}
-	e, err := s.agents.get(a.GetId())
+	e, err := s.agent(ctx, a.GetId())
 	if err != nil {
 		return nil, fieldsUnder(err, "", map[string]string{"agent_id": "agent.id"})
 	}
@@ -58,8 +58,12 @@ func (s *Server) UpdateAgent(ctx context.Context, req *agentv1.UpdateAgentReques
 			}
 		}
 	}
-	next = s.withDefaultProfile(next)
-	if err := s.checkRunnable(next); err != nil {
+	t, err := s.tenant(ctx)
+	if err != nil {
+		return nil, err
+	}
+	next = s.withDefaultProfile(next, t)
+	if err := s.checkRunnable(next, s.expander(t.ID)); err != nil {
 		return nil, err
 	}
 	// Check the selections before anything changes.
@@ -128,7 +132,7 @@ func copyPath(dst, src protoreflect.Message, path []string) string {
 // one response (-max-message-bytes). With no page_size, a history that fits
 // comes whole, as it always did.
 func (s *Server) GetHistory(ctx context.Context, req *agentv1.GetHistoryRequest) (*agentv1.GetHistoryResponse, error) {
-	e, err := s.agents.get(req.GetAgentId())
+	e, err := s.agent(ctx, req.GetAgentId())
 	if err != nil {
 		return nil, err
 	}
@@ -220,7 +224,7 @@ func historyPageStart(tok string, n int) (int, error) {
 
 // SetHistory replaces a session's history; FAILED_PRECONDITION while it runs.
 func (s *Server) SetHistory(ctx context.Context, req *agentv1.SetHistoryRequest) (*agentv1.SetHistoryResponse, error) {
-	e, err := s.agents.get(req.GetAgentId())
+	e, err := s.agent(ctx, req.GetAgentId())
 	if err != nil {
 		return nil, err
 	}
@@ -235,7 +239,7 @@ func (s *Server) SetHistory(ctx context.Context, req *agentv1.SetHistoryRequest)
 
 // PreviewContext shows what the next model request would hold.
 func (s *Server) PreviewContext(ctx context.Context, req *agentv1.PreviewContextRequest) (*agentv1.PreviewContextResponse, error) {
-	e, err := s.agents.get(req.GetAgentId())
+	e, err := s.agent(ctx, req.GetAgentId())
 	if err != nil {
 		return nil, err
 	}

@@ -21,6 +21,11 @@ const sendPrefix = "start"
 // Send runs one send: the first client message starts it, later ones answer
 // permission requests or stop it; events stream back in order.
 func (s *Server) Send(stream agentv1.AgentService_SendServer) error {
+	ctx := stream.Context()
+	t, err := s.tenant(ctx)
+	if err != nil {
+		return err
+	}
 	first, err := stream.Recv()
 	if err == io.EOF {
 		return invalidField("start", "the stream closed before a start message")
@@ -35,7 +40,7 @@ func (s *Server) Send(stream agentv1.AgentService_SendServer) error {
 	if start.GetAgentId() == "" {
 		return invalidField("start.agent_id", "required")
 	}
-	e, err := s.agents.get(start.GetAgentId())
+	e, err := s.agent(ctx, start.GetAgentId())
 	if err != nil {
 		return err
 	}
@@ -67,7 +72,7 @@ func (s *Server) Send(stream agentv1.AgentService_SendServer) error {
 			return err
 		}
 	}
-	done, err := s.agents.startRun(s.cfg.Limits.MaxConcurrentRuns)
+	done, err := s.agents.startRun(s.cfg.Limits.MaxConcurrentRuns, t)
 	if err != nil {
 		return err
 	}
@@ -77,7 +82,7 @@ func (s *Server) Send(stream agentv1.AgentService_SendServer) error {
 		defer s.secrets.remove(keys...)
 	}
 
-	ctx, cancel := context.WithCancelCause(stream.Context())
+	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	perms := &permissions{wait: map[string]chan agent.Decision{}, early: map[string]agent.Decision{}}
 	opts.OnPermission = perms.ask
@@ -102,7 +107,7 @@ func (s *Server) Send(stream agentv1.AgentService_SendServer) error {
 // checkModel fails a send that could reach no model, saying how to give one.
 func (s *Server) checkModel(e *session, override *agentv1.AgentConfig) error {
 	c := agent.MergeConfig(e.s.Config(), override)
-	if exp, err := s.expandProfile(c); err == nil && exp.GetBaseUrl() != "" && exp.GetModel() == "" {
+	if exp, err := s.expander(e.tenant)(c); err == nil && exp.GetBaseUrl() != "" && exp.GetModel() == "" {
 		return failure(codes.FailedPrecondition, ReasonNoModel,
 			"no model: the agent's config gives a base URL (%s) but no model; set agent.config.model with UpdateAgent, or config.model in this send", hostOf(exp.GetBaseUrl()))
 	}
@@ -197,7 +202,7 @@ func (p *permissions) read(stream agentv1.AgentService_SendServer, cancel contex
 
 // Stop stops a session's running send and returns once it has stopped.
 func (s *Server) Stop(ctx context.Context, req *agentv1.StopRequest) (*agentv1.StopResponse, error) {
-	e, err := s.agents.get(req.GetAgentId())
+	e, err := s.agent(ctx, req.GetAgentId())
 	if err != nil {
 		return nil, err
 	}
@@ -210,7 +215,7 @@ func (s *Server) Stop(ctx context.Context, req *agentv1.StopRequest) (*agentv1.S
 
 // Compact runs a manual compaction and streams its events.
 func (s *Server) Compact(req *agentv1.CompactRequest, stream agentv1.AgentService_CompactServer) error {
-	e, err := s.agents.get(req.GetAgentId())
+	e, err := s.agent(stream.Context(), req.GetAgentId())
 	if err != nil {
 		return err
 	}

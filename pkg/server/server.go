@@ -8,7 +8,11 @@
 // error carries a google.rpc.ErrorInfo (domain "agentcore", reason the error
 // kind upper-cased, metadata retryable and the upstream status); every other
 // error carries an ErrorInfo with one of the Reason constants. Secrets (API
-// keys, the bearer token) are removed from every error and event.
+// keys, the bearer token) are removed from every error, response and event.
+//
+// Every agent belongs to the tenant that created it (package auth): another
+// tenant's agents do not exist for a caller. A server-held API key is sent
+// only to its profile's endpoints.
 package server
 
 import (
@@ -21,8 +25,10 @@ import (
 	"github.com/hashicorp/go-hclog"
 	"google.golang.org/grpc"
 
+	"github.com/agentcore/agentcore/pkg/auth"
 	"github.com/agentcore/agentcore/pkg/config"
 	"github.com/agentcore/agentcore/pkg/llm"
+	"github.com/agentcore/agentcore/pkg/telemetry"
 	"github.com/agentcore/agentcore/pkg/tokens"
 	"github.com/agentcore/agentcore/pkg/tool"
 	"github.com/agentcore/agentcore/pkg/tool/limits"
@@ -38,6 +44,10 @@ type Options struct {
 	LogOutput io.Writer
 	// Kinds are extra kinds of tool files the scan recognises (e.g. MCP definitions).
 	Kinds []tool.Kind
+	// Getenv reads the OTEL_* variables that turn tracing on (see
+	// pkg/telemetry); nil: tracing stays off. Metrics and the per-run log
+	// line are always on.
+	Getenv func(string) string
 }
 
 // Server implements agentv1.AgentServiceServer. It owns its tool host and
@@ -47,6 +57,7 @@ type Server struct {
 
 	cfg     *config.Config
 	log     hclog.Logger
+	auth    *auth.Authenticator
 	host    *tool.Host
 	limits  *limits.Controller // the tool host's limits mechanism; closed after the host
 	secrets *secrets
@@ -55,21 +66,38 @@ type Server struct {
 	// llm and encoders are shared by every session.
 	llm      *llm.Client
 	encoders *tokens.Encoders
+	// tel observes runs, tool calls and plugin processes (traces, metrics, logs).
+	tel *telemetry.Telemetry
 
 	closeOnce sync.Once
 }
 
-// New returns a Server with no tools loaded yet: call LoadTools.
+// New returns a Server with no tools loaded yet: call LoadTools. It reads
+// the tokens file, if any, and resolves the plugin user.
 func New(opts Options) (*Server, error) {
 	if opts.Config == nil {
 		return nil, errors.New("server: Options.Config is required")
 	}
-	sec := newSecrets(opts.Config.Secrets()...)
+	cfg := opts.Config
+	authn, err := auth.New(auth.Options{Token: cfg.AuthToken, TokensFile: cfg.AuthTokensFile, Profiles: cfg.ProfileNames()})
+	if err != nil {
+		return nil, err
+	}
+	cred, err := pluginCredential(cfg.PluginUser)
+	if err != nil {
+		return nil, err
+	}
+	sec := newSecrets(cfg.Secrets()...)
 	log := hclog.NewNullLogger()
 	if opts.LogOutput != nil {
-		log = opts.Config.Logger("agent-server", sec.writer(opts.LogOutput))
+		log = cfg.Logger("agent-server", sec.writer(opts.LogOutput))
 	}
-	cfg := opts.Config
+	tel, err := telemetry.New(context.Background(), telemetry.Config{
+		Getenv: opts.Getenv, TraceContent: opts.Config.TraceContent, Logger: log, Redact: sec.redact,
+	})
+	if err != nil {
+		return nil, err
+	}
 	mech, err := limits.ParseMechanism(cfg.ToolLimits.Mechanism)
 	if err != nil {
 		return nil, err
@@ -81,12 +109,16 @@ func New(opts Options) (*Server, error) {
 	s := &Server{
 		cfg:     cfg,
 		log:     log,
+		auth:    authn,
 		secrets: sec,
+		tel:     tel,
 		limits:  lim,
 		host: tool.NewHost(tool.Config{
 			Logger:          log.Named("tool"),
 			MaxIdle:         cfg.MaxIdlePlugins,
 			Kinds:           opts.Kinds,
+			Credential:      cred,
+			Observer:        tel,
 			Limits:          lim,
 			LimitPolicy:     LimitPolicy(cfg.ToolLimits),
 			MaxResultBytes:  int(cfg.Limits.MaxToolResultBytes),
@@ -97,16 +129,23 @@ func New(opts Options) (*Server, error) {
 	s.llm = llm.NewClient(llm.Options{Logger: log.Named("llm"), RetryMaxElapsed: cfg.Limits.RetryMaxElapsed, RetryMaxDelay: cfg.Limits.RetryMaxDelay})
 	s.encoders = tokens.NewEncoders()
 	s.agents.init()
+	tel.GaugeFunc("agentcore_agents", "Agents the server holds now.", func() float64 { return float64(s.agents.count()) })
 	return s, nil
 }
 
-// Interceptors returns the gRPC server options that check the bearer token,
-// log calls, keep secrets out of errors and bound responses to the message
-// limit, and the codec that names a request's field holding invalid UTF-8.
-func (s *Server) Interceptors() []grpc.ServerOption {
-	codec := newUTF8Codec()
-	g := &guard{token: []byte(s.cfg.AuthToken), secrets: s.secrets, log: s.log.Named("rpc"), maxMessage: s.cfg.Limits.MaxMessageBytes, codec: codec}
-	return []grpc.ServerOption{grpc.ChainUnaryInterceptor(g.Unary), grpc.ChainStreamInterceptor(g.Stream), grpc.ForceServerCodecV2(codec)}
+// Telemetry returns the server's telemetry: its metrics registry and HTTP
+// handler, its gRPC server options.
+func (s *Server) Telemetry() *telemetry.Telemetry { return s.tel }
+
+// Interceptors returns the gRPC server options that authenticate every
+// AgentService call (and reflection when reflectionAuth is set), put the
+// caller's tenant in its context, write the audit log, keep secrets out of
+// responses and errors and bound responses to the message limit, and the
+// codec that names a request's field holding invalid UTF-8.
+func (s *Server) Interceptors(reflectionAuth bool) []grpc.ServerOption {
+	g := &guard{auth: s.auth, reflectionAuth: reflectionAuth, secrets: s.secrets, log: s.log.Named("rpc"), audit: s.log.Named("audit"),
+		maxMessage: s.cfg.Limits.MaxMessageBytes, codec: newUTF8Codec()}
+	return g.interceptors()
 }
 
 // LimitsMechanism says how tool limits are enforced (for the start log).
@@ -128,6 +167,11 @@ func (s *Server) Close() error {
 	s.closeOnce.Do(func() {
 		s.agents.closeAll()
 		err = errors.Join(s.host.Close(), s.limits.Close())
+		ctx, cancel := context.WithTimeout(context.Background(), afterStop)
+		defer cancel()
+		if terr := s.tel.Shutdown(ctx); terr != nil {
+			s.log.Warn("spans not flushed", "error", terr)
+		}
 	})
 	return err
 }

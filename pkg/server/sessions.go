@@ -14,6 +14,7 @@ import (
 	"google.golang.org/protobuf/types/known/timestamppb"
 
 	"github.com/agentcore/agentcore/pkg/agent"
+	"github.com/agentcore/agentcore/pkg/auth"
 	"github.com/agentcore/agentcore/pkg/config"
 	"github.com/agentcore/agentcore/pkg/skill"
 	"github.com/agentcore/agentcore/pkg/tool"
@@ -29,6 +30,8 @@ const (
 // session is one agent and what the server keeps beside it.
 type session struct {
 	s *agent.Session
+	// tenant owns the agent: only its calls see it.
+	tenant string
 
 	mu sync.Mutex
 	// tools and skills are the selections as the client gave them: they are
@@ -41,45 +44,120 @@ type session struct {
 	keys []string
 }
 
-// registry holds the sessions by id and counts running sends.
+// agentKey names a session: each tenant has its own agent ids, so that one
+// tenant cannot learn that another's id exists.
+type agentKey struct{ tenant, id string }
+
+// registry holds the sessions by tenant and id and counts agents and
+// running sends, in all and per tenant.
 type registry struct {
 	mu      sync.RWMutex
-	m       map[string]*session
+	m       map[agentKey]*session
+	agents  map[string]int // per tenant
 	running int
+	runs    map[string]int // per tenant
 	closing bool
 }
 
-func (r *registry) init() { r.m = map[string]*session{} }
+func (r *registry) init() {
+	r.m = map[agentKey]*session{}
+	r.agents = map[string]int{}
+	r.runs = map[string]int{}
+}
 
-func (r *registry) get(id string) (*session, error) {
+// get returns the tenant's agent of that id; another tenant's is NOT_FOUND.
+func (r *registry) get(t *auth.Tenant, id string) (*session, error) {
 	if id == "" {
 		return nil, invalidField("agent_id", "required")
 	}
 	r.mu.RLock()
 	defer r.mu.RUnlock()
-	e, ok := r.m[id]
+	e, ok := r.m[agentKey{t.ID, id}]
 	if !ok {
 		return nil, failure(codes.NotFound, ReasonNotFound, "no agent %q", id)
 	}
 	return e, nil
 }
 
-// startRun counts a send against the limit; done undoes it.
-func (r *registry) startRun(limit int) (done func(), err error) {
+// startRun counts a send of the tenant against the server's limit and the
+// tenant's; done undoes it.
+func (r *registry) startRun(limit int, t *auth.Tenant) (done func(), err error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.closing {
 		return nil, failure(codes.Unavailable, ReasonShuttingDown, "the server is shutting down")
 	}
 	if limit > 0 && r.running >= limit {
-		return nil, failure(codes.ResourceExhausted, ReasonRunLimit, "%d sends are running, the server's limit (-max-runs); retry later", r.running)
+		return nil, limitFailure(ReasonRunLimit, "server", "%d sends are running, the server's limit (-max-runs); retry later", r.running)
+	}
+	if n := r.runs[t.ID]; t.MaxConcurrentRuns > 0 && n >= t.MaxConcurrentRuns {
+		return nil, limitFailure(ReasonRunLimit, "tenant", "%d sends of this tenant are running, its limit (limits.concurrent_runs); retry later", n)
 	}
 	r.running++
+	r.runs[t.ID]++
 	return func() {
 		r.mu.Lock()
 		r.running--
+		if r.runs[t.ID]--; r.runs[t.ID] <= 0 {
+			delete(r.runs, t.ID)
+		}
 		r.mu.Unlock()
 	}, nil
+}
+
+// add registers a new session under the server's and the tenant's limits.
+func (r *registry) add(e *session, limit int, t *auth.Tenant) error {
+	k := agentKey{t.ID, e.s.ID()}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	switch {
+	case r.closing:
+		return failure(codes.Unavailable, ReasonShuttingDown, "the server is shutting down")
+	case r.m[k] != nil:
+		return failure(codes.AlreadyExists, ReasonExists, "agent %q exists", k.id)
+	case limit > 0 && len(r.m) >= limit:
+		return limitFailure(ReasonSessionLimit, "server", "the server holds %d agents, its limit (-max-sessions); delete some first", len(r.m))
+	case t.MaxAgents > 0 && r.agents[t.ID] >= t.MaxAgents:
+		return limitFailure(ReasonSessionLimit, "tenant", "this tenant holds %d agents, its limit (limits.agents); delete some first", r.agents[t.ID])
+	}
+	r.m[k] = e
+	r.agents[t.ID]++
+	return nil
+}
+
+// remove forgets the session if it is still registered; it reports whether it was.
+func (r *registry) remove(e *session) bool {
+	k := agentKey{e.tenant, e.s.ID()}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.m[k] != e {
+		return false
+	}
+	delete(r.m, k)
+	if r.agents[e.tenant]--; r.agents[e.tenant] <= 0 {
+		delete(r.agents, e.tenant)
+	}
+	return true
+}
+
+// of returns the tenant's sessions.
+func (r *registry) of(tenant string) []*session {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	out := make([]*session, 0, r.agents[tenant])
+	for k, e := range r.m {
+		if k.tenant == tenant {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+// count returns how many sessions there are.
+func (r *registry) count() int {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	return len(r.m)
 }
 
 func (r *registry) all() []*session {
@@ -114,7 +192,8 @@ func (r *registry) closeAll() {
 	r.mu.Lock()
 	r.closing = true
 	all := r.m
-	r.m = map[string]*session{}
+	r.m = map[agentKey]*session{}
+	r.agents = map[string]int{}
 	r.mu.Unlock()
 	ctx, cancel := context.WithTimeout(context.Background(), afterStop)
 	defer cancel()
@@ -150,12 +229,12 @@ func configKeys(c *agentv1.AgentConfig) []string {
 
 // withDefaultProfile names the server's default profile in a config that
 // names no profile and no base URL, so that such an agent uses the server's
-// model.
-func (s *Server) withDefaultProfile(c *agentv1.AgentConfig) *agentv1.AgentConfig {
+// model, when the tenant may use it.
+func (s *Server) withDefaultProfile(c *agentv1.AgentConfig, t *auth.Tenant) *agentv1.AgentConfig {
 	if c.GetProfile() != "" || c.GetBaseUrl() != "" {
 		return c
 	}
-	if _, ok := s.cfg.Profile(""); !ok {
+	if p, ok := s.cfg.Profile(""); !ok || !t.AllowsProfile(p.Name) {
 		return c
 	}
 	if c == nil {
@@ -168,26 +247,47 @@ func (s *Server) withDefaultProfile(c *agentv1.AgentConfig) *agentv1.AgentConfig
 	return c
 }
 
-// expandProfile fills in the profiles a config names (agent.Options.ExpandProfile).
-func (s *Server) expandProfile(c *agentv1.AgentConfig) (*agentv1.AgentConfig, error) {
+// expander returns the ExpandProfile of the sessions of a tenant: the
+// tenant's rights are looked up at each use, so that a reload of the
+// tokens file applies to the next send.
+func (s *Server) expander(tenant string) func(*agentv1.AgentConfig) (*agentv1.AgentConfig, error) {
+	return func(c *agentv1.AgentConfig) (*agentv1.AgentConfig, error) {
+		t, ok := s.auth.Lookup(tenant)
+		if !ok { // the tenant is gone from the tokens file: no profile is its any more
+			t = &auth.Tenant{ID: tenant, Profiles: []string{}}
+		}
+		return s.expandProfile(c, t)
+	}
+}
+
+// expandProfile fills in the profiles a config names, those the tenant may
+// use, and refuses a config that would send a profile's key elsewhere than
+// to the profile's endpoints (checkKeyBinding).
+func (s *Server) expandProfile(c *agentv1.AgentConfig, t *auth.Tenant) (*agentv1.AgentConfig, error) {
 	var vs []agent.FieldViolation
 	out := c
+	var main, comp *config.Profile
 	if name := c.GetProfile(); name != "" {
-		p, ok := s.cfg.Profiles[name]
+		p, ok := s.profileFor(t, name)
 		if !ok {
-			vs = append(vs, agent.FieldViolation{Field: "config.profile", Description: s.unknownProfile(name)})
+			vs = append(vs, agent.FieldViolation{Field: "config.profile", Description: s.unknownProfile(t, name)})
 		} else {
+			main = p
 			out = agent.MergeConfig(p.AgentConfig(), c)
 		}
 	}
 	if name := c.GetCompact().GetProfile(); name != "" {
-		p, ok := s.cfg.Profiles[name]
+		p, ok := s.profileFor(t, name)
 		if !ok {
-			vs = append(vs, agent.FieldViolation{Field: "config.compact.profile", Description: s.unknownProfile(name)})
+			vs = append(vs, agent.FieldViolation{Field: "config.compact.profile", Description: s.unknownProfile(t, name)})
 		} else {
+			comp = p
 			out = proto.Clone(out).(*agentv1.AgentConfig)
 			out.Compact = mergeCompact(p, out.GetCompact())
 		}
+	}
+	if len(vs) == 0 {
+		vs = checkKeyBinding(c, main, comp)
 	}
 	if len(vs) > 0 {
 		return nil, &agent.ValidationError{Violations: vs}
@@ -195,8 +295,25 @@ func (s *Server) expandProfile(c *agentv1.AgentConfig) (*agentv1.AgentConfig, er
 	return out, nil
 }
 
-func (s *Server) unknownProfile(name string) string {
-	return "no profile " + strings.TrimSpace(name) + " on this server (it has " + strings.Join(s.cfg.ProfileNames(), ", ") + ")"
+// profileFor returns the named profile when the tenant may use it.
+func (s *Server) profileFor(t *auth.Tenant, name string) (*config.Profile, bool) {
+	p, ok := s.cfg.Profiles[name]
+	if !ok || !t.AllowsProfile(name) {
+		return nil, false
+	}
+	return p, true
+}
+
+// unknownProfile says that a profile is not there, listing those the
+// tenant may use (the same words for a profile it may not use: no leak).
+func (s *Server) unknownProfile(t *auth.Tenant, name string) string {
+	var names []string
+	for _, n := range s.cfg.ProfileNames() {
+		if t.AllowsProfile(n) {
+			names = append(names, n)
+		}
+	}
+	return "no profile " + strings.TrimSpace(name) + " on this server (it has " + strings.Join(names, ", ") + ")"
 }
 
 // mergeCompact puts a profile under a compaction config's own fields.
@@ -276,8 +393,12 @@ func (e *session) refresh(c *catalog) error {
 	return nil
 }
 
-// CreateAgent creates a session.
+// CreateAgent creates a session owned by the caller's tenant.
 func (s *Server) CreateAgent(ctx context.Context, req *agentv1.CreateAgentRequest) (*agentv1.CreateAgentResponse, error) {
+	t, err := s.tenant(ctx)
+	if err != nil {
+		return nil, err
+	}
 	c, err := s.catalog()
 	if err != nil {
 		return nil, err
@@ -298,34 +419,22 @@ func (s *Server) CreateAgent(ctx context.Context, req *agentv1.CreateAgentReques
 	if err := s.checkHistorySize(len(req.GetHistory()), "history"); err != nil {
 		return nil, err
 	}
-	cfg := s.withDefaultProfile(a.GetConfig())
+	cfg := s.withDefaultProfile(a.GetConfig(), t)
 	sess, err := agent.New(agent.Options{
 		ID: id, Config: cfg, History: req.GetHistory(), Tools: tools, Skills: skills,
-		LLM: s.llm, Encoders: s.encoders, ExpandProfile: s.expandProfile, Logger: s.log.Named("agent"),
+		LLM: s.llm, Encoders: s.encoders, ExpandProfile: s.expander(t.ID), Logger: s.log.Named("agent"), Observer: s.tel,
 		MaxToolOutput: s.cfg.Limits.MaxToolOutput, MaxToolResultBytes: int(s.cfg.Limits.MaxToolResultBytes),
 	})
 	if err != nil {
 		return nil, fieldsUnder(err, "", map[string]string{"config": "agent.config"})
 	}
-	if err := s.checkRunnable(cfg); err != nil {
+	if err := s.checkRunnable(cfg, s.expander(t.ID)); err != nil {
 		return nil, err
 	}
-	e := &session{s: sess, tools: a.GetTools(), skills: a.GetSkills(), applied: c, keys: configKeys(a.GetConfig())}
-
-	s.agents.mu.Lock()
-	switch {
-	case s.agents.closing:
-		s.agents.mu.Unlock()
-		return nil, failure(codes.Unavailable, ReasonShuttingDown, "the server is shutting down")
-	case s.agents.m[sess.ID()] != nil:
-		s.agents.mu.Unlock()
-		return nil, failure(codes.AlreadyExists, ReasonExists, "agent %q exists", sess.ID())
-	case s.cfg.Limits.MaxSessions > 0 && len(s.agents.m) >= s.cfg.Limits.MaxSessions:
-		s.agents.mu.Unlock()
-		return nil, failure(codes.ResourceExhausted, ReasonSessionLimit, "the server holds %d agents, its limit (-max-sessions); delete some first", len(s.agents.m))
+	e := &session{s: sess, tenant: t.ID, tools: a.GetTools(), skills: a.GetSkills(), applied: c, keys: configKeys(a.GetConfig())}
+	if err := s.agents.add(e, s.cfg.Limits.MaxSessions, t); err != nil {
+		return nil, err
 	}
-	s.agents.m[sess.ID()] = e
-	s.agents.mu.Unlock()
 	s.secrets.add(e.keys...)
 	return &agentv1.CreateAgentResponse{Agent: s.agentProto(e)}, nil
 }
@@ -350,15 +459,19 @@ func (s *Server) agentProto(e *session) *agentv1.Agent {
 
 // GetAgent returns one session.
 func (s *Server) GetAgent(ctx context.Context, req *agentv1.GetAgentRequest) (*agentv1.GetAgentResponse, error) {
-	e, err := s.agents.get(req.GetAgentId())
+	e, err := s.agent(ctx, req.GetAgentId())
 	if err != nil {
 		return nil, err
 	}
 	return &agentv1.GetAgentResponse{Agent: s.agentProto(e)}, nil
 }
 
-// ListAgents pages through sessions ordered by id.
+// ListAgents pages through the caller's sessions ordered by id.
 func (s *Server) ListAgents(ctx context.Context, req *agentv1.ListAgentsRequest) (*agentv1.ListAgentsResponse, error) {
+	t, err := s.tenant(ctx)
+	if err != nil {
+		return nil, err
+	}
 	size := int(req.GetPageSize())
 	switch {
 	case size < 0:
@@ -376,7 +489,7 @@ func (s *Server) ListAgents(ctx context.Context, req *agentv1.ListAgentsRequest)
 		}
 		after = string(b)
 	}
-	all := s.agents.all()
+	all := s.agents.of(t.ID)
 	sort.Slice(all, func(i, j int) bool { return all[i].s.ID() < all[j].s.ID() })
 	i := sort.Search(len(all), func(i int) bool { return all[i].s.ID() > after })
 	resp := &agentv1.ListAgentsResponse{}
@@ -391,15 +504,11 @@ func (s *Server) ListAgents(ctx context.Context, req *agentv1.ListAgentsRequest)
 
 // DeleteAgent stops any run, kills its tool processes and forgets the session.
 func (s *Server) DeleteAgent(ctx context.Context, req *agentv1.DeleteAgentRequest) (*agentv1.DeleteAgentResponse, error) {
-	e, err := s.agents.get(req.GetAgentId())
+	e, err := s.agent(ctx, req.GetAgentId())
 	if err != nil {
 		return nil, err
 	}
-	s.agents.mu.Lock()
-	if s.agents.m[req.GetAgentId()] == e {
-		delete(s.agents.m, req.GetAgentId())
-	}
-	s.agents.mu.Unlock()
+	s.agents.remove(e)
 	stopped, err := e.s.Close(ctx)
 	s.secrets.remove(e.keys...)
 	if err != nil {
@@ -412,10 +521,10 @@ func (s *Server) DeleteAgent(ctx context.Context, req *agentv1.DeleteAgentReques
 // with its profile filled in, has a base URL and no model, or a model and
 // neither a base URL nor a profile (a config naming neither may still get
 // both from a send's override, and fails that send with NO_MODEL).
-func (s *Server) checkRunnable(c *agentv1.AgentConfig) error {
+func (s *Server) checkRunnable(c *agentv1.AgentConfig, expand func(*agentv1.AgentConfig) (*agentv1.AgentConfig, error)) error {
 	exp := c
 	if c.GetProfile() != "" || c.GetCompact().GetProfile() != "" {
-		e, err := s.expandProfile(c)
+		e, err := expand(c)
 		if err != nil {
 			return fieldsUnder(err, "", map[string]string{"config": "agent.config"})
 		}

@@ -11,6 +11,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
@@ -71,6 +72,28 @@ type Config struct {
 	// handshake, a failed start or Describe, invalid tools), logging a
 	// warning, instead of failing.
 	SkipBadPlugins bool
+	// Credential, when set, is the user and groups plugin processes run as
+	// (the host must be root); each plugin's socket directory is given to
+	// that user. Default: the host's own.
+	Credential *syscall.Credential
+	// Observer, if set, is told when plugin processes start, are reused,
+	// are killed to stop a call, and end (for metrics).
+	Observer ProcessObserver
+}
+
+// ProcessObserver is told about the host's plugin processes, each named by
+// its plugin (the base name of its source). Its methods must be quick and
+// safe for concurrent use.
+type ProcessObserver interface {
+	// ProcessStarted: a process was started and connected (a cold start).
+	ProcessStarted(plugin string)
+	// ProcessReused: a call (or Describe) took an idle process (a warm start).
+	ProcessReused(plugin string)
+	// ProcessKilled: a process was killed to stop its call (a timeout, a
+	// stopped run, a client gone).
+	ProcessKilled(plugin string)
+	// ProcessEnded: a process that ProcessStarted reported is gone and reaped.
+	ProcessEnded(plugin string)
 }
 
 // Command is how to start a plugin process.
@@ -460,7 +483,7 @@ func (h *Host) poolFor(cmd Command, fresh bool) (*pool, error) {
 		h.mu.Unlock()
 		return old, nil
 	}
-	pl := &pool{host: h, cmd: cmd, stamp: stamp}
+	pl := &pool{host: h, cmd: cmd, stamp: stamp, name: filepath.Base(cmd.source())}
 	h.pools[key] = pl
 	h.mu.Unlock()
 	if ok {

@@ -5,11 +5,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
@@ -59,6 +61,7 @@ type pool struct {
 	host  *Host
 	cmd   Command
 	stamp []fileStamp
+	name  string // the plugin's name for the host's ProcessObserver
 
 	mu      sync.Mutex
 	idle    []*proc
@@ -74,9 +77,10 @@ type proc struct {
 	pool  *pool
 	group *limits.Group // the process tree's limits; nil without a limits controller
 
-	mu     sync.Mutex
-	p      *process
-	killed bool
+	mu      sync.Mutex
+	p       *process
+	killed  bool
+	started bool // reported to the host's ProcessObserver
 
 	cleaned sync.Once
 	client  *plugin.Client
@@ -116,6 +120,9 @@ func (pl *pool) get(ctx context.Context, lim limits.Limits) (*proc, error) {
 				pl.discard(pr)
 				continue
 			}
+		}
+		if o := pl.host.cfg.Observer; o != nil {
+			o.ProcessReused(pl.name)
 		}
 		return pr, nil
 	}
@@ -255,12 +262,18 @@ func (pl *pool) start(ctx context.Context, lim limits.Limits) (*proc, error) {
 		return nil, err
 	}
 	h.log.Debug("plugin started", "path", pl.cmd.Path, "pid", pr.p.pid)
+	if o := h.cfg.Observer; o != nil {
+		pr.mu.Lock()
+		pr.started = true
+		pr.mu.Unlock()
+		o.ProcessStarted(pl.name)
+	}
 	return pr, nil
 }
 
 // runner is go-plugin's RunnerFunc: it builds the command from the pool's
 // Command (go-plugin supplies the environment with the handshake cookie).
-func (pr *proc) runner(_ hclog.Logger, base *exec.Cmd, _ string) (runner.Runner, error) {
+func (pr *proc) runner(_ hclog.Logger, base *exec.Cmd, socketDir string) (runner.Runner, error) {
 	c := pr.pool.cmd
 	h := pr.pool.host
 	cmd := exec.Command(c.Path, c.Args...)
@@ -269,6 +282,13 @@ func (pr *proc) runner(_ hclog.Logger, base *exec.Cmd, _ string) (runner.Runner,
 		cmd.Env = append(cmd.Env, pluginv1.MaxResultBytesEnv+"="+strconv.Itoa(h.cfg.MaxResultBytes))
 	}
 	cmd.Dir = c.Dir
+	if cred := h.cfg.Credential; cred != nil {
+		// The plugin, as its own user, makes its socket there; the host, root, may connect to it.
+		if err := os.Chown(socketDir, int(cred.Uid), int(cred.Gid)); err != nil {
+			return nil, fmt.Errorf("give the plugin's socket directory to uid %d: %w", cred.Uid, err)
+		}
+		cmd.SysProcAttr = &syscall.SysProcAttr{Credential: cred}
+	}
 	p := newProcess(cmd, h.sp, h.log.Named(filepath.Base(c.Path)), pr.group)
 	pr.mu.Lock()
 	defer pr.mu.Unlock()
@@ -312,8 +332,9 @@ func (pr *proc) startError(err error) error {
 	}
 	select {
 	case <-p.done:
-		// It ended well without a handshake: a program, not a plugin.
-		if p.state.Success() && (unrecognized || strings.Contains(msg, "exited before we could connect")) {
+		// It ended well without a handshake and without a word on stderr:
+		// a program, not a plugin (a plugin that fails says why there).
+		if p.state.Success() && (unrecognized || strings.Contains(msg, "exited before we could connect")) && pr.stderrTail() == "" {
 			return &NotPluginError{Path: pr.pool.cmd.source()}
 		}
 		msg += "; the process " + p.status()
@@ -392,6 +413,12 @@ func (pr *proc) cleanup() {
 		h.mu.Lock()
 		delete(h.procs, pr)
 		h.mu.Unlock()
+		pr.mu.Lock()
+		started := pr.started
+		pr.mu.Unlock()
+		if o := h.cfg.Observer; o != nil && started {
+			o.ProcessEnded(pr.pool.name)
+		}
 	})
 }
 
@@ -549,12 +576,16 @@ func (pl *pool) run(ctx context.Context, e *entry, input []byte, opts Options) R
 		rpcCancel()
 	})
 	dec := &chunkDecoder{onOutput: opts.OnOutput}
-	res, err := pr.call(rpcCtx, &pluginv1.ExecuteRequest{Tool: name, InputJson: string(input), CallId: opts.CallID}, dec)
+	req := &pluginv1.ExecuteRequest{Tool: name, InputJson: string(input), CallId: opts.CallID, TraceContext: traceContext(ctx)}
+	res, err := pr.call(rpcCtx, req, dec)
 	if !stop() || ctx.Err() != nil {
 		// Stopped for the context (gRPC may notice the context before the
 		// AfterFunc runs): kill, wait for the reap, report the stop.
 		pr.kill()
 		<-pr.p.done
+		if o := pl.host.cfg.Observer; o != nil {
+			o.ProcessKilled(pl.name)
+		}
 		pl.discard(pr)
 		return stoppedResult(ctx, e)
 	}
@@ -568,7 +599,7 @@ func (pl *pool) run(ctx context.Context, e *entry, input []byte, opts Options) R
 			pr.kill()
 			pl.discard(pr)
 			pl.host.log.Warn("tool over its limit: killed", "path", pl.cmd.Path, "tool", name, "limit", b.String(), "detail", b.Detail)
-			return errorResult(breachText(name, b))
+			return outcome(errorResult(breachText(name, b)), OutcomeLimit)
 		}
 	}
 	pl.put(pr)
@@ -603,9 +634,9 @@ func (e *NotPluginError) Error() string {
 
 func stoppedResult(ctx context.Context, e *entry) Result {
 	if errors.Is(context.Cause(ctx), errTimeout) {
-		return errorResult(fmt.Sprintf("tool %q timed out after %s and was killed", e.spec.Name, e.spec.Timeout))
+		return outcome(errorResult(fmt.Sprintf("tool %q timed out after %s and was killed", e.spec.Name, e.spec.Timeout)), OutcomeTimeout)
 	}
-	return errorResult(fmt.Sprintf("tool %q was stopped: %v", e.spec.Name, context.Cause(ctx)))
+	return outcome(errorResult(fmt.Sprintf("tool %q was stopped: %v", e.spec.Name, context.Cause(ctx))), OutcomeKilled)
 }
 
 // crashResult reports a call whose stream broke: the plugin's exit status
@@ -626,14 +657,14 @@ func (pl *pool) crashResult(pr *proc, name string, err error) Result {
 	}
 	if pl.host.isClosed() {
 		pl.discard(pr)
-		return errorResult(fmt.Sprintf("tool %q was stopped: %v", name, ErrClosed))
+		return outcome(errorResult(fmt.Sprintf("tool %q was stopped: %v", name, ErrClosed)), OutcomeKilled)
 	}
 	tail := pr.stderrTail()
 	if pr.group != nil {
 		if b, ok := pr.group.Breach(p.state, tail); ok {
 			pl.discard(pr)
 			pl.host.log.Warn("tool over its limit: killed", "path", pl.cmd.Path, "tool", name, "limit", b.String(), "detail", b.Detail)
-			return errorResult(breachText(name, b))
+			return outcome(errorResult(breachText(name, b)), OutcomeLimit)
 		}
 	}
 	msg := fmt.Sprintf("tool %q crashed: its plugin process %s", name, p.status())
@@ -642,5 +673,5 @@ func (pl *pool) crashResult(pr *proc, name string, err error) Result {
 	}
 	pl.discard(pr)
 	pl.host.log.Warn("plugin crashed", "path", pl.cmd.Path, "tool", name, "status", p.status())
-	return errorResult(msg)
+	return outcome(errorResult(msg), OutcomeCrash)
 }

@@ -47,6 +47,11 @@ func newSocketDir(base string, log hclog.Logger) string {
 			continue
 		}
 		if err == nil {
+			// Others may pass through (a plugin run as another user reaches
+			// its own socket directory inside) but not list it.
+			err = os.Chmod(dir, 0o711)
+		}
+		if err == nil {
 			err = os.WriteFile(filepath.Join(dir, socketMarker), []byte(bootID()+"\n"), 0o600)
 		}
 		if err != nil {

@@ -2253,7 +2253,7 @@ type ListToolsResponse struct {
 	Skills []*SkillInfo           `protobuf:"bytes,2,rep,name=skills,proto3" json:"skills,omitempty"`
 	// How the server enforces tool limits ("cgroup2", "cgroup1", "rlimit" or
 	// "off"), where, and which kinds, e.g. "cgroup1: cgroup v1 (memory, pids)
-	// under /sys/fs/cgroup/memory/agentcore-7-88; enforces memory, processes,
+	// under /sys/fs/cgroup/memory/agentcore-4026531836-7-88; enforces memory, processes,
 	// CPU time, open files".
 	LimitsMechanism string `protobuf:"bytes,3,opt,name=limits_mechanism,json=limitsMechanism,proto3" json:"limits_mechanism,omitempty"`
 	unknownFields   protoimpl.UnknownFields
