@@ -40,10 +40,12 @@ var suite struct {
 	plugins string // bin/plugins
 	// mcpServer is an MCP server over stdio (pkg/mcp/mcptest's).
 	mcpServer string
-	model     *fakemodel.Server
-	router    *router
-	server    *serverProc
-	client    *client.Client
+	// testPlugins holds the plugins of tests/testdata/plugins.
+	testPlugins string
+	model       *fakemodel.Server
+	router      *router
+	server      *serverProc
+	client      *client.Client
 }
 
 func TestMain(m *testing.M) { os.Exit(runMain(m)) }
@@ -125,11 +127,16 @@ func build(dir string) error {
 		serverBuild = append(serverBuild[:1], append([]string{"-race"}, serverBuild[1:]...)...)
 	}
 	suite.mcpServer = filepath.Join(dir, "mcpserver")
+	suite.testPlugins = filepath.Join(dir, "testplugins")
+	if err := os.MkdirAll(suite.testPlugins, 0o755); err != nil {
+		return err
+	}
 	for _, args := range [][]string{
 		serverBuild,
 		{"build", "-o", dir + "/", "./cmd/toolhost"}, // beside agent-server, which serves MCP definitions with it
 		{"build", "-o", suite.mcpServer, "./cmd/toolhost/testdata/mcpserver"},
 		{"build", "-o", suite.plugins + "/", "./plugins/..."},
+		{"build", "-o", suite.testPlugins + "/", "./tests/testdata/plugins/..."},
 	} {
 		cmd := exec.Command(goBin, args...)
 		cmd.Dir = repoRoot()
@@ -176,6 +183,15 @@ func serverCmd(toolDir string, extra []string, env ...string) *exec.Cmd {
 	cmd.Env = append(cmd.Env, env...)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	return cmd
+}
+
+// startServerUnder is startServer with agent-server run by the command
+// wrap (e.g. unshare), which execs it with its arguments.
+func startServerUnder(wrap []string, toolDir string, extra []string, env ...string) (*serverProc, error) {
+	cmd := serverCmd(toolDir, extra, env...)
+	wrapped := exec.Command(wrap[0], append(append([]string{}, wrap[1:]...), cmd.Args...)...)
+	wrapped.Env, wrapped.SysProcAttr = cmd.Env, cmd.SysProcAttr
+	return launch(wrapped)
 }
 
 // launch starts an agent-server command and waits until it listens and its

@@ -48,11 +48,7 @@ func TestHTTPTenants(t *testing.T) {
 			p.kill()
 		}
 	}()
-	m := servingHTTP.FindStringSubmatch(p.logs())
-	if m == nil {
-		t.Fatalf("no serving HTTP line:\n%s", p.logs())
-	}
-	base := &httpServer{serverProc: p, url: "https://" + m[1]}
+	base := &httpServer{serverProc: p, url: "https://" + httpAddr(t, p)}
 	as := func(cert *tls.Certificate, token string) *httpServer {
 		tc := &tls.Config{RootCAs: pki.pool, MinVersion: tls.VersionTLS12}
 		if cert != nil {

@@ -60,11 +60,22 @@ func startHTTPServer(t testing.TB, extra ...string) *httpServer {
 			t.Errorf("a secret appeared in the server's logs")
 		}
 	})
-	m := servingHTTP.FindStringSubmatch(p.logs())
-	if m == nil {
-		t.Fatalf("no serving HTTP line in the logs:\n%s", p.logs())
+	return &httpServer{serverProc: p, url: "http://" + httpAddr(t, p), token: httpToken}
+}
+
+// httpAddr is the address of a server's HTTP listener, from its log.
+func httpAddr(t testing.TB, p *serverProc) string {
+	t.Helper()
+	// The line is written before the server serves, but read from its
+	// stderr by another goroutine: it may take a moment to show.
+	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		if m := servingHTTP.FindStringSubmatch(p.logs()); m != nil {
+			return m[1]
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no serving HTTP line in the logs:\n%s", p.logs())
+		}
 	}
-	return &httpServer{serverProc: p, url: "http://" + m[1], token: httpToken}
 }
 
 // request is one HTTP call of a test.

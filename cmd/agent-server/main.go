@@ -25,17 +25,42 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"runtime"
 	"syscall"
 
 	"go.opentelemetry.io/otel"
 
 	"github.com/agentcore/agentcore/pkg/config"
+	"github.com/agentcore/agentcore/pkg/reap"
 	"github.com/agentcore/agentcore/pkg/server"
 	"github.com/agentcore/agentcore/pkg/telemetry"
 )
 
+// The main goroutine keeps the process's first thread, where orphans land:
+// it reaps them (see pkg/reap) while the server runs on other goroutines,
+// and starts nothing itself.
+func init() { runtime.LockOSThread() }
+
 func main() {
-	os.Exit(run())
+	// agent-server reaps the orphans of its tools' processes (a grandchild
+	// whose parent died), as a child subreaper, or as PID 1 in a container
+	// without an init, so that none stays a zombie; those still running
+	// when it exits are killed.
+	subreaper := reap.Subreaper()
+	ctx, stopReaping := context.WithCancel(context.Background())
+	code := make(chan int, 1)
+	go func() {
+		defer stopReaping()
+		if subreaper != nil {
+			fmt.Fprintln(os.Stderr, "agent-server: cannot become a child subreaper (orphaned tool processes go to init):", subreaper)
+		}
+		code <- run()
+	}()
+	if err := reap.Run(ctx); err != nil {
+		fmt.Fprintln(os.Stderr, "agent-server:", err)
+		<-ctx.Done()
+	}
+	os.Exit(<-code)
 }
 
 func run() int {

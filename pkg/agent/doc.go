@@ -54,7 +54,9 @@
 //     asks; their results are appended as one tool message in call order.
 //     A denied call, a failing or crashing tool, an unknown tool, bad input:
 //     each is a failed tool result the model reads, never a failed send.
-//     Text output is cut to max_tool_output characters (media never).
+//     Text output is cut to max_tool_output characters (media never);
+//     Options.MaxToolOutput is its default and ceiling, and a result larger
+//     than Options.MaxToolResultBytes loses its files, then text, to a note.
 //  6. The send ends `tool-stop` when a tool returned stop, after the round's
 //     results are written; `step-limit` when the round was the max_steps-th,
 //     also after its results are written, so a next send continues from

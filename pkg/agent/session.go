@@ -52,6 +52,13 @@ type Options struct {
 	ExpandProfile func(*agentv1.AgentConfig) (*agentv1.AgentConfig, error)
 	// Logger receives the session's logs; nil discards them.
 	Logger hclog.Logger
+	// MaxToolOutput, when positive, is the characters of text a tool result
+	// keeps when the config sets no max_tool_output, and the most it may set
+	// (a larger value is lowered to it).
+	MaxToolOutput int
+	// MaxToolResultBytes, when positive, caps what one tool result adds to
+	// the history, media included (tool.Options.MaxBytes).
+	MaxToolResultBytes int
 	// Observer is told what the session's runs do (traces, metrics, logs);
 	// nil means NopObserver. Share one across sessions.
 	Observer Observer
@@ -101,7 +108,8 @@ func New(o Options) (*Session, error) {
 	if o.Observer == nil {
 		o.Observer = NopObserver{}
 	}
-	s.opts = Options{LLM: o.LLM, Encoders: o.Encoders, Model: o.Model, ExpandProfile: o.ExpandProfile, Logger: o.Logger, Observer: o.Observer}
+	s.opts = Options{LLM: o.LLM, Encoders: o.Encoders, Model: o.Model, ExpandProfile: o.ExpandProfile, Logger: o.Logger, Observer: o.Observer,
+		MaxToolOutput: o.MaxToolOutput, MaxToolResultBytes: o.MaxToolResultBytes}
 	if _, err := s.resolve(s.config, false); err != nil {
 		if err := v.addErr(err, "history"); err != nil {
 			return nil, err

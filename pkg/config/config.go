@@ -22,6 +22,7 @@ import (
 	"net/url"
 	"os"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
@@ -88,6 +89,14 @@ type Config struct {
 	MaxIdlePlugins int
 	// HTTP configures the HTTP/JSON gateway and web console; off when HTTP.Listen is empty.
 	HTTP HTTP
+	// SkipBadPlugins turns a tool file that is no working plugin into a
+	// warning instead of a failed start.
+	SkipBadPlugins bool
+	// ToolLimits bound the resources of each tool call's process tree.
+	ToolLimits ToolLimits
+	// Warnings are what Load found suspicious but not wrong (an empty API
+	// key variable): the server logs them at start.
+	Warnings []string
 	// MetricsListen, when set, is the host:port of the HTTP listener serving /metrics.
 	MetricsListen string
 	// Pprof adds /debug/pprof/ to the metrics listener.
@@ -118,6 +127,86 @@ type Limits struct {
 	MaxMessageBytes int
 	// MaxHistory is the most messages a history may hold when it is set or a send starts.
 	MaxHistory int
+	// MaxToolOutput is the most characters of text a tool result keeps (cut
+	// from the middle); a client may ask for less, not more.
+	MaxToolOutput int
+	// MaxToolResultBytes is the most bytes one tool result may add to a
+	// history, media included.
+	MaxToolResultBytes Bytes
+	// RetryMaxElapsed is how long a failing model request is retried; a
+	// client may ask for less, not more.
+	RetryMaxElapsed time.Duration
+	// RetryMaxDelay caps one wait between retries; a client may ask for less.
+	RetryMaxDelay time.Duration
+}
+
+// ToolLimits are the resource limits of tool calls: for each kind, what a
+// tool that asks for nothing gets, and the most a tool may ask for (0: no
+// limit, no cap), with overrides per plugin or tool from the config file.
+type ToolLimits struct {
+	// Mechanism is auto, cgroup2, cgroup1, rlimit or off.
+	Mechanism               string
+	Memory, MemoryMax       Bytes
+	Processes, ProcessesMax int
+	CPUTime, CPUTimeMax     time.Duration
+	OpenFiles, OpenFilesMax int
+	// Overrides are keyed by a tool's name or a plugin's file name (the
+	// config file's plugins section).
+	Overrides map[string]PluginLimits
+}
+
+// PluginLimits override some limits of a plugin's or a tool's calls,
+// whatever it asks for; nil fields are not overridden, zero means no limit.
+type PluginLimits struct {
+	Memory    *Bytes
+	Processes *int
+	CPUTime   *time.Duration
+	OpenFiles *int
+}
+
+// Bytes is a size in bytes; settings write it as 512MiB, 1GiB, 4096…
+type Bytes uint64
+
+// ParseBytes reads a size: a number with an optional binary unit, B,
+// K/KB/KiB, M/MB/MiB, G/GB/GiB, T/TB/TiB (1K = 1024), e.g. "256MiB", "1g".
+func ParseBytes(s string) (Bytes, error) {
+	t := strings.TrimSpace(s)
+	i := 0
+	for i < len(t) && (t[i] >= '0' && t[i] <= '9' || t[i] == '.') {
+		i++
+	}
+	num, unit := t[:i], strings.ToLower(strings.TrimSpace(t[i:]))
+	shift := -1
+	switch strings.TrimSuffix(strings.TrimSuffix(unit, "b"), "i") {
+	case "":
+		shift = 0
+	case "k":
+		shift = 10
+	case "m":
+		shift = 20
+	case "g":
+		shift = 30
+	case "t":
+		shift = 40
+	}
+	v, err := strconv.ParseFloat(num, 64)
+	if shift < 0 || num == "" || err != nil || v < 0 || v*float64(uint64(1)<<shift) >= 1<<63 {
+		return 0, fmt.Errorf("%q is not a size such as 512MiB or 1GiB", s)
+	}
+	return Bytes(v * float64(uint64(1)<<shift)), nil
+}
+
+// String prints the size in the largest binary unit that keeps it whole.
+func (b Bytes) String() string {
+	for _, u := range []struct {
+		shift uint
+		name  string
+	}{{40, "TiB"}, {30, "GiB"}, {20, "MiB"}, {10, "KiB"}} {
+		if b != 0 && b%(1<<u.shift) == 0 {
+			return strconv.FormatUint(uint64(b>>u.shift), 10) + u.name
+		}
+	}
+	return strconv.FormatUint(uint64(b), 10)
 }
 
 // HTTP configures the HTTP/JSON gateway (and the web console on the same
@@ -369,6 +458,21 @@ func loadFile(c *Config, path string) error {
 		return fmt.Errorf("config file %s: profiles: want a map of profile names to profiles", path)
 	}
 	delete(raw, "profiles")
+	plugins, _ := raw["plugins"].(map[string]any)
+	if v, ok := raw["plugins"]; ok && plugins == nil && v != nil {
+		return fmt.Errorf("config file %s: plugins: want a map of plugin or tool names to limits", path)
+	}
+	delete(raw, "plugins")
+	for name, v := range plugins {
+		pl, err := parsePluginLimits(v)
+		if err != nil {
+			return fmt.Errorf("config file %s: plugins.%s%w", path, name, err)
+		}
+		if c.ToolLimits.Overrides == nil {
+			c.ToolLimits.Overrides = map[string]PluginLimits{}
+		}
+		c.ToolLimits.Overrides[name] = pl
+	}
 	for k, v := range flatten("", raw) {
 		s := settingByFile(k)
 		if s == nil {
@@ -456,6 +560,56 @@ func parseProfile(name string, v any) (*Profile, error) {
 		}
 	}
 	return p, nil
+}
+
+// parsePluginLimits reads one entry of the config file's plugins section:
+// memory (a size), processes, cpu_time (a duration), open_files; 0 or
+// "none" lifts the limit.
+func parsePluginLimits(v any) (PluginLimits, error) {
+	m, ok := v.(map[string]any)
+	if !ok {
+		return PluginLimits{}, errors.New(": want a map with memory, processes, cpu_time, open_files")
+	}
+	var pl PluginLimits
+	for k, val := range m {
+		s := strings.TrimSpace(fmt.Sprint(val))
+		none := strings.EqualFold(s, "none")
+		var err error
+		switch k {
+		case "memory":
+			var b Bytes
+			if !none {
+				b, err = ParseBytes(s)
+			}
+			pl.Memory = &b
+		case "processes", "open_files":
+			n := 0
+			if !none {
+				if n, err = strconv.Atoi(s); err == nil && n < 0 {
+					err = errors.New("must not be negative")
+				}
+			}
+			if k == "processes" {
+				pl.Processes = &n
+			} else {
+				pl.OpenFiles = &n
+			}
+		case "cpu_time":
+			var d time.Duration
+			if !none {
+				if d, err = time.ParseDuration(s); err == nil && d < 0 {
+					err = errors.New("must not be negative")
+				}
+			}
+			pl.CPUTime = &d
+		default:
+			err = errors.New("unknown key (want memory, processes, cpu_time, open_files)")
+		}
+		if err != nil {
+			return PluginLimits{}, profileError(k, err)
+		}
+	}
+	return pl, nil
 }
 
 // profileKeys are the keys of a profile, for messages.
@@ -583,6 +737,7 @@ func (c *Config) finish(getenv func(string) string) error {
 	if c.DefaultProfile != "" && c.DefaultProfile != DefaultProfile && c.Profiles[c.DefaultProfile] == nil {
 		bad("default_profile %q: no such profile (have %v)", c.DefaultProfile, c.ProfileNames())
 	}
+	c.checkDefaultModel(bad, getenv)
 
 	if path, ok := c.UnixSocket(); ok {
 		if path == "" {
@@ -658,7 +813,9 @@ func (c *Config) finish(getenv func(string) string) error {
 	}{
 		{"max-sessions", c.Limits.MaxSessions}, {"max-runs", c.Limits.MaxConcurrentRuns},
 		{"max-message-bytes", c.Limits.MaxMessageBytes}, {"max-history", c.Limits.MaxHistory},
-		{"max-idle-plugins", c.MaxIdlePlugins},
+		{"max-idle-plugins", c.MaxIdlePlugins}, {"max-tool-output", c.Limits.MaxToolOutput},
+		{"tool-processes", c.ToolLimits.Processes}, {"tool-processes-max", c.ToolLimits.ProcessesMax},
+		{"tool-open-files", c.ToolLimits.OpenFiles}, {"tool-open-files-max", c.ToolLimits.OpenFilesMax},
 	} {
 		if n.v < 0 {
 			bad("-%s %d: must not be negative", n.name, n.v)
@@ -667,10 +824,21 @@ func (c *Config) finish(getenv func(string) string) error {
 	if c.Limits.MaxMessageBytes == 0 {
 		bad("-max-message-bytes: must be positive")
 	}
+	if c.Limits.MaxToolResultBytes == defaultToolResultBytes && int64(c.Limits.MaxMessageBytes) < 2*defaultToolResultBytes {
+		// The default follows a smaller message limit; a value set by hand is checked.
+		c.Limits.MaxToolResultBytes = Bytes(c.Limits.MaxMessageBytes / 2)
+	}
+	if r := int64(c.Limits.MaxToolResultBytes); r <= 0 || r > int64(c.Limits.MaxMessageBytes)-minMessageRoom {
+		bad("-max-tool-result-bytes %s: must be positive and leave %d KiB of -max-message-bytes (%d) for the rest of an event",
+			c.Limits.MaxToolResultBytes, minMessageRoom>>10, c.Limits.MaxMessageBytes)
+	}
+	c.checkToolLimits(bad)
 	for _, d := range []struct {
 		name string
 		v    time.Duration
-	}{{"shutdown-grace", c.ShutdownGrace}, {"keepalive-time", c.KeepaliveTime}, {"keepalive-timeout", c.KeepaliveTimeout}} {
+	}{{"shutdown-grace", c.ShutdownGrace}, {"keepalive-time", c.KeepaliveTime}, {"keepalive-timeout", c.KeepaliveTimeout},
+		{"retry-max-elapsed", c.Limits.RetryMaxElapsed}, {"retry-max-delay", c.Limits.RetryMaxDelay},
+		{"tool-cpu-time", c.ToolLimits.CPUTime}, {"tool-cpu-time-max", c.ToolLimits.CPUTimeMax}} {
 		if d.v < 0 {
 			bad("-%s %s: must not be negative", d.name, d.v)
 		}
@@ -689,6 +857,96 @@ func checkOrigin(o string) error {
 		return errors.New(`want "*" or scheme://host[:port], e.g. https://app.example.com`)
 	}
 	return nil
+}
+
+// defaultToolResultBytes is -max-tool-result-bytes' default (settings.go).
+const defaultToolResultBytes = 4 << 20
+
+// minMessageRoom is what a tool result leaves of -max-message-bytes for
+// the rest of the event carrying it.
+const minMessageRoom = 64 << 10
+
+// Tool limits below these would not let a plugin start: a Go plugin alone
+// runs about ten threads and maps about 10 MiB.
+const (
+	minToolProcesses = 16
+	minToolMemory    = 16 << 20
+)
+
+// checkToolLimits checks the tool limit settings and overrides.
+func (c *Config) checkToolLimits(bad func(string, ...any)) {
+	t := c.ToolLimits
+	switch t.Mechanism {
+	case "auto", "cgroup2", "cgroup1", "rlimit", "off":
+	default:
+		bad("-tool-limits %q: want auto, cgroup2, cgroup1, rlimit or off", t.Mechanism)
+	}
+	mem := func(name string, b Bytes) {
+		if b != 0 && b < minToolMemory {
+			bad("%s %s: must be 0 (no limit) or at least %s", name, b, Bytes(minToolMemory))
+		}
+	}
+	procs := func(name string, n int) {
+		if n != 0 && n < minToolProcesses {
+			bad("%s %d: must be 0 (no limit) or at least %d (threads count: a Go plugin alone runs about ten)", name, n, minToolProcesses)
+		}
+	}
+	mem("-tool-memory", t.Memory)
+	mem("-tool-memory-max", t.MemoryMax)
+	procs("-tool-processes", t.Processes)
+	procs("-tool-processes-max", t.ProcessesMax)
+	for _, name := range sortedKeys(t.Overrides) {
+		o := t.Overrides[name]
+		if o.Memory != nil {
+			mem("plugins."+name+".memory", *o.Memory)
+		}
+		if o.Processes != nil {
+			procs("plugins."+name+".processes", *o.Processes)
+		}
+	}
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
+
+// checkDefaultModel fails a default model set by half (a base URL without
+// a model, or the reverse), naming both settings, and warns when the
+// variable meant to hold a profile's API key is empty.
+func (c *Config) checkDefaultModel(bad func(string, ...any), getenv func(string) string) {
+	if p := c.Profiles[DefaultProfile]; p != nil {
+		switch {
+		case p.BaseURL != "" && p.Model == "":
+			bad("the default model is half set: -model-base-url (AGENTCORE_MODEL_BASE_URL, model.base_url) is %s but -model (AGENTCORE_MODEL, model.model) is not set; set both, or neither to run without a default model", p.BaseURL)
+		case p.BaseURL == "" && p.Model != "":
+			bad("the default model is half set: -model (AGENTCORE_MODEL, model.model) is %s but -model-base-url (AGENTCORE_MODEL_BASE_URL, model.base_url) is not set; set both, or neither to run without a default model", p.Model)
+		}
+	}
+	if name := c.DefaultProfile; name != DefaultProfile {
+		if p := c.Profiles[name]; p != nil && (p.BaseURL == "") != (p.Model == "") {
+			bad("default_profile %s is half set: profiles.%s.base_url and profiles.%s.model go together", name, name, name)
+		}
+	}
+	for _, name := range c.ProfileNames() {
+		p := c.Profiles[name]
+		if p.BaseURL != "" && p.APIKeyFile == "" && p.APIKeyEnv != "" && strings.TrimSpace(getenv(p.APIKeyEnv)) == "" {
+			c.Warnings = append(c.Warnings, fmt.Sprintf("%s is empty or unset: profile %s's requests to %s carry no API key (set it, or ignore this for a model that needs none)",
+				p.APIKeyEnv, name, hostOf(p.BaseURL)))
+		}
+	}
+}
+
+// hostOf returns the host of a URL, or the URL when it has none.
+func hostOf(raw string) string {
+	if u, err := url.Parse(raw); err == nil && u.Host != "" {
+		return u.Host
+	}
+	return raw
 }
 
 // readSecretFile reads a file holding one secret, trimmed of white space.

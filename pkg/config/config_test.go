@@ -211,6 +211,18 @@ func TestLoadErrors(t *testing.T) {
 		{"origin with a path", []string{"-http-listen", ":8080", "-http-cors-origin", "https://a.example/app"}, nil, "cors origin"},
 		{"origin without a scheme", []string{"-http-listen", ":8080", "-http-cors-origin", "a.example"}, nil, "cors origin"},
 		{"cors without http", []string{"-http-cors-origin", "*"}, nil, "needs -http-listen"},
+		{"base URL without model", []string{"-model-base-url", "http://x/v1"}, nil,
+			"-model-base-url (AGENTCORE_MODEL_BASE_URL, model.base_url) is http://x/v1 but -model (AGENTCORE_MODEL, model.model) is not set"},
+		{"model without base URL", nil, map[string]string{"AGENTCORE_MODEL": "gpt"},
+			"-model (AGENTCORE_MODEL, model.model) is gpt but -model-base-url (AGENTCORE_MODEL_BASE_URL, model.base_url) is not set"},
+		{"bad size", []string{"-tool-memory", "lots"}, nil, "tool-memory"},
+		{"tiny memory", []string{"-tool-memory", "1MiB"}, nil, "-tool-memory 1MiB: must be 0 (no limit) or at least 16MiB"},
+		{"too few processes", []string{"-tool-processes", "3"}, nil, "-tool-processes 3"},
+		{"bad mechanism", []string{"-tool-limits", "jail"}, nil, `-tool-limits "jail"`},
+		{"result over the message limit", []string{"-max-tool-result-bytes", "16MiB"}, nil, "-max-tool-result-bytes 16MiB"},
+		{"bad switch", nil, map[string]string{"AGENTCORE_SKIP_BAD_PLUGINS": "maybe"}, "AGENTCORE_SKIP_BAD_PLUGINS"},
+		{"bad plugin key", []string{"-config", writeFile(t, "e.yaml", "plugins:\n  shell: {memry: 1GiB}\n")}, nil, "plugins.shell.memry"},
+		{"bad plugin size", []string{"-config", writeFile(t, "f.yaml", "plugins:\n  shell: {memory: 2}\n")}, nil, "plugins.shell.memory 2"},
 		{"env and file key", []string{"-config", bothKeys}, nil, "not both"},
 		{"missing key file", []string{"-model", "m", "-model-base-url", "http://x", "-model-api-key-file", "/nonexistent/key"}, nil, "api_key_file"},
 		{"allowed url not http", []string{"-config", badAllowed}, nil, "allowed_base_urls[0]"},
@@ -229,6 +241,78 @@ func TestLoadErrors(t *testing.T) {
 				t.Errorf("the error repeats the key: %v", err)
 			}
 		})
+	}
+}
+
+func TestLimitSettings(t *testing.T) {
+	file := writeFile(t, "limits.yaml", `
+tool_limits: {memory: 2GiB, processes: 256, cpu_time: 1m}
+limits: {max_tool_output: 10000, retry_max_elapsed: 1m}
+skip_bad_plugins: true
+plugins:
+  shell: {memory: 512MiB, cpu_time: none}
+  read_file: {open_files: 64, processes: 0}
+`)
+	c, err := Load([]string{"-config", file, "-tool-memory-max", "8g"}, env(map[string]string{"AGENTCORE_RETRY_MAX_DELAY": "5s"}), io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tl := c.ToolLimits
+	if tl.Mechanism != "auto" || tl.Memory != 2<<30 || tl.MemoryMax != 8<<30 || tl.Processes != 256 || tl.CPUTime != time.Minute || tl.ProcessesMax != 16384 {
+		t.Errorf("tool limits = %+v", tl)
+	}
+	sh, rf := tl.Overrides["shell"], tl.Overrides["read_file"]
+	if sh.Memory == nil || *sh.Memory != 512<<20 || sh.CPUTime == nil || *sh.CPUTime != 0 || sh.Processes != nil {
+		t.Errorf("shell override = %+v", sh)
+	}
+	if rf.OpenFiles == nil || *rf.OpenFiles != 64 || rf.Processes == nil || *rf.Processes != 0 || rf.Memory != nil {
+		t.Errorf("read_file override = %+v", rf)
+	}
+	if !c.SkipBadPlugins || c.Limits.MaxToolOutput != 10000 || c.Limits.RetryMaxElapsed != time.Minute || c.Limits.RetryMaxDelay != 5*time.Second {
+		t.Errorf("limits = %+v, skip %v", c.Limits, c.SkipBadPlugins)
+	}
+	if c.Limits.MaxToolResultBytes != 4<<20 {
+		t.Errorf("max tool result bytes = %v", c.Limits.MaxToolResultBytes)
+	}
+	// The result cap's default follows a small message limit.
+	if c, err := Load([]string{"-max-message-bytes", "1048576"}, env(nil), io.Discard); err != nil || c.Limits.MaxToolResultBytes != 512<<10 {
+		t.Fatalf("result cap under a 1 MiB message limit: %v, %v", c, err)
+	}
+	// A switch takes no value on the command line.
+	c, err = Load([]string{"-skip-bad-plugins", "-tool-limits", "rlimit"}, env(nil), io.Discard)
+	if err != nil || !c.SkipBadPlugins || c.ToolLimits.Mechanism != "rlimit" {
+		t.Fatalf("switch: %v, %v", c, err)
+	}
+}
+
+func TestEmptyKeyVariableWarns(t *testing.T) {
+	c, err := Load([]string{"-model-base-url", "https://api.example.com/v1/secret-path", "-model", "m"}, env(nil), io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(c.Warnings) != 1 || !strings.Contains(c.Warnings[0], "AGENTCORE_MODEL_API_KEY is empty or unset") ||
+		!strings.Contains(c.Warnings[0], "api.example.com") || strings.Contains(c.Warnings[0], "secret-path") {
+		t.Fatalf("warnings = %q", c.Warnings)
+	}
+	c, err = Load([]string{"-model-base-url", "https://api.example.com/v1", "-model", "m"}, env(map[string]string{"AGENTCORE_MODEL_API_KEY": "k"}), io.Discard)
+	if err != nil || len(c.Warnings) != 0 {
+		t.Fatalf("warnings with a key = %q, %v", c.Warnings, err)
+	}
+}
+
+func TestBytes(t *testing.T) {
+	for in, want := range map[string]Bytes{"256MiB": 256 << 20, "1g": 1 << 30, "1.5GiB": 3 << 29, "512": 512, "64 KB": 64 << 10, "0": 0} {
+		if got, err := ParseBytes(in); err != nil || got != want {
+			t.Errorf("ParseBytes(%q) = %v, %v", in, got, err)
+		}
+	}
+	for _, bad := range []string{"", "MiB", "12 parsecs", "-1", "1e40G"} {
+		if _, err := ParseBytes(bad); err == nil {
+			t.Errorf("ParseBytes(%q) succeeded", bad)
+		}
+	}
+	if s := Bytes(3 << 29).String(); s != "1536MiB" {
+		t.Errorf("String = %s", s)
 	}
 }
 

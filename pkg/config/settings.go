@@ -77,6 +77,18 @@ func settings() []Setting {
 		{Flag: "max-history", Env: "AGENTCORE_MAX_HISTORY", File: "limits.max_history", Default: "100000",
 			Usage: "most messages a history may hold when it is set or a send starts (0: no limit)",
 			ptr:   func(c *Config) any { return &c.Limits.MaxHistory }},
+		{Flag: "max-tool-output", Env: "AGENTCORE_MAX_TOOL_OUTPUT", File: "limits.max_tool_output", Default: "32000",
+			Usage: "characters of text a tool result keeps, cut from the middle; agents may ask for less (config.max_tool_output), not more (0: no limit)",
+			ptr:   func(c *Config) any { return &c.Limits.MaxToolOutput }},
+		{Flag: "max-tool-result-bytes", Env: "AGENTCORE_MAX_TOOL_RESULT_BYTES", File: "limits.max_tool_result_bytes", Default: "4MiB",
+			Usage: "bytes one tool result may add to a history, media included: over it, files are left out and text is cut, with a note (the default is lowered to half of a smaller -max-message-bytes)",
+			ptr:   func(c *Config) any { return &c.Limits.MaxToolResultBytes }},
+		{Flag: "retry-max-elapsed", Env: "AGENTCORE_RETRY_MAX_ELAPSED", File: "limits.retry_max_elapsed", Default: "3m",
+			Usage: "how long a failing model request is retried before the send fails; agents may ask for less (config.retry_max_elapsed), not more",
+			ptr:   func(c *Config) any { return &c.Limits.RetryMaxElapsed }},
+		{Flag: "retry-max-delay", Env: "AGENTCORE_RETRY_MAX_DELAY", File: "limits.retry_max_delay", Default: "30s",
+			Usage: "longest wait between two attempts of a model request, Retry-After included; agents may ask for less, not more",
+			ptr:   func(c *Config) any { return &c.Limits.RetryMaxDelay }},
 		{Flag: "tls-cert", Env: "AGENTCORE_TLS_CERT", File: "tls.cert",
 			Usage: "PEM certificate file: serve TLS (with -tls-key)",
 			ptr:   func(c *Config) any { return &c.TLS.CertFile }},
@@ -131,6 +143,36 @@ func settings() []Setting {
 		{Flag: "max-idle-plugins", Env: "AGENTCORE_MAX_IDLE_PLUGINS", File: "max_idle_plugins", Default: "4",
 			Usage: "idle processes kept per plugin binary for reuse",
 			ptr:   func(c *Config) any { return &c.MaxIdlePlugins }},
+		{Flag: "skip-bad-plugins", Env: "AGENTCORE_SKIP_BAD_PLUGINS", File: "skip_bad_plugins", Default: "false",
+			Usage: "log a warning for a tool file that is no working plugin and go on, instead of failing the start",
+			ptr:   func(c *Config) any { return &c.SkipBadPlugins }},
+		{Flag: "tool-limits", Env: "AGENTCORE_TOOL_LIMITS", File: "tool_limits.mechanism", Default: "auto",
+			Usage: "how tool limits are enforced: auto (cgroup v2, else cgroup v1, else rlimits; logged at start), cgroup2, cgroup1, rlimit or off",
+			ptr:   func(c *Config) any { return &c.ToolLimits.Mechanism }},
+		{Flag: "tool-memory", Env: "AGENTCORE_TOOL_MEMORY", File: "tool_limits.memory", Default: "1GiB",
+			Usage: "memory of a tool call's whole process tree when the tool asks for none (0: no limit); over it the call is killed",
+			ptr:   func(c *Config) any { return &c.ToolLimits.Memory }},
+		{Flag: "tool-memory-max", Env: "AGENTCORE_TOOL_MEMORY_MAX", File: "tool_limits.memory_max", Default: "4GiB",
+			Usage: "most memory a tool may ask for (0: no cap)",
+			ptr:   func(c *Config) any { return &c.ToolLimits.MemoryMax }},
+		{Flag: "tool-processes", Env: "AGENTCORE_TOOL_PROCESSES", File: "tool_limits.processes", Default: "1024",
+			Usage: "processes and threads of a tool call's tree when the tool asks for none (0: no limit; cgroups only)",
+			ptr:   func(c *Config) any { return &c.ToolLimits.Processes }},
+		{Flag: "tool-processes-max", Env: "AGENTCORE_TOOL_PROCESSES_MAX", File: "tool_limits.processes_max", Default: "16384",
+			Usage: "most processes a tool may ask for (0: no cap)",
+			ptr:   func(c *Config) any { return &c.ToolLimits.ProcessesMax }},
+		{Flag: "tool-cpu-time", Env: "AGENTCORE_TOOL_CPU_TIME", File: "tool_limits.cpu_time", Default: "0s",
+			Usage: "CPU time (user + system) of one tool call when the tool asks for none (0: no limit)",
+			ptr:   func(c *Config) any { return &c.ToolLimits.CPUTime }},
+		{Flag: "tool-cpu-time-max", Env: "AGENTCORE_TOOL_CPU_TIME_MAX", File: "tool_limits.cpu_time_max", Default: "0s",
+			Usage: "most CPU time a tool may ask for (0: no cap)",
+			ptr:   func(c *Config) any { return &c.ToolLimits.CPUTimeMax }},
+		{Flag: "tool-open-files", Env: "AGENTCORE_TOOL_OPEN_FILES", File: "tool_limits.open_files", Default: "0",
+			Usage: "open files per tool process when the tool asks for none (0: agent-server's own limit)",
+			ptr:   func(c *Config) any { return &c.ToolLimits.OpenFiles }},
+		{Flag: "tool-open-files-max", Env: "AGENTCORE_TOOL_OPEN_FILES_MAX", File: "tool_limits.open_files_max", Default: "0",
+			Usage: "most open files a tool may ask for (0: no cap)",
+			ptr:   func(c *Config) any { return &c.ToolLimits.OpenFilesMax }},
 		{Flag: "metrics-listen", Env: "AGENTCORE_METRICS_LISTEN", File: "telemetry.metrics_listen",
 			Usage: "host:port of an HTTP listener serving Prometheus /metrics (off when empty); tracing is set with the OTEL_* variables",
 			ptr:   func(c *Config) any { return &c.MetricsListen }},
@@ -200,6 +242,12 @@ func (s *Setting) set(c *Config, v string) error {
 			return err
 		}
 		*p = proto
+	case *Bytes:
+		b, err := ParseBytes(v)
+		if err != nil {
+			return err
+		}
+		*p = b
 	default:
 		panic(fmt.Sprintf("config: setting %s has an unsupported type %T", s.Flag, p))
 	}
@@ -236,6 +284,8 @@ func (s *Setting) get(c *Config) string {
 		return strconv.FormatBool(*p)
 	case *time.Duration:
 		return p.String()
+	case *Bytes:
+		return p.String()
 	}
 	return ""
 }
@@ -265,14 +315,20 @@ func Help() string {
 		if s.File != "" {
 			where = append(where, "file key "+s.File)
 		}
-		if len(where) > 0 {
-			fmt.Fprintf(&b, "        %s\n", strings.Join(where, ", "))
+		if line := strings.Join(where, ", "); len(line) > 72 {
+			for _, w := range where {
+				fmt.Fprintf(&b, "        %s\n", w)
+			}
+		} else if line != "" {
+			fmt.Fprintf(&b, "        %s\n", line)
 		}
 	}
 	b.WriteString("\nModel profiles are set in the config file only: profiles.NAME.base_url, .model,\n" +
 		".protocol, .api_key_env, .api_key_file, .allowed_base_urls, .defaults; an agent\n" +
 		"picks one with config.profile. A profile's key is sent only to its base_url\n" +
-		"and its allowed_base_urls.\n")
+		"and its allowed_base_urls.\n" +
+		"Limits per plugin or tool are set in the config file only: plugins.NAME.memory,\n" +
+		".processes, .cpu_time, .open_files (NAME: a plugin's file or a tool's name).\n")
 	return b.String()
 }
 
@@ -317,5 +373,6 @@ func Table() string {
 			strings.ReplaceAll(s.Usage, "|", "\\|"))
 	}
 	b.WriteString("| - | - | `profiles.NAME.base_url`, `.model`, `.protocol`, `.api_key_env`, `.api_key_file`, `.allowed_base_urls`, `.defaults` | | a named model profile; `defaults` is any agent config in its JSON form (`system`, `maxTokens`, `provider`…); an agent picks it with `config.profile`; its key is sent only to `base_url` and the `allowed_base_urls` |\n")
+	b.WriteString("| - | - | `plugins.NAME.memory`, `.processes`, `.cpu_time`, `.open_files` | | limits of a plugin's tools (NAME: its file name, e.g. `shell`) or of one tool (NAME: the tool's name), whatever they ask for and above the maximums; 0 or `none` lifts a limit |\n")
 	return b.String()
 }

@@ -2,9 +2,11 @@ package server
 
 import (
 	"context"
+	"encoding/base64"
 	"strconv"
 	"strings"
 
+	"google.golang.org/grpc/codes"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/reflect/protoreflect"
 
@@ -61,6 +63,9 @@ func (s *Server) UpdateAgent(ctx context.Context, req *agentv1.UpdateAgentReques
 		return nil, err
 	}
 	next = s.withDefaultProfile(next, t)
+	if err := s.checkRunnable(next, s.expander(t.ID)); err != nil {
+		return nil, err
+	}
 	// Check the selections before anything changes.
 	if setTools {
 		if _, err := selectTools(c, a.GetTools(), "agent.tools"); err != nil {
@@ -122,14 +127,26 @@ func copyPath(dst, src protoreflect.Message, path []string) string {
 	return copyPath(dst.Mutable(fd).Message(), sub, path[1:])
 }
 
-// GetHistory reads a session's history, optionally grouped into turns and rendered.
+// GetHistory reads a session's history, optionally grouped into turns and
+// rendered, in pages: page_size messages at most, and never more than fit in
+// one response (-max-message-bytes). With no page_size, a history that fits
+// comes whole, as it always did.
 func (s *Server) GetHistory(ctx context.Context, req *agentv1.GetHistoryRequest) (*agentv1.GetHistoryResponse, error) {
 	e, err := s.agent(ctx, req.GetAgentId())
 	if err != nil {
 		return nil, err
 	}
+	if req.GetPageSize() < 0 {
+		return nil, invalidField("page_size", "must not be negative")
+	}
 	h := e.s.History()
-	resp := &agentv1.GetHistoryResponse{Messages: h}
+	start := 0
+	if tok := req.GetPageToken(); tok != "" {
+		if start, err = historyPageStart(tok, len(h)); err != nil {
+			return nil, err
+		}
+	}
+	resp := &agentv1.GetHistoryResponse{StartIndex: int32(start), HistoryLength: int32(len(h))}
 	if req.GetIncludeTurns() {
 		for _, t := range history.Turns(h) {
 			idx := make([]int32, len(t.Indexes))
@@ -139,10 +156,70 @@ func (s *Server) GetHistory(ctx context.Context, req *agentv1.GetHistoryRequest)
 			resp.Turns = append(resp.Turns, &agentv1.Turn{MessageIndexes: idx})
 		}
 	}
+	// What the page's messages may take: the limit less the rest of the
+	// response, and room for the rendered text, which grows with them.
+	budget := s.cfg.Limits.MaxMessageBytes - messageRoom - proto.Size(resp)
 	if req.GetIncludeRendered() {
-		resp.Rendered = history.Render(h)
+		budget /= 2
+	}
+	end := start
+	for end < len(h) && (req.GetPageSize() == 0 || end-start < int(req.GetPageSize())) {
+		m := h[end]
+		size := proto.Size(m) + 8 // its tag and length
+		if size > budget {
+			if end > start {
+				break
+			}
+			// A message larger than a response on its own: cut to fit.
+			m = fitMessage(m, budget-8)
+			size = budget
+		}
+		resp.Messages = append(resp.Messages, m)
+		budget -= size
+		end++
+	}
+	if end < len(h) {
+		resp.NextPageToken = historyPageToken(end, len(h))
+	}
+	if req.GetIncludeRendered() {
+		text := history.Render(resp.Messages)
+		if start == 0 && end == len(h) {
+			text = history.Render(h) // the whole history, as it always was
+		}
+		room := s.cfg.Limits.MaxMessageBytes - messageRoom - proto.Size(resp)
+		resp.Rendered = cutForMessage(text, max(room-noteSize, 0))
 	}
 	return resp, nil
+}
+
+// historyPageToken says where the next page starts, and how long the
+// history was when it was made.
+func historyPageToken(next, length int) string {
+	return base64.RawURLEncoding.EncodeToString([]byte("h1:" + strconv.Itoa(next) + ":" + strconv.Itoa(length)))
+}
+
+// historyPageStart reads a page token against a history of length n.
+func historyPageStart(tok string, n int) (int, error) {
+	bad := invalidField("page_token", "not a token this server gave for this history")
+	b, err := base64.RawURLEncoding.DecodeString(tok)
+	if err != nil {
+		return 0, bad
+	}
+	parts := strings.Split(string(b), ":")
+	if len(parts) != 3 || parts[0] != "h1" {
+		return 0, bad
+	}
+	start, err := strconv.Atoi(parts[1])
+	length, lerr := strconv.Atoi(parts[2])
+	if err != nil || lerr != nil || start < 0 || start > length {
+		return 0, bad
+	}
+	if length > n {
+		// The history was replaced by a shorter one since: the token's
+		// place no longer means what it did.
+		return 0, failure(codes.FailedPrecondition, "HISTORY_CHANGED", "the history changed since this page token was given; start again without one")
+	}
+	return start, nil
 }
 
 // SetHistory replaces a session's history; FAILED_PRECONDITION while it runs.

@@ -12,6 +12,7 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/peer"
 	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/proto"
 
 	"github.com/agentcore/agentcore/pkg/auth"
 	agentv1 "github.com/agentcore/agentcore/proto/agentcore/v1"
@@ -42,6 +43,8 @@ type guard struct {
 	secrets        *secrets
 	log            hclog.Logger
 	audit          hclog.Logger
+	maxMessage     int       // -max-message-bytes: no response is larger
+	codec          utf8Codec // its notes of requests with invalid UTF-8
 }
 
 // authorize returns the context handlers get: with the caller's tenant for
@@ -78,7 +81,11 @@ func (g *guard) finish(method string, start time.Time, err error) error {
 func (g *guard) Unary(ctx context.Context, req any, info *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (any, error) {
 	start := time.Now()
 	rec := g.record(ctx, info.FullMethod, start)
+	bad := g.codec.take(req) // always: the note is forgotten whatever happens
 	ctx, err := g.authorize(ctx, info.FullMethod)
+	if err == nil {
+		err = bad
+	}
 	var resp any
 	if err == nil {
 		rec.tenantFrom(ctx)
@@ -86,6 +93,9 @@ func (g *guard) Unary(ctx context.Context, req any, info *grpc.UnaryServerInfo, 
 		resp, err = handler(ctx, req)
 		rec.response(resp)
 		resp = g.secrets.redactMessage(resp)
+		if m, ok := resp.(proto.Message); ok && err == nil && g.maxMessage > 0 {
+			resp = fitMessage(m, g.maxMessage-messageRoom)
+		}
 	}
 	err = g.finish(info.FullMethod, start, err)
 	rec.done("", err)
@@ -121,8 +131,12 @@ type guardedStream struct {
 
 func (s *guardedStream) Context() context.Context { return s.ctx }
 
+// RecvMsg also fails a message that held invalid UTF-8 (see utf8Codec).
 func (s *guardedStream) RecvMsg(m any) error {
 	err := s.ServerStream.RecvMsg(m)
+	if err == nil {
+		err = s.g.codec.take(m)
+	}
 	if err == nil {
 		s.rec.request(m)
 	}
@@ -258,5 +272,5 @@ func (r *auditRecord) done(phase string, err error) {
 
 // interceptors returns the guard as unary and stream interceptors.
 func (g *guard) interceptors() []grpc.ServerOption {
-	return []grpc.ServerOption{grpc.ChainUnaryInterceptor(g.Unary), grpc.ChainStreamInterceptor(g.Stream)}
+	return []grpc.ServerOption{grpc.ChainUnaryInterceptor(g.Unary), grpc.ChainStreamInterceptor(g.Stream), grpc.ForceServerCodecV2(g.codec)}
 }

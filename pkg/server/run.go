@@ -41,12 +41,14 @@ const LivenessService = "liveness"
 // Run serves AgentService as configured until ctx is done, then shuts down:
 // it stops accepting, lets running sends go on for cfg.ShutdownGrace, stops
 // those still running, kills every plugin process and returns nil.
-// The health service reports NOT_SERVING until the tools are loaded (and
-// again during shutdown); a tool directory that fails to scan ends Run with
-// its error. Logs go to logOut (nil: nowhere) with secrets redacted.
-// onListen, if set, gets the address once the server listens. SIGHUP reads
-// the tokens file again. Run refuses to serve a non-loopback address with
-// neither TLS nor a token unless cfg.Insecure is set.
+// The tools are scanned before the server listens: a tool directory that
+// fails to scan ends Run with its error before any client could connect,
+// and once it listens the health service reports SERVING (NOT_SERVING again
+// during shutdown). Logs go to logOut (nil: nowhere) with secrets redacted;
+// the start log says which mechanism enforces tool limits. onListen, if
+// set, gets the address once the server listens. SIGHUP reads the tokens
+// file again. Run refuses to serve a non-loopback address with neither TLS
+// nor a token unless cfg.Insecure is set.
 func Run(ctx context.Context, cfg *config.Config, logOut io.Writer, kinds []tool.Kind, onListen func(net.Addr)) error {
 	srv, err := New(Options{Config: cfg, LogOutput: logOut, Kinds: kinds, Getenv: os.Getenv})
 	if err != nil {
@@ -54,9 +56,20 @@ func Run(ctx context.Context, cfg *config.Config, logOut io.Writer, kinds []tool
 	}
 	defer srv.Close()
 	log := srv.Logger()
+	for _, w := range cfg.Warnings {
+		log.Warn(w)
+	}
+	log.Info("tool limits", "mechanism", srv.LimitsMechanism())
 
 	opts, err := grpcOptions(cfg)
 	if err != nil {
+		return err
+	}
+	if err := srv.LoadTools(ctx); err != nil {
+		if ctx.Err() != nil {
+			log.Info("stopped while loading tools")
+			return nil
+		}
 		return err
 	}
 	lis, err := listen(cfg.Listen, cfg.SocketOwner)
@@ -73,8 +86,8 @@ func Run(ctx context.Context, cfg *config.Config, logOut io.Writer, kinds []tool
 	agentv1.RegisterAgentServiceServer(gs, srv)
 	hs := health.NewServer()
 	hs.SetServingStatus(LivenessService, healthpb.HealthCheckResponse_SERVING)
-	hs.SetServingStatus("", healthpb.HealthCheckResponse_NOT_SERVING)
-	hs.SetServingStatus(agentv1.AgentService_ServiceDesc.ServiceName, healthpb.HealthCheckResponse_NOT_SERVING)
+	hs.SetServingStatus("", healthpb.HealthCheckResponse_SERVING)
+	hs.SetServingStatus(agentv1.AgentService_ServiceDesc.ServiceName, healthpb.HealthCheckResponse_SERVING)
 	healthpb.RegisterHealthServer(gs, hs)
 	if reflectionMode != "off" {
 		reflection.Register(gs)
@@ -94,6 +107,10 @@ func Run(ctx context.Context, cfg *config.Config, logOut io.Writer, kinds []tool
 		return err
 	}
 	defer front.close()
+	if _, ok := cfg.Profile(""); !ok {
+		log.Warn("no default model: agents must name a profile or give base_url and model in their config " +
+			"(set AGENTCORE_MODEL_BASE_URL and AGENTCORE_MODEL, or -model-base-url and -model)")
+	}
 	if onListen != nil {
 		onListen(lis.Addr())
 	}
@@ -129,27 +146,8 @@ func Run(ctx context.Context, cfg *config.Config, logOut io.Writer, kinds []tool
 		return err
 	}
 
-	loaded := make(chan error, 1)
-	loadCtx, cancelLoad := context.WithCancel(ctx)
-	defer cancelLoad()
-	go func() { loaded <- srv.LoadTools(loadCtx) }()
-
-	var runErr error
 	for waiting := true; waiting; {
 		select {
-		case err := <-loaded:
-			loaded = nil
-			if err != nil {
-				runErr = err
-				waiting = false
-				break
-			}
-			hs.SetServingStatus("", healthpb.HealthCheckResponse_SERVING)
-			hs.SetServingStatus(agentv1.AgentService_ServiceDesc.ServiceName, healthpb.HealthCheckResponse_SERVING)
-			if _, ok := cfg.Profile(""); !ok {
-				log.Warn("no default model: agents must name a profile or give base_url and model in their config " +
-					"(set AGENTCORE_MODEL_BASE_URL and AGENTCORE_MODEL, or -model-base-url and -model)")
-			}
 		case err := <-served:
 			return fmt.Errorf("serve: %w", err)
 		case <-hup:
@@ -166,16 +164,10 @@ func Run(ctx context.Context, cfg *config.Config, logOut io.Writer, kinds []tool
 			waiting = false
 		}
 	}
-	cancelLoad()
-	if loaded != nil {
-		<-loaded
-	}
 	shutdown(gs, hs, srv, mcpSrv, front, cfg.ShutdownGrace, log)
 	<-served
-	if runErr == nil {
-		log.Info("stopped")
-	}
-	return runErr
+	log.Info("stopped")
+	return nil
 }
 
 // shutdown stops accepting (gRPC, HTTP and MCP), waits up to grace for

@@ -54,11 +54,13 @@ func (s *Server) Send(stream agentv1.AgentService_SendServer) error {
 	if err := s.checkModel(e, start.GetConfig()); err != nil {
 		return err
 	}
-	n := e.s.State().HistoryLength
+	// The rule of SetHistory: the history as the send finds it (its own
+	// replacement, or the agent's) may hold -max-history messages.
+	n, field := e.s.State().HistoryLength, "the agent's history"
 	if h := start.GetHistory(); h != nil {
-		n = len(h.GetMessages())
+		n, field = len(h.GetMessages()), "start.history.messages"
 	}
-	if err := s.checkHistorySize(n+1, "the agent's history"); err != nil {
+	if err := s.checkHistorySize(n, field); err != nil {
 		return err
 	}
 	opts := agent.SendOptions{
@@ -105,6 +107,10 @@ func (s *Server) Send(stream agentv1.AgentService_SendServer) error {
 // checkModel fails a send that could reach no model, saying how to give one.
 func (s *Server) checkModel(e *session, override *agentv1.AgentConfig) error {
 	c := agent.MergeConfig(e.s.Config(), override)
+	if exp, err := s.expander(e.tenant)(c); err == nil && exp.GetBaseUrl() != "" && exp.GetModel() == "" {
+		return failure(codes.FailedPrecondition, ReasonNoModel,
+			"no model: the agent's config gives a base URL (%s) but no model; set agent.config.model with UpdateAgent, or config.model in this send", hostOf(exp.GetBaseUrl()))
+	}
 	if c.GetProfile() != "" || c.GetBaseUrl() != "" {
 		return nil
 	}
@@ -229,12 +235,16 @@ func (s *Server) Compact(req *agentv1.CompactRequest, stream agentv1.AgentServic
 // gone) it cancels the run and drops the events after.
 func (s *Server) eventSink(cancel context.CancelCauseFunc, send func(*agentv1.Event) error) func(*agentv1.Event) {
 	var failed bool
+	limit := s.cfg.Limits.MaxMessageBytes - messageRoom
 	return func(ev *agentv1.Event) {
 		if failed {
 			return
 		}
 		if r := ev.GetRetry(); r != nil {
 			r.Message = s.secrets.redact(r.GetMessage())
+		}
+		if ev.GetModelDelta() == nil { // deltas are small; the rest may not be
+			ev = fitMessage(ev, limit)
 		}
 		if err := send(ev); err != nil {
 			failed = true

@@ -18,6 +18,7 @@ package server
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"sync"
 
@@ -30,6 +31,7 @@ import (
 	"github.com/agentcore/agentcore/pkg/telemetry"
 	"github.com/agentcore/agentcore/pkg/tokens"
 	"github.com/agentcore/agentcore/pkg/tool"
+	"github.com/agentcore/agentcore/pkg/tool/limits"
 	agentv1 "github.com/agentcore/agentcore/proto/agentcore/v1"
 )
 
@@ -57,6 +59,7 @@ type Server struct {
 	log     hclog.Logger
 	auth    *auth.Authenticator
 	host    *tool.Host
+	limits  *limits.Controller // the tool host's limits mechanism; closed after the host
 	secrets *secrets
 	tools   toolState
 	agents  registry
@@ -95,21 +98,35 @@ func New(opts Options) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
+	mech, err := limits.ParseMechanism(cfg.ToolLimits.Mechanism)
+	if err != nil {
+		return nil, err
+	}
+	lim, err := limits.New(limits.Options{Mechanism: mech, Logger: log.Named("limits")})
+	if err != nil {
+		return nil, fmt.Errorf("tool limits (-tool-limits %s): %w", mech, err)
+	}
 	s := &Server{
 		cfg:     cfg,
 		log:     log,
 		auth:    authn,
 		secrets: sec,
 		tel:     tel,
+		limits:  lim,
 		host: tool.NewHost(tool.Config{
-			Logger:     log.Named("tool"),
-			MaxIdle:    cfg.MaxIdlePlugins,
-			Kinds:      opts.Kinds,
-			Credential: cred,
-			Observer:   tel,
+			Logger:          log.Named("tool"),
+			MaxIdle:         cfg.MaxIdlePlugins,
+			Kinds:           opts.Kinds,
+			Credential:      cred,
+			Observer:        tel,
+			Limits:          lim,
+			LimitPolicy:     LimitPolicy(cfg.ToolLimits),
+			MaxResultBytes:  int(cfg.Limits.MaxToolResultBytes),
+			MaxReceiveBytes: max(minReceiveBytes, 2*int(cfg.Limits.MaxToolResultBytes)),
+			SkipBadPlugins:  cfg.SkipBadPlugins,
 		}),
 	}
-	s.llm = llm.NewClient(llm.Options{Logger: log.Named("llm")})
+	s.llm = llm.NewClient(llm.Options{Logger: log.Named("llm"), RetryMaxElapsed: cfg.Limits.RetryMaxElapsed, RetryMaxDelay: cfg.Limits.RetryMaxDelay})
 	s.encoders = tokens.NewEncoders()
 	s.agents.init()
 	tel.GaugeFunc("agentcore_agents", "Agents the server holds now.", func() float64 { return float64(s.agents.count()) })
@@ -122,12 +139,17 @@ func (s *Server) Telemetry() *telemetry.Telemetry { return s.tel }
 
 // Interceptors returns the gRPC server options that authenticate every
 // AgentService call (and reflection when reflectionAuth is set), put the
-// caller's tenant in its context, write the audit log and keep secrets out
-// of responses and errors.
+// caller's tenant in its context, write the audit log, keep secrets out of
+// responses and errors and bound responses to the message limit, and the
+// codec that names a request's field holding invalid UTF-8.
 func (s *Server) Interceptors(reflectionAuth bool) []grpc.ServerOption {
-	g := &guard{auth: s.auth, reflectionAuth: reflectionAuth, secrets: s.secrets, log: s.log.Named("rpc"), audit: s.log.Named("audit")}
+	g := &guard{auth: s.auth, reflectionAuth: reflectionAuth, secrets: s.secrets, log: s.log.Named("rpc"), audit: s.log.Named("audit"),
+		maxMessage: s.cfg.Limits.MaxMessageBytes, codec: newUTF8Codec()}
 	return g.interceptors()
 }
+
+// LimitsMechanism says how tool limits are enforced (for the start log).
+func (s *Server) LimitsMechanism() string { return s.limits.String() }
 
 // StopRuns stops every running send (their streams end UNAVAILABLE) and
 // waits until they have ended, or ctx is done.
@@ -144,7 +166,7 @@ func (s *Server) Close() error {
 	var err error
 	s.closeOnce.Do(func() {
 		s.agents.closeAll()
-		err = s.host.Close()
+		err = errors.Join(s.host.Close(), s.limits.Close())
 		ctx, cancel := context.WithTimeout(context.Background(), afterStop)
 		defer cancel()
 		if terr := s.tel.Shutdown(ctx); terr != nil {

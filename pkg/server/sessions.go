@@ -3,6 +3,7 @@ package server
 import (
 	"context"
 	"encoding/base64"
+	"net/url"
 	"sort"
 	"strconv"
 	"strings"
@@ -418,12 +419,17 @@ func (s *Server) CreateAgent(ctx context.Context, req *agentv1.CreateAgentReques
 	if err := s.checkHistorySize(len(req.GetHistory()), "history"); err != nil {
 		return nil, err
 	}
+	cfg := s.withDefaultProfile(a.GetConfig(), t)
 	sess, err := agent.New(agent.Options{
-		ID: id, Config: s.withDefaultProfile(a.GetConfig(), t), History: req.GetHistory(), Tools: tools, Skills: skills,
+		ID: id, Config: cfg, History: req.GetHistory(), Tools: tools, Skills: skills,
 		LLM: s.llm, Encoders: s.encoders, ExpandProfile: s.expander(t.ID), Logger: s.log.Named("agent"), Observer: s.tel,
+		MaxToolOutput: s.cfg.Limits.MaxToolOutput, MaxToolResultBytes: int(s.cfg.Limits.MaxToolResultBytes),
 	})
 	if err != nil {
 		return nil, fieldsUnder(err, "", map[string]string{"config": "agent.config"})
+	}
+	if err := s.checkRunnable(cfg, s.expander(t.ID)); err != nil {
+		return nil, err
 	}
 	e := &session{s: sess, tenant: t.ID, tools: a.GetTools(), skills: a.GetSkills(), applied: c, keys: configKeys(a.GetConfig())}
 	if err := s.agents.add(e, s.cfg.Limits.MaxSessions, t); err != nil {
@@ -509,6 +515,40 @@ func (s *Server) DeleteAgent(ctx context.Context, req *agentv1.DeleteAgentReques
 		return nil, err
 	}
 	return &agentv1.DeleteAgentResponse{StoppedRun: stopped}, nil
+}
+
+// checkRunnable refuses a config that can never reach a model: one that,
+// with its profile filled in, has a base URL and no model, or a model and
+// neither a base URL nor a profile (a config naming neither may still get
+// both from a send's override, and fails that send with NO_MODEL).
+func (s *Server) checkRunnable(c *agentv1.AgentConfig, expand func(*agentv1.AgentConfig) (*agentv1.AgentConfig, error)) error {
+	exp := c
+	if c.GetProfile() != "" || c.GetCompact().GetProfile() != "" {
+		e, err := expand(c)
+		if err != nil {
+			return fieldsUnder(err, "", map[string]string{"config": "agent.config"})
+		}
+		exp = e
+	}
+	where := "the config"
+	if name := c.GetProfile(); name != "" {
+		where = "the config and its profile " + name
+	}
+	switch {
+	case exp.GetBaseUrl() != "" && exp.GetModel() == "":
+		return invalidField("agent.config.model", "required: %s give a base URL (%s) but no model; set agent.config.model", where, hostOf(exp.GetBaseUrl()))
+	case exp.GetBaseUrl() == "" && exp.GetModel() != "" && exp.GetProfile() == "":
+		return invalidField("agent.config.base_url", "required: the config names a model (%s) but no base URL and no profile, and the server has no default model; set agent.config.base_url or agent.config.profile", exp.GetModel())
+	}
+	return nil
+}
+
+// hostOf returns the host of a URL (never its path, which may hold a key).
+func hostOf(raw string) string {
+	if u, err := url.Parse(raw); err == nil && u.Host != "" {
+		return u.Host
+	}
+	return "an unparsable URL"
 }
 
 // checkHistorySize enforces the history limit on a history of n messages.

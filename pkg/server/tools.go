@@ -76,7 +76,7 @@ func (s *Server) ListTools(ctx context.Context, _ *agentv1.ListToolsRequest) (*a
 	if err != nil {
 		return nil, err
 	}
-	resp := &agentv1.ListToolsResponse{}
+	resp := &agentv1.ListToolsResponse{LimitsMechanism: s.limits.String()}
 	for _, spec := range c.tools.Specs() {
 		info, err := toolInfo(spec)
 		if err != nil {
@@ -104,6 +104,7 @@ func toolInfo(spec tool.Spec) (*agentv1.ToolInfo, error) {
 	if spec.Timeout > 0 {
 		info.Timeout = durationpb.New(spec.Timeout)
 	}
+	info.Limits = ToolLimitsOf(spec.Limits)
 	return info, nil
 }
 
@@ -131,11 +132,17 @@ func (s *Server) ExecuteTool(req *agentv1.ExecuteToolRequest, stream agentv1.Age
 		input = b
 	}
 	ctx := stream.Context()
+	// The server's max_tool_output is the default and ceiling of limit.
+	limit := int(req.GetLimit())
+	if server := s.cfg.Limits.MaxToolOutput; server > 0 && (limit == 0 || limit > server) {
+		limit = server
+	}
 	var sendErr error
 	call := &agent.ToolCall{Name: req.GetName(), Known: true, Arguments: string(input), Start: time.Now()}
 	tctx := s.tel.ToolStarted(ctx, call)
 	res := c.tools.Execute(tctx, req.GetName(), input, tool.Options{
-		Limit: int(req.GetLimit()),
+		Limit:    limit,
+		MaxBytes: int(s.cfg.Limits.MaxToolResultBytes),
 		OnOutput: func(ch tool.Chunk) {
 			if sendErr != nil {
 				return

@@ -17,6 +17,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 	"google.golang.org/protobuf/types/known/durationpb"
 
+	"github.com/agentcore/agentcore/pkg/tool/limits"
 	pluginv1 "github.com/agentcore/agentcore/proto/agentcore/plugin/v1"
 )
 
@@ -26,6 +27,8 @@ const (
 	DefaultStartTimeout = 10 * time.Second
 	// DefaultDescribeTimeout bounds a plugin's Describe when its Command sets no DescribeTimeout.
 	DefaultDescribeTimeout = 10 * time.Second
+	// DefaultMaxReceiveBytes bounds one message from a plugin.
+	DefaultMaxReceiveBytes = 64 << 20
 	scanParallel           = 4
 )
 
@@ -51,6 +54,24 @@ type Config struct {
 	// Kinds are extra kinds of tool sources a scan recognises, tried in
 	// order before the built-in kind (an executable file is a plugin).
 	Kinds []Kind
+	// Limits, when set, bounds each plugin process tree (memory, processes,
+	// CPU time per call, open files) with the limits LimitPolicy gives its
+	// tools. The caller owns it and closes it after the Host.
+	Limits *limits.Controller
+	// LimitPolicy turns what tools ask for into their limits.
+	LimitPolicy LimitPolicy
+	// MaxReceiveBytes bounds one message from a plugin (a result, an output
+	// chunk): a larger one ends the call with an error result. 0 means
+	// DefaultMaxReceiveBytes. Plugins are told MaxResultBytes (below) so
+	// that the Go SDK cuts a result to fit before sending it.
+	MaxReceiveBytes int
+	// MaxResultBytes, when positive, is passed to plugins
+	// (AGENTCORE_MAX_RESULT_BYTES) as the size a result should fit in.
+	MaxResultBytes int
+	// SkipBadPlugins makes a scan skip a file that fails as a plugin (no
+	// handshake, a failed start or Describe, invalid tools), logging a
+	// warning, instead of failing.
+	SkipBadPlugins bool
 	// Credential, when set, is the user and groups plugin processes run as
 	// (the host must be root); each plugin's socket directory is given to
 	// that user. Default: the host's own.
@@ -130,6 +151,9 @@ type Host struct {
 	pools  map[string]*pool
 	procs  map[*proc]struct{}
 	wg     sync.WaitGroup // operations that may start processes, and cleanups
+
+	// sockets is this instance's socket directory, removed by Close.
+	sockets string
 }
 
 // NewHost returns a Host with no processes yet.
@@ -146,13 +170,18 @@ func NewHost(cfg Config) *Host {
 	if cfg.SocketDir == "" {
 		cfg.SocketDir = defaultSocketDir()
 	}
-	return &Host{
+	if cfg.MaxReceiveBytes <= 0 {
+		cfg.MaxReceiveBytes = DefaultMaxReceiveBytes
+	}
+	h := &Host{
 		cfg:   cfg,
 		log:   cfg.Logger,
 		sp:    newSpawner(),
 		pools: map[string]*pool{},
 		procs: map[*proc]struct{}{},
 	}
+	h.sockets = newSocketDir(cfg.SocketDir, cfg.Logger)
+	return h
 }
 
 // Close kills every plugin process (busy or idle) with its whole process
@@ -169,12 +198,19 @@ func (h *Host) Close() error {
 	for p := range h.procs {
 		procs = append(procs, p)
 	}
+	var spares []*limits.Group
 	for _, pl := range h.pools {
 		pl.mu.Lock()
-		pl.idle, pl.retired = nil, true
+		if pl.spare != nil {
+			spares = append(spares, pl.spare)
+		}
+		pl.idle, pl.retired, pl.spare = nil, true, nil
 		pl.mu.Unlock()
 	}
 	h.mu.Unlock()
+	for _, g := range spares {
+		_ = g.Close()
+	}
 	for _, p := range procs {
 		p.kill()
 	}
@@ -185,6 +221,11 @@ func (h *Host) Close() error {
 	wg.Wait()
 	h.wg.Wait()
 	h.sp.stop()
+	if h.sockets != h.cfg.SocketDir {
+		if err := os.RemoveAll(h.sockets); err != nil {
+			return fmt.Errorf("removing the socket directory: %w", err)
+		}
+	}
 	return nil
 }
 
@@ -258,6 +299,14 @@ func (h *Host) scanPath(ctx context.Context, root string) (*Set, error) {
 		})
 	}
 	wg.Wait()
+	if h.cfg.SkipBadPlugins {
+		for i, err := range errs {
+			if err != nil {
+				h.log.Warn("skipping a tool file that is not a working plugin (-skip-bad-plugins)", "path", cmds[i].source(), "error", err)
+				errs[i] = nil
+			}
+		}
+	}
 	if err := errors.Join(errs...); err != nil {
 		return nil, fmt.Errorf("scanning %s: %w", root, err)
 	}
@@ -354,7 +403,7 @@ func (h *Host) describe(ctx context.Context, cmd Command) ([]*entry, error) {
 	if err != nil {
 		return nil, err
 	}
-	pr, err := pl.get(ctx)
+	pr, err := pl.get(ctx, h.limitsFor(cmd, "", limits.Limits{}))
 	if err != nil {
 		return nil, fmt.Errorf("plugin %s: %w", cmd.source(), err)
 	}
@@ -392,6 +441,7 @@ func (h *Host) describe(ctx context.Context, cmd Command) ([]*entry, error) {
 		if d := t.GetTimeout(); d != nil {
 			spec.Timeout = durationOf(d)
 		}
+		spec.Limits = h.limitsFor(cmd, spec.Name, askedLimits(t.GetLimits()))
 		if names[spec.Name] {
 			errs = append(errs, fmt.Errorf("tool %q is described twice", spec.Name))
 			continue

@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -20,6 +21,7 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
+	"github.com/agentcore/agentcore/pkg/tool/limits"
 	pluginv1 "github.com/agentcore/agentcore/proto/agentcore/plugin/v1"
 )
 
@@ -64,11 +66,16 @@ type pool struct {
 	mu      sync.Mutex
 	idle    []*proc
 	retired bool
+	// spare is a limits group made ahead, in the background, for the next
+	// process this pool starts: making one (cgroup directories, limit
+	// files, the OOM notification) is off the cold start's path.
+	spare *limits.Group
 }
 
 // proc is one plugin process and its connection.
 type proc struct {
-	pool *pool
+	pool  *pool
+	group *limits.Group // the process tree's limits; nil without a limits controller
 
 	mu      sync.Mutex
 	p       *process
@@ -87,25 +94,37 @@ type proc struct {
 	noSession  bool
 }
 
-// get returns an idle live process or starts one.
-func (pl *pool) get(ctx context.Context) (*proc, error) {
+// get returns an idle live process, its limits set to lim, or starts one.
+func (pl *pool) get(ctx context.Context, lim limits.Limits) (*proc, error) {
 	for {
 		pl.mu.Lock()
 		n := len(pl.idle)
 		if n == 0 {
 			pl.mu.Unlock()
-			return pl.start(ctx)
+			return pl.start(ctx, lim)
 		}
 		pr := pl.idle[n-1]
 		pl.idle = pl.idle[:n-1]
 		pl.mu.Unlock()
-		if !pr.p.exited() {
-			if o := pl.host.cfg.Observer; o != nil {
-				o.ProcessReused(pl.name)
-			}
-			return pr, nil
+		if pr.p.exited() {
+			pl.discard(pr) // died while idle
+			continue
 		}
-		pl.discard(pr) // died while idle
+		if pr.group != nil {
+			// The tools of a plugin may ask for different limits: its process
+			// takes those of the call it serves (a write only when they differ).
+			if err := pr.group.Set(lim); err != nil {
+				if !errors.Is(err, limits.ErrRegroup) {
+					pl.host.log.Warn("could not change a plugin process's limits; starting another", "path", pl.cmd.Path, "error", err)
+				}
+				pl.discard(pr)
+				continue
+			}
+		}
+		if o := pl.host.cfg.Observer; o != nil {
+			o.ProcessReused(pl.name)
+		}
+		return pr, nil
 	}
 }
 
@@ -138,22 +157,77 @@ func (pl *pool) discard(pr *proc) {
 // retire kills the idle processes; busy ones are killed when they come back.
 func (pl *pool) retire() {
 	pl.mu.Lock()
-	idle := pl.idle
-	pl.idle, pl.retired = nil, true
+	idle, spare := pl.idle, pl.spare
+	pl.idle, pl.retired, pl.spare = nil, true, nil
 	pl.mu.Unlock()
 	for _, pr := range idle {
 		pl.discard(pr)
 	}
+	if spare != nil {
+		_ = spare.Close()
+	}
 }
 
-// start starts a process and connects to it. Cancelling ctx kills it.
-func (pl *pool) start(ctx context.Context) (*proc, error) {
+// group returns a limits group with lim for a new process: the spare,
+// when there is one, and another is made in the background.
+func (pl *pool) group(lim limits.Limits) (*limits.Group, error) {
+	h := pl.host
+	pl.mu.Lock()
+	g := pl.spare
+	pl.spare = nil
+	pl.mu.Unlock()
+	if g != nil && g.Set(lim) != nil {
+		_ = g.Close()
+		g = nil
+	}
+	if h.cfg.Limits.Mechanism() == limits.Cgroup1 || h.cfg.Limits.Mechanism() == limits.Cgroup2 {
+		pl.makeSpare(lim)
+	}
+	if g != nil {
+		return g, nil
+	}
+	return h.cfg.Limits.NewGroup(lim)
+}
+
+// makeSpare makes the pool's spare group in the background.
+func (pl *pool) makeSpare(lim limits.Limits) {
+	h := pl.host
+	if !h.begin() {
+		return
+	}
+	go func() {
+		defer h.end()
+		g, err := h.cfg.Limits.NewGroup(lim)
+		if err != nil {
+			return // the next start makes its own, and says why if it fails
+		}
+		pl.mu.Lock()
+		if pl.spare == nil && !pl.retired {
+			pl.spare, g = g, nil
+		}
+		pl.mu.Unlock()
+		if g != nil {
+			_ = g.Close()
+		}
+	}()
+}
+
+// start starts a process, in a limits group of its own with lim, and
+// connects to it. Cancelling ctx kills it.
+func (pl *pool) start(ctx context.Context, lim limits.Limits) (*proc, error) {
 	h := pl.host
 	if !h.begin() {
 		return nil, ErrClosed
 	}
 	defer h.end()
 	pr := &proc{pool: pl}
+	if h.cfg.Limits != nil {
+		g, err := pl.group(lim)
+		if err != nil {
+			return nil, fmt.Errorf("setting up its resource limits (%s): %w", h.cfg.Limits.Mechanism(), err)
+		}
+		pr.group = g
+	}
 	pr.client = plugin.NewClient(&plugin.ClientConfig{
 		HandshakeConfig:  handshake,
 		Plugins:          plugin.PluginSet{pluginv1.PluginName: grpcPlugin{}},
@@ -161,8 +235,8 @@ func (pl *pool) start(ctx context.Context) (*proc, error) {
 		AllowedProtocols: []plugin.Protocol{plugin.ProtocolGRPC},
 		Logger:           hclog.NewNullLogger(),
 		StartTimeout:     h.cfg.StartTimeout,
-		UnixSocketConfig: &plugin.UnixSocketConfig{TempDir: h.cfg.SocketDir},
-		GRPCDialOptions:  dialOptions,
+		UnixSocketConfig: &plugin.UnixSocketConfig{TempDir: h.sockets},
+		GRPCDialOptions:  append(dialOptions[:len(dialOptions):len(dialOptions)], grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(h.cfg.MaxReceiveBytes))),
 	})
 	h.mu.Lock()
 	h.procs[pr] = struct{}{}
@@ -201,17 +275,21 @@ func (pl *pool) start(ctx context.Context) (*proc, error) {
 // Command (go-plugin supplies the environment with the handshake cookie).
 func (pr *proc) runner(_ hclog.Logger, base *exec.Cmd, socketDir string) (runner.Runner, error) {
 	c := pr.pool.cmd
+	h := pr.pool.host
 	cmd := exec.Command(c.Path, c.Args...)
 	cmd.Env = append(base.Env, c.Env...)
+	if h.cfg.MaxResultBytes > 0 {
+		cmd.Env = append(cmd.Env, pluginv1.MaxResultBytesEnv+"="+strconv.Itoa(h.cfg.MaxResultBytes))
+	}
 	cmd.Dir = c.Dir
-	if cred := pr.pool.host.cfg.Credential; cred != nil {
+	if cred := h.cfg.Credential; cred != nil {
 		// The plugin, as its own user, makes its socket there; the host, root, may connect to it.
 		if err := os.Chown(socketDir, int(cred.Uid), int(cred.Gid)); err != nil {
 			return nil, fmt.Errorf("give the plugin's socket directory to uid %d: %w", cred.Uid, err)
 		}
 		cmd.SysProcAttr = &syscall.SysProcAttr{Credential: cred}
 	}
-	p := newProcess(cmd, pr.pool.host.sp, pr.pool.host.log.Named(filepath.Base(c.Path)))
+	p := newProcess(cmd, h.sp, h.log.Named(filepath.Base(c.Path)), pr.group)
 	pr.mu.Lock()
 	defer pr.mu.Unlock()
 	if pr.killed {
@@ -239,14 +317,26 @@ func (pr *proc) connect() error {
 }
 
 // startError explains a failed start with the plugin's exit and stderr.
+// An executable that wrote something else than the handshake line, or
+// ended successfully without writing it, is not a plugin at all.
 func (pr *proc) startError(err error) error {
 	p := pr.process()
 	if p == nil {
 		return err
 	}
 	msg := err.Error()
+	line, unrecognized := strings.CutPrefix(msg, "Unrecognized remote plugin message: ")
+	line, _, _ = strings.Cut(line, "\n")
+	if unrecognized && strings.TrimSpace(line) != "" {
+		return &NotPluginError{Path: pr.pool.cmd.source(), Printed: line}
+	}
 	select {
 	case <-p.done:
+		// It ended well without a handshake and without a word on stderr:
+		// a program, not a plugin (a plugin that fails says why there).
+		if p.state.Success() && (unrecognized || strings.Contains(msg, "exited before we could connect")) && pr.stderrTail() == "" {
+			return &NotPluginError{Path: pr.pool.cmd.source()}
+		}
 		msg += "; the process " + p.status()
 	case <-time.After(crashGrace):
 	}
@@ -298,14 +388,18 @@ func (pr *proc) kill() {
 	}
 }
 
-// cleanup waits for a killed or dead process to be reaped, then releases
-// go-plugin's connection, goroutines and socket directory. go-plugin's
-// Client.Kill is only called here, on a dead process: on a live one it asks
-// for a graceful shutdown that can hang.
+// cleanup waits for a killed or dead process to be reaped and the rest of
+// its tree to die, then releases go-plugin's connection, goroutines and
+// socket directory, and the tree's limits group. go-plugin's Client.Kill
+// is only called here, on a dead process: on a live one it asks for a
+// graceful shutdown that can hang.
 func (pr *proc) cleanup() {
 	pr.cleaned.Do(func() {
 		if p := pr.process(); p != nil {
 			<-p.done
+		}
+		if g := pr.group; g != nil {
+			pr.closeGroup(g)
 		}
 		if pr.sessCancel != nil {
 			pr.sessCancel()
@@ -326,6 +420,35 @@ func (pr *proc) cleanup() {
 			o.ProcessEnded(pr.pool.name)
 		}
 	})
+}
+
+// treeGrace bounds how long cleanup waits for a killed tree to die before
+// it gives up on removing its group (a process stuck in the kernel).
+const treeGrace = 5 * time.Second
+
+// closeGroup waits for the tree to be dead, killing it again if need be,
+// and removes its group.
+func (pr *proc) closeGroup(g *limits.Group) {
+	ctx, cancel := context.WithTimeout(context.Background(), treeGrace)
+	defer cancel()
+	g.Kill()
+	if err := g.Wait(ctx); err != nil {
+		pr.pool.host.log.Warn("a tool's process tree did not die after SIGKILL; its group stays", "path", pr.pool.cmd.Path, "error", err)
+		return
+	}
+	if err := g.Close(); err != nil {
+		pr.pool.host.log.Warn("could not remove a tool's limits group", "path", pr.pool.cmd.Path, "error", err)
+	}
+}
+
+// treeDead reports whether the process and every process it started are
+// dead: the one place that answers it (its group's count with a cgroup).
+func (pr *proc) treeDead() bool {
+	p := pr.process()
+	if p != nil && !p.exited() {
+		return false
+	}
+	return pr.group == nil || pr.group.Empty()
 }
 
 // errNoSession says the plugin does not implement Session.
@@ -433,12 +556,15 @@ func (pl *pool) run(ctx context.Context, e *entry, input []byte, opts Options) R
 	ctx, cancel := callContext(ctx, e.spec)
 	defer cancel()
 
-	pr, err := pl.get(ctx)
+	pr, err := pl.get(ctx, e.spec.Limits)
 	if err != nil {
 		if ctx.Err() != nil {
 			return stoppedResult(ctx, e)
 		}
 		return errorResult(fmt.Sprintf("tool %q could not start its plugin %s: %v", name, pl.cmd.source(), err))
+	}
+	if cpu := e.spec.Limits.CPUTime; cpu > 0 && pr.group != nil {
+		defer pr.group.WatchCPU(cpu)()
 	}
 	// The RPC carries no deadline: the host enforces timeouts by killing, and
 	// a deadline sent along would let the plugin end the stream first. The
@@ -466,8 +592,44 @@ func (pl *pool) run(ctx context.Context, e *entry, input []byte, opts Options) R
 	if err != nil {
 		return pl.crashResult(pr, name, err)
 	}
+	if pr.group != nil {
+		// A tool's child killed at the limit, the tool answering at once:
+		// the breach wins over the answer, and the tree goes.
+		if b, ok := pr.group.Check(); ok {
+			pr.kill()
+			pl.discard(pr)
+			pl.host.log.Warn("tool over its limit: killed", "path", pl.cmd.Path, "tool", name, "limit", b.String(), "detail", b.Detail)
+			return outcome(errorResult(breachText(name, b)), OutcomeLimit)
+		}
+	}
 	pl.put(pr)
 	return fromPlugin(name, res)
+}
+
+// breachText says which limit a call exceeded.
+func breachText(name string, b limits.Breach) string {
+	msg := fmt.Sprintf("tool %q exceeded its %s and was killed", name, b)
+	if b.Detail != "" {
+		msg += " (" + b.Detail + ")"
+	}
+	return msg + ". It may succeed with less input or a smaller task; the operator sets the limits."
+}
+
+// NotPluginError is a tool file that is executable but is no plugin: it did
+// not write go-plugin's handshake line on stdout.
+type NotPluginError struct {
+	// Path is the file.
+	Path string
+	// Printed is the first line it wrote instead, if any.
+	Printed string
+}
+
+func (e *NotPluginError) Error() string {
+	msg := fmt.Sprintf("not an agentcore plugin (no handshake line on stdout): %s; remove it or clear its executable bit", e.Path)
+	if p := strings.TrimSpace(e.Printed); p != "" {
+		msg += fmt.Sprintf(" (it printed %q)", lastLines(p, 1))
+	}
+	return msg
 }
 
 func stoppedResult(ctx context.Context, e *entry) Result {
@@ -487,14 +649,26 @@ func (pl *pool) crashResult(pr *proc, name string, err error) Result {
 	}
 	if !p.exited() {
 		pl.discard(pr)
+		if status.Code(err) == codes.ResourceExhausted {
+			return errorResult(fmt.Sprintf("tool %q sent a message larger than the host accepts (%d bytes), so its call was ended: %s. "+
+				"A tool should return less at once (a page, a summary, or a file to read in parts).", name, pl.host.cfg.MaxReceiveBytes, status.Convert(err).Message()))
+		}
 		return errorResult(fmt.Sprintf("tool %q failed: %v", name, err))
 	}
 	if pl.host.isClosed() {
 		pl.discard(pr)
 		return outcome(errorResult(fmt.Sprintf("tool %q was stopped: %v", name, ErrClosed)), OutcomeKilled)
 	}
+	tail := pr.stderrTail()
+	if pr.group != nil {
+		if b, ok := pr.group.Breach(p.state, tail); ok {
+			pl.discard(pr)
+			pl.host.log.Warn("tool over its limit: killed", "path", pl.cmd.Path, "tool", name, "limit", b.String(), "detail", b.Detail)
+			return outcome(errorResult(breachText(name, b)), OutcomeLimit)
+		}
+	}
 	msg := fmt.Sprintf("tool %q crashed: its plugin process %s", name, p.status())
-	if tail := pr.stderrTail(); tail != "" {
+	if tail != "" {
 		msg += ". Its stderr ends with:\n" + tail
 	}
 	pl.discard(pr)

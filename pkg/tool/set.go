@@ -186,7 +186,7 @@ func (s *Set) execute(ctx context.Context, name string, input json.RawMessage, o
 	} else {
 		res = e.pool.run(ctx, e, input, opts)
 	}
-	res.Output = Truncate(res.Output, opts.Limit)
+	res.Output = CapBytes(Truncate(res.Output, opts.Limit), opts.MaxBytes)
 	res.Duration = time.Since(start)
 	return res
 }

@@ -2,7 +2,10 @@
 // directories, keeps a pool of plugin processes per binary, and executes
 // calls with the reference's semantics (declared timeouts, cancellation,
 // crashes turned into results, output truncation, a per-caller concurrency
-// cap), with results expressed in the public agentcore.v1 types.
+// cap), with results expressed in the public agentcore.v1 types. With a
+// limits controller (pkg/tool/limits) every plugin process and all it
+// starts is one limits group: a call over its memory, process or CPU time
+// limit is killed whole and its result names the limit.
 //
 // A [Host] owns every plugin process. [Host.Scan] returns a [Set] of tools;
 // sets merge (later wins by name) and [Set.Execute] runs one call.
@@ -13,6 +16,7 @@ import (
 	"encoding/json"
 	"time"
 
+	"github.com/agentcore/agentcore/pkg/tool/limits"
 	agentv1 "github.com/agentcore/agentcore/proto/agentcore/v1"
 )
 
@@ -32,6 +36,10 @@ type Spec struct {
 	Idempotent bool
 	// Source says where the tool comes from: the plugin's path, "mcp:<file>", "builtin".
 	Source string
+	// Limits are the resource limits of the tool's calls, as enforced: what
+	// the tool asked for under the host's LimitPolicy, without what the
+	// host's mechanism cannot enforce. Zero for in-process tools.
+	Limits limits.Limits
 }
 
 // Result is the outcome of one call, ready for history.
@@ -96,6 +104,9 @@ type Options struct {
 	Limit int
 	// Limiter, if set, caps how many calls sharing it run at once; the rest queue.
 	Limiter *Limiter
+	// MaxBytes, when positive, caps the size of the output, media included,
+	// after Limit (see CapBytes): what one result may add to a history.
+	MaxBytes int
 }
 
 // Func is the body of an in-process tool (see InProcess). It gets the

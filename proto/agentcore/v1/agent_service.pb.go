@@ -1513,12 +1513,19 @@ func (x *CompactResponse) GetEvent() *Event {
 type GetHistoryRequest struct {
 	state   protoimpl.MessageState `protogen:"open.v1"`
 	AgentId string                 `protobuf:"bytes,1,opt,name=agent_id,json=agentId,proto3" json:"agent_id,omitempty"`
-	// Also group the history into turns.
+	// Also group the history into turns (over the whole history, whatever
+	// the page).
 	IncludeTurns bool `protobuf:"varint,2,opt,name=include_turns,json=includeTurns,proto3" json:"include_turns,omitempty"`
-	// Also render it as text, as History.render does.
+	// Also render it as text, as History.render does (the page's messages
+	// when the history comes in pages).
 	IncludeRendered bool `protobuf:"varint,3,opt,name=include_rendered,json=includeRendered,proto3" json:"include_rendered,omitempty"`
-	unknownFields   protoimpl.UnknownFields
-	sizeCache       protoimpl.SizeCache
+	// Most messages per page. 0: as many as fit in one response, which is
+	// the whole history unless it is larger than the server's message limit.
+	PageSize int32 `protobuf:"varint,4,opt,name=page_size,json=pageSize,proto3" json:"page_size,omitempty"`
+	// The next_page_token of the previous page; empty for the first page.
+	PageToken     string `protobuf:"bytes,5,opt,name=page_token,json=pageToken,proto3" json:"page_token,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *GetHistoryRequest) Reset() {
@@ -1572,6 +1579,20 @@ func (x *GetHistoryRequest) GetIncludeRendered() bool {
 	return false
 }
 
+func (x *GetHistoryRequest) GetPageSize() int32 {
+	if x != nil {
+		return x.PageSize
+	}
+	return 0
+}
+
+func (x *GetHistoryRequest) GetPageToken() string {
+	if x != nil {
+		return x.PageToken
+	}
+	return ""
+}
+
 // Turn is one turn: indexes into the history.
 type Turn struct {
 	state          protoimpl.MessageState `protogen:"open.v1"`
@@ -1619,10 +1640,16 @@ func (x *Turn) GetMessageIndexes() []int32 {
 
 // GetHistoryResponse is the history.
 type GetHistoryResponse struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Messages      []*Message             `protobuf:"bytes,1,rep,name=messages,proto3" json:"messages,omitempty"`
-	Turns         []*Turn                `protobuf:"bytes,2,rep,name=turns,proto3" json:"turns,omitempty"`
-	Rendered      string                 `protobuf:"bytes,3,opt,name=rendered,proto3" json:"rendered,omitempty"`
+	state    protoimpl.MessageState `protogen:"open.v1"`
+	Messages []*Message             `protobuf:"bytes,1,rep,name=messages,proto3" json:"messages,omitempty"`
+	Turns    []*Turn                `protobuf:"bytes,2,rep,name=turns,proto3" json:"turns,omitempty"`
+	Rendered string                 `protobuf:"bytes,3,opt,name=rendered,proto3" json:"rendered,omitempty"`
+	// Set when more messages follow: pass it as page_token.
+	NextPageToken string `protobuf:"bytes,4,opt,name=next_page_token,json=nextPageToken,proto3" json:"next_page_token,omitempty"`
+	// Index in the history of the page's first message.
+	StartIndex int32 `protobuf:"varint,5,opt,name=start_index,json=startIndex,proto3" json:"start_index,omitempty"`
+	// Messages in the whole history.
+	HistoryLength int32 `protobuf:"varint,6,opt,name=history_length,json=historyLength,proto3" json:"history_length,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1676,6 +1703,27 @@ func (x *GetHistoryResponse) GetRendered() string {
 		return x.Rendered
 	}
 	return ""
+}
+
+func (x *GetHistoryResponse) GetNextPageToken() string {
+	if x != nil {
+		return x.NextPageToken
+	}
+	return ""
+}
+
+func (x *GetHistoryResponse) GetStartIndex() int32 {
+	if x != nil {
+		return x.StartIndex
+	}
+	return 0
+}
+
+func (x *GetHistoryResponse) GetHistoryLength() int32 {
+	if x != nil {
+		return x.HistoryLength
+	}
+	return 0
 }
 
 // SetHistoryRequest replaces history.
@@ -1966,9 +2014,13 @@ type ToolInfo struct {
 	// The plugin binary's path, or "mcp:<definition file>".
 	Source string `protobuf:"bytes,4,opt,name=source,proto3" json:"source,omitempty"`
 	// The tool's declared timeout; unset when it has none.
-	Timeout       *durationpb.Duration `protobuf:"bytes,5,opt,name=timeout,proto3" json:"timeout,omitempty"`
-	ReadOnly      bool                 `protobuf:"varint,6,opt,name=read_only,json=readOnly,proto3" json:"read_only,omitempty"`
-	Idempotent    bool                 `protobuf:"varint,7,opt,name=idempotent,proto3" json:"idempotent,omitempty"`
+	Timeout    *durationpb.Duration `protobuf:"bytes,5,opt,name=timeout,proto3" json:"timeout,omitempty"`
+	ReadOnly   bool                 `protobuf:"varint,6,opt,name=read_only,json=readOnly,proto3" json:"read_only,omitempty"`
+	Idempotent bool                 `protobuf:"varint,7,opt,name=idempotent,proto3" json:"idempotent,omitempty"`
+	// The resource limits of the tool's calls, as the server enforces them:
+	// what the tool asked for, capped by the server's maximums, overridden by
+	// its configuration, without what its mechanism cannot enforce.
+	Limits        *ToolLimits `protobuf:"bytes,8,opt,name=limits,proto3" json:"limits,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -2052,6 +2104,87 @@ func (x *ToolInfo) GetIdempotent() bool {
 	return false
 }
 
+func (x *ToolInfo) GetLimits() *ToolLimits {
+	if x != nil {
+		return x.Limits
+	}
+	return nil
+}
+
+// ToolLimits bound one tool call's process tree. An unset or zero field
+// means no limit.
+type ToolLimits struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Memory of the whole process tree, in bytes.
+	MemoryBytes uint64 `protobuf:"varint,1,opt,name=memory_bytes,json=memoryBytes,proto3" json:"memory_bytes,omitempty"`
+	// Processes and threads in the tree at once.
+	MaxProcesses uint32 `protobuf:"varint,2,opt,name=max_processes,json=maxProcesses,proto3" json:"max_processes,omitempty"`
+	// CPU time of one call, user plus system.
+	CpuTime *durationpb.Duration `protobuf:"bytes,3,opt,name=cpu_time,json=cpuTime,proto3" json:"cpu_time,omitempty"`
+	// Open file descriptors per process.
+	MaxOpenFiles  uint32 `protobuf:"varint,4,opt,name=max_open_files,json=maxOpenFiles,proto3" json:"max_open_files,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ToolLimits) Reset() {
+	*x = ToolLimits{}
+	mi := &file_agentcore_v1_agent_service_proto_msgTypes[32]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ToolLimits) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ToolLimits) ProtoMessage() {}
+
+func (x *ToolLimits) ProtoReflect() protoreflect.Message {
+	mi := &file_agentcore_v1_agent_service_proto_msgTypes[32]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ToolLimits.ProtoReflect.Descriptor instead.
+func (*ToolLimits) Descriptor() ([]byte, []int) {
+	return file_agentcore_v1_agent_service_proto_rawDescGZIP(), []int{32}
+}
+
+func (x *ToolLimits) GetMemoryBytes() uint64 {
+	if x != nil {
+		return x.MemoryBytes
+	}
+	return 0
+}
+
+func (x *ToolLimits) GetMaxProcesses() uint32 {
+	if x != nil {
+		return x.MaxProcesses
+	}
+	return 0
+}
+
+func (x *ToolLimits) GetCpuTime() *durationpb.Duration {
+	if x != nil {
+		return x.CpuTime
+	}
+	return nil
+}
+
+func (x *ToolLimits) GetMaxOpenFiles() uint32 {
+	if x != nil {
+		return x.MaxOpenFiles
+	}
+	return 0
+}
+
 // SkillInfo describes a skill.
 type SkillInfo struct {
 	state       protoimpl.MessageState `protogen:"open.v1"`
@@ -2065,7 +2198,7 @@ type SkillInfo struct {
 
 func (x *SkillInfo) Reset() {
 	*x = SkillInfo{}
-	mi := &file_agentcore_v1_agent_service_proto_msgTypes[32]
+	mi := &file_agentcore_v1_agent_service_proto_msgTypes[33]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2077,7 +2210,7 @@ func (x *SkillInfo) String() string {
 func (*SkillInfo) ProtoMessage() {}
 
 func (x *SkillInfo) ProtoReflect() protoreflect.Message {
-	mi := &file_agentcore_v1_agent_service_proto_msgTypes[32]
+	mi := &file_agentcore_v1_agent_service_proto_msgTypes[33]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2090,7 +2223,7 @@ func (x *SkillInfo) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SkillInfo.ProtoReflect.Descriptor instead.
 func (*SkillInfo) Descriptor() ([]byte, []int) {
-	return file_agentcore_v1_agent_service_proto_rawDescGZIP(), []int{32}
+	return file_agentcore_v1_agent_service_proto_rawDescGZIP(), []int{33}
 }
 
 func (x *SkillInfo) GetName() string {
@@ -2116,16 +2249,21 @@ func (x *SkillInfo) GetSource() string {
 
 // ListToolsResponse lists tools and skills.
 type ListToolsResponse struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Tools         []*ToolInfo            `protobuf:"bytes,1,rep,name=tools,proto3" json:"tools,omitempty"`
-	Skills        []*SkillInfo           `protobuf:"bytes,2,rep,name=skills,proto3" json:"skills,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	state  protoimpl.MessageState `protogen:"open.v1"`
+	Tools  []*ToolInfo            `protobuf:"bytes,1,rep,name=tools,proto3" json:"tools,omitempty"`
+	Skills []*SkillInfo           `protobuf:"bytes,2,rep,name=skills,proto3" json:"skills,omitempty"`
+	// How the server enforces tool limits ("cgroup2", "cgroup1", "rlimit" or
+	// "off"), where, and which kinds, e.g. "cgroup1: cgroup v1 (memory, pids)
+	// under /sys/fs/cgroup/memory/agentcore-4026531836-7-88; enforces memory, processes,
+	// CPU time, open files".
+	LimitsMechanism string `protobuf:"bytes,3,opt,name=limits_mechanism,json=limitsMechanism,proto3" json:"limits_mechanism,omitempty"`
+	unknownFields   protoimpl.UnknownFields
+	sizeCache       protoimpl.SizeCache
 }
 
 func (x *ListToolsResponse) Reset() {
 	*x = ListToolsResponse{}
-	mi := &file_agentcore_v1_agent_service_proto_msgTypes[33]
+	mi := &file_agentcore_v1_agent_service_proto_msgTypes[34]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2137,7 +2275,7 @@ func (x *ListToolsResponse) String() string {
 func (*ListToolsResponse) ProtoMessage() {}
 
 func (x *ListToolsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_agentcore_v1_agent_service_proto_msgTypes[33]
+	mi := &file_agentcore_v1_agent_service_proto_msgTypes[34]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2150,7 +2288,7 @@ func (x *ListToolsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListToolsResponse.ProtoReflect.Descriptor instead.
 func (*ListToolsResponse) Descriptor() ([]byte, []int) {
-	return file_agentcore_v1_agent_service_proto_rawDescGZIP(), []int{33}
+	return file_agentcore_v1_agent_service_proto_rawDescGZIP(), []int{34}
 }
 
 func (x *ListToolsResponse) GetTools() []*ToolInfo {
@@ -2167,12 +2305,20 @@ func (x *ListToolsResponse) GetSkills() []*SkillInfo {
 	return nil
 }
 
+func (x *ListToolsResponse) GetLimitsMechanism() string {
+	if x != nil {
+		return x.LimitsMechanism
+	}
+	return ""
+}
+
 // ExecuteToolRequest runs one tool.
 type ExecuteToolRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	Name  string                 `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
 	Input *structpb.Struct       `protobuf:"bytes,2,opt,name=input,proto3" json:"input,omitempty"`
-	// Cut text output longer than this many characters; 0 means no limit.
+	// Cut text output longer than this many characters; 0 means the server's
+	// limit (-max-tool-output), which a larger value cannot exceed.
 	Limit         int64 `protobuf:"varint,3,opt,name=limit,proto3" json:"limit,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -2180,7 +2326,7 @@ type ExecuteToolRequest struct {
 
 func (x *ExecuteToolRequest) Reset() {
 	*x = ExecuteToolRequest{}
-	mi := &file_agentcore_v1_agent_service_proto_msgTypes[34]
+	mi := &file_agentcore_v1_agent_service_proto_msgTypes[35]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2192,7 +2338,7 @@ func (x *ExecuteToolRequest) String() string {
 func (*ExecuteToolRequest) ProtoMessage() {}
 
 func (x *ExecuteToolRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_agentcore_v1_agent_service_proto_msgTypes[34]
+	mi := &file_agentcore_v1_agent_service_proto_msgTypes[35]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2205,7 +2351,7 @@ func (x *ExecuteToolRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ExecuteToolRequest.ProtoReflect.Descriptor instead.
 func (*ExecuteToolRequest) Descriptor() ([]byte, []int) {
-	return file_agentcore_v1_agent_service_proto_rawDescGZIP(), []int{34}
+	return file_agentcore_v1_agent_service_proto_rawDescGZIP(), []int{35}
 }
 
 func (x *ExecuteToolRequest) GetName() string {
@@ -2240,7 +2386,7 @@ type ToolOutputChunk struct {
 
 func (x *ToolOutputChunk) Reset() {
 	*x = ToolOutputChunk{}
-	mi := &file_agentcore_v1_agent_service_proto_msgTypes[35]
+	mi := &file_agentcore_v1_agent_service_proto_msgTypes[36]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2252,7 +2398,7 @@ func (x *ToolOutputChunk) String() string {
 func (*ToolOutputChunk) ProtoMessage() {}
 
 func (x *ToolOutputChunk) ProtoReflect() protoreflect.Message {
-	mi := &file_agentcore_v1_agent_service_proto_msgTypes[35]
+	mi := &file_agentcore_v1_agent_service_proto_msgTypes[36]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2265,7 +2411,7 @@ func (x *ToolOutputChunk) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ToolOutputChunk.ProtoReflect.Descriptor instead.
 func (*ToolOutputChunk) Descriptor() ([]byte, []int) {
-	return file_agentcore_v1_agent_service_proto_rawDescGZIP(), []int{35}
+	return file_agentcore_v1_agent_service_proto_rawDescGZIP(), []int{36}
 }
 
 func (x *ToolOutputChunk) GetStream() OutputStream {
@@ -2295,7 +2441,7 @@ type DirectToolResult struct {
 
 func (x *DirectToolResult) Reset() {
 	*x = DirectToolResult{}
-	mi := &file_agentcore_v1_agent_service_proto_msgTypes[36]
+	mi := &file_agentcore_v1_agent_service_proto_msgTypes[37]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2307,7 +2453,7 @@ func (x *DirectToolResult) String() string {
 func (*DirectToolResult) ProtoMessage() {}
 
 func (x *DirectToolResult) ProtoReflect() protoreflect.Message {
-	mi := &file_agentcore_v1_agent_service_proto_msgTypes[36]
+	mi := &file_agentcore_v1_agent_service_proto_msgTypes[37]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2320,7 +2466,7 @@ func (x *DirectToolResult) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DirectToolResult.ProtoReflect.Descriptor instead.
 func (*DirectToolResult) Descriptor() ([]byte, []int) {
-	return file_agentcore_v1_agent_service_proto_rawDescGZIP(), []int{36}
+	return file_agentcore_v1_agent_service_proto_rawDescGZIP(), []int{37}
 }
 
 func (x *DirectToolResult) GetOutput() *ToolOutput {
@@ -2365,7 +2511,7 @@ type ExecuteToolResponse struct {
 
 func (x *ExecuteToolResponse) Reset() {
 	*x = ExecuteToolResponse{}
-	mi := &file_agentcore_v1_agent_service_proto_msgTypes[37]
+	mi := &file_agentcore_v1_agent_service_proto_msgTypes[38]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2377,7 +2523,7 @@ func (x *ExecuteToolResponse) String() string {
 func (*ExecuteToolResponse) ProtoMessage() {}
 
 func (x *ExecuteToolResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_agentcore_v1_agent_service_proto_msgTypes[37]
+	mi := &file_agentcore_v1_agent_service_proto_msgTypes[38]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2390,7 +2536,7 @@ func (x *ExecuteToolResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ExecuteToolResponse.ProtoReflect.Descriptor instead.
 func (*ExecuteToolResponse) Descriptor() ([]byte, []int) {
-	return file_agentcore_v1_agent_service_proto_rawDescGZIP(), []int{37}
+	return file_agentcore_v1_agent_service_proto_rawDescGZIP(), []int{38}
 }
 
 func (x *ExecuteToolResponse) GetKind() isExecuteToolResponse_Kind {
@@ -2443,7 +2589,7 @@ type ReloadToolsRequest struct {
 
 func (x *ReloadToolsRequest) Reset() {
 	*x = ReloadToolsRequest{}
-	mi := &file_agentcore_v1_agent_service_proto_msgTypes[38]
+	mi := &file_agentcore_v1_agent_service_proto_msgTypes[39]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2455,7 +2601,7 @@ func (x *ReloadToolsRequest) String() string {
 func (*ReloadToolsRequest) ProtoMessage() {}
 
 func (x *ReloadToolsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_agentcore_v1_agent_service_proto_msgTypes[38]
+	mi := &file_agentcore_v1_agent_service_proto_msgTypes[39]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2468,7 +2614,7 @@ func (x *ReloadToolsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReloadToolsRequest.ProtoReflect.Descriptor instead.
 func (*ReloadToolsRequest) Descriptor() ([]byte, []int) {
-	return file_agentcore_v1_agent_service_proto_rawDescGZIP(), []int{38}
+	return file_agentcore_v1_agent_service_proto_rawDescGZIP(), []int{39}
 }
 
 // ReloadToolsResponse reports what was found.
@@ -2482,7 +2628,7 @@ type ReloadToolsResponse struct {
 
 func (x *ReloadToolsResponse) Reset() {
 	*x = ReloadToolsResponse{}
-	mi := &file_agentcore_v1_agent_service_proto_msgTypes[39]
+	mi := &file_agentcore_v1_agent_service_proto_msgTypes[40]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2494,7 +2640,7 @@ func (x *ReloadToolsResponse) String() string {
 func (*ReloadToolsResponse) ProtoMessage() {}
 
 func (x *ReloadToolsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_agentcore_v1_agent_service_proto_msgTypes[39]
+	mi := &file_agentcore_v1_agent_service_proto_msgTypes[40]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2507,7 +2653,7 @@ func (x *ReloadToolsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReloadToolsResponse.ProtoReflect.Descriptor instead.
 func (*ReloadToolsResponse) Descriptor() ([]byte, []int) {
-	return file_agentcore_v1_agent_service_proto_rawDescGZIP(), []int{39}
+	return file_agentcore_v1_agent_service_proto_rawDescGZIP(), []int{40}
 }
 
 func (x *ReloadToolsResponse) GetTools() int32 {
@@ -2612,17 +2758,24 @@ const file_agentcore_v1_agent_service_proto_rawDesc = "" +
 	"\x0eCompactRequest\x12\x19\n" +
 	"\bagent_id\x18\x01 \x01(\tR\aagentId\"<\n" +
 	"\x0fCompactResponse\x12)\n" +
-	"\x05event\x18\x01 \x01(\v2\x13.agentcore.v1.EventR\x05event\"~\n" +
+	"\x05event\x18\x01 \x01(\v2\x13.agentcore.v1.EventR\x05event\"\xba\x01\n" +
 	"\x11GetHistoryRequest\x12\x19\n" +
 	"\bagent_id\x18\x01 \x01(\tR\aagentId\x12#\n" +
 	"\rinclude_turns\x18\x02 \x01(\bR\fincludeTurns\x12)\n" +
-	"\x10include_rendered\x18\x03 \x01(\bR\x0fincludeRendered\"/\n" +
+	"\x10include_rendered\x18\x03 \x01(\bR\x0fincludeRendered\x12\x1b\n" +
+	"\tpage_size\x18\x04 \x01(\x05R\bpageSize\x12\x1d\n" +
+	"\n" +
+	"page_token\x18\x05 \x01(\tR\tpageToken\"/\n" +
 	"\x04Turn\x12'\n" +
-	"\x0fmessage_indexes\x18\x01 \x03(\x05R\x0emessageIndexes\"\x8d\x01\n" +
+	"\x0fmessage_indexes\x18\x01 \x03(\x05R\x0emessageIndexes\"\xfd\x01\n" +
 	"\x12GetHistoryResponse\x121\n" +
 	"\bmessages\x18\x01 \x03(\v2\x15.agentcore.v1.MessageR\bmessages\x12(\n" +
 	"\x05turns\x18\x02 \x03(\v2\x12.agentcore.v1.TurnR\x05turns\x12\x1a\n" +
-	"\brendered\x18\x03 \x01(\tR\brendered\"a\n" +
+	"\brendered\x18\x03 \x01(\tR\brendered\x12&\n" +
+	"\x0fnext_page_token\x18\x04 \x01(\tR\rnextPageToken\x12\x1f\n" +
+	"\vstart_index\x18\x05 \x01(\x05R\n" +
+	"startIndex\x12%\n" +
+	"\x0ehistory_length\x18\x06 \x01(\x05R\rhistoryLength\"a\n" +
 	"\x11SetHistoryRequest\x12\x19\n" +
 	"\bagent_id\x18\x01 \x01(\tR\aagentId\x121\n" +
 	"\bmessages\x18\x02 \x03(\v2\x15.agentcore.v1.MessageR\bmessages\";\n" +
@@ -2639,7 +2792,7 @@ const file_agentcore_v1_agent_service_proto_rawDesc = "" +
 	"max_tokens\x18\x04 \x01(\x03R\tmaxTokens\x12#\n" +
 	"\rwould_compact\x18\x05 \x01(\bR\fwouldCompact\x12%\n" +
 	"\x0ehistory_tokens\x18\x06 \x01(\x03R\rhistoryTokens\"\x12\n" +
-	"\x10ListToolsRequest\"\x86\x02\n" +
+	"\x10ListToolsRequest\"\xb8\x02\n" +
 	"\bToolInfo\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12 \n" +
 	"\vdescription\x18\x02 \x01(\tR\vdescription\x12:\n" +
@@ -2649,14 +2802,22 @@ const file_agentcore_v1_agent_service_proto_rawDesc = "" +
 	"\tread_only\x18\x06 \x01(\bR\breadOnly\x12\x1e\n" +
 	"\n" +
 	"idempotent\x18\a \x01(\bR\n" +
-	"idempotent\"Y\n" +
+	"idempotent\x120\n" +
+	"\x06limits\x18\b \x01(\v2\x18.agentcore.v1.ToolLimitsR\x06limits\"\xb0\x01\n" +
+	"\n" +
+	"ToolLimits\x12!\n" +
+	"\fmemory_bytes\x18\x01 \x01(\x04R\vmemoryBytes\x12#\n" +
+	"\rmax_processes\x18\x02 \x01(\rR\fmaxProcesses\x124\n" +
+	"\bcpu_time\x18\x03 \x01(\v2\x19.google.protobuf.DurationR\acpuTime\x12$\n" +
+	"\x0emax_open_files\x18\x04 \x01(\rR\fmaxOpenFiles\"Y\n" +
 	"\tSkillInfo\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12 \n" +
 	"\vdescription\x18\x02 \x01(\tR\vdescription\x12\x16\n" +
-	"\x06source\x18\x03 \x01(\tR\x06source\"r\n" +
+	"\x06source\x18\x03 \x01(\tR\x06source\"\x9d\x01\n" +
 	"\x11ListToolsResponse\x12,\n" +
 	"\x05tools\x18\x01 \x03(\v2\x16.agentcore.v1.ToolInfoR\x05tools\x12/\n" +
-	"\x06skills\x18\x02 \x03(\v2\x17.agentcore.v1.SkillInfoR\x06skills\"m\n" +
+	"\x06skills\x18\x02 \x03(\v2\x17.agentcore.v1.SkillInfoR\x06skills\x12)\n" +
+	"\x10limits_mechanism\x18\x03 \x01(\tR\x0flimitsMechanism\"m\n" +
 	"\x12ExecuteToolRequest\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12-\n" +
 	"\x05input\x18\x02 \x01(\v2\x17.google.protobuf.StructR\x05input\x12\x14\n" +
@@ -2727,7 +2888,7 @@ func file_agentcore_v1_agent_service_proto_rawDescGZIP() []byte {
 }
 
 var file_agentcore_v1_agent_service_proto_enumTypes = make([]protoimpl.EnumInfo, 3)
-var file_agentcore_v1_agent_service_proto_msgTypes = make([]protoimpl.MessageInfo, 40)
+var file_agentcore_v1_agent_service_proto_msgTypes = make([]protoimpl.MessageInfo, 41)
 var file_agentcore_v1_agent_service_proto_goTypes = []any{
 	(AgentState)(0),                // 0: agentcore.v1.AgentState
 	(BusyPolicy)(0),                // 1: agentcore.v1.BusyPolicy
@@ -2764,102 +2925,105 @@ var file_agentcore_v1_agent_service_proto_goTypes = []any{
 	(*PreviewContextResponse)(nil), // 32: agentcore.v1.PreviewContextResponse
 	(*ListToolsRequest)(nil),       // 33: agentcore.v1.ListToolsRequest
 	(*ToolInfo)(nil),               // 34: agentcore.v1.ToolInfo
-	(*SkillInfo)(nil),              // 35: agentcore.v1.SkillInfo
-	(*ListToolsResponse)(nil),      // 36: agentcore.v1.ListToolsResponse
-	(*ExecuteToolRequest)(nil),     // 37: agentcore.v1.ExecuteToolRequest
-	(*ToolOutputChunk)(nil),        // 38: agentcore.v1.ToolOutputChunk
-	(*DirectToolResult)(nil),       // 39: agentcore.v1.DirectToolResult
-	(*ExecuteToolResponse)(nil),    // 40: agentcore.v1.ExecuteToolResponse
-	(*ReloadToolsRequest)(nil),     // 41: agentcore.v1.ReloadToolsRequest
-	(*ReloadToolsResponse)(nil),    // 42: agentcore.v1.ReloadToolsResponse
-	(*AgentConfig)(nil),            // 43: agentcore.v1.AgentConfig
-	(*Usage)(nil),                  // 44: agentcore.v1.Usage
-	(*timestamppb.Timestamp)(nil),  // 45: google.protobuf.Timestamp
-	(*Message)(nil),                // 46: agentcore.v1.Message
-	(*fieldmaskpb.FieldMask)(nil),  // 47: google.protobuf.FieldMask
-	(*Part)(nil),                   // 48: agentcore.v1.Part
-	(*Event)(nil),                  // 49: agentcore.v1.Event
-	(*structpb.Struct)(nil),        // 50: google.protobuf.Struct
-	(*durationpb.Duration)(nil),    // 51: google.protobuf.Duration
-	(OutputStream)(0),              // 52: agentcore.v1.OutputStream
-	(*ToolOutput)(nil),             // 53: agentcore.v1.ToolOutput
+	(*ToolLimits)(nil),             // 35: agentcore.v1.ToolLimits
+	(*SkillInfo)(nil),              // 36: agentcore.v1.SkillInfo
+	(*ListToolsResponse)(nil),      // 37: agentcore.v1.ListToolsResponse
+	(*ExecuteToolRequest)(nil),     // 38: agentcore.v1.ExecuteToolRequest
+	(*ToolOutputChunk)(nil),        // 39: agentcore.v1.ToolOutputChunk
+	(*DirectToolResult)(nil),       // 40: agentcore.v1.DirectToolResult
+	(*ExecuteToolResponse)(nil),    // 41: agentcore.v1.ExecuteToolResponse
+	(*ReloadToolsRequest)(nil),     // 42: agentcore.v1.ReloadToolsRequest
+	(*ReloadToolsResponse)(nil),    // 43: agentcore.v1.ReloadToolsResponse
+	(*AgentConfig)(nil),            // 44: agentcore.v1.AgentConfig
+	(*Usage)(nil),                  // 45: agentcore.v1.Usage
+	(*timestamppb.Timestamp)(nil),  // 46: google.protobuf.Timestamp
+	(*Message)(nil),                // 47: agentcore.v1.Message
+	(*fieldmaskpb.FieldMask)(nil),  // 48: google.protobuf.FieldMask
+	(*Part)(nil),                   // 49: agentcore.v1.Part
+	(*Event)(nil),                  // 50: agentcore.v1.Event
+	(*structpb.Struct)(nil),        // 51: google.protobuf.Struct
+	(*durationpb.Duration)(nil),    // 52: google.protobuf.Duration
+	(OutputStream)(0),              // 53: agentcore.v1.OutputStream
+	(*ToolOutput)(nil),             // 54: agentcore.v1.ToolOutput
 }
 var file_agentcore_v1_agent_service_proto_depIdxs = []int32{
-	43, // 0: agentcore.v1.Agent.config:type_name -> agentcore.v1.AgentConfig
+	44, // 0: agentcore.v1.Agent.config:type_name -> agentcore.v1.AgentConfig
 	4,  // 1: agentcore.v1.Agent.tools:type_name -> agentcore.v1.ToolSelection
 	5,  // 2: agentcore.v1.Agent.skills:type_name -> agentcore.v1.SkillSelection
 	0,  // 3: agentcore.v1.Agent.state:type_name -> agentcore.v1.AgentState
-	44, // 4: agentcore.v1.Agent.usage:type_name -> agentcore.v1.Usage
-	45, // 5: agentcore.v1.Agent.create_time:type_name -> google.protobuf.Timestamp
-	45, // 6: agentcore.v1.Agent.update_time:type_name -> google.protobuf.Timestamp
+	45, // 4: agentcore.v1.Agent.usage:type_name -> agentcore.v1.Usage
+	46, // 5: agentcore.v1.Agent.create_time:type_name -> google.protobuf.Timestamp
+	46, // 6: agentcore.v1.Agent.update_time:type_name -> google.protobuf.Timestamp
 	3,  // 7: agentcore.v1.CreateAgentRequest.agent:type_name -> agentcore.v1.Agent
-	46, // 8: agentcore.v1.CreateAgentRequest.history:type_name -> agentcore.v1.Message
+	47, // 8: agentcore.v1.CreateAgentRequest.history:type_name -> agentcore.v1.Message
 	3,  // 9: agentcore.v1.CreateAgentResponse.agent:type_name -> agentcore.v1.Agent
 	3,  // 10: agentcore.v1.GetAgentResponse.agent:type_name -> agentcore.v1.Agent
 	3,  // 11: agentcore.v1.ListAgentsResponse.agents:type_name -> agentcore.v1.Agent
 	3,  // 12: agentcore.v1.UpdateAgentRequest.agent:type_name -> agentcore.v1.Agent
-	47, // 13: agentcore.v1.UpdateAgentRequest.update_mask:type_name -> google.protobuf.FieldMask
+	48, // 13: agentcore.v1.UpdateAgentRequest.update_mask:type_name -> google.protobuf.FieldMask
 	3,  // 14: agentcore.v1.UpdateAgentResponse.agent:type_name -> agentcore.v1.Agent
 	17, // 15: agentcore.v1.SendRequest.start:type_name -> agentcore.v1.StartRun
 	19, // 16: agentcore.v1.SendRequest.permission:type_name -> agentcore.v1.PermissionReply
 	20, // 17: agentcore.v1.SendRequest.stop:type_name -> agentcore.v1.StopRun
-	48, // 18: agentcore.v1.StartRun.input:type_name -> agentcore.v1.Part
-	43, // 19: agentcore.v1.StartRun.config:type_name -> agentcore.v1.AgentConfig
+	49, // 18: agentcore.v1.StartRun.input:type_name -> agentcore.v1.Part
+	44, // 19: agentcore.v1.StartRun.config:type_name -> agentcore.v1.AgentConfig
 	18, // 20: agentcore.v1.StartRun.history:type_name -> agentcore.v1.HistoryReplacement
 	4,  // 21: agentcore.v1.StartRun.tools:type_name -> agentcore.v1.ToolSelection
 	2,  // 22: agentcore.v1.StartRun.permission_mode:type_name -> agentcore.v1.PermissionMode
 	1,  // 23: agentcore.v1.StartRun.busy_policy:type_name -> agentcore.v1.BusyPolicy
-	46, // 24: agentcore.v1.HistoryReplacement.messages:type_name -> agentcore.v1.Message
-	49, // 25: agentcore.v1.SendResponse.event:type_name -> agentcore.v1.Event
-	49, // 26: agentcore.v1.CompactResponse.event:type_name -> agentcore.v1.Event
-	46, // 27: agentcore.v1.GetHistoryResponse.messages:type_name -> agentcore.v1.Message
+	47, // 24: agentcore.v1.HistoryReplacement.messages:type_name -> agentcore.v1.Message
+	50, // 25: agentcore.v1.SendResponse.event:type_name -> agentcore.v1.Event
+	50, // 26: agentcore.v1.CompactResponse.event:type_name -> agentcore.v1.Event
+	47, // 27: agentcore.v1.GetHistoryResponse.messages:type_name -> agentcore.v1.Message
 	27, // 28: agentcore.v1.GetHistoryResponse.turns:type_name -> agentcore.v1.Turn
-	46, // 29: agentcore.v1.SetHistoryRequest.messages:type_name -> agentcore.v1.Message
-	48, // 30: agentcore.v1.PreviewContextRequest.input:type_name -> agentcore.v1.Part
-	46, // 31: agentcore.v1.PreviewContextResponse.messages:type_name -> agentcore.v1.Message
-	50, // 32: agentcore.v1.ToolInfo.input_schema:type_name -> google.protobuf.Struct
-	51, // 33: agentcore.v1.ToolInfo.timeout:type_name -> google.protobuf.Duration
-	34, // 34: agentcore.v1.ListToolsResponse.tools:type_name -> agentcore.v1.ToolInfo
-	35, // 35: agentcore.v1.ListToolsResponse.skills:type_name -> agentcore.v1.SkillInfo
-	50, // 36: agentcore.v1.ExecuteToolRequest.input:type_name -> google.protobuf.Struct
-	52, // 37: agentcore.v1.ToolOutputChunk.stream:type_name -> agentcore.v1.OutputStream
-	53, // 38: agentcore.v1.DirectToolResult.output:type_name -> agentcore.v1.ToolOutput
-	51, // 39: agentcore.v1.DirectToolResult.duration:type_name -> google.protobuf.Duration
-	38, // 40: agentcore.v1.ExecuteToolResponse.output:type_name -> agentcore.v1.ToolOutputChunk
-	39, // 41: agentcore.v1.ExecuteToolResponse.result:type_name -> agentcore.v1.DirectToolResult
-	6,  // 42: agentcore.v1.AgentService.CreateAgent:input_type -> agentcore.v1.CreateAgentRequest
-	8,  // 43: agentcore.v1.AgentService.GetAgent:input_type -> agentcore.v1.GetAgentRequest
-	10, // 44: agentcore.v1.AgentService.ListAgents:input_type -> agentcore.v1.ListAgentsRequest
-	12, // 45: agentcore.v1.AgentService.UpdateAgent:input_type -> agentcore.v1.UpdateAgentRequest
-	14, // 46: agentcore.v1.AgentService.DeleteAgent:input_type -> agentcore.v1.DeleteAgentRequest
-	16, // 47: agentcore.v1.AgentService.Send:input_type -> agentcore.v1.SendRequest
-	22, // 48: agentcore.v1.AgentService.Stop:input_type -> agentcore.v1.StopRequest
-	24, // 49: agentcore.v1.AgentService.Compact:input_type -> agentcore.v1.CompactRequest
-	26, // 50: agentcore.v1.AgentService.GetHistory:input_type -> agentcore.v1.GetHistoryRequest
-	29, // 51: agentcore.v1.AgentService.SetHistory:input_type -> agentcore.v1.SetHistoryRequest
-	31, // 52: agentcore.v1.AgentService.PreviewContext:input_type -> agentcore.v1.PreviewContextRequest
-	33, // 53: agentcore.v1.AgentService.ListTools:input_type -> agentcore.v1.ListToolsRequest
-	37, // 54: agentcore.v1.AgentService.ExecuteTool:input_type -> agentcore.v1.ExecuteToolRequest
-	41, // 55: agentcore.v1.AgentService.ReloadTools:input_type -> agentcore.v1.ReloadToolsRequest
-	7,  // 56: agentcore.v1.AgentService.CreateAgent:output_type -> agentcore.v1.CreateAgentResponse
-	9,  // 57: agentcore.v1.AgentService.GetAgent:output_type -> agentcore.v1.GetAgentResponse
-	11, // 58: agentcore.v1.AgentService.ListAgents:output_type -> agentcore.v1.ListAgentsResponse
-	13, // 59: agentcore.v1.AgentService.UpdateAgent:output_type -> agentcore.v1.UpdateAgentResponse
-	15, // 60: agentcore.v1.AgentService.DeleteAgent:output_type -> agentcore.v1.DeleteAgentResponse
-	21, // 61: agentcore.v1.AgentService.Send:output_type -> agentcore.v1.SendResponse
-	23, // 62: agentcore.v1.AgentService.Stop:output_type -> agentcore.v1.StopResponse
-	25, // 63: agentcore.v1.AgentService.Compact:output_type -> agentcore.v1.CompactResponse
-	28, // 64: agentcore.v1.AgentService.GetHistory:output_type -> agentcore.v1.GetHistoryResponse
-	30, // 65: agentcore.v1.AgentService.SetHistory:output_type -> agentcore.v1.SetHistoryResponse
-	32, // 66: agentcore.v1.AgentService.PreviewContext:output_type -> agentcore.v1.PreviewContextResponse
-	36, // 67: agentcore.v1.AgentService.ListTools:output_type -> agentcore.v1.ListToolsResponse
-	40, // 68: agentcore.v1.AgentService.ExecuteTool:output_type -> agentcore.v1.ExecuteToolResponse
-	42, // 69: agentcore.v1.AgentService.ReloadTools:output_type -> agentcore.v1.ReloadToolsResponse
-	56, // [56:70] is the sub-list for method output_type
-	42, // [42:56] is the sub-list for method input_type
-	42, // [42:42] is the sub-list for extension type_name
-	42, // [42:42] is the sub-list for extension extendee
-	0,  // [0:42] is the sub-list for field type_name
+	47, // 29: agentcore.v1.SetHistoryRequest.messages:type_name -> agentcore.v1.Message
+	49, // 30: agentcore.v1.PreviewContextRequest.input:type_name -> agentcore.v1.Part
+	47, // 31: agentcore.v1.PreviewContextResponse.messages:type_name -> agentcore.v1.Message
+	51, // 32: agentcore.v1.ToolInfo.input_schema:type_name -> google.protobuf.Struct
+	52, // 33: agentcore.v1.ToolInfo.timeout:type_name -> google.protobuf.Duration
+	35, // 34: agentcore.v1.ToolInfo.limits:type_name -> agentcore.v1.ToolLimits
+	52, // 35: agentcore.v1.ToolLimits.cpu_time:type_name -> google.protobuf.Duration
+	34, // 36: agentcore.v1.ListToolsResponse.tools:type_name -> agentcore.v1.ToolInfo
+	36, // 37: agentcore.v1.ListToolsResponse.skills:type_name -> agentcore.v1.SkillInfo
+	51, // 38: agentcore.v1.ExecuteToolRequest.input:type_name -> google.protobuf.Struct
+	53, // 39: agentcore.v1.ToolOutputChunk.stream:type_name -> agentcore.v1.OutputStream
+	54, // 40: agentcore.v1.DirectToolResult.output:type_name -> agentcore.v1.ToolOutput
+	52, // 41: agentcore.v1.DirectToolResult.duration:type_name -> google.protobuf.Duration
+	39, // 42: agentcore.v1.ExecuteToolResponse.output:type_name -> agentcore.v1.ToolOutputChunk
+	40, // 43: agentcore.v1.ExecuteToolResponse.result:type_name -> agentcore.v1.DirectToolResult
+	6,  // 44: agentcore.v1.AgentService.CreateAgent:input_type -> agentcore.v1.CreateAgentRequest
+	8,  // 45: agentcore.v1.AgentService.GetAgent:input_type -> agentcore.v1.GetAgentRequest
+	10, // 46: agentcore.v1.AgentService.ListAgents:input_type -> agentcore.v1.ListAgentsRequest
+	12, // 47: agentcore.v1.AgentService.UpdateAgent:input_type -> agentcore.v1.UpdateAgentRequest
+	14, // 48: agentcore.v1.AgentService.DeleteAgent:input_type -> agentcore.v1.DeleteAgentRequest
+	16, // 49: agentcore.v1.AgentService.Send:input_type -> agentcore.v1.SendRequest
+	22, // 50: agentcore.v1.AgentService.Stop:input_type -> agentcore.v1.StopRequest
+	24, // 51: agentcore.v1.AgentService.Compact:input_type -> agentcore.v1.CompactRequest
+	26, // 52: agentcore.v1.AgentService.GetHistory:input_type -> agentcore.v1.GetHistoryRequest
+	29, // 53: agentcore.v1.AgentService.SetHistory:input_type -> agentcore.v1.SetHistoryRequest
+	31, // 54: agentcore.v1.AgentService.PreviewContext:input_type -> agentcore.v1.PreviewContextRequest
+	33, // 55: agentcore.v1.AgentService.ListTools:input_type -> agentcore.v1.ListToolsRequest
+	38, // 56: agentcore.v1.AgentService.ExecuteTool:input_type -> agentcore.v1.ExecuteToolRequest
+	42, // 57: agentcore.v1.AgentService.ReloadTools:input_type -> agentcore.v1.ReloadToolsRequest
+	7,  // 58: agentcore.v1.AgentService.CreateAgent:output_type -> agentcore.v1.CreateAgentResponse
+	9,  // 59: agentcore.v1.AgentService.GetAgent:output_type -> agentcore.v1.GetAgentResponse
+	11, // 60: agentcore.v1.AgentService.ListAgents:output_type -> agentcore.v1.ListAgentsResponse
+	13, // 61: agentcore.v1.AgentService.UpdateAgent:output_type -> agentcore.v1.UpdateAgentResponse
+	15, // 62: agentcore.v1.AgentService.DeleteAgent:output_type -> agentcore.v1.DeleteAgentResponse
+	21, // 63: agentcore.v1.AgentService.Send:output_type -> agentcore.v1.SendResponse
+	23, // 64: agentcore.v1.AgentService.Stop:output_type -> agentcore.v1.StopResponse
+	25, // 65: agentcore.v1.AgentService.Compact:output_type -> agentcore.v1.CompactResponse
+	28, // 66: agentcore.v1.AgentService.GetHistory:output_type -> agentcore.v1.GetHistoryResponse
+	30, // 67: agentcore.v1.AgentService.SetHistory:output_type -> agentcore.v1.SetHistoryResponse
+	32, // 68: agentcore.v1.AgentService.PreviewContext:output_type -> agentcore.v1.PreviewContextResponse
+	37, // 69: agentcore.v1.AgentService.ListTools:output_type -> agentcore.v1.ListToolsResponse
+	41, // 70: agentcore.v1.AgentService.ExecuteTool:output_type -> agentcore.v1.ExecuteToolResponse
+	43, // 71: agentcore.v1.AgentService.ReloadTools:output_type -> agentcore.v1.ReloadToolsResponse
+	58, // [58:72] is the sub-list for method output_type
+	44, // [44:58] is the sub-list for method input_type
+	44, // [44:44] is the sub-list for extension type_name
+	44, // [44:44] is the sub-list for extension extendee
+	0,  // [0:44] is the sub-list for field type_name
 }
 
 func init() { file_agentcore_v1_agent_service_proto_init() }
@@ -2875,7 +3039,7 @@ func file_agentcore_v1_agent_service_proto_init() {
 		(*SendRequest_Permission)(nil),
 		(*SendRequest_Stop)(nil),
 	}
-	file_agentcore_v1_agent_service_proto_msgTypes[37].OneofWrappers = []any{
+	file_agentcore_v1_agent_service_proto_msgTypes[38].OneofWrappers = []any{
 		(*ExecuteToolResponse_Output)(nil),
 		(*ExecuteToolResponse_Result)(nil),
 	}
@@ -2885,7 +3049,7 @@ func file_agentcore_v1_agent_service_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_agentcore_v1_agent_service_proto_rawDesc), len(file_agentcore_v1_agent_service_proto_rawDesc)),
 			NumEnums:      3,
-			NumMessages:   40,
+			NumMessages:   41,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -64,7 +64,8 @@ type AgentServiceClient interface {
 	// Compact summarises the history now (stopping any run first) and streams
 	// the compaction's events; the summary is appended to history.
 	Compact(ctx context.Context, in *CompactRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[CompactResponse], error)
-	// GetHistory reads a session's history.
+	// GetHistory reads a session's history, in pages when it does not fit in
+	// one response (-max-message-bytes).
 	GetHistory(ctx context.Context, in *GetHistoryRequest, opts ...grpc.CallOption) (*GetHistoryResponse, error)
 	// SetHistory replaces a session's history, e.g. restoring from a database.
 	SetHistory(ctx context.Context, in *SetHistoryRequest, opts ...grpc.CallOption) (*SetHistoryResponse, error)
@@ -276,7 +277,8 @@ type AgentServiceServer interface {
 	// Compact summarises the history now (stopping any run first) and streams
 	// the compaction's events; the summary is appended to history.
 	Compact(*CompactRequest, grpc.ServerStreamingServer[CompactResponse]) error
-	// GetHistory reads a session's history.
+	// GetHistory reads a session's history, in pages when it does not fit in
+	// one response (-max-message-bytes).
 	GetHistory(context.Context, *GetHistoryRequest) (*GetHistoryResponse, error)
 	// SetHistory replaces a session's history, e.g. restoring from a database.
 	SetHistory(context.Context, *SetHistoryRequest) (*SetHistoryResponse, error)
