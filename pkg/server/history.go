@@ -5,6 +5,7 @@ import (
 	"strconv"
 	"strings"
 
+	"google.golang.org/grpc/codes"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/reflect/protoreflect"
 
@@ -19,9 +20,12 @@ func (s *Server) UpdateAgent(ctx context.Context, req *agentv1.UpdateAgentReques
 	if a == nil {
 		return nil, invalidField("agent", "required, with agent.id naming the agent")
 	}
-	e, err := s.agents.get(a.GetId())
+	if a.GetId() == "" {
+		return nil, invalidField("agent.id", "required")
+	}
+	e, err := s.session(ctx, a.GetId())
 	if err != nil {
-		return nil, fieldsUnder(err, "", map[string]string{"agent_id": "agent.id"})
+		return nil, err
 	}
 	c, err := s.catalog()
 	if err != nil {
@@ -82,13 +86,31 @@ func (s *Server) UpdateAgent(ctx context.Context, req *agentv1.UpdateAgentReques
 		e.skills = a.GetSkills()
 	}
 	e.applied = nil // the next send resolves tools and skills again
+	var missing []string
+	for _, p := range e.missing {
+		if secretValue(next, p) == "" {
+			missing = append(missing, p) // still not given again
+		}
+	}
+	e.missing = missing
+	rec := storedAgent(e.id, e.tenant, next, e.tools, e.skills, missing)
 	e.mu.Unlock()
 	s.secrets.add(keys...)
 	s.secrets.remove(old...)
+	v, err := s.store.UpdateAgent(ctx, rec)
+	if err != nil {
+		e.stale() // memory is ahead of the store: reload when idle
+		return nil, storeStatus(err)
+	}
+	e.wrote(v)
 	if err := e.refresh(c); err != nil {
 		return nil, err
 	}
-	return &agentv1.UpdateAgentResponse{Agent: s.agentProto(e)}, nil
+	got, err := s.agentRecord(ctx, e.id)
+	if err != nil {
+		return nil, err
+	}
+	return &agentv1.UpdateAgentResponse{Agent: s.agentProto(got, e)}, nil
 }
 
 // copyPath copies the field at path from src to dst (clearing it when unset
@@ -118,13 +140,16 @@ func copyPath(dst, src protoreflect.Message, path []string) string {
 	return copyPath(dst.Mutable(fd).Message(), sub, path[1:])
 }
 
-// GetHistory reads a session's history, optionally grouped into turns and rendered.
+// GetHistory reads an agent's history from the store, optionally grouped
+// into turns and rendered.
 func (s *Server) GetHistory(ctx context.Context, req *agentv1.GetHistoryRequest) (*agentv1.GetHistoryResponse, error) {
-	e, err := s.agents.get(req.GetAgentId())
-	if err != nil {
+	if _, err := s.agentRecord(ctx, req.GetAgentId()); err != nil {
 		return nil, err
 	}
-	h := e.s.History()
+	h, _, err := s.store.History(ctx, req.GetAgentId())
+	if err != nil {
+		return nil, storeStatus(err)
+	}
 	resp := &agentv1.GetHistoryResponse{Messages: h}
 	if req.GetIncludeTurns() {
 		for _, t := range history.Turns(h) {
@@ -141,24 +166,36 @@ func (s *Server) GetHistory(ctx context.Context, req *agentv1.GetHistoryRequest)
 	return resp, nil
 }
 
-// SetHistory replaces a session's history; FAILED_PRECONDITION while it runs.
+// SetHistory replaces a session's history; FAILED_PRECONDITION while it
+// runs, here or on another replica.
 func (s *Server) SetHistory(ctx context.Context, req *agentv1.SetHistoryRequest) (*agentv1.SetHistoryResponse, error) {
-	e, err := s.agents.get(req.GetAgentId())
+	e, err := s.session(ctx, req.GetAgentId())
 	if err != nil {
 		return nil, err
 	}
 	if err := s.checkHistorySize(len(req.GetMessages()), "messages"); err != nil {
 		return nil, err
 	}
+	if rec, err := s.agentRecord(ctx, e.id); err != nil {
+		return nil, err
+	} else if rec.RunID != "" && !e.s.State().Running {
+		return nil, failure(codes.FailedPrecondition, ReasonRunning, "the agent is running on another replica (run %s); stop it first or wait", rec.RunID)
+	}
 	if err := e.s.SetHistory(req.GetMessages()); err != nil {
 		return nil, fieldsUnder(err, "", map[string]string{"history": "messages"})
 	}
+	v, err := s.store.ReplaceHistory(ctx, e.id, req.GetMessages())
+	if err != nil {
+		e.stale()
+		return nil, storeStatus(err)
+	}
+	e.wrote(v)
 	return &agentv1.SetHistoryResponse{HistoryLength: int32(len(req.GetMessages()))}, nil
 }
 
 // PreviewContext shows what the next model request would hold.
 func (s *Server) PreviewContext(ctx context.Context, req *agentv1.PreviewContextRequest) (*agentv1.PreviewContextResponse, error) {
-	e, err := s.agents.get(req.GetAgentId())
+	e, err := s.session(ctx, req.GetAgentId())
 	if err != nil {
 		return nil, err
 	}

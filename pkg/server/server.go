@@ -14,14 +14,17 @@ package server
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"sync"
+	"time"
 
 	"github.com/hashicorp/go-hclog"
 	"google.golang.org/grpc"
 
 	"github.com/agentcore/agentcore/pkg/config"
 	"github.com/agentcore/agentcore/pkg/llm"
+	"github.com/agentcore/agentcore/pkg/store"
 	"github.com/agentcore/agentcore/pkg/tokens"
 	"github.com/agentcore/agentcore/pkg/tool"
 	agentv1 "github.com/agentcore/agentcore/proto/agentcore/v1"
@@ -36,6 +39,9 @@ type Options struct {
 	LogOutput io.Writer
 	// Kinds are extra kinds of tool files the scan recognises (e.g. MCP definitions).
 	Kinds []tool.Kind
+	// Store, when set, is used instead of opening the one Config names.
+	// The server closes it.
+	Store store.Store
 }
 
 // Server implements agentv1.AgentServiceServer. It owns its tool host and
@@ -53,13 +59,49 @@ type Server struct {
 	llm      *llm.Client
 	encoders *tokens.Encoders
 
+	// store keeps agents, histories, runs and events; events batches run
+	// events into it. live are the runs executing here, perms their
+	// permission requests waiting for an answer, watch the requests waiting
+	// for the store to change.
+	store  store.Store
+	events *eventLog
+	live   liveRuns
+	perms  permWaiters
+	watch  watchers
+	// bgRuns counts the runs that outlived their stream (on_disconnect
+	// CONTINUE); bg the server's own loops (event writer, notices,
+	// leases), which stopBG ends.
+	bgRuns sync.WaitGroup
+	bg     sync.WaitGroup
+	stopBG context.CancelFunc
+
 	closeOnce sync.Once
 }
 
-// New returns a Server with no tools loaded yet: call LoadTools.
+// New returns a Server with no tools loaded yet: call LoadTools. It opens
+// the store (applying its migrations), ends the runs a previous life of
+// this server left running (interrupted, histories repaired) and starts
+// the server's loops; Close ends them.
 func New(opts Options) (*Server, error) {
 	if opts.Config == nil {
 		return nil, errors.New("server: Options.Config is required")
+	}
+	cfg := opts.Config
+	if cfg.LeaseTTL <= 0 || cfg.PermissionTimeout <= 0 || cfg.EventRetention <= 0 || cfg.ReplicaID == "" {
+		c := *cfg
+		if c.LeaseTTL <= 0 {
+			c.LeaseTTL = 10 * time.Second
+		}
+		if c.PermissionTimeout <= 0 {
+			c.PermissionTimeout = 10 * time.Minute
+		}
+		if c.EventRetention <= 0 {
+			c.EventRetention = 24 * time.Hour
+		}
+		if c.ReplicaID == "" {
+			c.ReplicaID = "agent-server"
+		}
+		opts.Config = &c
 	}
 	sec := newSecrets(opts.Config.Secrets()...)
 	log := hclog.NewNullLogger()
@@ -79,6 +121,28 @@ func New(opts Options) (*Server, error) {
 	s.llm = llm.NewClient(llm.Options{Logger: log.Named("llm")})
 	s.encoders = tokens.NewEncoders()
 	s.agents.init()
+
+	st := opts.Store
+	if st == nil {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		var err error
+		st, err = openStore(ctx, opts.Config)
+		cancel()
+		if err != nil {
+			s.host.Close()
+			return nil, fmt.Errorf("store: %w", err)
+		}
+	}
+	s.store = st
+	s.events = newEventLog(st, log.Named("events"))
+	ctx, cancel := context.WithCancel(context.Background())
+	s.stopBG = cancel
+	s.recoverStale(ctx, true)
+	s.bg.Add(3)
+	go func() { defer s.bg.Done(); s.events.run() }()
+	go func() { defer s.bg.Done(); s.listen(ctx) }()
+	go func() { defer s.bg.Done(); s.maintain(ctx) }()
+	log.Info("store open", "store", opts.Config.StoreName(), "replica", opts.Config.ReplicaID)
 	return s, nil
 }
 
@@ -98,13 +162,18 @@ func (s *Server) StopRuns(ctx context.Context) {
 // Logger returns the server's logger (secrets redacted).
 func (s *Server) Logger() hclog.Logger { return s.log }
 
-// Close stops every run, forgets every session and kills every plugin
-// process. It is idempotent.
+// Close stops every run (a run cut off this way is interrupted: a later
+// send resumes it), forgets every session, writes the last events, closes
+// the store and kills every plugin process. It is idempotent.
 func (s *Server) Close() error {
 	var err error
 	s.closeOnce.Do(func() {
 		s.agents.closeAll()
-		err = s.host.Close()
+		s.bgRuns.Wait()
+		s.events.close()
+		s.stopBG()
+		s.bg.Wait()
+		err = errors.Join(s.store.Close(), s.host.Close())
 	})
 	return err
 }

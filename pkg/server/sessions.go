@@ -3,7 +3,7 @@ package server
 import (
 	"context"
 	"encoding/base64"
-	"sort"
+	"errors"
 	"strconv"
 	"strings"
 	"sync"
@@ -15,6 +15,7 @@ import (
 	"github.com/agentcore/agentcore/pkg/agent"
 	"github.com/agentcore/agentcore/pkg/config"
 	"github.com/agentcore/agentcore/pkg/skill"
+	"github.com/agentcore/agentcore/pkg/store"
 	"github.com/agentcore/agentcore/pkg/tool"
 	agentv1 "github.com/agentcore/agentcore/proto/agentcore/v1"
 )
@@ -25,9 +26,11 @@ const (
 	maxPageSize     = 1000
 )
 
-// session is one agent and what the server keeps beside it.
+// session is one agent loaded on this replica and what the server keeps
+// beside it. The store holds the agent; a session is its working copy.
 type session struct {
-	s *agent.Session
+	s  *agent.Session
+	id string
 
 	mu sync.Mutex
 	// tools and skills are the selections as the client gave them: they are
@@ -38,9 +41,17 @@ type session struct {
 	applied *catalog
 	// keys are the secrets of its config, registered with the server's redactor.
 	keys []string
+	// tenant owns the agent.
+	tenant string
+	// version is the store version the session's memory matches; 0 when
+	// stale (another process wrote the agent: reload when idle).
+	version int64
+	// missing are the secret fields the stored agent had that this process
+	// does not hold (it was restored without them): sends need them again.
+	missing []string
 }
 
-// registry holds the sessions by id and counts running sends.
+// registry holds the sessions loaded here by id and counts running sends.
 type registry struct {
 	mu      sync.RWMutex
 	m       map[string]*session
@@ -50,17 +61,24 @@ type registry struct {
 
 func (r *registry) init() { r.m = map[string]*session{} }
 
-func (r *registry) get(id string) (*session, error) {
-	if id == "" {
-		return nil, invalidField("agent_id", "required")
-	}
+// cached returns the session loaded here, if any.
+func (r *registry) cached(id string) *session {
 	r.mu.RLock()
 	defer r.mu.RUnlock()
-	e, ok := r.m[id]
-	if !ok {
-		return nil, failure(codes.NotFound, ReasonNotFound, "no agent %q", id)
+	return r.m[id]
+}
+
+// forget drops a session (its agent is gone) and closes it.
+func (r *registry) forget(id string) {
+	r.mu.Lock()
+	e := r.m[id]
+	delete(r.m, id)
+	r.mu.Unlock()
+	if e != nil {
+		ctx, cancel := context.WithTimeout(context.Background(), afterStop)
+		defer cancel()
+		_, _ = e.s.Close(ctx)
 	}
-	return e, nil
 }
 
 // startRun counts a send against the limit; done undoes it.
@@ -117,15 +135,108 @@ func (r *registry) closeAll() {
 	r.mu.Unlock()
 	ctx, cancel := context.WithTimeout(context.Background(), afterStop)
 	defer cancel()
+	var wg sync.WaitGroup
 	for _, e := range all {
-		_, _ = e.s.Close(ctx)
+		wg.Go(func() { _, _ = e.s.Close(ctx) })
 	}
+	wg.Wait()
 }
 
 func (r *registry) shuttingDown() bool {
 	r.mu.RLock()
 	defer r.mu.RUnlock()
 	return r.closing
+}
+
+// agentRecord reads an agent of the caller's tenant from the store.
+func (s *Server) agentRecord(ctx context.Context, id string) (*store.Agent, error) {
+	if id == "" {
+		return nil, invalidField("agent_id", "required")
+	}
+	rec, err := s.store.GetAgent(ctx, id)
+	if errors.Is(err, store.ErrNotFound) || err == nil && rec.Tenant != tenantOf(ctx) {
+		if s.agents.cached(id) != nil && errors.Is(err, store.ErrNotFound) {
+			s.agents.forget(id) // deleted by another replica
+		}
+		return nil, failure(codes.NotFound, ReasonNotFound, "no agent %q", id)
+	}
+	if err != nil {
+		return nil, storeStatus(err)
+	}
+	return rec, nil
+}
+
+// session returns the agent's session on this replica, loading it from the
+// store, or reloading it when another process changed the agent (unless
+// it runs here, where its memory is the newest).
+func (s *Server) session(ctx context.Context, id string) (*session, error) {
+	rec, err := s.agentRecord(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	if e := s.agents.cached(id); e != nil {
+		e.mu.Lock()
+		synced := e.version == rec.Version
+		e.mu.Unlock()
+		if synced || e.s.State().Running {
+			return e, nil
+		}
+		if err := s.reload(ctx, e, rec); err != nil {
+			return nil, err
+		}
+		return e, nil
+	}
+	h, v, err := s.store.History(ctx, id)
+	if err != nil {
+		return nil, storeStatus(err)
+	}
+	e := &session{id: id, tenant: rec.Tenant, version: v, tools: rec.Spec.GetTools(), skills: rec.Spec.GetSkills(), missing: rec.Secrets}
+	sess, err := agent.New(agent.Options{
+		ID: id, Config: rec.Spec.GetConfig(), History: h, Usage: rec.Usage,
+		LLM: s.llm, Encoders: s.encoders, ExpandProfile: s.expandProfile, Logger: s.log.Named("agent"),
+		Journal: &journal{srv: s, e: e},
+	})
+	if err != nil {
+		return nil, failure(codes.Internal, "AGENT_UNREADABLE", "the stored agent %q cannot be loaded: %v", id, err)
+	}
+	e.s = sess
+	s.agents.mu.Lock()
+	if other := s.agents.m[id]; other != nil {
+		s.agents.mu.Unlock()
+		return other, nil
+	}
+	if s.agents.closing {
+		s.agents.mu.Unlock()
+		return nil, failure(codes.Unavailable, ReasonShuttingDown, "the server is shutting down")
+	}
+	s.agents.m[id] = e
+	s.agents.mu.Unlock()
+	return e, nil
+}
+
+// reload brings an idle session up to the store's version, keeping the
+// secrets this process holds for the fields the store still lists.
+func (s *Server) reload(ctx context.Context, e *session, rec *store.Agent) error {
+	h, v, err := s.store.History(ctx, e.id)
+	if err != nil {
+		return storeStatus(err)
+	}
+	cfg, missing := withSecrets(rec.Spec.GetConfig(), e.s.Config(), rec.Secrets)
+	if err := e.s.Load(agent.Snapshot{History: h, Usage: rec.Usage}); err != nil {
+		return nil // a run started meanwhile: its memory is the newest
+	}
+	if err := e.s.SetConfig(cfg); err != nil {
+		return failure(codes.Internal, "AGENT_UNREADABLE", "the stored config of agent %q is invalid: %v", e.id, err)
+	}
+	keys := configKeys(cfg)
+	e.mu.Lock()
+	old := e.keys
+	e.keys, e.missing, e.version = keys, missing, v
+	e.tools, e.skills, e.applied, e.tenant = rec.Spec.GetTools(), rec.Spec.GetSkills(), nil, rec.Tenant
+	e.mu.Unlock()
+	s.secrets.add(keys...)
+	s.secrets.remove(old...)
+	return nil
 }
 
 // configKeys returns the secrets of a config: API keys and header values.
@@ -275,7 +386,7 @@ func (e *session) refresh(c *catalog) error {
 	return nil
 }
 
-// CreateAgent creates a session.
+// CreateAgent creates a session and stores it.
 func (s *Server) CreateAgent(ctx context.Context, req *agentv1.CreateAgentRequest) (*agentv1.CreateAgentResponse, error) {
 	c, err := s.catalog()
 	if err != nil {
@@ -297,70 +408,98 @@ func (s *Server) CreateAgent(ctx context.Context, req *agentv1.CreateAgentReques
 	if err := s.checkHistorySize(len(req.GetHistory()), "history"); err != nil {
 		return nil, err
 	}
+	cfg := s.withDefaultProfile(a.GetConfig())
+	e := &session{tools: a.GetTools(), skills: a.GetSkills(), applied: c, keys: configKeys(a.GetConfig()), tenant: tenantOf(ctx)}
 	sess, err := agent.New(agent.Options{
-		ID: id, Config: s.withDefaultProfile(a.GetConfig()), History: req.GetHistory(), Tools: tools, Skills: skills,
+		ID: id, Config: cfg, History: req.GetHistory(), Tools: tools, Skills: skills,
 		LLM: s.llm, Encoders: s.encoders, ExpandProfile: s.expandProfile, Logger: s.log.Named("agent"),
+		Journal: &journal{srv: s, e: e},
 	})
 	if err != nil {
 		return nil, fieldsUnder(err, "", map[string]string{"config": "agent.config"})
 	}
-	e := &session{s: sess, tools: a.GetTools(), skills: a.GetSkills(), applied: c, keys: configKeys(a.GetConfig())}
-
-	s.agents.mu.Lock()
-	switch {
-	case s.agents.closing:
-		s.agents.mu.Unlock()
+	e.s, e.id = sess, sess.ID()
+	if s.agents.shuttingDown() {
 		return nil, failure(codes.Unavailable, ReasonShuttingDown, "the server is shutting down")
-	case s.agents.m[sess.ID()] != nil:
-		s.agents.mu.Unlock()
-		return nil, failure(codes.AlreadyExists, ReasonExists, "agent %q exists", sess.ID())
-	case s.cfg.Limits.MaxSessions > 0 && len(s.agents.m) >= s.cfg.Limits.MaxSessions:
-		s.agents.mu.Unlock()
-		return nil, failure(codes.ResourceExhausted, ReasonSessionLimit, "the server holds %d agents, its limit (-max-sessions); delete some first", len(s.agents.m))
 	}
-	s.agents.m[sess.ID()] = e
+	if max := s.cfg.Limits.MaxSessions; max > 0 {
+		n, err := s.store.CountAgents(ctx)
+		if err != nil {
+			return nil, storeStatus(err)
+		}
+		if n >= max {
+			return nil, failure(codes.ResourceExhausted, ReasonSessionLimit, "the server holds %d agents, its limit (-max-sessions); delete some first", n)
+		}
+	}
+	rec := storedAgent(e.id, e.tenant, cfg, a.GetTools(), a.GetSkills(), nil)
+	if err := s.store.CreateAgent(ctx, rec, req.GetHistory()); err != nil {
+		if errors.Is(err, store.ErrExists) {
+			return nil, failure(codes.AlreadyExists, ReasonExists, "agent %q exists", e.id)
+		}
+		return nil, storeStatus(err)
+	}
+	e.version = rec.Version
+	s.agents.mu.Lock()
+	old := s.agents.m[e.id] // a stale copy of an agent deleted elsewhere
+	s.agents.m[e.id] = e
 	s.agents.mu.Unlock()
+	if old != nil {
+		go func() { _, _ = old.s.Close(context.Background()) }()
+	}
 	s.secrets.add(e.keys...)
-	return &agentv1.CreateAgentResponse{Agent: s.agentProto(e)}, nil
+	return &agentv1.CreateAgentResponse{Agent: s.agentProto(rec, e)}, nil
 }
 
-// agentProto is the public view of a session: no secret in it.
-func (s *Server) agentProto(e *session) *agentv1.Agent {
-	st := e.s.State()
-	e.mu.Lock()
-	tools, skills := e.tools, e.skills
-	e.mu.Unlock()
-	a := &agentv1.Agent{
-		Id: st.ID, Config: st.Config, State: agentv1.AgentState_AGENT_STATE_IDLE, RunId: st.RunID,
-		HistoryLength: int32(st.HistoryLength), Usage: st.Usage, HasApiKey: st.HasAPIKey,
-		Tools: tools, Skills: skills,
-		CreateTime: timestamppb.New(st.Created), UpdateTime: timestamppb.New(st.Updated),
+// agentProto is the public view of a stored agent (with what this replica
+// knows of it, e when loaded here): no secret in it.
+func (s *Server) agentProto(rec *store.Agent, e *session) *agentv1.Agent {
+	missing := rec.Secrets
+	if e != nil {
+		e.mu.Lock()
+		missing = e.missing
+		e.mu.Unlock()
 	}
-	if st.Running {
+	a := &agentv1.Agent{
+		Id: rec.ID, Config: rec.Spec.GetConfig(), State: agentv1.AgentState_AGENT_STATE_IDLE, RunId: rec.RunID,
+		HistoryLength: int32(rec.HistoryLength), Usage: rec.Usage,
+		HasApiKey:      contains(rec.Secrets, "config.api_key") || contains(rec.Secrets, "config.compact.api_key"),
+		ApiKeyRequired: len(missing) > 0,
+		Tools:          rec.Spec.GetTools(), Skills: rec.Spec.GetSkills(),
+		CreateTime: timestamppb.New(rec.Created), UpdateTime: timestamppb.New(rec.Updated),
+	}
+	if rec.RunID != "" {
 		a.State = agentv1.AgentState_AGENT_STATE_RUNNING
 	}
 	return a
 }
 
-// GetAgent returns one session.
+// GetAgent returns one agent.
 func (s *Server) GetAgent(ctx context.Context, req *agentv1.GetAgentRequest) (*agentv1.GetAgentResponse, error) {
-	e, err := s.agents.get(req.GetAgentId())
+	rec, err := s.agentRecord(ctx, req.GetAgentId())
 	if err != nil {
 		return nil, err
 	}
-	return &agentv1.GetAgentResponse{Agent: s.agentProto(e)}, nil
+	return &agentv1.GetAgentResponse{Agent: s.agentProto(rec, s.agents.cached(rec.ID))}, nil
 }
 
-// ListAgents pages through sessions ordered by id.
-func (s *Server) ListAgents(ctx context.Context, req *agentv1.ListAgentsRequest) (*agentv1.ListAgentsResponse, error) {
-	size := int(req.GetPageSize())
+// pageSize checks a page size: default 100, at most 1000.
+func pageSize(n int32) (int, error) {
 	switch {
-	case size < 0:
-		return nil, invalidField("page_size", "must not be negative")
-	case size == 0:
-		size = defaultPageSize
-	case size > maxPageSize:
-		size = maxPageSize
+	case n < 0:
+		return 0, invalidField("page_size", "must not be negative")
+	case n == 0:
+		return defaultPageSize, nil
+	case n > maxPageSize:
+		return maxPageSize, nil
+	}
+	return int(n), nil
+}
+
+// ListAgents pages through agents ordered by id.
+func (s *Server) ListAgents(ctx context.Context, req *agentv1.ListAgentsRequest) (*agentv1.ListAgentsResponse, error) {
+	size, err := pageSize(req.GetPageSize())
+	if err != nil {
+		return nil, err
 	}
 	after := ""
 	if tok := req.GetPageToken(); tok != "" {
@@ -370,35 +509,51 @@ func (s *Server) ListAgents(ctx context.Context, req *agentv1.ListAgentsRequest)
 		}
 		after = string(b)
 	}
-	all := s.agents.all()
-	sort.Slice(all, func(i, j int) bool { return all[i].s.ID() < all[j].s.ID() })
-	i := sort.Search(len(all), func(i int) bool { return all[i].s.ID() > after })
-	resp := &agentv1.ListAgentsResponse{}
-	for ; i < len(all) && len(resp.Agents) < size; i++ {
-		resp.Agents = append(resp.Agents, s.agentProto(all[i]))
+	recs, err := s.store.ListAgents(ctx, store.AgentQuery{Tenant: tenantOf(ctx), After: after, Limit: size + 1})
+	if err != nil {
+		return nil, storeStatus(err)
 	}
-	if i < len(all) && len(resp.Agents) > 0 {
-		resp.NextPageToken = base64.RawURLEncoding.EncodeToString([]byte(resp.Agents[len(resp.Agents)-1].GetId()))
+	resp := &agentv1.ListAgentsResponse{}
+	for i, rec := range recs {
+		if i == size {
+			resp.NextPageToken = base64.RawURLEncoding.EncodeToString([]byte(recs[i-1].ID))
+			break
+		}
+		resp.Agents = append(resp.Agents, s.agentProto(rec, s.agents.cached(rec.ID)))
 	}
 	return resp, nil
 }
 
-// DeleteAgent stops any run, kills its tool processes and forgets the session.
+// DeleteAgent stops any run, here or on another replica, kills its tool
+// processes and deletes the agent with its history, runs and events.
 func (s *Server) DeleteAgent(ctx context.Context, req *agentv1.DeleteAgentRequest) (*agentv1.DeleteAgentResponse, error) {
-	e, err := s.agents.get(req.GetAgentId())
+	rec, err := s.agentRecord(ctx, req.GetAgentId())
 	if err != nil {
 		return nil, err
+	}
+	stopped := false
+	if e := s.agents.cached(rec.ID); e != nil {
+		if stopped, err = e.s.Close(ctx); err != nil {
+			return nil, err
+		}
+		e.mu.Lock()
+		keys := e.keys
+		e.mu.Unlock()
+		s.secrets.remove(keys...)
+	}
+	if !stopped && rec.RunID != "" { // running on another replica
+		if err := s.stopRemote(ctx, rec.RunID, causeStopped); err != nil {
+			return nil, err
+		}
+		stopped = true
+	}
+	if err := s.store.DeleteAgent(ctx, rec.ID); err != nil && !errors.Is(err, store.ErrNotFound) {
+		return nil, storeStatus(err)
 	}
 	s.agents.mu.Lock()
-	if s.agents.m[req.GetAgentId()] == e {
-		delete(s.agents.m, req.GetAgentId())
-	}
+	delete(s.agents.m, rec.ID)
 	s.agents.mu.Unlock()
-	stopped, err := e.s.Close(ctx)
-	s.secrets.remove(e.keys...)
-	if err != nil {
-		return nil, err
-	}
+	_ = s.store.Notify(ctx, store.Notice{Kind: store.NoticeAgent, AgentID: rec.ID})
 	return &agentv1.DeleteAgentResponse{StoppedRun: stopped}, nil
 }
 
