@@ -422,28 +422,26 @@ func (s *Server) attachTarget(ctx context.Context, req *agentv1.AttachRequest) (
 	return runs[0], nil
 }
 
-// Stop stops an agent's running send or compaction, here or on another
-// replica, and returns once it has stopped.
+// Stop stops the run holding an agent (a send or compaction), here or on
+// another replica, and returns once it has stopped. Sends waiting their
+// turn, here or there, are not affected.
 func (s *Server) Stop(ctx context.Context, req *agentv1.StopRequest) (*agentv1.StopResponse, error) {
 	rec, err := s.agentRecord(ctx, req.GetAgentId())
 	if err != nil {
 		return nil, err
 	}
-	if e := s.agents.cached(req.GetAgentId()); e != nil {
-		if st := e.s.State(); st.Running {
-			if req.GetRunId() != "" && req.GetRunId() != st.RunID {
-				return &agentv1.StopResponse{}, nil
-			}
-			stopped, err := e.s.Stop(ctx)
-			if err != nil {
-				return nil, err
-			}
-			return &agentv1.StopResponse{Stopped: stopped}, nil
-		}
-	}
 	run := rec.RunID
 	if run == "" || req.GetRunId() != "" && req.GetRunId() != run {
 		return &agentv1.StopResponse{}, nil
+	}
+	if lr := s.live.get(run); lr != nil {
+		lr.stop(agent.ErrStopped)
+		select {
+		case <-lr.done:
+		case <-ctx.Done():
+			return nil, toStatus(ctx.Err())
+		}
+		return &agentv1.StopResponse{Stopped: true}, nil
 	}
 	if err := s.stopRemote(ctx, run, causeStopped); err != nil {
 		return nil, err
