@@ -557,4 +557,6 @@ func TestADeadReplicasRunIsRecovered(t *testing.T) {
 	}
 }
 
-func postgresOpen(ctx context.Context, dsn string) (store.Store, error) { return postgres.Open(ctx, dsn) }
+func postgresOpen(ctx context.Context, dsn string) (store.Store, error) {
+	return postgres.Open(ctx, dsn)
+}
