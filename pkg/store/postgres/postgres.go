@@ -4,7 +4,9 @@
 // channel named after the schema (so that several deployments, or tests,
 // can share a database in their own schemas), sent inside the transaction
 // that made the change, so a listener never hears of a write it cannot
-// read yet.
+// read yet. History writes wait for the disk; events and run bookkeeping
+// do not (synchronous_commit off for their transactions): a crash of the
+// database server may lose the last few of those, never half a step.
 package postgres
 
 import (
@@ -63,6 +65,7 @@ func open(ctx context.Context, dsn string, upTo int) (*Store, error) {
 		Now:       "(extract(epoch from clock_timestamp()) * 1000000)::bigint",
 		ForUpdate: " FOR UPDATE",
 		NotifyTx:  s.notifyTx,
+		Relaxed:   "SET LOCAL synchronous_commit = off",
 	}}
 	var schema string
 	if err := db.QueryRowContext(ctx, `SELECT current_schema()`).Scan(&schema); err != nil {

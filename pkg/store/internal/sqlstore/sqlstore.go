@@ -39,6 +39,11 @@ type Dialect struct {
 	NotifyTx func(ctx context.Context, tx *sql.Tx, ns []store.Notice) error
 	// AfterCommit sends notices after a transaction committed.
 	AfterCommit func(ctx context.Context, ns []store.Notice)
+	// Relaxed, when set, starts the transactions whose loss in a crash of
+	// the database server costs little (events, run bookkeeping): PostgreSQL
+	// commits them without waiting for the disk. A later history commit,
+	// which does wait, makes them durable with it (the log is sequential).
+	Relaxed string
 }
 
 // DB implements every store method except Notify, Listen, Shared and Close.
@@ -107,9 +112,24 @@ func unmarshal(b []byte, m proto.Message) error {
 // tx runs fn in a write transaction and sends the notices it collected
 // once it committed.
 func (db *DB) tx(ctx context.Context, fn func(tx *sql.Tx, notify func(store.Notice)) error) error {
+	return db.txMode(ctx, false, fn)
+}
+
+// relaxedTx is tx for writes whose loss in a database crash costs little.
+func (db *DB) relaxedTx(ctx context.Context, fn func(tx *sql.Tx, notify func(store.Notice)) error) error {
+	return db.txMode(ctx, true, fn)
+}
+
+func (db *DB) txMode(ctx context.Context, relaxed bool, fn func(tx *sql.Tx, notify func(store.Notice)) error) error {
 	tx, err := db.W.BeginTx(ctx, nil)
 	if err != nil {
 		return db.wrap(err)
+	}
+	if relaxed && db.D.Relaxed != "" {
+		if _, err := tx.ExecContext(ctx, db.D.Relaxed); err != nil {
+			_ = tx.Rollback()
+			return db.wrap(err)
+		}
 	}
 	var ns []store.Notice
 	if err := fn(tx, func(n store.Notice) { ns = append(ns, n) }); err != nil {
@@ -420,7 +440,7 @@ func (db *DB) ReplaceHistory(ctx context.Context, agentID string, msgs []*agentv
 
 // StartRun stores r as running and takes its agent's lease.
 func (db *DB) StartRun(ctx context.Context, r *store.Run, ttl time.Duration) error {
-	return db.tx(ctx, func(tx *sql.Tx, _ func(store.Notice)) error {
+	return db.relaxedTx(ctx, func(tx *sql.Tx, _ func(store.Notice)) error {
 		var (
 			tenant, leaseRun, leaseOwner string
 			exp, now                     int64
@@ -472,7 +492,7 @@ func boolInt(b bool) int {
 // RenewLeases extends the leases of owner's running runs.
 func (db *DB) RenewLeases(ctx context.Context, owner string, ttl time.Duration) ([]string, error) {
 	var ids []string
-	err := db.tx(ctx, func(tx *sql.Tx, _ func(store.Notice)) error {
+	err := db.relaxedTx(ctx, func(tx *sql.Tx, _ func(store.Notice)) error {
 		ids = nil
 		rows, err := tx.QueryContext(ctx, db.q(`UPDATE runs SET lease_expires = {now} + $2 WHERE owner = $1 AND state = $3 RETURNING id`),
 			owner, ttl.Microseconds(), int32(agentv1.RunState_RUN_STATE_RUNNING))
@@ -512,7 +532,7 @@ func (db *DB) FinishRun(ctx context.Context, runID string, state agentv1.RunStat
 	if err != nil {
 		return err
 	}
-	return db.tx(ctx, func(tx *sql.Tx, notify func(store.Notice)) error {
+	return db.relaxedTx(ctx, func(tx *sql.Tx, notify func(store.Notice)) error {
 		var agentID string
 		err := tx.QueryRowContext(ctx, db.q(`UPDATE runs SET state = $2, result = $3, error = $4, ended = {now}
 			WHERE id = $1 AND state = $5 RETURNING agent_id`), runID, int32(state), rb, eb, int32(agentv1.RunState_RUN_STATE_RUNNING)).Scan(&agentID)
@@ -635,7 +655,7 @@ func (db *DB) AppendEvents(ctx context.Context, events []*agentv1.Event) error {
 	if len(events) == 0 {
 		return nil
 	}
-	return db.tx(ctx, func(tx *sql.Tx, notify func(store.Notice)) error {
+	return db.relaxedTx(ctx, func(tx *sql.Tx, notify func(store.Notice)) error {
 		for len(events) > 0 {
 			run := events[0].GetRunId()
 			n := 1
@@ -720,7 +740,7 @@ func (db *DB) Events(ctx context.Context, runID string, after int64, n int) ([]*
 // DeleteEvents deletes the events of runs that ended before t.
 func (db *DB) DeleteEvents(ctx context.Context, t time.Time) (int64, error) {
 	var n int64
-	err := db.tx(ctx, func(tx *sql.Tx, _ func(store.Notice)) error {
+	err := db.relaxedTx(ctx, func(tx *sql.Tx, _ func(store.Notice)) error {
 		res, err := tx.ExecContext(ctx, db.q(`DELETE FROM events WHERE run_id IN
 			(SELECT id FROM runs WHERE state <> $1 AND purged = 0 AND ended < $2)`), int32(agentv1.RunState_RUN_STATE_RUNNING), Micros(t))
 		if err != nil {
@@ -736,7 +756,7 @@ func (db *DB) DeleteEvents(ctx context.Context, t time.Time) (int64, error) {
 
 // AskPermission stores a pending permission request.
 func (db *DB) AskPermission(ctx context.Context, p *store.Permission) error {
-	return db.tx(ctx, func(tx *sql.Tx, _ func(store.Notice)) error {
+	return db.relaxedTx(ctx, func(tx *sql.Tx, _ func(store.Notice)) error {
 		var one int
 		err := tx.QueryRowContext(ctx, db.q(`SELECT 1 FROM runs WHERE id = $1`), p.RunID).Scan(&one)
 		if errors.Is(err, sql.ErrNoRows) {
@@ -775,7 +795,7 @@ func scanPermission(row interface{ Scan(...any) error }) (*store.Permission, err
 // AnswerPermission decides a pending permission request.
 func (db *DB) AnswerPermission(ctx context.Context, runID, callID string, allow bool, reason string) (*store.Permission, error) {
 	var out *store.Permission
-	err := db.tx(ctx, func(tx *sql.Tx, _ func(store.Notice)) error {
+	err := db.relaxedTx(ctx, func(tx *sql.Tx, _ func(store.Notice)) error {
 		var state int32
 		err := tx.QueryRowContext(ctx, db.q(`SELECT state FROM runs WHERE id = $1`), runID).Scan(&state)
 		if errors.Is(err, sql.ErrNoRows) {
