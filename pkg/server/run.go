@@ -111,7 +111,7 @@ func shutdown(gs *grpc.Server, hs *health.Server, srv *Server, grace time.Durati
 	hs.Shutdown()
 	log.Info("shutting down", "grace", grace)
 	done := make(chan struct{})
-	go func() { gs.GracefulStop(); close(done) }()
+	go func() { gs.GracefulStop(); srv.bgRuns.Wait(); close(done) }() // streams, and runs that outlived theirs
 	select {
 	case <-done:
 		return
