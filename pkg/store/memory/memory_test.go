@@ -15,3 +15,5 @@ func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 func TestConformance(t *testing.T) {
 	storetest.Run(t, storetest.Harness{Open: func(*testing.T) store.Store { return memory.New() }})
 }
+
+func BenchmarkStep(b *testing.B) { storetest.Bench(b, memory.New()) }

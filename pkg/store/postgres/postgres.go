@@ -14,6 +14,7 @@ import (
 	"database/sql"
 	"embed"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io/fs"
 	"sync"
@@ -65,11 +66,16 @@ func open(ctx context.Context, dsn string, upTo int) (*Store, error) {
 		Now:       "(extract(epoch from clock_timestamp()) * 1000000)::bigint",
 		ForUpdate: " FOR UPDATE",
 		NotifyTx:  s.notifyTx,
-		Relaxed:   "SET LOCAL synchronous_commit = off",
 	}}
+	relaxed := cfg.Copy()
+	relaxed.RuntimeParams["synchronous_commit"] = "off"
+	s.Relaxed = stdlib.OpenDB(*relaxed)
+	s.Relaxed.SetMaxOpenConns(16)
+	s.Relaxed.SetMaxIdleConns(16)
+	s.Relaxed.SetConnMaxIdleTime(5 * time.Minute)
 	var schema string
 	if err := db.QueryRowContext(ctx, `SELECT current_schema()`).Scan(&schema); err != nil {
-		db.Close()
+		s.closeDBs()
 		return nil, fmt.Errorf("postgres: %w", err)
 	}
 	s.channel = "agentcore"
@@ -83,11 +89,13 @@ func open(ctx context.Context, dsn string, upTo int) (*Store, error) {
 		err = s.Migrate(ctx, ms, upTo, `SELECT pg_advisory_xact_lock(hashtext(current_schema() || '.agentcore_migrations'))`)
 	}
 	if err != nil {
-		db.Close()
+		s.closeDBs()
 		return nil, err
 	}
 	return s, nil
 }
+
+func (s *Store) closeDBs() error { return errors.Join(s.W.Close(), s.Relaxed.Close()) }
 
 // Shared is true: replicas share the database.
 func (s *Store) Shared() bool { return true }
@@ -178,7 +186,7 @@ func (s *Store) Close() error {
 	var err error
 	s.closeOnce.Do(func() {
 		close(s.closing)
-		err = s.W.Close()
+		err = s.closeDBs()
 	})
 	return err
 }

@@ -89,3 +89,12 @@ func TestMigrationsForward(t *testing.T) {
 		t.Fatalf("a run on the migrated schema: %v", err)
 	}
 }
+
+func BenchmarkStep(b *testing.B) {
+	s, err := Open(context.Background(), pgtest.Schema(b))
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer s.Close()
+	storetest.Bench(b, s)
+}

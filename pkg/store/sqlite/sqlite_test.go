@@ -106,3 +106,12 @@ func TestSecondProcessIsRefused(t *testing.T) {
 		t.Fatalf("a second Open of the same file: %v", err)
 	}
 }
+
+func BenchmarkStep(b *testing.B) {
+	s, err := Open(context.Background(), filepath.Join(b.TempDir(), "bench.db"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer s.Close()
+	storetest.Bench(b, s)
+}

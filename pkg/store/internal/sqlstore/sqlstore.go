@@ -39,18 +39,17 @@ type Dialect struct {
 	NotifyTx func(ctx context.Context, tx *sql.Tx, ns []store.Notice) error
 	// AfterCommit sends notices after a transaction committed.
 	AfterCommit func(ctx context.Context, ns []store.Notice)
-	// Relaxed, when set, starts the transactions whose loss in a crash of
-	// the database server costs little (events, run bookkeeping): PostgreSQL
-	// commits them without waiting for the disk. A later history commit,
-	// which does wait, makes them durable with it (the log is sequential).
-	Relaxed string
 }
 
 // DB implements every store method except Notify, Listen, Shared and Close.
 type DB struct {
-	// W is used for writes, R for reads (the same pool is fine).
-	W, R *sql.DB
-	D    Dialect
+	// W is used for writes, R for reads (the same pool is fine). Relaxed,
+	// when set, takes the writes whose loss in a crash of the database
+	// server costs little (events, run bookkeeping): PostgreSQL commits
+	// them without waiting for the disk, and a later write through W, which
+	// does wait, makes them durable with it (the log is sequential).
+	W, R, Relaxed *sql.DB
+	D             Dialect
 
 	queries sync.Map // core query text → dialect query text
 }
@@ -121,15 +120,13 @@ func (db *DB) relaxedTx(ctx context.Context, fn func(tx *sql.Tx, notify func(sto
 }
 
 func (db *DB) txMode(ctx context.Context, relaxed bool, fn func(tx *sql.Tx, notify func(store.Notice)) error) error {
-	tx, err := db.W.BeginTx(ctx, nil)
+	w := db.W
+	if relaxed && db.Relaxed != nil {
+		w = db.Relaxed
+	}
+	tx, err := w.BeginTx(ctx, nil)
 	if err != nil {
 		return db.wrap(err)
-	}
-	if relaxed && db.D.Relaxed != "" {
-		if _, err := tx.ExecContext(ctx, db.D.Relaxed); err != nil {
-			_ = tx.Rollback()
-			return db.wrap(err)
-		}
 	}
 	var ns []store.Notice
 	if err := fn(tx, func(n store.Notice) { ns = append(ns, n) }); err != nil {
@@ -398,22 +395,23 @@ func (db *DB) AppendHistory(ctx context.Context, agentID string, at int, msgs []
 	}
 	var v int64
 	err := db.tx(ctx, func(tx *sql.Tx, _ func(store.Notice)) error {
-		var n int
-		err := tx.QueryRowContext(ctx, db.q(`SELECT history_length FROM agents WHERE id = $1{for_update}`), agentID).Scan(&n)
+		// The update checks the position and locks the row in one statement.
+		err := tx.QueryRowContext(ctx, db.q(`UPDATE agents SET history_length = $3, usage = COALESCE($4, usage), version = version + 1
+			WHERE id = $1 AND history_length = $2 RETURNING version`), agentID, at, at+len(msgs), ub).Scan(&v)
 		if errors.Is(err, sql.ErrNoRows) {
-			return fmt.Errorf("agent %q: %w", agentID, store.ErrNotFound)
+			var n int
+			switch err := tx.QueryRowContext(ctx, db.q(`SELECT history_length FROM agents WHERE id = $1`), agentID).Scan(&n); {
+			case errors.Is(err, sql.ErrNoRows):
+				return fmt.Errorf("agent %q: %w", agentID, store.ErrNotFound)
+			case err != nil:
+				return db.wrap(err)
+			}
+			return fmt.Errorf("agent %q: append at %d to a history of %d: %w", agentID, at, n, store.ErrConflict)
 		}
 		if err != nil {
 			return db.wrap(err)
 		}
-		if n != at {
-			return fmt.Errorf("agent %q: append at %d to a history of %d: %w", agentID, at, n, store.ErrConflict)
-		}
-		if err := db.insertMessages(ctx, tx, agentID, at, msgs); err != nil {
-			return err
-		}
-		return db.wrap(tx.QueryRowContext(ctx, db.q(`UPDATE agents SET history_length = $2, usage = COALESCE($3, usage), version = version + 1
-			WHERE id = $1 RETURNING version`), agentID, at+len(msgs), ub).Scan(&v))
+		return db.insertMessages(ctx, tx, agentID, at, msgs)
 	})
 	return v, err
 }
@@ -674,17 +672,10 @@ func (db *DB) AppendEvents(ctx context.Context, events []*agentv1.Event) error {
 
 // appendRunEvents stores a batch of one run's events.
 func (db *DB) appendRunEvents(ctx context.Context, tx *sql.Tx, run string, evs []*agentv1.Event) error {
-	var last int64
-	err := tx.QueryRowContext(ctx, db.q(`SELECT last_seq FROM runs WHERE id = $1{for_update}`), run).Scan(&last)
-	if errors.Is(err, sql.ErrNoRows) {
-		return fmt.Errorf("events of run %q: %w", run, store.ErrNotFound)
-	}
-	if err != nil {
-		return db.wrap(err)
-	}
 	args := make([]any, 0, 3*len(evs))
-	for _, ev := range evs {
-		if ev.GetSeq() <= last {
+	var last int64
+	for i, ev := range evs {
+		if i > 0 && ev.GetSeq() <= last {
 			return fmt.Errorf("event %d of run %q after %d: %w", ev.GetSeq(), run, last, store.ErrConflict)
 		}
 		last = ev.GetSeq()
@@ -694,11 +685,22 @@ func (db *DB) appendRunEvents(ctx context.Context, tx *sql.Tx, run string, evs [
 		}
 		args = append(args, run, ev.GetSeq(), b)
 	}
-	if err := db.insertRows(ctx, tx, "INSERT INTO events (run_id, seq, data)", 3, args); err != nil {
-		return err
+	// The update checks the batch follows the stored events and locks the run.
+	res, err := tx.ExecContext(ctx, db.q(`UPDATE runs SET last_seq = $2 WHERE id = $1 AND last_seq < $3`), run, last, evs[0].GetSeq())
+	if err != nil {
+		return db.wrap(err)
 	}
-	_, err = tx.ExecContext(ctx, db.q(`UPDATE runs SET last_seq = $2 WHERE id = $1`), run, last)
-	return db.wrap(err)
+	if n, _ := res.RowsAffected(); n == 0 {
+		var stored int64
+		switch err := tx.QueryRowContext(ctx, db.q(`SELECT last_seq FROM runs WHERE id = $1`), run).Scan(&stored); {
+		case errors.Is(err, sql.ErrNoRows):
+			return fmt.Errorf("events of run %q: %w", run, store.ErrNotFound)
+		case err != nil:
+			return db.wrap(err)
+		}
+		return fmt.Errorf("event %d of run %q after %d: %w", evs[0].GetSeq(), run, stored, store.ErrConflict)
+	}
+	return db.insertRows(ctx, tx, "INSERT INTO events (run_id, seq, data)", 3, args)
 }
 
 // Events returns up to limit events of a run after seq after.
