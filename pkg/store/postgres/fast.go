@@ -126,4 +126,3 @@ func (s *Store) AppendEvents(ctx context.Context, events []*agentv1.Event) error
 	}
 	return errors.Join(errs...)
 }
-
