@@ -4,6 +4,9 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
+	"io"
+	"net"
 	"os"
 	"path/filepath"
 	"strings"
@@ -559,4 +562,93 @@ func TestADeadReplicasRunIsRecovered(t *testing.T) {
 
 func postgresOpen(ctx context.Context, dsn string) (store.Store, error) {
 	return postgres.Open(ctx, dsn)
+}
+
+// cutProxy forwards TCP connections to target until cut closes them all.
+type cutProxy struct {
+	lis   net.Listener
+	mu    sync.Mutex
+	conns []net.Conn
+	wg    sync.WaitGroup
+}
+
+func newCutProxy(t *testing.T, target string) *cutProxy {
+	lis, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := &cutProxy{lis: lis}
+	p.wg.Go(func() {
+		for {
+			c, err := lis.Accept()
+			if err != nil {
+				return
+			}
+			u, err := net.Dial("tcp", target)
+			if err != nil {
+				c.Close()
+				continue
+			}
+			p.mu.Lock()
+			p.conns = append(p.conns, c, u)
+			p.mu.Unlock()
+			p.wg.Go(func() { _, _ = io.Copy(u, c); u.Close() })
+			p.wg.Go(func() { _, _ = io.Copy(c, u); c.Close() })
+		}
+	})
+	t.Cleanup(func() { lis.Close(); p.cut(); p.wg.Wait() })
+	return p
+}
+
+func (p *cutProxy) cut() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for _, c := range p.conns {
+		c.Close()
+	}
+	p.conns = nil
+}
+
+func TestReconnectingSendSurvivesABrokenConnection(t *testing.T) {
+	model := fakemodel.StartTB(t)
+	chunks := make([]string, 20)
+	for i := range chunks {
+		chunks[i] = fmt.Sprintf("w%d ", i)
+	}
+	model.Handle(func(*fakemodel.Request) fakemodel.Turn {
+		return fakemodel.Turn{TextChunks: chunks, ChunkDelay: 15 * time.Millisecond}
+	})
+	base := []string{"-listen", "127.0.0.1:0", "-tool-dir", t.TempDir(), "-model-base-url", model.URL, "-model", "m"}
+	target, stop := serve(t, base, nil)
+	defer stop()
+	proxy := newCutProxy(t, target)
+	c, err := client.Dial(proxy.lis.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	ctx := ctxT(t)
+	var ag *client.Agent
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		if ag, err = c.CreateAgent(ctx, client.AgentOptions{Config: &agentv1.AgentConfig{System: proto.String("s")}}); err == nil || time.Now().After(deadline) {
+			break
+		}
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	var text strings.Builder
+	deltas := 0
+	res, err := ag.SendWith(ctx, client.SendOptions{Text: "talk", Reconnect: true, Callbacks: client.Callbacks{
+		OnLLMEvent: func(d *agentv1.ModelDeltaEvent) {
+			text.WriteString(d.GetText())
+			if deltas++; deltas == 5 {
+				proxy.cut() // the network breaks mid-answer
+			}
+		},
+	}})
+	want := strings.Join(chunks, "")
+	if err != nil || res.Text != want || text.String() != want {
+		t.Fatalf("reconnecting send: %v, %v; deltas %q", res, err, text.String())
+	}
 }
