@@ -3,6 +3,13 @@
 // validation, limits, authentication and error mapping of the public API
 // (proto/agentcore/v1).
 //
+// Agents, histories, runs and their events live in a store (pkg/store); a
+// session is this replica's working copy of a stored agent, written through
+// its journal. Runs hold their agent's lease in the store, so that replicas
+// sharing a PostgreSQL store apply one busy policy; notices from the store
+// carry stops, permission answers and new events between replicas, and the
+// stored event log is what Attach streams.
+//
 // Errors follow one rule: a request the server or engine rejects is
 // INVALID_ARGUMENT with a google.rpc.BadRequest naming the field; a model
 // error carries a google.rpc.ErrorInfo (domain "agentcore", reason the error
