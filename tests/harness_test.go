@@ -58,6 +58,11 @@ func runMain(m *testing.M) int {
 	}
 	defer os.RemoveAll(dir)
 	suite.dir = dir
+	// Binaries only: servers run as another user (the trust tests) must reach them.
+	if err := os.Chmod(dir, 0o755); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
 	if err := build(dir); err != nil {
 		fmt.Fprintln(os.Stderr, "build:", err)
 		return 1
@@ -131,6 +136,11 @@ func build(dir string) error {
 	} {
 		cmd := exec.Command(goBin, args...)
 		cmd.Dir = repoRoot()
+		// Static, as make build and the sidecar image have them (the race
+		// detector needs cgo).
+		if os.Getenv("AGENTCORE_E2E_RACE") == "" {
+			cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
+		}
 		if out, err := cmd.CombinedOutput(); err != nil {
 			return fmt.Errorf("go %s: %v\n%s", strings.Join(args, " "), err, out)
 		}
@@ -154,14 +164,22 @@ type serverProc struct {
 // Unless extra names a store, the server gets the default store (SQLite) in
 // a data folder of its own, never the developer's home.
 func startServer(toolDir string, extra []string, env ...string) (*serverProc, error) {
+	return launch(serverCmd(toolDir, extra, env...))
+}
+
+// serverCmd is the command startServer runs: agent-server on 127.0.0.1:0
+// with the plugins in toolDir and the fake model as its default profile.
+// Unless extra names a store, the server gets the default store (SQLite) in
+// a data folder of its own, never the developer's home.
+func serverCmd(toolDir string, extra []string, env ...string) *exec.Cmd {
 	args := []string{"-listen", "127.0.0.1:0", "-log-format", "json", "-log-level", "debug",
 		"-tool-dir", toolDir, "-shutdown-grace", "2s"}
 	if !slices.Contains(extra, "-store") && !slices.Contains(extra, "-data-dir") {
-		data, err := os.MkdirTemp(suite.dir, "data-")
-		if err != nil {
-			return nil, err
+		if data, err := os.MkdirTemp(suite.dir, "data-"); err == nil {
+			args = append(args, "-data-dir", data)
+		} else {
+			args = append(args, "-store", "memory")
 		}
-		args = append(args, "-data-dir", data)
 	}
 	args = append(args, extra...)
 	cmd := exec.Command(suite.bin, args...)
@@ -172,6 +190,13 @@ func startServer(toolDir string, extra []string, env ...string) (*serverProc, er
 	)
 	cmd.Env = append(cmd.Env, env...)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	return cmd
+}
+
+// launch starts an agent-server command and waits until it listens and its
+// health service says SERVING (asked over a connection made with dial;
+// plaintext by default).
+func launch(cmd *exec.Cmd, dial ...grpc.DialOption) (*serverProc, error) {
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
 		return nil, err
@@ -212,7 +237,7 @@ func startServer(toolDir string, extra []string, env ...string) (*serverProc, er
 		p.kill()
 		return nil, fmt.Errorf("no listening line in 30s:\n%s", p.logs())
 	}
-	if err := p.waitServing(30 * time.Second); err != nil {
+	if err := p.waitServing(30*time.Second, dial...); err != nil {
 		p.kill()
 		return nil, err
 	}
@@ -226,8 +251,11 @@ func (p *serverProc) logs() string {
 }
 
 // waitServing waits until the health service says SERVING.
-func (p *serverProc) waitServing(d time.Duration) error {
-	conn, err := grpc.NewClient(p.addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
+func (p *serverProc) waitServing(d time.Duration, dial ...grpc.DialOption) error {
+	if len(dial) == 0 {
+		dial = []grpc.DialOption{grpc.WithTransportCredentials(insecure.NewCredentials())}
+	}
+	conn, err := grpc.NewClient(p.addr, dial...)
 	if err != nil {
 		return err
 	}

@@ -144,7 +144,7 @@ func run(serverBin, plugins string) error {
 	u := res.Usage
 	fmt.Printf("\nresult: reason=%s steps=%d\n  %s\nusage: input=%d output=%d cache_read=%d\n",
 		res.Reason, res.Steps, res.Text, u.GetInputTokens(), u.GetOutputTokens(), u.GetCacheReadTokens())
-	if res.Reason != "no-tool" || !strings.Contains(res.Text, "42") {
+	if res.Reason != agentv1.EndReason_END_REASON_NO_TOOL || !strings.Contains(res.Text, "42") {
 		return errors.New("the task did not finish as scripted")
 	}
 	return nil

@@ -33,9 +33,11 @@ func (s *Session) Compact(ctx context.Context, onEvent func(*agentv1.Event)) (su
 		s.release(r, res, err)
 	}()
 	r.s, r.cfg, r.usage = s, cfg, &agentv1.Usage{}
-	if err := r.begin(RunInfo{Compaction: true, Busy: agentv1.BusyPolicy_BUSY_POLICY_REPLACE}); err != nil {
+	if err := r.begin(JournalRun{Compaction: true, Busy: agentv1.BusyPolicy_BUSY_POLICY_REPLACE}); err != nil {
 		return "", err
 	}
+	r.observe(true)
+	defer func() { r.ended(nil, err) }()
 	r.emit = &emitter{runID: r.id, fn: onEvent}
 	s.mu.Lock()
 	skills := s.skills

@@ -108,12 +108,22 @@
 // journal holds it. A send with Resume re-enters the loop from the history
 // as it is, e.g. after the journal's owner repaired a run cut off by a crash.
 //
+// # Observing
+//
+// An Observer (Options.Observer; pkg/telemetry is the server's) is told when
+// a run starts and ends, around each model request (retries included) and
+// each tool call, and when a permission is decided. Its Started methods
+// return the context the work runs under, which is how a trace span reaches
+// the model's HTTP request and the plugin call. Without one, NopObserver
+// costs a few interface calls per step.
+//
 // # Events
 //
 // A send's events (the one typed set of event.proto) reach SendOptions.OnEvent
 // in order, numbered from 1: run started; per round model request, deltas,
 // model response, then per call permission request, tool call, tool output,
-// tool result (a call denied or invalid has only its result), then step;
+// tool result (every call the model made has its tool call and tool result
+// events, a denied or invalid one too, which has no output), then step;
 // retries and compaction events where they happen; the result last. A send
 // that fails emits no result event: its error is the end.
 package agent

@@ -21,7 +21,7 @@ type Journal interface {
 	// to do then; ErrBusy rejects) and returns the agent's state when it
 	// changed elsewhere since the session last saw it (nil: unchanged). An
 	// error ends the run before it starts; End is not called.
-	Begin(ctx context.Context, run RunInfo) (*Snapshot, error)
+	Begin(ctx context.Context, run JournalRun) (*Snapshot, error)
 	// Append records msgs appended to the history at index at, with the
 	// session's usage totals after them, atomically. An error fails the run.
 	Append(ctx context.Context, runID string, at int, msgs []*agentv1.Message, usage *agentv1.Usage) error
@@ -29,11 +29,11 @@ type Journal interface {
 	Replace(ctx context.Context, runID string, msgs []*agentv1.Message) error
 	// End is called once a run that began has ended, with its result or
 	// error, before the session's slot passes to the next request.
-	End(run RunInfo, res *Result, err error)
+	End(run JournalRun, res *Result, err error)
 }
 
-// RunInfo describes a run to the journal.
-type RunInfo struct {
+// JournalRun describes a run to the journal.
+type JournalRun struct {
 	// ID is the run's id, as in its events.
 	ID string
 	// Compaction marks a manual compaction (Compact).
@@ -57,7 +57,7 @@ type Snapshot struct {
 var ErrNothingToResume = errors.New("nothing to resume: the history is empty or ends with the model's answer; send new input instead")
 
 // begin tells the journal the run started and takes the state it returns.
-func (r *run) begin(info RunInfo) error {
+func (r *run) begin(info JournalRun) error {
 	j := r.s.opts.Journal
 	if j == nil {
 		return nil
@@ -70,7 +70,7 @@ func (r *run) begin(info RunInfo) error {
 		}
 		return err
 	}
-	r.info, r.begun = info, true
+	r.jrun, r.begun = info, true
 	if snap != nil {
 		r.s.mu.Lock()
 		r.s.setHistoryLocked(snap.History)

@@ -29,7 +29,7 @@ type bookJournal struct {
 	begin   func() (*agent.Snapshot, error)
 }
 
-func (j *bookJournal) Begin(ctx context.Context, r agent.RunInfo) (*agent.Snapshot, error) {
+func (j *bookJournal) Begin(ctx context.Context, r agent.JournalRun) (*agent.Snapshot, error) {
 	j.mu.Lock()
 	j.calls = append(j.calls, fmt.Sprintf("begin compaction=%v", r.Compaction))
 	begin := j.begin
@@ -64,7 +64,7 @@ func (j *bookJournal) Replace(ctx context.Context, runID string, msgs []*agentv1
 	return nil
 }
 
-func (j *bookJournal) End(r agent.RunInfo, res *agent.Result, err error) {
+func (j *bookJournal) End(r agent.JournalRun, res *agent.Result, err error) {
 	j.mu.Lock()
 	defer j.mu.Unlock()
 	j.calls = append(j.calls, fmt.Sprintf("end ok=%v", err == nil && res != nil))

@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"sync/atomic"
+	"time"
 
 	"github.com/agentcore/agentcore/pkg/compact"
 	"github.com/agentcore/agentcore/pkg/history"
@@ -30,13 +32,54 @@ type run struct {
 	counter *tokens.Counter // nil unless the config has a token budget
 	usage   *agentv1.Usage  // summed over the run
 	ids     map[string]bool // tool-call ids in the history, made on first use
-	// begun says the journal knows the run (Begin succeeded), as info.
+	// begun says the journal knows the run (Begin succeeded), as jrun.
 	begun bool
-	info  RunInfo
+	jrun  JournalRun
 	// win and conv keep the run's context and the model layer's form of
 	// the history between its steps, so a step works on what is new.
 	win  window.Cache
 	conv llm.Conversions
+	// info is what the session's Observer is told about the run;
+	// toolCalls counts the calls that ran (from the tools' goroutines).
+	info      RunInfo
+	toolCalls atomic.Int64
+}
+
+// observe tells the session's Observer that the run starts; the run's
+// context becomes the one the Observer returns.
+func (r *run) observe(compaction bool) {
+	r.info = RunInfo{
+		AgentID: r.s.id, RunID: r.id, Compaction: compaction,
+		Protocol: string(r.cfg.Protocol), Model: r.cfg.Model, Start: time.Now(),
+	}
+	r.ctx = r.s.opts.Observer.RunStarted(r.ctx, &r.info)
+}
+
+// ended tells the session's Observer that the run has ended.
+func (r *run) ended(res *Result, err error) {
+	r.info.ToolCalls = int(r.toolCalls.Load())
+	r.info.Usage = r.usage
+	if r.info.Usage == nil {
+		r.info.Usage = &agentv1.Usage{}
+	}
+	r.s.opts.Observer.RunEnded(r.ctx, &r.info, res, err)
+}
+
+// modelCall describes a model request of the run to the Observer.
+func (r *run) modelCall(step int, w *window.Context, compaction bool) *ModelCall {
+	m := &ModelCall{
+		Run: &r.info, Step: step, Compaction: compaction, Protocol: string(r.cfg.Protocol), Model: r.cfg.Model,
+		System: w.System, Messages: w.Messages, Start: time.Now(),
+	}
+	if cc := r.cfg.Compact; compaction && cc != nil {
+		if cc.Protocol != "" {
+			m.Protocol = string(cc.Protocol)
+		}
+		if cc.Model != "" {
+			m.Model = cc.Model
+		}
+	}
+	return m
 }
 
 // loop is the agent loop of one send, after its input is in the history.
@@ -57,6 +100,7 @@ func (r *run) loop() (*Result, error) {
 		tools = r.tools.llm
 	}
 	model := r.s.modelFor(r.cfg, false)
+	obs := r.s.opts.Observer
 	noTool := 0
 	for step := 1; ; step++ {
 		if ctx.Err() != nil {
@@ -84,16 +128,28 @@ func (r *run) loop() (*Result, error) {
 			}
 			r.emit.modelRequest(ev)
 		}
-		out, err := r.s.opts.LLM.Chat(ctx, llm.Request{
+		r.info.Steps = step
+		mc := r.modelCall(step, w, false)
+		mctx := obs.ModelStarted(ctx, mc)
+		out, err := r.s.opts.LLM.Chat(mctx, llm.Request{
 			Config:      r.cfg,
 			System:      w.System,
 			Messages:    w.Messages,
 			Tools:       tools,
 			Model:       model,
 			Conversions: &r.conv,
-			OnDelta:     func(d llm.Delta) { r.emit.delta(step, d) },
-			OnRetry:     func(rt llm.Retry) { r.emit.retry(rt, false) },
+			OnDelta: func(d llm.Delta) {
+				if mc.FirstDelta.IsZero() {
+					mc.FirstDelta = time.Now()
+				}
+				r.emit.delta(step, d)
+			},
+			OnRetry: func(rt llm.Retry) {
+				r.emit.retry(rt, false)
+				obs.ModelRetried(mctx, mc, rt)
+			},
 		})
+		obs.ModelEnded(mctx, mc, out, err)
 		if err != nil {
 			if out != nil && out.Message != nil && errors.Is(err, llm.ErrInvalidOutput) {
 				if _, jerr := r.record(out); jerr != nil { // the answer is kept; the send fails
@@ -268,17 +324,33 @@ func (r *run) response(step int, out *llm.Result) *agentv1.ModelResponseEvent {
 // the summary to the history.
 func (r *run) compact(ctx context.Context, w *window.Context, manual bool) (string, error) {
 	r.emit.compactStarted(w.Tokens.Total, manual)
+	obs := r.s.opts.Observer
+	mc := r.modelCall(r.info.Steps, w, true)
+	ctx = obs.ModelStarted(ctx, mc)
 	req := compact.Request{
 		Config:   r.cfg,
 		System:   w.System,
 		Messages: w.Messages,
 		Model:    r.s.modelFor(r.cfg, true),
-		OnRetry:  func(rt llm.Retry) { r.emit.retry(rt, true) },
-	}
-	if r.emit.on() {
-		req.OnDelta = r.emit.compactDelta
+		OnRetry: func(rt llm.Retry) {
+			r.emit.retry(rt, true)
+			obs.ModelRetried(ctx, mc, rt)
+		},
+		OnDelta: func(text string) {
+			if mc.FirstDelta.IsZero() {
+				mc.FirstDelta = time.Now()
+			}
+			if r.emit.on() {
+				r.emit.compactDelta(text)
+			}
+		},
 	}
 	out, err := compact.Run(ctx, r.s.opts.LLM, req)
+	var res *llm.Result
+	if out != nil {
+		res = &llm.Result{Text: out.Summary, Usage: out.Usage}
+	}
+	obs.ModelEnded(ctx, mc, res, err)
 	if err != nil {
 		return "", r.failure(ctx, err)
 	}

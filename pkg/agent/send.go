@@ -129,9 +129,11 @@ func (s *Session) Send(ctx context.Context, o SendOptions) (res *Result, err err
 	}
 	defer func() { s.release(r, res, err) }()
 	r.s, r.cfg, r.perm = s, cfg, perm
-	if err := r.begin(RunInfo{Busy: o.Busy}); err != nil {
+	if err := r.begin(JournalRun{Busy: o.Busy}); err != nil {
 		return nil, err
 	}
+	r.observe(false)
+	defer func() { r.ended(res, err) }()
 	r.emit = &emitter{runID: r.id, fn: o.OnEvent}
 	r.limiter = tool.NewLimiter(cfg.MaxToolConcurrency)
 
@@ -163,10 +165,8 @@ func (s *Session) Send(ctx context.Context, o SendOptions) (res *Result, err err
 	}
 	res, err = r.loop()
 	if err != nil {
-		s.opts.Logger.Debug("run failed", "agent", s.id, "run", r.id, "error", err)
-		return nil, err
+		return nil, err // the Observer logs the run's end
 	}
-	s.opts.Logger.Debug("run ended", "agent", s.id, "run", r.id, "reason", res.Reason, "steps", res.Steps)
 	r.emit.result(res)
 	return res, nil
 }

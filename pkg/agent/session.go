@@ -56,6 +56,9 @@ type Options struct {
 	Journal Journal
 	// Usage is the usage totals to start from, e.g. those of a stored agent.
 	Usage *agentv1.Usage
+	// Observer is told what the session's runs do (traces, metrics, logs);
+	// nil means NopObserver. Share one across sessions.
+	Observer Observer
 }
 
 // Session is an agent: the reference's Agent.create result. It holds an id,
@@ -64,7 +67,7 @@ type Options struct {
 // an idle session holds no goroutine and no process.
 type Session struct {
 	id      string
-	opts    Options // shared parts only: LLM, Encoders, Model, ExpandProfile, Logger
+	opts    Options // shared parts only: LLM, Encoders, Model, ExpandProfile, Logger, Observer
 	created time.Time
 
 	mu       sync.Mutex
@@ -99,7 +102,10 @@ func New(o Options) (*Session, error) {
 	if o.Logger == nil {
 		o.Logger = hclog.NewNullLogger()
 	}
-	s.opts = Options{LLM: o.LLM, Encoders: o.Encoders, Model: o.Model, ExpandProfile: o.ExpandProfile, Logger: o.Logger, Journal: o.Journal}
+	if o.Observer == nil {
+		o.Observer = NopObserver{}
+	}
+	s.opts = Options{LLM: o.LLM, Encoders: o.Encoders, Model: o.Model, ExpandProfile: o.ExpandProfile, Logger: o.Logger, Observer: o.Observer, Journal: o.Journal}
 	if _, err := s.resolve(s.config, false); err != nil {
 		if err := v.addErr(err, "history"); err != nil {
 			return nil, err

@@ -163,7 +163,7 @@ func (s *Session) acquire(ctx context.Context, policy agentv1.BusyPolicy) (*run,
 func (s *Session) release(r *run, res *Result, err error) {
 	r.cancel(context.Canceled)
 	if r.begun {
-		s.opts.Journal.End(r.info, res, err)
+		s.opts.Journal.End(r.jrun, res, err)
 	}
 	s.mu.Lock()
 	if s.slot.active == r {

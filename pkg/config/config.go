@@ -8,8 +8,8 @@
 // Table prints the rows as the Markdown table the README shows.
 //
 // Secrets never sit in the file or on the command line: a profile names the
-// environment variable holding its API key, and the bearer token comes from an
-// environment variable or a file.
+// environment variable or the file holding its API key, and the bearer token
+// comes from an environment variable or a file.
 package config
 
 import (
@@ -45,6 +45,8 @@ const DefaultAPIKeyEnv = "AGENTCORE_MODEL_API_KEY"
 type Config struct {
 	// Listen is host:port, or unix:PATH for a unix socket (made with mode 0600).
 	Listen string
+	// SocketOwner is USER[:GROUP], the owner given to the unix socket of Listen.
+	SocketOwner string
 	// ToolDirs are scanned for tool plugins in order; later ones win by tool name.
 	ToolDirs []string
 	// SkillDirs are scanned for skills in order; later ones win by skill name.
@@ -62,6 +64,17 @@ type Config struct {
 	TLS TLS
 	// AuthToken, when set, is the bearer token every AgentService call must carry.
 	AuthToken string `json:"-"`
+	// AuthTokensFile names the tenants file (YAML or JSON: tenants, their
+	// tokens, limits and profiles); it is read again on SIGHUP.
+	AuthTokensFile string
+	// Reflection is "on", "off" or "auth" (only for authenticated callers);
+	// empty means on for loopback and unix sockets, auth elsewhere.
+	Reflection string
+	// Insecure allows serving on a non-loopback address without TLS and without a token.
+	Insecure bool
+	// PluginUser is USER[:GROUP]: when the server runs as root, plugin
+	// processes run as this user (and group; default: the user's own).
+	PluginUser string
 	// LogFormat is "text" (hclog) or "json".
 	LogFormat string
 	// LogLevel is trace, debug, info, warn or error.
@@ -74,6 +87,17 @@ type Config struct {
 	KeepaliveTimeout time.Duration
 	// MaxIdlePlugins is how many idle processes are kept per plugin (0: the default).
 	MaxIdlePlugins int
+	// MetricsListen, when set, is the host:port of the HTTP listener serving /metrics.
+	MetricsListen string
+	// Pprof adds /debug/pprof/ to the metrics listener.
+	Pprof bool
+	// TraceContent puts message content in trace spans.
+	TraceContent bool
+	// Version asks to print the version and exit (-version).
+	Version bool
+	// MCPListen, when set, is host:port or unix:PATH where the hosted tools
+	// are served over MCP streamable HTTP (path /mcp).
+	MCPListen string
 	// Store is where agents, histories, runs and events are kept:
 	// "sqlite:PATH", a postgres:// URL or "memory". Load fills in the
 	// default, sqlite in DataDir.
@@ -117,14 +141,22 @@ type TLS struct {
 }
 
 // Profile is a named model setting. The API key is read from the environment
-// variable APIKeyEnv when the config is loaded; it is never in the file.
+// variable APIKeyEnv, or the file APIKeyFile, when the config is loaded; it
+// is never in the config file. The key is a server-held key: it is sent only
+// to BaseURL and to the endpoints listed in AllowedBaseURLs.
 type Profile struct {
 	Name      string
 	BaseURL   string
 	Model     string
 	Protocol  agentv1.Protocol
 	APIKeyEnv string
-	// APIKey is the key read from APIKeyEnv; never printed.
+	// APIKeyFile names a file holding the key (instead of APIKeyEnv).
+	APIKeyFile string
+	// AllowedBaseURLs are further endpoints a client may point this profile
+	// at while it uses the profile's key (same scheme, host, port and path
+	// prefix as one of them).
+	AllowedBaseURLs []string
+	// APIKey is the key read from APIKeyEnv or APIKeyFile; never printed.
 	APIKey string `json:"-"`
 	// Defaults are further config fields (system, provider, max_tokens…) the
 	// profile supplies; an agent's own fields override them.
@@ -197,19 +229,23 @@ func (c *Config) Secrets() []string {
 	return s
 }
 
-// SecretEnv returns the names of the environment variables that held
-// secrets (profile keys, the bearer token), so that the server can remove
-// them before it starts plugins, which inherit its environment.
+// SecretEnv returns the names of the environment variables that may hold
+// secrets (profile keys, the bearer token), sorted, so that the server can
+// keep them out of its own environment and out of its plugins'.
 func (c *Config) SecretEnv() []string {
-	var names []string
-	if c.authTokenEnv != "" && c.authTokenFile == "" {
-		names = append(names, c.authTokenEnv)
+	seen := map[string]bool{}
+	for _, n := range []string{c.authTokenEnv, c.defaultModel.APIKeyEnv} {
+		seen[n] = true
 	}
 	for _, p := range c.Profiles {
-		if p.APIKeyEnv != "" {
-			names = append(names, p.APIKeyEnv)
-		}
+		seen[p.APIKeyEnv] = true
 	}
+	delete(seen, "")
+	names := make([]string, 0, len(seen))
+	for n := range seen {
+		names = append(names, n)
+	}
+	sort.Strings(names)
 	return names
 }
 
@@ -225,16 +261,6 @@ func unixPath(listen string) (string, bool) {
 	return strings.CutPrefix(listen, "unix:")
 }
 
-// Logger returns an hclog logger writing to w in the configured format and level.
-func (c *Config) Logger(name string, w io.Writer) hclog.Logger {
-	return hclog.New(&hclog.LoggerOptions{
-		Name:       name,
-		Level:      hclog.LevelFromString(c.LogLevel),
-		JSONFormat: c.LogFormat == "json",
-		Output:     w,
-	})
-}
-
 // Load reads the configuration from args (without the program name), the
 // environment (getenv, e.g. os.Getenv) and the config file they name
 // (-config or AGENTCORE_CONFIG). A bad setting is an error naming its flag,
@@ -244,6 +270,9 @@ func Load(args []string, getenv func(string) string, help io.Writer) (*Config, e
 	probe := defaults()
 	if err := newFlagSet(probe, io.Discard).Parse(args); err != nil && !errors.Is(err, flag.ErrHelp) {
 		return nil, err
+	}
+	if probe.Version {
+		return probe, nil // -version needs nothing else to be right
 	}
 	path := probe.file
 	if path == "" {
@@ -307,6 +336,12 @@ func (f *flagValue) String() string {
 	return f.s.get(f.c)
 }
 
+// IsBoolFlag lets a boolean setting be given as -flag, without a value.
+func (f *flagValue) IsBoolFlag() bool {
+	_, ok := f.s.ptr(&Config{}).(*bool)
+	return ok
+}
+
 func (f *flagValue) Set(v string) error {
 	if !f.seen {
 		f.s.reset(f.c)
@@ -318,9 +353,7 @@ func (f *flagValue) Set(v string) error {
 func newFlagSet(c *Config, help io.Writer) *flag.FlagSet {
 	fs := flag.NewFlagSet("agent-server", flag.ContinueOnError)
 	fs.SetOutput(help)
-	fs.Usage = func() {
-		fmt.Fprintf(help, "Usage: agent-server [flags]\n\nEvery setting is a flag, an environment variable and a config file key;\na flag wins over the environment, which wins over the file.\n\n%s", Table())
-	}
+	fs.Usage = func() { fmt.Fprint(help, Help()) }
 	all := settings()
 	for i := range all {
 		s := &all[i]
@@ -379,7 +412,7 @@ func profileError(key string, err error) error {
 func parseProfile(name string, v any) (*Profile, error) {
 	m, ok := v.(map[string]any)
 	if !ok && v != nil {
-		return nil, fmt.Errorf(": want a map with base_url, model, protocol, api_key_env, defaults")
+		return nil, fmt.Errorf(": want a map with %s", profileKeys)
 	}
 	p := &Profile{Name: name}
 	for k, val := range m {
@@ -398,6 +431,13 @@ func parseProfile(name string, v any) (*Profile, error) {
 			p.Model, err = str()
 		case "api_key_env":
 			p.APIKeyEnv, err = str()
+		case "api_key_file":
+			p.APIKeyFile, err = str()
+		case "allowed_base_urls":
+			p.AllowedBaseURLs, err = stringList(val)
+			if err != nil {
+				err = profileError(k, err)
+			}
 		case "protocol":
 			var s string
 			if s, err = str(); err == nil {
@@ -417,13 +457,36 @@ func parseProfile(name string, v any) (*Profile, error) {
 				err = profileError(k, fmt.Errorf("not an agent config: %w", uerr))
 			}
 		default:
-			err = profileError(k, errors.New("unknown key (want base_url, model, protocol, api_key_env, defaults)"))
+			err = profileError(k, fmt.Errorf("unknown key (want %s)", profileKeys))
 		}
 		if err != nil {
 			return nil, err
 		}
 	}
 	return p, nil
+}
+
+// profileKeys are the keys of a profile, for messages.
+const profileKeys = "base_url, model, protocol, api_key_env, api_key_file, allowed_base_urls, defaults"
+
+// stringList reads a YAML list of strings (or one string).
+func stringList(v any) ([]string, error) {
+	if s, ok := v.(string); ok {
+		return []string{s}, nil
+	}
+	list, ok := v.([]any)
+	if !ok {
+		return nil, errors.New("want a list of strings")
+	}
+	out := make([]string, 0, len(list))
+	for _, e := range list {
+		s, ok := e.(string)
+		if !ok {
+			return nil, errors.New("want a list of strings")
+		}
+		out = append(out, s)
+	}
+	return out, nil
 }
 
 // flatten turns nested maps into dotted keys; lists and scalars are leaves.
@@ -466,15 +529,11 @@ func (c *Config) finish(getenv func(string) string) error {
 	bad := func(format string, args ...any) { errs = append(errs, fmt.Errorf(format, args...)) }
 
 	if c.authTokenFile != "" {
-		b, err := os.ReadFile(c.authTokenFile)
-		switch {
-		case err != nil:
+		tok, err := readSecretFile(c.authTokenFile)
+		if err != nil {
 			bad("auth token file: %w", err)
-		case strings.TrimSpace(string(b)) == "":
-			bad("auth token file %s is empty", c.authTokenFile)
-		default:
-			c.AuthToken = strings.TrimSpace(string(b))
 		}
+		c.AuthToken = tok
 	} else if c.authTokenEnv != "" {
 		c.AuthToken = strings.TrimSpace(getenv(c.authTokenEnv))
 	}
@@ -499,13 +558,31 @@ func (c *Config) finish(getenv func(string) string) error {
 			p.Protocol = d.Protocol
 		}
 	}
-	if p := c.Profiles[DefaultProfile]; p != nil && p.APIKeyEnv == "" {
-		p.APIKeyEnv = c.defaultModel.APIKeyEnv
+	if p := c.Profiles[DefaultProfile]; p != nil && p.APIKeyEnv == "" && p.APIKeyFile == "" {
+		if c.defaultModel.APIKeyFile != "" {
+			p.APIKeyFile = c.defaultModel.APIKeyFile
+		} else {
+			p.APIKeyEnv = c.defaultModel.APIKeyEnv
+		}
 	}
 	for name, p := range c.Profiles {
 		p.Name = name
-		if p.APIKeyEnv != "" {
+		switch {
+		case p.APIKeyEnv != "" && p.APIKeyFile != "":
+			bad("profiles.%s: give api_key_env or api_key_file, not both", name)
+		case p.APIKeyFile != "":
+			key, err := readSecretFile(p.APIKeyFile)
+			if err != nil {
+				bad("profiles.%s.api_key_file: %w", name, err)
+			}
+			p.APIKey = key
+		case p.APIKeyEnv != "":
 			p.APIKey = strings.TrimSpace(getenv(p.APIKeyEnv))
+		}
+		for i, u := range p.AllowedBaseURLs {
+			if err := checkEndpoint(u); err != nil {
+				bad("profiles.%s.allowed_base_urls[%d] %q: %w", name, i, u, err)
+			}
 		}
 		if p.Defaults.GetApiKey() != "" || p.Defaults.GetCompact().GetApiKey() != "" {
 			bad("profiles.%s.defaults: an API key must not be in the config file; set api_key_env to the variable holding it", name)
@@ -522,11 +599,40 @@ func (c *Config) finish(getenv func(string) string) error {
 	} else if _, _, err := net.SplitHostPort(c.Listen); err != nil {
 		bad("listen %q: want host:port or unix:PATH", c.Listen)
 	}
+	switch c.Reflection {
+	case "", "on", "off", "auth":
+	default:
+		bad("reflection %q: want on, off or auth", c.Reflection)
+	}
+	for _, o := range []struct{ flag, v string }{{"plugin-user", c.PluginUser}, {"socket-owner", c.SocketOwner}} {
+		if u, g, _ := strings.Cut(o.v, ":"); o.v != "" && (strings.TrimSpace(u) == "" || strings.Contains(g, ":")) {
+			bad("%s %q: want USER or USER:GROUP (names or numeric ids)", o.flag, o.v)
+		}
+	}
+	if _, unix := c.UnixSocket(); c.SocketOwner != "" && !unix {
+		bad("socket-owner: -listen %q is not a unix socket", c.Listen)
+	}
+	if c.MCPListen != "" {
+		if path, ok := unixPath(c.MCPListen); ok {
+			if path == "" {
+				bad("mcp-listen %q: the unix socket path is empty", c.MCPListen)
+			}
+		} else if _, _, err := net.SplitHostPort(c.MCPListen); err != nil {
+			bad("mcp-listen %q: want host:port or unix:PATH", c.MCPListen)
+		}
+	}
 	if c.LogFormat != "text" && c.LogFormat != "json" {
 		bad("log format %q: want text or json", c.LogFormat)
 	}
 	if hclog.LevelFromString(c.LogLevel) == hclog.NoLevel {
 		bad("log level %q: want trace, debug, info, warn or error", c.LogLevel)
+	}
+	if c.MetricsListen != "" {
+		if _, _, err := net.SplitHostPort(c.MetricsListen); err != nil {
+			bad("metrics listen %q: want host:port", c.MetricsListen)
+		}
+	} else if c.Pprof {
+		bad("-pprof: serves on the metrics listener; set -metrics-listen too")
 	}
 	if (c.TLS.CertFile == "") != (c.TLS.KeyFile == "") {
 		bad("tls: -tls-cert and -tls-key go together")
@@ -562,14 +668,41 @@ func (c *Config) finish(getenv func(string) string) error {
 	return errors.Join(errs...)
 }
 
+// readSecretFile reads a file holding one secret, trimmed of white space.
+func readSecretFile(path string) (string, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return "", err
+	}
+	s := strings.TrimSpace(string(b))
+	if s == "" {
+		return "", fmt.Errorf("%s is empty", path)
+	}
+	return s, nil
+}
+
+// checkEndpoint checks that s is an absolute http or https URL without credentials.
+func checkEndpoint(s string) error {
+	u, err := url.Parse(s)
+	switch {
+	case err != nil:
+		return err
+	case u.Scheme != "http" && u.Scheme != "https", u.Host == "":
+		return errors.New("want an absolute http or https URL")
+	case u.User != nil:
+		return errors.New("must not hold credentials")
+	}
+	return nil
+}
+
 // String prints the profile without its API key.
 func (p Profile) String() string {
 	key := "unset"
 	if p.APIKey != "" {
 		key = "set"
 	}
-	return fmt.Sprintf("profile %s (base_url=%s model=%s protocol=%s api_key_env=%s key %s)",
-		p.Name, p.BaseURL, p.Model, p.Protocol, p.APIKeyEnv, key)
+	return fmt.Sprintf("profile %s (base_url=%s model=%s protocol=%s api_key_env=%s api_key_file=%s key %s)",
+		p.Name, p.BaseURL, p.Model, p.Protocol, p.APIKeyEnv, p.APIKeyFile, key)
 }
 
 // GoString is String: a key never reaches %#v either.
@@ -577,8 +710,8 @@ func (p Profile) GoString() string { return p.String() }
 
 // String prints the config without its secrets.
 func (c Config) String() string {
-	return fmt.Sprintf("listen=%s tool_dirs=%v skill_dirs=%v mcp=%v profiles=%v default_profile=%s auth=%t tls=%t store=%s",
-		c.Listen, c.ToolDirs, c.SkillDirs, c.MCP, c.ProfileNames(), c.DefaultProfile, c.AuthToken != "", c.TLS.CertFile != "", c.StoreName())
+	return fmt.Sprintf("listen=%s tool_dirs=%v skill_dirs=%v mcp=%v profiles=%v default_profile=%s auth=%t tenants=%s tls=%t store=%s",
+		c.Listen, c.ToolDirs, c.SkillDirs, c.MCP, c.ProfileNames(), c.DefaultProfile, c.AuthToken != "", c.AuthTokensFile, c.TLS.CertFile != "", c.StoreName())
 }
 
 // GoString is String.

@@ -1,6 +1,7 @@
 package config
 
 import (
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -10,6 +11,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"google.golang.org/grpc/codes"
 
 	agentv1 "github.com/agentcore/agentcore/proto/agentcore/v1"
 )
@@ -45,6 +48,16 @@ profiles:
       system: be brief
       maxTokens: 1000
       provider: {temperature: 0.2}
+`
+
+// trustBody is a config file with the trust boundary's settings.
+const trustBody = `
+auth: {tokens_file: /etc/agentcore/tenants.yaml}
+profiles:
+  main:
+    base_url: https://api.example/v1
+    api_key_file: KEYFILE
+    allowed_base_urls: [https://eu.example/v1, https://us.example/v1]
 `
 
 func TestLoadPrecedence(t *testing.T) {
@@ -119,6 +132,20 @@ func TestLoadPrecedence(t *testing.T) {
 				t.Errorf("secrets %d, want 2", len(got))
 			}
 		}},
+		{"trust settings", []string{"-config", writeFile(t, "trust.yaml", strings.Replace(trustBody, "KEYFILE", writeFile(t, "key", "sk-from-file\n"), 1)),
+			"-insecure", "-plugin-user", "nobody:nogroup"},
+			map[string]string{"AGENTCORE_REFLECTION": "auth"}, func(t *testing.T, c *Config) {
+				p := c.Profiles["main"]
+				if p == nil || p.APIKey != "sk-from-file" || fmt.Sprint(p.AllowedBaseURLs) != "[https://eu.example/v1 https://us.example/v1]" {
+					t.Fatalf("profile main: %v %v", p, p.AllowedBaseURLs)
+				}
+				if !c.Insecure || c.Reflection != "auth" || c.PluginUser != "nobody:nogroup" || c.AuthTokensFile != "/etc/agentcore/tenants.yaml" {
+					t.Errorf("trust settings: %+v", c)
+				}
+				if got := fmt.Sprint(c.SecretEnv()); got != "[AGENTCORE_AUTH_TOKEN AGENTCORE_MODEL_API_KEY]" {
+					t.Errorf("SecretEnv %s: the default key and token variables are always kept out", got)
+				}
+			}},
 		{"key from another variable", []string{"-model", "m", "-model-base-url", "http://x", "-model-api-key-env", "MY_KEY"},
 			map[string]string{"MY_KEY": "k2"}, func(t *testing.T, c *Config) {
 				if p, _ := c.Profile(""); p == nil || p.APIKey != "k2" {
@@ -138,6 +165,8 @@ func TestLoadPrecedence(t *testing.T) {
 }
 
 func TestLoadErrors(t *testing.T) {
+	bothKeys := writeFile(t, "e.yaml", "profiles:\n  p:\n    api_key_env: K\n    api_key_file: /k\n")
+	badAllowed := writeFile(t, "f.yaml", "profiles:\n  p:\n    allowed_base_urls: [\"ftp://x\"]\n")
 	keyInFile := writeFile(t, "a.yaml", "profiles:\n  p:\n    api_key: sk-x\n")
 	keyInDefaults := writeFile(t, "b.yaml", "profiles:\n  p:\n    defaults: {apiKey: sk-x}\n")
 	unknownKey := writeFile(t, "c.yaml", "listn: x\n")
@@ -165,6 +194,13 @@ func TestLoadErrors(t *testing.T) {
 		{"empty token file", []string{"-auth-token-file", tokenFile}, nil, "empty"},
 		{"unknown default profile", []string{"-default-profile", "nope"}, nil, "nope"},
 		{"stray argument", []string{"extra"}, nil, "unexpected arguments"},
+		{"env and file key", []string{"-config", bothKeys}, nil, "not both"},
+		{"missing key file", []string{"-model", "m", "-model-base-url", "http://x", "-model-api-key-file", "/nonexistent/key"}, nil, "api_key_file"},
+		{"allowed url not http", []string{"-config", badAllowed}, nil, "allowed_base_urls[0]"},
+		{"bad reflection", []string{"-reflection", "maybe"}, nil, "reflection"},
+		{"bad bool", []string{"-insecure=perhaps"}, nil, "insecure"},
+		{"bad plugin user", []string{"-plugin-user", ":x"}, nil, "plugin-user"},
+		{"socket owner over tcp", []string{"-socket-owner", "nobody"}, nil, "not a unix socket"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -179,14 +215,71 @@ func TestLoadErrors(t *testing.T) {
 	}
 }
 
-func TestHelpPrintsTable(t *testing.T) {
+// TestHelpPrintsPlainText pins -help: every setting with its flag,
+// variable and file key, as plain text (the Markdown table is the README's).
+func TestHelpPrintsPlainText(t *testing.T) {
 	var b strings.Builder
 	_, err := Load([]string{"-help"}, env(nil), &b)
 	if !errors.Is(err, flag.ErrHelp) {
 		t.Fatalf("err = %v, want flag.ErrHelp", err)
 	}
-	if !strings.Contains(b.String(), Table()) {
-		t.Errorf("help does not print the table:\n%s", b.String())
+	out := b.String()
+	for _, s := range settings() {
+		for _, want := range []string{"  -" + s.Flag, s.Env, s.File} {
+			if !strings.Contains(out, want) {
+				t.Errorf("help lacks %q of -%s", want, s.Flag)
+			}
+		}
+	}
+	if strings.ContainsAny(out, "|`") {
+		t.Errorf("help is not plain text:\n%s", out)
+	}
+	for _, line := range strings.Split(out, "\n") {
+		if len(line) > 80 {
+			t.Errorf("help line longer than 80 columns: %q", line)
+		}
+	}
+}
+
+// TestTelemetrySettings pins the telemetry flags: booleans without a value,
+// from the environment, and the checks that tie them together.
+func TestTelemetrySettings(t *testing.T) {
+	cases := []struct {
+		name    string
+		args    []string
+		env     map[string]string
+		want    func(*Config) bool
+		wantErr string
+	}{
+		{"off by default", nil, nil, func(c *Config) bool { return c.MetricsListen == "" && !c.Pprof && !c.TraceContent }, ""},
+		{"flags", []string{"-metrics-listen", "127.0.0.1:9090", "-pprof", "-trace-content"}, nil,
+			func(c *Config) bool { return c.MetricsListen == "127.0.0.1:9090" && c.Pprof && c.TraceContent }, ""},
+		{"environment", nil, map[string]string{"AGENTCORE_METRICS_LISTEN": ":9090", "AGENTCORE_PPROF": "true", "AGENTCORE_TRACE_CONTENT": "1"},
+			func(c *Config) bool { return c.MetricsListen == ":9090" && c.Pprof && c.TraceContent }, ""},
+		{"flag wins", []string{"-trace-content=false"}, map[string]string{"AGENTCORE_TRACE_CONTENT": "true"},
+			func(c *Config) bool { return !c.TraceContent }, ""},
+		{"bad bool", nil, map[string]string{"AGENTCORE_PPROF": "maybe"}, nil, "AGENTCORE_PPROF"},
+		{"bad address", []string{"-metrics-listen", "nope"}, nil, nil, "metrics listen"},
+		{"pprof alone", []string{"-pprof"}, nil, nil, "-metrics-listen"},
+		{"version skips the rest", []string{"-version", "-listen", "nope"}, map[string]string{"AGENTCORE_PPROF": "maybe"},
+			func(c *Config) bool { return c.Version }, ""},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			c, err := Load(tc.args, env(tc.env), io.Discard)
+			if tc.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+					t.Fatalf("err = %v, want one naming %q", err, tc.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !tc.want(c) {
+				t.Errorf("unexpected config %+v", *c)
+			}
+		})
 	}
 }
 
@@ -197,7 +290,31 @@ func TestReadmeTable(t *testing.T) {
 		t.Skip("no README:", err)
 	}
 	if !strings.Contains(string(b), Table()) {
-		t.Errorf("README.md's configuration table is stale; paste the output of `go run ./cmd/agent-server -help` (the table):\n%s", Table())
+		t.Errorf("README.md's configuration table is stale; paste config.Table(), printed below:\n%s", Table())
+	}
+}
+
+// TestJSONLogsAreReadable pins the JSON log format: enums by name and
+// durations as text, in direct values, implied values and named loggers;
+// the text format is hclog's own.
+func TestJSONLogsAreReadable(t *testing.T) {
+	var b strings.Builder
+	c := &Config{LogFormat: "json", LogLevel: "info"}
+	log := c.Logger("agent-server", &b).Named("agent").With("protocol", agentv1.Protocol_PROTOCOL_CHAT)
+	log.Info("run ended", "reason", agentv1.EndReason_END_REASON_NO_TOOL, "duration", 1500*time.Millisecond,
+		"code", codes.Unavailable, "steps", 2, "error", errors.New("boom"))
+	var rec map[string]any
+	if err := json.Unmarshal([]byte(b.String()), &rec); err != nil {
+		t.Fatalf("not one JSON line: %q: %v", b.String(), err)
+	}
+	want := map[string]any{
+		"reason": "END_REASON_NO_TOOL", "duration": "1.5s", "code": "Unavailable", "protocol": "PROTOCOL_CHAT",
+		"steps": float64(2), "error": "boom", "@module": "agent-server.agent",
+	}
+	for k, v := range want {
+		if rec[k] != v {
+			t.Errorf("%s = %#v, want %#v", k, rec[k], v)
+		}
 	}
 }
 

@@ -33,11 +33,14 @@ type Setting struct {
 // settings returns every setting of agent-server, in the order the table shows them.
 func settings() []Setting {
 	return []Setting{
-		{Flag: "config", Env: "AGENTCORE_CONFIG", Usage: "YAML (or JSON) config file with the keys of this table and `profiles`",
+		{Flag: "config", Env: "AGENTCORE_CONFIG", Usage: "YAML (or JSON) config file with the settings' file keys and `profiles`",
 			ptr: func(c *Config) any { return &c.file }},
 		{Flag: "listen", Env: "AGENTCORE_LISTEN", File: "listen", Default: "127.0.0.1:50051",
 			Usage: "host:port, or unix:PATH for a unix socket (created with mode 0600)",
 			ptr:   func(c *Config) any { return &c.Listen }},
+		{Flag: "socket-owner", Env: "AGENTCORE_SOCKET_OWNER", File: "socket_owner",
+			Usage: "USER[:GROUP]: owner of the unix socket of -listen (still mode 0600), e.g. the application's user when agent-server runs as root",
+			ptr:   func(c *Config) any { return &c.SocketOwner }},
 		{Flag: "tool-dir", Env: "AGENTCORE_TOOL_DIRS", File: "tool_dirs",
 			Usage: "tool plugin directory; repeat the flag, or separate with ':'; later ones win by tool name",
 			ptr:   func(c *Config) any { return &c.ToolDirs }},
@@ -59,6 +62,9 @@ func settings() []Setting {
 		{Flag: "model-api-key-env", Env: "AGENTCORE_MODEL_API_KEY_ENV", File: "model.api_key_env", Default: DefaultAPIKeyEnv,
 			Usage: "name of the environment variable holding the `default` profile's API key (the key itself is never a flag or in the file)",
 			ptr:   func(c *Config) any { return &c.defaultModel.APIKeyEnv }},
+		{Flag: "model-api-key-file", Env: "AGENTCORE_MODEL_API_KEY_FILE", File: "model.api_key_file",
+			Usage: "file holding the `default` profile's API key (instead of -model-api-key-env)",
+			ptr:   func(c *Config) any { return &c.defaultModel.APIKeyFile }},
 		{Flag: "default-profile", Env: "AGENTCORE_DEFAULT_PROFILE", File: "default_profile", Default: DefaultProfile,
 			Usage: "profile used by agents whose config names no profile and no base_url",
 			ptr:   func(c *Config) any { return &c.DefaultProfile }},
@@ -89,6 +95,18 @@ func settings() []Setting {
 		{Flag: "auth-token-file", Env: "AGENTCORE_AUTH_TOKEN_FILE", File: "auth.token_file",
 			Usage: "file holding the bearer token (wins over -auth-token-env)",
 			ptr:   func(c *Config) any { return &c.authTokenFile }},
+		{Flag: "auth-tokens-file", Env: "AGENTCORE_AUTH_TOKENS_FILE", File: "auth.tokens_file",
+			Usage: "YAML (or JSON) file of tenants: their tokens (sha256:HEX or plain), client certificates, limits, profiles and admin flag; read again on SIGHUP",
+			ptr:   func(c *Config) any { return &c.AuthTokensFile }},
+		{Flag: "reflection", Env: "AGENTCORE_REFLECTION", File: "reflection",
+			Usage: "gRPC server reflection: on, off or auth (only for callers with a valid token or certificate); default: on for loopback and unix sockets, auth elsewhere",
+			ptr:   func(c *Config) any { return &c.Reflection }},
+		{Flag: "insecure", Env: "AGENTCORE_INSECURE", File: "insecure", Default: "false",
+			Usage: "allow serving on a non-loopback address without TLS and without any token",
+			ptr:   func(c *Config) any { return &c.Insecure }},
+		{Flag: "plugin-user", Env: "AGENTCORE_PLUGIN_USER", File: "plugin_user",
+			Usage: "USER[:GROUP]: when agent-server runs as root, plugin processes run as this user (names or numeric ids)",
+			ptr:   func(c *Config) any { return &c.PluginUser }},
 		{Flag: "log-format", Env: "AGENTCORE_LOG_FORMAT", File: "log.format", Default: "text",
 			Usage: "log format: text (hclog) or json",
 			ptr:   func(c *Config) any { return &c.LogFormat }},
@@ -104,6 +122,9 @@ func settings() []Setting {
 		{Flag: "keepalive-timeout", Env: "AGENTCORE_KEEPALIVE_TIMEOUT", File: "keepalive.timeout", Default: "10s",
 			Usage: "close the connection when a ping is not answered within this",
 			ptr:   func(c *Config) any { return &c.KeepaliveTimeout }},
+		{Flag: "mcp-listen", Env: "AGENTCORE_MCP_LISTEN", File: "mcp_listen",
+			Usage: "host:port or unix:PATH: also serve the hosted tools over MCP streamable HTTP at /mcp (same TLS and bearer token as the gRPC API)",
+			ptr:   func(c *Config) any { return &c.MCPListen }},
 		{Flag: "max-idle-plugins", Env: "AGENTCORE_MAX_IDLE_PLUGINS", File: "max_idle_plugins", Default: "4",
 			Usage: "idle processes kept per plugin binary for reuse",
 			ptr:   func(c *Config) any { return &c.MaxIdlePlugins }},
@@ -125,6 +146,17 @@ func settings() []Setting {
 		{Flag: "replica-id", Env: "AGENTCORE_REPLICA_ID", File: "replica_id", Shown: "the host name",
 			Usage: "this server's name in the store (run owner); keep it stable across restarts so that its cut-off runs are recovered at once",
 			ptr:   func(c *Config) any { return &c.ReplicaID }},
+		{Flag: "metrics-listen", Env: "AGENTCORE_METRICS_LISTEN", File: "telemetry.metrics_listen",
+			Usage: "host:port of an HTTP listener serving Prometheus /metrics (off when empty); tracing is set with the OTEL_* variables",
+			ptr:   func(c *Config) any { return &c.MetricsListen }},
+		{Flag: "pprof", Env: "AGENTCORE_PPROF", File: "telemetry.pprof", Default: "false",
+			Usage: "also serve the Go runtime profiles at /debug/pprof/ on -metrics-listen",
+			ptr:   func(c *Config) any { return &c.Pprof }},
+		{Flag: "trace-content", Env: "AGENTCORE_TRACE_CONTENT", File: "telemetry.trace_content", Default: "false",
+			Usage: "put message content (prompts, answers, tool arguments and results) in trace spans",
+			ptr:   func(c *Config) any { return &c.TraceContent }},
+		{Flag: "version", Usage: "print the version (from the build info) and exit",
+			ptr: func(c *Config) any { return &c.Version }},
 	}
 }
 
@@ -143,6 +175,12 @@ func (s *Setting) set(c *Config, v string) error {
 	switch p := s.ptr(c).(type) {
 	case *string:
 		*p = v
+	case *bool:
+		b, err := strconv.ParseBool(strings.TrimSpace(v))
+		if err != nil {
+			return fmt.Errorf("%q is not true or false", v)
+		}
+		*p = b
 	case *int:
 		n, err := strconv.Atoi(strings.TrimSpace(v))
 		if err != nil {
@@ -194,10 +232,68 @@ func (s *Setting) get(c *Config) string {
 		return *p
 	case *int:
 		return strconv.Itoa(*p)
+	case *bool:
+		return strconv.FormatBool(*p)
 	case *time.Duration:
 		return p.String()
 	}
 	return ""
+}
+
+// Help returns what -help prints: every setting as plain text, its flag
+// and default, then what it does, its environment variable and config file
+// key.
+func Help() string {
+	var b strings.Builder
+	b.WriteString("Usage: agent-server [flags]\n\n" +
+		"Every setting is a flag, an environment variable and a config file key;\n" +
+		"a flag wins over the environment, which wins over the file.\n" +
+		"Tracing is configured with the standard OTEL_* variables (see the README).\n\n")
+	for _, s := range settings() {
+		if s.Default != "" {
+			fmt.Fprintf(&b, "  -%s (default %s)\n", s.Flag, s.Default)
+		} else {
+			fmt.Fprintf(&b, "  -%s\n", s.Flag)
+		}
+		for _, line := range wrap(s.Usage, 70) {
+			fmt.Fprintf(&b, "        %s\n", line)
+		}
+		var where []string
+		if s.Env != "" {
+			where = append(where, "env "+s.Env)
+		}
+		if s.File != "" {
+			where = append(where, "file key "+s.File)
+		}
+		if len(where) > 0 {
+			fmt.Fprintf(&b, "        %s\n", strings.Join(where, ", "))
+		}
+	}
+	b.WriteString("\nModel profiles are set in the config file only: profiles.NAME.base_url, .model,\n" +
+		".protocol, .api_key_env, .api_key_file, .allowed_base_urls, .defaults; an agent\n" +
+		"picks one with config.profile. A profile's key is sent only to its base_url\n" +
+		"and its allowed_base_urls.\n")
+	return b.String()
+}
+
+// wrap splits text into lines of at most width characters, at spaces.
+func wrap(text string, width int) []string {
+	var lines []string
+	line := ""
+	for _, w := range strings.Fields(strings.ReplaceAll(text, "`", "")) {
+		if line != "" && len(line)+1+len(w) > width {
+			lines = append(lines, line)
+			line = ""
+		}
+		if line != "" {
+			line += " "
+		}
+		line += w
+	}
+	if line != "" {
+		lines = append(lines, line)
+	}
+	return lines
 }
 
 // Table returns the settings as a Markdown table: flag, environment
@@ -224,6 +320,6 @@ func Table() string {
 		fmt.Fprintf(&b, "| `-%s` | %s | %s | %s | %s |\n", s.Flag, cell(s.Env), cell(file), def,
 			strings.ReplaceAll(s.Usage, "|", "\\|"))
 	}
-	b.WriteString("| - | - | `profiles.NAME.base_url`, `.model`, `.protocol`, `.api_key_env`, `.defaults` | | a named model profile; `defaults` is any agent config in its JSON form (`system`, `maxTokens`, `provider`…); an agent picks it with `config.profile` |\n")
+	b.WriteString("| - | - | `profiles.NAME.base_url`, `.model`, `.protocol`, `.api_key_env`, `.api_key_file`, `.allowed_base_urls`, `.defaults` | | a named model profile; `defaults` is any agent config in its JSON form (`system`, `maxTokens`, `provider`…); an agent picks it with `config.profile`; its key is sent only to `base_url` and the `allowed_base_urls` |\n")
 	return b.String()
 }

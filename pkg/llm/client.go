@@ -567,6 +567,7 @@ func cancelled(ctx context.Context, err error) *Error {
 // result turns the response message into a Result.
 func (c *Client) result(cfg *Config, tools []Tool, msg *schema.Message, text, readText bool) (*Result, error) {
 	res := &Result{Reasoning: msg.ReasoningContent, TextProtocol: text}
+	res.ResponseModel, _ = msg.Extra[provider.ExtraResponseModel].(string)
 	if msg.ResponseMeta != nil {
 		res.FinishReason = msg.ResponseMeta.FinishReason
 	}
@@ -588,7 +589,7 @@ func (c *Client) result(cfg *Config, tools []Tool, msg *schema.Message, text, re
 		if strings.TrimSpace(part.Arguments) == "" {
 			part.Arguments = "{}"
 		}
-		if problem := objectProblem(part.Arguments); problem != "" {
+		if problem := argumentsProblem(part); problem != "" {
 			res.InvalidToolCalls = append(res.InvalidToolCalls, InvalidToolCall{
 				ID: part.Id, Name: part.Name, Arguments: part.Arguments,
 				Feedback: "The arguments of your call to " + part.Name + " are not a valid JSON object (" + problem + "). Call the tool again with valid JSON arguments.",
@@ -638,6 +639,19 @@ func (c *Client) result(cfg *Config, tools []Tool, msg *schema.Message, text, re
 		res.Output = out
 	}
 	return res, nil
+}
+
+// argumentsProblem says why a native call's arguments cannot be run, or ""
+// when they can: a JSON object, or, for a call to a custom (freeform) tool,
+// the JSON string holding the model's free text.
+func argumentsProblem(c *agentv1.ToolCallPart) string {
+	if provider.IsFreeform(c.GetProviderData()) {
+		var s string
+		if json.Unmarshal([]byte(c.GetArguments()), &s) == nil {
+			return ""
+		}
+	}
+	return objectProblem(c.GetArguments())
 }
 
 // objectProblem says why text is not a JSON object, or "" when it is one.

@@ -209,7 +209,7 @@ func (s *Server) checkSecrets(e *session, override *agentv1.AgentConfig) error {
 		strings.Join(still, ", "))
 }
 
-// runOptions are what a send tells the journal beside the engine's RunInfo.
+// runOptions are what a send tells the journal beside the engine's JournalRun.
 type runOptions struct {
 	onDisconnect agentv1.OnDisconnect
 }
@@ -241,7 +241,7 @@ var _ agent.Journal = (*journal)(nil)
 // Begin takes the agent's lease for the run, waiting, stopping the holder
 // or refusing as the busy policy says, and hands back the stored state when
 // it changed since this replica saw it.
-func (j *journal) Begin(ctx context.Context, info agent.RunInfo) (*agent.Snapshot, error) {
+func (j *journal) Begin(ctx context.Context, info agent.JournalRun) (*agent.Snapshot, error) {
 	s, e := j.srv, j.e
 	run := &store.Run{ID: info.ID, AgentID: e.id, Owner: s.cfg.ReplicaID, Compaction: info.Compaction,
 		OnDisconnect: runOptionsFrom(ctx).onDisconnect}
@@ -347,7 +347,7 @@ func (j *journal) Replace(ctx context.Context, runID string, msgs []*agentv1.Mes
 
 // End stores the run's end once all its events are stored, and releases
 // the agent's lease.
-func (j *journal) End(info agent.RunInfo, res *agent.Result, err error) {
+func (j *journal) End(info agent.JournalRun, res *agent.Result, err error) {
 	s := j.srv
 	lr := s.live.remove(info.ID)
 	ctx, cancel := context.WithTimeout(context.Background(), storeTimeout)

@@ -20,10 +20,7 @@ func (s *Server) UpdateAgent(ctx context.Context, req *agentv1.UpdateAgentReques
 	if a == nil {
 		return nil, invalidField("agent", "required, with agent.id naming the agent")
 	}
-	if a.GetId() == "" {
-		return nil, invalidField("agent.id", "required")
-	}
-	e, err := s.session(ctx, a.GetId())
+	e, err := s.agent(ctx, a.GetId())
 	if err != nil {
 		return nil, err
 	}
@@ -60,7 +57,11 @@ func (s *Server) UpdateAgent(ctx context.Context, req *agentv1.UpdateAgentReques
 			}
 		}
 	}
-	next = s.withDefaultProfile(next)
+	t, err := s.tenant(ctx)
+	if err != nil {
+		return nil, err
+	}
+	next = s.withDefaultProfile(next, t)
 	// Check the selections before anything changes.
 	if setTools {
 		if _, err := selectTools(c, a.GetTools(), "agent.tools"); err != nil {
@@ -106,9 +107,9 @@ func (s *Server) UpdateAgent(ctx context.Context, req *agentv1.UpdateAgentReques
 	if err := e.refresh(c); err != nil {
 		return nil, err
 	}
-	got, err := s.agentRecord(ctx, e.id)
+	got, err := s.store.GetAgent(ctx, e.id)
 	if err != nil {
-		return nil, err
+		return nil, storeStatus(err)
 	}
 	return &agentv1.UpdateAgentResponse{Agent: s.agentProto(got, e)}, nil
 }
@@ -143,10 +144,11 @@ func copyPath(dst, src protoreflect.Message, path []string) string {
 // GetHistory reads an agent's history from the store, optionally grouped
 // into turns and rendered.
 func (s *Server) GetHistory(ctx context.Context, req *agentv1.GetHistoryRequest) (*agentv1.GetHistoryResponse, error) {
-	if _, err := s.agentRecord(ctx, req.GetAgentId()); err != nil {
+	rec, err := s.agentRecord(ctx, req.GetAgentId())
+	if err != nil {
 		return nil, err
 	}
-	h, _, err := s.store.History(ctx, req.GetAgentId())
+	h, _, err := s.store.History(ctx, rec.ID)
 	if err != nil {
 		return nil, storeStatus(err)
 	}
@@ -169,15 +171,15 @@ func (s *Server) GetHistory(ctx context.Context, req *agentv1.GetHistoryRequest)
 // SetHistory replaces a session's history; FAILED_PRECONDITION while it
 // runs, here or on another replica.
 func (s *Server) SetHistory(ctx context.Context, req *agentv1.SetHistoryRequest) (*agentv1.SetHistoryResponse, error) {
-	e, err := s.session(ctx, req.GetAgentId())
+	e, err := s.agent(ctx, req.GetAgentId())
 	if err != nil {
 		return nil, err
 	}
 	if err := s.checkHistorySize(len(req.GetMessages()), "messages"); err != nil {
 		return nil, err
 	}
-	if rec, err := s.agentRecord(ctx, e.id); err != nil {
-		return nil, err
+	if rec, err := s.store.GetAgent(ctx, e.id); err != nil {
+		return nil, storeStatus(err)
 	} else if rec.RunID != "" && !e.s.State().Running {
 		return nil, failure(codes.FailedPrecondition, ReasonRunning, "the agent is running on another replica (run %s); stop it first or wait", rec.RunID)
 	}
@@ -195,7 +197,7 @@ func (s *Server) SetHistory(ctx context.Context, req *agentv1.SetHistoryRequest)
 
 // PreviewContext shows what the next model request would hold.
 func (s *Server) PreviewContext(ctx context.Context, req *agentv1.PreviewContextRequest) (*agentv1.PreviewContextResponse, error) {
-	e, err := s.session(ctx, req.GetAgentId())
+	e, err := s.agent(ctx, req.GetAgentId())
 	if err != nil {
 		return nil, err
 	}

@@ -25,10 +25,6 @@ const attachPage = 500
 // no notice comes (a notice lost on a dropped connection).
 const attachPoll = time.Second
 
-// tenantOf is the tenant of a call: the single default tenant until
-// authentication names tenants.
-func tenantOf(context.Context) string { return "" }
-
 // sink passes a run's events on: permission requests into the store first
 // (so that an answer can find them), then every event to the event log and
 // to the client's stream while there is one.
@@ -246,8 +242,12 @@ func (s *Server) RespondPermission(ctx context.Context, req *agentv1.RespondPerm
 
 // getRun reads a run of the caller's tenant.
 func (s *Server) getRun(ctx context.Context, id string) (*store.Run, error) {
+	t, err := s.tenant(ctx)
+	if err != nil {
+		return nil, err
+	}
 	r, err := s.store.GetRun(ctx, id)
-	if errors.Is(err, store.ErrNotFound) || err == nil && r.Tenant != tenantOf(ctx) {
+	if errors.Is(err, store.ErrNotFound) || err == nil && r.Tenant != t.ID {
 		return nil, failure(codes.NotFound, ReasonRunNotFound, "no run %q", id)
 	}
 	if err != nil {
@@ -259,7 +259,7 @@ func (s *Server) getRun(ctx context.Context, id string) (*store.Run, error) {
 // runProto is the public view of a run.
 func (s *Server) runProto(ctx context.Context, r *store.Run) *agentv1.Run {
 	out := &agentv1.Run{
-		Id: r.ID, AgentId: r.AgentID, State: r.State, Result: r.Result, Error: r.Error,
+		Id: r.ID, AgentId: agentID(r.AgentID), State: r.State, Result: r.Result, Error: r.Error,
 		StartTime: timestamppb.New(r.Started), Replica: r.Owner, LastSeq: r.LastSeq,
 		OnDisconnect: r.OnDisconnect, Compaction: r.Compaction, EventsExpired: r.Purged,
 	}
@@ -297,7 +297,11 @@ func (s *Server) ListRuns(ctx context.Context, req *agentv1.ListRunsRequest) (*a
 	if err != nil {
 		return nil, err
 	}
-	q := store.RunQuery{AgentID: req.GetAgentId(), Tenant: tenantOf(ctx), State: req.GetState(), Limit: size + 1}
+	t, err := s.tenant(ctx)
+	if err != nil {
+		return nil, err
+	}
+	q := store.RunQuery{Tenant: t.ID, State: req.GetState(), Limit: size + 1}
 	if _, ok := agentv1.RunState_name[int32(req.GetState())]; !ok {
 		return nil, invalidField("state", "unknown run state %d", req.GetState())
 	}
@@ -309,9 +313,11 @@ func (s *Server) ListRuns(ctx context.Context, req *agentv1.ListRunsRequest) (*a
 		q.Before = c
 	}
 	if id := req.GetAgentId(); id != "" {
-		if _, err := s.agentRecord(ctx, id); err != nil {
+		rec, err := s.agentRecord(ctx, id)
+		if err != nil {
 			return nil, err
 		}
+		q.AgentID = rec.ID
 	}
 	runs, err := s.store.ListRuns(ctx, q)
 	if err != nil {
@@ -401,18 +407,19 @@ func (s *Server) Attach(req *agentv1.AttachRequest, stream agentv1.AgentService_
 func (s *Server) attachTarget(ctx context.Context, req *agentv1.AttachRequest) (*store.Run, error) {
 	if id := req.GetRunId(); id != "" {
 		r, err := s.getRun(ctx, id)
-		if err == nil && req.GetAgentId() != "" && r.AgentID != req.GetAgentId() {
-			return nil, invalidField("agent_id", "run %s belongs to agent %s", id, r.AgentID)
+		if err == nil && req.GetAgentId() != "" && agentID(r.AgentID) != req.GetAgentId() {
+			return nil, invalidField("agent_id", "run %s belongs to agent %s", id, agentID(r.AgentID))
 		}
 		return r, err
 	}
 	if req.GetAgentId() == "" {
 		return nil, invalid(Violation{Field: "run_id", Description: "give run_id, or agent_id for its latest run"})
 	}
-	if _, err := s.agentRecord(ctx, req.GetAgentId()); err != nil {
+	rec, err := s.agentRecord(ctx, req.GetAgentId())
+	if err != nil {
 		return nil, err
 	}
-	runs, err := s.store.ListRuns(ctx, store.RunQuery{AgentID: req.GetAgentId(), Tenant: tenantOf(ctx), Limit: 1})
+	runs, err := s.store.ListRuns(ctx, store.RunQuery{AgentID: rec.ID, Tenant: rec.Tenant, Limit: 1})
 	if err != nil {
 		return nil, storeStatus(err)
 	}

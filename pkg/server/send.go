@@ -21,6 +21,11 @@ const sendPrefix = "start"
 // on_disconnect CONTINUE the run outlives the stream: it runs on the
 // server's own goroutine and the stream only follows it.
 func (s *Server) Send(stream agentv1.AgentService_SendServer) error {
+	ctx := stream.Context()
+	t, err := s.tenant(ctx)
+	if err != nil {
+		return err
+	}
 	first, err := stream.Recv()
 	if err == io.EOF {
 		return invalidField("start", "the stream closed before a start message")
@@ -38,7 +43,7 @@ func (s *Server) Send(stream agentv1.AgentService_SendServer) error {
 	if _, ok := agentv1.OnDisconnect_name[int32(start.GetOnDisconnect())]; !ok {
 		return invalidField("start.on_disconnect", "unknown value %d", start.GetOnDisconnect())
 	}
-	e, err := s.session(stream.Context(), start.GetAgentId())
+	e, err := s.agent(ctx, start.GetAgentId())
 	if err != nil {
 		return err
 	}
@@ -71,7 +76,7 @@ func (s *Server) Send(stream agentv1.AgentService_SendServer) error {
 			return err
 		}
 	}
-	done, err := s.agents.startRun(s.cfg.Limits.MaxConcurrentRuns)
+	done, err := s.agents.startRun(s.cfg.Limits.MaxConcurrentRuns, t)
 	if err != nil {
 		return err
 	}
@@ -83,7 +88,7 @@ func (s *Server) Send(stream agentv1.AgentService_SendServer) error {
 	}
 
 	detached := start.GetOnDisconnect() == agentv1.OnDisconnect_ON_DISCONNECT_CONTINUE
-	base := stream.Context()
+	base := ctx // holds the caller's tenant
 	if detached {
 		base = context.WithoutCancel(base)
 	}
@@ -210,7 +215,7 @@ func (r *replies) read(stream agentv1.AgentService_SendServer, cancel context.Ca
 
 // Compact runs a manual compaction and streams its events.
 func (s *Server) Compact(req *agentv1.CompactRequest, stream agentv1.AgentService_CompactServer) error {
-	e, err := s.session(stream.Context(), req.GetAgentId())
+	e, err := s.agent(stream.Context(), req.GetAgentId())
 	if err != nil {
 		return err
 	}

@@ -15,7 +15,11 @@
 // error carries a google.rpc.ErrorInfo (domain "agentcore", reason the error
 // kind upper-cased, metadata retryable and the upstream status); every other
 // error carries an ErrorInfo with one of the Reason constants. Secrets (API
-// keys, the bearer token) are removed from every error and event.
+// keys, the bearer token) are removed from every error, response and event.
+//
+// Every agent belongs to the tenant that created it (package auth): another
+// tenant's agents do not exist for a caller. A server-held API key is sent
+// only to its profile's endpoints.
 package server
 
 import (
@@ -29,9 +33,11 @@ import (
 	"github.com/hashicorp/go-hclog"
 	"google.golang.org/grpc"
 
+	"github.com/agentcore/agentcore/pkg/auth"
 	"github.com/agentcore/agentcore/pkg/config"
 	"github.com/agentcore/agentcore/pkg/llm"
 	"github.com/agentcore/agentcore/pkg/store"
+	"github.com/agentcore/agentcore/pkg/telemetry"
 	"github.com/agentcore/agentcore/pkg/tokens"
 	"github.com/agentcore/agentcore/pkg/tool"
 	agentv1 "github.com/agentcore/agentcore/proto/agentcore/v1"
@@ -46,6 +52,10 @@ type Options struct {
 	LogOutput io.Writer
 	// Kinds are extra kinds of tool files the scan recognises (e.g. MCP definitions).
 	Kinds []tool.Kind
+	// Getenv reads the OTEL_* variables that turn tracing on (see
+	// pkg/telemetry); nil: tracing stays off. Metrics and the per-run log
+	// line are always on.
+	Getenv func(string) string
 	// Store, when set, is used instead of opening the one Config names.
 	// The server closes it.
 	Store store.Store
@@ -58,6 +68,7 @@ type Server struct {
 
 	cfg     *config.Config
 	log     hclog.Logger
+	auth    *auth.Authenticator
 	host    *tool.Host
 	secrets *secrets
 	tools   toolState
@@ -65,6 +76,8 @@ type Server struct {
 	// llm and encoders are shared by every session.
 	llm      *llm.Client
 	encoders *tokens.Encoders
+	// tel observes runs, tool calls and plugin processes (traces, metrics, logs).
+	tel *telemetry.Telemetry
 
 	// store keeps agents, histories, runs and events; events batches run
 	// events into it. live are the runs executing here, perms their
@@ -85,10 +98,11 @@ type Server struct {
 	closeOnce sync.Once
 }
 
-// New returns a Server with no tools loaded yet: call LoadTools. It opens
-// the store (applying its migrations), ends the runs a previous life of
-// this server left running (interrupted, histories repaired) and starts
-// the server's loops; Close ends them.
+// New returns a Server with no tools loaded yet: call LoadTools. It reads
+// the tokens file, if any, resolves the plugin user, opens the store
+// (applying its migrations), ends the runs a previous life of this server
+// left running (interrupted, histories repaired) and starts the server's
+// loops; Close ends them.
 func New(opts Options) (*Server, error) {
 	if opts.Config == nil {
 		return nil, errors.New("server: Options.Config is required")
@@ -110,19 +124,38 @@ func New(opts Options) (*Server, error) {
 		}
 		opts.Config = &c
 	}
-	sec := newSecrets(opts.Config.Secrets()...)
+	cfg = opts.Config
+	authn, err := auth.New(auth.Options{Token: cfg.AuthToken, TokensFile: cfg.AuthTokensFile, Profiles: cfg.ProfileNames()})
+	if err != nil {
+		return nil, err
+	}
+	cred, err := pluginCredential(cfg.PluginUser)
+	if err != nil {
+		return nil, err
+	}
+	sec := newSecrets(cfg.Secrets()...)
 	log := hclog.NewNullLogger()
 	if opts.LogOutput != nil {
-		log = opts.Config.Logger("agent-server", sec.writer(opts.LogOutput))
+		log = cfg.Logger("agent-server", sec.writer(opts.LogOutput))
+	}
+	tel, err := telemetry.New(context.Background(), telemetry.Config{
+		Getenv: opts.Getenv, TraceContent: opts.Config.TraceContent, Logger: log, Redact: sec.redact,
+	})
+	if err != nil {
+		return nil, err
 	}
 	s := &Server{
-		cfg:     opts.Config,
+		cfg:     cfg,
 		log:     log,
+		auth:    authn,
 		secrets: sec,
+		tel:     tel,
 		host: tool.NewHost(tool.Config{
-			Logger:  log.Named("tool"),
-			MaxIdle: opts.Config.MaxIdlePlugins,
-			Kinds:   opts.Kinds,
+			Logger:     log.Named("tool"),
+			MaxIdle:    cfg.MaxIdlePlugins,
+			Kinds:      opts.Kinds,
+			Credential: cred,
+			Observer:   tel,
 		}),
 	}
 	s.llm = llm.NewClient(llm.Options{Logger: log.Named("llm")})
@@ -137,6 +170,7 @@ func New(opts Options) (*Server, error) {
 		cancel()
 		if err != nil {
 			s.host.Close()
+			_ = tel.Shutdown(context.Background())
 			return nil, fmt.Errorf("store: %w", err)
 		}
 	}
@@ -150,14 +184,21 @@ func New(opts Options) (*Server, error) {
 	go func() { defer s.bg.Done(); s.listen(ctx) }()
 	go func() { defer s.bg.Done(); s.maintain(ctx) }()
 	log.Info("store open", "store", opts.Config.StoreName(), "replica", opts.Config.ReplicaID)
+	tel.GaugeFunc("agentcore_agents", "Agents the server holds now.", s.agentCount)
 	return s, nil
 }
 
-// Interceptors returns the gRPC server options that check the bearer token,
-// log calls and keep secrets out of errors.
-func (s *Server) Interceptors() []grpc.ServerOption {
-	g := &guard{token: []byte(s.cfg.AuthToken), secrets: s.secrets, log: s.log.Named("rpc")}
-	return []grpc.ServerOption{grpc.ChainUnaryInterceptor(g.Unary), grpc.ChainStreamInterceptor(g.Stream)}
+// Telemetry returns the server's telemetry: its metrics registry and HTTP
+// handler, its gRPC server options.
+func (s *Server) Telemetry() *telemetry.Telemetry { return s.tel }
+
+// Interceptors returns the gRPC server options that authenticate every
+// AgentService call (and reflection when reflectionAuth is set), put the
+// caller's tenant in its context, write the audit log and keep secrets out
+// of responses and errors.
+func (s *Server) Interceptors(reflectionAuth bool) []grpc.ServerOption {
+	g := &guard{auth: s.auth, reflectionAuth: reflectionAuth, secrets: s.secrets, log: s.log.Named("rpc"), audit: s.log.Named("audit")}
+	return g.interceptors()
 }
 
 // StopRuns stops every running send (their streams end UNAVAILABLE) and
@@ -181,6 +222,11 @@ func (s *Server) Close() error {
 		s.stopBG()
 		s.bg.Wait()
 		err = errors.Join(s.store.Close(), s.host.Close())
+		ctx, cancel := context.WithTimeout(context.Background(), afterStop)
+		defer cancel()
+		if terr := s.tel.Shutdown(ctx); terr != nil {
+			s.log.Warn("spans not flushed", "error", terr)
+		}
 	})
 	return err
 }

@@ -7,12 +7,14 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 
 	"google.golang.org/grpc/codes"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/timestamppb"
 
 	"github.com/agentcore/agentcore/pkg/agent"
+	"github.com/agentcore/agentcore/pkg/auth"
 	"github.com/agentcore/agentcore/pkg/config"
 	"github.com/agentcore/agentcore/pkg/skill"
 	"github.com/agentcore/agentcore/pkg/store"
@@ -29,8 +31,10 @@ const (
 // session is one agent loaded on this replica and what the server keeps
 // beside it. The store holds the agent; a session is its working copy.
 type session struct {
-	s  *agent.Session
-	id string
+	s *agent.Session
+	// id is the agent's id in the store (storeID: the tenant's namespace);
+	// tenant owns the agent: only its calls see it.
+	id, tenant string
 
 	mu sync.Mutex
 	// tools and skills are the selections as the client gave them: they are
@@ -41,8 +45,6 @@ type session struct {
 	applied *catalog
 	// keys are the secrets of its config, registered with the server's redactor.
 	keys []string
-	// tenant owns the agent.
-	tenant string
 	// version is the store version the session's memory matches; 0 when
 	// stale (another process wrote the agent: reload when idle).
 	version int64
@@ -51,28 +53,48 @@ type session struct {
 	missing []string
 }
 
-// registry holds the sessions loaded here by id and counts running sends.
+// storeID is an agent's id in the store: each tenant has its own agent ids,
+// so that one tenant cannot learn that another's id exists. Tenant ids hold
+// no '/'.
+func storeID(tenant, id string) string {
+	if tenant == "" {
+		return id
+	}
+	return tenant + "/" + id
+}
+
+// agentID is the id a client knows of a stored agent.
+func agentID(storeID string) string {
+	return storeID[strings.LastIndexByte(storeID, '/')+1:]
+}
+
+// registry holds the sessions loaded here, by store id, and counts running
+// sends, in all and per tenant.
 type registry struct {
 	mu      sync.RWMutex
 	m       map[string]*session
 	running int
+	runs    map[string]int // per tenant
 	closing bool
 }
 
-func (r *registry) init() { r.m = map[string]*session{} }
+func (r *registry) init() {
+	r.m = map[string]*session{}
+	r.runs = map[string]int{}
+}
 
 // cached returns the session loaded here, if any.
-func (r *registry) cached(id string) *session {
+func (r *registry) cached(key string) *session {
 	r.mu.RLock()
 	defer r.mu.RUnlock()
-	return r.m[id]
+	return r.m[key]
 }
 
 // forget drops a session (its agent is gone) and closes it.
-func (r *registry) forget(id string) {
+func (r *registry) forget(key string) {
 	r.mu.Lock()
-	e := r.m[id]
-	delete(r.m, id)
+	e := r.m[key]
+	delete(r.m, key)
 	r.mu.Unlock()
 	if e != nil {
 		ctx, cancel := context.WithTimeout(context.Background(), afterStop)
@@ -81,20 +103,28 @@ func (r *registry) forget(id string) {
 	}
 }
 
-// startRun counts a send against the limit; done undoes it.
-func (r *registry) startRun(limit int) (done func(), err error) {
+// startRun counts a send of the tenant against the server's limit and the
+// tenant's; done undoes it.
+func (r *registry) startRun(limit int, t *auth.Tenant) (done func(), err error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.closing {
 		return nil, failure(codes.Unavailable, ReasonShuttingDown, "the server is shutting down")
 	}
 	if limit > 0 && r.running >= limit {
-		return nil, failure(codes.ResourceExhausted, ReasonRunLimit, "%d sends are running, the server's limit (-max-runs); retry later", r.running)
+		return nil, limitFailure(ReasonRunLimit, "server", "%d sends are running, the server's limit (-max-runs); retry later", r.running)
+	}
+	if n := r.runs[t.ID]; t.MaxConcurrentRuns > 0 && n >= t.MaxConcurrentRuns {
+		return nil, limitFailure(ReasonRunLimit, "tenant", "%d sends of this tenant are running, its limit (limits.concurrent_runs); retry later", n)
 	}
 	r.running++
+	r.runs[t.ID]++
 	return func() {
 		r.mu.Lock()
 		r.running--
+		if r.runs[t.ID]--; r.runs[t.ID] <= 0 {
+			delete(r.runs, t.ID)
+		}
 		r.mu.Unlock()
 	}, nil
 }
@@ -148,15 +178,31 @@ func (r *registry) shuttingDown() bool {
 	return r.closing
 }
 
+// agentCount counts the stored agents, for the agents gauge.
+func (s *Server) agentCount() float64 {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	n, err := s.store.CountAgents(ctx)
+	if err != nil {
+		return 0
+	}
+	return float64(n)
+}
+
 // agentRecord reads an agent of the caller's tenant from the store.
 func (s *Server) agentRecord(ctx context.Context, id string) (*store.Agent, error) {
 	if id == "" {
 		return nil, invalidField("agent_id", "required")
 	}
-	rec, err := s.store.GetAgent(ctx, id)
-	if errors.Is(err, store.ErrNotFound) || err == nil && rec.Tenant != tenantOf(ctx) {
-		if s.agents.cached(id) != nil && errors.Is(err, store.ErrNotFound) {
-			s.agents.forget(id) // deleted by another replica
+	t, err := s.tenant(ctx)
+	if err != nil {
+		return nil, err
+	}
+	key := storeID(t.ID, id)
+	rec, err := s.store.GetAgent(ctx, key)
+	if errors.Is(err, store.ErrNotFound) {
+		if s.agents.cached(key) != nil {
+			s.agents.forget(key) // deleted by another replica
 		}
 		return nil, failure(codes.NotFound, ReasonNotFound, "no agent %q", id)
 	}
@@ -166,15 +212,15 @@ func (s *Server) agentRecord(ctx context.Context, id string) (*store.Agent, erro
 	return rec, nil
 }
 
-// session returns the agent's session on this replica, loading it from the
-// store, or reloading it when another process changed the agent (unless
-// it runs here, where its memory is the newest).
-func (s *Server) session(ctx context.Context, id string) (*session, error) {
+// agent returns the caller's agent of that id, as a session on this
+// replica: loaded from the store, or reloaded when another process changed
+// the agent (unless it runs here, where its memory is the newest).
+func (s *Server) agent(ctx context.Context, id string) (*session, error) {
 	rec, err := s.agentRecord(ctx, id)
 	if err != nil {
 		return nil, err
 	}
-	if e := s.agents.cached(id); e != nil {
+	if e := s.agents.cached(rec.ID); e != nil {
 		e.mu.Lock()
 		synced := e.version == rec.Version
 		e.mu.Unlock()
@@ -186,14 +232,14 @@ func (s *Server) session(ctx context.Context, id string) (*session, error) {
 		}
 		return e, nil
 	}
-	h, v, err := s.store.History(ctx, id)
+	h, v, err := s.store.History(ctx, rec.ID)
 	if err != nil {
 		return nil, storeStatus(err)
 	}
-	e := &session{id: id, tenant: rec.Tenant, version: v, tools: rec.Spec.GetTools(), skills: rec.Spec.GetSkills(), missing: rec.Secrets}
+	e := &session{id: rec.ID, tenant: rec.Tenant, version: v, tools: rec.Spec.GetTools(), skills: rec.Spec.GetSkills(), missing: rec.Secrets}
 	sess, err := agent.New(agent.Options{
-		ID: id, Config: rec.Spec.GetConfig(), History: h, Usage: rec.Usage,
-		LLM: s.llm, Encoders: s.encoders, ExpandProfile: s.expandProfile, Logger: s.log.Named("agent"),
+		ID: agentID(rec.ID), Config: rec.Spec.GetConfig(), History: h, Usage: rec.Usage,
+		LLM: s.llm, Encoders: s.encoders, ExpandProfile: s.expander(rec.Tenant), Logger: s.log.Named("agent"), Observer: s.tel,
 		Journal: &journal{srv: s, e: e},
 	})
 	if err != nil {
@@ -201,7 +247,7 @@ func (s *Server) session(ctx context.Context, id string) (*session, error) {
 	}
 	e.s = sess
 	s.agents.mu.Lock()
-	if other := s.agents.m[id]; other != nil {
+	if other := s.agents.m[rec.ID]; other != nil {
 		s.agents.mu.Unlock()
 		return other, nil
 	}
@@ -209,7 +255,7 @@ func (s *Server) session(ctx context.Context, id string) (*session, error) {
 		s.agents.mu.Unlock()
 		return nil, failure(codes.Unavailable, ReasonShuttingDown, "the server is shutting down")
 	}
-	s.agents.m[id] = e
+	s.agents.m[rec.ID] = e
 	s.agents.mu.Unlock()
 	return e, nil
 }
@@ -226,13 +272,13 @@ func (s *Server) reload(ctx context.Context, e *session, rec *store.Agent) error
 		return nil // a run started meanwhile: its memory is the newest
 	}
 	if err := e.s.SetConfig(cfg); err != nil {
-		return failure(codes.Internal, "AGENT_UNREADABLE", "the stored config of agent %q is invalid: %v", e.id, err)
+		return failure(codes.Internal, "AGENT_UNREADABLE", "the stored config of agent %q is invalid: %v", agentID(e.id), err)
 	}
 	keys := configKeys(cfg)
 	e.mu.Lock()
 	old := e.keys
 	e.keys, e.missing, e.version = keys, missing, v
-	e.tools, e.skills, e.applied, e.tenant = rec.Spec.GetTools(), rec.Spec.GetSkills(), nil, rec.Tenant
+	e.tools, e.skills, e.applied = rec.Spec.GetTools(), rec.Spec.GetSkills(), nil
 	e.mu.Unlock()
 	s.secrets.add(keys...)
 	s.secrets.remove(old...)
@@ -260,12 +306,12 @@ func configKeys(c *agentv1.AgentConfig) []string {
 
 // withDefaultProfile names the server's default profile in a config that
 // names no profile and no base URL, so that such an agent uses the server's
-// model.
-func (s *Server) withDefaultProfile(c *agentv1.AgentConfig) *agentv1.AgentConfig {
+// model, when the tenant may use it.
+func (s *Server) withDefaultProfile(c *agentv1.AgentConfig, t *auth.Tenant) *agentv1.AgentConfig {
 	if c.GetProfile() != "" || c.GetBaseUrl() != "" {
 		return c
 	}
-	if _, ok := s.cfg.Profile(""); !ok {
+	if p, ok := s.cfg.Profile(""); !ok || !t.AllowsProfile(p.Name) {
 		return c
 	}
 	if c == nil {
@@ -278,26 +324,47 @@ func (s *Server) withDefaultProfile(c *agentv1.AgentConfig) *agentv1.AgentConfig
 	return c
 }
 
-// expandProfile fills in the profiles a config names (agent.Options.ExpandProfile).
-func (s *Server) expandProfile(c *agentv1.AgentConfig) (*agentv1.AgentConfig, error) {
+// expander returns the ExpandProfile of the sessions of a tenant: the
+// tenant's rights are looked up at each use, so that a reload of the
+// tokens file applies to the next send.
+func (s *Server) expander(tenant string) func(*agentv1.AgentConfig) (*agentv1.AgentConfig, error) {
+	return func(c *agentv1.AgentConfig) (*agentv1.AgentConfig, error) {
+		t, ok := s.auth.Lookup(tenant)
+		if !ok { // the tenant is gone from the tokens file: no profile is its any more
+			t = &auth.Tenant{ID: tenant, Profiles: []string{}}
+		}
+		return s.expandProfile(c, t)
+	}
+}
+
+// expandProfile fills in the profiles a config names, those the tenant may
+// use, and refuses a config that would send a profile's key elsewhere than
+// to the profile's endpoints (checkKeyBinding).
+func (s *Server) expandProfile(c *agentv1.AgentConfig, t *auth.Tenant) (*agentv1.AgentConfig, error) {
 	var vs []agent.FieldViolation
 	out := c
+	var main, comp *config.Profile
 	if name := c.GetProfile(); name != "" {
-		p, ok := s.cfg.Profiles[name]
+		p, ok := s.profileFor(t, name)
 		if !ok {
-			vs = append(vs, agent.FieldViolation{Field: "config.profile", Description: s.unknownProfile(name)})
+			vs = append(vs, agent.FieldViolation{Field: "config.profile", Description: s.unknownProfile(t, name)})
 		} else {
+			main = p
 			out = agent.MergeConfig(p.AgentConfig(), c)
 		}
 	}
 	if name := c.GetCompact().GetProfile(); name != "" {
-		p, ok := s.cfg.Profiles[name]
+		p, ok := s.profileFor(t, name)
 		if !ok {
-			vs = append(vs, agent.FieldViolation{Field: "config.compact.profile", Description: s.unknownProfile(name)})
+			vs = append(vs, agent.FieldViolation{Field: "config.compact.profile", Description: s.unknownProfile(t, name)})
 		} else {
+			comp = p
 			out = proto.Clone(out).(*agentv1.AgentConfig)
 			out.Compact = mergeCompact(p, out.GetCompact())
 		}
+	}
+	if len(vs) == 0 {
+		vs = checkKeyBinding(c, main, comp)
 	}
 	if len(vs) > 0 {
 		return nil, &agent.ValidationError{Violations: vs}
@@ -305,8 +372,25 @@ func (s *Server) expandProfile(c *agentv1.AgentConfig) (*agentv1.AgentConfig, er
 	return out, nil
 }
 
-func (s *Server) unknownProfile(name string) string {
-	return "no profile " + strings.TrimSpace(name) + " on this server (it has " + strings.Join(s.cfg.ProfileNames(), ", ") + ")"
+// profileFor returns the named profile when the tenant may use it.
+func (s *Server) profileFor(t *auth.Tenant, name string) (*config.Profile, bool) {
+	p, ok := s.cfg.Profiles[name]
+	if !ok || !t.AllowsProfile(name) {
+		return nil, false
+	}
+	return p, true
+}
+
+// unknownProfile says that a profile is not there, listing those the
+// tenant may use (the same words for a profile it may not use: no leak).
+func (s *Server) unknownProfile(t *auth.Tenant, name string) string {
+	var names []string
+	for _, n := range s.cfg.ProfileNames() {
+		if t.AllowsProfile(n) {
+			names = append(names, n)
+		}
+	}
+	return "no profile " + strings.TrimSpace(name) + " on this server (it has " + strings.Join(names, ", ") + ")"
 }
 
 // mergeCompact puts a profile under a compaction config's own fields.
@@ -386,8 +470,12 @@ func (e *session) refresh(c *catalog) error {
 	return nil
 }
 
-// CreateAgent creates a session and stores it.
+// CreateAgent creates a session owned by the caller's tenant and stores it.
 func (s *Server) CreateAgent(ctx context.Context, req *agentv1.CreateAgentRequest) (*agentv1.CreateAgentResponse, error) {
+	t, err := s.tenant(ctx)
+	if err != nil {
+		return nil, err
+	}
 	c, err := s.catalog()
 	if err != nil {
 		return nil, err
@@ -408,33 +496,24 @@ func (s *Server) CreateAgent(ctx context.Context, req *agentv1.CreateAgentReques
 	if err := s.checkHistorySize(len(req.GetHistory()), "history"); err != nil {
 		return nil, err
 	}
-	cfg := s.withDefaultProfile(a.GetConfig())
-	e := &session{tools: a.GetTools(), skills: a.GetSkills(), applied: c, keys: configKeys(a.GetConfig()), tenant: tenantOf(ctx)}
+	cfg := s.withDefaultProfile(a.GetConfig(), t)
+	e := &session{tenant: t.ID, tools: a.GetTools(), skills: a.GetSkills(), applied: c, keys: configKeys(a.GetConfig())}
 	sess, err := agent.New(agent.Options{
 		ID: id, Config: cfg, History: req.GetHistory(), Tools: tools, Skills: skills,
-		LLM: s.llm, Encoders: s.encoders, ExpandProfile: s.expandProfile, Logger: s.log.Named("agent"),
+		LLM: s.llm, Encoders: s.encoders, ExpandProfile: s.expander(t.ID), Logger: s.log.Named("agent"), Observer: s.tel,
 		Journal: &journal{srv: s, e: e},
 	})
 	if err != nil {
 		return nil, fieldsUnder(err, "", map[string]string{"config": "agent.config"})
 	}
-	e.s, e.id = sess, sess.ID()
-	if s.agents.shuttingDown() {
-		return nil, failure(codes.Unavailable, ReasonShuttingDown, "the server is shutting down")
-	}
-	if max := s.cfg.Limits.MaxSessions; max > 0 {
-		n, err := s.store.CountAgents(ctx)
-		if err != nil {
-			return nil, storeStatus(err)
-		}
-		if n >= max {
-			return nil, failure(codes.ResourceExhausted, ReasonSessionLimit, "the server holds %d agents, its limit (-max-sessions); delete some first", n)
-		}
+	e.s, e.id = sess, storeID(t.ID, sess.ID())
+	if err := s.checkAgentLimits(ctx, t); err != nil {
+		return nil, err
 	}
 	rec := storedAgent(e.id, e.tenant, cfg, a.GetTools(), a.GetSkills(), nil)
 	if err := s.store.CreateAgent(ctx, rec, req.GetHistory()); err != nil {
 		if errors.Is(err, store.ErrExists) {
-			return nil, failure(codes.AlreadyExists, ReasonExists, "agent %q exists", e.id)
+			return nil, failure(codes.AlreadyExists, ReasonExists, "agent %q exists", sess.ID())
 		}
 		return nil, storeStatus(err)
 	}
@@ -444,10 +523,39 @@ func (s *Server) CreateAgent(ctx context.Context, req *agentv1.CreateAgentReques
 	s.agents.m[e.id] = e
 	s.agents.mu.Unlock()
 	if old != nil {
-		go func() { _, _ = old.s.Close(context.Background()) }()
+		ctx, cancel := context.WithTimeout(context.Background(), afterStop)
+		_, _ = old.s.Close(ctx)
+		cancel()
 	}
 	s.secrets.add(e.keys...)
 	return &agentv1.CreateAgentResponse{Agent: s.agentProto(rec, e)}, nil
+}
+
+// checkAgentLimits fails a new agent beyond the server's limit or its
+// tenant's (the agents in the store, over every replica).
+func (s *Server) checkAgentLimits(ctx context.Context, t *auth.Tenant) error {
+	if s.agents.shuttingDown() {
+		return failure(codes.Unavailable, ReasonShuttingDown, "the server is shutting down")
+	}
+	if max := s.cfg.Limits.MaxSessions; max > 0 {
+		n, err := s.store.CountAgents(ctx)
+		if err != nil {
+			return storeStatus(err)
+		}
+		if n >= max {
+			return limitFailure(ReasonSessionLimit, "server", "the server holds %d agents, its limit (-max-sessions); delete some first", n)
+		}
+	}
+	if max := t.MaxAgents; max > 0 {
+		recs, err := s.store.ListAgents(ctx, store.AgentQuery{Tenant: t.ID, Limit: max})
+		if err != nil {
+			return storeStatus(err)
+		}
+		if len(recs) >= max {
+			return limitFailure(ReasonSessionLimit, "tenant", "this tenant holds %d agents, its limit (limits.agents); delete some first", len(recs))
+		}
+	}
+	return nil
 }
 
 // agentProto is the public view of a stored agent (with what this replica
@@ -460,7 +568,7 @@ func (s *Server) agentProto(rec *store.Agent, e *session) *agentv1.Agent {
 		e.mu.Unlock()
 	}
 	a := &agentv1.Agent{
-		Id: rec.ID, Config: rec.Spec.GetConfig(), State: agentv1.AgentState_AGENT_STATE_IDLE, RunId: rec.RunID,
+		Id: agentID(rec.ID), Config: rec.Spec.GetConfig(), State: agentv1.AgentState_AGENT_STATE_IDLE, RunId: rec.RunID,
 		HistoryLength: int32(rec.HistoryLength), Usage: rec.Usage,
 		HasApiKey:      contains(rec.Secrets, "config.api_key") || contains(rec.Secrets, "config.compact.api_key"),
 		ApiKeyRequired: len(missing) > 0,
@@ -495,8 +603,12 @@ func pageSize(n int32) (int, error) {
 	return int(n), nil
 }
 
-// ListAgents pages through agents ordered by id.
+// ListAgents pages through the caller's agents ordered by id.
 func (s *Server) ListAgents(ctx context.Context, req *agentv1.ListAgentsRequest) (*agentv1.ListAgentsResponse, error) {
+	t, err := s.tenant(ctx)
+	if err != nil {
+		return nil, err
+	}
 	size, err := pageSize(req.GetPageSize())
 	if err != nil {
 		return nil, err
@@ -507,16 +619,16 @@ func (s *Server) ListAgents(ctx context.Context, req *agentv1.ListAgentsRequest)
 		if err != nil {
 			return nil, invalidField("page_token", "not a token this server gave")
 		}
-		after = string(b)
+		after = storeID(t.ID, string(b))
 	}
-	recs, err := s.store.ListAgents(ctx, store.AgentQuery{Tenant: tenantOf(ctx), After: after, Limit: size + 1})
+	recs, err := s.store.ListAgents(ctx, store.AgentQuery{Tenant: t.ID, After: after, Limit: size + 1})
 	if err != nil {
 		return nil, storeStatus(err)
 	}
 	resp := &agentv1.ListAgentsResponse{}
 	for i, rec := range recs {
 		if i == size {
-			resp.NextPageToken = base64.RawURLEncoding.EncodeToString([]byte(recs[i-1].ID))
+			resp.NextPageToken = base64.RawURLEncoding.EncodeToString([]byte(agentID(recs[i-1].ID)))
 			break
 		}
 		resp.Agents = append(resp.Agents, s.agentProto(rec, s.agents.cached(rec.ID)))

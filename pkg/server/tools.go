@@ -5,12 +5,14 @@ import (
 	"encoding/json"
 	"fmt"
 	"sync"
+	"time"
 
 	"google.golang.org/grpc/codes"
 	"google.golang.org/protobuf/encoding/protojson"
 	"google.golang.org/protobuf/types/known/durationpb"
 	"google.golang.org/protobuf/types/known/structpb"
 
+	"github.com/agentcore/agentcore/pkg/agent"
 	"github.com/agentcore/agentcore/pkg/skill"
 	"github.com/agentcore/agentcore/pkg/tool"
 	agentv1 "github.com/agentcore/agentcore/proto/agentcore/v1"
@@ -130,7 +132,9 @@ func (s *Server) ExecuteTool(req *agentv1.ExecuteToolRequest, stream agentv1.Age
 	}
 	ctx := stream.Context()
 	var sendErr error
-	res := c.tools.Execute(ctx, req.GetName(), input, tool.Options{
+	call := &agent.ToolCall{Name: req.GetName(), Known: true, Arguments: string(input), Start: time.Now()}
+	tctx := s.tel.ToolStarted(ctx, call)
+	res := c.tools.Execute(tctx, req.GetName(), input, tool.Options{
 		Limit: int(req.GetLimit()),
 		OnOutput: func(ch tool.Chunk) {
 			if sendErr != nil {
@@ -141,6 +145,7 @@ func (s *Server) ExecuteTool(req *agentv1.ExecuteToolRequest, stream agentv1.Age
 			}})
 		},
 	})
+	s.tel.ToolEnded(tctx, call, res)
 	if sendErr != nil {
 		return sendErr
 	}
@@ -152,8 +157,11 @@ func (s *Server) ExecuteTool(req *agentv1.ExecuteToolRequest, stream agentv1.Age
 	}}})
 }
 
-// ReloadTools rescans tools and skills.
+// ReloadTools rescans tools and skills; only an admin tenant may.
 func (s *Server) ReloadTools(ctx context.Context, _ *agentv1.ReloadToolsRequest) (*agentv1.ReloadToolsResponse, error) {
+	if err := s.requireAdmin(ctx, "ReloadTools"); err != nil {
+		return nil, err
+	}
 	if err := s.LoadTools(ctx); err != nil {
 		return nil, failure(codes.FailedPrecondition, "RELOAD_FAILED", "reload failed, the previous tools stay: %v", err)
 	}

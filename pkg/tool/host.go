@@ -11,6 +11,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
@@ -50,6 +51,28 @@ type Config struct {
 	// Kinds are extra kinds of tool sources a scan recognises, tried in
 	// order before the built-in kind (an executable file is a plugin).
 	Kinds []Kind
+	// Credential, when set, is the user and groups plugin processes run as
+	// (the host must be root); each plugin's socket directory is given to
+	// that user. Default: the host's own.
+	Credential *syscall.Credential
+	// Observer, if set, is told when plugin processes start, are reused,
+	// are killed to stop a call, and end (for metrics).
+	Observer ProcessObserver
+}
+
+// ProcessObserver is told about the host's plugin processes, each named by
+// its plugin (the base name of its source). Its methods must be quick and
+// safe for concurrent use.
+type ProcessObserver interface {
+	// ProcessStarted: a process was started and connected (a cold start).
+	ProcessStarted(plugin string)
+	// ProcessReused: a call (or Describe) took an idle process (a warm start).
+	ProcessReused(plugin string)
+	// ProcessKilled: a process was killed to stop its call (a timeout, a
+	// stopped run, a client gone).
+	ProcessKilled(plugin string)
+	// ProcessEnded: a process that ProcessStarted reported is gone and reaped.
+	ProcessEnded(plugin string)
 }
 
 // Command is how to start a plugin process.
@@ -410,7 +433,7 @@ func (h *Host) poolFor(cmd Command, fresh bool) (*pool, error) {
 		h.mu.Unlock()
 		return old, nil
 	}
-	pl := &pool{host: h, cmd: cmd, stamp: stamp}
+	pl := &pool{host: h, cmd: cmd, stamp: stamp, name: filepath.Base(cmd.source())}
 	h.pools[key] = pl
 	h.mu.Unlock()
 	if ok {

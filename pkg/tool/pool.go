@@ -5,10 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
@@ -57,6 +59,7 @@ type pool struct {
 	host  *Host
 	cmd   Command
 	stamp []fileStamp
+	name  string // the plugin's name for the host's ProcessObserver
 
 	mu      sync.Mutex
 	idle    []*proc
@@ -67,9 +70,10 @@ type pool struct {
 type proc struct {
 	pool *pool
 
-	mu     sync.Mutex
-	p      *process
-	killed bool
+	mu      sync.Mutex
+	p       *process
+	killed  bool
+	started bool // reported to the host's ProcessObserver
 
 	cleaned sync.Once
 	client  *plugin.Client
@@ -96,6 +100,9 @@ func (pl *pool) get(ctx context.Context) (*proc, error) {
 		pl.idle = pl.idle[:n-1]
 		pl.mu.Unlock()
 		if !pr.p.exited() {
+			if o := pl.host.cfg.Observer; o != nil {
+				o.ProcessReused(pl.name)
+			}
 			return pr, nil
 		}
 		pl.discard(pr) // died while idle
@@ -181,16 +188,29 @@ func (pl *pool) start(ctx context.Context) (*proc, error) {
 		return nil, err
 	}
 	h.log.Debug("plugin started", "path", pl.cmd.Path, "pid", pr.p.pid)
+	if o := h.cfg.Observer; o != nil {
+		pr.mu.Lock()
+		pr.started = true
+		pr.mu.Unlock()
+		o.ProcessStarted(pl.name)
+	}
 	return pr, nil
 }
 
 // runner is go-plugin's RunnerFunc: it builds the command from the pool's
 // Command (go-plugin supplies the environment with the handshake cookie).
-func (pr *proc) runner(_ hclog.Logger, base *exec.Cmd, _ string) (runner.Runner, error) {
+func (pr *proc) runner(_ hclog.Logger, base *exec.Cmd, socketDir string) (runner.Runner, error) {
 	c := pr.pool.cmd
 	cmd := exec.Command(c.Path, c.Args...)
 	cmd.Env = append(base.Env, c.Env...)
 	cmd.Dir = c.Dir
+	if cred := pr.pool.host.cfg.Credential; cred != nil {
+		// The plugin, as its own user, makes its socket there; the host, root, may connect to it.
+		if err := os.Chown(socketDir, int(cred.Uid), int(cred.Gid)); err != nil {
+			return nil, fmt.Errorf("give the plugin's socket directory to uid %d: %w", cred.Uid, err)
+		}
+		cmd.SysProcAttr = &syscall.SysProcAttr{Credential: cred}
+	}
 	p := newProcess(cmd, pr.pool.host.sp, pr.pool.host.log.Named(filepath.Base(c.Path)))
 	pr.mu.Lock()
 	defer pr.mu.Unlock()
@@ -299,6 +319,12 @@ func (pr *proc) cleanup() {
 		h.mu.Lock()
 		delete(h.procs, pr)
 		h.mu.Unlock()
+		pr.mu.Lock()
+		started := pr.started
+		pr.mu.Unlock()
+		if o := h.cfg.Observer; o != nil && started {
+			o.ProcessEnded(pr.pool.name)
+		}
 	})
 }
 
@@ -424,12 +450,16 @@ func (pl *pool) run(ctx context.Context, e *entry, input []byte, opts Options) R
 		rpcCancel()
 	})
 	dec := &chunkDecoder{onOutput: opts.OnOutput}
-	res, err := pr.call(rpcCtx, &pluginv1.ExecuteRequest{Tool: name, InputJson: string(input), CallId: opts.CallID}, dec)
+	req := &pluginv1.ExecuteRequest{Tool: name, InputJson: string(input), CallId: opts.CallID, TraceContext: traceContext(ctx)}
+	res, err := pr.call(rpcCtx, req, dec)
 	if !stop() || ctx.Err() != nil {
 		// Stopped for the context (gRPC may notice the context before the
 		// AfterFunc runs): kill, wait for the reap, report the stop.
 		pr.kill()
 		<-pr.p.done
+		if o := pl.host.cfg.Observer; o != nil {
+			o.ProcessKilled(pl.name)
+		}
 		pl.discard(pr)
 		return stoppedResult(ctx, e)
 	}
@@ -442,9 +472,9 @@ func (pl *pool) run(ctx context.Context, e *entry, input []byte, opts Options) R
 
 func stoppedResult(ctx context.Context, e *entry) Result {
 	if errors.Is(context.Cause(ctx), errTimeout) {
-		return errorResult(fmt.Sprintf("tool %q timed out after %s and was killed", e.spec.Name, e.spec.Timeout))
+		return outcome(errorResult(fmt.Sprintf("tool %q timed out after %s and was killed", e.spec.Name, e.spec.Timeout)), OutcomeTimeout)
 	}
-	return errorResult(fmt.Sprintf("tool %q was stopped: %v", e.spec.Name, context.Cause(ctx)))
+	return outcome(errorResult(fmt.Sprintf("tool %q was stopped: %v", e.spec.Name, context.Cause(ctx))), OutcomeKilled)
 }
 
 // crashResult reports a call whose stream broke: the plugin's exit status
@@ -461,7 +491,7 @@ func (pl *pool) crashResult(pr *proc, name string, err error) Result {
 	}
 	if pl.host.isClosed() {
 		pl.discard(pr)
-		return errorResult(fmt.Sprintf("tool %q was stopped: %v", name, ErrClosed))
+		return outcome(errorResult(fmt.Sprintf("tool %q was stopped: %v", name, ErrClosed)), OutcomeKilled)
 	}
 	msg := fmt.Sprintf("tool %q crashed: its plugin process %s", name, p.status())
 	if tail := pr.stderrTail(); tail != "" {
@@ -469,5 +499,5 @@ func (pl *pool) crashResult(pr *proc, name string, err error) Result {
 	}
 	pl.discard(pr)
 	pl.host.log.Warn("plugin crashed", "path", pl.cmd.Path, "tool", name, "status", p.status())
-	return errorResult(msg)
+	return outcome(errorResult(msg), OutcomeCrash)
 }

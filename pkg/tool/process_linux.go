@@ -108,7 +108,10 @@ func (p *process) Start(context.Context) error {
 		return err
 	}
 	p.cmd.Stdin, p.cmd.Stdout, p.cmd.Stderr = devnull, outW, errW
-	p.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	if p.cmd.SysProcAttr == nil { // the pool may have set the credential
+		p.cmd.SysProcAttr = &syscall.SysProcAttr{}
+	}
+	p.cmd.SysProcAttr.Setpgid, p.cmd.SysProcAttr.Pdeathsig = true, syscall.SIGKILL
 	err = p.spawner.start(p.cmd)
 	outW.Close()
 	errW.Close()

@@ -44,7 +44,32 @@ type Result struct {
 	Stop bool
 	// Duration is how long the call ran, queueing excluded.
 	Duration time.Duration
+	// Outcome says how the call ended: ok, or why it failed (Execute always sets it).
+	Outcome Outcome
 }
+
+// Outcome says how a call ended, for telemetry (the error.type of a span,
+// the outcome label of a metric) and logs.
+type Outcome string
+
+// The outcomes of a call.
+const (
+	// OutcomeOK: the tool returned a result that is not an error.
+	OutcomeOK Outcome = "ok"
+	// OutcomeError: the tool returned an error, or the call was refused
+	// (unknown tool, bad input, the plugin could not start).
+	OutcomeError Outcome = "error"
+	// OutcomeCrash: the plugin process died during the call, or the tool panicked.
+	OutcomeCrash Outcome = "crash"
+	// OutcomeTimeout: the tool's declared timeout passed and the call was killed.
+	OutcomeTimeout Outcome = "timeout"
+	// OutcomeKilled: the call was stopped (its run stopped, its client went
+	// away, the host closed) and its process group killed.
+	OutcomeKilled Outcome = "killed"
+	// OutcomeLimit: the call was killed for exceeding a resource limit of
+	// its tool (memory, processes, CPU time, open files).
+	OutcomeLimit Outcome = "limit"
+)
 
 // Part returns the result as a tool-result part of a history message.
 func (r Result) Part(callID, toolName string) *agentv1.ToolResultPart {
@@ -111,6 +136,12 @@ func OutputText(out *agentv1.ToolOutput) string {
 		return s
 	}
 	return ""
+}
+
+// outcome returns r with its outcome set.
+func outcome(r Result, o Outcome) Result {
+	r.Outcome = o
+	return r
 }
 
 func errorResult(msg string) Result {

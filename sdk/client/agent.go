@@ -110,8 +110,10 @@ type Result struct {
 	Steps int
 	// Usage is summed over the send.
 	Usage *agentv1.Usage
-	// Reason is no-tool, tool-stop or step-limit.
-	Reason string
+	// Reason is why the send ended: END_REASON_NO_TOOL, END_REASON_TOOL_STOP or
+	// END_REASON_STEP_LIMIT (the reference's no-tool, tool-stop, step-limit:
+	// see ReasonName).
+	Reason agentv1.EndReason
 	// Output is the structured output, when an output format was set.
 	Output *structpb.Value
 }
@@ -275,7 +277,7 @@ func dispatch(e *agentv1.Event, cb *Callbacks) *Result {
 		r := k.Result
 		return &Result{
 			RunID: e.GetRunId(), Text: r.GetText(), Steps: int(r.GetSteps()), Usage: r.GetUsage(),
-			Reason: ReasonName(r.GetReason()), Output: r.GetOutput(),
+			Reason: r.GetReason(), Output: r.GetOutput(),
 		}
 	}
 	return nil

@@ -236,7 +236,7 @@ func (s *server) serveCall(ctx context.Context, req *pluginv1.ExecuteRequest, se
 
 	c := &call{write: send, flush: s.stdio.flush}
 	s.stdio.attach(c)
-	res := s.run(ctx, c, req)
+	res := s.run(withTraceContext(ctx, req.GetTraceContext()), c, req)
 	s.stdio.detach()
 	return c.finish(res)
 }

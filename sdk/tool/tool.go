@@ -20,6 +20,13 @@
 // [Run]) reaches the host as that call's output, tagged stdout or stderr, and
 // all of it arrives before the call's result.
 //
+// When the host traces (OpenTelemetry), a handler's ctx carries the host's
+// span of the call (execute_tool) as a remote parent: spans the tool starts
+// from ctx with its own OpenTelemetry SDK join the host's trace, commands
+// started with [Run] get TRACEPARENT and TRACESTATE, and [TraceContext]
+// returns the W3C fields to pass on by hand. This package links only the
+// OpenTelemetry propagation API, never an SDK.
+//
 // A plugin whose tools are known only at run time (toolhost serving an MCP
 // server) implements the plugin protocol's service itself and serves it with
 // [ServeService], which gives its calls the same stdio, ordering and

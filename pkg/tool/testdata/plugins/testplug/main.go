@@ -158,6 +158,15 @@ func main() {
 			fmt.Println("last-line")
 			return "done", nil
 		}),
+		tool.New("tracectx", "Reports the call's trace context and the TRACEPARENT a command sees.", func(ctx context.Context, _ empty, _ tool.Emit) (any, error) {
+			var env bytes.Buffer
+			cmd := exec.Command("sh", "-c", `printf '%s|%s' "$TRACEPARENT" "$TRACESTATE"`)
+			cmd.Stdout = &env
+			if err := tool.Run(ctx, cmd); err != nil {
+				return nil, err
+			}
+			return map[string]any{"context": tool.TraceContext(ctx), "env": env.String()}, nil
+		}),
 		tool.New("span", "Sleeps, reporting when it ran.", func(_ context.Context, in span, _ tool.Emit) (any, error) {
 			start := time.Now()
 			time.Sleep(time.Duration(in.MS) * time.Millisecond)
