@@ -175,7 +175,8 @@ func serverCmd(toolDir string, extra []string, env ...string) *exec.Cmd {
 	args := []string{"-listen", "127.0.0.1:0", "-log-format", "json", "-log-level", "debug",
 		"-tool-dir", toolDir, "-shutdown-grace", "2s"}
 	if !slices.Contains(extra, "-store") && !slices.Contains(extra, "-data-dir") {
-		if data, err := os.MkdirTemp(suite.dir, "data-"); err == nil {
+		// Open to all: some tests run the server as another user.
+		if data, err := os.MkdirTemp(suite.dir, "data-"); err == nil && os.Chmod(data, 0o777) == nil {
 			args = append(args, "-data-dir", data)
 		} else {
 			args = append(args, "-store", "memory")
