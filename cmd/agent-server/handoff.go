@@ -101,7 +101,8 @@ func reexec(names []string) error {
 	}
 	env = append(env, handoffEnv+"="+strconv.Itoa(r))
 	// The binary's own path keeps the process's name (comm); /proc/self/exe
-	// is the fallback when that path is gone.
+	// is the fallback when that path is gone, and the path in argv[0] when
+	// there is no procfs.
 	if exe, err := os.Executable(); err == nil {
 		err = syscall.Exec(exe, os.Args, env)
 		if !errors.Is(err, syscall.ENOENT) {
@@ -109,6 +110,11 @@ func reexec(names []string) error {
 		}
 	}
 	err = syscall.Exec("/proc/self/exe", os.Args, env)
+	if errors.Is(err, syscall.ENOENT) && strings.Contains(os.Args[0], "/") {
+		// No procfs (a bare chroot, say): the path it was started by.
+		err = syscall.Exec(os.Args[0], os.Args, env)
+		return fmt.Errorf("exec %s: %w", os.Args[0], err)
+	}
 	return fmt.Errorf("exec /proc/self/exe: %w", err)
 }
 
