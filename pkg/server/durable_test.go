@@ -652,3 +652,75 @@ func TestReconnectingSendSurvivesABrokenConnection(t *testing.T) {
 		t.Fatalf("reconnecting send: %v, %v; deltas %q", res, err, text.String())
 	}
 }
+
+func TestTenantsKeepTheirStoredAgentsAndRunsApart(t *testing.T) {
+	model := fakemodel.StartTB(t)
+	model.Handle(func(*fakemodel.Request) fakemodel.Turn { return fakemodel.Turn{Text: "ok"} })
+	tokens := filepath.Join(t.TempDir(), "tokens.yaml")
+	if err := os.WriteFile(tokens, []byte("tenants:\n  alice:\n    tokens: [alice-token-0123456789]\n  bob:\n    tokens: [bob-token-0123456789ab]\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	args := []string{"-listen", "127.0.0.1:0", "-tool-dir", t.TempDir(), "-model-base-url", model.URL, "-model", "m",
+		"-auth-tokens-file", tokens, "-store", "sqlite:" + filepath.Join(t.TempDir(), "a.db")}
+	ctx := ctxT(t)
+	dial := func(target, token string) *client.Client {
+		c, err := client.Dial(target, client.WithToken(token))
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { c.Close() })
+		return c
+	}
+	target, stop := serve(t, args, nil)
+	alice, bob := dial(target, "alice-token-0123456789"), dial(target, "bob-token-0123456789ab")
+	var runs [2]string
+	for i, c := range []*client.Client{alice, bob} {
+		var ag *client.Agent
+		var err error
+		for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+			if ag, err = c.CreateAgent(ctx, client.AgentOptions{ID: "same", Config: &agentv1.AgentConfig{System: proto.String("s")}}); err == nil || time.Now().After(deadline) {
+				break
+			}
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		res, err := ag.Send(ctx, fmt.Sprint("from ", i), client.Callbacks{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		runs[i] = res.RunID
+	}
+	if err := stop(); err != nil {
+		t.Fatal(err)
+	}
+	target, stop = serve(t, args, nil) // the same file, after a restart
+	defer stop()
+	alice, bob = dial(target, "alice-token-0123456789"), dial(target, "bob-token-0123456789ab")
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		if _, err := alice.ListTools(ctx); err == nil || time.Now().After(deadline) {
+			break
+		}
+	}
+	h, err := alice.Agent("same").History(ctx)
+	if err != nil || len(h) != 2 || !strings.Contains(history.Render(h), "from 0") {
+		t.Fatalf("alice's history: %v, %v", h, err)
+	}
+	if r, err := alice.Run(ctx, runs[0]); err != nil || r.GetAgentId() != "same" {
+		t.Fatalf("alice's run: %v, %v", r, err)
+	}
+	if _, err := bob.Run(ctx, runs[0]); codeOf(err) != codes.NotFound {
+		t.Fatalf("bob reading alice's run: %v", err)
+	}
+	if _, err := bob.Attach(ctx, runs[0], 0, client.Callbacks{}); codeOf(err) != codes.NotFound {
+		t.Fatalf("bob attaching to alice's run: %v", err)
+	}
+	list, err := bob.Agent("same").Runs(ctx)
+	if err != nil || len(list) != 1 || list[0].GetId() != runs[1] {
+		t.Fatalf("bob's runs: %v, %v", list, err)
+	}
+	agents, err := bob.ListAgents(ctx)
+	if err != nil || len(agents) != 1 || agents[0].GetId() != "same" {
+		t.Fatalf("bob's agents: %v, %v", agents, err)
+	}
+}
