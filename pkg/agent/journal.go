@@ -23,8 +23,12 @@ type Journal interface {
 	// error ends the run before it starts; End is not called.
 	Begin(ctx context.Context, run JournalRun) (*Snapshot, error)
 	// Append records msgs appended to the history at index at, with the
-	// session's usage totals after them, atomically. An error fails the run.
-	Append(ctx context.Context, runID string, at int, msgs []*agentv1.Message, usage *agentv1.Usage) error
+	// session's usage totals after them, atomically. durable marks the
+	// last write of a step (its tool results, an answer without calls, a
+	// summary): the journal makes it durable before it returns; the writes
+	// before it in the step (the input, a response with tool calls) may
+	// become durable with it. An error fails the run.
+	Append(ctx context.Context, runID string, at int, msgs []*agentv1.Message, usage *agentv1.Usage, durable bool) error
 	// Replace records a history replaced by a send (SendOptions.History).
 	Replace(ctx context.Context, runID string, msgs []*agentv1.Message) error
 	// End is called once a run that began has ended, with its result or
@@ -83,10 +87,11 @@ func (r *run) begin(info JournalRun) error {
 }
 
 // commit appends msgs to the history and adds usage to the run's and the
-// session's totals, through the journal first when there is one. The
+// session's totals, through the journal first when there is one; durable
+// says the write ends a step (see Journal.Append). The
 // journal write goes on when the run was stopped: a stopped round's tool
 // results are part of a well-formed history.
-func (r *run) commit(usage *agentv1.Usage, msgs ...*agentv1.Message) error {
+func (r *run) commit(durable bool, usage *agentv1.Usage, msgs ...*agentv1.Message) error {
 	s := r.s
 	s.mu.Lock()
 	at := len(s.history)
@@ -96,7 +101,7 @@ func (r *run) commit(usage *agentv1.Usage, msgs ...*agentv1.Message) error {
 		addUsage(total, usage)
 	}
 	if j := s.opts.Journal; j != nil && r.begun {
-		if err := j.Append(context.WithoutCancel(r.ctx), r.id, at, msgs, total); err != nil {
+		if err := j.Append(context.WithoutCancel(r.ctx), r.id, at, msgs, total, durable); err != nil {
 			return &JournalError{Err: err}
 		}
 	}

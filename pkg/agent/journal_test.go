@@ -40,7 +40,7 @@ func (j *bookJournal) Begin(ctx context.Context, r agent.JournalRun) (*agent.Sna
 	return nil, nil
 }
 
-func (j *bookJournal) Append(ctx context.Context, runID string, at int, msgs []*agentv1.Message, usage *agentv1.Usage) error {
+func (j *bookJournal) Append(ctx context.Context, runID string, at int, msgs []*agentv1.Message, usage *agentv1.Usage, durable bool) error {
 	j.mu.Lock()
 	defer j.mu.Unlock()
 	j.appends++
@@ -52,7 +52,7 @@ func (j *bookJournal) Append(ctx context.Context, runID string, at int, msgs []*
 	}
 	j.history = append(j.history, msgs...)
 	j.usage = proto.Clone(usage).(*agentv1.Usage)
-	j.calls = append(j.calls, fmt.Sprintf("append %d+%d", at, len(msgs)))
+	j.calls = append(j.calls, fmt.Sprintf("append %d+%d%s", at, len(msgs), map[bool]string{true: " durable"}[durable]))
 	return nil
 }
 
@@ -84,7 +84,7 @@ func TestJournalGetsEveryStepInOrder(t *testing.T) {
 	if _, err := s.Send(context.Background(), agent.SendOptions{Input: input("add 2 and 3")}); err != nil {
 		t.Fatal(err)
 	}
-	if got, want := j.log(), "begin compaction=false; append 0+1; append 1+1; append 2+1; append 3+1; end ok=true"; got != want {
+	if got, want := j.log(), "begin compaction=false; append 0+1; append 1+1; append 2+1 durable; append 3+1 durable; end ok=true"; got != want {
 		t.Fatalf("journal calls:\n%s\nwant:\n%s", got, want)
 	}
 	if history.Render(j.history) != history.Render(s.History()) {

@@ -180,7 +180,7 @@ func (r *run) loop() (*Result, error) {
 				return res, nil
 			case n >= 2 && noTool == n-1 && r.cfg.NoToolPrompt != "":
 				// The next round is the last one allowed without a tool call.
-				if err := r.commit(nil, history.User(r.cfg.NoToolPrompt)); err != nil {
+				if err := r.commit(false, nil, history.User(r.cfg.NoToolPrompt)); err != nil {
 					return nil, err
 				}
 			}
@@ -188,7 +188,7 @@ func (r *run) loop() (*Result, error) {
 		}
 		noTool = 0
 		results, stop := r.runTools(ctx, step, calls)
-		if err := r.commit(nil, history.Tool(results...)); err != nil {
+		if err := r.commit(true, nil, history.Tool(results...)); err != nil {
 			return nil, err
 		}
 		if ctx.Err() != nil {
@@ -282,7 +282,8 @@ func (r *run) record(out *llm.Result) ([]call, error) {
 		}
 		calls = append(calls, cl)
 	}
-	if err := r.commit(out.Usage, out.Message); err != nil {
+	// A response with tool calls is durable with the step's tool results.
+	if err := r.commit(len(calls) == 0, out.Usage, out.Message); err != nil {
 		return nil, err
 	}
 	return calls, nil
@@ -354,7 +355,7 @@ func (r *run) compact(ctx context.Context, w *window.Context, manual bool) (stri
 	if err != nil {
 		return "", r.failure(ctx, err)
 	}
-	if err := r.commit(out.Usage, history.Compact(out.Summary)); err != nil {
+	if err := r.commit(true, out.Usage, history.Compact(out.Summary)); err != nil {
 		return "", err
 	}
 	r.emit.compactFinished(out.Summary, out.Usage)

@@ -159,7 +159,7 @@ func (s *Session) Send(ctx context.Context, o SendOptions) (res *Result, err err
 	}
 	r.emit.runStarted(s.id)
 	if !o.Resume {
-		if err := r.commit(nil, input); err != nil {
+		if err := r.commit(false, nil, input); err != nil { // durable with the step's first response
 			return nil, err
 		}
 	}

@@ -322,10 +322,10 @@ func (j *journal) sync(ctx context.Context) (*agent.Snapshot, error) {
 }
 
 // Append writes a step's messages and the usage totals.
-func (j *journal) Append(ctx context.Context, runID string, at int, msgs []*agentv1.Message, usage *agentv1.Usage) error {
+func (j *journal) Append(ctx context.Context, runID string, at int, msgs []*agentv1.Message, usage *agentv1.Usage, durable bool) error {
 	ctx, cancel := context.WithTimeout(ctx, storeTimeout)
 	defer cancel()
-	v, err := j.srv.store.AppendHistory(ctx, j.e.id, at, msgs, usage)
+	v, err := j.srv.store.AppendHistory(ctx, j.e.id, at, msgs, usage, durable)
 	if err != nil {
 		return err
 	}
@@ -460,7 +460,7 @@ func (s *Server) recoverRun(ctx context.Context, runID string) error {
 			}
 		}
 		if len(results) > 0 {
-			if _, err := s.store.AppendHistory(ctx, r.AgentID, n, []*agentv1.Message{history.Tool(results...)}, nil); err != nil &&
+			if _, err := s.store.AppendHistory(ctx, r.AgentID, n, []*agentv1.Message{history.Tool(results...)}, nil, true); err != nil &&
 				!errors.Is(err, store.ErrConflict) && !errors.Is(err, store.ErrNotFound) {
 				return err
 			}

@@ -548,7 +548,7 @@ func TestADeadReplicasRunIsRecovered(t *testing.T) {
 		t.Fatal(err)
 	}
 	if _, err := st.AppendHistory(ctx, "orphan", 0, []*agentv1.Message{history.User("go"),
-		history.Assistant(history.ToolCall("c1", "slow", "{}"))}, nil); err != nil {
+		history.Assistant(history.ToolCall("c1", "slow", "{}"))}, nil, true); err != nil {
 		t.Fatal(err)
 	}
 	res, err := a.c.Agent("orphan").Send(ctx, "are you there?", client.Callbacks{})

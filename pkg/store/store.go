@@ -246,8 +246,12 @@ type Agents interface {
 	History(ctx context.Context, agentID string) ([]*agentv1.Message, int64, error)
 	// AppendHistory appends msgs at position at, which must be the
 	// history's length (else ErrConflict), and sets the usage totals when
-	// usage is not nil, atomically. It returns the new version.
-	AppendHistory(ctx context.Context, agentID string, at int, msgs []*agentv1.Message, usage *agentv1.Usage) (int64, error)
+	// usage is not nil, atomically. It returns the new version. With sync
+	// it returns once the write is on disk; without, the write is durable
+	// with the next synchronous one (a crash of the database server may
+	// lose it, never part of it). Drivers that never wait for the disk
+	// (memory; SQLite in WAL mode, synchronous NORMAL) ignore sync.
+	AppendHistory(ctx context.Context, agentID string, at int, msgs []*agentv1.Message, usage *agentv1.Usage, sync bool) (int64, error)
 	// ReplaceHistory replaces an agent's whole history and returns the new
 	// version.
 	ReplaceHistory(ctx context.Context, agentID string, msgs []*agentv1.Message) (int64, error)

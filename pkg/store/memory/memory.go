@@ -239,7 +239,7 @@ func (s *Store) History(ctx context.Context, agentID string) ([]*agentv1.Message
 }
 
 // AppendHistory appends msgs at position at, with the usage totals.
-func (s *Store) AppendHistory(ctx context.Context, agentID string, at int, msgs []*agentv1.Message, usage *agentv1.Usage) (int64, error) {
+func (s *Store) AppendHistory(ctx context.Context, agentID string, at int, msgs []*agentv1.Message, usage *agentv1.Usage, _ bool) (int64, error) {
 	if err := s.lock(ctx); err != nil {
 		return 0, err
 	}

@@ -30,7 +30,7 @@ SELECT version FROM u`
 
 // AppendHistory appends msgs at position at, with the usage totals, in one
 // statement.
-func (s *Store) AppendHistory(ctx context.Context, agentID string, at int, msgs []*agentv1.Message, usage *agentv1.Usage) (int64, error) {
+func (s *Store) AppendHistory(ctx context.Context, agentID string, at int, msgs []*agentv1.Message, usage *agentv1.Usage, sync bool) (int64, error) {
 	data := make([][]byte, len(msgs))
 	for i, m := range msgs {
 		b, err := proto.Marshal(m)
@@ -47,8 +47,12 @@ func (s *Store) AppendHistory(ctx context.Context, agentID string, at int, msgs 
 		}
 		ub = b
 	}
+	db := s.W
+	if !sync {
+		db = s.Relaxed
+	}
 	var v int64
-	err := s.W.QueryRowContext(ctx, appendHistorySQL, agentID, at, at+len(msgs), ub, data).Scan(&v)
+	err := db.QueryRowContext(ctx, appendHistorySQL, agentID, at, at+len(msgs), ub, data).Scan(&v)
 	if errors.Is(err, sql.ErrNoRows) {
 		var n int
 		switch err := s.R.QueryRowContext(ctx, `SELECT history_length FROM agents WHERE id = $1`, agentID).Scan(&n); {

@@ -238,20 +238,20 @@ func testHistory(t *testing.T, h Harness) {
 		history.Assistant(history.Text("sure"), history.ToolCall("c1", "add", `{"a":2,"b":3}`)),
 	}
 	usage := &agentv1.Usage{InputTokens: 10, OutputTokens: 4, TotalTokens: 14, CacheReadTokens: 2}
-	v2, err := s.AppendHistory(c, "h1", 1, step, usage)
+	v2, err := s.AppendHistory(c, "h1", 1, step, usage, true)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if v2 <= v {
 		t.Errorf("AppendHistory version %d, not above %d", v2, v)
 	}
-	_, err = s.AppendHistory(c, "h1", 1, []*agentv1.Message{history.User("late")}, nil)
+	_, err = s.AppendHistory(c, "h1", 1, []*agentv1.Message{history.User("late")}, nil, true)
 	wantErr(t, err, store.ErrConflict, "AppendHistory at a stale position")
-	_, err = s.AppendHistory(c, "nope", 0, step, nil)
+	_, err = s.AppendHistory(c, "nope", 0, step, nil, true)
 	wantErr(t, err, store.ErrNotFound, "AppendHistory(nope)")
 
 	results := []*agentv1.Message{history.ToolText("c1", "add", "5"), history.AssistantText("5")}
-	if _, err := s.AppendHistory(c, "h1", 2, results, nil); err != nil {
+	if _, err := s.AppendHistory(c, "h1", 2, results, nil, false); err != nil { // not waiting for the disk: read back all the same
 		t.Fatal(err)
 	}
 	msgs, _, _ = s.History(c, "h1")
@@ -271,7 +271,7 @@ func testHistory(t *testing.T, h Harness) {
 	if v3 != v4 {
 		t.Errorf("ReplaceHistory version %d, History says %d", v3, v4)
 	}
-	if _, err := s.AppendHistory(c, "h1", 1, []*agentv1.Message{history.AssistantText("ok")}, nil); err != nil {
+	if _, err := s.AppendHistory(c, "h1", 1, []*agentv1.Message{history.AssistantText("ok")}, nil, true); err != nil {
 		t.Fatalf("append after replace: %v", err)
 	}
 	if _, err := s.ReplaceHistory(c, "h1", nil); err != nil {
@@ -699,7 +699,7 @@ func testConcurrentAppends(t *testing.T, h Harness) {
 				return
 			}
 			for k := range steps {
-				if _, err := s.AppendHistory(c, id, 2*k, []*agentv1.Message{history.User("q"), history.AssistantText("a")}, nil); err != nil {
+				if _, err := s.AppendHistory(c, id, 2*k, []*agentv1.Message{history.User("q"), history.AssistantText("a")}, nil, true); err != nil {
 					errs <- err
 					return
 				}
@@ -801,7 +801,7 @@ func Bench(b *testing.B, s store.Store) {
 	b.ResetTimer()
 	for i := range b.N {
 		start := time.Now()
-		if _, err := s.AppendHistory(ctx, "bench", i, []*agentv1.Message{msg}, usage); err != nil {
+		if _, err := s.AppendHistory(ctx, "bench", i, []*agentv1.Message{msg}, usage, true); err != nil {
 			b.Fatal(err)
 		}
 		evs := make([]*agentv1.Event, 12)

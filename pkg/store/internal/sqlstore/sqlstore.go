@@ -385,7 +385,7 @@ func (db *DB) History(ctx context.Context, agentID string) ([]*agentv1.Message, 
 }
 
 // AppendHistory appends msgs at position at, with the usage totals.
-func (db *DB) AppendHistory(ctx context.Context, agentID string, at int, msgs []*agentv1.Message, usage *agentv1.Usage) (int64, error) {
+func (db *DB) AppendHistory(ctx context.Context, agentID string, at int, msgs []*agentv1.Message, usage *agentv1.Usage, sync bool) (int64, error) {
 	var ub []byte
 	if usage != nil {
 		var err error
@@ -394,7 +394,7 @@ func (db *DB) AppendHistory(ctx context.Context, agentID string, at int, msgs []
 		}
 	}
 	var v int64
-	err := db.tx(ctx, func(tx *sql.Tx, _ func(store.Notice)) error {
+	err := db.txMode(ctx, !sync, func(tx *sql.Tx, _ func(store.Notice)) error {
 		// The update checks the position and locks the row in one statement.
 		err := tx.QueryRowContext(ctx, db.q(`UPDATE agents SET history_length = $3, usage = COALESCE($4, usage), version = version + 1
 			WHERE id = $1 AND history_length = $2 RETURNING version`), agentID, at, at+len(msgs), ub).Scan(&v)
