@@ -113,6 +113,24 @@ func (a *agent) live(now time.Time) string {
 	return ""
 }
 
+// agentLocked returns the agent of that id; s.mu is held.
+func (s *Store) agentLocked(id string) (*agent, error) {
+	a, ok := s.agents[id]
+	if !ok {
+		return nil, fmt.Errorf("agent %q: %w", id, store.ErrNotFound)
+	}
+	return a, nil
+}
+
+// runLocked returns the run of that id; s.mu is held.
+func (s *Store) runLocked(id string) (*run, error) {
+	r, ok := s.runs[id]
+	if !ok {
+		return nil, fmt.Errorf("run %q: %w", id, store.ErrNotFound)
+	}
+	return r, nil
+}
+
 func (s *Store) agentOut(a *agent) *store.Agent {
 	c := cloneAgent(a.a)
 	c.HistoryLength = len(a.history)
@@ -145,9 +163,9 @@ func (s *Store) GetAgent(ctx context.Context, id string) (*store.Agent, error) {
 		return nil, err
 	}
 	defer s.mu.Unlock()
-	a, ok := s.agents[id]
-	if !ok {
-		return nil, fmt.Errorf("agent %q: %w", id, store.ErrNotFound)
+	a, err := s.agentLocked(id)
+	if err != nil {
+		return nil, err
 	}
 	return s.agentOut(a), nil
 }
@@ -231,9 +249,9 @@ func (s *Store) History(ctx context.Context, agentID string) ([]*agentv1.Message
 		return nil, 0, err
 	}
 	defer s.mu.Unlock()
-	a, ok := s.agents[agentID]
-	if !ok {
-		return nil, 0, fmt.Errorf("agent %q: %w", agentID, store.ErrNotFound)
+	a, err := s.agentLocked(agentID)
+	if err != nil {
+		return nil, 0, err
 	}
 	return cloneMessages(a.history), a.a.Version, nil
 }
@@ -244,9 +262,9 @@ func (s *Store) AppendHistory(ctx context.Context, agentID string, at int, msgs 
 		return 0, err
 	}
 	defer s.mu.Unlock()
-	a, ok := s.agents[agentID]
-	if !ok {
-		return 0, fmt.Errorf("agent %q: %w", agentID, store.ErrNotFound)
+	a, err := s.agentLocked(agentID)
+	if err != nil {
+		return 0, err
 	}
 	if len(a.history) != at {
 		return 0, fmt.Errorf("agent %q: append at %d to a history of %d: %w", agentID, at, len(a.history), store.ErrConflict)
@@ -265,9 +283,9 @@ func (s *Store) ReplaceHistory(ctx context.Context, agentID string, msgs []*agen
 		return 0, err
 	}
 	defer s.mu.Unlock()
-	a, ok := s.agents[agentID]
-	if !ok {
-		return 0, fmt.Errorf("agent %q: %w", agentID, store.ErrNotFound)
+	a, err := s.agentLocked(agentID)
+	if err != nil {
+		return 0, err
 	}
 	a.history = cloneMessages(msgs)
 	a.a.Version++
@@ -379,9 +397,9 @@ func (s *Store) GetRun(ctx context.Context, id string) (*store.Run, error) {
 		return nil, err
 	}
 	defer s.mu.Unlock()
-	r, ok := s.runs[id]
-	if !ok {
-		return nil, fmt.Errorf("run %q: %w", id, store.ErrNotFound)
+	r, err := s.runLocked(id)
+	if err != nil {
+		return nil, err
 	}
 	return s.runOut(r), nil
 }
@@ -455,9 +473,9 @@ func (s *Store) Events(ctx context.Context, runID string, after int64, n int) ([
 		return nil, err
 	}
 	defer s.mu.Unlock()
-	r, ok := s.runs[runID]
-	if !ok {
-		return nil, fmt.Errorf("run %q: %w", runID, store.ErrNotFound)
+	r, err := s.runLocked(runID)
+	if err != nil {
+		return nil, err
 	}
 	i := sort.Search(len(r.events), func(i int) bool { return r.events[i].GetSeq() > after })
 	end := min(len(r.events), i+limit(n))
@@ -513,9 +531,9 @@ func (s *Store) AnswerPermission(ctx context.Context, runID, callID string, allo
 		return nil, err
 	}
 	defer s.mu.Unlock()
-	r, ok := s.runs[runID]
-	if !ok {
-		return nil, fmt.Errorf("run %q: %w", runID, store.ErrNotFound)
+	r, err := s.runLocked(runID)
+	if err != nil {
+		return nil, err
 	}
 	if r.r.Done() {
 		return nil, fmt.Errorf("run %q ended (%s): %w", runID, r.r.State, store.ErrConflict)
@@ -541,9 +559,9 @@ func (s *Store) Permissions(ctx context.Context, runID string) ([]*store.Permiss
 		return nil, err
 	}
 	defer s.mu.Unlock()
-	r, ok := s.runs[runID]
-	if !ok {
-		return nil, fmt.Errorf("run %q: %w", runID, store.ErrNotFound)
+	r, err := s.runLocked(runID)
+	if err != nil {
+		return nil, err
 	}
 	out := make([]*store.Permission, len(r.perms))
 	for i, p := range r.perms {

@@ -18,31 +18,15 @@ import (
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
 func TestConformance(t *testing.T) {
-	var mu sync.Mutex
-	dsns := map[store.Store]string{}
-	storetest.Run(t, storetest.Harness{
-		Open: func(t *testing.T) store.Store {
-			dsn := pgtest.Schema(t)
+	storetest.Run(t, storetest.Reopenable(
+		func(t *testing.T) string { return pgtest.Schema(t) },
+		func(t *testing.T, dsn string) store.Store {
 			s, err := Open(context.Background(), dsn)
 			if err != nil {
 				t.Fatal(err)
 			}
-			mu.Lock()
-			dsns[s] = dsn
-			mu.Unlock()
 			return s
-		},
-		Reopen: func(t *testing.T, s store.Store) store.Store {
-			mu.Lock()
-			dsn := dsns[s]
-			mu.Unlock()
-			s2, err := Open(context.Background(), dsn)
-			if err != nil {
-				t.Fatal(err)
-			}
-			return s2
-		},
-	})
+		}))
 }
 
 // TestMigrationsForward opens a schema at the first version, writes to it,

@@ -4,7 +4,6 @@ import (
 	"context"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -19,32 +18,15 @@ import (
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
 func TestConformance(t *testing.T) {
-	var mu sync.Mutex
-	paths := map[store.Store]string{}
-	storetest.Run(t, storetest.Harness{
-		Open: func(t *testing.T) store.Store {
-			path := filepath.Join(t.TempDir(), "agentcore.db")
+	storetest.Run(t, storetest.Reopenable(
+		func(t *testing.T) string { return filepath.Join(t.TempDir(), "agentcore.db") },
+		func(t *testing.T, path string) store.Store {
 			s, err := Open(context.Background(), path)
 			if err != nil {
 				t.Fatal(err)
 			}
-			mu.Lock()
-			paths[s] = path
-			mu.Unlock()
 			return s
-		},
-		Reopen: func(t *testing.T, s store.Store) store.Store {
-			mu.Lock()
-			path := paths[s]
-			mu.Unlock()
-			s.Close()
-			s2, err := Open(context.Background(), path)
-			if err != nil {
-				t.Fatal(err)
-			}
-			return s2
-		},
-	})
+		}))
 }
 
 // TestMigrationsForward opens a database at the first schema version,

@@ -31,6 +31,33 @@ type Harness struct {
 	Reopen func(t *testing.T, s store.Store) store.Store
 }
 
+// Reopenable is the Harness of a driver whose stores live at a place (a
+// file, a schema): fresh makes a new place for a test, open opens a store
+// there (failing the test on error).
+func Reopenable(fresh func(t *testing.T) string, open func(t *testing.T, where string) store.Store) Harness {
+	var mu sync.Mutex
+	places := map[store.Store]string{}
+	opened := func(t *testing.T, where string) store.Store {
+		s := open(t, where)
+		mu.Lock()
+		places[s] = where
+		mu.Unlock()
+		return s
+	}
+	return Harness{
+		Open: func(t *testing.T) store.Store { return opened(t, fresh(t)) },
+		Reopen: func(t *testing.T, s store.Store) store.Store {
+			mu.Lock()
+			where := places[s]
+			mu.Unlock()
+			if !s.Shared() {
+				s.Close()
+			}
+			return opened(t, where)
+		},
+	}
+}
+
 // Run runs the suite.
 func Run(t *testing.T, h Harness) {
 	tests := []struct {
