@@ -14,6 +14,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -36,6 +37,7 @@ const testKey = "sk-e2e-very-secret-key-0123456789"
 // suite is what every test shares: built binaries, the fake model and one
 // running server.
 var suite struct {
+	dir     string // the suite's temporary folder
 	bin     string // the agent-server binary
 	plugins string // bin/plugins
 	// mcpServer is an MCP server over stdio (pkg/mcp/mcptest's).
@@ -57,6 +59,7 @@ func runMain(m *testing.M) int {
 		return 1
 	}
 	defer os.RemoveAll(dir)
+	suite.dir = dir
 	// Binaries only: servers run as another user (the trust tests) must reach them.
 	if err := os.Chmod(dir, 0o755); err != nil {
 		fmt.Fprintln(os.Stderr, err)
@@ -165,15 +168,28 @@ type serverProc struct {
 
 // startServer starts agent-server on a free port with the plugins in
 // toolDir and the fake model as its default profile; extra adds flags.
+// Unless extra names a store, the server gets the default store (SQLite) in
+// a data folder of its own, never the developer's home.
 func startServer(toolDir string, extra []string, env ...string) (*serverProc, error) {
 	return launch(serverCmd(toolDir, extra, env...))
 }
 
 // serverCmd is the command startServer runs: agent-server on 127.0.0.1:0
 // with the plugins in toolDir and the fake model as its default profile.
+// Unless extra names a store, the server gets the default store (SQLite) in
+// a data folder of its own, never the developer's home.
 func serverCmd(toolDir string, extra []string, env ...string) *exec.Cmd {
-	args := append([]string{"-listen", "127.0.0.1:0", "-log-format", "json", "-log-level", "debug",
-		"-tool-dir", toolDir, "-shutdown-grace", "2s"}, extra...)
+	args := []string{"-listen", "127.0.0.1:0", "-log-format", "json", "-log-level", "debug",
+		"-tool-dir", toolDir, "-shutdown-grace", "2s"}
+	if !slices.Contains(extra, "-store") && !slices.Contains(extra, "-data-dir") {
+		// Open to all: some tests run the server as another user.
+		if data, err := os.MkdirTemp(suite.dir, "data-"); err == nil && os.Chmod(data, 0o777) == nil {
+			args = append(args, "-data-dir", data)
+		} else {
+			args = append(args, "-store", "memory")
+		}
+	}
+	args = append(args, extra...)
 	cmd := exec.Command(suite.bin, args...)
 	cmd.Env = append(os.Environ(),
 		"AGENTCORE_MODEL_BASE_URL="+suite.model.URL,

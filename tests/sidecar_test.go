@@ -73,6 +73,9 @@ func TestSidecarMinimalRoot(t *testing.T) {
 	if err := os.Mkdir(filepath.Join(root, "dev"), 0o755); err != nil {
 		t.Fatal(err)
 	}
+	if err := os.MkdirAll(filepath.Join(root, "var", "lib", "agentcore"), 0o755); err != nil { // the image's data folder
+		t.Fatal(err)
+	}
 	if err := syscall.Mknod(filepath.Join(root, "dev", "null"), syscall.S_IFCHR|0o666, int(unix1_3())); err != nil {
 		unavailable(t, "mknod /dev/null: %v", err)
 	}
@@ -98,6 +101,7 @@ func TestSidecarMinimalRoot(t *testing.T) {
 	cmd.Dir = "/"
 	cmd.Env = []string{
 		"SSL_CERT_FILE=/ca.pem",
+		"AGENTCORE_DATA_DIR=/var/lib/agentcore", // as the image sets it
 		"AGENTCORE_MODEL_BASE_URL=" + front.URL,
 		"AGENTCORE_MODEL=fake-model",
 		"AGENTCORE_MODEL_API_KEY=" + testKey,

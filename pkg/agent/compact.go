@@ -25,8 +25,17 @@ func (s *Session) Compact(ctx context.Context, onEvent func(*agentv1.Event)) (su
 	if err != nil {
 		return "", err
 	}
-	defer s.release(r)
+	defer func() {
+		var res *Result
+		if err == nil {
+			res = &Result{RunID: r.id, Text: summary, Usage: r.usage}
+		}
+		s.release(r, res, err)
+	}()
 	r.s, r.cfg, r.usage = s, cfg, &agentv1.Usage{}
+	if err := r.begin(JournalRun{Compaction: true, Busy: agentv1.BusyPolicy_BUSY_POLICY_REPLACE}); err != nil {
+		return "", err
+	}
 	r.observe(true)
 	defer func() { r.ended(nil, err) }()
 	r.emit = &emitter{runID: r.id, fn: onEvent}

@@ -98,6 +98,18 @@
 // ErrReplaced, ErrClosed, context.Canceled), or of kind timeout when its
 // context's deadline passed.
 //
+// # Durability
+//
+// A session with a Journal (Options.Journal) is durable: Begin claims the
+// agent for a run before it reads the history (across processes too: the
+// journal applies the busy policy there and hands back a history another
+// process wrote), every change to the history goes through the journal
+// before memory (the input; each model response with its usage; each
+// round's tool results; a summary), and End learns how the run ended. A
+// journal that fails ends the run with a *JournalError, memory as the
+// journal holds it. A send with Resume re-enters the loop from the history
+// as it is, e.g. after the journal's owner repaired a run cut off by a crash.
+//
 // # Observing
 //
 // An Observer (Options.Observer; pkg/telemetry is the server's) is told when

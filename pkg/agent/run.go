@@ -32,6 +32,9 @@ type run struct {
 	counter *tokens.Counter // nil unless the config has a token budget
 	usage   *agentv1.Usage  // summed over the run
 	ids     map[string]bool // tool-call ids in the history, made on first use
+	// begun says the journal knows the run (Begin succeeded), as jrun.
+	begun bool
+	jrun  JournalRun
 	// win and conv keep the run's context and the model layer's form of
 	// the history between its steps, so a step works on what is new.
 	win  window.Cache
@@ -149,11 +152,16 @@ func (r *run) loop() (*Result, error) {
 		obs.ModelEnded(mctx, mc, out, err)
 		if err != nil {
 			if out != nil && out.Message != nil && errors.Is(err, llm.ErrInvalidOutput) {
-				r.record(out) // the answer is kept; the send fails
+				if _, jerr := r.record(out); jerr != nil { // the answer is kept; the send fails
+					return nil, jerr
+				}
 			}
 			return nil, r.failure(ctx, err)
 		}
-		calls := r.record(out)
+		calls, err := r.record(out)
+		if err != nil {
+			return nil, err
+		}
 		resp := r.response(step, out)
 		r.emit.modelResponse(resp)
 		res.Steps, res.Text = step, out.Text
@@ -172,13 +180,17 @@ func (r *run) loop() (*Result, error) {
 				return res, nil
 			case n >= 2 && noTool == n-1 && r.cfg.NoToolPrompt != "":
 				// The next round is the last one allowed without a tool call.
-				r.s.appendHistory(history.User(r.cfg.NoToolPrompt))
+				if err := r.commit(false, nil, history.User(r.cfg.NoToolPrompt)); err != nil {
+					return nil, err
+				}
 			}
 			continue
 		}
 		noTool = 0
 		results, stop := r.runTools(ctx, step, calls)
-		r.s.appendHistory(history.Tool(results...))
+		if err := r.commit(true, nil, history.Tool(results...)); err != nil {
+			return nil, err
+		}
 		if ctx.Err() != nil {
 			return nil, aborted(ctx)
 		}
@@ -229,11 +241,11 @@ func (r *run) failure(ctx context.Context, err error) error {
 }
 
 // record writes a model response to the history and the usage totals, and
-// returns its tool calls in order. Before that it makes the response safe to
+// returns its tool calls in order (an error when the journal failed). Before that it makes the response safe to
 // keep: a call id already used in the history (some gateways repeat ids) or
 // missing gets a fresh one, and an invalid call (unreadable arguments) keeps
 // `{}` as arguments and a name, its raw text going into its error result.
-func (r *run) record(out *llm.Result) []call {
+func (r *run) record(out *llm.Result) ([]call, error) {
 	invalid := make(map[string]string, len(out.InvalidToolCalls))
 	for _, ic := range out.InvalidToolCalls {
 		text := ic.Feedback
@@ -270,9 +282,11 @@ func (r *run) record(out *llm.Result) []call {
 		}
 		calls = append(calls, cl)
 	}
-	r.s.appendHistory(out.Message)
-	r.addUsage(out.Usage)
-	return calls
+	// A response with tool calls is durable with the step's tool results.
+	if err := r.commit(len(calls) == 0, out.Usage, out.Message); err != nil {
+		return nil, err
+	}
+	return calls, nil
 }
 
 // usedIDs returns the tool-call ids of a history.
@@ -305,15 +319,6 @@ func (r *run) response(step int, out *llm.Result) *agentv1.ModelResponseEvent {
 		}
 	}
 	return ev
-}
-
-// addUsage adds u to the run's and the session's totals.
-func (r *run) addUsage(u *agentv1.Usage) {
-	if u == nil {
-		return
-	}
-	addUsage(r.usage, u)
-	r.s.addUsage(u)
 }
 
 // compact summarises the context w with the compaction model and appends
@@ -350,8 +355,9 @@ func (r *run) compact(ctx context.Context, w *window.Context, manual bool) (stri
 	if err != nil {
 		return "", r.failure(ctx, err)
 	}
-	r.s.appendHistory(history.Compact(out.Summary))
-	r.addUsage(out.Usage)
+	if err := r.commit(true, out.Usage, history.Compact(out.Summary)); err != nil {
+		return "", err
+	}
 	r.emit.compactFinished(out.Summary, out.Usage)
 	return out.Summary, nil
 }

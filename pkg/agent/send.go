@@ -37,6 +37,11 @@ type SendOptions struct {
 	PermissionMode agentv1.PermissionMode
 	AskTools       []string
 	OnPermission   PermissionFunc
+	// Resume re-enters the loop from the history as it is, without input
+	// (Input must be empty, History unset): the model is asked to go on
+	// from the last turn, e.g. after a run was interrupted. ErrNothingToResume
+	// when the history is empty or ends with the model's answer.
+	Resume bool
 	// OnEvent receives the run's events in order, numbered from 1, on one
 	// goroutine at a time. It must not block for long (tools wait on it) and
 	// must not call Send, Stop or Compact of the same session, which wait for
@@ -122,17 +127,22 @@ func (s *Session) Send(ctx context.Context, o SendOptions) (res *Result, err err
 	if err != nil {
 		return nil, err
 	}
-	defer s.release(r)
+	defer func() { s.release(r, res, err) }()
 	r.s, r.cfg, r.perm = s, cfg, perm
+	if err := r.begin(JournalRun{Busy: o.Busy}); err != nil {
+		return nil, err
+	}
 	r.observe(false)
 	defer func() { r.ended(res, err) }()
 	r.emit = &emitter{runID: r.id, fn: o.OnEvent}
 	r.limiter = tool.NewLimiter(cfg.MaxToolConcurrency)
 
-	s.mu.Lock()
 	if o.History != nil {
-		s.setHistoryLocked(o.History.GetMessages())
+		if err := r.replace(o.History.GetMessages()); err != nil {
+			return nil, err
+		}
 	}
+	s.mu.Lock()
 	tools, skills := s.tools, s.skills
 	s.mu.Unlock()
 	if o.Tools != nil {
@@ -142,8 +152,17 @@ func (s *Session) Send(ctx context.Context, o SendOptions) (res *Result, err err
 		return nil, err
 	}
 	s.opts.Logger.Debug("run started", "agent", s.id, "run", r.id)
+	if o.Resume {
+		if h := s.snapshot(); len(h) == 0 || h[len(h)-1].GetRole() == agentv1.Role_ROLE_ASSISTANT {
+			return nil, ErrNothingToResume
+		}
+	}
 	r.emit.runStarted(s.id)
-	s.appendHistory(input)
+	if !o.Resume {
+		if err := r.commit(false, nil, input); err != nil { // durable with the step's first response
+			return nil, err
+		}
+	}
 	res, err = r.loop()
 	if err != nil {
 		return nil, err // the Observer logs the run's end
@@ -163,6 +182,13 @@ func (s *Session) checkSend(o SendOptions) (*agentv1.Message, permission, error)
 		}
 	}
 	switch {
+	case o.Resume:
+		if len(o.Input) > 0 {
+			v.add("input", "must be empty with resume: a resumed send goes on from the history as it is")
+		}
+		if o.History != nil {
+			v.add("history", "cannot be replaced by a send with resume")
+		}
 	case len(o.Input) == 0:
 		v.add("input", "is required: give at least one text or media part")
 	case blank:

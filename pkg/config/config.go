@@ -21,6 +21,7 @@ import (
 	"net"
 	"net/url"
 	"os"
+	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
@@ -108,6 +109,20 @@ type Config struct {
 	// MCPListen, when set, is host:port or unix:PATH where the hosted tools
 	// are served over MCP streamable HTTP (path /mcp).
 	MCPListen string
+	// Store is where agents, histories, runs and events are kept:
+	// "sqlite:PATH", a postgres:// URL or "memory". Load fills in the
+	// default, sqlite in DataDir.
+	Store string
+	// DataDir holds the default SQLite store.
+	DataDir string
+	// EventRetention is how long the events of ended runs are kept.
+	EventRetention time.Duration
+	// LeaseTTL is how long a running agent's lease lasts unless renewed.
+	LeaseTTL time.Duration
+	// PermissionTimeout is how long a permission request waits for an answer.
+	PermissionTimeout time.Duration
+	// ReplicaID names this server in the store (default: the host name).
+	ReplicaID string
 
 	// file is the config file read, if any.
 	file string
@@ -296,11 +311,16 @@ func (c *Config) ProfileNames() []string {
 }
 
 // Secrets returns every secret the config holds (API keys, the bearer
-// token), for redaction from logs and errors.
+// token, a password in the store's URL), for redaction from logs and errors.
 func (c *Config) Secrets() []string {
 	var s []string
 	if c.AuthToken != "" {
 		s = append(s, c.AuthToken)
+	}
+	if u, err := url.Parse(c.Store); err == nil && u.User != nil {
+		if p, ok := u.User.Password(); ok && p != "" {
+			s = append(s, p)
+		}
 	}
 	for _, p := range c.Profiles {
 		if p.APIKey != "" {
@@ -833,12 +853,14 @@ func (c *Config) finish(getenv func(string) string) error {
 			c.Limits.MaxToolResultBytes, minMessageRoom>>10, c.Limits.MaxMessageBytes)
 	}
 	c.checkToolLimits(bad)
+	c.finishStore(getenv, bad)
 	for _, d := range []struct {
 		name string
 		v    time.Duration
 	}{{"shutdown-grace", c.ShutdownGrace}, {"keepalive-time", c.KeepaliveTime}, {"keepalive-timeout", c.KeepaliveTimeout},
 		{"retry-max-elapsed", c.Limits.RetryMaxElapsed}, {"retry-max-delay", c.Limits.RetryMaxDelay},
-		{"tool-cpu-time", c.ToolLimits.CPUTime}, {"tool-cpu-time-max", c.ToolLimits.CPUTimeMax}} {
+		{"tool-cpu-time", c.ToolLimits.CPUTime}, {"tool-cpu-time-max", c.ToolLimits.CPUTimeMax},
+		{"event-retention", c.EventRetention}, {"permission-timeout", c.PermissionTimeout}} {
 		if d.v < 0 {
 			bad("-%s %s: must not be negative", d.name, d.v)
 		}
@@ -991,9 +1013,73 @@ func (p Profile) GoString() string { return p.String() }
 
 // String prints the config without its secrets.
 func (c Config) String() string {
-	return fmt.Sprintf("listen=%s http_listen=%s tool_dirs=%v skill_dirs=%v mcp=%v profiles=%v default_profile=%s auth=%t tenants=%s tls=%t",
-		c.Listen, c.HTTP.Listen, c.ToolDirs, c.SkillDirs, c.MCP, c.ProfileNames(), c.DefaultProfile, c.AuthToken != "", c.AuthTokensFile, c.TLS.CertFile != "")
+	return fmt.Sprintf("listen=%s http_listen=%s tool_dirs=%v skill_dirs=%v mcp=%v profiles=%v default_profile=%s auth=%t tenants=%s tls=%t store=%s",
+		c.Listen, c.HTTP.Listen, c.ToolDirs, c.SkillDirs, c.MCP, c.ProfileNames(), c.DefaultProfile, c.AuthToken != "", c.AuthTokensFile, c.TLS.CertFile != "", c.StoreName())
 }
 
 // GoString is String.
 func (c Config) GoString() string { return c.String() }
+
+// finishStore fills in the default store and replica id and checks them.
+func (c *Config) finishStore(getenv func(string) string, bad func(string, ...any)) {
+	if c.DataDir == "" {
+		if d := getenv("XDG_STATE_HOME"); d != "" {
+			c.DataDir = filepath.Join(d, "agentcore")
+		} else if h := getenv("HOME"); h != "" {
+			c.DataDir = filepath.Join(h, ".local", "state", "agentcore")
+		} else if h, err := os.UserHomeDir(); err == nil {
+			c.DataDir = filepath.Join(h, ".local", "state", "agentcore")
+		}
+	}
+	if c.Store == "" {
+		if c.DataDir == "" {
+			bad("-store: no default: neither -data-dir, XDG_STATE_HOME nor HOME is set; give -store sqlite:PATH, postgres://… or memory")
+		}
+		c.Store = "sqlite:" + filepath.Join(c.DataDir, "agentcore.db")
+	}
+	switch kind, rest := c.StoreKind(); kind {
+	case "sqlite":
+		if rest == "" {
+			bad("-store %q: sqlite: needs a file path, e.g. sqlite:/var/lib/agentcore/agentcore.db", c.Store)
+		}
+	case "postgres", "memory":
+	default:
+		bad("-store %q: want sqlite:PATH, postgres://… or memory", c.StoreName())
+	}
+	if c.ReplicaID == "" {
+		if h, err := os.Hostname(); err == nil {
+			c.ReplicaID = h
+		} else {
+			c.ReplicaID = "agent-server"
+		}
+	}
+	if c.LeaseTTL < time.Second {
+		bad("-lease-ttl %s: must be at least 1s", c.LeaseTTL)
+	}
+}
+
+// StoreKind splits Store into its driver ("sqlite", "postgres", "memory"
+// or "" when unknown) and the rest (the SQLite path, or the whole URL).
+func (c *Config) StoreKind() (kind, rest string) {
+	switch s := c.Store; {
+	case s == "memory":
+		return "memory", ""
+	case strings.HasPrefix(s, "sqlite:"):
+		return "sqlite", strings.TrimPrefix(strings.TrimPrefix(s, "sqlite:"), "//")
+	case strings.HasPrefix(s, "postgres://"), strings.HasPrefix(s, "postgresql://"):
+		return "postgres", s
+	}
+	return "", c.Store
+}
+
+// StoreName is Store without a password.
+func (c *Config) StoreName() string {
+	u, err := url.Parse(c.Store)
+	if err != nil || u.User == nil {
+		return c.Store
+	}
+	if _, ok := u.User.Password(); ok {
+		u.User = url.UserPassword(u.User.Username(), "xxxxx")
+	}
+	return u.String()
+}

@@ -418,3 +418,46 @@ func TestJSONLogsAreReadable(t *testing.T) {
 		}
 	}
 }
+
+func TestStoreSettings(t *testing.T) {
+	tests := []struct {
+		name      string
+		args      []string
+		env       map[string]string
+		wantStore string
+		wantErr   string
+	}{
+		{"default under XDG_STATE_HOME", nil, map[string]string{"XDG_STATE_HOME": "/state", "HOME": "/home/u"}, "sqlite:/state/agentcore/agentcore.db", ""},
+		{"default under HOME", nil, map[string]string{"HOME": "/home/u"}, "sqlite:/home/u/.local/state/agentcore/agentcore.db", ""},
+		{"data dir", []string{"-data-dir", "/var/lib/ac"}, nil, "sqlite:/var/lib/ac/agentcore.db", ""},
+		{"memory", []string{"-store", "memory"}, nil, "memory", ""},
+		{"postgres from env", nil, map[string]string{"AGENTCORE_STORE": "postgres://u:pw@db/ac"}, "postgres://u:pw@db/ac", ""},
+		{"unknown", []string{"-store", "mysql://x"}, nil, "", "want sqlite:PATH, postgres://… or memory"},
+		{"empty sqlite path", []string{"-store", "sqlite:"}, nil, "", "needs a file path"},
+		{"short lease", []string{"-store", "memory", "-lease-ttl", "10ms"}, nil, "", "at least 1s"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			c, err := Load(tc.args, env(tc.env), io.Discard)
+			if tc.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+					t.Fatalf("error %v, want %q", err, tc.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if c.Store != tc.wantStore || c.ReplicaID == "" || c.LeaseTTL != 10*time.Second || c.EventRetention != 24*time.Hour || c.PermissionTimeout != 10*time.Minute {
+				t.Fatalf("store %q replica %q lease %v retention %v permission %v", c.Store, c.ReplicaID, c.LeaseTTL, c.EventRetention, c.PermissionTimeout)
+			}
+		})
+	}
+	c, err := Load([]string{"-store", "postgres://ac:hunter22@db:5432/ac"}, env(nil), io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(strings.Join(c.Secrets(), ","), "hunter22") || strings.Contains(c.String(), "hunter22") || strings.Contains(c.StoreName(), "hunter22") {
+		t.Fatalf("the store's password: secrets %v, String %s", c.Secrets(), c)
+	}
+}

@@ -21,6 +21,9 @@ type Setting struct {
 	File string
 	// Default is the value when nothing sets it, as a flag would give it.
 	Default string
+	// Shown is the default as the table shows it, when it is computed at
+	// load time (Default then stays empty).
+	Shown string
 	// Usage says what the setting does.
 	Usage string
 	// ptr points at the value in a Config.
@@ -173,6 +176,24 @@ func settings() []Setting {
 		{Flag: "tool-open-files-max", Env: "AGENTCORE_TOOL_OPEN_FILES_MAX", File: "tool_limits.open_files_max", Default: "0",
 			Usage: "most open files a tool may ask for (0: no cap)",
 			ptr:   func(c *Config) any { return &c.ToolLimits.OpenFilesMax }},
+		{Flag: "store", Env: "AGENTCORE_STORE", File: "store", Shown: "sqlite:<data-dir>/agentcore.db",
+			Usage: "where agents, histories, runs and events are kept: sqlite:PATH (one server), postgres://… (replicas; the password is best in PGPASSWORD), or memory (nothing kept)",
+			ptr:   func(c *Config) any { return &c.Store }},
+		{Flag: "data-dir", Env: "AGENTCORE_DATA_DIR", File: "data_dir", Shown: "$XDG_STATE_HOME/agentcore, else ~/.local/state/agentcore",
+			Usage: "folder of the default SQLite store",
+			ptr:   func(c *Config) any { return &c.DataDir }},
+		{Flag: "event-retention", Env: "AGENTCORE_EVENT_RETENTION", File: "event_retention", Default: "24h",
+			Usage: "how long the events of ended runs are kept for Attach (runs themselves stay)",
+			ptr:   func(c *Config) any { return &c.EventRetention }},
+		{Flag: "lease-ttl", Env: "AGENTCORE_LEASE_TTL", File: "lease_ttl", Default: "10s",
+			Usage: "a running agent's lease, renewed by its replica; once it expires (the replica died) another replica ends the run as interrupted",
+			ptr:   func(c *Config) any { return &c.LeaseTTL }},
+		{Flag: "permission-timeout", Env: "AGENTCORE_PERMISSION_TIMEOUT", File: "permission_timeout", Default: "10m",
+			Usage: "how long a permission request waits for an answer before the call is denied",
+			ptr:   func(c *Config) any { return &c.PermissionTimeout }},
+		{Flag: "replica-id", Env: "AGENTCORE_REPLICA_ID", File: "replica_id", Shown: "the host name",
+			Usage: "this server's name in the store (run owner); keep it stable across restarts so that its cut-off runs are recovered at once",
+			ptr:   func(c *Config) any { return &c.ReplicaID }},
 		{Flag: "metrics-listen", Env: "AGENTCORE_METRICS_LISTEN", File: "telemetry.metrics_listen",
 			Usage: "host:port of an HTTP listener serving Prometheus /metrics (off when empty); tracing is set with the OTEL_* variables",
 			ptr:   func(c *Config) any { return &c.MetricsListen }},
@@ -369,7 +390,11 @@ func Table() string {
 		if file == "" && s.Flag != "config" {
 			file = "-"
 		}
-		fmt.Fprintf(&b, "| `-%s` | %s | %s | %s | %s |\n", s.Flag, cell(s.Env), cell(file), cell(s.Default),
+		def := cell(s.Default)
+		if s.Shown != "" {
+			def = cell(s.Shown)
+		}
+		fmt.Fprintf(&b, "| `-%s` | %s | %s | %s | %s |\n", s.Flag, cell(s.Env), cell(file), def,
 			strings.ReplaceAll(s.Usage, "|", "\\|"))
 	}
 	b.WriteString("| - | - | `profiles.NAME.base_url`, `.model`, `.protocol`, `.api_key_env`, `.api_key_file`, `.allowed_base_urls`, `.defaults` | | a named model profile; `defaults` is any agent config in its JSON form (`system`, `maxTokens`, `provider`…); an agent picks it with `config.profile`; its key is sent only to `base_url` and the `allowed_base_urls` |\n")

@@ -22,6 +22,11 @@
 //	GET    /v1/tools                           ListTools
 //	POST   /v1/tools/{name}:execute            ExecuteTool (server-sent events)
 //	POST   /v1/tools:reload                    ReloadTools
+//	GET    /v1/runs                            ListRuns (also /v1/agents/{agent_id}/runs)
+//	GET    /v1/runs/{run_id}                   GetRun
+//	GET    /v1/runs/{run_id}:attach            Attach (server-sent events; ?afterSeq=N or Last-Event-ID)
+//	GET    /v1/agents/{agent_id}:attach        Attach to the agent's latest run
+//	POST   /v1/runs/{run_id}/permissions/{tool_call_id}  RespondPermission ({"allow": true} or a reason)
 //	GET    /healthz                            the gRPC health service
 //	GET    /openapi.json                       the OpenAPI document of all of the above
 //	GET    /                                   the web console
@@ -143,6 +148,8 @@ func New(opts Options) (http.Handler, error) {
 		{http.MethodPost, sendPath, g.send},
 		{http.MethodPost, compactPath, g.compact},
 		{http.MethodPost, executePath, g.execute},
+		{http.MethodGet, attachPath, g.attach},
+		{http.MethodGet, attachAgentPath, g.attach},
 	} {
 		if err := g.api.HandlePath(r.method, r.path, r.h); err != nil {
 			return nil, fmt.Errorf("gateway: route %s %s: %w", r.method, r.path, err)

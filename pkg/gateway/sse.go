@@ -7,9 +7,13 @@ import (
 	"io"
 	"net/http"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/grpc-ecosystem/grpc-gateway/v2/runtime"
+	"github.com/grpc-ecosystem/grpc-gateway/v2/utilities"
+	"google.golang.org/genproto/googleapis/rpc/errdetails"
+	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/proto"
 
@@ -18,10 +22,15 @@ import (
 
 // The streaming routes written here rather than generated.
 const (
-	sendPath    = "/v1/agents/{agent_id}:send"
-	compactPath = "/v1/agents/{agent_id}:compact"
-	executePath = "/v1/tools/{name}:execute"
+	sendPath        = "/v1/agents/{agent_id}:send"
+	compactPath     = "/v1/agents/{agent_id}:compact"
+	executePath     = "/v1/tools/{name}:execute"
+	attachPath      = "/v1/runs/{run_id}:attach"
+	attachAgentPath = "/v1/agents/{agent_id}:attach"
 )
+
+// attachQuery keeps the path's fields of an AttachRequest from the query.
+var attachQuery = utilities.NewDoubleArray([][]string{{"run_id"}, {"agent_id"}})
 
 // headerWait bounds how long a streaming route waits for the call's first
 // message before it answers 200: an error found when the call starts (a bad
@@ -101,6 +110,48 @@ func (g *gateway) execute(w http.ResponseWriter, r *http.Request, params map[str
 	})
 }
 
+// attach is GET /v1/runs/{run_id}:attach (or /v1/agents/{agent_id}:attach
+// for the agent's latest run): the run's events after ?afterSeq=N, or after
+// the Last-Event-ID a reconnecting EventSource sends, whichever is later.
+// A run with no event left to send answers 204, which tells an EventSource
+// to stop reconnecting.
+func (g *gateway) attach(w http.ResponseWriter, r *http.Request, params map[string]string) {
+	req := &agentv1.AttachRequest{RunId: params["run_id"], AgentId: params["agent_id"]}
+	if err := runtime.PopulateQueryParameters(req, r.URL.Query(), attachQuery); err != nil {
+		g.errorHandler(r.Context(), g.api, g.json, w, r, status.Errorf(codes.InvalidArgument, "%v", err))
+		return
+	}
+	if v := r.Header.Get("Last-Event-ID"); v != "" {
+		seq, err := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
+		if err != nil || seq < 0 {
+			g.errorHandler(r.Context(), g.api, g.json, w, r, badHeader("Last-Event-ID", "the seq of the last event received, a whole number"))
+			return
+		}
+		req.AfterSeq = max(req.AfterSeq, seq)
+	}
+	pattern := attachPath
+	if req.RunId == "" {
+		pattern = attachAgentPath
+	}
+	g.streamFrom(w, r, agentv1.AgentService_Attach_FullMethodName, pattern, http.StatusNoContent, func(ctx context.Context) (recvFunc, error) {
+		st, err := g.client.Attach(ctx, req)
+		if err != nil {
+			return nil, err
+		}
+		return eventsOf(st.Recv), nil
+	})
+}
+
+// badHeader is the INVALID_ARGUMENT of a request header, named as a field.
+func badHeader(name, want string) error {
+	st := status.New(codes.InvalidArgument, "invalid request: header "+name+": want "+want)
+	if d, err := st.WithDetails(&errdetails.BadRequest{FieldViolations: []*errdetails.BadRequest_FieldViolation{{Field: name, Description: "want " + want}}},
+		&errdetails.ErrorInfo{Domain: Domain, Reason: ReasonInvalidArgument}); err == nil {
+		st = d
+	}
+	return st.Err()
+}
+
 // eventsOf reads the run events a stream's messages wrap.
 func eventsOf[M interface{ GetEvent() *agentv1.Event }](recv func() (M, error)) recvFunc {
 	return func() (proto.Message, error) {
@@ -122,6 +173,12 @@ type received struct {
 // server-sent events. The call ends with the request: when the client goes
 // away, its context is cancelled.
 func (g *gateway) stream(w http.ResponseWriter, r *http.Request, method, pattern string, open func(context.Context) (recvFunc, error)) {
+	g.streamFrom(w, r, method, pattern, http.StatusOK, open)
+}
+
+// streamFrom is stream, answering empty with the status given when the
+// call ends well before its first message.
+func (g *gateway) streamFrom(w http.ResponseWriter, r *http.Request, method, pattern string, empty int, open func(context.Context) (recvFunc, error)) {
 	ctx, cancel := context.WithCancel(r.Context())
 	defer cancel()
 	ctx, err := runtime.AnnotateContext(ctx, g.api, r, method, runtime.WithHTTPPathPattern(pattern))
@@ -172,10 +229,14 @@ func (g *gateway) stream(w http.ResponseWriter, r *http.Request, method, pattern
 		g.errorHandler(ctx, g.api, g.json, w, r, first.err)
 		return
 	}
+	if first != nil && errors.Is(first.err, io.EOF) && empty != http.StatusOK {
+		w.WriteHeader(empty)
+		return
+	}
 	out := newEventWriter(w, g)
 	if first != nil {
 		if errors.Is(first.err, io.EOF) {
-			out.flush()
+			_ = out.flush()
 			return
 		}
 		if out.message(first.msg) != nil {

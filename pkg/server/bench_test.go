@@ -22,7 +22,7 @@ import (
 func BenchmarkSendInProcess(b *testing.B) {
 	model := fakemodel.StartTB(b)
 	model.Handle(func(*fakemodel.Request) fakemodel.Turn { return fakemodel.Turn{Text: "ok"} })
-	cfg, err := config.Load([]string{"-listen", "127.0.0.1:0", "-tool-dir", b.TempDir(), "-model-base-url", model.URL, "-model", "m"},
+	cfg, err := config.Load([]string{"-store", "memory", "-listen", "127.0.0.1:0", "-tool-dir", b.TempDir(), "-model-base-url", model.URL, "-model", "m"},
 		func(string) string { return "" }, io.Discard)
 	if err != nil {
 		b.Fatal(err)
@@ -64,7 +64,7 @@ func BenchmarkSendInProcess(b *testing.B) {
 // a tool selection and a short history.
 func BenchmarkIdleSessionMemory(b *testing.B) {
 	const perRound = 2000
-	cfg, err := config.Load([]string{"-tool-dir", b.TempDir(), "-model-base-url", "http://127.0.0.1:9/v1", "-model", "m", "-max-sessions", "0"},
+	cfg, err := config.Load([]string{"-store", "memory", "-tool-dir", b.TempDir(), "-model-base-url", "http://127.0.0.1:9/v1", "-model", "m", "-max-sessions", "0"},
 		func(string) string { return "" }, io.Discard)
 	if err != nil {
 		b.Fatal(err)

@@ -23,7 +23,7 @@ func (s *Server) UpdateAgent(ctx context.Context, req *agentv1.UpdateAgentReques
 	}
 	e, err := s.agent(ctx, a.GetId())
 	if err != nil {
-		return nil, fieldsUnder(err, "", map[string]string{"agent_id": "agent.id"})
+		return nil, err
 	}
 	c, err := s.catalog()
 	if err != nil {
@@ -91,13 +91,31 @@ func (s *Server) UpdateAgent(ctx context.Context, req *agentv1.UpdateAgentReques
 		e.skills = a.GetSkills()
 	}
 	e.applied = nil // the next send resolves tools and skills again
+	var missing []string
+	for _, p := range e.missing {
+		if secretValue(next, p) == "" {
+			missing = append(missing, p) // still not given again
+		}
+	}
+	e.missing = missing
+	rec := storedAgent(e.id, e.tenant, next, e.tools, e.skills, missing)
 	e.mu.Unlock()
 	s.secrets.add(keys...)
 	s.secrets.remove(old...)
+	v, err := s.store.UpdateAgent(ctx, rec)
+	if err != nil {
+		e.stale() // memory is ahead of the store: reload when idle
+		return nil, storeStatus(err)
+	}
+	e.wrote(v)
 	if err := e.refresh(c); err != nil {
 		return nil, err
 	}
-	return &agentv1.UpdateAgentResponse{Agent: s.agentProto(e)}, nil
+	got, err := s.store.GetAgent(ctx, e.id)
+	if err != nil {
+		return nil, storeStatus(err)
+	}
+	return &agentv1.UpdateAgentResponse{Agent: s.agentProto(got, e)}, nil
 }
 
 // copyPath copies the field at path from src to dst (clearing it when unset
@@ -127,19 +145,22 @@ func copyPath(dst, src protoreflect.Message, path []string) string {
 	return copyPath(dst.Mutable(fd).Message(), sub, path[1:])
 }
 
-// GetHistory reads a session's history, optionally grouped into turns and
-// rendered, in pages: page_size messages at most, and never more than fit in
-// one response (-max-message-bytes). With no page_size, a history that fits
-// comes whole, as it always did.
+// GetHistory reads an agent's history from the store, optionally grouped
+// into turns and rendered, in pages: page_size messages at most, and never
+// more than fit in one response (-max-message-bytes). With no page_size, a
+// history that fits comes whole, as it always did.
 func (s *Server) GetHistory(ctx context.Context, req *agentv1.GetHistoryRequest) (*agentv1.GetHistoryResponse, error) {
-	e, err := s.agent(ctx, req.GetAgentId())
+	rec, err := s.agentRecord(ctx, req.GetAgentId())
 	if err != nil {
 		return nil, err
 	}
 	if req.GetPageSize() < 0 {
 		return nil, invalidField("page_size", "must not be negative")
 	}
-	h := e.s.History()
+	h, _, err := s.store.History(ctx, rec.ID)
+	if err != nil {
+		return nil, storeStatus(err)
+	}
 	start := 0
 	if tok := req.GetPageToken(); tok != "" {
 		if start, err = historyPageStart(tok, len(h)); err != nil {
@@ -222,7 +243,8 @@ func historyPageStart(tok string, n int) (int, error) {
 	return start, nil
 }
 
-// SetHistory replaces a session's history; FAILED_PRECONDITION while it runs.
+// SetHistory replaces a session's history; FAILED_PRECONDITION while it
+// runs, here or on another replica.
 func (s *Server) SetHistory(ctx context.Context, req *agentv1.SetHistoryRequest) (*agentv1.SetHistoryResponse, error) {
 	e, err := s.agent(ctx, req.GetAgentId())
 	if err != nil {
@@ -231,9 +253,20 @@ func (s *Server) SetHistory(ctx context.Context, req *agentv1.SetHistoryRequest)
 	if err := s.checkHistorySize(len(req.GetMessages()), "messages"); err != nil {
 		return nil, err
 	}
+	if rec, err := s.store.GetAgent(ctx, e.id); err != nil {
+		return nil, storeStatus(err)
+	} else if rec.RunID != "" && !e.s.State().Running {
+		return nil, failure(codes.FailedPrecondition, ReasonRunning, "the agent is running on another replica (run %s); stop it first or wait", rec.RunID)
+	}
 	if err := e.s.SetHistory(req.GetMessages()); err != nil {
 		return nil, fieldsUnder(err, "", map[string]string{"history": "messages"})
 	}
+	v, err := s.store.ReplaceHistory(ctx, e.id, req.GetMessages())
+	if err != nil {
+		e.stale()
+		return nil, storeStatus(err)
+	}
+	e.wrote(v)
 	return &agentv1.SetHistoryResponse{HistoryLength: int32(len(req.GetMessages()))}, nil
 }
 

@@ -207,7 +207,7 @@ func shutdown(gs *grpc.Server, hs *health.Server, srv *Server, mcpSrv *http.Serv
 		defer func() { <-mcpDone }()
 	}
 	done := make(chan struct{})
-	go func() { gs.GracefulStop(); close(done) }()
+	go func() { gs.GracefulStop(); srv.bgRuns.Wait(); close(done) }() // streams, and runs that outlived theirs
 	select {
 	case <-done:
 		return

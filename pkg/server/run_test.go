@@ -40,7 +40,8 @@ func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 // a function that stops the server and returns Run's error.
 func serve(t *testing.T, args []string, env map[string]string) (string, func() error) {
 	t.Helper()
-	cfg, err := config.Load(args, func(k string) string { return env[k] }, io.Discard)
+	// No test writes into the developer's home: memory unless the test names a store.
+	cfg, err := config.Load(append([]string{"-store", "memory"}, args...), func(k string) string { return env[k] }, io.Discard)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -274,7 +275,7 @@ func TestRunFailsOnABrokenToolDir(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, "broken"), []byte("#!/bin/sh\nexit 3\n"), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	cfg, err := config.Load([]string{"-listen", "127.0.0.1:0", "-tool-dir", dir}, func(string) string { return "" }, io.Discard)
+	cfg, err := config.Load([]string{"-store", "memory", "-listen", "127.0.0.1:0", "-tool-dir", dir}, func(string) string { return "" }, io.Discard)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -3,6 +3,13 @@
 // validation, limits, authentication and error mapping of the public API
 // (proto/agentcore/v1).
 //
+// Agents, histories, runs and their events live in a store (pkg/store); a
+// session is this replica's working copy of a stored agent, written through
+// its journal. Runs hold their agent's lease in the store, so that replicas
+// sharing a PostgreSQL store apply one busy policy; notices from the store
+// carry stops, permission answers and new events between replicas, and the
+// stored event log is what Attach streams.
+//
 // Errors follow one rule: a request the server or engine rejects is
 // INVALID_ARGUMENT with a google.rpc.BadRequest naming the field; a model
 // error carries a google.rpc.ErrorInfo (domain "agentcore", reason the error
@@ -21,6 +28,7 @@ import (
 	"fmt"
 	"io"
 	"sync"
+	"time"
 
 	"github.com/hashicorp/go-hclog"
 	"google.golang.org/grpc"
@@ -28,6 +36,7 @@ import (
 	"github.com/agentcore/agentcore/pkg/auth"
 	"github.com/agentcore/agentcore/pkg/config"
 	"github.com/agentcore/agentcore/pkg/llm"
+	"github.com/agentcore/agentcore/pkg/store"
 	"github.com/agentcore/agentcore/pkg/telemetry"
 	"github.com/agentcore/agentcore/pkg/tokens"
 	"github.com/agentcore/agentcore/pkg/tool"
@@ -48,6 +57,9 @@ type Options struct {
 	// pkg/telemetry); nil: tracing stays off. Metrics and the per-run log
 	// line are always on.
 	Getenv func(string) string
+	// Store, when set, is used instead of opening the one Config names.
+	// The server closes it.
+	Store store.Store
 }
 
 // Server implements agentv1.AgentServiceServer. It owns its tool host and
@@ -69,16 +81,52 @@ type Server struct {
 	// tel observes runs, tool calls and plugin processes (traces, metrics, logs).
 	tel *telemetry.Telemetry
 
+	// store keeps agents, histories, runs and events; events batches run
+	// events into it. live are the runs executing here, perms their
+	// permission requests waiting for an answer, watch the requests waiting
+	// for the store to change.
+	store  store.Store
+	events *eventLog
+	live   liveRuns
+	perms  permWaiters
+	watch  watchers
+	// bgRuns counts the runs that outlived their stream (on_disconnect
+	// CONTINUE); bg the server's own loops (event writer, notices,
+	// leases), which stopBG ends.
+	bgRuns sync.WaitGroup
+	bg     sync.WaitGroup
+	stopBG context.CancelFunc
+
 	closeOnce sync.Once
 }
 
 // New returns a Server with no tools loaded yet: call LoadTools. It reads
-// the tokens file, if any, and resolves the plugin user.
+// the tokens file, if any, resolves the plugin user, opens the store
+// (applying its migrations), ends the runs a previous life of this server
+// left running (interrupted, histories repaired) and starts the server's
+// loops; Close ends them.
 func New(opts Options) (*Server, error) {
 	if opts.Config == nil {
 		return nil, errors.New("server: Options.Config is required")
 	}
 	cfg := opts.Config
+	if cfg.LeaseTTL <= 0 || cfg.PermissionTimeout <= 0 || cfg.EventRetention <= 0 || cfg.ReplicaID == "" {
+		c := *cfg
+		if c.LeaseTTL <= 0 {
+			c.LeaseTTL = 10 * time.Second
+		}
+		if c.PermissionTimeout <= 0 {
+			c.PermissionTimeout = 10 * time.Minute
+		}
+		if c.EventRetention <= 0 {
+			c.EventRetention = 24 * time.Hour
+		}
+		if c.ReplicaID == "" {
+			c.ReplicaID = "agent-server"
+		}
+		opts.Config = &c
+	}
+	cfg = opts.Config
 	authn, err := auth.New(auth.Options{Token: cfg.AuthToken, TokensFile: cfg.AuthTokensFile, Profiles: cfg.ProfileNames()})
 	if err != nil {
 		return nil, err
@@ -129,7 +177,31 @@ func New(opts Options) (*Server, error) {
 	s.llm = llm.NewClient(llm.Options{Logger: log.Named("llm"), RetryMaxElapsed: cfg.Limits.RetryMaxElapsed, RetryMaxDelay: cfg.Limits.RetryMaxDelay})
 	s.encoders = tokens.NewEncoders()
 	s.agents.init()
-	tel.GaugeFunc("agentcore_agents", "Agents the server holds now.", func() float64 { return float64(s.agents.count()) })
+
+	st := opts.Store
+	if st == nil {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		var err error
+		st, err = openStore(ctx, opts.Config)
+		cancel()
+		if err != nil {
+			s.host.Close()
+			lim.Close()
+			_ = tel.Shutdown(context.Background())
+			return nil, fmt.Errorf("store: %w", err)
+		}
+	}
+	s.store = st
+	s.events = newEventLog(st, log.Named("events"))
+	ctx, cancel := context.WithCancel(context.Background())
+	s.stopBG = cancel
+	s.recoverStale(ctx, true)
+	s.bg.Add(3)
+	go func() { defer s.bg.Done(); s.events.run() }()
+	go func() { defer s.bg.Done(); s.listen(ctx) }()
+	go func() { defer s.bg.Done(); s.maintain(ctx) }()
+	log.Info("store open", "store", opts.Config.StoreName(), "replica", opts.Config.ReplicaID)
+	tel.GaugeFunc("agentcore_agents", "Agents the server holds now.", s.agentCount)
 	return s, nil
 }
 
@@ -160,13 +232,18 @@ func (s *Server) StopRuns(ctx context.Context) {
 // Logger returns the server's logger (secrets redacted).
 func (s *Server) Logger() hclog.Logger { return s.log }
 
-// Close stops every run, forgets every session and kills every plugin
-// process. It is idempotent.
+// Close stops every run (a run cut off this way is interrupted: a later
+// send resumes it), forgets every session, writes the last events, closes
+// the store and kills every plugin process. It is idempotent.
 func (s *Server) Close() error {
 	var err error
 	s.closeOnce.Do(func() {
 		s.agents.closeAll()
-		err = errors.Join(s.host.Close(), s.limits.Close())
+		s.bgRuns.Wait()
+		s.events.close()
+		s.stopBG()
+		s.bg.Wait()
+		err = errors.Join(s.store.Close(), s.host.Close(), s.limits.Close())
 		ctx, cancel := context.WithTimeout(context.Background(), afterStop)
 		defer cancel()
 		if terr := s.tel.Shutdown(ctx); terr != nil {

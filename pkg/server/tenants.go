@@ -54,15 +54,6 @@ func (s *Server) tenant(ctx context.Context) (*auth.Tenant, error) {
 	return nil, failure(codes.Unauthenticated, ReasonUnauthenticated, "the call carries no authenticated tenant")
 }
 
-// agent returns the caller's agent of that id.
-func (s *Server) agent(ctx context.Context, id string) (*session, error) {
-	t, err := s.tenant(ctx)
-	if err != nil {
-		return nil, err
-	}
-	return s.agents.get(t, id)
-}
-
 // requireAdmin fails unless the caller's tenant is an admin.
 func (s *Server) requireAdmin(ctx context.Context, what string) error {
 	t, err := s.tenant(ctx)

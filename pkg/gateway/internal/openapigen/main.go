@@ -61,7 +61,7 @@ const description = `AgentService of agentcore over HTTP/JSON (grpc-gateway), th
 Bodies are proto3 JSON: lowerCamelCase names (snake_case accepted), 64-bit integers as strings, ` +
 	`enums by name; an unknown field is an error.
 
-Streaming routes (send, compact, execute) answer text/event-stream: one event per message, its ` +
+Streaming routes (send, attach, compact, execute) answer text/event-stream: one event per message, its ` +
 	"`data:` line the message as JSON and, for a run's events, its `id:` the event's seq. A stream that " +
 	"ends in an error sends a last event `event: error` whose data is the google.rpc.Status. An error " +
 	`found before the first event is a plain HTTP error.
@@ -92,7 +92,7 @@ func finish(generated []byte) ([]byte, error) {
 	}
 	for path, item := range paths {
 		for method, op := range item.(obj) {
-			if err := eventStream(op.(obj), defs); err != nil {
+			if err := eventStream(path, op.(obj), defs); err != nil {
 				return nil, fmt.Errorf("%s %s: %w", strings.ToUpper(method), path, err)
 			}
 		}
@@ -141,10 +141,12 @@ func bindSend(paths, defs obj) error {
 	body["title"] = "StartRun without the agent, which the path names."
 	defs["AgentServiceSendBody"] = body
 	op["summary"] = "Send starts a run on the agent and answers with its events as server-sent events."
-	op["description"] = "Permission requests wait for an answer from the run's permission route " +
-		"(or are denied when the run ends); Stop (POST /v1/agents/{agentId}:stop) stops the run, and so does " +
-		"the client going away. Events: runStarted, modelRequest, modelDelta…, toolCall, toolOutput, " +
-		"toolResult, step, retry, compact*, and result last."
+	op["description"] = "Each event's id is its seq. Permission requests wait for an answer from " +
+		"POST /v1/runs/{runId}/permissions/{toolCallId}; POST /v1/agents/{agentId}:stop stops the run. " +
+		"The client going away stops the run too, unless onDisconnect is ON_DISCONNECT_CONTINUE: then " +
+		"GET /v1/runs/{runId}:attach with Last-Event-ID (or afterSeq) follows it again from the next event. " +
+		"Events: runStarted, modelRequest, modelDelta…, toolCall, toolOutput, toolResult, step, retry, " +
+		"compact*, and result last."
 	op["parameters"] = []any{
 		obj{"name": "agentId", "in": "path", "required": true, "type": "string"},
 		obj{"name": "body", "in": "body", "required": true, "schema": obj{"$ref": "#/definitions/AgentServiceSendBody"}},
@@ -157,8 +159,9 @@ func bindSend(paths, defs obj) error {
 const streamTitle = "Stream result of "
 
 // eventStream describes a streaming operation's answer as server-sent
-// events whose data is the call's message, or the Event a message only wraps.
-func eventStream(op, defs obj) error {
+// events whose data is the call's message, or the Event a message only
+// wraps; an attach route also takes Last-Event-ID and may answer 204.
+func eventStream(path string, op, defs obj) error {
 	responses, _ := op["responses"].(obj)
 	ok, _ := responses["200"].(obj)
 	schema, _ := ok["schema"].(obj)
@@ -182,6 +185,12 @@ func eventStream(op, defs obj) error {
 		"description": "Server-sent events: each `data:` line one of these as JSON (`id:` its seq for a run's " +
 			"events); a last `event: error` carries the google.rpc.Status when the stream ends in an error.",
 		"schema": obj{"$ref": ref},
+	}
+	if strings.HasSuffix(path, ":attach") {
+		params, _ := op["parameters"].([]any)
+		op["parameters"] = append(params, obj{"name": "Last-Event-ID", "in": "header", "required": false, "type": "string",
+			"description": "The seq of the last event received (a reconnecting EventSource sends it): counts as afterSeq when later."})
+		responses["204"] = obj{"description": "The run has no event after afterSeq and has ended: nothing to follow (an EventSource stops reconnecting)."}
 	}
 	return nil
 }
