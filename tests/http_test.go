@@ -13,6 +13,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -284,6 +285,9 @@ func TestHTTPGateway(t *testing.T) {
 	t.Run("client going away stops the run", func(t *testing.T) { testHTTPDisconnect(t, h) })
 	t.Run("execute tool", func(t *testing.T) { testHTTPExecuteTool(t, h) })
 	t.Run("compact", func(t *testing.T) { testHTTPCompact(t, h) })
+	t.Run("runs", func(t *testing.T) { testHTTPRuns(t, h) })
+	t.Run("reconnect with Last-Event-ID", func(t *testing.T) { testHTTPReconnect(t, h) })
+	t.Run("permissions answered over HTTP", func(t *testing.T) { testHTTPPermissions(t, h) })
 	t.Run("openapi and console", func(t *testing.T) { testHTTPDocuments(t, h) })
 	t.Run("README curl examples", func(t *testing.T) { testHTTPReadme(t, h) })
 }
@@ -798,5 +802,211 @@ func TestHTTPShutdown(t *testing.T) {
 	}
 	if h.err != nil {
 		t.Errorf("agent-server exit: %v, want 0", h.err)
+	}
+}
+
+// readRun reads a send's or an attach's events to the end: the run events
+// (ids checked against their seq) and the error event, if any.
+func readRun(t *testing.T, body io.Reader) ([]*agentv1.Event, *sse) {
+	t.Helper()
+	var got []*agentv1.Event
+	for e := range events(t, body) {
+		if e.event == "error" {
+			return got, &e
+		}
+		ev := runEvent(t, e)
+		if e.id != strconv.FormatInt(ev.GetSeq(), 10) {
+			t.Errorf("event id %q, seq %d", e.id, ev.GetSeq())
+		}
+		got = append(got, ev)
+	}
+	return got, nil
+}
+
+func testHTTPRuns(t *testing.T, h *httpServer) {
+	id := h.createAgent(t, twoTools, "")
+	resp := h.open(t, request{method: "POST", path: "/v1/agents/" + id + ":send", body: `{"input": [{"text": "go"}]}`})
+	evs, fail := readRun(t, resp.Body)
+	resp.Body.Close()
+	if fail != nil || len(evs) == 0 || evs[len(evs)-1].GetResult() == nil {
+		t.Fatalf("send: %d events, error %v", len(evs), fail)
+	}
+	runID := evs[0].GetRunId()
+	var run agentv1.GetRunResponse
+	h.ok(t, request{method: "GET", path: "/v1/runs/" + runID}, &run)
+	if r := run.GetRun(); r.GetAgentId() != id || r.GetState() != agentv1.RunState_RUN_STATE_SUCCEEDED ||
+		r.GetLastSeq() != int64(len(evs)) || r.GetResult().GetText() != evs[len(evs)-1].GetResult().GetText() {
+		t.Errorf("run %v", r)
+	}
+	for _, path := range []string{"/v1/agents/" + id + "/runs", "/v1/runs?pageSize=1000", "/v1/runs?state=RUN_STATE_SUCCEEDED&pageSize=1000"} {
+		var list agentv1.ListRunsResponse
+		h.ok(t, request{method: "GET", path: path}, &list)
+		found := false
+		for _, r := range list.GetRuns() {
+			found = found || r.GetId() == runID
+		}
+		if !found {
+			t.Errorf("GET %s lacks run %s", path, runID)
+		}
+	}
+	// A finished run replays whole; with nothing left after the seq given, 204.
+	resp = h.open(t, request{method: "GET", path: "/v1/agents/" + id + ":attach"})
+	replay, fail := readRun(t, resp.Body)
+	resp.Body.Close()
+	if fail != nil || len(replay) != len(evs) || !proto.Equal(replay[len(replay)-1], evs[len(evs)-1]) {
+		t.Errorf("attach to the agent's latest run: %d events (want %d), error %v", len(replay), len(evs), fail)
+	}
+	resp, b := h.do(t, request{method: "GET", path: "/v1/runs/" + runID + ":attach", header: http.Header{
+		"Authorization": {"Bearer " + httpToken}, "Last-Event-ID": {strconv.Itoa(len(evs))}}})
+	if resp.StatusCode != http.StatusNoContent || len(b) != 0 {
+		t.Errorf("attach after the last event: %s %q, want 204", resp.Status, b)
+	}
+	for _, tt := range []struct {
+		req    request
+		status int
+		reason string
+	}{
+		{request{method: "GET", path: "/v1/runs/run_nothing"}, 404, "RUN_NOT_FOUND"},
+		{request{method: "GET", path: "/v1/runs/run_nothing:attach"}, 404, "RUN_NOT_FOUND"},
+		{request{method: "GET", path: "/v1/runs/" + runID + ":attach?afterSeq=-1"}, 400, "INVALID_ARGUMENT"},
+		{request{method: "GET", path: "/v1/runs/" + runID + ":attach", header: http.Header{
+			"Authorization": {"Bearer " + httpToken}, "Last-Event-ID": {"seven"}}}, 400, "INVALID_ARGUMENT"},
+		{request{method: "POST", path: "/v1/runs/" + runID + "/permissions/call_none", body: `{"allow": true}`}, 0, ""},
+	} {
+		resp, b := h.do(t, tt.req)
+		e := parseError(t, resp, b)
+		if tt.status == 0 {
+			if e.status < 400 {
+				t.Errorf("%s %s answered %d, want an error", tt.req.method, tt.req.path, e.status)
+			}
+			continue
+		}
+		if e.status != tt.status || e.reason != tt.reason {
+			t.Errorf("%s %s: %d %s, want %d %s: %s", tt.req.method, tt.req.path, e.status, e.reason, tt.status, tt.reason, b)
+		}
+	}
+}
+
+// testHTTPReconnect: a send that goes on without its client (onDisconnect
+// CONTINUE) is followed again with Last-Event-ID, and the events after the
+// reconnection are exactly the ones the first stream missed.
+func testHTTPReconnect(t *testing.T, h *httpServer) {
+	release := make(chan struct{})
+	releaseOnce := sync.OnceFunc(func() { close(release) })
+	defer releaseOnce()
+	id := h.createAgent(t, blockingModel(release), "")
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	req, _ := http.NewRequestWithContext(ctx, "POST", h.url+"/v1/agents/"+id+":send",
+		strings.NewReader(`{"input": [{"text": "count"}], "onDisconnect": "ON_DISCONNECT_CONTINUE"}`))
+	req.Header.Set("Authorization", "Bearer "+httpToken)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ch := events(t, resp.Body)
+	var before []*agentv1.Event
+	var lastID string
+	for len(before) < 2 {
+		e, ok := next(t, ch, 10*time.Second)
+		if !ok {
+			t.Fatal("the send ended early")
+		}
+		before = append(before, runEvent(t, e))
+		lastID = e.id
+	}
+	runID := before[0].GetRunId()
+	cancel() // the client goes away mid-run
+	resp.Body.Close()
+
+	// Reconnect while the run still waits for its model, as an EventSource
+	// does: the same URL, Last-Event-ID the last id received.
+	resp = h.open(t, request{method: "GET", path: "/v1/runs/" + runID + ":attach?afterSeq=0", header: http.Header{
+		"Authorization": {"Bearer " + httpToken}, "Last-Event-ID": {lastID}}})
+	defer resp.Body.Close()
+	if resp.StatusCode != 200 || resp.Header.Get("Content-Type") != "text/event-stream" {
+		t.Fatalf("attach: %s %v", resp.Status, resp.Header)
+	}
+	releaseOnce()
+	after, fail := readRun(t, resp.Body)
+	if fail != nil {
+		t.Fatalf("attach ended with %s", fail.data)
+	}
+	if len(after) == 0 || after[0].GetSeq() != before[len(before)-1].GetSeq()+1 {
+		t.Fatalf("after reconnecting, the first event is %v, want seq %d", after, before[len(before)-1].GetSeq()+1)
+	}
+	// Exactly the missed events: together the two streams are the whole run, once each.
+	resp2 := h.open(t, request{method: "GET", path: "/v1/runs/" + runID + ":attach"})
+	whole, fail := readRun(t, resp2.Body)
+	resp2.Body.Close()
+	joined := append(append([]*agentv1.Event{}, before...), after...)
+	if fail != nil || len(whole) != len(joined) {
+		t.Fatalf("the run has %d events, the two streams %d (error %v)", len(whole), len(joined), fail)
+	}
+	for i := range whole {
+		if !proto.Equal(whole[i], joined[i]) {
+			t.Errorf("event %d: replay %v, streams %v", i+1, whole[i], joined[i])
+		}
+	}
+	if last := joined[len(joined)-1].GetResult(); last.GetText() != "one two three" {
+		t.Errorf("result %v", last)
+	}
+}
+
+// testHTTPPermissions answers a send's permission requests with
+// RespondPermission over another HTTP connection: one allowed, one denied
+// with a reason the model then reads.
+func testHTTPPermissions(t *testing.T, h *httpServer) {
+	id := h.createAgent(t, twoTools, "")
+	resp := h.open(t, request{method: "POST", path: "/v1/agents/" + id + ":send",
+		body: `{"input": [{"text": "greet and add"}], "permissionMode": "PERMISSION_MODE_ASK_ALL"}`})
+	defer resp.Body.Close()
+	ch := events(t, resp.Body)
+	var results []*agentv1.ToolResultEvent
+	var final *agentv1.RunResultEvent
+	asked := 0
+	for final == nil {
+		e, ok := next(t, ch, 20*time.Second)
+		if !ok {
+			t.Fatal("the stream ended without a result")
+		}
+		if e.event == "error" {
+			t.Fatalf("error event: %s", e.data)
+		}
+		ev := runEvent(t, e)
+		if p := ev.GetPermissionRequest(); p != nil {
+			asked++
+			body := `{"allow": true}`
+			if p.GetToolName() == "add" {
+				body = `{"allow": false, "reason": "no sums today"}`
+			}
+			var out agentv1.RespondPermissionResponse
+			h.ok(t, request{method: "POST", path: "/v1/runs/" + ev.GetRunId() + "/permissions/" + p.GetToolCallId(), body: body}, &out)
+			// A second answer to the same call is refused.
+			r, b := h.do(t, request{method: "POST", path: "/v1/runs/" + ev.GetRunId() + "/permissions/" + p.GetToolCallId(), body: body})
+			if e := parseError(t, r, b); e.status < 400 || e.reason == "" {
+				t.Errorf("a second answer: %+v", e)
+			}
+		}
+		if r := ev.GetToolResult(); r != nil {
+			results = append(results, r)
+		}
+		final = ev.GetResult()
+	}
+	if asked != 2 || len(results) != 2 {
+		t.Fatalf("asked %d times, %d results", asked, len(results))
+	}
+	for _, r := range results {
+		text := r.GetOutput().GetText()
+		switch r.GetToolName() {
+		case "say_hello":
+			if r.GetError() || !strings.Contains(text, "Hello, Ming") {
+				t.Errorf("allowed call: %v", r)
+			}
+		case "add":
+			if !r.GetError() || !strings.Contains(text, "no sums today") {
+				t.Errorf("denied call: %v", r)
+			}
+		}
 	}
 }
