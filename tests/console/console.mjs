@@ -9,7 +9,6 @@
 //   CONSOLE_TOKEN      its bearer token
 //   CONSOLE_SYSTEM     the system prompt the scripted model answers
 //   CONSOLE_SHOTS      the folder for screenshots
-//   CONSOLE_APPROVALS  "1" when the server answers permissions over HTTP
 //   CONSOLE_SECRETS    comma-separated texts no page may show (the token, API keys)
 //   CHROMIUM           the browser (default /usr/bin/chromium)
 // It prints one line per step and exits non-zero on the first failure.
@@ -28,7 +27,6 @@ const url = env('CONSOLE_URL');
 const token = env('CONSOLE_TOKEN');
 const system = env('CONSOLE_SYSTEM');
 const shots = env('CONSOLE_SHOTS');
-const approvals = process.env.CONSOLE_APPROVALS === '1';
 const secrets = [token, ...(process.env.CONSOLE_SECRETS || '').split(',')].filter(Boolean);
 const noSecret = async (page) => {
   const html = await page.content();
@@ -73,20 +71,19 @@ try {
 
   step('send a task');
   await page.fill('#send-input', 'Build the greeting and tell me how it went.');
-  if (approvals) await page.selectOption('#send-permission', 'PERMISSION_MODE_ASK_LISTED');
-  if (approvals) await page.fill('#send-ask-tools', 'shell');
+  await page.selectOption('#send-permission', 'PERMISSION_MODE_ASK_LISTED');
+  await page.fill('#send-ask-tools', 'shell');
   await page.click('#send-button');
   const run = page.locator('section.run').first();
   await run.locator('.event-text', {hasText: 'Let me build it.'}).waitFor();
 
-  if (approvals) {
-    step('approve the shell call');
-    const card = run.locator('.permission');
-    await card.locator('button.allow').waitFor();
-    await page.screenshot({path: join(shots, 'console-approval.png'), fullPage: true});
-    await card.locator('button.allow').click();
-    await card.locator('.status', {hasText: 'allowed'}).waitFor();
-  }
+  step('approve the shell call');
+  const card = run.locator('.permission');
+  await card.locator('button.allow').waitFor();
+  if (await run.locator('.tool-call').count() !== 0) throw new Error('the shell call started before it was approved');
+  await page.screenshot({path: join(shots, 'console-approval.png'), fullPage: true});
+  await card.locator('button.allow').click();
+  await card.locator('.status', {hasText: 'allowed'}).waitFor();
 
   step('watch the tool output stream');
   const call = run.locator('.tool-call');
@@ -100,6 +97,14 @@ try {
   await page.locator('#agent-state', {hasText: 'idle'}).waitFor();
   await page.screenshot({path: join(shots, 'console-run.png'), fullPage: true});
   await noSecret(page);
+
+  step('open the run from the runs list: its events replayed');
+  await page.locator('.runs-table tbody tr a code').first().click();
+  await page.waitForURL(/#\/runs\/run_/);
+  await page.locator('#run-state', {hasText: 'succeeded'}).waitFor();
+  await page.locator('section.run .tool-output .stderr', {hasText: 'a warning'}).waitFor();
+  await page.locator('section.run .run-result', {hasText: 'The greeting is built.'}).waitFor();
+  if (await page.locator('section.run .permission button.allow').count() !== 0) throw new Error('an answered permission still offers buttons');
   await page.goto(url + '/#/agents');
   await page.locator('tr[data-agent=console-agent]').waitFor();
   await noSecret(page);

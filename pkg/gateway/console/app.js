@@ -2,7 +2,9 @@
 // Plain ES modules over the public HTTP API; the routes are the hash:
 //
 //	#/agents            agents, and a form to create one
-//	#/agents/{id}       an agent: send a task and watch the run, stop, history
+//	#/agents/{id}       an agent: send a task and watch the run, its runs, history
+//	#/runs              runs, newest first
+//	#/runs/{id}         a run: its events (stored, then live), approvals, stop
 //	#/tools             tools and skills
 //	#/tools/{name}      a tool: its schema, and a form to try it
 
@@ -17,6 +19,8 @@ let leave = new AbortController();
 
 const routes = [
   [/^#\/agents\/([^/]+)$/, agentPage],
+  [/^#\/runs\/([^/]+)$/, runPage],
+  [/^#\/runs$/, runsPage],
   [/^#\/tools\/([^/]+)$/, toolPage],
   [/^#\/tools$/, toolsPage],
   [/^(#\/agents)?$/, agentsPage],
@@ -143,6 +147,7 @@ function createAgentForm() {
 async function agentPage(signal, id) {
   const info = h('div.agent-info');
   const runs = h('div.runs');
+  const runList = h('tbody');
   const history = h('div.history');
   const msg = h('div');
   const p = api.path;
@@ -153,12 +158,16 @@ async function agentPage(signal, id) {
     append(info,
       h('span', 'state ', h(`span.badge.${enumName(agent.state, 'AGENT_STATE_')}#agent-state`, enumName(agent.state, 'AGENT_STATE_'))),
       h('span', `model ${c.model || c.profile || 'server default'}`),
-      h('span', `history ${agent.historyLength} messages`),
+      h('span', `history ${agent.historyLength} message${agent.historyLength === 1 ? '' : 's'}`),
       h('span', usageText(agent.usage)),
       agent.hasApiKey ? h('span', 'API key set (never shown)') : null,
       agent.tools ? h('span', `tools: ${agent.tools.all ? 'all' : (agent.tools.names || []).join(', ') || 'none'}`) : null,
       c.system ? h('details', h('summary', 'system prompt'), h('pre', c.system)) : null);
     return agent;
+  };
+  const showRuns = async () => {
+    const {runs: list = []} = await api.get(p`/v1/agents/${id}/runs` + '?pageSize=20');
+    fillRuns(clear(runList), list);
   };
   const showHistory = async () => {
     const {messages = [], turns = []} = await api.get(p`/v1/agents/${id}/history` + '?includeTurns=true');
@@ -189,7 +198,9 @@ async function agentPage(signal, id) {
       clear(msg);
       const run = new RunView({answer: answerPermission});
       runs.prepend(run.el);
-      const body = {input: [{text: input.value}], permissionMode: mode.value};
+      // The run goes on when this page is left or the connection breaks:
+      // its page (#/runs/{id}) follows it again.
+      const body = {input: [{text: input.value}], permissionMode: mode.value, onDisconnect: 'ON_DISCONNECT_CONTINUE'};
       const listed = askTools.value.split(',').map((s) => s.trim()).filter(Boolean);
       if (listed.length) body.askTools = listed;
       sendButton.disabled = true;
@@ -197,17 +208,25 @@ async function agentPage(signal, id) {
         await refresh().catch(() => {});
         await api.stream('POST', p`/v1/agents/${id}:send`, body, (ev) => {
           run.event(ev);
-          if (ev.data?.runStarted) refresh().catch(() => {});
+          if (ev.data?.runStarted) {
+            refresh().catch(() => {});
+            showRuns().catch(() => {});
+          }
         }, signal);
+        if (!run.ended && run.runId) await follow(run, run.runId, signal); // the stream broke: attach again
       } catch (err) {
         if (err.name === 'AbortError') return;
-        if (err.httpStatus) run.fail({code: err.code, message: err.message, details: [{'@type': 'google.rpc.ErrorInfo', reason: err.reason, metadata: err.metadata}]});
-        else run.fail({message: err.message});
+        if (run.runId && !(err instanceof api.APIError)) {
+          await follow(run, run.runId, signal); // a network error mid-run
+        } else {
+          run.fail(statusOf(err));
+        }
       } finally {
         sendButton.disabled = false;
       }
       if (!signal.aborted) {
         await refresh().catch(showError);
+        await showRuns().catch(showError);
         await showHistory().catch(showError);
       }
     },
@@ -241,9 +260,106 @@ async function agentPage(signal, id) {
     msg,
     h('h2', 'Send a task'), send,
     runs,
+    h('h2', 'Runs ', h('button', {type: 'button', onclick: () => showRuns().catch(showError)}, 'Refresh')),
+    runsTable(runList),
     h('h2', 'History ', h('button', {type: 'button', onclick: () => showHistory().catch(showError)}, 'Refresh')), history);
   await refresh();
+  await showRuns();
   await showHistory();
+}
+
+// ---- runs --------------------------------------------------------------
+
+function runsTable(body) {
+  return h('table.runs-table', h('thead', h('tr', ['run', 'agent', 'state', 'started', 'ended', 'waiting for'].map((c) => h('th', c)))), body);
+}
+
+// fillRuns lists runs into a table body.
+function fillRuns(body, runs) {
+  if (!runs.length) append(body, h('tr', h('td', {colSpan: 6}, 'No run yet.')));
+  for (const r of runs) {
+    const state = enumName(r.state, 'RUN_STATE_');
+    const pending = (r.pendingPermissions || []).map((q) => q.toolName);
+    append(body, h('tr', {dataset: {run: r.id}},
+      h('td', h('a', {href: `#/runs/${encodeURIComponent(r.id)}`}, h('code', r.id))),
+      h('td', h('a', {href: `#/agents/${encodeURIComponent(r.agentId)}`}, r.agentId)),
+      h('td', h(`span.badge.${state}`, r.compaction ? `${state} (compaction)` : state)),
+      h('td', r.startTime ? new Date(r.startTime).toLocaleString() : ''),
+      h('td', r.endTime ? new Date(r.endTime).toLocaleString() : ''),
+      h('td', pending.length ? h('strong', `approval: ${pending.join(', ')}`) : '')));
+  }
+}
+
+async function runsPage(signal) {
+  const body = h('tbody');
+  append(view, h('h1', 'Runs'), runsTable(body));
+  const {runs = []} = await api.get('/v1/runs?pageSize=100');
+  if (!signal.aborted) fillRuns(body, runs);
+}
+
+async function runPage(signal, runId) {
+  const p = api.path;
+  const info = h('div.agent-info');
+  const msg = h('div');
+  const run = new RunView({answer: answerPermission});
+  let current = null;
+  const refresh = async () => {
+    const {run: r} = await api.get(p`/v1/runs/${runId}`);
+    current = r;
+    const state = enumName(r.state, 'RUN_STATE_');
+    clear(info);
+    append(info,
+      h('span', 'state ', h(`span.badge.${state}#run-state`, state)),
+      h('span', 'agent ', h('a', {href: `#/agents/${encodeURIComponent(r.agentId)}`}, r.agentId)),
+      h('span', `started ${r.startTime ? new Date(r.startTime).toLocaleString() : ''}`),
+      r.endTime ? h('span', `ended ${new Date(r.endTime).toLocaleString()}`) : null,
+      h('span', `${r.lastSeq || 0} events`),
+      r.replica ? h('span', `replica ${r.replica}`) : null,
+      r.error ? h('span.error', `${r.error.reason || ''} ${r.error.message || ''}`) : null);
+    return r;
+  };
+  const stop = h('button#run-stop', {type: 'button', onclick: async () => {
+    try {
+      await api.post(p`/v1/agents/${current.agentId}:stop`, {runId});
+    } catch (err) {
+      append(clear(msg), errorView(err));
+    }
+  }}, 'Stop');
+  append(view, h('h1', h('a', {href: '#/runs'}, 'Runs'), ' / ', runId), info, h('div.row', stop), msg, run.el);
+  const r = await refresh();
+  if (r.eventsExpired) {
+    append(run.el, h('p.muted', 'The events of this run were deleted after the server\'s event retention.'));
+    return;
+  }
+  await follow(run, runId, signal);
+  if (!signal.aborted) await refresh().catch(() => {});
+}
+
+/**
+ * follow attaches to a run from the view's last seq and draws its events
+ * until the run ends; after a broken connection it attaches again from the
+ * last event drawn, so that each event is drawn once.
+ */
+async function follow(run, runId, signal) {
+  for (let attempt = 0; !run.ended && !signal.aborted; attempt++) {
+    try {
+      await api.stream('GET', api.path`/v1/runs/${runId}:attach` + `?afterSeq=${run.lastSeq}`, undefined, (ev) => run.event(ev), signal);
+      return;
+    } catch (err) {
+      if (err.name === 'AbortError') return;
+      if (err instanceof api.APIError) {
+        run.fail(statusOf(err));
+        return;
+      }
+      await new Promise((resolve) => setTimeout(resolve, Math.min(5000, 250 * 2 ** attempt)));
+    }
+  }
+}
+
+// statusOf is an error as the google.rpc.Status a stream's error event holds.
+function statusOf(err) {
+  if (!(err instanceof api.APIError)) return {message: err.message};
+  return {code: err.code, message: err.message, details: [{'@type': 'google.rpc.ErrorInfo', reason: err.reason, metadata: err.metadata}]};
 }
 
 // answerPermission answers a run's permission request.

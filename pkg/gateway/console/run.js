@@ -53,6 +53,7 @@ export class RunView {
     this.calls = new Map(); // tool call id -> {el, output, status}
     this.permissions = new Map(); // tool call id -> card
     this.compaction = null;
+    this.current = null; // the latest step
     this.ended = false;
   }
 
@@ -126,6 +127,7 @@ export class RunView {
       this.steps.set(n, s);
       append(this.el, el);
     }
+    this.current = s;
     if (req) s.usage.textContent = `asking the model: ${req.messageCount} messages, ${(req.tools || []).length} tools`;
     return s;
   }
@@ -172,7 +174,7 @@ export class RunView {
         h('button.deny', {type: 'button', onclick: () => send(false)}, 'Deny'), ' ', reason);
     }
     this.permissions.set(p.toolCallId, card);
-    append(this.el, card);
+    append(this.current ? this.current.el : this.el, card); // asked after the step's model answer
   }
 
   finish(r) {
