@@ -292,12 +292,15 @@ func TestHTTPGateway(t *testing.T) {
 	t.Run("README curl examples", func(t *testing.T) { testHTTPReadme(t, h) })
 }
 
-// readmeCurl matches the README's curl commands: method, path, body, and
-// the status a comment after them expects.
-var readmeCurl = regexp.MustCompile(`(?m)^curl -[sN](?: -X (\w+))? '?localhost:8080([^'\s]+)'?(?: -d '([^']*)')?(?:[ \t]+# (\d{3}))?`)
+// readmeCurl matches the README's curl commands: method, path, body, a
+// header, and the status a comment after them expects.
+var readmeCurl = regexp.MustCompile(`(?m)^curl -[sN](?: -X (\w+))? '?localhost:8080([^'\s]+)'?(?: -d '([^']*)')?(?: -H '([^']*)')?(?:[ \t]+# (\d{3}))?`)
 
 // testHTTPReadme runs the curl commands of the README's HTTP section, in
 // order, against the server (with its token): each must answer as shown.
+// RUN_ID and CALL_ID stand for the run of the last send and its permission
+// request; a send that asks for a permission and goes on without its client
+// is left at the request.
 func testHTTPReadme(t *testing.T, h *httpServer) {
 	b, err := os.ReadFile(filepath.Join(repoRoot(), "README.md"))
 	if err != nil {
@@ -313,29 +316,56 @@ func testHTTPReadme(t *testing.T, h *httpServer) {
 		text = text[:end+3]
 	}
 	const system = "Use the tools to do the task."
-	suite.router.set(t, system, func(step int, req *fakemodel.Request) fakemodel.Turn {
-		if step == 0 {
-			return fakemodel.Turn{ToolCalls: []fakemodel.ToolCall{{ID: "c1", Name: "say_hello", Arguments: `{"name":"Ming"}`}}}
+	suite.router.set(t, system, func(_ int, req *fakemodel.Request) fakemodel.Turn {
+		if results := lastToolResults(req); len(results) > 0 { // each send: a call, then an answer
+			return fakemodel.Turn{Text: "I said: " + strings.Join(results, "")}
 		}
-		return fakemodel.Turn{Text: "I said: " + strings.Join(lastToolResults(req), "")}
+		return fakemodel.Turn{ToolCalls: []fakemodel.ToolCall{{ID: "call_1", Name: "say_hello", Arguments: `{"name":"Ming"}`}}}
 	})
 	defer h.do(t, request{method: "DELETE", path: "/v1/agents/demo"})
 	calls := readmeCurl.FindAllStringSubmatch(text, -1)
-	if len(calls) < 6 {
+	if len(calls) < 10 {
 		t.Fatalf("found %d curl commands in the README's HTTP section", len(calls))
 	}
+	runID, callID := "", ""
 	for _, c := range calls {
-		method, path, body, want := c[1], c[2], c[3], http.StatusOK
+		path := strings.NewReplacer("RUN_ID", runID, "CALL_ID", callID).Replace(c[2])
+		method, body, header, want := c[1], c[3], c[4], http.StatusOK
 		if method == "" {
 			method = "GET"
 		}
-		if c[4] != "" {
-			want, _ = strconv.Atoi(c[4])
+		if c[5] != "" {
+			want, _ = strconv.Atoi(c[5])
 		}
-		resp, got := h.do(t, request{method: method, path: path, body: body})
-		if resp.StatusCode != want || strings.Contains(string(got), "event: error") {
-			t.Errorf("README: %s\n%s %s", c[0], resp.Status, got)
+		r := request{method: method, path: path, body: body}
+		if name, value, ok := strings.Cut(header, ": "); ok {
+			r.header = http.Header{"Authorization": {"Bearer " + httpToken}, name: {value}}
 		}
+		if !strings.HasSuffix(path, ":send") {
+			resp, got := h.do(t, r)
+			if resp.StatusCode != want || strings.Contains(string(got), "event: error") {
+				t.Errorf("README: %s\n%s %s", c[0], resp.Status, got)
+			}
+			continue
+		}
+		resp := h.open(t, r)
+		if resp.StatusCode != want {
+			b, _ := io.ReadAll(resp.Body)
+			t.Fatalf("README: %s\n%s %s", c[0], resp.Status, b)
+		}
+		for e := range events(t, resp.Body) {
+			if e.event == "error" {
+				t.Errorf("README: %s\nerror event %s", c[0], e.data)
+				break
+			}
+			ev := runEvent(t, e)
+			runID = ev.GetRunId()
+			if p := ev.GetPermissionRequest(); p != nil && strings.Contains(body, "ON_DISCONNECT_CONTINUE") {
+				callID = p.GetToolCallId()
+				break // the run waits for its answer, the next command
+			}
+		}
+		resp.Body.Close()
 	}
 }
 
