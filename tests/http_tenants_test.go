@@ -102,6 +102,35 @@ func TestHTTPTenants(t *testing.T) {
 			t.Errorf("alice %s %s on another tenant's agent: %+v", r.method, r.path, e)
 		}
 	}
+	// Runs are the tenant's too: bob's run is not there for alice.
+	resp := bob.open(t, request{method: "POST", path: "/v1/agents/bob-only:send", body: `{"input": [{"text": "hi"}]}`})
+	bobEvents, _ := readRun(t, resp.Body)
+	resp.Body.Close()
+	if len(bobEvents) == 0 {
+		t.Fatal("bob's send streamed no event")
+	}
+	bobRun := bobEvents[0].GetRunId()
+	for _, r := range []request{
+		{method: "GET", path: "/v1/runs/" + bobRun},
+		{method: "GET", path: "/v1/runs/" + bobRun + ":attach"},
+		{method: "POST", path: "/v1/runs/" + bobRun + "/permissions/call_x", body: `{"allow": true}`},
+	} {
+		resp, b := alice.do(t, r)
+		if e := parseError(t, resp, b); e.status != http.StatusNotFound || e.reason != "RUN_NOT_FOUND" {
+			t.Errorf("alice %s %s on bob's run: %+v", r.method, r.path, e)
+		}
+	}
+	var aliceRuns agentv1.ListRunsResponse
+	alice.ok(t, request{method: "GET", path: "/v1/runs"}, &aliceRuns)
+	if len(aliceRuns.GetRuns()) != 0 {
+		t.Errorf("alice lists runs %v", aliceRuns.GetRuns())
+	}
+	var bobRuns agentv1.ListRunsResponse
+	bob.ok(t, request{method: "GET", path: "/v1/runs"}, &bobRuns)
+	if len(bobRuns.GetRuns()) != 1 || bobRuns.GetRuns()[0].GetId() != bobRun {
+		t.Errorf("bob lists runs %v", bobRuns.GetRuns())
+	}
+
 	resp, b := alice.do(t, request{method: "POST", path: "/v1/tools:reload"})
 	if e := parseError(t, resp, b); e.status != http.StatusForbidden {
 		t.Errorf("alice (not admin) reloads tools: %+v", e)
