@@ -275,10 +275,11 @@ func (g *gateway) streamFrom(w http.ResponseWriter, r *http.Request, method, pat
 
 // eventWriter writes server-sent events to an HTTP response.
 type eventWriter struct {
-	w   http.ResponseWriter
-	rc  *http.ResponseController
-	g   *gateway
-	buf bytes.Buffer
+	w       http.ResponseWriter
+	rc      *http.ResponseController
+	g       *gateway
+	buf     bytes.Buffer // one event's lines
+	scratch []byte       // one event's JSON (appendEventJSON)
 }
 
 // newEventWriter answers 200 with an event stream.
@@ -293,13 +294,18 @@ func newEventWriter(w http.ResponseWriter, g *gateway) *eventWriter {
 
 // message writes one event: id the seq of a run event, data the message's JSON.
 func (e *eventWriter) message(m proto.Message) error {
+	id := ""
+	ev, isEvent := m.(*agentv1.Event)
+	if isEvent {
+		id = strconv.FormatInt(ev.GetSeq(), 10)
+		if data, ok := appendEventJSON(e.scratch[:0], ev); ok {
+			e.scratch = data
+			return e.event(id, "", data)
+		}
+	}
 	data, err := e.g.json.Marshal(m)
 	if err != nil {
 		return e.fail(status.Convert(err))
-	}
-	id := ""
-	if ev, ok := m.(*agentv1.Event); ok {
-		id = strconv.FormatInt(ev.GetSeq(), 10)
 	}
 	return e.event(id, "", data)
 }
