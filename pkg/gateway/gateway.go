@@ -36,7 +36,10 @@
 // each answers with text/event-stream, one event per message, its data the
 // message as JSON on one line and, for run events, its id the event's seq.
 // A stream that ends in an error sends a last event named "error" whose data
-// is the google.rpc.Status. An error found before the first message (a bad
+// is the google.rpc.Status. Attach takes the Last-Event-ID of a reconnecting
+// EventSource as after_seq, and answers 204 when the run has nothing left to
+// send (an EventSource then stops reconnecting). An error found before the
+// first message (a bad
 // request, an unknown agent) is a plain HTTP error instead: every error body
 // is a google.rpc.Status, with the gRPC service's ErrorInfo reason and
 // BadRequest field violations, and the HTTP status mapped from its code.
