@@ -49,7 +49,7 @@ func (r *run) loop() (*Result, error) {
 		r.counter = c
 	}
 	offered := r.tools.offered(r.cfg)
-	var tools []llm.Tool
+	var tools *llm.ToolSet
 	if offered {
 		tools = r.tools.llm
 	}
@@ -85,7 +85,7 @@ func (r *run) loop() (*Result, error) {
 			Config:      r.cfg,
 			System:      w.System,
 			Messages:    w.Messages,
-			Tools:       tools,
+			ToolSet:     tools,
 			Model:       model,
 			Conversions: &r.conv,
 			OnDelta:     func(d llm.Delta) { r.emit.delta(step, d) },

@@ -23,13 +23,33 @@ const InvalidCallName = "invalid_tool_call"
 // toolbox is what one send offers the model: the tools with the built-in
 // skill tool merged in (it wins over a tool of the same name), and their
 // definitions for the window's estimate and the model request. It is built
-// per send and dropped after, so an idle session holds none of it.
+// per send and dropped after, so an idle session holds none of it; the
+// definitions themselves are converted once per tool (see toolForms).
 type toolbox struct {
 	set    *tool.Set
 	skills string // the skills' system text; empty without skills
 	specs  []*pluginv1.ToolSpec
-	llm    []llm.Tool
+	llm    *llm.ToolSet
 	names  []string
+}
+
+// toolForms are the forms of one tool's definition a send needs, derived
+// once per tool and kept with it (tool.Set.Derived).
+type toolForms struct {
+	spec *pluginv1.ToolSpec // for the window's token estimate
+	def  *llm.ToolDef       // for the model request
+}
+
+// formsKey is the tool.Set.Derived key of toolForms.
+type formsKey struct{}
+
+func deriveForms(sp tool.Spec) (any, error) {
+	def, err := llm.NewToolDef(sp.Name, sp.Description, sp.InputSchema)
+	if err != nil {
+		return nil, fmt.Errorf("tool %q: input schema: %w", sp.Name, err)
+	}
+	spec := &pluginv1.ToolSpec{Name: sp.Name, Description: sp.Description, InputSchemaJson: string(sp.InputSchema)}
+	return &toolForms{spec: spec, def: def}, nil
 }
 
 // newToolbox builds the toolbox of tools and skills.
@@ -57,15 +77,17 @@ func newToolbox(tools *tool.Set, skills *skill.Set) (*toolbox, error) {
 		b.set = tool.Merge(tools, st)
 		b.skills = skills.SystemText()
 	}
-	for _, sp := range b.set.Specs() {
-		b.specs = append(b.specs, &pluginv1.ToolSpec{Name: sp.Name, Description: sp.Description, InputSchemaJson: string(sp.InputSchema)})
-		var schema map[string]any
-		if err := json.Unmarshal(sp.InputSchema, &schema); err != nil {
-			return nil, fmt.Errorf("tool %q: input schema: %w", sp.Name, err)
+	b.names = b.set.Names()
+	b.specs = make([]*pluginv1.ToolSpec, len(b.names))
+	defs := make([]*llm.ToolDef, len(b.names))
+	for i, name := range b.names {
+		f, err := b.set.Derived(name, formsKey{}, deriveForms)
+		if err != nil {
+			return nil, err
 		}
-		b.llm = append(b.llm, llm.Tool{Name: sp.Name, Description: sp.Description, Schema: schema})
-		b.names = append(b.names, sp.Name)
+		b.specs[i], defs[i] = f.(*toolForms).spec, f.(*toolForms).def
 	}
+	b.llm = llm.NewToolSet(defs...)
 	return b, nil
 }
 

@@ -18,7 +18,6 @@ import (
 
 	"github.com/cloudwego/eino/components/model"
 	"github.com/cloudwego/eino/schema"
-	"github.com/eino-contrib/jsonschema"
 	"github.com/hashicorp/go-hclog"
 	"google.golang.org/protobuf/types/known/timestamppb"
 
@@ -159,6 +158,9 @@ func (c *Client) Chat(ctx context.Context, req Request) (*Result, error) {
 		return nil, err
 	}
 	key := modelKey(cfg, req.Model)
+	if req.ToolSet != nil {
+		req.Tools = req.ToolSet.tools
+	}
 	hasTools := len(req.Tools) > 0
 	text := hasTools && (cfg.ToolMode == ToolModeText ||
 		cfg.ToolMode == ToolModeAuto && (!cfg.Capabilities.Tools || c.isTextOnly(key)))
@@ -246,15 +248,11 @@ func (c *Client) model(req Request, native bool) (model.ToolCallingChatModel, []
 	cfg := req.Config
 	var infos []*schema.ToolInfo
 	if native {
-		var err error
-		if req.Conversions != nil {
-			infos, err = req.Conversions.toolInfos(req.Tools)
-		} else {
-			infos, err = toolInfos(req.Tools)
-		}
+		set, err := toolSet(req)
 		if err != nil {
 			return nil, nil, err
 		}
+		infos = set.infos
 	}
 	choice := ""
 	if native && cfg.Capabilities.ToolChoice {
@@ -348,28 +346,16 @@ func vendorOf(p provider.Protocol) string {
 	return "openai"
 }
 
-// toolInfos converts tools to eino tool infos.
-func toolInfos(tools []Tool) ([]*schema.ToolInfo, error) {
-	out := make([]*schema.ToolInfo, 0, len(tools))
-	for i, t := range tools {
-		if t.Name == "" {
-			return nil, &Error{Kind: KindRequest, Code: "invalid_tool", Message: fmt.Sprintf("tool %d has no name", i)}
-		}
-		s := t.Schema
-		if s == nil {
-			s = map[string]any{"type": "object", "properties": map[string]any{}}
-		}
-		raw, err := json.Marshal(s)
-		var js jsonschema.Schema
-		if err == nil {
-			err = json.Unmarshal(raw, &js)
-		}
-		if err != nil {
-			return nil, &Error{Kind: KindRequest, Code: "invalid_tool", Message: fmt.Sprintf("tool %q: the input schema cannot be used: %v", t.Name, err), Err: err}
-		}
-		out = append(out, &schema.ToolInfo{Name: t.Name, Desc: t.Description, ParamsOneOf: schema.NewParamsOneOfByJSONSchema(&js)})
+// toolSet returns the request's tools converted: its ToolSet, else its
+// Tools converted now (or kept from the run's last request).
+func toolSet(req Request) (*ToolSet, error) {
+	switch {
+	case req.ToolSet != nil:
+		return req.ToolSet, nil
+	case req.Conversions != nil:
+		return req.Conversions.toolSet(req.Tools)
 	}
-	return out, nil
+	return toolSetOf(req.Tools)
 }
 
 // streamOnce makes one streaming request, hands each delta to onDelta and

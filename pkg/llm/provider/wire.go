@@ -66,12 +66,28 @@ func ReadBody(ctx context.Context, resp *http.Response) ([]byte, error) {
 }
 
 // MarshalBody encodes a request body as compact JSON without HTML escaping.
+// Top-level Encoded values of a map body are copied in as they are.
 func MarshalBody(body any) ([]byte, error) {
+	var data []byte
+	var err error
+	if m, ok := body.(map[string]any); ok && hasEncoded(m) {
+		data, err = marshalWithEncoded(m)
+	} else {
+		data, err = encode(body)
+	}
+	if err != nil {
+		return nil, &Error{Kind: KindRequest, Message: "cannot encode the request body: " + err.Error(), Err: err}
+	}
+	return data, nil
+}
+
+// encode encodes v as compact JSON without HTML escaping.
+func encode(v any) ([]byte, error) {
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)
 	enc.SetEscapeHTML(false)
-	if err := enc.Encode(body); err != nil {
-		return nil, &Error{Kind: KindRequest, Message: "cannot encode the request body: " + err.Error(), Err: err}
+	if err := enc.Encode(v); err != nil {
+		return nil, err
 	}
 	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
 }
@@ -123,8 +139,16 @@ func StringMap(v any) map[string]string {
 }
 
 // ToolParameters returns a tool's parameters as a JSON Schema object, or nil
-// when the tool takes none.
+// when the tool takes none: those PrepareTool kept, else derived from
+// t.ParamsOneOf.
 func ToolParameters(t *schema.ToolInfo) (json.RawMessage, error) {
+	if w := wireOf(t); w != nil {
+		return w.params, nil
+	}
+	return toolParameters(t)
+}
+
+func toolParameters(t *schema.ToolInfo) (json.RawMessage, error) {
 	if t.ParamsOneOf == nil {
 		return nil, nil
 	}
