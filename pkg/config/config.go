@@ -72,6 +72,9 @@ type Config struct {
 	KeepaliveTimeout time.Duration
 	// MaxIdlePlugins is how many idle processes are kept per plugin (0: the default).
 	MaxIdlePlugins int
+	// MinIdlePlugins is how many idle processes per plugin are started
+	// ahead, at load and after a process is killed or crashes (0: none).
+	MinIdlePlugins int
 
 	// file is the config file read, if any.
 	file string
@@ -519,7 +522,7 @@ func (c *Config) finish(getenv func(string) string) error {
 	}{
 		{"max-sessions", c.Limits.MaxSessions}, {"max-runs", c.Limits.MaxConcurrentRuns},
 		{"max-message-bytes", c.Limits.MaxMessageBytes}, {"max-history", c.Limits.MaxHistory},
-		{"max-idle-plugins", c.MaxIdlePlugins},
+		{"max-idle-plugins", c.MaxIdlePlugins}, {"min-idle-plugins", c.MinIdlePlugins},
 	} {
 		if n.v < 0 {
 			bad("-%s %d: must not be negative", n.name, n.v)

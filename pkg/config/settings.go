@@ -104,6 +104,9 @@ func settings() []Setting {
 		{Flag: "max-idle-plugins", Env: "AGENTCORE_MAX_IDLE_PLUGINS", File: "max_idle_plugins", Default: "4",
 			Usage: "idle processes kept per plugin binary for reuse",
 			ptr:   func(c *Config) any { return &c.MaxIdlePlugins }},
+		{Flag: "min-idle-plugins", Env: "AGENTCORE_MIN_IDLE_PLUGINS", File: "min_idle_plugins", Default: "1",
+			Usage: "idle processes per plugin binary started ahead, at load and after a kill, timeout or crash, so the next call is warm (0: none)",
+			ptr:   func(c *Config) any { return &c.MinIdlePlugins }},
 	}
 }
 

@@ -73,6 +73,7 @@ func New(opts Options) (*Server, error) {
 		host: tool.NewHost(tool.Config{
 			Logger:  log.Named("tool"),
 			MaxIdle: opts.Config.MaxIdlePlugins,
+			MinIdle: minIdle(opts.Config.MinIdlePlugins),
 			Kinds:   opts.Kinds,
 		}),
 	}
@@ -80,6 +81,14 @@ func New(opts Options) (*Server, error) {
 	s.encoders = tokens.NewEncoders()
 	s.agents.init()
 	return s, nil
+}
+
+// minIdle maps -min-idle-plugins (0: none) to tool.Config.MinIdle (0: the default).
+func minIdle(n int) int {
+	if n == 0 {
+		return -1
+	}
+	return n
 }
 
 // Interceptors returns the gRPC server options that check the bearer token,

@@ -22,6 +22,7 @@ import (
 // Defaults of Config.
 const (
 	DefaultMaxIdle      = 4
+	DefaultMinIdle      = 1
 	DefaultStartTimeout = 10 * time.Second
 	// DefaultDescribeTimeout bounds a plugin's Describe when its Command sets no DescribeTimeout.
 	DefaultDescribeTimeout = 10 * time.Second
@@ -38,6 +39,12 @@ type Config struct {
 	// MaxIdle is how many idle processes are kept per plugin for reuse:
 	// 0 means DefaultMaxIdle, a negative value keeps none.
 	MaxIdle int
+	// MinIdle is how many idle processes per plugin are started ahead of
+	// the calls: at load, and again in the background when a process is
+	// killed (cancel, timeout), crashes or dies while idle, so that the next
+	// call finds a warm process. 0 means DefaultMinIdle, a negative value
+	// starts none ahead; it is at most MaxIdle.
+	MinIdle int
 	// StartTimeout bounds a plugin's start up to its handshake. 0 means DefaultStartTimeout.
 	StartTimeout time.Duration
 	// SocketDir is where plugin sockets are made (one directory per process,
@@ -117,6 +124,10 @@ func NewHost(cfg Config) *Host {
 	if cfg.MaxIdle == 0 {
 		cfg.MaxIdle = DefaultMaxIdle
 	}
+	if cfg.MinIdle == 0 {
+		cfg.MinIdle = DefaultMinIdle
+	}
+	cfg.MinIdle = min(cfg.MinIdle, cfg.MaxIdle)
 	if cfg.StartTimeout <= 0 {
 		cfg.StartTimeout = DefaultStartTimeout
 	}
@@ -351,6 +362,7 @@ func (h *Host) describe(ctx context.Context, cmd Command) ([]*entry, error) {
 		return nil, fmt.Errorf("plugin %s: Describe failed: %w", cmd.source(), err)
 	}
 	pl.put(pr)
+	pl.refill()
 	if len(resp.GetTools()) == 0 {
 		return nil, fmt.Errorf("plugin %s offers no tools", cmd.source())
 	}

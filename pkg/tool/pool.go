@@ -7,6 +7,7 @@ import (
 	"io"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -52,15 +53,18 @@ func (grpcPlugin) GRPCClient(_ context.Context, _ *plugin.GRPCBroker, c *grpc.Cl
 }
 
 // pool holds the idle processes of one plugin. A process serves one call
-// at a time; a call that finds no idle process starts a new one.
+// at a time; a call that finds no idle process takes the next one being
+// started ahead (see refill), or else starts a new one.
 type pool struct {
 	host  *Host
 	cmd   Command
 	stamp []fileStamp
 
-	mu      sync.Mutex
-	idle    []*proc
-	retired bool
+	mu       sync.Mutex
+	idle     []*proc
+	starting int          // processes being started ahead
+	waiting  []chan *proc // calls waiting for them: each gets one, or nil if its start failed
+	retired  bool
 }
 
 // proc is one plugin process and its connection.
@@ -83,23 +87,107 @@ type proc struct {
 	noSession  bool
 }
 
-// get returns an idle live process or starts one.
+// get returns an idle live process, the next process being started ahead
+// when no call waits for it yet, or a process it starts.
 func (pl *pool) get(ctx context.Context) (*proc, error) {
 	for {
 		pl.mu.Lock()
-		n := len(pl.idle)
-		if n == 0 {
+		if n := len(pl.idle); n > 0 {
+			pr := pl.idle[n-1]
+			pl.idle = pl.idle[:n-1]
+			pl.mu.Unlock()
+			if !pr.p.exited() {
+				return pr, nil
+			}
+			pl.lost(pr) // died while idle
+			continue
+		}
+		if pl.starting <= len(pl.waiting) {
 			pl.mu.Unlock()
 			return pl.start(ctx)
 		}
-		pr := pl.idle[n-1]
-		pl.idle = pl.idle[:n-1]
+		ch := make(chan *proc, 1)
+		pl.waiting = append(pl.waiting, ch)
 		pl.mu.Unlock()
-		if !pr.p.exited() {
+		select {
+		case pr := <-ch:
+			if pr == nil { // that start failed: start one, which reports why
+				return pl.start(ctx)
+			}
 			return pr, nil
+		case <-ctx.Done():
+			pl.mu.Lock()
+			i := slices.Index(pl.waiting, ch)
+			if i >= 0 {
+				pl.waiting = slices.Delete(pl.waiting, i, i+1)
+			}
+			pl.mu.Unlock()
+			if i < 0 { // handed a process (or nil) already: give it back
+				if pr := <-ch; pr != nil {
+					pl.put(pr)
+				}
+			}
+			return nil, context.Cause(ctx)
 		}
-		pl.discard(pr) // died while idle
 	}
+}
+
+// refill starts processes ahead, in the background, until the idle ones
+// and those being started reach Config.MinIdle.
+func (pl *pool) refill() {
+	h := pl.host
+	for {
+		pl.mu.Lock()
+		need := !pl.retired && len(pl.idle)+pl.starting-len(pl.waiting) < h.cfg.MinIdle
+		if need {
+			pl.starting++
+		}
+		pl.mu.Unlock()
+		if !need {
+			return
+		}
+		if !h.begin() { // not under pl.mu: Close takes h.mu, then pl.mu
+			pl.started(nil, ErrClosed)
+			return
+		}
+		go func() {
+			defer h.end()
+			pl.started(pl.start(context.Background()))
+		}()
+	}
+}
+
+// started takes a process started ahead: it goes to the first waiting
+// call, or idle. When the start failed, every waiting call is told so.
+func (pl *pool) started(pr *proc, err error) {
+	pl.mu.Lock()
+	pl.starting--
+	if err != nil {
+		waiting := pl.waiting
+		pl.waiting = nil
+		for _, ch := range waiting {
+			ch <- nil
+		}
+		pl.mu.Unlock()
+		if !errors.Is(err, ErrClosed) {
+			pl.host.log.Warn("starting a plugin ahead failed", "path", pl.cmd.Path, "error", err)
+		}
+		return
+	}
+	if len(pl.waiting) > 0 {
+		ch := pl.waiting[0]
+		pl.waiting = pl.waiting[1:]
+		ch <- pr
+		pl.mu.Unlock()
+		return
+	}
+	if !pl.retired && len(pl.idle) < pl.host.cfg.MaxIdle {
+		pl.idle = append(pl.idle, pr)
+		pl.mu.Unlock()
+		return
+	}
+	pl.mu.Unlock()
+	pl.discard(pr)
 }
 
 // put returns a process after a clean call: idle if there is room, else killed.
@@ -112,6 +200,12 @@ func (pl *pool) put(pr *proc) {
 	}
 	pl.mu.Unlock()
 	pl.discard(pr)
+}
+
+// lost discards a process that was killed or died, and starts another ahead.
+func (pl *pool) lost(pr *proc) {
+	pl.discard(pr)
+	pl.refill()
 }
 
 // discard kills a process and cleans up after it in the background.
@@ -430,7 +524,7 @@ func (pl *pool) run(ctx context.Context, e *entry, input []byte, opts Options) R
 		// AfterFunc runs): kill, wait for the reap, report the stop.
 		pr.kill()
 		<-pr.p.done
-		pl.discard(pr)
+		pl.lost(pr)
 		return stoppedResult(ctx, e)
 	}
 	if err != nil {
@@ -456,18 +550,18 @@ func (pl *pool) crashResult(pr *proc, name string, err error) Result {
 	case <-time.After(crashGrace):
 	}
 	if !p.exited() {
-		pl.discard(pr)
+		pl.lost(pr)
 		return errorResult(fmt.Sprintf("tool %q failed: %v", name, err))
 	}
 	if pl.host.isClosed() {
-		pl.discard(pr)
+		pl.lost(pr)
 		return errorResult(fmt.Sprintf("tool %q was stopped: %v", name, ErrClosed))
 	}
 	msg := fmt.Sprintf("tool %q crashed: its plugin process %s", name, p.status())
 	if tail := pr.stderrTail(); tail != "" {
 		msg += ". Its stderr ends with:\n" + tail
 	}
-	pl.discard(pr)
+	pl.lost(pr)
 	pl.host.log.Warn("plugin crashed", "path", pl.cmd.Path, "tool", name, "status", p.status())
 	return errorResult(msg)
 }
