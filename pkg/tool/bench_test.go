@@ -61,7 +61,8 @@ func socketDir(b *testing.B) string {
 
 // startHelper runs this test binary as the helper kind (see TestMain)
 // serving on sock, and waits until it is ready. It is killed at the end.
-func startHelper(b *testing.B, kind, sock string) {
+// It returns the helper's pid.
+func startHelper(b *testing.B, kind, sock string) int {
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
 	cmd.Env = append(os.Environ(), "TOOLTEST_HELPER="+kind, "TOOLTEST_SOCK="+sock)
 	out, _ := cmd.StdoutPipe()
@@ -72,19 +73,117 @@ func startHelper(b *testing.B, kind, sock string) {
 	if _, err := readLine(out); err != nil {
 		b.Fatal(err)
 	}
+	return cmd.Process.Pid
+}
+
+// procCPU returns the CPU time a process has used so far, summed over its
+// threads (schedstat: nanoseconds, where rusage of another process only
+// has clock ticks).
+func procCPU(b *testing.B, pid int) time.Duration {
+	dir := "/proc/" + strconv.Itoa(pid) + "/task"
+	tasks, err := os.ReadDir(dir)
+	if err != nil {
+		b.Fatal(err)
+	}
+	var sum time.Duration
+	for _, t := range tasks {
+		data, err := os.ReadFile(dir + "/" + t.Name() + "/schedstat")
+		if err != nil {
+			continue // the thread ended
+		}
+		if f := strings.Fields(string(data)); len(f) > 0 {
+			ns, _ := strconv.ParseInt(f[0], 10, 64)
+			sum += time.Duration(ns)
+		}
+	}
+	return sum
+}
+
+// cpuMeter measures the CPU time of this process and another.
+type cpuMeter struct {
+	b   *testing.B
+	pid int
+	t0  time.Duration
+}
+
+func startCPU(b *testing.B, pid int) *cpuMeter {
+	m := &cpuMeter{b: b, pid: pid}
+	m.t0 = procCPU(b, os.Getpid()) + procCPU(b, pid)
+	return m
+}
+
+// report reports the CPU time of both processes per iteration.
+func (m *cpuMeter) report() {
+	spent := procCPU(m.b, os.Getpid()) + procCPU(m.b, m.pid) - m.t0
+	m.b.ReportMetric(float64(spent.Nanoseconds())/1e3/float64(m.b.N), "cpu-µs/call")
 }
 
 // BenchmarkWarmCall: one call on an idle process (a gRPC round trip on the
-// plugin's unix socket, input validated). Target ≤ 80 µs, aim 50.
+// plugin's unix socket, input validated), back to back; cpu-µs/call is the
+// CPU time of both processes per call.
 func BenchmarkWarmCall(b *testing.B) {
 	set := benchHost(b, Config{MaxIdle: 1})
 	input := json.RawMessage(`{"text":"ping"}`)
 	ts := make(timings, 0, b.N)
-	b.ResetTimer()
+	cpu := startCPU(b, pluginPid(b, set))
 	for b.Loop() {
 		t0 := time.Now()
 		res := set.Execute(context.Background(), "echo", input, Options{})
 		ts = append(ts, time.Since(t0))
+		if res.Error {
+			b.Fatal(res.Output)
+		}
+	}
+	cpu.report()
+	ts.report(b)
+}
+
+// pluginPid returns the pid of the idle plugin process a call would use.
+func pluginPid(b *testing.B, set *Set) int {
+	res := set.Execute(context.Background(), "pid", nil, Options{})
+	pid, err := strconv.Atoi(res.Output.GetJson())
+	if err != nil {
+		b.Fatalf("pid: %v", res.Output)
+	}
+	return pid
+}
+
+// BenchmarkWarmCallAfterIdle: a warm call after the plugin process has
+// been idle for a pause (its threads asleep), as calls come in a run.
+func BenchmarkWarmCallAfterIdle(b *testing.B) {
+	for _, pause := range []time.Duration{time.Millisecond, 20 * time.Millisecond} {
+		b.Run("pause="+pause.String(), func(b *testing.B) {
+			set := benchHost(b, Config{MaxIdle: 1})
+			input := json.RawMessage(`{"text":"ping"}`)
+			ts := make(timings, 0, b.N)
+			for b.Loop() {
+				time.Sleep(pause)
+				res := set.Execute(context.Background(), "echo", input, Options{})
+				ts = append(ts, res.Duration)
+				if res.Error {
+					b.Fatal(res.Output)
+				}
+			}
+			ts.report(b)
+		})
+	}
+}
+
+// BenchmarkCallAfterKill: a call 20 ms (a model round) after a call was
+// killed, which with MinIdle finds a process started ahead in the
+// background; compare with BenchmarkWarmCallAfterIdle/pause=20ms.
+func BenchmarkCallAfterKill(b *testing.B) {
+	set := benchHost(b, Config{})
+	input := json.RawMessage(`{"text":"ping"}`)
+	ts := make(timings, 0, b.N)
+	for b.Loop() {
+		ctx, cancel := context.WithCancel(context.Background())
+		if res := set.Execute(ctx, "loop", nil, Options{OnOutput: func(Chunk) { cancel() }}); !res.Error {
+			b.Fatal("loop ended on its own")
+		}
+		time.Sleep(20 * time.Millisecond)
+		res := set.Execute(context.Background(), "echo", input, Options{})
+		ts = append(ts, res.Duration)
 		if res.Error {
 			b.Fatal(res.Output)
 		}
@@ -199,9 +298,19 @@ func BenchmarkFloorUnixEcho(b *testing.B) {
 // server in another process (the plugin protocol's messages, the host's
 // window settings, no go-plugin, no sdk/tool, no validation): what gRPC
 // itself costs under a warm call.
-func BenchmarkFloorGRPCSession(b *testing.B) {
+func BenchmarkFloorGRPCSession(b *testing.B) { benchFloorGRPC(b, 0) }
+
+// BenchmarkFloorGRPCSessionAfterIdle: the same after the server process
+// was idle for a pause, the floor of BenchmarkWarmCallAfterIdle.
+func BenchmarkFloorGRPCSessionAfterIdle(b *testing.B) {
+	for _, pause := range []time.Duration{time.Millisecond, 20 * time.Millisecond} {
+		b.Run("pause="+pause.String(), func(b *testing.B) { benchFloorGRPC(b, pause) })
+	}
+}
+
+func benchFloorGRPC(b *testing.B, pause time.Duration) {
 	sock := filepath.Join(socketDir(b), "grpc.sock")
-	startHelper(b, "grpcecho", sock)
+	pid := startHelper(b, "grpcecho", sock)
 	conn, err := grpc.NewClient("unix://"+sock, append([]grpc.DialOption{grpc.WithTransportCredentials(insecure.NewCredentials())}, dialOptions...)...)
 	if err != nil {
 		b.Fatal(err)
@@ -215,7 +324,11 @@ func BenchmarkFloorGRPCSession(b *testing.B) {
 	}
 	req := &pluginv1.SessionRequest{Kind: &pluginv1.SessionRequest_Execute{Execute: &pluginv1.ExecuteRequest{Tool: "echo", InputJson: `{"text":"ping"}`}}}
 	ts := make(timings, 0, b.N)
+	cpu := startCPU(b, pid)
 	for b.Loop() {
+		if pause > 0 {
+			time.Sleep(pause)
+		}
 		t0 := time.Now()
 		if err := sess.Send(req); err != nil {
 			b.Fatal(err)
@@ -224,6 +337,9 @@ func BenchmarkFloorGRPCSession(b *testing.B) {
 			b.Fatal(err)
 		}
 		ts = append(ts, time.Since(t0))
+	}
+	if pause == 0 {
+		cpu.report()
 	}
 	ts.report(b)
 }
