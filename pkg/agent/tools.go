@@ -56,21 +56,7 @@ func deriveForms(sp tool.Spec) (any, error) {
 func newToolbox(tools *tool.Set, skills *skill.Set) (*toolbox, error) {
 	b := &toolbox{set: tools}
 	if skills.Len() > 0 {
-		spec := skills.ToolSpec()
-		st, err := tool.InProcess(tool.Spec{
-			Name:        spec.GetName(),
-			Description: spec.GetDescription(),
-			InputSchema: json.RawMessage(spec.GetInputSchemaJson()),
-			ReadOnly:    true,
-			Idempotent:  true,
-			Source:      "builtin:skill",
-		}, func(ctx context.Context, input json.RawMessage, _ func(string)) (tool.Result, error) {
-			body, err := skills.Call(ctx, string(input))
-			if err != nil {
-				return tool.Result{}, err
-			}
-			return tool.Result{Output: tool.TextOutput(body)}, nil
-		})
+		st, err := skills.Tool()
 		if err != nil {
 			return nil, fmt.Errorf("skill tool: %w", err)
 		}
