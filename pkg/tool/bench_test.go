@@ -12,6 +12,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -389,4 +390,111 @@ func BenchmarkFloorPluginHandshake(b *testing.B) {
 		_ = cmd.Wait()
 	}
 	ts.report(b)
+}
+
+// BenchmarkWarmCallParts alternates, in blocks of calls, the layers of a
+// warm call on the same plugin process and a bare grpc-go server, so that
+// their ratios hold under changing load: execute is Set.Execute (input
+// validation, contexts, pool, result conversion), session is the Session
+// round trip on the same process without the host's layers (sdk/tool and
+// go-plugin's server remain), floor is the bare server of
+// BenchmarkFloorGRPCSession. It reports each part's median latency and its
+// CPU time per call in this process (host-cpu) and in the other one
+// (peer-cpu).
+func BenchmarkWarmCallParts(b *testing.B) {
+	set := benchHost(b, Config{MaxIdle: 1})
+	input := json.RawMessage(`{"text":"ping"}`)
+	sess, floorPid := floorSession(b)
+	e := set.tools["echo"]
+	plugPid := pluginPid(b, set)
+	req := &pluginv1.ExecuteRequest{Tool: "echo", InputJson: string(input)}
+	floorReq := &pluginv1.SessionRequest{Kind: &pluginv1.SessionRequest_Execute{Execute: req}}
+	type part struct {
+		name      string
+		peer      int
+		call      func()
+		lat       timings
+		host, cpu time.Duration
+	}
+	parts := []*part{
+		{name: "execute", peer: plugPid, call: func() {
+			if res := set.Execute(context.Background(), "echo", input, Options{}); res.Error {
+				b.Fatal(res.Output)
+			}
+		}},
+		{name: "session", peer: plugPid, call: func() {
+			pr, err := e.pool.get(context.Background())
+			if err != nil {
+				b.Fatal(err)
+			}
+			if _, err := pr.callSession(req, &chunkDecoder{}); err != nil {
+				b.Fatal(err)
+			}
+			e.pool.put(pr)
+		}},
+		{name: "floor", peer: floorPid, call: func() {
+			if err := sess.Send(floorReq); err != nil {
+				b.Fatal(err)
+			}
+			if _, err := sess.Recv(); err != nil {
+				b.Fatal(err)
+			}
+		}},
+	}
+	const block = 20
+	orders := [][]int{{0, 1, 2}, {1, 2, 0}, {2, 0, 1}, {0, 2, 1}, {2, 1, 0}, {1, 0, 2}}
+	for i := 0; b.Loop(); i++ {
+		for _, k := range orders[i%len(orders)] {
+			p := parts[k]
+			peer0 := procCPU(b, p.peer)
+			host0 := selfCPU(b)
+			for range block {
+				t0 := time.Now()
+				p.call()
+				p.lat = append(p.lat, time.Since(t0))
+			}
+			p.host += selfCPU(b) - host0
+			p.cpu += procCPU(b, p.peer) - peer0
+		}
+	}
+	for _, p := range parts {
+		n := float64(len(p.lat))
+		b.ReportMetric(p.lat.median(), p.name+"-median-µs")
+		b.ReportMetric(float64(p.host.Nanoseconds())/1e3/n, p.name+"-host-cpu-µs")
+		b.ReportMetric(float64(p.cpu.Nanoseconds())/1e3/n, p.name+"-peer-cpu-µs")
+	}
+}
+
+// selfCPU returns this process's CPU time so far.
+func selfCPU(b *testing.B) time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		b.Fatal(err)
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+func (ts timings) median() float64 {
+	s := slices.Clone(ts)
+	slices.Sort(s)
+	return float64(s[len(s)/2].Nanoseconds()) / 1e3
+}
+
+// floorSession starts the bare grpc-go helper and opens a Session on it;
+// it returns the helper's pid too.
+func floorSession(b *testing.B) (grpc.BidiStreamingClient[pluginv1.SessionRequest, pluginv1.SessionResponse], int) {
+	sock := filepath.Join(socketDir(b), "grpc.sock")
+	pid := startHelper(b, "grpcecho", sock)
+	conn, err := grpc.NewClient("unix://"+sock, append([]grpc.DialOption{grpc.WithTransportCredentials(insecure.NewCredentials())}, dialOptions...)...)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { conn.Close() })
+	ctx, cancel := context.WithCancel(context.Background())
+	b.Cleanup(cancel)
+	sess, err := pluginv1.NewToolPluginServiceClient(conn).Session(ctx)
+	if err != nil {
+		b.Fatal(err)
+	}
+	return sess, pid
 }

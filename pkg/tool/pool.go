@@ -79,12 +79,16 @@ type proc struct {
 	client  *plugin.Client
 	rpc     pluginv1.ToolPluginServiceClient
 
-	// The Session stream, opened at the first call; one call at a time uses
-	// a proc, so these need no lock. noSession: the plugin lacks Session.
+	// The context of the process's RPCs, cancelled when a call is stopped
+	// (see stop) or the process is cleaned up. It carries no deadline: the
+	// host enforces timeouts by killing, and a deadline sent along would let
+	// the plugin end the stream first.
 	sessCtx    context.Context
 	sessCancel context.CancelFunc
-	sess       grpc.BidiStreamingClient[pluginv1.SessionRequest, pluginv1.SessionResponse]
-	noSession  bool
+	// The Session stream, opened at the first call; one call at a time uses
+	// a proc, so these need no lock. noSession: the plugin lacks Session.
+	sess      grpc.BidiStreamingClient[pluginv1.SessionRequest, pluginv1.SessionResponse]
+	noSession bool
 }
 
 // get returns an idle live process, the next process being started ahead
@@ -361,6 +365,13 @@ func lastLines(s string, n int) string {
 	return strings.Join(lines, "\n")
 }
 
+// stop ends a call: it kills the process group and cancels its RPCs, so
+// that the call returns even should its connection outlive the process.
+func (pr *proc) stop() {
+	pr.kill()
+	pr.sessCancel()
+}
+
 // kill SIGKILLs the process group at once. It never waits.
 func (pr *proc) kill() {
 	pr.mu.Lock()
@@ -402,7 +413,7 @@ var errNoSession = errors.New("plugin has no Session")
 // call runs one call on the process: on its Session stream, or through
 // Execute when the plugin has no Session. It returns the plugin's result,
 // or an error when the stream failed before a result came.
-func (pr *proc) call(ctx context.Context, req *pluginv1.ExecuteRequest, dec *chunkDecoder) (*pluginv1.ToolResult, error) {
+func (pr *proc) call(req *pluginv1.ExecuteRequest, dec *chunkDecoder) (*pluginv1.ToolResult, error) {
 	if !pr.noSession {
 		res, err := pr.callSession(req, dec)
 		if !errors.Is(err, errNoSession) {
@@ -410,7 +421,7 @@ func (pr *proc) call(ctx context.Context, req *pluginv1.ExecuteRequest, dec *chu
 		}
 		pr.noSession = true
 	}
-	return pr.callExecute(ctx, req, dec)
+	return pr.callExecute(req, dec)
 }
 
 func (pr *proc) callSession(req *pluginv1.ExecuteRequest, dec *chunkDecoder) (*pluginv1.ToolResult, error) {
@@ -445,8 +456,8 @@ func (pr *proc) callSession(req *pluginv1.ExecuteRequest, dec *chunkDecoder) (*p
 	}
 }
 
-func (pr *proc) callExecute(ctx context.Context, req *pluginv1.ExecuteRequest, dec *chunkDecoder) (*pluginv1.ToolResult, error) {
-	stream, err := pr.rpc.Execute(ctx, req)
+func (pr *proc) callExecute(req *pluginv1.ExecuteRequest, dec *chunkDecoder) (*pluginv1.ToolResult, error) {
+	stream, err := pr.rpc.Execute(pr.sessCtx, req)
 	if err != nil {
 		return nil, err
 	}
@@ -498,8 +509,11 @@ func callContext(ctx context.Context, spec Spec) (context.Context, context.Cance
 // run executes one call of a plugin tool with the host's semantics.
 func (pl *pool) run(ctx context.Context, e *entry, input []byte, opts Options) Result {
 	name := e.spec.Name
-	ctx, cancel := callContext(ctx, e.spec)
-	defer cancel()
+	if e.spec.Timeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = callContext(ctx, e.spec)
+		defer cancel()
+	}
 
 	pr, err := pl.get(ctx)
 	if err != nil {
@@ -508,17 +522,10 @@ func (pl *pool) run(ctx context.Context, e *entry, input []byte, opts Options) R
 		}
 		return errorResult(fmt.Sprintf("tool %q could not start its plugin %s: %v", name, pl.cmd.source(), err))
 	}
-	// The RPC carries no deadline: the host enforces timeouts by killing, and
-	// a deadline sent along would let the plugin end the stream first. The
-	// hard stop, on a timeout or a cancel, kills the process group at once.
-	rpcCtx, rpcCancel := context.WithCancel(context.WithoutCancel(ctx))
-	defer rpcCancel()
-	stop := context.AfterFunc(ctx, func() {
-		pr.kill()
-		rpcCancel()
-	})
+	// The hard stop, on a timeout or a cancel, kills the process group at once.
+	stop := context.AfterFunc(ctx, pr.stop)
 	dec := &chunkDecoder{onOutput: opts.OnOutput}
-	res, err := pr.call(rpcCtx, &pluginv1.ExecuteRequest{Tool: name, InputJson: string(input), CallId: opts.CallID}, dec)
+	res, err := pr.call(&pluginv1.ExecuteRequest{Tool: name, InputJson: string(input), CallId: opts.CallID}, dec)
 	if !stop() || ctx.Err() != nil {
 		// Stopped for the context (gRPC may notice the context before the
 		// AfterFunc runs): kill, wait for the reap, report the stop.
