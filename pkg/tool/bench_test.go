@@ -345,6 +345,33 @@ func benchFloorGRPC(b *testing.B, pause time.Duration) {
 	ts.report(b)
 }
 
+// BenchmarkFloorKillReap: SIGKILL of an idle plugin process (the test
+// plugin after its handshake) and its reap, the floor under kill to result.
+func BenchmarkFloorKillReap(b *testing.B) {
+	path := filepath.Join(dirs.good, "testplug")
+	env := append(os.Environ(), "AGENTCORE_TOOL_PLUGIN=tool-plugin-v1", "PLUGIN_UNIX_SOCKET_DIR="+socketDir(b))
+	ts := make(timings, 0, b.N)
+	for b.Loop() {
+		cmd := exec.Command(path)
+		cmd.Env = env
+		out, err := cmd.StdoutPipe()
+		if err != nil {
+			b.Fatal(err)
+		}
+		if err := cmd.Start(); err != nil {
+			b.Fatal(err)
+		}
+		if _, err := readLine(out); err != nil {
+			b.Fatal(err)
+		}
+		t0 := time.Now()
+		_ = cmd.Process.Kill()
+		_ = cmd.Wait()
+		ts = append(ts, time.Since(t0))
+	}
+	ts.report(b)
+}
+
 // BenchmarkFloorForkExec: fork/exec and wait of a trivial binary, the floor
 // under a cold start.
 func BenchmarkFloorForkExec(b *testing.B) {
