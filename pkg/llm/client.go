@@ -361,6 +361,9 @@ func toolSet(req Request) (*ToolSet, error) {
 // streamOnce makes one streaming request, hands each delta to onDelta and
 // returns the whole message. delivered says whether any delta reached onDelta.
 func streamOnce(ctx context.Context, m model.ToolCallingChatModel, msgs []*schema.Message, opts []model.Option, onDelta func(Delta)) (*schema.Message, bool, error) {
+	if s, ok := m.(provider.Streamer); ok {
+		return streamEach(ctx, s, msgs, opts, onDelta)
+	}
 	sr, err := m.Stream(ctx, msgs, opts...)
 	if err != nil {
 		return nil, false, err
@@ -383,6 +386,31 @@ func streamOnce(ctx context.Context, m model.ToolCallingChatModel, msgs []*schem
 		if onDelta != nil && emit(chunk, onDelta) {
 			delivered = true
 		}
+	}
+	if len(chunks) == 0 {
+		return nil, delivered, provider.Unknown("the stream ended without a response", nil)
+	}
+	msg, err := concat(chunks)
+	return msg, delivered, err
+}
+
+// streamEach is streamOnce for a model that streams to a callback, which
+// spares a goroutine and a channel handoff per chunk.
+func streamEach(ctx context.Context, s provider.Streamer, msgs []*schema.Message, opts []model.Option, onDelta func(Delta)) (*schema.Message, bool, error) {
+	var chunks []*schema.Message
+	delivered := false
+	err := s.StreamEach(ctx, msgs, func(chunk *schema.Message) bool {
+		if chunk == nil {
+			return true
+		}
+		chunks = append(chunks, chunk)
+		if onDelta != nil && emit(chunk, onDelta) {
+			delivered = true
+		}
+		return true
+	}, opts...)
+	if err != nil {
+		return nil, delivered, err
 	}
 	if len(chunks) == 0 {
 		return nil, delivered, provider.Unknown("the stream ended without a response", nil)

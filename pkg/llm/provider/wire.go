@@ -296,6 +296,38 @@ func ReadStream(ctx context.Context, resp *http.Response, decode func([]byte) ([
 	return sr, nil
 }
 
+// Streamer is a model that can stream to a callback: StreamEach is Stream
+// without the goroutine and the pipe between the response and its reader.
+// Each chunk goes to emit on the calling goroutine, in order, and reading
+// stops when emit reports false; the error is the one Stream's reader would
+// have returned last. This package's adapters implement it; pkg/llm uses it
+// when the model does.
+type Streamer interface {
+	StreamEach(ctx context.Context, input []*schema.Message, emit func(*schema.Message) bool, opts ...model.Option) error
+}
+
+// ReadEach is ReadStream for a Streamer: read (or decode, for a JSON body)
+// runs on the calling goroutine and its chunks go to emit; the body is closed
+// when it returns.
+func ReadEach(ctx context.Context, resp *http.Response, decode func([]byte) ([]*schema.Message, error),
+	read func(r *sse.Reader, emit func(*schema.Message) bool) error, emit func(*schema.Message) bool) error {
+	if ct, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type")); ct == "application/json" {
+		chunks, err := readChunks(ctx, resp, decode)
+		if err != nil {
+			return err
+		}
+		for _, c := range chunks {
+			if !emit(c) {
+				break
+			}
+		}
+		return nil
+	}
+	r := sse.NewReader(ctx, resp.Body)
+	defer r.Close()
+	return read(r, emit)
+}
+
 // PostJSON encodes body and posts it to url with header, Config.Headers added
 // over it, through Config.HTTPClient; see Post.
 func PostJSON(ctx context.Context, cfg Config, url string, header http.Header, body any) (*http.Response, error) {
