@@ -24,6 +24,42 @@ import (
 	"github.com/agentcore/agentcore/sdk/client"
 )
 
+// bench is the agent-server the benchmarks measure: started as `make run`
+// starts it (info logs), apart from the tests' server, which logs at debug.
+var bench struct {
+	once   sync.Once
+	server *serverProc
+	client *client.Client
+	err    error
+}
+
+// benchClient starts the benchmarks' server on first use and returns a
+// client of it. runMain stops it.
+func benchClient(b *testing.B) *client.Client {
+	b.Helper()
+	bench.once.Do(func() {
+		bench.server, bench.err = startServer(suite.plugins, []string{"-log-level", "info"})
+		if bench.err == nil {
+			bench.client, bench.err = client.Dial(bench.server.addr)
+		}
+	})
+	if bench.err != nil {
+		b.Fatal(bench.err)
+	}
+	return bench.client
+}
+
+// stopBench stops the benchmarks' server, if one was started.
+func stopBench() error {
+	if bench.client != nil {
+		bench.client.Close()
+	}
+	if bench.server == nil {
+		return nil
+	}
+	return bench.server.stop()
+}
+
 // percentile returns the p-th percentile (0..100) of sorted durations.
 func percentile(sorted []time.Duration, p float64) time.Duration {
 	if len(sorted) == 0 {
@@ -43,7 +79,7 @@ func benchAgents(b *testing.B, n int, system string, tools []string) []*client.A
 	b.Helper()
 	agents := make([]*client.Agent, n)
 	for i := range agents {
-		a, err := suite.client.CreateAgent(context.Background(), client.AgentOptions{
+		a, err := benchClient(b).CreateAgent(context.Background(), client.AgentOptions{
 			Config: &agentv1.AgentConfig{System: proto.String(system)}, Tools: tools,
 		})
 		if err != nil {
@@ -229,7 +265,7 @@ func BenchmarkSendCPU(b *testing.B) {
 				}
 				_ = a.SetHistory(context.Background(), nil)
 			}
-			pid := suite.server.cmd.Process.Pid
+			pid := bench.server.cmd.Process.Pid
 			var cpu time.Duration
 			b.ResetTimer()
 			for range b.N {
@@ -354,7 +390,7 @@ func BenchmarkToolCallInRun(b *testing.B) {
 // GetAgent, a unary call of about the same work without schemas (the floor).
 func BenchmarkListTools(b *testing.B) {
 	a := benchAgents(b, 1, "list", nil)[0]
-	api := suite.client.API()
+	api := benchClient(b).API()
 	for _, tc := range []struct {
 		name string
 		call func() error

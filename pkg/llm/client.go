@@ -29,7 +29,8 @@ import (
 // Options configure a Client. Every field is optional.
 type Options struct {
 	// HTTPClient carries every request; nil means a new client with no timeout
-	// (requestTimeout bounds requests instead).
+	// (requestTimeout bounds requests instead) that keeps idle connections
+	// for concurrent requests to the same endpoint (see MaxIdleConnsPerHost).
 	HTTPClient *http.Client
 	// Logger receives retries and text-protocol fallbacks; nil discards.
 	Logger hclog.Logger
@@ -42,6 +43,13 @@ type Options struct {
 	// NewID makes ids for tool calls that come without one; nil makes random ids.
 	NewID func() string
 }
+
+// MaxIdleConnsPerHost is how many idle connections the default HTTP client
+// keeps per model endpoint. A service sends many requests at once to the same
+// few endpoints; with net/http's default of 2, every connection beyond two
+// is closed after its request and the next request dials again (a TCP and
+// TLS handshake each, under load).
+const MaxIdleConnsPerHost = 256
 
 // Client asks models for responses. It holds the HTTP client and, for
 // toolMode auto, the models found to reject native tools. It is safe for
@@ -70,7 +78,9 @@ func NewClient(opts Options) *Client {
 		textOnly: map[string]bool{},
 	}
 	if c.http == nil {
-		c.http = &http.Client{}
+		t := http.DefaultTransport.(*http.Transport).Clone()
+		t.MaxIdleConns, t.MaxIdleConnsPerHost = 4*MaxIdleConnsPerHost, MaxIdleConnsPerHost
+		c.http = &http.Client{Transport: t}
 	}
 	if c.log == nil {
 		c.log = hclog.NewNullLogger()
