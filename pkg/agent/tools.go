@@ -165,13 +165,25 @@ func (r *run) runTool(ctx context.Context, step int, c *agentv1.ToolCallPart) (*
 			return p, false
 		}
 	}
-	r.emit.toolCall(step, id, name, args)
 	opts := tool.Options{CallID: id, Limit: int(r.cfg.MaxToolOutput), Limiter: r.limiter}
+	// The call is announced once its request is on its way, so that sending
+	// the event overlaps with the tool's work instead of delaying it (on two
+	// cores, the event's delivery to the client competed with the plugin's
+	// wake-up); a call that never started is announced before its result.
+	announced := false
+	announce := func() {
+		if !announced {
+			announced = true
+			r.emit.toolCall(step, id, name, args)
+		}
+	}
+	opts.OnStart = announce
 	if r.emit.on() {
 		opts.OnOutput = func(ch tool.Chunk) { r.emit.toolOutput(id, name, ch.Stream, ch.Data) }
 	}
 	start := time.Now()
 	res := r.tools.set.Execute(ctx, name, json.RawMessage(args), opts)
+	announce()
 	if res.Duration == 0 {
 		res.Duration = time.Since(start)
 	}

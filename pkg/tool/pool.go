@@ -413,18 +413,20 @@ var errNoSession = errors.New("plugin has no Session")
 // call runs one call on the process: on its Session stream, or through
 // Execute when the plugin has no Session. It returns the plugin's result,
 // or an error when the stream failed before a result came.
-func (pr *proc) call(req *pluginv1.ExecuteRequest, dec *chunkDecoder) (*pluginv1.ToolResult, error) {
+// started, if not nil, is called once, when the request is sent.
+func (pr *proc) call(req *pluginv1.ExecuteRequest, dec *chunkDecoder, started func()) (*pluginv1.ToolResult, error) {
 	if !pr.noSession {
-		res, err := pr.callSession(req, dec)
+		res, err := pr.callSession(req, dec, started)
 		if !errors.Is(err, errNoSession) {
 			return res, err
 		}
 		pr.noSession = true
+		started = nil // called already: the call goes on through Execute
 	}
-	return pr.callExecute(req, dec)
+	return pr.callExecute(req, dec, started)
 }
 
-func (pr *proc) callSession(req *pluginv1.ExecuteRequest, dec *chunkDecoder) (*pluginv1.ToolResult, error) {
+func (pr *proc) callSession(req *pluginv1.ExecuteRequest, dec *chunkDecoder, started func()) (*pluginv1.ToolResult, error) {
 	if pr.sess == nil {
 		s, err := pr.rpc.Session(pr.sessCtx)
 		if err != nil {
@@ -435,6 +437,9 @@ func (pr *proc) callSession(req *pluginv1.ExecuteRequest, dec *chunkDecoder) (*p
 	// On a stream the plugin ended, Send says io.EOF and Recv has the status.
 	if err := pr.sess.Send(&pluginv1.SessionRequest{Kind: &pluginv1.SessionRequest_Execute{Execute: req}}); err != nil && err != io.EOF {
 		return nil, err
+	}
+	if started != nil {
+		started()
 	}
 	first := true
 	for {
@@ -456,10 +461,13 @@ func (pr *proc) callSession(req *pluginv1.ExecuteRequest, dec *chunkDecoder) (*p
 	}
 }
 
-func (pr *proc) callExecute(req *pluginv1.ExecuteRequest, dec *chunkDecoder) (*pluginv1.ToolResult, error) {
+func (pr *proc) callExecute(req *pluginv1.ExecuteRequest, dec *chunkDecoder, started func()) (*pluginv1.ToolResult, error) {
 	stream, err := pr.rpc.Execute(pr.sessCtx, req)
 	if err != nil {
 		return nil, err
+	}
+	if started != nil {
+		started()
 	}
 	var res *pluginv1.ToolResult
 	for {
@@ -525,7 +533,7 @@ func (pl *pool) run(ctx context.Context, e *entry, input []byte, opts Options) R
 	// The hard stop, on a timeout or a cancel, kills the process group at once.
 	stop := context.AfterFunc(ctx, pr.stop)
 	dec := &chunkDecoder{onOutput: opts.OnOutput}
-	res, err := pr.call(&pluginv1.ExecuteRequest{Tool: name, InputJson: string(input), CallId: opts.CallID}, dec)
+	res, err := pr.call(&pluginv1.ExecuteRequest{Tool: name, InputJson: string(input), CallId: opts.CallID}, dec, opts.OnStart)
 	if !stop() || ctx.Err() != nil {
 		// Stopped for the context (gRPC may notice the context before the
 		// AfterFunc runs): kill, wait for the reap, report the stop.

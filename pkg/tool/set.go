@@ -240,6 +240,9 @@ func runInProcess(ctx context.Context, e *entry, input json.RawMessage, opts Opt
 			opts.OnOutput(Chunk{Stream: agentv1.OutputStream_OUTPUT_STREAM_OUTPUT, Data: strings.ToValidUTF8(text, "\uFFFD")})
 		}
 	}
+	if opts.OnStart != nil {
+		opts.OnStart()
+	}
 	r, err := e.fn(ctx, input, emit)
 	if err != nil {
 		return errorResult(err.Error())
