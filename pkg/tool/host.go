@@ -361,7 +361,11 @@ func (h *Host) describe(ctx context.Context, cmd Command) ([]*entry, error) {
 		}
 		return nil, fmt.Errorf("plugin %s: Describe failed: %w", cmd.source(), err)
 	}
-	pl.put(pr)
+	if pr.warmUp() == nil {
+		pl.put(pr)
+	} else {
+		pl.discard(pr)
+	}
 	pl.refill()
 	if len(resp.GetTools()) == 0 {
 		return nil, fmt.Errorf("plugin %s offers no tools", cmd.source())

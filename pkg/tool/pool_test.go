@@ -112,8 +112,16 @@ func TestMinIdleAtLoad(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			h := newHost(t, tt.cfg)
 			scan(t, h, dirs.good)
-			if idle := settled(t, h, onlyPool(t, h)); len(idle) != tt.wantIdle {
+			pl := onlyPool(t, h)
+			if idle := settled(t, h, pl); len(idle) != tt.wantIdle {
 				t.Fatalf("idle after load: %v, want %d", idle, tt.wantIdle)
+			}
+			pl.mu.Lock()
+			defer pl.mu.Unlock()
+			for _, pr := range pl.idle {
+				if pr.sess == nil {
+					t.Errorf("process %d is idle without its warm-up call (no Session open)", pr.p.pid)
+				}
 			}
 		})
 	}
