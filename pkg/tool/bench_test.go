@@ -154,18 +154,7 @@ func pluginPid(b *testing.B, set *Set) int {
 func BenchmarkWarmCallAfterIdle(b *testing.B) {
 	for _, pause := range []time.Duration{time.Millisecond, 20 * time.Millisecond} {
 		b.Run("pause="+pause.String(), func(b *testing.B) {
-			set := benchHost(b, Config{MaxIdle: 1})
-			input := json.RawMessage(`{"text":"ping"}`)
-			ts := make(timings, 0, b.N)
-			for b.Loop() {
-				time.Sleep(pause)
-				res := set.Execute(context.Background(), "echo", input, Options{})
-				ts = append(ts, res.Duration)
-				if res.Error {
-					b.Fatal(res.Output)
-				}
-			}
-			ts.report(b)
+			echoAfter(b, benchHost(b, Config{MaxIdle: 1}), pause, func() {})
 		})
 	}
 }
@@ -175,19 +164,27 @@ func BenchmarkWarmCallAfterIdle(b *testing.B) {
 // background; compare with BenchmarkWarmCallAfterIdle/pause=20ms.
 func BenchmarkCallAfterKill(b *testing.B) {
 	set := benchHost(b, Config{})
-	input := json.RawMessage(`{"text":"ping"}`)
-	ts := make(timings, 0, b.N)
-	for b.Loop() {
+	echoAfter(b, set, 20*time.Millisecond, func() {
 		ctx, cancel := context.WithCancel(context.Background())
 		if res := set.Execute(ctx, "loop", nil, Options{OnOutput: func(Chunk) { cancel() }}); !res.Error {
 			b.Fatal("loop ended on its own")
 		}
-		time.Sleep(20 * time.Millisecond)
+	})
+}
+
+// echoAfter times, b.N times, an echo call made a pause after before ran,
+// as the host measures a call (Result.Duration), and reports the median.
+func echoAfter(b *testing.B, set *Set, pause time.Duration, before func()) {
+	input := json.RawMessage(`{"text":"ping"}`)
+	ts := make(timings, 0, b.N)
+	for b.Loop() {
+		before()
+		time.Sleep(pause)
 		res := set.Execute(context.Background(), "echo", input, Options{})
-		ts = append(ts, res.Duration)
 		if res.Error {
 			b.Fatal(res.Output)
 		}
+		ts = append(ts, res.Duration)
 	}
 	ts.report(b)
 }
