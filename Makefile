@@ -5,9 +5,11 @@ BUF_VERSION := v1.75.0
 BUF := $(GO) run github.com/bufbuild/buf/cmd/buf@$(BUF_VERSION)
 PLUGINS := $(notdir $(patsubst %/,%,$(wildcard plugins/*/)))
 
-.PHONY: build run demo test lint fmt vet buf-lint breaking proto proto-check bench bench-report fuzz-short fuzz clean
+.PHONY: build run demo test lint fmt vet buf-lint breaking proto proto-check sdk-proto test-deps bench bench-report fuzz-short fuzz clean
 
-## build: bin/agent-server, bin/toolhost and one bin/plugins/<name> per plugins/<name>.
+## build: bin/agent-server, bin/toolhost and one bin/plugins/<name> per plugins/<name>,
+## static (CGO_ENABLED=0): they run in a minimal image without libc or /etc/ssl.
+build: export CGO_ENABLED = 0
 build:
 	@mkdir -p bin/plugins
 	$(GO) build -o bin/ ./cmd/...
@@ -57,7 +59,8 @@ breaking:
 proto:
 	$(BUF) generate
 
-## proto-check: fail when the committed generated code is stale.
+## proto-check: fail when the committed generated code is stale (the Go code,
+## and the Node SDK's copy of plugin.proto).
 proto-check:
 	@tmp=$$(mktemp -d); trap 'rm -rf $$tmp' EXIT; \
 	$(BUF) generate -o $$tmp && \
@@ -66,11 +69,48 @@ proto-check:
 	done; \
 	for f in $$(find proto -name '*.pb.go'); do \
 		[ -f $$tmp/$$f ] || { echo "generated file without a .proto: $$f"; exit 1; }; \
-	done; echo "generated code is up to date"
+	done; \
+	cmp -s proto/agentcore/plugin/v1/plugin.proto sdk/node/proto/agentcore/plugin/v1/plugin.proto || \
+		{ echo "stale: sdk/node/proto/agentcore/plugin/v1/plugin.proto (run make sdk-proto)"; exit 1; }; \
+	if $(PROTOC) --version 2>/dev/null | grep -q '^libprotoc 3\.21\.'; then \
+		$(PROTOC) -I proto --python_out=$$tmp --pyi_out=$$tmp agentcore/plugin/v1/plugin.proto && \
+		for f in plugin_pb2.py plugin_pb2.pyi; do \
+			cmp -s $$tmp/agentcore/plugin/v1/$$f $(SDK_PY_PROTO)/$$f || { echo "stale generated code: $(SDK_PY_PROTO)/$$f (run make sdk-proto)"; exit 1; }; \
+		done; \
+	else echo "no protoc 3.21: the Python SDK's generated code is not checked"; fi; \
+	echo "generated code is up to date"
+
+## sdk-proto: regenerate the Python SDK's code and the Node SDK's copy of
+## plugin.proto. Python's is made by protoc 3.21 (Debian bookworm's
+## protobuf-compiler), whose output the protobuf runtime 4.21 and later read:
+## a newer protoc makes code that Debian's python3-protobuf cannot import.
+PROTOC ?= protoc
+SDK_PY_PROTO := sdk/python/src/agentcore_tool/_proto
+sdk-proto:
+	@$(PROTOC) --version | grep -q '^libprotoc 3\.21\.' || { echo "sdk-proto needs protoc 3.21 (apt-get install protobuf-compiler on Debian bookworm), found: $$($(PROTOC) --version)"; exit 1; }
+	@tmp=$$(mktemp -d); trap 'rm -rf $$tmp' EXIT; \
+	$(PROTOC) -I proto --python_out=$$tmp --pyi_out=$$tmp agentcore/plugin/v1/plugin.proto && \
+	cp $$tmp/agentcore/plugin/v1/plugin_pb2.py $$tmp/agentcore/plugin/v1/plugin_pb2.pyi $(SDK_PY_PROTO)/
+	mkdir -p sdk/node/proto/agentcore/plugin/v1
+	cp proto/agentcore/plugin/v1/plugin.proto sdk/node/proto/agentcore/plugin/v1/plugin.proto
+
+## test-deps: what the tests beyond Go need: Debian's grpcio and protobuf for
+## the Python SDK (when apt-get is there and they are missing), npm ci for the
+## Node SDK and for the MCP client test (tests/mcpclient). Without them those
+## tests skip, saying why (under CI=true they fail).
+test-deps:
+	@if ! /usr/bin/python3 -c 'import grpc, google.protobuf' 2>/dev/null && command -v apt-get >/dev/null; then \
+		echo "apt-get install python3-grpcio python3-protobuf"; \
+		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq python3-grpcio python3-protobuf >/dev/null; \
+	fi
+	cd sdk/node && npm ci --no-audit --no-fund --loglevel=error
+	cd tests/mcpclient && npm ci --no-audit --no-fund --loglevel=error
 
 ## fuzz-short: the fuzz targets the model layer's issue names (the SSE reader and
 ## the text tool reader), FUZZTIME each; CI runs this. The seed corpora of every
-## fuzz target already run as plain tests in make test.
+## fuzz target already run as plain tests in make test. The four adapters'
+## FuzzStream targets (every recording, plain and mutated, as seeds) run in
+## make fuzz only: their instrumented build of eino and sonic takes minutes cold.
 FUZZTIME ?= 5s
 FUZZ_SHORT := ./pkg/llm/sse:FuzzReader ./pkg/llm/sse:FuzzReaderCancel ./pkg/llm/texttool:FuzzParse
 fuzz-short:

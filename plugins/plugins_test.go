@@ -184,8 +184,26 @@ func TestFiles(t *testing.T) {
 	if c := execute(t, "read_file", string(in)); !c.res.Error || !strings.Contains(c.text(), "past the end") {
 		t.Fatalf("read_file past the end = %q", c.text())
 	}
+	// Bounds: bytes per line, bytes per call, and a file without end.
+	long := filepath.Join(t.TempDir(), "long.txt")
+	body := "short\n" + strings.Repeat("x", 5000) + "\n" + strings.Repeat(strings.Repeat("y", 1000)+"\n", 200)
+	if err := os.WriteFile(long, []byte(body), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	in, _ = json.Marshal(map[string]any{"path": long})
+	c := execute(t, "read_file", string(in))
+	if got := c.text(); c.res.Error || !strings.HasPrefix(got, "short\n"+strings.Repeat("x", 2000)+"… [line 2 cut: 3001 more bytes]\ny") ||
+		len(got) > 70<<10 || !strings.Contains(got, "of 202 (a call returns at most 64 KiB); call read_file with offset=") {
+		t.Fatalf("read_file of long lines: %d bytes, %.100q … %q", len(got), got, got[max(len(got)-200, 0):])
+	}
+	in, _ = json.Marshal(map[string]any{"path": "/dev/zero"})
+	start := time.Now()
+	c = execute(t, "read_file", string(in))
+	if got := c.text(); c.res.Error || len(got) > 3000 || !strings.Contains(got, "[lines 1-1 of more than 1;") || time.Since(start) > 10*time.Second {
+		t.Fatalf("read_file /dev/zero: %v, %d bytes: %q", c.res.Error, len(got), got[max(len(got)-200, 0):])
+	}
 	in, _ = json.Marshal(map[string]any{"path": dir})
-	c := execute(t, "list_dir", string(in))
+	c = execute(t, "list_dir", string(in))
 	if c.res.Error || c.text() != `[{"name":"sub","type":"dir"}]` {
 		t.Fatalf("list_dir = %q", c.text())
 	}

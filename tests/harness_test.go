@@ -14,6 +14,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -36,14 +37,17 @@ const testKey = "sk-e2e-very-secret-key-0123456789"
 // suite is what every test shares: built binaries, the fake model and one
 // running server.
 var suite struct {
+	dir     string // the suite's temporary folder
 	bin     string // the agent-server binary
 	plugins string // bin/plugins
 	// mcpServer is an MCP server over stdio (pkg/mcp/mcptest's).
 	mcpServer string
-	model     *fakemodel.Server
-	router    *router
-	server    *serverProc
-	client    *client.Client
+	// testPlugins holds the plugins of tests/testdata/plugins.
+	testPlugins string
+	model       *fakemodel.Server
+	router      *router
+	server      *serverProc
+	client      *client.Client
 }
 
 func TestMain(m *testing.M) { os.Exit(runMain(m)) }
@@ -55,6 +59,12 @@ func runMain(m *testing.M) int {
 		return 1
 	}
 	defer os.RemoveAll(dir)
+	suite.dir = dir
+	// Binaries only: servers run as another user (the trust tests) must reach them.
+	if err := os.Chmod(dir, 0o755); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
 	if err := build(dir); err != nil {
 		fmt.Fprintln(os.Stderr, "build:", err)
 		return 1
@@ -124,14 +134,24 @@ func build(dir string) error {
 		serverBuild = append(serverBuild[:1], append([]string{"-race"}, serverBuild[1:]...)...)
 	}
 	suite.mcpServer = filepath.Join(dir, "mcpserver")
+	suite.testPlugins = filepath.Join(dir, "testplugins")
+	if err := os.MkdirAll(suite.testPlugins, 0o755); err != nil {
+		return err
+	}
 	for _, args := range [][]string{
 		serverBuild,
 		{"build", "-o", dir + "/", "./cmd/toolhost"}, // beside agent-server, which serves MCP definitions with it
 		{"build", "-o", suite.mcpServer, "./cmd/toolhost/testdata/mcpserver"},
 		{"build", "-o", suite.plugins + "/", "./plugins/..."},
+		{"build", "-o", suite.testPlugins + "/", "./tests/testdata/plugins/..."},
 	} {
 		cmd := exec.Command(goBin, args...)
 		cmd.Dir = repoRoot()
+		// Static, as make build and the sidecar image have them (the race
+		// detector needs cgo).
+		if os.Getenv("AGENTCORE_E2E_RACE") == "" {
+			cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
+		}
 		if out, err := cmd.CombinedOutput(); err != nil {
 			return fmt.Errorf("go %s: %v\n%s", strings.Join(args, " "), err, out)
 		}
@@ -152,9 +172,28 @@ type serverProc struct {
 
 // startServer starts agent-server on a free port with the plugins in
 // toolDir and the fake model as its default profile; extra adds flags.
+// Unless extra names a store, the server gets the default store (SQLite) in
+// a data folder of its own, never the developer's home.
 func startServer(toolDir string, extra []string, env ...string) (*serverProc, error) {
-	args := append([]string{"-listen", "127.0.0.1:0", "-log-format", "json", "-log-level", "debug",
-		"-tool-dir", toolDir, "-shutdown-grace", "2s"}, extra...)
+	return launch(serverCmd(toolDir, extra, env...))
+}
+
+// serverCmd is the command startServer runs: agent-server on 127.0.0.1:0
+// with the plugins in toolDir and the fake model as its default profile.
+// Unless extra names a store, the server gets the default store (SQLite) in
+// a data folder of its own, never the developer's home.
+func serverCmd(toolDir string, extra []string, env ...string) *exec.Cmd {
+	args := []string{"-listen", "127.0.0.1:0", "-log-format", "json", "-log-level", "debug",
+		"-tool-dir", toolDir, "-shutdown-grace", "2s"}
+	if !slices.Contains(extra, "-store") && !slices.Contains(extra, "-data-dir") {
+		// Open to all: some tests run the server as another user.
+		if data, err := os.MkdirTemp(suite.dir, "data-"); err == nil && os.Chmod(data, 0o777) == nil {
+			args = append(args, "-data-dir", data)
+		} else {
+			args = append(args, "-store", "memory")
+		}
+	}
+	args = append(args, extra...)
 	cmd := exec.Command(suite.bin, args...)
 	cmd.Env = append(os.Environ(),
 		"AGENTCORE_MODEL_BASE_URL="+suite.model.URL,
@@ -163,6 +202,22 @@ func startServer(toolDir string, extra []string, env ...string) (*serverProc, er
 	)
 	cmd.Env = append(cmd.Env, env...)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	return cmd
+}
+
+// startServerUnder is startServer with agent-server run by the command
+// wrap (e.g. unshare), which execs it with its arguments.
+func startServerUnder(wrap []string, toolDir string, extra []string, env ...string) (*serverProc, error) {
+	cmd := serverCmd(toolDir, extra, env...)
+	wrapped := exec.Command(wrap[0], append(append([]string{}, wrap[1:]...), cmd.Args...)...)
+	wrapped.Env, wrapped.SysProcAttr = cmd.Env, cmd.SysProcAttr
+	return launch(wrapped)
+}
+
+// launch starts an agent-server command and waits until it listens and its
+// health service says SERVING (asked over a connection made with dial;
+// plaintext by default).
+func launch(cmd *exec.Cmd, dial ...grpc.DialOption) (*serverProc, error) {
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
 		return nil, err
@@ -203,7 +258,7 @@ func startServer(toolDir string, extra []string, env ...string) (*serverProc, er
 		p.kill()
 		return nil, fmt.Errorf("no listening line in 30s:\n%s", p.logs())
 	}
-	if err := p.waitServing(30 * time.Second); err != nil {
+	if err := p.waitServing(30*time.Second, dial...); err != nil {
 		p.kill()
 		return nil, err
 	}
@@ -217,8 +272,11 @@ func (p *serverProc) logs() string {
 }
 
 // waitServing waits until the health service says SERVING.
-func (p *serverProc) waitServing(d time.Duration) error {
-	conn, err := grpc.NewClient(p.addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
+func (p *serverProc) waitServing(d time.Duration, dial ...grpc.DialOption) error {
+	if len(dial) == 0 {
+		dial = []grpc.DialOption{grpc.WithTransportCredentials(insecure.NewCredentials())}
+	}
+	conn, err := grpc.NewClient(p.addr, dial...)
 	if err != nil {
 		return err
 	}

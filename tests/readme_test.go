@@ -2,10 +2,13 @@ package tests
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -107,5 +110,58 @@ func stream(ctx context.Context, conn *grpc.ClientConn, full string, md protoref
 			}
 			return err
 		}
+	}
+}
+
+// goProgram matches the README's Go code blocks that are whole programs.
+var goProgram = regexp.MustCompile("(?s)```go\n(package main\n.*?)```")
+
+// TestReadmeGo builds every Go program of the README in a module outside
+// this repository, set up with the README's commands: the snippets are
+// complete and the module can be used from elsewhere.
+func TestReadmeGo(t *testing.T) {
+	t.Parallel()
+	b, err := os.ReadFile(filepath.Join(repoRoot(), "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	programs := goProgram.FindAllStringSubmatch(string(b), -1)
+	if len(programs) < 3 { // a tool, the tools of "Writing tools", the client
+		t.Fatalf("found %d Go programs in the README", len(programs))
+	}
+	mod := t.TempDir()
+	goBin := filepath.Join(runtime.GOROOT(), "bin", "go")
+	env := append(os.Environ(), "GOFLAGS=-mod=mod", "GOWORK=off")
+	for _, args := range [][]string{
+		{"mod", "init", "example.com/myapp"},
+		{"mod", "edit", "-require=github.com/agentcore/agentcore@v0.0.0", "-replace=github.com/agentcore/agentcore=" + repoRoot()},
+	} {
+		cmd := exec.Command(goBin, args...)
+		cmd.Dir, cmd.Env = mod, env
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("go %s: %v\n%s", strings.Join(args, " "), err, out)
+		}
+	}
+	// The repository's sums cover every module the programs need: no download.
+	sums, err := os.ReadFile(filepath.Join(repoRoot(), "go.sum"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(mod, "go.sum"), sums, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for i, p := range programs {
+		dir := filepath.Join(mod, fmt.Sprintf("program%d", i))
+		if err := os.Mkdir(dir, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, "main.go"), []byte(p[1]), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cmd := exec.Command(goBin, "build", "-o", os.DevNull, "./...")
+	cmd.Dir, cmd.Env = mod, append(env, "GOPROXY=off")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("building the README's Go programs outside the repository: %v\n%s", err, out)
 	}
 }

@@ -64,7 +64,7 @@ func TestSendStreamsEveryEventInOrder(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if res.Reason != "no-tool" || res.Steps != 2 || !strings.Contains(res.Text, "Hello, Ming!") || !strings.Contains(res.Text, "5") {
+	if res.Reason != agentv1.EndReason_END_REASON_NO_TOOL || res.Steps != 2 || !strings.Contains(res.Text, "Hello, Ming!") || !strings.Contains(res.Text, "5") {
 		t.Fatalf("result: %+v", res)
 	}
 	if u := res.Usage; u.GetInputTokens() != 130 || u.GetOutputTokens() != 22 || u.GetCacheReadTokens() != 60 {
@@ -165,7 +165,7 @@ func TestPermissionAskAndDeny(t *testing.T) {
 	if len(asked) != 1 || asked[0] != `say_hello {"name":"Ming"}` {
 		t.Fatalf("asked for %v, want only say_hello", asked)
 	}
-	if res.Reason != "no-tool" || len(secondRequest) != 2 {
+	if res.Reason != agentv1.EndReason_END_REASON_NO_TOOL || len(secondRequest) != 2 {
 		t.Fatalf("the loop did not go on: %+v, tool results sent %v", res, secondRequest)
 	}
 	if !strings.Contains(secondRequest[0], "not today") || strings.Contains(secondRequest[0], "Hello") {
@@ -301,7 +301,7 @@ func TestDemo(t *testing.T) {
 	if err != nil {
 		t.Fatalf("demo: %v\n%s", err, out)
 	}
-	for _, want := range []string{"-> say_hello", "-> multiply", "<- multiply = 42", "reason=no-tool steps=2"} {
+	for _, want := range []string{"-> say_hello", "-> multiply", "<- multiply = 42", "reason=END_REASON_NO_TOOL steps=2"} {
 		if !strings.Contains(string(out), want) {
 			t.Errorf("demo output lacks %q:\n%s", want, out)
 		}

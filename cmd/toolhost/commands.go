@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -13,19 +14,44 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"google.golang.org/protobuf/encoding/protojson"
+
+	"github.com/agentcore/agentcore/pkg/config"
 	"github.com/agentcore/agentcore/pkg/mcp"
+	"github.com/agentcore/agentcore/pkg/server"
 	"github.com/agentcore/agentcore/pkg/tool"
+	"github.com/agentcore/agentcore/pkg/tool/limits"
 	agentv1 "github.com/agentcore/agentcore/proto/agentcore/v1"
 )
 
+// host is the tool host of one command with its limits mechanism.
+type host struct {
+	*tool.Host
+	limits *limits.Controller
+}
+
+// Close kills the host's processes, then removes its limits' cgroups.
+func (h host) Close() error { return errors.Join(h.Host.Close(), h.limits.Close()) }
+
 // newHost returns the host of one command. It finds MCP server definitions
 // as well as plugins, and serves each with this executable's mcp-serve.
-func newHost(e env) (*tool.Host, error) {
+// Tools run under agent-server's default limits, with the best mechanism
+// this machine has.
+func newHost(e env) (host, error) {
 	self, err := os.Executable()
 	if err != nil {
-		return nil, fmt.Errorf("finding toolhost's own executable, which serves MCP servers: %w", err)
+		return host{}, fmt.Errorf("finding toolhost's own executable, which serves MCP servers: %w", err)
 	}
-	return tool.NewHost(tool.Config{Logger: e.log, Kinds: []tool.Kind{mcp.Kind(self)}}), nil
+	defaults, err := config.Load(nil, func(string) string { return "" }, io.Discard)
+	if err != nil {
+		return host{}, err
+	}
+	lim, err := limits.New(limits.Options{Logger: e.log})
+	if err != nil {
+		return host{}, err
+	}
+	h := tool.NewHost(tool.Config{Logger: e.log, Kinds: []tool.Kind{mcp.Kind(self)}, Limits: lim, LimitPolicy: server.LimitPolicy(defaults.ToolLimits)})
+	return host{Host: h, limits: lim}, nil
 }
 
 // runList implements `toolhost list [--json] PATH...`.
@@ -56,6 +82,13 @@ func runList(ctx context.Context, e env, args []string) int {
 				t := protoDuration(s.Timeout)
 				it.Timeout = &t
 			}
+			if l := server.ToolLimitsOf(s.Limits); l != nil {
+				b, err := protojson.Marshal(l)
+				if err != nil {
+					return fail(e, err)
+				}
+				it.Limits = b
+			}
 			items = append(items, it)
 		}
 		enc := json.NewEncoder(e.stdout)
@@ -65,15 +98,16 @@ func runList(ctx context.Context, e env, args []string) int {
 		}
 		return exitOK
 	}
+	fmt.Fprintln(e.stderr, "tool limits:", host.limits)
 	tw := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "NAME\tSOURCE\tTIMEOUT\tDESCRIPTION")
+	fmt.Fprintln(tw, "NAME\tSOURCE\tTIMEOUT\tLIMITS\tDESCRIPTION")
 	for _, s := range set.Specs() {
 		timeout := "-"
 		if s.Timeout > 0 {
 			timeout = s.Timeout.String()
 		}
 		desc, _, _ := strings.Cut(s.Description, "\n")
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", s.Name, s.Source, timeout, desc)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", s.Name, s.Source, timeout, s.Limits, desc)
 	}
 	if err := tw.Flush(); err != nil {
 		return fail(e, err)
@@ -88,6 +122,8 @@ type listItem struct {
 	InputSchema json.RawMessage `json:"inputSchema"`
 	Source      string          `json:"source"`
 	Timeout     *string         `json:"timeout"`
+	// Limits are as ListTools gives them (agentcore.v1.ToolLimits in JSON).
+	Limits json.RawMessage `json:"limits,omitempty"`
 }
 
 // protoDuration formats d as protobuf's JSON form of a Duration ("1.5s").

@@ -96,6 +96,10 @@ func TestList(t *testing.T) {
 	if !strings.Contains(o.stdout, filepath.Join(ready, "hello")) || !strings.Contains(o.stdout, "Greets the given person") {
 		t.Fatalf("list lacks source or description:\n%s", o.stdout)
 	}
+	// Each tool's limits (agent-server's defaults here), and the mechanism on stderr.
+	if !strings.Contains(lines[0], "LIMITS") || !strings.Contains(o.stderr, "tool limits: ") {
+		t.Fatalf("list lacks limits:\n%s%s", o.stdout, o.stderr)
+	}
 
 	o = runToolhost(t, "list", "--json", ready, testplug)
 	var items []listItem
@@ -111,6 +115,17 @@ func TestList(t *testing.T) {
 		t.Fatalf("loop_timeout = %+v", lt)
 	}
 	hello := items[byName["say_hello"]]
+	compact := func(raw json.RawMessage) string {
+		var b bytes.Buffer
+		_ = json.Compact(&b, raw)
+		return b.String()
+	}
+	if strings.Contains(o.stderr, "memory") && !strings.Contains(compact(hello.Limits), `"memoryBytes":"1073741824"`) {
+		t.Fatalf("say_hello's limits = %s", hello.Limits)
+	}
+	if !strings.Contains(compact(items[byName["spin_cpu"]].Limits), `"cpuTime":"0.300s"`) {
+		t.Fatalf("spin_cpu's limits = %s", items[byName["spin_cpu"]].Limits)
+	}
 	if hello.Timeout != nil || !json.Valid(hello.InputSchema) || !strings.Contains(string(hello.InputSchema), `"name"`) {
 		t.Fatalf("say_hello = %+v", hello)
 	}

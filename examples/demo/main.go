@@ -144,7 +144,7 @@ func run(serverBin, plugins string) error {
 	u := res.Usage
 	fmt.Printf("\nresult: reason=%s steps=%d\n  %s\nusage: input=%d output=%d cache_read=%d\n",
 		res.Reason, res.Steps, res.Text, u.GetInputTokens(), u.GetOutputTokens(), u.GetCacheReadTokens())
-	if res.Reason != "no-tool" || !strings.Contains(res.Text, "42") {
+	if res.Reason != agentv1.EndReason_END_REASON_NO_TOOL || !strings.Contains(res.Text, "42") {
 		return errors.New("the task did not finish as scripted")
 	}
 	return nil
@@ -152,7 +152,7 @@ func run(serverBin, plugins string) error {
 
 // startServer runs agent-server on a free port and waits until it serves.
 func startServer(bin, plugins, modelURL string) (string, func(), error) {
-	cmd := exec.Command(bin, "-listen", "127.0.0.1:0", "-tool-dir", plugins, "-log-format", "json", "-log-level", "info")
+	cmd := exec.Command(bin, "-listen", "127.0.0.1:0", "-tool-dir", plugins, "-store", "memory", "-log-format", "json", "-log-level", "info")
 	cmd.Env = append(os.Environ(), "AGENTCORE_MODEL_BASE_URL="+modelURL, "AGENTCORE_MODEL=demo-model")
 	stderr, err := cmd.StderrPipe()
 	if err != nil {

@@ -16,7 +16,7 @@ import (
 // manual set, deltas, retries, finished), numbered from 1 under a run id of
 // their own. Errors are as Send's; ErrNothingToCompact when no message
 // follows the latest summary.
-func (s *Session) Compact(ctx context.Context, onEvent func(*agentv1.Event)) (string, error) {
+func (s *Session) Compact(ctx context.Context, onEvent func(*agentv1.Event)) (summary string, err error) {
 	cfg, err := s.resolve(s.Config(), true)
 	if err != nil {
 		return "", err
@@ -25,8 +25,19 @@ func (s *Session) Compact(ctx context.Context, onEvent func(*agentv1.Event)) (st
 	if err != nil {
 		return "", err
 	}
-	defer s.release(r)
+	defer func() {
+		var res *Result
+		if err == nil {
+			res = &Result{RunID: r.id, Text: summary, Usage: r.usage}
+		}
+		s.release(r, res, err)
+	}()
 	r.s, r.cfg, r.usage = s, cfg, &agentv1.Usage{}
+	if err := r.begin(JournalRun{Compaction: true, Busy: agentv1.BusyPolicy_BUSY_POLICY_REPLACE}); err != nil {
+		return "", err
+	}
+	r.observe(true)
+	defer func() { r.ended(nil, err) }()
 	r.emit = &emitter{runID: r.id, fn: onEvent}
 	s.mu.Lock()
 	skills := s.skills

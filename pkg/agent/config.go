@@ -108,6 +108,9 @@ func (s *Session) resolve(c *agentv1.AgentConfig, needEndpoint bool) (*llm.Confi
 		}
 		return nil, v.err()
 	}
+	if limit := int64(s.opts.MaxToolOutput); limit > 0 && (cfg.MaxToolOutput == 0 || cfg.MaxToolOutput > limit) {
+		cfg.MaxToolOutput = limit
+	}
 	if needEndpoint && s.opts.Model == nil {
 		if err := v.addErr(cfg.RequireEndpoint(), "history"); err != nil {
 			return nil, err

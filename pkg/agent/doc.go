@@ -54,7 +54,9 @@
 //     asks; their results are appended as one tool message in call order.
 //     A denied call, a failing or crashing tool, an unknown tool, bad input:
 //     each is a failed tool result the model reads, never a failed send.
-//     Text output is cut to max_tool_output characters (media never).
+//     Text output is cut to max_tool_output characters (media never);
+//     Options.MaxToolOutput is its default and ceiling, and a result larger
+//     than Options.MaxToolResultBytes loses its files, then text, to a note.
 //  6. The send ends `tool-stop` when a tool returned stop, after the round's
 //     results are written; `step-limit` when the round was the max_steps-th,
 //     also after its results are written, so a next send continues from
@@ -96,12 +98,34 @@
 // ErrReplaced, ErrClosed, context.Canceled), or of kind timeout when its
 // context's deadline passed.
 //
+// # Durability
+//
+// A session with a Journal (Options.Journal) is durable: Begin claims the
+// agent for a run before it reads the history (across processes too: the
+// journal applies the busy policy there and hands back a history another
+// process wrote), every change to the history goes through the journal
+// before memory (the input; each model response with its usage; each
+// round's tool results; a summary), and End learns how the run ended. A
+// journal that fails ends the run with a *JournalError, memory as the
+// journal holds it. A send with Resume re-enters the loop from the history
+// as it is, e.g. after the journal's owner repaired a run cut off by a crash.
+//
+// # Observing
+//
+// An Observer (Options.Observer; pkg/telemetry is the server's) is told when
+// a run starts and ends, around each model request (retries included) and
+// each tool call, and when a permission is decided. Its Started methods
+// return the context the work runs under, which is how a trace span reaches
+// the model's HTTP request and the plugin call. Without one, NopObserver
+// costs a few interface calls per step.
+//
 // # Events
 //
 // A send's events (the one typed set of event.proto) reach SendOptions.OnEvent
 // in order, numbered from 1: run started; per round model request, deltas,
 // model response, then per call permission request, tool call, tool output,
-// tool result (a call denied or invalid has only its result), then step;
+// tool result (every call the model made has its tool call and tool result
+// events, a denied or invalid one too, which has no output), then step;
 // retries and compaction events where they happen; the result last. A send
 // that fails emits no result event: its error is the end.
 package agent

@@ -278,6 +278,45 @@ func TestMaxToolOutput(t *testing.T) {
 	}
 }
 
+// TestServerBoundsOnToolOutput: the server's max_tool_output is the
+// default and the ceiling of an agent's own; its byte cap bounds what a
+// result adds to the history.
+func TestServerBoundsOnToolOutput(t *testing.T) {
+	tests := []struct {
+		name     string
+		own      *int64
+		maxChars int // characters of the server's bound
+		maxBytes int
+		wantAs   int // most 'a's kept
+	}{
+		{"unset takes the server's", nil, 300, 0, 300},
+		{"more than the server's is lowered", proto.Int64(4000), 300, 0, 300},
+		{"less than the server's is kept", proto.Int64(100), 300, 0, 100},
+		{"the byte cap", nil, 0, 600, 600},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s, srv := newSession(t, func(o *agent.Options) {
+				o.Tools = pick(t, "shell")
+				o.Config.MaxToolOutput = tt.own
+				o.MaxToolOutput = tt.maxChars
+				o.MaxToolResultBytes = tt.maxBytes
+			})
+			srv.Push(
+				fakemodel.Turn{ToolCalls: []fakemodel.ToolCall{{ID: "c1", Name: "shell", Arguments: `{"command":"head -c 5000 /dev/zero | tr '\\0' a"}`}}},
+				fakemodel.Turn{Text: "long"},
+			)
+			if _, err := s.Send(context.Background(), agent.SendOptions{Input: input("go")}); err != nil {
+				t.Fatal(err)
+			}
+			out := s.History()[2].GetParts()[0].GetToolResult().GetOutput().GetText()
+			if !strings.Contains(out, "cut from the middle") || strings.Count(out, "a") > tt.wantAs || strings.Count(out, "a") < tt.wantAs/2 {
+				t.Fatalf("%d 'a's kept, want at most %d: %.300s", strings.Count(out, "a"), tt.wantAs, out)
+			}
+		})
+	}
+}
+
 func TestToolConcurrencyCap(t *testing.T) {
 	s, srv := newSession(t, func(o *agent.Options) {
 		o.Tools = pick(t, "sleep")

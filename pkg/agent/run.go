@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"sync/atomic"
+	"time"
 
 	"github.com/agentcore/agentcore/pkg/compact"
 	"github.com/agentcore/agentcore/pkg/history"
@@ -30,10 +32,54 @@ type run struct {
 	counter *tokens.Counter // nil unless the config has a token budget
 	usage   *agentv1.Usage  // summed over the run
 	ids     map[string]bool // tool-call ids in the history, made on first use
+	// begun says the journal knows the run (Begin succeeded), as jrun.
+	begun bool
+	jrun  JournalRun
 	// win and conv keep the run's context and the model layer's form of
 	// the history between its steps, so a step works on what is new.
 	win  window.Cache
 	conv llm.Conversions
+	// info is what the session's Observer is told about the run;
+	// toolCalls counts the calls that ran (from the tools' goroutines).
+	info      RunInfo
+	toolCalls atomic.Int64
+}
+
+// observe tells the session's Observer that the run starts; the run's
+// context becomes the one the Observer returns.
+func (r *run) observe(compaction bool) {
+	r.info = RunInfo{
+		AgentID: r.s.id, RunID: r.id, Compaction: compaction,
+		Protocol: string(r.cfg.Protocol), Model: r.cfg.Model, Start: time.Now(),
+	}
+	r.ctx = r.s.opts.Observer.RunStarted(r.ctx, &r.info)
+}
+
+// ended tells the session's Observer that the run has ended.
+func (r *run) ended(res *Result, err error) {
+	r.info.ToolCalls = int(r.toolCalls.Load())
+	r.info.Usage = r.usage
+	if r.info.Usage == nil {
+		r.info.Usage = &agentv1.Usage{}
+	}
+	r.s.opts.Observer.RunEnded(r.ctx, &r.info, res, err)
+}
+
+// modelCall describes a model request of the run to the Observer.
+func (r *run) modelCall(step int, w *window.Context, compaction bool) *ModelCall {
+	m := &ModelCall{
+		Run: &r.info, Step: step, Compaction: compaction, Protocol: string(r.cfg.Protocol), Model: r.cfg.Model,
+		System: w.System, Messages: w.Messages, Start: time.Now(),
+	}
+	if cc := r.cfg.Compact; compaction && cc != nil {
+		if cc.Protocol != "" {
+			m.Protocol = string(cc.Protocol)
+		}
+		if cc.Model != "" {
+			m.Model = cc.Model
+		}
+	}
+	return m
 }
 
 // loop is the agent loop of one send, after its input is in the history.
@@ -54,6 +100,7 @@ func (r *run) loop() (*Result, error) {
 		tools = r.tools.llm
 	}
 	model := r.s.modelFor(r.cfg, false)
+	obs := r.s.opts.Observer
 	noTool := 0
 	for step := 1; ; step++ {
 		if ctx.Err() != nil {
@@ -81,23 +128,40 @@ func (r *run) loop() (*Result, error) {
 			}
 			r.emit.modelRequest(ev)
 		}
-		out, err := r.s.opts.LLM.Chat(ctx, llm.Request{
+		r.info.Steps = step
+		mc := r.modelCall(step, w, false)
+		mctx := obs.ModelStarted(ctx, mc)
+		out, err := r.s.opts.LLM.Chat(mctx, llm.Request{
 			Config:      r.cfg,
 			System:      w.System,
 			Messages:    w.Messages,
 			ToolSet:     tools,
 			Model:       model,
 			Conversions: &r.conv,
-			OnDelta:     func(d llm.Delta) { r.emit.delta(step, d) },
-			OnRetry:     func(rt llm.Retry) { r.emit.retry(rt, false) },
+			OnDelta: func(d llm.Delta) {
+				if mc.FirstDelta.IsZero() {
+					mc.FirstDelta = time.Now()
+				}
+				r.emit.delta(step, d)
+			},
+			OnRetry: func(rt llm.Retry) {
+				r.emit.retry(rt, false)
+				obs.ModelRetried(mctx, mc, rt)
+			},
 		})
+		obs.ModelEnded(mctx, mc, out, err)
 		if err != nil {
 			if out != nil && out.Message != nil && errors.Is(err, llm.ErrInvalidOutput) {
-				r.record(out) // the answer is kept; the send fails
+				if _, jerr := r.record(out); jerr != nil { // the answer is kept; the send fails
+					return nil, jerr
+				}
 			}
 			return nil, r.failure(ctx, err)
 		}
-		calls := r.record(out)
+		calls, err := r.record(out)
+		if err != nil {
+			return nil, err
+		}
 		resp := r.response(step, out)
 		r.emit.modelResponse(resp)
 		res.Steps, res.Text = step, out.Text
@@ -116,13 +180,17 @@ func (r *run) loop() (*Result, error) {
 				return res, nil
 			case n >= 2 && noTool == n-1 && r.cfg.NoToolPrompt != "":
 				// The next round is the last one allowed without a tool call.
-				r.s.appendHistory(history.User(r.cfg.NoToolPrompt))
+				if err := r.commit(false, nil, history.User(r.cfg.NoToolPrompt)); err != nil {
+					return nil, err
+				}
 			}
 			continue
 		}
 		noTool = 0
 		results, stop := r.runTools(ctx, step, calls)
-		r.s.appendHistory(history.Tool(results...))
+		if err := r.commit(true, nil, history.Tool(results...)); err != nil {
+			return nil, err
+		}
 		if ctx.Err() != nil {
 			return nil, aborted(ctx)
 		}
@@ -173,11 +241,11 @@ func (r *run) failure(ctx context.Context, err error) error {
 }
 
 // record writes a model response to the history and the usage totals, and
-// returns its tool calls in order. Before that it makes the response safe to
+// returns its tool calls in order (an error when the journal failed). Before that it makes the response safe to
 // keep: a call id already used in the history (some gateways repeat ids) or
 // missing gets a fresh one, and an invalid call (unreadable arguments) keeps
 // `{}` as arguments and a name, its raw text going into its error result.
-func (r *run) record(out *llm.Result) []call {
+func (r *run) record(out *llm.Result) ([]call, error) {
 	invalid := make(map[string]string, len(out.InvalidToolCalls))
 	for _, ic := range out.InvalidToolCalls {
 		text := ic.Feedback
@@ -214,9 +282,11 @@ func (r *run) record(out *llm.Result) []call {
 		}
 		calls = append(calls, cl)
 	}
-	r.s.appendHistory(out.Message)
-	r.addUsage(out.Usage)
-	return calls
+	// A response with tool calls is durable with the step's tool results.
+	if err := r.commit(len(calls) == 0, out.Usage, out.Message); err != nil {
+		return nil, err
+	}
+	return calls, nil
 }
 
 // usedIDs returns the tool-call ids of a history.
@@ -251,35 +321,43 @@ func (r *run) response(step int, out *llm.Result) *agentv1.ModelResponseEvent {
 	return ev
 }
 
-// addUsage adds u to the run's and the session's totals.
-func (r *run) addUsage(u *agentv1.Usage) {
-	if u == nil {
-		return
-	}
-	addUsage(r.usage, u)
-	r.s.addUsage(u)
-}
-
 // compact summarises the context w with the compaction model and appends
 // the summary to the history.
 func (r *run) compact(ctx context.Context, w *window.Context, manual bool) (string, error) {
 	r.emit.compactStarted(w.Tokens.Total, manual)
+	obs := r.s.opts.Observer
+	mc := r.modelCall(r.info.Steps, w, true)
+	ctx = obs.ModelStarted(ctx, mc)
 	req := compact.Request{
 		Config:   r.cfg,
 		System:   w.System,
 		Messages: w.Messages,
 		Model:    r.s.modelFor(r.cfg, true),
-		OnRetry:  func(rt llm.Retry) { r.emit.retry(rt, true) },
-	}
-	if r.emit.on() {
-		req.OnDelta = r.emit.compactDelta
+		OnRetry: func(rt llm.Retry) {
+			r.emit.retry(rt, true)
+			obs.ModelRetried(ctx, mc, rt)
+		},
+		OnDelta: func(text string) {
+			if mc.FirstDelta.IsZero() {
+				mc.FirstDelta = time.Now()
+			}
+			if r.emit.on() {
+				r.emit.compactDelta(text)
+			}
+		},
 	}
 	out, err := compact.Run(ctx, r.s.opts.LLM, req)
+	var res *llm.Result
+	if out != nil {
+		res = &llm.Result{Text: out.Summary, Usage: out.Usage}
+	}
+	obs.ModelEnded(ctx, mc, res, err)
 	if err != nil {
 		return "", r.failure(ctx, err)
 	}
-	r.s.appendHistory(history.Compact(out.Summary))
-	r.addUsage(out.Usage)
+	if err := r.commit(true, out.Usage, history.Compact(out.Summary)); err != nil {
+		return "", err
+	}
 	r.emit.compactFinished(out.Summary, out.Usage)
 	return out.Summary, nil
 }

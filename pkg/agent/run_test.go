@@ -278,12 +278,17 @@ func TestPermission(t *testing.T) {
 				t.Fatalf("%v, %v", res, err)
 			}
 			var asked, called []string
+			seen := map[string]bool{} // tool_call events so far, by call id
 			for _, e := range rec.all() {
 				if p := e.GetPermissionRequest(); p != nil {
 					asked = append(asked, p.GetToolName())
 				}
 				if c := e.GetToolCall(); c != nil {
 					called = append(called, c.GetToolName())
+					seen[c.GetToolCallId()] = true
+				}
+				if r := e.GetToolResult(); r != nil && !seen[r.GetToolCallId()] {
+					t.Errorf("tool_result of %s without a tool_call event before it", r.GetToolCallId())
 				}
 			}
 			if fmt.Sprint(sorted(asked)) != fmt.Sprint(tc.asked) {
@@ -291,7 +296,8 @@ func TestPermission(t *testing.T) {
 			}
 			shell := s.History()[2].GetParts()[0].GetToolResult()
 			if tc.denied {
-				if fmt.Sprint(called) != "[add]" || !shell.GetError() ||
+				// A denied call has its tool_call event too (and no output).
+				if fmt.Sprint(sorted(called)) != "[add shell]" || !shell.GetError() ||
 					!strings.Contains(shell.GetOutput().GetText(), "Permission denied") ||
 					!strings.Contains(shell.GetOutput().GetText(), "not on a Sunday") {
 					t.Fatalf("called %v; shell result %v", called, shell)
@@ -500,6 +506,36 @@ func TestInvalidAndDuplicateCalls(t *testing.T) {
 	}
 	if r := h[4].GetParts()[0].GetToolResult(); r.GetError() || r.GetOutput().GetJson() != "5" {
 		t.Fatalf("rewritten call's result %v", r)
+	}
+}
+
+// TestEveryCallHasCallAndResultEvents: a native call whose arguments are
+// not a JSON object is not run, but it has its tool_call event before its
+// failed tool_result, as every call the model makes does.
+func TestEveryCallHasCallAndResultEvents(t *testing.T) {
+	s, srv := newSession(t, func(o *agent.Options) { o.Tools = pick(t, "add") })
+	srv.Push(
+		fakemodel.Turn{ToolCalls: []fakemodel.ToolCall{
+			{ID: "c1", Name: "add", Arguments: `[2, 3]`}, {ID: "c2", Name: "add", Arguments: `{"a": 2,`}, add("c3"),
+		}},
+		fakemodel.Turn{Text: "done"},
+	)
+	rec := newRecorder()
+	if _, err := s.Send(context.Background(), agent.SendOptions{Input: input("go"), OnEvent: rec.add}); err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, e := range rec.all() {
+		if c := e.GetToolCall(); c != nil {
+			got = append(got, "call "+c.GetToolCallId())
+		}
+		if r := e.GetToolResult(); r != nil {
+			got = append(got, fmt.Sprintf("result %s error=%v", r.GetToolCallId(), r.GetError()))
+		}
+	}
+	want := "[call c1 result c1 error=true call c2 result c2 error=true call c3 result c3 error=false]"
+	if fmt.Sprint(got) != want {
+		t.Fatalf("events %v, want %s", got, want)
 	}
 }
 

@@ -37,6 +37,11 @@ type SendOptions struct {
 	PermissionMode agentv1.PermissionMode
 	AskTools       []string
 	OnPermission   PermissionFunc
+	// Resume re-enters the loop from the history as it is, without input
+	// (Input must be empty, History unset): the model is asked to go on
+	// from the last turn, e.g. after a run was interrupted. ErrNothingToResume
+	// when the history is empty or ends with the model's answer.
+	Resume bool
 	// OnEvent receives the run's events in order, numbered from 1, on one
 	// goroutine at a time. It must not block for long (tools wait on it) and
 	// must not call Send, Stop or Compact of the same session, which wait for
@@ -105,7 +110,7 @@ func (r *Result) Proto() *agentv1.RunResultEvent {
 // ErrStopped, ErrReplaced or ErrClosed, or the context's cause) when the run
 // was stopped, replaced, closed or its context ended — of kind timeout when
 // ctx's deadline passed.
-func (s *Session) Send(ctx context.Context, o SendOptions) (*Result, error) {
+func (s *Session) Send(ctx context.Context, o SendOptions) (res *Result, err error) {
 	input, perm, err := s.checkSend(o)
 	if err != nil {
 		return nil, err
@@ -122,15 +127,22 @@ func (s *Session) Send(ctx context.Context, o SendOptions) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	defer s.release(r)
+	defer func() { s.release(r, res, err) }()
 	r.s, r.cfg, r.perm = s, cfg, perm
+	if err := r.begin(JournalRun{Busy: o.Busy}); err != nil {
+		return nil, err
+	}
+	r.observe(false)
+	defer func() { r.ended(res, err) }()
 	r.emit = &emitter{runID: r.id, fn: o.OnEvent}
 	r.limiter = tool.NewLimiter(cfg.MaxToolConcurrency)
 
-	s.mu.Lock()
 	if o.History != nil {
-		s.setHistoryLocked(o.History.GetMessages())
+		if err := r.replace(o.History.GetMessages()); err != nil {
+			return nil, err
+		}
 	}
+	s.mu.Lock()
 	tools, skills := s.tools, s.skills
 	s.mu.Unlock()
 	if o.Tools != nil {
@@ -140,14 +152,21 @@ func (s *Session) Send(ctx context.Context, o SendOptions) (*Result, error) {
 		return nil, err
 	}
 	s.opts.Logger.Debug("run started", "agent", s.id, "run", r.id)
-	r.emit.runStarted(s.id)
-	s.appendHistory(input)
-	res, err := r.loop()
-	if err != nil {
-		s.opts.Logger.Debug("run failed", "agent", s.id, "run", r.id, "error", err)
-		return nil, err
+	if o.Resume {
+		if h := s.snapshot(); len(h) == 0 || h[len(h)-1].GetRole() == agentv1.Role_ROLE_ASSISTANT {
+			return nil, ErrNothingToResume
+		}
 	}
-	s.opts.Logger.Debug("run ended", "agent", s.id, "run", r.id, "reason", res.Reason, "steps", res.Steps)
+	r.emit.runStarted(s.id)
+	if !o.Resume {
+		if err := r.commit(false, nil, input); err != nil { // durable with the step's first response
+			return nil, err
+		}
+	}
+	res, err = r.loop()
+	if err != nil {
+		return nil, err // the Observer logs the run's end
+	}
 	r.emit.result(res)
 	return res, nil
 }
@@ -163,6 +182,13 @@ func (s *Session) checkSend(o SendOptions) (*agentv1.Message, permission, error)
 		}
 	}
 	switch {
+	case o.Resume:
+		if len(o.Input) > 0 {
+			v.add("input", "must be empty with resume: a resumed send goes on from the history as it is")
+		}
+		if o.History != nil {
+			v.add("history", "cannot be replaced by a send with resume")
+		}
 	case len(o.Input) == 0:
 		v.add("input", "is required: give at least one text or media part")
 	case blank:

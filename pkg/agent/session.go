@@ -52,6 +52,20 @@ type Options struct {
 	ExpandProfile func(*agentv1.AgentConfig) (*agentv1.AgentConfig, error)
 	// Logger receives the session's logs; nil discards them.
 	Logger hclog.Logger
+	// MaxToolOutput, when positive, is the characters of text a tool result
+	// keeps when the config sets no max_tool_output, and the most it may set
+	// (a larger value is lowered to it).
+	MaxToolOutput int
+	// MaxToolResultBytes, when positive, caps what one tool result adds to
+	// the history, media included (tool.Options.MaxBytes).
+	MaxToolResultBytes int
+	// Journal, when set, makes the session durable (see Journal).
+	Journal Journal
+	// Usage is the usage totals to start from, e.g. those of a stored agent.
+	Usage *agentv1.Usage
+	// Observer is told what the session's runs do (traces, metrics, logs);
+	// nil means NopObserver. Share one across sessions.
+	Observer Observer
 }
 
 // Session is an agent: the reference's Agent.create result. It holds an id,
@@ -60,7 +74,7 @@ type Options struct {
 // an idle session holds no goroutine and no process.
 type Session struct {
 	id      string
-	opts    Options // shared parts only: LLM, Encoders, Model, ExpandProfile, Logger
+	opts    Options // shared parts only: LLM, Encoders, Model, ExpandProfile, Logger, Observer
 	created time.Time
 
 	mu       sync.Mutex
@@ -95,7 +109,11 @@ func New(o Options) (*Session, error) {
 	if o.Logger == nil {
 		o.Logger = hclog.NewNullLogger()
 	}
-	s.opts = Options{LLM: o.LLM, Encoders: o.Encoders, Model: o.Model, ExpandProfile: o.ExpandProfile, Logger: o.Logger}
+	if o.Observer == nil {
+		o.Observer = NopObserver{}
+	}
+	s.opts = Options{LLM: o.LLM, Encoders: o.Encoders, Model: o.Model, ExpandProfile: o.ExpandProfile, Logger: o.Logger, Observer: o.Observer,
+		MaxToolOutput: o.MaxToolOutput, MaxToolResultBytes: o.MaxToolResultBytes, Journal: o.Journal}
 	if _, err := s.resolve(s.config, false); err != nil {
 		if err := v.addErr(err, "history"); err != nil {
 			return nil, err
@@ -110,7 +128,7 @@ func New(o Options) (*Session, error) {
 	s.updated = s.created
 	s.history = append([]*agentv1.Message(nil), o.History...)
 	s.tools, s.skills = o.Tools, o.Skills
-	s.usage = &agentv1.Usage{}
+	s.usage = cloneUsage(o.Usage)
 	return s, nil
 }
 
@@ -316,29 +334,26 @@ func stop(ctx context.Context, r *run, cause error) (bool, error) {
 	}
 }
 
+// Load replaces the history and usage totals with a stored state, e.g.
+// after another process changed the agent. It fails with ErrBusy while a
+// run is active or waiting.
+func (s *Session) Load(st Snapshot) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.slot.busy() {
+		return ErrBusy
+	}
+	s.setHistoryLocked(st.History)
+	s.usage = cloneUsage(st.Usage)
+	return nil
+}
+
 // snapshot returns the history for reading during a run: the engine only
 // appends, and a slice clipped to its length never sees later appends.
 func (s *Session) snapshot() []*agentv1.Message {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.history[:len(s.history):len(s.history)]
-}
-
-// appendHistory appends messages made by a run.
-func (s *Session) appendHistory(msgs ...*agentv1.Message) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.history = append(s.history, msgs...)
-}
-
-// addUsage adds u to the session's totals.
-func (s *Session) addUsage(u *agentv1.Usage) {
-	if u == nil {
-		return
-	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	addUsage(s.usage, u)
 }
 
 func addUsage(dst, u *agentv1.Usage) {

@@ -151,16 +151,20 @@ func (s *Session) acquire(ctx context.Context, policy agentv1.BusyPolicy) (*run,
 		}
 		s.mu.Unlock()
 		if r != nil {
-			s.release(r)
+			s.release(r, nil, nil)
 		}
 		return nil, aborted(ctx)
 	}
 }
 
-// release ends run r: the slot goes to the next waiting request, then r's
-// done channel closes.
-func (s *Session) release(r *run) {
+// release ends run r with its result or error: the journal learns how it
+// ended, the slot goes to the next waiting request, then r's done channel
+// closes.
+func (s *Session) release(r *run, res *Result, err error) {
 	r.cancel(context.Canceled)
+	if r.begun {
+		s.opts.Journal.End(r.jrun, res, err)
+	}
 	s.mu.Lock()
 	if s.slot.active == r {
 		s.slot.active = nil

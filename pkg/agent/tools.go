@@ -127,6 +127,7 @@ func (r *run) runTools(ctx context.Context, step int, calls []call) ([]*agentv1.
 	for i, c := range calls {
 		if c.invalid != "" {
 			results[i] = history.ToolResult(c.part.GetId(), c.part.GetName(), history.TextOutput(c.invalid), true)
+			r.emit.toolCall(step, c.part.GetId(), c.part.GetName(), c.part.GetArguments())
 			r.emit.toolResult(step, results[i].GetToolResult(), false, 0)
 			continue
 		}
@@ -146,9 +147,12 @@ func (r *run) runTools(ctx context.Context, step int, calls []call) ([]*agentv1.
 // runTool asks permission when needed, then runs one call.
 func (r *run) runTool(ctx context.Context, step int, c *agentv1.ToolCallPart) (*agentv1.Part, bool) {
 	id, name, args := c.GetId(), c.GetName(), c.GetArguments()
+	obs := r.s.opts.Observer
+	tc := &ToolCall{Run: &r.info, Step: step, ID: id, Name: name, Arguments: args}
 	if r.perm.asks(name) {
 		r.emit.permissionRequest(id, name, args)
 		d := r.perm.fn(ctx, PermissionRequest{RunID: r.id, Step: step, ToolCallID: id, ToolName: name, Arguments: args})
+		obs.PermissionDecided(ctx, tc, d, ctx.Err() != nil)
 		text := ""
 		switch {
 		case ctx.Err() != nil:
@@ -161,11 +165,12 @@ func (r *run) runTool(ctx context.Context, step int, c *agentv1.ToolCallPart) (*
 		}
 		if text != "" {
 			p := history.ToolResult(id, name, history.TextOutput(text), true)
+			r.emit.toolCall(step, id, name, args)
 			r.emit.toolResult(step, p.GetToolResult(), false, 0)
 			return p, false
 		}
 	}
-	opts := tool.Options{CallID: id, Limit: int(r.cfg.MaxToolOutput), Limiter: r.limiter}
+	opts := tool.Options{CallID: id, Limit: int(r.cfg.MaxToolOutput), Limiter: r.limiter, MaxBytes: r.s.opts.MaxToolResultBytes}
 	// The call is announced once its request is on its way, so that sending
 	// the event overlaps with the tool's work instead of delaying it (on two
 	// cores, the event's delivery to the client competed with the plugin's
@@ -181,12 +186,16 @@ func (r *run) runTool(ctx context.Context, step int, c *agentv1.ToolCallPart) (*
 	if r.emit.on() {
 		opts.OnOutput = func(ch tool.Chunk) { r.emit.toolOutput(id, name, ch.Stream, ch.Data) }
 	}
-	start := time.Now()
-	res := r.tools.set.Execute(ctx, name, json.RawMessage(args), opts)
+	r.toolCalls.Add(1)
+	_, tc.Known = r.tools.set.Lookup(name)
+	tc.Start = time.Now()
+	tctx := obs.ToolStarted(ctx, tc)
+	res := r.tools.set.Execute(tctx, name, json.RawMessage(args), opts)
 	announce()
 	if res.Duration == 0 {
-		res.Duration = time.Since(start)
+		res.Duration = time.Since(tc.Start)
 	}
+	obs.ToolEnded(tctx, tc, res)
 	p := history.ToolResult(id, name, res.Output, res.Error)
 	r.emit.toolResult(step, p.GetToolResult(), res.Stop, res.Duration)
 	return p, res.Stop && ctx.Err() == nil

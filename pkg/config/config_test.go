@@ -1,6 +1,7 @@
 package config
 
 import (
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -10,6 +11,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"google.golang.org/grpc/codes"
 
 	agentv1 "github.com/agentcore/agentcore/proto/agentcore/v1"
 )
@@ -45,6 +48,16 @@ profiles:
       system: be brief
       maxTokens: 1000
       provider: {temperature: 0.2}
+`
+
+// trustBody is a config file with the trust boundary's settings.
+const trustBody = `
+auth: {tokens_file: /etc/agentcore/tenants.yaml}
+profiles:
+  main:
+    base_url: https://api.example/v1
+    api_key_file: KEYFILE
+    allowed_base_urls: [https://eu.example/v1, https://us.example/v1]
 `
 
 func TestLoadPrecedence(t *testing.T) {
@@ -119,6 +132,20 @@ func TestLoadPrecedence(t *testing.T) {
 				t.Errorf("secrets %d, want 2", len(got))
 			}
 		}},
+		{"trust settings", []string{"-config", writeFile(t, "trust.yaml", strings.Replace(trustBody, "KEYFILE", writeFile(t, "key", "sk-from-file\n"), 1)),
+			"-insecure", "-plugin-user", "nobody:nogroup"},
+			map[string]string{"AGENTCORE_REFLECTION": "auth"}, func(t *testing.T, c *Config) {
+				p := c.Profiles["main"]
+				if p == nil || p.APIKey != "sk-from-file" || fmt.Sprint(p.AllowedBaseURLs) != "[https://eu.example/v1 https://us.example/v1]" {
+					t.Fatalf("profile main: %v %v", p, p.AllowedBaseURLs)
+				}
+				if !c.Insecure || c.Reflection != "auth" || c.PluginUser != "nobody:nogroup" || c.AuthTokensFile != "/etc/agentcore/tenants.yaml" {
+					t.Errorf("trust settings: %+v", c)
+				}
+				if got := fmt.Sprint(c.SecretEnv()); got != "[AGENTCORE_AUTH_TOKEN AGENTCORE_MODEL_API_KEY]" {
+					t.Errorf("SecretEnv %s: the default key and token variables are always kept out", got)
+				}
+			}},
 		{"key from another variable", []string{"-model", "m", "-model-base-url", "http://x", "-model-api-key-env", "MY_KEY"},
 			map[string]string{"MY_KEY": "k2"}, func(t *testing.T, c *Config) {
 				if p, _ := c.Profile(""); p == nil || p.APIKey != "k2" {
@@ -138,6 +165,8 @@ func TestLoadPrecedence(t *testing.T) {
 }
 
 func TestLoadErrors(t *testing.T) {
+	bothKeys := writeFile(t, "e.yaml", "profiles:\n  p:\n    api_key_env: K\n    api_key_file: /k\n")
+	badAllowed := writeFile(t, "f.yaml", "profiles:\n  p:\n    allowed_base_urls: [\"ftp://x\"]\n")
 	keyInFile := writeFile(t, "a.yaml", "profiles:\n  p:\n    api_key: sk-x\n")
 	keyInDefaults := writeFile(t, "b.yaml", "profiles:\n  p:\n    defaults: {apiKey: sk-x}\n")
 	unknownKey := writeFile(t, "c.yaml", "listn: x\n")
@@ -165,6 +194,25 @@ func TestLoadErrors(t *testing.T) {
 		{"empty token file", []string{"-auth-token-file", tokenFile}, nil, "empty"},
 		{"unknown default profile", []string{"-default-profile", "nope"}, nil, "nope"},
 		{"stray argument", []string{"extra"}, nil, "unexpected arguments"},
+		{"base URL without model", []string{"-model-base-url", "http://x/v1"}, nil,
+			"-model-base-url (AGENTCORE_MODEL_BASE_URL, model.base_url) is http://x/v1 but -model (AGENTCORE_MODEL, model.model) is not set"},
+		{"model without base URL", nil, map[string]string{"AGENTCORE_MODEL": "gpt"},
+			"-model (AGENTCORE_MODEL, model.model) is gpt but -model-base-url (AGENTCORE_MODEL_BASE_URL, model.base_url) is not set"},
+		{"bad size", []string{"-tool-memory", "lots"}, nil, "tool-memory"},
+		{"tiny memory", []string{"-tool-memory", "1MiB"}, nil, "-tool-memory 1MiB: must be 0 (no limit) or at least 16MiB"},
+		{"too few processes", []string{"-tool-processes", "3"}, nil, "-tool-processes 3"},
+		{"bad mechanism", []string{"-tool-limits", "jail"}, nil, `-tool-limits "jail"`},
+		{"result over the message limit", []string{"-max-tool-result-bytes", "16MiB"}, nil, "-max-tool-result-bytes 16MiB"},
+		{"bad switch", nil, map[string]string{"AGENTCORE_SKIP_BAD_PLUGINS": "maybe"}, "AGENTCORE_SKIP_BAD_PLUGINS"},
+		{"bad plugin key", []string{"-config", writeFile(t, "e.yaml", "plugins:\n  shell: {memry: 1GiB}\n")}, nil, "plugins.shell.memry"},
+		{"bad plugin size", []string{"-config", writeFile(t, "f.yaml", "plugins:\n  shell: {memory: 2}\n")}, nil, "plugins.shell.memory 2"},
+		{"env and file key", []string{"-config", bothKeys}, nil, "not both"},
+		{"missing key file", []string{"-model", "m", "-model-base-url", "http://x", "-model-api-key-file", "/nonexistent/key"}, nil, "api_key_file"},
+		{"allowed url not http", []string{"-config", badAllowed}, nil, "allowed_base_urls[0]"},
+		{"bad reflection", []string{"-reflection", "maybe"}, nil, "reflection"},
+		{"bad bool", []string{"-insecure=perhaps"}, nil, "insecure"},
+		{"bad plugin user", []string{"-plugin-user", ":x"}, nil, "plugin-user"},
+		{"socket owner over tcp", []string{"-socket-owner", "nobody"}, nil, "not a unix socket"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -179,14 +227,143 @@ func TestLoadErrors(t *testing.T) {
 	}
 }
 
-func TestHelpPrintsTable(t *testing.T) {
+func TestLimitSettings(t *testing.T) {
+	file := writeFile(t, "limits.yaml", `
+tool_limits: {memory: 2GiB, processes: 256, cpu_time: 1m}
+limits: {max_tool_output: 10000, retry_max_elapsed: 1m}
+skip_bad_plugins: true
+plugins:
+  shell: {memory: 512MiB, cpu_time: none}
+  read_file: {open_files: 64, processes: 0}
+`)
+	c, err := Load([]string{"-config", file, "-tool-memory-max", "8g"}, env(map[string]string{"AGENTCORE_RETRY_MAX_DELAY": "5s"}), io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tl := c.ToolLimits
+	if tl.Mechanism != "auto" || tl.Memory != 2<<30 || tl.MemoryMax != 8<<30 || tl.Processes != 256 || tl.CPUTime != time.Minute || tl.ProcessesMax != 16384 {
+		t.Errorf("tool limits = %+v", tl)
+	}
+	sh, rf := tl.Overrides["shell"], tl.Overrides["read_file"]
+	if sh.Memory == nil || *sh.Memory != 512<<20 || sh.CPUTime == nil || *sh.CPUTime != 0 || sh.Processes != nil {
+		t.Errorf("shell override = %+v", sh)
+	}
+	if rf.OpenFiles == nil || *rf.OpenFiles != 64 || rf.Processes == nil || *rf.Processes != 0 || rf.Memory != nil {
+		t.Errorf("read_file override = %+v", rf)
+	}
+	if !c.SkipBadPlugins || c.Limits.MaxToolOutput != 10000 || c.Limits.RetryMaxElapsed != time.Minute || c.Limits.RetryMaxDelay != 5*time.Second {
+		t.Errorf("limits = %+v, skip %v", c.Limits, c.SkipBadPlugins)
+	}
+	if c.Limits.MaxToolResultBytes != 4<<20 {
+		t.Errorf("max tool result bytes = %v", c.Limits.MaxToolResultBytes)
+	}
+	// The result cap's default follows a small message limit.
+	if c, err := Load([]string{"-max-message-bytes", "1048576"}, env(nil), io.Discard); err != nil || c.Limits.MaxToolResultBytes != 512<<10 {
+		t.Fatalf("result cap under a 1 MiB message limit: %v, %v", c, err)
+	}
+	// A switch takes no value on the command line.
+	c, err = Load([]string{"-skip-bad-plugins", "-tool-limits", "rlimit"}, env(nil), io.Discard)
+	if err != nil || !c.SkipBadPlugins || c.ToolLimits.Mechanism != "rlimit" {
+		t.Fatalf("switch: %v, %v", c, err)
+	}
+}
+
+func TestEmptyKeyVariableWarns(t *testing.T) {
+	c, err := Load([]string{"-model-base-url", "https://api.example.com/v1/secret-path", "-model", "m"}, env(nil), io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(c.Warnings) != 1 || !strings.Contains(c.Warnings[0], "AGENTCORE_MODEL_API_KEY is empty or unset") ||
+		!strings.Contains(c.Warnings[0], "api.example.com") || strings.Contains(c.Warnings[0], "secret-path") {
+		t.Fatalf("warnings = %q", c.Warnings)
+	}
+	c, err = Load([]string{"-model-base-url", "https://api.example.com/v1", "-model", "m"}, env(map[string]string{"AGENTCORE_MODEL_API_KEY": "k"}), io.Discard)
+	if err != nil || len(c.Warnings) != 0 {
+		t.Fatalf("warnings with a key = %q, %v", c.Warnings, err)
+	}
+}
+
+func TestBytes(t *testing.T) {
+	for in, want := range map[string]Bytes{"256MiB": 256 << 20, "1g": 1 << 30, "1.5GiB": 3 << 29, "512": 512, "64 KB": 64 << 10, "0": 0} {
+		if got, err := ParseBytes(in); err != nil || got != want {
+			t.Errorf("ParseBytes(%q) = %v, %v", in, got, err)
+		}
+	}
+	for _, bad := range []string{"", "MiB", "12 parsecs", "-1", "1e40G"} {
+		if _, err := ParseBytes(bad); err == nil {
+			t.Errorf("ParseBytes(%q) succeeded", bad)
+		}
+	}
+	if s := Bytes(3 << 29).String(); s != "1536MiB" {
+		t.Errorf("String = %s", s)
+	}
+}
+
+// TestHelpPrintsPlainText pins -help: every setting with its flag,
+// variable and file key, as plain text (the Markdown table is the README's).
+func TestHelpPrintsPlainText(t *testing.T) {
 	var b strings.Builder
 	_, err := Load([]string{"-help"}, env(nil), &b)
 	if !errors.Is(err, flag.ErrHelp) {
 		t.Fatalf("err = %v, want flag.ErrHelp", err)
 	}
-	if !strings.Contains(b.String(), Table()) {
-		t.Errorf("help does not print the table:\n%s", b.String())
+	out := b.String()
+	for _, s := range settings() {
+		for _, want := range []string{"  -" + s.Flag, s.Env, s.File} {
+			if !strings.Contains(out, want) {
+				t.Errorf("help lacks %q of -%s", want, s.Flag)
+			}
+		}
+	}
+	if strings.ContainsAny(out, "|`") {
+		t.Errorf("help is not plain text:\n%s", out)
+	}
+	for _, line := range strings.Split(out, "\n") {
+		if len(line) > 80 {
+			t.Errorf("help line longer than 80 columns: %q", line)
+		}
+	}
+}
+
+// TestTelemetrySettings pins the telemetry flags: booleans without a value,
+// from the environment, and the checks that tie them together.
+func TestTelemetrySettings(t *testing.T) {
+	cases := []struct {
+		name    string
+		args    []string
+		env     map[string]string
+		want    func(*Config) bool
+		wantErr string
+	}{
+		{"off by default", nil, nil, func(c *Config) bool { return c.MetricsListen == "" && !c.Pprof && !c.TraceContent }, ""},
+		{"flags", []string{"-metrics-listen", "127.0.0.1:9090", "-pprof", "-trace-content"}, nil,
+			func(c *Config) bool { return c.MetricsListen == "127.0.0.1:9090" && c.Pprof && c.TraceContent }, ""},
+		{"environment", nil, map[string]string{"AGENTCORE_METRICS_LISTEN": ":9090", "AGENTCORE_PPROF": "true", "AGENTCORE_TRACE_CONTENT": "1"},
+			func(c *Config) bool { return c.MetricsListen == ":9090" && c.Pprof && c.TraceContent }, ""},
+		{"flag wins", []string{"-trace-content=false"}, map[string]string{"AGENTCORE_TRACE_CONTENT": "true"},
+			func(c *Config) bool { return !c.TraceContent }, ""},
+		{"bad bool", nil, map[string]string{"AGENTCORE_PPROF": "maybe"}, nil, "AGENTCORE_PPROF"},
+		{"bad address", []string{"-metrics-listen", "nope"}, nil, nil, "metrics listen"},
+		{"pprof alone", []string{"-pprof"}, nil, nil, "-metrics-listen"},
+		{"version skips the rest", []string{"-version", "-listen", "nope"}, map[string]string{"AGENTCORE_PPROF": "maybe"},
+			func(c *Config) bool { return c.Version }, ""},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			c, err := Load(tc.args, env(tc.env), io.Discard)
+			if tc.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+					t.Fatalf("err = %v, want one naming %q", err, tc.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !tc.want(c) {
+				t.Errorf("unexpected config %+v", *c)
+			}
+		})
 	}
 }
 
@@ -197,6 +374,73 @@ func TestReadmeTable(t *testing.T) {
 		t.Skip("no README:", err)
 	}
 	if !strings.Contains(string(b), Table()) {
-		t.Errorf("README.md's configuration table is stale; paste the output of `go run ./cmd/agent-server -help` (the table):\n%s", Table())
+		t.Errorf("README.md's configuration table is stale; paste config.Table(), printed below:\n%s", Table())
+	}
+}
+
+// TestJSONLogsAreReadable pins the JSON log format: enums by name and
+// durations as text, in direct values, implied values and named loggers;
+// the text format is hclog's own.
+func TestJSONLogsAreReadable(t *testing.T) {
+	var b strings.Builder
+	c := &Config{LogFormat: "json", LogLevel: "info"}
+	log := c.Logger("agent-server", &b).Named("agent").With("protocol", agentv1.Protocol_PROTOCOL_CHAT)
+	log.Info("run ended", "reason", agentv1.EndReason_END_REASON_NO_TOOL, "duration", 1500*time.Millisecond,
+		"code", codes.Unavailable, "steps", 2, "error", errors.New("boom"))
+	var rec map[string]any
+	if err := json.Unmarshal([]byte(b.String()), &rec); err != nil {
+		t.Fatalf("not one JSON line: %q: %v", b.String(), err)
+	}
+	want := map[string]any{
+		"reason": "END_REASON_NO_TOOL", "duration": "1.5s", "code": "Unavailable", "protocol": "PROTOCOL_CHAT",
+		"steps": float64(2), "error": "boom", "@module": "agent-server.agent",
+	}
+	for k, v := range want {
+		if rec[k] != v {
+			t.Errorf("%s = %#v, want %#v", k, rec[k], v)
+		}
+	}
+}
+
+func TestStoreSettings(t *testing.T) {
+	tests := []struct {
+		name      string
+		args      []string
+		env       map[string]string
+		wantStore string
+		wantErr   string
+	}{
+		{"default under XDG_STATE_HOME", nil, map[string]string{"XDG_STATE_HOME": "/state", "HOME": "/home/u"}, "sqlite:/state/agentcore/agentcore.db", ""},
+		{"default under HOME", nil, map[string]string{"HOME": "/home/u"}, "sqlite:/home/u/.local/state/agentcore/agentcore.db", ""},
+		{"data dir", []string{"-data-dir", "/var/lib/ac"}, nil, "sqlite:/var/lib/ac/agentcore.db", ""},
+		{"memory", []string{"-store", "memory"}, nil, "memory", ""},
+		{"postgres from env", nil, map[string]string{"AGENTCORE_STORE": "postgres://u:pw@db/ac"}, "postgres://u:pw@db/ac", ""},
+		{"unknown", []string{"-store", "mysql://x"}, nil, "", "want sqlite:PATH, postgres://… or memory"},
+		{"empty sqlite path", []string{"-store", "sqlite:"}, nil, "", "needs a file path"},
+		{"short lease", []string{"-store", "memory", "-lease-ttl", "10ms"}, nil, "", "at least 1s"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			c, err := Load(tc.args, env(tc.env), io.Discard)
+			if tc.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+					t.Fatalf("error %v, want %q", err, tc.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if c.Store != tc.wantStore || c.ReplicaID == "" || c.LeaseTTL != 10*time.Second || c.EventRetention != 24*time.Hour || c.PermissionTimeout != 10*time.Minute {
+				t.Fatalf("store %q replica %q lease %v retention %v permission %v", c.Store, c.ReplicaID, c.LeaseTTL, c.EventRetention, c.PermissionTimeout)
+			}
+		})
+	}
+	c, err := Load([]string{"-store", "postgres://ac:hunter22@db:5432/ac"}, env(nil), io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(strings.Join(c.Secrets(), ","), "hunter22") || strings.Contains(c.String(), "hunter22") || strings.Contains(c.StoreName(), "hunter22") {
+		t.Fatalf("the store's password: secrets %v, String %s", c.Secrets(), c)
 	}
 }

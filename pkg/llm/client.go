@@ -42,6 +42,13 @@ type Options struct {
 	Now func() time.Time
 	// NewID makes ids for tool calls that come without one; nil makes random ids.
 	NewID func() string
+	// RetryMaxElapsed, when positive, bounds retrying for every config: it
+	// is the time a config that sets none gets, and the most one may ask
+	// for (a shared service must not retry forever).
+	RetryMaxElapsed time.Duration
+	// RetryMaxDelay, when positive, caps one backoff (Retry-After included)
+	// whatever a config asks for.
+	RetryMaxDelay time.Duration
 }
 
 // MaxIdleConnsPerHost is how many idle connections the default HTTP client
@@ -61,6 +68,8 @@ type Client struct {
 	jitter func() float64
 	now    func() time.Time
 	newID  func() string
+	// maxElapsed and maxDelay are Options.RetryMaxElapsed and RetryMaxDelay.
+	maxElapsed, maxDelay time.Duration
 
 	mu       sync.Mutex
 	textOnly map[string]bool // model key -> rejected native tools
@@ -76,6 +85,9 @@ func NewClient(opts Options) *Client {
 		now:      opts.Now,
 		newID:    opts.NewID,
 		textOnly: map[string]bool{},
+
+		maxElapsed: opts.RetryMaxElapsed,
+		maxDelay:   opts.RetryMaxDelay,
 	}
 	if c.http == nil {
 		t := http.DefaultTransport.(*http.Transport).Clone()
@@ -497,9 +509,11 @@ func concat(chunks []*schema.Message) (*schema.Message, error) {
 	return msg, nil
 }
 
-// retry runs once until it succeeds or fails for good.
+// retry runs once until it succeeds or fails for good. Every failed
+// attempt is logged at WARN.
 func (c *Client) retry(ctx context.Context, cfg *Config, onRetry func(Retry), once func(context.Context) (*schema.Message, bool, error)) (*schema.Message, error) {
 	start := c.now()
+	maxElapsed := c.elapsedBound(cfg)
 	for attempt := 1; ; attempt++ {
 		msg, delivered, err := c.attempt(ctx, cfg.RequestTimeout, once)
 		if err == nil {
@@ -509,14 +523,20 @@ func (c *Client) retry(ctx context.Context, cfg *Config, onRetry func(Retry), on
 			return nil, cancelled(ctx, err)
 		}
 		pe := asError(err)
-		if !pe.Retryable || delivered || cfg.RetryMaxElapsed == NoRetry {
+		if pe.Retryable && !transientStatus(pe.Status) {
+			pe.Retryable = false
+		}
+		if !pe.Retryable || delivered || maxElapsed == NoRetry {
+			c.logAttempt(cfg, attempt, pe, "not retried")
 			return nil, pe
 		}
 		delay := c.backoff(cfg, attempt, pe.RetryAfter)
-		if cfg.RetryMaxElapsed > 0 && c.now().Sub(start)+delay > cfg.RetryMaxElapsed {
+		if maxElapsed > 0 && c.now().Sub(start)+delay > maxElapsed {
+			c.logAttempt(cfg, attempt, pe, "giving up: retried for "+c.now().Sub(start).Round(time.Millisecond).String()+
+				", and the next wait would pass retry_max_elapsed ("+maxElapsed.String()+")")
 			return nil, pe
 		}
-		c.log.Debug("model request failed; retrying", "attempt", attempt, "kind", pe.Kind, "status", pe.Status, "delay", delay)
+		c.logAttempt(cfg, attempt, pe, "retrying in "+delay.Round(time.Millisecond).String())
 		if onRetry != nil {
 			onRetry(Retry{Attempt: attempt, Err: pe, Delay: delay})
 		}
@@ -552,16 +572,17 @@ func (c *Client) attempt(ctx context.Context, timeout time.Duration, once func(c
 // when given, else base·2^(attempt-1); either capped by RetryMaxDelay, and
 // the exponential one spread by jitter over its upper half.
 func (c *Client) backoff(cfg *Config, attempt int, retryAfter time.Duration) time.Duration {
+	maxDelay := c.delayBound(cfg)
 	d := retryAfter
 	if d <= 0 {
 		d = cfg.RetryBaseDelay
-		for i := 1; i < attempt && d < cfg.RetryMaxDelay && d < 24*time.Hour; i++ {
+		for i := 1; i < attempt && d < maxDelay && d < 24*time.Hour; i++ {
 			d *= 2
 		}
-		d = min(d, cfg.RetryMaxDelay)
+		d = min(d, maxDelay)
 		return max(d/2+time.Duration(c.jitter()*float64(d/2)), 0)
 	}
-	return max(min(d, cfg.RetryMaxDelay), 0)
+	return max(min(d, maxDelay), 0)
 }
 
 // asError makes any error a *Error. Errors from a caller's eino model that
@@ -591,6 +612,7 @@ func cancelled(ctx context.Context, err error) *Error {
 // result turns the response message into a Result.
 func (c *Client) result(cfg *Config, tools []Tool, msg *schema.Message, text, readText bool) (*Result, error) {
 	res := &Result{Reasoning: msg.ReasoningContent, TextProtocol: text}
+	res.ResponseModel, _ = msg.Extra[provider.ExtraResponseModel].(string)
 	if msg.ResponseMeta != nil {
 		res.FinishReason = msg.ResponseMeta.FinishReason
 	}
@@ -612,7 +634,7 @@ func (c *Client) result(cfg *Config, tools []Tool, msg *schema.Message, text, re
 		if strings.TrimSpace(part.Arguments) == "" {
 			part.Arguments = "{}"
 		}
-		if problem := objectProblem(part.Arguments); problem != "" {
+		if problem := argumentsProblem(part); problem != "" {
 			res.InvalidToolCalls = append(res.InvalidToolCalls, InvalidToolCall{
 				ID: part.Id, Name: part.Name, Arguments: part.Arguments,
 				Feedback: "The arguments of your call to " + part.Name + " are not a valid JSON object (" + problem + "). Call the tool again with valid JSON arguments.",
@@ -662,6 +684,19 @@ func (c *Client) result(cfg *Config, tools []Tool, msg *schema.Message, text, re
 		res.Output = out
 	}
 	return res, nil
+}
+
+// argumentsProblem says why a native call's arguments cannot be run, or ""
+// when they can: a JSON object, or, for a call to a custom (freeform) tool,
+// the JSON string holding the model's free text.
+func argumentsProblem(c *agentv1.ToolCallPart) string {
+	if provider.IsFreeform(c.GetProviderData()) {
+		var s string
+		if json.Unmarshal([]byte(c.GetArguments()), &s) == nil {
+			return ""
+		}
+	}
+	return objectProblem(c.GetArguments())
 }
 
 // objectProblem says why text is not a JSON object, or "" when it is one.

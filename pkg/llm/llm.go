@@ -145,4 +145,7 @@ type Result struct {
 	Output *structpb.Value
 	// TextProtocol says the response was read with the text tool protocol.
 	TextProtocol bool
+	// ResponseModel is the model the response says answered; empty when
+	// the protocol adapter did not report it.
+	ResponseModel string
 }

@@ -237,7 +237,7 @@ func TestRequestTimeout(t *testing.T) {
 				c, clock := newTestClient(t)
 				cfg := testConfig(srv, p)
 				cfg.Stream = tt.stream
-				cfg.RequestTimeout = 150 * time.Millisecond
+				cfg.RequestTimeout = time.Second // long enough for six chunks on a loaded machine; parallel, so paid once
 				req := Request{Config: cfg, Messages: hello()}
 				var deltas []Delta
 				if tt.onDelta {

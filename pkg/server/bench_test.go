@@ -41,7 +41,7 @@ func buildPlugins(b *testing.B) string {
 func benchSendInProcess(b *testing.B, toolDir string, tools []string) {
 	model := fakemodel.StartTB(b)
 	model.Handle(func(*fakemodel.Request) fakemodel.Turn { return fakemodel.Turn{Text: "ok"} })
-	cfg, err := config.Load([]string{"-listen", "127.0.0.1:0", "-tool-dir", toolDir, "-model-base-url", model.URL, "-model", "m"},
+	cfg, err := config.Load([]string{"-store", "memory", "-listen", "127.0.0.1:0", "-tool-dir", toolDir, "-model-base-url", model.URL, "-model", "m"},
 		func(string) string { return "" }, io.Discard)
 	if err != nil {
 		b.Fatal(err)
@@ -83,7 +83,7 @@ func benchSendInProcess(b *testing.B, toolDir string, tools []string) {
 // a tool selection and a short history.
 func BenchmarkIdleSessionMemory(b *testing.B) {
 	const perRound = 2000
-	cfg, err := config.Load([]string{"-tool-dir", b.TempDir(), "-model-base-url", "http://127.0.0.1:9/v1", "-model", "m", "-max-sessions", "0"},
+	cfg, err := config.Load([]string{"-store", "memory", "-tool-dir", b.TempDir(), "-model-base-url", "http://127.0.0.1:9/v1", "-model", "m", "-max-sessions", "0"},
 		func(string) string { return "" }, io.Discard)
 	if err != nil {
 		b.Fatal(err)

@@ -2,9 +2,11 @@ package server
 
 import (
 	"context"
+	"encoding/base64"
 	"strconv"
 	"strings"
 
+	"google.golang.org/grpc/codes"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/reflect/protoreflect"
 
@@ -19,9 +21,9 @@ func (s *Server) UpdateAgent(ctx context.Context, req *agentv1.UpdateAgentReques
 	if a == nil {
 		return nil, invalidField("agent", "required, with agent.id naming the agent")
 	}
-	e, err := s.agents.get(a.GetId())
+	e, err := s.agent(ctx, a.GetId())
 	if err != nil {
-		return nil, fieldsUnder(err, "", map[string]string{"agent_id": "agent.id"})
+		return nil, err
 	}
 	c, err := s.catalog()
 	if err != nil {
@@ -56,7 +58,14 @@ func (s *Server) UpdateAgent(ctx context.Context, req *agentv1.UpdateAgentReques
 			}
 		}
 	}
-	next = s.withDefaultProfile(next)
+	t, err := s.tenant(ctx)
+	if err != nil {
+		return nil, err
+	}
+	next = s.withDefaultProfile(next, t)
+	if err := s.checkRunnable(next, s.expander(t.ID)); err != nil {
+		return nil, err
+	}
 	// Check the selections before anything changes.
 	if setTools {
 		if _, err := selectTools(c, a.GetTools(), "agent.tools"); err != nil {
@@ -82,13 +91,31 @@ func (s *Server) UpdateAgent(ctx context.Context, req *agentv1.UpdateAgentReques
 		e.skills = a.GetSkills()
 	}
 	e.applied = nil // the next send resolves tools and skills again
+	var missing []string
+	for _, p := range e.missing {
+		if secretValue(next, p) == "" {
+			missing = append(missing, p) // still not given again
+		}
+	}
+	e.missing = missing
+	rec := storedAgent(e.id, e.tenant, next, e.tools, e.skills, missing)
 	e.mu.Unlock()
 	s.secrets.add(keys...)
 	s.secrets.remove(old...)
+	v, err := s.store.UpdateAgent(ctx, rec)
+	if err != nil {
+		e.stale() // memory is ahead of the store: reload when idle
+		return nil, storeStatus(err)
+	}
+	e.wrote(v)
 	if err := e.refresh(c); err != nil {
 		return nil, err
 	}
-	return &agentv1.UpdateAgentResponse{Agent: s.agentProto(e)}, nil
+	got, err := s.store.GetAgent(ctx, e.id)
+	if err != nil {
+		return nil, storeStatus(err)
+	}
+	return &agentv1.UpdateAgentResponse{Agent: s.agentProto(got, e)}, nil
 }
 
 // copyPath copies the field at path from src to dst (clearing it when unset
@@ -118,14 +145,29 @@ func copyPath(dst, src protoreflect.Message, path []string) string {
 	return copyPath(dst.Mutable(fd).Message(), sub, path[1:])
 }
 
-// GetHistory reads a session's history, optionally grouped into turns and rendered.
+// GetHistory reads an agent's history from the store, optionally grouped
+// into turns and rendered, in pages: page_size messages at most, and never
+// more than fit in one response (-max-message-bytes). With no page_size, a
+// history that fits comes whole, as it always did.
 func (s *Server) GetHistory(ctx context.Context, req *agentv1.GetHistoryRequest) (*agentv1.GetHistoryResponse, error) {
-	e, err := s.agents.get(req.GetAgentId())
+	rec, err := s.agentRecord(ctx, req.GetAgentId())
 	if err != nil {
 		return nil, err
 	}
-	h := e.s.History()
-	resp := &agentv1.GetHistoryResponse{Messages: h}
+	if req.GetPageSize() < 0 {
+		return nil, invalidField("page_size", "must not be negative")
+	}
+	h, _, err := s.store.History(ctx, rec.ID)
+	if err != nil {
+		return nil, storeStatus(err)
+	}
+	start := 0
+	if tok := req.GetPageToken(); tok != "" {
+		if start, err = historyPageStart(tok, len(h)); err != nil {
+			return nil, err
+		}
+	}
+	resp := &agentv1.GetHistoryResponse{StartIndex: int32(start), HistoryLength: int32(len(h))}
 	if req.GetIncludeTurns() {
 		for _, t := range history.Turns(h) {
 			idx := make([]int32, len(t.Indexes))
@@ -135,30 +177,102 @@ func (s *Server) GetHistory(ctx context.Context, req *agentv1.GetHistoryRequest)
 			resp.Turns = append(resp.Turns, &agentv1.Turn{MessageIndexes: idx})
 		}
 	}
+	// What the page's messages may take: the limit less the rest of the
+	// response, and room for the rendered text, which grows with them.
+	budget := s.cfg.Limits.MaxMessageBytes - messageRoom - proto.Size(resp)
 	if req.GetIncludeRendered() {
-		resp.Rendered = history.Render(h)
+		budget /= 2
+	}
+	end := start
+	for end < len(h) && (req.GetPageSize() == 0 || end-start < int(req.GetPageSize())) {
+		m := h[end]
+		size := proto.Size(m) + 8 // its tag and length
+		if size > budget {
+			if end > start {
+				break
+			}
+			// A message larger than a response on its own: cut to fit.
+			m = fitMessage(m, budget-8)
+			size = budget
+		}
+		resp.Messages = append(resp.Messages, m)
+		budget -= size
+		end++
+	}
+	if end < len(h) {
+		resp.NextPageToken = historyPageToken(end, len(h))
+	}
+	if req.GetIncludeRendered() {
+		text := history.Render(resp.Messages)
+		if start == 0 && end == len(h) {
+			text = history.Render(h) // the whole history, as it always was
+		}
+		room := s.cfg.Limits.MaxMessageBytes - messageRoom - proto.Size(resp)
+		resp.Rendered = cutForMessage(text, max(room-noteSize, 0))
 	}
 	return resp, nil
 }
 
-// SetHistory replaces a session's history; FAILED_PRECONDITION while it runs.
+// historyPageToken says where the next page starts, and how long the
+// history was when it was made.
+func historyPageToken(next, length int) string {
+	return base64.RawURLEncoding.EncodeToString([]byte("h1:" + strconv.Itoa(next) + ":" + strconv.Itoa(length)))
+}
+
+// historyPageStart reads a page token against a history of length n.
+func historyPageStart(tok string, n int) (int, error) {
+	bad := invalidField("page_token", "not a token this server gave for this history")
+	b, err := base64.RawURLEncoding.DecodeString(tok)
+	if err != nil {
+		return 0, bad
+	}
+	parts := strings.Split(string(b), ":")
+	if len(parts) != 3 || parts[0] != "h1" {
+		return 0, bad
+	}
+	start, err := strconv.Atoi(parts[1])
+	length, lerr := strconv.Atoi(parts[2])
+	if err != nil || lerr != nil || start < 0 || start > length {
+		return 0, bad
+	}
+	if length > n {
+		// The history was replaced by a shorter one since: the token's
+		// place no longer means what it did.
+		return 0, failure(codes.FailedPrecondition, "HISTORY_CHANGED", "the history changed since this page token was given; start again without one")
+	}
+	return start, nil
+}
+
+// SetHistory replaces a session's history; FAILED_PRECONDITION while it
+// runs, here or on another replica.
 func (s *Server) SetHistory(ctx context.Context, req *agentv1.SetHistoryRequest) (*agentv1.SetHistoryResponse, error) {
-	e, err := s.agents.get(req.GetAgentId())
+	e, err := s.agent(ctx, req.GetAgentId())
 	if err != nil {
 		return nil, err
 	}
 	if err := s.checkHistorySize(len(req.GetMessages()), "messages"); err != nil {
 		return nil, err
 	}
+	if rec, err := s.store.GetAgent(ctx, e.id); err != nil {
+		return nil, storeStatus(err)
+	} else if rec.RunID != "" && !e.s.State().Running {
+		return nil, failure(codes.FailedPrecondition, ReasonRunning, "the agent is running on another replica (run %s); stop it first or wait", rec.RunID)
+	}
 	if err := e.s.SetHistory(req.GetMessages()); err != nil {
 		return nil, fieldsUnder(err, "", map[string]string{"history": "messages"})
 	}
+	v, err := s.store.ReplaceHistory(ctx, e.id, req.GetMessages())
+	if err != nil {
+		e.stale()
+		return nil, storeStatus(err)
+	}
+	e.wrote(v)
 	return &agentv1.SetHistoryResponse{HistoryLength: int32(len(req.GetMessages()))}, nil
 }
 
 // PreviewContext shows what the next model request would hold.
 func (s *Server) PreviewContext(ctx context.Context, req *agentv1.PreviewContextRequest) (*agentv1.PreviewContextResponse, error) {
-	e, err := s.agents.get(req.GetAgentId())
+	e, err := s.agent(ctx, req.GetAgentId())
 	if err != nil {
 		return nil, err
 	}

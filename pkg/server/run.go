@@ -4,10 +4,13 @@ import (
 	"context"
 	"crypto/tls"
 	"crypto/x509"
+	"errors"
 	"fmt"
 	"io"
 	"net"
+	"net/http"
 	"os"
+	"os/signal"
 	"syscall"
 	"time"
 
@@ -20,6 +23,7 @@ import (
 	"google.golang.org/grpc/reflection"
 
 	"github.com/agentcore/agentcore/pkg/config"
+	"github.com/agentcore/agentcore/pkg/mcpserver"
 	"github.com/agentcore/agentcore/pkg/tool"
 	agentv1 "github.com/agentcore/agentcore/proto/agentcore/v1"
 )
@@ -28,90 +32,161 @@ import (
 // stopped at the end of the grace period.
 const afterStop = 5 * time.Second
 
+// LivenessService is the health service name that is SERVING for as long as
+// the server runs (a liveness probe); "" and AgentService's name are
+// readiness: SERVING once the tools are loaded, NOT_SERVING during shutdown.
+const LivenessService = "liveness"
+
 // Run serves AgentService as configured until ctx is done, then shuts down:
 // it stops accepting, lets running sends go on for cfg.ShutdownGrace, stops
 // those still running, kills every plugin process and returns nil.
-// The health service reports NOT_SERVING until the tools are loaded (and
-// again during shutdown); a tool directory that fails to scan ends Run with
-// its error. Logs go to logOut (nil: nowhere) with secrets redacted.
-// onListen, if set, gets the address once the server listens.
+// The tools are scanned before the server listens: a tool directory that
+// fails to scan ends Run with its error before any client could connect,
+// and once it listens the health service reports SERVING (NOT_SERVING again
+// during shutdown). Logs go to logOut (nil: nowhere) with secrets redacted;
+// the start log says which mechanism enforces tool limits. onListen, if
+// set, gets the address once the server listens. SIGHUP reads the tokens
+// file again. Run refuses to serve a non-loopback address with neither TLS
+// nor a token unless cfg.Insecure is set.
 func Run(ctx context.Context, cfg *config.Config, logOut io.Writer, kinds []tool.Kind, onListen func(net.Addr)) error {
-	srv, err := New(Options{Config: cfg, LogOutput: logOut, Kinds: kinds})
+	srv, err := New(Options{Config: cfg, LogOutput: logOut, Kinds: kinds, Getenv: os.Getenv})
 	if err != nil {
 		return err
 	}
 	defer srv.Close()
 	log := srv.Logger()
+	for _, w := range cfg.Warnings {
+		log.Warn(w)
+	}
+	log.Info("tool limits", "mechanism", srv.LimitsMechanism())
 
 	opts, err := grpcOptions(cfg)
 	if err != nil {
 		return err
 	}
-	gs := grpc.NewServer(append(opts, srv.Interceptors()...)...)
-	agentv1.RegisterAgentServiceServer(gs, srv)
-	hs := health.NewServer()
-	hs.SetServingStatus("", healthpb.HealthCheckResponse_NOT_SERVING)
-	hs.SetServingStatus(agentv1.AgentService_ServiceDesc.ServiceName, healthpb.HealthCheckResponse_NOT_SERVING)
-	healthpb.RegisterHealthServer(gs, hs)
-	reflection.Register(gs)
-
-	lis, err := listen(cfg.Listen)
+	if err := srv.LoadTools(ctx); err != nil {
+		if ctx.Err() != nil {
+			log.Info("stopped while loading tools")
+			return nil
+		}
+		return err
+	}
+	lis, err := listen(cfg.Listen, cfg.SocketOwner)
 	if err != nil {
 		return err
 	}
-	log.Info("listening", "addr", lis.Addr().String(), "tls", cfg.TLS.CertFile != "", "mtls", cfg.TLS.ClientCAFile != "", "auth", cfg.AuthToken != "")
+	reflectionMode, err := exposure(cfg, lis.Addr(), srv.auth.Required())
+	if err != nil {
+		lis.Close()
+		return err
+	}
+	opts = append(opts, srv.Telemetry().ServerOptions()...) // outside the guard: it counts its refusals
+	gs := grpc.NewServer(append(opts, srv.Interceptors(reflectionMode == "auth")...)...)
+	agentv1.RegisterAgentServiceServer(gs, srv)
+	hs := health.NewServer()
+	hs.SetServingStatus(LivenessService, healthpb.HealthCheckResponse_SERVING)
+	hs.SetServingStatus("", healthpb.HealthCheckResponse_SERVING)
+	hs.SetServingStatus(agentv1.AgentService_ServiceDesc.ServiceName, healthpb.HealthCheckResponse_SERVING)
+	healthpb.RegisterHealthServer(gs, hs)
+	if reflectionMode != "off" {
+		reflection.Register(gs)
+	}
+
+	log.Info("listening", "addr", lis.Addr().String(), "tls", cfg.TLS.CertFile != "", "mtls", cfg.TLS.ClientCAFile != "",
+		"auth", srv.auth.Required(), "tenants_file", cfg.AuthTokensFile != "", "reflection", reflectionMode)
+	if !loopback(lis.Addr()) && cfg.TLS.CertFile == "" && !srv.auth.Required() {
+		log.Warn("serving a non-loopback address without TLS and without a token (-insecure): anyone who can reach it can use every agent and tool")
+	}
+	if os.Geteuid() == 0 && cfg.PluginUser == "" {
+		log.Warn("running as root, and so do the plugins: set -plugin-user to run them as an unprivileged user")
+	}
+	if _, ok := cfg.Profile(""); !ok {
+		log.Warn("no default model: agents must name a profile or give base_url and model in their config " +
+			"(set AGENTCORE_MODEL_BASE_URL and AGENTCORE_MODEL, or -model-base-url and -model)")
+	}
 	if onListen != nil {
 		onListen(lis.Addr())
 	}
+	hup := make(chan os.Signal, 1)
+	signal.Notify(hup, syscall.SIGHUP)
+	defer signal.Stop(hup)
 	served := make(chan error, 1)
 	go func() { served <- gs.Serve(lis) }()
+	if cfg.MetricsListen != "" {
+		mlis, err := net.Listen("tcp", cfg.MetricsListen)
+		if err != nil {
+			gs.Stop()
+			<-served
+			return fmt.Errorf("metrics listen %s: %w", cfg.MetricsListen, err)
+		}
+		log.Info("metrics listening", "addr", mlis.Addr().String(), "pprof", cfg.Pprof)
+		mctx, stopMetrics := context.WithCancel(context.Background())
+		metricsDone := make(chan error, 1)
+		go func() { metricsDone <- srv.Telemetry().Serve(mctx, mlis, cfg.Pprof) }()
+		defer func() {
+			stopMetrics()
+			if err := <-metricsDone; err != nil {
+				log.Warn("metrics listener", "error", err)
+			}
+		}()
+	}
+	log.Info("telemetry", "tracing", srv.Telemetry().Tracing(), "metrics", cfg.MetricsListen != "", "trace_content", cfg.TraceContent)
 
-	loaded := make(chan error, 1)
-	loadCtx, cancelLoad := context.WithCancel(ctx)
-	defer cancelLoad()
-	go func() { loaded <- srv.LoadTools(loadCtx) }()
+	mcpSrv, mcpServed, err := serveMCP(cfg, srv, log)
+	if err != nil {
+		gs.Stop()
+		<-served
+		return err
+	}
 
-	var runErr error
 	for waiting := true; waiting; {
 		select {
-		case err := <-loaded:
-			loaded = nil
-			if err != nil {
-				runErr = err
-				waiting = false
-				break
-			}
-			hs.SetServingStatus("", healthpb.HealthCheckResponse_SERVING)
-			hs.SetServingStatus(agentv1.AgentService_ServiceDesc.ServiceName, healthpb.HealthCheckResponse_SERVING)
-			if _, ok := cfg.Profile(""); !ok {
-				log.Warn("no default model: agents must name a profile or give base_url and model in their config " +
-					"(set AGENTCORE_MODEL_BASE_URL and AGENTCORE_MODEL, or -model-base-url and -model)")
-			}
 		case err := <-served:
 			return fmt.Errorf("serve: %w", err)
+		case <-hup:
+			if cfg.AuthTokensFile == "" {
+				log.Info("SIGHUP: no tokens file to read again (-auth-tokens-file)")
+			} else {
+				_ = srv.ReloadTenants()
+			}
+		case err := <-mcpServed:
+			gs.Stop()
+			<-served
+			return fmt.Errorf("serve MCP: %w", err)
 		case <-ctx.Done():
 			waiting = false
 		}
 	}
-	cancelLoad()
-	if loaded != nil {
-		<-loaded
-	}
-	shutdown(gs, hs, srv, cfg.ShutdownGrace, log)
+	shutdown(gs, hs, srv, mcpSrv, cfg.ShutdownGrace, log)
 	<-served
-	if runErr == nil {
-		log.Info("stopped")
-	}
-	return runErr
+	log.Info("stopped")
+	return nil
 }
 
 // shutdown stops accepting, waits up to grace for running calls, stops the
-// runs still going and, after a last wait, closes every connection.
-func shutdown(gs *grpc.Server, hs *health.Server, srv *Server, grace time.Duration, log hclog.Logger) {
-	hs.Shutdown()
+// runs still going and, after a last wait, closes every connection. MCP
+// calls still running after the grace period are cancelled (their tools
+// killed).
+func shutdown(gs *grpc.Server, hs *health.Server, srv *Server, mcpSrv *http.Server, grace time.Duration, log hclog.Logger) {
+	// Not ready any more, still alive: a liveness probe must not restart a
+	// server that is shutting down gracefully.
+	hs.SetServingStatus("", healthpb.HealthCheckResponse_NOT_SERVING)
+	hs.SetServingStatus(agentv1.AgentService_ServiceDesc.ServiceName, healthpb.HealthCheckResponse_NOT_SERVING)
 	log.Info("shutting down", "grace", grace)
+	if mcpSrv != nil {
+		mcpDone := make(chan struct{})
+		go func() {
+			defer close(mcpDone)
+			ctx, cancel := context.WithTimeout(context.Background(), grace)
+			defer cancel()
+			if mcpSrv.Shutdown(ctx) != nil {
+				mcpSrv.Close()
+			}
+		}()
+		defer func() { <-mcpDone }()
+	}
 	done := make(chan struct{})
-	go func() { gs.GracefulStop(); close(done) }()
+	go func() { gs.GracefulStop(); srv.bgRuns.Wait(); close(done) }() // streams, and runs that outlived theirs
 	select {
 	case <-done:
 		return
@@ -129,18 +204,53 @@ func shutdown(gs *grpc.Server, hs *health.Server, srv *Server, grace time.Durati
 	}
 }
 
-// grpcOptions are the transport options: TLS, keepalive, message sizes.
-func grpcOptions(cfg *config.Config) ([]grpc.ServerOption, error) {
-	opts := []grpc.ServerOption{
-		grpc.MaxRecvMsgSize(cfg.Limits.MaxMessageBytes),
-		grpc.MaxSendMsgSize(cfg.Limits.MaxMessageBytes),
-		grpc.KeepaliveParams(keepalive.ServerParameters{Time: cfg.KeepaliveTime, Timeout: cfg.KeepaliveTimeout}),
-		// Clients may ping every 10 s, even between calls: a client waiting
-		// on a blocking tool keeps its connection alive that way.
-		grpc.KeepaliveEnforcementPolicy(keepalive.EnforcementPolicy{MinTime: 10 * time.Second, PermitWithoutStream: true}),
+// serveMCP starts serving the tools over MCP streamable HTTP when
+// cfg.MCPListen is set, with the gRPC API's TLS settings; the channel gets
+// the error that ended serving. It returns a nil server when MCP is off.
+func serveMCP(cfg *config.Config, srv *Server, log hclog.Logger) (*http.Server, <-chan error, error) {
+	if cfg.MCPListen == "" {
+		return nil, nil, nil
 	}
+	h, err := srv.MCPHandler("")
+	if err != nil {
+		return nil, nil, err
+	}
+	tc, err := tlsConfig(cfg)
+	if err != nil {
+		return nil, nil, err
+	}
+	lis, err := listen(cfg.MCPListen, cfg.SocketOwner)
+	if err != nil {
+		return nil, nil, fmt.Errorf("mcp: %w", err)
+	}
+	if _, err := exposure(cfg, lis.Addr(), srv.auth.Required()); err != nil {
+		lis.Close()
+		return nil, nil, fmt.Errorf("mcp: %w", err)
+	}
+	mux := http.NewServeMux()
+	mux.Handle(mcpserver.Path, h)
+	hs := &http.Server{Handler: mux, TLSConfig: tc, ReadHeaderTimeout: 10 * time.Second}
+	served := make(chan error, 1)
+	go func() {
+		var err error
+		if tc != nil {
+			err = hs.ServeTLS(lis, "", "")
+		} else {
+			err = hs.Serve(lis)
+		}
+		if errors.Is(err, http.ErrServerClosed) {
+			return
+		}
+		served <- err
+	}()
+	log.Info("mcp listening", "addr", lis.Addr().String(), "path", mcpserver.Path, "tls", tc != nil, "auth", cfg.AuthToken != "")
+	return hs, served, nil
+}
+
+// tlsConfig is the servers' TLS configuration, nil without -tls-cert.
+func tlsConfig(cfg *config.Config) (*tls.Config, error) {
 	if cfg.TLS.CertFile == "" {
-		return opts, nil
+		return nil, nil
 	}
 	cert, err := tls.LoadX509KeyPair(cfg.TLS.CertFile, cfg.TLS.KeyFile)
 	if err != nil {
@@ -159,12 +269,61 @@ func grpcOptions(cfg *config.Config) ([]grpc.ServerOption, error) {
 		tc.ClientCAs = pool
 		tc.ClientAuth = tls.RequireAndVerifyClientCert
 	}
+	return tc, nil
+}
+
+// grpcOptions are the transport options: TLS, keepalive, message sizes.
+func grpcOptions(cfg *config.Config) ([]grpc.ServerOption, error) {
+	opts := []grpc.ServerOption{
+		grpc.MaxRecvMsgSize(cfg.Limits.MaxMessageBytes),
+		grpc.MaxSendMsgSize(cfg.Limits.MaxMessageBytes),
+		grpc.KeepaliveParams(keepalive.ServerParameters{Time: cfg.KeepaliveTime, Timeout: cfg.KeepaliveTimeout}),
+		// Clients may ping every 10 s, even between calls: a client waiting
+		// on a blocking tool keeps its connection alive that way.
+		grpc.KeepaliveEnforcementPolicy(keepalive.EnforcementPolicy{MinTime: 10 * time.Second, PermitWithoutStream: true}),
+	}
+	tc, err := tlsConfig(cfg)
+	if err != nil || tc == nil {
+		return opts, err
+	}
 	return append(opts, grpc.Creds(credentials.NewTLS(tc))), nil
 }
 
+// exposure checks that the listener is not open to the network without
+// TLS and without a token (unless cfg.Insecure), and returns the reflection
+// mode: cfg.Reflection, or by default "on" on loopback and unix sockets and
+// "auth" elsewhere.
+func exposure(cfg *config.Config, addr net.Addr, authRequired bool) (string, error) {
+	local := loopback(addr)
+	if !local && cfg.TLS.CertFile == "" && !authRequired && !cfg.Insecure {
+		return "", fmt.Errorf("listen %s: a non-loopback address without TLS and without any token would give every agent and tool "+
+			"to anyone who can reach it: give -tls-cert and -tls-key, or -auth-tokens-file (or -auth-token-file), "+
+			"or -insecure to serve it so anyway", addr)
+	}
+	if cfg.Reflection != "" {
+		return cfg.Reflection, nil
+	}
+	if local {
+		return "on", nil
+	}
+	return "auth", nil
+}
+
+// loopback reports whether a listener's address is a unix socket or a
+// loopback IP address.
+func loopback(addr net.Addr) bool {
+	switch a := addr.(type) {
+	case *net.UnixAddr:
+		return true
+	case *net.TCPAddr:
+		return a.IP.IsLoopback()
+	}
+	return false
+}
+
 // listen opens host:port, or a unix socket created with mode 0600 (a stale
-// socket file nobody listens on is replaced).
-func listen(addr string) (net.Listener, error) {
+// socket file nobody listens on is replaced) and given to owner (USER[:GROUP]) if set.
+func listen(addr, owner string) (net.Listener, error) {
 	path, ok := unixPath(addr)
 	if !ok {
 		lis, err := net.Listen("tcp", addr)
@@ -195,6 +354,16 @@ func listen(addr string) (net.Listener, error) {
 	if err := os.Chmod(path, 0o600); err != nil {
 		lis.Close()
 		return nil, fmt.Errorf("listen %s: %w", addr, err)
+	}
+	if owner != "" {
+		uid, gid, err := userGroup(owner)
+		if err == nil {
+			err = os.Lchown(path, uid, gid)
+		}
+		if err != nil {
+			lis.Close()
+			return nil, fmt.Errorf("listen %s: socket-owner %q: %w", addr, owner, err)
+		}
 	}
 	return lis, nil
 }

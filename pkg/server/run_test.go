@@ -40,7 +40,8 @@ func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 // a function that stops the server and returns Run's error.
 func serve(t *testing.T, args []string, env map[string]string) (string, func() error) {
 	t.Helper()
-	cfg, err := config.Load(args, func(k string) string { return env[k] }, io.Discard)
+	// No test writes into the developer's home: memory unless the test names a store.
+	cfg, err := config.Load(append([]string{"-store", "memory"}, args...), func(k string) string { return env[k] }, io.Discard)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -274,11 +275,11 @@ func TestRunFailsOnABrokenToolDir(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, "broken"), []byte("#!/bin/sh\nexit 3\n"), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	cfg, err := config.Load([]string{"-listen", "127.0.0.1:0", "-tool-dir", dir}, func(string) string { return "" }, io.Discard)
+	cfg, err := config.Load([]string{"-store", "memory", "-listen", "127.0.0.1:0", "-tool-dir", dir}, func(string) string { return "" }, io.Discard)
 	if err != nil {
 		t.Fatal(err)
 	}
-	err = Run(context.Background(), cfg, io.Discard, nil, nil)
+	err = Run(context.Background(), cfg, io.Discard, nil, func(net.Addr) { t.Error("it listened before its tools were loaded") })
 	if err == nil || !strings.Contains(err.Error(), "broken") {
 		t.Fatalf("Run = %v, want an error naming the broken plugin", err)
 	}
@@ -290,29 +291,33 @@ func TestServicePrefixMatchesTheService(t *testing.T) {
 	}
 }
 
-func TestNotServingUntilToolsLoad(t *testing.T) {
+// TestToolsLoadBeforeListening: the server scans its tools first, so a
+// client that can connect finds it serving, its tools loaded.
+func TestToolsLoadBeforeListening(t *testing.T) {
 	dir := t.TempDir()
 	build := exec.Command(filepath.Join(runtime.GOROOT(), "bin", "go"), "build", "-o", filepath.Join(dir, "slowstart"), "./testdata/slowstart")
 	if out, err := build.CombinedOutput(); err != nil {
 		t.Fatalf("build the test plugin: %v\n%s", err, out)
 	}
+	started := time.Now()
 	target, stop := serve(t, []string{"-listen", "127.0.0.1:0", "-tool-dir", dir}, nil)
+	if d := time.Since(started); d < 1400*time.Millisecond {
+		t.Errorf("listening %v after the start, before the plugin's 1.5 s handshake", d)
+	}
 	conn, err := grpc.NewClient(target, grpc.WithTransportCredentials(insecure.NewCredentials()))
 	if err != nil {
 		t.Fatal(err)
 	}
 	resp, err := healthpb.NewHealthClient(conn).Check(context.Background(), &healthpb.HealthCheckRequest{})
-	if err != nil || resp.GetStatus() != healthpb.HealthCheckResponse_NOT_SERVING {
-		t.Errorf("health while the tools load: %v %v, want NOT_SERVING", resp.GetStatus(), err)
+	if err != nil || resp.GetStatus() != healthpb.HealthCheckResponse_SERVING {
+		t.Errorf("health at the first connection: %v %v, want SERVING", resp.GetStatus(), err)
 	}
-	_, err = agentv1.NewAgentServiceClient(conn).ListTools(context.Background(), &agentv1.ListToolsRequest{})
-	if status.Code(err) != codes.Unavailable {
-		t.Errorf("ListTools while the tools load: %v, want UNAVAILABLE", err)
-	}
-	waitServing(t, conn)
 	tools, err := agentv1.NewAgentServiceClient(conn).ListTools(context.Background(), &agentv1.ListToolsRequest{})
 	if err != nil || len(tools.GetTools()) != 1 || tools.GetTools()[0].GetName() != "slow_hello" {
-		t.Errorf("tools once loaded: %v %v", tools, err)
+		t.Errorf("tools at the first connection: %v %v", tools, err)
+	}
+	if m := tools.GetLimitsMechanism(); m == "" || !strings.Contains(m, "enforces") {
+		t.Errorf("limits mechanism = %q", m)
 	}
 	conn.Close()
 	if err := stop(); err != nil {

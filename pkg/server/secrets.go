@@ -1,6 +1,7 @@
 package server
 
 import (
+	"bytes"
 	"io"
 	"strings"
 	"sync"
@@ -8,6 +9,9 @@ import (
 	"google.golang.org/genproto/googleapis/rpc/errdetails"
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/reflect/protoreflect"
+
+	agentv1 "github.com/agentcore/agentcore/proto/agentcore/v1"
 )
 
 // minSecret is the shortest string treated as a secret: replacing shorter
@@ -16,15 +20,26 @@ const minSecret = 4
 
 // secrets holds every secret the server knows (profile keys, the bearer
 // token, keys clients sent), counted, so that none is repeated in an error
-// or a streamed message.
+// or a log line. The server-held ones (given to newSecrets) are also
+// removed from every response and event.
 type secrets struct {
+	// held are the server-held secrets, fixed at start (heldStr the same as strings).
+	held    [][]byte
+	heldStr []string
+
 	mu  sync.RWMutex
 	set map[string]int
 }
 
-func newSecrets(initial ...string) *secrets {
+func newSecrets(held ...string) *secrets {
 	s := &secrets{set: map[string]int{}}
-	s.add(initial...)
+	for _, k := range held {
+		if len(k) >= minSecret {
+			s.held = append(s.held, []byte(k))
+			s.heldStr = append(s.heldStr, k)
+		}
+	}
+	s.add(held...)
 	return s
 }
 
@@ -58,7 +73,7 @@ func (s *secrets) redact(text string) string {
 	defer s.mu.RUnlock()
 	for k := range s.set {
 		if strings.Contains(text, k) {
-			text = strings.ReplaceAll(text, k, "[redacted]")
+			text = strings.ReplaceAll(text, k, redacted)
 		}
 	}
 	return text
@@ -117,4 +132,141 @@ func (r redactingWriter) Write(p []byte) (int, error) {
 		return 0, err
 	}
 	return len(p), nil
+}
+
+// redacted is what replaces a secret.
+const redacted = "[redacted]"
+
+// redactMessage returns m as it is when it holds no server-held secret, or
+// a copy with each one replaced in every string, bytes field and map key.
+// m itself is never changed: it may be shared (with a history, say).
+func (s *secrets) redactMessage(m any) any {
+	pm, ok := m.(proto.Message)
+	if !ok || len(s.held) == 0 || pm == nil || s.cleanDelta(pm) {
+		return m
+	}
+	if !s.walk(pm.ProtoReflect(), false) {
+		return m
+	}
+	c := proto.Clone(pm)
+	s.walk(c.ProtoReflect(), true)
+	return c
+}
+
+// cleanDelta is the fast path of the most frequent message, a streamed
+// text or reasoning delta: it reports whether m is one and holds no secret.
+func (s *secrets) cleanDelta(m proto.Message) bool {
+	var ev *agentv1.Event
+	switch r := m.(type) {
+	case *agentv1.SendResponse:
+		ev = r.GetEvent()
+	case *agentv1.Event:
+		ev = r
+	}
+	d := ev.GetModelDelta()
+	if d == nil || d.GetToolCall() != nil {
+		return false
+	}
+	for _, k := range s.heldStr {
+		if strings.Contains(d.GetText(), k) || strings.Contains(d.GetReasoning(), k) || strings.Contains(ev.GetRunId(), k) {
+			return false
+		}
+	}
+	return true
+}
+
+// holds reports whether b contains a server-held secret.
+func (s *secrets) holds(b []byte) bool {
+	for _, k := range s.held {
+		if bytes.Contains(b, k) {
+			return true
+		}
+	}
+	return false
+}
+
+func (s *secrets) scrub(b []byte) []byte {
+	for _, k := range s.held {
+		b = bytes.ReplaceAll(b, k, []byte(redacted))
+	}
+	return b
+}
+
+// walk reports whether m holds a server-held secret; with fix, it replaces them.
+func (s *secrets) walk(m protoreflect.Message, fix bool) bool {
+	found := false
+	m.Range(func(fd protoreflect.FieldDescriptor, v protoreflect.Value) bool {
+		switch {
+		case fd.IsList():
+			l := v.List()
+			for i := 0; i < l.Len(); i++ {
+				if nv, hit := s.value(fd, l.Get(i), fix); hit {
+					found = true
+					if fix && nv.IsValid() {
+						l.Set(i, nv)
+					}
+				}
+			}
+		case fd.IsMap():
+			mp := v.Map()
+			type rename struct{ from, to protoreflect.MapKey }
+			var renames []rename
+			mp.Range(func(k protoreflect.MapKey, mv protoreflect.Value) bool {
+				if nv, hit := s.value(fd.MapValue(), mv, fix); hit {
+					found = true
+					if fix && nv.IsValid() {
+						mp.Set(k, nv)
+					}
+				}
+				if fd.MapKey().Kind() == protoreflect.StringKind && s.holds([]byte(k.String())) {
+					found = true
+					renames = append(renames, rename{k, protoreflect.ValueOfString(string(s.scrub([]byte(k.String())))).MapKey()})
+				}
+				return !found || fix
+			})
+			for _, r := range renames {
+				if fix {
+					v := mp.Get(r.from)
+					mp.Clear(r.from)
+					mp.Set(r.to, v)
+				}
+			}
+		default:
+			if nv, hit := s.value(fd, v, fix); hit {
+				found = true
+				if fix && nv.IsValid() {
+					m.Set(fd, nv)
+				}
+			}
+		}
+		return !found || fix // without fix, the first secret is enough
+	})
+	return found
+}
+
+// value checks one singular value of field fd; with fix, it returns the
+// cleaned scalar (an invalid Value for messages, cleaned in place).
+func (s *secrets) value(fd protoreflect.FieldDescriptor, v protoreflect.Value, fix bool) (protoreflect.Value, bool) {
+	switch fd.Kind() {
+	case protoreflect.StringKind:
+		str := v.String()
+		for _, k := range s.heldStr {
+			if strings.Contains(str, k) {
+				if !fix {
+					return protoreflect.Value{}, true
+				}
+				return protoreflect.ValueOfString(string(s.scrub([]byte(str)))), true
+			}
+		}
+	case protoreflect.BytesKind:
+		if b := v.Bytes(); s.holds(b) {
+			if !fix {
+				return protoreflect.Value{}, true
+			}
+			return protoreflect.ValueOfBytes(s.scrub(append([]byte(nil), b...))), true
+		}
+	case protoreflect.MessageKind, protoreflect.GroupKind:
+		return protoreflect.Value{}, s.walk(v.Message(), fix)
+	}
+	return protoreflect.Value{}, false
 }

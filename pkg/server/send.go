@@ -4,23 +4,28 @@ import (
 	"context"
 	"errors"
 	"io"
-	"sync"
+	"sync/atomic"
 
 	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
 
 	"github.com/agentcore/agentcore/pkg/agent"
 	agentv1 "github.com/agentcore/agentcore/proto/agentcore/v1"
 )
 
-// maxEarlyReplies bounds the permission replies kept for calls not asked yet.
-const maxEarlyReplies = 1024
-
 // sendPrefix is where the engine's field paths sit in a SendRequest.
 const sendPrefix = "start"
 
 // Send runs one send: the first client message starts it, later ones answer
-// permission requests or stop it; events stream back in order.
+// permission requests or stop it; events stream back in order. With
+// on_disconnect CONTINUE the run outlives the stream: it runs on the
+// server's own goroutine and the stream only follows it.
 func (s *Server) Send(stream agentv1.AgentService_SendServer) error {
+	ctx := stream.Context()
+	t, err := s.tenant(ctx)
+	if err != nil {
+		return err
+	}
 	first, err := stream.Recv()
 	if err == io.EOF {
 		return invalidField("start", "the stream closed before a start message")
@@ -35,7 +40,10 @@ func (s *Server) Send(stream agentv1.AgentService_SendServer) error {
 	if start.GetAgentId() == "" {
 		return invalidField("start.agent_id", "required")
 	}
-	e, err := s.agents.get(start.GetAgentId())
+	if _, ok := agentv1.OnDisconnect_name[int32(start.GetOnDisconnect())]; !ok {
+		return invalidField("start.on_disconnect", "unknown value %d", start.GetOnDisconnect())
+	}
+	e, err := s.agent(ctx, start.GetAgentId())
 	if err != nil {
 		return err
 	}
@@ -49,49 +57,95 @@ func (s *Server) Send(stream agentv1.AgentService_SendServer) error {
 	if err := s.checkModel(e, start.GetConfig()); err != nil {
 		return err
 	}
-	n := e.s.State().HistoryLength
-	if h := start.GetHistory(); h != nil {
-		n = len(h.GetMessages())
+	if err := s.checkSecrets(e, start.GetConfig()); err != nil {
+		return err
 	}
-	if err := s.checkHistorySize(n+1, "the agent's history"); err != nil {
+	// The rule of SetHistory: the history as the send finds it (its own
+	// replacement, or the agent's) may hold -max-history messages.
+	n, field := e.s.State().HistoryLength, "the agent's history"
+	if h := start.GetHistory(); h != nil {
+		n, field = len(h.GetMessages()), "start.history.messages"
+	}
+	if err := s.checkHistorySize(n, field); err != nil {
 		return err
 	}
 	opts := agent.SendOptions{
 		Input: start.GetInput(), Config: start.GetConfig(), History: start.GetHistory(), Busy: start.GetBusyPolicy(),
-		PermissionMode: start.GetPermissionMode(), AskTools: start.GetAskTools(),
+		PermissionMode: start.GetPermissionMode(), AskTools: start.GetAskTools(), Resume: start.GetResume(),
 	}
 	if sel := start.GetTools(); sel != nil {
 		if opts.Tools, err = selectTools(c, sel, "start.tools"); err != nil {
 			return err
 		}
 	}
-	done, err := s.agents.startRun(s.cfg.Limits.MaxConcurrentRuns)
+	done, err := s.agents.startRun(s.cfg.Limits.MaxConcurrentRuns, t)
 	if err != nil {
 		return err
 	}
-	defer done()
-	if keys := configKeys(start.GetConfig()); len(keys) > 0 {
-		s.secrets.add(keys...)
-		defer s.secrets.remove(keys...)
+	keys := configKeys(start.GetConfig())
+	s.secrets.add(keys...)
+	finish := func() {
+		s.secrets.remove(keys...)
+		done()
 	}
 
-	ctx, cancel := context.WithCancelCause(stream.Context())
-	defer cancel(nil)
-	perms := &permissions{wait: map[string]chan agent.Decision{}, early: map[string]agent.Decision{}}
-	opts.OnPermission = perms.ask
-	opts.OnEvent = s.eventSink(cancel, func(ev *agentv1.Event) error {
-		return stream.Send(&agentv1.SendResponse{Event: ev})
-	})
-	go perms.read(stream, cancel)
+	detached := start.GetOnDisconnect() == agentv1.OnDisconnect_ON_DISCONNECT_CONTINUE
+	base := ctx // holds the caller's tenant
+	if detached {
+		base = context.WithoutCancel(base)
+	}
+	ctx, cancel := context.WithCancelCause(withRunOptions(base, runOptions{onDisconnect: start.GetOnDisconnect()}))
+	k := &sink{srv: s, send: func(ev *agentv1.Event) error { return stream.Send(&agentv1.SendResponse{Event: ev}) }}
+	if !detached {
+		k.onGone = cancel // the client going away stops the run
+	}
+	r := &replies{srv: s, sink: k, detached: detached}
+	opts.OnPermission = r.ask
+	opts.OnEvent = k.event
+	go r.read(stream, cancel)
 
-	_, err = e.s.Send(ctx, opts)
-	if err == nil {
+	if !detached {
+		defer finish()
+		defer cancel(nil)
+		_, err = e.s.Send(ctx, opts)
+		return s.sendError(err)
+	}
+	result := make(chan error, 1)
+	s.bgRuns.Add(1)
+	go func() {
+		defer s.bgRuns.Done()
+		defer finish()
+		defer cancel(nil)
+		_, err := e.s.Send(ctx, opts)
+		result <- err
+	}()
+	select {
+	case err := <-result:
+		return s.sendError(err)
+	case <-stream.Context().Done():
+		k.detach()
+		run := k.run()
+		s.log.Debug("client left a run that goes on", "agent", e.id, "run", run)
+		return status.Errorf(codes.Canceled, "the client went away; run %s goes on (on_disconnect CONTINUE): Attach follows it", run)
+	}
+}
+
+// sendError maps the error of a send (or compaction) to the status its
+// stream ends with.
+func (s *Server) sendError(err error) error {
+	var je *agent.JournalError
+	switch {
+	case err == nil:
 		return nil
-	}
-	if errors.Is(err, agent.ErrBusy) {
+	case errors.Is(err, agent.ErrBusy):
 		return failure(codes.Aborted, ReasonBusy, "the agent is running and this send asked to be rejected when busy")
-	}
-	if errors.Is(err, agent.ErrStopped) && s.agents.shuttingDown() {
+	case errors.Is(err, agent.ErrNothingToResume):
+		return failure(codes.FailedPrecondition, ReasonNothingToResume, "%v", err)
+	case errors.As(err, &je):
+		return storeStatus(je.Err)
+	case errors.Is(err, errLeaseLost):
+		return failure(codes.Aborted, ReasonRunInterrupted, "%v", errLeaseLost)
+	case (errors.Is(err, agent.ErrStopped) || errors.Is(err, agent.ErrClosed)) && s.agents.shuttingDown():
 		return failure(codes.Unavailable, ReasonShuttingDown, "the server is shutting down; the run was stopped")
 	}
 	return fieldsUnder(err, sendPrefix, nil)
@@ -100,6 +154,10 @@ func (s *Server) Send(stream agentv1.AgentService_SendServer) error {
 // checkModel fails a send that could reach no model, saying how to give one.
 func (s *Server) checkModel(e *session, override *agentv1.AgentConfig) error {
 	c := agent.MergeConfig(e.s.Config(), override)
+	if exp, err := s.expander(e.tenant)(c); err == nil && exp.GetBaseUrl() != "" && exp.GetModel() == "" {
+		return failure(codes.FailedPrecondition, ReasonNoModel,
+			"no model: the agent's config gives a base URL (%s) but no model; set agent.config.model with UpdateAgent, or config.model in this send", hostOf(exp.GetBaseUrl()))
+	}
 	if c.GetProfile() != "" || c.GetBaseUrl() != "" {
 		return nil
 	}
@@ -109,131 +167,82 @@ func (s *Server) checkModel(e *session, override *agentv1.AgentConfig) error {
 			"or give config.base_url and config.model (or config.profile) to CreateAgent, UpdateAgent or this send")
 }
 
-// permissions pairs the client's permission replies with the calls waiting for them.
-type permissions struct {
-	mu     sync.Mutex
-	wait   map[string]chan agent.Decision
-	early  map[string]agent.Decision
-	closed bool
+// replies handles what the client sends on a Send stream after the start:
+// permission answers and stop.
+type replies struct {
+	srv      *Server
+	sink     *sink
+	detached bool
+	// closed: the client closed its side (a STOP run can get no more answers).
+	closed atomic.Bool
 }
 
-// ask is the session's permission hook: it waits for the client's reply to
-// the permission request event just sent.
-func (p *permissions) ask(ctx context.Context, req agent.PermissionRequest) agent.Decision {
-	p.mu.Lock()
-	if d, ok := p.early[req.ToolCallID]; ok {
-		delete(p.early, req.ToolCallID)
-		p.mu.Unlock()
-		return d
+// closedText answers the calls of a STOP run whose client closed its side.
+const closedText = "the client closed its side of the stream, so no one could approve this call"
+
+// ask is the run's permission hook.
+func (r *replies) ask(ctx context.Context, req agent.PermissionRequest) agent.Decision {
+	if !r.detached && r.closed.Load() {
+		return r.srv.decide(permKey{req.RunID, req.ToolCallID}, false, closedText)
 	}
-	if p.closed {
-		p.mu.Unlock()
-		return agent.Decision{Reason: "the client closed its side of the stream, so no one could approve this call"}
-	}
-	ch := make(chan agent.Decision, 1)
-	p.wait[req.ToolCallID] = ch
-	p.mu.Unlock()
-	select {
-	case d := <-ch:
-		return d
-	case <-ctx.Done():
-		p.mu.Lock()
-		delete(p.wait, req.ToolCallID)
-		p.mu.Unlock()
-		return agent.Decision{Reason: "the run ended before the client answered"}
-	}
+	return r.srv.askPermission(ctx, req)
 }
 
-func (p *permissions) reply(r *agentv1.PermissionReply) {
-	d := agent.Decision{Allow: r.GetAllow(), Reason: r.GetReason()}
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if ch, ok := p.wait[r.GetToolCallId()]; ok {
-		delete(p.wait, r.GetToolCallId())
-		ch <- d
-		return
-	}
-	if len(p.early) < maxEarlyReplies {
-		p.early[r.GetToolCallId()] = d
-	}
-}
-
-// closeSide denies every waiting call: the client will send no more replies.
-func (p *permissions) closeSide() {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	p.closed = true
-	for id, ch := range p.wait {
-		delete(p.wait, id)
-		ch <- agent.Decision{Reason: "the client closed its side of the stream, so no one could approve this call"}
-	}
-}
-
-// read handles the client's messages after the start until the stream ends.
-func (p *permissions) read(stream agentv1.AgentService_SendServer, cancel context.CancelCauseFunc) {
+// read handles the client's messages until the stream ends.
+func (r *replies) read(stream agentv1.AgentService_SendServer, cancel context.CancelCauseFunc) {
 	for {
 		msg, err := stream.Recv()
 		if err == io.EOF {
-			p.closeSide()
+			if !r.detached {
+				r.closed.Store(true)
+				if run := r.sink.run(); run != "" {
+					for _, call := range r.srv.perms.waiting(run) {
+						k := permKey{run, call}
+						r.srv.perms.deliver(k, r.srv.decide(k, false, closedText))
+					}
+				}
+			}
 			return
 		}
 		if err != nil {
-			return // the stream is gone: its context, the run's parent, is done
+			return // the stream is gone: a STOP run's context, its parent, is done
 		}
 		switch {
 		case msg.GetPermission() != nil:
-			p.reply(msg.GetPermission())
+			p := msg.GetPermission()
+			if run := r.sink.run(); run != "" {
+				_ = r.srv.answer(stream.Context(), run, p.GetToolCallId(), p.GetAllow(), p.GetReason())
+			}
 		case msg.GetStop() != nil:
 			cancel(agent.ErrStopped)
 		}
 	}
 }
 
-// Stop stops a session's running send and returns once it has stopped.
-func (s *Server) Stop(ctx context.Context, req *agentv1.StopRequest) (*agentv1.StopResponse, error) {
-	e, err := s.agents.get(req.GetAgentId())
-	if err != nil {
-		return nil, err
-	}
-	stopped, err := e.s.Stop(ctx)
-	if err != nil {
-		return nil, err
-	}
-	return &agentv1.StopResponse{Stopped: stopped}, nil
-}
-
 // Compact runs a manual compaction and streams its events.
 func (s *Server) Compact(req *agentv1.CompactRequest, stream agentv1.AgentService_CompactServer) error {
-	e, err := s.agents.get(req.GetAgentId())
+	e, err := s.agent(stream.Context(), req.GetAgentId())
 	if err != nil {
 		return err
 	}
 	if err := s.checkModel(e, nil); err != nil {
 		return err
 	}
-	ctx, cancel := context.WithCancelCause(stream.Context())
+	if err := s.checkSecrets(e, nil); err != nil {
+		return err
+	}
+	ctx, cancel := context.WithCancelCause(withRunOptions(stream.Context(), runOptions{}))
 	defer cancel(nil)
-	_, err = e.s.Compact(ctx, s.eventSink(cancel, func(ev *agentv1.Event) error {
-		return stream.Send(&agentv1.CompactResponse{Event: ev})
-	}))
-	return fieldsUnder(err, "", map[string]string{"config": "agent.config"})
-}
-
-// eventSink returns an event callback that sends each event to the client,
-// secrets removed from retry messages; when sending fails (the client is
-// gone) it cancels the run and drops the events after.
-func (s *Server) eventSink(cancel context.CancelCauseFunc, send func(*agentv1.Event) error) func(*agentv1.Event) {
-	var failed bool
-	return func(ev *agentv1.Event) {
-		if failed {
-			return
+	k := &sink{srv: s, send: func(ev *agentv1.Event) error { return stream.Send(&agentv1.CompactResponse{Event: ev}) }, onGone: cancel}
+	_, err = e.s.Compact(ctx, k.event)
+	if err != nil {
+		var je *agent.JournalError
+		if errors.As(err, &je) {
+			return storeStatus(je.Err)
 		}
-		if r := ev.GetRetry(); r != nil {
-			r.Message = s.secrets.redact(r.GetMessage())
-		}
-		if err := send(ev); err != nil {
-			failed = true
-			cancel(err)
+		if errors.Is(err, agent.ErrBusy) {
+			return failure(codes.FailedPrecondition, ReasonRunning, "the agent is running on another replica and could not be stopped")
 		}
 	}
+	return fieldsUnder(err, "", map[string]string{"config": "agent.config"})
 }

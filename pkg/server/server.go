@@ -3,27 +3,44 @@
 // validation, limits, authentication and error mapping of the public API
 // (proto/agentcore/v1).
 //
+// Agents, histories, runs and their events live in a store (pkg/store); a
+// session is this replica's working copy of a stored agent, written through
+// its journal. Runs hold their agent's lease in the store, so that replicas
+// sharing a PostgreSQL store apply one busy policy; notices from the store
+// carry stops, permission answers and new events between replicas, and the
+// stored event log is what Attach streams.
+//
 // Errors follow one rule: a request the server or engine rejects is
 // INVALID_ARGUMENT with a google.rpc.BadRequest naming the field; a model
 // error carries a google.rpc.ErrorInfo (domain "agentcore", reason the error
 // kind upper-cased, metadata retryable and the upstream status); every other
 // error carries an ErrorInfo with one of the Reason constants. Secrets (API
-// keys, the bearer token) are removed from every error and event.
+// keys, the bearer token) are removed from every error, response and event.
+//
+// Every agent belongs to the tenant that created it (package auth): another
+// tenant's agents do not exist for a caller. A server-held API key is sent
+// only to its profile's endpoints.
 package server
 
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"sync"
+	"time"
 
 	"github.com/hashicorp/go-hclog"
 	"google.golang.org/grpc"
 
+	"github.com/agentcore/agentcore/pkg/auth"
 	"github.com/agentcore/agentcore/pkg/config"
 	"github.com/agentcore/agentcore/pkg/llm"
+	"github.com/agentcore/agentcore/pkg/store"
+	"github.com/agentcore/agentcore/pkg/telemetry"
 	"github.com/agentcore/agentcore/pkg/tokens"
 	"github.com/agentcore/agentcore/pkg/tool"
+	"github.com/agentcore/agentcore/pkg/tool/limits"
 	agentv1 "github.com/agentcore/agentcore/proto/agentcore/v1"
 )
 
@@ -36,6 +53,13 @@ type Options struct {
 	LogOutput io.Writer
 	// Kinds are extra kinds of tool files the scan recognises (e.g. MCP definitions).
 	Kinds []tool.Kind
+	// Getenv reads the OTEL_* variables that turn tracing on (see
+	// pkg/telemetry); nil: tracing stays off. Metrics and the per-run log
+	// line are always on.
+	Getenv func(string) string
+	// Store, when set, is used instead of opening the one Config names.
+	// The server closes it.
+	Store store.Store
 }
 
 // Server implements agentv1.AgentServiceServer. It owns its tool host and
@@ -45,41 +69,140 @@ type Server struct {
 
 	cfg     *config.Config
 	log     hclog.Logger
+	auth    *auth.Authenticator
 	host    *tool.Host
+	limits  *limits.Controller // the tool host's limits mechanism; closed after the host
 	secrets *secrets
 	tools   toolState
 	agents  registry
 	// llm and encoders are shared by every session.
 	llm      *llm.Client
 	encoders *tokens.Encoders
+	// tel observes runs, tool calls and plugin processes (traces, metrics, logs).
+	tel *telemetry.Telemetry
+
+	// store keeps agents, histories, runs and events; events batches run
+	// events into it. live are the runs executing here, perms their
+	// permission requests waiting for an answer, watch the requests waiting
+	// for the store to change.
+	store  store.Store
+	events *eventLog
+	live   liveRuns
+	perms  permWaiters
+	watch  watchers
+	// bgRuns counts the runs that outlived their stream (on_disconnect
+	// CONTINUE); bg the server's own loops (event writer, notices,
+	// leases), which stopBG ends.
+	bgRuns sync.WaitGroup
+	bg     sync.WaitGroup
+	stopBG context.CancelFunc
 
 	closeOnce sync.Once
 }
 
-// New returns a Server with no tools loaded yet: call LoadTools.
+// New returns a Server with no tools loaded yet: call LoadTools. It reads
+// the tokens file, if any, resolves the plugin user, opens the store
+// (applying its migrations), ends the runs a previous life of this server
+// left running (interrupted, histories repaired) and starts the server's
+// loops; Close ends them.
 func New(opts Options) (*Server, error) {
 	if opts.Config == nil {
 		return nil, errors.New("server: Options.Config is required")
 	}
-	sec := newSecrets(opts.Config.Secrets()...)
+	cfg := opts.Config
+	if cfg.LeaseTTL <= 0 || cfg.PermissionTimeout <= 0 || cfg.EventRetention <= 0 || cfg.ReplicaID == "" {
+		c := *cfg
+		if c.LeaseTTL <= 0 {
+			c.LeaseTTL = 10 * time.Second
+		}
+		if c.PermissionTimeout <= 0 {
+			c.PermissionTimeout = 10 * time.Minute
+		}
+		if c.EventRetention <= 0 {
+			c.EventRetention = 24 * time.Hour
+		}
+		if c.ReplicaID == "" {
+			c.ReplicaID = "agent-server"
+		}
+		opts.Config = &c
+	}
+	cfg = opts.Config
+	authn, err := auth.New(auth.Options{Token: cfg.AuthToken, TokensFile: cfg.AuthTokensFile, Profiles: cfg.ProfileNames()})
+	if err != nil {
+		return nil, err
+	}
+	cred, err := pluginCredential(cfg.PluginUser)
+	if err != nil {
+		return nil, err
+	}
+	sec := newSecrets(cfg.Secrets()...)
 	log := hclog.NewNullLogger()
 	if opts.LogOutput != nil {
-		log = opts.Config.Logger("agent-server", sec.writer(opts.LogOutput))
+		log = cfg.Logger("agent-server", sec.writer(opts.LogOutput))
+	}
+	tel, err := telemetry.New(context.Background(), telemetry.Config{
+		Getenv: opts.Getenv, TraceContent: opts.Config.TraceContent, Logger: log, Redact: sec.redact,
+	})
+	if err != nil {
+		return nil, err
+	}
+	mech, err := limits.ParseMechanism(cfg.ToolLimits.Mechanism)
+	if err != nil {
+		return nil, err
+	}
+	lim, err := limits.New(limits.Options{Mechanism: mech, Logger: log.Named("limits")})
+	if err != nil {
+		return nil, fmt.Errorf("tool limits (-tool-limits %s): %w", mech, err)
 	}
 	s := &Server{
-		cfg:     opts.Config,
+		cfg:     cfg,
 		log:     log,
+		auth:    authn,
 		secrets: sec,
+		tel:     tel,
+		limits:  lim,
 		host: tool.NewHost(tool.Config{
-			Logger:  log.Named("tool"),
-			MaxIdle: opts.Config.MaxIdlePlugins,
-			MinIdle: minIdle(opts.Config.MinIdlePlugins),
-			Kinds:   opts.Kinds,
+			Logger:          log.Named("tool"),
+			MaxIdle:         cfg.MaxIdlePlugins,
+			MinIdle:         minIdle(cfg.MinIdlePlugins),
+			Kinds:           opts.Kinds,
+			Credential:      cred,
+			Observer:        tel,
+			Limits:          lim,
+			LimitPolicy:     LimitPolicy(cfg.ToolLimits),
+			MaxResultBytes:  int(cfg.Limits.MaxToolResultBytes),
+			MaxReceiveBytes: max(minReceiveBytes, 2*int(cfg.Limits.MaxToolResultBytes)),
+			SkipBadPlugins:  cfg.SkipBadPlugins,
 		}),
 	}
-	s.llm = llm.NewClient(llm.Options{Logger: log.Named("llm")})
+	s.llm = llm.NewClient(llm.Options{Logger: log.Named("llm"), RetryMaxElapsed: cfg.Limits.RetryMaxElapsed, RetryMaxDelay: cfg.Limits.RetryMaxDelay})
 	s.encoders = tokens.NewEncoders()
 	s.agents.init()
+
+	st := opts.Store
+	if st == nil {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		var err error
+		st, err = openStore(ctx, opts.Config)
+		cancel()
+		if err != nil {
+			s.host.Close()
+			lim.Close()
+			_ = tel.Shutdown(context.Background())
+			return nil, fmt.Errorf("store: %w", err)
+		}
+	}
+	s.store = st
+	s.events = newEventLog(st, log.Named("events"))
+	ctx, cancel := context.WithCancel(context.Background())
+	s.stopBG = cancel
+	s.recoverStale(ctx, true)
+	s.bg.Add(3)
+	go func() { defer s.bg.Done(); s.events.run() }()
+	go func() { defer s.bg.Done(); s.listen(ctx) }()
+	go func() { defer s.bg.Done(); s.maintain(ctx) }()
+	log.Info("store open", "store", opts.Config.StoreName(), "replica", opts.Config.ReplicaID)
+	tel.GaugeFunc("agentcore_agents", "Agents the server holds now.", s.agentCount)
 	return s, nil
 }
 
@@ -91,12 +214,23 @@ func minIdle(n int) int {
 	return n
 }
 
-// Interceptors returns the gRPC server options that check the bearer token,
-// log calls and keep secrets out of errors.
-func (s *Server) Interceptors() []grpc.ServerOption {
-	g := &guard{token: []byte(s.cfg.AuthToken), secrets: s.secrets, log: s.log.Named("rpc")}
-	return []grpc.ServerOption{grpc.ChainUnaryInterceptor(g.Unary), grpc.ChainStreamInterceptor(g.Stream)}
+// Telemetry returns the server's telemetry: its metrics registry and HTTP
+// handler, its gRPC server options.
+func (s *Server) Telemetry() *telemetry.Telemetry { return s.tel }
+
+// Interceptors returns the gRPC server options that authenticate every
+// AgentService call (and reflection when reflectionAuth is set), put the
+// caller's tenant in its context, write the audit log, keep secrets out of
+// responses and errors and bound responses to the message limit, and the
+// codec that names a request's field holding invalid UTF-8.
+func (s *Server) Interceptors(reflectionAuth bool) []grpc.ServerOption {
+	g := &guard{auth: s.auth, reflectionAuth: reflectionAuth, secrets: s.secrets, log: s.log.Named("rpc"), audit: s.log.Named("audit"),
+		maxMessage: s.cfg.Limits.MaxMessageBytes, codec: newUTF8Codec()}
+	return g.interceptors()
 }
+
+// LimitsMechanism says how tool limits are enforced (for the start log).
+func (s *Server) LimitsMechanism() string { return s.limits.String() }
 
 // StopRuns stops every running send (their streams end UNAVAILABLE) and
 // waits until they have ended, or ctx is done.
@@ -107,13 +241,23 @@ func (s *Server) StopRuns(ctx context.Context) {
 // Logger returns the server's logger (secrets redacted).
 func (s *Server) Logger() hclog.Logger { return s.log }
 
-// Close stops every run, forgets every session and kills every plugin
-// process. It is idempotent.
+// Close stops every run (a run cut off this way is interrupted: a later
+// send resumes it), forgets every session, writes the last events, closes
+// the store and kills every plugin process. It is idempotent.
 func (s *Server) Close() error {
 	var err error
 	s.closeOnce.Do(func() {
 		s.agents.closeAll()
-		err = s.host.Close()
+		s.bgRuns.Wait()
+		s.events.close()
+		s.stopBG()
+		s.bg.Wait()
+		err = errors.Join(s.store.Close(), s.host.Close(), s.limits.Close())
+		ctx, cancel := context.WithTimeout(context.Background(), afterStop)
+		defer cancel()
+		if terr := s.tel.Shutdown(ctx); terr != nil {
+			s.log.Warn("spans not flushed", "error", terr)
+		}
 	})
 	return err
 }

@@ -3,18 +3,22 @@ package server
 import (
 	"context"
 	"encoding/base64"
-	"sort"
+	"errors"
+	"net/url"
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 
 	"google.golang.org/grpc/codes"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/timestamppb"
 
 	"github.com/agentcore/agentcore/pkg/agent"
+	"github.com/agentcore/agentcore/pkg/auth"
 	"github.com/agentcore/agentcore/pkg/config"
 	"github.com/agentcore/agentcore/pkg/skill"
+	"github.com/agentcore/agentcore/pkg/store"
 	"github.com/agentcore/agentcore/pkg/tool"
 	agentv1 "github.com/agentcore/agentcore/proto/agentcore/v1"
 )
@@ -25,9 +29,13 @@ const (
 	maxPageSize     = 1000
 )
 
-// session is one agent and what the server keeps beside it.
+// session is one agent loaded on this replica and what the server keeps
+// beside it. The store holds the agent; a session is its working copy.
 type session struct {
 	s *agent.Session
+	// id is the agent's id in the store (storeID: the tenant's namespace);
+	// tenant owns the agent: only its calls see it.
+	id, tenant string
 
 	mu sync.Mutex
 	// tools and skills are the selections as the client gave them: they are
@@ -38,45 +46,86 @@ type session struct {
 	applied *catalog
 	// keys are the secrets of its config, registered with the server's redactor.
 	keys []string
+	// version is the store version the session's memory matches; 0 when
+	// stale (another process wrote the agent: reload when idle).
+	version int64
+	// missing are the secret fields the stored agent had that this process
+	// does not hold (it was restored without them): sends need them again.
+	missing []string
 }
 
-// registry holds the sessions by id and counts running sends.
+// storeID is an agent's id in the store: each tenant has its own agent ids,
+// so that one tenant cannot learn that another's id exists. Tenant ids hold
+// no '/'.
+func storeID(tenant, id string) string {
+	if tenant == "" {
+		return id
+	}
+	return tenant + "/" + id
+}
+
+// agentID is the id a client knows of a stored agent.
+func agentID(storeID string) string {
+	return storeID[strings.LastIndexByte(storeID, '/')+1:]
+}
+
+// registry holds the sessions loaded here, by store id, and counts running
+// sends, in all and per tenant.
 type registry struct {
 	mu      sync.RWMutex
 	m       map[string]*session
 	running int
+	runs    map[string]int // per tenant
 	closing bool
 }
 
-func (r *registry) init() { r.m = map[string]*session{} }
-
-func (r *registry) get(id string) (*session, error) {
-	if id == "" {
-		return nil, invalidField("agent_id", "required")
-	}
-	r.mu.RLock()
-	defer r.mu.RUnlock()
-	e, ok := r.m[id]
-	if !ok {
-		return nil, failure(codes.NotFound, ReasonNotFound, "no agent %q", id)
-	}
-	return e, nil
+func (r *registry) init() {
+	r.m = map[string]*session{}
+	r.runs = map[string]int{}
 }
 
-// startRun counts a send against the limit; done undoes it.
-func (r *registry) startRun(limit int) (done func(), err error) {
+// cached returns the session loaded here, if any.
+func (r *registry) cached(key string) *session {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	return r.m[key]
+}
+
+// forget drops a session (its agent is gone) and closes it.
+func (r *registry) forget(key string) {
+	r.mu.Lock()
+	e := r.m[key]
+	delete(r.m, key)
+	r.mu.Unlock()
+	if e != nil {
+		ctx, cancel := context.WithTimeout(context.Background(), afterStop)
+		defer cancel()
+		_, _ = e.s.Close(ctx)
+	}
+}
+
+// startRun counts a send of the tenant against the server's limit and the
+// tenant's; done undoes it.
+func (r *registry) startRun(limit int, t *auth.Tenant) (done func(), err error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.closing {
 		return nil, failure(codes.Unavailable, ReasonShuttingDown, "the server is shutting down")
 	}
 	if limit > 0 && r.running >= limit {
-		return nil, failure(codes.ResourceExhausted, ReasonRunLimit, "%d sends are running, the server's limit (-max-runs); retry later", r.running)
+		return nil, limitFailure(ReasonRunLimit, "server", "%d sends are running, the server's limit (-max-runs); retry later", r.running)
+	}
+	if n := r.runs[t.ID]; t.MaxConcurrentRuns > 0 && n >= t.MaxConcurrentRuns {
+		return nil, limitFailure(ReasonRunLimit, "tenant", "%d sends of this tenant are running, its limit (limits.concurrent_runs); retry later", n)
 	}
 	r.running++
+	r.runs[t.ID]++
 	return func() {
 		r.mu.Lock()
 		r.running--
+		if r.runs[t.ID]--; r.runs[t.ID] <= 0 {
+			delete(r.runs, t.ID)
+		}
 		r.mu.Unlock()
 	}, nil
 }
@@ -117,15 +166,125 @@ func (r *registry) closeAll() {
 	r.mu.Unlock()
 	ctx, cancel := context.WithTimeout(context.Background(), afterStop)
 	defer cancel()
+	var wg sync.WaitGroup
 	for _, e := range all {
-		_, _ = e.s.Close(ctx)
+		wg.Go(func() { _, _ = e.s.Close(ctx) })
 	}
+	wg.Wait()
 }
 
 func (r *registry) shuttingDown() bool {
 	r.mu.RLock()
 	defer r.mu.RUnlock()
 	return r.closing
+}
+
+// agentCount counts the stored agents, for the agents gauge.
+func (s *Server) agentCount() float64 {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	n, err := s.store.CountAgents(ctx)
+	if err != nil {
+		return 0
+	}
+	return float64(n)
+}
+
+// agentRecord reads an agent of the caller's tenant from the store.
+func (s *Server) agentRecord(ctx context.Context, id string) (*store.Agent, error) {
+	if id == "" {
+		return nil, invalidField("agent_id", "required")
+	}
+	t, err := s.tenant(ctx)
+	if err != nil {
+		return nil, err
+	}
+	key := storeID(t.ID, id)
+	rec, err := s.store.GetAgent(ctx, key)
+	if errors.Is(err, store.ErrNotFound) {
+		if s.agents.cached(key) != nil {
+			s.agents.forget(key) // deleted by another replica
+		}
+		return nil, failure(codes.NotFound, ReasonNotFound, "no agent %q", id)
+	}
+	if err != nil {
+		return nil, storeStatus(err)
+	}
+	return rec, nil
+}
+
+// agent returns the caller's agent of that id, as a session on this
+// replica: loaded from the store, or reloaded when another process changed
+// the agent (unless it runs here, where its memory is the newest).
+func (s *Server) agent(ctx context.Context, id string) (*session, error) {
+	rec, err := s.agentRecord(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	if e := s.agents.cached(rec.ID); e != nil {
+		e.mu.Lock()
+		synced := e.version == rec.Version
+		e.mu.Unlock()
+		if synced || e.s.State().Running {
+			return e, nil
+		}
+		if err := s.reload(ctx, e, rec); err != nil {
+			return nil, err
+		}
+		return e, nil
+	}
+	h, v, err := s.store.History(ctx, rec.ID)
+	if err != nil {
+		return nil, storeStatus(err)
+	}
+	e := &session{id: rec.ID, tenant: rec.Tenant, version: v, tools: rec.Spec.GetTools(), skills: rec.Spec.GetSkills(), missing: rec.Secrets}
+	sess, err := agent.New(agent.Options{
+		ID: agentID(rec.ID), Config: rec.Spec.GetConfig(), History: h, Usage: rec.Usage,
+		LLM: s.llm, Encoders: s.encoders, ExpandProfile: s.expander(rec.Tenant), Logger: s.log.Named("agent"), Observer: s.tel,
+		MaxToolOutput: s.cfg.Limits.MaxToolOutput, MaxToolResultBytes: int(s.cfg.Limits.MaxToolResultBytes),
+		Journal: &journal{srv: s, e: e},
+	})
+	if err != nil {
+		return nil, failure(codes.Internal, "AGENT_UNREADABLE", "the stored agent %q cannot be loaded: %v", id, err)
+	}
+	e.s = sess
+	s.agents.mu.Lock()
+	if other := s.agents.m[rec.ID]; other != nil {
+		s.agents.mu.Unlock()
+		return other, nil
+	}
+	if s.agents.closing {
+		s.agents.mu.Unlock()
+		return nil, failure(codes.Unavailable, ReasonShuttingDown, "the server is shutting down")
+	}
+	s.agents.m[rec.ID] = e
+	s.agents.mu.Unlock()
+	return e, nil
+}
+
+// reload brings an idle session up to the store's version, keeping the
+// secrets this process holds for the fields the store still lists.
+func (s *Server) reload(ctx context.Context, e *session, rec *store.Agent) error {
+	h, v, err := s.store.History(ctx, e.id)
+	if err != nil {
+		return storeStatus(err)
+	}
+	cfg, missing := withSecrets(rec.Spec.GetConfig(), e.s.Config(), rec.Secrets)
+	if err := e.s.Load(agent.Snapshot{History: h, Usage: rec.Usage}); err != nil {
+		return nil // a run started meanwhile: its memory is the newest
+	}
+	if err := e.s.SetConfig(cfg); err != nil {
+		return failure(codes.Internal, "AGENT_UNREADABLE", "the stored config of agent %q is invalid: %v", agentID(e.id), err)
+	}
+	keys := configKeys(cfg)
+	e.mu.Lock()
+	old := e.keys
+	e.keys, e.missing, e.version = keys, missing, v
+	e.tools, e.skills, e.applied = rec.Spec.GetTools(), rec.Spec.GetSkills(), nil
+	e.mu.Unlock()
+	s.secrets.add(keys...)
+	s.secrets.remove(old...)
+	return nil
 }
 
 // configKeys returns the secrets of a config: API keys and header values.
@@ -149,12 +308,12 @@ func configKeys(c *agentv1.AgentConfig) []string {
 
 // withDefaultProfile names the server's default profile in a config that
 // names no profile and no base URL, so that such an agent uses the server's
-// model.
-func (s *Server) withDefaultProfile(c *agentv1.AgentConfig) *agentv1.AgentConfig {
+// model, when the tenant may use it.
+func (s *Server) withDefaultProfile(c *agentv1.AgentConfig, t *auth.Tenant) *agentv1.AgentConfig {
 	if c.GetProfile() != "" || c.GetBaseUrl() != "" {
 		return c
 	}
-	if _, ok := s.cfg.Profile(""); !ok {
+	if p, ok := s.cfg.Profile(""); !ok || !t.AllowsProfile(p.Name) {
 		return c
 	}
 	if c == nil {
@@ -167,26 +326,47 @@ func (s *Server) withDefaultProfile(c *agentv1.AgentConfig) *agentv1.AgentConfig
 	return c
 }
 
-// expandProfile fills in the profiles a config names (agent.Options.ExpandProfile).
-func (s *Server) expandProfile(c *agentv1.AgentConfig) (*agentv1.AgentConfig, error) {
+// expander returns the ExpandProfile of the sessions of a tenant: the
+// tenant's rights are looked up at each use, so that a reload of the
+// tokens file applies to the next send.
+func (s *Server) expander(tenant string) func(*agentv1.AgentConfig) (*agentv1.AgentConfig, error) {
+	return func(c *agentv1.AgentConfig) (*agentv1.AgentConfig, error) {
+		t, ok := s.auth.Lookup(tenant)
+		if !ok { // the tenant is gone from the tokens file: no profile is its any more
+			t = &auth.Tenant{ID: tenant, Profiles: []string{}}
+		}
+		return s.expandProfile(c, t)
+	}
+}
+
+// expandProfile fills in the profiles a config names, those the tenant may
+// use, and refuses a config that would send a profile's key elsewhere than
+// to the profile's endpoints (checkKeyBinding).
+func (s *Server) expandProfile(c *agentv1.AgentConfig, t *auth.Tenant) (*agentv1.AgentConfig, error) {
 	var vs []agent.FieldViolation
 	out := c
+	var main, comp *config.Profile
 	if name := c.GetProfile(); name != "" {
-		p, ok := s.cfg.Profiles[name]
+		p, ok := s.profileFor(t, name)
 		if !ok {
-			vs = append(vs, agent.FieldViolation{Field: "config.profile", Description: s.unknownProfile(name)})
+			vs = append(vs, agent.FieldViolation{Field: "config.profile", Description: s.unknownProfile(t, name)})
 		} else {
+			main = p
 			out = agent.MergeConfig(p.AgentConfig(), c)
 		}
 	}
 	if name := c.GetCompact().GetProfile(); name != "" {
-		p, ok := s.cfg.Profiles[name]
+		p, ok := s.profileFor(t, name)
 		if !ok {
-			vs = append(vs, agent.FieldViolation{Field: "config.compact.profile", Description: s.unknownProfile(name)})
+			vs = append(vs, agent.FieldViolation{Field: "config.compact.profile", Description: s.unknownProfile(t, name)})
 		} else {
+			comp = p
 			out = proto.Clone(out).(*agentv1.AgentConfig)
 			out.Compact = mergeCompact(p, out.GetCompact())
 		}
+	}
+	if len(vs) == 0 {
+		vs = checkKeyBinding(c, main, comp)
 	}
 	if len(vs) > 0 {
 		return nil, &agent.ValidationError{Violations: vs}
@@ -194,8 +374,25 @@ func (s *Server) expandProfile(c *agentv1.AgentConfig) (*agentv1.AgentConfig, er
 	return out, nil
 }
 
-func (s *Server) unknownProfile(name string) string {
-	return "no profile " + strings.TrimSpace(name) + " on this server (it has " + strings.Join(s.cfg.ProfileNames(), ", ") + ")"
+// profileFor returns the named profile when the tenant may use it.
+func (s *Server) profileFor(t *auth.Tenant, name string) (*config.Profile, bool) {
+	p, ok := s.cfg.Profiles[name]
+	if !ok || !t.AllowsProfile(name) {
+		return nil, false
+	}
+	return p, true
+}
+
+// unknownProfile says that a profile is not there, listing those the
+// tenant may use (the same words for a profile it may not use: no leak).
+func (s *Server) unknownProfile(t *auth.Tenant, name string) string {
+	var names []string
+	for _, n := range s.cfg.ProfileNames() {
+		if t.AllowsProfile(n) {
+			names = append(names, n)
+		}
+	}
+	return "no profile " + strings.TrimSpace(name) + " on this server (it has " + strings.Join(names, ", ") + ")"
 }
 
 // mergeCompact puts a profile under a compaction config's own fields.
@@ -275,8 +472,12 @@ func (e *session) refresh(c *catalog) error {
 	return nil
 }
 
-// CreateAgent creates a session.
+// CreateAgent creates a session owned by the caller's tenant and stores it.
 func (s *Server) CreateAgent(ctx context.Context, req *agentv1.CreateAgentRequest) (*agentv1.CreateAgentResponse, error) {
+	t, err := s.tenant(ctx)
+	if err != nil {
+		return nil, err
+	}
 	c, err := s.catalog()
 	if err != nil {
 		return nil, err
@@ -297,70 +498,126 @@ func (s *Server) CreateAgent(ctx context.Context, req *agentv1.CreateAgentReques
 	if err := s.checkHistorySize(len(req.GetHistory()), "history"); err != nil {
 		return nil, err
 	}
+	cfg := s.withDefaultProfile(a.GetConfig(), t)
+	e := &session{tenant: t.ID, tools: a.GetTools(), skills: a.GetSkills(), applied: c, keys: configKeys(a.GetConfig())}
 	sess, err := agent.New(agent.Options{
-		ID: id, Config: s.withDefaultProfile(a.GetConfig()), History: req.GetHistory(), Tools: tools, Skills: skills,
-		LLM: s.llm, Encoders: s.encoders, ExpandProfile: s.expandProfile, Logger: s.log.Named("agent"),
+		ID: id, Config: cfg, History: req.GetHistory(), Tools: tools, Skills: skills,
+		LLM: s.llm, Encoders: s.encoders, ExpandProfile: s.expander(t.ID), Logger: s.log.Named("agent"), Observer: s.tel,
+		MaxToolOutput: s.cfg.Limits.MaxToolOutput, MaxToolResultBytes: int(s.cfg.Limits.MaxToolResultBytes),
+		Journal: &journal{srv: s, e: e},
 	})
 	if err != nil {
 		return nil, fieldsUnder(err, "", map[string]string{"config": "agent.config"})
 	}
-	e := &session{s: sess, tools: a.GetTools(), skills: a.GetSkills(), applied: c, keys: configKeys(a.GetConfig())}
-
-	s.agents.mu.Lock()
-	switch {
-	case s.agents.closing:
-		s.agents.mu.Unlock()
-		return nil, failure(codes.Unavailable, ReasonShuttingDown, "the server is shutting down")
-	case s.agents.m[sess.ID()] != nil:
-		s.agents.mu.Unlock()
-		return nil, failure(codes.AlreadyExists, ReasonExists, "agent %q exists", sess.ID())
-	case s.cfg.Limits.MaxSessions > 0 && len(s.agents.m) >= s.cfg.Limits.MaxSessions:
-		s.agents.mu.Unlock()
-		return nil, failure(codes.ResourceExhausted, ReasonSessionLimit, "the server holds %d agents, its limit (-max-sessions); delete some first", len(s.agents.m))
+	if err := s.checkRunnable(cfg, s.expander(t.ID)); err != nil {
+		return nil, err
 	}
-	s.agents.m[sess.ID()] = e
+	e.s, e.id = sess, storeID(t.ID, sess.ID())
+	if err := s.checkAgentLimits(ctx, t); err != nil {
+		return nil, err
+	}
+	rec := storedAgent(e.id, e.tenant, cfg, a.GetTools(), a.GetSkills(), nil)
+	if err := s.store.CreateAgent(ctx, rec, req.GetHistory()); err != nil {
+		if errors.Is(err, store.ErrExists) {
+			return nil, failure(codes.AlreadyExists, ReasonExists, "agent %q exists", sess.ID())
+		}
+		return nil, storeStatus(err)
+	}
+	e.version = rec.Version
+	s.agents.mu.Lock()
+	old := s.agents.m[e.id] // a stale copy of an agent deleted elsewhere
+	s.agents.m[e.id] = e
 	s.agents.mu.Unlock()
+	if old != nil {
+		ctx, cancel := context.WithTimeout(context.Background(), afterStop)
+		_, _ = old.s.Close(ctx)
+		cancel()
+	}
 	s.secrets.add(e.keys...)
-	return &agentv1.CreateAgentResponse{Agent: s.agentProto(e)}, nil
+	return &agentv1.CreateAgentResponse{Agent: s.agentProto(rec, e)}, nil
 }
 
-// agentProto is the public view of a session: no secret in it.
-func (s *Server) agentProto(e *session) *agentv1.Agent {
-	st := e.s.State()
-	e.mu.Lock()
-	tools, skills := e.tools, e.skills
-	e.mu.Unlock()
-	a := &agentv1.Agent{
-		Id: st.ID, Config: st.Config, State: agentv1.AgentState_AGENT_STATE_IDLE, RunId: st.RunID,
-		HistoryLength: int32(st.HistoryLength), Usage: st.Usage, HasApiKey: st.HasAPIKey,
-		Tools: tools, Skills: skills,
-		CreateTime: timestamppb.New(st.Created), UpdateTime: timestamppb.New(st.Updated),
+// checkAgentLimits fails a new agent beyond the server's limit or its
+// tenant's (the agents in the store, over every replica).
+func (s *Server) checkAgentLimits(ctx context.Context, t *auth.Tenant) error {
+	if s.agents.shuttingDown() {
+		return failure(codes.Unavailable, ReasonShuttingDown, "the server is shutting down")
 	}
-	if st.Running {
+	if max := s.cfg.Limits.MaxSessions; max > 0 {
+		n, err := s.store.CountAgents(ctx)
+		if err != nil {
+			return storeStatus(err)
+		}
+		if n >= max {
+			return limitFailure(ReasonSessionLimit, "server", "the server holds %d agents, its limit (-max-sessions); delete some first", n)
+		}
+	}
+	if max := t.MaxAgents; max > 0 {
+		recs, err := s.store.ListAgents(ctx, store.AgentQuery{Tenant: t.ID, Limit: max})
+		if err != nil {
+			return storeStatus(err)
+		}
+		if len(recs) >= max {
+			return limitFailure(ReasonSessionLimit, "tenant", "this tenant holds %d agents, its limit (limits.agents); delete some first", len(recs))
+		}
+	}
+	return nil
+}
+
+// agentProto is the public view of a stored agent (with what this replica
+// knows of it, e when loaded here): no secret in it.
+func (s *Server) agentProto(rec *store.Agent, e *session) *agentv1.Agent {
+	missing := rec.Secrets
+	if e != nil {
+		e.mu.Lock()
+		missing = e.missing
+		e.mu.Unlock()
+	}
+	a := &agentv1.Agent{
+		Id: agentID(rec.ID), Config: rec.Spec.GetConfig(), State: agentv1.AgentState_AGENT_STATE_IDLE, RunId: rec.RunID,
+		HistoryLength: int32(rec.HistoryLength), Usage: rec.Usage,
+		HasApiKey:      contains(rec.Secrets, "config.api_key") || contains(rec.Secrets, "config.compact.api_key"),
+		ApiKeyRequired: len(missing) > 0,
+		Tools:          rec.Spec.GetTools(), Skills: rec.Spec.GetSkills(),
+		CreateTime: timestamppb.New(rec.Created), UpdateTime: timestamppb.New(rec.Updated),
+	}
+	if rec.RunID != "" {
 		a.State = agentv1.AgentState_AGENT_STATE_RUNNING
 	}
 	return a
 }
 
-// GetAgent returns one session.
+// GetAgent returns one agent.
 func (s *Server) GetAgent(ctx context.Context, req *agentv1.GetAgentRequest) (*agentv1.GetAgentResponse, error) {
-	e, err := s.agents.get(req.GetAgentId())
+	rec, err := s.agentRecord(ctx, req.GetAgentId())
 	if err != nil {
 		return nil, err
 	}
-	return &agentv1.GetAgentResponse{Agent: s.agentProto(e)}, nil
+	return &agentv1.GetAgentResponse{Agent: s.agentProto(rec, s.agents.cached(rec.ID))}, nil
 }
 
-// ListAgents pages through sessions ordered by id.
-func (s *Server) ListAgents(ctx context.Context, req *agentv1.ListAgentsRequest) (*agentv1.ListAgentsResponse, error) {
-	size := int(req.GetPageSize())
+// pageSize checks a page size: default 100, at most 1000.
+func pageSize(n int32) (int, error) {
 	switch {
-	case size < 0:
-		return nil, invalidField("page_size", "must not be negative")
-	case size == 0:
-		size = defaultPageSize
-	case size > maxPageSize:
-		size = maxPageSize
+	case n < 0:
+		return 0, invalidField("page_size", "must not be negative")
+	case n == 0:
+		return defaultPageSize, nil
+	case n > maxPageSize:
+		return maxPageSize, nil
+	}
+	return int(n), nil
+}
+
+// ListAgents pages through the caller's agents ordered by id.
+func (s *Server) ListAgents(ctx context.Context, req *agentv1.ListAgentsRequest) (*agentv1.ListAgentsResponse, error) {
+	t, err := s.tenant(ctx)
+	if err != nil {
+		return nil, err
+	}
+	size, err := pageSize(req.GetPageSize())
+	if err != nil {
+		return nil, err
 	}
 	after := ""
 	if tok := req.GetPageToken(); tok != "" {
@@ -368,38 +625,88 @@ func (s *Server) ListAgents(ctx context.Context, req *agentv1.ListAgentsRequest)
 		if err != nil {
 			return nil, invalidField("page_token", "not a token this server gave")
 		}
-		after = string(b)
+		after = storeID(t.ID, string(b))
 	}
-	all := s.agents.all()
-	sort.Slice(all, func(i, j int) bool { return all[i].s.ID() < all[j].s.ID() })
-	i := sort.Search(len(all), func(i int) bool { return all[i].s.ID() > after })
+	recs, err := s.store.ListAgents(ctx, store.AgentQuery{Tenant: t.ID, After: after, Limit: size + 1})
+	if err != nil {
+		return nil, storeStatus(err)
+	}
 	resp := &agentv1.ListAgentsResponse{}
-	for ; i < len(all) && len(resp.Agents) < size; i++ {
-		resp.Agents = append(resp.Agents, s.agentProto(all[i]))
-	}
-	if i < len(all) && len(resp.Agents) > 0 {
-		resp.NextPageToken = base64.RawURLEncoding.EncodeToString([]byte(resp.Agents[len(resp.Agents)-1].GetId()))
+	for i, rec := range recs {
+		if i == size {
+			resp.NextPageToken = base64.RawURLEncoding.EncodeToString([]byte(agentID(recs[i-1].ID)))
+			break
+		}
+		resp.Agents = append(resp.Agents, s.agentProto(rec, s.agents.cached(rec.ID)))
 	}
 	return resp, nil
 }
 
-// DeleteAgent stops any run, kills its tool processes and forgets the session.
+// DeleteAgent stops any run, here or on another replica, kills its tool
+// processes and deletes the agent with its history, runs and events.
 func (s *Server) DeleteAgent(ctx context.Context, req *agentv1.DeleteAgentRequest) (*agentv1.DeleteAgentResponse, error) {
-	e, err := s.agents.get(req.GetAgentId())
+	rec, err := s.agentRecord(ctx, req.GetAgentId())
 	if err != nil {
 		return nil, err
+	}
+	stopped := false
+	if e := s.agents.cached(rec.ID); e != nil {
+		if stopped, err = e.s.Close(ctx); err != nil {
+			return nil, err
+		}
+		e.mu.Lock()
+		keys := e.keys
+		e.mu.Unlock()
+		s.secrets.remove(keys...)
+	}
+	if !stopped && rec.RunID != "" { // running on another replica
+		if err := s.stopRemote(ctx, rec.RunID, causeStopped); err != nil {
+			return nil, err
+		}
+		stopped = true
+	}
+	if err := s.store.DeleteAgent(ctx, rec.ID); err != nil && !errors.Is(err, store.ErrNotFound) {
+		return nil, storeStatus(err)
 	}
 	s.agents.mu.Lock()
-	if s.agents.m[req.GetAgentId()] == e {
-		delete(s.agents.m, req.GetAgentId())
-	}
+	delete(s.agents.m, rec.ID)
 	s.agents.mu.Unlock()
-	stopped, err := e.s.Close(ctx)
-	s.secrets.remove(e.keys...)
-	if err != nil {
-		return nil, err
-	}
+	_ = s.store.Notify(ctx, store.Notice{Kind: store.NoticeAgent, AgentID: rec.ID})
 	return &agentv1.DeleteAgentResponse{StoppedRun: stopped}, nil
+}
+
+// checkRunnable refuses a config that can never reach a model: one that,
+// with its profile filled in, has a base URL and no model, or a model and
+// neither a base URL nor a profile (a config naming neither may still get
+// both from a send's override, and fails that send with NO_MODEL).
+func (s *Server) checkRunnable(c *agentv1.AgentConfig, expand func(*agentv1.AgentConfig) (*agentv1.AgentConfig, error)) error {
+	exp := c
+	if c.GetProfile() != "" || c.GetCompact().GetProfile() != "" {
+		e, err := expand(c)
+		if err != nil {
+			return fieldsUnder(err, "", map[string]string{"config": "agent.config"})
+		}
+		exp = e
+	}
+	where := "the config"
+	if name := c.GetProfile(); name != "" {
+		where = "the config and its profile " + name
+	}
+	switch {
+	case exp.GetBaseUrl() != "" && exp.GetModel() == "":
+		return invalidField("agent.config.model", "required: %s give a base URL (%s) but no model; set agent.config.model", where, hostOf(exp.GetBaseUrl()))
+	case exp.GetBaseUrl() == "" && exp.GetModel() != "" && exp.GetProfile() == "":
+		return invalidField("agent.config.base_url", "required: the config names a model (%s) but no base URL and no profile, and the server has no default model; set agent.config.base_url or agent.config.profile", exp.GetModel())
+	}
+	return nil
+}
+
+// hostOf returns the host of a URL (never its path, which may hold a key).
+func hostOf(raw string) string {
+	if u, err := url.Parse(raw); err == nil && u.Host != "" {
+		return u.Host
+	}
+	return "an unparsable URL"
 }
 
 // checkHistorySize enforces the history limit on a history of n messages.

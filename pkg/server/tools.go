@@ -5,12 +5,14 @@ import (
 	"encoding/json"
 	"fmt"
 	"sync"
+	"time"
 
 	"google.golang.org/grpc/codes"
 	"google.golang.org/protobuf/encoding/protojson"
 	"google.golang.org/protobuf/types/known/durationpb"
 	"google.golang.org/protobuf/types/known/structpb"
 
+	"github.com/agentcore/agentcore/pkg/agent"
 	"github.com/agentcore/agentcore/pkg/skill"
 	"github.com/agentcore/agentcore/pkg/tool"
 	agentv1 "github.com/agentcore/agentcore/proto/agentcore/v1"
@@ -74,7 +76,7 @@ func (s *Server) ListTools(ctx context.Context, _ *agentv1.ListToolsRequest) (*a
 	if err != nil {
 		return nil, err
 	}
-	resp := &agentv1.ListToolsResponse{}
+	resp := &agentv1.ListToolsResponse{LimitsMechanism: s.limits.String()}
 	for _, name := range c.tools.Names() {
 		// Made once per tool and shared by every response: never changed.
 		info, err := c.tools.Derived(name, toolInfoKey{}, func(spec tool.Spec) (any, error) { return toolInfo(spec) })
@@ -106,6 +108,7 @@ func toolInfo(spec tool.Spec) (*agentv1.ToolInfo, error) {
 	if spec.Timeout > 0 {
 		info.Timeout = durationpb.New(spec.Timeout)
 	}
+	info.Limits = ToolLimitsOf(spec.Limits)
 	return info, nil
 }
 
@@ -133,9 +136,17 @@ func (s *Server) ExecuteTool(req *agentv1.ExecuteToolRequest, stream agentv1.Age
 		input = b
 	}
 	ctx := stream.Context()
+	// The server's max_tool_output is the default and ceiling of limit.
+	limit := int(req.GetLimit())
+	if server := s.cfg.Limits.MaxToolOutput; server > 0 && (limit == 0 || limit > server) {
+		limit = server
+	}
 	var sendErr error
-	res := c.tools.Execute(ctx, req.GetName(), input, tool.Options{
-		Limit: int(req.GetLimit()),
+	call := &agent.ToolCall{Name: req.GetName(), Known: true, Arguments: string(input), Start: time.Now()}
+	tctx := s.tel.ToolStarted(ctx, call)
+	res := c.tools.Execute(tctx, req.GetName(), input, tool.Options{
+		Limit:    limit,
+		MaxBytes: int(s.cfg.Limits.MaxToolResultBytes),
 		OnOutput: func(ch tool.Chunk) {
 			if sendErr != nil {
 				return
@@ -145,6 +156,7 @@ func (s *Server) ExecuteTool(req *agentv1.ExecuteToolRequest, stream agentv1.Age
 			}})
 		},
 	})
+	s.tel.ToolEnded(tctx, call, res)
 	if sendErr != nil {
 		return sendErr
 	}
@@ -156,8 +168,11 @@ func (s *Server) ExecuteTool(req *agentv1.ExecuteToolRequest, stream agentv1.Age
 	}}})
 }
 
-// ReloadTools rescans tools and skills.
+// ReloadTools rescans tools and skills; only an admin tenant may.
 func (s *Server) ReloadTools(ctx context.Context, _ *agentv1.ReloadToolsRequest) (*agentv1.ReloadToolsResponse, error) {
+	if err := s.requireAdmin(ctx, "ReloadTools"); err != nil {
+		return nil, err
+	}
 	if err := s.LoadTools(ctx); err != nil {
 		return nil, failure(codes.FailedPrecondition, "RELOAD_FAILED", "reload failed, the previous tools stay: %v", err)
 	}

@@ -19,6 +19,7 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials/insecure"
 
+	"github.com/agentcore/agentcore/pkg/tool/limits"
 	pluginv1 "github.com/agentcore/agentcore/proto/agentcore/plugin/v1"
 )
 
@@ -123,7 +124,11 @@ func (m *cpuMeter) report() {
 // plugin's unix socket, input validated), back to back; cpu-µs/call is the
 // CPU time of both processes per call.
 func BenchmarkWarmCall(b *testing.B) {
-	set := benchHost(b, Config{MaxIdle: 1})
+	benchEcho(b, benchHost(b, Config{MaxIdle: 1}))
+}
+
+// benchEcho times echo calls and reports their median.
+func benchEcho(b *testing.B, set *Set) {
 	input := json.RawMessage(`{"text":"ping"}`)
 	ts := make(timings, 0, b.N)
 	cpu := startCPU(b, pluginPid(b, set))
@@ -192,24 +197,54 @@ func echoAfter(b *testing.B, set *Set, pause time.Duration, before func()) {
 // BenchmarkColdStart: a call that must start its plugin process: fork/exec,
 // handshake, connect, call. Target ≤ 6 ms.
 func BenchmarkColdStart(b *testing.B) {
-	set := benchHost(b, Config{MaxIdle: -1})
-	input := json.RawMessage(`{"text":"ping"}`)
-	ts := make(timings, 0, b.N)
-	for b.Loop() {
-		t0 := time.Now()
-		res := set.Execute(context.Background(), "echo", input, Options{})
-		ts = append(ts, time.Since(t0))
-		if res.Error {
-			b.Fatal(res.Output)
-		}
+	benchEcho(b, benchHost(b, Config{MaxIdle: -1}))
+}
+
+// benchLimits sets cfg up with the best limits mechanism here and the
+// server's default limits (1 GiB of memory, 1024 processes).
+func benchLimits(b *testing.B, cfg Config) Config {
+	c, err := limits.New(limits.Options{})
+	if err != nil {
+		b.Fatal(err)
 	}
-	ts.report(b)
+	b.Cleanup(func() { c.Close() })
+	if c.Mechanism() == limits.Rlimit {
+		b.Logf("no cgroups here: %s", c)
+	}
+	cfg.Limits = c
+	cfg.LimitPolicy = LimitPolicy{Default: limits.Limits{Memory: 1 << 30, Processes: 1024}}
+	return cfg
+}
+
+// BenchmarkWarmCallLimits: BenchmarkWarmCall with the tool under limits
+// (the best mechanism here). A call whose limits are those of the process
+// writes nothing: it must not be slower than BenchmarkWarmCall.
+func BenchmarkWarmCallLimits(b *testing.B) {
+	benchEcho(b, benchHost(b, benchLimits(b, Config{MaxIdle: 1})))
+}
+
+// BenchmarkColdStartLimits: BenchmarkColdStart with each process in a
+// limits group of its own (with cgroups: making the cgroups and forking
+// into them; removing them happens after the result). Target: at most
+// 0.5 ms over BenchmarkColdStart.
+func BenchmarkColdStartLimits(b *testing.B) {
+	benchEcho(b, benchHost(b, benchLimits(b, Config{MaxIdle: -1})))
 }
 
 // BenchmarkKillToResult: from cancelling a spinning call to its result, the
 // process group killed and reaped. Target ≤ 3 ms.
 func BenchmarkKillToResult(b *testing.B) {
-	set := benchHost(b, Config{MaxIdle: 4})
+	benchKill(b, benchHost(b, Config{MaxIdle: 4}))
+}
+
+// BenchmarkKillToResultLimits: BenchmarkKillToResult with the tree under
+// limits: the kill takes the whole group too (cgroup.kill, or each process
+// the cgroup lists), and the result still waits only for the plugin's reap.
+func BenchmarkKillToResultLimits(b *testing.B) {
+	benchKill(b, benchHost(b, benchLimits(b, Config{MaxIdle: 4})))
+}
+
+func benchKill(b *testing.B, set *Set) {
 	ts := make(timings, 0, b.N)
 	for b.Loop() {
 		ctx, cancel := context.WithCancel(context.Background())
@@ -447,7 +482,7 @@ func BenchmarkWarmCallParts(b *testing.B) {
 			}
 		}},
 		{name: "session", peer: plugPid, call: func() {
-			pr, err := e.pool.get(context.Background())
+			pr, err := e.pool.get(context.Background(), e.spec.Limits)
 			if err != nil {
 				b.Fatal(err)
 			}

@@ -113,8 +113,29 @@ func (d *chunkDecoder) write(stream pluginv1.OutputStream, data []byte) {
 		d.pending[s] = append([]byte(nil), data[cut:]...)
 		data = data[:cut]
 	}
-	if len(data) > 0 {
-		d.onOutput(Chunk{Stream: s, Data: strings.ToValidUTF8(string(data), "\uFFFD")})
+	d.emit(s, data)
+}
+
+// MaxChunkBytes bounds the data of one Chunk: longer output is passed on
+// in pieces, so that no event carrying it nears a message size limit.
+const MaxChunkBytes = 64 << 10
+
+// emit passes data on in chunks of at most MaxChunkBytes, cut between
+// UTF-8 sequences.
+func (d *chunkDecoder) emit(s agentv1.OutputStream, data []byte) {
+	for len(data) > 0 {
+		cut := len(data)
+		if cut > MaxChunkBytes {
+			cut = MaxChunkBytes
+			for i := cut; i > cut-utf8.UTFMax; i-- {
+				if utf8.RuneStart(data[i]) {
+					cut = i
+					break
+				}
+			}
+		}
+		d.onOutput(Chunk{Stream: s, Data: strings.ToValidUTF8(string(data[:cut]), "\uFFFD")})
+		data = data[cut:]
 	}
 }
 
@@ -122,7 +143,7 @@ func (d *chunkDecoder) write(stream pluginv1.OutputStream, data []byte) {
 func (d *chunkDecoder) flush() {
 	for _, s := range []agentv1.OutputStream{agentv1.OutputStream_OUTPUT_STREAM_OUTPUT, agentv1.OutputStream_OUTPUT_STREAM_STDOUT, agentv1.OutputStream_OUTPUT_STREAM_STDERR} {
 		if p := d.pending[s]; len(p) > 0 {
-			d.onOutput(Chunk{Stream: s, Data: strings.ToValidUTF8(string(p), "\uFFFD")})
+			d.emit(s, p)
 		}
 	}
 	d.pending = nil

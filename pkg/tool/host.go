@@ -11,11 +11,13 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
 	"google.golang.org/protobuf/types/known/durationpb"
 
+	"github.com/agentcore/agentcore/pkg/tool/limits"
 	pluginv1 "github.com/agentcore/agentcore/proto/agentcore/plugin/v1"
 )
 
@@ -26,6 +28,8 @@ const (
 	DefaultStartTimeout = 10 * time.Second
 	// DefaultDescribeTimeout bounds a plugin's Describe when its Command sets no DescribeTimeout.
 	DefaultDescribeTimeout = 10 * time.Second
+	// DefaultMaxReceiveBytes bounds one message from a plugin.
+	DefaultMaxReceiveBytes = 64 << 20
 	scanParallel           = 4
 )
 
@@ -42,8 +46,11 @@ type Config struct {
 	// MinIdle is how many idle processes per plugin are started ahead of
 	// the calls: at load, and again in the background when a process is
 	// killed (cancel, timeout), crashes or dies while idle, so that the next
-	// call finds a warm process. 0 means DefaultMinIdle, a negative value
-	// starts none ahead; it is at most MaxIdle.
+	// call finds a warm process. Such a process, and the one a scan keeps,
+	// first makes a warm-up call naming no tool (a plugin answers it with
+	// an unknown-tool error result). 0 means DefaultMinIdle, a negative
+	// value starts none ahead and makes no warm-up calls; it is at most
+	// MaxIdle.
 	MinIdle int
 	// StartTimeout bounds a plugin's start up to its handshake. 0 means DefaultStartTimeout.
 	StartTimeout time.Duration
@@ -57,6 +64,46 @@ type Config struct {
 	// Kinds are extra kinds of tool sources a scan recognises, tried in
 	// order before the built-in kind (an executable file is a plugin).
 	Kinds []Kind
+	// Limits, when set, bounds each plugin process tree (memory, processes,
+	// CPU time per call, open files) with the limits LimitPolicy gives its
+	// tools. The caller owns it and closes it after the Host.
+	Limits *limits.Controller
+	// LimitPolicy turns what tools ask for into their limits.
+	LimitPolicy LimitPolicy
+	// MaxReceiveBytes bounds one message from a plugin (a result, an output
+	// chunk): a larger one ends the call with an error result. 0 means
+	// DefaultMaxReceiveBytes. Plugins are told MaxResultBytes (below) so
+	// that the Go SDK cuts a result to fit before sending it.
+	MaxReceiveBytes int
+	// MaxResultBytes, when positive, is passed to plugins
+	// (AGENTCORE_MAX_RESULT_BYTES) as the size a result should fit in.
+	MaxResultBytes int
+	// SkipBadPlugins makes a scan skip a file that fails as a plugin (no
+	// handshake, a failed start or Describe, invalid tools), logging a
+	// warning, instead of failing.
+	SkipBadPlugins bool
+	// Credential, when set, is the user and groups plugin processes run as
+	// (the host must be root); each plugin's socket directory is given to
+	// that user. Default: the host's own.
+	Credential *syscall.Credential
+	// Observer, if set, is told when plugin processes start, are reused,
+	// are killed to stop a call, and end (for metrics).
+	Observer ProcessObserver
+}
+
+// ProcessObserver is told about the host's plugin processes, each named by
+// its plugin (the base name of its source). Its methods must be quick and
+// safe for concurrent use.
+type ProcessObserver interface {
+	// ProcessStarted: a process was started and connected (a cold start).
+	ProcessStarted(plugin string)
+	// ProcessReused: a call (or Describe) took an idle process (a warm start).
+	ProcessReused(plugin string)
+	// ProcessKilled: a process was killed to stop its call (a timeout, a
+	// stopped run, a client gone).
+	ProcessKilled(plugin string)
+	// ProcessEnded: a process that ProcessStarted reported is gone and reaped.
+	ProcessEnded(plugin string)
 }
 
 // Command is how to start a plugin process.
@@ -114,6 +161,9 @@ type Host struct {
 	pools  map[string]*pool
 	procs  map[*proc]struct{}
 	wg     sync.WaitGroup // operations that may start processes, and cleanups
+
+	// sockets is this instance's socket directory, removed by Close.
+	sockets string
 }
 
 // NewHost returns a Host with no processes yet.
@@ -134,13 +184,18 @@ func NewHost(cfg Config) *Host {
 	if cfg.SocketDir == "" {
 		cfg.SocketDir = defaultSocketDir()
 	}
-	return &Host{
+	if cfg.MaxReceiveBytes <= 0 {
+		cfg.MaxReceiveBytes = DefaultMaxReceiveBytes
+	}
+	h := &Host{
 		cfg:   cfg,
 		log:   cfg.Logger,
 		sp:    newSpawner(),
 		pools: map[string]*pool{},
 		procs: map[*proc]struct{}{},
 	}
+	h.sockets = newSocketDir(cfg.SocketDir, cfg.Logger)
+	return h
 }
 
 // Close kills every plugin process (busy or idle) with its whole process
@@ -157,12 +212,19 @@ func (h *Host) Close() error {
 	for p := range h.procs {
 		procs = append(procs, p)
 	}
+	var spares []*limits.Group
 	for _, pl := range h.pools {
 		pl.mu.Lock()
-		pl.idle, pl.retired = nil, true
+		if pl.spare != nil {
+			spares = append(spares, pl.spare)
+		}
+		pl.idle, pl.retired, pl.spare = nil, true, nil
 		pl.mu.Unlock()
 	}
 	h.mu.Unlock()
+	for _, g := range spares {
+		_ = g.Close()
+	}
 	for _, p := range procs {
 		p.kill()
 	}
@@ -173,6 +235,11 @@ func (h *Host) Close() error {
 	wg.Wait()
 	h.wg.Wait()
 	h.sp.stop()
+	if h.sockets != h.cfg.SocketDir {
+		if err := os.RemoveAll(h.sockets); err != nil {
+			return fmt.Errorf("removing the socket directory: %w", err)
+		}
+	}
 	return nil
 }
 
@@ -246,6 +313,14 @@ func (h *Host) scanPath(ctx context.Context, root string) (*Set, error) {
 		})
 	}
 	wg.Wait()
+	if h.cfg.SkipBadPlugins {
+		for i, err := range errs {
+			if err != nil {
+				h.log.Warn("skipping a tool file that is not a working plugin (-skip-bad-plugins)", "path", cmds[i].source(), "error", err)
+				errs[i] = nil
+			}
+		}
+	}
 	if err := errors.Join(errs...); err != nil {
 		return nil, fmt.Errorf("scanning %s: %w", root, err)
 	}
@@ -342,7 +417,7 @@ func (h *Host) describe(ctx context.Context, cmd Command) ([]*entry, error) {
 	if err != nil {
 		return nil, err
 	}
-	pr, err := pl.get(ctx)
+	pr, err := pl.get(ctx, h.limitsFor(cmd, "", limits.Limits{}))
 	if err != nil {
 		return nil, fmt.Errorf("plugin %s: %w", cmd.source(), err)
 	}
@@ -361,7 +436,9 @@ func (h *Host) describe(ctx context.Context, cmd Command) ([]*entry, error) {
 		}
 		return nil, fmt.Errorf("plugin %s: Describe failed: %w", cmd.source(), err)
 	}
-	if pr.warmUp() == nil {
+	// Kept ahead for the first call: warmed up like the processes refill
+	// starts, unless none are to be started ahead.
+	if h.cfg.MinIdle <= 0 || pr.warmUp() == nil {
 		pl.put(pr)
 	} else {
 		pl.discard(pr)
@@ -385,6 +462,7 @@ func (h *Host) describe(ctx context.Context, cmd Command) ([]*entry, error) {
 		if d := t.GetTimeout(); d != nil {
 			spec.Timeout = durationOf(d)
 		}
+		spec.Limits = h.limitsFor(cmd, spec.Name, askedLimits(t.GetLimits()))
 		if names[spec.Name] {
 			errs = append(errs, fmt.Errorf("tool %q is described twice", spec.Name))
 			continue
@@ -426,7 +504,7 @@ func (h *Host) poolFor(cmd Command, fresh bool) (*pool, error) {
 		h.mu.Unlock()
 		return old, nil
 	}
-	pl := &pool{host: h, cmd: cmd, stamp: stamp}
+	pl := &pool{host: h, cmd: cmd, stamp: stamp, name: filepath.Base(cmd.source())}
 	h.pools[key] = pl
 	h.mu.Unlock()
 	if ok {

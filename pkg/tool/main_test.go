@@ -161,7 +161,7 @@ func (echoSession) Session(s grpc.BidiStreamingServer[pluginv1.SessionRequest, p
 func newHost(t testing.TB, cfg Config) *Host {
 	t.Helper()
 	if cfg.SocketDir == "" {
-		cfg.SocketDir = t.TempDir()
+		cfg.SocketDir = shortTempDir(t)
 	}
 	h := NewHost(cfg)
 	t.Cleanup(func() {
@@ -179,6 +179,17 @@ func newHost(t testing.TB, cfg Config) *Host {
 		}
 	})
 	return h
+}
+
+// shortTempDir makes a temporary directory with a short path: unix socket
+// paths inside it must stay under 108 bytes.
+func shortTempDir(t testing.TB) string {
+	dir, err := os.MkdirTemp("", "ts")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	return dir
 }
 
 func scan(t testing.TB, h *Host, paths ...string) *Set {

@@ -5,11 +5,14 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
@@ -19,6 +22,7 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
+	"github.com/agentcore/agentcore/pkg/tool/limits"
 	pluginv1 "github.com/agentcore/agentcore/proto/agentcore/plugin/v1"
 )
 
@@ -56,27 +60,33 @@ func (grpcPlugin) GRPCClient(_ context.Context, _ *plugin.GRPCBroker, c *grpc.Cl
 }
 
 // pool holds the idle processes of one plugin. A process serves one call
-// at a time; a call that finds no idle process takes the next one being
-// started ahead (see refill), or else starts a new one.
+// at a time; a call that finds no idle process starts a new one.
 type pool struct {
 	host  *Host
 	cmd   Command
 	stamp []fileStamp
+	name  string // the plugin's name for the host's ProcessObserver
 
 	mu       sync.Mutex
 	idle     []*proc
 	starting int          // processes being started ahead
 	waiting  []chan *proc // calls waiting for them: each gets one, or nil if its start failed
 	retired  bool
+	// spare is a limits group made ahead, in the background, for the next
+	// process this pool starts: making one (cgroup directories, limit
+	// files, the OOM notification) is off the cold start's path.
+	spare *limits.Group
 }
 
 // proc is one plugin process and its connection.
 type proc struct {
-	pool *pool
+	pool  *pool
+	group *limits.Group // the process tree's limits; nil without a limits controller
 
-	mu     sync.Mutex
-	p      *process
-	killed bool
+	mu      sync.Mutex
+	p       *process
+	killed  bool
+	started bool // reported to the host's ProcessObserver
 
 	cleaned sync.Once
 	client  *plugin.Client
@@ -94,48 +104,74 @@ type proc struct {
 	noSession bool
 }
 
-// get returns an idle live process, the next process being started ahead
-// when no call waits for it yet, or a process it starts.
-func (pl *pool) get(ctx context.Context) (*proc, error) {
+// get returns, its limits set to lim, an idle live process, the next
+// process being started ahead when no call waits for it yet, or a process
+// it starts.
+func (pl *pool) get(ctx context.Context, lim limits.Limits) (*proc, error) {
 	for {
 		pl.mu.Lock()
-		if n := len(pl.idle); n > 0 {
-			pr := pl.idle[n-1]
+		var pr *proc
+		switch n := len(pl.idle); {
+		case n > 0:
+			pr = pl.idle[n-1]
 			pl.idle = pl.idle[:n-1]
 			pl.mu.Unlock()
-			if !pr.p.exited() {
-				return pr, nil
+		case pl.starting > len(pl.waiting):
+			var err error
+			if pr, err = pl.wait(ctx); err != nil {
+				return nil, err
 			}
+			if pr == nil { // that start failed: start one, which reports why
+				return pl.start(ctx, lim)
+			}
+		default:
+			pl.mu.Unlock()
+			return pl.start(ctx, lim)
+		}
+		if pr.p.exited() {
 			pl.lost(pr) // died while idle
 			continue
 		}
-		if pl.starting <= len(pl.waiting) {
-			pl.mu.Unlock()
-			return pl.start(ctx)
-		}
-		ch := make(chan *proc, 1)
-		pl.waiting = append(pl.waiting, ch)
-		pl.mu.Unlock()
-		select {
-		case pr := <-ch:
-			if pr == nil { // that start failed: start one, which reports why
-				return pl.start(ctx)
-			}
-			return pr, nil
-		case <-ctx.Done():
-			pl.mu.Lock()
-			i := slices.Index(pl.waiting, ch)
-			if i >= 0 {
-				pl.waiting = slices.Delete(pl.waiting, i, i+1)
-			}
-			pl.mu.Unlock()
-			if i < 0 { // handed a process (or nil) already: give it back
-				if pr := <-ch; pr != nil {
-					pl.put(pr)
+		if pr.group != nil {
+			// The tools of a plugin may ask for different limits: its process
+			// takes those of the call it serves (a write only when they differ).
+			if err := pr.group.Set(lim); err != nil {
+				if !errors.Is(err, limits.ErrRegroup) {
+					pl.host.log.Warn("could not change a plugin process's limits; starting another", "path", pl.cmd.Path, "error", err)
 				}
+				pl.discard(pr)
+				continue
 			}
-			return nil, context.Cause(ctx)
 		}
+		if o := pl.host.cfg.Observer; o != nil {
+			o.ProcessReused(pl.name)
+		}
+		return pr, nil
+	}
+}
+
+// wait waits, with pl.mu held (and released), for the next process being
+// started ahead: nil when its start failed.
+func (pl *pool) wait(ctx context.Context) (*proc, error) {
+	ch := make(chan *proc, 1)
+	pl.waiting = append(pl.waiting, ch)
+	pl.mu.Unlock()
+	select {
+	case pr := <-ch:
+		return pr, nil
+	case <-ctx.Done():
+		pl.mu.Lock()
+		i := slices.Index(pl.waiting, ch)
+		if i >= 0 {
+			pl.waiting = slices.Delete(pl.waiting, i, i+1)
+		}
+		pl.mu.Unlock()
+		if i < 0 { // handed a process (or nil) already: give it back
+			if pr := <-ch; pr != nil {
+				pl.put(pr)
+			}
+		}
+		return nil, context.Cause(ctx)
 	}
 }
 
@@ -159,7 +195,7 @@ func (pl *pool) refill() {
 		}
 		go func() {
 			defer h.end()
-			pr, err := pl.start(context.Background())
+			pr, err := pl.start(context.Background(), h.limitsFor(pl.cmd, "", limits.Limits{}))
 			if err == nil {
 				if err = pr.warmUp(); err != nil {
 					pl.discard(pr)
@@ -239,22 +275,77 @@ func (pl *pool) discard(pr *proc) {
 // retire kills the idle processes; busy ones are killed when they come back.
 func (pl *pool) retire() {
 	pl.mu.Lock()
-	idle := pl.idle
-	pl.idle, pl.retired = nil, true
+	idle, spare := pl.idle, pl.spare
+	pl.idle, pl.retired, pl.spare = nil, true, nil
 	pl.mu.Unlock()
 	for _, pr := range idle {
 		pl.discard(pr)
 	}
+	if spare != nil {
+		_ = spare.Close()
+	}
 }
 
-// start starts a process and connects to it. Cancelling ctx kills it.
-func (pl *pool) start(ctx context.Context) (*proc, error) {
+// group returns a limits group with lim for a new process: the spare,
+// when there is one, and another is made in the background.
+func (pl *pool) group(lim limits.Limits) (*limits.Group, error) {
+	h := pl.host
+	pl.mu.Lock()
+	g := pl.spare
+	pl.spare = nil
+	pl.mu.Unlock()
+	if g != nil && g.Set(lim) != nil {
+		_ = g.Close()
+		g = nil
+	}
+	if h.cfg.Limits.Mechanism() == limits.Cgroup1 || h.cfg.Limits.Mechanism() == limits.Cgroup2 {
+		pl.makeSpare(lim)
+	}
+	if g != nil {
+		return g, nil
+	}
+	return h.cfg.Limits.NewGroup(lim)
+}
+
+// makeSpare makes the pool's spare group in the background.
+func (pl *pool) makeSpare(lim limits.Limits) {
+	h := pl.host
+	if !h.begin() {
+		return
+	}
+	go func() {
+		defer h.end()
+		g, err := h.cfg.Limits.NewGroup(lim)
+		if err != nil {
+			return // the next start makes its own, and says why if it fails
+		}
+		pl.mu.Lock()
+		if pl.spare == nil && !pl.retired {
+			pl.spare, g = g, nil
+		}
+		pl.mu.Unlock()
+		if g != nil {
+			_ = g.Close()
+		}
+	}()
+}
+
+// start starts a process, in a limits group of its own with lim, and
+// connects to it. Cancelling ctx kills it.
+func (pl *pool) start(ctx context.Context, lim limits.Limits) (*proc, error) {
 	h := pl.host
 	if !h.begin() {
 		return nil, ErrClosed
 	}
 	defer h.end()
 	pr := &proc{pool: pl}
+	if h.cfg.Limits != nil {
+		g, err := pl.group(lim)
+		if err != nil {
+			return nil, fmt.Errorf("setting up its resource limits (%s): %w", h.cfg.Limits.Mechanism(), err)
+		}
+		pr.group = g
+	}
 	pr.client = plugin.NewClient(&plugin.ClientConfig{
 		HandshakeConfig:  handshake,
 		Plugins:          plugin.PluginSet{pluginv1.PluginName: grpcPlugin{}},
@@ -262,8 +353,8 @@ func (pl *pool) start(ctx context.Context) (*proc, error) {
 		AllowedProtocols: []plugin.Protocol{plugin.ProtocolGRPC},
 		Logger:           hclog.NewNullLogger(),
 		StartTimeout:     h.cfg.StartTimeout,
-		UnixSocketConfig: &plugin.UnixSocketConfig{TempDir: h.cfg.SocketDir},
-		GRPCDialOptions:  dialOptions,
+		UnixSocketConfig: &plugin.UnixSocketConfig{TempDir: h.sockets},
+		GRPCDialOptions:  append(dialOptions[:len(dialOptions):len(dialOptions)], grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(h.cfg.MaxReceiveBytes))),
 	})
 	h.mu.Lock()
 	h.procs[pr] = struct{}{}
@@ -289,17 +380,34 @@ func (pl *pool) start(ctx context.Context) (*proc, error) {
 		return nil, err
 	}
 	h.log.Debug("plugin started", "path", pl.cmd.Path, "pid", pr.p.pid)
+	if o := h.cfg.Observer; o != nil {
+		pr.mu.Lock()
+		pr.started = true
+		pr.mu.Unlock()
+		o.ProcessStarted(pl.name)
+	}
 	return pr, nil
 }
 
 // runner is go-plugin's RunnerFunc: it builds the command from the pool's
 // Command (go-plugin supplies the environment with the handshake cookie).
-func (pr *proc) runner(_ hclog.Logger, base *exec.Cmd, _ string) (runner.Runner, error) {
+func (pr *proc) runner(_ hclog.Logger, base *exec.Cmd, socketDir string) (runner.Runner, error) {
 	c := pr.pool.cmd
+	h := pr.pool.host
 	cmd := exec.Command(c.Path, c.Args...)
 	cmd.Env = append(base.Env, c.Env...)
+	if h.cfg.MaxResultBytes > 0 {
+		cmd.Env = append(cmd.Env, pluginv1.MaxResultBytesEnv+"="+strconv.Itoa(h.cfg.MaxResultBytes))
+	}
 	cmd.Dir = c.Dir
-	p := newProcess(cmd, pr.pool.host.sp, pr.pool.host.log.Named(filepath.Base(c.Path)))
+	if cred := h.cfg.Credential; cred != nil {
+		// The plugin, as its own user, makes its socket there; the host, root, may connect to it.
+		if err := os.Chown(socketDir, int(cred.Uid), int(cred.Gid)); err != nil {
+			return nil, fmt.Errorf("give the plugin's socket directory to uid %d: %w", cred.Uid, err)
+		}
+		cmd.SysProcAttr = &syscall.SysProcAttr{Credential: cred}
+	}
+	p := newProcess(cmd, h.sp, h.log.Named(filepath.Base(c.Path)), pr.group)
 	pr.mu.Lock()
 	defer pr.mu.Unlock()
 	if pr.killed {
@@ -327,14 +435,26 @@ func (pr *proc) connect() error {
 }
 
 // startError explains a failed start with the plugin's exit and stderr.
+// An executable that wrote something else than the handshake line, or
+// ended successfully without writing it, is not a plugin at all.
 func (pr *proc) startError(err error) error {
 	p := pr.process()
 	if p == nil {
 		return err
 	}
 	msg := err.Error()
+	line, unrecognized := strings.CutPrefix(msg, "Unrecognized remote plugin message: ")
+	line, _, _ = strings.Cut(line, "\n")
+	if unrecognized && strings.TrimSpace(line) != "" {
+		return &NotPluginError{Path: pr.pool.cmd.source(), Printed: line}
+	}
 	select {
 	case <-p.done:
+		// It ended well without a handshake and without a word on stderr:
+		// a program, not a plugin (a plugin that fails says why there).
+		if p.state.Success() && (unrecognized || strings.Contains(msg, "exited before we could connect")) && pr.stderrTail() == "" {
+			return &NotPluginError{Path: pr.pool.cmd.source()}
+		}
 		msg += "; the process " + p.status()
 	case <-time.After(crashGrace):
 	}
@@ -413,14 +533,18 @@ func (pr *proc) kill() {
 	}
 }
 
-// cleanup waits for a killed or dead process to be reaped, then releases
-// go-plugin's connection, goroutines and socket directory. go-plugin's
-// Client.Kill is only called here, on a dead process: on a live one it asks
-// for a graceful shutdown that can hang.
+// cleanup waits for a killed or dead process to be reaped and the rest of
+// its tree to die, then releases go-plugin's connection, goroutines and
+// socket directory, and the tree's limits group. go-plugin's Client.Kill
+// is only called here, on a dead process: on a live one it asks for a
+// graceful shutdown that can hang.
 func (pr *proc) cleanup() {
 	pr.cleaned.Do(func() {
 		if p := pr.process(); p != nil {
 			<-p.done
+		}
+		if g := pr.group; g != nil {
+			pr.closeGroup(g)
 		}
 		if pr.sessCancel != nil {
 			pr.sessCancel()
@@ -434,7 +558,42 @@ func (pr *proc) cleanup() {
 		h.mu.Lock()
 		delete(h.procs, pr)
 		h.mu.Unlock()
+		pr.mu.Lock()
+		started := pr.started
+		pr.mu.Unlock()
+		if o := h.cfg.Observer; o != nil && started {
+			o.ProcessEnded(pr.pool.name)
+		}
 	})
+}
+
+// treeGrace bounds how long cleanup waits for a killed tree to die before
+// it gives up on removing its group (a process stuck in the kernel).
+const treeGrace = 5 * time.Second
+
+// closeGroup waits for the tree to be dead, killing it again if need be,
+// and removes its group.
+func (pr *proc) closeGroup(g *limits.Group) {
+	ctx, cancel := context.WithTimeout(context.Background(), treeGrace)
+	defer cancel()
+	g.Kill()
+	if err := g.Wait(ctx); err != nil {
+		pr.pool.host.log.Warn("a tool's process tree did not die after SIGKILL; its group stays", "path", pr.pool.cmd.Path, "error", err)
+		return
+	}
+	if err := g.Close(); err != nil {
+		pr.pool.host.log.Warn("could not remove a tool's limits group", "path", pr.pool.cmd.Path, "error", err)
+	}
+}
+
+// treeDead reports whether the process and every process it started are
+// dead: the one place that answers it (its group's count with a cgroup).
+func (pr *proc) treeDead() bool {
+	p := pr.process()
+	if p != nil && !p.exited() {
+		return false
+	}
+	return pr.group == nil || pr.group.Empty()
 }
 
 // errNoSession says the plugin does not implement Session.
@@ -553,37 +712,80 @@ func (pl *pool) run(ctx context.Context, e *entry, input []byte, opts Options) R
 		defer cancel()
 	}
 
-	pr, err := pl.get(ctx)
+	pr, err := pl.get(ctx, e.spec.Limits)
 	if err != nil {
 		if ctx.Err() != nil {
 			return stoppedResult(ctx, e)
 		}
 		return errorResult(fmt.Sprintf("tool %q could not start its plugin %s: %v", name, pl.cmd.source(), err))
 	}
+	if cpu := e.spec.Limits.CPUTime; cpu > 0 && pr.group != nil {
+		defer pr.group.WatchCPU(cpu)()
+	}
 	// The hard stop, on a timeout or a cancel, kills the process group at once.
 	stop := context.AfterFunc(ctx, pr.stop)
 	dec := &chunkDecoder{onOutput: opts.OnOutput}
-	res, err := pr.call(&pluginv1.ExecuteRequest{Tool: name, InputJson: string(input), CallId: opts.CallID}, dec, opts.OnStart)
+	req := &pluginv1.ExecuteRequest{Tool: name, InputJson: string(input), CallId: opts.CallID, TraceContext: traceContext(ctx)}
+	res, err := pr.call(req, dec, opts.OnStart)
 	if !stop() || ctx.Err() != nil {
 		// Stopped for the context (gRPC may notice the context before the
 		// AfterFunc runs): kill, wait for the reap, report the stop.
 		pr.kill()
 		<-pr.p.done
+		if o := pl.host.cfg.Observer; o != nil {
+			o.ProcessKilled(pl.name)
+		}
 		pl.lost(pr)
 		return stoppedResult(ctx, e)
 	}
 	if err != nil {
 		return pl.crashResult(pr, name, err)
 	}
+	if pr.group != nil {
+		// A tool's child killed at the limit, the tool answering at once:
+		// the breach wins over the answer, and the tree goes.
+		if b, ok := pr.group.Check(); ok {
+			pr.kill()
+			pl.lost(pr)
+			pl.host.log.Warn("tool over its limit: killed", "path", pl.cmd.Path, "tool", name, "limit", b.String(), "detail", b.Detail)
+			return outcome(errorResult(breachText(name, b)), OutcomeLimit)
+		}
+	}
 	pl.put(pr)
 	return fromPlugin(name, res)
 }
 
+// breachText says which limit a call exceeded.
+func breachText(name string, b limits.Breach) string {
+	msg := fmt.Sprintf("tool %q exceeded its %s and was killed", name, b)
+	if b.Detail != "" {
+		msg += " (" + b.Detail + ")"
+	}
+	return msg + ". It may succeed with less input or a smaller task; the operator sets the limits."
+}
+
+// NotPluginError is a tool file that is executable but is no plugin: it did
+// not write go-plugin's handshake line on stdout.
+type NotPluginError struct {
+	// Path is the file.
+	Path string
+	// Printed is the first line it wrote instead, if any.
+	Printed string
+}
+
+func (e *NotPluginError) Error() string {
+	msg := fmt.Sprintf("not an agentcore plugin (no handshake line on stdout): %s; remove it or clear its executable bit", e.Path)
+	if p := strings.TrimSpace(e.Printed); p != "" {
+		msg += fmt.Sprintf(" (it printed %q)", lastLines(p, 1))
+	}
+	return msg
+}
+
 func stoppedResult(ctx context.Context, e *entry) Result {
 	if errors.Is(context.Cause(ctx), errTimeout) {
-		return errorResult(fmt.Sprintf("tool %q timed out after %s and was killed", e.spec.Name, e.spec.Timeout))
+		return outcome(errorResult(fmt.Sprintf("tool %q timed out after %s and was killed", e.spec.Name, e.spec.Timeout)), OutcomeTimeout)
 	}
-	return errorResult(fmt.Sprintf("tool %q was stopped: %v", e.spec.Name, context.Cause(ctx)))
+	return outcome(errorResult(fmt.Sprintf("tool %q was stopped: %v", e.spec.Name, context.Cause(ctx))), OutcomeKilled)
 }
 
 // crashResult reports a call whose stream broke: the plugin's exit status
@@ -596,17 +798,29 @@ func (pl *pool) crashResult(pr *proc, name string, err error) Result {
 	}
 	if !p.exited() {
 		pl.lost(pr)
+		if status.Code(err) == codes.ResourceExhausted {
+			return errorResult(fmt.Sprintf("tool %q sent a message larger than the host accepts (%d bytes), so its call was ended: %s. "+
+				"A tool should return less at once (a page, a summary, or a file to read in parts).", name, pl.host.cfg.MaxReceiveBytes, status.Convert(err).Message()))
+		}
 		return errorResult(fmt.Sprintf("tool %q failed: %v", name, err))
 	}
 	if pl.host.isClosed() {
 		pl.lost(pr)
-		return errorResult(fmt.Sprintf("tool %q was stopped: %v", name, ErrClosed))
+		return outcome(errorResult(fmt.Sprintf("tool %q was stopped: %v", name, ErrClosed)), OutcomeKilled)
+	}
+	tail := pr.stderrTail()
+	if pr.group != nil {
+		if b, ok := pr.group.Breach(p.state, tail); ok {
+			pl.lost(pr)
+			pl.host.log.Warn("tool over its limit: killed", "path", pl.cmd.Path, "tool", name, "limit", b.String(), "detail", b.Detail)
+			return outcome(errorResult(breachText(name, b)), OutcomeLimit)
+		}
 	}
 	msg := fmt.Sprintf("tool %q crashed: its plugin process %s", name, p.status())
-	if tail := pr.stderrTail(); tail != "" {
+	if tail != "" {
 		msg += ". Its stderr ends with:\n" + tail
 	}
 	pl.lost(pr)
 	pl.host.log.Warn("plugin crashed", "path", pl.cmd.Path, "tool", name, "status", p.status())
-	return errorResult(msg)
+	return outcome(errorResult(msg), OutcomeCrash)
 }

@@ -17,6 +17,8 @@ import (
 	"github.com/hashicorp/go-hclog"
 	"github.com/hashicorp/go-plugin/runner"
 	"golang.org/x/sys/unix"
+
+	"github.com/agentcore/agentcore/pkg/tool/limits"
 )
 
 // drainAfterExit bounds how long the host reads a dead plugin's stdout and
@@ -45,9 +47,16 @@ func newSpawner() *spawner {
 	return s
 }
 
-func (s *spawner) start(cmd *exec.Cmd) error {
+// start starts cmd on the spawner's thread, in group g when it is not nil.
+func (s *spawner) start(cmd *exec.Cmd, g *limits.Group) error {
 	errc := make(chan error, 1)
-	s.reqs <- func() { errc <- cmd.Start() }
+	s.reqs <- func() {
+		if g != nil {
+			errc <- g.Start(cmd)
+			return
+		}
+		errc <- cmd.Start()
+	}
 	return <-errc
 }
 
@@ -58,13 +67,15 @@ func (s *spawner) stop() {
 }
 
 // process is one plugin process, started in its own process group with a
-// parent-death signal and stdin from /dev/null. It implements go-plugin's
-// runner.Runner; go-plugin reads the handshake from Stdout and logs from
-// Stderr, while process reaps the child itself: when the plugin exits for
-// any reason, the rest of its group is killed before the plugin is reaped.
+// parent-death signal and stdin from /dev/null, and in its limits group
+// when it has one. It implements go-plugin's runner.Runner; go-plugin
+// reads the handshake from Stdout and logs from Stderr, while process reaps
+// the child itself: when the plugin exits for any reason, the rest of its
+// tree (process group, and limits group) is killed before it is reaped.
 type process struct {
 	cmd     *exec.Cmd
 	spawner *spawner
+	group   *limits.Group // nil without limits
 
 	outR, errR *os.File
 	tail       *tailBuffer
@@ -81,9 +92,9 @@ type process struct {
 
 var _ runner.Runner = (*process)(nil)
 
-func newProcess(cmd *exec.Cmd, sp *spawner, log hclog.Logger) *process {
+func newProcess(cmd *exec.Cmd, sp *spawner, log hclog.Logger, g *limits.Group) *process {
 	return &process{
-		cmd: cmd, spawner: sp, log: log,
+		cmd: cmd, spawner: sp, log: log, group: g,
 		tail:       &tailBuffer{max: 8 << 10},
 		stderrDone: make(chan struct{}),
 		done:       make(chan struct{}),
@@ -108,8 +119,11 @@ func (p *process) Start(context.Context) error {
 		return err
 	}
 	p.cmd.Stdin, p.cmd.Stdout, p.cmd.Stderr = devnull, outW, errW
-	p.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
-	err = p.spawner.start(p.cmd)
+	if p.cmd.SysProcAttr == nil { // the pool may have set the credential
+		p.cmd.SysProcAttr = &syscall.SysProcAttr{}
+	}
+	p.cmd.SysProcAttr.Setpgid, p.cmd.SysProcAttr.Pdeathsig = true, syscall.SIGKILL
+	err = p.spawner.start(p.cmd, p.group)
 	outW.Close()
 	errW.Close()
 	if err != nil {
@@ -155,17 +169,29 @@ func (p *process) reap() {
 	p.reaped = true
 	p.mu.Unlock()
 	close(p.done)
+	// The rest of the limits group (a daemon out of the process group):
+	// after the reap, off the result's path; cleanup waits for it to die.
+	if p.group != nil {
+		p.group.Kill()
+	}
 	deadline := time.Now().Add(drainAfterExit)
 	_ = p.outR.SetReadDeadline(deadline)
 	_ = p.errR.SetReadDeadline(deadline)
 }
 
-// kill sends SIGKILL to the plugin's whole process group. It never blocks.
+// kill sends SIGKILL to the plugin's whole tree: its process group and,
+// with limits, every process in its group (setsid escapes included). It
+// never blocks.
 func (p *process) kill() {
 	p.mu.Lock()
-	defer p.mu.Unlock()
-	if p.pid > 0 && !p.reaped {
+	live := p.pid > 0 && !p.reaped
+	if live {
 		_ = unix.Kill(-p.pid, unix.SIGKILL)
+	}
+	p.mu.Unlock()
+	// Not under the lock: the reap that the group kill must not delay takes it.
+	if live && p.group != nil {
+		p.group.Kill() // once reaped, reap has done it
 	}
 }
 

@@ -185,6 +185,17 @@ func (s *Set) known() string {
 // a crash (exit status and the tail of stderr), a panic, an invalid result.
 // Live output goes to opts.OnOutput before Execute returns.
 func (s *Set) Execute(ctx context.Context, name string, input json.RawMessage, opts Options) Result {
+	res := s.execute(ctx, name, input, opts)
+	if res.Outcome == "" {
+		res.Outcome = OutcomeOK
+		if res.Error {
+			res.Outcome = OutcomeError
+		}
+	}
+	return res
+}
+
+func (s *Set) execute(ctx context.Context, name string, input json.RawMessage, opts Options) Result {
 	e := (*entry)(nil)
 	if s != nil {
 		e = s.tools[name]
@@ -197,7 +208,7 @@ func (s *Set) Execute(ctx context.Context, name string, input json.RawMessage, o
 		return errorResult(err.Error())
 	}
 	if err := opts.Limiter.acquire(ctx); err != nil {
-		return errorResult(fmt.Sprintf("tool %q was stopped while waiting for its turn: %v", name, err))
+		return outcome(errorResult(fmt.Sprintf("tool %q was stopped while waiting for its turn: %v", name, err)), OutcomeKilled)
 	}
 	defer opts.Limiter.release()
 
@@ -208,7 +219,7 @@ func (s *Set) Execute(ctx context.Context, name string, input json.RawMessage, o
 	} else {
 		res = e.pool.run(ctx, e, input, opts)
 	}
-	res.Output = Truncate(res.Output, opts.Limit)
+	res.Output = CapBytes(Truncate(res.Output, opts.Limit), opts.MaxBytes)
 	res.Duration = time.Since(start)
 	return res
 }
@@ -218,7 +229,7 @@ func runInProcess(ctx context.Context, e *entry, input json.RawMessage, opts Opt
 	defer cancel()
 	defer func() {
 		if p := recover(); p != nil {
-			res = errorResult(fmt.Sprintf("tool %q panicked: %v\n\n%s", e.spec.Name, p, debug.Stack()))
+			res = outcome(errorResult(fmt.Sprintf("tool %q panicked: %v\n\n%s", e.spec.Name, p, debug.Stack())), OutcomeCrash)
 		}
 		if ctx.Err() != nil {
 			res = stoppedResult(ctx, e)

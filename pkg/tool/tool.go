@@ -2,7 +2,10 @@
 // directories, keeps a pool of plugin processes per binary, and executes
 // calls with the reference's semantics (declared timeouts, cancellation,
 // crashes turned into results, output truncation, a per-caller concurrency
-// cap), with results expressed in the public agentcore.v1 types.
+// cap), with results expressed in the public agentcore.v1 types. With a
+// limits controller (pkg/tool/limits) every plugin process and all it
+// starts is one limits group: a call over its memory, process or CPU time
+// limit is killed whole and its result names the limit.
 //
 // A [Host] owns every plugin process. [Host.Scan] returns a [Set] of tools;
 // sets merge (later wins by name) and [Set.Execute] runs one call.
@@ -13,6 +16,7 @@ import (
 	"encoding/json"
 	"time"
 
+	"github.com/agentcore/agentcore/pkg/tool/limits"
 	agentv1 "github.com/agentcore/agentcore/proto/agentcore/v1"
 )
 
@@ -32,6 +36,10 @@ type Spec struct {
 	Idempotent bool
 	// Source says where the tool comes from: the plugin's path, "mcp:<file>", "builtin".
 	Source string
+	// Limits are the resource limits of the tool's calls, as enforced: what
+	// the tool asked for under the host's LimitPolicy, without what the
+	// host's mechanism cannot enforce. Zero for in-process tools.
+	Limits limits.Limits
 }
 
 // Result is the outcome of one call, ready for history.
@@ -44,7 +52,32 @@ type Result struct {
 	Stop bool
 	// Duration is how long the call ran, queueing excluded.
 	Duration time.Duration
+	// Outcome says how the call ended: ok, or why it failed (Execute always sets it).
+	Outcome Outcome
 }
+
+// Outcome says how a call ended, for telemetry (the error.type of a span,
+// the outcome label of a metric) and logs.
+type Outcome string
+
+// The outcomes of a call.
+const (
+	// OutcomeOK: the tool returned a result that is not an error.
+	OutcomeOK Outcome = "ok"
+	// OutcomeError: the tool returned an error, or the call was refused
+	// (unknown tool, bad input, the plugin could not start).
+	OutcomeError Outcome = "error"
+	// OutcomeCrash: the plugin process died during the call, or the tool panicked.
+	OutcomeCrash Outcome = "crash"
+	// OutcomeTimeout: the tool's declared timeout passed and the call was killed.
+	OutcomeTimeout Outcome = "timeout"
+	// OutcomeKilled: the call was stopped (its run stopped, its client went
+	// away, the host closed) and its process group killed.
+	OutcomeKilled Outcome = "killed"
+	// OutcomeLimit: the call was killed for exceeding a resource limit of
+	// its tool (memory, processes, CPU time, open files).
+	OutcomeLimit Outcome = "limit"
+)
 
 // Part returns the result as a tool-result part of a history message.
 func (r Result) Part(callID, toolName string) *agentv1.ToolResultPart {
@@ -77,6 +110,9 @@ type Options struct {
 	Limit int
 	// Limiter, if set, caps how many calls sharing it run at once; the rest queue.
 	Limiter *Limiter
+	// MaxBytes, when positive, caps the size of the output, media included,
+	// after Limit (see CapBytes): what one result may add to a history.
+	MaxBytes int
 }
 
 // Func is the body of an in-process tool (see InProcess). It gets the
@@ -117,6 +153,12 @@ func OutputText(out *agentv1.ToolOutput) string {
 		return s
 	}
 	return ""
+}
+
+// outcome returns r with its outcome set.
+func outcome(r Result, o Outcome) Result {
+	r.Outcome = o
+	return r
 }
 
 func errorResult(msg string) Result {

@@ -81,3 +81,84 @@ func Truncate(out *agentv1.ToolOutput, limit int) *agentv1.ToolOutput {
 	}
 	return out
 }
+
+// CapBytes bounds the encoded size of a tool output to about max bytes
+// (what a result may add to a history): over it, file parts are replaced
+// by a note, largest first, then the text is cut from the middle by bytes
+// with a notice (JSON becoming text). A max of 0 or less, or an output that
+// fits, returns out unchanged; a capped output is a copy.
+func CapBytes(out *agentv1.ToolOutput, limit int) *agentv1.ToolOutput {
+	if limit <= 0 || out == nil || proto.Size(out) <= limit {
+		return out
+	}
+	switch v := out.GetValue().(type) {
+	case *agentv1.ToolOutput_Text:
+		return TextOutput(truncateBytes(v.Text, limit))
+	case *agentv1.ToolOutput_Json:
+		return TextOutput(truncateBytes(v.Json, limit))
+	case *agentv1.ToolOutput_Content:
+		cp := proto.Clone(out).(*agentv1.ToolOutput)
+		parts := cp.GetContent().GetParts()
+		notes := map[int]bool{}
+		for proto.Size(cp) > limit {
+			big, size := -1, 0
+			for i, p := range parts {
+				if f := p.GetFile(); f != nil && proto.Size(p) > size {
+					big, size = i, proto.Size(p)
+				}
+			}
+			if big < 0 {
+				break
+			}
+			f := parts[big].GetFile()
+			parts[big] = &agentv1.Part{Kind: &agentv1.Part_Text{Text: fmt.Sprintf(
+				"[%s file of %d bytes left out: the result was larger than the %d bytes a tool result may take]",
+				f.GetMediaType(), size, limit)}}
+			notes[big] = true
+		}
+		if over := proto.Size(cp) - limit; over > 0 {
+			total := 0
+			for i, p := range parts {
+				if !notes[i] {
+					total += len(p.GetText())
+				}
+			}
+			for i, p := range parts {
+				if t, ok := p.GetKind().(*agentv1.Part_Text); ok && total > 0 && !notes[i] {
+					keep := len(t.Text) - over*len(t.Text)/total - 1
+					t.Text = truncateBytes(t.Text, max(keep, 1))
+				}
+			}
+		}
+		return cp
+	}
+	return out
+}
+
+// truncateBytes cuts s to about limit bytes from the middle, at UTF-8
+// boundaries, with a notice (not counted in limit) in place of the cut.
+func truncateBytes(s string, limit int) string {
+	if len(s) <= limit {
+		return s
+	}
+	notice := fmt.Sprintf("\n\n[… %d of %d bytes cut from the middle: the result was larger than a tool result may take. "+
+		"Narrow the request (a filter, a range, a smaller scope) or fetch the rest in pages.]\n\n", len(s)-limit, len(s))
+	return CutMiddle(s, max(limit-len(notice), 0), notice)
+}
+
+// CutMiddle keeps about keep bytes of s, its head and its tail, cut at
+// UTF-8 boundaries, with notice in place of the middle. A string that fits
+// is returned as it is.
+func CutMiddle(s string, keep int, notice string) string {
+	if len(s) <= keep {
+		return s
+	}
+	head, ti := keep-keep/2, len(s)-keep/2
+	for head > 0 && !utf8.RuneStart(s[head]) {
+		head--
+	}
+	for ti < len(s) && !utf8.RuneStart(s[ti]) {
+		ti++
+	}
+	return s[:head] + notice + s[ti:]
+}

@@ -9,12 +9,20 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/agentcore/agentcore/sdk/tool"
 )
 
-const defaultLimit = 2000
+// Bounds of one read_file call, so that no file (a huge log, a single
+// endless line, /dev/zero) can grow the plugin or the result without end.
+const (
+	defaultLimit = 2000     // lines per call when the input sets none
+	maxLineBytes = 2000     // bytes kept of one line; the rest is cut with a note
+	maxCallBytes = 64 << 10 // bytes of lines per call; the rest on the next call
+	maxScanBytes = 64 << 20 // bytes read to count the lines after the page
+)
 
 type readInput struct {
 	Path   string `json:"path" jsonschema:"the file to read"`
@@ -35,32 +43,69 @@ func readFile(_ context.Context, in readInput, _ tool.Emit) (any, error) {
 		return nil, err
 	}
 	defer f.Close()
-	r := bufio.NewReader(f)
+	r := bufio.NewReaderSize(f, 64<<10)
 	var b strings.Builder
-	n, last := 0, 0
+	n, last := 0, 0             // lines seen, last line kept
+	full := false               // the call's byte budget is spent
+	scanned, capped := 0, false // bytes read; stopped counting at maxScanBytes
 	for {
-		line, err := r.ReadString('\n')
-		if line != "" {
-			n++
-			if n >= offset && n < offset+limit {
-				b.WriteString(line)
-				last = n
+		// A line comes in fragments of at most the buffer's size: only the
+		// first maxLineBytes of it are kept.
+		lineLen, kept := 0, 0
+		keep := n+1 >= offset && n+1 < offset+limit && !full
+		var err error
+		for {
+			var frag []byte
+			frag, err = r.ReadSlice('\n')
+			lineLen += len(frag)
+			scanned += len(frag)
+			if keep && kept < maxLineBytes {
+				take := frag[:min(len(frag), maxLineBytes-kept)]
+				b.Write(take)
+				kept += len(take)
+			}
+			if err != bufio.ErrBufferFull || scanned > maxScanBytes {
+				break
 			}
 		}
-		if err != nil {
+		if lineLen == 0 {
 			break
 		}
+		n++
+		if keep {
+			if cut := lineLen - kept; cut > 0 {
+				fmt.Fprintf(&b, "… [line %d cut: %d more bytes]\n", n, cut)
+			}
+			last = n
+			if b.Len() >= maxCallBytes {
+				full = true
+			}
+		}
+		if err != nil && err != bufio.ErrBufferFull || scanned > maxScanBytes {
+			capped = err == bufio.ErrBufferFull || err == nil
+			break
+		}
+	}
+	total := strconv.Itoa(n)
+	if capped {
+		total = "more than " + total
 	}
 	switch {
 	case n == 0:
 		return "(empty file)", nil
-	case offset > n:
+	case last == 0 && capped:
+		return nil, fmt.Errorf("offset %d is beyond the first %d MiB of the file (%s lines), which is as far as read_file reads", offset, maxScanBytes>>20, total)
+	case last == 0:
 		return nil, fmt.Errorf("offset %d is past the end: the file has %d lines", offset, n)
-	case last < n:
+	case last < n || capped:
 		if !strings.HasSuffix(b.String(), "\n") {
 			b.WriteString("\n")
 		}
-		fmt.Fprintf(&b, "[lines %d-%d of %d; call read_file with offset=%d to read on]", offset, last, n, last+1)
+		why := ""
+		if full {
+			why = fmt.Sprintf(" (a call returns at most %d KiB)", maxCallBytes>>10)
+		}
+		fmt.Fprintf(&b, "[lines %d-%d of %s%s; call read_file with offset=%d to read on]", offset, last, total, why, last+1)
 	}
 	return b.String(), nil
 }

@@ -84,6 +84,18 @@ type SendOptions struct {
 	// Busy says what happens when the agent is already running: replace
 	// (default: the old run ends CANCELLED), reject or queue.
 	Busy agentv1.BusyPolicy
+	// Detach keeps the run going on the server when this client goes away
+	// (on_disconnect CONTINUE): Attach follows it again, RespondPermission
+	// answers it. Cancelling ctx then leaves the run running; Stop stops it.
+	Detach bool
+	// Reconnect makes SendWith survive a broken connection: the run goes
+	// on (as with Detach) and SendWith attaches again from the last event
+	// it saw, until the run ends or ctx is done. Permission requests seen
+	// after a reconnection are answered with RespondPermission.
+	Reconnect bool
+	// Resume goes on from the stored history without input (Text and
+	// Parts empty), e.g. after a run was interrupted by a server restart.
+	Resume bool
 	// Callbacks receive the run's events.
 	Callbacks Callbacks
 }
@@ -98,8 +110,10 @@ type Result struct {
 	Steps int
 	// Usage is summed over the send.
 	Usage *agentv1.Usage
-	// Reason is no-tool, tool-stop or step-limit.
-	Reason string
+	// Reason is why the send ended: END_REASON_NO_TOOL, END_REASON_TOOL_STOP or
+	// END_REASON_STEP_LIMIT (the reference's no-tool, tool-stop, step-limit:
+	// see ReasonName).
+	Reason agentv1.EndReason
 	// Output is the structured output, when an output format was set.
 	Output *structpb.Value
 }
@@ -117,7 +131,10 @@ func (a *Agent) SendWith(ctx context.Context, o SendOptions) (*Result, error) {
 		parts = []*agentv1.Part{{Kind: &agentv1.Part_Text{Text: o.Text}}}
 	}
 	start := &agentv1.StartRun{
-		AgentId: a.ID, Input: parts, Config: o.Config, BusyPolicy: o.Busy,
+		AgentId: a.ID, Input: parts, Config: o.Config, BusyPolicy: o.Busy, Resume: o.Resume,
+	}
+	if o.Detach || o.Reconnect {
+		start.OnDisconnect = agentv1.OnDisconnect_ON_DISCONNECT_CONTINUE
 	}
 	if o.History != nil {
 		start.History = &agentv1.HistoryReplacement{Messages: o.History}
@@ -135,6 +152,16 @@ func (a *Agent) SendWith(ctx context.Context, o SendOptions) (*Result, error) {
 		start.PermissionMode = agentv1.PermissionMode_PERMISSION_MODE_ASK_ALL
 	}
 
+	var f follower
+	res, err := a.send(ctx, start, &o, &f)
+	if err == nil || !o.Reconnect || f.runID == "" || !transient(err) {
+		return res, err
+	}
+	return a.c.follow(ctx, &f, o.Callbacks)
+}
+
+// send runs one Send stream; f records the run id and the last seq seen.
+func (a *Agent) send(ctx context.Context, start *agentv1.StartRun, o *SendOptions, f *follower) (*Result, error) {
 	runCtx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	stream, err := a.c.api.Send(runCtx)
@@ -170,6 +197,7 @@ func (a *Agent) SendWith(ctx context.Context, o SendOptions) (*Result, error) {
 			return nil, asError(err)
 		}
 		e := ev.GetEvent()
+		f.runID, f.seq = e.GetRunId(), e.GetSeq()
 		if r := dispatch(e, &o.Callbacks); r != nil {
 			res = r
 		}
@@ -249,7 +277,7 @@ func dispatch(e *agentv1.Event, cb *Callbacks) *Result {
 		r := k.Result
 		return &Result{
 			RunID: e.GetRunId(), Text: r.GetText(), Steps: int(r.GetSteps()), Usage: r.GetUsage(),
-			Reason: ReasonName(r.GetReason()), Output: r.GetOutput(),
+			Reason: r.GetReason(), Output: r.GetOutput(),
 		}
 	}
 	return nil

@@ -8,7 +8,7 @@
 //	res, err := agent.Send(ctx, "say hello to Ming", client.Callbacks{
 //		OnToolResult: func(e *agentv1.ToolResultEvent) { fmt.Println(e.GetToolName()) },
 //	})
-//	fmt.Println(res.Reason) // no-tool, tool-stop or step-limit
+//	fmt.Println(res.Reason) // END_REASON_NO_TOOL, END_REASON_TOOL_STOP or END_REASON_STEP_LIMIT
 //
 // Every error of a call is an *Error; a model error's Kind is the
 // reference's error kind (auth, limit, timeout, server, network, request,

@@ -36,5 +36,5 @@ func Example() {
 	if err != nil {
 		log.Fatalf("send failed (%s): %v", client.KindOf(err), err)
 	}
-	fmt.Println(res.Reason, res.Steps, res.Text) // no-tool | tool-stop | step-limit
+	fmt.Println(res.Reason, res.Steps, res.Text) // END_REASON_NO_TOOL | END_REASON_TOOL_STOP | END_REASON_STEP_LIMIT
 }

@@ -24,6 +24,10 @@ const commandWaitDelay = 500 * time.Millisecond
 // The command stays in the plugin's process group, so the host's kill (a
 // timeout, a cancelled call, the host dying) takes it and its children along.
 // When ctx is done Run kills the command and all its descendants at once.
+// When ctx carries a trace context (the host traces the call, see
+// [TraceContext]), the command gets it as TRACEPARENT and TRACESTATE in its
+// environment, the OpenTelemetry convention for processes, so a traced
+// command joins the trace.
 // The error is what exec.Cmd.Wait returns (an *exec.ExitError carries the
 // exit code), or ctx's error when the command was killed for it.
 func Run(ctx context.Context, cmd *exec.Cmd) error {
@@ -33,6 +37,7 @@ func Run(ctx context.Context, cmd *exec.Cmd) error {
 	if cmd.WaitDelay == 0 {
 		cmd.WaitDelay = commandWaitDelay
 	}
+	setTraceEnv(ctx, cmd)
 	setDeathSignal(cmd)
 	if err := cmd.Start(); err != nil {
 		return err

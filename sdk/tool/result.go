@@ -9,6 +9,9 @@ import (
 	"net/url"
 	"path"
 	"strings"
+	"unicode/utf8"
+
+	"google.golang.org/protobuf/proto"
 
 	pluginv1 "github.com/agentcore/agentcore/proto/agentcore/plugin/v1"
 )
@@ -197,4 +200,66 @@ func guessMediaType(p Part) string {
 		return ""
 	}
 	return mt
+}
+
+// capResult cuts a result to about limit bytes, as the host would (or
+// refuse, past what its transport takes): file parts over it are replaced
+// by a note, largest first, then text is cut from the middle. A limit of 0
+// or less leaves the result as it is.
+func capResult(r *pluginv1.ToolResult, limit int) *pluginv1.ToolResult {
+	if limit <= 0 || proto.Size(r) <= limit {
+		return r
+	}
+	switch v := r.GetOutput().(type) {
+	case *pluginv1.ToolResult_Text:
+		return &pluginv1.ToolResult{Output: &pluginv1.ToolResult_Text{Text: cutMiddle(v.Text, limit)}, Stop: r.GetStop(), Error: cutMiddle(r.GetError(), limit/8)}
+	case *pluginv1.ToolResult_Json:
+		return &pluginv1.ToolResult{Output: &pluginv1.ToolResult_Text{Text: cutMiddle(v.Json, limit)}, Stop: r.GetStop(), Error: r.GetError()}
+	case *pluginv1.ToolResult_Content:
+		parts := v.Content.GetParts()
+		for proto.Size(r) > limit {
+			big, size := -1, 0
+			for i, p := range parts {
+				if p.GetFile() != nil && proto.Size(p) > size {
+					big, size = i, proto.Size(p)
+				}
+			}
+			if big < 0 {
+				break
+			}
+			parts[big] = &pluginv1.ContentPart{Part: &pluginv1.ContentPart_Text{Text: fmt.Sprintf(
+				"[%s file of %d bytes left out: the result was larger than the %d bytes the host takes]", parts[big].GetFile().GetMediaType(), size, limit)}}
+		}
+		if over := proto.Size(r) - limit; over > 0 {
+			total := 0
+			for _, p := range parts {
+				total += len(p.GetText())
+			}
+			for _, p := range parts {
+				if t, ok := p.GetPart().(*pluginv1.ContentPart_Text); ok && total > 0 {
+					t.Text = cutMiddle(t.Text, max(len(t.Text)-over*len(t.Text)/total-1, 1))
+				}
+			}
+		}
+	}
+	return r
+}
+
+// cutMiddle cuts s to about limit bytes from the middle, at UTF-8
+// boundaries, with a notice in place of the cut.
+func cutMiddle(s string, limit int) string {
+	if len(s) <= limit {
+		return s
+	}
+	notice := fmt.Sprintf("\n\n[… %d of %d bytes cut from the middle by the tool: the result was larger than the host takes. "+
+		"Narrow the request or fetch the rest in pages.]\n\n", len(s)-limit, len(s))
+	limit = max(limit-len(notice), 0)
+	head, ti := limit-limit/2, len(s)-limit/2
+	for head > 0 && !utf8.RuneStart(s[head]) {
+		head--
+	}
+	for ti < len(s) && !utf8.RuneStart(s[ti]) {
+		ti++
+	}
+	return s[:head] + notice + s[ti:]
 }

@@ -11,6 +11,7 @@ import (
 	"regexp"
 	"runtime/debug"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 
@@ -81,6 +82,7 @@ func serve(srv *server, what string) {
 		os.Exit(1)
 	}
 	srv.stdio = io
+	srv.maxResult, _ = strconv.Atoi(os.Getenv(pluginv1.MaxResultBytesEnv))
 	plugin.Serve(&plugin.ServeConfig{
 		HandshakeConfig: handshake(),
 		Plugins:         plugin.PluginSet{pluginv1.PluginName: &grpcPlugin{srv: srv}},
@@ -134,6 +136,7 @@ type server struct {
 	stdio     *stdio
 	stdioOnce sync.Once
 	callMu    sync.Mutex // one call at a time: output is attributed to it
+	maxResult int        // the host's cap on a result, from MaxResultBytesEnv; 0: none
 }
 
 func newServer(tools []Tool) (*server, error) {
@@ -159,6 +162,12 @@ func newServer(tools []Tool) (*server, error) {
 		}
 		if t.Timeout > 0 {
 			spec.Timeout = durationpb.New(t.Timeout)
+		}
+		if l := t.Limits; l != (Limits{}) {
+			spec.Limits = &pluginv1.ToolLimits{MemoryBytes: l.MemoryBytes, MaxProcesses: l.MaxProcesses, MaxOpenFiles: l.MaxOpenFiles}
+			if l.CPUTime > 0 {
+				spec.Limits.CpuTime = durationpb.New(l.CPUTime)
+			}
 		}
 		s.specs = append(s.specs, spec)
 	}
@@ -236,9 +245,9 @@ func (s *server) serveCall(ctx context.Context, req *pluginv1.ExecuteRequest, se
 
 	c := &call{write: send, flush: s.stdio.flush}
 	s.stdio.attach(c)
-	res := s.run(ctx, c, req)
+	res := s.run(withTraceContext(ctx, req.GetTraceContext()), c, req)
 	s.stdio.detach()
-	return c.finish(res)
+	return c.finish(capResult(res, s.maxResult))
 }
 
 func (s *server) run(ctx context.Context, c *call, req *pluginv1.ExecuteRequest) (res *pluginv1.ToolResult) {

@@ -20,6 +20,13 @@
 // [Run]) reaches the host as that call's output, tagged stdout or stderr, and
 // all of it arrives before the call's result.
 //
+// When the host traces (OpenTelemetry), a handler's ctx carries the host's
+// span of the call (execute_tool) as a remote parent: spans the tool starts
+// from ctx with its own OpenTelemetry SDK join the host's trace, commands
+// started with [Run] get TRACEPARENT and TRACESTATE, and [TraceContext]
+// returns the W3C fields to pass on by hand. This package links only the
+// OpenTelemetry propagation API, never an SDK.
+//
 // A plugin whose tools are known only at run time (toolhost serving an MCP
 // server) implements the plugin protocol's service itself and serves it with
 // [ServeService], which gives its calls the same stdio, ordering and
@@ -59,6 +66,8 @@ type Tool struct {
 	ReadOnly bool
 	// Idempotent hints that repeating a call with the same input has no further effect.
 	Idempotent bool
+	// Limits are the resources the tool asks for (see WithLimits).
+	Limits Limits
 	// Handler runs a call.
 	Handler Handler
 
@@ -70,6 +79,29 @@ type Option func(*Tool)
 
 // Timeout makes the host kill calls of the tool that run longer than d.
 func Timeout(d time.Duration) Option { return func(t *Tool) { t.Timeout = d } }
+
+// Limits are the resources a tool's calls may use: the process serving a
+// call and every process it starts, together. A zero field asks for the
+// host's default; the host caps what a tool asks for with its own maximums,
+// and its operator may override both. A call over its memory, process or
+// CPU time limit is killed and its result says which limit it exceeded;
+// past its open files, a process gets EMFILE.
+type Limits struct {
+	// MemoryBytes is the memory of the whole process tree.
+	MemoryBytes uint64
+	// MaxProcesses is how many processes and threads the tree may hold (a
+	// Go plugin alone runs about ten threads).
+	MaxProcesses uint32
+	// CPUTime is the CPU time, user plus system, of one call.
+	CPUTime time.Duration
+	// MaxOpenFiles is the most file descriptors each process may hold.
+	MaxOpenFiles uint32
+}
+
+// WithLimits asks the host to run the tool's calls under l, e.g.
+// tool.WithLimits(tool.Limits{MemoryBytes: 2 << 30}) for a tool that needs
+// more memory than the host's default.
+func WithLimits(l Limits) Option { return func(t *Tool) { t.Limits = l } }
 
 // ReadOnly marks the tool as not changing its environment.
 func ReadOnly() Option { return func(t *Tool) { t.ReadOnly = true } }

@@ -265,3 +265,46 @@ func TestServeServiceRunsExecute(t *testing.T) {
 		})
 	}
 }
+
+func TestLimitsAreDescribed(t *testing.T) {
+	noop := func(context.Context, struct{}, Emit) (any, error) { return nil, nil }
+	srv, err := newServer([]Tool{
+		New("plain", "No limits asked for.", noop),
+		New("big", "Asks for more.", noop, WithLimits(Limits{MemoryBytes: 2 << 30, MaxProcesses: 64, CPUTime: time.Minute, MaxOpenFiles: 4096})),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	specs := map[string]*pluginv1.ToolSpec{}
+	for _, s := range srv.specs {
+		specs[s.GetName()] = s
+	}
+	if specs["plain"].GetLimits() != nil {
+		t.Errorf("plain asks for limits: %v", specs["plain"].GetLimits())
+	}
+	l := specs["big"].GetLimits()
+	if l.GetMemoryBytes() != 2<<30 || l.GetMaxProcesses() != 64 || l.GetCpuTime().AsDuration() != time.Minute || l.GetMaxOpenFiles() != 4096 {
+		t.Errorf("big's limits = %v", l)
+	}
+}
+
+func TestCapResult(t *testing.T) {
+	long := strings.Repeat("a", 5000) + strings.Repeat("z", 5000)
+	r := capResult(toResult(long, nil), 2000)
+	text := r.GetText()
+	if len(text) > 2000 || !strings.HasPrefix(text, "aaa") || !strings.HasSuffix(text, "zzz") || !strings.Contains(text, "cut from the middle by the tool") {
+		t.Fatalf("text: %d bytes %.100q", len(text), text)
+	}
+	if r := capResult(toResult(map[string]string{"k": long}, nil), 2000); r.GetText() == "" || r.GetJson() != "" {
+		t.Fatalf("cut JSON is not text: %v", r)
+	}
+	small := toResult("ok", nil)
+	if capResult(small, 2000) != small || capResult(toResult(long, nil), 0).GetText() != long {
+		t.Fatal("a result was changed that needed no cut")
+	}
+	img := capResult(toResult(Content{Text("caption"), Image("image/png", append(pngHeader, make([]byte, 5000)...))}, nil), 1000)
+	parts := img.GetContent().GetParts()
+	if len(parts) != 2 || parts[0].GetText() != "caption" || !strings.Contains(parts[1].GetText(), "image/png file of") {
+		t.Fatalf("content: %v", parts)
+	}
+}

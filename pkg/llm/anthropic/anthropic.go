@@ -2,7 +2,6 @@ package anthropic
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
@@ -91,7 +90,8 @@ func (m *Model) post(ctx context.Context, input []*schema.Message, stream bool, 
 }
 
 // readStream turns stream events into chunks until message_stop. It returns
-// nil when the stream completed or the consumer went away.
+// nil when the stream completed or the consumer went away. Each event's
+// type is read first; events of other types are skipped undecoded.
 func readStream(ctx context.Context, r *sse.Reader, emit func(*schema.Message) bool) error {
 	a := newAssembler()
 	for {
@@ -99,34 +99,53 @@ func readStream(ctx context.Context, r *sse.Reader, emit func(*schema.Message) b
 		if err != nil {
 			return streamError(ctx, err, "anthropic: the stream ended before message_stop")
 		}
-		var e event
-		if err := json.Unmarshal(ev.Data, &e); err != nil {
+		typ, err := provider.Type(ev.Data)
+		if err != nil {
 			return provider.Unknown("anthropic: unreadable stream event", err)
 		}
-		if e.Type == "" {
-			e.Type = ev.Type
+		if typ == "" {
+			typ = ev.Type
 		}
-		var c *schema.Message
-		switch e.Type {
+		switch typ {
+		case "message_start", "content_block_start", "content_block_delta", "content_block_stop",
+			"message_delta", "message_stop", "error":
+		default:
+			continue
+		}
+		var e event
+		if err := provider.Decode(ev.Data, &e); err != nil {
+			return provider.Unknown("anthropic: unreadable "+typ+" event", err)
+		}
+		var chunks []*schema.Message
+		switch typ {
 		case "message_start":
-			if e.Message != nil {
-				a.usage.merge(e.Message.Usage)
+			if chunks, err = a.messageStart(e.Message); err != nil {
+				return err
 			}
 		case "content_block_start":
-			if e.ContentBlock != nil {
-				c = a.start(e.Index, e.ContentBlock)
+			if len(e.ContentBlock) > 0 {
+				chunks = a.start(e.Index, decodeBlock(e.ContentBlock))
 			}
 		case "content_block_delta":
-			c = a.delta(e.Index, e.Delta)
+			if c := a.delta(e.Index, e.Delta); c != nil {
+				chunks = []*schema.Message{c}
+			}
 		case "content_block_stop":
-			c = a.stopBlock(e.Index)
+			if c := a.stopBlock(e.Index); c != nil {
+				chunks = []*schema.Message{c}
+			}
 		case "message_delta":
-			if e.Delta != nil && e.Delta.StopReason != nil {
-				a.stop = *e.Delta.StopReason
+			var d delta
+			if len(e.Delta) > 0 && provider.Decode(e.Delta, &d) == nil && d.StopReason != nil {
+				a.stop = *d.StopReason
 			}
 			a.usage.merge(e.Usage)
 		case "message_stop":
-			emit(a.final())
+			for _, c := range a.end() {
+				if !emit(c) {
+					return nil
+				}
+			}
 			return nil
 		case "error":
 			if e.Error == nil {
@@ -134,8 +153,10 @@ func readStream(ctx context.Context, r *sse.Reader, emit func(*schema.Message) b
 			}
 			return provider.FromStreamError(e.Error.Type, e.Error.Message)
 		}
-		if c != nil && !emit(c) {
-			return nil
+		for _, c := range chunks {
+			if !emit(c) {
+				return nil
+			}
 		}
 	}
 }

@@ -68,8 +68,19 @@
 //
 //   - text blocks → Content; tool_use → ToolCalls (Index counts tool calls
 //     from 0, Type "function", empty input → "{}"); thinking → ReasoningContent.
-//     Server tool blocks (server_tool_use, *_tool_result) run on Anthropic's
-//     side and are not returned as calls.
+//     Server tool blocks (server_tool_use, *_tool_result, mcp_tool_use) run
+//     on Anthropic's side and are not returned as calls.
+//   - Decoding is by type, then fields: an event's, a block's and a delta's
+//     type is read first, and only the types above are decoded further;
+//     every other event, block and delta is skipped whatever its fields
+//     hold. Unknown fields of any JSON type are ignored (provider.Decode).
+//   - Stream state is keyed by the block index. A block is open from its
+//     content_block_start until its content_block_stop, a new start at its
+//     index, or the end of the message. message_start's message may already
+//     hold blocks and a stop_reason (continuation messages of programmatic
+//     tool calling): they are read as if streamed. A second message_start
+//     while a message is open is a protocol error (unknown, naming both
+//     message ids): two messages are never merged.
 //   - Reasoning: each thinking block's signature and each redacted_thinking
 //     block's data are kept in Extra[provider.ExtraReasoningData] under
 //     "anthropic.thinking", a JSON array of {"signature","length"} (length is

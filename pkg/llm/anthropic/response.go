@@ -3,6 +3,8 @@ package anthropic
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/cloudwego/eino/schema"
@@ -11,16 +13,21 @@ import (
 )
 
 // response is a Messages API response body (also message_start's message).
+// Its content blocks are decoded one by one, by type.
 type response struct {
-	Type       string           `json:"type"`
-	ID         string           `json:"id"`
-	Model      string           `json:"model"`
-	Content    *[]responseBlock `json:"content"`
-	StopReason *string          `json:"stop_reason"`
-	Usage      *usage           `json:"usage"`
-	Error      *apiError        `json:"error"`
+	Type       string             `json:"type"`
+	ID         string             `json:"id"`
+	Model      string             `json:"model"`
+	Content    *[]json.RawMessage `json:"content"`
+	StopReason *string            `json:"stop_reason"`
+	Usage      *usage             `json:"usage"`
+	Error      *apiError          `json:"error"`
 }
 
+// responseBlock is a content block of one of the types this package reads
+// (text, thinking, redacted_thinking, tool_use). Every other block (server
+// tool use and results, and whatever comes next) is opened and closed by
+// index but its fields are not decoded.
 type responseBlock struct {
 	Type      string          `json:"type"`
 	Text      string          `json:"text"`
@@ -30,6 +37,26 @@ type responseBlock struct {
 	Thinking  string          `json:"thinking"`
 	Signature string          `json:"signature"`
 	Data      string          `json:"data"`
+}
+
+// decodeBlock reads a content block's type and then, for the types this
+// package reads, the block.
+func decodeBlock(raw json.RawMessage) *responseBlock {
+	typ, err := provider.Type(raw)
+	if err != nil {
+		return &responseBlock{}
+	}
+	switch typ {
+	case "text", "thinking", "redacted_thinking", "tool_use":
+	default:
+		return &responseBlock{Type: typ}
+	}
+	var b responseBlock
+	if provider.Decode(raw, &b) != nil {
+		return &responseBlock{Type: typ}
+	}
+	b.Type = typ
+	return &b
 }
 
 type usage struct {
@@ -47,17 +74,19 @@ type apiError struct {
 	Message string `json:"message"`
 }
 
-// event is one stream event.
+// event holds the fields of the events this package reads. It is decoded
+// only once the event's type is known to be one of them; blocks, deltas and
+// messages stay raw until their own type is read.
 type event struct {
-	Type         string         `json:"type"`
-	Message      *response      `json:"message"`
-	Index        int            `json:"index"`
-	ContentBlock *responseBlock `json:"content_block"`
-	Delta        *delta         `json:"delta"`
-	Usage        *usage         `json:"usage"`
-	Error        *apiError      `json:"error"`
+	Message      json.RawMessage `json:"message"`
+	Index        int             `json:"index"`
+	ContentBlock json.RawMessage `json:"content_block"`
+	Delta        json.RawMessage `json:"delta"`
+	Usage        *usage          `json:"usage"`
+	Error        *apiError       `json:"error"`
 }
 
+// delta is a content_block_delta's or message_delta's delta.
 type delta struct {
 	Type        string  `json:"type"`
 	Text        string  `json:"text"`
@@ -119,21 +148,42 @@ type openBlock struct {
 }
 
 // assembler turns content blocks, whole or in events, into message chunks.
-// Generate and Stream both use it, so they produce the same message.
+// Generate and Stream both use it, so they produce the same message. A
+// block is open from its start until its stop, a new start at its index, or
+// the end of the message.
 type assembler struct {
 	blocks    map[int]*openBlock
 	toolCalls int
 	thinking  []thinkingEntry
 	usage     usage
 	stop      string
+	// message is the id of the message being read; started is set once a
+	// message_start arrived.
+	message string
+	started bool
+	// model is the model the response says answered.
+	model string
 }
 
 func newAssembler() *assembler { return &assembler{blocks: map[int]*openBlock{}} }
 
 func chunk() *schema.Message { return &schema.Message{Role: schema.Assistant} }
 
-// start opens block idx; it returns a chunk to emit, or nil.
-func (a *assembler) start(idx int, b *responseBlock) *schema.Message {
+// start opens block idx (closing a block still open at idx first); it
+// returns the chunks to emit.
+func (a *assembler) start(idx int, b *responseBlock) []*schema.Message {
+	var out []*schema.Message
+	if c := a.stopBlock(idx); c != nil {
+		out = append(out, c)
+	}
+	if c := a.open(idx, b); c != nil {
+		out = append(out, c)
+	}
+	return out
+}
+
+// open opens block idx; it returns a chunk to emit, or nil.
+func (a *assembler) open(idx int, b *responseBlock) *schema.Message {
 	ob := &openBlock{typ: b.Type}
 	a.blocks[idx] = ob
 	switch b.Type {
@@ -165,12 +215,28 @@ func (a *assembler) start(idx int, b *responseBlock) *schema.Message {
 	return nil
 }
 
-// delta adds to block idx; it returns a chunk to emit, or nil.
-func (a *assembler) delta(idx int, d *delta) *schema.Message {
+// delta adds to block idx; it returns a chunk to emit, or nil. A delta
+// of a type this package does not read, or for a block not open, is
+// skipped.
+func (a *assembler) delta(idx int, raw json.RawMessage) *schema.Message {
 	ob := a.blocks[idx]
-	if ob == nil || d == nil {
+	if ob == nil || len(raw) == 0 {
 		return nil
 	}
+	typ, err := provider.Type(raw)
+	if err != nil {
+		return nil
+	}
+	switch typ {
+	case "text_delta", "thinking_delta", "signature_delta", "input_json_delta":
+	default:
+		return nil
+	}
+	var d delta
+	if provider.Decode(raw, &d) != nil {
+		return nil
+	}
+	d.Type = typ
 	switch d.Type {
 	case "text_delta":
 		if ob.typ == "text" && d.Text != "" {
@@ -226,6 +292,52 @@ func (a *assembler) stopBlock(idx int) *schema.Message {
 	return nil
 }
 
+// end closes the blocks still open, in index order, and returns their
+// chunks and the final chunk.
+func (a *assembler) end() []*schema.Message {
+	idx := make([]int, 0, len(a.blocks))
+	for i := range a.blocks {
+		idx = append(idx, i)
+	}
+	slices.Sort(idx)
+	var out []*schema.Message
+	for _, i := range idx {
+		if c := a.stopBlock(i); c != nil {
+			out = append(out, c)
+		}
+	}
+	return append(out, a.final())
+}
+
+// messageStart reads a message_start's message: its usage, a stop reason
+// it may already carry, and the content blocks it may already hold
+// (continuation messages of programmatic tool calling do), which are opened
+// in order. A second message_start while a message is open is a protocol
+// error: two messages must never be merged into one.
+func (a *assembler) messageStart(raw json.RawMessage) ([]*schema.Message, error) {
+	var m response
+	if len(raw) > 0 {
+		if err := provider.Decode(raw, &m); err != nil {
+			return nil, provider.Unknown("anthropic: the stream's message_start event is not JSON", err)
+		}
+	}
+	if a.started {
+		return nil, provider.Unknown(fmt.Sprintf("anthropic: the stream sent a second message_start (message %q) while message %q was open", m.ID, a.message), nil)
+	}
+	a.started, a.message, a.model = true, m.ID, m.Model
+	a.usage.merge(m.Usage)
+	if m.StopReason != nil {
+		a.stop = *m.StopReason
+	}
+	var out []*schema.Message
+	if m.Content != nil {
+		for i, raw := range *m.Content {
+			out = append(out, a.start(i, decodeBlock(raw))...)
+		}
+	}
+	return out, nil
+}
+
 // final is the last chunk: finish reason, usage and provider data.
 func (a *assembler) final() *schema.Message {
 	c := chunk()
@@ -247,6 +359,9 @@ func (a *assembler) final() *schema.Message {
 		provider.ExtraRawFinishReason:  a.stop,
 		provider.ExtraCacheWriteTokens: write,
 	}
+	if a.model != "" {
+		c.Extra[provider.ExtraResponseModel] = a.model
+	}
 	if len(a.thinking) > 0 {
 		data, _ := json.Marshal(a.thinking)
 		c.Extra[provider.ExtraReasoningData] = map[string]string{reasoningKey: string(data)}
@@ -258,7 +373,7 @@ func (a *assembler) final() *schema.Message {
 // same response would have streamed, final chunk last.
 func decodeResponse(body []byte) ([]*schema.Message, error) {
 	var r response
-	if err := json.Unmarshal(body, &r); err != nil {
+	if err := provider.Decode(body, &r); err != nil {
 		return nil, provider.Unknown("anthropic: the response is not a Messages API response", err)
 	}
 	if r.Type == "error" && r.Error != nil {
@@ -268,17 +383,16 @@ func decodeResponse(body []byte) ([]*schema.Message, error) {
 		return nil, provider.Unknown("anthropic: the response has no content", nil)
 	}
 	a := newAssembler()
+	a.model = r.Model
 	a.usage.merge(r.Usage)
 	if r.StopReason != nil {
 		a.stop = *r.StopReason
 	}
 	var chunks []*schema.Message
-	for i := range *r.Content {
-		b := &(*r.Content)[i]
-		for _, c := range []*schema.Message{a.start(i, b), a.stopBlock(i)} {
-			if c != nil {
-				chunks = append(chunks, c)
-			}
+	for i, raw := range *r.Content {
+		chunks = append(chunks, a.start(i, decodeBlock(raw))...)
+		if c := a.stopBlock(i); c != nil {
+			chunks = append(chunks, c)
 		}
 	}
 	return append(chunks, a.final()), nil

@@ -49,14 +49,27 @@
 //
 // # Response
 //
-//   - Text from content (a string, or an array of text parts as some
-//     gateways send); a refusal is text too.
-//   - Reasoning from reasoning_content (DeepSeek, Qwen, Moonshot…) or
-//     reasoning (OpenRouter, vLLM), whichever the gateway sends.
+//   - Reading is lenient by rule: unknown fields of any JSON type are
+//     ignored, and a known field of an unexpected JSON type reads as absent
+//     (provider.Decode). A chunk without choices (a keep-alive, a gateway's
+//     own event) is skipped.
+//   - Text from content: a string, or an array of parts as some gateways
+//     send: text (and output_text) parts are text, thinking parts (Mistral:
+//     {"type":"thinking","thinking":[text parts]}) are reasoning, parts of
+//     any other type are skipped. A refusal is text too.
+//   - Reasoning from the first spelling present: reasoning_content
+//     (DeepSeek, Qwen, Moonshot, xAI), reasoning (OpenRouter, Groq, vLLM),
+//     reasoning_details text and summary entries (OpenRouter), else content
+//     thinking parts. Taking one spelling keeps a server that sends two
+//     (OpenRouter: reasoning and reasoning_details) from doubling it.
 //   - Tool calls keep the server's ids; in a stream their pieces are joined
 //     by the wire index, numbered from 0 in the order the calls start (some
 //     gateways start at 1), and a piece without an index belongs to the call
-//     with its id, else to the latest call.
+//     with its id, else to the latest call. A call of a type other than
+//     function or custom is skipped with all its pieces. A custom (freeform)
+//     call's free text (custom.input) becomes one JSON string as its
+//     arguments, marked provider.FreeformKey, and is sent back as a custom
+//     call with the text verbatim.
 //   - Usage: prompt_tokens (cached included), prompt_tokens_details.
 //     cached_tokens (or DeepSeek's prompt_cache_hit_tokens) as the cache read,
 //     prompt_tokens_details.cache_write_tokens (a gateway extension) as the

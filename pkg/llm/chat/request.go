@@ -47,9 +47,16 @@ type file struct {
 }
 
 type toolCall struct {
-	ID       string   `json:"id"`
-	Type     string   `json:"type"`
-	Function function `json:"function"`
+	ID       string      `json:"id"`
+	Type     string      `json:"type"`
+	Function *function   `json:"function,omitempty"`
+	Custom   *customCall `json:"custom,omitempty"`
+}
+
+// customCall is a custom (freeform) tool call: free text as its input.
+type customCall struct {
+	Name  string `json:"name"`
+	Input string `json:"input"`
 }
 
 type function struct {
@@ -269,11 +276,16 @@ func assistantMessage(m *schema.Message, sendReasoning bool) message {
 		msg.ReasoningContent = m.ReasoningContent
 	}
 	for _, tc := range m.ToolCalls {
+		if provider.IsFreeform(provider.StringMap(tc.Extra[provider.ExtraToolCallData])) {
+			msg.ToolCalls = append(msg.ToolCalls, toolCall{ID: tc.ID, Type: "custom",
+				Custom: &customCall{Name: tc.Function.Name, Input: provider.FreeformText(tc.Function.Arguments)}})
+			continue
+		}
 		args := tc.Function.Arguments
 		if strings.TrimSpace(args) == "" {
 			args = "{}"
 		}
-		msg.ToolCalls = append(msg.ToolCalls, toolCall{ID: tc.ID, Type: "function", Function: function{Name: tc.Function.Name, Arguments: args}})
+		msg.ToolCalls = append(msg.ToolCalls, toolCall{ID: tc.ID, Type: "function", Function: &function{Name: tc.Function.Name, Arguments: args}})
 	}
 	if len(msg.ToolCalls) > 0 && m.Content == "" {
 		msg.Content = nil

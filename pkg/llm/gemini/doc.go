@@ -59,9 +59,15 @@
 //
 // # Responses
 //
-//   - The first candidate is read. Text parts → Content; thought parts →
-//     ReasoningContent; the last thought signature on a non-call part is kept
-//     in Extra[provider.ExtraReasoningData] under "gemini.thought_signature".
+//   - Candidate 0 (by its index) is read. Text parts → Content; thought
+//     parts → ReasoningContent; the last thought signature on a non-call part
+//     is kept in Extra[provider.ExtraReasoningData] under
+//     "gemini.thought_signature". Parts of other kinds (executableCode,
+//     codeExecutionResult, inline data...) are skipped. Unknown fields of any
+//     JSON type are ignored, and a known field of an unexpected type reads as
+//     absent (provider.Decode). A stream chunk holding none of candidates,
+//     promptFeedback and usageMetadata is skipped; a whole body must hold
+//     one.
 //   - functionCall parts → ToolCalls (Index counts calls from 0, Type
 //     "function"). Gemini gives no call id unless it does: the id is Gemini's
 //     when present, otherwise a random "call_" id. Arguments streamed as

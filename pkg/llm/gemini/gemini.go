@@ -58,18 +58,26 @@ func (m *Model) Generate(ctx context.Context, input []*schema.Message, opts ...m
 func decodeWhole(body []byte) ([]*schema.Message, error) {
 	items := []json.RawMessage{body}
 	if trimmed := bytes.TrimSpace(body); len(trimmed) > 0 && trimmed[0] == '[' {
-		if err := json.Unmarshal(trimmed, &items); err != nil {
+		if err := provider.Decode(trimmed, &items); err != nil {
 			return nil, provider.Unknown("gemini: the response is not a GenerateContentResponse", err)
 		}
 	}
 	a := &assembler{}
 	var chunks []*schema.Message
+	read := false // a response with candidates, feedback or usage was read
 	for _, item := range items {
 		r, err := decode(item)
 		if err != nil {
 			return nil, err
 		}
+		if r.Candidates == nil && r.PromptFeedback == nil && r.UsageMetadata == nil {
+			continue
+		}
+		read = true
 		chunks = append(chunks, a.add(r)...)
+	}
+	if !read {
+		return nil, provider.Unknown("gemini: the response has no candidates", nil)
 	}
 	if !a.done {
 		return nil, provider.Unknown("gemini: the response has no finishReason", nil)

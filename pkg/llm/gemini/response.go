@@ -21,7 +21,9 @@ type response struct {
 		BlockReason string `json:"blockReason"`
 	} `json:"promptFeedback"`
 	UsageMetadata *usageMetadata `json:"usageMetadata"`
-	Error         *struct {
+	// ModelVersion is the model that answered.
+	ModelVersion string `json:"modelVersion"`
+	Error        *struct {
 		Code    int    `json:"code"`
 		Message string `json:"message"`
 		Status  string `json:"status"`
@@ -29,6 +31,7 @@ type response struct {
 }
 
 type candidate struct {
+	Index        int      `json:"index"`
 	Content      *content `json:"content"`
 	FinishReason string   `json:"finishReason"`
 }
@@ -83,26 +86,32 @@ type assembler struct {
 	usage     *usageMetadata
 	finish    string
 	done      bool // a finishReason or a blocked prompt was seen
+	model     string
 }
 
 func chunk() *schema.Message { return &schema.Message{Role: schema.Assistant} }
 
 // add reads one response; it returns the chunks to emit.
 func (a *assembler) add(r *response) []*schema.Message {
+	if r.ModelVersion != "" {
+		a.model = r.ModelVersion
+	}
 	if u := r.UsageMetadata; u != nil && (u.TotalTokenCount > 0 || u.PromptTokenCount > 0) {
 		a.usage = u
 	}
 	if r.PromptFeedback != nil && r.PromptFeedback.BlockReason != "" && (r.Candidates == nil || len(*r.Candidates) == 0) {
 		a.finish, a.done = r.PromptFeedback.BlockReason, true
 	}
-	if r.Candidates == nil || len(*r.Candidates) == 0 {
+	cand := r.candidate()
+	if cand == nil {
 		return nil
 	}
-	cand := (*r.Candidates)[0]
 	var out []*schema.Message
 	if cand.Content != nil {
 		for _, p := range cand.Content.Parts {
-			out = append(out, a.part(p)...)
+			if p != nil {
+				out = append(out, a.part(p)...)
+			}
 		}
 	}
 	if cand.FinishReason != "" {
@@ -111,6 +120,23 @@ func (a *assembler) add(r *response) []*schema.Message {
 	return out
 }
 
+// candidate is candidate 0, the one this package reads; nil when there is
+// none.
+func (r *response) candidate() *candidate {
+	if r.Candidates == nil {
+		return nil
+	}
+	for i := range *r.Candidates {
+		if c := &(*r.Candidates)[i]; c.Index == 0 {
+			return c
+		}
+	}
+	return nil
+}
+
+// part reads one part: text (thought or not), a function call, a thought
+// signature. A part of any other kind (executable code, its result, inline
+// data...) holds none of those and gives nothing.
 func (a *assembler) part(p *part) []*schema.Message {
 	if fc := p.FunctionCall; fc != nil {
 		return a.functionCall(fc, p.ThoughtSignature)
@@ -322,16 +348,21 @@ func (a *assembler) final() *schema.Message {
 		},
 	}
 	c.Extra = map[string]any{provider.ExtraRawFinishReason: a.finish}
+	if a.model != "" {
+		c.Extra[provider.ExtraResponseModel] = a.model
+	}
 	if a.signature != "" {
 		c.Extra[provider.ExtraReasoningData] = map[string]string{signatureKey: a.signature}
 	}
 	return c
 }
 
-// decode parses one response or stream chunk.
+// decode parses one response or stream chunk. A chunk holding none of the
+// members this package reads is not an error: decodeWhole requires them of
+// a whole response, and a stream needs a finishReason in the end.
 func decode(data []byte) (*response, error) {
 	var r response
-	if err := json.Unmarshal(data, &r); err != nil {
+	if err := provider.Decode(data, &r); err != nil {
 		return nil, provider.Unknown("gemini: the response is not a GenerateContentResponse", err)
 	}
 	if r.Error != nil {
@@ -340,9 +371,6 @@ func decode(data []byte) (*response, error) {
 			code = strconv.Itoa(r.Error.Code)
 		}
 		return nil, provider.FromStreamError(code, r.Error.Message)
-	}
-	if r.Candidates == nil && r.PromptFeedback == nil && r.UsageMetadata == nil {
-		return nil, provider.Unknown("gemini: the response has no candidates", nil)
 	}
 	return &r, nil
 }

@@ -57,6 +57,18 @@ const (
 	// ExtraToolError marks a schema.Tool message whose call failed (bool);
 	// protocols with an error flag on tool results (Anthropic's is_error) set it.
 	ExtraToolError = "agentcore.tool_error"
+	// ExtraResponseModel holds the model name the response reports (string),
+	// which may differ from the one asked for (a dated version, a router's pick).
+	ExtraResponseModel = "agentcore.response_model"
+)
+
+// A call to a custom (freeform) tool takes the model's free text, not JSON:
+// its ToolCall.Extra[ExtraToolCallData] holds FreeformKey = FreeformCall, and
+// its arguments are that text as one JSON string, so that history keeps it
+// verbatim and JSON-valid. The OpenAI adapters send it back as written.
+const (
+	FreeformKey  = "openai.type"
+	FreeformCall = "custom"
 )
 
 // Normalised finish reasons.

@@ -24,7 +24,8 @@ const maxErrorBody = 1 << 20
 // Post sends body as a JSON POST to url with header and returns the response
 // when its status is 2xx; the caller closes its body. A failure to send is
 // classified by FromTransport, any other status by FromStatus; either way the
-// error is a *Error.
+// error is a *Error. When ctx holds a span (the server traces), its W3C
+// traceparent and tracestate go along.
 func Post(ctx context.Context, client *http.Client, url string, header http.Header, body []byte) (*http.Response, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(body))
 	if err != nil {
@@ -37,6 +38,7 @@ func Post(ctx context.Context, client *http.Client, url string, header http.Head
 	if req.Header.Get("Content-Type") == "" {
 		req.Header.Set("Content-Type", "application/json")
 	}
+	injectTrace(ctx, req.Header)
 	if client == nil {
 		client = http.DefaultClient
 	}
@@ -218,8 +220,9 @@ func ApplyOptions(cfg Config, tools []*schema.ToolInfo, opts ...model.Option) Ca
 
 // ObjectArgs returns a tool call's arguments as a JSON object for protocols
 // that take the arguments as an object: "" becomes {}, and text that is not a
-// JSON object becomes {"raw_arguments": text}, so that a history holding a
-// broken call can still be sent.
+// JSON object becomes {"raw_arguments": text} (the string's content for a
+// JSON string, as a custom call's free text is kept), so that a history
+// holding a broken or freeform call can still be sent.
 func ObjectArgs(args string) json.RawMessage {
 	trimmed := strings.TrimSpace(args)
 	if trimmed == "" {
@@ -229,8 +232,35 @@ func ObjectArgs(args string) json.RawMessage {
 	if json.Unmarshal([]byte(trimmed), &obj) == nil && obj != nil {
 		return json.RawMessage(trimmed)
 	}
+	var text string // a custom (freeform) call's free text
+	if strings.HasPrefix(trimmed, `"`) && json.Unmarshal([]byte(trimmed), &text) == nil {
+		args = text
+	}
 	raw, _ := json.Marshal(map[string]string{"raw_arguments": args})
 	return raw
+}
+
+// FreeformArgs returns a custom tool call's free text as its arguments: one
+// JSON string.
+func FreeformArgs(text string) string {
+	b, _ := MarshalBody(text)
+	return string(b)
+}
+
+// FreeformText returns the free text of a custom tool call's arguments: the
+// JSON string's content, or the arguments as they are when they are not one.
+func FreeformText(args string) string {
+	var s string
+	if json.Unmarshal([]byte(args), &s) != nil {
+		return args
+	}
+	return s
+}
+
+// IsFreeform reports whether a call's provider data marks it as a call to a
+// custom (freeform) tool.
+func IsFreeform(data map[string]string) bool {
+	return data[FreeformKey] == FreeformCall
 }
 
 // ReadWhole reads a whole response body and turns it into the message with

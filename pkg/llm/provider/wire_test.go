@@ -153,6 +153,7 @@ func TestObjectArgs(t *testing.T) {
 		{`[1]`, `{"raw_arguments":"[1]"}`},
 		{`null`, `{"raw_arguments":"null"}`},
 		{`{"a":`, `{"raw_arguments":"{\"a\":"}`},
+		{`"SELECT *"`, `{"raw_arguments":"SELECT *"}`},
 	}
 	for _, tt := range tests {
 		if got := string(ObjectArgs(tt.in)); got != tt.want {

@@ -276,12 +276,9 @@ func assistantItems(m *schema.Message, sendReasoning bool, custom map[string]boo
 	}
 	for _, tc := range m.ToolCalls {
 		data := provider.StringMap(tc.Extra[provider.ExtraToolCallData])
-		if data[CallTypeKey] == "custom" {
+		if provider.IsFreeform(data) {
 			custom[tc.ID] = true
-			var input string
-			if json.Unmarshal([]byte(tc.Function.Arguments), &input) != nil {
-				input = tc.Function.Arguments
-			}
+			input := provider.FreeformText(tc.Function.Arguments)
 			out = append(out, item{Type: "custom_tool_call", CallID: tc.ID, Name: tc.Function.Name, Input: &input})
 			continue
 		}

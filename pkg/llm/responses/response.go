@@ -15,10 +15,11 @@ import (
 )
 
 // response is a response object: a whole body, or the one in a terminal
-// event.
+// event. Its output items are decoded one by one, by type.
 type response struct {
 	Status            string              `json:"status"`
-	Output            []outputItem        `json:"output"`
+	Model             string              `json:"model"`
+	Output            []json.RawMessage   `json:"output"`
 	Usage             *usage              `json:"usage"`
 	Error             *openai.ErrorObject `json:"error"`
 	IncompleteDetails *struct {
@@ -38,73 +39,86 @@ type usage struct {
 	} `json:"output_tokens_details"`
 }
 
-type textPart struct {
+// The output item types this package reads. Every other item (hosted tool
+// calls such as web_search_call or tool_search_call, and whatever comes
+// next) is skipped without its fields being decoded.
+const (
+	itemMessage   = "message"
+	itemReasoning = "reasoning"
+	itemFunction  = "function_call"
+	itemCustom    = "custom_tool_call"
+)
+
+// outPart is a content or summary part of an output item.
+type outPart struct {
 	Type    string `json:"type"`
 	Text    string `json:"text"`
 	Refusal string `json:"refusal"`
 }
 
-type outputItem struct {
-	Type             string     `json:"type"`
-	ID               string     `json:"id"`
-	Content          []textPart `json:"content"`
-	Summary          []textPart `json:"summary"`
-	EncryptedContent string     `json:"encrypted_content"`
-	CallID           string     `json:"call_id"`
-	Name             string     `json:"name"`
-	Arguments        string     `json:"arguments"`
-	Input            string     `json:"input"`
+// messageText is a message content part's text: output_text (text, as some
+// gateways name it) and refusal parts have one; other parts have none.
+func (p outPart) messageText() (string, bool) {
+	switch p.Type {
+	case "output_text", "text", "":
+		return p.Text, true
+	case "refusal":
+		return p.Refusal, true
+	}
+	return "", false
 }
 
-func (it *outputItem) isCall() bool {
-	return it.Type == "function_call" || it.Type == "custom_tool_call"
+// reasoningText is a reasoning item's summary_text or reasoning_text part's
+// text.
+func (p outPart) reasoningText() (string, bool) {
+	switch p.Type {
+	case "summary_text", "reasoning_text", "":
+		return p.Text, true
+	}
+	return "", false
 }
 
-// text is a message item's text.
-func (it *outputItem) text() string {
-	var b strings.Builder
-	for _, p := range it.Content {
-		b.WriteString(p.Text)
-		b.WriteString(p.Refusal)
-	}
-	return b.String()
+// outItem is an output item of one of the types this package reads.
+type outItem struct {
+	Type             string            `json:"type"`
+	ID               string            `json:"id"`
+	Status           string            `json:"status"`
+	CallID           string            `json:"call_id"`
+	Name             string            `json:"name"`
+	Arguments        provider.JSONText `json:"arguments"`
+	Input            string            `json:"input"`
+	Content          []outPart         `json:"content"`
+	Summary          []outPart         `json:"summary"`
+	EncryptedContent string            `json:"encrypted_content"`
 }
 
-// reasoning is a reasoning item's summary parts, or its reasoning_text
-// content when it has no summary.
-func (it *outputItem) reasoning() []string {
-	var out []string
-	for _, p := range it.Summary {
-		out = append(out, p.Text)
+// decodeItem reads an output item's type and then, when it is one this
+// package reads, the item; ok is false for every other item.
+func decodeItem(raw json.RawMessage) (*outItem, bool) {
+	typ, err := provider.Type(raw)
+	if err != nil {
+		return nil, false
 	}
-	if len(out) == 0 {
-		for _, p := range it.Content {
-			out = append(out, p.Text)
-		}
+	switch typ {
+	case itemMessage, itemReasoning, itemFunction, itemCustom:
+	default:
+		return nil, false
 	}
-	return out
+	var it outItem
+	if provider.Decode(raw, &it) != nil {
+		return nil, false
+	}
+	return &it, true
 }
 
-// toolCall is the call for a function_call or custom_tool_call item, whole.
-func (it *outputItem) toolCall(index int) schema.ToolCall {
-	tc := schema.ToolCall{Index: &index, ID: it.CallID, Type: "function",
-		Function: schema.FunctionCall{Name: it.Name, Arguments: it.Arguments}}
-	if strings.TrimSpace(tc.Function.Arguments) == "" {
-		tc.Function.Arguments = "{}"
-	}
-	if it.Type == "custom_tool_call" {
-		b, _ := json.Marshal(it.Input)
-		tc.Function.Arguments = string(b)
-		tc.Extra = customExtra()
-	}
-	if tc.ID == "" {
-		tc.ID = it.ID
-	}
-	return tc
-}
+func (it *outItem) isCall() bool { return it.Type == itemFunction || it.Type == itemCustom }
 
-func customExtra() map[string]any {
-	return map[string]any{provider.ExtraToolCallData: map[string]string{CallTypeKey: "custom"}}
+// callID is the id results refer to: call_id, else the item id.
+func (it *outItem) callID() string {
+	if it.CallID != "" {
+		return it.CallID
+	}
+	return it.ID
 }
 
 // finish maps a finished response's status to the normalised and raw
@@ -165,112 +179,76 @@ func finalChunk(norm, raw string, u *usage, items []reasoningItem) *schema.Messa
 }
 
 // reasoningData returns the reasoning items' provider data of an output.
-func reasoningData(output []outputItem) []reasoningItem {
+func reasoningData(output []json.RawMessage) []reasoningItem {
 	var out []reasoningItem
-	for _, it := range output {
-		if it.Type == "reasoning" && it.ID != "" {
+	for _, raw := range output {
+		if it, ok := decodeItem(raw); ok && it.Type == itemReasoning && it.ID != "" {
 			out = append(out, reasoningItem{ID: it.ID, EncryptedContent: it.EncryptedContent})
 		}
 	}
 	return out
 }
 
-// outputMessage is the content of an output: reasoning, text and tool calls
-// as one chunk, nil when there is none.
-func outputMessage(output []outputItem) *schema.Message {
-	msg := &schema.Message{Role: schema.Assistant}
-	var texts, reasoning []string
-	for i := range output {
-		it := &output[i]
-		switch {
-		case it.Type == "message":
-			texts = append(texts, it.text())
-		case it.Type == "reasoning":
-			reasoning = append(reasoning, it.reasoning()...)
-		case it.isCall():
-			msg.ToolCalls = append(msg.ToolCalls, it.toolCall(len(msg.ToolCalls)))
-		}
-	}
-	msg.Content = strings.Join(texts, "\n\n")
-	msg.ReasoningContent = strings.Join(reasoning, "\n\n")
-	if msg.Content == "" && msg.ReasoningContent == "" && len(msg.ToolCalls) == 0 {
-		return nil
-	}
-	return msg
-}
-
 // decodeWhole turns a non-streaming body into the chunks a stream of the
-// same answer gives: the content, then the final chunk.
+// same answer gives: its output items are played through the stream's own
+// state as if each had just finished, then the final chunk.
 func decodeWhole(body []byte) ([]*schema.Message, error) {
 	var r response
-	if err := openai.Unmarshal(body, &r); err != nil {
+	if err := provider.Decode(body, &r); err != nil {
 		return nil, provider.Unknown("the response is not a Responses API response", err)
 	}
 	if r.Status == "" && r.Error != nil {
 		return nil, r.Error.Err()
 	}
-	content := outputMessage(r.Output)
-	norm, raw, err := r.finish(content != nil && len(content.ToolCalls) > 0)
-	if err != nil {
+	var chunks []*schema.Message
+	s := newStream(func(m *schema.Message) bool { chunks = append(chunks, m); return true })
+	if err := s.finish(&r); err != nil {
 		return nil, err
 	}
-	var chunks []*schema.Message
-	if content != nil {
-		chunks = append(chunks, content)
-	}
-	return append(chunks, finalChunk(norm, raw, r.Usage, reasoningData(r.Output))), nil
+	return chunks, nil
 }
 
-// event is one stream event, with the fields of every type this package
-// reads.
+// event holds the fields of the events this package reads. It is decoded
+// only once the event's type is known to be one of them; items and
+// responses stay raw until their own type is read.
 type event struct {
-	Type         string              `json:"type"`
+	OutputIndex  *int                `json:"output_index"`
 	ItemID       string              `json:"item_id"`
-	OutputIndex  int                 `json:"output_index"`
 	ContentIndex int                 `json:"content_index"`
 	SummaryIndex int                 `json:"summary_index"`
 	Delta        string              `json:"delta"`
 	Text         string              `json:"text"`
 	Refusal      string              `json:"refusal"`
-	Arguments    string              `json:"arguments"`
+	Arguments    provider.JSONText   `json:"arguments"`
 	Input        string              `json:"input"`
-	Item         *outputItem         `json:"item"`
-	Response     *response           `json:"response"`
+	Item         json.RawMessage     `json:"item"`
+	Response     json.RawMessage     `json:"response"`
 	Code         json.RawMessage     `json:"code"`
 	Message      string              `json:"message"`
 	Error        *openai.ErrorObject `json:"error"`
 }
 
-// partKey names one streamed text: an item and its content or summary part.
-type partKey struct {
-	item  string
-	index int
-}
-
-// call is a streamed tool call.
-type call struct {
-	index  int
-	custom bool
-	sent   strings.Builder // arguments (custom: raw input) sent so far
-	closed bool            // a custom call's closing quote was sent
-}
-
-// stream is the state of one stream being read.
-type stream struct {
-	emit      func(*schema.Message) bool
-	texts     texts
-	reasons   texts
-	calls     map[string]*call // by item id
-	byOutput  map[int]*call
-	ncalls    int
-	reasoning []reasoningItem
-	emitted   bool
+// knownEvent reports whether this package reads events of type typ; every
+// other event is skipped without its fields being decoded.
+func knownEvent(typ string) bool {
+	switch typ {
+	case "response.created", "response.output_item.added", "response.output_item.done",
+		"response.output_text.delta", "response.output_text.done",
+		"response.refusal.delta", "response.refusal.done",
+		"response.reasoning_summary_text.delta", "response.reasoning_summary_text.done",
+		"response.reasoning_text.delta", "response.reasoning_text.done",
+		"response.function_call_arguments.delta", "response.function_call_arguments.done",
+		"response.custom_tool_call_input.delta", "response.custom_tool_call_input.done",
+		"response.completed", "response.incomplete", "response.failed", "error":
+		return true
+	}
+	return false
 }
 
 // readStream reads a Responses API stream and emits its deltas, then the
 // final chunk.
 func readStream(ctx context.Context, r *sse.Reader, emit func(*schema.Message) bool) error {
-	s := &stream{emit: emit, calls: map[string]*call{}, byOutput: map[int]*call{}}
+	s := newStream(emit)
 	for {
 		ev, err := r.Next()
 		if err != nil {
@@ -282,64 +260,139 @@ func readStream(ctx context.Context, r *sse.Reader, emit func(*schema.Message) b
 			}
 			return provider.FromTransport(ctx, err)
 		}
-		var e event
-		if err := openai.Unmarshal(ev.Data, &e); err != nil {
+		typ, err := provider.Type(ev.Data)
+		if err != nil {
 			return provider.Unknown("the stream sent an event that is not JSON", err)
 		}
-		if e.Type == "" {
-			e.Type = ev.Type
+		if typ == "" {
+			typ = ev.Type
 		}
-		done, ok, err := s.handle(&e)
+		if !knownEvent(typ) {
+			continue
+		}
+		var e event
+		if err := provider.Decode(ev.Data, &e); err != nil {
+			return provider.Unknown("the stream's "+typ+" event is not JSON", err)
+		}
+		done, ok, err := s.handle(typ, &e)
 		if err != nil || done || !ok {
 			return err
 		}
 	}
 }
 
+// partKey names one streamed text: an output position and its content or
+// summary part.
+type partKey struct {
+	pos   int
+	index int
+}
+
+// call is a tool call of the response. Function calls stream live; a
+// custom call, which may be one the provider already ran itself, waits for
+// the end of the response, and so do the calls after it, so that the calls
+// keep their order.
+type call struct {
+	pos      int
+	custom   bool
+	id, name string
+	status   string
+	args     strings.Builder // what arrived: JSON text, or a custom call's free text
+	index    int             // our number once emitted, -1 before
+	sent     int             // bytes of args emitted
+}
+
+// stream is the state of one response being read. Everything is keyed by
+// output position (output_index, and content_index or summary_index within
+// it), never by item ids, which some gateways rewrite on every event.
+type stream struct {
+	emit    func(*schema.Message) bool
+	created bool
+	texts   texts
+	reasons texts
+	// positions numbers items by id for events that carry no output_index.
+	positions map[string]int
+	messages  map[int]bool // positions holding a message item
+	calls     []*call      // in the order they started
+	byPos     map[int]*call
+	ncalls    int  // calls emitted
+	holding   bool // a custom call waits for the end: later calls wait too
+	reasoning map[int]reasoningItem
+	order     []int // positions of reasoning, in order
+}
+
+func newStream(emit func(*schema.Message) bool) *stream {
+	return &stream{emit: emit, positions: map[string]int{}, messages: map[int]bool{},
+		byPos: map[int]*call{}, reasoning: map[int]reasoningItem{}}
+}
+
+// pos is an event's output position: output_index, else a number kept for
+// its item id.
+func (s *stream) pos(e *event) int {
+	if e.OutputIndex != nil {
+		return *e.OutputIndex
+	}
+	p, ok := s.positions[e.ItemID]
+	if !ok {
+		p = -1 - len(s.positions)
+		s.positions[e.ItemID] = p
+	}
+	return p
+}
+
 // handle applies one event. done is set after the terminal event; ok is
 // false once the consumer has gone.
-func (s *stream) handle(e *event) (done, ok bool, err error) {
-	switch e.Type {
+func (s *stream) handle(typ string, e *event) (done, ok bool, err error) {
+	switch typ {
+	case "response.created":
+		if s.created {
+			return false, false, provider.Unknown("the stream sent a second response.created before the first response ended", nil)
+		}
+		s.created = true
 	case "response.output_text.delta", "response.refusal.delta":
-		return false, s.text(e, e.Delta, false), nil
+		return false, s.text(s.pos(e), e.ContentIndex, e.Delta, false), nil
 	case "response.output_text.done":
-		return false, s.text(e, e.Text, true), nil
+		return false, s.text(s.pos(e), e.ContentIndex, e.Text, true), nil
 	case "response.refusal.done":
-		return false, s.text(e, e.Refusal, true), nil
+		return false, s.text(s.pos(e), e.ContentIndex, e.Refusal, true), nil
 	case "response.reasoning_summary_text.delta":
-		return false, s.reason(partKey{e.ItemID, e.SummaryIndex}, e.Delta, false), nil
+		return false, s.reason(partKey{s.pos(e), e.SummaryIndex}, e.Delta, false), nil
 	case "response.reasoning_summary_text.done":
-		return false, s.reason(partKey{e.ItemID, e.SummaryIndex}, e.Text, true), nil
+		return false, s.reason(partKey{s.pos(e), e.SummaryIndex}, e.Text, true), nil
 	case "response.reasoning_text.delta":
-		return false, s.reason(partKey{e.ItemID, -1 - e.ContentIndex}, e.Delta, false), nil
+		return false, s.reason(partKey{s.pos(e), -1 - e.ContentIndex}, e.Delta, false), nil
 	case "response.reasoning_text.done":
-		return false, s.reason(partKey{e.ItemID, -1 - e.ContentIndex}, e.Text, true), nil
+		return false, s.reason(partKey{s.pos(e), -1 - e.ContentIndex}, e.Text, true), nil
 	case "response.output_item.added":
-		if e.Item != nil && e.Item.isCall() {
-			return false, s.startCall(e.Item, e.OutputIndex), nil
+		if it, known := decodeItem(e.Item); known {
+			return false, s.itemAdded(it, s.pos(e)), nil
 		}
 	case "response.function_call_arguments.delta", "response.custom_tool_call_input.delta":
-		if c := s.call(e.ItemID, e.OutputIndex); c != nil {
+		if c := s.byPos[s.pos(e)]; c != nil {
 			return false, s.args(c, e.Delta, false), nil
 		}
 	case "response.function_call_arguments.done":
-		if c := s.call(e.ItemID, e.OutputIndex); c != nil {
-			return false, s.args(c, e.Arguments, true), nil
+		if c := s.byPos[s.pos(e)]; c != nil {
+			return false, s.args(c, string(e.Arguments), true), nil
 		}
 	case "response.custom_tool_call_input.done":
-		if c := s.call(e.ItemID, e.OutputIndex); c != nil {
+		if c := s.byPos[s.pos(e)]; c != nil {
 			return false, s.args(c, e.Input, true), nil
 		}
 	case "response.output_item.done":
-		return false, s.itemDone(e.Item, e.OutputIndex), nil
-	case "response.completed", "response.incomplete":
-		if e.Response == nil {
-			return false, false, provider.Unknown("the stream's "+e.Type+" event has no response", nil)
+		if it, known := decodeItem(e.Item); known {
+			return false, s.itemDone(it, s.pos(e)), nil
 		}
-		return true, true, s.finish(e.Response)
+	case "response.completed", "response.incomplete":
+		var r response
+		if len(e.Response) == 0 || provider.Decode(e.Response, &r) != nil {
+			return false, false, provider.Unknown("the stream's "+typ+" event has no response", nil)
+		}
+		return true, true, s.finish(&r)
 	case "response.failed":
-		if e.Response != nil && e.Response.Error != nil {
-			return false, false, e.Response.Error.Err()
+		var r response
+		if provider.Decode(e.Response, &r) == nil && r.Error != nil {
+			return false, false, r.Error.Err()
 		}
 		return false, false, provider.FromStreamError("", "the response failed without saying why")
 	case "error":
@@ -350,11 +403,6 @@ func (s *stream) handle(e *event) (done, ok bool, err error) {
 		return false, false, obj.Err()
 	}
 	return false, true, nil
-}
-
-func (s *stream) send(m *schema.Message) bool {
-	s.emitted = true
-	return s.emit(m)
 }
 
 // catchUp returns what to emit for one streamed piece: a delta as it is,
@@ -372,17 +420,18 @@ func catchUp(sent *strings.Builder, piece string, whole bool) string {
 	return rest
 }
 
-// text emits message text; text from a new message item after another's
+// text emits message text; text of a new message item after another's
 // starts with a blank line.
-func (s *stream) text(e *event, piece string, whole bool) bool {
-	piece = s.texts.next(partKey{e.ItemID, e.ContentIndex}, partKey{item: e.ItemID}, piece, whole)
-	return piece == "" || s.send(&schema.Message{Role: schema.Assistant, Content: piece})
+func (s *stream) text(pos, index int, piece string, whole bool) bool {
+	s.messages[pos] = true
+	piece = s.texts.next(partKey{pos, index}, partKey{pos: pos}, piece, whole)
+	return piece == "" || s.emit(&schema.Message{Role: schema.Assistant, Content: piece})
 }
 
 // reason emits reasoning text; a new part starts with a blank line.
 func (s *stream) reason(k partKey, piece string, whole bool) bool {
 	piece = s.reasons.next(k, k, piece, whole)
-	return piece == "" || s.send(&schema.Message{Role: schema.Assistant, ReasoningContent: piece})
+	return piece == "" || s.emit(&schema.Message{Role: schema.Assistant, ReasoningContent: piece})
 }
 
 // texts tracks streamed texts (message text, or reasoning) by part.
@@ -415,119 +464,234 @@ func (t *texts) next(k, group partKey, piece string, whole bool) string {
 	return piece
 }
 
-// call finds a streamed call by item id, else by output index.
-func (s *stream) call(itemID string, outputIndex int) *call {
-	if c, ok := s.calls[itemID]; ok && itemID != "" {
-		return c
-	}
-	return s.byOutput[outputIndex]
-}
-
-// startCall emits a call's id and name (and, for a custom call, the opening
-// quote of its arguments).
-func (s *stream) startCall(it *outputItem, outputIndex int) bool {
-	if s.call(it.ID, outputIndex) != nil {
-		return true
-	}
-	c := &call{index: s.ncalls, custom: it.Type == "custom_tool_call"}
-	s.ncalls++
-	if it.ID != "" {
-		s.calls[it.ID] = c
-	}
-	s.byOutput[outputIndex] = c
-	tc := it.toolCall(c.index)
-	tc.Function.Arguments = ""
-	if c.custom {
-		tc.Function.Arguments = `"`
-	}
-	if !s.send(&schema.Message{Role: schema.Assistant, ToolCalls: []schema.ToolCall{tc}}) {
-		return false
-	}
-	piece := it.Arguments
-	if c.custom {
-		piece = it.Input
-	}
-	return s.args(c, piece, false)
-}
-
-// args emits a piece of a call's arguments (JSON-escaped for a custom call).
-func (s *stream) args(c *call, piece string, whole bool) bool {
-	if c.closed {
-		return true
-	}
-	piece = catchUp(&c.sent, piece, whole)
-	if piece == "" {
-		return true
-	}
-	if c.custom {
-		b, _ := json.Marshal(piece)
-		piece = string(b[1 : len(b)-1])
-	}
-	idx := c.index
-	return s.send(&schema.Message{Role: schema.Assistant, ToolCalls: []schema.ToolCall{{Index: &idx, Function: schema.FunctionCall{Arguments: piece}}}})
-}
-
-// itemDone completes an item: a call's missing arguments (and a custom
-// call's closing quote), a message's missing text, a reasoning item's data.
-func (s *stream) itemDone(it *outputItem, outputIndex int) bool {
-	if it == nil {
-		return true
-	}
+// itemAdded notes a new item: a message's position, or a call's start.
+func (s *stream) itemAdded(it *outItem, pos int) bool {
 	switch {
+	case it.Type == itemMessage:
+		s.messages[pos] = true
 	case it.isCall():
-		if !s.startCall(it, outputIndex) {
+		piece := string(it.Arguments)
+		if it.Type == itemCustom {
+			piece = it.Input
+		}
+		return s.startCall(it, pos) && s.args(s.byPos[pos], piece, false)
+	}
+	return true
+}
+
+// startCall opens the call at pos (once) and emits its id and name when it
+// streams live; the caller adds the item's arguments.
+func (s *stream) startCall(it *outItem, pos int) bool {
+	c := s.byPos[pos]
+	if c == nil {
+		c = &call{pos: pos, custom: it.Type == itemCustom, index: -1}
+		s.byPos[pos] = c
+		s.calls = append(s.calls, c)
+		if c.custom {
+			s.holding = true
+		}
+	}
+	if c.id == "" {
+		c.id = it.callID()
+	}
+	if c.name == "" {
+		c.name = it.Name
+	}
+	if it.Status != "" {
+		c.status = it.Status
+	}
+	if c.index < 0 && !s.holding {
+		c.index = s.ncalls
+		s.ncalls++
+		i := c.index
+		tc := schema.ToolCall{Index: &i, ID: c.id, Type: "function", Function: schema.FunctionCall{Name: c.name}}
+		if !s.emit(&schema.Message{Role: schema.Assistant, ToolCalls: []schema.ToolCall{tc}}) {
 			return false
-		}
-		c := s.call(it.ID, outputIndex)
-		if !c.custom {
-			if !s.args(c, it.Arguments, true) {
-				return false
-			}
-			if c.sent.Len() == 0 { // a call without arguments
-				return s.args(c, "{}", false)
-			}
-			return true
-		}
-		if !s.args(c, it.Input, true) {
-			return false
-		}
-		c.closed = true
-		idx := c.index
-		return s.send(&schema.Message{Role: schema.Assistant, ToolCalls: []schema.ToolCall{{Index: &idx, Function: schema.FunctionCall{Arguments: `"`}}}})
-	case it.Type == "message":
-		for i, p := range it.Content {
-			e := &event{ItemID: it.ID, ContentIndex: i}
-			if !s.text(e, p.Text+p.Refusal, true) {
-				return false
-			}
-		}
-	case it.Type == "reasoning":
-		if it.ID != "" {
-			s.reasoning = append(s.reasoning, reasoningItem{ID: it.ID, EncryptedContent: it.EncryptedContent})
 		}
 	}
 	return true
 }
 
-// finish emits the final chunk from the terminal event's response. A stream
-// that sent no content events is read from the response's output.
-func (s *stream) finish(r *response) error {
-	if !s.emitted {
-		if content := outputMessage(r.Output); content != nil {
-			s.ncalls = len(content.ToolCalls)
-			if !s.send(content) {
-				return nil
+// args adds a piece of a call's arguments (whole: all of them) and emits
+// what is new when the call streams live.
+func (s *stream) args(c *call, piece string, whole bool) bool {
+	catchUp(&c.args, piece, whole)
+	if c.index < 0 || c.custom || c.args.Len() == c.sent {
+		return true
+	}
+	piece = c.args.String()[c.sent:]
+	c.sent = c.args.Len()
+	i := c.index
+	return s.emit(&schema.Message{Role: schema.Assistant, ToolCalls: []schema.ToolCall{{Index: &i, Function: schema.FunctionCall{Arguments: piece}}}})
+}
+
+// itemDone completes an item: a call's missing arguments, a message's
+// missing text, a reasoning item's missing text and its data.
+func (s *stream) itemDone(it *outItem, pos int) bool {
+	switch it.Type {
+	case itemFunction:
+		return s.startCall(it, pos) && s.args(s.byPos[pos], string(it.Arguments), true)
+	case itemCustom:
+		return s.startCall(it, pos) && s.args(s.byPos[pos], it.Input, true)
+	case itemMessage:
+		s.messages[pos] = true
+		for i, p := range it.Content {
+			if text, ok := p.messageText(); ok && !s.text(pos, i, text, true) {
+				return false
 			}
 		}
+	case itemReasoning:
+		n := 0
+		for i, p := range it.Summary {
+			if text, ok := p.reasoningText(); ok {
+				n++
+				if !s.reason(partKey{pos, i}, text, true) {
+					return false
+				}
+			}
+		}
+		for i, p := range it.Content {
+			if text, ok := p.reasoningText(); ok && n == 0 && !s.reason(partKey{pos, -1 - i}, text, true) {
+				return false
+			}
+		}
+		if it.ID != "" {
+			if _, seen := s.reasoning[pos]; !seen {
+				s.order = append(s.order, pos)
+			}
+			s.reasoning[pos] = reasoningItem{ID: it.ID, EncryptedContent: it.EncryptedContent}
+		}
+	}
+	return true
+}
+
+// finish completes the response from its terminal event's response: what
+// the stream did not carry is taken from the response's output (all of it
+// for a stream that sent only the terminal event, and for a whole body),
+// the waiting calls are emitted or dropped, then the final chunk.
+func (s *stream) finish(r *response) error {
+	var items []*outItem
+	var at []int // output position of each item
+	for i, raw := range r.Output {
+		if it, ok := decodeItem(raw); ok {
+			items, at = append(items, it), append(at, i)
+		}
+	}
+	s.catchUpOutput(items, at)
+	if !s.emitCalls(items) {
+		return nil
 	}
 	norm, raw, err := r.finish(s.ncalls > 0)
 	if err != nil {
 		return err
 	}
-	items := reasoningData(r.Output)
-	if len(items) == 0 {
-		items = s.reasoning
+	ris := reasoningData(r.Output)
+	if len(ris) == 0 {
+		for _, p := range s.order {
+			ris = append(ris, s.reasoning[p])
+		}
 	}
-	s.emit(finalChunk(norm, raw, r.Usage, items))
+	final := finalChunk(norm, raw, r.Usage, ris)
+	if r.Model != "" {
+		final.Extra[provider.ExtraResponseModel] = r.Model
+	}
+	s.emit(final)
 	return nil
+}
+
+// apart offsets the positions of terminal output items played after a
+// stream that carried content, keeping them apart from streamed positions.
+const apart = 1 << 24
+
+// catchUpOutput plays the terminal output's items the stream did not
+// carry: message text when no text streamed, reasoning when none streamed,
+// and calls whose call id did not stream. Positions from the output are
+// kept apart from streamed ones, so that a gateway numbering the two
+// differently cannot make a text count twice.
+func (s *stream) catchUpOutput(items []*outItem, at []int) {
+	hadText, hadReasoning := s.texts.started, s.reasons.started
+	streamed := len(s.calls) > 0 || hadText || hadReasoning
+	ids := map[string]bool{}
+	for _, c := range s.calls {
+		ids[c.id] = true
+	}
+	for k, it := range items {
+		pos := at[k]
+		if streamed {
+			pos += apart
+		}
+		switch {
+		case it.isCall() && ids[it.callID()]:
+			for _, c := range s.calls {
+				if c.id == it.callID() && it.Status != "" {
+					c.status = it.Status
+				}
+			}
+		case it.isCall(), it.Type == itemMessage && !hadText, it.Type == itemReasoning && !hadReasoning:
+			if !s.itemDone(it, pos) {
+				return
+			}
+		}
+	}
+}
+
+// emitCalls finishes the calls: a live call that got no arguments gets {},
+// and each waiting call is emitted whole, unless it is a custom call the
+// provider ran itself (see providerRan).
+func (s *stream) emitCalls(items []*outItem) bool {
+	for _, c := range s.calls {
+		switch {
+		case c.index >= 0:
+			if c.args.Len() == 0 && !s.args(c, "{}", false) {
+				return false
+			}
+		case c.custom && s.providerRan(c, items):
+		default:
+			c.index = s.ncalls
+			s.ncalls++
+			i := c.index
+			args := c.args.String()
+			if c.custom {
+				args = provider.FreeformArgs(args)
+			} else if strings.TrimSpace(args) == "" {
+				args = "{}"
+			}
+			tc := schema.ToolCall{Index: &i, ID: c.id, Type: "function", Function: schema.FunctionCall{Name: c.name, Arguments: args}}
+			if c.custom {
+				tc.Extra = map[string]any{provider.ExtraToolCallData: map[string]string{provider.FreeformKey: provider.FreeformCall}}
+			}
+			if !s.emit(&schema.Message{Role: schema.Assistant, ToolCalls: []schema.ToolCall{tc}}) {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// providerRan reports whether a custom tool call is one the provider
+// already executed on its side (xAI's search tools surface this way): it is
+// completed and the model went on to write a message after it, which it
+// can only do with the call's result in hand. A call the client must run
+// ends the model's turn. The terminal output's order decides when it holds
+// the call, the stream's positions otherwise.
+func (s *stream) providerRan(c *call, items []*outItem) bool {
+	if c.status != "completed" {
+		return false
+	}
+	for k, it := range items {
+		if it.isCall() && it.callID() == c.id {
+			for _, later := range items[k+1:] {
+				if later.Type == itemMessage {
+					return true
+				}
+			}
+			return false
+		}
+	}
+	for p := range s.messages {
+		if p > c.pos && p < apart {
+			return true
+		}
+	}
+	return false
 }

@@ -47,9 +47,24 @@
 //
 // # Response
 //
+//   - Decoding is by type, then fields: an event's type is read first and
+//     only the events listed below are decoded further; an output item's
+//     type is read first and only message, reasoning, function_call and
+//     custom_tool_call items are decoded. Every other event and item
+//     (hosted tools: tool_search_call, code_interpreter_call, shell_call,
+//     web_search_call...) is skipped whatever its fields hold, so it can
+//     never cost a known item. Unknown fields of any JSON type are ignored,
+//     and a known field of an unexpected type reads as absent
+//     (provider.Decode); arguments sent as a JSON object are taken as its
+//     text.
+//   - Stream state is keyed by position: output_index, and content_index or
+//     summary_index within it, never by item_id, which some gateways rewrite
+//     on every event (item_id is used only by an event without
+//     output_index). A second response.created in one stream is a protocol
+//     error (unknown), never a merge.
 //   - Text is the output_text (and refusal) of the message items; the text
 //     of two message items (e.g. a commentary and a final answer) is joined
-//     with a blank line.
+//     with a blank line. Content parts of other types are skipped.
 //   - Reasoning is the summary text of the reasoning items (or their
 //     reasoning_text content where a server sends that instead), parts
 //     joined with a blank line. Each reasoning item's id and
@@ -58,12 +73,24 @@
 //     is what is sent back.
 //   - function_call items are tool calls (call_id as the id). A
 //     custom_tool_call's free-form input is not JSON, so its arguments are
-//     the input as a JSON string ("SELECT …" with quotes), and the call is
-//     marked {"openai.type":"custom"} in ToolCall.Extra[provider.ExtraToolCallData].
+//     the input as one JSON string ("SELECT …" with quotes), and the call is
+//     marked provider.FreeformKey ({"openai.type":"custom"}) in
+//     ToolCall.Extra[provider.ExtraToolCallData]; it is sent back as a
+//     custom_tool_call with the input verbatim.
+//   - A custom_tool_call the provider already ran itself (xAI surfaces its
+//     search tools this way) is not a call: one that is completed and
+//     followed by a message item in the same response (the model could only
+//     write on with the result in hand; a call the client must run ends the
+//     turn). Because that is known only at the end, a custom call, and the
+//     calls after it, are emitted when the response completes; function
+//     calls before it stream live.
 //   - When a ".done" event carries more text or arguments than its deltas
 //     did (a gateway that skips deltas, or a recording with deltas cut out),
-//     the missing tail is emitted, so the stream gives the full answer; a
-//     stream that sends only response.completed is read from its output.
+//     the missing tail is emitted, so the stream gives the full answer; the
+//     terminal response's output fills in what the stream did not carry at
+//     all (text when none streamed, reasoning when none streamed, calls by
+//     call_id), so a stream that sends only response.completed is read from
+//     its output. A whole body is played through the same state.
 //   - Usage: input_tokens (cached included), input_tokens_details.
 //     cached_tokens, output_tokens, output_tokens_details.reasoning_tokens.
 //   - Finish reason: completed is stop, or tool_calls when there are tool
@@ -102,8 +129,8 @@ const (
 	// (a JSON array) in Extra[provider.ExtraReasoningData].
 	ReasoningKey = "openai.reasoning"
 	// CallTypeKey marks a custom tool call ("custom") in
-	// ToolCall.Extra[provider.ExtraToolCallData].
-	CallTypeKey = "openai.type"
+	// ToolCall.Extra[provider.ExtraToolCallData]: provider.FreeformKey.
+	CallTypeKey = provider.FreeformKey
 )
 
 // Model is a Responses API model. It is safe for concurrent use.

@@ -209,11 +209,16 @@ type Agent struct {
 	// Output only: usage summed over every send.
 	Usage *Usage `protobuf:"bytes,8,opt,name=usage,proto3" json:"usage,omitempty"`
 	// Output only: an API key was given (in config or compact config).
-	HasApiKey     bool                   `protobuf:"varint,9,opt,name=has_api_key,json=hasApiKey,proto3" json:"has_api_key,omitempty"`
-	CreateTime    *timestamppb.Timestamp `protobuf:"bytes,10,opt,name=create_time,json=createTime,proto3" json:"create_time,omitempty"`
-	UpdateTime    *timestamppb.Timestamp `protobuf:"bytes,11,opt,name=update_time,json=updateTime,proto3" json:"update_time,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	HasApiKey  bool                   `protobuf:"varint,9,opt,name=has_api_key,json=hasApiKey,proto3" json:"has_api_key,omitempty"`
+	CreateTime *timestamppb.Timestamp `protobuf:"bytes,10,opt,name=create_time,json=createTime,proto3" json:"create_time,omitempty"`
+	UpdateTime *timestamppb.Timestamp `protobuf:"bytes,11,opt,name=update_time,json=updateTime,proto3" json:"update_time,omitempty"`
+	// Output only: the agent was restored from the store without the secrets
+	// its client gave (API keys and header values are never stored): a send
+	// fails FAILED_PRECONDITION (API_KEY_REQUIRED) until they are given again
+	// with UpdateAgent or in the send's config.
+	ApiKeyRequired bool `protobuf:"varint,12,opt,name=api_key_required,json=apiKeyRequired,proto3" json:"api_key_required,omitempty"`
+	unknownFields  protoimpl.UnknownFields
+	sizeCache      protoimpl.SizeCache
 }
 
 func (x *Agent) Reset() {
@@ -321,6 +326,13 @@ func (x *Agent) GetUpdateTime() *timestamppb.Timestamp {
 		return x.UpdateTime
 	}
 	return nil
+}
+
+func (x *Agent) GetApiKeyRequired() bool {
+	if x != nil {
+		return x.ApiKeyRequired
+	}
+	return false
 }
 
 // ToolSelection names tools.
@@ -1047,8 +1059,14 @@ type StartRun struct {
 	Tools          *ToolSelection `protobuf:"bytes,5,opt,name=tools,proto3" json:"tools,omitempty"`
 	PermissionMode PermissionMode `protobuf:"varint,6,opt,name=permission_mode,json=permissionMode,proto3,enum=agentcore.v1.PermissionMode" json:"permission_mode,omitempty"`
 	// Tool names for PERMISSION_MODE_ASK_LISTED.
-	AskTools      []string   `protobuf:"bytes,7,rep,name=ask_tools,json=askTools,proto3" json:"ask_tools,omitempty"`
-	BusyPolicy    BusyPolicy `protobuf:"varint,8,opt,name=busy_policy,json=busyPolicy,proto3,enum=agentcore.v1.BusyPolicy" json:"busy_policy,omitempty"`
+	AskTools   []string   `protobuf:"bytes,7,rep,name=ask_tools,json=askTools,proto3" json:"ask_tools,omitempty"`
+	BusyPolicy BusyPolicy `protobuf:"varint,8,opt,name=busy_policy,json=busyPolicy,proto3,enum=agentcore.v1.BusyPolicy" json:"busy_policy,omitempty"`
+	// What the client going away does to the run: stop it (default) or let
+	// it go on (Attach follows it again, RespondPermission answers it).
+	OnDisconnect OnDisconnect `protobuf:"varint,9,opt,name=on_disconnect,json=onDisconnect,proto3,enum=agentcore.v1.OnDisconnect" json:"on_disconnect,omitempty"`
+	// Re-enter the loop from the stored history without new input (input
+	// must be empty), e.g. after a run was interrupted by a restart.
+	Resume        bool `protobuf:"varint,10,opt,name=resume,proto3" json:"resume,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1137,6 +1155,20 @@ func (x *StartRun) GetBusyPolicy() BusyPolicy {
 		return x.BusyPolicy
 	}
 	return BusyPolicy_BUSY_POLICY_UNSPECIFIED
+}
+
+func (x *StartRun) GetOnDisconnect() OnDisconnect {
+	if x != nil {
+		return x.OnDisconnect
+	}
+	return OnDisconnect_ON_DISCONNECT_UNSPECIFIED
+}
+
+func (x *StartRun) GetResume() bool {
+	if x != nil {
+		return x.Resume
+	}
+	return false
 }
 
 // HistoryReplacement is a whole new history.
@@ -1330,8 +1362,10 @@ func (x *SendResponse) GetEvent() *Event {
 
 // StopRequest names a session.
 type StopRequest struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	AgentId       string                 `protobuf:"bytes,1,opt,name=agent_id,json=agentId,proto3" json:"agent_id,omitempty"`
+	state   protoimpl.MessageState `protogen:"open.v1"`
+	AgentId string                 `protobuf:"bytes,1,opt,name=agent_id,json=agentId,proto3" json:"agent_id,omitempty"`
+	// When set, stop only this run (nothing is stopped if the agent runs another).
+	RunId         string `protobuf:"bytes,2,opt,name=run_id,json=runId,proto3" json:"run_id,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1369,6 +1403,13 @@ func (*StopRequest) Descriptor() ([]byte, []int) {
 func (x *StopRequest) GetAgentId() string {
 	if x != nil {
 		return x.AgentId
+	}
+	return ""
+}
+
+func (x *StopRequest) GetRunId() string {
+	if x != nil {
+		return x.RunId
 	}
 	return ""
 }
@@ -1512,12 +1553,19 @@ func (x *CompactResponse) GetEvent() *Event {
 type GetHistoryRequest struct {
 	state   protoimpl.MessageState `protogen:"open.v1"`
 	AgentId string                 `protobuf:"bytes,1,opt,name=agent_id,json=agentId,proto3" json:"agent_id,omitempty"`
-	// Also group the history into turns.
+	// Also group the history into turns (over the whole history, whatever
+	// the page).
 	IncludeTurns bool `protobuf:"varint,2,opt,name=include_turns,json=includeTurns,proto3" json:"include_turns,omitempty"`
-	// Also render it as text, as History.render does.
+	// Also render it as text, as History.render does (the page's messages
+	// when the history comes in pages).
 	IncludeRendered bool `protobuf:"varint,3,opt,name=include_rendered,json=includeRendered,proto3" json:"include_rendered,omitempty"`
-	unknownFields   protoimpl.UnknownFields
-	sizeCache       protoimpl.SizeCache
+	// Most messages per page. 0: as many as fit in one response, which is
+	// the whole history unless it is larger than the server's message limit.
+	PageSize int32 `protobuf:"varint,4,opt,name=page_size,json=pageSize,proto3" json:"page_size,omitempty"`
+	// The next_page_token of the previous page; empty for the first page.
+	PageToken     string `protobuf:"bytes,5,opt,name=page_token,json=pageToken,proto3" json:"page_token,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *GetHistoryRequest) Reset() {
@@ -1571,6 +1619,20 @@ func (x *GetHistoryRequest) GetIncludeRendered() bool {
 	return false
 }
 
+func (x *GetHistoryRequest) GetPageSize() int32 {
+	if x != nil {
+		return x.PageSize
+	}
+	return 0
+}
+
+func (x *GetHistoryRequest) GetPageToken() string {
+	if x != nil {
+		return x.PageToken
+	}
+	return ""
+}
+
 // Turn is one turn: indexes into the history.
 type Turn struct {
 	state          protoimpl.MessageState `protogen:"open.v1"`
@@ -1618,10 +1680,16 @@ func (x *Turn) GetMessageIndexes() []int32 {
 
 // GetHistoryResponse is the history.
 type GetHistoryResponse struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Messages      []*Message             `protobuf:"bytes,1,rep,name=messages,proto3" json:"messages,omitempty"`
-	Turns         []*Turn                `protobuf:"bytes,2,rep,name=turns,proto3" json:"turns,omitempty"`
-	Rendered      string                 `protobuf:"bytes,3,opt,name=rendered,proto3" json:"rendered,omitempty"`
+	state    protoimpl.MessageState `protogen:"open.v1"`
+	Messages []*Message             `protobuf:"bytes,1,rep,name=messages,proto3" json:"messages,omitempty"`
+	Turns    []*Turn                `protobuf:"bytes,2,rep,name=turns,proto3" json:"turns,omitempty"`
+	Rendered string                 `protobuf:"bytes,3,opt,name=rendered,proto3" json:"rendered,omitempty"`
+	// Set when more messages follow: pass it as page_token.
+	NextPageToken string `protobuf:"bytes,4,opt,name=next_page_token,json=nextPageToken,proto3" json:"next_page_token,omitempty"`
+	// Index in the history of the page's first message.
+	StartIndex int32 `protobuf:"varint,5,opt,name=start_index,json=startIndex,proto3" json:"start_index,omitempty"`
+	// Messages in the whole history.
+	HistoryLength int32 `protobuf:"varint,6,opt,name=history_length,json=historyLength,proto3" json:"history_length,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1675,6 +1743,27 @@ func (x *GetHistoryResponse) GetRendered() string {
 		return x.Rendered
 	}
 	return ""
+}
+
+func (x *GetHistoryResponse) GetNextPageToken() string {
+	if x != nil {
+		return x.NextPageToken
+	}
+	return ""
+}
+
+func (x *GetHistoryResponse) GetStartIndex() int32 {
+	if x != nil {
+		return x.StartIndex
+	}
+	return 0
+}
+
+func (x *GetHistoryResponse) GetHistoryLength() int32 {
+	if x != nil {
+		return x.HistoryLength
+	}
+	return 0
 }
 
 // SetHistoryRequest replaces history.
@@ -1965,9 +2054,13 @@ type ToolInfo struct {
 	// The plugin binary's path, or "mcp:<definition file>".
 	Source string `protobuf:"bytes,4,opt,name=source,proto3" json:"source,omitempty"`
 	// The tool's declared timeout; unset when it has none.
-	Timeout       *durationpb.Duration `protobuf:"bytes,5,opt,name=timeout,proto3" json:"timeout,omitempty"`
-	ReadOnly      bool                 `protobuf:"varint,6,opt,name=read_only,json=readOnly,proto3" json:"read_only,omitempty"`
-	Idempotent    bool                 `protobuf:"varint,7,opt,name=idempotent,proto3" json:"idempotent,omitempty"`
+	Timeout    *durationpb.Duration `protobuf:"bytes,5,opt,name=timeout,proto3" json:"timeout,omitempty"`
+	ReadOnly   bool                 `protobuf:"varint,6,opt,name=read_only,json=readOnly,proto3" json:"read_only,omitempty"`
+	Idempotent bool                 `protobuf:"varint,7,opt,name=idempotent,proto3" json:"idempotent,omitempty"`
+	// The resource limits of the tool's calls, as the server enforces them:
+	// what the tool asked for, capped by the server's maximums, overridden by
+	// its configuration, without what its mechanism cannot enforce.
+	Limits        *ToolLimits `protobuf:"bytes,8,opt,name=limits,proto3" json:"limits,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -2051,6 +2144,87 @@ func (x *ToolInfo) GetIdempotent() bool {
 	return false
 }
 
+func (x *ToolInfo) GetLimits() *ToolLimits {
+	if x != nil {
+		return x.Limits
+	}
+	return nil
+}
+
+// ToolLimits bound one tool call's process tree. An unset or zero field
+// means no limit.
+type ToolLimits struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Memory of the whole process tree, in bytes.
+	MemoryBytes uint64 `protobuf:"varint,1,opt,name=memory_bytes,json=memoryBytes,proto3" json:"memory_bytes,omitempty"`
+	// Processes and threads in the tree at once.
+	MaxProcesses uint32 `protobuf:"varint,2,opt,name=max_processes,json=maxProcesses,proto3" json:"max_processes,omitempty"`
+	// CPU time of one call, user plus system.
+	CpuTime *durationpb.Duration `protobuf:"bytes,3,opt,name=cpu_time,json=cpuTime,proto3" json:"cpu_time,omitempty"`
+	// Open file descriptors per process.
+	MaxOpenFiles  uint32 `protobuf:"varint,4,opt,name=max_open_files,json=maxOpenFiles,proto3" json:"max_open_files,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ToolLimits) Reset() {
+	*x = ToolLimits{}
+	mi := &file_agentcore_v1_agent_service_proto_msgTypes[32]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ToolLimits) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ToolLimits) ProtoMessage() {}
+
+func (x *ToolLimits) ProtoReflect() protoreflect.Message {
+	mi := &file_agentcore_v1_agent_service_proto_msgTypes[32]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ToolLimits.ProtoReflect.Descriptor instead.
+func (*ToolLimits) Descriptor() ([]byte, []int) {
+	return file_agentcore_v1_agent_service_proto_rawDescGZIP(), []int{32}
+}
+
+func (x *ToolLimits) GetMemoryBytes() uint64 {
+	if x != nil {
+		return x.MemoryBytes
+	}
+	return 0
+}
+
+func (x *ToolLimits) GetMaxProcesses() uint32 {
+	if x != nil {
+		return x.MaxProcesses
+	}
+	return 0
+}
+
+func (x *ToolLimits) GetCpuTime() *durationpb.Duration {
+	if x != nil {
+		return x.CpuTime
+	}
+	return nil
+}
+
+func (x *ToolLimits) GetMaxOpenFiles() uint32 {
+	if x != nil {
+		return x.MaxOpenFiles
+	}
+	return 0
+}
+
 // SkillInfo describes a skill.
 type SkillInfo struct {
 	state       protoimpl.MessageState `protogen:"open.v1"`
@@ -2064,7 +2238,7 @@ type SkillInfo struct {
 
 func (x *SkillInfo) Reset() {
 	*x = SkillInfo{}
-	mi := &file_agentcore_v1_agent_service_proto_msgTypes[32]
+	mi := &file_agentcore_v1_agent_service_proto_msgTypes[33]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2076,7 +2250,7 @@ func (x *SkillInfo) String() string {
 func (*SkillInfo) ProtoMessage() {}
 
 func (x *SkillInfo) ProtoReflect() protoreflect.Message {
-	mi := &file_agentcore_v1_agent_service_proto_msgTypes[32]
+	mi := &file_agentcore_v1_agent_service_proto_msgTypes[33]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2089,7 +2263,7 @@ func (x *SkillInfo) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SkillInfo.ProtoReflect.Descriptor instead.
 func (*SkillInfo) Descriptor() ([]byte, []int) {
-	return file_agentcore_v1_agent_service_proto_rawDescGZIP(), []int{32}
+	return file_agentcore_v1_agent_service_proto_rawDescGZIP(), []int{33}
 }
 
 func (x *SkillInfo) GetName() string {
@@ -2115,16 +2289,21 @@ func (x *SkillInfo) GetSource() string {
 
 // ListToolsResponse lists tools and skills.
 type ListToolsResponse struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Tools         []*ToolInfo            `protobuf:"bytes,1,rep,name=tools,proto3" json:"tools,omitempty"`
-	Skills        []*SkillInfo           `protobuf:"bytes,2,rep,name=skills,proto3" json:"skills,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	state  protoimpl.MessageState `protogen:"open.v1"`
+	Tools  []*ToolInfo            `protobuf:"bytes,1,rep,name=tools,proto3" json:"tools,omitempty"`
+	Skills []*SkillInfo           `protobuf:"bytes,2,rep,name=skills,proto3" json:"skills,omitempty"`
+	// How the server enforces tool limits ("cgroup2", "cgroup1", "rlimit" or
+	// "off"), where, and which kinds, e.g. "cgroup1: cgroup v1 (memory, pids)
+	// under /sys/fs/cgroup/memory/agentcore-4026531836-7-88; enforces memory, processes,
+	// CPU time, open files".
+	LimitsMechanism string `protobuf:"bytes,3,opt,name=limits_mechanism,json=limitsMechanism,proto3" json:"limits_mechanism,omitempty"`
+	unknownFields   protoimpl.UnknownFields
+	sizeCache       protoimpl.SizeCache
 }
 
 func (x *ListToolsResponse) Reset() {
 	*x = ListToolsResponse{}
-	mi := &file_agentcore_v1_agent_service_proto_msgTypes[33]
+	mi := &file_agentcore_v1_agent_service_proto_msgTypes[34]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2136,7 +2315,7 @@ func (x *ListToolsResponse) String() string {
 func (*ListToolsResponse) ProtoMessage() {}
 
 func (x *ListToolsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_agentcore_v1_agent_service_proto_msgTypes[33]
+	mi := &file_agentcore_v1_agent_service_proto_msgTypes[34]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2149,7 +2328,7 @@ func (x *ListToolsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListToolsResponse.ProtoReflect.Descriptor instead.
 func (*ListToolsResponse) Descriptor() ([]byte, []int) {
-	return file_agentcore_v1_agent_service_proto_rawDescGZIP(), []int{33}
+	return file_agentcore_v1_agent_service_proto_rawDescGZIP(), []int{34}
 }
 
 func (x *ListToolsResponse) GetTools() []*ToolInfo {
@@ -2166,12 +2345,20 @@ func (x *ListToolsResponse) GetSkills() []*SkillInfo {
 	return nil
 }
 
+func (x *ListToolsResponse) GetLimitsMechanism() string {
+	if x != nil {
+		return x.LimitsMechanism
+	}
+	return ""
+}
+
 // ExecuteToolRequest runs one tool.
 type ExecuteToolRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	Name  string                 `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
 	Input *structpb.Struct       `protobuf:"bytes,2,opt,name=input,proto3" json:"input,omitempty"`
-	// Cut text output longer than this many characters; 0 means no limit.
+	// Cut text output longer than this many characters; 0 means the server's
+	// limit (-max-tool-output), which a larger value cannot exceed.
 	Limit         int64 `protobuf:"varint,3,opt,name=limit,proto3" json:"limit,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -2179,7 +2366,7 @@ type ExecuteToolRequest struct {
 
 func (x *ExecuteToolRequest) Reset() {
 	*x = ExecuteToolRequest{}
-	mi := &file_agentcore_v1_agent_service_proto_msgTypes[34]
+	mi := &file_agentcore_v1_agent_service_proto_msgTypes[35]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2191,7 +2378,7 @@ func (x *ExecuteToolRequest) String() string {
 func (*ExecuteToolRequest) ProtoMessage() {}
 
 func (x *ExecuteToolRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_agentcore_v1_agent_service_proto_msgTypes[34]
+	mi := &file_agentcore_v1_agent_service_proto_msgTypes[35]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2204,7 +2391,7 @@ func (x *ExecuteToolRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ExecuteToolRequest.ProtoReflect.Descriptor instead.
 func (*ExecuteToolRequest) Descriptor() ([]byte, []int) {
-	return file_agentcore_v1_agent_service_proto_rawDescGZIP(), []int{34}
+	return file_agentcore_v1_agent_service_proto_rawDescGZIP(), []int{35}
 }
 
 func (x *ExecuteToolRequest) GetName() string {
@@ -2239,7 +2426,7 @@ type ToolOutputChunk struct {
 
 func (x *ToolOutputChunk) Reset() {
 	*x = ToolOutputChunk{}
-	mi := &file_agentcore_v1_agent_service_proto_msgTypes[35]
+	mi := &file_agentcore_v1_agent_service_proto_msgTypes[36]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2251,7 +2438,7 @@ func (x *ToolOutputChunk) String() string {
 func (*ToolOutputChunk) ProtoMessage() {}
 
 func (x *ToolOutputChunk) ProtoReflect() protoreflect.Message {
-	mi := &file_agentcore_v1_agent_service_proto_msgTypes[35]
+	mi := &file_agentcore_v1_agent_service_proto_msgTypes[36]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2264,7 +2451,7 @@ func (x *ToolOutputChunk) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ToolOutputChunk.ProtoReflect.Descriptor instead.
 func (*ToolOutputChunk) Descriptor() ([]byte, []int) {
-	return file_agentcore_v1_agent_service_proto_rawDescGZIP(), []int{35}
+	return file_agentcore_v1_agent_service_proto_rawDescGZIP(), []int{36}
 }
 
 func (x *ToolOutputChunk) GetStream() OutputStream {
@@ -2294,7 +2481,7 @@ type DirectToolResult struct {
 
 func (x *DirectToolResult) Reset() {
 	*x = DirectToolResult{}
-	mi := &file_agentcore_v1_agent_service_proto_msgTypes[36]
+	mi := &file_agentcore_v1_agent_service_proto_msgTypes[37]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2306,7 +2493,7 @@ func (x *DirectToolResult) String() string {
 func (*DirectToolResult) ProtoMessage() {}
 
 func (x *DirectToolResult) ProtoReflect() protoreflect.Message {
-	mi := &file_agentcore_v1_agent_service_proto_msgTypes[36]
+	mi := &file_agentcore_v1_agent_service_proto_msgTypes[37]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2319,7 +2506,7 @@ func (x *DirectToolResult) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DirectToolResult.ProtoReflect.Descriptor instead.
 func (*DirectToolResult) Descriptor() ([]byte, []int) {
-	return file_agentcore_v1_agent_service_proto_rawDescGZIP(), []int{36}
+	return file_agentcore_v1_agent_service_proto_rawDescGZIP(), []int{37}
 }
 
 func (x *DirectToolResult) GetOutput() *ToolOutput {
@@ -2364,7 +2551,7 @@ type ExecuteToolResponse struct {
 
 func (x *ExecuteToolResponse) Reset() {
 	*x = ExecuteToolResponse{}
-	mi := &file_agentcore_v1_agent_service_proto_msgTypes[37]
+	mi := &file_agentcore_v1_agent_service_proto_msgTypes[38]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2376,7 +2563,7 @@ func (x *ExecuteToolResponse) String() string {
 func (*ExecuteToolResponse) ProtoMessage() {}
 
 func (x *ExecuteToolResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_agentcore_v1_agent_service_proto_msgTypes[37]
+	mi := &file_agentcore_v1_agent_service_proto_msgTypes[38]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2389,7 +2576,7 @@ func (x *ExecuteToolResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ExecuteToolResponse.ProtoReflect.Descriptor instead.
 func (*ExecuteToolResponse) Descriptor() ([]byte, []int) {
-	return file_agentcore_v1_agent_service_proto_rawDescGZIP(), []int{37}
+	return file_agentcore_v1_agent_service_proto_rawDescGZIP(), []int{38}
 }
 
 func (x *ExecuteToolResponse) GetKind() isExecuteToolResponse_Kind {
@@ -2442,7 +2629,7 @@ type ReloadToolsRequest struct {
 
 func (x *ReloadToolsRequest) Reset() {
 	*x = ReloadToolsRequest{}
-	mi := &file_agentcore_v1_agent_service_proto_msgTypes[38]
+	mi := &file_agentcore_v1_agent_service_proto_msgTypes[39]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2454,7 +2641,7 @@ func (x *ReloadToolsRequest) String() string {
 func (*ReloadToolsRequest) ProtoMessage() {}
 
 func (x *ReloadToolsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_agentcore_v1_agent_service_proto_msgTypes[38]
+	mi := &file_agentcore_v1_agent_service_proto_msgTypes[39]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2467,7 +2654,7 @@ func (x *ReloadToolsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReloadToolsRequest.ProtoReflect.Descriptor instead.
 func (*ReloadToolsRequest) Descriptor() ([]byte, []int) {
-	return file_agentcore_v1_agent_service_proto_rawDescGZIP(), []int{38}
+	return file_agentcore_v1_agent_service_proto_rawDescGZIP(), []int{39}
 }
 
 // ReloadToolsResponse reports what was found.
@@ -2481,7 +2668,7 @@ type ReloadToolsResponse struct {
 
 func (x *ReloadToolsResponse) Reset() {
 	*x = ReloadToolsResponse{}
-	mi := &file_agentcore_v1_agent_service_proto_msgTypes[39]
+	mi := &file_agentcore_v1_agent_service_proto_msgTypes[40]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2493,7 +2680,7 @@ func (x *ReloadToolsResponse) String() string {
 func (*ReloadToolsResponse) ProtoMessage() {}
 
 func (x *ReloadToolsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_agentcore_v1_agent_service_proto_msgTypes[39]
+	mi := &file_agentcore_v1_agent_service_proto_msgTypes[40]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2506,7 +2693,7 @@ func (x *ReloadToolsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReloadToolsResponse.ProtoReflect.Descriptor instead.
 func (*ReloadToolsResponse) Descriptor() ([]byte, []int) {
-	return file_agentcore_v1_agent_service_proto_rawDescGZIP(), []int{39}
+	return file_agentcore_v1_agent_service_proto_rawDescGZIP(), []int{40}
 }
 
 func (x *ReloadToolsResponse) GetTools() int32 {
@@ -2523,11 +2710,441 @@ func (x *ReloadToolsResponse) GetSkills() int32 {
 	return 0
 }
 
+// AttachRequest names a run, or an agent for its latest run.
+type AttachRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The run to follow; when empty, agent_id's latest run.
+	RunId   string `protobuf:"bytes,1,opt,name=run_id,json=runId,proto3" json:"run_id,omitempty"`
+	AgentId string `protobuf:"bytes,2,opt,name=agent_id,json=agentId,proto3" json:"agent_id,omitempty"`
+	// Stream the events after this seq (0: from the first).
+	AfterSeq      int64 `protobuf:"varint,3,opt,name=after_seq,json=afterSeq,proto3" json:"after_seq,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *AttachRequest) Reset() {
+	*x = AttachRequest{}
+	mi := &file_agentcore_v1_agent_service_proto_msgTypes[41]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *AttachRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*AttachRequest) ProtoMessage() {}
+
+func (x *AttachRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_agentcore_v1_agent_service_proto_msgTypes[41]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use AttachRequest.ProtoReflect.Descriptor instead.
+func (*AttachRequest) Descriptor() ([]byte, []int) {
+	return file_agentcore_v1_agent_service_proto_rawDescGZIP(), []int{41}
+}
+
+func (x *AttachRequest) GetRunId() string {
+	if x != nil {
+		return x.RunId
+	}
+	return ""
+}
+
+func (x *AttachRequest) GetAgentId() string {
+	if x != nil {
+		return x.AgentId
+	}
+	return ""
+}
+
+func (x *AttachRequest) GetAfterSeq() int64 {
+	if x != nil {
+		return x.AfterSeq
+	}
+	return 0
+}
+
+// AttachResponse is one event of the run.
+type AttachResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Event         *Event                 `protobuf:"bytes,1,opt,name=event,proto3" json:"event,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *AttachResponse) Reset() {
+	*x = AttachResponse{}
+	mi := &file_agentcore_v1_agent_service_proto_msgTypes[42]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *AttachResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*AttachResponse) ProtoMessage() {}
+
+func (x *AttachResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_agentcore_v1_agent_service_proto_msgTypes[42]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use AttachResponse.ProtoReflect.Descriptor instead.
+func (*AttachResponse) Descriptor() ([]byte, []int) {
+	return file_agentcore_v1_agent_service_proto_rawDescGZIP(), []int{42}
+}
+
+func (x *AttachResponse) GetEvent() *Event {
+	if x != nil {
+		return x.Event
+	}
+	return nil
+}
+
+// GetRunRequest names a run.
+type GetRunRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	RunId         string                 `protobuf:"bytes,1,opt,name=run_id,json=runId,proto3" json:"run_id,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *GetRunRequest) Reset() {
+	*x = GetRunRequest{}
+	mi := &file_agentcore_v1_agent_service_proto_msgTypes[43]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GetRunRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GetRunRequest) ProtoMessage() {}
+
+func (x *GetRunRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_agentcore_v1_agent_service_proto_msgTypes[43]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GetRunRequest.ProtoReflect.Descriptor instead.
+func (*GetRunRequest) Descriptor() ([]byte, []int) {
+	return file_agentcore_v1_agent_service_proto_rawDescGZIP(), []int{43}
+}
+
+func (x *GetRunRequest) GetRunId() string {
+	if x != nil {
+		return x.RunId
+	}
+	return ""
+}
+
+// GetRunResponse returns a run.
+type GetRunResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Run           *Run                   `protobuf:"bytes,1,opt,name=run,proto3" json:"run,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *GetRunResponse) Reset() {
+	*x = GetRunResponse{}
+	mi := &file_agentcore_v1_agent_service_proto_msgTypes[44]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GetRunResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GetRunResponse) ProtoMessage() {}
+
+func (x *GetRunResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_agentcore_v1_agent_service_proto_msgTypes[44]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GetRunResponse.ProtoReflect.Descriptor instead.
+func (*GetRunResponse) Descriptor() ([]byte, []int) {
+	return file_agentcore_v1_agent_service_proto_rawDescGZIP(), []int{44}
+}
+
+func (x *GetRunResponse) GetRun() *Run {
+	if x != nil {
+		return x.Run
+	}
+	return nil
+}
+
+// ListRunsRequest pages through runs, newest first.
+type ListRunsRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Runs of this agent; empty: of every agent.
+	AgentId string `protobuf:"bytes,1,opt,name=agent_id,json=agentId,proto3" json:"agent_id,omitempty"`
+	// Default 100, at most 1000.
+	PageSize  int32  `protobuf:"varint,2,opt,name=page_size,json=pageSize,proto3" json:"page_size,omitempty"`
+	PageToken string `protobuf:"bytes,3,opt,name=page_token,json=pageToken,proto3" json:"page_token,omitempty"`
+	// Only runs in this state; UNSPECIFIED: any.
+	State         RunState `protobuf:"varint,4,opt,name=state,proto3,enum=agentcore.v1.RunState" json:"state,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ListRunsRequest) Reset() {
+	*x = ListRunsRequest{}
+	mi := &file_agentcore_v1_agent_service_proto_msgTypes[45]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListRunsRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListRunsRequest) ProtoMessage() {}
+
+func (x *ListRunsRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_agentcore_v1_agent_service_proto_msgTypes[45]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListRunsRequest.ProtoReflect.Descriptor instead.
+func (*ListRunsRequest) Descriptor() ([]byte, []int) {
+	return file_agentcore_v1_agent_service_proto_rawDescGZIP(), []int{45}
+}
+
+func (x *ListRunsRequest) GetAgentId() string {
+	if x != nil {
+		return x.AgentId
+	}
+	return ""
+}
+
+func (x *ListRunsRequest) GetPageSize() int32 {
+	if x != nil {
+		return x.PageSize
+	}
+	return 0
+}
+
+func (x *ListRunsRequest) GetPageToken() string {
+	if x != nil {
+		return x.PageToken
+	}
+	return ""
+}
+
+func (x *ListRunsRequest) GetState() RunState {
+	if x != nil {
+		return x.State
+	}
+	return RunState_RUN_STATE_UNSPECIFIED
+}
+
+// ListRunsResponse is one page of runs.
+type ListRunsResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Runs          []*Run                 `protobuf:"bytes,1,rep,name=runs,proto3" json:"runs,omitempty"`
+	NextPageToken string                 `protobuf:"bytes,2,opt,name=next_page_token,json=nextPageToken,proto3" json:"next_page_token,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ListRunsResponse) Reset() {
+	*x = ListRunsResponse{}
+	mi := &file_agentcore_v1_agent_service_proto_msgTypes[46]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListRunsResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListRunsResponse) ProtoMessage() {}
+
+func (x *ListRunsResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_agentcore_v1_agent_service_proto_msgTypes[46]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListRunsResponse.ProtoReflect.Descriptor instead.
+func (*ListRunsResponse) Descriptor() ([]byte, []int) {
+	return file_agentcore_v1_agent_service_proto_rawDescGZIP(), []int{46}
+}
+
+func (x *ListRunsResponse) GetRuns() []*Run {
+	if x != nil {
+		return x.Runs
+	}
+	return nil
+}
+
+func (x *ListRunsResponse) GetNextPageToken() string {
+	if x != nil {
+		return x.NextPageToken
+	}
+	return ""
+}
+
+// RespondPermissionRequest answers a permission request of a run.
+type RespondPermissionRequest struct {
+	state      protoimpl.MessageState `protogen:"open.v1"`
+	RunId      string                 `protobuf:"bytes,1,opt,name=run_id,json=runId,proto3" json:"run_id,omitempty"`
+	ToolCallId string                 `protobuf:"bytes,2,opt,name=tool_call_id,json=toolCallId,proto3" json:"tool_call_id,omitempty"`
+	Allow      bool                   `protobuf:"varint,3,opt,name=allow,proto3" json:"allow,omitempty"`
+	// Told to the model when denied.
+	Reason        string `protobuf:"bytes,4,opt,name=reason,proto3" json:"reason,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *RespondPermissionRequest) Reset() {
+	*x = RespondPermissionRequest{}
+	mi := &file_agentcore_v1_agent_service_proto_msgTypes[47]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RespondPermissionRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RespondPermissionRequest) ProtoMessage() {}
+
+func (x *RespondPermissionRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_agentcore_v1_agent_service_proto_msgTypes[47]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RespondPermissionRequest.ProtoReflect.Descriptor instead.
+func (*RespondPermissionRequest) Descriptor() ([]byte, []int) {
+	return file_agentcore_v1_agent_service_proto_rawDescGZIP(), []int{47}
+}
+
+func (x *RespondPermissionRequest) GetRunId() string {
+	if x != nil {
+		return x.RunId
+	}
+	return ""
+}
+
+func (x *RespondPermissionRequest) GetToolCallId() string {
+	if x != nil {
+		return x.ToolCallId
+	}
+	return ""
+}
+
+func (x *RespondPermissionRequest) GetAllow() bool {
+	if x != nil {
+		return x.Allow
+	}
+	return false
+}
+
+func (x *RespondPermissionRequest) GetReason() string {
+	if x != nil {
+		return x.Reason
+	}
+	return ""
+}
+
+// RespondPermissionResponse confirms the answer reached the run.
+type RespondPermissionResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *RespondPermissionResponse) Reset() {
+	*x = RespondPermissionResponse{}
+	mi := &file_agentcore_v1_agent_service_proto_msgTypes[48]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RespondPermissionResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RespondPermissionResponse) ProtoMessage() {}
+
+func (x *RespondPermissionResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_agentcore_v1_agent_service_proto_msgTypes[48]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RespondPermissionResponse.ProtoReflect.Descriptor instead.
+func (*RespondPermissionResponse) Descriptor() ([]byte, []int) {
+	return file_agentcore_v1_agent_service_proto_rawDescGZIP(), []int{48}
+}
+
 var File_agentcore_v1_agent_service_proto protoreflect.FileDescriptor
 
 const file_agentcore_v1_agent_service_proto_rawDesc = "" +
 	"\n" +
-	" agentcore/v1/agent_service.proto\x12\fagentcore.v1\x1a\x19agentcore/v1/config.proto\x1a\x18agentcore/v1/event.proto\x1a\x1aagentcore/v1/message.proto\x1a\x1egoogle/protobuf/duration.proto\x1a google/protobuf/field_mask.proto\x1a\x1cgoogle/protobuf/struct.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\xe6\x03\n" +
+	" agentcore/v1/agent_service.proto\x12\fagentcore.v1\x1a\x19agentcore/v1/config.proto\x1a\x18agentcore/v1/event.proto\x1a\x1aagentcore/v1/message.proto\x1a\x16agentcore/v1/run.proto\x1a\x1egoogle/protobuf/duration.proto\x1a google/protobuf/field_mask.proto\x1a\x1cgoogle/protobuf/struct.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\x90\x04\n" +
 	"\x05Agent\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x121\n" +
 	"\x06config\x18\x02 \x01(\v2\x19.agentcore.v1.AgentConfigR\x06config\x121\n" +
@@ -2542,7 +3159,8 @@ const file_agentcore_v1_agent_service_proto_rawDesc = "" +
 	" \x01(\v2\x1a.google.protobuf.TimestampR\n" +
 	"createTime\x12;\n" +
 	"\vupdate_time\x18\v \x01(\v2\x1a.google.protobuf.TimestampR\n" +
-	"updateTime\"7\n" +
+	"updateTime\x12(\n" +
+	"\x10api_key_required\x18\f \x01(\bR\x0eapiKeyRequired\"7\n" +
 	"\rToolSelection\x12\x10\n" +
 	"\x03all\x18\x01 \x01(\bR\x03all\x12\x14\n" +
 	"\x05names\x18\x02 \x03(\tR\x05names\"8\n" +
@@ -2583,7 +3201,7 @@ const file_agentcore_v1_agent_service_proto_rawDesc = "" +
 	"permission\x18\x02 \x01(\v2\x1d.agentcore.v1.PermissionReplyH\x00R\n" +
 	"permission\x12+\n" +
 	"\x04stop\x18\x03 \x01(\v2\x15.agentcore.v1.StopRunH\x00R\x04stopB\x06\n" +
-	"\x04kind\"\x90\x03\n" +
+	"\x04kind\"\xe9\x03\n" +
 	"\bStartRun\x12\x19\n" +
 	"\bagent_id\x18\x01 \x01(\tR\aagentId\x12(\n" +
 	"\x05input\x18\x02 \x03(\v2\x12.agentcore.v1.PartR\x05input\x121\n" +
@@ -2593,7 +3211,10 @@ const file_agentcore_v1_agent_service_proto_rawDesc = "" +
 	"\x0fpermission_mode\x18\x06 \x01(\x0e2\x1c.agentcore.v1.PermissionModeR\x0epermissionMode\x12\x1b\n" +
 	"\task_tools\x18\a \x03(\tR\baskTools\x129\n" +
 	"\vbusy_policy\x18\b \x01(\x0e2\x18.agentcore.v1.BusyPolicyR\n" +
-	"busyPolicy\"G\n" +
+	"busyPolicy\x12?\n" +
+	"\ron_disconnect\x18\t \x01(\x0e2\x1a.agentcore.v1.OnDisconnectR\fonDisconnect\x12\x16\n" +
+	"\x06resume\x18\n" +
+	" \x01(\bR\x06resume\"G\n" +
 	"\x12HistoryReplacement\x121\n" +
 	"\bmessages\x18\x01 \x03(\v2\x15.agentcore.v1.MessageR\bmessages\"a\n" +
 	"\x0fPermissionReply\x12 \n" +
@@ -2603,25 +3224,33 @@ const file_agentcore_v1_agent_service_proto_rawDesc = "" +
 	"\x06reason\x18\x03 \x01(\tR\x06reason\"\t\n" +
 	"\aStopRun\"9\n" +
 	"\fSendResponse\x12)\n" +
-	"\x05event\x18\x01 \x01(\v2\x13.agentcore.v1.EventR\x05event\"(\n" +
+	"\x05event\x18\x01 \x01(\v2\x13.agentcore.v1.EventR\x05event\"?\n" +
 	"\vStopRequest\x12\x19\n" +
-	"\bagent_id\x18\x01 \x01(\tR\aagentId\"(\n" +
+	"\bagent_id\x18\x01 \x01(\tR\aagentId\x12\x15\n" +
+	"\x06run_id\x18\x02 \x01(\tR\x05runId\"(\n" +
 	"\fStopResponse\x12\x18\n" +
 	"\astopped\x18\x01 \x01(\bR\astopped\"+\n" +
 	"\x0eCompactRequest\x12\x19\n" +
 	"\bagent_id\x18\x01 \x01(\tR\aagentId\"<\n" +
 	"\x0fCompactResponse\x12)\n" +
-	"\x05event\x18\x01 \x01(\v2\x13.agentcore.v1.EventR\x05event\"~\n" +
+	"\x05event\x18\x01 \x01(\v2\x13.agentcore.v1.EventR\x05event\"\xba\x01\n" +
 	"\x11GetHistoryRequest\x12\x19\n" +
 	"\bagent_id\x18\x01 \x01(\tR\aagentId\x12#\n" +
 	"\rinclude_turns\x18\x02 \x01(\bR\fincludeTurns\x12)\n" +
-	"\x10include_rendered\x18\x03 \x01(\bR\x0fincludeRendered\"/\n" +
+	"\x10include_rendered\x18\x03 \x01(\bR\x0fincludeRendered\x12\x1b\n" +
+	"\tpage_size\x18\x04 \x01(\x05R\bpageSize\x12\x1d\n" +
+	"\n" +
+	"page_token\x18\x05 \x01(\tR\tpageToken\"/\n" +
 	"\x04Turn\x12'\n" +
-	"\x0fmessage_indexes\x18\x01 \x03(\x05R\x0emessageIndexes\"\x8d\x01\n" +
+	"\x0fmessage_indexes\x18\x01 \x03(\x05R\x0emessageIndexes\"\xfd\x01\n" +
 	"\x12GetHistoryResponse\x121\n" +
 	"\bmessages\x18\x01 \x03(\v2\x15.agentcore.v1.MessageR\bmessages\x12(\n" +
 	"\x05turns\x18\x02 \x03(\v2\x12.agentcore.v1.TurnR\x05turns\x12\x1a\n" +
-	"\brendered\x18\x03 \x01(\tR\brendered\"a\n" +
+	"\brendered\x18\x03 \x01(\tR\brendered\x12&\n" +
+	"\x0fnext_page_token\x18\x04 \x01(\tR\rnextPageToken\x12\x1f\n" +
+	"\vstart_index\x18\x05 \x01(\x05R\n" +
+	"startIndex\x12%\n" +
+	"\x0ehistory_length\x18\x06 \x01(\x05R\rhistoryLength\"a\n" +
 	"\x11SetHistoryRequest\x12\x19\n" +
 	"\bagent_id\x18\x01 \x01(\tR\aagentId\x121\n" +
 	"\bmessages\x18\x02 \x03(\v2\x15.agentcore.v1.MessageR\bmessages\";\n" +
@@ -2638,7 +3267,7 @@ const file_agentcore_v1_agent_service_proto_rawDesc = "" +
 	"max_tokens\x18\x04 \x01(\x03R\tmaxTokens\x12#\n" +
 	"\rwould_compact\x18\x05 \x01(\bR\fwouldCompact\x12%\n" +
 	"\x0ehistory_tokens\x18\x06 \x01(\x03R\rhistoryTokens\"\x12\n" +
-	"\x10ListToolsRequest\"\x86\x02\n" +
+	"\x10ListToolsRequest\"\xb8\x02\n" +
 	"\bToolInfo\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12 \n" +
 	"\vdescription\x18\x02 \x01(\tR\vdescription\x12:\n" +
@@ -2648,14 +3277,22 @@ const file_agentcore_v1_agent_service_proto_rawDesc = "" +
 	"\tread_only\x18\x06 \x01(\bR\breadOnly\x12\x1e\n" +
 	"\n" +
 	"idempotent\x18\a \x01(\bR\n" +
-	"idempotent\"Y\n" +
+	"idempotent\x120\n" +
+	"\x06limits\x18\b \x01(\v2\x18.agentcore.v1.ToolLimitsR\x06limits\"\xb0\x01\n" +
+	"\n" +
+	"ToolLimits\x12!\n" +
+	"\fmemory_bytes\x18\x01 \x01(\x04R\vmemoryBytes\x12#\n" +
+	"\rmax_processes\x18\x02 \x01(\rR\fmaxProcesses\x124\n" +
+	"\bcpu_time\x18\x03 \x01(\v2\x19.google.protobuf.DurationR\acpuTime\x12$\n" +
+	"\x0emax_open_files\x18\x04 \x01(\rR\fmaxOpenFiles\"Y\n" +
 	"\tSkillInfo\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12 \n" +
 	"\vdescription\x18\x02 \x01(\tR\vdescription\x12\x16\n" +
-	"\x06source\x18\x03 \x01(\tR\x06source\"r\n" +
+	"\x06source\x18\x03 \x01(\tR\x06source\"\x9d\x01\n" +
 	"\x11ListToolsResponse\x12,\n" +
 	"\x05tools\x18\x01 \x03(\v2\x16.agentcore.v1.ToolInfoR\x05tools\x12/\n" +
-	"\x06skills\x18\x02 \x03(\v2\x17.agentcore.v1.SkillInfoR\x06skills\"m\n" +
+	"\x06skills\x18\x02 \x03(\v2\x17.agentcore.v1.SkillInfoR\x06skills\x12)\n" +
+	"\x10limits_mechanism\x18\x03 \x01(\tR\x0flimitsMechanism\"m\n" +
 	"\x12ExecuteToolRequest\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12-\n" +
 	"\x05input\x18\x02 \x01(\v2\x17.google.protobuf.StructR\x05input\x12\x14\n" +
@@ -2675,7 +3312,33 @@ const file_agentcore_v1_agent_service_proto_rawDesc = "" +
 	"\x12ReloadToolsRequest\"C\n" +
 	"\x13ReloadToolsResponse\x12\x14\n" +
 	"\x05tools\x18\x01 \x01(\x05R\x05tools\x12\x16\n" +
-	"\x06skills\x18\x02 \x01(\x05R\x06skills*X\n" +
+	"\x06skills\x18\x02 \x01(\x05R\x06skills\"^\n" +
+	"\rAttachRequest\x12\x15\n" +
+	"\x06run_id\x18\x01 \x01(\tR\x05runId\x12\x19\n" +
+	"\bagent_id\x18\x02 \x01(\tR\aagentId\x12\x1b\n" +
+	"\tafter_seq\x18\x03 \x01(\x03R\bafterSeq\";\n" +
+	"\x0eAttachResponse\x12)\n" +
+	"\x05event\x18\x01 \x01(\v2\x13.agentcore.v1.EventR\x05event\"&\n" +
+	"\rGetRunRequest\x12\x15\n" +
+	"\x06run_id\x18\x01 \x01(\tR\x05runId\"5\n" +
+	"\x0eGetRunResponse\x12#\n" +
+	"\x03run\x18\x01 \x01(\v2\x11.agentcore.v1.RunR\x03run\"\x96\x01\n" +
+	"\x0fListRunsRequest\x12\x19\n" +
+	"\bagent_id\x18\x01 \x01(\tR\aagentId\x12\x1b\n" +
+	"\tpage_size\x18\x02 \x01(\x05R\bpageSize\x12\x1d\n" +
+	"\n" +
+	"page_token\x18\x03 \x01(\tR\tpageToken\x12,\n" +
+	"\x05state\x18\x04 \x01(\x0e2\x16.agentcore.v1.RunStateR\x05state\"a\n" +
+	"\x10ListRunsResponse\x12%\n" +
+	"\x04runs\x18\x01 \x03(\v2\x11.agentcore.v1.RunR\x04runs\x12&\n" +
+	"\x0fnext_page_token\x18\x02 \x01(\tR\rnextPageToken\"\x81\x01\n" +
+	"\x18RespondPermissionRequest\x12\x15\n" +
+	"\x06run_id\x18\x01 \x01(\tR\x05runId\x12 \n" +
+	"\ftool_call_id\x18\x02 \x01(\tR\n" +
+	"toolCallId\x12\x14\n" +
+	"\x05allow\x18\x03 \x01(\bR\x05allow\x12\x16\n" +
+	"\x06reason\x18\x04 \x01(\tR\x06reason\"\x1b\n" +
+	"\x19RespondPermissionResponse*X\n" +
 	"\n" +
 	"AgentState\x12\x1b\n" +
 	"\x17AGENT_STATE_UNSPECIFIED\x10\x00\x12\x14\n" +
@@ -2691,7 +3354,7 @@ const file_agentcore_v1_agent_service_proto_rawDesc = "" +
 	"\x1bPERMISSION_MODE_UNSPECIFIED\x10\x00\x12\x1d\n" +
 	"\x19PERMISSION_MODE_ALLOW_ALL\x10\x01\x12\x1b\n" +
 	"\x17PERMISSION_MODE_ASK_ALL\x10\x02\x12\x1e\n" +
-	"\x1aPERMISSION_MODE_ASK_LISTED\x10\x032\xe9\b\n" +
+	"\x1aPERMISSION_MODE_ASK_LISTED\x10\x032\xa6\v\n" +
 	"\fAgentService\x12R\n" +
 	"\vCreateAgent\x12 .agentcore.v1.CreateAgentRequest\x1a!.agentcore.v1.CreateAgentResponse\x12I\n" +
 	"\bGetAgent\x12\x1d.agentcore.v1.GetAgentRequest\x1a\x1e.agentcore.v1.GetAgentResponse\x12O\n" +
@@ -2709,7 +3372,11 @@ const file_agentcore_v1_agent_service_proto_rawDesc = "" +
 	"\x0ePreviewContext\x12#.agentcore.v1.PreviewContextRequest\x1a$.agentcore.v1.PreviewContextResponse\x12L\n" +
 	"\tListTools\x12\x1e.agentcore.v1.ListToolsRequest\x1a\x1f.agentcore.v1.ListToolsResponse\x12T\n" +
 	"\vExecuteTool\x12 .agentcore.v1.ExecuteToolRequest\x1a!.agentcore.v1.ExecuteToolResponse0\x01\x12R\n" +
-	"\vReloadTools\x12 .agentcore.v1.ReloadToolsRequest\x1a!.agentcore.v1.ReloadToolsResponseB;Z9github.com/agentcore/agentcore/proto/agentcore/v1;agentv1b\x06proto3"
+	"\vReloadTools\x12 .agentcore.v1.ReloadToolsRequest\x1a!.agentcore.v1.ReloadToolsResponse\x12E\n" +
+	"\x06Attach\x12\x1b.agentcore.v1.AttachRequest\x1a\x1c.agentcore.v1.AttachResponse0\x01\x12C\n" +
+	"\x06GetRun\x12\x1b.agentcore.v1.GetRunRequest\x1a\x1c.agentcore.v1.GetRunResponse\x12I\n" +
+	"\bListRuns\x12\x1d.agentcore.v1.ListRunsRequest\x1a\x1e.agentcore.v1.ListRunsResponse\x12d\n" +
+	"\x11RespondPermission\x12&.agentcore.v1.RespondPermissionRequest\x1a'.agentcore.v1.RespondPermissionResponseB;Z9github.com/agentcore/agentcore/proto/agentcore/v1;agentv1b\x06proto3"
 
 var (
 	file_agentcore_v1_agent_service_proto_rawDescOnce sync.Once
@@ -2724,139 +3391,166 @@ func file_agentcore_v1_agent_service_proto_rawDescGZIP() []byte {
 }
 
 var file_agentcore_v1_agent_service_proto_enumTypes = make([]protoimpl.EnumInfo, 3)
-var file_agentcore_v1_agent_service_proto_msgTypes = make([]protoimpl.MessageInfo, 40)
+var file_agentcore_v1_agent_service_proto_msgTypes = make([]protoimpl.MessageInfo, 49)
 var file_agentcore_v1_agent_service_proto_goTypes = []any{
-	(AgentState)(0),                // 0: agentcore.v1.AgentState
-	(BusyPolicy)(0),                // 1: agentcore.v1.BusyPolicy
-	(PermissionMode)(0),            // 2: agentcore.v1.PermissionMode
-	(*Agent)(nil),                  // 3: agentcore.v1.Agent
-	(*ToolSelection)(nil),          // 4: agentcore.v1.ToolSelection
-	(*SkillSelection)(nil),         // 5: agentcore.v1.SkillSelection
-	(*CreateAgentRequest)(nil),     // 6: agentcore.v1.CreateAgentRequest
-	(*CreateAgentResponse)(nil),    // 7: agentcore.v1.CreateAgentResponse
-	(*GetAgentRequest)(nil),        // 8: agentcore.v1.GetAgentRequest
-	(*GetAgentResponse)(nil),       // 9: agentcore.v1.GetAgentResponse
-	(*ListAgentsRequest)(nil),      // 10: agentcore.v1.ListAgentsRequest
-	(*ListAgentsResponse)(nil),     // 11: agentcore.v1.ListAgentsResponse
-	(*UpdateAgentRequest)(nil),     // 12: agentcore.v1.UpdateAgentRequest
-	(*UpdateAgentResponse)(nil),    // 13: agentcore.v1.UpdateAgentResponse
-	(*DeleteAgentRequest)(nil),     // 14: agentcore.v1.DeleteAgentRequest
-	(*DeleteAgentResponse)(nil),    // 15: agentcore.v1.DeleteAgentResponse
-	(*SendRequest)(nil),            // 16: agentcore.v1.SendRequest
-	(*StartRun)(nil),               // 17: agentcore.v1.StartRun
-	(*HistoryReplacement)(nil),     // 18: agentcore.v1.HistoryReplacement
-	(*PermissionReply)(nil),        // 19: agentcore.v1.PermissionReply
-	(*StopRun)(nil),                // 20: agentcore.v1.StopRun
-	(*SendResponse)(nil),           // 21: agentcore.v1.SendResponse
-	(*StopRequest)(nil),            // 22: agentcore.v1.StopRequest
-	(*StopResponse)(nil),           // 23: agentcore.v1.StopResponse
-	(*CompactRequest)(nil),         // 24: agentcore.v1.CompactRequest
-	(*CompactResponse)(nil),        // 25: agentcore.v1.CompactResponse
-	(*GetHistoryRequest)(nil),      // 26: agentcore.v1.GetHistoryRequest
-	(*Turn)(nil),                   // 27: agentcore.v1.Turn
-	(*GetHistoryResponse)(nil),     // 28: agentcore.v1.GetHistoryResponse
-	(*SetHistoryRequest)(nil),      // 29: agentcore.v1.SetHistoryRequest
-	(*SetHistoryResponse)(nil),     // 30: agentcore.v1.SetHistoryResponse
-	(*PreviewContextRequest)(nil),  // 31: agentcore.v1.PreviewContextRequest
-	(*PreviewContextResponse)(nil), // 32: agentcore.v1.PreviewContextResponse
-	(*ListToolsRequest)(nil),       // 33: agentcore.v1.ListToolsRequest
-	(*ToolInfo)(nil),               // 34: agentcore.v1.ToolInfo
-	(*SkillInfo)(nil),              // 35: agentcore.v1.SkillInfo
-	(*ListToolsResponse)(nil),      // 36: agentcore.v1.ListToolsResponse
-	(*ExecuteToolRequest)(nil),     // 37: agentcore.v1.ExecuteToolRequest
-	(*ToolOutputChunk)(nil),        // 38: agentcore.v1.ToolOutputChunk
-	(*DirectToolResult)(nil),       // 39: agentcore.v1.DirectToolResult
-	(*ExecuteToolResponse)(nil),    // 40: agentcore.v1.ExecuteToolResponse
-	(*ReloadToolsRequest)(nil),     // 41: agentcore.v1.ReloadToolsRequest
-	(*ReloadToolsResponse)(nil),    // 42: agentcore.v1.ReloadToolsResponse
-	(*AgentConfig)(nil),            // 43: agentcore.v1.AgentConfig
-	(*Usage)(nil),                  // 44: agentcore.v1.Usage
-	(*timestamppb.Timestamp)(nil),  // 45: google.protobuf.Timestamp
-	(*Message)(nil),                // 46: agentcore.v1.Message
-	(*fieldmaskpb.FieldMask)(nil),  // 47: google.protobuf.FieldMask
-	(*Part)(nil),                   // 48: agentcore.v1.Part
-	(*Event)(nil),                  // 49: agentcore.v1.Event
-	(*structpb.Struct)(nil),        // 50: google.protobuf.Struct
-	(*durationpb.Duration)(nil),    // 51: google.protobuf.Duration
-	(OutputStream)(0),              // 52: agentcore.v1.OutputStream
-	(*ToolOutput)(nil),             // 53: agentcore.v1.ToolOutput
+	(AgentState)(0),                   // 0: agentcore.v1.AgentState
+	(BusyPolicy)(0),                   // 1: agentcore.v1.BusyPolicy
+	(PermissionMode)(0),               // 2: agentcore.v1.PermissionMode
+	(*Agent)(nil),                     // 3: agentcore.v1.Agent
+	(*ToolSelection)(nil),             // 4: agentcore.v1.ToolSelection
+	(*SkillSelection)(nil),            // 5: agentcore.v1.SkillSelection
+	(*CreateAgentRequest)(nil),        // 6: agentcore.v1.CreateAgentRequest
+	(*CreateAgentResponse)(nil),       // 7: agentcore.v1.CreateAgentResponse
+	(*GetAgentRequest)(nil),           // 8: agentcore.v1.GetAgentRequest
+	(*GetAgentResponse)(nil),          // 9: agentcore.v1.GetAgentResponse
+	(*ListAgentsRequest)(nil),         // 10: agentcore.v1.ListAgentsRequest
+	(*ListAgentsResponse)(nil),        // 11: agentcore.v1.ListAgentsResponse
+	(*UpdateAgentRequest)(nil),        // 12: agentcore.v1.UpdateAgentRequest
+	(*UpdateAgentResponse)(nil),       // 13: agentcore.v1.UpdateAgentResponse
+	(*DeleteAgentRequest)(nil),        // 14: agentcore.v1.DeleteAgentRequest
+	(*DeleteAgentResponse)(nil),       // 15: agentcore.v1.DeleteAgentResponse
+	(*SendRequest)(nil),               // 16: agentcore.v1.SendRequest
+	(*StartRun)(nil),                  // 17: agentcore.v1.StartRun
+	(*HistoryReplacement)(nil),        // 18: agentcore.v1.HistoryReplacement
+	(*PermissionReply)(nil),           // 19: agentcore.v1.PermissionReply
+	(*StopRun)(nil),                   // 20: agentcore.v1.StopRun
+	(*SendResponse)(nil),              // 21: agentcore.v1.SendResponse
+	(*StopRequest)(nil),               // 22: agentcore.v1.StopRequest
+	(*StopResponse)(nil),              // 23: agentcore.v1.StopResponse
+	(*CompactRequest)(nil),            // 24: agentcore.v1.CompactRequest
+	(*CompactResponse)(nil),           // 25: agentcore.v1.CompactResponse
+	(*GetHistoryRequest)(nil),         // 26: agentcore.v1.GetHistoryRequest
+	(*Turn)(nil),                      // 27: agentcore.v1.Turn
+	(*GetHistoryResponse)(nil),        // 28: agentcore.v1.GetHistoryResponse
+	(*SetHistoryRequest)(nil),         // 29: agentcore.v1.SetHistoryRequest
+	(*SetHistoryResponse)(nil),        // 30: agentcore.v1.SetHistoryResponse
+	(*PreviewContextRequest)(nil),     // 31: agentcore.v1.PreviewContextRequest
+	(*PreviewContextResponse)(nil),    // 32: agentcore.v1.PreviewContextResponse
+	(*ListToolsRequest)(nil),          // 33: agentcore.v1.ListToolsRequest
+	(*ToolInfo)(nil),                  // 34: agentcore.v1.ToolInfo
+	(*ToolLimits)(nil),                // 35: agentcore.v1.ToolLimits
+	(*SkillInfo)(nil),                 // 36: agentcore.v1.SkillInfo
+	(*ListToolsResponse)(nil),         // 37: agentcore.v1.ListToolsResponse
+	(*ExecuteToolRequest)(nil),        // 38: agentcore.v1.ExecuteToolRequest
+	(*ToolOutputChunk)(nil),           // 39: agentcore.v1.ToolOutputChunk
+	(*DirectToolResult)(nil),          // 40: agentcore.v1.DirectToolResult
+	(*ExecuteToolResponse)(nil),       // 41: agentcore.v1.ExecuteToolResponse
+	(*ReloadToolsRequest)(nil),        // 42: agentcore.v1.ReloadToolsRequest
+	(*ReloadToolsResponse)(nil),       // 43: agentcore.v1.ReloadToolsResponse
+	(*AttachRequest)(nil),             // 44: agentcore.v1.AttachRequest
+	(*AttachResponse)(nil),            // 45: agentcore.v1.AttachResponse
+	(*GetRunRequest)(nil),             // 46: agentcore.v1.GetRunRequest
+	(*GetRunResponse)(nil),            // 47: agentcore.v1.GetRunResponse
+	(*ListRunsRequest)(nil),           // 48: agentcore.v1.ListRunsRequest
+	(*ListRunsResponse)(nil),          // 49: agentcore.v1.ListRunsResponse
+	(*RespondPermissionRequest)(nil),  // 50: agentcore.v1.RespondPermissionRequest
+	(*RespondPermissionResponse)(nil), // 51: agentcore.v1.RespondPermissionResponse
+	(*AgentConfig)(nil),               // 52: agentcore.v1.AgentConfig
+	(*Usage)(nil),                     // 53: agentcore.v1.Usage
+	(*timestamppb.Timestamp)(nil),     // 54: google.protobuf.Timestamp
+	(*Message)(nil),                   // 55: agentcore.v1.Message
+	(*fieldmaskpb.FieldMask)(nil),     // 56: google.protobuf.FieldMask
+	(*Part)(nil),                      // 57: agentcore.v1.Part
+	(OnDisconnect)(0),                 // 58: agentcore.v1.OnDisconnect
+	(*Event)(nil),                     // 59: agentcore.v1.Event
+	(*structpb.Struct)(nil),           // 60: google.protobuf.Struct
+	(*durationpb.Duration)(nil),       // 61: google.protobuf.Duration
+	(OutputStream)(0),                 // 62: agentcore.v1.OutputStream
+	(*ToolOutput)(nil),                // 63: agentcore.v1.ToolOutput
+	(*Run)(nil),                       // 64: agentcore.v1.Run
+	(RunState)(0),                     // 65: agentcore.v1.RunState
 }
 var file_agentcore_v1_agent_service_proto_depIdxs = []int32{
-	43, // 0: agentcore.v1.Agent.config:type_name -> agentcore.v1.AgentConfig
+	52, // 0: agentcore.v1.Agent.config:type_name -> agentcore.v1.AgentConfig
 	4,  // 1: agentcore.v1.Agent.tools:type_name -> agentcore.v1.ToolSelection
 	5,  // 2: agentcore.v1.Agent.skills:type_name -> agentcore.v1.SkillSelection
 	0,  // 3: agentcore.v1.Agent.state:type_name -> agentcore.v1.AgentState
-	44, // 4: agentcore.v1.Agent.usage:type_name -> agentcore.v1.Usage
-	45, // 5: agentcore.v1.Agent.create_time:type_name -> google.protobuf.Timestamp
-	45, // 6: agentcore.v1.Agent.update_time:type_name -> google.protobuf.Timestamp
+	53, // 4: agentcore.v1.Agent.usage:type_name -> agentcore.v1.Usage
+	54, // 5: agentcore.v1.Agent.create_time:type_name -> google.protobuf.Timestamp
+	54, // 6: agentcore.v1.Agent.update_time:type_name -> google.protobuf.Timestamp
 	3,  // 7: agentcore.v1.CreateAgentRequest.agent:type_name -> agentcore.v1.Agent
-	46, // 8: agentcore.v1.CreateAgentRequest.history:type_name -> agentcore.v1.Message
+	55, // 8: agentcore.v1.CreateAgentRequest.history:type_name -> agentcore.v1.Message
 	3,  // 9: agentcore.v1.CreateAgentResponse.agent:type_name -> agentcore.v1.Agent
 	3,  // 10: agentcore.v1.GetAgentResponse.agent:type_name -> agentcore.v1.Agent
 	3,  // 11: agentcore.v1.ListAgentsResponse.agents:type_name -> agentcore.v1.Agent
 	3,  // 12: agentcore.v1.UpdateAgentRequest.agent:type_name -> agentcore.v1.Agent
-	47, // 13: agentcore.v1.UpdateAgentRequest.update_mask:type_name -> google.protobuf.FieldMask
+	56, // 13: agentcore.v1.UpdateAgentRequest.update_mask:type_name -> google.protobuf.FieldMask
 	3,  // 14: agentcore.v1.UpdateAgentResponse.agent:type_name -> agentcore.v1.Agent
 	17, // 15: agentcore.v1.SendRequest.start:type_name -> agentcore.v1.StartRun
 	19, // 16: agentcore.v1.SendRequest.permission:type_name -> agentcore.v1.PermissionReply
 	20, // 17: agentcore.v1.SendRequest.stop:type_name -> agentcore.v1.StopRun
-	48, // 18: agentcore.v1.StartRun.input:type_name -> agentcore.v1.Part
-	43, // 19: agentcore.v1.StartRun.config:type_name -> agentcore.v1.AgentConfig
+	57, // 18: agentcore.v1.StartRun.input:type_name -> agentcore.v1.Part
+	52, // 19: agentcore.v1.StartRun.config:type_name -> agentcore.v1.AgentConfig
 	18, // 20: agentcore.v1.StartRun.history:type_name -> agentcore.v1.HistoryReplacement
 	4,  // 21: agentcore.v1.StartRun.tools:type_name -> agentcore.v1.ToolSelection
 	2,  // 22: agentcore.v1.StartRun.permission_mode:type_name -> agentcore.v1.PermissionMode
 	1,  // 23: agentcore.v1.StartRun.busy_policy:type_name -> agentcore.v1.BusyPolicy
-	46, // 24: agentcore.v1.HistoryReplacement.messages:type_name -> agentcore.v1.Message
-	49, // 25: agentcore.v1.SendResponse.event:type_name -> agentcore.v1.Event
-	49, // 26: agentcore.v1.CompactResponse.event:type_name -> agentcore.v1.Event
-	46, // 27: agentcore.v1.GetHistoryResponse.messages:type_name -> agentcore.v1.Message
-	27, // 28: agentcore.v1.GetHistoryResponse.turns:type_name -> agentcore.v1.Turn
-	46, // 29: agentcore.v1.SetHistoryRequest.messages:type_name -> agentcore.v1.Message
-	48, // 30: agentcore.v1.PreviewContextRequest.input:type_name -> agentcore.v1.Part
-	46, // 31: agentcore.v1.PreviewContextResponse.messages:type_name -> agentcore.v1.Message
-	50, // 32: agentcore.v1.ToolInfo.input_schema:type_name -> google.protobuf.Struct
-	51, // 33: agentcore.v1.ToolInfo.timeout:type_name -> google.protobuf.Duration
-	34, // 34: agentcore.v1.ListToolsResponse.tools:type_name -> agentcore.v1.ToolInfo
-	35, // 35: agentcore.v1.ListToolsResponse.skills:type_name -> agentcore.v1.SkillInfo
-	50, // 36: agentcore.v1.ExecuteToolRequest.input:type_name -> google.protobuf.Struct
-	52, // 37: agentcore.v1.ToolOutputChunk.stream:type_name -> agentcore.v1.OutputStream
-	53, // 38: agentcore.v1.DirectToolResult.output:type_name -> agentcore.v1.ToolOutput
-	51, // 39: agentcore.v1.DirectToolResult.duration:type_name -> google.protobuf.Duration
-	38, // 40: agentcore.v1.ExecuteToolResponse.output:type_name -> agentcore.v1.ToolOutputChunk
-	39, // 41: agentcore.v1.ExecuteToolResponse.result:type_name -> agentcore.v1.DirectToolResult
-	6,  // 42: agentcore.v1.AgentService.CreateAgent:input_type -> agentcore.v1.CreateAgentRequest
-	8,  // 43: agentcore.v1.AgentService.GetAgent:input_type -> agentcore.v1.GetAgentRequest
-	10, // 44: agentcore.v1.AgentService.ListAgents:input_type -> agentcore.v1.ListAgentsRequest
-	12, // 45: agentcore.v1.AgentService.UpdateAgent:input_type -> agentcore.v1.UpdateAgentRequest
-	14, // 46: agentcore.v1.AgentService.DeleteAgent:input_type -> agentcore.v1.DeleteAgentRequest
-	16, // 47: agentcore.v1.AgentService.Send:input_type -> agentcore.v1.SendRequest
-	22, // 48: agentcore.v1.AgentService.Stop:input_type -> agentcore.v1.StopRequest
-	24, // 49: agentcore.v1.AgentService.Compact:input_type -> agentcore.v1.CompactRequest
-	26, // 50: agentcore.v1.AgentService.GetHistory:input_type -> agentcore.v1.GetHistoryRequest
-	29, // 51: agentcore.v1.AgentService.SetHistory:input_type -> agentcore.v1.SetHistoryRequest
-	31, // 52: agentcore.v1.AgentService.PreviewContext:input_type -> agentcore.v1.PreviewContextRequest
-	33, // 53: agentcore.v1.AgentService.ListTools:input_type -> agentcore.v1.ListToolsRequest
-	37, // 54: agentcore.v1.AgentService.ExecuteTool:input_type -> agentcore.v1.ExecuteToolRequest
-	41, // 55: agentcore.v1.AgentService.ReloadTools:input_type -> agentcore.v1.ReloadToolsRequest
-	7,  // 56: agentcore.v1.AgentService.CreateAgent:output_type -> agentcore.v1.CreateAgentResponse
-	9,  // 57: agentcore.v1.AgentService.GetAgent:output_type -> agentcore.v1.GetAgentResponse
-	11, // 58: agentcore.v1.AgentService.ListAgents:output_type -> agentcore.v1.ListAgentsResponse
-	13, // 59: agentcore.v1.AgentService.UpdateAgent:output_type -> agentcore.v1.UpdateAgentResponse
-	15, // 60: agentcore.v1.AgentService.DeleteAgent:output_type -> agentcore.v1.DeleteAgentResponse
-	21, // 61: agentcore.v1.AgentService.Send:output_type -> agentcore.v1.SendResponse
-	23, // 62: agentcore.v1.AgentService.Stop:output_type -> agentcore.v1.StopResponse
-	25, // 63: agentcore.v1.AgentService.Compact:output_type -> agentcore.v1.CompactResponse
-	28, // 64: agentcore.v1.AgentService.GetHistory:output_type -> agentcore.v1.GetHistoryResponse
-	30, // 65: agentcore.v1.AgentService.SetHistory:output_type -> agentcore.v1.SetHistoryResponse
-	32, // 66: agentcore.v1.AgentService.PreviewContext:output_type -> agentcore.v1.PreviewContextResponse
-	36, // 67: agentcore.v1.AgentService.ListTools:output_type -> agentcore.v1.ListToolsResponse
-	40, // 68: agentcore.v1.AgentService.ExecuteTool:output_type -> agentcore.v1.ExecuteToolResponse
-	42, // 69: agentcore.v1.AgentService.ReloadTools:output_type -> agentcore.v1.ReloadToolsResponse
-	56, // [56:70] is the sub-list for method output_type
-	42, // [42:56] is the sub-list for method input_type
-	42, // [42:42] is the sub-list for extension type_name
-	42, // [42:42] is the sub-list for extension extendee
-	0,  // [0:42] is the sub-list for field type_name
+	58, // 24: agentcore.v1.StartRun.on_disconnect:type_name -> agentcore.v1.OnDisconnect
+	55, // 25: agentcore.v1.HistoryReplacement.messages:type_name -> agentcore.v1.Message
+	59, // 26: agentcore.v1.SendResponse.event:type_name -> agentcore.v1.Event
+	59, // 27: agentcore.v1.CompactResponse.event:type_name -> agentcore.v1.Event
+	55, // 28: agentcore.v1.GetHistoryResponse.messages:type_name -> agentcore.v1.Message
+	27, // 29: agentcore.v1.GetHistoryResponse.turns:type_name -> agentcore.v1.Turn
+	55, // 30: agentcore.v1.SetHistoryRequest.messages:type_name -> agentcore.v1.Message
+	57, // 31: agentcore.v1.PreviewContextRequest.input:type_name -> agentcore.v1.Part
+	55, // 32: agentcore.v1.PreviewContextResponse.messages:type_name -> agentcore.v1.Message
+	60, // 33: agentcore.v1.ToolInfo.input_schema:type_name -> google.protobuf.Struct
+	61, // 34: agentcore.v1.ToolInfo.timeout:type_name -> google.protobuf.Duration
+	35, // 35: agentcore.v1.ToolInfo.limits:type_name -> agentcore.v1.ToolLimits
+	61, // 36: agentcore.v1.ToolLimits.cpu_time:type_name -> google.protobuf.Duration
+	34, // 37: agentcore.v1.ListToolsResponse.tools:type_name -> agentcore.v1.ToolInfo
+	36, // 38: agentcore.v1.ListToolsResponse.skills:type_name -> agentcore.v1.SkillInfo
+	60, // 39: agentcore.v1.ExecuteToolRequest.input:type_name -> google.protobuf.Struct
+	62, // 40: agentcore.v1.ToolOutputChunk.stream:type_name -> agentcore.v1.OutputStream
+	63, // 41: agentcore.v1.DirectToolResult.output:type_name -> agentcore.v1.ToolOutput
+	61, // 42: agentcore.v1.DirectToolResult.duration:type_name -> google.protobuf.Duration
+	39, // 43: agentcore.v1.ExecuteToolResponse.output:type_name -> agentcore.v1.ToolOutputChunk
+	40, // 44: agentcore.v1.ExecuteToolResponse.result:type_name -> agentcore.v1.DirectToolResult
+	59, // 45: agentcore.v1.AttachResponse.event:type_name -> agentcore.v1.Event
+	64, // 46: agentcore.v1.GetRunResponse.run:type_name -> agentcore.v1.Run
+	65, // 47: agentcore.v1.ListRunsRequest.state:type_name -> agentcore.v1.RunState
+	64, // 48: agentcore.v1.ListRunsResponse.runs:type_name -> agentcore.v1.Run
+	6,  // 49: agentcore.v1.AgentService.CreateAgent:input_type -> agentcore.v1.CreateAgentRequest
+	8,  // 50: agentcore.v1.AgentService.GetAgent:input_type -> agentcore.v1.GetAgentRequest
+	10, // 51: agentcore.v1.AgentService.ListAgents:input_type -> agentcore.v1.ListAgentsRequest
+	12, // 52: agentcore.v1.AgentService.UpdateAgent:input_type -> agentcore.v1.UpdateAgentRequest
+	14, // 53: agentcore.v1.AgentService.DeleteAgent:input_type -> agentcore.v1.DeleteAgentRequest
+	16, // 54: agentcore.v1.AgentService.Send:input_type -> agentcore.v1.SendRequest
+	22, // 55: agentcore.v1.AgentService.Stop:input_type -> agentcore.v1.StopRequest
+	24, // 56: agentcore.v1.AgentService.Compact:input_type -> agentcore.v1.CompactRequest
+	26, // 57: agentcore.v1.AgentService.GetHistory:input_type -> agentcore.v1.GetHistoryRequest
+	29, // 58: agentcore.v1.AgentService.SetHistory:input_type -> agentcore.v1.SetHistoryRequest
+	31, // 59: agentcore.v1.AgentService.PreviewContext:input_type -> agentcore.v1.PreviewContextRequest
+	33, // 60: agentcore.v1.AgentService.ListTools:input_type -> agentcore.v1.ListToolsRequest
+	38, // 61: agentcore.v1.AgentService.ExecuteTool:input_type -> agentcore.v1.ExecuteToolRequest
+	42, // 62: agentcore.v1.AgentService.ReloadTools:input_type -> agentcore.v1.ReloadToolsRequest
+	44, // 63: agentcore.v1.AgentService.Attach:input_type -> agentcore.v1.AttachRequest
+	46, // 64: agentcore.v1.AgentService.GetRun:input_type -> agentcore.v1.GetRunRequest
+	48, // 65: agentcore.v1.AgentService.ListRuns:input_type -> agentcore.v1.ListRunsRequest
+	50, // 66: agentcore.v1.AgentService.RespondPermission:input_type -> agentcore.v1.RespondPermissionRequest
+	7,  // 67: agentcore.v1.AgentService.CreateAgent:output_type -> agentcore.v1.CreateAgentResponse
+	9,  // 68: agentcore.v1.AgentService.GetAgent:output_type -> agentcore.v1.GetAgentResponse
+	11, // 69: agentcore.v1.AgentService.ListAgents:output_type -> agentcore.v1.ListAgentsResponse
+	13, // 70: agentcore.v1.AgentService.UpdateAgent:output_type -> agentcore.v1.UpdateAgentResponse
+	15, // 71: agentcore.v1.AgentService.DeleteAgent:output_type -> agentcore.v1.DeleteAgentResponse
+	21, // 72: agentcore.v1.AgentService.Send:output_type -> agentcore.v1.SendResponse
+	23, // 73: agentcore.v1.AgentService.Stop:output_type -> agentcore.v1.StopResponse
+	25, // 74: agentcore.v1.AgentService.Compact:output_type -> agentcore.v1.CompactResponse
+	28, // 75: agentcore.v1.AgentService.GetHistory:output_type -> agentcore.v1.GetHistoryResponse
+	30, // 76: agentcore.v1.AgentService.SetHistory:output_type -> agentcore.v1.SetHistoryResponse
+	32, // 77: agentcore.v1.AgentService.PreviewContext:output_type -> agentcore.v1.PreviewContextResponse
+	37, // 78: agentcore.v1.AgentService.ListTools:output_type -> agentcore.v1.ListToolsResponse
+	41, // 79: agentcore.v1.AgentService.ExecuteTool:output_type -> agentcore.v1.ExecuteToolResponse
+	43, // 80: agentcore.v1.AgentService.ReloadTools:output_type -> agentcore.v1.ReloadToolsResponse
+	45, // 81: agentcore.v1.AgentService.Attach:output_type -> agentcore.v1.AttachResponse
+	47, // 82: agentcore.v1.AgentService.GetRun:output_type -> agentcore.v1.GetRunResponse
+	49, // 83: agentcore.v1.AgentService.ListRuns:output_type -> agentcore.v1.ListRunsResponse
+	51, // 84: agentcore.v1.AgentService.RespondPermission:output_type -> agentcore.v1.RespondPermissionResponse
+	67, // [67:85] is the sub-list for method output_type
+	49, // [49:67] is the sub-list for method input_type
+	49, // [49:49] is the sub-list for extension type_name
+	49, // [49:49] is the sub-list for extension extendee
+	0,  // [0:49] is the sub-list for field type_name
 }
 
 func init() { file_agentcore_v1_agent_service_proto_init() }
@@ -2867,12 +3561,13 @@ func file_agentcore_v1_agent_service_proto_init() {
 	file_agentcore_v1_config_proto_init()
 	file_agentcore_v1_event_proto_init()
 	file_agentcore_v1_message_proto_init()
+	file_agentcore_v1_run_proto_init()
 	file_agentcore_v1_agent_service_proto_msgTypes[13].OneofWrappers = []any{
 		(*SendRequest_Start)(nil),
 		(*SendRequest_Permission)(nil),
 		(*SendRequest_Stop)(nil),
 	}
-	file_agentcore_v1_agent_service_proto_msgTypes[37].OneofWrappers = []any{
+	file_agentcore_v1_agent_service_proto_msgTypes[38].OneofWrappers = []any{
 		(*ExecuteToolResponse_Output)(nil),
 		(*ExecuteToolResponse_Result)(nil),
 	}
@@ -2882,7 +3577,7 @@ func file_agentcore_v1_agent_service_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_agentcore_v1_agent_service_proto_rawDesc), len(file_agentcore_v1_agent_service_proto_rawDesc)),
 			NumEnums:      3,
-			NumMessages:   40,
+			NumMessages:   49,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

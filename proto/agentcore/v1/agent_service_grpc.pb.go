@@ -19,20 +19,24 @@ import (
 const _ = grpc.SupportPackageIsVersion9
 
 const (
-	AgentService_CreateAgent_FullMethodName    = "/agentcore.v1.AgentService/CreateAgent"
-	AgentService_GetAgent_FullMethodName       = "/agentcore.v1.AgentService/GetAgent"
-	AgentService_ListAgents_FullMethodName     = "/agentcore.v1.AgentService/ListAgents"
-	AgentService_UpdateAgent_FullMethodName    = "/agentcore.v1.AgentService/UpdateAgent"
-	AgentService_DeleteAgent_FullMethodName    = "/agentcore.v1.AgentService/DeleteAgent"
-	AgentService_Send_FullMethodName           = "/agentcore.v1.AgentService/Send"
-	AgentService_Stop_FullMethodName           = "/agentcore.v1.AgentService/Stop"
-	AgentService_Compact_FullMethodName        = "/agentcore.v1.AgentService/Compact"
-	AgentService_GetHistory_FullMethodName     = "/agentcore.v1.AgentService/GetHistory"
-	AgentService_SetHistory_FullMethodName     = "/agentcore.v1.AgentService/SetHistory"
-	AgentService_PreviewContext_FullMethodName = "/agentcore.v1.AgentService/PreviewContext"
-	AgentService_ListTools_FullMethodName      = "/agentcore.v1.AgentService/ListTools"
-	AgentService_ExecuteTool_FullMethodName    = "/agentcore.v1.AgentService/ExecuteTool"
-	AgentService_ReloadTools_FullMethodName    = "/agentcore.v1.AgentService/ReloadTools"
+	AgentService_CreateAgent_FullMethodName       = "/agentcore.v1.AgentService/CreateAgent"
+	AgentService_GetAgent_FullMethodName          = "/agentcore.v1.AgentService/GetAgent"
+	AgentService_ListAgents_FullMethodName        = "/agentcore.v1.AgentService/ListAgents"
+	AgentService_UpdateAgent_FullMethodName       = "/agentcore.v1.AgentService/UpdateAgent"
+	AgentService_DeleteAgent_FullMethodName       = "/agentcore.v1.AgentService/DeleteAgent"
+	AgentService_Send_FullMethodName              = "/agentcore.v1.AgentService/Send"
+	AgentService_Stop_FullMethodName              = "/agentcore.v1.AgentService/Stop"
+	AgentService_Compact_FullMethodName           = "/agentcore.v1.AgentService/Compact"
+	AgentService_GetHistory_FullMethodName        = "/agentcore.v1.AgentService/GetHistory"
+	AgentService_SetHistory_FullMethodName        = "/agentcore.v1.AgentService/SetHistory"
+	AgentService_PreviewContext_FullMethodName    = "/agentcore.v1.AgentService/PreviewContext"
+	AgentService_ListTools_FullMethodName         = "/agentcore.v1.AgentService/ListTools"
+	AgentService_ExecuteTool_FullMethodName       = "/agentcore.v1.AgentService/ExecuteTool"
+	AgentService_ReloadTools_FullMethodName       = "/agentcore.v1.AgentService/ReloadTools"
+	AgentService_Attach_FullMethodName            = "/agentcore.v1.AgentService/Attach"
+	AgentService_GetRun_FullMethodName            = "/agentcore.v1.AgentService/GetRun"
+	AgentService_ListRuns_FullMethodName          = "/agentcore.v1.AgentService/ListRuns"
+	AgentService_RespondPermission_FullMethodName = "/agentcore.v1.AgentService/RespondPermission"
 )
 
 // AgentServiceClient is the client API for AgentService service.
@@ -60,7 +64,8 @@ type AgentServiceClient interface {
 	// Compact summarises the history now (stopping any run first) and streams
 	// the compaction's events; the summary is appended to history.
 	Compact(ctx context.Context, in *CompactRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[CompactResponse], error)
-	// GetHistory reads a session's history.
+	// GetHistory reads a session's history, in pages when it does not fit in
+	// one response (-max-message-bytes).
 	GetHistory(ctx context.Context, in *GetHistoryRequest, opts ...grpc.CallOption) (*GetHistoryResponse, error)
 	// SetHistory replaces a session's history, e.g. restoring from a database.
 	SetHistory(ctx context.Context, in *SetHistoryRequest, opts ...grpc.CallOption) (*SetHistoryResponse, error)
@@ -72,6 +77,18 @@ type AgentServiceClient interface {
 	ExecuteTool(ctx context.Context, in *ExecuteToolRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[ExecuteToolResponse], error)
 	// ReloadTools rescans the tool and skill directories and MCP definitions.
 	ReloadTools(ctx context.Context, in *ReloadToolsRequest, opts ...grpc.CallOption) (*ReloadToolsResponse, error)
+	// Attach streams a run's events after after_seq: the stored ones, then the
+	// live ones until the run ends, each exactly once and in order, whichever
+	// replica runs it. It ends as the run's Send stream did: OK after the
+	// result, or the run's error status.
+	Attach(ctx context.Context, in *AttachRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[AttachResponse], error)
+	// GetRun returns one run.
+	GetRun(ctx context.Context, in *GetRunRequest, opts ...grpc.CallOption) (*GetRunResponse, error)
+	// ListRuns lists runs, newest first.
+	ListRuns(ctx context.Context, in *ListRunsRequest, opts ...grpc.CallOption) (*ListRunsResponse, error)
+	// RespondPermission answers a run's permission request from any
+	// connection, also after the run's Send stream is gone.
+	RespondPermission(ctx context.Context, in *RespondPermissionRequest, opts ...grpc.CallOption) (*RespondPermissionResponse, error)
 }
 
 type agentServiceClient struct {
@@ -243,6 +260,55 @@ func (c *agentServiceClient) ReloadTools(ctx context.Context, in *ReloadToolsReq
 	return out, nil
 }
 
+func (c *agentServiceClient) Attach(ctx context.Context, in *AttachRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[AttachResponse], error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	stream, err := c.cc.NewStream(ctx, &AgentService_ServiceDesc.Streams[3], AgentService_Attach_FullMethodName, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	x := &grpc.GenericClientStream[AttachRequest, AttachResponse]{ClientStream: stream}
+	if err := x.ClientStream.SendMsg(in); err != nil {
+		return nil, err
+	}
+	if err := x.ClientStream.CloseSend(); err != nil {
+		return nil, err
+	}
+	return x, nil
+}
+
+// This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
+type AgentService_AttachClient = grpc.ServerStreamingClient[AttachResponse]
+
+func (c *agentServiceClient) GetRun(ctx context.Context, in *GetRunRequest, opts ...grpc.CallOption) (*GetRunResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(GetRunResponse)
+	err := c.cc.Invoke(ctx, AgentService_GetRun_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *agentServiceClient) ListRuns(ctx context.Context, in *ListRunsRequest, opts ...grpc.CallOption) (*ListRunsResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(ListRunsResponse)
+	err := c.cc.Invoke(ctx, AgentService_ListRuns_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *agentServiceClient) RespondPermission(ctx context.Context, in *RespondPermissionRequest, opts ...grpc.CallOption) (*RespondPermissionResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(RespondPermissionResponse)
+	err := c.cc.Invoke(ctx, AgentService_RespondPermission_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // AgentServiceServer is the server API for AgentService service.
 // All implementations must embed UnimplementedAgentServiceServer
 // for forward compatibility.
@@ -268,7 +334,8 @@ type AgentServiceServer interface {
 	// Compact summarises the history now (stopping any run first) and streams
 	// the compaction's events; the summary is appended to history.
 	Compact(*CompactRequest, grpc.ServerStreamingServer[CompactResponse]) error
-	// GetHistory reads a session's history.
+	// GetHistory reads a session's history, in pages when it does not fit in
+	// one response (-max-message-bytes).
 	GetHistory(context.Context, *GetHistoryRequest) (*GetHistoryResponse, error)
 	// SetHistory replaces a session's history, e.g. restoring from a database.
 	SetHistory(context.Context, *SetHistoryRequest) (*SetHistoryResponse, error)
@@ -280,6 +347,18 @@ type AgentServiceServer interface {
 	ExecuteTool(*ExecuteToolRequest, grpc.ServerStreamingServer[ExecuteToolResponse]) error
 	// ReloadTools rescans the tool and skill directories and MCP definitions.
 	ReloadTools(context.Context, *ReloadToolsRequest) (*ReloadToolsResponse, error)
+	// Attach streams a run's events after after_seq: the stored ones, then the
+	// live ones until the run ends, each exactly once and in order, whichever
+	// replica runs it. It ends as the run's Send stream did: OK after the
+	// result, or the run's error status.
+	Attach(*AttachRequest, grpc.ServerStreamingServer[AttachResponse]) error
+	// GetRun returns one run.
+	GetRun(context.Context, *GetRunRequest) (*GetRunResponse, error)
+	// ListRuns lists runs, newest first.
+	ListRuns(context.Context, *ListRunsRequest) (*ListRunsResponse, error)
+	// RespondPermission answers a run's permission request from any
+	// connection, also after the run's Send stream is gone.
+	RespondPermission(context.Context, *RespondPermissionRequest) (*RespondPermissionResponse, error)
 	mustEmbedUnimplementedAgentServiceServer()
 }
 
@@ -331,6 +410,18 @@ func (UnimplementedAgentServiceServer) ExecuteTool(*ExecuteToolRequest, grpc.Ser
 }
 func (UnimplementedAgentServiceServer) ReloadTools(context.Context, *ReloadToolsRequest) (*ReloadToolsResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method ReloadTools not implemented")
+}
+func (UnimplementedAgentServiceServer) Attach(*AttachRequest, grpc.ServerStreamingServer[AttachResponse]) error {
+	return status.Error(codes.Unimplemented, "method Attach not implemented")
+}
+func (UnimplementedAgentServiceServer) GetRun(context.Context, *GetRunRequest) (*GetRunResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method GetRun not implemented")
+}
+func (UnimplementedAgentServiceServer) ListRuns(context.Context, *ListRunsRequest) (*ListRunsResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method ListRuns not implemented")
+}
+func (UnimplementedAgentServiceServer) RespondPermission(context.Context, *RespondPermissionRequest) (*RespondPermissionResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method RespondPermission not implemented")
 }
 func (UnimplementedAgentServiceServer) mustEmbedUnimplementedAgentServiceServer() {}
 func (UnimplementedAgentServiceServer) testEmbeddedByValue()                      {}
@@ -580,6 +671,71 @@ func _AgentService_ReloadTools_Handler(srv interface{}, ctx context.Context, dec
 	return interceptor(ctx, in, info, handler)
 }
 
+func _AgentService_Attach_Handler(srv interface{}, stream grpc.ServerStream) error {
+	m := new(AttachRequest)
+	if err := stream.RecvMsg(m); err != nil {
+		return err
+	}
+	return srv.(AgentServiceServer).Attach(m, &grpc.GenericServerStream[AttachRequest, AttachResponse]{ServerStream: stream})
+}
+
+// This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
+type AgentService_AttachServer = grpc.ServerStreamingServer[AttachResponse]
+
+func _AgentService_GetRun_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(GetRunRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(AgentServiceServer).GetRun(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: AgentService_GetRun_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(AgentServiceServer).GetRun(ctx, req.(*GetRunRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _AgentService_ListRuns_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(ListRunsRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(AgentServiceServer).ListRuns(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: AgentService_ListRuns_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(AgentServiceServer).ListRuns(ctx, req.(*ListRunsRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _AgentService_RespondPermission_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(RespondPermissionRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(AgentServiceServer).RespondPermission(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: AgentService_RespondPermission_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(AgentServiceServer).RespondPermission(ctx, req.(*RespondPermissionRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // AgentService_ServiceDesc is the grpc.ServiceDesc for AgentService service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -631,6 +787,18 @@ var AgentService_ServiceDesc = grpc.ServiceDesc{
 			MethodName: "ReloadTools",
 			Handler:    _AgentService_ReloadTools_Handler,
 		},
+		{
+			MethodName: "GetRun",
+			Handler:    _AgentService_GetRun_Handler,
+		},
+		{
+			MethodName: "ListRuns",
+			Handler:    _AgentService_ListRuns_Handler,
+		},
+		{
+			MethodName: "RespondPermission",
+			Handler:    _AgentService_RespondPermission_Handler,
+		},
 	},
 	Streams: []grpc.StreamDesc{
 		{
@@ -647,6 +815,11 @@ var AgentService_ServiceDesc = grpc.ServiceDesc{
 		{
 			StreamName:    "ExecuteTool",
 			Handler:       _AgentService_ExecuteTool_Handler,
+			ServerStreams: true,
+		},
+		{
+			StreamName:    "Attach",
+			Handler:       _AgentService_Attach_Handler,
 			ServerStreams: true,
 		},
 	},

@@ -278,7 +278,8 @@ type AgentConfig struct {
 	// Generation parameters; replaces the agent's whole provider block.
 	Provider *ProviderOptions `protobuf:"bytes,12,opt,name=provider,proto3" json:"provider,omitempty"`
 	// Cut tool text output longer than this many characters from the middle.
-	// Unset: no limit.
+	// Unset: the server's limit (-max-tool-output, 32,000 by default), which
+	// a larger value cannot exceed.
 	MaxToolOutput *int64 `protobuf:"varint,13,opt,name=max_tool_output,json=maxToolOutput,proto3,oneof" json:"max_tool_output,omitempty"`
 	// Context budget in tokens. Unset: no estimate, no compaction.
 	MaxTokens *int64 `protobuf:"varint,14,opt,name=max_tokens,json=maxTokens,proto3,oneof" json:"max_tokens,omitempty"`
@@ -292,9 +293,11 @@ type AgentConfig struct {
 	MaxSteps *int32 `protobuf:"varint,18,opt,name=max_steps,json=maxSteps,proto3,oneof" json:"max_steps,omitempty"`
 	// Maximum tool calls running at once in one round. Unset: no limit.
 	MaxToolConcurrency *int32 `protobuf:"varint,19,opt,name=max_tool_concurrency,json=maxToolConcurrency,proto3,oneof" json:"max_tool_concurrency,omitempty"`
-	// Cap on one retry backoff. Unset: no cap.
+	// Cap on one retry backoff. Unset: the server's (-retry-max-delay), which
+	// a larger value cannot exceed.
 	RetryMaxDelay *durationpb.Duration `protobuf:"bytes,20,opt,name=retry_max_delay,json=retryMaxDelay,proto3" json:"retry_max_delay,omitempty"`
-	// Give up retrying after this long. Unset: no limit.
+	// Give up retrying after this long; 0: never retry. Unset: the server's
+	// (-retry-max-elapsed), which a larger value cannot exceed.
 	RetryMaxElapsed *durationpb.Duration `protobuf:"bytes,21,opt,name=retry_max_elapsed,json=retryMaxElapsed,proto3" json:"retry_max_elapsed,omitempty"`
 	// Abort one model request after this long. Unset: no limit.
 	RequestTimeout *durationpb.Duration `protobuf:"bytes,22,opt,name=request_timeout,json=requestTimeout,proto3" json:"request_timeout,omitempty"`

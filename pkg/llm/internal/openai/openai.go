@@ -11,7 +11,6 @@ import (
 	"unicode"
 	"unicode/utf8"
 
-	"github.com/bytedance/sonic"
 	"github.com/cloudwego/eino/schema"
 
 	"github.com/agentcore/agentcore/pkg/llm/provider"
@@ -41,38 +40,6 @@ func AudioFormat(mime string) string {
 	}
 	_, sub, _ := strings.Cut(mime, "/")
 	return sub
-}
-
-// Text is message content sent as a string, as an array of text parts (some
-// gateways), or null.
-type Text string
-
-// UnmarshalJSON reads any of the three shapes; another shape is an error.
-func (t *Text) UnmarshalJSON(b []byte) error {
-	switch {
-	case len(b) == 0 || b[0] == 'n':
-		*t = ""
-		return nil
-	case b[0] == '"':
-		var s string
-		if err := Unmarshal(b, &s); err != nil {
-			return err
-		}
-		*t = Text(s)
-		return nil
-	}
-	var parts []struct {
-		Text string `json:"text"`
-	}
-	if err := Unmarshal(b, &parts); err != nil {
-		return err
-	}
-	var sb strings.Builder
-	for _, p := range parts {
-		sb.WriteString(p.Text)
-	}
-	*t = Text(sb.String())
-	return nil
 }
 
 // ErrorObject is OpenAI's error object, as sent in a 2xx body, a stream
@@ -163,14 +130,6 @@ func Parts[T any](m *schema.Message, text func(string) T, media func(schema.Mess
 		parts = append(parts, mp)
 	}
 	return parts, nil
-}
-
-// Unmarshal decodes a response body, chunk or event. It is encoding/json's
-// Unmarshal (sonic's standard-compatible configuration, strings copied out
-// of data) at about three times the speed: decoding is most of the cost of
-// reading a stream. sonic is already in the build through eino.
-func Unmarshal(data []byte, v any) error {
-	return sonic.ConfigStd.Unmarshal(data, v)
 }
 
 // SDKOptions are the AI SDK's OpenAI options that switch the SDK's own

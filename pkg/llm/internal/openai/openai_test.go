@@ -7,46 +7,6 @@ import (
 	"github.com/agentcore/agentcore/pkg/llm/provider"
 )
 
-func TestText(t *testing.T) {
-	tests := []struct {
-		in      string
-		want    string
-		wantErr bool
-	}{
-		{`"plain"`, "plain", false},
-		{`"esc\n\"q\" \u00e9"`, "esc\n\"q\" é", false},
-		{`null`, "", false},
-		{`[{"type":"text","text":"a"},{"type":"text","text":"b"}]`, "ab", false},
-		{`{"x":1}`, "", true},
-		{`12`, "", true},
-	}
-	for _, tt := range tests {
-		var v struct {
-			C Text `json:"c"`
-		}
-		err := Unmarshal([]byte(`{"c":`+tt.in+`}`), &v)
-		if (err != nil) != tt.wantErr || string(v.C) != tt.want {
-			t.Errorf("%s: %q, %v; want %q, error %v", tt.in, v.C, err, tt.want, tt.wantErr)
-		}
-	}
-}
-
-// TestUnmarshalCopiesStrings guards the reason for sonic's standard config:
-// decoded strings must not alias the buffer, which the SSE reader reuses.
-func TestUnmarshalCopiesStrings(t *testing.T) {
-	buf := []byte(`{"c":"hello"}`)
-	var v struct {
-		C string `json:"c"`
-	}
-	if err := Unmarshal(buf, &v); err != nil {
-		t.Fatal(err)
-	}
-	copy(buf, strings.Repeat("x", len(buf)))
-	if v.C != "hello" {
-		t.Fatalf("decoded string changed with its buffer: %q", v.C)
-	}
-}
-
 func TestErrorObject(t *testing.T) {
 	tests := []struct {
 		obj  ErrorObject

@@ -11,4 +11,9 @@ const (
 	MagicCookieValue = "tool-plugin-v1"
 	// PluginName is the name under which the service is dispensed in go-plugin's plugin set.
 	PluginName = "tool"
+	// MaxResultBytesEnv is the environment variable in which the host tells
+	// a plugin the most bytes a result should take: a larger one is cut by
+	// the host (or refused, past what its transport takes), so a plugin
+	// should cut its own first, as sdk/tool does.
+	MaxResultBytesEnv = "AGENTCORE_MAX_RESULT_BYTES"
 )

@@ -57,6 +57,19 @@ type nums struct {
 	B float64 `json:"b"`
 }
 
+// hog allocates and touches memory without end, saying how far it got.
+func hog(_ context.Context, _ empty, emit tool.Emit) (any, error) {
+	var keep [][]byte
+	for i := 1; ; i++ {
+		b := make([]byte, 8<<20)
+		for j := range b {
+			b[j] = 1
+		}
+		keep = append(keep, b)
+		emit(fmt.Sprintf("%d MiB\n", i*8))
+	}
+}
+
 func loop(ctx context.Context, _ empty, emit tool.Emit) (any, error) {
 	emit("started")
 	for {
@@ -79,6 +92,9 @@ func init() {
 }
 
 func main() {
+	if os.Getenv("TESTPLUG_HOG") != "" { // a child of child_hog
+		_, _ = hog(context.Background(), empty{}, func(string) {})
+	}
 	tool.Serve(
 		tool.New("echo", "Returns its text.", func(_ context.Context, in text, _ tool.Emit) (any, error) {
 			return in.Text, nil
@@ -90,6 +106,32 @@ func main() {
 			return os.Getpid(), nil
 		}),
 		tool.New("loop", "Spins forever.", loop),
+		tool.New("hog", "Allocates memory without end.", hog),
+		tool.New("child_hog", "Runs a child that allocates without end; returns its exit as soon as it ends.", func(context.Context, empty, tool.Emit) (any, error) {
+			self, err := os.Executable()
+			if err != nil {
+				return nil, err
+			}
+			cmd := exec.Command(self)
+			cmd.Env = append(os.Environ(), "TESTPLUG_HOG=1")
+			err = cmd.Run()
+			return map[string]any{"exit": cmd.ProcessState.String(), "error": fmt.Sprint(err)}, nil
+		}),
+		tool.New("small_hog", "Allocates memory without end, asking for 64 MiB.", hog, tool.WithLimits(tool.Limits{MemoryBytes: 64 << 20})),
+		tool.New("spin_cpu", "Spins, asking for 300ms of CPU time.", loop, tool.WithLimits(tool.Limits{CPUTime: 300 * time.Millisecond, MaxOpenFiles: 99})),
+		tool.New("nofile", "Reports its open-files limit.", func(context.Context, empty, tool.Emit) (any, error) {
+			var rl unix.Rlimit
+			err := unix.Getrlimit(unix.RLIMIT_NOFILE, &rl)
+			return rl.Cur, err
+		}, tool.WithLimits(tool.Limits{MaxOpenFiles: 99, MemoryBytes: 1 << 40})),
+		tool.New("daemon", "Leaves a daemon (setsid, double fork) behind, reports its pid, blocks.", func(_ context.Context, _ empty, emit tool.Emit) (any, error) {
+			out, err := exec.Command("bash", "-c", "setsid bash -c 'sleep 1000 >/dev/null 2>&1 & echo $!' </dev/null").Output()
+			if err != nil {
+				return nil, err
+			}
+			emit("daemon " + strings.TrimSpace(string(out)) + "\n")
+			select {}
+		}),
 		tool.New("loop_timeout", "Spins forever, with a timeout.", loop, tool.Timeout(300*time.Millisecond)),
 		tool.New("panic", "Panics.", func(context.Context, empty, tool.Emit) (any, error) {
 			panic("boom")
@@ -157,6 +199,15 @@ func main() {
 			fmt.Print(strings.Repeat("x", 100000), "\n")
 			fmt.Println("last-line")
 			return "done", nil
+		}),
+		tool.New("tracectx", "Reports the call's trace context and the TRACEPARENT a command sees.", func(ctx context.Context, _ empty, _ tool.Emit) (any, error) {
+			var env bytes.Buffer
+			cmd := exec.Command("sh", "-c", `printf '%s|%s' "$TRACEPARENT" "$TRACESTATE"`)
+			cmd.Stdout = &env
+			if err := tool.Run(ctx, cmd); err != nil {
+				return nil, err
+			}
+			return map[string]any{"context": tool.TraceContext(ctx), "env": env.String()}, nil
 		}),
 		tool.New("span", "Sleeps, reporting when it ran.", func(_ context.Context, in span, _ tool.Emit) (any, error) {
 			start := time.Now()

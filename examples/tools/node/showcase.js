@@ -1,0 +1,116 @@
+#!/usr/bin/env node
+// A tool plugin in Node.js showing every feature of the SDK (sdk/node).
+//
+// Put it in a tool directory (it must be executable) and try it:
+//
+//   (cd sdk/node && npm ci)
+//   toolhost list examples/tools/node
+//   toolhost call examples/tools/node greet '{"name": "Ada"}'
+//
+// The same tools exist in Go (../go) and Python (../python); the conformance
+// suite (tests/conformance) runs one contract against all three.
+'use strict';
+
+// In your own project: npm install /path/to/agentcore/sdk/node, then require('@agentcore/tool').
+const { tool, serve, run, Stop, ToolError, Content, text, image } = require('../../../sdk/node');
+
+// A 1x1 red PNG.
+const RED_DOT = Buffer.from(
+  '89504e470d0a1a0a0000000d4948445200000001000000010802000000907753de0000000c4944415408d763f8cfc000000301010018dd8db00000000049454e44ae426082',
+  'hex',
+);
+
+const object = (properties, required = Object.keys(properties)) => ({
+  type: 'object',
+  properties,
+  required,
+  additionalProperties: false,
+});
+
+const greet = tool(
+  'greet',
+  'Greets someone by name.',
+  async (input, call) => {
+    call.emit('thinking of a greeting');
+    return `Hello, ${input.name}${input.excited ? '!' : '.'}`;
+  },
+  {
+    schema: object(
+      {
+        name: { type: 'string', description: 'who to greet' },
+        excited: { type: 'boolean', description: 'end with an exclamation mark' },
+      },
+      ['name'],
+    ),
+    readOnly: true,
+    idempotent: true,
+    limits: { memoryBytes: 256 * 1024 * 1024, maxProcesses: 64, cpuTimeMs: 10000, maxOpenFiles: 256 },
+  },
+);
+
+const count = tool(
+  'count',
+  'Counts to n: each number as live output, on stdout and on stderr.',
+  (input, call) => {
+    for (let i = 1; i <= input.n; i++) {
+      call.emit(`emit ${i}\n`);
+      console.log(`stdout ${i}`);
+      console.error(`stderr ${i}`);
+    }
+    return { counted: input.n };
+  },
+  { schema: object({ n: { type: 'integer', description: 'how far to count' } }) },
+);
+
+const shell = tool(
+  'shell',
+  'Runs a sh command; its output streams live.',
+  async (input, call) => ({ exitCode: await run(call, 'sh', ['-c', input.command]) }),
+  { schema: object({ command: { type: 'string', description: 'a sh command line' } }) },
+);
+
+const finish = tool('finish', "Ends the agent's loop with a summary.", (input) => Stop(input.summary), {
+  schema: object({ summary: { type: 'string' } }),
+});
+
+const picture = tool(
+  'picture',
+  'Returns a caption and a picture.',
+  () => Content.of(text('a red dot'), image('image/png', RED_DOT)),
+  { readOnly: true },
+);
+
+const fail = tool(
+  'fail',
+  'Fails with the given message.',
+  (input) => {
+    throw new ToolError(input.message);
+  },
+  { schema: object({ message: { type: 'string' } }) },
+);
+
+const explode = tool('explode', 'Raises an exception.', () => {
+  throw new Error('kaboom');
+});
+
+const crash = tool(
+  'crash',
+  'Exits the plugin process at once.',
+  (input) => process.exit(input.code),
+  { schema: object({ code: { type: 'integer' } }) },
+);
+
+const spawnTree = tool('spawn', 'Starts a process tree that sleeps, reports its pids and waits.', async (input, call) => {
+  // sh starts a grandchild in the background and reports both pids.
+  await run(call, 'sh', ['-c', 'sleep 300 & echo "pids $$ $!"; wait']);
+  return 'the tree ended';
+});
+
+const slow = tool(
+  'slow',
+  'Sleeps; the host kills it after 1s.',
+  (input) => new Promise((resolve) => setTimeout(() => resolve('woke up'), input.seconds * 1000)),
+  { schema: object({ seconds: { type: 'number' } }), timeoutMs: 1000 },
+);
+
+serve(greet, count, shell, finish, picture, fail, explode, crash, spawnTree, slow);

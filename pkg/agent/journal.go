@@ -1,0 +1,147 @@
+package agent
+
+import (
+	"context"
+	"errors"
+
+	"google.golang.org/protobuf/proto"
+
+	agentv1 "github.com/agentcore/agentcore/proto/agentcore/v1"
+)
+
+// Journal makes a session durable: the session tells it about every run
+// and every change a run makes to the history, in order, on the run's
+// goroutine, and writes a change to its own memory only once the journal
+// took it. pkg/server keeps one per agent over pkg/store; without one
+// (Options.Journal nil) a session lives in memory only.
+type Journal interface {
+	// Begin is called when a send or compaction got the session's slot,
+	// before it reads the history. It claims the agent for the run (other
+	// processes sharing the journal may be running it: run.Busy says what
+	// to do then; ErrBusy rejects) and returns the agent's state when it
+	// changed elsewhere since the session last saw it (nil: unchanged). An
+	// error ends the run before it starts; End is not called.
+	Begin(ctx context.Context, run JournalRun) (*Snapshot, error)
+	// Append records msgs appended to the history at index at, with the
+	// session's usage totals after them, atomically. durable marks the
+	// last write of a step (its tool results, an answer without calls, a
+	// summary): the journal makes it durable before it returns; the writes
+	// before it in the step (the input, a response with tool calls) may
+	// become durable with it. An error fails the run.
+	Append(ctx context.Context, runID string, at int, msgs []*agentv1.Message, usage *agentv1.Usage, durable bool) error
+	// Replace records a history replaced by a send (SendOptions.History).
+	Replace(ctx context.Context, runID string, msgs []*agentv1.Message) error
+	// End is called once a run that began has ended, with its result or
+	// error, before the session's slot passes to the next request.
+	End(run JournalRun, res *Result, err error)
+}
+
+// JournalRun describes a run to the journal.
+type JournalRun struct {
+	// ID is the run's id, as in its events.
+	ID string
+	// Compaction marks a manual compaction (Compact).
+	Compaction bool
+	// Busy is the send's busy policy (replace for a compaction).
+	Busy agentv1.BusyPolicy
+	// Stop cancels the run with a cause (ErrStopped, ErrReplaced…), e.g.
+	// when another process asks for it.
+	Stop func(cause error)
+}
+
+// Snapshot is an agent's state as the journal holds it.
+type Snapshot struct {
+	History []*agentv1.Message
+	Usage   *agentv1.Usage
+}
+
+// ErrNothingToResume is returned by a Send with Resume when the history
+// has no turn waiting for the model: it is empty or ends with the model's
+// answer.
+var ErrNothingToResume = errors.New("nothing to resume: the history is empty or ends with the model's answer; send new input instead")
+
+// begin tells the journal the run started and takes the state it returns.
+func (r *run) begin(info JournalRun) error {
+	j := r.s.opts.Journal
+	if j == nil {
+		return nil
+	}
+	info.ID, info.Stop = r.id, r.cancel
+	snap, err := j.Begin(r.ctx, info)
+	if err != nil {
+		if r.ctx.Err() != nil && !errors.Is(err, ErrBusy) {
+			return aborted(r.ctx)
+		}
+		return err
+	}
+	r.jrun, r.begun = info, true
+	if snap != nil {
+		r.s.mu.Lock()
+		r.s.setHistoryLocked(snap.History)
+		if snap.Usage != nil {
+			r.s.usage = cloneUsage(snap.Usage)
+		}
+		r.s.mu.Unlock()
+	}
+	return nil
+}
+
+// commit appends msgs to the history and adds usage to the run's and the
+// session's totals, through the journal first when there is one; durable
+// says the write ends a step (see Journal.Append). The
+// journal write goes on when the run was stopped: a stopped round's tool
+// results are part of a well-formed history.
+func (r *run) commit(durable bool, usage *agentv1.Usage, msgs ...*agentv1.Message) error {
+	s := r.s
+	s.mu.Lock()
+	at := len(s.history)
+	total := cloneUsage(s.usage)
+	s.mu.Unlock()
+	if usage != nil {
+		addUsage(total, usage)
+	}
+	if j := s.opts.Journal; j != nil && r.begun {
+		if err := j.Append(context.WithoutCancel(r.ctx), r.id, at, msgs, total, durable); err != nil {
+			return &JournalError{Err: err}
+		}
+	}
+	s.mu.Lock()
+	s.history = append(s.history, msgs...)
+	if usage != nil {
+		addUsage(s.usage, usage)
+	}
+	s.mu.Unlock()
+	if usage != nil && r.usage != nil {
+		addUsage(r.usage, usage)
+	}
+	return nil
+}
+
+// replace replaces the history for a send, through the journal first.
+func (r *run) replace(msgs []*agentv1.Message) error {
+	if j := r.s.opts.Journal; j != nil && r.begun {
+		if err := j.Replace(context.WithoutCancel(r.ctx), r.id, msgs); err != nil {
+			return &JournalError{Err: err}
+		}
+	}
+	r.s.mu.Lock()
+	r.s.setHistoryLocked(msgs)
+	r.s.mu.Unlock()
+	return nil
+}
+
+// JournalError is a run's failure to record a change in the journal (the
+// store is unreachable, or another process changed the history): the run
+// stops there, its history in memory as the journal holds it.
+type JournalError struct{ Err error }
+
+func (e *JournalError) Error() string { return "the history could not be saved: " + e.Err.Error() }
+
+func (e *JournalError) Unwrap() error { return e.Err }
+
+func cloneUsage(u *agentv1.Usage) *agentv1.Usage {
+	if u == nil {
+		return &agentv1.Usage{}
+	}
+	return proto.Clone(u).(*agentv1.Usage)
+}

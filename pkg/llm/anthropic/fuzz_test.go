@@ -1,0 +1,6 @@
+package anthropic
+
+import "testing"
+
+// FuzzStream: see adaptertest.Protocol.Fuzz.
+func FuzzStream(f *testing.F) { protocol().Fuzz(f) }

@@ -1,0 +1,184 @@
+package server
+
+import (
+	"strconv"
+	"strings"
+	"sync"
+	"unicode/utf8"
+
+	"google.golang.org/grpc/encoding"
+	grpcproto "google.golang.org/grpc/encoding/proto"
+	"google.golang.org/grpc/mem"
+	"google.golang.org/protobuf/encoding/protowire"
+	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/protoadapt"
+	"google.golang.org/protobuf/reflect/protoreflect"
+)
+
+// utf8Codec is gRPC's proto codec, except for a request holding a string
+// that is not valid UTF-8, which the proto codec refuses and grpc-go then
+// reports as INTERNAL before any interceptor runs. This codec decodes such
+// a request with the bad strings replaced, and notes the first bad field's
+// path against the message; the interceptors find the note (take) and
+// fail the call INVALID_ARGUMENT naming the field.
+type utf8Codec struct {
+	encoding.CodecV2
+	notes *sync.Map // request message -> the path of its first invalid string
+}
+
+func newUTF8Codec() utf8Codec {
+	return utf8Codec{CodecV2: encoding.GetCodecV2(grpcproto.Name), notes: &sync.Map{}}
+}
+
+func (c utf8Codec) Unmarshal(data mem.BufferSlice, v any) error {
+	err := c.CodecV2.Unmarshal(data, v)
+	if err == nil || !strings.Contains(err.Error(), "UTF-8") {
+		return err
+	}
+	var m proto.Message
+	switch v := v.(type) {
+	case protoadapt.MessageV2:
+		m = v
+	case protoadapt.MessageV1:
+		m = protoadapt.MessageV2Of(v)
+	default:
+		return err
+	}
+	raw := data.Materialize()
+	md := m.ProtoReflect().Descriptor()
+	path, ok := invalidUTF8Path(raw, md, "")
+	if !ok {
+		return err
+	}
+	if uerr := proto.Unmarshal(sanitizeUTF8(raw, md), m); uerr != nil {
+		return err
+	}
+	c.notes.Store(v, path)
+	return nil
+}
+
+// take returns, and forgets, the invalid field noted for a request.
+func (c utf8Codec) take(v any) error {
+	path, ok := c.notes.LoadAndDelete(v)
+	if !ok {
+		return nil
+	}
+	return invalidField(path.(string), "is not valid UTF-8: every string must be UTF-8 (send binary data as a file part's bytes)")
+}
+
+// sanitizeUTF8 re-encodes the wire form of a message of type md with every
+// string made valid UTF-8 (and lengths fixed up).
+func sanitizeUTF8(b []byte, md protoreflect.MessageDescriptor) []byte {
+	var out []byte
+	for len(b) > 0 {
+		num, typ, n := protowire.ConsumeTag(b)
+		if n < 0 {
+			return out
+		}
+		tag := b[:n]
+		b = b[n:]
+		n = protowire.ConsumeFieldValue(num, typ, b)
+		if n < 0 {
+			return out
+		}
+		val := b[:n]
+		b = b[n:]
+		fd := md.Fields().ByNumber(num)
+		if fd == nil || typ != protowire.BytesType {
+			out = append(append(out, tag...), val...)
+			continue
+		}
+		content, _ := protowire.ConsumeBytes(val)
+		switch fd.Kind() {
+		case protoreflect.StringKind:
+			content = []byte(strings.ToValidUTF8(string(content), "\uFFFD"))
+		case protoreflect.MessageKind: // map entries too
+			content = sanitizeUTF8(content, fd.Message())
+		}
+		out = protowire.AppendBytes(append(out, tag...), content)
+	}
+	return out
+}
+
+// invalidUTF8Path walks the wire form of a message of type md and returns
+// the path of the first string field that is not UTF-8, e.g.
+// "start.input[0].text".
+func invalidUTF8Path(b []byte, md protoreflect.MessageDescriptor, prefix string) (string, bool) {
+	seen := map[protowire.Number]int{}
+	for len(b) > 0 {
+		num, typ, n := protowire.ConsumeTag(b)
+		if n < 0 {
+			return "", false
+		}
+		b = b[n:]
+		n = protowire.ConsumeFieldValue(num, typ, b)
+		if n < 0 {
+			return "", false
+		}
+		val := b[:n]
+		b = b[n:]
+		fd := md.Fields().ByNumber(num)
+		if fd == nil || typ != protowire.BytesType {
+			continue
+		}
+		content, _ := protowire.ConsumeBytes(val)
+		name := prefix + string(fd.Name())
+		if fd.IsList() {
+			name += "[" + strconv.Itoa(seen[num]) + "]"
+			seen[num]++
+		}
+		switch {
+		case fd.IsMap():
+			key, value := mapEntry(content)
+			if fd.MapKey().Kind() == protoreflect.StringKind && !utf8.Valid(key) {
+				return name, true
+			}
+			name += "[" + strconv.Quote(strings.ToValidUTF8(string(key), "\uFFFD")) + "]"
+			switch fd.MapValue().Kind() {
+			case protoreflect.StringKind:
+				if !utf8.Valid(value) {
+					return name, true
+				}
+			case protoreflect.MessageKind:
+				if p, ok := invalidUTF8Path(value, fd.MapValue().Message(), name+"."); ok {
+					return p, true
+				}
+			}
+		case fd.Kind() == protoreflect.StringKind:
+			if !utf8.Valid(content) {
+				return name, true
+			}
+		case fd.Kind() == protoreflect.MessageKind:
+			if p, ok := invalidUTF8Path(content, fd.Message(), name+"."); ok {
+				return p, true
+			}
+		}
+	}
+	return "", false
+}
+
+// mapEntry splits a map entry into its key (field 1) and value (field 2).
+func mapEntry(b []byte) (key, value []byte) {
+	for len(b) > 0 {
+		num, typ, n := protowire.ConsumeTag(b)
+		if n < 0 {
+			return
+		}
+		b = b[n:]
+		n = protowire.ConsumeFieldValue(num, typ, b)
+		if n < 0 {
+			return
+		}
+		if typ == protowire.BytesType {
+			v, _ := protowire.ConsumeBytes(b[:n])
+			switch num {
+			case 1:
+				key = v
+			case 2:
+				value = v
+			}
+		}
+		b = b[n:]
+	}
+	return
+}

@@ -1,0 +1,135 @@
+package server
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+
+	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/types/known/structpb"
+
+	"github.com/agentcore/agentcore/pkg/config"
+	agentv1 "github.com/agentcore/agentcore/proto/agentcore/v1"
+)
+
+func TestURLWithin(t *testing.T) {
+	const base = "https://api.example.com/v1"
+	tests := []struct {
+		u    string
+		want bool
+	}{
+		{"https://api.example.com/v1", true},
+		{"https://api.example.com/v1/", true},
+		{"https://API.example.com:443/v1/deployments/x", true},
+		{"https://api.example.com./v1", true},
+		{"http://api.example.com/v1", false},
+		{"https://api.example.com:8443/v1", false},
+		{"https://api.example.com/v10", false},
+		{"https://api.example.com/", false},
+		{"https://api.example.com/v1/../admin", false},
+		{"https://api.example.com/v1/%2e%2e/admin", false},
+		{"https://api.example.com/v1%2f..%2fadmin", false},
+		{"https://api.example.com/v1?x=1", false},
+		{"https://api.example.com.evil.test/v1", false},
+		{"https://user@api.example.com/v1", false},
+		{"https://evil.test/v1", false},
+	}
+	for _, tc := range tests {
+		if got := urlWithin(tc.u, base); got != tc.want {
+			t.Errorf("urlWithin(%q, %q) = %v, want %v", tc.u, base, got, tc.want)
+		}
+	}
+	if !urlWithin("http://127.0.0.1:8080/anything", "http://127.0.0.1:8080") {
+		t.Error("a base without a path allows every path of its host")
+	}
+}
+
+func TestCheckKeyBinding(t *testing.T) {
+	main := &config.Profile{Name: "main", BaseURL: "https://api.example.com/v1", APIKey: "sk-main",
+		AllowedBaseURLs: []string{"https://eu.example.com/v1"}}
+	keyless := &config.Profile{Name: "keyless", BaseURL: "https://other.example.com/v1"}
+	cheap := &config.Profile{Name: "cheap", BaseURL: "https://cheap.example.com/v1", APIKey: "sk-cheap"}
+	s := proto.String
+	hdr := func(k string) *agentv1.ProviderOptions {
+		return &agentv1.ProviderOptions{Headers: map[string]string{k: "x"}}
+	}
+	tests := []struct {
+		name       string
+		c          *agentv1.AgentConfig
+		main, comp *config.Profile
+		want       string // the fields refused, comma-separated
+	}{
+		{"the profile as it is", &agentv1.AgentConfig{Profile: s("main")}, main, nil, ""},
+		{"its own base url again", &agentv1.AgentConfig{BaseUrl: s("https://api.example.com/v1/")}, main, nil, ""},
+		{"an allowed endpoint", &agentv1.AgentConfig{BaseUrl: s("https://eu.example.com/v1")}, main, nil, ""},
+		{"another endpoint", &agentv1.AgentConfig{BaseUrl: s("http://127.0.0.1:9/v1")}, main, nil, "config.base_url"},
+		{"another endpoint with the client's key", &agentv1.AgentConfig{BaseUrl: s("http://127.0.0.1:9/v1"), ApiKey: s("sk-own")}, main, nil, ""},
+		{"credential header", &agentv1.AgentConfig{Provider: hdr("Authorization")}, main, nil, "config.provider.headers"},
+		{"other header", &agentv1.AgentConfig{Provider: hdr("X-Trace")}, main, nil, ""},
+		{"credential header with the client's key", &agentv1.AgentConfig{ApiKey: s("sk-own"), Provider: hdr("x-api-key")}, main, nil, ""},
+		{"compaction elsewhere inherits the key", &agentv1.AgentConfig{Compact: &agentv1.CompactConfig{BaseUrl: s("http://127.0.0.1:9")}}, main, nil, "config.compact.base_url"},
+		{"compaction elsewhere with its own key", &agentv1.AgentConfig{Compact: &agentv1.CompactConfig{BaseUrl: s("http://127.0.0.1:9"), ApiKey: s("k")}}, main, nil, ""},
+		{"compaction profile with its own key", &agentv1.AgentConfig{Compact: &agentv1.CompactConfig{Profile: s("cheap")}}, main, cheap, ""},
+		{"compaction profile moved elsewhere", &agentv1.AgentConfig{Compact: &agentv1.CompactConfig{Profile: s("cheap"), BaseUrl: s("http://127.0.0.1:9")}}, main, cheap, "config.compact.base_url"},
+		{"keyless compaction profile gets the main key", &agentv1.AgentConfig{Compact: &agentv1.CompactConfig{Profile: s("keyless")}}, main, keyless, "config.compact.profile"},
+		{"compaction key sent to the client's main endpoint", &agentv1.AgentConfig{BaseUrl: s("http://127.0.0.1:9"), ApiKey: s("own"),
+			Compact: &agentv1.CompactConfig{Profile: s("cheap")}}, nil, &config.Profile{Name: "cheap", APIKey: "sk-cheap"}, "config.base_url"},
+		{"compaction header", &agentv1.AgentConfig{Compact: &agentv1.CompactConfig{Provider: hdr("api-key")}}, main, nil, "config.compact.provider.headers"},
+		{"no profile, no server key", &agentv1.AgentConfig{BaseUrl: s("http://127.0.0.1:9"), Provider: hdr("authorization")}, nil, nil, ""},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			var got []string
+			for _, v := range checkKeyBinding(tc.c, tc.main, tc.comp) {
+				got = append(got, v.Field)
+				if strings.Contains(v.Description, "sk-") {
+					t.Errorf("a key in the description: %s", v.Description)
+				}
+			}
+			if strings.Join(got, ",") != tc.want {
+				t.Errorf("refused %v, want %q", got, tc.want)
+			}
+		})
+	}
+}
+
+func TestRedactMessage(t *testing.T) {
+	sec := newSecrets("sk-held-0123456789")
+	sec.add("client-key-0123") // a client's key is for errors and logs only
+	out, _ := structpb.NewStruct(map[string]any{"env": "KEY=sk-held-0123456789", "sk-held-0123456789": 1})
+	ev := &agentv1.Event{RunId: "run_1", Kind: &agentv1.Event_ToolResult{ToolResult: &agentv1.ToolResultEvent{
+		ToolName: "shell", Output: &agentv1.ToolOutput{Value: &agentv1.ToolOutput_Text{Text: "KEY=sk-held-0123456789 and client-key-0123"}},
+	}}}
+	chunk := &agentv1.ExecuteToolResponse{Kind: &agentv1.ExecuteToolResponse_Output{Output: &agentv1.ToolOutputChunk{Data: "x sk-held-0123456789 y"}}}
+	for _, m := range []proto.Message{ev, chunk, out} {
+		orig := proto.Clone(m)
+		got := sec.redactMessage(m).(proto.Message)
+		if !proto.Equal(m, orig) {
+			t.Errorf("the original was changed: %v", m)
+		}
+		text := fmt.Sprint(got)
+		if strings.Contains(text, "sk-held") {
+			t.Errorf("a held secret left: %s", text)
+		}
+		if !strings.Contains(text, "[redacted]") {
+			t.Errorf("nothing redacted: %s", text)
+		}
+	}
+	if got := sec.redactMessage(ev).(*agentv1.Event); !strings.Contains(got.GetToolResult().GetOutput().GetText(), "client-key-0123") {
+		t.Errorf("a client's key is not the server's to hide from its own events: %v", got)
+	}
+	clean := &agentv1.Event{RunId: "run_2"}
+	if sec.redactMessage(clean) != any(clean) {
+		t.Error("a clean message was copied")
+	}
+}
+
+func BenchmarkRedactDelta(b *testing.B) {
+	sec := newSecrets("sk-held-0123456789", "bearer-token-abcdef")
+	ev := &agentv1.Event{Seq: 7, RunId: "run_1", Kind: &agentv1.Event_ModelDelta{ModelDelta: &agentv1.ModelDeltaEvent{
+		Delta: &agentv1.ModelDeltaEvent_Text{Text: "a few words of a streamed answer"}}}}
+	b.ReportAllocs()
+	for b.Loop() {
+		_ = sec.redactMessage(ev)
+	}
+}

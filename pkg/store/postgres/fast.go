@@ -1,0 +1,132 @@
+package postgres
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+
+	"google.golang.org/protobuf/proto"
+
+	"github.com/agentcore/agentcore/pkg/store"
+	agentv1 "github.com/agentcore/agentcore/proto/agentcore/v1"
+)
+
+// A model step writes twice: its messages and its events. On PostgreSQL
+// each is one statement (data-modifying CTEs, arrays for the rows), so a
+// step costs two round trips and one wait for the disk.
+
+// appendHistorySQL checks the position, bumps the version, sets the usage
+// and inserts the messages: nothing happens unless the history has $2
+// messages.
+const appendHistorySQL = `WITH u AS (
+	UPDATE agents SET history_length = $3, usage = COALESCE($4, usage), version = version + 1
+	WHERE id = $1 AND history_length = $2 RETURNING version
+), ins AS (
+	INSERT INTO messages (agent_id, idx, data)
+	SELECT $1, $2 + m.ord - 1, m.data FROM u, unnest($5::bytea[]) WITH ORDINALITY AS m(data, ord)
+)
+SELECT version FROM u`
+
+// AppendHistory appends msgs at position at, with the usage totals, in one
+// statement.
+func (s *Store) AppendHistory(ctx context.Context, agentID string, at int, msgs []*agentv1.Message, usage *agentv1.Usage, sync bool) (int64, error) {
+	data := make([][]byte, len(msgs))
+	for i, m := range msgs {
+		b, err := proto.Marshal(m)
+		if err != nil {
+			return 0, fmt.Errorf("store: encode message: %w", err)
+		}
+		data[i] = b
+	}
+	var ub []byte
+	if usage != nil {
+		b, err := proto.Marshal(usage)
+		if err != nil {
+			return 0, fmt.Errorf("store: encode usage: %w", err)
+		}
+		ub = b
+	}
+	db := s.W
+	if !sync {
+		db = s.Relaxed
+	}
+	var v int64
+	err := db.QueryRowContext(ctx, appendHistorySQL, agentID, at, at+len(msgs), ub, data).Scan(&v)
+	if errors.Is(err, sql.ErrNoRows) {
+		var n int
+		switch err := s.R.QueryRowContext(ctx, `SELECT history_length FROM agents WHERE id = $1`, agentID).Scan(&n); {
+		case errors.Is(err, sql.ErrNoRows):
+			return 0, fmt.Errorf("agent %q: %w", agentID, store.ErrNotFound)
+		case err != nil:
+			return 0, fmt.Errorf("postgres: %w", err)
+		}
+		return 0, fmt.Errorf("agent %q: append at %d to a history of %d: %w", agentID, at, n, store.ErrConflict)
+	}
+	if err != nil {
+		return 0, fmt.Errorf("postgres: %w", err)
+	}
+	return v, nil
+}
+
+// appendEventsSQL stores the events of the runs whose stored log they
+// follow, moves those runs' last seq, and notifies per run.
+const appendEventsSQL = `WITH b AS (
+	SELECT * FROM unnest($1::text[], $2::bigint[], $3::bytea[]) AS b(run_id, seq, data)
+), m AS (
+	SELECT run_id, min(seq) AS first, max(seq) AS last FROM b GROUP BY run_id
+), u AS (
+	UPDATE runs r SET last_seq = m.last FROM m WHERE r.id = m.run_id AND r.last_seq < m.first RETURNING r.id, m.last
+), ins AS (
+	INSERT INTO events (run_id, seq, data) SELECT b.run_id, b.seq, b.data FROM b JOIN u ON u.id = b.run_id
+)
+SELECT u.id, pg_notify($4, json_build_object('k', 'events', 'r', u.id, 's', u.last)::text) FROM u`
+
+// AppendEvents stores events in one statement, without waiting for the
+// disk. The runs whose events do not follow their stored log (or that are
+// gone) are left out and named in the error.
+func (s *Store) AppendEvents(ctx context.Context, events []*agentv1.Event) error {
+	if len(events) == 0 {
+		return nil
+	}
+	runs := make([]string, len(events))
+	seqs := make([]int64, len(events))
+	data := make([][]byte, len(events))
+	want := map[string]bool{}
+	for i, ev := range events {
+		if i > 0 && ev.GetRunId() == runs[i-1] && ev.GetSeq() <= seqs[i-1] {
+			return fmt.Errorf("event %d of run %q after %d: %w", ev.GetSeq(), ev.GetRunId(), seqs[i-1], store.ErrConflict)
+		}
+		b, err := proto.Marshal(ev)
+		if err != nil {
+			return fmt.Errorf("store: encode event: %w", err)
+		}
+		runs[i], seqs[i], data[i] = ev.GetRunId(), ev.GetSeq(), b
+		want[ev.GetRunId()] = true
+	}
+	rows, err := s.Relaxed.QueryContext(ctx, appendEventsSQL, runs, seqs, data, s.channel)
+	if err != nil {
+		return fmt.Errorf("postgres: %w", err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var id string
+		var ignored sql.RawBytes
+		if err := rows.Scan(&id, &ignored); err != nil {
+			return fmt.Errorf("postgres: %w", err)
+		}
+		delete(want, id)
+	}
+	if err := rows.Err(); err != nil {
+		return fmt.Errorf("postgres: %w", err)
+	}
+	var errs []error
+	for id := range want {
+		if _, err := s.GetRun(ctx, id); errors.Is(err, store.ErrNotFound) {
+			errs = append(errs, fmt.Errorf("events of run %q: %w", id, store.ErrNotFound))
+		} else {
+			errs = append(errs, fmt.Errorf("events of run %q do not follow its stored ones: %w", id, store.ErrConflict))
+		}
+	}
+	return errors.Join(errs...)
+}

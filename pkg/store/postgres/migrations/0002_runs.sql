@@ -1,0 +1,44 @@
+-- Runs, the agents' leases, run events and permission requests.
+ALTER TABLE agents ADD COLUMN lease_run TEXT COLLATE "C" NOT NULL DEFAULT '';
+ALTER TABLE agents ADD COLUMN lease_owner TEXT NOT NULL DEFAULT '';
+ALTER TABLE agents ADD COLUMN lease_expires BIGINT NOT NULL DEFAULT 0;
+
+CREATE TABLE runs (
+    id            TEXT COLLATE "C" PRIMARY KEY,
+    agent_id      TEXT COLLATE "C" NOT NULL REFERENCES agents (id) ON DELETE CASCADE,
+    tenant        TEXT COLLATE "C" NOT NULL DEFAULT '',
+    compaction    INTEGER NOT NULL DEFAULT 0,
+    on_disconnect INTEGER NOT NULL DEFAULT 0,
+    state         INTEGER NOT NULL,        -- agentcore.v1.RunState
+    result        BYTEA,                   -- agentcore.v1.RunResultEvent
+    error         BYTEA,                   -- agentcore.v1.RunError
+    owner         TEXT NOT NULL,
+    lease_expires BIGINT NOT NULL,
+    started       BIGINT NOT NULL,
+    ended         BIGINT NOT NULL DEFAULT 0,
+    last_seq      BIGINT NOT NULL DEFAULT 0,
+    purged        INTEGER NOT NULL DEFAULT 0
+);
+CREATE INDEX runs_agent ON runs (agent_id, started DESC, id DESC);
+CREATE INDEX runs_tenant ON runs (tenant, started DESC, id DESC);
+CREATE INDEX runs_running ON runs (state) WHERE state = 1;
+CREATE INDEX runs_ended ON runs (ended) WHERE state <> 1 AND purged = 0;
+
+CREATE TABLE events (
+    run_id TEXT COLLATE "C" NOT NULL REFERENCES runs (id) ON DELETE CASCADE,
+    seq    BIGINT NOT NULL,
+    data   BYTEA NOT NULL,                 -- agentcore.v1.Event
+    PRIMARY KEY (run_id, seq)
+);
+
+CREATE TABLE permissions (
+    run_id    TEXT COLLATE "C" NOT NULL REFERENCES runs (id) ON DELETE CASCADE,
+    call_id   TEXT COLLATE "C" NOT NULL,
+    tool_name TEXT NOT NULL,
+    arguments TEXT NOT NULL,
+    asked     BIGINT NOT NULL,
+    answered  INTEGER NOT NULL DEFAULT 0,
+    allow     INTEGER NOT NULL DEFAULT 0,
+    reason    TEXT NOT NULL DEFAULT '',
+    PRIMARY KEY (run_id, call_id)
+);

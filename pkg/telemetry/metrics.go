@@ -1,0 +1,203 @@
+package telemetry
+
+import (
+	"runtime/debug"
+	"sync"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+)
+
+// Histogram buckets.
+var (
+	// secondsBuckets span a fast tool call to a long model answer.
+	secondsBuckets = []float64{0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300}
+	// genAIDurationBuckets are the GenAI conventions' advice for
+	// gen_ai.client.operation.duration and time to first chunk.
+	genAIDurationBuckets = []float64{0.01, 0.02, 0.04, 0.08, 0.16, 0.32, 0.64, 1.28, 2.56, 5.12, 10.24, 20.48, 40.96, 81.92}
+	// tokenBuckets are the GenAI conventions' advice for gen_ai.client.token.usage.
+	tokenBuckets = []float64{1, 4, 16, 64, 256, 1024, 4096, 16384, 65536, 262144, 1048576, 4194304, 16777216, 67108864}
+)
+
+// Label values of a run's end.
+const (
+	kindSend    = "send"
+	kindCompact = "compact"
+)
+
+// metrics are every metric of a server, registered in its own registry.
+// The README's Observability section lists them; keep the two together.
+type metrics struct {
+	runsStarted *prometheus.CounterVec   // kind
+	runsEnded   *prometheus.CounterVec   // kind, reason, error_kind
+	runsActive  prometheus.Gauge         //
+	runDuration *prometheus.HistogramVec // kind
+
+	modelRequests *prometheus.CounterVec   // protocol, outcome
+	modelRetries  *prometheus.CounterVec   // protocol, kind
+	genaiDuration *prometheus.HistogramVec // gen_ai_operation_name, gen_ai_provider_name, gen_ai_request_model, error_type
+	genaiFirst    *prometheus.HistogramVec // gen_ai_operation_name, gen_ai_provider_name, gen_ai_request_model
+	genaiTokens   *prometheus.HistogramVec // gen_ai_operation_name, gen_ai_provider_name, gen_ai_request_model, gen_ai_token_type
+	tokens        *prometheus.CounterVec   // type
+
+	toolCalls    *prometheus.CounterVec   // tool, outcome
+	toolDuration *prometheus.HistogramVec // tool
+
+	pluginsAlive   *prometheus.GaugeVec   // plugin
+	pluginsStarted *prometheus.CounterVec // plugin
+	pluginsReused  *prometheus.CounterVec // plugin
+	pluginsKilled  *prometheus.CounterVec // plugin
+
+	permissions *prometheus.CounterVec // decision
+	limitHits   *prometheus.CounterVec // limit
+	streams     prometheus.Gauge       //
+
+	// The series a step moves, looked up once per label set: hashing the
+	// label values is most of a metric update's cost.
+	tokenSeries [5]prometheus.Counter // by tokenTypes
+	models      sync.Map              // modelKey -> *modelSeries
+	tools       sync.Map              // toolKey -> *toolSeries
+}
+
+// tokenTypes are the type label values of agentcore_tokens_total, in the
+// order of metrics.tokenSeries.
+var tokenTypes = [5]string{"input", "output", "cache_read", "cache_write", "reasoning"}
+
+// modelKey is the label set of a model request's series.
+type modelKey struct{ protocol, model, outcome string }
+
+// modelSeries are the series one model request moves.
+type modelSeries struct {
+	requests                prometheus.Counter
+	duration, first         prometheus.Observer
+	inputUsage, outputUsage prometheus.Observer
+}
+
+func (m *metrics) model(k modelKey) *modelSeries {
+	if s, ok := m.models.Load(k); ok {
+		return s.(*modelSeries)
+	}
+	provider, errType := providerName(k.protocol), ""
+	if k.outcome != "ok" {
+		errType = k.outcome
+	}
+	s := &modelSeries{
+		requests:    m.modelRequests.WithLabelValues(k.protocol, k.outcome),
+		duration:    m.genaiDuration.WithLabelValues("chat", provider, k.model, errType),
+		first:       m.genaiFirst.WithLabelValues("chat", provider, k.model),
+		inputUsage:  m.genaiTokens.WithLabelValues("chat", provider, k.model, "input"),
+		outputUsage: m.genaiTokens.WithLabelValues("chat", provider, k.model, "output"),
+	}
+	actual, _ := m.models.LoadOrStore(k, s)
+	return actual.(*modelSeries)
+}
+
+// toolKey is the label set of a tool call's series.
+type toolKey struct{ tool, outcome string }
+
+// toolSeries are the series one tool call moves.
+type toolSeries struct {
+	calls    prometheus.Counter
+	duration prometheus.Observer
+}
+
+func (m *metrics) tool(k toolKey) *toolSeries {
+	if s, ok := m.tools.Load(k); ok {
+		return s.(*toolSeries)
+	}
+	s := &toolSeries{calls: m.toolCalls.WithLabelValues(k.tool, k.outcome), duration: m.toolDuration.WithLabelValues(k.tool)}
+	actual, _ := m.tools.LoadOrStore(k, s)
+	return actual.(*toolSeries)
+}
+
+func newMetrics(reg *prometheus.Registry) *metrics {
+	f := factory{reg}
+	m := &metrics{
+		runsStarted: f.counter("agentcore_runs_started_total", "Runs started: sends (kind=send) and manual compactions (kind=compact).", "kind"),
+		runsEnded: f.counter("agentcore_runs_ended_total",
+			"Runs ended, by why: reason no_tool, tool_stop, step_limit or compacted; or reason error with the error kind (aborted, auth, limit, timeout, server, network, request, unknown, invalid, internal).",
+			"kind", "reason", "error_kind"),
+		runsActive:  f.gauge("agentcore_runs_active", "Runs running now."),
+		runDuration: f.histogram("agentcore_run_duration_seconds", "How long runs took, from taking the agent to the end.", secondsBuckets, "kind"),
+
+		modelRequests: f.counter("agentcore_model_requests_total",
+			"Model requests (retries inside one request not counted apart), by protocol and outcome (ok or the error kind).", "protocol", "outcome"),
+		modelRetries: f.counter("agentcore_model_retries_total", "Model request attempts retried, by the error kind that was retried.", "protocol", "kind"),
+		genaiDuration: f.histogram("gen_ai_client_operation_duration_seconds",
+			"GenAI conventions: duration of a model request (gen_ai.client.operation.duration), retries included.", genAIDurationBuckets,
+			"gen_ai_operation_name", "gen_ai_provider_name", "gen_ai_request_model", "error_type"),
+		genaiFirst: f.histogram("gen_ai_client_operation_time_to_first_chunk_seconds",
+			"GenAI conventions: time from a model request to its first streamed piece (time to first token).", genAIDurationBuckets,
+			"gen_ai_operation_name", "gen_ai_provider_name", "gen_ai_request_model"),
+		genaiTokens: f.histogram("gen_ai_client_token_usage",
+			"GenAI conventions: tokens of one model request (gen_ai.client.token.usage), by type input or output.", tokenBuckets,
+			"gen_ai_operation_name", "gen_ai_provider_name", "gen_ai_request_model", "gen_ai_token_type"),
+		tokens: f.counter("agentcore_tokens_total",
+			"Tokens of model responses, by type: input, output, cache_read, cache_write, reasoning (cache and reasoning tokens are part of input and output).", "type"),
+
+		toolCalls:    f.counter("agentcore_tool_calls_total", "Tool calls of runs and ExecuteTool, by tool and outcome: ok, error, crash, timeout, killed, limit.", "tool", "outcome"),
+		toolDuration: f.histogram("agentcore_tool_call_duration_seconds", "How long tool calls ran, queueing excluded.", secondsBuckets, "tool"),
+
+		pluginsAlive:   f.gaugeVec("agentcore_plugin_processes", "Plugin processes alive now (busy or idle), by plugin.", "plugin"),
+		pluginsStarted: f.counter("agentcore_plugin_starts_total", "Plugin processes started (cold starts), by plugin.", "plugin"),
+		pluginsReused:  f.counter("agentcore_plugin_reuses_total", "Calls that took an idle plugin process (warm starts), by plugin.", "plugin"),
+		pluginsKilled:  f.counter("agentcore_plugin_kills_total", "Plugin processes killed to stop their call (timeout, stopped run, client gone), by plugin.", "plugin"),
+
+		permissions: f.counter("agentcore_permission_requests_total", "Permission requests, by decision: allow, deny, unanswered (the run stopped first).", "decision"),
+		limitHits: f.counter("agentcore_limit_hits_total",
+			"Requests refused or calls killed at a limit, by limit: sessions, runs, history (server limits), tool (a tool's resource limit), and any other *_LIMIT reason.", "limit"),
+		streams: f.gauge("agentcore_grpc_streams_active", "gRPC streams open now (Send, Compact, ExecuteTool)."),
+	}
+	for i, typ := range tokenTypes {
+		m.tokenSeries[i] = m.tokens.WithLabelValues(typ)
+	}
+	build := f.gaugeVec("agentcore_build_info", "The running binary: its version and Go version; the value is 1.", "version", "go_version")
+	goVersion := "unknown"
+	if bi, ok := debug.ReadBuildInfo(); ok {
+		goVersion = bi.GoVersion
+	}
+	build.WithLabelValues(Version(), goVersion).Set(1)
+	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	return m
+}
+
+// factory makes metrics registered in one registry.
+type factory struct{ reg *prometheus.Registry }
+
+func (f factory) counter(name, help string, labels ...string) *prometheus.CounterVec {
+	c := prometheus.NewCounterVec(prometheus.CounterOpts{Name: name, Help: help}, labels)
+	f.reg.MustRegister(c)
+	return c
+}
+
+func (f factory) gauge(name, help string) prometheus.Gauge {
+	g := prometheus.NewGauge(prometheus.GaugeOpts{Name: name, Help: help})
+	f.reg.MustRegister(g)
+	return g
+}
+
+func (f factory) gaugeVec(name, help string, labels ...string) *prometheus.GaugeVec {
+	g := prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: name, Help: help}, labels)
+	f.reg.MustRegister(g)
+	return g
+}
+
+func (f factory) histogram(name, help string, buckets []float64, labels ...string) *prometheus.HistogramVec {
+	h := prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: name, Help: help, Buckets: buckets}, labels)
+	f.reg.MustRegister(h)
+	return h
+}
+
+// GaugeFunc registers a gauge whose value fn reports at each scrape, e.g.
+// the number of agents a server holds (agentcore_agents).
+func (t *Telemetry) GaugeFunc(name, help string, fn func() float64) {
+	t.reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: name, Help: help}, fn))
+}
+
+// LimitHit counts one request refused or call killed at a limit: the
+// hook for limits enforced outside this package's view (issue 10's
+// resource limits, result and message bounds). name is the limit in
+// lower case, e.g. "sessions", "tool_memory", "result_bytes".
+func (t *Telemetry) LimitHit(name string) {
+	t.m.limitHits.WithLabelValues(name).Inc()
+}

@@ -1,0 +1,402 @@
+package telemetry
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"time"
+
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/trace"
+
+	"github.com/agentcore/agentcore/pkg/agent"
+	"github.com/agentcore/agentcore/pkg/llm"
+	"github.com/agentcore/agentcore/pkg/tool"
+	agentv1 "github.com/agentcore/agentcore/proto/agentcore/v1"
+)
+
+// Span attributes: the GenAI semantic conventions' where they have one,
+// agentcore.* for the rest.
+const (
+	attrOperation        = attribute.Key("gen_ai.operation.name")
+	attrProvider         = attribute.Key("gen_ai.provider.name")
+	attrRequestModel     = attribute.Key("gen_ai.request.model")
+	attrResponseModel    = attribute.Key("gen_ai.response.model")
+	attrFinishReasons    = attribute.Key("gen_ai.response.finish_reasons")
+	attrFirstChunk       = attribute.Key("gen_ai.response.time_to_first_chunk")
+	attrInputTokens      = attribute.Key("gen_ai.usage.input_tokens")
+	attrOutputTokens     = attribute.Key("gen_ai.usage.output_tokens")
+	attrCacheReadTokens  = attribute.Key("gen_ai.usage.cache_read.input_tokens")
+	attrCacheWriteTokens = attribute.Key("gen_ai.usage.cache_creation.input_tokens")
+	attrReasoningTokens  = attribute.Key("gen_ai.usage.reasoning.output_tokens")
+	attrAgentID          = attribute.Key("gen_ai.agent.id")
+	attrAgentName        = attribute.Key("gen_ai.agent.name")
+	attrConversationID   = attribute.Key("gen_ai.conversation.id")
+	attrToolName         = attribute.Key("gen_ai.tool.name")
+	attrToolCallID       = attribute.Key("gen_ai.tool.call.id")
+	attrToolType         = attribute.Key("gen_ai.tool.type")
+	attrToolArguments    = attribute.Key("gen_ai.tool.call.arguments")
+	attrToolResult       = attribute.Key("gen_ai.tool.call.result")
+	attrSystem           = attribute.Key("gen_ai.system_instructions")
+	attrInputMessages    = attribute.Key("gen_ai.input.messages")
+	attrOutputMessages   = attribute.Key("gen_ai.output.messages")
+	attrErrorType        = attribute.Key("error.type")
+
+	attrRunID      = attribute.Key("agentcore.run.id")
+	attrReason     = attribute.Key("agentcore.run.reason")
+	attrSteps      = attribute.Key("agentcore.run.steps")
+	attrToolCalls  = attribute.Key("agentcore.run.tool_calls")
+	attrStep       = attribute.Key("agentcore.step")
+	attrProtocol   = attribute.Key("agentcore.protocol")
+	attrCompaction = attribute.Key("agentcore.compaction")
+	attrAttempt    = attribute.Key("agentcore.retry.attempt")
+	attrDelay      = attribute.Key("agentcore.retry.delay_ms")
+	attrStatus     = attribute.Key("http.response.status_code")
+	attrDecision   = attribute.Key("agentcore.permission.decision")
+)
+
+// providerName is gen_ai.provider.name for a wire protocol: the provider
+// whose API the protocol is (an OpenAI-compatible gateway speaks "openai").
+func providerName(protocol string) string {
+	switch protocol {
+	case "chat", "responses":
+		return "openai"
+	case "anthropic":
+		return "anthropic"
+	case "gemini":
+		return "gcp.gemini"
+	case "":
+		return "_OTHER" // a caller's own eino model
+	}
+	return protocol
+}
+
+// errorKind names why a run or request failed: the model layer's error
+// kind, "invalid" for a rejected request, "internal" for anything else.
+func errorKind(err error) string {
+	var le *llm.Error
+	var ve *agent.ValidationError
+	switch {
+	case errors.As(err, &le):
+		return string(le.Kind)
+	case errors.As(err, &ve):
+		return "invalid"
+	}
+	return "internal"
+}
+
+// reasonLabel is a run's end reason as a label value: no_tool, tool_stop, step_limit.
+func reasonLabel(r agentv1.EndReason) string {
+	return strings.ToLower(strings.TrimPrefix(r.String(), "END_REASON_"))
+}
+
+// RunStarted opens the run's span (invoke_agent, or compact for a manual
+// compaction) and counts the run.
+func (t *Telemetry) RunStarted(ctx context.Context, r *agent.RunInfo) context.Context {
+	kind := kindSend
+	if r.Compaction {
+		kind = kindCompact
+	}
+	t.m.runsStarted.WithLabelValues(kind).Inc()
+	t.m.runsActive.Inc()
+	if !t.tracing {
+		return ctx
+	}
+	op := "invoke_agent"
+	if r.Compaction {
+		op = "compact"
+	}
+	ctx, _ = t.tracer.Start(ctx, op+" "+r.AgentID, trace.WithSpanKind(trace.SpanKindInternal), trace.WithTimestamp(r.Start),
+		trace.WithAttributes(
+			attrOperation.String(op),
+			attrAgentID.String(r.AgentID),
+			attrAgentName.String(r.AgentID),
+			attrConversationID.String(r.AgentID),
+			attrRunID.String(r.RunID),
+			attrProvider.String(providerName(r.Protocol)),
+			attrRequestModel.String(r.Model),
+		))
+	return ctx
+}
+
+// RunEnded closes the run's span, counts its end and writes its log line.
+func (t *Telemetry) RunEnded(ctx context.Context, r *agent.RunInfo, res *agent.Result, err error) {
+	d := time.Since(r.Start)
+	kind, reason, ekind := kindSend, "", ""
+	if r.Compaction {
+		kind = kindCompact
+	}
+	switch {
+	case err != nil:
+		reason, ekind = "error", errorKind(err)
+	case res != nil:
+		reason = reasonLabel(res.Reason)
+	default:
+		reason = "compacted"
+	}
+	t.m.runsActive.Dec()
+	t.m.runsEnded.WithLabelValues(kind, reason, ekind).Inc()
+	t.m.runDuration.WithLabelValues(kind).Observe(d.Seconds())
+
+	u := r.Usage
+	fields := make([]any, 0, 24)
+	fields = append(fields, "agent", r.AgentID, "run", r.RunID)
+	if r.Compaction {
+		fields = append(fields, "kind", kind)
+	}
+	if err != nil {
+		fields = append(fields, "error_kind", ekind, "error", err.Error())
+	} else {
+		fields = append(fields, "reason", reason)
+	}
+	fields = append(fields, "steps", r.Steps, "tool_calls", r.ToolCalls,
+		"input_tokens", u.GetInputTokens(), "output_tokens", u.GetOutputTokens())
+	if n := u.GetCacheReadTokens(); n > 0 {
+		fields = append(fields, "cache_read_tokens", n)
+	}
+	if n := u.GetCacheWriteTokens(); n > 0 {
+		fields = append(fields, "cache_write_tokens", n)
+	}
+	fields = append(fields, "duration", d)
+	span := trace.SpanFromContext(ctx)
+	if sc := span.SpanContext(); sc.IsValid() {
+		fields = append(fields, "trace_id", sc.TraceID().String())
+	}
+	t.log.Info("run ended", fields...)
+
+	if !t.tracing {
+		return
+	}
+	attrs := append(usageAttrs(u), attrSteps.Int(r.Steps), attrToolCalls.Int(r.ToolCalls))
+	if err == nil {
+		attrs = append(attrs, attrReason.String(reason))
+	}
+	span.SetAttributes(attrs...)
+	if err != nil {
+		t.fail(span, ekind, err)
+	}
+	span.End()
+}
+
+// ModelStarted opens the request's chat span.
+func (t *Telemetry) ModelStarted(ctx context.Context, m *agent.ModelCall) context.Context {
+	if !t.tracing {
+		return ctx
+	}
+	attrs := []attribute.KeyValue{
+		attrOperation.String("chat"),
+		attrProvider.String(providerName(m.Protocol)),
+		attrRequestModel.String(m.Model),
+		attrProtocol.String(m.Protocol),
+		attrStep.Int(m.Step),
+	}
+	if m.Compaction {
+		attrs = append(attrs, attrCompaction.Bool(true))
+	}
+	if t.content {
+		attrs = append(attrs, attrSystem.String(t.redact(systemJSON(m.System))), attrInputMessages.String(t.redact(messagesJSON(m.Messages))))
+	}
+	ctx, _ = t.tracer.Start(ctx, "chat "+m.Model, trace.WithSpanKind(trace.SpanKindClient), trace.WithTimestamp(m.Start),
+		trace.WithAttributes(attrs...))
+	return ctx
+}
+
+// ModelRetried adds a retry event to the chat span and counts it.
+func (t *Telemetry) ModelRetried(ctx context.Context, m *agent.ModelCall, r llm.Retry) {
+	kind := "unknown"
+	status := 0
+	if r.Err != nil {
+		kind, status = string(r.Err.Kind), r.Err.Status
+	}
+	t.m.modelRetries.WithLabelValues(m.Protocol, kind).Inc()
+	if !t.tracing {
+		return
+	}
+	attrs := []attribute.KeyValue{attrAttempt.Int(r.Attempt), attrErrorType.String(kind), attrDelay.Int64(r.Delay.Milliseconds())}
+	if status > 0 {
+		attrs = append(attrs, attrStatus.Int(status))
+	}
+	trace.SpanFromContext(ctx).AddEvent("retry", trace.WithAttributes(attrs...))
+}
+
+// ModelEnded closes the chat span and moves the model metrics.
+func (t *Telemetry) ModelEnded(ctx context.Context, m *agent.ModelCall, out *llm.Result, err error) {
+	d := time.Since(m.Start)
+	outcome := "ok"
+	if err != nil {
+		outcome = errorKind(err)
+	}
+	series := t.m.model(modelKey{m.Protocol, m.Model, outcome})
+	series.requests.Inc()
+	series.duration.Observe(d.Seconds())
+	if !m.FirstDelta.IsZero() {
+		series.first.Observe(m.FirstDelta.Sub(m.Start).Seconds())
+	}
+	var u *agentv1.Usage
+	if out != nil {
+		u = out.Usage
+	}
+	if u != nil {
+		series.inputUsage.Observe(float64(u.GetInputTokens()))
+		series.outputUsage.Observe(float64(u.GetOutputTokens()))
+		t.addTokens(u)
+	}
+	if err != nil && outcome != string(llm.KindAborted) {
+		t.log.Warn("model request failed", "agent", m.Run.AgentID, "run", m.Run.RunID, "protocol", m.Protocol,
+			"model", m.Model, "kind", outcome, "duration", d, "error", err.Error())
+	}
+	if !t.tracing {
+		return
+	}
+	span := trace.SpanFromContext(ctx)
+	attrs := usageAttrs(u) // one SetAttributes: each call dedupes the span's attributes
+	if out != nil {
+		if out.ResponseModel != "" {
+			attrs = append(attrs, attrResponseModel.String(out.ResponseModel))
+		}
+		if out.FinishReason != "" {
+			attrs = append(attrs, attrFinishReasons.StringSlice([]string{out.FinishReason}))
+		}
+		if t.content {
+			attrs = append(attrs, attrOutputMessages.String(t.redact(outputJSON(out))))
+		}
+	}
+	if !m.FirstDelta.IsZero() {
+		attrs = append(attrs, attrFirstChunk.Float64(m.FirstDelta.Sub(m.Start).Seconds()))
+	}
+	span.SetAttributes(attrs...)
+	if err != nil {
+		t.fail(span, outcome, err)
+	}
+	span.End()
+}
+
+// addTokens counts a response's tokens by type.
+func (t *Telemetry) addTokens(u *agentv1.Usage) {
+	for i, n := range [len(tokenTypes)]int64{
+		u.GetInputTokens(), u.GetOutputTokens(), u.GetCacheReadTokens(), u.GetCacheWriteTokens(), u.GetReasoningTokens(),
+	} {
+		if n > 0 {
+			t.m.tokenSeries[i].Add(float64(n))
+		}
+	}
+}
+
+// ToolStarted opens the call's execute_tool span.
+func (t *Telemetry) ToolStarted(ctx context.Context, c *agent.ToolCall) context.Context {
+	if !t.tracing {
+		return ctx
+	}
+	attrs := []attribute.KeyValue{
+		attrOperation.String("execute_tool"),
+		attrToolName.String(c.Name),
+		attrToolCallID.String(c.ID),
+		attrToolType.String("function"),
+	}
+	if c.Run != nil {
+		attrs = append(attrs, attrStep.Int(c.Step))
+	}
+	if t.content {
+		attrs = append(attrs, attrToolArguments.String(t.redact(c.Arguments)))
+	}
+	ctx, _ = t.tracer.Start(ctx, "execute_tool "+c.Name, trace.WithSpanKind(trace.SpanKindInternal), trace.WithTimestamp(c.Start),
+		trace.WithAttributes(attrs...))
+	return ctx
+}
+
+// ToolEnded closes the execute_tool span and moves the tool metrics.
+func (t *Telemetry) ToolEnded(ctx context.Context, c *agent.ToolCall, res tool.Result) {
+	name := c.Name
+	if !c.Known {
+		name = "_unknown" // a name the model made up: not a label value of its own
+	}
+	outcome := string(res.Outcome)
+	if outcome == "" {
+		outcome = string(tool.OutcomeOK)
+	}
+	series := t.m.tool(toolKey{name, outcome})
+	series.calls.Inc()
+	series.duration.Observe(res.Duration.Seconds())
+	if res.Outcome == tool.OutcomeLimit {
+		t.LimitHit("tool")
+	}
+	if t.log.IsDebug() {
+		fields := []any{"tool", c.Name, "call", c.ID, "outcome", outcome, "duration", res.Duration}
+		if c.Run != nil {
+			fields = append(fields, "agent", c.Run.AgentID, "run", c.Run.RunID)
+		}
+		t.log.Debug("tool call", fields...)
+	}
+	if !t.tracing {
+		return
+	}
+	span := trace.SpanFromContext(ctx)
+	if t.content {
+		span.SetAttributes(attrToolResult.String(t.redact(tool.OutputText(res.Output))))
+	}
+	if outcome != string(tool.OutcomeOK) {
+		span.SetAttributes(attrErrorType.String(outcome))
+		span.SetStatus(codes.Error, "tool call "+outcome)
+	}
+	span.End()
+}
+
+// PermissionDecided counts the decision and records it on the run's span.
+func (t *Telemetry) PermissionDecided(ctx context.Context, c *agent.ToolCall, d agent.Decision, notRun bool) {
+	decision := "deny"
+	switch {
+	case notRun:
+		decision = "unanswered"
+	case d.Allow:
+		decision = "allow"
+	}
+	t.m.permissions.WithLabelValues(decision).Inc()
+	if !t.tracing {
+		return
+	}
+	trace.SpanFromContext(ctx).AddEvent("permission", trace.WithAttributes(
+		attrToolName.String(c.Name), attrToolCallID.String(c.ID), attrDecision.String(decision)))
+}
+
+// ProcessStarted counts a cold start.
+func (t *Telemetry) ProcessStarted(plugin string) {
+	t.m.pluginsStarted.WithLabelValues(plugin).Inc()
+	t.m.pluginsAlive.WithLabelValues(plugin).Inc()
+}
+
+// ProcessReused counts a warm start.
+func (t *Telemetry) ProcessReused(plugin string) { t.m.pluginsReused.WithLabelValues(plugin).Inc() }
+
+// ProcessKilled counts a process killed to stop its call.
+func (t *Telemetry) ProcessKilled(plugin string) { t.m.pluginsKilled.WithLabelValues(plugin).Inc() }
+
+// ProcessEnded counts a process gone.
+func (t *Telemetry) ProcessEnded(plugin string) { t.m.pluginsAlive.WithLabelValues(plugin).Dec() }
+
+// usageAttrs are the GenAI usage attributes of u (none for nil).
+func usageAttrs(u *agentv1.Usage) []attribute.KeyValue {
+	if u == nil {
+		return nil
+	}
+	attrs := []attribute.KeyValue{attrInputTokens.Int64(u.GetInputTokens()), attrOutputTokens.Int64(u.GetOutputTokens())}
+	if n := u.GetCacheReadTokens(); n > 0 {
+		attrs = append(attrs, attrCacheReadTokens.Int64(n))
+	}
+	if n := u.GetCacheWriteTokens(); n > 0 {
+		attrs = append(attrs, attrCacheWriteTokens.Int64(n))
+	}
+	if n := u.GetReasoningTokens(); n > 0 {
+		attrs = append(attrs, attrReasoningTokens.Int64(n))
+	}
+	return attrs
+}
+
+// fail marks span failed with error.type kind. A stopped run (aborted) is
+// not an error of the service: it gets error.type but no error status.
+func (t *Telemetry) fail(span trace.Span, kind string, err error) {
+	span.SetAttributes(attrErrorType.String(kind))
+	if kind != string(llm.KindAborted) {
+		span.SetStatus(codes.Error, t.redact(err.Error()))
+	}
+}

@@ -1,0 +1,550 @@
+package limits
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"runtime"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// ErrRegroup says a group cannot take new limits in place (a limit of a
+// kind it was made without, or memory below what it already uses): start
+// the tree again in a new group.
+var ErrRegroup = errors.New("limits: the group cannot take these limits in place")
+
+// Group is one process tree under limits. Start forks its first process;
+// every process that one starts is in the group too. The zero Group is not
+// usable: make one with Controller.NewGroup.
+type Group struct {
+	c    *Controller
+	cgfd int // cgroup v2: the cgroup's directory, for CLONE_INTO_CGROUP; -1 otherwise
+
+	// dir is the cgroup (v2), or the memory cgroup (v1) whose cgroup.procs
+	// lists the tree; dirs are all its cgroup directories (v1: one per
+	// controller), removed by Close.
+	dir     string
+	dirs    []string
+	pidsDir string // v1: the pids cgroup, "" without one
+	cpuDir  string // v1: the cpuacct cgroup, "" without one
+
+	mu     sync.Mutex
+	limits Limits // guarded by mu
+	pid    int    // the first process; guarded by mu
+	closed bool   // guarded by mu
+
+	breach   atomic.Pointer[Breach] // set by watchers: a breach they saw and acted on
+	watchers []*os.File             // closed by Close; their goroutines end then
+	oom      *os.File               // cgroup v1: the OOM eventfd (also in watchers)
+	wds      []int                  // the group's watches in the controller's inotify instance
+	wg       sync.WaitGroup
+}
+
+// Limits returns the group's limits.
+func (g *Group) Limits() Limits {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.limits
+}
+
+func (g *Group) initV2(dir string) error {
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		return err
+	}
+	g.dir, g.dirs = dir, []string{dir}
+	if err := g.applyV2(g.limits, Limits{}); err != nil {
+		return err
+	}
+	if g.c.v2memory {
+		// The kernel's OOM killer then takes the whole tree, not one process.
+		if err := writeFile(filepath.Join(dir, "memory.oom.group"), "1"); err != nil {
+			return err
+		}
+	}
+	fd, err := unix.Open(dir, unix.O_DIRECTORY|unix.O_RDONLY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return err
+	}
+	g.cgfd = fd
+	if !g.c.v2memory && !g.c.v2pids {
+		return nil
+	}
+	return g.watchDirs(dir)
+}
+
+// applyV2 writes the limits that differ from old.
+func (g *Group) applyV2(l, old Limits) error {
+	if g.c.v2memory && (l.Memory != old.Memory || old == Limits{}) {
+		if err := writeFile(filepath.Join(g.dir, "memory.max"), maxValue(l.Memory)); err != nil {
+			return err
+		}
+		// No swap: a tree over its limit is killed, not slowed to a crawl.
+		if l.Memory > 0 {
+			if err := writeFile(filepath.Join(g.dir, "memory.swap.max"), "0"); err != nil && !errors.Is(err, os.ErrNotExist) && !errors.Is(err, os.ErrPermission) {
+				return err
+			}
+		}
+	}
+	if g.c.v2pids && (l.Processes != old.Processes || old == Limits{}) {
+		if err := writeFile(filepath.Join(g.dir, "pids.max"), maxValue(uint64(l.Processes))); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func maxValue(n uint64) string {
+	if n == 0 {
+		return "max"
+	}
+	return strconv.FormatUint(n, 10)
+}
+
+func (g *Group) initV1(name string) error {
+	for _, h := range g.c.v1 {
+		switch {
+		case h.controller == "memory":
+		case h.controller == "pids" && g.limits.Processes > 0:
+		case h.controller == "cpuacct" && g.limits.CPUTime > 0:
+		default:
+			continue
+		}
+		dir := filepath.Join(h.base, name)
+		if err := os.Mkdir(dir, 0o755); err != nil {
+			return err
+		}
+		g.dirs = append(g.dirs, dir)
+		switch h.controller {
+		case "memory":
+			g.dir = dir
+		case "pids":
+			g.pidsDir = dir
+		case "cpuacct":
+			g.cpuDir = dir
+		}
+	}
+	if err := g.applyV1(g.limits, Limits{}); err != nil {
+		return err
+	}
+	// The v1 OOM notification: an eventfd registered for memory.oom_control.
+	efd, err := unix.Eventfd(0, unix.EFD_CLOEXEC|unix.EFD_NONBLOCK)
+	if err != nil {
+		return err
+	}
+	ev := os.NewFile(uintptr(efd), "oom-eventfd")
+	ctl, err := os.Open(filepath.Join(g.dir, "memory.oom_control"))
+	if err != nil {
+		ev.Close()
+		return err
+	}
+	err = writeFile(filepath.Join(g.dir, "cgroup.event_control"), fmt.Sprintf("%d %d", efd, ctl.Fd()))
+	ctl.Close()
+	if err != nil {
+		ev.Close()
+		return err
+	}
+	g.watchOOM(ev)
+	if g.pidsDir != "" {
+		return g.watchDirs(g.pidsDir)
+	}
+	return nil
+}
+
+// applyV1 writes the limits that differ from old.
+func (g *Group) applyV1(l, old Limits) error {
+	if l.Processes > 0 && g.pidsDir == "" {
+		return ErrRegroup
+	}
+	if l.Memory != old.Memory || old == (Limits{}) {
+		v := "-1"
+		if l.Memory > 0 {
+			v = strconv.FormatUint(l.Memory, 10)
+		}
+		memsw := filepath.Join(g.dir, "memory.memsw.limit_in_bytes")
+		_, swErr := os.Stat(memsw)
+		// memsw must stay at least the memory limit: raise memory first
+		// when lowering, memsw first when raising.
+		lower := old.Memory == 0 || l.Memory != 0 && l.Memory < old.Memory
+		if swErr == nil && !lower {
+			if err := writeFile(memsw, v); err != nil {
+				return err
+			}
+		}
+		if err := writeFile(filepath.Join(g.dir, "memory.limit_in_bytes"), v); err != nil {
+			if errors.Is(err, unix.EBUSY) {
+				return ErrRegroup
+			}
+			return err
+		}
+		if swErr == nil && lower {
+			if err := writeFile(memsw, v); err != nil {
+				return err
+			}
+		}
+	}
+	if g.pidsDir != "" && (l.Processes != old.Processes || old == Limits{}) {
+		if err := writeFile(filepath.Join(g.pidsDir, "pids.max"), maxValue(uint64(l.Processes))); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Set changes the group's limits in place. ErrRegroup means it cannot:
+// start the tree again in a new group.
+func (g *Group) Set(l Limits) error {
+	l = g.c.Enforced(l)
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if l == g.limits {
+		return nil
+	}
+	old := g.limits
+	var err error
+	switch g.c.mech {
+	case Cgroup2:
+		if l.Memory > 0 && (old.Memory == 0 || l.Memory < old.Memory) && g.c.v2memory {
+			if cur, rerr := readUint(filepath.Join(g.dir, "memory.current")); rerr == nil && cur > l.Memory {
+				return ErrRegroup
+			}
+		}
+		err = g.applyV2(l, old)
+	case Cgroup1:
+		err = g.applyV1(l, old)
+	}
+	if err == nil && g.pid > 0 {
+		err = g.prlimits(g.pid, l)
+	}
+	if err != nil {
+		return err
+	}
+	g.limits = l
+	return nil
+}
+
+// Start starts cmd as the group's first process, with the limits on it.
+// With cgroup v1 the calling goroutine's thread joins the group's cgroups
+// for the fork (Start keeps the goroutine on it meanwhile); a caller whose
+// children need a parent-death signal forks from a thread of its own.
+func (g *Group) Start(cmd *exec.Cmd) error {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.closed {
+		return errors.New("limits: the group is closed")
+	}
+	if g.pid != 0 {
+		return errors.New("limits: the group has started its process already")
+	}
+	var err error
+	switch g.c.mech {
+	case Cgroup2:
+		err = g.startV2(cmd)
+	case Cgroup1:
+		err = g.startV1(cmd)
+	default:
+		err = cmd.Start()
+	}
+	if err != nil {
+		return err
+	}
+	g.pid = cmd.Process.Pid
+	if err := g.prlimits(g.pid, g.limits); err != nil {
+		_ = cmd.Process.Kill()
+		_, _ = cmd.Process.Wait()
+		return fmt.Errorf("setting rlimits: %w", err)
+	}
+	return nil
+}
+
+func (g *Group) startV2(cmd *exec.Cmd) error {
+	if cmd.SysProcAttr == nil {
+		cmd.SysProcAttr = &syscall.SysProcAttr{}
+	}
+	cmd.SysProcAttr.UseCgroupFD, cmd.SysProcAttr.CgroupFD = true, g.cgfd
+	err := cmd.Start()
+	if err == nil || !errors.Is(err, unix.ENOSYS) && !errors.Is(err, unix.E2BIG) {
+		return err
+	}
+	// No clone3 (Linux < 5.7): start, then move the process.
+	cmd.SysProcAttr.UseCgroupFD = false
+	cmd.Process = nil
+	if err := cmd.Start(); err != nil {
+		return err
+	}
+	if err := writeFile(filepath.Join(g.dir, "cgroup.procs"), strconv.Itoa(cmd.Process.Pid)); err != nil {
+		_ = cmd.Process.Kill()
+		_, _ = cmd.Process.Wait()
+		return err
+	}
+	return nil
+}
+
+// startV1 forks from this thread while it stands in the group's cgroups,
+// so the child is born in them, then brings the thread back.
+func (g *Group) startV1(cmd *exec.Cmd) error {
+	// The moves and the fork must happen on one thread (a no-op when the
+	// caller has locked it already, as pkg/tool's spawner has).
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	tid := "0" // this thread: the kernel then skips its global lock (no RCU grace period)
+	type move struct{ to, back string }
+	var moved []move
+	back := func() error {
+		var errs []error
+		for i := len(moved) - 1; i >= 0; i-- {
+			if err := writeFile(moved[i].back, tid); err != nil {
+				errs = append(errs, err)
+			}
+		}
+		return errors.Join(errs...)
+	}
+	for _, d := range g.dirs {
+		h := g.hierOf(d)
+		if h == nil {
+			continue
+		}
+		if err := writeFile(filepath.Join(d, "tasks"), tid); err != nil {
+			if berr := back(); berr != nil {
+				return fmt.Errorf("%w; and the forking thread could not go back: %v", err, berr)
+			}
+			return err
+		}
+		moved = append(moved, move{to: d, back: filepath.Join(h.self, "tasks")})
+	}
+	err := cmd.Start()
+	if berr := back(); berr != nil {
+		// The thread stays in the group's cgroups: later forks would land
+		// there. Say so loudly; the group cannot be removed meanwhile.
+		g.c.log.Error("the forking thread could not leave a tool's cgroups", "error", berr)
+	}
+	return err
+}
+
+func (g *Group) hierOf(dir string) *hierarchy {
+	for _, h := range g.c.v1 {
+		if filepath.Dir(dir) == h.base {
+			return h
+		}
+	}
+	return nil
+}
+
+// prlimits sets the rlimits of pid: open files always, memory (as
+// RLIMIT_DATA) under the rlimit mechanism.
+func (g *Group) prlimits(pid int, l Limits) error {
+	if l.OpenFiles > 0 {
+		n := uint64(l.OpenFiles)
+		if err := unix.Prlimit(pid, unix.RLIMIT_NOFILE, &unix.Rlimit{Cur: n, Max: n}, nil); err != nil {
+			return err
+		}
+	}
+	if g.c.mech == Rlimit {
+		v := uint64(unix.RLIM_INFINITY)
+		if l.Memory > 0 {
+			v = l.Memory
+		}
+		if err := unix.Prlimit(pid, unix.RLIMIT_DATA, &unix.Rlimit{Cur: v, Max: v}, nil); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Kill sends SIGKILL to every process of the tree. It does not wait for
+// them to die: Empty and Wait tell when they have.
+func (g *Group) Kill() {
+	g.mu.Lock()
+	pid := g.pid
+	g.mu.Unlock()
+	switch g.c.mech {
+	case Cgroup2:
+		if writeFile(filepath.Join(g.dir, "cgroup.kill"), "1") == nil {
+			return
+		}
+		killProcs(filepath.Join(g.dir, "cgroup.procs"))
+	case Cgroup1:
+		killProcs(filepath.Join(g.dir, "cgroup.procs"))
+	default:
+		if pid > 0 {
+			_ = unix.Kill(-pid, unix.SIGKILL)
+			_ = unix.Kill(pid, unix.SIGKILL)
+		}
+	}
+}
+
+// killProcs SIGKILLs the processes listed in a cgroup.procs file, again
+// for those forked meanwhile, and returns how many it signalled.
+func killProcs(procs string) int {
+	seen := map[int]bool{}
+	for range 4 {
+		pids, err := readPids(procs)
+		if err != nil {
+			break
+		}
+		fresh := 0
+		for _, pid := range pids {
+			if !seen[pid] {
+				seen[pid] = true
+				fresh++
+				_ = unix.Kill(pid, unix.SIGKILL)
+			}
+		}
+		if fresh == 0 {
+			break
+		}
+	}
+	return len(seen)
+}
+
+// Empty reports whether the tree is dead: no process of it runs. With a
+// cgroup that is the cgroup's own count (a zombie no longer counts); under
+// rlimits the tree is the first process's process group.
+func (g *Group) Empty() bool {
+	switch g.c.mech {
+	case Cgroup2:
+		populated, err := readKeyed(filepath.Join(g.dir, "cgroup.events"), "populated")
+		return err == nil && populated == 0
+	case Cgroup1:
+		pids, err := readPids(filepath.Join(g.dir, "cgroup.procs"))
+		return err == nil && len(pids) == 0
+	}
+	g.mu.Lock()
+	pid := g.pid
+	g.mu.Unlock()
+	if pid <= 0 {
+		return true
+	}
+	return errors.Is(unix.Kill(-pid, 0), unix.ESRCH) || zombieOrGone(g.c.proc, pid)
+}
+
+func zombieOrGone(proc string, pid int) bool {
+	b, err := os.ReadFile(filepath.Join(proc, strconv.Itoa(pid), "stat"))
+	if err != nil {
+		return true
+	}
+	i := bytes.LastIndexByte(b, ')')
+	return i >= 0 && i+2 < len(b) && (b[i+2] == 'Z' || b[i+2] == 'X')
+}
+
+// Wait waits until the tree is dead (Empty) or ctx ends.
+func (g *Group) Wait(ctx context.Context) error {
+	delay := 100 * time.Microsecond
+	for !g.Empty() {
+		t := time.NewTimer(delay)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return ctx.Err()
+		case <-t.C:
+		}
+		delay = min(delay*2, 10*time.Millisecond)
+	}
+	return nil
+}
+
+// Breach says which limit the tree exceeded, if any: one a watcher saw and
+// acted on (memory, processes, CPU time), or, for a tree whose first
+// process has ended (state and the tail of its stderr), what its end shows.
+func (g *Group) Breach(state *os.ProcessState, stderrTail string) (Breach, bool) {
+	if b := g.breach.Load(); b != nil {
+		return *b, true
+	}
+	l := g.Limits()
+	switch g.c.mech {
+	case Cgroup2, Cgroup1:
+		if k, detail := g.countersBreached(); k != 0 {
+			return Breach{Kind: k, Limits: l, Detail: detail}, true
+		}
+	case Rlimit:
+		if l.Memory > 0 && state != nil && !state.Success() && outOfMemory.MatchString(stderrTail) {
+			return Breach{Kind: Memory, Limits: l, Detail: "the process could not allocate more under RLIMIT_DATA"}, true
+		}
+	}
+	return Breach{}, false
+}
+
+// outOfMemory matches what runtimes print when an allocation fails.
+var outOfMemory = regexp.MustCompile(`(?i)out of memory|MemoryError|Cannot allocate memory|bad_alloc|heap out of memory|OutOfMemoryError`)
+
+// countersBreached reads the cgroup's event counters: an OOM kill, or a
+// fork refused for the process limit.
+func (g *Group) countersBreached() (Kind, string) {
+	switch g.c.mech {
+	case Cgroup2:
+		if g.c.v2memory {
+			if n, _ := readKeyed(filepath.Join(g.dir, "memory.events"), "oom_kill"); n > 0 {
+				return Memory, "the kernel's OOM killer ended the call's processes"
+			}
+		}
+		if g.c.v2pids {
+			if n, _ := readKeyed(filepath.Join(g.dir, "pids.events"), "max"); n > 0 {
+				return Processes, "a process could not start: the tree was at its limit"
+			}
+		}
+	case Cgroup1:
+		if n, _ := readKeyed(filepath.Join(g.dir, "memory.oom_control"), "oom_kill"); n > 0 {
+			return Memory, "the kernel's OOM killer ended a process of the call"
+		}
+		if n, _ := readKeyed(filepath.Join(g.dir, "memory.oom_control"), "under_oom"); n > 0 {
+			return Memory, "the call's processes were out of memory"
+		}
+		if g.pidsDir != "" {
+			if n, _ := readKeyed(filepath.Join(g.pidsDir, "pids.events"), "max"); n > 0 {
+				return Processes, "a process could not start: the tree was at its limit"
+			}
+		}
+	}
+	return 0, ""
+}
+
+// record keeps the first breach seen and kills the tree.
+func (g *Group) record(b Breach) {
+	if g.breach.CompareAndSwap(nil, &b) {
+		g.c.log.Debug("tool process tree over its limit: killed", "limit", b.String(), "detail", b.Detail)
+		g.Kill()
+	}
+}
+
+// Close stops the watchers and removes the group's cgroups. The tree must
+// be dead (Empty); a cgroup still holding a process is left in place and
+// its error returned.
+func (g *Group) Close() error {
+	g.mu.Lock()
+	if g.closed {
+		g.mu.Unlock()
+		return nil
+	}
+	g.closed = true
+	g.mu.Unlock()
+	g.c.removeWatches(g.wds)
+	for _, f := range g.watchers {
+		f.Close()
+	}
+	g.wg.Wait()
+	return g.remove()
+}
+
+func (g *Group) remove() error {
+	if g.cgfd >= 0 {
+		unix.Close(g.cgfd)
+		g.cgfd = -1
+	}
+	var errs []error
+	for i := len(g.dirs) - 1; i >= 0; i-- {
+		if err := os.Remove(g.dirs[i]); err != nil && !errors.Is(err, os.ErrNotExist) {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
+}

@@ -1,0 +1,231 @@
+package limits
+
+import (
+	"errors"
+	"os"
+	"runtime"
+	"time"
+	"unsafe"
+
+	"golang.org/x/sys/unix"
+)
+
+// watchDirs watches cgroup directories with the controller's inotify
+// instance: the kernel notifies a change of an event file (memory.events,
+// pids.events) to watchers of its directory too.
+func (g *Group) watchDirs(dirs ...string) error {
+	for _, d := range dirs {
+		wd, err := g.c.addWatch(d, g)
+		if err != nil {
+			return err
+		}
+		g.wds = append(g.wds, wd)
+	}
+	return nil
+}
+
+// addWatch adds dir to the controller's inotify instance, made (with the
+// goroutine reading it) at the first watch. One instance serves every
+// group: closing an inotify descriptor waits for an RCU grace period,
+// milliseconds that a group of its own would add to every process.
+func (c *Controller) addWatch(dir string, g *Group) (int, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.closed {
+		return 0, errors.New("limits: controller is closed")
+	}
+	if c.ino == nil {
+		fd, err := unix.InotifyInit1(unix.IN_CLOEXEC | unix.IN_NONBLOCK)
+		if err != nil {
+			return 0, err
+		}
+		c.ino = os.NewFile(uintptr(fd), "cgroup-events")
+		c.watched = map[int]*Group{}
+		c.inoDone = make(chan struct{})
+		go c.readEvents(c.ino, c.inoDone)
+	}
+	wd, err := unix.InotifyAddWatch(int(c.ino.Fd()), dir, unix.IN_MODIFY)
+	if err != nil {
+		return 0, err
+	}
+	c.watched[wd] = g
+	return wd, nil
+}
+
+// removeWatches forgets a group's watches.
+func (c *Controller) removeWatches(wds []int) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, wd := range wds {
+		if c.watched[wd] != nil {
+			delete(c.watched, wd)
+			if c.ino != nil {
+				_, _ = unix.InotifyRmWatch(int(c.ino.Fd()), uint32(wd))
+			}
+		}
+	}
+}
+
+// readEvents reads the inotify instance until Close closes it, and has
+// the group of each event check its counters.
+func (c *Controller) readEvents(f *os.File, done chan struct{}) {
+	defer close(done)
+	buf := make([]byte, 64*(unix.SizeofInotifyEvent+unix.NAME_MAX+1))
+	for {
+		n, err := f.Read(buf)
+		if err != nil {
+			return
+		}
+		seen := map[*Group]bool{}
+		for off := 0; off+unix.SizeofInotifyEvent <= n; {
+			ev := (*unix.InotifyEvent)(unsafe.Pointer(&buf[off]))
+			off += unix.SizeofInotifyEvent + int(ev.Len)
+			c.mu.Lock()
+			g := c.watched[int(ev.Wd)]
+			if ev.Mask&unix.IN_IGNORED != 0 {
+				delete(c.watched, int(ev.Wd))
+			}
+			c.mu.Unlock()
+			if g != nil && !seen[g] {
+				seen[g] = true
+				g.check()
+			}
+		}
+	}
+}
+
+// check reads the group's counters and acts on a breach.
+func (g *Group) check() {
+	if k, detail := g.countersBreached(); k != 0 {
+		g.record(Breach{Kind: k, Limits: g.Limits(), Detail: detail})
+	}
+}
+
+// watchOOM reads the v1 OOM eventfd until Close closes it. The kernel
+// signals it when the group's memory is at its limit and nothing can be
+// reclaimed, before its OOM killer picks a process: that is the breach
+// (the counters may not show it yet).
+func (g *Group) watchOOM(f *os.File) {
+	g.oom = f
+	g.watchers = append(g.watchers, f)
+	g.wg.Add(1)
+	go func() {
+		defer g.wg.Done()
+		buf := make([]byte, 8)
+		for {
+			if _, err := f.Read(buf); err != nil {
+				return
+			}
+			g.recordOOM()
+		}
+	}()
+}
+
+func (g *Group) recordOOM() {
+	g.record(Breach{Kind: Memory, Limits: g.Limits(), Detail: "the kernel's OOM killer ended a process of the call"})
+}
+
+// Check reports a breach already seen, or one the kernel has signalled
+// but the watcher has not handled yet (a call that ends right after its
+// tool's child was OOM-killed); it records and acts on it. It costs an
+// atomic load, and with cgroup v1 one non-blocking read.
+func (g *Group) Check() (Breach, bool) {
+	if b := g.breach.Load(); b != nil {
+		return *b, true
+	}
+	if g.oom != nil {
+		if rc, err := g.oom.SyscallConn(); err == nil {
+			signalled := false
+			_ = rc.Control(func(fd uintptr) {
+				var buf [8]byte
+				n, _ := unix.Read(int(fd), buf[:])
+				signalled = n == 8
+			})
+			if signalled {
+				g.recordOOM()
+				return *g.breach.Load(), true
+			}
+		}
+	}
+	return Breach{}, false
+}
+
+// CPU returns the CPU time the tree has used: the cgroup's own account
+// (v2 cpu.stat, v1 cpuacct), else the sum over its live processes and the
+// children they reaped (under rlimits: the first process's).
+func (g *Group) CPU() (time.Duration, error) {
+	switch {
+	case g.c.mech == Cgroup2:
+		us, err := readKeyed(g.dir+"/cpu.stat", "usage_usec")
+		return time.Duration(us) * time.Microsecond, err
+	case g.c.mech == Cgroup1 && g.cpuDir != "":
+		ns, err := readUint(g.cpuDir + "/cpuacct.usage")
+		return time.Duration(ns), err
+	}
+	var pids []int
+	if g.c.mech == Cgroup1 {
+		var err error
+		if pids, err = readPids(g.dir + "/cgroup.procs"); err != nil {
+			return 0, err
+		}
+	} else {
+		g.mu.Lock()
+		pids = []int{g.pid}
+		g.mu.Unlock()
+	}
+	var ticks uint64
+	for _, pid := range pids {
+		if n, err := procCPU(g.c.proc, pid); err == nil {
+			ticks += n
+		}
+	}
+	return time.Duration(ticks) * time.Second / clockTicks, nil
+}
+
+// clockTicks is USER_HZ, the unit of /proc/PID/stat times: 100 on every
+// Linux architecture Go supports.
+const clockTicks = 100
+
+// WatchCPU watches the CPU time the tree uses from now on: past budget it
+// records the breach and kills the tree. It polls the tree's account no
+// sooner than the budget left could be spent on every CPU at once. stop
+// ends the watch and waits for it; call it when the call ends.
+func (g *Group) WatchCPU(budget time.Duration) (stop func()) {
+	if budget <= 0 {
+		return func() {}
+	}
+	base, err := g.CPU()
+	if err != nil {
+		return func() {}
+	}
+	done := make(chan struct{})
+	finished := make(chan struct{})
+	ncpu := time.Duration(max(runtime.NumCPU(), 1))
+	go func() {
+		defer close(finished)
+		for {
+			used, err := g.CPU()
+			if err != nil {
+				return
+			}
+			left := budget - (used - base)
+			if left <= 0 {
+				l := g.Limits()
+				l.CPUTime = budget
+				g.record(Breach{Kind: CPUTime, Limits: l, Detail: "the call used " + (used - base).Round(time.Millisecond).String() + " of CPU time"})
+				return
+			}
+			t := time.NewTimer(min(max(left/ncpu, 10*time.Millisecond), time.Second))
+			select {
+			case <-done:
+				t.Stop()
+				return
+			case <-t.C:
+			}
+		}
+	}()
+	return func() {
+		close(done)
+		<-finished
+	}
+}

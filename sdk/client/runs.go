@@ -1,0 +1,145 @@
+package client
+
+import (
+	"context"
+	"errors"
+	"io"
+	"sync"
+	"time"
+
+	"google.golang.org/grpc/codes"
+
+	agentv1 "github.com/agentcore/agentcore/proto/agentcore/v1"
+)
+
+// follower is where a run was left: its id and the seq of the last event seen.
+type follower struct {
+	runID string
+	seq   int64
+}
+
+// Attach follows a run from the event after afterSeq: the stored events,
+// then the live ones, each once and in order, to the callbacks, until the
+// run ends; it returns the result, or the run's error. It works for a run
+// that is live or finished, on this server or another replica. Permission
+// requests go to OnPermission and are answered with RespondPermission.
+func (c *Client) Attach(ctx context.Context, runID string, afterSeq int64, cb Callbacks) (*Result, error) {
+	return c.attach(ctx, &agentv1.AttachRequest{RunId: runID, AfterSeq: afterSeq}, &follower{runID: runID, seq: afterSeq}, cb)
+}
+
+// Attach follows the agent's latest run from its first event (see Client.Attach).
+func (a *Agent) Attach(ctx context.Context, cb Callbacks) (*Result, error) {
+	return a.c.attach(ctx, &agentv1.AttachRequest{AgentId: a.ID}, &follower{}, cb)
+}
+
+func (c *Client) attach(ctx context.Context, req *agentv1.AttachRequest, f *follower, cb Callbacks) (*Result, error) {
+	ctx, cancel := context.WithCancel(ctx)
+	var asks sync.WaitGroup
+	defer asks.Wait()
+	defer cancel() // before asks.Wait: a pending OnPermission sees its ctx end
+	stream, err := c.api.Attach(ctx, req)
+	if err != nil {
+		return nil, asError(err)
+	}
+	var res *Result
+	for {
+		resp, err := stream.Recv()
+		if err == io.EOF {
+			if res == nil {
+				return nil, &Error{Message: "the run ended without a result"}
+			}
+			return res, nil
+		}
+		if err != nil {
+			return nil, asError(err)
+		}
+		e := resp.GetEvent()
+		f.runID, f.seq = e.GetRunId(), e.GetSeq()
+		if r := dispatch(e, &cb); r != nil {
+			res = r
+		}
+		if p := e.GetPermissionRequest(); p != nil && cb.OnPermission != nil {
+			asks.Add(1)
+			run := e.GetRunId()
+			go func() {
+				defer asks.Done()
+				d := cb.OnPermission(ctx, p)
+				// An answer given already (before a reconnection) is refused: fine.
+				_ = c.RespondPermission(ctx, run, p.GetToolCallId(), d)
+			}()
+		}
+	}
+}
+
+// follow attaches to f's run from its last seq until the run ends, again
+// after each broken connection, waiting a little longer each time.
+func (c *Client) follow(ctx context.Context, f *follower, cb Callbacks) (*Result, error) {
+	wait := 100 * time.Millisecond
+	for {
+		select {
+		case <-ctx.Done():
+			return nil, &Error{Code: codes.Canceled, Kind: "aborted", Reason: "ABORTED", Message: ctx.Err().Error()}
+		case <-time.After(wait):
+		}
+		res, err := c.attach(ctx, &agentv1.AttachRequest{RunId: f.runID, AfterSeq: f.seq}, f, cb)
+		if err == nil || !transient(err) {
+			return res, err
+		}
+		wait = min(2*wait, 2*time.Second)
+	}
+}
+
+// transient reports whether err is a broken connection rather than an
+// answer of the server (whose errors carry an ErrorInfo).
+func transient(err error) bool {
+	var e *Error
+	if !errors.As(err, &e) {
+		return false
+	}
+	return e.Reason == "" && e.Code == codes.Unavailable
+}
+
+// RespondPermission answers a run's permission request from any
+// connection, also after the run's Send stream is gone.
+func (c *Client) RespondPermission(ctx context.Context, runID, toolCallID string, d Decision) error {
+	_, err := c.api.RespondPermission(ctx, &agentv1.RespondPermissionRequest{
+		RunId: runID, ToolCallId: toolCallID, Allow: d.Allow, Reason: d.Reason,
+	})
+	return asError(err)
+}
+
+// Run returns one run: its state, result or error, pending permission requests.
+func (c *Client) Run(ctx context.Context, runID string) (*agentv1.Run, error) {
+	resp, err := c.api.GetRun(ctx, &agentv1.GetRunRequest{RunId: runID})
+	if err != nil {
+		return nil, asError(err)
+	}
+	return resp.GetRun(), nil
+}
+
+// Runs lists the agent's runs, newest first, following pages.
+func (a *Agent) Runs(ctx context.Context) ([]*agentv1.Run, error) {
+	var out []*agentv1.Run
+	req := &agentv1.ListRunsRequest{AgentId: a.ID, PageSize: 1000}
+	for {
+		resp, err := a.c.api.ListRuns(ctx, req)
+		if err != nil {
+			return nil, asError(err)
+		}
+		out = append(out, resp.GetRuns()...)
+		if resp.GetNextPageToken() == "" {
+			return out, nil
+		}
+		req.PageToken = resp.GetNextPageToken()
+	}
+}
+
+// StopRun stops the agent's run runID if it is still the one running,
+// wherever it runs, and reports whether it did.
+func (a *Agent) StopRun(ctx context.Context, runID string) (bool, error) {
+	resp, err := a.c.api.Stop(ctx, &agentv1.StopRequest{AgentId: a.ID, RunId: runID})
+	if err != nil {
+		return false, asError(err)
+	}
+	return resp.GetStopped(), nil
+}

@@ -1,0 +1,1 @@
+"""Generated code of proto/agentcore/plugin/v1/plugin.proto: `make sdk-proto` regenerates it."""
