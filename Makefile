@@ -5,7 +5,7 @@ BUF_VERSION := v1.75.0
 BUF := $(GO) run github.com/bufbuild/buf/cmd/buf@$(BUF_VERSION)
 PLUGINS := $(notdir $(patsubst %/,%,$(wildcard plugins/*/)))
 
-.PHONY: build run demo test lint fmt vet buf-lint breaking proto openapi proto-check sdk-proto test-deps bench fuzz-short fuzz clean
+.PHONY: build run demo test lint fmt vet buf-lint breaking proto openapi proto-check sdk-proto test-deps bench bench-report fuzz-short fuzz clean
 
 ## build: bin/agent-server, bin/toolhost and one bin/plugins/<name> per plugins/<name>,
 ## static (CGO_ENABLED=0): they run in a minimal image without libc or /etc/ssl.
@@ -146,6 +146,13 @@ fuzz:
 ## bench: Go benchmarks with their reported metrics (PKG=./pkg/tool/ for one package).
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem $(or $(PKG),./...)
+
+## bench-report: the benchmarks behind the README's figures and their floors,
+## measured in one run on this machine, printed as a table: each figure beside
+## its floor, the ratio and the goal (a few minutes; BENCHTIME=3s for steadier).
+BENCHTIME ?= 1s
+bench-report:
+	GO=$(GO) $(GO) run ./tests/benchreport -benchtime $(BENCHTIME)
 
 clean:
 	rm -rf bin

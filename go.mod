@@ -5,6 +5,7 @@ go 1.26.8
 require (
 	github.com/bytedance/sonic v1.15.5
 	github.com/cloudwego/eino v0.7.36
+	github.com/dlclark/regexp2 v1.11.0
 	github.com/eino-contrib/jsonschema v1.0.3
 	github.com/google/jsonschema-go v0.4.3
 	github.com/grpc-ecosystem/grpc-gateway/v2 v2.33.0
@@ -45,7 +46,6 @@ require (
 	github.com/cenkalti/backoff/v5 v5.0.3 // indirect
 	github.com/cespare/xxhash/v2 v2.3.0 // indirect
 	github.com/cloudwego/base64x v0.1.6 // indirect
-	github.com/dlclark/regexp2 v1.11.0 // indirect
 	github.com/dustin/go-humanize v1.1.0 // indirect
 	github.com/fatih/color v1.13.0 // indirect
 	github.com/go-logr/logr v1.4.4 // indirect

@@ -3,10 +3,14 @@ package tests
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"io"
 	"net/http"
+	"os"
+	"path/filepath"
 	"sort"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -15,9 +19,48 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/agentcore/agentcore/pkg/llm/fakemodel"
+	"github.com/agentcore/agentcore/pkg/tool"
 	agentv1 "github.com/agentcore/agentcore/proto/agentcore/v1"
 	"github.com/agentcore/agentcore/sdk/client"
 )
+
+// bench is the agent-server the benchmarks measure: started as `make run`
+// starts it (info logs), apart from the tests' server, which logs at debug,
+// but with the memory store: these are the engine's figures, the store's
+// writes are measured by its own benchmarks.
+var bench struct {
+	once   sync.Once
+	server *serverProc
+	client *client.Client
+	err    error
+}
+
+// benchClient starts the benchmarks' server on first use and returns a
+// client of it. runMain stops it.
+func benchClient(b *testing.B) *client.Client {
+	b.Helper()
+	bench.once.Do(func() {
+		bench.server, bench.err = startServer(suite.plugins, []string{"-log-level", "info", "-store", "memory"})
+		if bench.err == nil {
+			bench.client, bench.err = client.Dial(bench.server.addr)
+		}
+	})
+	if bench.err != nil {
+		b.Fatal(bench.err)
+	}
+	return bench.client
+}
+
+// stopBench stops the benchmarks' server, if one was started.
+func stopBench() error {
+	if bench.client != nil {
+		bench.client.Close()
+	}
+	if bench.server == nil {
+		return nil
+	}
+	return bench.server.stop()
+}
 
 // percentile returns the p-th percentile (0..100) of sorted durations.
 func percentile(sorted []time.Duration, p float64) time.Duration {
@@ -38,7 +81,7 @@ func benchAgents(b *testing.B, n int, system string, tools []string) []*client.A
 	b.Helper()
 	agents := make([]*client.Agent, n)
 	for i := range agents {
-		a, err := suite.client.CreateAgent(context.Background(), client.AgentOptions{
+		a, err := benchClient(b).CreateAgent(context.Background(), client.AgentOptions{
 			Config: &agentv1.AgentConfig{System: proto.String(system)}, Tools: tools,
 		})
 		if err != nil {
@@ -181,4 +224,190 @@ func BenchmarkConcurrentSends(b *testing.B) {
 	report(b, "added", lat)
 	b.ReportMetric(float64(peak.Load()), "peak-streams")
 	b.ReportMetric(float64(streams*b.N)/b.Elapsed().Seconds(), "sends/s")
+}
+
+// procCPU returns the CPU time a process has used so far, summed over its
+// threads from /proc (nanosecond resolution, unlike rusage's clock ticks
+// for another process).
+func procCPU(b *testing.B, pid int) time.Duration {
+	b.Helper()
+	tasks, err := os.ReadDir("/proc/" + strconv.Itoa(pid) + "/task")
+	if err != nil {
+		b.Fatal(err)
+	}
+	var sum time.Duration
+	for _, t := range tasks {
+		data, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/task/" + t.Name() + "/schedstat")
+		if err != nil {
+			continue // the thread ended
+		}
+		f := strings.Fields(string(data))
+		if len(f) > 0 {
+			ns, _ := strconv.ParseInt(f[0], 10, 64)
+			sum += time.Duration(ns)
+		}
+	}
+	return sum
+}
+
+// BenchmarkSendCPU measures the CPU agent-server spends handling one send of
+// one model round (the fake model answers with text at once): with every
+// tool of bin/plugins offered to the model, and with none, the floor.
+func BenchmarkSendCPU(b *testing.B) {
+	for _, tc := range []struct {
+		name  string
+		tools []string
+	}{{"tools=all", nil}, {"tools=none", []string{}}} {
+		b.Run(tc.name, func(b *testing.B) {
+			system := suite.router.add(b, func(int, *fakemodel.Request) fakemodel.Turn { return fakemodel.Turn{Text: "ok"} })
+			a := benchAgents(b, 1, system, tc.tools)[0]
+			for range 20 {
+				if _, err := a.Send(context.Background(), "hi", client.Callbacks{}); err != nil {
+					b.Fatal(err)
+				}
+				_ = a.SetHistory(context.Background(), nil)
+			}
+			pid := bench.server.cmd.Process.Pid
+			var cpu time.Duration
+			b.ResetTimer()
+			for range b.N {
+				c0 := procCPU(b, pid)
+				if _, err := a.Send(context.Background(), "hi", client.Callbacks{}); err != nil {
+					b.Fatal(err)
+				}
+				cpu += procCPU(b, pid) - c0
+				_ = a.SetHistory(context.Background(), nil)
+			}
+			b.ReportMetric(float64(cpu.Microseconds())/float64(b.N), "server-cpu-µs/send")
+		})
+	}
+}
+
+// BenchmarkSendThroughput starts 1,000 sends at once, each one model round
+// that the fake model answers at once, every tool offered: sends per second
+// through agent-server, beside the fake model's own rate for 1,000 streamed
+// requests at once from this process (the floor).
+func BenchmarkSendThroughput(b *testing.B) {
+	const n = 1000
+	system := suite.router.add(b, func(int, *fakemodel.Request) fakemodel.Turn { return fakemodel.Turn{Text: "ok"} })
+	agents := benchAgents(b, n, system, nil)
+	body := []byte(`{"model":"fake-model","stream":true,"messages":[{"role":"system","content":"` + system + `"},{"role":"user","content":"hi"}]}`)
+	hc := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: n}}
+	defer hc.CloseIdleConnections()
+	direct := func() {
+		resp, err := hc.Post(suite.model.URL+"/chat/completions", "application/json", bytes.NewReader(body))
+		if err != nil {
+			b.Error(err)
+			return
+		}
+		_, _ = io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+	}
+	send := func(a *client.Agent) {
+		if _, err := a.Send(context.Background(), "hi", client.Callbacks{}); err != nil {
+			b.Error(err)
+		}
+	}
+	all := func(f func(i int)) time.Duration {
+		start := time.Now()
+		var wg sync.WaitGroup
+		for i := range n {
+			wg.Go(func() { f(i) })
+		}
+		wg.Wait()
+		return time.Since(start)
+	}
+	all(func(int) { direct() }) // warm both paths
+	all(func(i int) { send(agents[i]) })
+	var model, server time.Duration
+	b.ResetTimer()
+	for range b.N {
+		for _, a := range agents {
+			_ = a.SetHistory(context.Background(), nil)
+		}
+		model += all(func(int) { direct() })
+		server += all(func(i int) { send(agents[i]) })
+	}
+	b.StopTimer()
+	b.ReportMetric(float64(n*b.N)/server.Seconds(), "sends/s")
+	b.ReportMetric(float64(n*b.N)/model.Seconds(), "model-req/s")
+}
+
+// BenchmarkToolCallInRun compares a warm tool call agent-server makes inside
+// a run (the model asks for add at every step; the duration is the tool
+// result event's) with the same call made alone from this process on its own
+// host over the same plugin after 1 ms of idle, both as the host measures a
+// call (Result.Duration).
+func BenchmarkToolCallInRun(b *testing.B) {
+	const steps = 10
+	system := suite.router.add(b, func(step int, _ *fakemodel.Request) fakemodel.Turn {
+		if step < steps {
+			return fakemodel.Turn{ToolCalls: []fakemodel.ToolCall{{Name: "add", Arguments: `{"a":1,"b":2}`}}}
+		}
+		return fakemodel.Turn{Text: "3"}
+	})
+	a := benchAgents(b, 1, system, nil)[0]
+	var inRun []time.Duration
+	cb := client.Callbacks{OnToolResult: func(e *agentv1.ToolResultEvent) {
+		inRun = append(inRun, e.GetDuration().AsDuration())
+	}}
+	run := func() {
+		if _, err := a.Send(context.Background(), "go", cb); err != nil {
+			b.Fatal(err)
+		}
+		_ = a.SetHistory(context.Background(), nil)
+	}
+	run()
+	h := tool.NewHost(tool.Config{})
+	defer h.Close()
+	set, err := h.Scan(context.Background(), filepath.Join(suite.plugins, "math"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	input := json.RawMessage(`{"a":1,"b":2}`)
+	var alone []time.Duration
+	inRun = inRun[:0]
+	b.ResetTimer()
+	for range b.N {
+		run()
+		for range steps {
+			time.Sleep(time.Millisecond)
+			res := set.Execute(context.Background(), "add", input, tool.Options{})
+			if res.Error {
+				b.Fatal(tool.OutputText(res.Output))
+			}
+			alone = append(alone, res.Duration)
+		}
+	}
+	b.StopTimer()
+	median := func(d []time.Duration) float64 {
+		sort.Slice(d, func(i, j int) bool { return d[i] < d[j] })
+		return float64(percentile(d, 50).Nanoseconds()) / 1e3
+	}
+	b.ReportMetric(median(inRun), "inrun-median-µs")
+	b.ReportMetric(median(alone), "alone-median-µs")
+}
+
+// BenchmarkListTools measures ListTools (every tool of bin/plugins) beside
+// GetAgent, a unary call of about the same work without schemas (the floor).
+func BenchmarkListTools(b *testing.B) {
+	a := benchAgents(b, 1, "list", nil)[0]
+	api := benchClient(b).API()
+	for _, tc := range []struct {
+		name string
+		call func() error
+	}{
+		{"ListTools", func() error { _, err := api.ListTools(context.Background(), &agentv1.ListToolsRequest{}); return err }},
+		{"GetAgent", func() error { _, err := a.Get(context.Background()); return err }},
+	} {
+		b.Run(tc.name, func(b *testing.B) {
+			start := time.Now()
+			for b.Loop() {
+				if err := tc.call(); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64(b.N)/time.Since(start).Seconds(), "req/s")
+		})
+	}
 }

@@ -90,6 +90,10 @@ func runMain(m *testing.M) int {
 	}
 	code := m.Run()
 
+	if err := stopBench(); err != nil {
+		fmt.Fprintln(os.Stderr, "the benchmarks' agent-server did not stop cleanly:", err)
+		code = 1
+	}
 	suite.client.Close()
 	if err := suite.server.stop(); err != nil {
 		fmt.Fprintln(os.Stderr, "agent-server did not stop cleanly:", err)

@@ -116,7 +116,9 @@ func startTelemetryServer(t *testing.T) *telemetryServer {
 	if out, err := build.CombinedOutput(); err != nil {
 		t.Fatalf("building otelplug: %v\n%s", err, out)
 	}
-	srv, err := startServer(dir, []string{"-metrics-listen", "127.0.0.1:0", "-pprof"},
+	// No processes started ahead: they would make the counts of plugin
+	// starts and reuses depend on when the background starts end.
+	srv, err := startServer(dir, []string{"-metrics-listen", "127.0.0.1:0", "-pprof", "-min-idle-plugins", "0"},
 		"OTEL_EXPORTER_OTLP_ENDPOINT=http://"+recv.addr, "OTEL_EXPORTER_OTLP_PROTOCOL=grpc",
 		"OTEL_BSP_SCHEDULE_DELAY=50", "OTEL_SERVICE_NAME=agentcore-e2e")
 	if err != nil {

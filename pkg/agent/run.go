@@ -95,7 +95,7 @@ func (r *run) loop() (*Result, error) {
 		r.counter = c
 	}
 	offered := r.tools.offered(r.cfg)
-	var tools []llm.Tool
+	var tools *llm.ToolSet
 	if offered {
 		tools = r.tools.llm
 	}
@@ -135,7 +135,7 @@ func (r *run) loop() (*Result, error) {
 			Config:      r.cfg,
 			System:      w.System,
 			Messages:    w.Messages,
-			Tools:       tools,
+			ToolSet:     tools,
 			Model:       model,
 			Conversions: &r.conv,
 			OnDelta: func(d llm.Delta) {

@@ -23,49 +23,57 @@ const InvalidCallName = "invalid_tool_call"
 // toolbox is what one send offers the model: the tools with the built-in
 // skill tool merged in (it wins over a tool of the same name), and their
 // definitions for the window's estimate and the model request. It is built
-// per send and dropped after, so an idle session holds none of it.
+// per send and dropped after, so an idle session holds none of it; the
+// definitions themselves are converted once per tool (see toolForms).
 type toolbox struct {
 	set    *tool.Set
 	skills string // the skills' system text; empty without skills
 	specs  []*pluginv1.ToolSpec
-	llm    []llm.Tool
+	llm    *llm.ToolSet
 	names  []string
+}
+
+// toolForms are the forms of one tool's definition a send needs, derived
+// once per tool and kept with it (tool.Set.Derived).
+type toolForms struct {
+	spec *pluginv1.ToolSpec // for the window's token estimate
+	def  *llm.ToolDef       // for the model request
+}
+
+// formsKey is the tool.Set.Derived key of toolForms.
+type formsKey struct{}
+
+func deriveForms(sp tool.Spec) (any, error) {
+	def, err := llm.NewToolDef(sp.Name, sp.Description, sp.InputSchema)
+	if err != nil {
+		return nil, fmt.Errorf("tool %q: input schema: %w", sp.Name, err)
+	}
+	spec := &pluginv1.ToolSpec{Name: sp.Name, Description: sp.Description, InputSchemaJson: string(sp.InputSchema)}
+	return &toolForms{spec: spec, def: def}, nil
 }
 
 // newToolbox builds the toolbox of tools and skills.
 func newToolbox(tools *tool.Set, skills *skill.Set) (*toolbox, error) {
 	b := &toolbox{set: tools}
 	if skills.Len() > 0 {
-		spec := skills.ToolSpec()
-		st, err := tool.InProcess(tool.Spec{
-			Name:        spec.GetName(),
-			Description: spec.GetDescription(),
-			InputSchema: json.RawMessage(spec.GetInputSchemaJson()),
-			ReadOnly:    true,
-			Idempotent:  true,
-			Source:      "builtin:skill",
-		}, func(ctx context.Context, input json.RawMessage, _ func(string)) (tool.Result, error) {
-			body, err := skills.Call(ctx, string(input))
-			if err != nil {
-				return tool.Result{}, err
-			}
-			return tool.Result{Output: tool.TextOutput(body)}, nil
-		})
+		st, err := skills.Tool()
 		if err != nil {
 			return nil, fmt.Errorf("skill tool: %w", err)
 		}
 		b.set = tool.Merge(tools, st)
 		b.skills = skills.SystemText()
 	}
-	for _, sp := range b.set.Specs() {
-		b.specs = append(b.specs, &pluginv1.ToolSpec{Name: sp.Name, Description: sp.Description, InputSchemaJson: string(sp.InputSchema)})
-		var schema map[string]any
-		if err := json.Unmarshal(sp.InputSchema, &schema); err != nil {
-			return nil, fmt.Errorf("tool %q: input schema: %w", sp.Name, err)
+	b.names = b.set.Names()
+	b.specs = make([]*pluginv1.ToolSpec, len(b.names))
+	defs := make([]*llm.ToolDef, len(b.names))
+	for i, name := range b.names {
+		f, err := b.set.Derived(name, formsKey{}, deriveForms)
+		if err != nil {
+			return nil, err
 		}
-		b.llm = append(b.llm, llm.Tool{Name: sp.Name, Description: sp.Description, Schema: schema})
-		b.names = append(b.names, sp.Name)
+		b.specs[i], defs[i] = f.(*toolForms).spec, f.(*toolForms).def
 	}
+	b.llm = llm.NewToolSet(defs...)
 	return b, nil
 }
 
@@ -162,8 +170,19 @@ func (r *run) runTool(ctx context.Context, step int, c *agentv1.ToolCallPart) (*
 			return p, false
 		}
 	}
-	r.emit.toolCall(step, id, name, args)
 	opts := tool.Options{CallID: id, Limit: int(r.cfg.MaxToolOutput), Limiter: r.limiter, MaxBytes: r.s.opts.MaxToolResultBytes}
+	// The call is announced once its request is on its way, so that sending
+	// the event overlaps with the tool's work instead of delaying it (on two
+	// cores, the event's delivery to the client competed with the plugin's
+	// wake-up); a call that never started is announced before its result.
+	announced := false
+	announce := func() {
+		if !announced {
+			announced = true
+			r.emit.toolCall(step, id, name, args)
+		}
+	}
+	opts.OnStart = announce
 	if r.emit.on() {
 		opts.OnOutput = func(ch tool.Chunk) { r.emit.toolOutput(id, name, ch.Stream, ch.Data) }
 	}
@@ -172,6 +191,7 @@ func (r *run) runTool(ctx context.Context, step int, c *agentv1.ToolCallPart) (*
 	tc.Start = time.Now()
 	tctx := obs.ToolStarted(ctx, tc)
 	res := r.tools.set.Execute(tctx, name, json.RawMessage(args), opts)
+	announce()
 	if res.Duration == 0 {
 		res.Duration = time.Since(tc.Start)
 	}

@@ -88,6 +88,9 @@ type Config struct {
 	KeepaliveTimeout time.Duration
 	// MaxIdlePlugins is how many idle processes are kept per plugin (0: the default).
 	MaxIdlePlugins int
+	// MinIdlePlugins is how many idle processes per plugin are started
+	// ahead, at load and after a process is killed or crashes (0: none).
+	MinIdlePlugins int
 	// HTTP configures the HTTP/JSON gateway and web console; off when HTTP.Listen is empty.
 	HTTP HTTP
 	// SkipBadPlugins turns a tool file that is no working plugin into a
@@ -833,7 +836,7 @@ func (c *Config) finish(getenv func(string) string) error {
 	}{
 		{"max-sessions", c.Limits.MaxSessions}, {"max-runs", c.Limits.MaxConcurrentRuns},
 		{"max-message-bytes", c.Limits.MaxMessageBytes}, {"max-history", c.Limits.MaxHistory},
-		{"max-idle-plugins", c.MaxIdlePlugins}, {"max-tool-output", c.Limits.MaxToolOutput},
+		{"max-idle-plugins", c.MaxIdlePlugins}, {"min-idle-plugins", c.MinIdlePlugins}, {"max-tool-output", c.Limits.MaxToolOutput},
 		{"tool-processes", c.ToolLimits.Processes}, {"tool-processes-max", c.ToolLimits.ProcessesMax},
 		{"tool-open-files", c.ToolLimits.OpenFiles}, {"tool-open-files-max", c.ToolLimits.OpenFilesMax},
 	} {

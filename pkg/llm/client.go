@@ -18,7 +18,6 @@ import (
 
 	"github.com/cloudwego/eino/components/model"
 	"github.com/cloudwego/eino/schema"
-	"github.com/eino-contrib/jsonschema"
 	"github.com/hashicorp/go-hclog"
 	"google.golang.org/protobuf/types/known/timestamppb"
 
@@ -30,7 +29,8 @@ import (
 // Options configure a Client. Every field is optional.
 type Options struct {
 	// HTTPClient carries every request; nil means a new client with no timeout
-	// (requestTimeout bounds requests instead).
+	// (requestTimeout bounds requests instead) that keeps idle connections
+	// for concurrent requests to the same endpoint (see MaxIdleConnsPerHost).
 	HTTPClient *http.Client
 	// Logger receives retries and text-protocol fallbacks; nil discards.
 	Logger hclog.Logger
@@ -50,6 +50,13 @@ type Options struct {
 	// whatever a config asks for.
 	RetryMaxDelay time.Duration
 }
+
+// MaxIdleConnsPerHost is how many idle connections the default HTTP client
+// keeps per model endpoint. A service sends many requests at once to the same
+// few endpoints; with net/http's default of 2, every connection beyond two
+// is closed after its request and the next request dials again (a TCP and
+// TLS handshake each, under load).
+const MaxIdleConnsPerHost = 256
 
 // Client asks models for responses. It holds the HTTP client and, for
 // toolMode auto, the models found to reject native tools. It is safe for
@@ -83,7 +90,9 @@ func NewClient(opts Options) *Client {
 		maxDelay:   opts.RetryMaxDelay,
 	}
 	if c.http == nil {
-		c.http = &http.Client{}
+		t := http.DefaultTransport.(*http.Transport).Clone()
+		t.MaxIdleConns, t.MaxIdleConnsPerHost = 4*MaxIdleConnsPerHost, MaxIdleConnsPerHost
+		c.http = &http.Client{Transport: t}
 	}
 	if c.log == nil {
 		c.log = hclog.NewNullLogger()
@@ -171,6 +180,9 @@ func (c *Client) Chat(ctx context.Context, req Request) (*Result, error) {
 		return nil, err
 	}
 	key := modelKey(cfg, req.Model)
+	if req.ToolSet != nil {
+		req.Tools = req.ToolSet.tools
+	}
 	hasTools := len(req.Tools) > 0
 	text := hasTools && (cfg.ToolMode == ToolModeText ||
 		cfg.ToolMode == ToolModeAuto && (!cfg.Capabilities.Tools || c.isTextOnly(key)))
@@ -258,15 +270,11 @@ func (c *Client) model(req Request, native bool) (model.ToolCallingChatModel, []
 	cfg := req.Config
 	var infos []*schema.ToolInfo
 	if native {
-		var err error
-		if req.Conversions != nil {
-			infos, err = req.Conversions.toolInfos(req.Tools)
-		} else {
-			infos, err = toolInfos(req.Tools)
-		}
+		set, err := toolSet(req)
 		if err != nil {
 			return nil, nil, err
 		}
+		infos = set.infos
 	}
 	choice := ""
 	if native && cfg.Capabilities.ToolChoice {
@@ -360,33 +368,24 @@ func vendorOf(p provider.Protocol) string {
 	return "openai"
 }
 
-// toolInfos converts tools to eino tool infos.
-func toolInfos(tools []Tool) ([]*schema.ToolInfo, error) {
-	out := make([]*schema.ToolInfo, 0, len(tools))
-	for i, t := range tools {
-		if t.Name == "" {
-			return nil, &Error{Kind: KindRequest, Code: "invalid_tool", Message: fmt.Sprintf("tool %d has no name", i)}
-		}
-		s := t.Schema
-		if s == nil {
-			s = map[string]any{"type": "object", "properties": map[string]any{}}
-		}
-		raw, err := json.Marshal(s)
-		var js jsonschema.Schema
-		if err == nil {
-			err = json.Unmarshal(raw, &js)
-		}
-		if err != nil {
-			return nil, &Error{Kind: KindRequest, Code: "invalid_tool", Message: fmt.Sprintf("tool %q: the input schema cannot be used: %v", t.Name, err), Err: err}
-		}
-		out = append(out, &schema.ToolInfo{Name: t.Name, Desc: t.Description, ParamsOneOf: schema.NewParamsOneOfByJSONSchema(&js)})
+// toolSet returns the request's tools converted: its ToolSet, else its
+// Tools converted now (or kept from the run's last request).
+func toolSet(req Request) (*ToolSet, error) {
+	switch {
+	case req.ToolSet != nil:
+		return req.ToolSet, nil
+	case req.Conversions != nil:
+		return req.Conversions.toolSet(req.Tools)
 	}
-	return out, nil
+	return toolSetOf(req.Tools)
 }
 
 // streamOnce makes one streaming request, hands each delta to onDelta and
 // returns the whole message. delivered says whether any delta reached onDelta.
 func streamOnce(ctx context.Context, m model.ToolCallingChatModel, msgs []*schema.Message, opts []model.Option, onDelta func(Delta)) (*schema.Message, bool, error) {
+	if s, ok := m.(provider.Streamer); ok {
+		return streamEach(ctx, s, msgs, opts, onDelta)
+	}
 	sr, err := m.Stream(ctx, msgs, opts...)
 	if err != nil {
 		return nil, false, err
@@ -409,6 +408,31 @@ func streamOnce(ctx context.Context, m model.ToolCallingChatModel, msgs []*schem
 		if onDelta != nil && emit(chunk, onDelta) {
 			delivered = true
 		}
+	}
+	if len(chunks) == 0 {
+		return nil, delivered, provider.Unknown("the stream ended without a response", nil)
+	}
+	msg, err := concat(chunks)
+	return msg, delivered, err
+}
+
+// streamEach is streamOnce for a model that streams to a callback, which
+// spares a goroutine and a channel handoff per chunk.
+func streamEach(ctx context.Context, s provider.Streamer, msgs []*schema.Message, opts []model.Option, onDelta func(Delta)) (*schema.Message, bool, error) {
+	var chunks []*schema.Message
+	delivered := false
+	err := s.StreamEach(ctx, msgs, func(chunk *schema.Message) bool {
+		if chunk == nil {
+			return true
+		}
+		chunks = append(chunks, chunk)
+		if onDelta != nil && emit(chunk, onDelta) {
+			delivered = true
+		}
+		return true
+	}, opts...)
+	if err != nil {
+		return nil, delivered, err
 	}
 	if len(chunks) == 0 {
 		return nil, delivered, provider.Unknown("the stream ended without a response", nil)

@@ -21,7 +21,7 @@ import (
 // are), the last request's conversion is taken as it is and only the new
 // messages are looked at. Otherwise each message is looked up on its own.
 //
-// It also keeps the eino tool definitions of the last request's tools.
+// It also keeps the converted tools of the last request (see ToolSet).
 //
 // A conversion is kept under the history message's pointer, which relies on
 // a message never changing once it is in a history (see package history),
@@ -43,8 +43,8 @@ type Conversions struct {
 	settings conversionSettings
 	conv     conversation
 
-	tools []Tool // and their definitions:
-	infos []*schema.ToolInfo
+	tools []Tool // and their conversion:
+	set   *ToolSet
 }
 
 // conversion is one history message's eino form.
@@ -139,21 +139,20 @@ func (c *Conversions) put(m *agentv1.Message, s conversionSettings, msgs []*sche
 	c.kept[m] = &conversion{settings: s, msgs: msgs, used: c.request}
 }
 
-// toolInfos returns the eino definitions of tools, converting them only
-// when they are not the tools of the last call (same names, descriptions
-// and schema maps).
-func (c *Conversions) toolInfos(tools []Tool) ([]*schema.ToolInfo, error) {
+// toolSet returns tools converted, converting them only when they are not
+// the tools of the last call (same names, descriptions and schema maps).
+func (c *Conversions) toolSet(tools []Tool) (*ToolSet, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if sameTools(c.tools, tools) {
-		return c.infos, nil
+		return c.set, nil
 	}
-	infos, err := toolInfos(tools)
+	set, err := toolSetOf(tools)
 	if err != nil {
 		return nil, err
 	}
-	c.tools, c.infos = slices.Clone(tools), infos
-	return infos, nil
+	c.tools, c.set = slices.Clone(tools), set
+	return set, nil
 }
 
 func sameTools(a, b []Tool) bool {

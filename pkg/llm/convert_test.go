@@ -423,7 +423,7 @@ func TestConversionsTools(t *testing.T) {
 	schemaB := map[string]any{"type": "object", "properties": map[string]any{"b": map[string]any{"type": "string"}}}
 	base := []Tool{{Name: "add", Description: "adds", Schema: schemaA}, {Name: "ls"}}
 	var cache Conversions
-	first, err := cache.toolInfos(base)
+	first, err := cache.toolSet(base)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -440,21 +440,21 @@ func TestConversionsTools(t *testing.T) {
 	}
 	for _, tt := range tests {
 		// Each case starts from the base tools' definitions.
-		if _, err := cache.toolInfos(base); err != nil {
+		if _, err := cache.toolSet(base); err != nil {
 			t.Fatal(err)
 		}
-		got, err := cache.toolInfos(tt.tools)
+		got, err := cache.toolSet(tt.tools)
 		if err != nil {
 			t.Fatal(err)
 		}
-		want, err := toolInfos(tt.tools)
+		want, err := toolSetOf(tt.tools)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if !reflect.DeepEqual(got, want) {
+		if !reflect.DeepEqual(got.infos, want.infos) {
 			t.Errorf("%s: definitions differ from a fresh conversion", tt.name)
 		}
-		if reused := len(got) > 0 && got[0] == first[0]; reused != tt.reuse {
+		if reused := got.Len() > 0 && got.infos[0] == first.infos[0]; reused != tt.reuse {
 			t.Errorf("%s: reused = %v, want %v", tt.name, reused, tt.reuse)
 		}
 	}

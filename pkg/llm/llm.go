@@ -52,6 +52,9 @@ type Request struct {
 	Messages []*agentv1.Message
 	// Tools are the tools the model may call.
 	Tools []Tool
+	// ToolSet, when set, is used instead of Tools: the tools converted once
+	// (see ToolDef), so that the request only copies their definitions.
+	ToolSet *ToolSet
 	// Model, when set, is used instead of an adapter built from Config: the
 	// caller's eino model with its own connection. Then Config's base URL,
 	// key and protocol are not needed; provider.body, a custom cache object,

@@ -4,6 +4,8 @@ import (
 	"context"
 	"io"
 	"net"
+	"os/exec"
+	"path/filepath"
 	"runtime"
 	"testing"
 	"time"
@@ -16,13 +18,30 @@ import (
 	"github.com/agentcore/agentcore/sdk/client"
 )
 
-// BenchmarkSendInProcess is one no-tool send per iteration through a real
+// BenchmarkSendInProcess is one one-step send per iteration through a real
 // gRPC connection to an in-process server and the fake model: the server's
-// own cost per step, for profiling (-cpuprofile).
+// own cost per send, for profiling (-cpuprofile). With tools=all the agent
+// offers every tool of the repository's plugins, built into a temporary
+// directory, as a server started with `make run` does.
 func BenchmarkSendInProcess(b *testing.B) {
+	b.Run("tools=none", func(b *testing.B) { benchSendInProcess(b, b.TempDir(), []string{}) })
+	b.Run("tools=all", func(b *testing.B) { benchSendInProcess(b, buildPlugins(b), nil) })
+}
+
+// buildPlugins builds the repository's plugins into a temporary directory.
+func buildPlugins(b *testing.B) string {
+	dir := b.TempDir()
+	cmd := exec.Command(filepath.Join(runtime.GOROOT(), "bin", "go"), "build", "-o", dir+"/", "../../plugins/...")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		b.Fatalf("building the plugins: %v\n%s", err, out)
+	}
+	return dir
+}
+
+func benchSendInProcess(b *testing.B, toolDir string, tools []string) {
 	model := fakemodel.StartTB(b)
 	model.Handle(func(*fakemodel.Request) fakemodel.Turn { return fakemodel.Turn{Text: "ok"} })
-	cfg, err := config.Load([]string{"-store", "memory", "-listen", "127.0.0.1:0", "-tool-dir", b.TempDir(), "-model-base-url", model.URL, "-model", "m"},
+	cfg, err := config.Load([]string{"-store", "memory", "-listen", "127.0.0.1:0", "-tool-dir", toolDir, "-model-base-url", model.URL, "-model", "m"},
 		func(string) string { return "" }, io.Discard)
 	if err != nil {
 		b.Fatal(err)
@@ -39,7 +58,7 @@ func BenchmarkSendInProcess(b *testing.B) {
 	defer c.Close()
 	var a *client.Agent
 	for deadline := time.Now().Add(10 * time.Second); ; {
-		a, err = c.CreateAgent(context.Background(), client.AgentOptions{Tools: []string{}, Config: &agentv1.AgentConfig{System: proto.String("s")}})
+		a, err = c.CreateAgent(context.Background(), client.AgentOptions{Tools: tools, Config: &agentv1.AgentConfig{System: proto.String("s")}})
 		if err == nil || time.Now().After(deadline) {
 			break
 		}

@@ -164,6 +164,7 @@ func New(opts Options) (*Server, error) {
 		host: tool.NewHost(tool.Config{
 			Logger:          log.Named("tool"),
 			MaxIdle:         cfg.MaxIdlePlugins,
+			MinIdle:         minIdle(cfg.MinIdlePlugins),
 			Kinds:           opts.Kinds,
 			Credential:      cred,
 			Observer:        tel,
@@ -203,6 +204,14 @@ func New(opts Options) (*Server, error) {
 	log.Info("store open", "store", opts.Config.StoreName(), "replica", opts.Config.ReplicaID)
 	tel.GaugeFunc("agentcore_agents", "Agents the server holds now.", s.agentCount)
 	return s, nil
+}
+
+// minIdle maps -min-idle-plugins (0: none) to tool.Config.MinIdle (0: the default).
+func minIdle(n int) int {
+	if n == 0 {
+		return -1
+	}
+	return n
 }
 
 // Telemetry returns the server's telemetry: its metrics registry and HTTP

@@ -77,18 +77,22 @@ func (s *Server) ListTools(ctx context.Context, _ *agentv1.ListToolsRequest) (*a
 		return nil, err
 	}
 	resp := &agentv1.ListToolsResponse{LimitsMechanism: s.limits.String()}
-	for _, spec := range c.tools.Specs() {
-		info, err := toolInfo(spec)
+	for _, name := range c.tools.Names() {
+		// Made once per tool and shared by every response: never changed.
+		info, err := c.tools.Derived(name, toolInfoKey{}, func(spec tool.Spec) (any, error) { return toolInfo(spec) })
 		if err != nil {
 			return nil, err
 		}
-		resp.Tools = append(resp.Tools, info)
+		resp.Tools = append(resp.Tools, info.(*agentv1.ToolInfo))
 	}
 	for _, sk := range c.skills.List() {
 		resp.Skills = append(resp.Skills, &agentv1.SkillInfo{Name: sk.Name, Description: sk.Description, Source: sk.Path})
 	}
 	return resp, nil
 }
+
+// toolInfoKey is the tool.Set.Derived key of a tool's ListTools entry.
+type toolInfoKey struct{}
 
 func toolInfo(spec tool.Spec) (*agentv1.ToolInfo, error) {
 	info := &agentv1.ToolInfo{

@@ -29,7 +29,9 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 
+	"github.com/agentcore/agentcore/pkg/tool"
 	pluginv1 "github.com/agentcore/agentcore/proto/agentcore/plugin/v1"
 	"gopkg.in/yaml.v3"
 )
@@ -57,6 +59,10 @@ type Skill struct {
 // is not changed after it is made, so it is safe for concurrent use.
 type Set struct {
 	skills []Skill
+
+	toolOnce sync.Once // the skill tool, made on first use
+	tool     *tool.Set
+	toolErr  error
 }
 
 // Scan reads every dir/<name>/SKILL.md of each directory. A later directory
@@ -268,6 +274,33 @@ func (s *Set) ToolSpec() *pluginv1.ToolSpec {
 		InputSchemaJson: string(b),
 		Hints:           &pluginv1.ToolHints{ReadOnly: true, Idempotent: true},
 	}
+}
+
+// Tool returns the skill tool (ToolSpec, Call) as an in-process tool set,
+// made once per Set, so that its schema is compiled once; nil when there
+// are no skills.
+func (s *Set) Tool() (*tool.Set, error) {
+	if s.Len() == 0 {
+		return nil, nil
+	}
+	s.toolOnce.Do(func() {
+		spec := s.ToolSpec()
+		s.tool, s.toolErr = tool.InProcess(tool.Spec{
+			Name:        spec.GetName(),
+			Description: spec.GetDescription(),
+			InputSchema: json.RawMessage(spec.GetInputSchemaJson()),
+			ReadOnly:    true,
+			Idempotent:  true,
+			Source:      "builtin:skill",
+		}, func(ctx context.Context, input json.RawMessage, _ func(string)) (tool.Result, error) {
+			body, err := s.Call(ctx, string(input))
+			if err != nil {
+				return tool.Result{}, err
+			}
+			return tool.Result{Output: tool.TextOutput(body)}, nil
+		})
+	})
+	return s.tool, s.toolErr
 }
 
 // Call is the skill tool's handler: arguments is the call's JSON

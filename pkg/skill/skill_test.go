@@ -8,6 +8,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/agentcore/agentcore/pkg/tool"
 )
 
 // writeSkills makes dir/<folder>/SKILL.md for each entry.
@@ -134,6 +136,9 @@ func TestZeroInjection(t *testing.T) {
 		if _, err := s.Call(context.Background(), `{"name":"x"}`); err == nil || !strings.Contains(err.Error(), "no skills") {
 			t.Errorf("%s: Call = %v", name, err)
 		}
+		if ts, err := s.Tool(); ts != nil || err != nil {
+			t.Errorf("%s: Tool = %v, %v", name, ts, err)
+		}
 	}
 }
 
@@ -195,6 +200,24 @@ func TestInjectionAndTool(t *testing.T) {
 	cancel()
 	if _, err := s.Call(cancelled, `{"name":"review-pr"}`); err == nil {
 		t.Error("Call with a cancelled context succeeded")
+	}
+
+	ts, err := s.Tool()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if again, _ := s.Tool(); again != ts {
+		t.Error("Tool made the skill tool twice")
+	}
+	if spec, ok := ts.Lookup(ToolName); !ok || spec.Source != "builtin:skill" || !spec.ReadOnly || spec.Description != s.ToolSpec().GetDescription() {
+		t.Errorf("the skill tool's spec = %+v", spec)
+	}
+	res := ts.Execute(ctx, ToolName, json.RawMessage(`{"name":"create-mcp-server"}`), tool.Options{})
+	if res.Error || tool.OutputText(res.Output) != "mcp body" {
+		t.Errorf("calling the skill tool = %+v", res)
+	}
+	if res := ts.Execute(ctx, ToolName, json.RawMessage(`{"name":"deploy"}`), tool.Options{}); !res.Error {
+		t.Errorf("an unknown skill through the tool = %+v", res)
 	}
 
 	sub, err := s.Select("review-pr")

@@ -1,15 +1,17 @@
 // Package tokens estimates how many tokens a model request takes.
 //
-// Text is counted with tiktoken (github.com/pkoukk/tiktoken-go). The BPE
-// ranks come embedded in the binary (github.com/pkoukk/tiktoken-go-loader):
-// this package never downloads anything and never reads or writes a cache
-// directory. It does not use tiktoken-go's package-level loader either; an
-// Encoder is built from the embedded ranks directly.
+// Text is counted as tiktoken (github.com/pkoukk/tiktoken-go) counts it:
+// the same patterns, the same byte pair merges, and the BPE ranks embedded
+// in the binary by github.com/pkoukk/tiktoken-go-loader, so this package
+// never downloads anything and never reads or writes a cache directory. The
+// ranks are kept in a table without pointers (see rankTable) rather than in
+// tiktoken-go's maps of strings, which every garbage collection would have
+// to walk; tests check that the tokens are tiktoken-go's.
 //
-// Building an Encoder is expensive (it parses the BPE ranks: see
-// BenchmarkNewEncoder), so build one per encoding and share it: an Encoders
-// set builds each encoding at most once, and a Counter, which a session owns,
-// caches each message's count so a step counts only what is new.
+// Building an Encoder parses the BPE ranks (see BenchmarkNewEncoder), so
+// build one per encoding and share it: an Encoders set builds each encoding
+// at most once, and a Counter, which a session owns, caches each message's
+// count so a step counts only what is new.
 package tokens
 
 import (
@@ -17,8 +19,7 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/pkoukk/tiktoken-go"
-	tiktokenloader "github.com/pkoukk/tiktoken-go-loader"
+	"github.com/pkoukk/tiktoken-go-loader/assets"
 )
 
 // Encoding names a tiktoken encoding.
@@ -53,13 +54,13 @@ func EncodingForModel(model string) Encoding {
 	return O200kBase
 }
 
-// spec is what tiktoken needs besides the ranks. The patterns and special
-// tokens are those of tiktoken-go v0.1.8 (encoding.go); TestEncoderMatchesTiktoken
-// checks that an Encoder encodes exactly as tiktoken-go's own does.
+// spec is an encoding: its ranks file and its pattern, which is tiktoken-go
+// v0.1.8's (encoding.go); TestEncoderMatchesTiktoken checks that an Encoder
+// encodes exactly as tiktoken-go's own does. Special tokens are counted as
+// ordinary text, so they are not needed.
 type spec struct {
 	file    string
 	pattern string
-	special map[string]int
 }
 
 func specFor(e Encoding) (spec, error) {
@@ -76,16 +77,11 @@ func specFor(e Encoding) (spec, error) {
 				`\s+(?!\S)`,
 				`\s+`,
 			}, "|"),
-			special: map[string]int{tiktoken.ENDOFTEXT: 199999, tiktoken.ENDOFPROMPT: 200018},
 		}, nil
 	case Cl100kBase:
 		return spec{
 			file:    "cl100k_base.tiktoken",
 			pattern: `(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+`,
-			special: map[string]int{
-				tiktoken.ENDOFTEXT: 100257, tiktoken.FIM_PREFIX: 100258, tiktoken.FIM_MIDDLE: 100259,
-				tiktoken.FIM_SUFFIX: 100260, tiktoken.ENDOFPROMPT: 100276,
-			},
 		}, nil
 	}
 	return spec{}, fmt.Errorf("tokens: unknown encoding %q (want %s or %s)", e, O200kBase, Cl100kBase)
@@ -95,31 +91,26 @@ func specFor(e Encoding) (spec, error) {
 // concurrent use.
 type Encoder struct {
 	name Encoding
-	bpe  *tiktoken.Tiktoken
+	bpe  *bpe
 }
 
 // NewEncoder builds an encoder from the embedded BPE ranks. It costs tens of
-// milliseconds and tens of megabytes: build one per encoding and share it
+// milliseconds and a few megabytes: build one per encoding and share it
 // (see Encoders).
 func NewEncoder(e Encoding) (*Encoder, error) {
 	s, err := specFor(e)
 	if err != nil {
 		return nil, err
 	}
-	ranks, err := tiktokenloader.NewOfflineLoader().LoadTiktokenBpe(s.file)
+	ranks, err := loadRanks(assets.Assets, s.file)
 	if err != nil {
 		return nil, fmt.Errorf("tokens: load %s ranks: %w", e, err)
 	}
-	bpe, err := tiktoken.NewCoreBPE(ranks, s.special, s.pattern)
+	b, err := newBPE(ranks, s.pattern)
 	if err != nil {
 		return nil, fmt.Errorf("tokens: build %s: %w", e, err)
 	}
-	set := make(map[string]any, len(s.special))
-	for k := range s.special {
-		set[k] = true
-	}
-	enc := &tiktoken.Encoding{Name: string(e), PatStr: s.pattern, MergeableRanks: ranks, SpecialTokens: s.special}
-	return &Encoder{name: e, bpe: tiktoken.NewTiktoken(bpe, enc, set)}, nil
+	return &Encoder{name: e, bpe: b}, nil
 }
 
 // Encoding returns the encoder's encoding.
@@ -131,12 +122,12 @@ func (e *Encoder) Count(text string) int {
 	if text == "" {
 		return 0
 	}
-	return len(e.bpe.EncodeOrdinary(text))
+	return len(e.bpe.encode(text, nil))
 }
 
 // Encode returns the tokens of text, special tokens counted as ordinary text.
 func (e *Encoder) Encode(text string) []int {
-	return e.bpe.EncodeOrdinary(text)
+	return e.bpe.encode(text, []int{})
 }
 
 // Encoders builds each encoding at most once and hands the same Encoder to

@@ -6,10 +6,12 @@ import (
 	"fmt"
 	"image"
 	"image/png"
+	"math/rand/v2"
 	"net"
 	"net/http"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -71,12 +73,25 @@ func TestKnownTokens(t *testing.T) {
 	}
 }
 
-// TestEncoderMatchesTiktoken checks that an Encoder, built without
-// tiktoken-go's package-level loader, encodes exactly as tiktoken-go's own
-// encoding does (given the same embedded ranks).
+// TestEncoderMatchesTiktoken checks that an Encoder, with its own rank
+// table and no tiktoken-go loader, encodes exactly as tiktoken-go's own
+// encoding does (given the same embedded ranks), on the samples and on a
+// varied corpus: this repository's README and Go sources (English, Chinese,
+// code, tables) and random text mixing scripts, digits, emoji, white space,
+// contractions and invalid UTF-8.
 func TestEncoderMatchesTiktoken(t *testing.T) {
 	tiktoken.SetBpeLoader(tiktokenloader.NewOfflineLoader())
 	t.Cleanup(func() { tiktoken.SetBpeLoader(tiktoken.NewDefaultBpeLoader()) })
+	corpus := append(slices.Clone(samples), randomTexts(200)...)
+	files, _ := filepath.Glob("../history/*.go")
+	files = append(files, "../../README.md")
+	for _, f := range files {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		corpus = append(corpus, string(data))
+	}
 	for _, e := range []Encoding{O200kBase, Cl100kBase} {
 		ref, err := tiktoken.GetEncoding(string(e))
 		if err != nil {
@@ -86,9 +101,68 @@ func TestEncoderMatchesTiktoken(t *testing.T) {
 		if enc.Encoding() != e {
 			t.Errorf("Encoding() = %s, want %s", enc.Encoding(), e)
 		}
-		for _, s := range samples {
-			if got, want := enc.Encode(s), ref.EncodeOrdinary(s); !slices.Equal(got, want) {
-				t.Errorf("%s %q = %v, tiktoken-go says %v", e, s, got, want)
+		total := 0
+		for _, s := range corpus {
+			got, want := enc.Encode(s), ref.EncodeOrdinary(s)
+			if !slices.Equal(got, want) {
+				t.Errorf("%s %.80q: %d tokens, tiktoken-go says %d", e, s, len(got), len(want))
+			}
+			if n := enc.Count(s); n != len(want) {
+				t.Errorf("%s %.80q: Count %d, tiktoken-go %d", e, s, n, len(want))
+			}
+			total += len(want)
+		}
+		if total < 50_000 {
+			t.Errorf("%s: the corpus has only %d tokens", e, total)
+		}
+	}
+}
+
+// randomTexts returns n texts of up to 400 pieces drawn from many kinds
+// of text, with a fixed seed.
+func randomTexts(n int) []string {
+	rng := rand.New(rand.NewPCG(1, 2))
+	pieces := []string{
+		"the", "The", " quick", "BROWN", "fox", "'s", "'T", "'re", "'ve", "'m", "'LL", "'d", " ",
+		"  ", "\t", "\n", "\r\n", "\n\n\n", "   \n", "0", "12", "345", "67890", "3.14", "-1e9",
+		"帮我", "读一下", "配置", "端口。", "日本語", "한국어", "Ελληνικά", "русский", "עברית", "العربية",
+		"हिन्दी", "🙂", "🚀🚀", "👩‍💻", "é", "ñ", "ß", "İ", "ǅ", "\u00a0", "\u200b", "\u3000",
+		"func", "(", ")", "{", "}", ":=", "==", "!=", "->", "=>", "//", "/*", "*/", "<|endoftext|>",
+		"https://example.com/a?b=c", "C:\\path", "$HOME", "snake_case", "camelCase", "x²", "½",
+		"\xff", "\xc3", "\xe2\x82", "\x00", "\x7f",
+	}
+	out := make([]string, n)
+	for i := range out {
+		var b strings.Builder
+		for range rng.IntN(400) {
+			b.WriteString(pieces[rng.IntN(len(pieces))])
+		}
+		out[i] = b.String()
+	}
+	return out
+}
+
+// TestRanksAreTheLoaders checks that the rank table holds exactly the
+// tokens and ranks tiktoken-go-loader reads from the same embedded files.
+func TestRanksAreTheLoaders(t *testing.T) {
+	for _, e := range []Encoding{O200kBase, Cl100kBase} {
+		s, _ := specFor(e)
+		want, err := tiktokenloader.NewOfflineLoader().LoadTiktokenBpe(s.file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		table := encoder(t, e).bpe.ranks
+		if n := table.len(); n != len(want) {
+			t.Errorf("%s: %d tokens, the loader reads %d", e, n, len(want))
+		}
+		for tok, r := range want {
+			if got, ok := table.rank([]byte(tok)); !ok || got != r {
+				t.Fatalf("%s: token %q has rank %d (%v), the loader says %d", e, tok, got, ok, r)
+			}
+		}
+		for _, absent := range []string{"", "\x00\x01\x02\x03 not a token at all, surely"} {
+			if r, ok := table.rank([]byte(absent)); ok {
+				t.Errorf("%s: %q has rank %d", e, absent, r)
 			}
 		}
 	}

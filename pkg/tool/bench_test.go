@@ -12,6 +12,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -62,7 +63,8 @@ func socketDir(b *testing.B) string {
 
 // startHelper runs this test binary as the helper kind (see TestMain)
 // serving on sock, and waits until it is ready. It is killed at the end.
-func startHelper(b *testing.B, kind, sock string) {
+// It returns the helper's pid.
+func startHelper(b *testing.B, kind, sock string) int {
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
 	cmd.Env = append(os.Environ(), "TOOLTEST_HELPER="+kind, "TOOLTEST_SOCK="+sock)
 	out, _ := cmd.StdoutPipe()
@@ -73,19 +75,67 @@ func startHelper(b *testing.B, kind, sock string) {
 	if _, err := readLine(out); err != nil {
 		b.Fatal(err)
 	}
+	return cmd.Process.Pid
+}
+
+// procCPU returns the CPU time a process has used so far, summed over its
+// threads (schedstat: nanoseconds, where rusage of another process only
+// has clock ticks).
+func procCPU(b *testing.B, pid int) time.Duration {
+	dir := "/proc/" + strconv.Itoa(pid) + "/task"
+	tasks, err := os.ReadDir(dir)
+	if err != nil {
+		b.Fatal(err)
+	}
+	var sum time.Duration
+	for _, t := range tasks {
+		data, err := os.ReadFile(dir + "/" + t.Name() + "/schedstat")
+		if err != nil {
+			continue // the thread ended
+		}
+		if f := strings.Fields(string(data)); len(f) > 0 {
+			ns, _ := strconv.ParseInt(f[0], 10, 64)
+			sum += time.Duration(ns)
+		}
+	}
+	return sum
+}
+
+// cpuMeter measures the CPU time of this process and another.
+type cpuMeter struct {
+	b   *testing.B
+	pid int
+	t0  time.Duration
+}
+
+func startCPU(b *testing.B, pid int) *cpuMeter {
+	m := &cpuMeter{b: b, pid: pid}
+	m.t0 = procCPU(b, os.Getpid()) + procCPU(b, pid)
+	return m
+}
+
+// report reports the CPU time of both processes per iteration.
+func (m *cpuMeter) report() {
+	spent := procCPU(m.b, os.Getpid()) + procCPU(m.b, m.pid) - m.t0
+	m.b.ReportMetric(float64(spent.Nanoseconds())/1e3/float64(m.b.N), "cpu-µs/call")
 }
 
 // BenchmarkWarmCall: one call on an idle process (a gRPC round trip on the
-// plugin's unix socket, input validated). Target ≤ 80 µs, aim 50.
+// plugin's unix socket, input validated), back to back; cpu-µs/call is the
+// CPU time of both processes per call.
 func BenchmarkWarmCall(b *testing.B) {
 	benchEcho(b, benchHost(b, Config{MaxIdle: 1}))
 }
 
-// benchEcho times echo calls and reports their median.
+// benchEcho times echo calls; on a set that keeps its one process (warm
+// calls) it reports the CPU time of both processes per call too.
 func benchEcho(b *testing.B, set *Set) {
 	input := json.RawMessage(`{"text":"ping"}`)
 	ts := make(timings, 0, b.N)
-	b.ResetTimer()
+	var cpu *cpuMeter
+	if e := set.tools["echo"]; e.pool.host.cfg.MaxIdle > 0 {
+		cpu = startCPU(b, pluginPid(b, set))
+	}
 	for b.Loop() {
 		t0 := time.Now()
 		res := set.Execute(context.Background(), "echo", input, Options{})
@@ -93,6 +143,59 @@ func benchEcho(b *testing.B, set *Set) {
 		if res.Error {
 			b.Fatal(res.Output)
 		}
+	}
+	if cpu != nil {
+		cpu.report()
+	}
+	ts.report(b)
+}
+
+// pluginPid returns the pid of the idle plugin process a call would use.
+func pluginPid(b *testing.B, set *Set) int {
+	res := set.Execute(context.Background(), "pid", nil, Options{})
+	pid, err := strconv.Atoi(res.Output.GetJson())
+	if err != nil {
+		b.Fatalf("pid: %v", res.Output)
+	}
+	return pid
+}
+
+// BenchmarkWarmCallAfterIdle: a warm call after the plugin process has
+// been idle for a pause (its threads asleep), as calls come in a run.
+func BenchmarkWarmCallAfterIdle(b *testing.B) {
+	for _, pause := range []time.Duration{time.Millisecond, 20 * time.Millisecond} {
+		b.Run("pause="+pause.String(), func(b *testing.B) {
+			echoAfter(b, benchHost(b, Config{MaxIdle: 1}), pause, func() {})
+		})
+	}
+}
+
+// BenchmarkCallAfterKill: a call 20 ms (a model round) after a call was
+// killed, which with MinIdle finds a process started ahead in the
+// background; compare with BenchmarkWarmCallAfterIdle/pause=20ms.
+func BenchmarkCallAfterKill(b *testing.B) {
+	set := benchHost(b, Config{})
+	echoAfter(b, set, 20*time.Millisecond, func() {
+		ctx, cancel := context.WithCancel(context.Background())
+		if res := set.Execute(ctx, "loop", nil, Options{OnOutput: func(Chunk) { cancel() }}); !res.Error {
+			b.Fatal("loop ended on its own")
+		}
+	})
+}
+
+// echoAfter times, b.N times, an echo call made a pause after before ran,
+// as the host measures a call (Result.Duration), and reports the median.
+func echoAfter(b *testing.B, set *Set, pause time.Duration, before func()) {
+	input := json.RawMessage(`{"text":"ping"}`)
+	ts := make(timings, 0, b.N)
+	for b.Loop() {
+		before()
+		time.Sleep(pause)
+		res := set.Execute(context.Background(), "echo", input, Options{})
+		if res.Error {
+			b.Fatal(res.Output)
+		}
+		ts = append(ts, res.Duration)
 	}
 	ts.report(b)
 }
@@ -234,9 +337,19 @@ func BenchmarkFloorUnixEcho(b *testing.B) {
 // server in another process (the plugin protocol's messages, the host's
 // window settings, no go-plugin, no sdk/tool, no validation): what gRPC
 // itself costs under a warm call.
-func BenchmarkFloorGRPCSession(b *testing.B) {
+func BenchmarkFloorGRPCSession(b *testing.B) { benchFloorGRPC(b, 0) }
+
+// BenchmarkFloorGRPCSessionAfterIdle: the same after the server process
+// was idle for a pause, the floor of BenchmarkWarmCallAfterIdle.
+func BenchmarkFloorGRPCSessionAfterIdle(b *testing.B) {
+	for _, pause := range []time.Duration{time.Millisecond, 20 * time.Millisecond} {
+		b.Run("pause="+pause.String(), func(b *testing.B) { benchFloorGRPC(b, pause) })
+	}
+}
+
+func benchFloorGRPC(b *testing.B, pause time.Duration) {
 	sock := filepath.Join(socketDir(b), "grpc.sock")
-	startHelper(b, "grpcecho", sock)
+	pid := startHelper(b, "grpcecho", sock)
 	conn, err := grpc.NewClient("unix://"+sock, append([]grpc.DialOption{grpc.WithTransportCredentials(insecure.NewCredentials())}, dialOptions...)...)
 	if err != nil {
 		b.Fatal(err)
@@ -250,7 +363,11 @@ func BenchmarkFloorGRPCSession(b *testing.B) {
 	}
 	req := &pluginv1.SessionRequest{Kind: &pluginv1.SessionRequest_Execute{Execute: &pluginv1.ExecuteRequest{Tool: "echo", InputJson: `{"text":"ping"}`}}}
 	ts := make(timings, 0, b.N)
+	cpu := startCPU(b, pid)
 	for b.Loop() {
+		if pause > 0 {
+			time.Sleep(pause)
+		}
 		t0 := time.Now()
 		if err := sess.Send(req); err != nil {
 			b.Fatal(err)
@@ -258,6 +375,36 @@ func BenchmarkFloorGRPCSession(b *testing.B) {
 		if _, err := sess.Recv(); err != nil {
 			b.Fatal(err)
 		}
+		ts = append(ts, time.Since(t0))
+	}
+	if pause == 0 {
+		cpu.report()
+	}
+	ts.report(b)
+}
+
+// BenchmarkFloorKillReap: SIGKILL of an idle plugin process (the test
+// plugin after its handshake) and its reap, the floor under kill to result.
+func BenchmarkFloorKillReap(b *testing.B) {
+	path := filepath.Join(dirs.good, "testplug")
+	env := append(os.Environ(), "AGENTCORE_TOOL_PLUGIN=tool-plugin-v1", "PLUGIN_UNIX_SOCKET_DIR="+socketDir(b))
+	ts := make(timings, 0, b.N)
+	for b.Loop() {
+		cmd := exec.Command(path)
+		cmd.Env = env
+		out, err := cmd.StdoutPipe()
+		if err != nil {
+			b.Fatal(err)
+		}
+		if err := cmd.Start(); err != nil {
+			b.Fatal(err)
+		}
+		if _, err := readLine(out); err != nil {
+			b.Fatal(err)
+		}
+		t0 := time.Now()
+		_ = cmd.Process.Kill()
+		_ = cmd.Wait()
 		ts = append(ts, time.Since(t0))
 	}
 	ts.report(b)
@@ -308,4 +455,111 @@ func BenchmarkFloorPluginHandshake(b *testing.B) {
 		_ = cmd.Wait()
 	}
 	ts.report(b)
+}
+
+// BenchmarkWarmCallParts alternates, in blocks of calls, the layers of a
+// warm call on the same plugin process and a bare grpc-go server, so that
+// their ratios hold under changing load: execute is Set.Execute (input
+// validation, contexts, pool, result conversion), session is the Session
+// round trip on the same process without the host's layers (sdk/tool and
+// go-plugin's server remain), floor is the bare server of
+// BenchmarkFloorGRPCSession. It reports each part's median latency and its
+// CPU time per call in this process (host-cpu) and in the other one
+// (peer-cpu).
+func BenchmarkWarmCallParts(b *testing.B) {
+	set := benchHost(b, Config{MaxIdle: 1})
+	input := json.RawMessage(`{"text":"ping"}`)
+	sess, floorPid := floorSession(b)
+	e := set.tools["echo"]
+	plugPid := pluginPid(b, set)
+	req := &pluginv1.ExecuteRequest{Tool: "echo", InputJson: string(input)}
+	floorReq := &pluginv1.SessionRequest{Kind: &pluginv1.SessionRequest_Execute{Execute: req}}
+	type part struct {
+		name      string
+		peer      int
+		call      func()
+		lat       timings
+		host, cpu time.Duration
+	}
+	parts := []*part{
+		{name: "execute", peer: plugPid, call: func() {
+			if res := set.Execute(context.Background(), "echo", input, Options{}); res.Error {
+				b.Fatal(res.Output)
+			}
+		}},
+		{name: "session", peer: plugPid, call: func() {
+			pr, err := e.pool.get(context.Background(), e.spec.Limits)
+			if err != nil {
+				b.Fatal(err)
+			}
+			if _, err := pr.callSession(req, &chunkDecoder{}, nil); err != nil {
+				b.Fatal(err)
+			}
+			e.pool.put(pr)
+		}},
+		{name: "floor", peer: floorPid, call: func() {
+			if err := sess.Send(floorReq); err != nil {
+				b.Fatal(err)
+			}
+			if _, err := sess.Recv(); err != nil {
+				b.Fatal(err)
+			}
+		}},
+	}
+	const block = 20
+	orders := [][]int{{0, 1, 2}, {1, 2, 0}, {2, 0, 1}, {0, 2, 1}, {2, 1, 0}, {1, 0, 2}}
+	for i := 0; b.Loop(); i++ {
+		for _, k := range orders[i%len(orders)] {
+			p := parts[k]
+			peer0 := procCPU(b, p.peer)
+			host0 := selfCPU(b)
+			for range block {
+				t0 := time.Now()
+				p.call()
+				p.lat = append(p.lat, time.Since(t0))
+			}
+			p.host += selfCPU(b) - host0
+			p.cpu += procCPU(b, p.peer) - peer0
+		}
+	}
+	for _, p := range parts {
+		n := float64(len(p.lat))
+		b.ReportMetric(p.lat.median(), p.name+"-median-µs")
+		b.ReportMetric(float64(p.host.Nanoseconds())/1e3/n, p.name+"-host-cpu-µs")
+		b.ReportMetric(float64(p.cpu.Nanoseconds())/1e3/n, p.name+"-peer-cpu-µs")
+	}
+}
+
+// selfCPU returns this process's CPU time so far.
+func selfCPU(b *testing.B) time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		b.Fatal(err)
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+func (ts timings) median() float64 {
+	s := slices.Clone(ts)
+	slices.Sort(s)
+	return float64(s[len(s)/2].Nanoseconds()) / 1e3
+}
+
+// floorSession starts the bare grpc-go helper and opens a Session on it;
+// it returns the helper's pid too.
+func floorSession(b *testing.B) (grpc.BidiStreamingClient[pluginv1.SessionRequest, pluginv1.SessionResponse], int) {
+	sock := filepath.Join(socketDir(b), "grpc.sock")
+	pid := startHelper(b, "grpcecho", sock)
+	conn, err := grpc.NewClient("unix://"+sock, append([]grpc.DialOption{grpc.WithTransportCredentials(insecure.NewCredentials())}, dialOptions...)...)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { conn.Close() })
+	ctx, cancel := context.WithCancel(context.Background())
+	b.Cleanup(cancel)
+	sess, err := pluginv1.NewToolPluginServiceClient(conn).Session(ctx)
+	if err != nil {
+		b.Fatal(err)
+	}
+	return sess, pid
 }

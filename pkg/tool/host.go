@@ -24,6 +24,7 @@ import (
 // Defaults of Config.
 const (
 	DefaultMaxIdle      = 4
+	DefaultMinIdle      = 1
 	DefaultStartTimeout = 10 * time.Second
 	// DefaultDescribeTimeout bounds a plugin's Describe when its Command sets no DescribeTimeout.
 	DefaultDescribeTimeout = 10 * time.Second
@@ -42,6 +43,15 @@ type Config struct {
 	// MaxIdle is how many idle processes are kept per plugin for reuse:
 	// 0 means DefaultMaxIdle, a negative value keeps none.
 	MaxIdle int
+	// MinIdle is how many idle processes per plugin are started ahead of
+	// the calls: at load, and again in the background when a process is
+	// killed (cancel, timeout), crashes or dies while idle, so that the next
+	// call finds a warm process. Such a process, and the one a scan keeps,
+	// first makes a warm-up call naming no tool (a plugin answers it with
+	// an unknown-tool error result). 0 means DefaultMinIdle, a negative
+	// value starts none ahead and makes no warm-up calls; it is at most
+	// MaxIdle.
+	MinIdle int
 	// StartTimeout bounds a plugin's start up to its handshake. 0 means DefaultStartTimeout.
 	StartTimeout time.Duration
 	// SocketDir is where plugin sockets are made (one directory per process,
@@ -164,6 +174,10 @@ func NewHost(cfg Config) *Host {
 	if cfg.MaxIdle == 0 {
 		cfg.MaxIdle = DefaultMaxIdle
 	}
+	if cfg.MinIdle == 0 {
+		cfg.MinIdle = DefaultMinIdle
+	}
+	cfg.MinIdle = min(cfg.MinIdle, cfg.MaxIdle)
 	if cfg.StartTimeout <= 0 {
 		cfg.StartTimeout = DefaultStartTimeout
 	}
@@ -422,7 +436,14 @@ func (h *Host) describe(ctx context.Context, cmd Command) ([]*entry, error) {
 		}
 		return nil, fmt.Errorf("plugin %s: Describe failed: %w", cmd.source(), err)
 	}
-	pl.put(pr)
+	// Kept ahead for the first call: warmed up like the processes refill
+	// starts, unless none are to be started ahead.
+	if h.cfg.MinIdle <= 0 || pr.warmUp() == nil {
+		pl.put(pr)
+	} else {
+		pl.discard(pr)
+	}
+	pl.refill()
 	if len(resp.GetTools()) == 0 {
 		return nil, fmt.Errorf("plugin %s offers no tools", cmd.source())
 	}

@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -28,6 +29,9 @@ import (
 // crashGrace is how long a call whose stream broke waits for the plugin to
 // exit on its own, so that the result reports the real exit status.
 const crashGrace = 2 * time.Second
+
+// warmUpTimeout bounds a process's warm-up call (see proc.warmUp).
+const warmUpTimeout = 2 * time.Second
 
 var handshake = plugin.HandshakeConfig{
 	ProtocolVersion:  pluginv1.ProtocolVersion,
@@ -63,9 +67,11 @@ type pool struct {
 	stamp []fileStamp
 	name  string // the plugin's name for the host's ProcessObserver
 
-	mu      sync.Mutex
-	idle    []*proc
-	retired bool
+	mu       sync.Mutex
+	idle     []*proc
+	starting int          // processes being started ahead
+	waiting  []chan *proc // calls waiting for them: each gets one, or nil if its start failed
+	retired  bool
 	// spare is a limits group made ahead, in the background, for the next
 	// process this pool starts: making one (cgroup directories, limit
 	// files, the OOM notification) is off the cold start's path.
@@ -86,28 +92,44 @@ type proc struct {
 	client  *plugin.Client
 	rpc     pluginv1.ToolPluginServiceClient
 
-	// The Session stream, opened at the first call; one call at a time uses
-	// a proc, so these need no lock. noSession: the plugin lacks Session.
+	// The context of the process's RPCs, cancelled when a call is stopped
+	// (see stop) or the process is cleaned up. It carries no deadline: the
+	// host enforces timeouts by killing, and a deadline sent along would let
+	// the plugin end the stream first.
 	sessCtx    context.Context
 	sessCancel context.CancelFunc
-	sess       grpc.BidiStreamingClient[pluginv1.SessionRequest, pluginv1.SessionResponse]
-	noSession  bool
+	// The Session stream, opened at the first call; one call at a time uses
+	// a proc, so these need no lock. noSession: the plugin lacks Session.
+	sess      grpc.BidiStreamingClient[pluginv1.SessionRequest, pluginv1.SessionResponse]
+	noSession bool
 }
 
-// get returns an idle live process, its limits set to lim, or starts one.
+// get returns, its limits set to lim, an idle live process, the next
+// process being started ahead when no call waits for it yet, or a process
+// it starts.
 func (pl *pool) get(ctx context.Context, lim limits.Limits) (*proc, error) {
 	for {
 		pl.mu.Lock()
-		n := len(pl.idle)
-		if n == 0 {
+		var pr *proc
+		switch n := len(pl.idle); {
+		case n > 0:
+			pr = pl.idle[n-1]
+			pl.idle = pl.idle[:n-1]
+			pl.mu.Unlock()
+		case pl.starting > len(pl.waiting):
+			var err error
+			if pr, err = pl.wait(ctx); err != nil {
+				return nil, err
+			}
+			if pr == nil { // that start failed: start one, which reports why
+				return pl.start(ctx, lim)
+			}
+		default:
 			pl.mu.Unlock()
 			return pl.start(ctx, lim)
 		}
-		pr := pl.idle[n-1]
-		pl.idle = pl.idle[:n-1]
-		pl.mu.Unlock()
 		if pr.p.exited() {
-			pl.discard(pr) // died while idle
+			pl.lost(pr) // died while idle
 			continue
 		}
 		if pr.group != nil {
@@ -128,6 +150,96 @@ func (pl *pool) get(ctx context.Context, lim limits.Limits) (*proc, error) {
 	}
 }
 
+// wait waits, with pl.mu held (and released), for the next process being
+// started ahead: nil when its start failed.
+func (pl *pool) wait(ctx context.Context) (*proc, error) {
+	ch := make(chan *proc, 1)
+	pl.waiting = append(pl.waiting, ch)
+	pl.mu.Unlock()
+	select {
+	case pr := <-ch:
+		return pr, nil
+	case <-ctx.Done():
+		pl.mu.Lock()
+		i := slices.Index(pl.waiting, ch)
+		if i >= 0 {
+			pl.waiting = slices.Delete(pl.waiting, i, i+1)
+		}
+		pl.mu.Unlock()
+		if i < 0 { // handed a process (or nil) already: give it back
+			if pr := <-ch; pr != nil {
+				pl.put(pr)
+			}
+		}
+		return nil, context.Cause(ctx)
+	}
+}
+
+// refill starts processes ahead, in the background, until the idle ones
+// and those being started reach Config.MinIdle.
+func (pl *pool) refill() {
+	h := pl.host
+	for {
+		pl.mu.Lock()
+		need := !pl.retired && len(pl.idle)+pl.starting-len(pl.waiting) < h.cfg.MinIdle
+		if need {
+			pl.starting++
+		}
+		pl.mu.Unlock()
+		if !need {
+			return
+		}
+		if !h.begin() { // not under pl.mu: Close takes h.mu, then pl.mu
+			pl.started(nil, ErrClosed)
+			return
+		}
+		go func() {
+			defer h.end()
+			pr, err := pl.start(context.Background(), h.limitsFor(pl.cmd, "", limits.Limits{}))
+			if err == nil {
+				if err = pr.warmUp(); err != nil {
+					pl.discard(pr)
+					pr = nil
+				}
+			}
+			pl.started(pr, err)
+		}()
+	}
+}
+
+// started takes a process started ahead: it goes to the first waiting
+// call, or idle. When the start failed, every waiting call is told so.
+func (pl *pool) started(pr *proc, err error) {
+	pl.mu.Lock()
+	pl.starting--
+	if err != nil {
+		waiting := pl.waiting
+		pl.waiting = nil
+		for _, ch := range waiting {
+			ch <- nil
+		}
+		pl.mu.Unlock()
+		if !errors.Is(err, ErrClosed) {
+			pl.host.log.Warn("starting a plugin ahead failed", "path", pl.cmd.Path, "error", err)
+		}
+		return
+	}
+	if len(pl.waiting) > 0 {
+		ch := pl.waiting[0]
+		pl.waiting = pl.waiting[1:]
+		ch <- pr
+		pl.mu.Unlock()
+		return
+	}
+	if !pl.retired && len(pl.idle) < pl.host.cfg.MaxIdle {
+		pl.idle = append(pl.idle, pr)
+		pl.mu.Unlock()
+		return
+	}
+	pl.mu.Unlock()
+	pl.discard(pr)
+}
+
 // put returns a process after a clean call: idle if there is room, else killed.
 func (pl *pool) put(pr *proc) {
 	pl.mu.Lock()
@@ -138,6 +250,12 @@ func (pl *pool) put(pr *proc) {
 	}
 	pl.mu.Unlock()
 	pl.discard(pr)
+}
+
+// lost discards a process that was killed or died, and starts another ahead.
+func (pl *pool) lost(pr *proc) {
+	pl.discard(pr)
+	pl.refill()
 }
 
 // discard kills a process and cleans up after it in the background.
@@ -377,6 +495,33 @@ func lastLines(s string, n int) string {
 	return strings.Join(lines, "\n")
 }
 
+// warmUp makes one call that names no tool, which a plugin answers at once
+// with an error result (an unknown tool), so that the first real call on a
+// process started ahead finds its Session open and the code paths of a call
+// run once in both processes: without it, that call costs about twice a warm
+// one. It fails when the plugin does not answer within warmUpTimeout (the
+// process is then killed) or breaks the stream.
+func (pr *proc) warmUp() error {
+	ctx, cancel := context.WithTimeout(context.Background(), warmUpTimeout)
+	defer cancel()
+	stop := context.AfterFunc(ctx, pr.stop)
+	_, err := pr.call(&pluginv1.ExecuteRequest{}, &chunkDecoder{}, nil)
+	if !stop() {
+		return fmt.Errorf("no answer to a warm-up call within %s", warmUpTimeout)
+	}
+	if err != nil {
+		return fmt.Errorf("warm-up call: %w", err)
+	}
+	return nil
+}
+
+// stop ends a call: it kills the process group and cancels its RPCs, so
+// that the call returns even should its connection outlive the process.
+func (pr *proc) stop() {
+	pr.kill()
+	pr.sessCancel()
+}
+
 // kill SIGKILLs the process group at once. It never waits.
 func (pr *proc) kill() {
 	pr.mu.Lock()
@@ -457,18 +602,20 @@ var errNoSession = errors.New("plugin has no Session")
 // call runs one call on the process: on its Session stream, or through
 // Execute when the plugin has no Session. It returns the plugin's result,
 // or an error when the stream failed before a result came.
-func (pr *proc) call(ctx context.Context, req *pluginv1.ExecuteRequest, dec *chunkDecoder) (*pluginv1.ToolResult, error) {
+// started, if not nil, is called once, when the request is sent.
+func (pr *proc) call(req *pluginv1.ExecuteRequest, dec *chunkDecoder, started func()) (*pluginv1.ToolResult, error) {
 	if !pr.noSession {
-		res, err := pr.callSession(req, dec)
+		res, err := pr.callSession(req, dec, started)
 		if !errors.Is(err, errNoSession) {
 			return res, err
 		}
 		pr.noSession = true
+		started = nil // called already: the call goes on through Execute
 	}
-	return pr.callExecute(ctx, req, dec)
+	return pr.callExecute(req, dec, started)
 }
 
-func (pr *proc) callSession(req *pluginv1.ExecuteRequest, dec *chunkDecoder) (*pluginv1.ToolResult, error) {
+func (pr *proc) callSession(req *pluginv1.ExecuteRequest, dec *chunkDecoder, started func()) (*pluginv1.ToolResult, error) {
 	if pr.sess == nil {
 		s, err := pr.rpc.Session(pr.sessCtx)
 		if err != nil {
@@ -479,6 +626,9 @@ func (pr *proc) callSession(req *pluginv1.ExecuteRequest, dec *chunkDecoder) (*p
 	// On a stream the plugin ended, Send says io.EOF and Recv has the status.
 	if err := pr.sess.Send(&pluginv1.SessionRequest{Kind: &pluginv1.SessionRequest_Execute{Execute: req}}); err != nil && err != io.EOF {
 		return nil, err
+	}
+	if started != nil {
+		started()
 	}
 	first := true
 	for {
@@ -500,10 +650,13 @@ func (pr *proc) callSession(req *pluginv1.ExecuteRequest, dec *chunkDecoder) (*p
 	}
 }
 
-func (pr *proc) callExecute(ctx context.Context, req *pluginv1.ExecuteRequest, dec *chunkDecoder) (*pluginv1.ToolResult, error) {
-	stream, err := pr.rpc.Execute(ctx, req)
+func (pr *proc) callExecute(req *pluginv1.ExecuteRequest, dec *chunkDecoder, started func()) (*pluginv1.ToolResult, error) {
+	stream, err := pr.rpc.Execute(pr.sessCtx, req)
 	if err != nil {
 		return nil, err
+	}
+	if started != nil {
+		started()
 	}
 	var res *pluginv1.ToolResult
 	for {
@@ -553,8 +706,11 @@ func callContext(ctx context.Context, spec Spec) (context.Context, context.Cance
 // run executes one call of a plugin tool with the host's semantics.
 func (pl *pool) run(ctx context.Context, e *entry, input []byte, opts Options) Result {
 	name := e.spec.Name
-	ctx, cancel := callContext(ctx, e.spec)
-	defer cancel()
+	if e.spec.Timeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = callContext(ctx, e.spec)
+		defer cancel()
+	}
 
 	pr, err := pl.get(ctx, e.spec.Limits)
 	if err != nil {
@@ -566,18 +722,11 @@ func (pl *pool) run(ctx context.Context, e *entry, input []byte, opts Options) R
 	if cpu := e.spec.Limits.CPUTime; cpu > 0 && pr.group != nil {
 		defer pr.group.WatchCPU(cpu)()
 	}
-	// The RPC carries no deadline: the host enforces timeouts by killing, and
-	// a deadline sent along would let the plugin end the stream first. The
-	// hard stop, on a timeout or a cancel, kills the process group at once.
-	rpcCtx, rpcCancel := context.WithCancel(context.WithoutCancel(ctx))
-	defer rpcCancel()
-	stop := context.AfterFunc(ctx, func() {
-		pr.kill()
-		rpcCancel()
-	})
+	// The hard stop, on a timeout or a cancel, kills the process group at once.
+	stop := context.AfterFunc(ctx, pr.stop)
 	dec := &chunkDecoder{onOutput: opts.OnOutput}
 	req := &pluginv1.ExecuteRequest{Tool: name, InputJson: string(input), CallId: opts.CallID, TraceContext: traceContext(ctx)}
-	res, err := pr.call(rpcCtx, req, dec)
+	res, err := pr.call(req, dec, opts.OnStart)
 	if !stop() || ctx.Err() != nil {
 		// Stopped for the context (gRPC may notice the context before the
 		// AfterFunc runs): kill, wait for the reap, report the stop.
@@ -586,7 +735,7 @@ func (pl *pool) run(ctx context.Context, e *entry, input []byte, opts Options) R
 		if o := pl.host.cfg.Observer; o != nil {
 			o.ProcessKilled(pl.name)
 		}
-		pl.discard(pr)
+		pl.lost(pr)
 		return stoppedResult(ctx, e)
 	}
 	if err != nil {
@@ -597,7 +746,7 @@ func (pl *pool) run(ctx context.Context, e *entry, input []byte, opts Options) R
 		// the breach wins over the answer, and the tree goes.
 		if b, ok := pr.group.Check(); ok {
 			pr.kill()
-			pl.discard(pr)
+			pl.lost(pr)
 			pl.host.log.Warn("tool over its limit: killed", "path", pl.cmd.Path, "tool", name, "limit", b.String(), "detail", b.Detail)
 			return outcome(errorResult(breachText(name, b)), OutcomeLimit)
 		}
@@ -648,7 +797,7 @@ func (pl *pool) crashResult(pr *proc, name string, err error) Result {
 	case <-time.After(crashGrace):
 	}
 	if !p.exited() {
-		pl.discard(pr)
+		pl.lost(pr)
 		if status.Code(err) == codes.ResourceExhausted {
 			return errorResult(fmt.Sprintf("tool %q sent a message larger than the host accepts (%d bytes), so its call was ended: %s. "+
 				"A tool should return less at once (a page, a summary, or a file to read in parts).", name, pl.host.cfg.MaxReceiveBytes, status.Convert(err).Message()))
@@ -656,13 +805,13 @@ func (pl *pool) crashResult(pr *proc, name string, err error) Result {
 		return errorResult(fmt.Sprintf("tool %q failed: %v", name, err))
 	}
 	if pl.host.isClosed() {
-		pl.discard(pr)
+		pl.lost(pr)
 		return outcome(errorResult(fmt.Sprintf("tool %q was stopped: %v", name, ErrClosed)), OutcomeKilled)
 	}
 	tail := pr.stderrTail()
 	if pr.group != nil {
 		if b, ok := pr.group.Breach(p.state, tail); ok {
-			pl.discard(pr)
+			pl.lost(pr)
 			pl.host.log.Warn("tool over its limit: killed", "path", pl.cmd.Path, "tool", name, "limit", b.String(), "detail", b.Detail)
 			return outcome(errorResult(breachText(name, b)), OutcomeLimit)
 		}
@@ -671,7 +820,7 @@ func (pl *pool) crashResult(pr *proc, name string, err error) Result {
 	if tail != "" {
 		msg += ". Its stderr ends with:\n" + tail
 	}
-	pl.discard(pr)
+	pl.lost(pr)
 	pl.host.log.Warn("plugin crashed", "path", pl.cmd.Path, "tool", name, "status", p.status())
 	return outcome(errorResult(msg), OutcomeCrash)
 }

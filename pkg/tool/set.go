@@ -21,6 +21,15 @@ type entry struct {
 	schema *jsonschema.Schema
 	pool   *pool
 	fn     Func
+
+	derived sync.Map // key → *derivation (see Set.Derived)
+}
+
+// derivation is a value derived from an entry's spec, made once.
+type derivation struct {
+	once sync.Once
+	v    any
+	err  error
 }
 
 // Set is an immutable collection of tools, found by name. It is safe for
@@ -124,6 +133,30 @@ func (s *Set) Lookup(name string) (Spec, bool) {
 	return e.spec, true
 }
 
+// Derived returns the value derive makes from the named tool's spec,
+// calling derive once per tool and key: layers above keep their forms of a
+// tool's definition (the model layer's conversion of its schema, a listing)
+// with the tool, shared by every set that holds it, for as long as the tool
+// is loaded. key is compared with ==, as a context key is (use a value of an
+// unexported type); derive must depend on the spec alone. An unknown name is
+// an error.
+func (s *Set) Derived(name string, key any, derive func(Spec) (any, error)) (any, error) {
+	var e *entry
+	if s != nil {
+		e = s.tools[name]
+	}
+	if e == nil {
+		return nil, fmt.Errorf("unknown tool %q", name)
+	}
+	d, ok := e.derived.Load(key)
+	if !ok {
+		d, _ = e.derived.LoadOrStore(key, &derivation{})
+	}
+	dv := d.(*derivation)
+	dv.once.Do(func() { dv.v, dv.err = derive(e.spec) })
+	return dv.v, dv.err
+}
+
 // Select returns the subset of the named tools; an unknown name is an error
 // that names it and the known tools.
 func (s *Set) Select(names ...string) (*Set, error) {
@@ -217,6 +250,9 @@ func runInProcess(ctx context.Context, e *entry, input json.RawMessage, opts Opt
 		if opts.OnOutput != nil && !returned && ctx.Err() == nil {
 			opts.OnOutput(Chunk{Stream: agentv1.OutputStream_OUTPUT_STREAM_OUTPUT, Data: strings.ToValidUTF8(text, "\uFFFD")})
 		}
+	}
+	if opts.OnStart != nil {
+		opts.OnStart()
 	}
 	r, err := e.fn(ctx, input, emit)
 	if err != nil {

@@ -96,6 +96,12 @@ type Chunk struct {
 type Options struct {
 	// CallID is the model's tool-call id, passed to the plugin for its logs.
 	CallID string
+	// OnStart, if set, is called once the call is handed to the tool: after
+	// its input passed validation, it got its turn (Limiter) and a process,
+	// and its request was sent; before any output. A call that fails before
+	// that (unknown tool, bad input, no process) never starts. Work done here
+	// (announcing the call) overlaps with the tool's.
+	OnStart func()
 	// OnOutput, if set, receives the call's live output in order, one chunk
 	// at a time, all before Execute returns.
 	OnOutput func(Chunk)

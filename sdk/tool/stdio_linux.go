@@ -121,8 +121,7 @@ func (s *stdio) flush() {
 	if s == nil {
 		return
 	}
-	s.out.drain(false)
-	s.err.drain(false)
+	s.drain(false)
 }
 
 // detach forwards everything written so far to the call, then detaches it.
@@ -130,8 +129,21 @@ func (s *stdio) detach() {
 	if s == nil {
 		return
 	}
-	s.out.drain(true)
-	s.err.drain(true)
+	s.drain(true)
+}
+
+// drain drains both captures. One poll(2) says which pipes hold bytes, so
+// that a call that wrote nothing (most) costs one system call, not a read
+// per pipe. A pipe found empty may only have been emptied by its loop,
+// which forwards what it read before it lets go of the capture's lock.
+func (s *stdio) drain(detach bool) {
+	fds := []unix.PollFd{{Fd: int32(s.out.fd), Events: unix.POLLIN}, {Fd: int32(s.err.fd), Events: unix.POLLIN}}
+	_, err := unix.Poll(fds, 0)
+	for errors.Is(err, unix.EINTR) {
+		_, err = unix.Poll(fds, 0)
+	}
+	s.out.drain(detach, err != nil || fds[0].Revents != 0)
+	s.err.drain(detach, err != nil || fds[1].Revents != 0)
 }
 
 // capture reads one redirected descriptor. Every read and forward happens
@@ -141,6 +153,7 @@ type capture struct {
 	stream   pluginv1.OutputStream
 	fallback *os.File
 	r        *os.File
+	fd       int // r's descriptor, never closed
 	rc       syscall.RawConn
 
 	mu   sync.Mutex
@@ -166,7 +179,7 @@ func newCapture(fd int, stream pluginv1.OutputStream, fallback *os.File) (*captu
 	if err != nil {
 		return nil, err
 	}
-	c := &capture{stream: stream, fallback: fallback, r: r, rc: rc, buf: make([]byte, 32<<10)}
+	c := &capture{stream: stream, fallback: fallback, r: r, fd: p[0], rc: rc, buf: make([]byte, 32<<10)}
 	go c.loop()
 	return c, nil
 }
@@ -200,18 +213,22 @@ func (c *capture) loop() {
 	}
 }
 
-func (c *capture) drain(detach bool) {
+// drain forwards what the pipe holds (when read is set: it may hold
+// something), and detaches the call.
+func (c *capture) drain(detach, read bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	_ = c.rc.Control(func(fd uintptr) {
-		for {
-			n, _ := readRetry(int(fd), c.buf)
-			if n <= 0 {
-				return
+	if read {
+		_ = c.rc.Control(func(fd uintptr) {
+			for {
+				n, _ := readRetry(int(fd), c.buf)
+				if n <= 0 {
+					return
+				}
+				c.forward(c.buf[:n])
 			}
-			c.forward(c.buf[:n])
-		}
-	})
+		})
+	}
 	if detach {
 		c.sink = nil
 	}

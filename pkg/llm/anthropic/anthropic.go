@@ -65,6 +65,17 @@ func (m *Model) Stream(ctx context.Context, input []*schema.Message, opts ...mod
 	})
 }
 
+// StreamEach implements provider.Streamer: Stream without its goroutine.
+func (m *Model) StreamEach(ctx context.Context, input []*schema.Message, emit func(*schema.Message) bool, opts ...model.Option) error {
+	resp, err := m.post(ctx, input, true, opts)
+	if err != nil {
+		return err
+	}
+	return provider.ReadEach(ctx, resp, decodeResponse, func(r *sse.Reader, emit func(*schema.Message) bool) error {
+		return readStream(ctx, r, emit)
+	}, emit)
+}
+
 // post builds and sends the request.
 func (m *Model) post(ctx context.Context, input []*schema.Message, stream bool, opts []model.Option) (*http.Response, error) {
 	body, err := buildRequest(m.cfg, provider.ApplyOptions(m.cfg, m.tools, opts...), input, stream)

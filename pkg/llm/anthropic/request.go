@@ -117,16 +117,14 @@ func buildRequest(cfg provider.Config, call provider.Call, input []*schema.Messa
 	}
 
 	if len(call.Tools) > 0 {
-		tools := make([]tool, 0, len(call.Tools))
-		for _, t := range call.Tools {
-			params, err := provider.ToolParameters(t)
-			if err != nil {
-				return nil, err
-			}
+		tools, err := provider.EncodeTools(string(provider.ProtocolAnthropic), call.Tools, func(t *schema.ToolInfo, params json.RawMessage) any {
 			if params == nil {
 				params = json.RawMessage(`{"type":"object","properties":{}}`)
 			}
-			tools = append(tools, tool{Name: t.Name, Description: t.Desc, InputSchema: params})
+			return tool{Name: t.Name, Description: t.Desc, InputSchema: params}
+		})
+		if err != nil {
+			return nil, err
 		}
 		body["tools"] = tools
 		if choice := toolChoice(call.ToolChoice); choice != nil || hasNoParallel {

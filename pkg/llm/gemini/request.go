@@ -117,22 +117,20 @@ func buildRequest(cfg provider.Config, call provider.Call, input []*schema.Messa
 
 	toolConfig := map[string]any{}
 	if len(call.Tools) > 0 {
-		decls := make([]map[string]any, 0, len(call.Tools))
-		for _, t := range call.Tools {
+		decls, err := provider.EncodeTools(string(provider.ProtocolGemini), call.Tools, func(t *schema.ToolInfo, params json.RawMessage) any {
 			d := map[string]any{"name": t.Name}
 			if t.Desc != "" {
 				d["description"] = t.Desc
 			}
-			params, err := provider.ToolParameters(t)
-			if err != nil {
-				return nil, err
-			}
 			if params != nil {
 				d["parametersJsonSchema"] = params
 			}
-			decls = append(decls, d)
+			return d
+		})
+		if err != nil {
+			return nil, err
 		}
-		body["tools"] = []any{map[string]any{"functionDeclarations": decls}}
+		body["tools"] = provider.Encoded(`[{"functionDeclarations":` + string(decls) + `}]`)
 		if fc := callingConfig(call.ToolChoice); fc != nil {
 			toolConfig["functionCallingConfig"] = fc
 		}

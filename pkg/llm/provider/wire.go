@@ -68,12 +68,28 @@ func ReadBody(ctx context.Context, resp *http.Response) ([]byte, error) {
 }
 
 // MarshalBody encodes a request body as compact JSON without HTML escaping.
+// Top-level Encoded values of a map body are copied in as they are.
 func MarshalBody(body any) ([]byte, error) {
+	var data []byte
+	var err error
+	if m, ok := body.(map[string]any); ok && hasEncoded(m) {
+		data, err = marshalWithEncoded(m)
+	} else {
+		data, err = encode(body)
+	}
+	if err != nil {
+		return nil, &Error{Kind: KindRequest, Message: "cannot encode the request body: " + err.Error(), Err: err}
+	}
+	return data, nil
+}
+
+// encode encodes v as compact JSON without HTML escaping.
+func encode(v any) ([]byte, error) {
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)
 	enc.SetEscapeHTML(false)
-	if err := enc.Encode(body); err != nil {
-		return nil, &Error{Kind: KindRequest, Message: "cannot encode the request body: " + err.Error(), Err: err}
+	if err := enc.Encode(v); err != nil {
+		return nil, err
 	}
 	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
 }
@@ -125,8 +141,16 @@ func StringMap(v any) map[string]string {
 }
 
 // ToolParameters returns a tool's parameters as a JSON Schema object, or nil
-// when the tool takes none.
+// when the tool takes none: those PrepareTool kept, else derived from
+// t.ParamsOneOf.
 func ToolParameters(t *schema.ToolInfo) (json.RawMessage, error) {
+	if w := wireOf(t); w != nil {
+		return w.params, nil
+	}
+	return toolParameters(t)
+}
+
+func toolParameters(t *schema.ToolInfo) (json.RawMessage, error) {
 	if t.ParamsOneOf == nil {
 		return nil, nil
 	}
@@ -300,6 +324,38 @@ func ReadStream(ctx context.Context, resp *http.Response, decode func([]byte) ([
 		}
 	}()
 	return sr, nil
+}
+
+// Streamer is a model that can stream to a callback: StreamEach is Stream
+// without the goroutine and the pipe between the response and its reader.
+// Each chunk goes to emit on the calling goroutine, in order, and reading
+// stops when emit reports false; the error is the one Stream's reader would
+// have returned last. This package's adapters implement it; pkg/llm uses it
+// when the model does.
+type Streamer interface {
+	StreamEach(ctx context.Context, input []*schema.Message, emit func(*schema.Message) bool, opts ...model.Option) error
+}
+
+// ReadEach is ReadStream for a Streamer: read (or decode, for a JSON body)
+// runs on the calling goroutine and its chunks go to emit; the body is closed
+// when it returns.
+func ReadEach(ctx context.Context, resp *http.Response, decode func([]byte) ([]*schema.Message, error),
+	read func(r *sse.Reader, emit func(*schema.Message) bool) error, emit func(*schema.Message) bool) error {
+	if ct, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type")); ct == "application/json" {
+		chunks, err := readChunks(ctx, resp, decode)
+		if err != nil {
+			return err
+		}
+		for _, c := range chunks {
+			if !emit(c) {
+				break
+			}
+		}
+		return nil
+	}
+	r := sse.NewReader(ctx, resp.Body)
+	defer r.Close()
+	return read(r, emit)
 }
 
 // PostJSON encodes body and posts it to url with header, Config.Headers added

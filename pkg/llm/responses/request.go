@@ -81,16 +81,14 @@ func buildRequest(cfg provider.Config, call provider.Call, input []*schema.Messa
 		body["stream"] = true
 	}
 	if len(call.Tools) > 0 {
-		tools := make([]tool, 0, len(call.Tools))
-		for _, t := range call.Tools {
-			params, err := provider.ToolParameters(t)
-			if err != nil {
-				return nil, err
-			}
+		tools, err := provider.EncodeTools(string(provider.ProtocolResponses), call.Tools, func(t *schema.ToolInfo, params json.RawMessage) any {
 			if params == nil {
 				params = json.RawMessage(emptyParams)
 			}
-			tools = append(tools, tool{Type: "function", Name: t.Name, Description: t.Desc, Parameters: params})
+			return tool{Type: "function", Name: t.Name, Description: t.Desc, Parameters: params}
+		})
+		if err != nil {
+			return nil, err
 		}
 		body["tools"] = tools
 		switch c := call.ToolChoice; c {

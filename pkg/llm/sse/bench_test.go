@@ -51,3 +51,20 @@ func BenchmarkReader(b *testing.B) {
 	runtime.ReadMemStats(&ms1)
 	b.ReportMetric(float64(ms1.Mallocs-ms0.Mallocs)/float64(b.N*events), "allocs/event")
 }
+
+// BenchmarkReaderPerRequest reads a short stream per Reader, as each model
+// request does: the read buffer comes from the previous Reader.
+func BenchmarkReaderPerRequest(b *testing.B) {
+	in := benchStream(20)
+	b.SetBytes(int64(len(in)))
+	b.ReportAllocs()
+	for b.Loop() {
+		r := sse.NewReader(context.Background(), io.NopCloser(bytes.NewReader(in)))
+		for {
+			if _, err := r.Next(); err != nil {
+				break
+			}
+		}
+		r.Close()
+	}
+}

@@ -58,6 +58,10 @@ type Event struct {
 	ID string
 }
 
+// bufs holds read buffers of initialBufSize between Readers: a model
+// request reads one stream, and most streams never need a larger buffer.
+var bufs = sync.Pool{New: func() any { return new([initialBufSize]byte) }}
+
 // Reader reads events from a stream. It is not safe for concurrent use.
 type Reader struct {
 	// MaxEventSize bounds one event's data and one line in bytes; zero means
@@ -69,11 +73,12 @@ type Reader struct {
 	stop func() bool
 
 	buf     []byte
-	start   int  // first unread byte in buf
-	end     int  // end of valid bytes in buf
-	scanned int  // bytes after start already known to hold no line end
-	skipLF  bool // the previous line ended with CR: a leading LF belongs to it
-	started bool // the byte order mark check is done
+	pooled  *[initialBufSize]byte // buf's array when it came from bufs
+	start   int                   // first unread byte in buf
+	end     int                   // end of valid bytes in buf
+	scanned int                   // bytes after start already known to hold no line end
+	skipLF  bool                  // the previous line ended with CR: a leading LF belongs to it
+	started bool                  // the byte order mark check is done
 	readErr error
 	// emptyReads counts reads in a row that returned nothing and no error.
 	emptyReads int
@@ -105,7 +110,7 @@ func NewReader(ctx context.Context, src io.Reader) *Reader {
 func (r *Reader) Retry() time.Duration { return r.retry }
 
 // Close stops watching the context and closes the source when it is an
-// io.Closer. It is safe to call more than once.
+// io.Closer. It is safe to call more than once. Event.Data stays valid.
 func (r *Reader) Close() error {
 	r.closeOnce.Do(func() {
 		if r.stop != nil {
@@ -113,6 +118,10 @@ func (r *Reader) Close() error {
 		}
 		if c, ok := r.src.(io.Closer); ok {
 			r.closeErr = c.Close()
+		}
+		if r.pooled != nil {
+			bufs.Put(r.pooled)
+			r.pooled, r.buf, r.start, r.end, r.scanned = nil, nil, 0, 0, 0
 		}
 	})
 	return r.closeErr
@@ -305,10 +314,15 @@ func (r *Reader) fill() error {
 		if len(r.buf) >= limit {
 			return ErrEventTooLarge
 		}
-		size := max(initialBufSize, 2*len(r.buf))
-		nb := make([]byte, min(size, limit))
-		copy(nb, r.buf[:r.end])
-		r.buf = nb
+		if r.buf == nil && r.pooled == nil && limit >= initialBufSize {
+			r.pooled = bufs.Get().(*[initialBufSize]byte)
+			r.buf = r.pooled[:]
+		} else {
+			size := max(initialBufSize, 2*len(r.buf))
+			nb := make([]byte, min(size, limit))
+			copy(nb, r.buf[:r.end])
+			r.buf = nb
+		}
 	}
 	n, err := r.src.Read(r.buf[r.end:])
 	r.end += n

@@ -243,3 +243,29 @@ func TestDataValidUntilNext(t *testing.T) {
 		t.Fatalf("got %q then %q", first, e2.Data)
 	}
 }
+
+// TestBuffersReusedAfterClose reads streams one after another, as model
+// requests do: a closed Reader's read buffer goes to the next, while the
+// last event it returned stays intact, and a Reader used after Close fails
+// rather than reading through a buffer it gave away.
+func TestBuffersReusedAfterClose(t *testing.T) {
+	var kept []sse.Event
+	for i := range 20 {
+		body := strings.Repeat("x", i*1000)
+		r := sse.NewReader(context.Background(), io.NopCloser(strings.NewReader("data: "+body+"\n\n")))
+		e, err := r.Next()
+		if err != nil {
+			t.Fatal(err)
+		}
+		r.Close()
+		if _, err := r.Next(); err == nil {
+			t.Fatal("Next after Close and the end of the stream succeeded")
+		}
+		kept = append(kept, e)
+	}
+	for i, e := range kept {
+		if string(e.Data) != strings.Repeat("x", i*1000) {
+			t.Fatalf("event %d changed after its Reader was closed: %d bytes", i, len(e.Data))
+		}
+	}
+}

@@ -1,0 +1,93 @@
+package provider
+
+import (
+	"encoding/json"
+	"reflect"
+	"testing"
+
+	"github.com/cloudwego/eino/schema"
+)
+
+type entry struct {
+	Name   string          `json:"name"`
+	Params json.RawMessage `json:"params,omitempty"`
+}
+
+// TestEncodeToolsKeepsEntries checks that a prepared tool is encoded once
+// per protocol and an unprepared one on every request, with the same bytes.
+func TestEncodeToolsKeepsEntries(t *testing.T) {
+	prepared := &schema.ToolInfo{Name: "add"}
+	if err := PrepareTool(prepared, json.RawMessage(`{"type":"object","x-keep":1}`)); err != nil {
+		t.Fatal(err)
+	}
+	plain := &schema.ToolInfo{Name: "now"}
+	tools := []*schema.ToolInfo{prepared, plain}
+	calls := map[string]int{}
+	encode := func(protocol string) Encoded {
+		t.Helper()
+		out, err := EncodeTools(protocol, tools, func(t *schema.ToolInfo, params json.RawMessage) any {
+			calls[protocol+"/"+t.Name]++
+			return entry{Name: t.Name, Params: params}
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return out
+	}
+	first := encode("a")
+	if again := encode("a"); string(again) != string(first) {
+		t.Errorf("second encoding %s, first %s", again, first)
+	}
+	encode("b")
+	want := map[string]int{"a/add": 1, "a/now": 2, "b/add": 1, "b/now": 1}
+	if !reflect.DeepEqual(calls, want) {
+		t.Errorf("entries made: %v, want %v", calls, want)
+	}
+	const wantJSON = `[{"name":"add","params":{"type":"object","x-keep":1}},{"name":"now"}]`
+	if string(first) != wantJSON {
+		t.Errorf("EncodeTools = %s, want %s", first, wantJSON)
+	}
+	if p, err := ToolParameters(prepared); err != nil || string(p) != `{"type":"object","x-keep":1}` {
+		t.Errorf("ToolParameters = %s, %v", p, err)
+	}
+}
+
+// TestMarshalBodyEncoded checks that Encoded values are copied into a body
+// as they are and the result is the JSON encoding/json would make.
+func TestMarshalBodyEncoded(t *testing.T) {
+	tests := []struct {
+		name string
+		body map[string]any
+	}{
+		{"with other fields", map[string]any{"model": "m<&>", "tools": Encoded(`[{"a":1}]`), "n": 2}},
+		{"alone", map[string]any{"tools": Encoded(`[]`)}},
+		{"two", map[string]any{"z": Encoded(`{"b":[1,2]}`), "a": Encoded(`true`), "m": "x"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := MarshalBody(tt.body)
+			if err != nil {
+				t.Fatal(err)
+			}
+			plain := map[string]any{}
+			for k, v := range tt.body {
+				if e, ok := v.(Encoded); ok {
+					v = json.RawMessage(e)
+				}
+				plain[k] = v
+			}
+			want, err := MarshalBody(plain)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var g, w any
+			if err := json.Unmarshal(got, &g); err != nil {
+				t.Fatalf("not JSON: %s", got)
+			}
+			_ = json.Unmarshal(want, &w)
+			if !reflect.DeepEqual(g, w) {
+				t.Errorf("MarshalBody = %s, want %s", got, want)
+			}
+		})
+	}
+}

@@ -1,0 +1,149 @@
+package tool
+
+import (
+	"context"
+	"encoding/json"
+	"testing"
+	"time"
+)
+
+// onlyPool returns the host's one pool.
+func onlyPool(t *testing.T, h *Host) *pool {
+	t.Helper()
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if len(h.pools) != 1 {
+		t.Fatalf("%d pools, want 1", len(h.pools))
+	}
+	for _, pl := range h.pools {
+		return pl
+	}
+	return nil
+}
+
+// settled waits until no process is being started ahead and no killed
+// process is left, then returns the pids of the idle processes.
+func settled(t *testing.T, h *Host, pl *pool) []int {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		pl.mu.Lock()
+		starting, idle := pl.starting, make([]int, 0, len(pl.idle))
+		for _, pr := range pl.idle {
+			idle = append(idle, pr.p.pid)
+		}
+		pl.mu.Unlock()
+		h.mu.Lock()
+		procs := len(h.procs)
+		h.mu.Unlock()
+		if starting == 0 && procs == len(idle) {
+			return idle
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("not settled: %d starting, %d idle, %d processes", starting, len(idle), procs)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// TestPrewarmReplacesLostProcesses: after a cancel, a timeout or a crash
+// killed the only process, another is started ahead, and the next call
+// runs on it.
+func TestPrewarmReplacesLostProcesses(t *testing.T) {
+	h := newHost(t, Config{})
+	set := scan(t, h, dirs.good)
+	pl := onlyPool(t, h)
+	tests := []struct {
+		name string
+		lose func()
+	}{
+		{"cancel", func() {
+			ctx, cancel := context.WithCancel(context.Background())
+			set.Execute(ctx, "loop", nil, Options{OnOutput: func(Chunk) { cancel() }})
+		}},
+		{"timeout", func() { set.Execute(context.Background(), "loop_timeout", nil, Options{}) }},
+		{"crash", func() { set.Execute(context.Background(), "exit", json.RawMessage(`{"code":3}`), Options{}) }},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			before := settled(t, h, pl)
+			if len(before) != 1 {
+				t.Fatalf("idle before: %v, want one process", before)
+			}
+			tt.lose()
+			after := settled(t, h, pl)
+			if len(after) != 1 || after[0] == before[0] {
+				t.Fatalf("idle after: %v (before %v), want one new process", after, before)
+			}
+			if pid := pidOfPlugin(t, set); pid != after[0] {
+				t.Fatalf("the next call ran in %d, not in the process started ahead (%d)", pid, after[0])
+			}
+		})
+	}
+}
+
+// TestCallWaitsForTheProcessStartedAhead: a call made while the
+// replacement is still starting takes it instead of starting another.
+func TestCallWaitsForTheProcessStartedAhead(t *testing.T) {
+	h := newHost(t, Config{})
+	set := scan(t, h, dirs.good)
+	pl := onlyPool(t, h)
+	settled(t, h, pl)
+	ctx, cancel := context.WithCancel(context.Background())
+	set.Execute(ctx, "loop", nil, Options{OnOutput: func(Chunk) { cancel() }})
+	pid := pidOfPlugin(t, set) // at once: the replacement has only begun
+	if idle := settled(t, h, pl); len(idle) != 1 || idle[0] != pid {
+		t.Fatalf("idle %v after a call in %d: want only that process", idle, pid)
+	}
+}
+
+func TestMinIdleAtLoad(t *testing.T) {
+	tests := []struct {
+		name     string
+		cfg      Config
+		wantIdle int
+	}{
+		{"default", Config{}, 1},
+		{"three", Config{MinIdle: 3}, 3},
+		{"capped by MaxIdle", Config{MinIdle: 3, MaxIdle: 2}, 2},
+		{"none ahead", Config{MinIdle: -1, MaxIdle: -1}, 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			h := newHost(t, tt.cfg)
+			scan(t, h, dirs.good)
+			pl := onlyPool(t, h)
+			if idle := settled(t, h, pl); len(idle) != tt.wantIdle {
+				t.Fatalf("idle after load: %v, want %d", idle, tt.wantIdle)
+			}
+			pl.mu.Lock()
+			defer pl.mu.Unlock()
+			for _, pr := range pl.idle {
+				if pr.sess == nil {
+					t.Errorf("process %d is idle without its warm-up call (no Session open)", pr.p.pid)
+				}
+			}
+		})
+	}
+}
+
+// TestCloseStopsStartsAhead closes the host while a replacement is being
+// started; newHost's cleanup checks that no process, goroutine or socket
+// is left.
+func TestCloseStopsStartsAhead(t *testing.T) {
+	h := newHost(t, Config{MinIdle: 2})
+	set := scan(t, h, dirs.good)
+	ctx, cancel := context.WithCancel(context.Background())
+	set.Execute(ctx, "loop", nil, Options{OnOutput: func(Chunk) { cancel() }})
+	pl := onlyPool(t, h)
+	pl.mu.Lock()
+	starting := pl.starting
+	pl.mu.Unlock()
+	if starting == 0 {
+		t.Fatal("no process being started ahead after the kill")
+	}
+	h.Close()
+	if res := set.Execute(context.Background(), "echo", json.RawMessage(`{"text":"x"}`), Options{}); !res.Error {
+		t.Fatalf("a call after Close ran: %v", res.Output)
+	}
+}
