@@ -23,7 +23,7 @@ import (
 // newServer returns a Server with its (empty) tools loaded, closed at the end.
 func newServer(t *testing.T, args ...string) *Server {
 	t.Helper()
-	cfg, err := config.Load(append([]string{"-tool-limits", "off", "-data-dir", t.TempDir()}, args...), func(string) string { return "" }, io.Discard)
+	cfg, err := config.Load(append([]string{"-tool-limits", "off", "-store", "memory"}, args...), func(string) string { return "" }, io.Discard)
 	if err != nil {
 		t.Fatal(err)
 	}

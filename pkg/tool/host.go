@@ -84,7 +84,10 @@ type Config struct {
 	SkipBadPlugins bool
 	// Credential, when set, is the user and groups plugin processes run as
 	// (the host must be root); each plugin's socket directory is given to
-	// that user. Default: the host's own.
+	// that user. Default: the host's own. Setting such a process's rlimits
+	// takes CAP_SYS_RESOURCE: without it the limits left to rlimits (open
+	// files, and memory under the rlimit mechanism) are not enforced, and
+	// NewHost logs a warning.
 	Credential *syscall.Credential
 	// Observer, if set, is told when plugin processes start, are reused,
 	// are killed to stop a call, and end (for metrics).
@@ -164,6 +167,10 @@ type Host struct {
 
 	// sockets is this instance's socket directory, removed by Close.
 	sockets string
+	// noRlimits: plugins run as another user and the host cannot set
+	// their rlimits (no CAP_SYS_RESOURCE), so limits left to rlimits are
+	// not enforced.
+	noRlimits bool
 }
 
 // NewHost returns a Host with no processes yet.
@@ -195,6 +202,15 @@ func NewHost(cfg Config) *Host {
 		procs: map[*proc]struct{}{},
 	}
 	h.sockets = newSocketDir(cfg.SocketDir, cfg.Logger)
+	if cfg.Limits != nil && cfg.Credential != nil && !capable(capSysResource) {
+		h.noRlimits = true
+		what := "open files"
+		if cfg.Limits.Mechanism() == limits.Rlimit {
+			what = "memory and open files"
+		}
+		h.log.Warn("plugins run as another user, whose rlimits only a process with CAP_SYS_RESOURCE may set: their "+what+
+			" limits are not enforced; give agent-server CAP_SYS_RESOURCE (or cgroups, for memory)", "uid", cfg.Credential.Uid)
+	}
 	return h
 }
 

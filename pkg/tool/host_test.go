@@ -82,6 +82,11 @@ func TestScanFailsLoudly(t *testing.T) {
 	if err := os.WriteFile(script, []byte("#!/bin/sh\necho not a plugin either\n"), 0o755); err != nil {
 		t.Fatal(err)
 	}
+	// Executable, but no kernel would run it: the start fails at exec.
+	garbage := filepath.Join(t.TempDir(), "garbage")
+	if err := os.WriteFile(garbage, []byte{0x7f, 'E', 'L', 'F', 0}, 0o755); err != nil {
+		t.Fatal(err)
+	}
 	mixed := t.TempDir()
 	if err := os.WriteFile(filepath.Join(mixed, "README"), []byte("read me"), 0o644); err != nil {
 		t.Fatal(err)
@@ -100,6 +105,7 @@ func TestScanFailsLoudly(t *testing.T) {
 	}{
 		{"non-plugin executable", dirs.notplugin, []string{filepath.Join(dirs.notplugin, "notplugin"), "hello, I am not a plugin"}},
 		{"script", script, []string{script, "not a plugin either"}},
+		{"file that cannot be run", garbage, []string{garbage, "exec format error", "did not start"}},
 		{"broken plugin", dirs.badschema, []string{filepath.Join(dirs.badschema, "badschema"), `"type": "object"`}},
 		{"mixed directory", mixed, []string{"notplugin", "badschema"}},
 		{"missing path", filepath.Join(mixed, "nothing"), []string{"nothing", "no such file"}},

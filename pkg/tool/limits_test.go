@@ -317,3 +317,52 @@ func TestCapBytes(t *testing.T) {
 		t.Fatal("the original output was changed")
 	}
 }
+
+// TestRlimitsOfAnotherUser: plugins that run as another user take rlimits
+// (open files here) only from a host with CAP_SYS_RESOURCE; without it
+// (a container's default capabilities) the host leaves them out and says
+// so, instead of failing every start, and a tool moving to a higher open
+// files limit gets a new process instead of a failed Set.
+func TestRlimitsOfAnotherUser(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("running plugins as another user needs root")
+	}
+	c := controller(t)
+	// The plugin user must reach the binary and its socket directory.
+	dir, err := os.MkdirTemp("", "tu")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	if err := os.Chmod(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	copyFile(t, filepath.Join(dirs.good, "testplug"), filepath.Join(dir, "tools", "testplug"), 0o755)
+	sockets := filepath.Join(dir, "s")
+	if err := os.Mkdir(sockets, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	h := newHost(t, Config{Limits: c, SocketDir: sockets, Credential: &syscall.Credential{Uid: 65534, Gid: 65534, Groups: []uint32{}},
+		LimitPolicy: LimitPolicy{Default: limits.Limits{OpenFiles: 64}}})
+	set := scan(t, h, filepath.Join(dir, "tools"))
+	capable := capable(capSysResource)
+	want, wantDefault := uint32(99), uint32(64)
+	if !capable {
+		want, wantDefault = 0, 0
+	}
+	if spec, _ := set.Lookup("nofile"); spec.Limits.OpenFiles != want {
+		t.Errorf("nofile's open files limit = %d, want %d (CAP_SYS_RESOURCE: %v)", spec.Limits.OpenFiles, want, capable)
+	}
+	if spec, _ := set.Lookup("echo"); spec.Limits.OpenFiles != wantDefault {
+		t.Errorf("echo's open files limit = %d, want %d", spec.Limits.OpenFiles, wantDefault)
+	}
+	for _, call := range []struct{ tool, input string }{{"echo", `{"text":"x"}`}, {"nofile", `{}`}, {"echo", `{"text":"x"}`}} {
+		res := set.Execute(context.Background(), call.tool, json.RawMessage(call.input), Options{})
+		if res.Error {
+			t.Fatalf("%s: %v", call.tool, OutputText(res.Output))
+		}
+		if call.tool == "nofile" && capable && OutputText(res.Output) != "99" {
+			t.Errorf("open files under nofile = %v", OutputText(res.Output))
+		}
+	}
+}

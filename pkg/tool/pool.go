@@ -452,7 +452,7 @@ func (pr *proc) startError(err error) error {
 	case <-p.done:
 		// It ended well without a handshake and without a word on stderr:
 		// a program, not a plugin (a plugin that fails says why there).
-		if p.state.Success() && (unrecognized || strings.Contains(msg, "exited before we could connect")) && pr.stderrTail() == "" {
+		if p.state != nil && p.state.Success() && (unrecognized || strings.Contains(msg, "exited before we could connect")) && pr.stderrTail() == "" {
 			return &NotPluginError{Path: pr.pool.cmd.source()}
 		}
 		msg += "; the process " + p.status()

@@ -129,12 +129,33 @@ func (p *process) Start(context.Context) error {
 	if err != nil {
 		outR.Close()
 		errR.Close()
+		// Nothing runs (or it was killed and reaped): nobody must wait for it.
+		p.mu.Lock()
+		p.reaped = true
+		p.state = p.cmd.ProcessState
+		p.mu.Unlock()
+		close(p.stderrDone)
+		close(p.done)
 		return err
 	}
 	p.outR, p.errR = outR, errR
 	p.pid = p.cmd.Process.Pid
 	go p.reap()
 	return nil
+}
+
+// capSysResource is CAP_SYS_RESOURCE, which setting the rlimits of another
+// user's process takes.
+const capSysResource = unix.CAP_SYS_RESOURCE
+
+// capable reports whether this process has capability c in its effective set.
+func capable(c int) bool {
+	hdr := unix.CapUserHeader{Version: unix.LINUX_CAPABILITY_VERSION_3}
+	var data [2]unix.CapUserData
+	if err := unix.Capget(&hdr, &data[0]); err != nil {
+		return false
+	}
+	return data[c/32].Effective&(1<<(uint(c)%32)) != 0
 }
 
 // pipe returns a pipe whose read end is pollable (so it takes deadlines)
@@ -209,6 +230,9 @@ func (p *process) status() string {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.state == nil {
+		if p.reaped {
+			return "did not start"
+		}
 		return "still running"
 	}
 	if ws, ok := p.state.Sys().(syscall.WaitStatus); ok && ws.Signaled() {

@@ -93,10 +93,18 @@ func askedLimits(l *pluginv1.ToolLimits) limits.Limits {
 }
 
 // limitsFor returns the limits of a plugin's tool under the host's policy
-// and mechanism (what the mechanism cannot enforce left out).
+// and mechanism (what the mechanism, or the host's privileges, cannot
+// enforce left out).
 func (h *Host) limitsFor(cmd Command, tool string, asked limits.Limits) limits.Limits {
 	if h.cfg.Limits == nil {
 		return limits.Limits{}
 	}
-	return h.cfg.Limits.Enforced(h.cfg.LimitPolicy.apply(cmd.pluginName(), tool, asked))
+	l := h.cfg.Limits.Enforced(h.cfg.LimitPolicy.apply(cmd.pluginName(), tool, asked))
+	if h.noRlimits {
+		l.OpenFiles = 0
+		if h.cfg.Limits.Mechanism() == limits.Rlimit {
+			l.Memory = 0
+		}
+	}
+	return l
 }

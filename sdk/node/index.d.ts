@@ -51,7 +51,11 @@ export declare class Call {
   readonly tool: string;
   /** The model's tool-call id, for logs; may be empty. */
   readonly callId: string;
-  /** W3C trace context of the caller ("traceparent", "tracestate"); empty when not tracing. */
+  /**
+   * The W3C trace context ("traceparent", "tracestate") of the host's span of
+   * this call, empty when the host is not tracing; commands started with run()
+   * get it as TRACEPARENT and TRACESTATE.
+   */
   readonly traceContext: Record<string, string>;
   /** Aborted when the host stops the call (the host also kills the process group). */
   readonly signal: AbortSignal;
@@ -140,6 +144,7 @@ export declare function fileUrl(mediaType: string, url: string, filename?: strin
  * Runs a command inside a call, its stdout and stderr streamed live as the
  * call's output; resolves to its exit code (negative: killed by that signal).
  * Stopping the call kills the command's whole tree and rejects with a ToolError.
+ * In a traced call the command gets TRACEPARENT and TRACESTATE.
  */
 export declare function run(
   call: Call | null,

@@ -1,9 +1,11 @@
 // Package conformance runs one contract against the tool plugin SDKs: the
 // showcase plugin of examples/tools in Go (sdk/tool), Python (sdk/python)
 // and Node.js (sdk/node), each offering the same tools, called through the
-// real host (pkg/tool) over real sockets, and through a plain go-plugin
-// client for what the host does not show (declared limits, the health
-// check, Execute without Session, the controller's shutdown).
+// real host (pkg/tool) over real sockets, under resource limits enforced
+// with the mechanism agent-server would pick (AGENTCORE_TOOL_LIMITS, auto
+// by default), and through a plain go-plugin client for what the host does
+// not show (declared limits, the health check, Execute without Session,
+// the controller's shutdown).
 //
 // A language whose runtime is missing (Python's grpcio and protobuf, Node's
 // node_modules) is skipped with the reason; under CI=true it fails instead.
@@ -31,10 +33,12 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 	"github.com/hashicorp/go-plugin"
+	"go.opentelemetry.io/otel/trace"
 	"go.uber.org/goleak"
 	"google.golang.org/grpc"
 
 	"github.com/agentcore/agentcore/pkg/tool"
+	"github.com/agentcore/agentcore/pkg/tool/limits"
 	pluginv1 "github.com/agentcore/agentcore/proto/agentcore/plugin/v1"
 	agentv1 "github.com/agentcore/agentcore/proto/agentcore/v1"
 )
@@ -43,15 +47,12 @@ import (
 var redDot, _ = hex.DecodeString("89504e470d0a1a0a0000000d4948445200000001000000010802000000907753de0000000c4944415408d763f8cfc000000301010018dd8db00000000049454e44ae426082")
 
 // showcaseTools are the tools of every showcase plugin.
-var showcaseTools = []string{"count", "crash", "explode", "fail", "finish", "greet", "picture", "shell", "slow", "spawn"}
+var showcaseTools = []string{"count", "crash", "explode", "fail", "finish", "greet", "hog", "picture", "shell", "slow", "spawn", "spin", "swarm", "traced"}
 
 // lang is one SDK under test.
 type lang struct {
 	name string
 	dir  string // the tool directory holding its showcase plugin
-	// limits is whether the showcase declares limits on greet; the Go SDK
-	// gets its Limits option with the host's enforcement (issue 10).
-	limits bool
 }
 
 func TestMain(m *testing.M) {
@@ -91,7 +92,7 @@ func pythonLang(t *testing.T) lang {
 	// The showcase starts with #!/usr/bin/env python3 and runs itself again
 	// with $AGENTCORE_PYTHON or /usr/bin/python3 when that one lacks grpcio.
 	pythonWithGRPC(t)
-	return lang{name: "python", dir: filepath.Join(repoRoot(t), "examples", "tools", "python"), limits: true}
+	return lang{name: "python", dir: filepath.Join(repoRoot(t), "examples", "tools", "python")}
 }
 
 // pythonWithGRPC returns the first of $AGENTCORE_PYTHON, python3 and
@@ -120,7 +121,7 @@ func nodeLang(t *testing.T) lang {
 	if _, err := os.Stat(filepath.Join(root, "sdk", "node", "node_modules", "@grpc", "grpc-js", "package.json")); err != nil {
 		unavailable(t, "sdk/node has no node_modules: run (cd sdk/node && npm ci)")
 	}
-	return lang{name: "node", dir: filepath.Join(root, "examples", "tools", "node"), limits: true}
+	return lang{name: "node", dir: filepath.Join(root, "examples", "tools", "node")}
 }
 
 func lastLine(b []byte) string {
@@ -130,15 +131,62 @@ func lastLine(b []byte) string {
 
 // TestConformance runs the contract against each SDK, the three at once.
 func TestConformance(t *testing.T) {
+	lim := limitsController(t)
 	for _, l := range []struct {
 		name string
 		get  func(*testing.T) lang
 	}{{"go", goLang}, {"python", pythonLang}, {"node", nodeLang}} {
 		t.Run(l.name, func(t *testing.T) {
 			t.Parallel()
-			contract(t, l.get(t))
+			contract(t, l.get(t), lim)
 		})
 	}
+}
+
+// limitsController returns the limits mechanism agent-server would use
+// (AGENTCORE_TOOL_LIMITS: auto, cgroup2, cgroup1, rlimit or off), closed
+// once every contract is done.
+func limitsController(t *testing.T) *limits.Controller {
+	mech, err := limits.ParseMechanism(os.Getenv("AGENTCORE_TOOL_LIMITS"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	lim, err := limits.New(limits.Options{Mechanism: mech})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := lim.Close(); err != nil {
+			t.Errorf("limits controller: %v", err)
+		}
+	})
+	t.Logf("tool limits: %s", lim)
+	return lim
+}
+
+// cgroups reports whether lim counts a process tree as a whole.
+func cgroups(lim *limits.Controller) bool {
+	return lim.Mechanism() == limits.Cgroup1 || lim.Mechanism() == limits.Cgroup2
+}
+
+// policy is the suite's host's limits: defaults for the tools that ask for
+// none, and maximums below what greet asks for (256 MiB, 64 processes, 10s
+// of CPU, 256 files) so that its limits show the cap. A process default
+// (agent-server has one) and an open files default at the maximum let one
+// process serve every tool: a process without a process limit cannot take
+// one, and raising a hard rlimit takes CAP_SYS_RESOURCE, which containers
+// lack. The memory default is for cgroups only: RLIMIT_DATA counts what a
+// runtime reserves and its threads' stacks (Go and Python's gRPC hold
+// about 128 MiB of it).
+func policy(lim *limits.Controller) tool.LimitPolicy {
+	p := tool.LimitPolicy{
+		Default: limits.Limits{Processes: 256, OpenFiles: 128},
+		Max:     limits.Limits{Memory: 224 << 20, Processes: 48, CPUTime: 5 * time.Second, OpenFiles: 128},
+	}
+	if cgroups(lim) {
+		p.Default.Memory = 128 << 20
+	}
+	return p
 }
 
 // call is one finished call: its output chunks in order, and its result.
@@ -171,8 +219,8 @@ func run(ctx context.Context, set *tool.Set, name, input string) call {
 	return c
 }
 
-func contract(t *testing.T, l lang) {
-	host := tool.NewHost(tool.Config{Logger: hclog.NewNullLogger()})
+func contract(t *testing.T, l lang, lim *limits.Controller) {
+	host := tool.NewHost(tool.Config{Logger: hclog.NewNullLogger(), Limits: lim, LimitPolicy: policy(lim)})
 	t.Cleanup(func() { host.Close() })
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	t.Cleanup(cancel)
@@ -351,7 +399,143 @@ func contract(t *testing.T, l lang) {
 		}
 	})
 
-	t.Run("protocol", func(t *testing.T) { protocol(t, l) })
+	t.Run("trace context", func(t *testing.T) { traceContext(t, ctx, set) })
+
+	t.Run("protocol", func(t *testing.T) { protocol(t, l, func(t *testing.T) { enforced(t, ctx, set, lim) }) })
+}
+
+// enforced checks that the host enforces the limits tools declare, capped
+// by its maximums, on the SDKs' plugins: a call over its memory, process
+// or CPU time limit is killed, its result names the limit (an outcome of
+// its own, not a crash), and the next call works.
+func enforced(t *testing.T, ctx context.Context, set *tool.Set, lim *limits.Controller) {
+	pol := policy(lim)
+	t.Run("capped by the host", func(t *testing.T) {
+		for _, c := range []struct {
+			tool string
+			want limits.Limits
+		}{
+			{"greet", pol.Max},
+			{"swarm", limits.Limits{Memory: pol.Default.Memory, Processes: 32, OpenFiles: pol.Default.OpenFiles}},
+			{"spin", limits.Limits{Memory: pol.Default.Memory, Processes: pol.Default.Processes, CPUTime: 250 * time.Millisecond, OpenFiles: pol.Default.OpenFiles}},
+			{"count", pol.Default},
+		} {
+			if spec, _ := set.Lookup(c.tool); spec.Limits != lim.Enforced(c.want) {
+				t.Errorf("%s's limits %v, want %v", c.tool, spec.Limits, lim.Enforced(c.want))
+			}
+		}
+	})
+	next := func(t *testing.T) {
+		t.Helper()
+		if c := run(ctx, set, "greet", `{"name":"again"}`); c.res.Error || c.text() != "Hello, again." {
+			t.Errorf("the next call: %q (error %v)", c.text(), c.res.Error)
+		}
+	}
+	breach := func(t *testing.T, c call, name, limit string) {
+		t.Helper()
+		want := fmt.Sprintf("tool %q exceeded its %s and was killed", name, limit)
+		if !c.res.Error || !strings.Contains(c.text(), want) || c.res.Outcome != tool.OutcomeLimit {
+			t.Fatalf("result %q (error %v, outcome %q), want %q", c.text(), c.res.Error, c.res.Outcome, want)
+		}
+	}
+
+	t.Run("memory", func(t *testing.T) {
+		if !cgroups(lim) || !lim.Supports(limits.Memory) {
+			// Under RLIMIT_DATA an allocation fails in one process, which
+			// may survive it (Python's MemoryError is an exception).
+			t.Skip("memory is limited per tree with cgroups only: " + lim.String())
+		}
+		limit := pol.Default.Memory
+		callCtx, cancel := context.WithTimeout(ctx, 30*time.Second)
+		defer cancel()
+		var mu sync.Mutex
+		reached := 0
+		res := set.Execute(callCtx, "hog", []byte(`{}`), tool.Options{OnOutput: func(ch tool.Chunk) {
+			mu.Lock()
+			defer mu.Unlock()
+			for _, line := range strings.Split(ch.Data, "\n") {
+				fmt.Sscanf(line, "%d MiB", &reached)
+			}
+			if uint64(reached)<<20 > 4*limit {
+				cancel() // not enforced: stop it before it eats the machine
+			}
+		}})
+		breach(t, call{res: res}, "hog", "memory limit of "+limits.FormatBytes(limit))
+		mu.Lock()
+		defer mu.Unlock()
+		if uint64(reached)<<20 > limit {
+			t.Errorf("hog reported %d MiB under a limit of %s", reached, limits.FormatBytes(limit))
+		}
+		next(t)
+	})
+
+	t.Run("processes", func(t *testing.T) {
+		if !lim.Supports(limits.Processes) {
+			t.Skip("no process limits here: " + lim.String())
+		}
+		// The next call is the next subtest's.
+		breach(t, run(ctx, set, "swarm", `{"n":100}`), "swarm", "limit of 32 processes")
+	})
+
+	t.Run("CPU time", func(t *testing.T) {
+		if !lim.Supports(limits.CPUTime) {
+			t.Skip("no CPU time limits here: " + lim.String())
+		}
+		callCtx, cancel := context.WithTimeout(ctx, 30*time.Second)
+		defer cancel()
+		breach(t, run(callCtx, set, "spin", `{}`), "spin", "CPU time limit of 250ms")
+		next(t)
+	})
+
+	t.Run("open files", func(t *testing.T) {
+		if !lim.Supports(limits.OpenFiles) {
+			t.Skip("no open files limits here: " + lim.String())
+		}
+		// A command started by the tool inherits its process's limit.
+		c := run(ctx, set, "shell", `{"command":"ulimit -n"}`)
+		if got := strings.TrimSpace(c.stream(agentv1.OutputStream_OUTPUT_STREAM_STDOUT)); got != strconv.Itoa(int(pol.Default.OpenFiles)) {
+			t.Errorf("ulimit -n in a call of shell: %q, want %d", got, pol.Default.OpenFiles)
+		}
+	})
+}
+
+// traceContext checks that a traced call's W3C trace context reaches the
+// tool (it returns what it got) and the command it runs (which prints
+// $TRACEPARENT|$TRACESTATE), and that an untraced call gets none.
+func traceContext(t *testing.T, ctx context.Context, set *tool.Set) {
+	ts, err := trace.ParseTraceState("vendor=abc")
+	if err != nil {
+		t.Fatal(err)
+	}
+	sc := trace.NewSpanContext(trace.SpanContextConfig{
+		TraceID: trace.TraceID{0xa1, 0xb2, 15: 0x01}, SpanID: trace.SpanID{0xc3, 0xd4, 7: 0x02}, TraceFlags: trace.FlagsSampled, TraceState: ts,
+	})
+	const traceparent = "00-a1b20000000000000000000000000001-c3d4000000000002-01"
+	for _, c := range []struct {
+		name             string
+		ctx              context.Context
+		parent, state    string
+		checkEnvironment bool
+	}{
+		{"traced", trace.ContextWithSpanContext(ctx, sc), traceparent, "vendor=abc", true},
+		// The plugin's environment is the test's: a TRACEPARENT there would
+		// reach the command.
+		{"not traced", ctx, "", "", false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			res := run(c.ctx, set, "traced", `{}`)
+			var got struct{ Traceparent, Tracestate string }
+			if err := json.Unmarshal([]byte(res.text()), &got); err != nil || res.res.Error {
+				t.Fatalf("result %q (error %v): %v", res.text(), res.res.Error, err)
+			}
+			if got.Traceparent != c.parent || got.Tracestate != c.state {
+				t.Errorf("the tool got traceparent %q, tracestate %q; want %q, %q", got.Traceparent, got.Tracestate, c.parent, c.state)
+			}
+			if want := c.parent + "|" + c.state + "\n"; c.checkEnvironment && res.stream(agentv1.OutputStream_OUTPUT_STREAM_STDOUT) != want {
+				t.Errorf("the command printed %q, want %q", res.stream(agentv1.OutputStream_OUTPUT_STREAM_STDOUT), want)
+			}
+		})
+	}
 }
 
 // killTree starts a call whose plugin has a child and a grandchild, stops
@@ -447,7 +631,8 @@ func compact(b []byte) string {
 // protocol checks, through a plain go-plugin client, what the host does not
 // show: the declared limits, the health check go-plugin's Ping uses, a call
 // through Execute (the host prefers Session), and the controller's shutdown.
-func protocol(t *testing.T, l lang) {
+// enforced runs after the declared limits: the host's enforcement of them.
+func protocol(t *testing.T, l lang, enforced func(*testing.T)) {
 	path := filepath.Join(l.dir, "showcase")
 	for _, ext := range []string{".py", ".js"} {
 		if _, err := os.Stat(path + ext); err == nil {
@@ -491,9 +676,6 @@ func protocol(t *testing.T, l lang) {
 		specs[s.GetName()] = s
 	}
 	t.Run("declared limits", func(t *testing.T) {
-		if !l.limits {
-			t.Skip("sdk/tool declares limits with the host's enforcement (issue 10)")
-		}
 		lim := specs["greet"].GetLimits()
 		if lim.GetMemoryBytes() != 256<<20 || lim.GetMaxProcesses() != 64 || lim.GetCpuTime().AsDuration() != 10*time.Second || lim.GetMaxOpenFiles() != 256 {
 			t.Errorf("greet's limits %v, want 256 MiB, 64 processes, 10s CPU, 256 files", lim)
@@ -502,8 +684,7 @@ func protocol(t *testing.T, l lang) {
 			t.Errorf("count declares limits %v, want none", specs["count"].GetLimits())
 		}
 	})
-	// Enforcement of the declared limits (memory, processes, CPU, files)
-	// belongs here once the host enforces them (issue 10).
+	t.Run("enforced limits", enforced)
 
 	t.Run("execute without session", func(t *testing.T) {
 		stream, err := rpc.Execute(ctx, &pluginv1.ExecuteRequest{Tool: "greet", InputJson: `{"name":"Bo"}`, CallId: "call_1"})

@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"strconv"
 	"time"
 
 	"github.com/agentcore/agentcore/sdk/tool"
@@ -49,6 +50,10 @@ type sleep struct {
 	Seconds float64 `json:"seconds"`
 }
 
+type swarm struct {
+	N int `json:"n" jsonschema:"how many sleeping processes to start"`
+}
+
 type none struct{}
 
 func main() {
@@ -61,7 +66,10 @@ func main() {
 					end = "!"
 				}
 				return "Hello, " + in.Name + end, nil
-			}, tool.ReadOnly(), tool.Idempotent()),
+			}, tool.ReadOnly(), tool.Idempotent(),
+			// What one call may use, its whole process tree together; the
+			// host caps it by its own maximums.
+			tool.WithLimits(tool.Limits{MemoryBytes: 256 << 20, MaxProcesses: 64, CPUTime: 10 * time.Second, MaxOpenFiles: 256})),
 		tool.New("count", "Counts to n: each number as live output, on stdout and on stderr.",
 			func(ctx context.Context, in count, emit tool.Emit) (any, error) {
 				for i := 1; i <= in.N; i++ {
@@ -103,6 +111,38 @@ func main() {
 				_ = tool.Run(ctx, exec.Command("sh", "-c", `sleep 300 & echo "pids $$ $!"; wait`))
 				return "the tree ended", nil
 			}),
+		tool.New("hog", "Allocates memory without end, 8 MiB at a time, saying how far it got; the host's memory limit kills it.",
+			func(ctx context.Context, in none, emit tool.Emit) (any, error) {
+				var held [][]byte
+				for ctx.Err() == nil {
+					b := make([]byte, 8<<20)
+					for i := 0; i < len(b); i += 4096 {
+						b[i] = 1 // touch every page: memory counts once it is used
+					}
+					held = append(held, b)
+					emit(fmt.Sprintf("%d MiB\n", 8*len(held)))
+				}
+				return nil, ctx.Err()
+			}),
+		tool.New("swarm", "Starts n sleeping processes and waits for them; past 32 processes the host kills the call.",
+			func(ctx context.Context, in swarm, emit tool.Emit) (any, error) {
+				err := tool.Run(ctx, exec.Command("sh", "-c", `i=0; while [ $i -lt "$1" ]; do sleep 30 & i=$((i+1)); done; wait`, "sh", strconv.Itoa(in.N)))
+				return map[string]int{"exitCode": tool.ExitCode(err)}, nil
+			}, tool.WithLimits(tool.Limits{MaxProcesses: 32})),
+		tool.New("spin", "Spins on the CPU; past 250ms of CPU time the host kills it.",
+			func(ctx context.Context, in none, emit tool.Emit) (any, error) {
+				for ctx.Err() == nil {
+				}
+				return nil, ctx.Err()
+			}, tool.WithLimits(tool.Limits{CPUTime: 250 * time.Millisecond})),
+		tool.New("traced", "Returns the call's trace context and runs a command that prints the TRACEPARENT and TRACESTATE it got.",
+			func(ctx context.Context, in none, emit tool.Emit) (any, error) {
+				// ctx holds the host's span of the call: spans started from it
+				// with an OpenTelemetry SDK join the host's trace.
+				tc := tool.TraceContext(ctx)
+				err := tool.Run(ctx, exec.Command("sh", "-c", `echo "$TRACEPARENT|$TRACESTATE"`))
+				return map[string]string{"traceparent": tc["traceparent"], "tracestate": tc["tracestate"]}, err
+			}, tool.ReadOnly()),
 		tool.New("slow", "Sleeps; the host kills it after 1s.",
 			func(ctx context.Context, in sleep, emit tool.Emit) (any, error) {
 				time.Sleep(time.Duration(in.Seconds * float64(time.Second)))

@@ -106,6 +106,51 @@ const spawnTree = tool('spawn', 'Starts a process tree that sleeps, reports its 
   return 'the tree ended';
 });
 
+const hog = tool(
+  'hog',
+  "Allocates memory without end, 8 MiB at a time, saying how far it got; the host's memory limit kills it.",
+  async (input, call) => {
+    const held = [];
+    while (!call.cancelled) {
+      held.push(Buffer.alloc(8 << 20, 1)); // filled, so it counts
+      call.emit(`${8 * held.length} MiB\n`);
+      await new Promise(setImmediate); // let the output go
+    }
+    return 'stopped';
+  },
+);
+
+const swarm = tool(
+  'swarm',
+  'Starts n sleeping processes and waits for them; past 32 processes the host kills the call.',
+  async (input, call) => {
+    const script = 'i=0; while [ $i -lt "$1" ]; do sleep 30 & i=$((i+1)); done; wait';
+    return { exitCode: await run(call, 'sh', ['-c', script, 'sh', String(input.n)]) };
+  },
+  { schema: object({ n: { type: 'integer', description: 'how many sleeping processes to start' } }), limits: { maxProcesses: 32 } },
+);
+
+const spin = tool(
+  'spin',
+  'Spins on the CPU; past 250ms of CPU time the host kills it.',
+  () => {
+    for (;;); // the event loop is blocked: only the host's kill ends it
+  },
+  { limits: { cpuTimeMs: 250 } },
+);
+
+const traced = tool(
+  'traced',
+  'Returns the call\'s trace context and runs a command that prints the TRACEPARENT and TRACESTATE it got.',
+  async (input, call) => {
+    // call.traceContext is the host's span of the call: with OpenTelemetry,
+    // start spans in propagation.extract(context.active(), call.traceContext).
+    await run(call, 'sh', ['-c', 'echo "$TRACEPARENT|$TRACESTATE"']);
+    return { traceparent: call.traceContext.traceparent || '', tracestate: call.traceContext.tracestate || '' };
+  },
+  { readOnly: true },
+);
+
 const slow = tool(
   'slow',
   'Sleeps; the host kills it after 1s.',
@@ -113,4 +158,4 @@ const slow = tool(
   { schema: object({ seconds: { type: 'number' } }), timeoutMs: 1000 },
 );
 
-serve(greet, count, shell, finish, picture, fail, explode, crash, spawnTree, slow);
+serve(greet, count, shell, finish, picture, fail, explode, crash, spawnTree, hog, swarm, spin, traced, slow);

@@ -114,6 +114,43 @@ def spawn(inp: dict, call: Call) -> str:
     return "the tree ended"
 
 
+@tool(description="Allocates memory without end, 8 MiB at a time, saying how far it got; the host's memory limit kills it.")
+def hog(inp: dict, call: Call) -> str:
+    held = []
+    while not call.cancelled.is_set():
+        held.append(b"x" * (8 << 20))  # written, so it counts
+        call.emit(f"{8 * len(held)} MiB\n")
+    return "stopped"
+
+
+@dataclass
+class Swarm:
+    n: int = field(metadata={"description": "how many sleeping processes to start"})
+
+
+@tool(description="Starts n sleeping processes and waits for them; past 32 processes the host kills the call.",
+      limits=Limits(max_processes=32))
+def swarm(inp: Swarm, call: Call) -> dict:
+    script = 'i=0; while [ $i -lt "$1" ]; do sleep 30 & i=$((i+1)); done; wait'
+    return {"exitCode": run(call, ["sh", "-c", script, "sh", str(inp.n)])}
+
+
+@tool(description="Spins on the CPU; past 250ms of CPU time the host kills it.", limits=Limits(cpu_time=0.25))
+def spin(inp: dict, call: Call) -> str:
+    while not call.cancelled.is_set():
+        pass
+    return "stopped"
+
+
+@tool(description="Returns the call's trace context and runs a command that prints the TRACEPARENT and TRACESTATE it got.",
+      read_only=True)
+def traced(inp: dict, call: Call) -> dict:
+    # call.trace_context is the host's span of the call: with OpenTelemetry,
+    # start spans in opentelemetry.propagate.extract(call.trace_context).
+    run(call, ["sh", "-c", 'echo "$TRACEPARENT|$TRACESTATE"'])
+    return {"traceparent": call.trace_context.get("traceparent", ""), "tracestate": call.trace_context.get("tracestate", "")}
+
+
 @dataclass
 class Sleep:
     seconds: float
@@ -126,4 +163,4 @@ def slow(inp: Sleep) -> str:
 
 
 if __name__ == "__main__":
-    serve(greet, count, shell, finish, picture, fail, explode, crash, spawn, slow)
+    serve(greet, count, shell, finish, picture, fail, explode, crash, spawn, hog, swarm, spin, traced, slow)

@@ -79,8 +79,8 @@ func benchDeltas(b *testing.B, in []byte, deltas int, run func() int) {
 	runtime.ReadMemStats(&ms0)
 	b.ResetTimer()
 	for b.Loop() {
-		if n := run(); n != deltas+1 { // the deltas and the final chunk
-			b.Fatalf("got %d chunks, want %d", n, deltas+1)
+		if n := run(); n != deltas+2 { // the model's name, the deltas and the final chunk
+			b.Fatalf("got %d chunks, want %d", n, deltas+2)
 		}
 	}
 	b.StopTimer()

@@ -140,10 +140,22 @@ func readKeyed(path, key string) (uint64, error) {
 	if err != nil {
 		return 0, err
 	}
-	for _, l := range strings.Split(string(b), "\n") {
-		k, v, ok := strings.Cut(l, " ")
-		if ok && k == key {
-			return strconv.ParseUint(strings.TrimSpace(v), 10, 64)
+	return parseKeyed(b, key)
+}
+
+// parseKeyed reads key's value in the text of a flat keyed file; 0 when
+// the key is missing.
+func parseKeyed(b []byte, key string) (uint64, error) {
+	for len(b) > 0 {
+		line := b
+		if i := bytes.IndexByte(b, '\n'); i >= 0 {
+			line, b = b[:i], b[i+1:]
+		} else {
+			b = nil
+		}
+		k, v, ok := bytes.Cut(line, []byte{' '})
+		if ok && string(k) == key {
+			return strconv.ParseUint(string(bytes.TrimSpace(v)), 10, 64)
 		}
 	}
 	return 0, nil

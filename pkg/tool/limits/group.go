@@ -49,6 +49,11 @@ type Group struct {
 	oom      *os.File               // cgroup v1: the OOM eventfd (also in watchers)
 	wds      []int                  // the group's watches in the controller's inotify instance
 	wg       sync.WaitGroup
+
+	// pidsEvents is cgroup v1's pids.events, read by Check: since Linux
+	// 6.12 the kernel notifies only cgroup v2's pids.events, so a refused
+	// fork in a v1 group wakes no watcher. Closed by Close.
+	pidsEvents *os.File
 }
 
 // Limits returns the group's limits.
@@ -156,6 +161,12 @@ func (g *Group) initV1(name string) error {
 	}
 	g.watchOOM(ev)
 	if g.pidsDir != "" {
+		f, err := os.Open(filepath.Join(g.pidsDir, "pids.events"))
+		if err != nil {
+			return err
+		}
+		g.pidsEvents = f
+		// Kernels before 6.12 notify a refused fork; later ones leave it to Check.
 		return g.watchDirs(g.pidsDir)
 	}
 	return nil
@@ -224,7 +235,7 @@ func (g *Group) Set(l Limits) error {
 		err = g.applyV1(l, old)
 	}
 	if err == nil && g.pid > 0 {
-		err = g.prlimits(g.pid, l)
+		err = g.prlimits(g.pid, l, old)
 	}
 	if err != nil {
 		return err
@@ -259,7 +270,7 @@ func (g *Group) Start(cmd *exec.Cmd) error {
 		return err
 	}
 	g.pid = cmd.Process.Pid
-	if err := g.prlimits(g.pid, g.limits); err != nil {
+	if err := g.prlimits(g.pid, g.limits, Limits{}); err != nil {
 		_ = cmd.Process.Kill()
 		_, _ = cmd.Process.Wait()
 		return fmt.Errorf("setting rlimits: %w", err)
@@ -340,21 +351,33 @@ func (g *Group) hierOf(dir string) *hierarchy {
 	return nil
 }
 
-// prlimits sets the rlimits of pid: open files always, memory (as
-// RLIMIT_DATA) under the rlimit mechanism.
-func (g *Group) prlimits(pid int, l Limits) error {
-	if l.OpenFiles > 0 {
-		n := uint64(l.OpenFiles)
-		if err := unix.Prlimit(pid, unix.RLIMIT_NOFILE, &unix.Rlimit{Cur: n, Max: n}, nil); err != nil {
+// prlimits sets the rlimits of pid that differ from old (those it has):
+// open files always, memory (as RLIMIT_DATA) under the rlimit mechanism.
+// A limit is lifted or raised only where the kernel lets this process do
+// it (raising a hard limit takes CAP_SYS_RESOURCE): else ErrRegroup, as
+// lifting open files always is (a new process gets the host's own).
+func (g *Group) prlimits(pid int, l, old Limits) error {
+	set := func(res int, v, had uint64) error {
+		err := unix.Prlimit(pid, res, &unix.Rlimit{Cur: v, Max: v}, nil)
+		if errors.Is(err, unix.EPERM) && (had != 0 && v > had) {
+			return ErrRegroup
+		}
+		return err
+	}
+	if l.OpenFiles != old.OpenFiles {
+		if l.OpenFiles == 0 {
+			return ErrRegroup
+		}
+		if err := set(unix.RLIMIT_NOFILE, uint64(l.OpenFiles), uint64(old.OpenFiles)); err != nil {
 			return err
 		}
 	}
-	if g.c.mech == Rlimit {
-		v := uint64(unix.RLIM_INFINITY)
+	if g.c.mech == Rlimit && l.Memory != old.Memory {
+		v, had := uint64(unix.RLIM_INFINITY), old.Memory
 		if l.Memory > 0 {
 			v = l.Memory
 		}
-		if err := unix.Prlimit(pid, unix.RLIMIT_DATA, &unix.Rlimit{Cur: v, Max: v}, nil); err != nil {
+		if err := set(unix.RLIMIT_DATA, v, had); err != nil {
 			return err
 		}
 	}
@@ -532,6 +555,9 @@ func (g *Group) Close() error {
 		f.Close()
 	}
 	g.wg.Wait()
+	if g.pidsEvents != nil {
+		g.pidsEvents.Close()
+	}
 	return g.remove()
 }
 

@@ -313,19 +313,23 @@ func run(t *testing.T, g *Group, name string) (*exec.Cmd, *bufio.Reader) {
 	if err := startLocked(g, cmd); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() {
-		g.Kill()
-		_ = cmd.Wait()
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		if err := g.Wait(ctx); err != nil {
-			t.Errorf("the tree did not die: %v", err)
-		}
-		if err := g.Close(); err != nil {
-			t.Errorf("group Close: %v", err)
-		}
-	})
+	t.Cleanup(func() { killAndClose(t, g, cmd) })
 	return cmd, bufio.NewReader(out)
+}
+
+// killAndClose kills g's tree, reaps cmd, its first process, and checks
+// that the tree dies and the group goes.
+func killAndClose(t *testing.T, g *Group, cmd *exec.Cmd) {
+	g.Kill()
+	_ = cmd.Wait()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := g.Wait(ctx); err != nil {
+		t.Errorf("the tree did not die: %v", err)
+	}
+	if err := g.Close(); err != nil {
+		t.Errorf("group Close: %v", err)
+	}
 }
 
 func TestCgroup1MemoryBreachKillsTheTree(t *testing.T) {
@@ -372,6 +376,29 @@ func TestCgroup1ProcessLimitAndEscapes(t *testing.T) {
 		}
 		if br, ok := g.Breach(cmd.ProcessState, ""); !ok || br.Kind != Processes || br.String() != "limit of 24 processes" {
 			t.Fatalf("breach = %+v, %v", br, ok)
+		}
+	})
+	t.Run("a refused fork the tree survives", func(t *testing.T) {
+		// sh exits at the refused fork, its sleeps stay: no crash shows
+		// the breach, and cgroup v1 notifies none since Linux 6.12.
+		g, err := c.NewGroup(Limits{Processes: 4})
+		if err != nil {
+			t.Fatal(err)
+		}
+		cmd := exec.Command("sh", "-c", "for i in 1 2 3 4 5 6; do sleep 5 & done; wait")
+		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+		if err := startLocked(g, cmd); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { killAndClose(t, g, cmd) })
+		_ = cmd.Wait()
+		if br, ok := g.Check(); !ok || br.Kind != Processes || br.String() != "limit of 4 processes" {
+			t.Fatalf("Check = %+v, %v after sh ended with %v", br, ok, cmd.ProcessState)
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		if err := g.Wait(ctx); err != nil {
+			t.Fatalf("the sleeps outlived the breach: %v", err)
 		}
 	})
 	t.Run("setsid escape dies with the group", func(t *testing.T) {

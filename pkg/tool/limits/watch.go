@@ -127,11 +127,21 @@ func (g *Group) recordOOM() {
 
 // Check reports a breach already seen, or one the kernel has signalled
 // but the watcher has not handled yet (a call that ends right after its
-// tool's child was OOM-killed); it records and acts on it. It costs an
-// atomic load, and with cgroup v1 one non-blocking read.
+// tool's child was OOM-killed), or, with cgroup v1, a fork its process
+// limit refused (which no kernel since 6.12 notifies); it records and acts
+// on it. It costs an atomic load, and with cgroup v1 one non-blocking read,
+// and one read of pids.events for a group with a process limit.
 func (g *Group) Check() (Breach, bool) {
 	if b := g.breach.Load(); b != nil {
 		return *b, true
+	}
+	if f := g.pidsEvents; f != nil {
+		var buf [64]byte
+		n, _ := f.ReadAt(buf[:], 0)
+		if refused, _ := parseKeyed(buf[:n], "max"); refused > 0 {
+			g.record(Breach{Kind: Processes, Limits: g.Limits(), Detail: "a process could not start: the tree was at its limit"})
+			return *g.breach.Load(), true
+		}
 	}
 	if g.oom != nil {
 		if rc, err := g.oom.SyscallConn(); err == nil {

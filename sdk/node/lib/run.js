@@ -24,10 +24,18 @@ const WAIT_DELAY_MS = 500;
  * timeout, a stopped call) takes it and its children along. When the call
  * is stopped, run kills the command and all its descendants at once and
  * rejects with a ToolError.
+ *
+ * When the host traces the call (call.traceContext holds a valid
+ * traceparent), the command gets it as TRACEPARENT and TRACESTATE in its
+ * environment (options.env, else the plugin's), the OpenTelemetry
+ * convention for processes, so a traced command joins the trace.
  */
 function run(call, command, args = [], options = {}) {
   return new Promise((resolve, reject) => {
-    const child = spawn(command, args, { ...options, stdio: ['ignore', 'pipe', 'pipe'], detached: false });
+    const env = traceEnv(call && call.traceContext, options.env);
+    const spawnOptions = { ...options, stdio: ['ignore', 'pipe', 'pipe'], detached: false };
+    if (env) spawnOptions.env = env;
+    const child = spawn(command, args, spawnOptions);
     const forward = (stream, fallback) => (data) => {
       if (call && typeof call.send === 'function') call.send(stream, data);
       else fallback.write(data);
@@ -66,6 +74,33 @@ function run(call, command, args = [], options = {}) {
       child.once('close', () => finish(code, sig));
     });
   });
+}
+
+// A W3C traceparent: version, trace id, parent id, flags; a later version
+// may add fields after a dash.
+const TRACEPARENT = /^([0-9a-f]{2})-([0-9a-f]{32})-([0-9a-f]{16})-([0-9a-f]{2})(-.*)?$/;
+
+/** Reports whether tp is a W3C traceparent a tracer would accept. */
+function validTraceparent(tp) {
+  const m = TRACEPARENT.exec(typeof tp === 'string' ? tp : '');
+  if (!m || m[1] === 'ff' || (m[1] === '00' && m[5])) return false;
+  return !/^0+$/.test(m[2]) && !/^0+$/.test(m[3]);
+}
+
+/**
+ * The environment of a command started in a traced call: env (absent: the
+ * plugin's) with TRACEPARENT and TRACESTATE set from traceContext; null
+ * when the call carries no valid traceparent (the environment stays as it is).
+ */
+function traceEnv(traceContext, env) {
+  const tc = traceContext || {};
+  if (!validTraceparent(tc.traceparent)) return null;
+  const out = { ...(env || process.env) };
+  delete out.TRACEPARENT;
+  delete out.TRACESTATE;
+  out.TRACEPARENT = tc.traceparent;
+  if (tc.tracestate) out.TRACESTATE = tc.tracestate;
+  return out;
 }
 
 /**
@@ -125,4 +160,4 @@ function tree(root) {
   return out;
 }
 
-module.exports = { run, killTree };
+module.exports = { run, killTree, traceEnv, validTraceparent };

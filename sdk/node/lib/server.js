@@ -37,7 +37,13 @@ class Call {
     this.tool = req.tool || '';
     /** The model's tool-call id, for logs; may be empty. */
     this.callId = req.callId || '';
-    /** W3C trace context of the caller ("traceparent", "tracestate"); empty when not tracing. */
+    /**
+     * The W3C trace context ("traceparent", "tracestate") of the host's span
+     * of this call (execute_tool), empty when the host is not tracing. With
+     * OpenTelemetry, start the tool's spans in
+     * propagation.extract(context.active(), call.traceContext); commands
+     * started with run() get it as TRACEPARENT and TRACESTATE.
+     */
     this.traceContext = { ...(req.traceContext || {}) };
     this._abort = new AbortController();
     /** Aborted when the host stops the call (the host also kills the process group). */

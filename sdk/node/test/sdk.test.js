@@ -7,6 +7,9 @@ const assert = require('node:assert');
 const { tool, Stop, Result, RawJSON, Content, text, image, fileUrl } = require('..');
 const { toResult } = require('../lib/result');
 const { check } = require('../lib/tool');
+const { run, traceEnv, validTraceparent } = require('../lib/run');
+
+const TRACEPARENT = '00-a1b20000000000000000000000000000-c3d4000000000000-01';
 
 test('values become results', () => {
   const cases = [
@@ -59,4 +62,50 @@ test('tool definitions are checked', () => {
   assert.match(check(tool('t', 'x', fn, { schema: { type: 'string' } })), /"type": "object"/);
   assert.throws(() => tool('t', 'x', fn, { colour: 'red' }), /unknown option/);
   assert.throws(() => tool('t', 'x', 'not a function'), /must be a function/);
+});
+
+test('valid traceparents', () => {
+  for (const [tp, want] of [
+    [TRACEPARENT, true],
+    ['01-a1b20000000000000000000000000000-c3d4000000000000-01-later', true],
+    ['00-a1b20000000000000000000000000000-c3d4000000000000-01-more', false],
+    ['ff-a1b20000000000000000000000000000-c3d4000000000000-01', false],
+    ['00-00000000000000000000000000000000-c3d4000000000000-01', false],
+    ['00-a1b20000000000000000000000000000-0000000000000000-01', false],
+    ['00-A1B20000000000000000000000000000-c3d4000000000000-01', false],
+    ['', false],
+    [undefined, false],
+  ]) {
+    assert.strictEqual(validTraceparent(tp), want, String(tp));
+  }
+});
+
+test('the trace context goes into a command\'s environment', () => {
+  const base = { PATH: '/bin', TRACEPARENT: 'stale', TRACESTATE: 'stale=1' };
+  assert.deepStrictEqual(traceEnv({ traceparent: TRACEPARENT, tracestate: 'v=abc' }, base), {
+    PATH: '/bin',
+    TRACEPARENT,
+    TRACESTATE: 'v=abc',
+  });
+  assert.deepStrictEqual(traceEnv({ traceparent: TRACEPARENT }, base), { PATH: '/bin', TRACEPARENT });
+  assert.strictEqual(traceEnv({}, base), null);
+  assert.strictEqual(traceEnv({ traceparent: 'junk', tracestate: 'v=abc' }, base), null);
+  assert.strictEqual(traceEnv({ traceparent: TRACEPARENT }).TRACEPARENT, TRACEPARENT);
+});
+
+test('run passes the trace on', async () => {
+  const show = ['-c', 'printf "%s|%s|%s" "$TRACEPARENT" "$TRACESTATE" "$KEPT"'];
+  const fakeCall = (traceContext) => ({
+    traceContext,
+    out: '',
+    send(stream, data) {
+      this.out += Buffer.from(data).toString();
+    },
+  });
+  let call = fakeCall({ traceparent: TRACEPARENT, tracestate: 'v=abc' });
+  assert.strictEqual(await run(call, 'sh', show, { env: { KEPT: 'yes', TRACESTATE: 'stale=1' } }), 0);
+  assert.strictEqual(call.out, `${TRACEPARENT}|v=abc|yes`);
+  call = fakeCall({});
+  assert.strictEqual(await run(call, 'sh', show, { env: { KEPT: 'yes', TRACEPARENT: 'outer' } }), 0);
+  assert.strictEqual(call.out, 'outer||yes');
 });

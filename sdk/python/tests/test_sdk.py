@@ -12,9 +12,10 @@ from typing import Annotated, Dict, List, Literal, Optional, TypedDict
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "src"))
 
 from agentcore_tool import (  # noqa: E402
-    Content, Limits, RawJSON, Result, Stop, ToolError, file_url, image, schema_for, text, tool,
+    Content, Limits, RawJSON, Result, Stop, ToolError, file_url, image, run, schema_for, text, tool,
 )
 from agentcore_tool._result import to_result  # noqa: E402
+from agentcore_tool._run import trace_env, valid_traceparent  # noqa: E402
 from agentcore_tool._server import _spec  # noqa: E402
 from agentcore_tool._tool import check  # noqa: E402
 
@@ -168,6 +169,53 @@ class ResultTest(unittest.TestCase):
     def test_tool_error_is_an_exception(self):
         self.assertTrue(issubclass(ToolError, Exception))
         self.assertEqual(json.loads(to_result([1, 2]).json), [1, 2])
+
+
+TRACEPARENT = "00-a1b20000000000000000000000000000-c3d4000000000000-01"
+
+
+class _FakeCall:
+    """What run() uses of a Call: its trace context and its output."""
+
+    def __init__(self, trace_context):
+        self.trace_context = trace_context
+        self.out = b""
+
+    def send_after_stdio(self, stream, data):
+        self.out += data
+
+
+class TraceTest(unittest.TestCase):
+    def test_valid_traceparent(self):
+        for tp, want in [
+            (TRACEPARENT, True),
+            ("01-a1b20000000000000000000000000000-c3d4000000000000-01-later", True),
+            ("00-a1b20000000000000000000000000000-c3d4000000000000-01-more", False),
+            ("ff-a1b20000000000000000000000000000-c3d4000000000000-01", False),
+            ("00-00000000000000000000000000000000-c3d4000000000000-01", False),
+            ("00-a1b20000000000000000000000000000-0000000000000000-01", False),
+            ("00-A1B20000000000000000000000000000-c3d4000000000000-01", False),
+            ("", False),
+        ]:
+            self.assertEqual(valid_traceparent(tp), want, tp)
+
+    def test_trace_env(self):
+        base = {"PATH": "/bin", "TRACEPARENT": "stale", "TRACESTATE": "stale=1"}
+        self.assertEqual(trace_env({"traceparent": TRACEPARENT, "tracestate": "v=abc"}, base),
+                         {"PATH": "/bin", "TRACEPARENT": TRACEPARENT, "TRACESTATE": "v=abc"})
+        self.assertEqual(trace_env({"traceparent": TRACEPARENT}, base), {"PATH": "/bin", "TRACEPARENT": TRACEPARENT})
+        self.assertIsNone(trace_env({}, base))
+        self.assertIsNone(trace_env({"traceparent": "junk", "tracestate": "v=abc"}, base))
+        self.assertEqual(trace_env({"traceparent": TRACEPARENT}, None)["TRACEPARENT"], TRACEPARENT)
+
+    def test_run_passes_the_trace_on(self):
+        show = ["sh", "-c", 'printf "%s|%s|%s" "$TRACEPARENT" "$TRACESTATE" "$KEPT"']
+        call = _FakeCall({"traceparent": TRACEPARENT, "tracestate": "v=abc"})
+        self.assertEqual(run(call, show, env={"KEPT": "yes", "TRACESTATE": "stale=1"}), 0)
+        self.assertEqual(call.out.decode(), TRACEPARENT + "|v=abc|yes")
+        call = _FakeCall({})
+        self.assertEqual(run(call, show, env={"KEPT": "yes", "TRACEPARENT": "outer"}), 0)
+        self.assertEqual(call.out.decode(), "outer||yes")
 
 
 if __name__ == "__main__":

@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import os
+import re
 import select
 import signal
 import subprocess
 import sys
 import threading
-from typing import Any, List, Sequence, Union
+from typing import Any, Dict, List, Mapping, Optional, Sequence, Union
 
 from ._proto import plugin_pb2 as pb
 from ._result import ToolError
@@ -32,11 +33,20 @@ def run(call: Any, args: Union[str, Sequence[str]], **popen: Any) -> int:
     timeout, a stopped call, the host dying) takes it and its children along.
     When the call is stopped, run kills the command and all its descendants
     at once and raises :class:`ToolError`.
+
+    When the host traces the call (``call.trace_context`` holds a valid
+    ``traceparent``), the command gets it as ``TRACEPARENT`` and
+    ``TRACESTATE`` in its environment (``env=`` or the plugin's own), the
+    OpenTelemetry convention for processes, so a traced command joins the
+    trace.
     """
     for k in ("stdout", "stderr"):
         if k in popen:
             raise TypeError(f"run() streams {k} itself")
     popen.setdefault("stdin", subprocess.DEVNULL)
+    env = trace_env(getattr(call, "trace_context", None), popen.get("env"))
+    if env is not None:
+        popen["env"] = env
     proc = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, **popen)
     readers = [
         _Reader(proc.stdout.fileno(), call, pb.OUTPUT_STREAM_STDOUT, sys.stdout),  # type: ignore[union-attr]
@@ -64,6 +74,35 @@ def run(call: Any, args: Union[str, Sequence[str]], **popen: Any) -> int:
         name = args if isinstance(args, str) else (args[0] if args else "")
         raise ToolError(f"command {name} killed: the call was stopped")
     return code
+
+
+# A W3C traceparent: version, trace id, parent id, flags; a later version
+# may add fields after a dash.
+_TRACEPARENT = re.compile(r"^([0-9a-f]{2})-([0-9a-f]{32})-([0-9a-f]{16})-([0-9a-f]{2})(-.*)?$")
+
+
+def valid_traceparent(tp: str) -> bool:
+    """Reports whether tp is a W3C traceparent a tracer would accept."""
+    m = _TRACEPARENT.match(tp or "")
+    if m is None or m.group(1) == "ff" or (m.group(1) == "00" and m.group(5)):
+        return False
+    return m.group(2) != "0" * 32 and m.group(3) != "0" * 16
+
+
+def trace_env(trace_context: Optional[Mapping[str, str]], env: Optional[Mapping[str, str]]) -> Optional[Dict[str, str]]:
+    """The environment of a command started in a traced call: env (None: the
+    plugin's) with TRACEPARENT and TRACESTATE set from trace_context. None
+    when the call carries no valid traceparent: the environment stays as
+    it is."""
+    tc = trace_context or {}
+    tp = tc.get("traceparent", "")
+    if not valid_traceparent(tp):
+        return None
+    out = {k: v for k, v in (os.environ if env is None else env).items() if k not in ("TRACEPARENT", "TRACESTATE")}
+    out["TRACEPARENT"] = tp
+    if tc.get("tracestate"):
+        out["TRACESTATE"] = tc["tracestate"]
+    return out
 
 
 class _Reader:

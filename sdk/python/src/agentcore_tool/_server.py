@@ -49,7 +49,11 @@ class Call:
         self.tool: str = req.tool
         #: The model's tool-call id, for logs; may be empty.
         self.call_id: str = req.call_id
-        #: W3C trace context of the caller ("traceparent", "tracestate"); empty when not tracing.
+        #: The W3C trace context ("traceparent", "tracestate") of the host's
+        #: span of this call (execute_tool), empty when the host is not
+        #: tracing. With OpenTelemetry, start the tool's spans in
+        #: ``opentelemetry.propagate.extract(call.trace_context)``; commands
+        #: started with :func:`run` get it as TRACEPARENT and TRACESTATE.
         self.trace_context: Dict[str, str] = dict(req.trace_context)
         #: Set when the host stopped the call (the host also kills the process group).
         self.cancelled = threading.Event()
