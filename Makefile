@@ -5,7 +5,7 @@ BUF_VERSION := v1.75.0
 BUF := $(GO) run github.com/bufbuild/buf/cmd/buf@$(BUF_VERSION)
 PLUGINS := $(notdir $(patsubst %/,%,$(wildcard plugins/*/)))
 
-.PHONY: build run demo test lint fmt vet buf-lint breaking proto proto-check sdk-proto test-deps bench bench-report fuzz-short fuzz clean
+.PHONY: build run demo test lint fmt vet buf-lint breaking proto openapi proto-check sdk-proto test-deps bench bench-report fuzz-short fuzz clean
 
 ## build: bin/agent-server, bin/toolhost and one bin/plugins/<name> per plugins/<name>,
 ## static (CGO_ENABLED=0): they run in a minimal image without libc or /etc/ssl.
@@ -55,21 +55,33 @@ breaking:
 	@if [ -z "$(BREAKING_AGAINST)" ]; then echo "buf breaking: no main branch in this clone, nothing to compare against: skipped"; \
 	else echo "$(BUF) breaking --against '$(BREAKING_AGAINST)'"; $(BUF) breaking --against '$(BREAKING_AGAINST)'; fi
 
-## proto: regenerate the Go code beside each .proto.
+## proto: regenerate the Go code beside each .proto (with the HTTP gateway's
+## *.pb.gw.go) and the gateway's OpenAPI document.
+OPENAPI := pkg/gateway/openapi.json
 proto:
 	$(BUF) generate
+	@$(MAKE) --no-print-directory openapi OPENAPI_OUT=$(OPENAPI)
+
+## openapi: protoc-gen-openapiv2's document of the HTTP routes, finished by
+## pkg/gateway/internal/openapigen (the server-sent-event routes), into OPENAPI_OUT.
+openapi:
+	@tmp=$$(mktemp -d); trap 'rm -rf $$tmp' EXIT; \
+	$(BUF) generate --template pkg/gateway/buf.gen.yaml -o $$tmp && \
+	$(GO) run ./pkg/gateway/internal/openapigen -in $$tmp/openapi.swagger.json -out $(OPENAPI_OUT)
 
 ## proto-check: fail when the committed generated code is stale (the Go code,
-## and the Node SDK's copy of plugin.proto).
+## the OpenAPI document, and the Node SDK's copy of plugin.proto).
 proto-check:
 	@tmp=$$(mktemp -d); trap 'rm -rf $$tmp' EXIT; \
 	$(BUF) generate -o $$tmp && \
-	for f in $$(cd $$tmp && find proto -name '*.pb.go'); do \
+	for f in $$(cd $$tmp && find proto -name '*.pb.go' -o -name '*.pb.gw.go'); do \
 		cmp -s $$tmp/$$f $$f || { echo "stale generated code: $$f (run make proto)"; exit 1; }; \
 	done; \
-	for f in $$(find proto -name '*.pb.go'); do \
+	for f in $$(find proto -name '*.pb.go' -o -name '*.pb.gw.go'); do \
 		[ -f $$tmp/$$f ] || { echo "generated file without a .proto: $$f"; exit 1; }; \
 	done; \
+	$(MAKE) --no-print-directory openapi OPENAPI_OUT=$$tmp/openapi.json && \
+	{ cmp -s $$tmp/openapi.json $(OPENAPI) || { echo "stale OpenAPI document: $(OPENAPI) (run make proto)"; exit 1; }; }; \
 	cmp -s proto/agentcore/plugin/v1/plugin.proto sdk/node/proto/agentcore/plugin/v1/plugin.proto || \
 		{ echo "stale: sdk/node/proto/agentcore/plugin/v1/plugin.proto (run make sdk-proto)"; exit 1; }; \
 	if $(PROTOC) --version 2>/dev/null | grep -q '^libprotoc 3\.21\.'; then \
@@ -78,7 +90,7 @@ proto-check:
 			cmp -s $$tmp/agentcore/plugin/v1/$$f $(SDK_PY_PROTO)/$$f || { echo "stale generated code: $(SDK_PY_PROTO)/$$f (run make sdk-proto)"; exit 1; }; \
 		done; \
 	else echo "no protoc 3.21: the Python SDK's generated code is not checked"; fi; \
-	echo "generated code is up to date"
+	echo "generated code and OpenAPI document are up to date"
 
 ## sdk-proto: regenerate the Python SDK's code and the Node SDK's copy of
 ## plugin.proto. Python's is made by protoc 3.21 (Debian bookworm's
@@ -96,8 +108,9 @@ sdk-proto:
 
 ## test-deps: what the tests beyond Go need: Debian's grpcio and protobuf for
 ## the Python SDK (when apt-get is there and they are missing), npm ci for the
-## Node SDK and for the MCP client test (tests/mcpclient). Without them those
-## tests skip, saying why (under CI=true they fail).
+## Node SDK, for the MCP client test (tests/mcpclient) and for the console's
+## browser test (tests/console: playwright-core; the browser is Debian's
+## chromium). Without them those tests skip, saying why (under CI=true they fail).
 test-deps:
 	@if ! /usr/bin/python3 -c 'import grpc, google.protobuf' 2>/dev/null && command -v apt-get >/dev/null; then \
 		echo "apt-get install python3-grpcio python3-protobuf"; \
@@ -105,6 +118,7 @@ test-deps:
 	fi
 	cd sdk/node && npm ci --no-audit --no-fund --loglevel=error
 	cd tests/mcpclient && npm ci --no-audit --no-fund --loglevel=error
+	cd tests/console && npm ci --no-audit --no-fund --loglevel=error
 
 ## fuzz-short: the fuzz targets the model layer's issue names (the SSE reader and
 ## the text tool reader), FUZZTIME each; CI runs this. The seed corpora of every

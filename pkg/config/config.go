@@ -91,6 +91,8 @@ type Config struct {
 	// MinIdlePlugins is how many idle processes per plugin are started
 	// ahead, at load and after a process is killed or crashes (0: none).
 	MinIdlePlugins int
+	// HTTP configures the HTTP/JSON gateway and web console; off when HTTP.Listen is empty.
+	HTTP HTTP
 	// SkipBadPlugins turns a tool file that is no working plugin into a
 	// warning instead of a failed start.
 	SkipBadPlugins bool
@@ -223,6 +225,16 @@ func (b Bytes) String() string {
 		}
 	}
 	return strconv.FormatUint(uint64(b), 10)
+}
+
+// HTTP configures the HTTP/JSON gateway (and the web console on the same
+// listener). It uses the TLS and authentication of the gRPC service.
+type HTTP struct {
+	// Listen is host:port or unix:PATH; empty: no HTTP listener.
+	Listen string
+	// CORSOrigins are the origins (scheme://host[:port], or "*") whose
+	// pages may call the API; none: no cross-origin calls.
+	CORSOrigins []string
 }
 
 // TLS names the certificate files.
@@ -757,6 +769,26 @@ func (c *Config) finish(getenv func(string) string) error {
 	} else if _, _, err := net.SplitHostPort(c.Listen); err != nil {
 		bad("listen %q: want host:port or unix:PATH", c.Listen)
 	}
+	if c.HTTP.Listen != "" {
+		if path, ok := unixPath(c.HTTP.Listen); ok {
+			if path == "" {
+				bad("http listen %q: the unix socket path is empty", c.HTTP.Listen)
+			}
+		} else if _, _, err := net.SplitHostPort(c.HTTP.Listen); err != nil {
+			bad("http listen %q: want host:port or unix:PATH", c.HTTP.Listen)
+		}
+		if _, port, _ := net.SplitHostPort(c.HTTP.Listen); c.HTTP.Listen == c.Listen && port != "0" {
+			bad("http listen %q: the gRPC service listens there (-listen)", c.HTTP.Listen)
+		}
+	}
+	for _, o := range c.HTTP.CORSOrigins {
+		if err := checkOrigin(o); err != nil {
+			bad("http cors origin %q: %v", o, err)
+		}
+	}
+	if len(c.HTTP.CORSOrigins) > 0 && c.HTTP.Listen == "" {
+		bad("-http-cors-origin needs -http-listen")
+	}
 	switch c.Reflection {
 	case "", "on", "off", "auth":
 	default:
@@ -837,6 +869,19 @@ func (c *Config) finish(getenv func(string) string) error {
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// checkOrigin accepts "*" or an origin as browsers send it: scheme://host[:port].
+func checkOrigin(o string) error {
+	if o == "*" {
+		return nil
+	}
+	u, err := url.Parse(o)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" ||
+		u.Path != "" || u.RawQuery != "" || u.Fragment != "" || u.User != nil {
+		return errors.New(`want "*" or scheme://host[:port], e.g. https://app.example.com`)
+	}
+	return nil
 }
 
 // defaultToolResultBytes is -max-tool-result-bytes' default (settings.go).
@@ -971,8 +1016,8 @@ func (p Profile) GoString() string { return p.String() }
 
 // String prints the config without its secrets.
 func (c Config) String() string {
-	return fmt.Sprintf("listen=%s tool_dirs=%v skill_dirs=%v mcp=%v profiles=%v default_profile=%s auth=%t tenants=%s tls=%t store=%s",
-		c.Listen, c.ToolDirs, c.SkillDirs, c.MCP, c.ProfileNames(), c.DefaultProfile, c.AuthToken != "", c.AuthTokensFile, c.TLS.CertFile != "", c.StoreName())
+	return fmt.Sprintf("listen=%s http_listen=%s tool_dirs=%v skill_dirs=%v mcp=%v profiles=%v default_profile=%s auth=%t tenants=%s tls=%t store=%s",
+		c.Listen, c.HTTP.Listen, c.ToolDirs, c.SkillDirs, c.MCP, c.ProfileNames(), c.DefaultProfile, c.AuthToken != "", c.AuthTokensFile, c.TLS.CertFile != "", c.StoreName())
 }
 
 // GoString is String.

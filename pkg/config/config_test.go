@@ -132,6 +132,18 @@ func TestLoadPrecedence(t *testing.T) {
 				t.Errorf("secrets %d, want 2", len(got))
 			}
 		}},
+		{"http", []string{"-http-listen", "127.0.0.1:8080", "-http-cors-origin", "https://a.example, http://localhost:3000",
+			"-http-cors-origin", "*"}, nil, func(t *testing.T, c *Config) {
+			if c.HTTP.Listen != "127.0.0.1:8080" || fmt.Sprint(c.HTTP.CORSOrigins) != "[https://a.example http://localhost:3000 *]" {
+				t.Errorf("http settings: %+v", c.HTTP)
+			}
+		}},
+		{"http from file and env", []string{"-config", writeFile(t, "h.yaml", "http:\n  listen: 127.0.0.1:1\n  cors_origins: [https://f.example]\n")},
+			map[string]string{"AGENTCORE_HTTP_CORS_ORIGINS": "https://e.example:8443"}, func(t *testing.T, c *Config) {
+				if c.HTTP.Listen != "127.0.0.1:1" || fmt.Sprint(c.HTTP.CORSOrigins) != "[https://e.example:8443]" {
+					t.Errorf("http settings: %+v", c.HTTP)
+				}
+			}},
 		{"trust settings", []string{"-config", writeFile(t, "trust.yaml", strings.Replace(trustBody, "KEYFILE", writeFile(t, "key", "sk-from-file\n"), 1)),
 			"-insecure", "-plugin-user", "nobody:nogroup"},
 			map[string]string{"AGENTCORE_REFLECTION": "auth"}, func(t *testing.T, c *Config) {
@@ -194,6 +206,11 @@ func TestLoadErrors(t *testing.T) {
 		{"empty token file", []string{"-auth-token-file", tokenFile}, nil, "empty"},
 		{"unknown default profile", []string{"-default-profile", "nope"}, nil, "nope"},
 		{"stray argument", []string{"extra"}, nil, "unexpected arguments"},
+		{"bad http listen", []string{"-http-listen", "8080"}, nil, "http listen"},
+		{"http on the grpc address", []string{"-listen", "127.0.0.1:7", "-http-listen", "127.0.0.1:7"}, nil, "gRPC service listens there"},
+		{"origin with a path", []string{"-http-listen", ":8080", "-http-cors-origin", "https://a.example/app"}, nil, "cors origin"},
+		{"origin without a scheme", []string{"-http-listen", ":8080", "-http-cors-origin", "a.example"}, nil, "cors origin"},
+		{"cors without http", []string{"-http-cors-origin", "*"}, nil, "needs -http-listen"},
 		{"base URL without model", []string{"-model-base-url", "http://x/v1"}, nil,
 			"-model-base-url (AGENTCORE_MODEL_BASE_URL, model.base_url) is http://x/v1 but -model (AGENTCORE_MODEL, model.model) is not set"},
 		{"model without base URL", nil, map[string]string{"AGENTCORE_MODEL": "gpt"},
@@ -386,7 +403,7 @@ func TestJSONLogsAreReadable(t *testing.T) {
 	c := &Config{LogFormat: "json", LogLevel: "info"}
 	log := c.Logger("agent-server", &b).Named("agent").With("protocol", agentv1.Protocol_PROTOCOL_CHAT)
 	log.Info("run ended", "reason", agentv1.EndReason_END_REASON_NO_TOOL, "duration", 1500*time.Millisecond,
-		"code", codes.Unavailable, "steps", 2, "error", errors.New("boom"))
+		"code", codes.Unavailable, "steps", 2, "error", errors.New("boom"), "origins", []string{"https://a.example"})
 	var rec map[string]any
 	if err := json.Unmarshal([]byte(b.String()), &rec); err != nil {
 		t.Fatalf("not one JSON line: %q: %v", b.String(), err)

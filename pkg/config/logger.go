@@ -54,7 +54,8 @@ func readableArgs(args []any) []any {
 	var out []any
 	for i := 1; i < len(args); i += 2 {
 		v := readable(args[i])
-		if v == args[i] {
+		// Values of kinds readable never converts (slices, maps) cannot be compared.
+		if t := reflect.TypeOf(v); t == nil || !t.Comparable() || v == args[i] {
 			continue
 		}
 		if out == nil {

@@ -137,6 +137,12 @@ func settings() []Setting {
 		{Flag: "mcp-listen", Env: "AGENTCORE_MCP_LISTEN", File: "mcp_listen",
 			Usage: "host:port or unix:PATH: also serve the hosted tools over MCP streamable HTTP at /mcp (same TLS and bearer token as the gRPC API)",
 			ptr:   func(c *Config) any { return &c.MCPListen }},
+		{Flag: "http-listen", Env: "AGENTCORE_HTTP_LISTEN", File: "http.listen",
+			Usage: "host:port (or unix:PATH) for the HTTP/JSON gateway, its OpenAPI document and the web console; empty: no HTTP. Same TLS and bearer token as gRPC",
+			ptr:   func(c *Config) any { return &c.HTTP.Listen }},
+		{Flag: "http-cors-origin", Env: "AGENTCORE_HTTP_CORS_ORIGINS", File: "http.cors_origins",
+			Usage: "origin (https://app.example.com, or *) whose pages may call the HTTP API; repeatable, ','-separated; none: no cross-origin calls",
+			ptr:   func(c *Config) any { return (*commaList)(&c.HTTP.CORSOrigins) }},
 		{Flag: "max-idle-plugins", Env: "AGENTCORE_MAX_IDLE_PLUGINS", File: "max_idle_plugins", Default: "4",
 			Usage: "idle processes kept per plugin binary for reuse",
 			ptr:   func(c *Config) any { return &c.MaxIdlePlugins }},
@@ -215,6 +221,10 @@ func settingByFile(key string) *Setting {
 	return nil
 }
 
+// commaList is a list setting whose values may hold ':' (URLs): its
+// elements are separated by commas instead of the path list separator.
+type commaList []string
+
 // set parses v into the setting's value; a list setting appends.
 func (s *Setting) set(c *Config, v string) error {
 	switch p := s.ptr(c).(type) {
@@ -244,6 +254,12 @@ func (s *Setting) set(c *Config, v string) error {
 				*p = append(*p, e)
 			}
 		}
+	case *commaList:
+		for _, e := range strings.Split(v, ",") {
+			if e = strings.TrimSpace(e); e != "" {
+				*p = append(*p, e)
+			}
+		}
 	case *agentv1.Protocol:
 		proto, err := ParseProtocol(v)
 		if err != nil {
@@ -264,7 +280,10 @@ func (s *Setting) set(c *Config, v string) error {
 
 // reset clears a list setting before a new source sets it.
 func (s *Setting) reset(c *Config) {
-	if p, ok := s.ptr(c).(*[]string); ok {
+	switch p := s.ptr(c).(type) {
+	case *[]string:
+		*p = nil
+	case *commaList:
 		*p = nil
 	}
 }
@@ -274,6 +293,8 @@ func (s *Setting) get(c *Config) string {
 	switch p := s.ptr(c).(type) {
 	case *[]string:
 		return strings.Join(*p, string(os.PathListSeparator))
+	case *commaList:
+		return strings.Join(*p, ",")
 	case *agentv1.Protocol:
 		if *p == agentv1.Protocol_PROTOCOL_UNSPECIFIED {
 			return ""

@@ -17,6 +17,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials"
+	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/health"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 	"google.golang.org/grpc/keepalive"
@@ -100,6 +101,12 @@ func Run(ctx context.Context, cfg *config.Config, logOut io.Writer, kinds []tool
 	if os.Geteuid() == 0 && cfg.PluginUser == "" {
 		log.Warn("running as root, and so do the plugins: set -plugin-user to run them as an unprivileged user")
 	}
+	front, err := startHTTP(cfg, gs, srv.auth.Required(), log)
+	if err != nil {
+		lis.Close()
+		return err
+	}
+	defer front.close()
 	if _, ok := cfg.Profile(""); !ok {
 		log.Warn("no default model: agents must name a profile or give base_url and model in their config " +
 			"(set AGENTCORE_MODEL_BASE_URL and AGENTCORE_MODEL, or -model-base-url and -model)")
@@ -157,22 +164,36 @@ func Run(ctx context.Context, cfg *config.Config, logOut io.Writer, kinds []tool
 			waiting = false
 		}
 	}
-	shutdown(gs, hs, srv, mcpSrv, cfg.ShutdownGrace, log)
+	shutdown(gs, hs, srv, mcpSrv, front, cfg.ShutdownGrace, log)
 	<-served
 	log.Info("stopped")
 	return nil
 }
 
-// shutdown stops accepting, waits up to grace for running calls, stops the
-// runs still going and, after a last wait, closes every connection. MCP
-// calls still running after the grace period are cancelled (their tools
-// killed).
-func shutdown(gs *grpc.Server, hs *health.Server, srv *Server, mcpSrv *http.Server, grace time.Duration, log hclog.Logger) {
+// shutdown stops accepting (gRPC, HTTP and MCP), waits up to grace for
+// running calls, stops the runs still going and, after a last wait, closes
+// every connection. MCP calls still running after the grace period are
+// cancelled (their tools killed); HTTP event streams end with their calls.
+func shutdown(gs *grpc.Server, hs *health.Server, srv *Server, mcpSrv *http.Server, front *httpFront, grace time.Duration, log hclog.Logger) {
 	// Not ready any more, still alive: a liveness probe must not restart a
 	// server that is shutting down gracefully.
 	hs.SetServingStatus("", healthpb.HealthCheckResponse_NOT_SERVING)
 	hs.SetServingStatus(agentv1.AgentService_ServiceDesc.ServiceName, healthpb.HealthCheckResponse_NOT_SERVING)
 	log.Info("shutting down", "grace", grace)
+	// HTTP requests end with their gRPC calls: once those have, their
+	// handlers write the last events and return (or are cut after afterStop).
+	httpCtx, cancelHTTP := context.WithCancel(context.Background())
+	defer cancelHTTP()
+	httpDone := make(chan struct{})
+	go func() { front.shutdown(httpCtx); close(httpDone) }()
+	defer func() {
+		select {
+		case <-httpDone:
+		case <-time.After(afterStop):
+			cancelHTTP()
+			<-httpDone
+		}
+	}()
 	if mcpSrv != nil {
 		mcpDone := make(chan struct{})
 		go func() {
@@ -283,10 +304,17 @@ func grpcOptions(cfg *config.Config) ([]grpc.ServerOption, error) {
 		grpc.KeepaliveEnforcementPolicy(keepalive.EnforcementPolicy{MinTime: 10 * time.Second, PermitWithoutStream: true}),
 	}
 	tc, err := tlsConfig(cfg)
-	if err != nil || tc == nil {
-		return opts, err
+	if err != nil {
+		return nil, err
 	}
-	return append(opts, grpc.Creds(credentials.NewTLS(tc))), nil
+	creds := insecure.NewCredentials()
+	if tc != nil {
+		creds = credentials.NewTLS(tc)
+	}
+	// The HTTP gateway's in-process connections skip TLS and are marked
+	// (gatewayCreds), so that its calls get their HTTP client's peer first.
+	return append(opts, grpc.Creds(gatewayCreds{creds}),
+		grpc.ChainUnaryInterceptor(gatewayUnary), grpc.ChainStreamInterceptor(gatewayStream)), nil
 }
 
 // exposure checks that the listener is not open to the network without

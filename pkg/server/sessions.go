@@ -524,6 +524,7 @@ func (s *Server) CreateAgent(ctx context.Context, req *agentv1.CreateAgentReques
 		return nil, storeStatus(err)
 	}
 	e.version = rec.Version
+	rec.HistoryLength = len(req.GetHistory()) // as GetAgent reports it
 	s.agents.mu.Lock()
 	old := s.agents.m[e.id] // a stale copy of an agent deleted elsewhere
 	s.agents.m[e.id] = e

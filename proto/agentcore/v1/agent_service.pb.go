@@ -7,6 +7,7 @@
 package agentv1
 
 import (
+	_ "google.golang.org/genproto/googleapis/api/annotations"
 	protoreflect "google.golang.org/protobuf/reflect/protoreflect"
 	protoimpl "google.golang.org/protobuf/runtime/protoimpl"
 	durationpb "google.golang.org/protobuf/types/known/durationpb"
@@ -3144,7 +3145,7 @@ var File_agentcore_v1_agent_service_proto protoreflect.FileDescriptor
 
 const file_agentcore_v1_agent_service_proto_rawDesc = "" +
 	"\n" +
-	" agentcore/v1/agent_service.proto\x12\fagentcore.v1\x1a\x19agentcore/v1/config.proto\x1a\x18agentcore/v1/event.proto\x1a\x1aagentcore/v1/message.proto\x1a\x16agentcore/v1/run.proto\x1a\x1egoogle/protobuf/duration.proto\x1a google/protobuf/field_mask.proto\x1a\x1cgoogle/protobuf/struct.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\x90\x04\n" +
+	" agentcore/v1/agent_service.proto\x12\fagentcore.v1\x1a\x19agentcore/v1/config.proto\x1a\x18agentcore/v1/event.proto\x1a\x1aagentcore/v1/message.proto\x1a\x16agentcore/v1/run.proto\x1a\x1cgoogle/api/annotations.proto\x1a\x1egoogle/protobuf/duration.proto\x1a google/protobuf/field_mask.proto\x1a\x1cgoogle/protobuf/struct.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\x90\x04\n" +
 	"\x05Agent\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x121\n" +
 	"\x06config\x18\x02 \x01(\v2\x19.agentcore.v1.AgentConfigR\x06config\x121\n" +
@@ -3354,29 +3355,31 @@ const file_agentcore_v1_agent_service_proto_rawDesc = "" +
 	"\x1bPERMISSION_MODE_UNSPECIFIED\x10\x00\x12\x1d\n" +
 	"\x19PERMISSION_MODE_ALLOW_ALL\x10\x01\x12\x1b\n" +
 	"\x17PERMISSION_MODE_ASK_ALL\x10\x02\x12\x1e\n" +
-	"\x1aPERMISSION_MODE_ASK_LISTED\x10\x032\xa6\v\n" +
-	"\fAgentService\x12R\n" +
-	"\vCreateAgent\x12 .agentcore.v1.CreateAgentRequest\x1a!.agentcore.v1.CreateAgentResponse\x12I\n" +
-	"\bGetAgent\x12\x1d.agentcore.v1.GetAgentRequest\x1a\x1e.agentcore.v1.GetAgentResponse\x12O\n" +
+	"\x1aPERMISSION_MODE_ASK_LISTED\x10\x032\xa6\x10\n" +
+	"\fAgentService\x12i\n" +
+	"\vCreateAgent\x12 .agentcore.v1.CreateAgentRequest\x1a!.agentcore.v1.CreateAgentResponse\"\x15\x82\xd3\xe4\x93\x02\x0f:\x01*\"\n" +
+	"/v1/agents\x12h\n" +
+	"\bGetAgent\x12\x1d.agentcore.v1.GetAgentRequest\x1a\x1e.agentcore.v1.GetAgentResponse\"\x1d\x82\xd3\xe4\x93\x02\x17\x12\x15/v1/agents/{agent_id}\x12c\n" +
 	"\n" +
-	"ListAgents\x12\x1f.agentcore.v1.ListAgentsRequest\x1a .agentcore.v1.ListAgentsResponse\x12R\n" +
-	"\vUpdateAgent\x12 .agentcore.v1.UpdateAgentRequest\x1a!.agentcore.v1.UpdateAgentResponse\x12R\n" +
-	"\vDeleteAgent\x12 .agentcore.v1.DeleteAgentRequest\x1a!.agentcore.v1.DeleteAgentResponse\x12A\n" +
-	"\x04Send\x12\x19.agentcore.v1.SendRequest\x1a\x1a.agentcore.v1.SendResponse(\x010\x01\x12=\n" +
-	"\x04Stop\x12\x19.agentcore.v1.StopRequest\x1a\x1a.agentcore.v1.StopResponse\x12H\n" +
-	"\aCompact\x12\x1c.agentcore.v1.CompactRequest\x1a\x1d.agentcore.v1.CompactResponse0\x01\x12O\n" +
+	"ListAgents\x12\x1f.agentcore.v1.ListAgentsRequest\x1a .agentcore.v1.ListAgentsResponse\"\x12\x82\xd3\xe4\x93\x02\f\x12\n" +
+	"/v1/agents\x12x\n" +
+	"\vUpdateAgent\x12 .agentcore.v1.UpdateAgentRequest\x1a!.agentcore.v1.UpdateAgentResponse\"$\x82\xd3\xe4\x93\x02\x1e:\x05agent2\x15/v1/agents/{agent.id}\x12q\n" +
+	"\vDeleteAgent\x12 .agentcore.v1.DeleteAgentRequest\x1a!.agentcore.v1.DeleteAgentResponse\"\x1d\x82\xd3\xe4\x93\x02\x17*\x15/v1/agents/{agent_id}\x12A\n" +
+	"\x04Send\x12\x19.agentcore.v1.SendRequest\x1a\x1a.agentcore.v1.SendResponse(\x010\x01\x12d\n" +
+	"\x04Stop\x12\x19.agentcore.v1.StopRequest\x1a\x1a.agentcore.v1.StopResponse\"%\x82\xd3\xe4\x93\x02\x1f:\x01*\"\x1a/v1/agents/{agent_id}:stop\x12r\n" +
+	"\aCompact\x12\x1c.agentcore.v1.CompactRequest\x1a\x1d.agentcore.v1.CompactResponse\"(\x82\xd3\xe4\x93\x02\":\x01*\"\x1d/v1/agents/{agent_id}:compact0\x01\x12v\n" +
 	"\n" +
-	"GetHistory\x12\x1f.agentcore.v1.GetHistoryRequest\x1a .agentcore.v1.GetHistoryResponse\x12O\n" +
+	"GetHistory\x12\x1f.agentcore.v1.GetHistoryRequest\x1a .agentcore.v1.GetHistoryResponse\"%\x82\xd3\xe4\x93\x02\x1f\x12\x1d/v1/agents/{agent_id}/history\x12y\n" +
 	"\n" +
-	"SetHistory\x12\x1f.agentcore.v1.SetHistoryRequest\x1a .agentcore.v1.SetHistoryResponse\x12[\n" +
-	"\x0ePreviewContext\x12#.agentcore.v1.PreviewContextRequest\x1a$.agentcore.v1.PreviewContextResponse\x12L\n" +
-	"\tListTools\x12\x1e.agentcore.v1.ListToolsRequest\x1a\x1f.agentcore.v1.ListToolsResponse\x12T\n" +
-	"\vExecuteTool\x12 .agentcore.v1.ExecuteToolRequest\x1a!.agentcore.v1.ExecuteToolResponse0\x01\x12R\n" +
-	"\vReloadTools\x12 .agentcore.v1.ReloadToolsRequest\x1a!.agentcore.v1.ReloadToolsResponse\x12E\n" +
-	"\x06Attach\x12\x1b.agentcore.v1.AttachRequest\x1a\x1c.agentcore.v1.AttachResponse0\x01\x12C\n" +
-	"\x06GetRun\x12\x1b.agentcore.v1.GetRunRequest\x1a\x1c.agentcore.v1.GetRunResponse\x12I\n" +
-	"\bListRuns\x12\x1d.agentcore.v1.ListRunsRequest\x1a\x1e.agentcore.v1.ListRunsResponse\x12d\n" +
-	"\x11RespondPermission\x12&.agentcore.v1.RespondPermissionRequest\x1a'.agentcore.v1.RespondPermissionResponseB;Z9github.com/agentcore/agentcore/proto/agentcore/v1;agentv1b\x06proto3"
+	"SetHistory\x12\x1f.agentcore.v1.SetHistoryRequest\x1a .agentcore.v1.SetHistoryResponse\"(\x82\xd3\xe4\x93\x02\":\x01*\x1a\x1d/v1/agents/{agent_id}/history\x12\x8c\x01\n" +
+	"\x0ePreviewContext\x12#.agentcore.v1.PreviewContextRequest\x1a$.agentcore.v1.PreviewContextResponse\"/\x82\xd3\xe4\x93\x02):\x01*\"$/v1/agents/{agent_id}:previewContext\x12_\n" +
+	"\tListTools\x12\x1e.agentcore.v1.ListToolsRequest\x1a\x1f.agentcore.v1.ListToolsResponse\"\x11\x82\xd3\xe4\x93\x02\v\x12\t/v1/tools\x12y\n" +
+	"\vExecuteTool\x12 .agentcore.v1.ExecuteToolRequest\x1a!.agentcore.v1.ExecuteToolResponse\"#\x82\xd3\xe4\x93\x02\x1d:\x01*\"\x18/v1/tools/{name}:execute0\x01\x12o\n" +
+	"\vReloadTools\x12 .agentcore.v1.ReloadToolsRequest\x1a!.agentcore.v1.ReloadToolsResponse\"\x1b\x82\xd3\xe4\x93\x02\x15:\x01*\"\x10/v1/tools:reload\x12\x87\x01\n" +
+	"\x06Attach\x12\x1b.agentcore.v1.AttachRequest\x1a\x1c.agentcore.v1.AttachResponse\"@\x82\xd3\xe4\x93\x02:Z\x1e\x12\x1c/v1/agents/{agent_id}:attach\x12\x18/v1/runs/{run_id}:attach0\x01\x12^\n" +
+	"\x06GetRun\x12\x1b.agentcore.v1.GetRunRequest\x1a\x1c.agentcore.v1.GetRunResponse\"\x19\x82\xd3\xe4\x93\x02\x13\x12\x11/v1/runs/{run_id}\x12y\n" +
+	"\bListRuns\x12\x1d.agentcore.v1.ListRunsRequest\x1a\x1e.agentcore.v1.ListRunsResponse\".\x82\xd3\xe4\x93\x02(Z\x1c\x12\x1a/v1/agents/{agent_id}/runs\x12\b/v1/runs\x12\x9d\x01\n" +
+	"\x11RespondPermission\x12&.agentcore.v1.RespondPermissionRequest\x1a'.agentcore.v1.RespondPermissionResponse\"7\x82\xd3\xe4\x93\x021:\x01*\",/v1/runs/{run_id}/permissions/{tool_call_id}B;Z9github.com/agentcore/agentcore/proto/agentcore/v1;agentv1b\x06proto3"
 
 var (
 	file_agentcore_v1_agent_service_proto_rawDescOnce sync.Once

@@ -58,6 +58,10 @@ type AgentServiceClient interface {
 	DeleteAgent(ctx context.Context, in *DeleteAgentRequest, opts ...grpc.CallOption) (*DeleteAgentResponse, error)
 	// Send starts a run and streams its events. The first client message must
 	// be a start; later ones answer permission requests or stop the run.
+	//
+	// Over HTTP: POST /v1/agents/{agent_id}:send with a StartRun body answers
+	// with the events as server-sent events (pkg/gateway; grpc-gateway cannot
+	// bind path fields of a client stream, so the route is hand-written).
 	Send(ctx context.Context, opts ...grpc.CallOption) (grpc.BidiStreamingClient[SendRequest, SendResponse], error)
 	// Stop stops the running send, if any, and returns after it has fully stopped.
 	Stop(ctx context.Context, in *StopRequest, opts ...grpc.CallOption) (*StopResponse, error)
@@ -81,6 +85,9 @@ type AgentServiceClient interface {
 	// live ones until the run ends, each exactly once and in order, whichever
 	// replica runs it. It ends as the run's Send stream did: OK after the
 	// result, or the run's error status.
+	//
+	// Over HTTP the events are server-sent events (pkg/gateway), and the
+	// Last-Event-ID header of a reconnecting EventSource counts as after_seq.
 	Attach(ctx context.Context, in *AttachRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[AttachResponse], error)
 	// GetRun returns one run.
 	GetRun(ctx context.Context, in *GetRunRequest, opts ...grpc.CallOption) (*GetRunResponse, error)
@@ -328,6 +335,10 @@ type AgentServiceServer interface {
 	DeleteAgent(context.Context, *DeleteAgentRequest) (*DeleteAgentResponse, error)
 	// Send starts a run and streams its events. The first client message must
 	// be a start; later ones answer permission requests or stop the run.
+	//
+	// Over HTTP: POST /v1/agents/{agent_id}:send with a StartRun body answers
+	// with the events as server-sent events (pkg/gateway; grpc-gateway cannot
+	// bind path fields of a client stream, so the route is hand-written).
 	Send(grpc.BidiStreamingServer[SendRequest, SendResponse]) error
 	// Stop stops the running send, if any, and returns after it has fully stopped.
 	Stop(context.Context, *StopRequest) (*StopResponse, error)
@@ -351,6 +362,9 @@ type AgentServiceServer interface {
 	// live ones until the run ends, each exactly once and in order, whichever
 	// replica runs it. It ends as the run's Send stream did: OK after the
 	// result, or the run's error status.
+	//
+	// Over HTTP the events are server-sent events (pkg/gateway), and the
+	// Last-Event-ID header of a reconnecting EventSource counts as after_seq.
 	Attach(*AttachRequest, grpc.ServerStreamingServer[AttachResponse]) error
 	// GetRun returns one run.
 	GetRun(context.Context, *GetRunRequest) (*GetRunResponse, error)

@@ -1,0 +1,131 @@
+// Drives the web console in a real browser (Debian's chromium through
+// playwright-core) against a real agent-server with the scripted model:
+// give the token, create an agent, send a task whose shell call needs an
+// approval, watch the streamed text and the tool's live output, approve,
+// see the result; then try a tool from the tools page.
+//
+// tests/console_test.go runs it: node console.mjs, with
+//   CONSOLE_URL        the server's HTTP address
+//   CONSOLE_TOKEN      its bearer token
+//   CONSOLE_SYSTEM     the system prompt the scripted model answers
+//   CONSOLE_SHOTS      the folder for screenshots
+//   CONSOLE_SECRETS    comma-separated texts no page may show (the token, API keys)
+//   CHROMIUM           the browser (default /usr/bin/chromium)
+// It prints one line per step and exits non-zero on the first failure.
+
+import {chromium} from 'playwright-core';
+import {mkdtempSync, rmSync} from 'node:fs';
+import {tmpdir} from 'node:os';
+import {join} from 'node:path';
+
+const env = (k) => {
+  const v = process.env[k];
+  if (v === undefined) throw new Error(`${k} is not set`);
+  return v;
+};
+const url = env('CONSOLE_URL');
+const token = env('CONSOLE_TOKEN');
+const system = env('CONSOLE_SYSTEM');
+const shots = env('CONSOLE_SHOTS');
+const secrets = [token, ...(process.env.CONSOLE_SECRETS || '').split(',')].filter(Boolean);
+const noSecret = async (page) => {
+  const html = await page.content();
+  for (const s of secrets) if (html.includes(s)) throw new Error(`a secret is shown on ${page.url()}`);
+};
+const timeout = 15000;
+
+const profile = mkdtempSync(join(tmpdir(), 'agentcore-chromium-'));
+const context = await chromium.launchPersistentContext(profile, {
+  executablePath: process.env.CHROMIUM || '/usr/bin/chromium',
+  headless: true,
+  viewport: {width: 1200, height: 900},
+  args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking',
+    '--disable-component-update', '--disable-sync'],
+});
+const step = (what) => console.log(`step: ${what}`);
+const problems = [];
+try {
+  const page = context.pages()[0] || await context.newPage();
+  page.setDefaultTimeout(timeout);
+  page.on('pageerror', (err) => problems.push(`page error: ${err.message}`));
+  // The first call answers 401 until the token is given: the browser logs it.
+  page.on('console', (m) => {
+    if (m.type() === 'error' && !/status of 401/.test(m.text())) problems.push(`console error: ${m.text()}`);
+  });
+
+  step('open the console and give the token');
+  await page.goto(url + '/');
+  await page.locator('#token-dialog[open]').waitFor();
+  await page.fill('#token-input', token);
+  await page.click('#token-dialog button[type=submit]');
+  await page.locator('table.agents').waitFor();
+  const stored = await page.evaluate(() => sessionStorage.getItem('agentcore.token'));
+  if (stored !== token) throw new Error('the token is not in session storage');
+
+  step('create an agent');
+  await page.fill('#agent-id', 'console-agent');
+  await page.fill('#agent-system', system);
+  await page.click('#create-agent');
+  await page.waitForURL(/#\/agents\/console-agent$/);
+  await page.locator('#agent-state').waitFor();
+
+  step('send a task');
+  await page.fill('#send-input', 'Build the greeting and tell me how it went.');
+  await page.selectOption('#send-permission', 'PERMISSION_MODE_ASK_LISTED');
+  await page.fill('#send-ask-tools', 'shell');
+  await page.click('#send-button');
+  const run = page.locator('section.run').first();
+  await run.locator('.event-text', {hasText: 'Let me build it.'}).waitFor();
+
+  step('approve the shell call');
+  const card = run.locator('.permission');
+  await card.locator('button.allow').waitFor();
+  if (await run.locator('.tool-call').count() !== 0) throw new Error('the shell call started before it was approved');
+  await page.screenshot({path: join(shots, 'console-approval.png'), fullPage: true});
+  await card.locator('button.allow').click();
+  await card.locator('.status', {hasText: 'allowed'}).waitFor();
+
+  step('watch the tool output stream');
+  const call = run.locator('.tool-call');
+  await call.locator('.tool-output .stdout', {hasText: 'building'}).first().waitFor();
+  await call.locator('.tool-output .stderr', {hasText: 'a warning'}).waitFor();
+  await call.locator('.tool-result').waitFor();
+
+  step('see the result');
+  await run.locator('.run-result', {hasText: 'The greeting is built.'}).waitFor();
+  await page.locator('.history .turn').first().waitFor();
+  await page.locator('#agent-state', {hasText: 'idle'}).waitFor();
+  await page.screenshot({path: join(shots, 'console-run.png'), fullPage: true});
+  await noSecret(page);
+
+  step('open the run from the runs list: its events replayed');
+  await page.locator('.runs-table tbody tr a code').first().click();
+  await page.waitForURL(/#\/runs\/run_/);
+  await page.locator('#run-state', {hasText: 'succeeded'}).waitFor();
+  await page.locator('section.run .tool-output .stderr', {hasText: 'a warning'}).waitFor();
+  await page.locator('section.run .run-result', {hasText: 'The greeting is built.'}).waitFor();
+  if (await page.locator('section.run .permission button.allow').count() !== 0) throw new Error('an answered permission still offers buttons');
+  await page.goto(url + '/#/agents');
+  await page.locator('tr[data-agent=console-agent]').waitFor();
+  await noSecret(page);
+
+  step('try a tool');
+  await page.goto(url + '/#/tools/count');
+  await page.fill('input[name=n]', '3');
+  await page.click('#tool-run');
+  await page.locator('#tool-output', {hasText: 'counted to 3'}).waitFor();
+  await page.locator('#tool-result .tool-call.done').waitFor();
+  await page.screenshot({path: join(shots, 'console-tool.png'), fullPage: true});
+
+  await noSecret(page);
+} catch (err) {
+  problems.unshift(String(err.stack || err));
+} finally {
+  await context.close();
+  rmSync(profile, {recursive: true, force: true});
+}
+if (problems.length) {
+  console.error(problems.join('\n'));
+  process.exit(1);
+}
+console.log('ok');

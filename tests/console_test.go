@@ -1,0 +1,115 @@
+package tests
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/agentcore/agentcore/pkg/llm/fakemodel"
+)
+
+// missing skips the test for a missing prerequisite, or fails it under CI
+// (CI=true), where .ci/run installs everything the test needs.
+func missing(t *testing.T, format string, args ...any) {
+	t.Helper()
+	if os.Getenv("CI") == "true" {
+		t.Fatalf(format, args...)
+	}
+	t.Skipf(format, args...)
+}
+
+// chromiumPath is Debian's chromium, or $CHROMIUM.
+func chromiumPath() string {
+	if p := os.Getenv("CHROMIUM"); p != "" {
+		return p
+	}
+	return "/usr/bin/chromium"
+}
+
+// consoleModules makes tests/console runnable: node on PATH and
+// playwright-core installed (npm ci, once; node_modules is kept).
+func consoleModules(t *testing.T) string {
+	t.Helper()
+	if _, err := exec.LookPath("node"); err != nil {
+		missing(t, "node is not on PATH: the console is not tested in a browser")
+	}
+	if _, err := os.Stat(chromiumPath()); err != nil {
+		missing(t, "no chromium at %s (apt-get install chromium; or set CHROMIUM): the console is not tested in a browser", chromiumPath())
+	}
+	dir := filepath.Join(repoRoot(), "tests", "console")
+	if _, err := os.Stat(filepath.Join(dir, "node_modules", "playwright-core", "package.json")); err == nil {
+		return dir
+	}
+	if _, err := exec.LookPath("npm"); err != nil {
+		missing(t, "tests/console/node_modules is missing and npm is not on PATH")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "npm", "ci", "--no-audit", "--no-fund", "--loglevel=error")
+	cmd.Dir = dir
+	if out, err := cmd.CombinedOutput(); err != nil {
+		missing(t, "tests/console/node_modules is missing and npm ci failed: %v\n%s", err, out)
+	}
+	return dir
+}
+
+// consoleTask is the scripted model of the console test: it says what it
+// will do and calls shell, whose output streams, then reports.
+func consoleTask(step int, req *fakemodel.Request) fakemodel.Turn {
+	if step == 0 {
+		return fakemodel.Turn{
+			TextChunks: []string{"Let me ", "build it."},
+			ToolCalls: []fakemodel.ToolCall{{ID: "call_build", Name: "shell",
+				Arguments: `{"command":"echo building; sleep 0.3; echo 'a warning' >&2; echo done"}`}},
+			Usage: &fakemodel.Usage{Input: 120, Output: 20},
+		}
+	}
+	return fakemodel.Turn{TextChunks: []string{"The greeting ", "is built."}, Usage: &fakemodel.Usage{Input: 180, Output: 8}}
+}
+
+// TestConsoleInBrowser drives the web console in headless chromium against
+// a real agent-server: token, create an agent, send a task and watch its
+// events stream (text, live tool output, result), try a tool. Screenshots
+// are kept in a temporary folder the log names.
+func TestConsoleInBrowser(t *testing.T) {
+	t.Parallel()
+	dir := consoleModules(t)
+	h := startHTTPServer(t)
+	system := suite.router.add(t, consoleTask)
+	shots, err := os.MkdirTemp("", "agentcore-console-shots-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("screenshots in %s", shots)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "node", "console.mjs")
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(),
+		"CONSOLE_URL="+h.url, "CONSOLE_TOKEN="+httpToken, "CONSOLE_SYSTEM="+system, "CONSOLE_SHOTS="+shots,
+		"CONSOLE_SECRETS="+testKey, "CHROMIUM="+chromiumPath())
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	err = cmd.Run()
+	if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+		t.Fatalf("the browser test ran over 2 minutes:\n%s", out.String())
+	}
+	if err != nil {
+		t.Fatalf("node console.mjs: %v\n%s", err, out.String())
+	}
+	if !strings.HasSuffix(strings.TrimSpace(out.String()), "ok") {
+		t.Fatalf("the browser test did not finish:\n%s", out.String())
+	}
+	for _, name := range []string{"console-run.png", "console-tool.png"} {
+		fi, err := os.Stat(filepath.Join(shots, name))
+		if err != nil || fi.Size() < 1000 {
+			t.Errorf("screenshot %s: %v", name, err)
+		}
+	}
+}

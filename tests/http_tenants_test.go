@@ -1,0 +1,185 @@
+package tests
+
+import (
+	"crypto/tls"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/json"
+	"net/http"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"google.golang.org/grpc"
+
+	"github.com/agentcore/agentcore/pkg/auth"
+	agentv1 "github.com/agentcore/agentcore/proto/agentcore/v1"
+	"github.com/agentcore/agentcore/sdk/client"
+)
+
+// TestHTTPTenants runs a server with a tokens file over mutual TLS on both
+// listeners and checks that the HTTP gateway authenticates and isolates
+// tenants exactly as the gRPC API does: by token and by client certificate,
+// each tenant seeing only its own agents, whichever front end made them,
+// the admin check, and audit lines naming the HTTP client.
+func TestHTTPTenants(t *testing.T) {
+	t.Parallel()
+	pki := newPKI(t)
+	anon := pki.issue(t, 30, pkix.Name{CommonName: "http-anon"}, nil, x509.ExtKeyUsageClientAuth)
+	daveCert := pki.issue(t, 31, pkix.Name{CommonName: "dave"}, []string{"dave.agentcore.test"}, x509.ExtKeyUsageClientAuth)
+	tokens := filepath.Join(t.TempDir(), "tenants.yaml")
+	if err := os.WriteFile(tokens, []byte("tenants:\n"+
+		"  alice:\n    tokens: ["+aliceToken+"]\n"+
+		"  bob:\n    admin: true\n    tokens: [\""+auth.HashToken(bobToken)+"\"]\n"+
+		"  dave:\n    client_certs: {sans: [dave.agentcore.test]}\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cmd := serverCmd(suite.plugins, []string{"-auth-tokens-file", tokens, "-tls-cert", pki.certFile, "-tls-key", pki.keyFile,
+		"-tls-client-ca", pki.caFile, "-http-listen", "127.0.0.1:0"})
+	p, err := launch(cmd, grpc.WithTransportCredentials(pki.creds(anon)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		if p.cmd.ProcessState == nil {
+			p.kill()
+		}
+	}()
+	base := &httpServer{serverProc: p, url: "https://" + httpAddr(t, p)}
+	as := func(cert *tls.Certificate, token string) *httpServer {
+		tc := &tls.Config{RootCAs: pki.pool, MinVersion: tls.VersionTLS12}
+		if cert != nil {
+			tc.Certificates = []tls.Certificate{*cert}
+		}
+		c := &http.Client{Transport: &http.Transport{TLSClientConfig: tc}, Timeout: 30 * time.Second}
+		t.Cleanup(c.CloseIdleConnections)
+		return base.as(c, token)
+	}
+	alice, bob, dave, nobody := as(&anon, aliceToken), as(&anon, bobToken), as(&daveCert, ""), as(&anon, "")
+
+	for _, c := range []struct {
+		h  *httpServer
+		id string
+	}{{alice, "shared"}, {bob, "shared"}, {bob, "bob-only"}, {dave, "d1"}} {
+		c.h.ok(t, request{method: "POST", path: "/v1/agents", body: `{"agentId": "` + c.id + `", "agent": {"config": {"system": "` + c.id + `"}}}`}, nil)
+	}
+	ids := func(h *httpServer) []string {
+		var list agentv1.ListAgentsResponse
+		h.ok(t, request{method: "GET", path: "/v1/agents"}, &list)
+		var out []string
+		for _, a := range list.GetAgents() {
+			out = append(out, a.GetId())
+		}
+		return out
+	}
+	for _, c := range []struct {
+		name string
+		h    *httpServer
+		want []string
+	}{{"alice", alice, []string{"shared"}}, {"bob", bob, []string{"bob-only", "shared"}}, {"dave (by certificate)", dave, []string{"d1"}}} {
+		if got := ids(c.h); !slices.Equal(got, c.want) {
+			t.Errorf("%s lists %v, want %v", c.name, got, c.want)
+		}
+	}
+	var got agentv1.GetAgentResponse
+	bob.ok(t, request{method: "GET", path: "/v1/agents/shared"}, &got)
+	if got.GetAgent().GetConfig().GetSystem() != "shared" {
+		t.Errorf("bob's shared: %v", got.GetAgent())
+	}
+	for _, r := range []request{
+		{method: "GET", path: "/v1/agents/bob-only"},
+		{method: "GET", path: "/v1/agents/bob-only/history"},
+		{method: "PATCH", path: "/v1/agents/d1", body: `{"config": {"system": "mine"}}`},
+		{method: "POST", path: "/v1/agents/bob-only:stop"},
+		{method: "POST", path: "/v1/agents/bob-only:send", body: `{"input": [{"text": "hi"}]}`},
+		{method: "DELETE", path: "/v1/agents/bob-only"},
+	} {
+		resp, b := alice.do(t, r)
+		if e := parseError(t, resp, b); e.status != http.StatusNotFound || e.reason != "AGENT_NOT_FOUND" {
+			t.Errorf("alice %s %s on another tenant's agent: %+v", r.method, r.path, e)
+		}
+	}
+	// Runs are the tenant's too: bob's run is not there for alice.
+	resp := bob.open(t, request{method: "POST", path: "/v1/agents/bob-only:send", body: `{"input": [{"text": "hi"}]}`})
+	bobEvents, _ := readRun(t, resp.Body)
+	resp.Body.Close()
+	if len(bobEvents) == 0 {
+		t.Fatal("bob's send streamed no event")
+	}
+	bobRun := bobEvents[0].GetRunId()
+	for _, r := range []request{
+		{method: "GET", path: "/v1/runs/" + bobRun},
+		{method: "GET", path: "/v1/runs/" + bobRun + ":attach"},
+		{method: "POST", path: "/v1/runs/" + bobRun + "/permissions/call_x", body: `{"allow": true}`},
+	} {
+		resp, b := alice.do(t, r)
+		if e := parseError(t, resp, b); e.status != http.StatusNotFound || e.reason != "RUN_NOT_FOUND" {
+			t.Errorf("alice %s %s on bob's run: %+v", r.method, r.path, e)
+		}
+	}
+	var aliceRuns agentv1.ListRunsResponse
+	alice.ok(t, request{method: "GET", path: "/v1/runs"}, &aliceRuns)
+	if len(aliceRuns.GetRuns()) != 0 {
+		t.Errorf("alice lists runs %v", aliceRuns.GetRuns())
+	}
+	var bobRuns agentv1.ListRunsResponse
+	bob.ok(t, request{method: "GET", path: "/v1/runs"}, &bobRuns)
+	if len(bobRuns.GetRuns()) != 1 || bobRuns.GetRuns()[0].GetId() != bobRun {
+		t.Errorf("bob lists runs %v", bobRuns.GetRuns())
+	}
+
+	resp, b := alice.do(t, request{method: "POST", path: "/v1/tools:reload"})
+	if e := parseError(t, resp, b); e.status != http.StatusForbidden {
+		t.Errorf("alice (not admin) reloads tools: %+v", e)
+	}
+	bob.ok(t, request{method: "POST", path: "/v1/tools:reload"}, nil)
+	resp, b = nobody.do(t, request{method: "GET", path: "/v1/agents"})
+	if e := parseError(t, resp, b); e.status != http.StatusUnauthorized || e.reason != "UNAUTHENTICATED" {
+		t.Errorf("a certificate of no tenant, no token: %+v", e)
+	}
+	// Mutual TLS holds on the HTTP listener too.
+	noCert := as(nil, aliceToken)
+	req, _ := http.NewRequest("GET", base.url+"/v1/agents", nil)
+	if resp, err := noCert.client.Do(req); err == nil {
+		resp.Body.Close()
+		t.Errorf("a request without a client certificate got %s", resp.Status)
+	}
+
+	// The same tenant over gRPC sees what it made over HTTP, and only that.
+	grpcAlice, err := client.Dial(p.addr, client.WithDialOptions(grpc.WithTransportCredentials(pki.creds(anon))), client.WithToken(aliceToken))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer grpcAlice.Close()
+	list, err := grpcAlice.ListAgents(ctxT(t, 10*time.Second))
+	if err != nil || len(list) != 1 || list[0].GetId() != "shared" || list[0].GetConfig().GetSystem() != "shared" {
+		t.Errorf("alice over gRPC lists %v (%v)", list, err)
+	}
+
+	p.stopped(t)
+	// Audit lines of HTTP calls name the tenant and the HTTP client's address.
+	found := false
+	for _, l := range strings.Split(p.logs(), "\n") {
+		var rec map[string]any
+		if json.Unmarshal([]byte(l), &rec) != nil || rec["@module"] != "agent-server.audit" {
+			continue
+		}
+		if rec["call"] == "CreateAgent" && rec["tenant"] == "dave" && rec["agent"] == "d1" && rec["outcome"] == "OK" {
+			found = true
+			if rec["peer"] != "127.0.0.1" {
+				t.Errorf("the audit line of an HTTP call names peer %v, want the HTTP client's 127.0.0.1: %s", rec["peer"], l)
+			}
+		}
+		for _, secret := range []string{aliceToken, bobToken} {
+			if strings.Contains(l, secret) {
+				t.Errorf("an audit line holds a token: %s", l)
+			}
+		}
+	}
+	if !found {
+		t.Errorf("no audit line for dave's CreateAgent over HTTP")
+	}
+}
