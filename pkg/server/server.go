@@ -225,7 +225,7 @@ func (s *Server) Telemetry() *telemetry.Telemetry { return s.tel }
 // codec that names a request's field holding invalid UTF-8.
 func (s *Server) Interceptors(reflectionAuth bool) []grpc.ServerOption {
 	g := &guard{auth: s.auth, reflectionAuth: reflectionAuth, secrets: s.secrets, log: s.log.Named("rpc"), audit: s.log.Named("audit"),
-		maxMessage: s.cfg.Limits.MaxMessageBytes, codec: newUTF8Codec()}
+		maxMessage: s.cfg.Limits.MaxMessageBytes, codec: newUTF8Codec(s.secrets)}
 	return g.interceptors()
 }
 
