@@ -69,6 +69,7 @@ type Server struct {
 
 	cfg     *config.Config
 	log     hclog.Logger
+	logOut  *logWriter // log's output (nil without one); closed last
 	auth    *auth.Authenticator
 	host    *tool.Host
 	limits  *limits.Controller // the tool host's limits mechanism; closed after the host
@@ -137,9 +138,17 @@ func New(opts Options) (*Server, error) {
 	}
 	sec := newSecrets(cfg.Secrets()...)
 	log := hclog.NewNullLogger()
+	var logOut *logWriter
 	if opts.LogOutput != nil {
-		log = cfg.Logger("agent-server", sec.writer(opts.LogOutput))
+		logOut = newLogWriter(opts.LogOutput)
+		log = cfg.Logger("agent-server", sec.writer(logOut))
 	}
+	started := false
+	defer func() {
+		if !started && logOut != nil {
+			logOut.Close()
+		}
+	}()
 	tel, err := telemetry.New(context.Background(), telemetry.Config{
 		Getenv: opts.Getenv, TraceContent: opts.Config.TraceContent, Logger: log, Redact: sec.redact,
 	})
@@ -157,6 +166,7 @@ func New(opts Options) (*Server, error) {
 	s := &Server{
 		cfg:     cfg,
 		log:     log,
+		logOut:  logOut,
 		auth:    authn,
 		secrets: sec,
 		tel:     tel,
@@ -203,6 +213,7 @@ func New(opts Options) (*Server, error) {
 	go func() { defer s.bg.Done(); s.maintain(ctx) }()
 	log.Info("store open", "store", opts.Config.StoreName(), "replica", opts.Config.ReplicaID)
 	tel.GaugeFunc("agentcore_agents", "Agents the server holds now.", s.agentCount)
+	started = true
 	return s, nil
 }
 
@@ -257,6 +268,9 @@ func (s *Server) Close() error {
 		defer cancel()
 		if terr := s.tel.Shutdown(ctx); terr != nil {
 			s.log.Warn("spans not flushed", "error", terr)
+		}
+		if s.logOut != nil {
+			s.logOut.Close() // later lines are written at once
 		}
 	})
 	return err
