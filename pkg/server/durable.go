@@ -285,7 +285,7 @@ func (j *journal) Begin(ctx context.Context, info agent.JournalRun) (*agent.Snap
 		}
 	}
 	s.live.add(&liveRun{id: info.ID, agentID: e.id, stop: info.Stop, started: time.Now()})
-	snap, err := j.sync(ctx)
+	snap, err := j.sync(ctx, run.AgentVersion)
 	if err != nil {
 		s.live.remove(info.ID)
 		fctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), storeTimeout)
@@ -298,18 +298,19 @@ func (j *journal) Begin(ctx context.Context, info agent.JournalRun) (*agent.Snap
 }
 
 // sync returns the stored history and usage when another process changed
-// the agent since this one last wrote or read it.
-func (j *journal) sync(ctx context.Context) (*agent.Snapshot, error) {
+// the agent since this one last wrote or read it: when the agent's version
+// as StartRun saw it is not the session's.
+func (j *journal) sync(ctx context.Context, version int64) (*agent.Snapshot, error) {
 	e := j.e
-	rec, err := j.srv.store.GetAgent(ctx, e.id)
-	if err != nil {
-		return nil, err
-	}
 	e.mu.Lock()
-	same := e.version == rec.Version
+	same := e.version == version
 	e.mu.Unlock()
 	if same {
 		return nil, nil
+	}
+	rec, err := j.srv.store.GetAgent(ctx, e.id)
+	if err != nil {
+		return nil, err
 	}
 	h, v, err := j.srv.store.History(ctx, e.id)
 	if err != nil {

@@ -441,10 +441,10 @@ func (db *DB) StartRun(ctx context.Context, r *store.Run, ttl time.Duration) err
 	return db.relaxedTx(ctx, func(tx *sql.Tx, _ func(store.Notice)) error {
 		var (
 			tenant, leaseRun, leaseOwner string
-			exp, now                     int64
+			exp, now, version            int64
 		)
-		err := tx.QueryRowContext(ctx, db.q(`SELECT tenant, lease_run, lease_owner, lease_expires, {now} FROM agents WHERE id = $1{for_update}`),
-			r.AgentID).Scan(&tenant, &leaseRun, &leaseOwner, &exp, &now)
+		err := tx.QueryRowContext(ctx, db.q(`SELECT tenant, lease_run, lease_owner, lease_expires, {now}, version FROM agents WHERE id = $1{for_update}`),
+			r.AgentID).Scan(&tenant, &leaseRun, &leaseOwner, &exp, &now, &version)
 		if errors.Is(err, sql.ErrNoRows) {
 			return fmt.Errorf("agent %q: %w", r.AgentID, store.ErrNotFound)
 		}
@@ -476,6 +476,7 @@ func (db *DB) StartRun(ctx context.Context, r *store.Run, ttl time.Duration) err
 			return db.wrap(err)
 		}
 		r.Tenant, r.State, r.Started, r.LeaseExpires = tenant, agentv1.RunState_RUN_STATE_RUNNING, Time(now), Time(until)
+		r.AgentVersion = version
 		return nil
 	})
 }
