@@ -28,19 +28,29 @@ import (
 // one that does is encoded again from a redacted copy (secrets.redactMessage).
 // The check is a byte search over what is sent anyway, where walking every
 // message's fields cost more than its encoding.
+//
+// A response that never changes and is sent many times (ListTools') can be
+// frozen: its encoding, made once, is in frozen under the message, and is
+// what the codec sends for it.
 type utf8Codec struct {
 	encoding.CodecV2
 	notes   *sync.Map // request message -> the path of its first invalid string
 	secrets *secrets  // nil: nothing to keep out
+	frozen  *sync.Map // proto.Message -> []byte, its encoding; nil: none
 }
 
-func newUTF8Codec(sec *secrets) utf8Codec {
-	return utf8Codec{CodecV2: encoding.GetCodecV2(grpcproto.Name), notes: &sync.Map{}, secrets: sec}
+func newUTF8Codec(sec *secrets, frozen *sync.Map) utf8Codec {
+	return utf8Codec{CodecV2: encoding.GetCodecV2(grpcproto.Name), notes: &sync.Map{}, secrets: sec, frozen: frozen}
 }
 
 // Marshal encodes v, from a redacted copy when its encoding holds a
 // server-held secret.
 func (c utf8Codec) Marshal(v any) (mem.BufferSlice, error) {
+	if c.frozen != nil {
+		if b, ok := c.frozen.Load(v); ok {
+			return mem.BufferSlice{mem.SliceBuffer(b.([]byte))}, nil
+		}
+	}
 	out, err := c.CodecV2.Marshal(v)
 	if err != nil || c.secrets == nil || len(c.secrets.held) == 0 {
 		return out, err

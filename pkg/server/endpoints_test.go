@@ -130,8 +130,8 @@ func TestRedactMessage(t *testing.T) {
 // proto codec encodes it.
 func TestCodecKeepsHeldSecretsOut(t *testing.T) {
 	sec := newSecrets("sk-held-0123456789")
-	c := newUTF8Codec(sec)
-	plain := newUTF8Codec(nil)
+	c := newUTF8Codec(sec, nil)
+	plain := newUTF8Codec(nil, nil)
 	tests := []struct {
 		name   string
 		m      proto.Message

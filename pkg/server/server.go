@@ -32,6 +32,7 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 	"google.golang.org/grpc"
+	"google.golang.org/protobuf/proto"
 
 	"github.com/agentcore/agentcore/pkg/auth"
 	"github.com/agentcore/agentcore/pkg/config"
@@ -67,9 +68,12 @@ type Options struct {
 type Server struct {
 	agentv1.UnimplementedAgentServiceServer
 
-	cfg     *config.Config
-	log     hclog.Logger
-	logOut  *logWriter // log's output (nil without one); closed last
+	cfg    *config.Config
+	log    hclog.Logger
+	logOut *logWriter // log's output (nil without one); closed last
+	// frozen holds the encodings of responses made once and sent as they
+	// are (see utf8Codec, freeze).
+	frozen  sync.Map
 	auth    *auth.Authenticator
 	host    *tool.Host
 	limits  *limits.Controller // the tool host's limits mechanism; closed after the host
@@ -236,8 +240,19 @@ func (s *Server) Telemetry() *telemetry.Telemetry { return s.tel }
 // codec that names a request's field holding invalid UTF-8.
 func (s *Server) Interceptors(reflectionAuth bool) []grpc.ServerOption {
 	g := &guard{auth: s.auth, reflectionAuth: reflectionAuth, secrets: s.secrets, log: s.log.Named("rpc"), audit: s.log.Named("audit"),
-		maxMessage: s.cfg.Limits.MaxMessageBytes, codec: newUTF8Codec(s.secrets)}
+		maxMessage: s.cfg.Limits.MaxMessageBytes, codec: newUTF8Codec(s.secrets, &s.frozen)}
 	return g.interceptors()
+}
+
+// freeze keeps m's encoding (secrets kept out) for the codec to send: m
+// must never change after.
+func (s *Server) freeze(m proto.Message) {
+	out, err := newUTF8Codec(s.secrets, nil).Marshal(m)
+	if err != nil {
+		return // the codec encodes it at each call, and says what is wrong
+	}
+	s.frozen.Store(m, out.Materialize())
+	out.Free()
 }
 
 // LimitsMechanism says how tool limits are enforced (for the start log).
