@@ -138,7 +138,7 @@ bench:
 ## a goal in issues 10, 12, 13 and 14 beside its floor, the ratio and whether
 ## the goal is met, and the machine (about 1.5 minutes once built; BENCHTIME=3s
 ## for steadier). The PostgreSQL store is measured when AGENTCORE_TEST_POSTGRES
-## names a database (see README: Tests).
+## names a database (a postgres:// URL).
 BENCHTIME ?= 1s
 bench-report:
 	GO=$(GO) $(GO) run ./tests/benchreport -benchtime $(BENCHTIME)
