@@ -419,9 +419,20 @@ func BenchmarkFloorKillReap(b *testing.B) {
 // floorKiller returns a function that starts the test plugin and waits for
 // its handshake, and returns a function that times its SIGKILL and reap.
 func floorKiller(b *testing.B) func() (kill func() time.Duration) {
+	start := pluginStarter(b)
+	return func() func() time.Duration {
+		cmd, _ := start()
+		return func() time.Duration { return killReap(cmd) }
+	}
+}
+
+// pluginStarter returns a function that starts the test plugin as go-plugin
+// would and returns it with its handshake line; the benchmark fails (the
+// process killed) if it does not print one.
+func pluginStarter(b *testing.B) func() (*exec.Cmd, string) {
 	path := filepath.Join(dirs.good, "testplug")
 	env := append(os.Environ(), "AGENTCORE_TOOL_PLUGIN=tool-plugin-v1", "PLUGIN_UNIX_SOCKET_DIR="+socketDir(b))
-	return func() func() time.Duration {
+	return func() (*exec.Cmd, string) {
 		cmd := exec.Command(path)
 		cmd.Env = env
 		out, err := cmd.StdoutPipe()
@@ -431,18 +442,21 @@ func floorKiller(b *testing.B) func() (kill func() time.Duration) {
 		if err := cmd.Start(); err != nil {
 			b.Fatal(err)
 		}
-		if _, err := readLine(out); err != nil {
-			_ = cmd.Process.Kill()
-			_ = cmd.Wait()
+		line, err := readLine(out)
+		if err != nil {
+			killReap(cmd)
 			b.Fatal(err)
 		}
-		return func() time.Duration {
-			t0 := time.Now()
-			_ = cmd.Process.Kill()
-			_ = cmd.Wait()
-			return time.Since(t0)
-		}
+		return cmd, line
 	}
+}
+
+// killReap SIGKILLs and reaps a process, and returns how long it took.
+func killReap(cmd *exec.Cmd) time.Duration {
+	t0 := time.Now()
+	_ = cmd.Process.Kill()
+	_ = cmd.Wait()
+	return time.Since(t0)
 }
 
 // busyFloorKiller returns a function that starts the test plugin and
@@ -450,26 +464,12 @@ func floorKiller(b *testing.B) func() (kill func() time.Duration) {
 // returns makes a warm call, starts the spinning tool, and once its first
 // output arrived times the SIGKILL and reap of the process.
 func busyFloorKiller(b *testing.B) func() (kill func() time.Duration) {
-	path := filepath.Join(dirs.good, "testplug")
-	env := append(os.Environ(), "AGENTCORE_TOOL_PLUGIN=tool-plugin-v1", "PLUGIN_UNIX_SOCKET_DIR="+socketDir(b))
+	start := pluginStarter(b)
 	return func() func() time.Duration {
-		cmd := exec.Command(path)
-		cmd.Env = env
-		out, err := cmd.StdoutPipe()
-		if err != nil {
-			b.Fatal(err)
-		}
-		if err := cmd.Start(); err != nil {
-			b.Fatal(err)
-		}
+		cmd, line := start()
 		fail := func(err error) {
-			_ = cmd.Process.Kill()
-			_ = cmd.Wait()
+			killReap(cmd)
 			b.Fatal(err)
-		}
-		line, err := readLine(out)
-		if err != nil {
-			fail(err)
 		}
 		// go-plugin's handshake: CORE-VERSION|APP-VERSION|NETWORK|ADDRESS|PROTOCOL
 		f := strings.Split(strings.TrimSpace(line), "|")
@@ -497,10 +497,7 @@ func busyFloorKiller(b *testing.B) func() (kill func() time.Duration) {
 		call("echo", `{"text":"x"}`)
 		return func() time.Duration {
 			call("loop", "{}") // its first message is the "started" output
-			t0 := time.Now()
-			_ = cmd.Process.Kill()
-			_ = cmd.Wait()
-			d := time.Since(t0)
+			d := killReap(cmd)
 			cancel()
 			conn.Close()
 			return d

@@ -144,7 +144,7 @@ func (s *Store) StartRun(ctx context.Context, r *store.Run, ttl time.Duration) e
 	)
 	running := int32(agentv1.RunState_RUN_STATE_RUNNING)
 	err := s.Relaxed.QueryRowContext(ctx, `SELECT * FROM agentcore_start_run($1, $2, $3, $4, $5, $6, $7)`,
-		r.AgentID, r.ID, boolInt(r.Compaction), int32(r.OnDisconnect), r.Owner, ttl.Microseconds(), running).
+		r.AgentID, r.ID, sqlstore.BoolInt(r.Compaction), int32(r.OnDisconnect), r.Owner, ttl.Microseconds(), running).
 		Scan(&status, &tenant, &leaseRun, &leaseOwner, &exp, &now, &version)
 	if err != nil {
 		return fmt.Errorf("postgres: %w", err)
@@ -169,11 +169,11 @@ func (s *Store) StartRun(ctx context.Context, r *store.Run, ttl time.Duration) e
 // FinishRun ends a running run and releases its lease, in one round trip
 // (agentcore_finish_run, migration 0003), without waiting for the disk.
 func (s *Store) FinishRun(ctx context.Context, runID string, state agentv1.RunState, result *agentv1.RunResultEvent, runErr *agentv1.RunError) error {
-	rb, err := marshalOrNil(result)
+	rb, err := sqlstore.Marshal(result)
 	if err != nil {
 		return err
 	}
-	eb, err := marshalOrNil(runErr)
+	eb, err := sqlstore.Marshal(runErr)
 	if err != nil {
 		return err
 	}
@@ -196,26 +196,4 @@ func (s *Store) FinishRun(ctx context.Context, runID string, state agentv1.RunSt
 		return fmt.Errorf("run %q ended already (%s): %w", runID, agentv1.RunState(cur.Int32), store.ErrConflict)
 	}
 	return fmt.Errorf("postgres: agentcore_finish_run said %q", status)
-}
-
-// marshalOrNil encodes m; a nil message is SQL NULL.
-func marshalOrNil(m proto.Message) ([]byte, error) {
-	if m == nil || !m.ProtoReflect().IsValid() {
-		return nil, nil
-	}
-	b, err := proto.Marshal(m)
-	if err != nil {
-		return nil, fmt.Errorf("store: encode %T: %w", m, err)
-	}
-	if b == nil {
-		b = []byte{}
-	}
-	return b, nil
-}
-
-func boolInt(b bool) int {
-	if b {
-		return 1
-	}
-	return 0
 }

@@ -194,8 +194,8 @@ func Time(us int64) time.Time {
 	return time.UnixMicro(us)
 }
 
-// marshal encodes m; a nil message (typed or not) is SQL NULL.
-func marshal(m proto.Message) ([]byte, error) {
+// Marshal encodes m; a nil message (typed or not) is SQL NULL.
+func Marshal(m proto.Message) ([]byte, error) {
 	if m == nil || !m.ProtoReflect().IsValid() {
 		return nil, nil
 	}
@@ -305,7 +305,7 @@ func (db *DB) insertRows(ctx context.Context, tx *Tx, head string, width int, ar
 func (db *DB) insertMessages(ctx context.Context, tx *Tx, agentID string, at int, msgs []*agentv1.Message) error {
 	args := make([]any, 0, 3*len(msgs))
 	for i, m := range msgs {
-		b, err := marshal(m)
+		b, err := Marshal(m)
 		if err != nil {
 			return err
 		}
@@ -347,7 +347,7 @@ func scanAgent(row interface{ Scan(...any) error }) (*store.Agent, error) {
 
 // CreateAgent stores a new agent with its initial history.
 func (db *DB) CreateAgent(ctx context.Context, a *store.Agent, history []*agentv1.Message) error {
-	spec, err := marshal(a.Spec)
+	spec, err := Marshal(a.Spec)
 	if err != nil {
 		return err
 	}
@@ -355,7 +355,7 @@ func (db *DB) CreateAgent(ctx context.Context, a *store.Agent, history []*agentv
 	if usage == nil {
 		usage = &agentv1.Usage{}
 	}
-	ub, err := marshal(usage)
+	ub, err := Marshal(usage)
 	if err != nil {
 		return err
 	}
@@ -431,7 +431,7 @@ func (db *DB) CountAgents(ctx context.Context) (int, error) {
 
 // UpdateAgent writes an agent's spec, secrets, tenant and update time.
 func (db *DB) UpdateAgent(ctx context.Context, a *store.Agent) (int64, error) {
-	spec, err := marshal(a.Spec)
+	spec, err := Marshal(a.Spec)
 	if err != nil {
 		return 0, err
 	}
@@ -503,7 +503,7 @@ func (db *DB) AppendHistory(ctx context.Context, agentID string, at int, msgs []
 	var ub []byte
 	if usage != nil {
 		var err error
-		if ub, err = marshal(usage); err != nil {
+		if ub, err = Marshal(usage); err != nil {
 			return 0, err
 		}
 	}
@@ -578,7 +578,7 @@ func (db *DB) StartRun(ctx context.Context, r *store.Run, ttl time.Duration) err
 		until := now + ttl.Microseconds()
 		res, err := tx.ExecContext(ctx, db.q(`INSERT INTO runs (id, agent_id, tenant, compaction, on_disconnect, state, owner, lease_expires, started)
 			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) ON CONFLICT (id) DO NOTHING`),
-			r.ID, r.AgentID, tenant, boolInt(r.Compaction), int32(r.OnDisconnect), int32(agentv1.RunState_RUN_STATE_RUNNING), r.Owner, until, now)
+			r.ID, r.AgentID, tenant, BoolInt(r.Compaction), int32(r.OnDisconnect), int32(agentv1.RunState_RUN_STATE_RUNNING), r.Owner, until, now)
 		if err != nil {
 			return db.wrap(err)
 		}
@@ -595,7 +595,8 @@ func (db *DB) StartRun(ctx context.Context, r *store.Run, ttl time.Duration) err
 	})
 }
 
-func boolInt(b bool) int {
+// BoolInt is b as SQL's 0 or 1.
+func BoolInt(b bool) int {
 	if b {
 		return 1
 	}
@@ -637,11 +638,11 @@ func (db *DB) RenewLeases(ctx context.Context, owner string, ttl time.Duration) 
 
 // FinishRun ends a running run and releases its lease.
 func (db *DB) FinishRun(ctx context.Context, runID string, state agentv1.RunState, result *agentv1.RunResultEvent, runErr *agentv1.RunError) error {
-	rb, err := marshal(result)
+	rb, err := Marshal(result)
 	if err != nil {
 		return err
 	}
-	eb, err := marshal(runErr)
+	eb, err := Marshal(runErr)
 	if err != nil {
 		return err
 	}
@@ -794,7 +795,7 @@ func (db *DB) appendRunEvents(ctx context.Context, tx *Tx, run string, evs []*ag
 			return fmt.Errorf("event %d of run %q after %d: %w", ev.GetSeq(), run, last, store.ErrConflict)
 		}
 		last = ev.GetSeq()
-		b, err := marshal(ev)
+		b, err := Marshal(ev)
 		if err != nil {
 			return err
 		}
@@ -936,7 +937,7 @@ func (db *DB) AnswerPermission(ctx context.Context, runID, callID string, allow 
 			return fmt.Errorf("permission %q of run %q: answered already: %w", callID, runID, store.ErrConflict)
 		}
 		if _, err := tx.ExecContext(ctx, db.q(`UPDATE permissions SET answered = 1, allow = $3, reason = $4 WHERE run_id = $1 AND call_id = $2`),
-			runID, callID, boolInt(allow), reason); err != nil {
+			runID, callID, BoolInt(allow), reason); err != nil {
 			return db.wrap(err)
 		}
 		p.Answered, p.Allow, p.Reason = true, allow, reason
