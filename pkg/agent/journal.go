@@ -27,7 +27,9 @@ type Journal interface {
 	// last write of a step (its tool results, an answer without calls, a
 	// summary): the journal makes it durable before it returns; the writes
 	// before it in the step (the input, a response with tool calls) may
-	// become durable with it. An error fails the run.
+	// become durable with it, and may still be in flight when Append
+	// returns: their error then comes from the next Append, Replace or
+	// End. An error fails the run.
 	Append(ctx context.Context, runID string, at int, msgs []*agentv1.Message, usage *agentv1.Usage, durable bool) error
 	// Replace records a history replaced by a send (SendOptions.History).
 	Replace(ctx context.Context, runID string, msgs []*agentv1.Message) error

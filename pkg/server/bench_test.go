@@ -20,9 +20,11 @@ import (
 
 // BenchmarkSendInProcess is one one-step send per iteration through a real
 // gRPC connection to an in-process server and the fake model: the server's
-// own cost per send, for profiling (-cpuprofile). With tools=all the agent
-// offers every tool of the repository's plugins, built into a temporary
-// directory, as a server started with `make run` does.
+// own cost per send, for profiling (-cpuprofile). The server runs as the
+// benchmarks in tests/ run it: JSON logs at info (the audit lines), a model
+// API key it holds (so every response is checked for it), the memory store.
+// With tools=all the agent offers every tool of the repository's plugins,
+// built into a temporary directory, as a server started with `make run` does.
 func BenchmarkSendInProcess(b *testing.B) {
 	b.Run("tools=none", func(b *testing.B) { benchSendInProcess(b, b.TempDir(), []string{}) })
 	b.Run("tools=all", func(b *testing.B) { benchSendInProcess(b, buildPlugins(b), nil) })
@@ -41,8 +43,14 @@ func buildPlugins(b *testing.B) string {
 func benchSendInProcess(b *testing.B, toolDir string, tools []string) {
 	model := fakemodel.StartTB(b)
 	model.Handle(func(*fakemodel.Request) fakemodel.Turn { return fakemodel.Turn{Text: "ok"} })
-	cfg, err := config.Load([]string{"-store", "memory", "-listen", "127.0.0.1:0", "-tool-dir", toolDir, "-model-base-url", model.URL, "-model", "m"},
-		func(string) string { return "" }, io.Discard)
+	cfg, err := config.Load([]string{"-store", "memory", "-listen", "127.0.0.1:0", "-tool-dir", toolDir, "-model-base-url", model.URL, "-model", "m",
+		"-log-format", "json", "-log-level", "info"},
+		func(k string) string {
+			if k == "AGENTCORE_MODEL_API_KEY" {
+				return "sk-bench-0123456789abcdef"
+			}
+			return ""
+		}, io.Discard)
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -21,13 +21,55 @@ import (
 // a request with the bad strings replaced, and notes the first bad field's
 // path against the message; the interceptors find the note (take) and
 // fail the call INVALID_ARGUMENT naming the field.
+//
+// On the way out it keeps the server-held secrets out of every response and
+// streamed message: a string or bytes field travels as its raw bytes, so a
+// message whose encoding does not contain a secret holds none, and only
+// one that does is encoded again from a redacted copy (secrets.redactMessage).
+// The check is a byte search over what is sent anyway, where walking every
+// message's fields cost more than its encoding.
+//
+// A response that never changes and is sent many times (ListTools') can be
+// frozen: its encoding, made once, is in frozen under the message, and is
+// what the codec sends for it.
 type utf8Codec struct {
 	encoding.CodecV2
-	notes *sync.Map // request message -> the path of its first invalid string
+	notes   *sync.Map // request message -> the path of its first invalid string
+	secrets *secrets  // nil: nothing to keep out
+	frozen  *sync.Map // proto.Message -> []byte, its encoding; nil: none
 }
 
-func newUTF8Codec() utf8Codec {
-	return utf8Codec{CodecV2: encoding.GetCodecV2(grpcproto.Name), notes: &sync.Map{}}
+func newUTF8Codec(sec *secrets, frozen *sync.Map) utf8Codec {
+	return utf8Codec{CodecV2: encoding.GetCodecV2(grpcproto.Name), notes: &sync.Map{}, secrets: sec, frozen: frozen}
+}
+
+// Marshal encodes v, from a redacted copy when its encoding holds a
+// server-held secret.
+func (c utf8Codec) Marshal(v any) (mem.BufferSlice, error) {
+	if c.frozen != nil {
+		if b, ok := c.frozen.Load(v); ok {
+			return mem.BufferSlice{mem.SliceBuffer(b.([]byte))}, nil
+		}
+	}
+	out, err := c.CodecV2.Marshal(v)
+	if err != nil || c.secrets == nil || len(c.secrets.held) == 0 {
+		return out, err
+	}
+	hit := false
+	if len(out) == 1 {
+		hit = c.secrets.holds(out[0].ReadOnlyData())
+	} else {
+		hit = c.secrets.holds(out.Materialize())
+	}
+	if !hit {
+		return out, nil
+	}
+	clean := c.secrets.redactMessage(v)
+	if clean == v { // no secret in a field after all: the bytes met by chance
+		return out, nil
+	}
+	out.Free()
+	return c.CodecV2.Marshal(clean)
 }
 
 func (c utf8Codec) Unmarshal(data mem.BufferSlice, v any) error {

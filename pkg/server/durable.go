@@ -234,6 +234,27 @@ const leasePoll = 250 * time.Millisecond
 type journal struct {
 	srv *Server
 	e   *session
+	// pending is the write a non-durable Append left in flight, which the
+	// journal's next call (or End) waits for and whose error it returns.
+	// The journal's calls come one at a time, on the run's goroutine.
+	pending *pendingWrite
+}
+
+// pendingWrite is a history write in flight; done closes when err is set.
+type pendingWrite struct {
+	done chan struct{}
+	err  error
+}
+
+// wait waits for the write in flight, if any, and returns its error.
+func (j *journal) wait() error {
+	p := j.pending
+	if p == nil {
+		return nil
+	}
+	j.pending = nil
+	<-p.done
+	return p.err
 }
 
 var _ agent.Journal = (*journal)(nil)
@@ -285,7 +306,7 @@ func (j *journal) Begin(ctx context.Context, info agent.JournalRun) (*agent.Snap
 		}
 	}
 	s.live.add(&liveRun{id: info.ID, agentID: e.id, stop: info.Stop, started: time.Now()})
-	snap, err := j.sync(ctx)
+	snap, err := j.sync(ctx, run.AgentVersion)
 	if err != nil {
 		s.live.remove(info.ID)
 		fctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), storeTimeout)
@@ -298,18 +319,19 @@ func (j *journal) Begin(ctx context.Context, info agent.JournalRun) (*agent.Snap
 }
 
 // sync returns the stored history and usage when another process changed
-// the agent since this one last wrote or read it.
-func (j *journal) sync(ctx context.Context) (*agent.Snapshot, error) {
+// the agent since this one last wrote or read it: when the agent's version
+// as StartRun saw it is not the session's.
+func (j *journal) sync(ctx context.Context, version int64) (*agent.Snapshot, error) {
 	e := j.e
-	rec, err := j.srv.store.GetAgent(ctx, e.id)
-	if err != nil {
-		return nil, err
-	}
 	e.mu.Lock()
-	same := e.version == rec.Version
+	same := e.version == version
 	e.mu.Unlock()
 	if same {
 		return nil, nil
+	}
+	rec, err := j.srv.store.GetAgent(ctx, e.id)
+	if err != nil {
+		return nil, err
 	}
 	h, v, err := j.srv.store.History(ctx, e.id)
 	if err != nil {
@@ -321,20 +343,44 @@ func (j *journal) sync(ctx context.Context) (*agent.Snapshot, error) {
 	return &agent.Snapshot{History: h, Usage: rec.Usage}, nil
 }
 
-// Append writes a step's messages and the usage totals.
+// Append writes a step's messages and the usage totals. A write that
+// need not be durable (the input, a response with tool calls) goes on in
+// the background while the run goes on (the model request, the tool calls):
+// the next write waits for it first, in order, and fails the run with its
+// error; the session then reloads from the store when idle.
 func (j *journal) Append(ctx context.Context, runID string, at int, msgs []*agentv1.Message, usage *agentv1.Usage, durable bool) error {
-	ctx, cancel := context.WithTimeout(ctx, storeTimeout)
-	defer cancel()
-	v, err := j.srv.store.AppendHistory(ctx, j.e.id, at, msgs, usage, durable)
-	if err != nil {
+	if err := j.wait(); err != nil {
 		return err
 	}
-	j.e.wrote(v)
+	write := func() error {
+		ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), storeTimeout)
+		defer cancel()
+		v, err := j.srv.store.AppendHistory(ctx, j.e.id, at, msgs, usage, durable)
+		if err != nil {
+			return err
+		}
+		j.e.wrote(v)
+		return nil
+	}
+	if durable {
+		return write()
+	}
+	p := &pendingWrite{done: make(chan struct{})}
+	j.pending = p
+	go func() { // waited for by the journal's next call, or End
+		defer close(p.done)
+		if p.err = write(); p.err != nil {
+			j.e.stale() // the session's memory took the messages: reload it
+		}
+	}()
 	return nil
 }
 
 // Replace writes a history a send replaced.
 func (j *journal) Replace(ctx context.Context, runID string, msgs []*agentv1.Message) error {
+	if err := j.wait(); err != nil {
+		return err
+	}
 	ctx, cancel := context.WithTimeout(ctx, storeTimeout)
 	defer cancel()
 	v, err := j.srv.store.ReplaceHistory(ctx, j.e.id, msgs)
@@ -349,6 +395,9 @@ func (j *journal) Replace(ctx context.Context, runID string, msgs []*agentv1.Mes
 // the agent's lease.
 func (j *journal) End(info agent.JournalRun, res *agent.Result, err error) {
 	s := j.srv
+	if werr := j.wait(); werr != nil {
+		s.log.Error("the run's last history write failed", "run", info.ID, "agent", j.e.id, "error", werr)
+	}
 	lr := s.live.remove(info.ID)
 	ctx, cancel := context.WithTimeout(context.Background(), storeTimeout)
 	defer cancel()

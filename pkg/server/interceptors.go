@@ -92,7 +92,7 @@ func (g *guard) Unary(ctx context.Context, req any, info *grpc.UnaryServerInfo, 
 		rec.request(req)
 		resp, err = handler(ctx, req)
 		rec.response(resp)
-		resp = g.secrets.redactMessage(resp)
+		// Server-held secrets are kept out by the codec (utf8Codec.Marshal).
 		if m, ok := resp.(proto.Message); ok && err == nil && g.maxMessage > 0 {
 			resp = fitMessage(m, g.maxMessage-messageRoom)
 		}
@@ -120,8 +120,8 @@ func (g *guard) Stream(srv any, ss grpc.ServerStream, info *grpc.StreamServerInf
 	return err
 }
 
-// guardedStream carries the tenant in its context, notes what the audit
-// line needs, and redacts every message it sends.
+// guardedStream carries the tenant in its context and notes what the audit
+// line needs (the codec redacts every message it sends).
 type guardedStream struct {
 	grpc.ServerStream
 	ctx context.Context
@@ -145,7 +145,7 @@ func (s *guardedStream) RecvMsg(m any) error {
 
 func (s *guardedStream) SendMsg(m any) error {
 	s.rec.response(m)
-	return s.ServerStream.SendMsg(s.g.secrets.redactMessage(m))
+	return s.ServerStream.SendMsg(m) // the codec keeps server-held secrets out
 }
 
 // auditRecord collects one audited call's line. Its methods do nothing on

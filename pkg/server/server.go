@@ -32,6 +32,7 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 	"google.golang.org/grpc"
+	"google.golang.org/protobuf/proto"
 
 	"github.com/agentcore/agentcore/pkg/auth"
 	"github.com/agentcore/agentcore/pkg/config"
@@ -67,8 +68,12 @@ type Options struct {
 type Server struct {
 	agentv1.UnimplementedAgentServiceServer
 
-	cfg     *config.Config
-	log     hclog.Logger
+	cfg    *config.Config
+	log    hclog.Logger
+	logOut *logWriter // log's output (nil without one); closed last
+	// frozen holds the encodings of responses made once and sent as they
+	// are (see utf8Codec, freeze).
+	frozen  sync.Map
 	auth    *auth.Authenticator
 	host    *tool.Host
 	limits  *limits.Controller // the tool host's limits mechanism; closed after the host
@@ -137,9 +142,17 @@ func New(opts Options) (*Server, error) {
 	}
 	sec := newSecrets(cfg.Secrets()...)
 	log := hclog.NewNullLogger()
+	var logOut *logWriter
 	if opts.LogOutput != nil {
-		log = cfg.Logger("agent-server", sec.writer(opts.LogOutput))
+		logOut = newLogWriter(opts.LogOutput)
+		log = cfg.Logger("agent-server", sec.writer(logOut))
 	}
+	started := false
+	defer func() {
+		if !started && logOut != nil {
+			logOut.Close()
+		}
+	}()
 	tel, err := telemetry.New(context.Background(), telemetry.Config{
 		Getenv: opts.Getenv, TraceContent: opts.Config.TraceContent, Logger: log, Redact: sec.redact,
 	})
@@ -157,6 +170,7 @@ func New(opts Options) (*Server, error) {
 	s := &Server{
 		cfg:     cfg,
 		log:     log,
+		logOut:  logOut,
 		auth:    authn,
 		secrets: sec,
 		tel:     tel,
@@ -203,6 +217,7 @@ func New(opts Options) (*Server, error) {
 	go func() { defer s.bg.Done(); s.maintain(ctx) }()
 	log.Info("store open", "store", opts.Config.StoreName(), "replica", opts.Config.ReplicaID)
 	tel.GaugeFunc("agentcore_agents", "Agents the server holds now.", s.agentCount)
+	started = true
 	return s, nil
 }
 
@@ -225,8 +240,19 @@ func (s *Server) Telemetry() *telemetry.Telemetry { return s.tel }
 // codec that names a request's field holding invalid UTF-8.
 func (s *Server) Interceptors(reflectionAuth bool) []grpc.ServerOption {
 	g := &guard{auth: s.auth, reflectionAuth: reflectionAuth, secrets: s.secrets, log: s.log.Named("rpc"), audit: s.log.Named("audit"),
-		maxMessage: s.cfg.Limits.MaxMessageBytes, codec: newUTF8Codec()}
+		maxMessage: s.cfg.Limits.MaxMessageBytes, codec: newUTF8Codec(s.secrets, &s.frozen)}
 	return g.interceptors()
+}
+
+// freeze keeps m's encoding (secrets kept out) for the codec to send: m
+// must never change after.
+func (s *Server) freeze(m proto.Message) {
+	out, err := newUTF8Codec(s.secrets, nil).Marshal(m)
+	if err != nil {
+		return // the codec encodes it at each call, and says what is wrong
+	}
+	s.frozen.Store(m, out.Materialize())
+	out.Free()
 }
 
 // LimitsMechanism says how tool limits are enforced (for the start log).
@@ -257,6 +283,9 @@ func (s *Server) Close() error {
 		defer cancel()
 		if terr := s.tel.Shutdown(ctx); terr != nil {
 			s.log.Warn("spans not flushed", "error", terr)
+		}
+		if s.logOut != nil {
+			s.logOut.Close() // later lines are written at once
 		}
 	})
 	return err

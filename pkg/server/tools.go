@@ -24,6 +24,12 @@ import (
 type catalog struct {
 	tools  *tool.Set
 	skills *skill.Set
+
+	// list is ListTools' response, made once per catalog and never changed
+	// after: the codec sends its encoding, kept in Server.frozen.
+	listOnce sync.Once
+	list     *agentv1.ListToolsResponse
+	listErr  error
 }
 
 // toolState holds the current catalog and serialises reloads.
@@ -55,8 +61,12 @@ func (s *Server) LoadTools(ctx context.Context) error {
 		return fmt.Errorf("scan skills: %w", err)
 	}
 	s.tools.mu.Lock()
+	old := s.tools.cur
 	s.tools.cur = &catalog{tools: tools, skills: skills}
 	s.tools.mu.Unlock()
+	if old != nil && old.list != nil {
+		s.frozen.Delete(old.list) // a call still sending it encodes it itself
+	}
 	s.log.Info("tools loaded", "tools", tools.Len(), "skills", skills.Len())
 	return nil
 }
@@ -76,6 +86,20 @@ func (s *Server) ListTools(ctx context.Context, _ *agentv1.ListToolsRequest) (*a
 	if err != nil {
 		return nil, err
 	}
+	// One response per catalog, shared by every call and never changed; its
+	// encoding is made once too (the schemas' structpb encoding was most of
+	// a call's cost).
+	c.listOnce.Do(func() {
+		c.list, c.listErr = s.listTools(c)
+		if c.listErr == nil {
+			s.freeze(c.list)
+		}
+	})
+	return c.list, c.listErr
+}
+
+// listTools makes the catalog's ListTools response.
+func (s *Server) listTools(c *catalog) (*agentv1.ListToolsResponse, error) {
 	resp := &agentv1.ListToolsResponse{LimitsMechanism: s.limits.String()}
 	for _, name := range c.tools.Names() {
 		// Made once per tool and shared by every response: never changed.

@@ -152,6 +152,10 @@ type Run struct {
 	LastSeq int64
 	// Purged says the run's events were swept (DeleteEvents). Set by the store.
 	Purged bool
+	// AgentVersion is the agent's version when StartRun took its lease, set
+	// by StartRun on the run it was given (not kept): the caller knows
+	// without another read whether the agent changed since it last saw it.
+	AgentVersion int64
 }
 
 // Done reports whether the run ended.

@@ -168,7 +168,11 @@ func (t *Telemetry) RunEnded(ctx context.Context, r *agent.RunInfo, res *agent.R
 	if !t.tracing {
 		return
 	}
-	attrs := append(usageAttrs(u), attrSteps.Int(r.Steps), attrToolCalls.Int(r.ToolCalls))
+	if !span.IsRecording() {
+		span.End()
+		return
+	}
+	attrs := append(usageAttrs(u, 3), attrSteps.Int(r.Steps), attrToolCalls.Int(r.ToolCalls))
 	if err == nil {
 		attrs = append(attrs, attrReason.String(reason))
 	}
@@ -184,20 +188,21 @@ func (t *Telemetry) ModelStarted(ctx context.Context, m *agent.ModelCall) contex
 	if !t.tracing {
 		return ctx
 	}
-	attrs := []attribute.KeyValue{
+	attrs := make([]attribute.KeyValue, 0, 8)
+	attrs = append(attrs,
 		attrOperation.String("chat"),
 		attrProvider.String(providerName(m.Protocol)),
 		attrRequestModel.String(m.Model),
 		attrProtocol.String(m.Protocol),
 		attrStep.Int(m.Step),
-	}
+	)
 	if m.Compaction {
 		attrs = append(attrs, attrCompaction.Bool(true))
 	}
 	if t.content {
 		attrs = append(attrs, attrSystem.String(t.redact(systemJSON(m.System))), attrInputMessages.String(t.redact(messagesJSON(m.Messages))))
 	}
-	ctx, _ = t.tracer.Start(ctx, "chat "+m.Model, trace.WithSpanKind(trace.SpanKindClient), trace.WithTimestamp(m.Start),
+	ctx, _ = t.tracer.Start(ctx, t.strings.name("chat ", m.Model), trace.WithSpanKind(trace.SpanKindClient), trace.WithTimestamp(m.Start),
 		trace.WithAttributes(attrs...))
 	return ctx
 }
@@ -250,13 +255,17 @@ func (t *Telemetry) ModelEnded(ctx context.Context, m *agent.ModelCall, out *llm
 		return
 	}
 	span := trace.SpanFromContext(ctx)
-	attrs := usageAttrs(u) // one SetAttributes: each call dedupes the span's attributes
+	if !span.IsRecording() { // not sampled: no attributes to build
+		span.End()
+		return
+	}
+	attrs := usageAttrs(u, 4) // one SetAttributes: each call dedupes the span's attributes
 	if out != nil {
 		if out.ResponseModel != "" {
 			attrs = append(attrs, attrResponseModel.String(out.ResponseModel))
 		}
 		if out.FinishReason != "" {
-			attrs = append(attrs, attrFinishReasons.StringSlice([]string{out.FinishReason}))
+			attrs = append(attrs, t.strings.finishReasons(out.FinishReason))
 		}
 		if t.content {
 			attrs = append(attrs, attrOutputMessages.String(t.redact(outputJSON(out))))
@@ -288,19 +297,20 @@ func (t *Telemetry) ToolStarted(ctx context.Context, c *agent.ToolCall) context.
 	if !t.tracing {
 		return ctx
 	}
-	attrs := []attribute.KeyValue{
+	attrs := make([]attribute.KeyValue, 0, 6)
+	attrs = append(attrs,
 		attrOperation.String("execute_tool"),
 		attrToolName.String(c.Name),
 		attrToolCallID.String(c.ID),
 		attrToolType.String("function"),
-	}
+	)
 	if c.Run != nil {
 		attrs = append(attrs, attrStep.Int(c.Step))
 	}
 	if t.content {
 		attrs = append(attrs, attrToolArguments.String(t.redact(c.Arguments)))
 	}
-	ctx, _ = t.tracer.Start(ctx, "execute_tool "+c.Name, trace.WithSpanKind(trace.SpanKindInternal), trace.WithTimestamp(c.Start),
+	ctx, _ = t.tracer.Start(ctx, t.strings.name("execute_tool ", c.Name), trace.WithSpanKind(trace.SpanKindInternal), trace.WithTimestamp(c.Start),
 		trace.WithAttributes(attrs...))
 	return ctx
 }
@@ -332,6 +342,10 @@ func (t *Telemetry) ToolEnded(ctx context.Context, c *agent.ToolCall, res tool.R
 		return
 	}
 	span := trace.SpanFromContext(ctx)
+	if !span.IsRecording() {
+		span.End()
+		return
+	}
 	if t.content {
 		span.SetAttributes(attrToolResult.String(t.redact(tool.OutputText(res.Output))))
 	}
@@ -375,11 +389,13 @@ func (t *Telemetry) ProcessKilled(plugin string) { t.m.pluginsKilled.WithLabelVa
 func (t *Telemetry) ProcessEnded(plugin string) { t.m.pluginsAlive.WithLabelValues(plugin).Dec() }
 
 // usageAttrs are the GenAI usage attributes of u (none for nil).
-func usageAttrs(u *agentv1.Usage) []attribute.KeyValue {
+// The slice has room for extra more.
+func usageAttrs(u *agentv1.Usage, extra int) []attribute.KeyValue {
 	if u == nil {
-		return nil
+		return make([]attribute.KeyValue, 0, extra)
 	}
-	attrs := []attribute.KeyValue{attrInputTokens.Int64(u.GetInputTokens()), attrOutputTokens.Int64(u.GetOutputTokens())}
+	attrs := make([]attribute.KeyValue, 0, 5+extra)
+	attrs = append(attrs, attrInputTokens.Int64(u.GetInputTokens()), attrOutputTokens.Int64(u.GetOutputTokens()))
 	if n := u.GetCacheReadTokens(); n > 0 {
 		attrs = append(attrs, attrCacheReadTokens.Int64(n))
 	}

@@ -110,6 +110,10 @@ type Telemetry struct {
 
 	reg *prometheus.Registry
 	m   *metrics
+
+	// strings keeps span names and finish-reason attributes made once
+	// (a few hundred at most: past that they are made each time).
+	strings cache
 }
 
 var (

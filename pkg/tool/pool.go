@@ -86,6 +86,7 @@ type proc struct {
 	mu      sync.Mutex
 	p       *process
 	killed  bool
+	dead    bool // killed, and its tree known dead (waitDead): no more kills needed
 	started bool // reported to the host's ProcessObserver
 
 	cleaned sync.Once
@@ -526,9 +527,9 @@ func (pr *proc) stop() {
 func (pr *proc) kill() {
 	pr.mu.Lock()
 	pr.killed = true
-	p := pr.p
+	p, dead := pr.p, pr.dead
 	pr.mu.Unlock()
-	if p != nil {
+	if p != nil && !dead {
 		p.kill()
 	}
 }
@@ -586,14 +587,28 @@ func (pr *proc) closeGroup(g *limits.Group) {
 	}
 }
 
-// treeDead reports whether the process and every process it started are
-// dead: the one place that answers it (its group's count with a cgroup).
-func (pr *proc) treeDead() bool {
-	p := pr.process()
-	if p != nil && !p.exited() {
-		return false
+// waitDead waits until the killed process tree is known dead: the plugin
+// process has exited (waitid says so; the reap follows in the background)
+// and, with a limits group, no process of the group is left
+// (the cgroup is empty: a daemon that left the process group included).
+// Without a group the tree is the plugin's process group, SIGKILLed with it,
+// whose other processes the kernel cannot list cheaply: they cannot run
+// again, and die and are reaped right after. It gives up on the group after
+// treeGrace (a process stuck in the kernel), saying so.
+func (pr *proc) waitDead() {
+	<-pr.p.exit // like a reap, as long as a killed process takes to die
+	if g := pr.group; g != nil && !g.Empty() {
+		ctx, cancel := context.WithTimeout(context.Background(), treeGrace)
+		defer cancel()
+		g.Kill() // what a process forked since the first kill
+		if err := g.Wait(ctx); err != nil {
+			pr.pool.host.log.Warn("a tool's process tree did not die after SIGKILL", "path", pr.pool.cmd.Path, "error", err)
+			return
+		}
 	}
-	return pr.group == nil || pr.group.Empty()
+	pr.mu.Lock()
+	pr.dead = true
+	pr.mu.Unlock()
 }
 
 // errNoSession says the plugin does not implement Session.
@@ -729,9 +744,10 @@ func (pl *pool) run(ctx context.Context, e *entry, input []byte, opts Options) R
 	res, err := pr.call(req, dec, opts.OnStart)
 	if !stop() || ctx.Err() != nil {
 		// Stopped for the context (gRPC may notice the context before the
-		// AfterFunc runs): kill, wait for the reap, report the stop.
+		// AfterFunc runs): kill, wait until the tree is dead (not for the
+		// reap), report the stop.
 		pr.kill()
-		<-pr.p.done
+		pr.waitDead()
 		if o := pl.host.cfg.Observer; o != nil {
 			o.ProcessKilled(pl.name)
 		}
@@ -746,6 +762,7 @@ func (pl *pool) run(ctx context.Context, e *entry, input []byte, opts Options) R
 		// the breach wins over the answer, and the tree goes.
 		if b, ok := pr.group.Check(); ok {
 			pr.kill()
+			pr.waitDead()
 			pl.lost(pr)
 			pl.host.log.Warn("tool over its limit: killed", "path", pl.cmd.Path, "tool", name, "limit", b.String(), "detail", b.Detail)
 			return outcome(errorResult(breachText(name, b)), OutcomeLimit)
@@ -796,7 +813,7 @@ func (pl *pool) crashResult(pr *proc, name string, err error) Result {
 	case <-p.done:
 	case <-time.After(crashGrace):
 	}
-	if !p.exited() {
+	if !p.finished() {
 		pl.lost(pr)
 		if status.Code(err) == codes.ResourceExhausted {
 			return errorResult(fmt.Sprintf("tool %q sent a message larger than the host accepts (%d bytes), so its call was ended: %s. "+

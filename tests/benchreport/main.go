@@ -1,6 +1,9 @@
 // Command benchreport runs the benchmarks behind the README's figures and
-// their floors in one go, on this machine, and prints each figure beside
-// its floor with the ratio and the goal (make bench-report). The floors are
+// their floors in one go, on this machine, and prints each figure with a
+// goal in issues 10, 12, 13 and 14 beside its floor, with the ratio (or
+// the difference) and whether the goal is met (make bench-report). The
+// PostgreSQL store is measured when AGENTCORE_TEST_POSTGRES names a
+// database. The floors are
 // measured in the same run as the figures, so the ratios hold on any
 // machine; the absolute numbers are this machine's.
 //
@@ -23,11 +26,16 @@ import (
 	"time"
 )
 
-// suites are the benchmark runs, one per package.
-var suites = []struct{ pkg, bench string }{
-	{"./pkg/tool/", "^(BenchmarkWarmCallParts|BenchmarkWarmCallAfterIdle|BenchmarkCallAfterKill|BenchmarkColdStart|BenchmarkFloorPluginHandshake|BenchmarkKillToResult|BenchmarkFloorKillReap|BenchmarkRSSGrowth200Cycles)$"},
-	{"./tests/", "^(BenchmarkSendCPU|BenchmarkSendThroughput|BenchmarkStepOverhead|BenchmarkToolCallInRun|BenchmarkListTools)$"},
-	{"./pkg/tokens/", "^(BenchmarkGCMark|BenchmarkCount|BenchmarkCountTiktoken)$"},
+// suites are the benchmark runs, one per package. benchtime, when set,
+// replaces the -benchtime flag (benchmarks whose iteration is a whole
+// scenario); a suite whose package is not in this checkout is skipped.
+var suites = []struct{ pkg, bench, benchtime string }{
+	{pkg: "./pkg/tool/", bench: "^(BenchmarkWarmCall|BenchmarkWarmCallLimits|BenchmarkWarmCallParts|BenchmarkWarmCallAfterIdle|BenchmarkCallAfterKill|BenchmarkColdStart|BenchmarkColdStartLimits|BenchmarkFloorPluginHandshake|BenchmarkKillToResult|BenchmarkKillToResultLimits|BenchmarkFloorKillReap|BenchmarkRSSGrowth200Cycles)$"},
+	{pkg: "./tests/", bench: "^(BenchmarkSendCPU|BenchmarkSendThroughput|BenchmarkStepOverhead|BenchmarkToolCallInRun|BenchmarkListTools)$"},
+	{pkg: "./pkg/server/", bench: "^BenchmarkStoreAddedLatency$", benchtime: "150x"},
+	{pkg: "./pkg/server/", bench: "^BenchmarkAttachReplay$"},
+	{pkg: "./pkg/telemetry/", bench: "^(BenchmarkStep|BenchmarkObserverStep)$"},
+	{pkg: "./pkg/tokens/", bench: "^(BenchmarkGCMark|BenchmarkCount|BenchmarkCountTiktoken)$"},
 }
 
 // metrics holds every reported value by "Benchmark/sub unit".
@@ -53,59 +61,99 @@ func (m metrics) sum(keys string) (float64, bool) {
 
 // row is one line of the report: a figure, its floor, and the goal on them.
 type row struct {
+	issue        string // the issue whose goal it is
 	what, unit   string
 	fig, floor   string // metric keys (summed with +)
 	floorWhat    string
 	scale        float64 // multiplies both values (e.g. ms to µs); 0 means 1
 	goal         string
 	met          func(fig, floor float64) bool // nil: no goal to check here
+	delta        bool                          // compare by difference (fig − floor), not ratio
+	absolute     bool                          // the goal is on the figure alone: the floor is context, no ratio
 	higherBetter bool
+	missing      string // said instead of "(missing …)" when the figure is absent
 }
 
 var rows = []row{
-	{what: "warm tool call, p50", unit: "µs", fig: "BenchmarkWarmCallParts execute-median-µs",
+	// Issue 14: the warm path, prewarming, kill to result, Send's costs, token tables.
+	{issue: "14", what: "warm tool call, p50", unit: "µs", fig: "BenchmarkWarmCallParts execute-median-µs",
 		floor: "BenchmarkWarmCallParts floor-median-µs", floorWhat: "bare grpc-go bidi round trip",
 		goal: "≤ 1.15×", met: ratioAtMost(1.15)},
-	{what: "CPU per warm call, both processes", unit: "µs",
+	{issue: "14", what: "CPU per warm call, both processes", unit: "µs",
 		fig:   "BenchmarkWarmCallParts execute-host-cpu-µs+BenchmarkWarmCallParts execute-peer-cpu-µs",
 		floor: "BenchmarkWarmCallParts floor-host-cpu-µs+BenchmarkWarmCallParts floor-peer-cpu-µs", floorWhat: "the same for the bidi round trip",
 		goal: "≤ 1.15×", met: ratioAtMost(1.15)},
-	{what: "… the Session round trip alone on the plugin, p50", unit: "µs", fig: "BenchmarkWarmCallParts session-median-µs",
+	{issue: "14", what: "… the Session round trip alone on the plugin, p50", unit: "µs", fig: "BenchmarkWarmCallParts session-median-µs",
 		floor: "BenchmarkWarmCallParts floor-median-µs", floorWhat: "bare grpc-go bidi round trip", goal: "(sdk/tool and go-plugin's share)"},
-	{what: "the same call made by agent-server inside a run, p50", unit: "µs", fig: "BenchmarkToolCallInRun inrun-median-µs",
+	{issue: "14", what: "the same call made by agent-server inside a run, p50", unit: "µs", fig: "BenchmarkToolCallInRun inrun-median-µs",
 		floor: "BenchmarkToolCallInRun alone-median-µs", floorWhat: "the call alone after 1 ms idle",
 		goal: "≤ 1.3×", met: ratioAtMost(1.3)},
-	{what: "a call 20 ms after a kill (prewarmed), p50", unit: "µs", fig: "BenchmarkCallAfterKill median-µs",
+	{issue: "14", what: "a call 20 ms after a kill (prewarmed), p50", unit: "µs", fig: "BenchmarkCallAfterKill median-µs",
 		floor: "BenchmarkWarmCallAfterIdle/pause=20ms median-µs", floorWhat: "a warm call after 20 ms idle",
 		goal: "a warm call (≤ 1.15×)", met: ratioAtMost(1.15)},
-	{what: "cold start to first result, p50", unit: "µs", fig: "BenchmarkColdStart median-µs",
+	{issue: "14", what: "cold start to first result, p50", unit: "µs", fig: "BenchmarkColdStart median-µs",
 		floor: "BenchmarkFloorPluginHandshake median-µs", floorWhat: "the plugin binary's own start to handshake", goal: "(rare: processes are reused and prewarmed)"},
-	{what: "cancel → call returns, p50", unit: "µs", fig: "BenchmarkKillToResult median-µs",
-		floor: "BenchmarkFloorKillReap median-µs", floorWhat: "SIGKILL and reap of an idle plugin",
-		goal: "≤ 1.1× (kill-to-result: pending)", met: ratioAtMost(1.1)},
-	{what: "agent-server CPU per Send, one model round, every plugin's tools offered", unit: "µs", fig: "BenchmarkSendCPU/tools=all server-cpu-µs/send",
+	{issue: "14", what: "cancel → call returns (tree known dead), p50", unit: "µs", fig: "BenchmarkKillToResult median-µs",
+		floor: "BenchmarkKillToResult busy-floor-median-µs", floorWhat: "SIGKILL and reap of the same plugin busy in the same tool, same iterations",
+		goal: "≤ 1.1×", met: ratioAtMost(1.1)},
+	{issue: "14", what: "… against an idle plugin's kill and reap", unit: "µs", fig: "BenchmarkKillToResult median-µs",
+		floor: "BenchmarkKillToResult floor-median-µs", floorWhat: "SIGKILL and reap of an idle plugin, same iterations",
+		goal: "(an idle process dies at another pace)"},
+	{issue: "14", what: "agent-server CPU per Send, one model round, every plugin's tools offered", unit: "µs", fig: "BenchmarkSendCPU/tools=all server-cpu-µs/send",
 		floor: "BenchmarkSendCPU/tools=none server-cpu-µs/send", floorWhat: "the same send offering no tools",
 		goal: "≤ ½ of before, i.e. tools ≈ free: ≤ 1.2× (before: 1.7–2.3×)", met: ratioAtMost(1.2)},
-	{what: "concurrent Sends, N=1000, one model round each", unit: "sends/s", fig: "BenchmarkSendThroughput sends/s",
+	{issue: "14", what: "concurrent Sends, N=1000, one model round each", unit: "sends/s", fig: "BenchmarkSendThroughput sends/s",
 		floor: "BenchmarkSendThroughput model-req/s", floorWhat: "the fake model alone, 1000 streamed requests at once",
 		goal: "≥ 0.5×", met: ratioAtLeast(0.5), higherBetter: true},
-	{what: "one model round through agent-server, added p50", unit: "µs", scale: 1000, fig: "BenchmarkStepOverhead added-p50-ms",
+	{issue: "14", what: "one model round through agent-server, added p50", unit: "µs", scale: 1000, absolute: true, fig: "BenchmarkStepOverhead added-p50-ms",
 		floor: "BenchmarkStepOverhead model-p50-ms", floorWhat: "the fake model's own answer, p50",
 		goal: "≤ 300 µs", met: func(fig, _ float64) bool { return fig <= 300 }},
-	{what: "… added p99", unit: "µs", scale: 1000, fig: "BenchmarkStepOverhead added-p99-ms",
+	{issue: "14", what: "… added p99", unit: "µs", scale: 1000, absolute: true, fig: "BenchmarkStepOverhead added-p99-ms",
 		floor: "BenchmarkStepOverhead model-p99-ms", floorWhat: "the fake model's own answer, p99", goal: "≤ 5 ms (issue 5)",
 		met: func(fig, _ float64) bool { return fig <= 5000 }},
-	{what: "ListTools, every plugin's tools", unit: "req/s", fig: "BenchmarkListTools/ListTools req/s",
+	{issue: "14", what: "ListTools, every plugin's tools", unit: "req/s", fig: "BenchmarkListTools/ListTools req/s",
 		floor: "BenchmarkListTools/GetAgent req/s", floorWhat: "GetAgent", goal: "(was 0.32×)", higherBetter: true},
-	{what: "GC CPU per cycle, both token tables live", unit: "ms", fig: "BenchmarkGCMark/tables=agentcore gc-cpu-ms/cycle",
+	{issue: "14", what: "GC CPU per cycle, both token tables live", unit: "ms", fig: "BenchmarkGCMark/tables=agentcore gc-cpu-ms/cycle",
 		floor: "BenchmarkGCMark/tables=none gc-cpu-ms/cycle", floorWhat: "no token tables",
-		goal: "tables' share ≤ 1 ms", met: func(fig, floor float64) bool { return fig-floor <= 1 }},
-	{what: "… with tiktoken-go's tables instead (before)", unit: "ms", fig: "BenchmarkGCMark/tables=tiktoken-go gc-cpu-ms/cycle",
-		floor: "BenchmarkGCMark/tables=none gc-cpu-ms/cycle", floorWhat: "no token tables"},
-	{what: "token counting, o200k_base", unit: "tokens/s", fig: "BenchmarkCount tokens/s",
+		goal: "tables' share ≤ 1 ms", met: func(fig, floor float64) bool { return fig-floor <= 1 }, delta: true},
+	{issue: "14", what: "… with tiktoken-go's tables instead (before)", unit: "ms", fig: "BenchmarkGCMark/tables=tiktoken-go gc-cpu-ms/cycle",
+		floor: "BenchmarkGCMark/tables=none gc-cpu-ms/cycle", floorWhat: "no token tables", delta: true},
+	{issue: "14", what: "token counting, o200k_base", unit: "tokens/s", fig: "BenchmarkCount tokens/s",
 		floor: "BenchmarkCountTiktoken tokens/s", floorWhat: "tiktoken-go's own encoder", goal: "counts identical (tested)", higherBetter: true},
-	{what: "host RSS growth over 200 start→call→kill cycles", unit: "MB", fig: "BenchmarkRSSGrowth200Cycles rss-growth-MB",
+	{issue: "14", what: "host RSS growth over 200 start→call→kill cycles", unit: "MB", fig: "BenchmarkRSSGrowth200Cycles rss-growth-MB",
 		goal: "≤ 2 MB", met: func(fig, _ float64) bool { return fig <= 2 }},
+
+	// Issue 10: what the limits cost.
+	{issue: "10", what: "warm tool call under limits (best mechanism here), p50", unit: "µs", fig: "BenchmarkWarmCallLimits median-µs",
+		floor: "BenchmarkWarmCall median-µs", floorWhat: "the warm call without limits",
+		goal: "not slower (≤ 1.1×: one run's noise)", met: ratioAtMost(1.1)},
+	{issue: "10", what: "cold start under limits (cgroups made, process born in them), p50", unit: "µs", fig: "BenchmarkColdStartLimits median-µs",
+		floor: "BenchmarkColdStart median-µs", floorWhat: "the cold start without limits",
+		goal: "≤ +500 µs", met: func(fig, floor float64) bool { return fig-floor <= 500 }, delta: true},
+	{issue: "10", what: "cancel → call returns under limits (group known empty), p50", unit: "µs", fig: "BenchmarkKillToResultLimits median-µs",
+		floor: "BenchmarkKillToResultLimits busy-floor-median-µs", floorWhat: "the same plugin's kill and reap, no limits, same iterations",
+		goal: "(issue 14: ≤ 1.1×)", met: ratioAtMost(1.1)},
+
+	// Issue 12: what the store adds.
+	{issue: "12", what: "SQLite store, added per model step, p50", unit: "µs", scale: 1000, absolute: true, fig: "BenchmarkStoreAddedLatency sqlite-added-p50-ms",
+		floor: "BenchmarkStoreAddedLatency memory-step-p50-ms", floorWhat: "a step with the memory store",
+		goal: "≤ 1 ms", met: func(fig, _ float64) bool { return fig <= 1000 }},
+	{issue: "12", what: "PostgreSQL store, added per model step, p50", unit: "µs", scale: 1000, absolute: true, fig: "BenchmarkStoreAddedLatency postgres-added-p50-ms",
+		floor: "BenchmarkStoreAddedLatency memory-step-p50-ms", floorWhat: "a step with the memory store",
+		goal: "≤ 2 ms", met: func(fig, _ float64) bool { return fig <= 2000 },
+		missing: "(not measured: set AGENTCORE_TEST_POSTGRES)"},
+	{issue: "12", what: "Attach replay of a finished run from SQLite", unit: "events/s", fig: "BenchmarkAttachReplay events/s",
+		goal: "≥ 50,000 events/s", met: func(fig, _ float64) bool { return fig >= 50000 }, higherBetter: true},
+
+	// Issue 13: what telemetry costs a loop step (CPU of the process).
+	{issue: "13", what: "loop step with telemetry, tracing off", unit: "µs", fig: "BenchmarkStep/observer=tracing=off cpu-µs/step",
+		floor: "BenchmarkStep/observer=none cpu-µs/step", floorWhat: "the step without telemetry",
+		goal: "no measurable change (≤ 1.1×: one run's noise)", met: ratioAtMost(1.1)},
+	{issue: "13", what: "loop step with tracing on, 100 % sampling", unit: "µs", fig: "BenchmarkStep/observer=tracing=on cpu-µs/step",
+		floor: "BenchmarkStep/observer=none cpu-µs/step", floorWhat: "the step without telemetry",
+		goal: "≤ +20 µs", met: func(fig, floor float64) bool { return fig-floor <= 20 }, delta: true},
+	{issue: "13", what: "… the observer alone (two spans and the metrics of a step)", unit: "µs", fig: "BenchmarkObserverStep/tracing=on cpu-µs/step",
+		goal: "≤ 20 µs", met: func(fig, _ float64) bool { return fig <= 20 }},
 }
 
 func ratioAtMost(r float64) func(fig, floor float64) bool {
@@ -123,7 +171,15 @@ func main() {
 	machine := describeMachine()
 	m := metrics{}
 	for _, s := range suites {
-		args := []string{"test", "-run", "^$", "-bench", s.bench, "-benchtime", *benchtime, "-count", "1", s.pkg}
+		if _, err := os.Stat(s.pkg); err != nil {
+			fmt.Fprintf(os.Stderr, "benchreport: %s is not in this checkout: skipped\n", s.pkg)
+			continue
+		}
+		bt := *benchtime
+		if s.benchtime != "" {
+			bt = s.benchtime
+		}
+		args := []string{"test", "-run", "^$", "-bench", s.bench, "-benchtime", bt, "-count", "1", s.pkg}
 		fmt.Fprintf(os.Stderr, "go %s\n", strings.Join(args, " "))
 		cmd := exec.Command(goTool(), args...)
 		var out bytes.Buffer
@@ -137,39 +193,59 @@ func main() {
 	}
 	fmt.Printf("Measured %s with `make bench-report` (%s, benchtime %s) on %s.\n\n", start.Format("2006-01-02"),
 		time.Since(start).Round(time.Second), *benchtime, machine)
-	fmt.Println("| figure | measured | floor, in the same run | ratio | goal | met |")
-	fmt.Println("| --- | --- | --- | --- | --- | --- |")
+	fmt.Println("| issue | figure | measured | floor, in the same run | ratio or difference | goal | met |")
+	fmt.Println("| --- | --- | --- | --- | --- | --- | --- |")
+	met, unmet := 0, 0
 	for _, r := range rows {
-		fmt.Println(r.line(m))
+		line, verdict := r.line(m)
+		fmt.Println(line)
+		switch verdict {
+		case "yes":
+			met++
+		case "**no**":
+			unmet++
+		}
 	}
+	fmt.Printf("\nGoals met: %d of %d checked here.\n", met, met+unmet)
 	fmt.Printf("\nLoad average at the end: %s\n", loadAverage())
 }
 
-// line formats a row from the metrics.
-func (r row) line(m metrics) string {
+// line formats a row from the metrics, and returns its verdict.
+func (r row) line(m metrics) (string, string) {
 	scale := r.scale
 	if scale == 0 {
 		scale = 1
 	}
 	fig, ok := m.sum(r.fig)
 	if !ok {
-		return fmt.Sprintf("| %s | (missing: %s) | | | %s | |", r.what, r.fig, r.goal)
+		missing := "(missing: " + r.fig + ")"
+		if r.missing != "" {
+			missing = r.missing
+		}
+		return fmt.Sprintf("| %s | %s | %s | | | %s | |", r.issue, r.what, missing, r.goal), ""
 	}
 	fig *= scale
 	measured := number(fig) + " " + r.unit
 	if r.floor == "" {
-		return fmt.Sprintf("| %s | %s | | | %s | %s |", r.what, measured, r.goal, verdict(r.met, fig, 0))
+		v := verdict(r.met, fig, 0)
+		return fmt.Sprintf("| %s | %s | %s | | | %s | %s |", r.issue, r.what, measured, r.goal, v), v
 	}
 	floor, ok := m.sum(r.floor)
 	if !ok {
-		return fmt.Sprintf("| %s | %s | (missing: %s) | | %s | |", r.what, measured, r.floor, r.goal)
+		return fmt.Sprintf("| %s | %s | %s | (missing: %s) | | %s | |", r.issue, r.what, measured, r.floor, r.goal), ""
 	}
 	floor *= scale
 	ratio := ""
-	if floor > 0 {
+	switch {
+	case r.absolute:
+		ratio = "—"
+	case r.delta:
+		ratio = fmt.Sprintf("%+.2f %s", fig-floor, r.unit)
+	case floor > 0:
 		ratio = fmt.Sprintf("%.2f×", fig/floor)
 	}
-	return fmt.Sprintf("| %s | %s | %s: %s %s | %s | %s | %s |", r.what, measured, r.floorWhat, number(floor), r.unit, ratio, r.goal, verdict(r.met, fig, floor))
+	v := verdict(r.met, fig, floor)
+	return fmt.Sprintf("| %s | %s | %s | %s: %s %s | %s | %s | %s |", r.issue, r.what, measured, r.floorWhat, number(floor), r.unit, ratio, r.goal, v), v
 }
 
 func verdict(met func(fig, floor float64) bool, fig, floor float64) string {

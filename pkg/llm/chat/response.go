@@ -127,6 +127,12 @@ func (w *wireContent) UnmarshalJSON(b []byte) error {
 	*w = wireContent{}
 	b = bytes.TrimSpace(b)
 	if len(b) > 0 && b[0] == '"' {
+		// The decoder checked the value: a string without an escape is its
+		// bytes (most deltas), read without a second decoder.
+		if in := b[1 : len(b)-1]; len(b) >= 2 && bytes.IndexByte(in, '\\') < 0 {
+			w.text = string(in)
+			return nil
+		}
 		return provider.Decode(b, &w.text)
 	}
 	var parts []json.RawMessage
@@ -413,10 +419,12 @@ func readStream(ctx context.Context, r *sse.Reader, emit func(*schema.Message) b
 		if chunk.Usage != nil {
 			u = chunk.Usage
 		}
-		if mc := modelChunk(chunk.Model); mc != nil && !named {
-			named = true
-			if !emit(mc) {
-				return nil
+		if !named {
+			if mc := modelChunk(chunk.Model); mc != nil {
+				named = true
+				if !emit(mc) {
+					return nil
+				}
 			}
 		}
 		ch := chunk.choice()

@@ -324,6 +324,7 @@ func (s *Store) StartRun(ctx context.Context, r *store.Run, ttl time.Duration) e
 	a.leaseRun, a.leaseOwner, a.leaseExpires = r.ID, r.Owner, c.LeaseExpires
 	s.runs[r.ID] = &run{r: c}
 	r.State, r.Started, r.LeaseExpires, r.Tenant = c.State, c.Started, c.LeaseExpires, c.Tenant
+	r.AgentVersion = a.a.Version
 	return nil
 }
 

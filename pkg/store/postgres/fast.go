@@ -5,16 +5,19 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"time"
 
 	"google.golang.org/protobuf/proto"
 
 	"github.com/agentcore/agentcore/pkg/store"
+	"github.com/agentcore/agentcore/pkg/store/internal/sqlstore"
 	agentv1 "github.com/agentcore/agentcore/proto/agentcore/v1"
 )
 
 // A model step writes twice: its messages and its events. On PostgreSQL
 // each is one statement (data-modifying CTEs, arrays for the rows), so a
-// step costs two round trips and one wait for the disk.
+// step costs two round trips and one wait for the disk. A run's start and
+// end are one round trip each (functions, migration 0003).
 
 // appendHistorySQL checks the position, bumps the version, sets the usage
 // and inserts the messages: nothing happens unless the history has $2
@@ -129,4 +132,68 @@ func (s *Store) AppendEvents(ctx context.Context, events []*agentv1.Event) error
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// StartRun stores r as running and takes its agent's lease, in one round
+// trip (agentcore_start_run, migration 0003).
+func (s *Store) StartRun(ctx context.Context, r *store.Run, ttl time.Duration) error {
+	var (
+		status                       string
+		tenant, leaseRun, leaseOwner sql.NullString
+		exp, now, version            sql.NullInt64
+	)
+	running := int32(agentv1.RunState_RUN_STATE_RUNNING)
+	err := s.Relaxed.QueryRowContext(ctx, `SELECT * FROM agentcore_start_run($1, $2, $3, $4, $5, $6, $7)`,
+		r.AgentID, r.ID, sqlstore.BoolInt(r.Compaction), int32(r.OnDisconnect), r.Owner, ttl.Microseconds(), running).
+		Scan(&status, &tenant, &leaseRun, &leaseOwner, &exp, &now, &version)
+	if err != nil {
+		return fmt.Errorf("postgres: %w", err)
+	}
+	switch status {
+	case "not_found":
+		return fmt.Errorf("agent %q: %w", r.AgentID, store.ErrNotFound)
+	case "busy":
+		return &store.BusyError{RunID: leaseRun.String, Owner: leaseOwner.String, Expired: exp.Int64 <= now.Int64}
+	case "exists":
+		return fmt.Errorf("run %q: %w", r.ID, store.ErrExists)
+	case "ok":
+	default:
+		return fmt.Errorf("postgres: agentcore_start_run said %q", status)
+	}
+	r.Tenant, r.State = tenant.String, agentv1.RunState_RUN_STATE_RUNNING
+	r.Started, r.LeaseExpires = sqlstore.Time(now.Int64), sqlstore.Time(now.Int64+ttl.Microseconds())
+	r.AgentVersion = version.Int64
+	return nil
+}
+
+// FinishRun ends a running run and releases its lease, in one round trip
+// (agentcore_finish_run, migration 0003), without waiting for the disk.
+func (s *Store) FinishRun(ctx context.Context, runID string, state agentv1.RunState, result *agentv1.RunResultEvent, runErr *agentv1.RunError) error {
+	rb, err := sqlstore.Marshal(result)
+	if err != nil {
+		return err
+	}
+	eb, err := sqlstore.Marshal(runErr)
+	if err != nil {
+		return err
+	}
+	var (
+		status string
+		agent  sql.NullString
+		cur    sql.NullInt32
+	)
+	err = s.Relaxed.QueryRowContext(ctx, `SELECT * FROM agentcore_finish_run($1, $2, $3, $4, $5, $6)`,
+		runID, int32(state), rb, eb, int32(agentv1.RunState_RUN_STATE_RUNNING), s.channel).Scan(&status, &agent, &cur)
+	if err != nil {
+		return fmt.Errorf("postgres: %w", err)
+	}
+	switch status {
+	case "ok":
+		return nil
+	case "not_found":
+		return fmt.Errorf("run %q: %w", runID, store.ErrNotFound)
+	case "conflict":
+		return fmt.Errorf("run %q ended already (%s): %w", runID, agentv1.RunState(cur.Int32), store.ErrConflict)
+	}
+	return fmt.Errorf("postgres: agentcore_finish_run said %q", status)
 }

@@ -95,6 +95,7 @@ func open(ctx context.Context, path string, o Options) (*Store, error) {
 		Numbered:    true,
 		Now:         "CAST((julianday('now') - 2440587.5) * 86400000000.0 AS INTEGER)",
 		AfterCommit: func(ctx context.Context, ns []store.Notice) { s.notifyAll(ctx, ns) },
+		Prepare:     true,
 	}}
 	sub, _ := fs.Sub(migrationFiles, "migrations") // embedded: it exists
 	ms, err := store.Migrations(sub)
@@ -141,6 +142,7 @@ func (s *Store) Close() error {
 	s.hub.Close()
 	var err error
 	if s.DB != nil {
+		s.CloseStatements()
 		err = errors.Join(s.W.Close(), s.R.Close())
 	}
 	s.unlock()

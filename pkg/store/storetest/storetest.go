@@ -353,6 +353,9 @@ func testRunLease(t *testing.T, h Harness) {
 	if a.RunID != "run_1" {
 		t.Errorf("agent's run %q, want run_1", a.RunID)
 	}
+	if r.AgentVersion == 0 || r.AgentVersion != a.Version {
+		t.Errorf("StartRun saw agent version %d, the agent is at %d", r.AgentVersion, a.Version)
+	}
 	err := s.StartRun(c, &store.Run{ID: "run_2", AgentID: "l1", Owner: "replica-b"}, time.Minute)
 	var be *store.BusyError
 	if !errors.As(err, &be) || !errors.Is(err, store.ErrBusy) || be.RunID != "run_1" || be.Owner != "replica-a" || be.Expired {

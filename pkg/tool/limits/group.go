@@ -54,6 +54,11 @@ type Group struct {
 	// 6.12 the kernel notifies only cgroup v2's pids.events, so a refused
 	// fork in a v1 group wakes no watcher. Closed by Close.
 	pidsEvents *os.File
+
+	// changed gets a value (without blocking: capacity 1) when one of the
+	// group's watched files changed: with cgroup v2, cgroup.events when
+	// the group empties. Wait waits on it.
+	changed chan struct{}
 }
 
 // Limits returns the group's limits.
@@ -82,9 +87,8 @@ func (g *Group) initV2(dir string) error {
 		return err
 	}
 	g.cgfd = fd
-	if !g.c.v2memory && !g.c.v2pids {
-		return nil
-	}
+	// The watch sees the breaches (memory.events, pids.events) and the
+	// group emptying (cgroup.events), which Wait waits for.
 	return g.watchDirs(dir)
 }
 
@@ -460,17 +464,22 @@ func zombieOrGone(proc string, pid int) bool {
 	return i >= 0 && i+2 < len(b) && (b[i+2] == 'Z' || b[i+2] == 'X')
 }
 
-// Wait waits until the tree is dead (Empty) or ctx ends.
+// Wait waits until the tree is dead (Empty) or ctx ends. With cgroup v2
+// the kernel's notice that the cgroup emptied (cgroup.events) wakes it;
+// otherwise it looks again after 50 µs, then less and less often (every
+// 10 ms at most).
 func (g *Group) Wait(ctx context.Context) error {
-	delay := 100 * time.Microsecond
+	delay := 50 * time.Microsecond
 	for !g.Empty() {
 		t := time.NewTimer(delay)
 		select {
 		case <-ctx.Done():
 			t.Stop()
 			return ctx.Err()
+		case <-g.changed:
 		case <-t.C:
 		}
+		t.Stop()
 		delay = min(delay*2, 10*time.Millisecond)
 	}
 	return nil

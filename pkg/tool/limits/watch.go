@@ -94,10 +94,14 @@ func (c *Controller) readEvents(f *os.File, done chan struct{}) {
 	}
 }
 
-// check reads the group's counters and acts on a breach.
+// check reads the group's counters and acts on a breach, and wakes Wait.
 func (g *Group) check() {
 	if k, detail := g.countersBreached(); k != 0 {
 		g.record(Breach{Kind: k, Limits: g.Limits(), Detail: detail})
+	}
+	select {
+	case g.changed <- struct{}{}:
+	default:
 	}
 }
 

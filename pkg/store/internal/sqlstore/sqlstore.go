@@ -39,6 +39,10 @@ type Dialect struct {
 	NotifyTx func(ctx context.Context, tx *sql.Tx, ns []store.Notice) error
 	// AfterCommit sends notices after a transaction committed.
 	AfterCommit func(ctx context.Context, ns []store.Notice)
+	// Prepare keeps the core's statements prepared on each connection
+	// (SQLite: parsing one cost a third of a step's CPU). Without it the
+	// driver prepares them (pgx caches its prepared statements itself).
+	Prepare bool
 }
 
 // DB implements every store method except Notify, Listen, Shared and Close.
@@ -52,6 +56,109 @@ type DB struct {
 	D             Dialect
 
 	queries sync.Map // core query text → dialect query text
+	known   sync.Map // dialect query texts made by q: the ones that may be prepared
+	stmts   sync.Map // stmtKey → *sql.Stmt (Dialect.Prepare)
+}
+
+// stmtKey names a prepared statement: its pool and its text.
+type stmtKey struct {
+	pool  *sql.DB
+	query string
+}
+
+// stmt returns query prepared on pool, or nil when it is not to be
+// prepared (Dialect.Prepare off, or a text q did not make: a migration)
+// or not yet: a transaction cannot wait for a connection of its own pool
+// (SQLite's writer has one), so in a transaction (tx not nil) a statement
+// not yet prepared runs unprepared and is prepared once it has ended.
+func (db *DB) stmt(ctx context.Context, pool *sql.DB, query string, tx *Tx) *sql.Stmt {
+	if !db.D.Prepare {
+		return nil
+	}
+	if _, ok := db.known.Load(query); !ok {
+		return nil
+	}
+	k := stmtKey{pool, query}
+	if v, ok := db.stmts.Load(k); ok {
+		return v.(*sql.Stmt)
+	}
+	if tx != nil {
+		tx.unprepared = append(tx.unprepared, query)
+		return nil
+	}
+	return db.prepare(ctx, k)
+}
+
+// prepare prepares a statement and keeps it.
+func (db *DB) prepare(ctx context.Context, k stmtKey) *sql.Stmt {
+	st, err := k.pool.PrepareContext(ctx, k.query)
+	if err != nil {
+		return nil // run unprepared: the error, if it is one, comes from there
+	}
+	if v, loaded := db.stmts.LoadOrStore(k, st); loaded {
+		st.Close()
+		return v.(*sql.Stmt)
+	}
+	return st
+}
+
+// CloseStatements closes the prepared statements; a driver calls it before
+// it closes the pools.
+func (db *DB) CloseStatements() {
+	db.stmts.Range(func(k, v any) bool {
+		v.(*sql.Stmt).Close()
+		db.stmts.Delete(k)
+		return true
+	})
+}
+
+// Tx is a write transaction: *sql.Tx, with the core's statements run
+// prepared (see Dialect.Prepare).
+type Tx struct {
+	*sql.Tx
+	db         *DB
+	pool       *sql.DB
+	unprepared []string // statements to prepare once the transaction ended
+}
+
+// ExecContext is sql.Tx's, prepared.
+func (t *Tx) ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error) {
+	if st := t.db.stmt(ctx, t.pool, query, t); st != nil {
+		return t.Tx.StmtContext(ctx, st).ExecContext(ctx, args...)
+	}
+	return t.Tx.ExecContext(ctx, query, args...)
+}
+
+// QueryContext is sql.Tx's, prepared.
+func (t *Tx) QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error) {
+	if st := t.db.stmt(ctx, t.pool, query, t); st != nil {
+		return t.Tx.StmtContext(ctx, st).QueryContext(ctx, args...)
+	}
+	return t.Tx.QueryContext(ctx, query, args...)
+}
+
+// QueryRowContext is sql.Tx's, prepared.
+func (t *Tx) QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row {
+	if st := t.db.stmt(ctx, t.pool, query, t); st != nil {
+		return t.Tx.StmtContext(ctx, st).QueryRowContext(ctx, args...)
+	}
+	return t.Tx.QueryRowContext(ctx, query, args...)
+}
+
+// query is db.R.QueryContext, prepared.
+func (db *DB) query(ctx context.Context, query string, args ...any) (*sql.Rows, error) {
+	if st := db.stmt(ctx, db.R, query, nil); st != nil {
+		return st.QueryContext(ctx, args...)
+	}
+	return db.R.QueryContext(ctx, query, args...)
+}
+
+// queryRow is db.R.QueryRowContext, prepared.
+func (db *DB) queryRow(ctx context.Context, query string, args ...any) *sql.Row {
+	if st := db.stmt(ctx, db.R, query, nil); st != nil {
+		return st.QueryRowContext(ctx, args...)
+	}
+	return db.R.QueryRowContext(ctx, query, args...)
 }
 
 var placeholder = regexp.MustCompile(`\$(\d+)`)
@@ -66,6 +173,7 @@ func (db *DB) q(query string) string {
 	if db.D.Numbered {
 		out = placeholder.ReplaceAllString(out, "?$1")
 	}
+	db.known.Store(out, struct{}{})
 	db.queries.Store(query, out)
 	return out
 }
@@ -86,8 +194,8 @@ func Time(us int64) time.Time {
 	return time.UnixMicro(us)
 }
 
-// marshal encodes m; a nil message (typed or not) is SQL NULL.
-func marshal(m proto.Message) ([]byte, error) {
+// Marshal encodes m; a nil message (typed or not) is SQL NULL.
+func Marshal(m proto.Message) ([]byte, error) {
 	if m == nil || !m.ProtoReflect().IsValid() {
 		return nil, nil
 	}
@@ -110,31 +218,37 @@ func unmarshal(b []byte, m proto.Message) error {
 
 // tx runs fn in a write transaction and sends the notices it collected
 // once it committed.
-func (db *DB) tx(ctx context.Context, fn func(tx *sql.Tx, notify func(store.Notice)) error) error {
+func (db *DB) tx(ctx context.Context, fn func(tx *Tx, notify func(store.Notice)) error) error {
 	return db.txMode(ctx, false, fn)
 }
 
 // relaxedTx is tx for writes whose loss in a database crash costs little.
-func (db *DB) relaxedTx(ctx context.Context, fn func(tx *sql.Tx, notify func(store.Notice)) error) error {
+func (db *DB) relaxedTx(ctx context.Context, fn func(tx *Tx, notify func(store.Notice)) error) error {
 	return db.txMode(ctx, true, fn)
 }
 
-func (db *DB) txMode(ctx context.Context, relaxed bool, fn func(tx *sql.Tx, notify func(store.Notice)) error) error {
+func (db *DB) txMode(ctx context.Context, relaxed bool, fn func(tx *Tx, notify func(store.Notice)) error) error {
 	w := db.W
 	if relaxed && db.Relaxed != nil {
 		w = db.Relaxed
 	}
-	tx, err := w.BeginTx(ctx, nil)
+	stx, err := w.BeginTx(ctx, nil)
 	if err != nil {
 		return db.wrap(err)
 	}
+	tx := &Tx{Tx: stx, db: db, pool: w}
+	defer func() {
+		for _, q := range tx.unprepared {
+			db.prepare(ctx, stmtKey{w, q})
+		}
+	}()
 	var ns []store.Notice
 	if err := fn(tx, func(n store.Notice) { ns = append(ns, n) }); err != nil {
 		_ = tx.Rollback()
 		return err
 	}
 	if len(ns) > 0 && db.D.NotifyTx != nil {
-		if err := db.D.NotifyTx(ctx, tx, ns); err != nil {
+		if err := db.D.NotifyTx(ctx, tx.Tx, ns); err != nil {
 			_ = tx.Rollback()
 			return db.wrap(err)
 		}
@@ -160,7 +274,7 @@ func (db *DB) wrap(err error) error {
 }
 
 // insertRows inserts rows of width columns in batches of multi-row INSERTs.
-func (db *DB) insertRows(ctx context.Context, tx *sql.Tx, head string, width int, args []any) error {
+func (db *DB) insertRows(ctx context.Context, tx *Tx, head string, width int, args []any) error {
 	const maxRows = 200
 	for len(args) > 0 {
 		n := min(len(args)/width, maxRows)
@@ -188,10 +302,10 @@ func (db *DB) insertRows(ctx context.Context, tx *sql.Tx, head string, width int
 	return nil
 }
 
-func (db *DB) insertMessages(ctx context.Context, tx *sql.Tx, agentID string, at int, msgs []*agentv1.Message) error {
+func (db *DB) insertMessages(ctx context.Context, tx *Tx, agentID string, at int, msgs []*agentv1.Message) error {
 	args := make([]any, 0, 3*len(msgs))
 	for i, m := range msgs {
-		b, err := marshal(m)
+		b, err := Marshal(m)
 		if err != nil {
 			return err
 		}
@@ -233,7 +347,7 @@ func scanAgent(row interface{ Scan(...any) error }) (*store.Agent, error) {
 
 // CreateAgent stores a new agent with its initial history.
 func (db *DB) CreateAgent(ctx context.Context, a *store.Agent, history []*agentv1.Message) error {
-	spec, err := marshal(a.Spec)
+	spec, err := Marshal(a.Spec)
 	if err != nil {
 		return err
 	}
@@ -241,11 +355,11 @@ func (db *DB) CreateAgent(ctx context.Context, a *store.Agent, history []*agentv
 	if usage == nil {
 		usage = &agentv1.Usage{}
 	}
-	ub, err := marshal(usage)
+	ub, err := Marshal(usage)
 	if err != nil {
 		return err
 	}
-	return db.tx(ctx, func(tx *sql.Tx, _ func(store.Notice)) error {
+	return db.tx(ctx, func(tx *Tx, _ func(store.Notice)) error {
 		res, err := tx.ExecContext(ctx, db.q(`INSERT INTO agents (id, tenant, spec, secrets, usage, history_length, version, created, updated)
 			VALUES ($1, $2, $3, $4, $5, $6, 1, $7, $8) ON CONFLICT (id) DO NOTHING`),
 			a.ID, a.Tenant, spec, strings.Join(a.Secrets, "\n"), ub, len(history), Micros(a.Created), Micros(a.Updated))
@@ -265,7 +379,7 @@ func (db *DB) CreateAgent(ctx context.Context, a *store.Agent, history []*agentv
 
 // GetAgent returns an agent.
 func (db *DB) GetAgent(ctx context.Context, id string) (*store.Agent, error) {
-	a, err := scanAgent(db.R.QueryRowContext(ctx, db.q(`SELECT `+agentCols+` FROM agents WHERE id = $1`), id))
+	a, err := scanAgent(db.queryRow(ctx, db.q(`SELECT `+agentCols+` FROM agents WHERE id = $1`), id))
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, fmt.Errorf("agent %q: %w", id, store.ErrNotFound)
 	}
@@ -292,7 +406,7 @@ func (db *DB) ListAgents(ctx context.Context, q store.AgentQuery) ([]*store.Agen
 	}
 	args = append(args, limit(q.Limit))
 	query += fmt.Sprintf(` ORDER BY id LIMIT $%d`, len(args))
-	rows, err := db.R.QueryContext(ctx, db.q(query), args...)
+	rows, err := db.query(ctx, db.q(query), args...)
 	if err != nil {
 		return nil, db.wrap(err)
 	}
@@ -311,18 +425,18 @@ func (db *DB) ListAgents(ctx context.Context, q store.AgentQuery) ([]*store.Agen
 // CountAgents counts every agent.
 func (db *DB) CountAgents(ctx context.Context) (int, error) {
 	var n int
-	err := db.R.QueryRowContext(ctx, db.q(`SELECT COUNT(*) FROM agents`)).Scan(&n)
+	err := db.queryRow(ctx, db.q(`SELECT COUNT(*) FROM agents`)).Scan(&n)
 	return n, db.wrap(err)
 }
 
 // UpdateAgent writes an agent's spec, secrets, tenant and update time.
 func (db *DB) UpdateAgent(ctx context.Context, a *store.Agent) (int64, error) {
-	spec, err := marshal(a.Spec)
+	spec, err := Marshal(a.Spec)
 	if err != nil {
 		return 0, err
 	}
 	var v int64
-	err = db.tx(ctx, func(tx *sql.Tx, notify func(store.Notice)) error {
+	err = db.tx(ctx, func(tx *Tx, notify func(store.Notice)) error {
 		err := tx.QueryRowContext(ctx, db.q(`UPDATE agents SET spec = $2, secrets = $3, tenant = $4, updated = $5, version = version + 1
 			WHERE id = $1 RETURNING version`), a.ID, spec, strings.Join(a.Secrets, "\n"), a.Tenant, Micros(a.Updated)).Scan(&v)
 		if errors.Is(err, sql.ErrNoRows) {
@@ -335,7 +449,7 @@ func (db *DB) UpdateAgent(ctx context.Context, a *store.Agent) (int64, error) {
 
 // DeleteAgent removes an agent and, by cascade, everything of it.
 func (db *DB) DeleteAgent(ctx context.Context, id string) error {
-	return db.tx(ctx, func(tx *sql.Tx, _ func(store.Notice)) error {
+	return db.tx(ctx, func(tx *Tx, _ func(store.Notice)) error {
 		res, err := tx.ExecContext(ctx, db.q(`DELETE FROM agents WHERE id = $1`), id)
 		if err != nil {
 			return db.wrap(err)
@@ -349,7 +463,7 @@ func (db *DB) DeleteAgent(ctx context.Context, id string) error {
 
 // History returns an agent's history and version, read in one statement.
 func (db *DB) History(ctx context.Context, agentID string) ([]*agentv1.Message, int64, error) {
-	rows, err := db.R.QueryContext(ctx, db.q(`SELECT a.version, m.data FROM agents a LEFT JOIN messages m ON m.agent_id = a.id
+	rows, err := db.query(ctx, db.q(`SELECT a.version, m.data FROM agents a LEFT JOIN messages m ON m.agent_id = a.id
 		WHERE a.id = $1 ORDER BY m.idx`), agentID)
 	if err != nil {
 		return nil, 0, db.wrap(err)
@@ -389,12 +503,12 @@ func (db *DB) AppendHistory(ctx context.Context, agentID string, at int, msgs []
 	var ub []byte
 	if usage != nil {
 		var err error
-		if ub, err = marshal(usage); err != nil {
+		if ub, err = Marshal(usage); err != nil {
 			return 0, err
 		}
 	}
 	var v int64
-	err := db.txMode(ctx, !sync, func(tx *sql.Tx, _ func(store.Notice)) error {
+	err := db.txMode(ctx, !sync, func(tx *Tx, _ func(store.Notice)) error {
 		// The update checks the position and locks the row in one statement.
 		err := tx.QueryRowContext(ctx, db.q(`UPDATE agents SET history_length = $3, usage = COALESCE($4, usage), version = version + 1
 			WHERE id = $1 AND history_length = $2 RETURNING version`), agentID, at, at+len(msgs), ub).Scan(&v)
@@ -419,7 +533,7 @@ func (db *DB) AppendHistory(ctx context.Context, agentID string, at int, msgs []
 // ReplaceHistory replaces an agent's history.
 func (db *DB) ReplaceHistory(ctx context.Context, agentID string, msgs []*agentv1.Message) (int64, error) {
 	var v int64
-	err := db.tx(ctx, func(tx *sql.Tx, _ func(store.Notice)) error {
+	err := db.tx(ctx, func(tx *Tx, _ func(store.Notice)) error {
 		err := tx.QueryRowContext(ctx, db.q(`UPDATE agents SET history_length = $2, version = version + 1 WHERE id = $1 RETURNING version`),
 			agentID, len(msgs)).Scan(&v)
 		if errors.Is(err, sql.ErrNoRows) {
@@ -438,13 +552,13 @@ func (db *DB) ReplaceHistory(ctx context.Context, agentID string, msgs []*agentv
 
 // StartRun stores r as running and takes its agent's lease.
 func (db *DB) StartRun(ctx context.Context, r *store.Run, ttl time.Duration) error {
-	return db.relaxedTx(ctx, func(tx *sql.Tx, _ func(store.Notice)) error {
+	return db.relaxedTx(ctx, func(tx *Tx, _ func(store.Notice)) error {
 		var (
 			tenant, leaseRun, leaseOwner string
-			exp, now                     int64
+			exp, now, version            int64
 		)
-		err := tx.QueryRowContext(ctx, db.q(`SELECT tenant, lease_run, lease_owner, lease_expires, {now} FROM agents WHERE id = $1{for_update}`),
-			r.AgentID).Scan(&tenant, &leaseRun, &leaseOwner, &exp, &now)
+		err := tx.QueryRowContext(ctx, db.q(`SELECT tenant, lease_run, lease_owner, lease_expires, {now}, version FROM agents WHERE id = $1{for_update}`),
+			r.AgentID).Scan(&tenant, &leaseRun, &leaseOwner, &exp, &now, &version)
 		if errors.Is(err, sql.ErrNoRows) {
 			return fmt.Errorf("agent %q: %w", r.AgentID, store.ErrNotFound)
 		}
@@ -464,7 +578,7 @@ func (db *DB) StartRun(ctx context.Context, r *store.Run, ttl time.Duration) err
 		until := now + ttl.Microseconds()
 		res, err := tx.ExecContext(ctx, db.q(`INSERT INTO runs (id, agent_id, tenant, compaction, on_disconnect, state, owner, lease_expires, started)
 			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) ON CONFLICT (id) DO NOTHING`),
-			r.ID, r.AgentID, tenant, boolInt(r.Compaction), int32(r.OnDisconnect), int32(agentv1.RunState_RUN_STATE_RUNNING), r.Owner, until, now)
+			r.ID, r.AgentID, tenant, BoolInt(r.Compaction), int32(r.OnDisconnect), int32(agentv1.RunState_RUN_STATE_RUNNING), r.Owner, until, now)
 		if err != nil {
 			return db.wrap(err)
 		}
@@ -476,11 +590,13 @@ func (db *DB) StartRun(ctx context.Context, r *store.Run, ttl time.Duration) err
 			return db.wrap(err)
 		}
 		r.Tenant, r.State, r.Started, r.LeaseExpires = tenant, agentv1.RunState_RUN_STATE_RUNNING, Time(now), Time(until)
+		r.AgentVersion = version
 		return nil
 	})
 }
 
-func boolInt(b bool) int {
+// BoolInt is b as SQL's 0 or 1.
+func BoolInt(b bool) int {
 	if b {
 		return 1
 	}
@@ -490,7 +606,7 @@ func boolInt(b bool) int {
 // RenewLeases extends the leases of owner's running runs.
 func (db *DB) RenewLeases(ctx context.Context, owner string, ttl time.Duration) ([]string, error) {
 	var ids []string
-	err := db.relaxedTx(ctx, func(tx *sql.Tx, _ func(store.Notice)) error {
+	err := db.relaxedTx(ctx, func(tx *Tx, _ func(store.Notice)) error {
 		ids = nil
 		rows, err := tx.QueryContext(ctx, db.q(`UPDATE runs SET lease_expires = {now} + $2 WHERE owner = $1 AND state = $3 RETURNING id`),
 			owner, ttl.Microseconds(), int32(agentv1.RunState_RUN_STATE_RUNNING))
@@ -522,15 +638,15 @@ func (db *DB) RenewLeases(ctx context.Context, owner string, ttl time.Duration) 
 
 // FinishRun ends a running run and releases its lease.
 func (db *DB) FinishRun(ctx context.Context, runID string, state agentv1.RunState, result *agentv1.RunResultEvent, runErr *agentv1.RunError) error {
-	rb, err := marshal(result)
+	rb, err := Marshal(result)
 	if err != nil {
 		return err
 	}
-	eb, err := marshal(runErr)
+	eb, err := Marshal(runErr)
 	if err != nil {
 		return err
 	}
-	return db.relaxedTx(ctx, func(tx *sql.Tx, notify func(store.Notice)) error {
+	return db.relaxedTx(ctx, func(tx *Tx, notify func(store.Notice)) error {
 		var agentID string
 		err := tx.QueryRowContext(ctx, db.q(`UPDATE runs SET state = $2, result = $3, error = $4, ended = {now}
 			WHERE id = $1 AND state = $5 RETURNING agent_id`), runID, int32(state), rb, eb, int32(agentv1.RunState_RUN_STATE_RUNNING)).Scan(&agentID)
@@ -594,7 +710,7 @@ func scanRun(row interface{ Scan(...any) error }) (*store.Run, error) {
 
 // GetRun returns a run.
 func (db *DB) GetRun(ctx context.Context, id string) (*store.Run, error) {
-	r, err := scanRun(db.R.QueryRowContext(ctx, db.q(`SELECT `+runCols+` FROM runs WHERE id = $1`), id))
+	r, err := scanRun(db.queryRow(ctx, db.q(`SELECT `+runCols+` FROM runs WHERE id = $1`), id))
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, fmt.Errorf("run %q: %w", id, store.ErrNotFound)
 	}
@@ -632,7 +748,7 @@ func (db *DB) ListRuns(ctx context.Context, q store.RunQuery) ([]*store.Run, err
 		query += " WHERE " + strings.Join(where, " AND ")
 	}
 	query += " ORDER BY started DESC, id DESC LIMIT " + arg(limit(q.Limit))
-	rows, err := db.R.QueryContext(ctx, db.q(query), args...)
+	rows, err := db.query(ctx, db.q(query), args...)
 	if err != nil {
 		return nil, db.wrap(err)
 	}
@@ -653,7 +769,7 @@ func (db *DB) AppendEvents(ctx context.Context, events []*agentv1.Event) error {
 	if len(events) == 0 {
 		return nil
 	}
-	return db.relaxedTx(ctx, func(tx *sql.Tx, notify func(store.Notice)) error {
+	return db.relaxedTx(ctx, func(tx *Tx, notify func(store.Notice)) error {
 		for len(events) > 0 {
 			run := events[0].GetRunId()
 			n := 1
@@ -671,7 +787,7 @@ func (db *DB) AppendEvents(ctx context.Context, events []*agentv1.Event) error {
 }
 
 // appendRunEvents stores a batch of one run's events.
-func (db *DB) appendRunEvents(ctx context.Context, tx *sql.Tx, run string, evs []*agentv1.Event) error {
+func (db *DB) appendRunEvents(ctx context.Context, tx *Tx, run string, evs []*agentv1.Event) error {
 	args := make([]any, 0, 3*len(evs))
 	var last int64
 	for i, ev := range evs {
@@ -679,7 +795,7 @@ func (db *DB) appendRunEvents(ctx context.Context, tx *sql.Tx, run string, evs [
 			return fmt.Errorf("event %d of run %q after %d: %w", ev.GetSeq(), run, last, store.ErrConflict)
 		}
 		last = ev.GetSeq()
-		b, err := marshal(ev)
+		b, err := Marshal(ev)
 		if err != nil {
 			return err
 		}
@@ -705,7 +821,7 @@ func (db *DB) appendRunEvents(ctx context.Context, tx *sql.Tx, run string, evs [
 
 // Events returns up to limit events of a run after seq after.
 func (db *DB) Events(ctx context.Context, runID string, after int64, n int) ([]*agentv1.Event, error) {
-	rows, err := db.R.QueryContext(ctx, db.q(`SELECT data FROM events WHERE run_id = $1 AND seq > $2 ORDER BY seq LIMIT $3`),
+	rows, err := db.query(ctx, db.q(`SELECT data FROM events WHERE run_id = $1 AND seq > $2 ORDER BY seq LIMIT $3`),
 		runID, after, limit(n))
 	if err != nil {
 		return nil, db.wrap(err)
@@ -728,7 +844,7 @@ func (db *DB) Events(ctx context.Context, runID string, after int64, n int) ([]*
 	}
 	if len(out) == 0 {
 		var one int
-		err := db.R.QueryRowContext(ctx, db.q(`SELECT 1 FROM runs WHERE id = $1`), runID).Scan(&one)
+		err := db.queryRow(ctx, db.q(`SELECT 1 FROM runs WHERE id = $1`), runID).Scan(&one)
 		if errors.Is(err, sql.ErrNoRows) {
 			return nil, fmt.Errorf("run %q: %w", runID, store.ErrNotFound)
 		}
@@ -742,7 +858,7 @@ func (db *DB) Events(ctx context.Context, runID string, after int64, n int) ([]*
 // DeleteEvents deletes the events of runs that ended before t.
 func (db *DB) DeleteEvents(ctx context.Context, t time.Time) (int64, error) {
 	var n int64
-	err := db.relaxedTx(ctx, func(tx *sql.Tx, _ func(store.Notice)) error {
+	err := db.relaxedTx(ctx, func(tx *Tx, _ func(store.Notice)) error {
 		res, err := tx.ExecContext(ctx, db.q(`DELETE FROM events WHERE run_id IN
 			(SELECT id FROM runs WHERE state <> $1 AND purged = 0 AND ended < $2)`), int32(agentv1.RunState_RUN_STATE_RUNNING), Micros(t))
 		if err != nil {
@@ -758,7 +874,7 @@ func (db *DB) DeleteEvents(ctx context.Context, t time.Time) (int64, error) {
 
 // AskPermission stores a pending permission request.
 func (db *DB) AskPermission(ctx context.Context, p *store.Permission) error {
-	return db.relaxedTx(ctx, func(tx *sql.Tx, _ func(store.Notice)) error {
+	return db.relaxedTx(ctx, func(tx *Tx, _ func(store.Notice)) error {
 		var one int
 		err := tx.QueryRowContext(ctx, db.q(`SELECT 1 FROM runs WHERE id = $1`), p.RunID).Scan(&one)
 		if errors.Is(err, sql.ErrNoRows) {
@@ -797,7 +913,7 @@ func scanPermission(row interface{ Scan(...any) error }) (*store.Permission, err
 // AnswerPermission decides a pending permission request.
 func (db *DB) AnswerPermission(ctx context.Context, runID, callID string, allow bool, reason string) (*store.Permission, error) {
 	var out *store.Permission
-	err := db.relaxedTx(ctx, func(tx *sql.Tx, _ func(store.Notice)) error {
+	err := db.relaxedTx(ctx, func(tx *Tx, _ func(store.Notice)) error {
 		var state int32
 		err := tx.QueryRowContext(ctx, db.q(`SELECT state FROM runs WHERE id = $1`), runID).Scan(&state)
 		if errors.Is(err, sql.ErrNoRows) {
@@ -821,7 +937,7 @@ func (db *DB) AnswerPermission(ctx context.Context, runID, callID string, allow 
 			return fmt.Errorf("permission %q of run %q: answered already: %w", callID, runID, store.ErrConflict)
 		}
 		if _, err := tx.ExecContext(ctx, db.q(`UPDATE permissions SET answered = 1, allow = $3, reason = $4 WHERE run_id = $1 AND call_id = $2`),
-			runID, callID, boolInt(allow), reason); err != nil {
+			runID, callID, BoolInt(allow), reason); err != nil {
 			return db.wrap(err)
 		}
 		p.Answered, p.Allow, p.Reason = true, allow, reason
@@ -832,7 +948,7 @@ func (db *DB) AnswerPermission(ctx context.Context, runID, callID string, allow 
 
 // Permissions returns a run's permission requests in order.
 func (db *DB) Permissions(ctx context.Context, runID string) ([]*store.Permission, error) {
-	rows, err := db.R.QueryContext(ctx, db.q(`SELECT `+permCols+` FROM permissions WHERE run_id = $1 ORDER BY asked, call_id`), runID)
+	rows, err := db.query(ctx, db.q(`SELECT `+permCols+` FROM permissions WHERE run_id = $1 ORDER BY asked, call_id`), runID)
 	if err != nil {
 		return nil, db.wrap(err)
 	}
@@ -861,7 +977,7 @@ func (db *DB) Permissions(ctx context.Context, runID string) ([]*store.Permissio
 // each transaction (PostgreSQL: an advisory lock, so that replicas starting
 // together migrate one at a time).
 func (db *DB) Migrate(ctx context.Context, ms []store.Migration, upTo int, lock string) error {
-	err := db.tx(ctx, func(tx *sql.Tx, _ func(store.Notice)) error {
+	err := db.tx(ctx, func(tx *Tx, _ func(store.Notice)) error {
 		if lock != "" {
 			if _, err := tx.ExecContext(ctx, lock); err != nil {
 				return err
@@ -877,7 +993,7 @@ func (db *DB) Migrate(ctx context.Context, ms []store.Migration, upTo int, lock 
 		if upTo > 0 && m.Version > upTo {
 			break
 		}
-		err := db.tx(ctx, func(tx *sql.Tx, _ func(store.Notice)) error {
+		err := db.tx(ctx, func(tx *Tx, _ func(store.Notice)) error {
 			if lock != "" {
 				if _, err := tx.ExecContext(ctx, lock); err != nil {
 					return err
@@ -908,6 +1024,6 @@ func (db *DB) Migrate(ctx context.Context, ms []store.Migration, upTo int, lock 
 // Version returns the schema version the database is at.
 func (db *DB) Version(ctx context.Context) (int, error) {
 	var v sql.NullInt64
-	err := db.R.QueryRowContext(ctx, `SELECT MAX(version) FROM schema_migrations`).Scan(&v)
+	err := db.queryRow(ctx, `SELECT MAX(version) FROM schema_migrations`).Scan(&v)
 	return int(v.Int64), db.wrap(err)
 }
