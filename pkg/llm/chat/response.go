@@ -395,7 +395,7 @@ func readStream(ctx context.Context, r *sse.Reader, emit func(*schema.Message) b
 		named  bool // the model's name was passed on
 		u      *usage
 	)
-	for {
+	for n := 1; ; n++ {
 		ev, err := r.Next()
 		if err != nil {
 			if errors.Is(err, io.EOF) || provider.IsEOF(err) {
@@ -411,7 +411,7 @@ func readStream(ctx context.Context, r *sse.Reader, emit func(*schema.Message) b
 		}
 		var chunk completion
 		if err := provider.Decode(ev.Data, &chunk); err != nil {
-			return provider.Unknown("the stream sent a chunk that is not JSON", err)
+			return provider.UnreadableEvent("", n, ev.Type, ev.Data, err)
 		}
 		if err := chunk.apiError(); err != nil {
 			return err

@@ -249,7 +249,7 @@ func knownEvent(typ string) bool {
 // final chunk.
 func readStream(ctx context.Context, r *sse.Reader, emit func(*schema.Message) bool) error {
 	s := newStream(emit)
-	for {
+	for n := 1; ; n++ {
 		ev, err := r.Next()
 		if err != nil {
 			if errors.Is(err, io.EOF) || provider.IsEOF(err) {
@@ -262,7 +262,7 @@ func readStream(ctx context.Context, r *sse.Reader, emit func(*schema.Message) b
 		}
 		typ, err := provider.Type(ev.Data)
 		if err != nil {
-			return provider.Unknown("the stream sent an event that is not JSON", err)
+			return provider.UnreadableEvent("", n, ev.Type, ev.Data, err)
 		}
 		if typ == "" {
 			typ = ev.Type
@@ -272,7 +272,7 @@ func readStream(ctx context.Context, r *sse.Reader, emit func(*schema.Message) b
 		}
 		var e event
 		if err := provider.Decode(ev.Data, &e); err != nil {
-			return provider.Unknown("the stream's "+typ+" event is not JSON", err)
+			return provider.UnreadableEvent("", n, ev.Type, ev.Data, err)
 		}
 		done, ok, err := s.handle(typ, &e)
 		if err != nil || done || !ok {
