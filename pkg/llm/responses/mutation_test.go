@@ -1,23 +1,33 @@
 package responses
 
 import (
+	"context"
 	"strconv"
 	"strings"
 	"testing"
 
+	"github.com/cloudwego/eino/schema"
+
 	"github.com/agentcore/agentcore/pkg/llm/adaptertest"
+	"github.com/agentcore/agentcore/pkg/llm/sse"
 )
 
 type node = adaptertest.Node
 
+// recordedCustom are the custom tools the recorded requests offered (the
+// custom tool recording's response echoes its request's tools: write_sql).
+var recordedCustom = map[string]bool{"write_sql": true}
+
 // protocol is the Responses API as adaptertest.MutationTest sees it.
 func protocol() adaptertest.Protocol {
 	return adaptertest.Protocol{
-		Dirs:   []string{"openai/responses"},
-		Named:  true,
-		Split:  splitResponses,
-		Stream: adaptertest.ReadSSE(readStream),
-		Whole:  decodeWhole,
+		Dirs:  []string{"openai/responses"},
+		Named: true,
+		Split: splitResponses,
+		Stream: adaptertest.ReadSSE(func(ctx context.Context, r *sse.Reader, emit func(*schema.Message) bool) error {
+			return readStream(ctx, r, recordedCustom, emit)
+		}),
+		Whole: wholeReader(recordedCustom),
 		UnknownEvent: func(n int) *adaptertest.Payload {
 			return adaptertest.NewEvent(true, adaptertest.MustJSON(`{"type":"response.x_agentcore_mutant.delta","sequence_number":`+strconv.Itoa(n)+
 				`,"output_index":0,"content_index":0,"summary_index":0,"item_id":"x","delta":{"text":"MUTANT"},"text":"MUTANT","arguments":"{}",`+

@@ -110,7 +110,7 @@ func TestCustomToolRoundTrip(t *testing.T) {
 	srv := fakemodel.StartTB(t)
 	rec := readRecording(t, "openai-custom-tool.1.chunks.txt")[0]
 	srv.Push(fakemodel.Turn{Events: rec.events}, fakemodel.Turn{Text: "ok"})
-	m := newTestModel(t, srv.URL)
+	m := newCustomModel(t, srv.URL, "write_sql")
 	first := adaptertest.Stream(t, m, hello)
 	history := append(append([]*schema.Message{}, hello...), first, schema.ToolMessage("42 rows", "call_custom_sql_001"))
 	adaptertest.Generate(t, m, history)
