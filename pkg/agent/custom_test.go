@@ -24,8 +24,17 @@ func responsesEvents(data ...string) []fakemodel.Event {
 	return out
 }
 
+// chatEvents are chat completion chunks, then [DONE].
+func chatEvents(data ...string) []fakemodel.Event {
+	var out []fakemodel.Event
+	for _, d := range data {
+		out = append(out, fakemodel.Event{Data: d})
+	}
+	return append(out, fakemodel.Event{Data: "[DONE]"})
+}
+
 // TestCustomToolCallKeptVerbatim: a custom (freeform) tool call takes free
-// text, in both OpenAI protocols (here: Responses). Its input stays verbatim in the history
+// text, in both OpenAI protocols. Its input stays verbatim in the history
 // (as one JSON string) and goes back verbatim; it gets its tool_call and
 // tool_result events like any call. The custom tool is offered the way a
 // user offers one, in provider.body's tools list.
@@ -58,6 +67,34 @@ func TestCustomToolCallKeptVerbatim(t *testing.T) {
 						input, callID = m["input"], m["call_id"]
 					case "custom_tool_call_output":
 						resultID = m["call_id"]
+					}
+				}
+				return input, callID, resultID
+			},
+		},
+		{
+			name:     "chat",
+			protocol: agentv1.Protocol_PROTOCOL_CHAT,
+			tool:     map[string]any{"type": "custom", "custom": map[string]any{"name": "write_sql"}},
+			events: chatEvents(
+				`{"id":"c1","model":"m","choices":[{"index":0,"delta":{"role":"assistant","tool_calls":[{"index":0,"id":"call_sql","type":"custom","custom":{"name":"write_sql","input":""}}]}}]}`,
+				`{"id":"c1","model":"m","choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"custom":{"input":"SELECT * FROM users WHERE name = \"O'Brien\""}}]}}]}`,
+				`{"id":"c1","model":"m","choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"custom":{"input":" AND age > 25"}}]}}]}`,
+				`{"id":"c1","model":"m","choices":[{"index":0,"delta":{},"finish_reason":"tool_calls"}],"usage":{"prompt_tokens":10,"completion_tokens":5,"total_tokens":15}}`,
+			),
+			sentBack: func(req map[string]any) (input, callID, resultID any) {
+				for _, msg := range req["messages"].([]any) {
+					m := msg.(map[string]any)
+					switch m["role"] {
+					case "assistant":
+						for _, c := range asSlice(m["tool_calls"]) {
+							if tc := c.(map[string]any); tc["type"] == "custom" {
+								custom, _ := tc["custom"].(map[string]any)
+								input, callID = custom["input"], tc["id"]
+							}
+						}
+					case "tool":
+						resultID = m["tool_call_id"]
 					}
 				}
 				return input, callID, resultID
@@ -149,4 +186,9 @@ func TestProviderRunCallNotRun(t *testing.T) {
 	if n := len(srv.Requests()); n != 1 {
 		t.Errorf("%d model requests, want 1", n)
 	}
+}
+
+func asSlice(v any) []any {
+	s, _ := v.([]any)
+	return s
 }
