@@ -49,3 +49,20 @@ func TestSecondMessageStart(t *testing.T) {
 		t.Errorf("error %v does not name the event", pe)
 	}
 }
+
+// TestThinkingOrderInMessageStart: thinking and redacted thinking blocks
+// carried whole in message_start keep their order in the reasoning data,
+// which is the order they are sent back in.
+func TestThinkingOrderInMessageStart(t *testing.T) {
+	srv := fakemodel.StartTB(t)
+	srv.Push(fakemodel.Turn{Raw: fakemodel.SSE(
+		fakemodel.Event{Name: "message_start", Data: `{"type":"message_start","message":{"id":"msg_1","content":[` +
+			`{"type":"thinking","thinking":"one","signature":"sig-1"},{"type":"redacted_thinking","data":"opaque"},` +
+			`{"type":"thinking","thinking":"two","signature":"sig-2"},{"type":"text","text":"hi"}],"stop_reason":"end_turn","usage":{"input_tokens":1,"output_tokens":2}}}`},
+		fakemodel.Event{Name: "message_stop", Data: `{"type":"message_stop"}`}), RawContentType: "text/event-stream"})
+	msg := adaptertest.Stream(t, newTestModel(t, srv.URL), []*schema.Message{schema.UserMessage("hi")})
+	got := provider.StringMap(msg.Extra[provider.ExtraReasoningData])[reasoningKey]
+	if want := `[{"signature":"sig-1","length":3},{"redacted":"opaque"},{"signature":"sig-2","length":3}]`; got != want {
+		t.Errorf("reasoning data %s\nwant           %s", got, want)
+	}
+}
