@@ -11,9 +11,15 @@ import (
 
 type node = adaptertest.Node
 
-// protocol is the Messages API as adaptertest.MutationTest sees it. It has
-// no ids a gateway may rotate per event: a message's id comes once, in
-// message_start, and a block's in its content_block_start.
+// protocol is the Messages API as adaptertest.MutationTest sees it.
+//
+// RotateIDs is empty on purpose: the protocol has no id a gateway could
+// rewrite per event. A message's id comes once, in message_start, a
+// block's (a tool_use id) once, in its content_block_start; every delta
+// and stop names its block by "index", its position, which is what the
+// reader keys on. An id that appears once has nothing to disagree with, so
+// rotating it would change the parse (the call id) rather than test the
+// reader's keying.
 func protocol() adaptertest.Protocol {
 	return adaptertest.Protocol{
 		Dirs:   []string{"anthropic", "anthropic/sdk-go-sse"},

@@ -23,7 +23,7 @@ func protocol() adaptertest.Protocol {
 	return adaptertest.Protocol{
 		Dirs:  []string{"openai/responses"},
 		Named: true,
-		Split: splitResponses,
+		Split: adaptertest.SplitAt("response.created"),
 		Stream: adaptertest.ReadSSE(func(ctx context.Context, r *sse.Reader, emit func(*schema.Message) bool) error {
 			return readStream(ctx, r, recordedCustom, emit)
 		}),
@@ -40,22 +40,6 @@ func protocol() adaptertest.Protocol {
 
 // TestMutations: see adaptertest.MutationTest.
 func TestMutations(t *testing.T) { adaptertest.MutationTest(t, protocol()) }
-
-// splitResponses cuts a recording of several responses (a tool loop) at
-// each response.created.
-func splitResponses(rec adaptertest.Recording) []adaptertest.Recording {
-	if !rec.Stream {
-		return []adaptertest.Recording{rec}
-	}
-	var out []adaptertest.Recording
-	for _, p := range rec.Payloads {
-		if p.Type() == "response.created" || len(out) == 0 {
-			out = append(out, adaptertest.Recording{Stream: true})
-		}
-		out[len(out)-1].Payloads = append(out[len(out)-1].Payloads, p)
-	}
-	return out
-}
 
 // terminal reports whether a payload ends the stream.
 func terminal(p *adaptertest.Payload) bool {
