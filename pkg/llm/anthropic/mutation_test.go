@@ -19,11 +19,13 @@ type node = adaptertest.Node
 // and stop names its block by "index", its position, which is what the
 // reader keys on. An id that appears once has nothing to disagree with, so
 // rotating it would change the parse (the call id) rather than test the
-// reader's keying.
+// reader's keying. A recording of a tool loop holds one message per turn
+// and is cut at each message_start.
 func protocol() adaptertest.Protocol {
 	return adaptertest.Protocol{
 		Dirs:   []string{"anthropic", "anthropic/sdk-go-sse"},
 		Named:  true,
+		Split:  adaptertest.SplitAt("message_start"),
 		Stream: adaptertest.ReadSSE(readStream),
 		Whole:  decodeResponse,
 		Opaque: []string{"input"}, // tool_use input is the call's arguments
