@@ -237,6 +237,12 @@ func (u *usage) tokenUsage() (*schema.TokenUsage, int) {
 	}
 	if d := u.CompletionTokensDetails; d != nil {
 		tu.CompletionTokensDetails.ReasoningTokens = d.ReasoningTokens
+		// OpenAI's completion_tokens include the reasoning tokens; xAI's
+		// leave them out, its total being prompt + completion + reasoning.
+		// Output counts them either way, as every adapter's does.
+		if r := d.ReasoningTokens; r > 0 && u.TotalTokens == u.PromptTokens+u.CompletionTokens+r {
+			tu.CompletionTokens += r
+		}
 	}
 	return tu, write
 }
