@@ -63,6 +63,8 @@ type ErrorCase struct {
 	Code       string
 	Retryable  bool
 	RetryAfter time.Duration
+	// Message, when set, is the error's message.
+	Message string
 }
 
 // CheckErrors plays each case through srv, streaming and not, and checks
@@ -80,6 +82,9 @@ func CheckErrors(t *testing.T, srv *fakemodel.Server, m model.BaseChatModel, cas
 				pe := ErrorKind(t, RunErr(ctx, m, stream, hi()), tc.Kind)
 				if pe.Code != tc.Code || pe.Retryable != tc.Retryable || pe.RetryAfter != tc.RetryAfter {
 					t.Errorf("error = %+v", pe)
+				}
+				if tc.Message != "" && pe.Message != tc.Message {
+					t.Errorf("message %q\nwant    %q", pe.Message, tc.Message)
 				}
 			})
 		}

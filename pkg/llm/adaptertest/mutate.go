@@ -103,6 +103,25 @@ func (r Recording) InsertPayload(i int, p *Payload) Recording {
 	return Recording{Stream: r.Stream, Payloads: ps}
 }
 
+// SplitAt is a Protocol.Split for a recording of several responses (a tool
+// loop, one response per turn): it cuts the stream before each event of
+// type start.
+func SplitAt(start string) func(Recording) []Recording {
+	return func(rec Recording) []Recording {
+		if !rec.Stream {
+			return []Recording{rec}
+		}
+		var out []Recording
+		for _, p := range rec.Payloads {
+			if p.Type() == start || len(out) == 0 {
+				out = append(out, Recording{Stream: true})
+			}
+			out[len(out)-1].Payloads = append(out[len(out)-1].Payloads, p)
+		}
+		return out
+	}
+}
+
 // Variant is a mutated recording and what was done to it.
 type Variant struct {
 	Name string
@@ -147,15 +166,23 @@ type Protocol struct {
 // compares.
 type Outcome struct {
 	Text, Reasoning string
-	Calls           []OutcomeCall
-	Finish, Raw     string
-	Usage           [6]int // input, output, total, cache read, cache write, reasoning
-	Err             string // kind, code and message of a failure
+	// Data is the message's reasoning provider data, which is sent back
+	// with the history: Anthropic's thinking blocks with their signatures
+	// and redacted thinking, the Responses reasoning items with their
+	// encrypted content, Gemini's last thought signature.
+	Data        map[string]string
+	Calls       []OutcomeCall
+	Finish, Raw string
+	Usage       [6]int // input, output, total, cache read, cache write, reasoning
+	Err         string // kind, code and message of a failure
 }
 
 // OutcomeCall is one tool call of an Outcome; Args are canonical JSON.
 type OutcomeCall struct {
-	ID, Name, Args string
+	ID, Name, Args, Type string
+	// Data is the call's provider data: the freeform mark of a custom
+	// call, Gemini's thought signature and call id.
+	Data map[string]string
 }
 
 // Join concatenates streamed chunks as pkg/llm does: schema.ConcatMessages
@@ -190,7 +217,7 @@ func OutcomeOf(chunks []*schema.Message, err error) Outcome {
 }
 
 func outcomeOf(msg *schema.Message) Outcome {
-	o := Outcome{Text: msg.Content, Reasoning: msg.ReasoningContent}
+	o := Outcome{Text: msg.Content, Reasoning: msg.ReasoningContent, Data: provider.StringMap(msg.Extra[provider.ExtraReasoningData])}
 	for _, tc := range msg.ToolCalls {
 		args := tc.Function.Arguments
 		var v any
@@ -198,7 +225,8 @@ func outcomeOf(msg *schema.Message) Outcome {
 			b, _ := json.Marshal(v)
 			args = string(b)
 		}
-		o.Calls = append(o.Calls, OutcomeCall{ID: tc.ID, Name: tc.Function.Name, Args: args})
+		o.Calls = append(o.Calls, OutcomeCall{ID: tc.ID, Name: tc.Function.Name, Args: args, Type: tc.Type,
+			Data: provider.StringMap(tc.Extra[provider.ExtraToolCallData])})
 	}
 	if m := msg.ResponseMeta; m != nil {
 		o.Finish = m.FinishReason
@@ -253,6 +281,9 @@ const maxSites = 240
 //     end for the others), and then single fields at sampled (object,
 //     payload) sites, one per variant;
 //   - an unknown event between every two events, and at the start;
+//   - an unknown event after the last one (after the terminal event,
+//     [DONE] or message_stop: data a reader must not need to read, and
+//     for Gemini, whose stream ends with the body, one it must skip);
 //   - ids rotated on every event where the protocol allows it;
 //   - the protocol's unknown items, content parts, blocks or choices;
 //   - all of these at once.
@@ -366,7 +397,8 @@ func (p Protocol) load(file string) ([]Recording, error) {
 	return []Recording{rec}, nil
 }
 
-func (p Protocol) parse(rec Recording) Outcome {
+// Parse is the outcome of one recording.
+func (p Protocol) Parse(rec Recording) Outcome {
 	if rec.Stream {
 		return OutcomeOf(p.Stream(rec.Bytes()))
 	}
@@ -375,9 +407,9 @@ func (p Protocol) parse(rec Recording) Outcome {
 
 // check runs the variants of one recording and returns how many ran.
 func (p Protocol) check(t *testing.T, label string, rec Recording) int {
-	want := p.parse(rec)
+	want := p.Parse(rec)
 	// Ids the reader makes up differ from one parse to the next.
-	again := p.parse(rec)
+	again := p.Parse(rec)
 	made := map[int]bool{}
 	for i := range want.Calls {
 		if i < len(again.Calls) && again.Calls[i].ID != want.Calls[i].ID {
@@ -397,7 +429,7 @@ func (p Protocol) check(t *testing.T, label string, rec Recording) int {
 	failures := 0
 	variants := p.variants(label, rec)
 	for _, v := range variants {
-		got := norm(p.parse(v.Rec))
+		got := norm(p.Parse(v.Rec))
 		if reflect.DeepEqual(got, want) {
 			continue
 		}
@@ -460,7 +492,8 @@ func (p Protocol) variants(label string, rec Recording) []Variant {
 		out = append(out, Variant{fmt.Sprintf("unknown field in object %d of payload %d", s.object, s.payload), v})
 	}
 	if rec.Stream && p.UnknownEvent != nil {
-		out = append(out, Variant{"unknown events between all events", p.unknownEvents(rec)})
+		out = append(out, Variant{"unknown events between all events", p.unknownEvents(rec)},
+			Variant{"an unknown event after the last event", p.trailingEvent(rec)})
 	}
 	if rec.Stream && len(p.RotateIDs) > 0 {
 		out = append(out, Variant{"ids rotated on every event", p.rotate(rec)})
@@ -471,7 +504,7 @@ func (p Protocol) variants(label string, rec Recording) []Variant {
 	// Everything at once.
 	all := p.allFields(rec, skip, 2)
 	if rec.Stream && p.UnknownEvent != nil {
-		all = p.unknownEvents(all)
+		all = p.trailingEvent(p.unknownEvents(all))
 	}
 	if rec.Stream && len(p.RotateIDs) > 0 {
 		all = p.rotate(all)
@@ -501,6 +534,11 @@ func (p Protocol) unknownEvents(rec Recording) Recording {
 		out.Payloads = append(out.Payloads, p.UnknownEvent(i), pl)
 	}
 	return out
+}
+
+// trailingEvent puts an unknown event after the last event.
+func (p Protocol) trailingEvent(rec Recording) Recording {
+	return rec.InsertPayload(len(rec.Payloads), p.UnknownEvent(len(rec.Payloads)))
 }
 
 // rotate gives every id at the paths in RotateIDs a new value on every

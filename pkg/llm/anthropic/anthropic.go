@@ -94,14 +94,14 @@ func (m *Model) post(ctx context.Context, input []*schema.Message, stream bool, 
 // type is read first; events of other types are skipped undecoded.
 func readStream(ctx context.Context, r *sse.Reader, emit func(*schema.Message) bool) error {
 	a := newAssembler()
-	for {
+	for n := 1; ; n++ {
 		ev, err := r.Next()
 		if err != nil {
 			return streamError(ctx, err, "anthropic: the stream ended before message_stop")
 		}
 		typ, err := provider.Type(ev.Data)
 		if err != nil {
-			return provider.Unknown("anthropic: unreadable stream event", err)
+			return provider.UnreadableEvent("anthropic: ", n, ev.Type, ev.Data, err)
 		}
 		if typ == "" {
 			typ = ev.Type
@@ -114,7 +114,7 @@ func readStream(ctx context.Context, r *sse.Reader, emit func(*schema.Message) b
 		}
 		var e event
 		if err := provider.Decode(ev.Data, &e); err != nil {
-			return provider.Unknown("anthropic: unreadable "+typ+" event", err)
+			return provider.UnreadableEvent("anthropic: ", n, ev.Type, ev.Data, err)
 		}
 		var chunks []*schema.Message
 		switch typ {

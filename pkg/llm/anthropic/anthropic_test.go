@@ -71,7 +71,21 @@ func TestErrors(t *testing.T) {
 		{Name: "stream ends before message_stop", OnlyStream: true, Kind: provider.KindUnknown,
 			Turn: fakemodel.Turn{Raw: fakemodel.SSE(fakemodel.Event{Name: "message_start", Data: `{"type":"message_start","message":{"usage":{"input_tokens":1}}}`})}},
 		{Name: "stream with a broken event", OnlyStream: true, Kind: provider.KindUnknown,
-			Turn: fakemodel.Turn{Raw: fakemodel.SSE(fakemodel.Event{Name: "message_start", Data: `{"type":`})}},
+			Turn:    fakemodel.Turn{Raw: fakemodel.SSE(fakemodel.Event{Name: "message_start", Data: `{"type":`})},
+			Message: `anthropic: stream event 1 ("message_start") is not JSON; its data begins "{\"type\":"`},
+		// The error names the event that broke: its number, its name and
+		// the start of its data.
+		{Name: "stream with a cut event after good ones", OnlyStream: true, Kind: provider.KindUnknown,
+			Turn: fakemodel.Turn{Raw: fakemodel.SSE(
+				fakemodel.Event{Name: "message_start", Data: `{"type":"message_start","message":{"id":"msg_1","usage":{"input_tokens":1}}}`},
+				fakemodel.Event{Name: "content_block_start", Data: `{"type":"content_block_start","index":0,"content_block":{"type":"text","text":""}}`},
+				fakemodel.Event{Name: "content_block_delta", Data: `{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","te`})},
+			Message: `anthropic: stream event 3 ("content_block_delta") is not JSON; its data begins "{\"type\":\"content_block_d"…`},
+		{Name: "stream with a proxy's text for an event", OnlyStream: true, Kind: provider.KindUnknown,
+			Turn: fakemodel.Turn{Raw: fakemodel.SSE(
+				fakemodel.Event{Name: "message_start", Data: `{"type":"message_start","message":{"id":"msg_1","usage":{"input_tokens":1}}}`},
+				fakemodel.Event{Data: "upstream connect error"})},
+			Message: `anthropic: stream event 2 is not JSON; its data begins "upstream connect error"`},
 	}
 	srv := fakemodel.StartTB(t)
 	adaptertest.CheckErrors(t, srv, newTestModel(t, srv.URL), cases)

@@ -11,13 +11,21 @@ import (
 
 type node = adaptertest.Node
 
-// protocol is the Messages API as adaptertest.MutationTest sees it. It has
-// no ids a gateway may rotate per event: a message's id comes once, in
-// message_start, and a block's in its content_block_start.
+// protocol is the Messages API as adaptertest.MutationTest sees it.
+//
+// RotateIDs is empty on purpose: the protocol has no id a gateway could
+// rewrite per event. A message's id comes once, in message_start, a
+// block's (a tool_use id) once, in its content_block_start; every delta
+// and stop names its block by "index", its position, which is what the
+// reader keys on. An id that appears once has nothing to disagree with, so
+// rotating it would change the parse (the call id) rather than test the
+// reader's keying. A recording of a tool loop holds one message per turn
+// and is cut at each message_start.
 func protocol() adaptertest.Protocol {
 	return adaptertest.Protocol{
 		Dirs:   []string{"anthropic", "anthropic/sdk-go-sse"},
 		Named:  true,
+		Split:  adaptertest.SplitAt("message_start"),
 		Stream: adaptertest.ReadSSE(readStream),
 		Whole:  decodeResponse,
 		Opaque: []string{"input"}, // tool_use input is the call's arguments

@@ -145,6 +145,7 @@ type openBlock struct {
 	gotArgs   bool            // input_json_delta pieces were emitted
 	thinking  int             // bytes of thinking text
 	signature strings.Builder
+	entry     int // a thinking block's place in assembler.thinking
 }
 
 // assembler turns content blocks, whole or in events, into message chunks.
@@ -154,9 +155,12 @@ type openBlock struct {
 type assembler struct {
 	blocks    map[int]*openBlock
 	toolCalls int
-	thinking  []thinkingEntry
-	usage     usage
-	stop      string
+	// thinking holds the thinking and redacted_thinking blocks in the order
+	// they opened, which is the order they go back in; a thinking block's
+	// entry is filled when it stops.
+	thinking []thinkingEntry
+	usage    usage
+	stop     string
 	// message is the id of the message being read; started is set once a
 	// message_start arrived.
 	message string
@@ -196,6 +200,8 @@ func (a *assembler) open(idx int, b *responseBlock) *schema.Message {
 	case "thinking":
 		ob.thinking = len(b.Thinking)
 		ob.signature.WriteString(b.Signature)
+		ob.entry = len(a.thinking)
+		a.thinking = append(a.thinking, thinkingEntry{})
 		if b.Thinking != "" {
 			c := chunk()
 			c.ReasoningContent = b.Thinking
@@ -277,7 +283,7 @@ func (a *assembler) stopBlock(idx int) *schema.Message {
 	delete(a.blocks, idx)
 	switch ob.typ {
 	case "thinking":
-		a.thinking = append(a.thinking, thinkingEntry{Signature: ob.signature.String(), Length: ob.thinking})
+		a.thinking[ob.entry] = thinkingEntry{Signature: ob.signature.String(), Length: ob.thinking}
 	case "tool_use":
 		if ob.gotArgs {
 			return nil

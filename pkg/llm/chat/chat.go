@@ -73,7 +73,9 @@
 //   - Usage: prompt_tokens (cached included), prompt_tokens_details.
 //     cached_tokens (or DeepSeek's prompt_cache_hit_tokens) as the cache read,
 //     prompt_tokens_details.cache_write_tokens (a gateway extension) as the
-//     cache write, completion_tokens_details.reasoning_tokens.
+//     cache write, completion_tokens_details.reasoning_tokens. Output
+//     includes the reasoning tokens: when completion_tokens leave them out
+//     (xAI: total_tokens = prompt + completion + reasoning), they are added.
 //   - Finish reason normalised (stop, length, tool_calls, content_filter,
 //     other; a stop with tool calls is tool_calls), the raw one in
 //     Extra[provider.ExtraRawFinishReason].

@@ -129,6 +129,13 @@ func TestGatewayShapes(t *testing.T) {
 }
 
 func TestErrors(t *testing.T) {
+	message := func(want string) func(*testing.T, *provider.Error) {
+		return func(t *testing.T, e *provider.Error) {
+			if e.Message != want {
+				t.Errorf("message %q\nwant    %q", e.Message, want)
+			}
+		}
+	}
 	text := fakemodel.Turn{TextChunks: []string{"a", "b", "c"}}
 	cut, stall := text, text
 	cut.CutAfter = 2
@@ -165,7 +172,16 @@ func TestErrors(t *testing.T) {
 			stream: true, kind: provider.KindServer, retryable: true},
 		{name: "200 that is not JSON", turn: fakemodel.Turn{Raw: []byte("<html>gateway</html>"), RawContentType: "application/json"}, kind: provider.KindUnknown},
 		{name: "200 without choices", turn: fakemodel.Turn{Raw: []byte(`{"id":"x"}`)}, kind: provider.KindUnknown},
-		{name: "chunk that is not JSON", turn: fakemodel.Turn{Raw: []byte("data: {oops\n\n")}, stream: true, kind: provider.KindUnknown},
+		{name: "chunk that is not JSON", turn: fakemodel.Turn{Raw: []byte("data: {oops\n\n")}, stream: true, kind: provider.KindUnknown,
+			check: message(`stream event 1 is not JSON; its data begins "{oops"`)},
+		// The error names the chunk that broke: its number, its event name
+		// when it has one, and the start of its data.
+		{name: "a gateway's text after good chunks", stream: true, kind: provider.KindUnknown,
+			turn: fakemodel.Turn{Raw: fakemodel.SSE(
+				fakemodel.Event{Data: `{"choices":[{"index":0,"delta":{"content":"a"}}]}`},
+				fakemodel.Event{Data: `{"choices":[{"index":0,"delta":{"content":"b"}}]}`},
+				fakemodel.Event{Name: "error", Data: "upstream request timeout after 60s"})},
+			check: message(`stream event 3 ("error") is not JSON; its data begins "upstream request timeout"…`)},
 		{name: "stream without [DONE] or finish", turn: fakemodel.Turn{Raw: fakemodel.SSE(fakemodel.Event{Data: `{"choices":[{"index":0,"delta":{"content":"a"}}]}`})},
 			stream: true, kind: provider.KindUnknown},
 		{name: "connection cut mid-stream", turn: cut, stream: true, kind: provider.KindUnknown},

@@ -29,6 +29,12 @@ func TestHandWrittenFixtures(t *testing.T) {
 		{"openrouter-reasoning-details.chunks.txt", adaptertest.Want{
 			Reasoning: "The user asks for the capital of France.", Text: "Paris.",
 			Finish: "stop", Raw: "stop", Input: 40, Output: 30, ReasoningTokens: 24}, false},
+		// xAI counts reasoning tokens apart from completion_tokens (total =
+		// prompt + completion + reasoning); output counts them, as OpenAI's does.
+		{"xai-reasoning-tool-call.chunks.txt", adaptertest.Want{
+			Reasoning: "The user asks for the weather in Paris; call get_weather.", Text: "Checking the weather.",
+			Calls:  []adaptertest.Call{{ID: "call_hw01xaiWeather", Name: "get_weather", Args: map[string]any{"city": "Paris"}}},
+			Finish: "tool_calls", Raw: "tool_calls", Input: 180, Output: 230, Total: 410, CacheRead: 128, ReasoningTokens: 200}, false},
 		{"openai-custom-tool-call.chunks.txt", adaptertest.Want{
 			Calls:  []adaptertest.Call{{ID: "call_sqlQuery01", Name: "write_sql", Args: sql}},
 			Finish: "tool_calls", Raw: "tool_calls", Input: 88, Output: 35}, true},

@@ -237,6 +237,12 @@ func (u *usage) tokenUsage() (*schema.TokenUsage, int) {
 	}
 	if d := u.CompletionTokensDetails; d != nil {
 		tu.CompletionTokensDetails.ReasoningTokens = d.ReasoningTokens
+		// OpenAI's completion_tokens include the reasoning tokens; xAI's
+		// leave them out, its total being prompt + completion + reasoning.
+		// Output counts them either way, as every adapter's does.
+		if r := d.ReasoningTokens; r > 0 && u.TotalTokens == u.PromptTokens+u.CompletionTokens+r {
+			tu.CompletionTokens += r
+		}
 	}
 	return tu, write
 }
@@ -395,7 +401,7 @@ func readStream(ctx context.Context, r *sse.Reader, emit func(*schema.Message) b
 		named  bool // the model's name was passed on
 		u      *usage
 	)
-	for {
+	for n := 1; ; n++ {
 		ev, err := r.Next()
 		if err != nil {
 			if errors.Is(err, io.EOF) || provider.IsEOF(err) {
@@ -411,7 +417,7 @@ func readStream(ctx context.Context, r *sse.Reader, emit func(*schema.Message) b
 		}
 		var chunk completion
 		if err := provider.Decode(ev.Data, &chunk); err != nil {
-			return provider.Unknown("the stream sent a chunk that is not JSON", err)
+			return provider.UnreadableEvent("", n, ev.Type, ev.Data, err)
 		}
 		if err := chunk.apiError(); err != nil {
 			return err

@@ -55,6 +55,16 @@ func TestFixtures(t *testing.T) {
 				{Name: "read_screen", Args: map[string]any{"id": "C"}},
 			},
 			Finish: provider.FinishToolCalls, Raw: "STOP", Input: 249, Output: 58 + 183, ReasoningTokens: 183, Total: 490}, "", []string{"AY89a18a", "", "", ""}},
+		// Gemini 2.5 (hand-written): thought summaries, the signature on
+		// the call, implicit cache hits.
+		{"google-2.5-thoughts-tool-call-cache.chunks.txt", adaptertest.Want{
+			Reasoning: "**Planning the lookup**\n\nThe user wants the weather in Paris, so I will call get_weather.", Text: "Let me check.",
+			Calls:  []adaptertest.Call{{Name: "get_weather", Args: map[string]any{"city": "Paris"}}},
+			Finish: provider.FinishToolCalls, Raw: "STOP", Input: 1210, CacheRead: 1024, Output: 21 + 88, ReasoningTokens: 88, Total: 1319}, "", []string{"CiQBHw25SignatureOnTheCall0001"}},
+		{"google-2.5-thoughts-tool-call-cache.json", adaptertest.Want{
+			Reasoning: "**Planning the lookup**\n\nThe user wants the weather in Paris, so I will call get_weather.", Text: "Let me check.",
+			Calls:  []adaptertest.Call{{Name: "get_weather", Args: map[string]any{"city": "Paris"}}},
+			Finish: provider.FinishToolCalls, Raw: "STOP", Input: 1210, CacheRead: 1024, Output: 21 + 88, ReasoningTokens: 88, Total: 1319}, "", []string{"CiQBHw25SignatureOnTheCall0002"}},
 	}
 	srv := fakemodel.StartTB(t)
 	m := newTestModel(t, srv.URL)

@@ -131,7 +131,7 @@ func (m *Model) post(ctx context.Context, input []*schema.Message, stream bool, 
 // It returns nil when the stream completed or the consumer went away.
 func readStream(ctx context.Context, r *sse.Reader, emit func(*schema.Message) bool) error {
 	a := &assembler{}
-	for {
+	for n := 1; ; n++ {
 		ev, err := r.Next()
 		switch {
 		case err == nil:
@@ -148,11 +148,14 @@ func readStream(ctx context.Context, r *sse.Reader, emit func(*schema.Message) b
 		default:
 			return provider.FromTransport(ctx, err)
 		}
-		resp, err := decode(ev.Data)
-		if err != nil {
+		var resp response
+		if err := provider.Decode(ev.Data, &resp); err != nil {
+			return provider.UnreadableEvent("gemini: ", n, ev.Type, ev.Data, err)
+		}
+		if err := resp.apiError(); err != nil {
 			return err
 		}
-		for _, c := range a.add(resp) {
+		for _, c := range a.add(&resp) {
 			if !emit(c) {
 				return nil
 			}

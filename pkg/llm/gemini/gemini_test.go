@@ -105,7 +105,13 @@ func TestErrors(t *testing.T) {
 		{Name: "stream ends without a finishReason", OnlyStream: true, Kind: provider.KindUnknown,
 			Turn: fakemodel.Turn{Raw: fakemodel.SSE(fakemodel.Event{Data: `{"candidates":[{"content":{"parts":[{"text":"hi"}]}}]}`})}},
 		{Name: "stream with a broken chunk", OnlyStream: true, Kind: provider.KindUnknown,
-			Turn: fakemodel.Turn{Raw: fakemodel.SSE(fakemodel.Event{Data: `{"candidates":`})}},
+			Turn:    fakemodel.Turn{Raw: fakemodel.SSE(fakemodel.Event{Data: `{"candidates":`})},
+			Message: `gemini: stream event 1 is not JSON; its data begins "{\"candidates\":"`},
+		{Name: "stream with a cut chunk after a good one", OnlyStream: true, Kind: provider.KindUnknown,
+			Turn: fakemodel.Turn{Raw: fakemodel.SSE(
+				fakemodel.Event{Data: `{"candidates":[{"content":{"parts":[{"text":"hi"}]}}]}`},
+				fakemodel.Event{Name: "message", Data: `{"candidates":[{"content":{"parts":[{"text":" there`})},
+			Message: `gemini: stream event 2 ("message") is not JSON; its data begins "{\"candidates\":[{\"content"…`},
 	}
 	srv := fakemodel.StartTB(t)
 	adaptertest.CheckErrors(t, srv, newTestModel(t, srv.URL), cases)

@@ -365,12 +365,20 @@ func decode(data []byte) (*response, error) {
 	if err := provider.Decode(data, &r); err != nil {
 		return nil, provider.Unknown("gemini: the response is not a GenerateContentResponse", err)
 	}
-	if r.Error != nil {
-		code := r.Error.Status
-		if code == "" && r.Error.Code != 0 {
-			code = strconv.Itoa(r.Error.Code)
-		}
-		return nil, provider.FromStreamError(code, r.Error.Message)
+	if err := r.apiError(); err != nil {
+		return nil, err
 	}
 	return &r, nil
+}
+
+// apiError is the error a response or chunk reports in its error member.
+func (r *response) apiError() error {
+	if r.Error == nil {
+		return nil
+	}
+	code := r.Error.Status
+	if code == "" && r.Error.Code != 0 {
+		code = strconv.Itoa(r.Error.Code)
+	}
+	return provider.FromStreamError(code, r.Error.Message)
 }

@@ -5,6 +5,9 @@ import (
 	"encoding/json"
 	"errors"
 	"reflect"
+	"strconv"
+	"strings"
+	"unicode/utf8"
 
 	"github.com/bytedance/sonic"
 	sonicdec "github.com/bytedance/sonic/decoder"
@@ -92,4 +95,38 @@ func compactJSON(b []byte) (string, error) {
 		return "", err
 	}
 	return buf.String(), nil
+}
+
+// maxEventPrefix bounds how much of an unreadable event's data its error
+// quotes.
+const maxEventPrefix = 24
+
+// UnreadableEvent is the unknown error for a stream event whose data is not
+// JSON. Its message names the event: its number in the stream (1 for the
+// first), its SSE event name when it had one, and the first bytes of its
+// data, quoted. That tells a proxy's HTML page, a gateway's plain-text
+// error or a cut event apart in a log, and is too short to repeat a
+// message (or a key a broken gateway echoes) whole. what starts the message
+// ("anthropic: ", or "" where the package's messages name no protocol).
+func UnreadableEvent(what string, n int, name string, data []byte, err error) *Error {
+	var b strings.Builder
+	b.WriteString(what)
+	b.WriteString("stream event ")
+	b.WriteString(strconv.Itoa(n))
+	if name != "" {
+		b.WriteString(" (")
+		b.WriteString(strconv.Quote(name))
+		b.WriteString(")")
+	}
+	b.WriteString(" is not JSON; its data begins ")
+	end := min(len(data), maxEventPrefix)
+	// Cut at a rune's start (invalid bytes are quoted as escapes anyway).
+	for k := 0; k < utf8.UTFMax-1 && end < len(data) && end > 0 && !utf8.RuneStart(data[end]); k++ {
+		end--
+	}
+	b.WriteString(strconv.Quote(string(data[:end])))
+	if end < len(data) {
+		b.WriteString("…")
+	}
+	return Unknown(b.String(), err)
 }

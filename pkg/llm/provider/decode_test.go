@@ -74,3 +74,22 @@ func TestType(t *testing.T) {
 		}
 	}
 }
+
+func TestUnreadableEvent(t *testing.T) {
+	tests := []struct {
+		name, event, data, want string
+	}{
+		{"named", "content_block_delta", `{"type":"content_block_delta","index":0,"delta":`,
+			`x: stream event 7 ("content_block_delta") is not JSON; its data begins "{\"type\":\"content_block_d"…`},
+		{"unnamed and short", "", `<html>`, `x: stream event 7 is not JSON; its data begins "<html>"`},
+		{"cut at a rune's start", "", strings.Repeat("a", 23) + "é and more", `x: stream event 7 is not JSON; its data begins "` + strings.Repeat("a", 23) + `"…`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			e := UnreadableEvent("x: ", 7, tt.event, []byte(tt.data), nil)
+			if e.Kind != KindUnknown || e.Message != tt.want {
+				t.Errorf("got %s %q\nwant %q", e.Kind, e.Message, tt.want)
+			}
+		})
+	}
+}

@@ -1,6 +1,10 @@
 package responses
 
 import (
+	"encoding/json"
+	"fmt"
+	"reflect"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -16,8 +20,8 @@ func TestHandWrittenFixtures(t *testing.T) {
 		Calls:  []adaptertest.Call{{ID: "call_hw_weather", Name: "get_weather", Args: map[string]any{"city": "Paris"}}},
 		Finish: "tool_calls", Raw: "completed", Input: 310, Output: 52, CacheRead: 128, ReasoningTokens: 16,
 	}
-	// xAI ran its x_keyword_search itself: a completed custom_tool_call
-	// followed by the answer is not a call for the client to run.
+	// xAI ran its x_keyword_search itself: a custom_tool_call naming no
+	// custom tool the request offered is not a call for the client to run.
 	search := adaptertest.Want{
 		Text:   "Rust 2024 shipped with Rust 1.85 [[1]](https://blog.rust-lang.org/2025/02/20/Rust-1.85.0/).",
 		Finish: "stop", Raw: "completed", Input: 11716, Output: 2393, Total: 14109, CacheRead: 2048, ReasoningTokens: 1900,
@@ -81,8 +85,8 @@ func TestStreamShapes(t *testing.T) {
 			want: adaptertest.Want{Reasoning: "Think hard.", Text: "Hello", Finish: "stop", Raw: "completed", Input: 3, Output: 4},
 		},
 		{
-			// A client custom call (nothing after it) is a call, its free
-			// text kept verbatim as one JSON string.
+			// A custom call naming a custom tool the request offered is
+			// the client's, its free text kept verbatim as one JSON string.
 			name: "a custom call the client runs",
 			events: events(
 				`{"type":"response.output_item.added","output_index":0,"item":{"type":"custom_tool_call","id":"ct","call_id":"c1","name":"patch","input":""}}`,
@@ -120,7 +124,7 @@ func TestStreamShapes(t *testing.T) {
 		},
 	}
 	srv := fakemodel.StartTB(t)
-	m := newTestModel(t, srv.URL)
+	m := newCustomModel(t, srv.URL, "patch")
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			srv.Push(fakemodel.Turn{Events: tt.events})
@@ -144,5 +148,139 @@ func TestSecondResponseCreated(t *testing.T) {
 	pe := adaptertest.ErrorKind(t, err, provider.KindUnknown)
 	if !strings.Contains(pe.Message, "response.created") {
 		t.Errorf("error %v does not name the event", pe)
+	}
+}
+
+// TestProviderRunCalls: a custom_tool_call is the client's only when it
+// names a custom tool the request offered; one naming none is a call the
+// provider ran itself (xAI's server-side tools), wherever it stands in the
+// response. Function calls are always the client's. Each case is read as
+// a stream and as a whole body.
+func TestProviderRunCalls(t *testing.T) {
+	const (
+		search  = `{"type":"custom_tool_call","id":"ctc_s","call_id":"xs_1","name":"x_keyword_search","input":"{\"query\":\"rust\"}","status":"completed"}`
+		running = `{"type":"custom_tool_call","id":"ctc_s","call_id":"xs_1","name":"x_keyword_search","input":"{\"query\":\"ru","status":"in_progress"}`
+		patch   = `{"type":"custom_tool_call","id":"ctc_p","call_id":"call_patch","name":"patch","input":"*** Begin Patch\n\"x\"","status":"completed"}`
+		weather = `{"type":"function_call","id":"fc_w","call_id":"call_w","name":"get_weather","arguments":"{\"city\":\"Paris\"}","status":"completed"}`
+		unknown = `{"type":"function_call","id":"fc_n","call_id":"call_n","name":"no_such_tool","arguments":"{}","status":"completed"}`
+		message = `{"type":"message","id":"msg_1","role":"assistant","status":"completed","content":[{"type":"output_text","text":"Rust 2024 shipped"}]}`
+		cut     = `{"type":"message","id":"msg_1","role":"assistant","status":"incomplete","content":[{"type":"output_text","text":"Rust 2024 sh"}]}`
+	)
+	weatherCall := adaptertest.Call{ID: "call_w", Name: "get_weather", Args: map[string]any{"city": "Paris"}}
+	patchCall := adaptertest.Call{ID: "call_patch", Name: "patch", Args: "*** Begin Patch\n\"x\""}
+	tests := []struct {
+		name   string
+		items  []string
+		status string // of the response: completed, or incomplete (max_output_tokens)
+		want   adaptertest.Want
+	}{
+		{name: "a server-run call and nothing after it", items: []string{search}, status: "completed",
+			want: adaptertest.Want{Finish: "stop", Raw: "completed"}},
+		{name: "a server-run call then a client function call", items: []string{search, weather}, status: "completed",
+			want: adaptertest.Want{Calls: []adaptertest.Call{weatherCall}, Finish: "tool_calls", Raw: "completed"}},
+		{name: "a client function call then a server-run call", items: []string{weather, search}, status: "completed",
+			want: adaptertest.Want{Calls: []adaptertest.Call{weatherCall}, Finish: "tool_calls", Raw: "completed"}},
+		{name: "a server-run call then the answer", items: []string{search, message}, status: "completed",
+			want: adaptertest.Want{Text: "Rust 2024 shipped", Finish: "stop", Raw: "completed"}},
+		{name: "cut at max tokens after a server-run call", items: []string{search, cut}, status: "incomplete",
+			want: adaptertest.Want{Text: "Rust 2024 sh", Finish: "length", Raw: "max_output_tokens"}},
+		{name: "cut at max tokens while a server-run call runs", items: []string{running}, status: "incomplete",
+			want: adaptertest.Want{Finish: "length", Raw: "max_output_tokens"}},
+		{name: "a client custom call", items: []string{patch}, status: "completed",
+			want: adaptertest.Want{Calls: []adaptertest.Call{patchCall}, Finish: "tool_calls", Raw: "completed"}},
+		{name: "a server-run call, the answer, then a client custom call and a function call", items: []string{search, message, patch, weather}, status: "completed",
+			want: adaptertest.Want{Text: "Rust 2024 shipped", Calls: []adaptertest.Call{patchCall, weatherCall}, Finish: "tool_calls", Raw: "completed"}},
+		// The engine answers a call to a tool it does not have.
+		{name: "a function call naming no offered tool", items: []string{search, unknown}, status: "completed",
+			want: adaptertest.Want{Calls: []adaptertest.Call{{ID: "call_n", Name: "no_such_tool", Args: map[string]any{}}}, Finish: "tool_calls", Raw: "completed"}},
+	}
+	srv := fakemodel.StartTB(t)
+	m := newCustomModel(t, srv.URL, "patch")
+	for _, tt := range tests {
+		output := "[" + strings.Join(tt.items, ",") + "]"
+		resp := `{"id":"resp_1","status":"` + tt.status + `","output":` + output + `,"usage":{"input_tokens":3,"output_tokens":4}`
+		if tt.status == "incomplete" {
+			resp += `,"incomplete_details":{"reason":"max_output_tokens"}`
+		}
+		resp += "}"
+		var evs []string
+		evs = append(evs, `{"type":"response.created","response":{"id":"resp_1","status":"in_progress","output":[]}}`)
+		for k, it := range tt.items {
+			pos := strconv.Itoa(k)
+			var item map[string]any
+			if err := json.Unmarshal([]byte(it), &item); err != nil {
+				t.Fatal(err)
+			}
+			var delta []byte
+			if input, ok := item["input"].(string); ok {
+				// A custom call's input streams in deltas after an empty start.
+				item["input"], delta = "", mustJSON(input)
+			}
+			evs = append(evs, `{"type":"response.output_item.added","output_index":`+pos+`,"item":`+string(mustJSON(item))+`}`)
+			if delta != nil {
+				evs = append(evs, `{"type":"response.custom_tool_call_input.delta","output_index":`+pos+`,"item_id":"x","delta":`+string(delta)+`}`)
+			}
+			evs = append(evs, `{"type":"response.output_item.done","output_index":`+pos+`,"item":`+it+`}`)
+		}
+		evs = append(evs, `{"type":"response.`+tt.status+`","response":`+resp+`}`)
+		tt.want.Input, tt.want.Output = 3, 4
+		for _, stream := range []bool{true, false} {
+			t.Run(fmt.Sprintf("%s stream=%v", tt.name, stream), func(t *testing.T) {
+				if stream {
+					srv.Push(fakemodel.Turn{Events: events(evs...)})
+				} else {
+					srv.Push(fakemodel.Turn{Raw: []byte(resp), RawContentType: "application/json"})
+				}
+				msg := adaptertest.Run(t, m, stream, hello)
+				adaptertest.Check(t, msg, tt.want)
+				for _, tc := range msg.ToolCalls {
+					custom := provider.IsFreeform(provider.StringMap(tc.Extra[provider.ExtraToolCallData]))
+					if custom != (tc.Function.Name == "patch") {
+						t.Errorf("call %s: freeform mark %v", tc.Function.Name, custom)
+					}
+				}
+			})
+		}
+	}
+}
+
+func mustJSON(v any) []byte {
+	b, err := json.Marshal(v)
+	if err != nil {
+		panic(err)
+	}
+	return b
+}
+
+// TestCustomToolsOffered reads the custom tools of a request's tools list.
+func TestCustomToolsOffered(t *testing.T) {
+	tests := []struct {
+		name  string
+		tools any
+		want  []string
+	}{
+		{"none", nil, nil},
+		{"ours: function tools", provider.Encoded(`[{"type":"function","name":"add"}]`), nil},
+		{"a list from provider.Body", []any{
+			map[string]any{"type": "function", "name": "add"},
+			map[string]any{"type": "custom", "name": "patch", "format": map[string]any{"type": "grammar"}},
+			map[string]any{"type": "web_search"},
+			map[string]any{"type": "custom", "name": 7},
+			"junk",
+		}, []string{"patch"}},
+		{"raw JSON", json.RawMessage(`[{"type":"custom","name":"write_sql"}]`), []string{"write_sql"}},
+		{"not a list", map[string]any{"type": "custom", "name": "x"}, nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := customTools(tt.tools)
+			var names []string
+			for n := range got {
+				names = append(names, n)
+			}
+			if !reflect.DeepEqual(names, tt.want) {
+				t.Errorf("custom tools %v, want %v", names, tt.want)
+			}
+		})
 	}
 }

@@ -29,6 +29,21 @@ func newTestModel(t testing.TB, url string) *Model {
 	return m
 }
 
+// newCustomModel is newTestModel offering custom (freeform) tools of these
+// names, the way a user does: a tools list in provider.Body.
+func newCustomModel(t testing.TB, url string, names ...string) *Model {
+	t.Helper()
+	var tools []any
+	for _, n := range names {
+		tools = append(tools, map[string]any{"type": "custom", "name": n, "description": "takes free text"})
+	}
+	m, err := New(provider.Config{BaseURL: url, APIKey: "sk-test", Model: "gpt-test", Body: map[string]any{"tools": tools}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
 var hello = []*schema.Message{schema.UserMessage("hello")}
 
 // recorded is what a recorded stream says, read from its events directly
@@ -130,7 +145,7 @@ func TestStreamFixtures(t *testing.T) {
 			t.Run(name+"/"+string(rune('1'+i)), func(t *testing.T) {
 				srv := fakemodel.StartTB(t)
 				srv.Push(fakemodel.Turn{Events: rec.events})
-				msg := adaptertest.Stream(t, newTestModel(t, srv.URL), hello)
+				msg := adaptertest.Stream(t, newCustomModel(t, srv.URL, "write_sql"), hello)
 				adaptertest.Check(t, msg, rec.want())
 				checkReasoningData(t, msg, reasoningData(rec.response.Output))
 				checkCustom(t, msg)
@@ -195,7 +210,7 @@ func TestWholeFixtures(t *testing.T) {
 				srv := fakemodel.StartTB(t)
 				turn, _ := adaptertest.FixtureTurn(t, dir+tt.name, false)
 				srv.Push(turn)
-				msg := adaptertest.Run(t, newTestModel(t, srv.URL), stream, hello)
+				msg := adaptertest.Run(t, newCustomModel(t, srv.URL, "write_sql"), stream, hello)
 				// Long recorded texts are checked by their start.
 				want := tt.want
 				if strings.HasPrefix(msg.Content, want.Text) {

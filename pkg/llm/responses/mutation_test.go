@@ -1,23 +1,33 @@
 package responses
 
 import (
+	"context"
 	"strconv"
 	"strings"
 	"testing"
 
+	"github.com/cloudwego/eino/schema"
+
 	"github.com/agentcore/agentcore/pkg/llm/adaptertest"
+	"github.com/agentcore/agentcore/pkg/llm/sse"
 )
 
 type node = adaptertest.Node
 
+// recordedCustom are the custom tools the recorded requests offered (the
+// custom tool recording's response echoes its request's tools: write_sql).
+var recordedCustom = map[string]bool{"write_sql": true}
+
 // protocol is the Responses API as adaptertest.MutationTest sees it.
 func protocol() adaptertest.Protocol {
 	return adaptertest.Protocol{
-		Dirs:   []string{"openai/responses"},
-		Named:  true,
-		Split:  splitResponses,
-		Stream: adaptertest.ReadSSE(readStream),
-		Whole:  decodeWhole,
+		Dirs:  []string{"openai/responses"},
+		Named: true,
+		Split: adaptertest.SplitAt("response.created"),
+		Stream: adaptertest.ReadSSE(func(ctx context.Context, r *sse.Reader, emit func(*schema.Message) bool) error {
+			return readStream(ctx, r, recordedCustom, emit)
+		}),
+		Whole: wholeReader(recordedCustom),
 		UnknownEvent: func(n int) *adaptertest.Payload {
 			return adaptertest.NewEvent(true, adaptertest.MustJSON(`{"type":"response.x_agentcore_mutant.delta","sequence_number":`+strconv.Itoa(n)+
 				`,"output_index":0,"content_index":0,"summary_index":0,"item_id":"x","delta":{"text":"MUTANT"},"text":"MUTANT","arguments":"{}",`+
@@ -30,22 +40,6 @@ func protocol() adaptertest.Protocol {
 
 // TestMutations: see adaptertest.MutationTest.
 func TestMutations(t *testing.T) { adaptertest.MutationTest(t, protocol()) }
-
-// splitResponses cuts a recording of several responses (a tool loop) at
-// each response.created.
-func splitResponses(rec adaptertest.Recording) []adaptertest.Recording {
-	if !rec.Stream {
-		return []adaptertest.Recording{rec}
-	}
-	var out []adaptertest.Recording
-	for _, p := range rec.Payloads {
-		if p.Type() == "response.created" || len(out) == 0 {
-			out = append(out, adaptertest.Recording{Stream: true})
-		}
-		out[len(out)-1].Payloads = append(out[len(out)-1].Payloads, p)
-	}
-	return out
-}
 
 // terminal reports whether a payload ends the stream.
 func terminal(p *adaptertest.Payload) bool {

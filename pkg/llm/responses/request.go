@@ -160,6 +160,35 @@ func buildRequest(cfg provider.Config, call provider.Call, input []*schema.Messa
 	return body, nil
 }
 
+// customTools returns the names of the custom (freeform) tools in a
+// request's tools list: its entries of type "custom". The tools this
+// package encodes are all function tools; custom tools come in a tools
+// list given in provider.Body or the vendor options (which replace ours).
+func customTools(tools any) map[string]bool {
+	if _, ours := tools.(provider.Encoded); ours || tools == nil {
+		return nil
+	}
+	data, err := json.Marshal(tools)
+	if err != nil {
+		return nil
+	}
+	var entries []json.RawMessage
+	if provider.Decode(data, &entries) != nil {
+		return nil
+	}
+	var names map[string]bool
+	for _, e := range entries {
+		var t struct{ Type, Name string }
+		if provider.Decode(e, &t) == nil && t.Type == "custom" && t.Name != "" {
+			if names == nil {
+				names = map[string]bool{}
+			}
+			names[t.Name] = true
+		}
+	}
+	return names
+}
+
 func textFormat(o *provider.Output, sdk openai.SDKOptions) map[string]any {
 	if o == nil {
 		return nil

@@ -191,8 +191,9 @@ func reasoningData(output []json.RawMessage) []reasoningItem {
 
 // decodeWhole turns a non-streaming body into the chunks a stream of the
 // same answer gives: its output items are played through the stream's own
-// state as if each had just finished, then the final chunk.
-func decodeWhole(body []byte) ([]*schema.Message, error) {
+// state as if each had just finished, then the final chunk. custom names
+// the custom tools the request offered (see stream.providers).
+func decodeWhole(body []byte, custom map[string]bool) ([]*schema.Message, error) {
 	var r response
 	if err := provider.Decode(body, &r); err != nil {
 		return nil, provider.Unknown("the response is not a Responses API response", err)
@@ -201,7 +202,7 @@ func decodeWhole(body []byte) ([]*schema.Message, error) {
 		return nil, r.Error.Err()
 	}
 	var chunks []*schema.Message
-	s := newStream(func(m *schema.Message) bool { chunks = append(chunks, m); return true })
+	s := newStream(func(m *schema.Message) bool { chunks = append(chunks, m); return true }, custom)
 	if err := s.finish(&r); err != nil {
 		return nil, err
 	}
@@ -246,10 +247,11 @@ func knownEvent(typ string) bool {
 }
 
 // readStream reads a Responses API stream and emits its deltas, then the
-// final chunk.
-func readStream(ctx context.Context, r *sse.Reader, emit func(*schema.Message) bool) error {
-	s := newStream(emit)
-	for {
+// final chunk. custom names the custom tools the request offered (see
+// stream.providers).
+func readStream(ctx context.Context, r *sse.Reader, custom map[string]bool, emit func(*schema.Message) bool) error {
+	s := newStream(emit, custom)
+	for n := 1; ; n++ {
 		ev, err := r.Next()
 		if err != nil {
 			if errors.Is(err, io.EOF) || provider.IsEOF(err) {
@@ -262,7 +264,7 @@ func readStream(ctx context.Context, r *sse.Reader, emit func(*schema.Message) b
 		}
 		typ, err := provider.Type(ev.Data)
 		if err != nil {
-			return provider.Unknown("the stream sent an event that is not JSON", err)
+			return provider.UnreadableEvent("", n, ev.Type, ev.Data, err)
 		}
 		if typ == "" {
 			typ = ev.Type
@@ -272,7 +274,7 @@ func readStream(ctx context.Context, r *sse.Reader, emit func(*schema.Message) b
 		}
 		var e event
 		if err := provider.Decode(ev.Data, &e); err != nil {
-			return provider.Unknown("the stream's "+typ+" event is not JSON", err)
+			return provider.UnreadableEvent("", n, ev.Type, ev.Data, err)
 		}
 		done, ok, err := s.handle(typ, &e)
 		if err != nil || done || !ok {
@@ -289,14 +291,14 @@ type partKey struct {
 }
 
 // call is a tool call of the response. Function calls stream live; a
-// custom call, which may be one the provider already ran itself, waits for
-// the end of the response, and so do the calls after it, so that the calls
-// keep their order.
+// custom call the client runs is emitted whole at the end of the response
+// (its free text becomes one JSON string), and so are the calls after it,
+// so that the calls keep their order. A custom call the provider runs
+// itself is never emitted (see stream.providers).
 type call struct {
 	pos      int
 	custom   bool
 	id, name string
-	status   string
 	args     strings.Builder // what arrived: JSON text, or a custom call's free text
 	index    int             // our number once emitted, -1 before
 	sent     int             // bytes of args emitted
@@ -306,24 +308,41 @@ type call struct {
 // output position (output_index, and content_index or summary_index within
 // it), never by item ids, which some gateways rewrite on every event.
 type stream struct {
-	emit    func(*schema.Message) bool
+	emit func(*schema.Message) bool
+	// custom are the names of the custom (freeform) tools the request
+	// offered: a custom_tool_call naming one of them is the client's.
+	custom  map[string]bool
 	created bool
 	texts   texts
 	reasons texts
 	// positions numbers items by id for events that carry no output_index.
 	positions map[string]int
-	messages  map[int]bool // positions holding a message item
-	calls     []*call      // in the order they started
+	calls     []*call // in the order they started
 	byPos     map[int]*call
 	ncalls    int  // calls emitted
-	holding   bool // a custom call waits for the end: later calls wait too
+	holding   bool // a client custom call waits for the end: later calls wait too
 	reasoning map[int]reasoningItem
 	order     []int // positions of reasoning, in order
 }
 
-func newStream(emit func(*schema.Message) bool) *stream {
-	return &stream{emit: emit, positions: map[string]int{}, messages: map[int]bool{},
+// newStream reads one response of a request that offered the custom tools
+// named in custom (nil: none).
+func newStream(emit func(*schema.Message) bool, custom map[string]bool) *stream {
+	return &stream{emit: emit, custom: custom, positions: map[string]int{},
 		byPos: map[int]*call{}, reasoning: map[int]reasoningItem{}}
+}
+
+// providers reports whether c is a call the provider runs itself, not the
+// client: a custom_tool_call that names no custom tool the request offered
+// (xAI surfaces its server-side search tools this way, completed, their
+// output kept on its side). The rule is by name, not by what follows the
+// call, so it holds in a response cut short, one ending with the call, or
+// one with more calls after it. A function_call is always the client's,
+// also one naming a tool that was not offered: the engine answers it
+// "unknown tool", which lets the model correct itself. A custom call whose
+// name has not arrived yet is taken for the client's until it does.
+func (s *stream) providers(c *call) bool {
+	return c.custom && c.name != "" && !s.custom[c.name]
 }
 
 // pos is an event's output position: output_index, else a number kept for
@@ -423,7 +442,6 @@ func catchUp(sent *strings.Builder, piece string, whole bool) string {
 // text emits message text; text of a new message item after another's
 // starts with a blank line.
 func (s *stream) text(pos, index int, piece string, whole bool) bool {
-	s.messages[pos] = true
 	piece = s.texts.next(partKey{pos, index}, partKey{pos: pos}, piece, whole)
 	return piece == "" || s.emit(&schema.Message{Role: schema.Assistant, Content: piece})
 }
@@ -466,10 +484,7 @@ func (t *texts) next(k, group partKey, piece string, whole bool) string {
 
 // itemAdded notes a new item: a message's position, or a call's start.
 func (s *stream) itemAdded(it *outItem, pos int) bool {
-	switch {
-	case it.Type == itemMessage:
-		s.messages[pos] = true
-	case it.isCall():
+	if it.isCall() {
 		piece := string(it.Arguments)
 		if it.Type == itemCustom {
 			piece = it.Input
@@ -487,9 +502,6 @@ func (s *stream) startCall(it *outItem, pos int) bool {
 		c = &call{pos: pos, custom: it.Type == itemCustom, index: -1}
 		s.byPos[pos] = c
 		s.calls = append(s.calls, c)
-		if c.custom {
-			s.holding = true
-		}
 	}
 	if c.id == "" {
 		c.id = it.callID()
@@ -497,8 +509,11 @@ func (s *stream) startCall(it *outItem, pos int) bool {
 	if c.name == "" {
 		c.name = it.Name
 	}
-	if it.Status != "" {
-		c.status = it.Status
+	if c.custom {
+		if !s.providers(c) {
+			s.holding = true
+		}
+		return true
 	}
 	if c.index < 0 && !s.holding {
 		c.index = s.ncalls
@@ -534,7 +549,6 @@ func (s *stream) itemDone(it *outItem, pos int) bool {
 	case itemCustom:
 		return s.startCall(it, pos) && s.args(s.byPos[pos], it.Input, true)
 	case itemMessage:
-		s.messages[pos] = true
 		for i, p := range it.Content {
 			if text, ok := p.messageText(); ok && !s.text(pos, i, text, true) {
 				return false
@@ -578,7 +592,7 @@ func (s *stream) finish(r *response) error {
 		}
 	}
 	s.catchUpOutput(items, at)
-	if !s.emitCalls(items) {
+	if !s.emitCalls() {
 		return nil
 	}
 	norm, raw, err := r.finish(s.ncalls > 0)
@@ -621,12 +635,7 @@ func (s *stream) catchUpOutput(items []*outItem, at []int) {
 			pos += apart
 		}
 		switch {
-		case it.isCall() && ids[it.callID()]:
-			for _, c := range s.calls {
-				if c.id == it.callID() && it.Status != "" {
-					c.status = it.Status
-				}
-			}
+		case it.isCall() && ids[it.callID()]: // streamed already
 		case it.isCall(), it.Type == itemMessage && !hadText, it.Type == itemReasoning && !hadReasoning:
 			if !s.itemDone(it, pos) {
 				return
@@ -637,15 +646,15 @@ func (s *stream) catchUpOutput(items []*outItem, at []int) {
 
 // emitCalls finishes the calls: a live call that got no arguments gets {},
 // and each waiting call is emitted whole, unless it is a custom call the
-// provider ran itself (see providerRan).
-func (s *stream) emitCalls(items []*outItem) bool {
+// provider runs itself (see providers).
+func (s *stream) emitCalls() bool {
 	for _, c := range s.calls {
 		switch {
 		case c.index >= 0:
 			if c.args.Len() == 0 && !s.args(c, "{}", false) {
 				return false
 			}
-		case c.custom && s.providerRan(c, items):
+		case s.providers(c):
 		default:
 			c.index = s.ncalls
 			s.ncalls++
@@ -666,32 +675,4 @@ func (s *stream) emitCalls(items []*outItem) bool {
 		}
 	}
 	return true
-}
-
-// providerRan reports whether a custom tool call is one the provider
-// already executed on its side (xAI's search tools surface this way): it is
-// completed and the model went on to write a message after it, which it
-// can only do with the call's result in hand. A call the client must run
-// ends the model's turn. The terminal output's order decides when it holds
-// the call, the stream's positions otherwise.
-func (s *stream) providerRan(c *call, items []*outItem) bool {
-	if c.status != "completed" {
-		return false
-	}
-	for k, it := range items {
-		if it.isCall() && it.callID() == c.id {
-			for _, later := range items[k+1:] {
-				if later.Type == itemMessage {
-					return true
-				}
-			}
-			return false
-		}
-	}
-	for p := range s.messages {
-		if p > c.pos && p < apart {
-			return true
-		}
-	}
-	return false
 }

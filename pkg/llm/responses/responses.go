@@ -77,13 +77,19 @@
 //     marked provider.FreeformKey ({"openai.type":"custom"}) in
 //     ToolCall.Extra[provider.ExtraToolCallData]; it is sent back as a
 //     custom_tool_call with the input verbatim.
-//   - A custom_tool_call the provider already ran itself (xAI surfaces its
-//     search tools this way) is not a call: one that is completed and
-//     followed by a message item in the same response (the model could only
-//     write on with the result in hand; a call the client must run ends the
-//     turn). Because that is known only at the end, a custom call, and the
-//     calls after it, are emitted when the response completes; function
-//     calls before it stream live.
+//   - A custom_tool_call is the client's only when it names a custom tool
+//     the request offered (a {"type":"custom"} entry of the tools list sent,
+//     which comes from provider.Body or the vendor options: the tools this
+//     package encodes are function tools). One naming none is a call the
+//     provider runs itself (xAI surfaces its server-side search tools this
+//     way): it is not a tool call, wherever it stands in the response
+//     (last, before other calls, in a response cut at max_output_tokens),
+//     and it is not kept for sending back: the provider holds its output,
+//     and the answer built on it is the message text. A function_call is
+//     always the client's, also one naming no offered tool (the engine
+//     answers it as an unknown tool). A client custom call, and the calls
+//     after it, are emitted when the response completes, in order;
+//     function calls before it stream live.
 //   - When a ".done" event carries more text or arguments than its deltas
 //     did (a gateway that skips deltas, or a recording with deltas cut out),
 //     the missing tail is emitted, so the stream gives the full answer; the
@@ -159,42 +165,52 @@ func (m *Model) WithTools(tools []*schema.ToolInfo) (model.ToolCallingChatModel,
 
 // Generate sends one non-streaming request.
 func (m *Model) Generate(ctx context.Context, input []*schema.Message, opts ...model.Option) (*schema.Message, error) {
-	resp, err := m.post(ctx, input, false, opts)
+	resp, custom, err := m.post(ctx, input, false, opts)
 	if err != nil {
 		return nil, err
 	}
-	return provider.ReadWhole(ctx, resp, decodeWhole)
+	return provider.ReadWhole(ctx, resp, wholeReader(custom))
 }
 
 // Stream sends one streaming request. The stream's goroutine ends when the
 // response ends, when the reader is closed (noticed at the next event), or
 // when ctx is done.
 func (m *Model) Stream(ctx context.Context, input []*schema.Message, opts ...model.Option) (*schema.StreamReader[*schema.Message], error) {
-	resp, err := m.post(ctx, input, true, opts)
+	resp, custom, err := m.post(ctx, input, true, opts)
 	if err != nil {
 		return nil, err
 	}
-	return provider.ReadStream(ctx, resp, decodeWhole, func(r *sse.Reader, emit func(*schema.Message) bool) error {
-		return readStream(ctx, r, emit)
+	return provider.ReadStream(ctx, resp, wholeReader(custom), func(r *sse.Reader, emit func(*schema.Message) bool) error {
+		return readStream(ctx, r, custom, emit)
 	})
 }
 
 // StreamEach implements provider.Streamer: Stream without its goroutine.
 func (m *Model) StreamEach(ctx context.Context, input []*schema.Message, emit func(*schema.Message) bool, opts ...model.Option) error {
-	resp, err := m.post(ctx, input, true, opts)
+	resp, custom, err := m.post(ctx, input, true, opts)
 	if err != nil {
 		return err
 	}
-	return provider.ReadEach(ctx, resp, decodeWhole, func(r *sse.Reader, emit func(*schema.Message) bool) error {
-		return readStream(ctx, r, emit)
+	return provider.ReadEach(ctx, resp, wholeReader(custom), func(r *sse.Reader, emit func(*schema.Message) bool) error {
+		return readStream(ctx, r, custom, emit)
 	}, emit)
 }
 
-func (m *Model) post(ctx context.Context, input []*schema.Message, stream bool, opts []model.Option) (*http.Response, error) {
+// post sends the request; custom names the custom tools it offered, which
+// tell the client's custom calls from the provider's (stream.providers).
+func (m *Model) post(ctx context.Context, input []*schema.Message, stream bool, opts []model.Option) (resp *http.Response, custom map[string]bool, err error) {
 	call := provider.ApplyOptions(m.cfg, m.tools, opts...)
 	body, err := buildRequest(m.cfg, call, input, stream)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	return provider.PostJSON(ctx, m.cfg, m.cfg.BaseURL+"/responses", openai.Header(m.cfg, stream), body)
+	custom = customTools(body["tools"])
+	resp, err = provider.PostJSON(ctx, m.cfg, m.cfg.BaseURL+"/responses", openai.Header(m.cfg, stream), body)
+	return resp, custom, err
+}
+
+// wholeReader is decodeWhole for a request that offered the custom tools
+// named in custom.
+func wholeReader(custom map[string]bool) func([]byte) ([]*schema.Message, error) {
+	return func(body []byte) ([]*schema.Message, error) { return decodeWhole(body, custom) }
 }

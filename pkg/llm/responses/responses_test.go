@@ -110,7 +110,7 @@ func TestCustomToolRoundTrip(t *testing.T) {
 	srv := fakemodel.StartTB(t)
 	rec := readRecording(t, "openai-custom-tool.1.chunks.txt")[0]
 	srv.Push(fakemodel.Turn{Events: rec.events}, fakemodel.Turn{Text: "ok"})
-	m := newTestModel(t, srv.URL)
+	m := newCustomModel(t, srv.URL, "write_sql")
 	first := adaptertest.Stream(t, m, hello)
 	history := append(append([]*schema.Message{}, hello...), first, schema.ToolMessage("42 rows", "call_custom_sql_001"))
 	adaptertest.Generate(t, m, history)
@@ -187,6 +187,7 @@ func TestErrors(t *testing.T) {
 		timeout   time.Duration
 		kind      provider.Kind
 		retryable bool
+		message   string // the error's message, when set
 	}{
 		{name: "401", turn: fakemodel.Turn{Status: 401}, kind: provider.KindAuth},
 		{name: "429 stream", turn: fakemodel.Turn{Status: 429, Header: http.Header{"Retry-After": {"1"}}}, stream: true, kind: provider.KindLimit, retryable: true},
@@ -195,7 +196,16 @@ func TestErrors(t *testing.T) {
 		{name: "failed response body", turn: fakemodel.Turn{StreamError: &fakemodel.StreamError{Type: "rate_limit_exceeded", Message: "x"}}, kind: provider.KindLimit, retryable: true},
 		{name: "not JSON", turn: fakemodel.Turn{Raw: []byte("<html>")}, kind: provider.KindUnknown},
 		{name: "unfinished body", turn: fakemodel.Turn{Raw: []byte(`{"status":"in_progress","output":[]}`)}, kind: provider.KindUnknown},
-		{name: "event not JSON", turn: fakemodel.Turn{Raw: []byte("event: x\ndata: {oops\n\n")}, stream: true, kind: provider.KindUnknown},
+		{name: "event not JSON", turn: fakemodel.Turn{Raw: []byte("event: x\ndata: {oops\n\n")}, stream: true, kind: provider.KindUnknown,
+			message: `stream event 1 ("x") is not JSON; its data begins "{oops"`},
+		// The error names the event that broke: its number, its name and
+		// the start of its data.
+		{name: "a cut event after good ones", stream: true, kind: provider.KindUnknown,
+			turn: fakemodel.Turn{Raw: fakemodel.SSE(
+				fakemodel.Event{Name: "response.created", Data: `{"type":"response.created","response":{"id":"r","status":"in_progress","output":[]}}`},
+				fakemodel.Event{Name: "response.output_text.delta", Data: `{"type":"response.output_text.delta","output_index":0,"content_index":0,"delta":"a"}`},
+				fakemodel.Event{Name: "response.output_text.delta", Data: `{"type":"response.output_text.delta","output_ind`})},
+			message: `stream event 3 ("response.output_text.delta") is not JSON; its data begins "{\"type\":\"response.output"…`},
 		{name: "stream without terminal event", turn: fakemodel.Turn{Text: "abc", CutAfter: 6}, stream: true, kind: provider.KindUnknown},
 		{name: "stalled stream and the caller's deadline", turn: fakemodel.Turn{Text: "abc", StallAfter: 4}, stream: true, timeout: 200 * time.Millisecond, kind: provider.KindTimeout},
 	}
@@ -213,6 +223,9 @@ func TestErrors(t *testing.T) {
 			pe := adaptertest.ErrorKind(t, err, tt.kind)
 			if pe.Retryable != tt.retryable {
 				t.Errorf("retryable = %v (%v)", pe.Retryable, pe)
+			}
+			if tt.message != "" && pe.Message != tt.message {
+				t.Errorf("message %q\nwant    %q", pe.Message, tt.message)
 			}
 		})
 	}
