@@ -154,8 +154,9 @@ func TestLoadPrecedence(t *testing.T) {
 				if !c.Insecure || c.Reflection != "auth" || c.PluginUser != "nobody:nogroup" || c.AuthTokensFile != "/etc/agentcore/tenants.yaml" {
 					t.Errorf("trust settings: %+v", c)
 				}
-				if got := fmt.Sprint(c.SecretEnv()); got != "[AGENTCORE_AUTH_TOKEN AGENTCORE_MODEL_API_KEY]" {
-					t.Errorf("SecretEnv %s: the default key and token variables are always kept out", got)
+				if got := fmt.Sprint(c.SecretEnv()); got != "[AGENTCORE_AUTH_TOKEN AGENTCORE_MODEL_API_KEY "+
+					"OTEL_EXPORTER_OTLP_HEADERS OTEL_EXPORTER_OTLP_METRICS_HEADERS OTEL_EXPORTER_OTLP_TRACES_HEADERS PGPASSWORD]" {
+					t.Errorf("SecretEnv %s: the default key and token variables, PGPASSWORD and the OTLP headers are always kept out", got)
 				}
 			}},
 		{"key from another variable", []string{"-model", "m", "-model-base-url", "http://x", "-model-api-key-env", "MY_KEY"},
