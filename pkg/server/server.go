@@ -154,7 +154,7 @@ func New(opts Options) (*Server, error) {
 		}
 	}()
 	tel, err := telemetry.New(context.Background(), telemetry.Config{
-		Getenv: opts.Getenv, TraceContent: opts.Config.TraceContent, Logger: log, Redact: sec.redact,
+		Getenv: opts.Getenv, Headers: cfg.TraceHeaders, TraceContent: opts.Config.TraceContent, Logger: log, Redact: sec.redact,
 	})
 	if err != nil {
 		return nil, err
