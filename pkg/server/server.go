@@ -187,6 +187,7 @@ func New(opts Options) (*Server, error) {
 			MaxResultBytes:  int(cfg.Limits.MaxToolResultBytes),
 			MaxReceiveBytes: max(minReceiveBytes, 2*int(cfg.Limits.MaxToolResultBytes)),
 			SkipBadPlugins:  cfg.SkipBadPlugins,
+			HideEnv:         cfg.SecretEnv(),
 		}),
 	}
 	s.llm = llm.NewClient(llm.Options{Logger: log.Named("llm"), RetryMaxElapsed: cfg.Limits.RetryMaxElapsed, RetryMaxDelay: cfg.Limits.RetryMaxDelay})
