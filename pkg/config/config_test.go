@@ -420,6 +420,25 @@ func TestJSONLogsAreReadable(t *testing.T) {
 	}
 }
 
+// TestAuditLoggerKeepsINFO: at -log-level error the server's logger drops
+// INFO lines; the audit logger keeps them, in the same format.
+func TestAuditLoggerKeepsINFO(t *testing.T) {
+	for _, level := range []string{"warn", "error"} {
+		var b strings.Builder
+		c := &Config{LogFormat: "json", LogLevel: level}
+		c.Logger("agent-server", &b).Info("dropped")
+		c.AuditLogger("agent-server", &b).Info("audit", "call", "Stop", "duration", 2*time.Second)
+		c.AuditLogger("agent-server", &b).Debug("no debug either")
+		var rec map[string]any
+		if err := json.Unmarshal([]byte(b.String()), &rec); err != nil {
+			t.Fatalf("%s: not the one audit line: %q: %v", level, b.String(), err)
+		}
+		if rec["@module"] != "agent-server.audit" || rec["@level"] != "info" || rec["call"] != "Stop" || rec["duration"] != "2s" {
+			t.Errorf("%s: audit line %v", level, rec)
+		}
+	}
+}
+
 func TestStoreSettings(t *testing.T) {
 	tests := []struct {
 		name      string
