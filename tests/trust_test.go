@@ -316,8 +316,10 @@ func TestTenants(t *testing.T) {
 	bob := "  bob:\n    admin: true\n    tokens: [\"" + auth.HashToken(bobToken) + "\"]\n"
 	write("tenants:\n  alice:\n    tokens: [" + aliceToken + "]\n    limits: {agents: 2, concurrent_runs: 1}\n" + bob + dave)
 
+	// At -log-level warn the audit lines stay (and the "listening" line
+	// goes: the server gets a port of its own choosing).
 	cmd := serverCmd(suite.plugins, []string{"-auth-tokens-file", tokens, "-tls-cert", pki.certFile, "-tls-key", pki.keyFile,
-		"-tls-client-ca", pki.caFile, "-reflection", "auth"})
+		"-tls-client-ca", pki.caFile, "-reflection", "auth", "-log-level", "warn", "-listen", freeAddr(t)})
 	p, err := launch(cmd, grpc.WithTransportCredentials(pki.creds(anon)))
 	if err != nil {
 		t.Fatal(err)
@@ -418,6 +420,19 @@ func TestTenants(t *testing.T) {
 	}
 	if _, err := bobC.Agent("bob-only").Get(ctx); err != nil {
 		t.Errorf("bob's agent after alice's attempts: %v", err)
+	}
+	// Bob's own changes, audited: an update, a history (whose content no
+	// audit line may hold) and a stop of his idle agent.
+	bobAPI := bobC.API()
+	if _, err := bobAPI.UpdateAgent(ctx, &agentv1.UpdateAgentRequest{Agent: &agentv1.Agent{Id: "bob-only", Config: &agentv1.AgentConfig{System: proto.String("bob's, updated")}}}); err != nil {
+		t.Errorf("bob updates his agent: %v", err)
+	}
+	if _, err := bobAPI.SetHistory(ctx, &agentv1.SetHistoryRequest{AgentId: "bob-only", Messages: []*agentv1.Message{
+		{Role: agentv1.Role_ROLE_USER, Parts: []*agentv1.Part{{Kind: &agentv1.Part_Text{Text: "audit-content-marker"}}}}}}); err != nil {
+		t.Errorf("bob sets his agent's history: %v", err)
+	}
+	if _, err := bobAPI.Stop(ctx, &agentv1.StopRequest{AgentId: "bob-only"}); err != nil {
+		t.Errorf("bob stops his idle agent: %v", err)
 	}
 	if _, err := nobody.ListAgents(ctx); code(err) != codes.Unauthenticated {
 		t.Errorf("a certificate of no tenant, no token: %v, want UNAUTHENTICATED", err)
@@ -533,7 +548,13 @@ func checkAudit(t *testing.T, logs string) {
 	var lines []line
 	for _, l := range strings.Split(logs, "\n") {
 		var rec map[string]any
-		if json.Unmarshal([]byte(l), &rec) != nil || rec["@module"] != "agent-server.audit" {
+		if json.Unmarshal([]byte(l), &rec) != nil {
+			continue
+		}
+		if rec["@module"] != "agent-server.audit" {
+			if rec["@level"] == "info" || rec["@level"] == "debug" {
+				t.Errorf("at -log-level warn, a line not of the audit log at %s: %s", rec["@level"], l)
+			}
 			continue
 		}
 		if rec["@level"] != "info" {
@@ -561,6 +582,11 @@ func checkAudit(t *testing.T, logs string) {
 		{Call: "Send", Phase: "ended", Tenant: "alice", Agent: "shared", Outcome: "OK"},
 		{Call: "Send", Phase: "ended", Tenant: "alice", Agent: "a2", Outcome: "ResourceExhausted"},
 		{Call: "DeleteAgent", Tenant: "bob", Agent: "bob-only", Outcome: "OK"},
+		{Call: "UpdateAgent", Tenant: "alice", Agent: "d1", Outcome: "NotFound"},
+		{Call: "UpdateAgent", Tenant: "bob", Agent: "bob-only", Outcome: "OK"},
+		{Call: "SetHistory", Tenant: "bob", Agent: "bob-only", Outcome: "OK"},
+		{Call: "Stop", Tenant: "alice", Agent: "bob-only", Outcome: "NotFound"},
+		{Call: "Stop", Tenant: "bob", Agent: "bob-only", Outcome: "OK"},
 	}
 	for _, w := range want {
 		found := false
@@ -579,6 +605,18 @@ func checkAudit(t *testing.T, logs string) {
 			t.Errorf("a read was audited: %s", l.Raw)
 		}
 	}
+}
+
+// freeAddr returns a loopback address with a port free now, for a server
+// whose address cannot be read from its log.
+func freeAddr(t *testing.T) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().String()
 }
 
 // TestNonLoopbackNeedsTLSOrToken starts agent-server on every interface:
