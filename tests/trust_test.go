@@ -13,6 +13,7 @@ import (
 	"fmt"
 	"math/big"
 	"net"
+	"net/http"
 	"net/url"
 	"os"
 	"os/exec"
@@ -25,6 +26,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	mcpsdk "github.com/modelcontextprotocol/go-sdk/mcp"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/credentials"
@@ -753,4 +755,136 @@ func asExit(err error, e **exec.ExitError) bool {
 	x, ok := err.(*exec.ExitError)
 	*e = x
 	return ok
+}
+
+// leakCommand prints the suite server's model key (testKey) without holding
+// it: the model's arguments stay clean, the tool's output does not.
+const leakCommand = `a=sk-e2e-very; b=secret-key; echo "found $a-$b-0123456789"`
+
+// TestToolOutputKeepsServerSecrets: a tool prints a secret the server holds
+// (its model key): its output events, the history and the next model
+// request hold [redacted] in its place.
+func TestToolOutputKeepsServerSecrets(t *testing.T) {
+	t.Parallel()
+	var mu sync.Mutex
+	var seen []string // what the model got back
+	var bodies []string
+	a := newAgent(t, func(step int, req *fakemodel.Request) fakemodel.Turn {
+		if step == 0 {
+			args, _ := json.Marshal(map[string]string{"command": leakCommand})
+			return fakemodel.Turn{ToolCalls: []fakemodel.ToolCall{{ID: "call_leak", Name: "shell", Arguments: string(args)}}}
+		}
+		mu.Lock()
+		seen = append(seen, lastToolResults(req)...)
+		bodies = append(bodies, string(req.Body))
+		mu.Unlock()
+		return fakemodel.Turn{Text: "noted"}
+	}, nil)
+	ctx := ctxT(t, 30*time.Second)
+	var events []string
+	if _, err := a.Send(ctx, "print it", client.Callbacks{OnEvent: func(e *agentv1.Event) {
+		if e.GetToolOutput() != nil || e.GetToolResult() != nil {
+			events = append(events, protojson.Format(e))
+		}
+	}}); err != nil {
+		t.Fatal(err)
+	}
+	history, err := a.History(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var results []string
+	for _, m := range history {
+		for _, p := range m.GetParts() {
+			if r := p.GetToolResult(); r != nil {
+				results = append(results, protojson.Format(r))
+			}
+		}
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	for what, text := range map[string]string{"the model's next request": strings.Join(seen, " "),
+		"the tool's events": strings.Join(events, "\n"), "GetHistory's tool result": strings.Join(results, "\n")} {
+		if !strings.Contains(text, "found [redacted]") {
+			t.Errorf("%s: no [redacted] in %s", what, text)
+		}
+	}
+	if body := strings.Join(bodies, "\n"); strings.Contains(body, testKey) || !strings.Contains(body, "found [redacted]") {
+		t.Errorf("the model request's body: %.2000s", body)
+	}
+}
+
+// TestMCPListenerKeepsServerSecrets calls the same tool over the MCP
+// listener (the Go MCP SDK's client): its live output and its result hold
+// [redacted] in place of the server's key, and the call is audited as
+// ExecuteTool is.
+func TestMCPListenerKeepsServerSecrets(t *testing.T) {
+	t.Parallel()
+	const token = "mcp-trust-token-0123456789"
+	srv, err := startServer(suite.plugins, []string{"-mcp-listen", "127.0.0.1:0"}, "AGENTCORE_AUTH_TOKEN="+token)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		if srv.cmd.ProcessState == nil {
+			srv.kill()
+		}
+	}()
+	ctx := ctxT(t, 30*time.Second)
+	var mu sync.Mutex
+	var progress []string
+	cs, err := mcpsdk.NewClient(&mcpsdk.Implementation{Name: "trust-test"}, &mcpsdk.ClientOptions{
+		ProgressNotificationHandler: func(_ context.Context, req *mcpsdk.ProgressNotificationClientRequest) {
+			mu.Lock()
+			progress = append(progress, req.Params.Message)
+			mu.Unlock()
+		},
+	}).Connect(ctx, &mcpsdk.StreamableClientTransport{Endpoint: "http://" + mcpAddr(t, srv) + "/mcp",
+		HTTPClient: &http.Client{Transport: bearerTransport(token)}, DisableStandaloneSSE: true}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	params := &mcpsdk.CallToolParams{Name: "shell", Arguments: map[string]string{"command": leakCommand}}
+	params.SetProgressToken("p1")
+	res, err := cs.CallTool(ctx, params)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := json.Marshal(res)
+	if strings.Contains(string(b), testKey) || !strings.Contains(string(b), "found [redacted]") {
+		t.Errorf("the MCP result: %s", b)
+	}
+	// Notifications may be handled after the result.
+	live := func() string {
+		mu.Lock()
+		defer mu.Unlock()
+		return strings.Join(progress, "")
+	}
+	for deadline := time.Now().Add(5 * time.Second); !strings.Contains(live(), "found") && time.Now().Before(deadline); {
+		time.Sleep(5 * time.Millisecond)
+	}
+	if strings.Contains(live(), testKey) || !strings.Contains(live(), "found [redacted]") {
+		t.Errorf("the MCP progress notifications: %q", live())
+	}
+	cs.Close()
+	srv.stopped(t)
+	audited := false
+	for _, rec := range srv.logLines("audit") {
+		if rec["call"] == "ExecuteTool" && rec["via"] == "mcp" && rec["tenant"] == "default" && rec["tool"] == "shell" &&
+			rec["outcome"] == "OK" && rec["duration"] != nil && rec["@level"] == "info" {
+			audited = true
+		}
+	}
+	if !audited || strings.Contains(srv.logs(), token) {
+		t.Errorf("no audit line for the MCP call (or the token logged):\n%s", srv.logs())
+	}
+}
+
+// bearerTransport adds a bearer token to every request.
+type bearerTransport string
+
+func (b bearerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = r.Clone(r.Context())
+	r.Header.Set("Authorization", "Bearer "+string(b))
+	return http.DefaultTransport.RoundTrip(r)
 }
