@@ -9,7 +9,8 @@
 //
 // Secrets never sit in the file or on the command line: a profile names the
 // environment variable or the file holding its API key, and the bearer token
-// comes from an environment variable or a file.
+// comes from an environment variable or a file. The one exception, a
+// password in the store's URL, SecretArgs takes out of the command line.
 package config
 
 import (
