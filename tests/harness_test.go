@@ -216,7 +216,9 @@ func startServerUnder(wrap []string, toolDir string, extra []string, env ...stri
 
 // launch starts an agent-server command and waits until it listens and its
 // health service says SERVING (asked over a connection made with dial;
-// plaintext by default).
+// plaintext by default). The address is the one of the "listening" log
+// line, or the command's last -listen when it names a port (the line is
+// missing at -log-level warn).
 func launch(cmd *exec.Cmd, dial ...grpc.DialOption) (*serverProc, error) {
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
@@ -252,6 +254,15 @@ func launch(cmd *exec.Cmd, dial ...grpc.DialOption) (*serverProc, error) {
 		p.err = cmd.Wait()
 		close(p.exited)
 	}()
+	known := ""
+	for i, a := range cmd.Args[:len(cmd.Args)-1] {
+		if a == "-listen" && !strings.HasSuffix(cmd.Args[i+1], ":0") {
+			known = cmd.Args[i+1]
+		}
+	}
+	if known != "" {
+		addrCh <- known
+	}
 	select {
 	case p.addr = <-addrCh:
 	case <-p.exited:

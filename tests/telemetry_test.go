@@ -37,6 +37,7 @@ type receiver struct {
 
 	mu    sync.Mutex
 	spans []recvSpan
+	keys  []string // the api-key header of each export
 }
 
 // recvSpan is a received span with the service that sent it.
@@ -45,9 +46,11 @@ type recvSpan struct {
 	*tracepb.Span
 }
 
-func (r *receiver) Export(_ context.Context, req *collectortrace.ExportTraceServiceRequest) (*collectortrace.ExportTraceServiceResponse, error) {
+func (r *receiver) Export(ctx context.Context, req *collectortrace.ExportTraceServiceRequest) (*collectortrace.ExportTraceServiceResponse, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	md, _ := metadata.FromIncomingContext(ctx)
+	r.keys = append(r.keys, strings.Join(md.Get("api-key"), ","))
 	for _, rs := range req.GetResourceSpans() {
 		service := ""
 		for _, kv := range rs.GetResource().GetAttributes() {
@@ -62,6 +65,13 @@ func (r *receiver) Export(_ context.Context, req *collectortrace.ExportTraceServ
 		}
 	}
 	return &collectortrace.ExportTraceServiceResponse{}, nil
+}
+
+// apiKeys returns the api-key header of each export received.
+func (r *receiver) apiKeys() []string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return append([]string(nil), r.keys...)
 }
 
 // trace returns the spans received for a trace id.

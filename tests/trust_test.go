@@ -10,8 +10,11 @@ import (
 	"crypto/x509/pkix"
 	"encoding/json"
 	"encoding/pem"
+	"fmt"
 	"math/big"
 	"net"
+	"net/http"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -22,6 +25,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
+	mcpsdk "github.com/modelcontextprotocol/go-sdk/mcp"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/credentials"
@@ -34,6 +39,7 @@ import (
 
 	"github.com/agentcore/agentcore/pkg/auth"
 	"github.com/agentcore/agentcore/pkg/llm/fakemodel"
+	"github.com/agentcore/agentcore/pkg/store/postgres/pgtest"
 	agentv1 "github.com/agentcore/agentcore/proto/agentcore/v1"
 	"github.com/agentcore/agentcore/sdk/client"
 )
@@ -116,11 +122,52 @@ func TestServerKeyStaysWithItsEndpoint(t *testing.T) {
 	}
 }
 
-// Canaries of the secrets test.
+// Canaries of the secrets test: values no other text holds.
 const (
 	canaryKey   = "sk-canary-key-7f3a9c2e51"
 	canaryToken = "canary-token-4b8d0e6f27"
+	// canaryPGDecoy is a PGPASSWORD that the store's URL makes unused.
+	canaryPGDecoy = "pg-decoy-pw-0e93b6c1d8"
+	// canaryOTLP is the OTLP exporter's API key (OTEL_EXPORTER_OTLP_HEADERS).
+	canaryOTLP = "otlp-canary-key-2a7f5e90c3"
 )
+
+// The PostgreSQL role of the secrets test (.ci/run makes it): its password
+// is a canary, which the server must really use.
+const (
+	canaryPGUser     = "agentcore_canary"
+	canaryPGPassword = "pg-canary-pw-5d2c8e17a4"
+)
+
+// canaryStore returns a store URL for the canary role, without its
+// password: a schema of its own on the test server (pgtest), granted to it.
+func canaryStore(t *testing.T) string {
+	t.Helper()
+	dsn := pgtest.Schema(t)
+	ctx := ctxT(t, 30*time.Second)
+	u, err := url.Parse(dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	schema := u.Query().Get("search_path")
+	conn, err := pgx.Connect(ctx, dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	if _, err := conn.Exec(ctx, "GRANT ALL ON SCHEMA "+pgx.Identifier{schema}.Sanitize()+" TO "+canaryPGUser); err != nil {
+		unavailable(t, "no role %s on the test PostgreSQL server (.ci/run creates it: LOGIN PASSWORD '%s'): %v", canaryPGUser, canaryPGPassword, err)
+	}
+	u.User = url.User(canaryPGUser)
+	canary := *u
+	canary.User = url.UserPassword(canaryPGUser, canaryPGPassword)
+	if c, err := pgx.Connect(ctx, canary.String()); err != nil {
+		unavailable(t, "the role %s cannot log in with its password: %v", canaryPGUser, err)
+	} else {
+		c.Close(ctx)
+	}
+	return u.String()
+}
 
 // procWalk is the tool command of the secrets test: the environment and
 // command line of the server (the parent of the plugin, bash's $PPID) and
@@ -130,31 +177,50 @@ const procWalk = `echo "tool uid=$(id -u)"; srv=$(awk '{print $4}' /proc/$PPID/s
 	`cat /proc/$srv/environ /proc/$srv/cmdline /proc/$PPID/environ /proc/$PPID/cmdline; echo; env; ` +
 	`for f in /proc/[0-9]*/environ; do cat "$f" 2>/dev/null; echo; done; echo walked`
 
-// TestSecretsOutOfReach runs a tool that looks for the server's API key and
-// bearer token in /proc, with agent-server as an unprivileged user and as
-// root running its plugins as another user.
+// TestSecretsOutOfReach runs a tool that looks for the server's secrets in
+// /proc (the API key, the bearer token, the store's password given in
+// -store or in PGPASSWORD, the OTLP exporter's header), with agent-server
+// as an unprivileged user and as root running its plugins as another user;
+// as root, it reads the server's own environ and cmdline, which the
+// re-exec must have left without any of them.
 func TestSecretsOutOfReach(t *testing.T) {
 	t.Parallel()
 	if os.Geteuid() != 0 {
 		// Already unprivileged: the server runs as this user.
-		t.Run("unprivileged", func(t *testing.T) { secretsOutOfReach(t, nil, nil) })
-		t.Log("not root: the -plugin-user case needs root")
+		t.Run("unprivileged", func(t *testing.T) { secretsOutOfReach(t, nil, false) })
+		unavailable(t, "not root: the server's /proc files and -plugin-user need root")
 		return
 	}
 	setpriv, err := exec.LookPath("setpriv")
 	if err != nil {
-		t.Skip("setpriv (util-linux) is needed to run agent-server as another user")
+		unavailable(t, "setpriv (util-linux) is needed to run agent-server as another user")
 	}
-	t.Run("unprivileged", func(t *testing.T) {
-		secretsOutOfReach(t, []string{setpriv, "--reuid", "65534", "--regid", "65534", "--clear-groups"}, nil)
+	t.Run("unprivileged, password in -store", func(t *testing.T) {
+		secretsOutOfReach(t, []string{setpriv, "--reuid", "65534", "--regid", "65534", "--clear-groups"}, true)
 	})
-	t.Run("root with -plugin-user", func(t *testing.T) {
-		secretsOutOfReach(t, nil, []string{"-plugin-user", "65534:65534"})
+	t.Run("root with -plugin-user, password in PGPASSWORD", func(t *testing.T) {
+		secretsOutOfReach(t, nil, false, "-plugin-user", "65534:65534")
 	})
 }
 
-func secretsOutOfReach(t *testing.T, wrap, extra []string) {
-	cmd := serverCmd(suite.plugins, extra, "AGENTCORE_MODEL_API_KEY="+canaryKey, "AGENTCORE_AUTH_TOKEN="+canaryToken)
+// secretsOutOfReach runs one server of TestSecretsOutOfReach under wrap,
+// with the store's password in -store (inArg) or in PGPASSWORD.
+func secretsOutOfReach(t *testing.T, wrap []string, inArg bool, extra ...string) {
+	store := canaryStore(t)
+	env := []string{"AGENTCORE_MODEL_API_KEY=" + canaryKey, "AGENTCORE_AUTH_TOKEN=" + canaryToken,
+		"OTEL_EXPORTER_OTLP_HEADERS=api-key=" + canaryOTLP}
+	recv := startReceiver(t)
+	env = append(env, "OTEL_EXPORTER_OTLP_ENDPOINT=http://"+recv.addr, "OTEL_EXPORTER_OTLP_PROTOCOL=grpc", "OTEL_BSP_SCHEDULE_DELAY=50")
+	if inArg {
+		u, _ := url.Parse(store)
+		u.User = url.UserPassword(canaryPGUser, canaryPGPassword)
+		store = u.String()
+		env = append(env, "PGPASSWORD="+canaryPGDecoy) // unused: the URL's password wins
+	} else {
+		env = append(env, "PGPASSWORD="+canaryPGPassword)
+	}
+	canaries := []string{canaryKey, canaryToken, canaryPGPassword, canaryPGDecoy, canaryOTLP}
+	cmd := serverCmd(suite.plugins, append(extra, "-store", store), env...)
 	if len(wrap) > 0 {
 		cmd.Args = append(append([]string{}, wrap...), cmd.Args...)
 		cmd.Path = wrap[0]
@@ -169,6 +235,9 @@ func secretsOutOfReach(t *testing.T, wrap, extra []string) {
 			t.Errorf("stop: %v", err)
 		}
 	}()
+	if os.Geteuid() == 0 {
+		checkProcFiles(t, p.cmd.Process.Pid, canaries)
+	}
 	c, err := client.Dial(p.addr, client.WithToken(canaryToken))
 	if err != nil {
 		t.Fatal(err)
@@ -215,11 +284,53 @@ func secretsOutOfReach(t *testing.T, wrap, extra []string) {
 	}
 	p.stopped(t)
 	for what, text := range map[string]string{"the events": all, "the result": res.Text, "the model requests": bodies.String(), "the server's log": p.logs()} {
-		for _, canary := range []string{canaryKey, canaryToken} {
+		for _, canary := range canaries {
 			if strings.Contains(text, canary) {
 				i := strings.Index(text, canary)
 				t.Errorf("%s hold %s: …%s…", what, canary, text[max(0, i-200):min(len(text), i+100)])
 			}
+		}
+	}
+	// The values handed over still did their work: the store opened with
+	// its password (the server started), the spans went with their key.
+	if keys := recv.apiKeys(); len(keys) == 0 || slices.ContainsFunc(keys, func(k string) bool { return k != canaryOTLP }) {
+		t.Errorf("the exports' api-key headers: %q, want each %s", keys, canaryOTLP)
+	}
+}
+
+// checkProcFiles reads, as root, the server's /proc environ and cmdline
+// (kept by the kernel as the last execve left them, whatever the process
+// did since): the re-exec must have left no secret in either.
+func checkProcFiles(t *testing.T, pid int, canaries []string) {
+	t.Helper()
+	environ, err := os.ReadFile(fmt.Sprintf("/proc/%d/environ", pid))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmdline, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
+	if err != nil {
+		t.Fatal(err)
+	}
+	env, args := strings.Split(string(environ), "\x00"), strings.Split(string(cmdline), "\x00")
+	// The re-exec happened (its pipe's variable), and the arguments are
+	// still the server's, with the store's URL less its password.
+	if !slices.ContainsFunc(env, func(kv string) bool { return strings.HasPrefix(kv, "AGENTCORE_SECRETS_FD=") }) ||
+		!slices.Contains(env, "AGENTCORE_MODEL=fake-model") {
+		t.Errorf("/proc/%d/environ is not a re-executed server's: %q", pid, env)
+	}
+	if i := slices.Index(args, "-store"); i < 0 || i+1 >= len(args) || !strings.HasPrefix(args[i+1], "postgres://"+canaryPGUser+"@") {
+		t.Errorf("/proc/%d/cmdline has no -store postgres://%s@… (its password taken out): %q", pid, canaryPGUser, args)
+	}
+	for _, canary := range canaries {
+		for what, b := range map[string][]byte{"environ": environ, "cmdline": cmdline} {
+			if strings.Contains(string(b), canary) {
+				t.Errorf("/proc/%d/%s holds %s: %q", pid, what, canary, b)
+			}
+		}
+	}
+	for _, name := range []string{"AGENTCORE_MODEL_API_KEY", "AGENTCORE_AUTH_TOKEN", "PGPASSWORD", "OTEL_EXPORTER_OTLP_HEADERS"} {
+		if slices.ContainsFunc(env, func(kv string) bool { return strings.HasPrefix(kv, name+"=") }) {
+			t.Errorf("/proc/%d/environ still names %s", pid, name)
 		}
 	}
 }
@@ -316,8 +427,10 @@ func TestTenants(t *testing.T) {
 	bob := "  bob:\n    admin: true\n    tokens: [\"" + auth.HashToken(bobToken) + "\"]\n"
 	write("tenants:\n  alice:\n    tokens: [" + aliceToken + "]\n    limits: {agents: 2, concurrent_runs: 1}\n" + bob + dave)
 
+	// At -log-level warn the audit lines stay (and the "listening" line
+	// goes: the server gets a port of its own choosing).
 	cmd := serverCmd(suite.plugins, []string{"-auth-tokens-file", tokens, "-tls-cert", pki.certFile, "-tls-key", pki.keyFile,
-		"-tls-client-ca", pki.caFile, "-reflection", "auth"})
+		"-tls-client-ca", pki.caFile, "-reflection", "auth", "-log-level", "warn", "-listen", freeAddr(t)})
 	p, err := launch(cmd, grpc.WithTransportCredentials(pki.creds(anon)))
 	if err != nil {
 		t.Fatal(err)
@@ -418,6 +531,19 @@ func TestTenants(t *testing.T) {
 	}
 	if _, err := bobC.Agent("bob-only").Get(ctx); err != nil {
 		t.Errorf("bob's agent after alice's attempts: %v", err)
+	}
+	// Bob's own changes, audited: an update, a history (whose content no
+	// audit line may hold) and a stop of his idle agent.
+	bobAPI := bobC.API()
+	if _, err := bobAPI.UpdateAgent(ctx, &agentv1.UpdateAgentRequest{Agent: &agentv1.Agent{Id: "bob-only", Config: &agentv1.AgentConfig{System: proto.String("bob's, updated")}}}); err != nil {
+		t.Errorf("bob updates his agent: %v", err)
+	}
+	if _, err := bobAPI.SetHistory(ctx, &agentv1.SetHistoryRequest{AgentId: "bob-only", Messages: []*agentv1.Message{
+		{Role: agentv1.Role_ROLE_USER, Parts: []*agentv1.Part{{Kind: &agentv1.Part_Text{Text: "audit-content-marker"}}}}}}); err != nil {
+		t.Errorf("bob sets his agent's history: %v", err)
+	}
+	if _, err := bobAPI.Stop(ctx, &agentv1.StopRequest{AgentId: "bob-only"}); err != nil {
+		t.Errorf("bob stops his idle agent: %v", err)
 	}
 	if _, err := nobody.ListAgents(ctx); code(err) != codes.Unauthenticated {
 		t.Errorf("a certificate of no tenant, no token: %v, want UNAUTHENTICATED", err)
@@ -533,7 +659,13 @@ func checkAudit(t *testing.T, logs string) {
 	var lines []line
 	for _, l := range strings.Split(logs, "\n") {
 		var rec map[string]any
-		if json.Unmarshal([]byte(l), &rec) != nil || rec["@module"] != "agent-server.audit" {
+		if json.Unmarshal([]byte(l), &rec) != nil {
+			continue
+		}
+		if rec["@module"] != "agent-server.audit" {
+			if rec["@level"] == "info" || rec["@level"] == "debug" {
+				t.Errorf("at -log-level warn, a line not of the audit log at %s: %s", rec["@level"], l)
+			}
 			continue
 		}
 		if rec["@level"] != "info" {
@@ -561,6 +693,11 @@ func checkAudit(t *testing.T, logs string) {
 		{Call: "Send", Phase: "ended", Tenant: "alice", Agent: "shared", Outcome: "OK"},
 		{Call: "Send", Phase: "ended", Tenant: "alice", Agent: "a2", Outcome: "ResourceExhausted"},
 		{Call: "DeleteAgent", Tenant: "bob", Agent: "bob-only", Outcome: "OK"},
+		{Call: "UpdateAgent", Tenant: "alice", Agent: "d1", Outcome: "NotFound"},
+		{Call: "UpdateAgent", Tenant: "bob", Agent: "bob-only", Outcome: "OK"},
+		{Call: "SetHistory", Tenant: "bob", Agent: "bob-only", Outcome: "OK"},
+		{Call: "Stop", Tenant: "alice", Agent: "bob-only", Outcome: "NotFound"},
+		{Call: "Stop", Tenant: "bob", Agent: "bob-only", Outcome: "OK"},
 	}
 	for _, w := range want {
 		found := false
@@ -579,6 +716,18 @@ func checkAudit(t *testing.T, logs string) {
 			t.Errorf("a read was audited: %s", l.Raw)
 		}
 	}
+}
+
+// freeAddr returns a loopback address with a port free now, for a server
+// whose address cannot be read from its log.
+func freeAddr(t *testing.T) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().String()
 }
 
 // TestNonLoopbackNeedsTLSOrToken starts agent-server on every interface:
@@ -606,4 +755,136 @@ func asExit(err error, e **exec.ExitError) bool {
 	x, ok := err.(*exec.ExitError)
 	*e = x
 	return ok
+}
+
+// leakCommand prints the suite server's model key (testKey) without holding
+// it: the model's arguments stay clean, the tool's output does not.
+const leakCommand = `a=sk-e2e-very; b=secret-key; echo "found $a-$b-0123456789"`
+
+// TestToolOutputKeepsServerSecrets: a tool prints a secret the server holds
+// (its model key): its output events, the history and the next model
+// request hold [redacted] in its place.
+func TestToolOutputKeepsServerSecrets(t *testing.T) {
+	t.Parallel()
+	var mu sync.Mutex
+	var seen []string // what the model got back
+	var bodies []string
+	a := newAgent(t, func(step int, req *fakemodel.Request) fakemodel.Turn {
+		if step == 0 {
+			args, _ := json.Marshal(map[string]string{"command": leakCommand})
+			return fakemodel.Turn{ToolCalls: []fakemodel.ToolCall{{ID: "call_leak", Name: "shell", Arguments: string(args)}}}
+		}
+		mu.Lock()
+		seen = append(seen, lastToolResults(req)...)
+		bodies = append(bodies, string(req.Body))
+		mu.Unlock()
+		return fakemodel.Turn{Text: "noted"}
+	}, nil)
+	ctx := ctxT(t, 30*time.Second)
+	var events []string
+	if _, err := a.Send(ctx, "print it", client.Callbacks{OnEvent: func(e *agentv1.Event) {
+		if e.GetToolOutput() != nil || e.GetToolResult() != nil {
+			events = append(events, protojson.Format(e))
+		}
+	}}); err != nil {
+		t.Fatal(err)
+	}
+	history, err := a.History(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var results []string
+	for _, m := range history {
+		for _, p := range m.GetParts() {
+			if r := p.GetToolResult(); r != nil {
+				results = append(results, protojson.Format(r))
+			}
+		}
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	for what, text := range map[string]string{"the model's next request": strings.Join(seen, " "),
+		"the tool's events": strings.Join(events, "\n"), "GetHistory's tool result": strings.Join(results, "\n")} {
+		if !strings.Contains(text, "found [redacted]") {
+			t.Errorf("%s: no [redacted] in %s", what, text)
+		}
+	}
+	if body := strings.Join(bodies, "\n"); strings.Contains(body, testKey) || !strings.Contains(body, "found [redacted]") {
+		t.Errorf("the model request's body: %.2000s", body)
+	}
+}
+
+// TestMCPListenerKeepsServerSecrets calls the same tool over the MCP
+// listener (the Go MCP SDK's client): its live output and its result hold
+// [redacted] in place of the server's key, and the call is audited as
+// ExecuteTool is.
+func TestMCPListenerKeepsServerSecrets(t *testing.T) {
+	t.Parallel()
+	const token = "mcp-trust-token-0123456789"
+	srv, err := startServer(suite.plugins, []string{"-mcp-listen", "127.0.0.1:0"}, "AGENTCORE_AUTH_TOKEN="+token)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		if srv.cmd.ProcessState == nil {
+			srv.kill()
+		}
+	}()
+	ctx := ctxT(t, 30*time.Second)
+	var mu sync.Mutex
+	var progress []string
+	cs, err := mcpsdk.NewClient(&mcpsdk.Implementation{Name: "trust-test"}, &mcpsdk.ClientOptions{
+		ProgressNotificationHandler: func(_ context.Context, req *mcpsdk.ProgressNotificationClientRequest) {
+			mu.Lock()
+			progress = append(progress, req.Params.Message)
+			mu.Unlock()
+		},
+	}).Connect(ctx, &mcpsdk.StreamableClientTransport{Endpoint: "http://" + mcpAddr(t, srv) + "/mcp",
+		HTTPClient: &http.Client{Transport: bearerTransport(token)}, DisableStandaloneSSE: true}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	params := &mcpsdk.CallToolParams{Name: "shell", Arguments: map[string]string{"command": leakCommand}}
+	params.SetProgressToken("p1")
+	res, err := cs.CallTool(ctx, params)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := json.Marshal(res)
+	if strings.Contains(string(b), testKey) || !strings.Contains(string(b), "found [redacted]") {
+		t.Errorf("the MCP result: %s", b)
+	}
+	// Notifications may be handled after the result.
+	live := func() string {
+		mu.Lock()
+		defer mu.Unlock()
+		return strings.Join(progress, "")
+	}
+	for deadline := time.Now().Add(5 * time.Second); !strings.Contains(live(), "found") && time.Now().Before(deadline); {
+		time.Sleep(5 * time.Millisecond)
+	}
+	if strings.Contains(live(), testKey) || !strings.Contains(live(), "found [redacted]") {
+		t.Errorf("the MCP progress notifications: %q", live())
+	}
+	cs.Close()
+	srv.stopped(t)
+	audited := false
+	for _, rec := range srv.logLines("audit") {
+		if rec["call"] == "ExecuteTool" && rec["via"] == "mcp" && rec["tenant"] == "default" && rec["tool"] == "shell" &&
+			rec["outcome"] == "OK" && rec["duration"] != nil && rec["@level"] == "info" {
+			audited = true
+		}
+	}
+	if !audited || strings.Contains(srv.logs(), token) {
+		t.Errorf("no audit line for the MCP call (or the token logged):\n%s", srv.logs())
+	}
+}
+
+// bearerTransport adds a bearer token to every request.
+type bearerTransport string
+
+func (b bearerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = r.Clone(r.Context())
+	r.Header.Set("Authorization", "Bearer "+string(b))
+	return http.DefaultTransport.RoundTrip(r)
 }

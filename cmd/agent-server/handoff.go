@@ -5,7 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -14,12 +16,16 @@ import (
 )
 
 // The kernel keeps a process's initial environment in /proc/PID/environ
-// for as long as it runs: os.Unsetenv changes only Go's copy. So when
-// secrets come from the environment, agent-server reads them, then
-// execve(2)s itself (same pid, same arguments) with an environment that
-// lacks them, handing their values to the new image through a pipe whose
-// number it names in handoffEnv. Nothing is left in /proc/self/environ or
-// /proc/self/cmdline, and plugins inherit the clean environment.
+// and its arguments in /proc/PID/cmdline (readable by every user) for as
+// long as it runs: os.Unsetenv changes only Go's copy. So when secrets come
+// from the environment (config.SecretEnv) or sit in an argument (a store
+// URL's password, config.SecretArgs), agent-server reads them, then
+// execve(2)s itself (same pid) with an environment that lacks them and the
+// arguments without the password, handing the values to the new image
+// through a pipe whose number it names in handoffEnv; the new image puts
+// the arguments back together in its own memory (config.RestoreArgs).
+// Nothing is left in /proc/self/environ or /proc/self/cmdline, and plugins
+// inherit the clean environment.
 
 // handoffEnv names the inherited pipe holding the secret variables.
 const handoffEnv = "AGENTCORE_SECRETS_FD"
@@ -28,8 +34,8 @@ const handoffEnv = "AGENTCORE_SECRETS_FD"
 // buffer, written before the exec and read after.
 const maxHandoff = 60 << 10
 
-// receiveSecrets reads the variables a previous image of this process
-// handed over, or returns nil when there was no hand-over.
+// receiveSecrets reads the variables (and arguments) a previous image of
+// this process handed over, or returns nil when there was no hand-over.
 func receiveSecrets() (map[string]string, error) {
 	v, ok := os.LookupEnv(handoffEnv)
 	if !ok {
@@ -54,10 +60,14 @@ func receiveSecrets() (map[string]string, error) {
 }
 
 // reexec replaces this process with a new image of itself whose
-// environment lacks the named variables, handing their values over. It
-// returns only on failure; with none of them set, it returns nil at once.
-func reexec(names []string) error {
+// environment lacks the named variables and whose arguments (after the
+// program name) are args, handing the variables' values and hidden (the
+// arguments as they were, from config.SecretArgs) over. It returns only on
+// failure; with none of the variables set and nothing hidden, it returns
+// nil at once.
+func reexec(names, args []string, hidden map[string]string) error {
 	vars := map[string]string{}
+	maps.Copy(vars, hidden)
 	for _, n := range names {
 		if v, ok := os.LookupEnv(n); ok {
 			vars[n] = v
@@ -95,24 +105,25 @@ func reexec(names []string) error {
 	env := make([]string, 0, len(os.Environ())+1)
 	for _, kv := range os.Environ() {
 		name, _, _ := strings.Cut(kv, "=")
-		if _, secret := vars[name]; !secret && name != handoffEnv {
+		if !slices.Contains(names, name) && name != handoffEnv {
 			env = append(env, kv)
 		}
 	}
 	env = append(env, handoffEnv+"="+strconv.Itoa(r))
+	argv := append([]string{os.Args[0]}, args...)
 	// The binary's own path keeps the process's name (comm); /proc/self/exe
 	// is the fallback when that path is gone, and the path in argv[0] when
 	// there is no procfs.
 	if exe, err := os.Executable(); err == nil {
-		err = syscall.Exec(exe, os.Args, env)
+		err = syscall.Exec(exe, argv, env)
 		if !errors.Is(err, syscall.ENOENT) {
 			return fmt.Errorf("exec %s: %w", exe, err)
 		}
 	}
-	err = syscall.Exec("/proc/self/exe", os.Args, env)
+	err = syscall.Exec("/proc/self/exe", argv, env)
 	if errors.Is(err, syscall.ENOENT) && strings.Contains(os.Args[0], "/") {
 		// No procfs (a bare chroot, say): the path it was started by.
-		err = syscall.Exec(os.Args[0], os.Args, env)
+		err = syscall.Exec(os.Args[0], argv, env)
 		return fmt.Errorf("exec %s: %w", os.Args[0], err)
 	}
 	return fmt.Errorf("exec /proc/self/exe: %w", err)

@@ -11,11 +11,14 @@
 // run is stopped, every plugin killed, and it exits 0. SIGHUP reads the
 // tokens file again.
 //
-// Secrets stay out of what plugins can read: when an API key or the bearer
-// token comes from the environment, agent-server re-executes itself (same
-// pid) without those variables, handing their values over through a pipe;
-// it makes itself non-dumpable, so that its memory and /proc files are out
-// of reach of processes of the same user.
+// Secrets stay out of what plugins can read: when an API key, the bearer
+// token, the store's password or the OTLP exporter's headers come from the
+// environment, or a password sits in the -store argument, agent-server
+// re-executes itself (same pid) without those variables and without the
+// password in its arguments, handing the values over through a pipe; it
+// makes itself non-dumpable, so that its memory and /proc files are out of
+// reach of processes of the same user. Plugins get an environment built
+// without any of those variables.
 package main
 
 import (
@@ -83,7 +86,8 @@ func run() int {
 		}
 		return os.Getenv(name)
 	}
-	cfg, err := config.Load(os.Args[1:], getenv, os.Stderr)
+	// The arguments as given: the previous image took a password out of them.
+	cfg, err := config.Load(config.RestoreArgs(os.Args[1:], handed), getenv, os.Stderr)
 	if errors.Is(err, flag.ErrHelp) {
 		return 0
 	}
@@ -97,8 +101,9 @@ func run() int {
 	}
 	if handed == nil {
 		// Returns only when it could not re-execute, or had nothing to hide.
-		if err := reexec(cfg.SecretEnv()); err != nil {
-			fmt.Fprintln(os.Stderr, "agent-server: keeping the secrets out of /proc/self/environ:", err)
+		clean, hidden := config.SecretArgs(os.Args[1:])
+		if err := reexec(cfg.SecretEnv(), clean, hidden); err != nil {
+			fmt.Fprintln(os.Stderr, "agent-server: keeping the secrets out of /proc/self/environ and cmdline:", err)
 			return 1
 		}
 	}

@@ -59,6 +59,10 @@ type Options struct {
 	// MaxToolResultBytes, when positive, caps what one tool result adds to
 	// the history, media included (tool.Options.MaxBytes).
 	MaxToolResultBytes int
+	// RedactToolOutput, when set, cleans tool results and their live output
+	// before they become events, history and so the next model request
+	// (tool.Options.Redact), e.g. of the secrets the caller holds.
+	RedactToolOutput func(string) string
 	// Journal, when set, makes the session durable (see Journal).
 	Journal Journal
 	// Usage is the usage totals to start from, e.g. those of a stored agent.
@@ -74,7 +78,7 @@ type Options struct {
 // an idle session holds no goroutine and no process.
 type Session struct {
 	id      string
-	opts    Options // shared parts only: LLM, Encoders, Model, ExpandProfile, Logger, Observer
+	opts    Options // shared parts only: LLM, Encoders, Model, ExpandProfile, Logger, Observer, limits, RedactToolOutput, Journal
 	created time.Time
 
 	mu       sync.Mutex
@@ -113,7 +117,7 @@ func New(o Options) (*Session, error) {
 		o.Observer = NopObserver{}
 	}
 	s.opts = Options{LLM: o.LLM, Encoders: o.Encoders, Model: o.Model, ExpandProfile: o.ExpandProfile, Logger: o.Logger, Observer: o.Observer,
-		MaxToolOutput: o.MaxToolOutput, MaxToolResultBytes: o.MaxToolResultBytes, Journal: o.Journal}
+		MaxToolOutput: o.MaxToolOutput, MaxToolResultBytes: o.MaxToolResultBytes, RedactToolOutput: o.RedactToolOutput, Journal: o.Journal}
 	if _, err := s.resolve(s.config, false); err != nil {
 		if err := v.addErr(err, "history"); err != nil {
 			return nil, err

@@ -170,7 +170,8 @@ func (r *run) runTool(ctx context.Context, step int, c *agentv1.ToolCallPart) (*
 			return p, false
 		}
 	}
-	opts := tool.Options{CallID: id, Limit: int(r.cfg.MaxToolOutput), Limiter: r.limiter, MaxBytes: r.s.opts.MaxToolResultBytes}
+	opts := tool.Options{CallID: id, Limit: int(r.cfg.MaxToolOutput), Limiter: r.limiter, MaxBytes: r.s.opts.MaxToolResultBytes,
+		Redact: r.s.opts.RedactToolOutput}
 	// The call is announced once its request is on its way, so that sending
 	// the event overlaps with the tool's work instead of delaying it (on two
 	// cores, the event's delivery to the client competed with the plugin's

@@ -9,7 +9,8 @@
 //
 // Secrets never sit in the file or on the command line: a profile names the
 // environment variable or the file holding its API key, and the bearer token
-// comes from an environment variable or a file.
+// comes from an environment variable or a file. The one exception, a
+// password in the store's URL, SecretArgs takes out of the command line.
 package config
 
 import (
@@ -126,6 +127,15 @@ type Config struct {
 	PermissionTimeout time.Duration
 	// ReplicaID names this server in the store (default: the host name).
 	ReplicaID string
+	// StorePassword is PGPASSWORD as Load read it: the PostgreSQL store's
+	// password when its URL holds none. The server keeps the variable out of
+	// its environment (see SecretEnv), so the store gets it from here.
+	StorePassword string `json:"-"`
+	// TraceHeaders are the headers of every OTLP trace export, from
+	// OTEL_EXPORTER_OTLP_TRACES_HEADERS or else OTEL_EXPORTER_OTLP_HEADERS
+	// as Load read them: they carry backends' API keys, so the server keeps
+	// the variables out of its environment and the exporter gets them from here.
+	TraceHeaders map[string]string `json:"-"`
 
 	// file is the config file read, if any.
 	file string
@@ -133,6 +143,10 @@ type Config struct {
 	authTokenEnv, authTokenFile string
 	// defaultModel collects the model flags and variables for the default profile.
 	defaultModel Profile
+	// otlpSecrets are the header values of every OTLP headers variable.
+	otlpSecrets []string
+	// storeEnvSecret is set when AGENTCORE_STORE holds a password.
+	storeEnvSecret bool
 }
 
 // Limits bound what clients may use. Zero means no limit.
@@ -314,35 +328,42 @@ func (c *Config) ProfileNames() []string {
 }
 
 // Secrets returns every secret the config holds (API keys, the bearer
-// token, a password in the store's URL), for redaction from logs and errors.
+// token, the store's password, the OTLP exporters' header values), for
+// redaction from logs, errors, events and tool results.
 func (c *Config) Secrets() []string {
 	var s []string
 	if c.AuthToken != "" {
 		s = append(s, c.AuthToken)
 	}
-	if u, err := url.Parse(c.Store); err == nil && u.User != nil {
-		if p, ok := u.User.Password(); ok && p != "" {
-			s = append(s, p)
-		}
+	if p := storePassword(c.Store); p != "" {
+		s = append(s, p)
+	}
+	if c.StorePassword != "" {
+		s = append(s, c.StorePassword)
 	}
 	for _, p := range c.Profiles {
 		if p.APIKey != "" {
 			s = append(s, p.APIKey)
 		}
 	}
-	return s
+	return append(s, c.otlpSecrets...)
 }
 
 // SecretEnv returns the names of the environment variables that may hold
-// secrets (profile keys, the bearer token), sorted, so that the server can
-// keep them out of its own environment and out of its plugins'.
+// secrets, sorted, so that the server can keep them out of its own
+// environment and out of its plugins': the profiles' key variables, the
+// bearer token's, PGPASSWORD, AGENTCORE_STORE when it holds a password, and
+// the OTLP exporters' header variables.
 func (c *Config) SecretEnv() []string {
-	seen := map[string]bool{}
-	for _, n := range []string{c.authTokenEnv, c.defaultModel.APIKeyEnv} {
+	seen := map[string]bool{pgPasswordEnv: true}
+	for _, n := range append([]string{c.authTokenEnv, c.defaultModel.APIKeyEnv}, otlpHeaderEnv...) {
 		seen[n] = true
 	}
 	for _, p := range c.Profiles {
 		seen[p.APIKeyEnv] = true
+	}
+	if c.storeEnvSecret {
+		seen[storeEnv] = true
 	}
 	delete(seen, "")
 	names := make([]string, 0, len(seen))
@@ -857,6 +878,7 @@ func (c *Config) finish(getenv func(string) string) error {
 	}
 	c.checkToolLimits(bad)
 	c.finishStore(getenv, bad)
+	c.readSecretEnv(getenv)
 	for _, d := range []struct {
 		name string
 		v    time.Duration
@@ -1077,12 +1099,8 @@ func (c *Config) StoreKind() (kind, rest string) {
 
 // StoreName is Store without a password.
 func (c *Config) StoreName() string {
-	u, err := url.Parse(c.Store)
-	if err != nil || u.User == nil {
+	if storePassword(c.Store) == "" {
 		return c.Store
 	}
-	if _, ok := u.User.Password(); ok {
-		u.User = url.UserPassword(u.User.Username(), "xxxxx")
-	}
-	return u.String()
+	return withoutStorePassword(c.Store)
 }

@@ -154,8 +154,9 @@ func TestLoadPrecedence(t *testing.T) {
 				if !c.Insecure || c.Reflection != "auth" || c.PluginUser != "nobody:nogroup" || c.AuthTokensFile != "/etc/agentcore/tenants.yaml" {
 					t.Errorf("trust settings: %+v", c)
 				}
-				if got := fmt.Sprint(c.SecretEnv()); got != "[AGENTCORE_AUTH_TOKEN AGENTCORE_MODEL_API_KEY]" {
-					t.Errorf("SecretEnv %s: the default key and token variables are always kept out", got)
+				if got := fmt.Sprint(c.SecretEnv()); got != "[AGENTCORE_AUTH_TOKEN AGENTCORE_MODEL_API_KEY "+
+					"OTEL_EXPORTER_OTLP_HEADERS OTEL_EXPORTER_OTLP_METRICS_HEADERS OTEL_EXPORTER_OTLP_TRACES_HEADERS PGPASSWORD]" {
+					t.Errorf("SecretEnv %s: the default key and token variables, PGPASSWORD and the OTLP headers are always kept out", got)
 				}
 			}},
 		{"key from another variable", []string{"-model", "m", "-model-base-url", "http://x", "-model-api-key-env", "MY_KEY"},
@@ -415,6 +416,25 @@ func TestJSONLogsAreReadable(t *testing.T) {
 	for k, v := range want {
 		if rec[k] != v {
 			t.Errorf("%s = %#v, want %#v", k, rec[k], v)
+		}
+	}
+}
+
+// TestAuditLoggerKeepsINFO: at -log-level error the server's logger drops
+// INFO lines; the audit logger keeps them, in the same format.
+func TestAuditLoggerKeepsINFO(t *testing.T) {
+	for _, level := range []string{"warn", "error"} {
+		var b strings.Builder
+		c := &Config{LogFormat: "json", LogLevel: level}
+		c.Logger("agent-server", &b).Info("dropped")
+		c.AuditLogger("agent-server", &b).Info("audit", "call", "Stop", "duration", 2*time.Second)
+		c.AuditLogger("agent-server", &b).Debug("no debug either")
+		var rec map[string]any
+		if err := json.Unmarshal([]byte(b.String()), &rec); err != nil {
+			t.Fatalf("%s: not the one audit line: %q: %v", level, b.String(), err)
+		}
+		if rec["@module"] != "agent-server.audit" || rec["@level"] != "info" || rec["call"] != "Stop" || rec["duration"] != "2s" {
+			t.Errorf("%s: audit line %v", level, rec)
 		}
 	}
 }

@@ -16,9 +16,20 @@ import (
 // enums (proto enums, gRPC codes) by name instead of number, durations as
 // "1.5s" instead of integer nanoseconds.
 func (c *Config) Logger(name string, w io.Writer) hclog.Logger {
+	return c.logger(name, hclog.LevelFromString(c.LogLevel), w)
+}
+
+// AuditLogger returns the logger of the audit lines (module NAME.audit): the
+// format of Logger, but always at INFO, whatever the log level, so that
+// -log-level warn or error keeps the audit trail.
+func (c *Config) AuditLogger(name string, w io.Writer) hclog.Logger {
+	return c.logger(name, hclog.Info, w).Named("audit")
+}
+
+func (c *Config) logger(name string, level hclog.Level, w io.Writer) hclog.Logger {
 	l := hclog.New(&hclog.LoggerOptions{
 		Name:       name,
-		Level:      hclog.LevelFromString(c.LogLevel),
+		Level:      level,
 		JSONFormat: c.LogFormat == "json",
 		Output:     w,
 	})

@@ -57,6 +57,10 @@ type Options struct {
 	Name, Version string
 	// Logger receives request errors at debug level. Default: none.
 	Logger hclog.Logger
+	// Execute, if set, runs each tools/call in place of set.Execute, e.g. to
+	// audit it or clean its output; tenant is the session's, as
+	// Authenticate returned it ("" without authentication).
+	Execute func(ctx context.Context, tenant string, set *tool.Set, name string, input json.RawMessage, opts tool.Options) tool.Result
 }
 
 // NewHandler returns the MCP streamable HTTP handler serving opts.Tools.
@@ -148,12 +152,24 @@ func (s *server) call(name string) sdk.ToolHandler {
 			p := &progress{ctx: ctx, session: req.Session, token: token}
 			onOutput = p.send
 		}
-		res := set.Execute(ctx, name, input, tool.Options{OnOutput: onOutput})
+		res := s.execute(ctx, req, set, name, input, tool.Options{OnOutput: onOutput})
 		if err := ctx.Err(); err != nil {
 			return nil, err // cancelled: the client is not waiting for a result
 		}
 		return Result(res), nil
 	}
+}
+
+// execute runs a call with Options.Execute, or set.Execute without one.
+func (s *server) execute(ctx context.Context, req *sdk.CallToolRequest, set *tool.Set, name string, input json.RawMessage, opts tool.Options) tool.Result {
+	if s.opts.Execute == nil {
+		return set.Execute(ctx, name, input, opts)
+	}
+	tenant := ""
+	if extra := req.GetExtra(); extra != nil && extra.TokenInfo != nil {
+		tenant = extra.TokenInfo.UserID
+	}
+	return s.opts.Execute(ctx, tenant, set, name, input, opts)
 }
 
 // progress sends a call's output chunks as progress notifications, one per

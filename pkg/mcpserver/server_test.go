@@ -170,3 +170,38 @@ func (b bearer) RoundTrip(r *http.Request) (*http.Response, error) {
 	r.Header.Set("Authorization", "Bearer "+b.token)
 	return http.DefaultTransport.RoundTrip(r)
 }
+
+// TestExecuteHook: Options.Execute runs each call, with the session's tenant
+// and the options the handler built (live output included).
+func TestExecuteHook(t *testing.T) {
+	set := tools(t)
+	var tenants []string
+	h, err := NewHandler(Options{
+		Tools:        func() (*tool.Set, error) { return set, nil },
+		Authenticate: func(context.Context, string, *http.Request) (string, error) { return "tenant:alice", nil },
+		Execute: func(ctx context.Context, tenant string, set *tool.Set, name string, input json.RawMessage, opts tool.Options) tool.Result {
+			tenants = append(tenants, tenant)
+			opts.Redact = func(s string) string { return strings.ReplaceAll(s, "1", "[one]") }
+			return set.Execute(ctx, name, input, opts)
+		},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(h)
+	defer srv.Close()
+	ctx := context.Background()
+	cs, err := sdk.NewClient(&sdk.Implementation{Name: "test"}, nil).Connect(ctx,
+		&sdk.StreamableClientTransport{Endpoint: srv.URL, HTTPClient: &http.Client{Transport: bearer{"any"}}, DisableStandaloneSSE: true}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	res, err := cs.CallTool(ctx, &sdk.CallToolParams{Name: "wrap", Arguments: map[string]int{"n": 1}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := res.Content[0].(*sdk.TextContent).Text; got != `wrapped {"n":[one]}` || len(tenants) != 1 || tenants[0] != "tenant:alice" {
+		t.Errorf("result %q, tenants %q", got, tenants)
+	}
+}

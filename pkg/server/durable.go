@@ -53,7 +53,7 @@ func openStore(ctx context.Context, cfg *config.Config) (store.Store, error) {
 	case "sqlite":
 		return sqlite.Open(ctx, rest)
 	case "postgres":
-		return postgres.Open(ctx, rest)
+		return postgres.OpenWith(ctx, rest, postgres.Options{Password: cfg.StorePassword})
 	}
 	return nil, fmt.Errorf("store %q: want sqlite:PATH, postgres://… or memory", cfg.StoreName())
 }

@@ -3,21 +3,31 @@ package server
 import (
 	"context"
 	"crypto/x509"
+	"encoding/json"
 	"errors"
 	"net/http"
+	"strings"
+	"time"
 
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
+	"github.com/agentcore/agentcore/pkg/auth"
 	"github.com/agentcore/agentcore/pkg/mcpserver"
 	"github.com/agentcore/agentcore/pkg/tool"
 )
 
 // MCPHandler returns the handler serving the server's tools over MCP
 // streamable HTTP (pkg/mcpserver), with the bearer token of the gRPC API.
+// Its tool calls are audited as ExecuteTool is, and their output loses the
+// server-held secrets as every response of the API does.
 func (s *Server) MCPHandler(version string) (http.Handler, error) {
 	opts := mcpserver.Options{
 		Tools:   s.currentTools,
 		Name:    "agentcore",
 		Version: version,
 		Logger:  s.log.Named("mcp"),
+		Execute: s.executeMCP,
 	}
 	if s.auth.Required() {
 		opts.Authenticate = s.authenticateMCP
@@ -34,6 +44,26 @@ func (s *Server) currentTools() (*tool.Set, error) {
 	return c.tools, nil
 }
 
+// executeMCP runs a tools/call of the MCP listener: its live output and its
+// result cleaned of server-held secrets (the gRPC and HTTP responses lose
+// them in the codec), then the audit line ExecuteTool gets, with via=mcp.
+func (s *Server) executeMCP(ctx context.Context, tenant string, set *tool.Set, name string, input json.RawMessage, opts tool.Options) tool.Result {
+	start := time.Now()
+	opts.Redact = s.secrets.redactHeld
+	res := set.Execute(ctx, name, input, opts)
+	outcome := codes.OK
+	if err := ctx.Err(); err != nil {
+		outcome = status.Code(toStatus(err))
+	}
+	id, _ := strings.CutPrefix(tenant, mcpTenantPrefix)
+	s.audit.Info("audit", "call", "ExecuteTool", "via", "mcp", "tenant", (&auth.Tenant{ID: id}).Name(), "agent", "", "run", "",
+		"tool", name, "outcome", outcome.String(), "duration", time.Since(start))
+	return res
+}
+
+// mcpTenantPrefix starts the user of an MCP session (authenticateMCP).
+const mcpTenantPrefix = "tenant:"
+
 // authenticateMCP checks an MCP request's bearer token (and client
 // certificate) exactly as the gRPC API does, and returns the caller's
 // tenant, which becomes the MCP session's user.
@@ -46,5 +76,5 @@ func (s *Server) authenticateMCP(_ context.Context, token string, r *http.Reques
 	if err != nil {
 		return "", err
 	}
-	return "tenant:" + t.ID, nil // never empty: the default tenant is ""
+	return mcpTenantPrefix + t.ID, nil // never empty: the default tenant is ""
 }

@@ -79,6 +79,17 @@ func (s *secrets) redact(text string) string {
 	return text
 }
 
+// redactHeld replaces the server-held secrets in text (what a tool found:
+// its results go to the model, which must not get them either).
+func (s *secrets) redactHeld(text string) string {
+	for _, k := range s.heldStr {
+		if strings.Contains(text, k) {
+			text = strings.ReplaceAll(text, k, redacted)
+		}
+	}
+	return text
+}
+
 // redactStatus removes secrets from a status error's message and its
 // ErrorInfo metadata; other errors are returned as they are.
 func (s *secrets) redactStatus(err error) error {

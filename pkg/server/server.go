@@ -70,7 +70,8 @@ type Server struct {
 
 	cfg    *config.Config
 	log    hclog.Logger
-	logOut *logWriter // log's output (nil without one); closed last
+	audit  hclog.Logger // the audit lines: at INFO whatever the log level
+	logOut *logWriter   // log's output (nil without one); closed last
 	// frozen holds the encodings of responses made once and sent as they
 	// are (see utf8Codec, freeze).
 	frozen  sync.Map
@@ -141,11 +142,12 @@ func New(opts Options) (*Server, error) {
 		return nil, err
 	}
 	sec := newSecrets(cfg.Secrets()...)
-	log := hclog.NewNullLogger()
+	log, audit := hclog.NewNullLogger(), hclog.NewNullLogger()
 	var logOut *logWriter
 	if opts.LogOutput != nil {
 		logOut = newLogWriter(opts.LogOutput)
 		log = cfg.Logger("agent-server", sec.writer(logOut))
+		audit = cfg.AuditLogger("agent-server", sec.writer(logOut))
 	}
 	started := false
 	defer func() {
@@ -154,7 +156,7 @@ func New(opts Options) (*Server, error) {
 		}
 	}()
 	tel, err := telemetry.New(context.Background(), telemetry.Config{
-		Getenv: opts.Getenv, TraceContent: opts.Config.TraceContent, Logger: log, Redact: sec.redact,
+		Getenv: opts.Getenv, Headers: cfg.TraceHeaders, TraceContent: opts.Config.TraceContent, Logger: log, Redact: sec.redact,
 	})
 	if err != nil {
 		return nil, err
@@ -170,6 +172,7 @@ func New(opts Options) (*Server, error) {
 	s := &Server{
 		cfg:     cfg,
 		log:     log,
+		audit:   audit,
 		logOut:  logOut,
 		auth:    authn,
 		secrets: sec,
@@ -187,6 +190,7 @@ func New(opts Options) (*Server, error) {
 			MaxResultBytes:  int(cfg.Limits.MaxToolResultBytes),
 			MaxReceiveBytes: max(minReceiveBytes, 2*int(cfg.Limits.MaxToolResultBytes)),
 			SkipBadPlugins:  cfg.SkipBadPlugins,
+			HideEnv:         cfg.SecretEnv(),
 		}),
 	}
 	s.llm = llm.NewClient(llm.Options{Logger: log.Named("llm"), RetryMaxElapsed: cfg.Limits.RetryMaxElapsed, RetryMaxDelay: cfg.Limits.RetryMaxDelay})
@@ -239,7 +243,7 @@ func (s *Server) Telemetry() *telemetry.Telemetry { return s.tel }
 // responses and errors and bound responses to the message limit, and the
 // codec that names a request's field holding invalid UTF-8.
 func (s *Server) Interceptors(reflectionAuth bool) []grpc.ServerOption {
-	g := &guard{auth: s.auth, reflectionAuth: reflectionAuth, secrets: s.secrets, log: s.log.Named("rpc"), audit: s.log.Named("audit"),
+	g := &guard{auth: s.auth, reflectionAuth: reflectionAuth, secrets: s.secrets, log: s.log.Named("rpc"), audit: s.audit,
 		maxMessage: s.cfg.Limits.MaxMessageBytes, codec: newUTF8Codec(s.secrets, &s.frozen)}
 	return g.interceptors()
 }

@@ -242,7 +242,7 @@ func (s *Server) agent(ctx context.Context, id string) (*session, error) {
 		ID: agentID(rec.ID), Config: rec.Spec.GetConfig(), History: h, Usage: rec.Usage,
 		LLM: s.llm, Encoders: s.encoders, ExpandProfile: s.expander(rec.Tenant), Logger: s.log.Named("agent"), Observer: s.tel,
 		MaxToolOutput: s.cfg.Limits.MaxToolOutput, MaxToolResultBytes: int(s.cfg.Limits.MaxToolResultBytes),
-		Journal: &journal{srv: s, e: e},
+		RedactToolOutput: s.secrets.redactHeld, Journal: &journal{srv: s, e: e},
 	})
 	if err != nil {
 		return nil, failure(codes.Internal, "AGENT_UNREADABLE", "the stored agent %q cannot be loaded: %v", id, err)
@@ -504,7 +504,7 @@ func (s *Server) CreateAgent(ctx context.Context, req *agentv1.CreateAgentReques
 		ID: id, Config: cfg, History: req.GetHistory(), Tools: tools, Skills: skills,
 		LLM: s.llm, Encoders: s.encoders, ExpandProfile: s.expander(t.ID), Logger: s.log.Named("agent"), Observer: s.tel,
 		MaxToolOutput: s.cfg.Limits.MaxToolOutput, MaxToolResultBytes: int(s.cfg.Limits.MaxToolResultBytes),
-		Journal: &journal{srv: s, e: e},
+		RedactToolOutput: s.secrets.redactHeld, Journal: &journal{srv: s, e: e},
 	})
 	if err != nil {
 		return nil, fieldsUnder(err, "", map[string]string{"config": "agent.config"})

@@ -77,6 +77,11 @@ type Config struct {
 	// which exporter (nil: no variable is set, tracing stays off). The SDK
 	// and exporters read their other variables from the process environment.
 	Getenv func(string) string
+	// Headers, when set, are sent with every span export instead of those
+	// of OTEL_EXPORTER_OTLP_TRACES_HEADERS or OTEL_EXPORTER_OTLP_HEADERS:
+	// agent-server keeps those variables (backends' API keys) out of its
+	// environment and passes their values here.
+	Headers map[string]string
 	// ServiceName is service.name unless OTEL_SERVICE_NAME or
 	// OTEL_RESOURCE_ATTRIBUTES say otherwise. Default "agent-server".
 	ServiceName string

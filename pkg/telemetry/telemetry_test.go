@@ -555,3 +555,37 @@ func TestLimitHits(t *testing.T) {
 		}
 	}
 }
+
+// TestExportHeaders: Config.Headers go with every span export, in place of
+// the environment's (agent-server's OTLP header variables, kept out of its
+// environment).
+func TestExportHeaders(t *testing.T) {
+	got := make(chan string, 8)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		got <- r.URL.Path + " " + r.Header.Get("Api-Key")
+	}))
+	defer srv.Close()
+	// The exporter reads the endpoint from the process environment.
+	t.Setenv("OTEL_EXPORTER_OTLP_ENDPOINT", srv.URL)
+	t.Setenv("OTEL_EXPORTER_OTLP_HEADERS", "api-key=from-the-environment")
+	env := map[string]string{"OTEL_EXPORTER_OTLP_ENDPOINT": srv.URL, "OTEL_EXPORTER_OTLP_PROTOCOL": "http/protobuf"}
+	tel, err := New(context.Background(), Config{Getenv: func(k string) string { return env[k] }, Headers: map[string]string{"api-key": "from-the-config"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, span := tel.tp.Tracer("test").Start(context.Background(), "one")
+	span.End()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := tel.Shutdown(ctx); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case g := <-got:
+		if g != "/v1/traces from-the-config" {
+			t.Errorf("export %q, want /v1/traces with api-key from-the-config", g)
+		}
+	default:
+		t.Fatal("no export reached the collector")
+	}
+}

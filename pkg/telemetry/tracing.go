@@ -43,9 +43,17 @@ func newTracerProvider(ctx context.Context, cfg Config) (*sdktrace.TracerProvide
 	)
 	switch protocol {
 	case "grpc":
-		exporter, err = otlptracegrpc.New(ctx)
+		var opts []otlptracegrpc.Option
+		if cfg.Headers != nil {
+			opts = append(opts, otlptracegrpc.WithHeaders(cfg.Headers))
+		}
+		exporter, err = otlptracegrpc.New(ctx, opts...)
 	case "", "http/protobuf":
-		exporter, err = otlptracehttp.New(ctx)
+		var opts []otlptracehttp.Option
+		if cfg.Headers != nil {
+			opts = append(opts, otlptracehttp.WithHeaders(cfg.Headers))
+		}
+		exporter, err = otlptracehttp.New(ctx, opts...)
 	default:
 		return nil, fmt.Errorf("OTEL_EXPORTER_OTLP_PROTOCOL %q: %w (want grpc or http/protobuf)", protocol, errUnsupported)
 	}

@@ -92,6 +92,11 @@ type Config struct {
 	// Observer, if set, is told when plugin processes start, are reused,
 	// are killed to stop a call, and end (for metrics).
 	Observer ProcessObserver
+	// HideEnv names environment variables plugin processes never get (the
+	// server's secret variables): a plugin's environment is built from the
+	// host's as it is at each start, without them, plus go-plugin's
+	// handshake variables and the Command's Env.
+	HideEnv []string
 }
 
 // ProcessObserver is told about the host's plugin processes, each named by

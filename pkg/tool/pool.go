@@ -351,6 +351,7 @@ func (pl *pool) start(ctx context.Context, lim limits.Limits) (*proc, error) {
 		HandshakeConfig:  handshake,
 		Plugins:          plugin.PluginSet{pluginv1.PluginName: grpcPlugin{}},
 		RunnerFunc:       pr.runner,
+		SkipHostEnv:      true, // runner adds the host's environment, without HideEnv
 		AllowedProtocols: []plugin.Protocol{plugin.ProtocolGRPC},
 		Logger:           hclog.NewNullLogger(),
 		StartTimeout:     h.cfg.StartTimeout,
@@ -391,12 +392,14 @@ func (pl *pool) start(ctx context.Context, lim limits.Limits) (*proc, error) {
 }
 
 // runner is go-plugin's RunnerFunc: it builds the command from the pool's
-// Command (go-plugin supplies the environment with the handshake cookie).
+// Command, with the host's environment less HideEnv, then go-plugin's
+// variables (base.Env: the handshake cookie, protocol versions, socket
+// directory), then the Command's Env.
 func (pr *proc) runner(_ hclog.Logger, base *exec.Cmd, socketDir string) (runner.Runner, error) {
 	c := pr.pool.cmd
 	h := pr.pool.host
 	cmd := exec.Command(c.Path, c.Args...)
-	cmd.Env = append(base.Env, c.Env...)
+	cmd.Env = append(append(pluginEnv(os.Environ(), h.cfg.HideEnv), base.Env...), c.Env...)
 	if h.cfg.MaxResultBytes > 0 {
 		cmd.Env = append(cmd.Env, pluginv1.MaxResultBytesEnv+"="+strconv.Itoa(h.cfg.MaxResultBytes))
 	}
@@ -416,6 +419,18 @@ func (pr *proc) runner(_ hclog.Logger, base *exec.Cmd, socketDir string) (runner
 	}
 	pr.p = p
 	return p, nil
+}
+
+// pluginEnv returns env without the variables named in hide.
+func pluginEnv(env, hide []string) []string {
+	out := make([]string, 0, len(env))
+	for _, kv := range env {
+		name, _, _ := strings.Cut(kv, "=")
+		if !slices.Contains(hide, name) {
+			out = append(out, kv)
+		}
+	}
+	return out
 }
 
 func (pr *proc) connect() error {

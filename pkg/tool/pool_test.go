@@ -3,6 +3,8 @@ package tool
 import (
 	"context"
 	"encoding/json"
+	"slices"
+	"strings"
 	"testing"
 	"time"
 )
@@ -145,5 +147,43 @@ func TestCloseStopsStartsAhead(t *testing.T) {
 	h.Close()
 	if res := set.Execute(context.Background(), "echo", json.RawMessage(`{"text":"x"}`), Options{}); !res.Error {
 		t.Fatalf("a call after Close ran: %v", res.Output)
+	}
+}
+
+// TestPluginEnvironment: a plugin gets the host's environment as it is when
+// the plugin starts, without the variables of HideEnv, even those set after
+// the host was made.
+func TestPluginEnvironment(t *testing.T) {
+	t.Setenv("TOOLTEST_SECRET", "hidden-1")
+	t.Setenv("TOOLTEST_KEPT", "kept-1")
+	h := newHost(t, Config{MinIdle: -1, HideEnv: []string{"TOOLTEST_SECRET", "TOOLTEST_LATER_SECRET"}})
+	set := scan(t, h, dirs.good)
+	env := func() []string {
+		t.Helper()
+		res := set.Execute(context.Background(), "env", nil, Options{})
+		var vars []string
+		if res.Error || json.Unmarshal([]byte(res.Output.GetJson()), &vars) != nil {
+			t.Fatalf("env: %v", res.Output)
+		}
+		return vars
+	}
+	vars := env()
+	if !slices.Contains(vars, "TOOLTEST_KEPT=kept-1") || !slices.ContainsFunc(vars, func(kv string) bool { return strings.HasPrefix(kv, "PATH=") }) {
+		t.Errorf("the host's environment is not the plugin's: %q", vars)
+	}
+	if slices.ContainsFunc(vars, func(kv string) bool { return strings.HasPrefix(kv, "TOOLTEST_SECRET=") }) {
+		t.Errorf("a hidden variable reached the plugin: %q", vars)
+	}
+	// Set in the host's environment now: a process started after gets the
+	// one, never the other.
+	t.Setenv("TOOLTEST_LATER_SECRET", "hidden-2")
+	t.Setenv("TOOLTEST_LATER", "kept-2")
+	set.Execute(context.Background(), "exit", json.RawMessage(`{"code":3}`), Options{})
+	vars = env()
+	if !slices.Contains(vars, "TOOLTEST_LATER=kept-2") {
+		t.Fatalf("the plugin did not start after the change: %q", vars)
+	}
+	if slices.ContainsFunc(vars, func(kv string) bool { return strings.HasPrefix(kv, "TOOLTEST_LATER_SECRET=") }) {
+		t.Errorf("a hidden variable set later reached the plugin: %q", vars)
 	}
 }

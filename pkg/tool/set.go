@@ -183,8 +183,15 @@ func (s *Set) known() string {
 // not match the tool's schema (the result says what is wrong and shows the
 // schema), a timeout or cancellation (the process group is killed at once),
 // a crash (exit status and the tail of stderr), a panic, an invalid result.
-// Live output goes to opts.OnOutput before Execute returns.
+// Live output goes to opts.OnOutput before Execute returns. With
+// opts.Redact, both are cleaned of what it removes.
 func (s *Set) Execute(ctx context.Context, name string, input json.RawMessage, opts Options) Result {
+	if on, redact := opts.OnOutput, opts.Redact; on != nil && redact != nil {
+		opts.OnOutput = func(ch Chunk) {
+			ch.Data = redact(ch.Data)
+			on(ch)
+		}
+	}
 	res := s.execute(ctx, name, input, opts)
 	if res.Outcome == "" {
 		res.Outcome = OutcomeOK
@@ -219,7 +226,7 @@ func (s *Set) execute(ctx context.Context, name string, input json.RawMessage, o
 	} else {
 		res = e.pool.run(ctx, e, input, opts)
 	}
-	res.Output = CapBytes(Truncate(res.Output, opts.Limit), opts.MaxBytes)
+	res.Output = CapBytes(Truncate(RedactOutput(res.Output, opts.Redact), opts.Limit), opts.MaxBytes)
 	res.Duration = time.Since(start)
 	return res
 }

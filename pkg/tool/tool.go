@@ -113,6 +113,11 @@ type Options struct {
 	// MaxBytes, when positive, caps the size of the output, media included,
 	// after Limit (see CapBytes): what one result may add to a history.
 	MaxBytes int
+	// Redact, if set, cleans the text of every output chunk before OnOutput
+	// gets it, and of the result before Limit and MaxBytes cut it (see
+	// RedactOutput), e.g. to keep secrets the caller holds out of what a
+	// tool found.
+	Redact func(string) string
 }
 
 // Func is the body of an in-process tool (see InProcess). It gets the

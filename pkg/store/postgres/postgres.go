@@ -17,6 +17,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"net/url"
 	"sync"
 	"time"
 
@@ -45,17 +46,32 @@ type Store struct {
 
 var _ store.Store = (*Store)(nil)
 
+// Options tune OpenWith.
+type Options struct {
+	// Password is used when dsn holds none, over the PGPASSWORD variable
+	// and the password file: a caller that keeps PGPASSWORD out of its
+	// environment (agent-server) passes its value here.
+	Password string
+	// upTo stops the migrations at this version (tests of migrations).
+	upTo int
+}
+
 // Open connects to the database at dsn (postgres://user:pass@host/db?…;
 // search_path=SCHEMA selects a schema) and applies the migrations it lacks.
 func Open(ctx context.Context, dsn string) (*Store, error) {
-	return open(ctx, dsn, 0)
+	return OpenWith(ctx, dsn, Options{})
 }
 
-func open(ctx context.Context, dsn string, upTo int) (*Store, error) {
+// OpenWith is Open with options.
+func OpenWith(ctx context.Context, dsn string, o Options) (*Store, error) {
 	cfg, err := pgx.ParseConfig(dsn)
 	if err != nil {
 		return nil, fmt.Errorf("postgres: %w", err)
 	}
+	if o.Password != "" && !hasPassword(dsn) {
+		cfg.Password = o.Password
+	}
+	upTo := o.upTo
 	db := stdlib.OpenDB(*cfg)
 	db.SetMaxOpenConns(32)
 	db.SetMaxIdleConns(32)
@@ -93,6 +109,19 @@ func open(ctx context.Context, dsn string, upTo int) (*Store, error) {
 		return nil, err
 	}
 	return s, nil
+}
+
+// hasPassword reports whether a postgres:// URL holds a password (user
+// info or parameter).
+func hasPassword(dsn string) bool {
+	u, err := url.Parse(dsn)
+	if err != nil {
+		return false
+	}
+	if _, ok := u.User.Password(); ok {
+		return true
+	}
+	return u.Query().Has("password")
 }
 
 func (s *Store) closeDBs() error { return errors.Join(s.W.Close(), s.Relaxed.Close()) }

@@ -3,6 +3,8 @@ package postgres
 import (
 	"context"
 	"io/fs"
+	"net/url"
+	"os"
 	"sync"
 	"testing"
 	"time"
@@ -35,7 +37,7 @@ func TestConformance(t *testing.T) {
 func TestMigrationsForward(t *testing.T) {
 	ctx := context.Background()
 	dsn := pgtest.Schema(t)
-	old, err := open(ctx, dsn, 1)
+	old, err := OpenWith(ctx, dsn, Options{upTo: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -84,4 +86,40 @@ func BenchmarkStep(b *testing.B) {
 	}
 	defer s.Close()
 	storetest.Bench(b, s)
+}
+
+// TestPasswordOption: a password given in Options is used when the URL
+// holds none (agent-server's PGPASSWORD, kept out of its environment), and
+// the URL's own password wins over it.
+func TestPasswordOption(t *testing.T) {
+	ctx := context.Background()
+	dsn := pgtest.Schema(t)
+	u, err := url.Parse(dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pw, ok := u.User.Password()
+	if !ok || os.Getenv("PGPASSWORD") != "" {
+		t.Skipf("%s holds no password, or PGPASSWORD is set: nothing to hand over", pgtest.EnvVar)
+	}
+	u.User = url.User(u.User.Username())
+	bare := u.String()
+	for _, tc := range []struct {
+		name string
+		dsn  string
+		opts Options
+		ok   bool
+	}{
+		{"the option's password", bare, Options{Password: pw}, true},
+		{"no password at all", bare, Options{}, false},
+		{"the URL's password wins", dsn, Options{Password: "not-the-password"}, true},
+	} {
+		s, err := OpenWith(ctx, tc.dsn, tc.opts)
+		if (err == nil) != tc.ok {
+			t.Errorf("%s: %v, want success %v", tc.name, err, tc.ok)
+		}
+		if err == nil {
+			s.Close()
+		}
+	}
 }

@@ -105,6 +105,9 @@ func main() {
 		tool.New("pid", "Returns the plugin's process id.", func(context.Context, empty, tool.Emit) (any, error) {
 			return os.Getpid(), nil
 		}),
+		tool.New("env", "Returns the plugin's environment.", func(context.Context, empty, tool.Emit) (any, error) {
+			return os.Environ(), nil
+		}),
 		tool.New("loop", "Spins forever.", loop),
 		tool.New("hog", "Allocates memory without end.", hog),
 		tool.New("child_hog", "Runs a child that allocates without end; returns its exit as soon as it ends.", func(context.Context, empty, tool.Emit) (any, error) {
