@@ -11,13 +11,18 @@ import (
 )
 
 // MCPHandler returns the handler serving the server's tools over MCP
-// streamable HTTP (pkg/mcpserver), with the bearer token of the gRPC API.
+// streamable HTTP (pkg/mcpserver), with the bearer token of the gRPC API and
+// ExecuteTool's output caps and telemetry.
 func (s *Server) MCPHandler(version string) (http.Handler, error) {
 	opts := mcpserver.Options{
 		Tools:   s.currentTools,
 		Name:    "agentcore",
 		Version: version,
 		Logger:  s.log.Named("mcp"),
+		// Bounded and observed as ExecuteTool's calls are.
+		Limit:    s.cfg.Limits.MaxToolOutput,
+		MaxBytes: int(s.cfg.Limits.MaxToolResultBytes),
+		Observe:  s.observeTool,
 	}
 	if s.auth.Required() {
 		opts.Authenticate = s.authenticateMCP
