@@ -5,6 +5,7 @@ import (
 	"crypto/x509"
 	"crypto/x509/pkix"
 	"encoding/json"
+	"io"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -14,6 +15,7 @@ import (
 	"time"
 
 	"google.golang.org/grpc"
+	"google.golang.org/protobuf/proto"
 
 	"github.com/agentcore/agentcore/pkg/auth"
 	agentv1 "github.com/agentcore/agentcore/proto/agentcore/v1"
@@ -118,6 +120,41 @@ func TestHTTPTenants(t *testing.T) {
 		resp, b := alice.do(t, r)
 		if e := parseError(t, resp, b); e.status != http.StatusNotFound || e.reason != "RUN_NOT_FOUND" {
 			t.Errorf("alice %s %s on bob's run: %+v", r.method, r.path, e)
+		}
+	}
+	// Nor are bob's agent's runs, history and context, whatever the route.
+	var bobBefore, bobHist agentv1.GetHistoryResponse
+	bob.ok(t, request{method: "GET", path: "/v1/agents/bob-only/history"}, &bobBefore)
+	for _, r := range []request{
+		{method: "GET", path: "/v1/agents/bob-only/runs"},
+		{method: "GET", path: "/v1/agents/bob-only:attach"},
+		{method: "GET", path: "/v1/agents/bob-only:attach?afterSeq=1"},
+		{method: "POST", path: "/v1/agents/bob-only:compact"},
+		{method: "POST", path: "/v1/agents/bob-only:previewContext", body: `{"input": [{"text": "hi"}]}`},
+		{method: "PUT", path: "/v1/agents/bob-only/history", body: `{"messages": [{"role": "ROLE_USER", "parts": [{"text": "alice was here"}]}]}`},
+		{method: "POST", path: "/v1/agents/bob-only:stop", body: `{"runId": "` + bobRun + `"}`},
+	} {
+		resp, b := alice.do(t, r)
+		if e := parseError(t, resp, b); e.status != http.StatusNotFound || e.reason != "AGENT_NOT_FOUND" {
+			t.Errorf("alice %s %s on another tenant's agent: %+v", r.method, r.path, e)
+		}
+	}
+	bob.ok(t, request{method: "GET", path: "/v1/agents/bob-only/history"}, &bobHist)
+	if len(bobBefore.GetMessages()) == 0 || !proto.Equal(&bobBefore, &bobHist) {
+		t.Errorf("bob's history after alice's attempts: %v, before %v", bobHist.GetMessages(), bobBefore.GetMessages())
+	}
+	var bobAgentRuns agentv1.ListRunsResponse
+	bob.ok(t, request{method: "GET", path: "/v1/agents/bob-only/runs"}, &bobAgentRuns)
+	if len(bobAgentRuns.GetRuns()) != 1 || bobAgentRuns.GetRuns()[0].GetId() != bobRun {
+		t.Errorf("bob's agent's runs %v", bobAgentRuns.GetRuns())
+	}
+	// Tools are the server's, not a tenant's: every tenant may run them.
+	for name, h := range map[string]*httpServer{"alice": alice, "dave": dave} {
+		resp := h.open(t, request{method: "POST", path: "/v1/tools/count:execute", body: `{"input": {"n": 1}}`})
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != 200 || !strings.Contains(string(b), `"text":"counted to 1"`) {
+			t.Errorf("%s executes count: %s %s", name, resp.Status, b)
 		}
 	}
 	var aliceRuns agentv1.ListRunsResponse

@@ -157,6 +157,7 @@ type errorBody struct {
 	code       int32
 	message    string
 	reason     string
+	metadata   map[string]string // the ErrorInfo's
 	violations map[string]string
 }
 
@@ -177,7 +178,7 @@ func parseError(t testing.TB, resp *http.Response, b []byte) errorBody {
 		}
 		switch m := m.(type) {
 		case *errdetails.ErrorInfo:
-			e.reason = m.GetReason()
+			e.reason, e.metadata = m.GetReason(), m.GetMetadata()
 		case *errdetails.BadRequest:
 			for _, v := range m.GetFieldViolations() {
 				e.violations[v.GetField()] = v.GetDescription()
