@@ -73,10 +73,35 @@ func consoleTask(step int, req *fakemodel.Request) fakemodel.Turn {
 	return fakemodel.Turn{TextChunks: []string{"The greeting ", "is built."}, Usage: &fakemodel.Usage{Input: 180, Output: 8}}
 }
 
+// consoleDeny is the scripted model of the console's denial: it calls
+// shell, which the test denies with a reason, then says what it was told.
+func consoleDeny(step int, req *fakemodel.Request) fakemodel.Turn {
+	if step == 0 {
+		return fakemodel.Turn{Text: "I will look around.", ToolCalls: []fakemodel.ToolCall{{ID: "call_look", Name: "shell",
+			Arguments: `{"command":"echo should-not-run"}`}}}
+	}
+	return fakemodel.Turn{Text: "I was told: " + strings.Join(lastToolResults(req), "")}
+}
+
+// consoleSlow starts a shell command that outlasts the test, for the Stop buttons.
+func consoleSlow(step int, _ *fakemodel.Request) fakemodel.Turn {
+	if step == 0 {
+		return fakemodel.Turn{ToolCalls: []fakemodel.ToolCall{{ID: "call_wait", Name: "shell", Arguments: `{"command":"echo waiting; sleep 120"}`}}}
+	}
+	return fakemodel.Turn{Text: "the stopped call came back"}
+}
+
+// consoleFail is a model that refuses the key: the run fails, error kind auth.
+func consoleFail(int, *fakemodel.Request) fakemodel.Turn {
+	return fakemodel.Turn{Status: 401, ErrorBody: `{"error": {"message": "bad key", "type": "invalid_request_error"}}`}
+}
+
 // TestConsoleInBrowser drives the web console in headless chromium against
 // a real agent-server: token, create an agent, send a task and watch its
-// events stream (text, live tool output, result), try a tool. Screenshots
-// are kept in a temporary folder the log names.
+// events stream (text, live tool output, result), try a tool; deny a call
+// with a reason, stop running runs from the agent's page and the run's,
+// and see a failed run's error kind. Screenshots are kept in a temporary
+// folder the log names.
 func TestConsoleInBrowser(t *testing.T) {
 	t.Parallel()
 	dir := consoleModules(t)
@@ -93,6 +118,8 @@ func TestConsoleInBrowser(t *testing.T) {
 	cmd.Dir = dir
 	cmd.Env = append(os.Environ(),
 		"CONSOLE_URL="+h.url, "CONSOLE_TOKEN="+httpToken, "CONSOLE_SYSTEM="+system, "CONSOLE_SHOTS="+shots,
+		"CONSOLE_SYSTEM_DENY="+suite.router.add(t, consoleDeny), "CONSOLE_SYSTEM_SLOW="+suite.router.add(t, consoleSlow),
+		"CONSOLE_SYSTEM_FAIL="+suite.router.add(t, consoleFail),
 		"CONSOLE_SECRETS="+testKey, "CHROMIUM="+chromiumPath())
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
@@ -106,7 +133,7 @@ func TestConsoleInBrowser(t *testing.T) {
 	if !strings.HasSuffix(strings.TrimSpace(out.String()), "ok") {
 		t.Fatalf("the browser test did not finish:\n%s", out.String())
 	}
-	for _, name := range []string{"console-run.png", "console-tool.png"} {
+	for _, name := range []string{"console-run.png", "console-tool.png", "console-denied.png", "console-stopped.png", "console-failed.png"} {
 		fi, err := os.Stat(filepath.Join(shots, name))
 		if err != nil || fi.Size() < 1000 {
 			t.Errorf("screenshot %s: %v", name, err)

@@ -157,6 +157,7 @@ type errorBody struct {
 	code       int32
 	message    string
 	reason     string
+	metadata   map[string]string // the ErrorInfo's
 	violations map[string]string
 }
 
@@ -177,7 +178,7 @@ func parseError(t testing.TB, resp *http.Response, b []byte) errorBody {
 		}
 		switch m := m.(type) {
 		case *errdetails.ErrorInfo:
-			e.reason = m.GetReason()
+			e.reason, e.metadata = m.GetReason(), m.GetMetadata()
 		case *errdetails.BadRequest:
 			for _, v := range m.GetFieldViolations() {
 				e.violations[v.GetField()] = v.GetDescription()
@@ -283,6 +284,7 @@ func TestHTTPGateway(t *testing.T) {
 	t.Run("send streams events", func(t *testing.T) { testHTTPSendStream(t, h) })
 	t.Run("send errors", func(t *testing.T) { testHTTPSendErrors(t, h) })
 	t.Run("client going away stops the run", func(t *testing.T) { testHTTPDisconnect(t, h) })
+	t.Run("stop a live run", func(t *testing.T) { testHTTPStop(t, h) })
 	t.Run("execute tool", func(t *testing.T) { testHTTPExecuteTool(t, h) })
 	t.Run("compact", func(t *testing.T) { testHTTPCompact(t, h) })
 	t.Run("runs", func(t *testing.T) { testHTTPRuns(t, h) })
@@ -447,8 +449,10 @@ func testHTTPUnaryRoutes(t *testing.T, h *httpServer) {
 }
 
 func testHTTPErrors(t *testing.T, h *httpServer) {
-	h.ok(t, request{method: "POST", path: "/v1/agents", body: `{"agentId": "http-exists"}`}, nil)
-	defer h.do(t, request{method: "DELETE", path: "/v1/agents/http-exists"})
+	for _, id := range []string{"http-exists", "http-norun"} {
+		h.ok(t, request{method: "POST", path: "/v1/agents", body: `{"agentId": "` + id + `"}`}, nil)
+		defer h.do(t, request{method: "DELETE", path: "/v1/agents/" + id})
+	}
 	tests := []struct {
 		name       string
 		req        request
@@ -469,6 +473,18 @@ func testHTTPErrors(t *testing.T, h *httpServer) {
 		{"not JSON", request{method: "POST", path: "/v1/agents", body: `{"agentId": `}, 400, "INVALID_ARGUMENT", nil},
 		{"bad query parameter", request{method: "GET", path: "/v1/agents?pageSize=many"}, 400, "INVALID_ARGUMENT", nil},
 		{"unknown tool", request{method: "POST", path: "/v1/tools/nothing:execute", body: `{}`}, 404, "TOOL_NOT_FOUND", nil},
+		{"execute: negative limit", request{method: "POST", path: "/v1/tools/count:execute", body: `{"input": {"n": 1}, "limit": -1}`},
+			400, "INVALID_ARGUMENT", []string{"limit"}},
+		{"execute: input not an object", request{method: "POST", path: "/v1/tools/count:execute", body: `{"input": 3}`}, 400, "INVALID_ARGUMENT", nil},
+		{"preview: unknown agent", request{method: "POST", path: "/v1/agents/nobody:previewContext", body: `{"input": [{"text": "hi"}]}`},
+			404, "AGENT_NOT_FOUND", nil},
+		{"preview: bad input part", request{method: "POST", path: "/v1/agents/http-exists:previewContext", body: `{"input": [{}]}`},
+			400, "INVALID_ARGUMENT", []string{"input[0]"}},
+		{"compact: unknown agent", request{method: "POST", path: "/v1/agents/nobody:compact"}, 404, "AGENT_NOT_FOUND", nil},
+		{"compact: nothing to compact", request{method: "POST", path: "/v1/agents/http-exists:compact"}, 400, "NOTHING_TO_COMPACT", nil},
+		{"attach: unknown agent", request{method: "GET", path: "/v1/agents/nobody:attach"}, 404, "AGENT_NOT_FOUND", nil},
+		{"attach: agent without runs", request{method: "GET", path: "/v1/agents/http-norun:attach"}, 404, "RUN_NOT_FOUND", nil},
+		{"attach: negative seq", request{method: "GET", path: "/v1/agents/http-norun:attach?afterSeq=-1"}, 400, "INVALID_ARGUMENT", []string{"after_seq"}},
 		{"unknown route", request{method: "GET", path: "/v1/nothing"}, 404, "ROUTE_NOT_FOUND", nil},
 		{"wrong method", request{method: "PUT", path: "/v1/tools"}, 405, "METHOD_NOT_ALLOWED", nil},
 		{"body too large", request{method: "POST", path: "/v1/agents", body: `{"agentId": "` + strings.Repeat("x", 1<<20) + `"}`},
@@ -704,12 +720,20 @@ func testHTTPExecuteTool(t *testing.T, h *httpServer) {
 	if len(outputs) != 3 || result == nil || result.GetError() || result.GetOutput().GetText() != "counted to 3" {
 		t.Errorf("outputs %q, result %v", outputs, result)
 	}
+	// An input the schema refuses is the tool's error result, as over gRPC:
+	// 200, no output, one result saying what is wrong.
 	resp, b := h.do(t, request{method: "POST", path: "/v1/tools/count:execute", body: `{"input": {"n": "three"}}`})
-	if resp.StatusCode == 200 {
-		// A bad input is the tool's error result, as over gRPC.
-		if !strings.Contains(string(b), `"error":true`) {
-			t.Errorf("bad input: %s", b)
+	var bad []*agentv1.ExecuteToolResponse
+	for e := range events(t, bytes.NewReader(b)) {
+		m := &agentv1.ExecuteToolResponse{}
+		if err := protojson.Unmarshal([]byte(e.data), m); err != nil || e.event != "" {
+			t.Fatalf("event %+v: %v", e, err)
 		}
+		bad = append(bad, m)
+	}
+	if resp.StatusCode != 200 || len(bad) != 1 || !bad[0].GetResult().GetError() ||
+		!strings.HasPrefix(bad[0].GetResult().GetOutput().GetText(), `invalid input for tool "count"`) {
+		t.Errorf("bad input: %s %s, want 200 and one error result", resp.Status, b)
 	}
 }
 
@@ -901,16 +925,11 @@ func testHTTPRuns(t *testing.T, h *httpServer) {
 		{request{method: "GET", path: "/v1/runs/" + runID + ":attach?afterSeq=-1"}, 400, "INVALID_ARGUMENT"},
 		{request{method: "GET", path: "/v1/runs/" + runID + ":attach", header: http.Header{
 			"Authorization": {"Bearer " + httpToken}, "Last-Event-ID": {"seven"}}}, 400, "INVALID_ARGUMENT"},
-		{request{method: "POST", path: "/v1/runs/" + runID + "/permissions/call_none", body: `{"allow": true}`}, 0, ""},
+		{request{method: "POST", path: "/v1/runs/" + runID + "/permissions/call_none", body: `{"allow": true}`}, 404, "PERMISSION_NOT_FOUND"},
+		{request{method: "POST", path: "/v1/runs/run_nothing/permissions/call_none", body: `{"allow": true}`}, 404, "RUN_NOT_FOUND"},
 	} {
 		resp, b := h.do(t, tt.req)
 		e := parseError(t, resp, b)
-		if tt.status == 0 {
-			if e.status < 400 {
-				t.Errorf("%s %s answered %d, want an error", tt.req.method, tt.req.path, e.status)
-			}
-			continue
-		}
 		if e.status != tt.status || e.reason != tt.reason {
 			t.Errorf("%s %s: %d %s, want %d %s: %s", tt.req.method, tt.req.path, e.status, e.reason, tt.status, tt.reason, b)
 		}
@@ -1014,8 +1033,8 @@ func testHTTPPermissions(t *testing.T, h *httpServer) {
 			h.ok(t, request{method: "POST", path: "/v1/runs/" + ev.GetRunId() + "/permissions/" + p.GetToolCallId(), body: body}, &out)
 			// A second answer to the same call is refused.
 			r, b := h.do(t, request{method: "POST", path: "/v1/runs/" + ev.GetRunId() + "/permissions/" + p.GetToolCallId(), body: body})
-			if e := parseError(t, r, b); e.status < 400 || e.reason == "" {
-				t.Errorf("a second answer: %+v", e)
+			if e := parseError(t, r, b); e.status != http.StatusBadRequest || e.code != 9 || e.reason != "PERMISSION_ANSWERED" {
+				t.Errorf("a second answer: %+v, want 400 FAILED_PRECONDITION PERMISSION_ANSWERED", e)
 			}
 		}
 		if r := ev.GetToolResult(); r != nil {
@@ -1038,5 +1057,67 @@ func testHTTPPermissions(t *testing.T, h *httpServer) {
 				t.Errorf("denied call: %v", r)
 			}
 		}
+	}
+}
+
+// testHTTPStop stops live runs over HTTP while their sends stream: by the
+// agent alone, and by the agent and the run's id (another run's id stops
+// nothing). Stop answers stopped=true once the run has ended; the stream
+// ends with an error event (CANCELLED, reason ABORTED, cause stopped: the
+// model call was cut) and the run is stopped with that error.
+func testHTTPStop(t *testing.T, h *httpServer) {
+	release := make(chan struct{})
+	defer close(release)
+	id := h.createAgent(t, blockingModel(release), "")
+	for _, tt := range []struct {
+		name string
+		body func(runID string) string
+	}{
+		{"by agent", func(string) string { return "" }},
+		{"by run", func(runID string) string { return `{"runId": "` + runID + `"}` }},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			resp := h.open(t, request{method: "POST", path: "/v1/agents/" + id + ":send", body: `{"input": [{"text": "wait"}]}`})
+			defer resp.Body.Close()
+			ch := events(t, resp.Body)
+			var runID string
+			for asked := false; !asked; {
+				e, ok := next(t, ch, 10*time.Second)
+				if !ok || e.event != "" {
+					t.Fatalf("the stream ended before the model was asked: %+v", e)
+				}
+				ev := runEvent(t, e)
+				runID, asked = ev.GetRunId(), ev.GetModelRequest() != nil
+			}
+			var stop agentv1.StopResponse
+			h.ok(t, request{method: "POST", path: "/v1/agents/" + id + ":stop", body: `{"runId": "run_another"}`}, &stop)
+			if stop.GetStopped() {
+				t.Error("stop with another run's id says it stopped a run")
+			}
+			h.ok(t, request{method: "POST", path: "/v1/agents/" + id + ":stop", body: tt.body(runID)}, &stop)
+			if !stop.GetStopped() {
+				t.Error("stop of a running run says it stopped none")
+			}
+			var last sse
+			for {
+				e, ok := next(t, ch, 10*time.Second)
+				if !ok {
+					break
+				}
+				last = e
+			}
+			st := &spb.Status{}
+			info := &errdetails.ErrorInfo{}
+			if last.event != "error" || protojson.Unmarshal([]byte(last.data), st) != nil || len(st.GetDetails()) == 0 ||
+				st.GetDetails()[0].UnmarshalTo(info) != nil || st.GetCode() != 1 || info.GetReason() != "ABORTED" || info.GetMetadata()["cause"] != "stopped" {
+				t.Errorf("the stopped stream ended with %+v, want an error event CANCELLED ABORTED, cause stopped", last)
+			}
+			var run agentv1.GetRunResponse
+			h.ok(t, request{method: "GET", path: "/v1/runs/" + runID}, &run)
+			if r := run.GetRun(); r.GetState() != agentv1.RunState_RUN_STATE_STOPPED || r.GetError().GetReason() != "ABORTED" ||
+				r.GetError().GetMetadata()["cause"] != "stopped" {
+				t.Errorf("run %v, want stopped", r)
+			}
+		})
 	}
 }

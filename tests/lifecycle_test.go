@@ -2,8 +2,10 @@ package tests
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strconv"
@@ -344,5 +346,61 @@ func TestMCPServerAsTools(t *testing.T) {
 	res, err := a.Send(ctx, "echo", client.Callbacks{})
 	if err != nil || res.Text != "echo: over MCP" {
 		t.Fatalf("send through the MCP tool: %+v %v", res, err)
+	}
+}
+
+// TestLivenessDuringShutdown checks what sets the liveness probe apart
+// from readiness: during the grace period after SIGTERM, with a run still
+// going, `agent-server probe` (a new connection, as a kubelet's probe
+// makes) finds the server alive (liveness SERVING) but not ready
+// (readiness NOT_SERVING), and calls other than health are refused.
+func TestLivenessDuringShutdown(t *testing.T) {
+	t.Parallel()
+	dir := privatePlugins(t, "shell")
+	p, c := ownServer(t, dir, "-shutdown-grace", "4s")
+	_, blocked := startBlockedRun(t, c)
+	probe := func(args ...string) (string, error) {
+		out, err := exec.Command(suite.bin, append(append([]string{"probe"}, args...), p.addr)...).CombinedOutput()
+		return strings.TrimSpace(string(out)), err
+	}
+	for _, service := range []string{"", "liveness"} {
+		if out, err := probe("-service", service); err != nil {
+			t.Fatalf("probe -service %q before SIGTERM: %v %s", service, err, out)
+		}
+	}
+	if err := p.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	p.waitLog(t, "shutting down")
+	for i := 0; i < 3; i++ { // through the grace period, not only at its start
+		if out, err := probe("-service", "liveness"); err != nil {
+			t.Errorf("liveness during the grace period: %v %s\n%s", err, out, p.logs())
+		}
+		out, err := probe()
+		var exit *exec.ExitError
+		if !errors.As(err, &exit) || exit.ExitCode() != 1 || !strings.Contains(out, "NOT_SERVING") {
+			t.Errorf("readiness during the grace period: %v %q, want exit 1 and NOT_SERVING", err, out)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	if _, err := c.CreateAgent(ctxT(t, 5*time.Second), client.AgentOptions{}); err == nil {
+		t.Error("agent-server accepts a new call during its shutdown")
+	}
+	select {
+	case err := <-blocked:
+		t.Fatalf("the blocked run ended before the grace period: %v", err)
+	default:
+	}
+	// The grace period ends: the run is stopped and the server exits 0.
+	if err := <-blocked; err == nil {
+		t.Error("the blocked run ended without an error")
+	}
+	select {
+	case <-p.exited:
+	case <-time.After(20 * time.Second):
+		t.Fatal("agent-server still running 20s after SIGTERM")
+	}
+	if p.err != nil {
+		t.Errorf("agent-server exit: %v, want 0\n%s", p.err, p.logs())
 	}
 }

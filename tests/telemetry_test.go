@@ -76,11 +76,21 @@ func (r *receiver) apiKeys() []string {
 
 // trace returns the spans received for a trace id.
 func (r *receiver) trace(id []byte) []recvSpan {
+	return r.where(func(s recvSpan) bool { return string(s.GetTraceId()) == string(id) })
+}
+
+// named returns the spans received with that name.
+func (r *receiver) named(name string) []recvSpan {
+	return r.where(func(s recvSpan) bool { return s.GetName() == name })
+}
+
+// where returns the spans received that keep holds for.
+func (r *receiver) where(keep func(recvSpan) bool) []recvSpan {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	var out []recvSpan
 	for _, s := range r.spans {
-		if string(s.GetTraceId()) == string(id) {
+		if keep(s) {
 			out = append(out, s)
 		}
 	}

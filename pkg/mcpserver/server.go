@@ -11,7 +11,8 @@
 // value as structured content, images and audio as such, other files as
 // embedded resources (data) or resource links (URL); an error result has
 // isError set; a tool that asks to stop the agent's loop says so in the
-// result's _meta ("agentcore/stop"). A client's notifications/cancelled, or
+// result's _meta ("agentcore/stop"). Output is capped by Options.Limit and
+// MaxBytes, and Options.Observe sees every call (for telemetry). A client's notifications/cancelled, or
 // the connection going away, kills the call's process tree.
 package mcpserver
 
@@ -53,6 +54,15 @@ type Options struct {
 	// Nil: no authentication. A request without a bearer token, or a
 	// failure, is answered 401.
 	Authenticate func(ctx context.Context, token string, r *http.Request) (tenant string, err error)
+	// Limit caps the characters of a call's text output and MaxBytes the
+	// size of its result, media included (tool.Options: the host's
+	// max_tool_output and max_tool_result_bytes); 0: no cap.
+	Limit, MaxBytes int
+	// Observe, if set, is called as a call starts, with the tool's name and
+	// input; the context it returns is the call's (e.g. carrying its trace
+	// span) and the function it returns gets the result once the call ends,
+	// cancelled calls included (e.g. for metrics). Nil: calls are not observed.
+	Observe func(ctx context.Context, name string, input json.RawMessage) (context.Context, func(tool.Result))
 	// Name and Version describe the server to clients.
 	Name, Version string
 	// Logger receives request errors at debug level. Default: none.
@@ -152,7 +162,12 @@ func (s *server) call(name string) sdk.ToolHandler {
 			p := &progress{ctx: ctx, session: req.Session, token: token}
 			onOutput = p.send
 		}
-		res := s.execute(ctx, req, set, name, input, tool.Options{OnOutput: onOutput})
+		cctx, ended := ctx, func(tool.Result) {}
+		if s.opts.Observe != nil {
+			cctx, ended = s.opts.Observe(ctx, name, input)
+		}
+		res := s.execute(cctx, req, set, name, input, tool.Options{Limit: s.opts.Limit, MaxBytes: s.opts.MaxBytes, OnOutput: onOutput})
+		ended(res)
 		if err := ctx.Err(); err != nil {
 			return nil, err // cancelled: the client is not waiting for a result
 		}

@@ -205,3 +205,85 @@ func TestExecuteHook(t *testing.T) {
 		t.Errorf("result %q, tenants %q", got, tenants)
 	}
 }
+
+// observedKey marks the context Observe returns, to see that the tool runs in it.
+type observedKey struct{}
+
+// TestCallBoundsAndObserve checks that a call's output is capped by Limit
+// (characters of text) and MaxBytes (the whole result, media included), and
+// that Observe sees every call start (its context reaching the tool) and end
+// with its result.
+func TestCallBoundsAndObserve(t *testing.T) {
+	long := strings.Repeat("a", 100) + strings.Repeat("z", 100)
+	big := make([]byte, 10000)
+	set, err := tool.InProcess(tool.Spec{Name: "big", Description: "Says a lot.",
+		InputSchema: json.RawMessage(`{"type":"object","properties":{"image":{"type":"boolean"}}}`)},
+		func(ctx context.Context, input json.RawMessage, _ func(string)) (tool.Result, error) {
+			if ctx.Value(observedKey{}) != "yes" {
+				return tool.Result{}, errors.New("the call does not run in Observe's context")
+			}
+			if strings.Contains(string(input), "true") {
+				return tool.Result{Output: &agentv1.ToolOutput{Value: &agentv1.ToolOutput_Content{Content: &agentv1.ContentParts{Parts: []*agentv1.Part{
+					{Kind: &agentv1.Part_Text{Text: "chart"}},
+					{Kind: &agentv1.Part_File{File: &agentv1.FilePart{MediaType: "image/png", Source: &agentv1.FilePart_Data{Data: big}}}},
+				}}}}}, nil
+			}
+			return tool.Result{Output: tool.TextOutput(long)}, nil
+		})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var mu sync.Mutex
+	var observed []string
+	h, err := NewHandler(Options{
+		Tools: func() (*tool.Set, error) { return set, nil },
+		Limit: 50, MaxBytes: 1000,
+		Observe: func(ctx context.Context, name string, input json.RawMessage) (context.Context, func(tool.Result)) {
+			mu.Lock()
+			observed = append(observed, "start "+name+" "+string(input))
+			mu.Unlock()
+			return context.WithValue(ctx, observedKey{}, "yes"), func(res tool.Result) {
+				mu.Lock()
+				defer mu.Unlock()
+				observed = append(observed, "end "+name+" "+string(res.Outcome)+" "+tool.OutputText(res.Output)[:5])
+			}
+		},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(h)
+	defer srv.Close()
+	ctx := context.Background()
+	cs, err := sdk.NewClient(&sdk.Implementation{Name: "test"}, nil).Connect(ctx,
+		&sdk.StreamableClientTransport{Endpoint: srv.URL, DisableStandaloneSSE: true}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+
+	res, err := cs.CallTool(ctx, &sdk.CallToolParams{Name: "big", Arguments: map[string]bool{"image": false}})
+	if err != nil || res.IsError {
+		t.Fatalf("text call: %+v %v", res, err)
+	}
+	text := res.Content[0].(*sdk.TextContent).Text
+	if want := tool.TruncateText(long, 50); text != want || !strings.HasPrefix(text, "aaaa") || !strings.HasSuffix(text, "zzzz") {
+		t.Errorf("text not cut to the limit of 50:\n%q\nwant\n%q", text, want)
+	}
+
+	res, err = cs.CallTool(ctx, &sdk.CallToolParams{Name: "big", Arguments: map[string]bool{"image": true}})
+	if err != nil || res.IsError {
+		t.Fatalf("image call: %+v %v", res, err)
+	}
+	b, _ := json.Marshal(res)
+	if len(b) > 1000 || strings.Contains(string(b), `"type":"image"`) || !strings.Contains(string(b), "chart") {
+		t.Errorf("result of %d bytes not capped to 1000 (the image dropped, the text kept): %.300s", len(b), b)
+	}
+
+	mu.Lock()
+	defer mu.Unlock()
+	want := []string{`start big {"image":false}`, "end big ok aaaaa", `start big {"image":true}`, "end big ok chart"}
+	if strings.Join(observed, "\n") != strings.Join(want, "\n") {
+		t.Errorf("observed\n%s\nwant\n%s", strings.Join(observed, "\n"), strings.Join(want, "\n"))
+	}
+}

@@ -18,9 +18,10 @@ import (
 )
 
 // MCPHandler returns the handler serving the server's tools over MCP
-// streamable HTTP (pkg/mcpserver), with the bearer token of the gRPC API.
-// Its tool calls are audited as ExecuteTool is, and their output loses the
-// server-held secrets as every response of the API does.
+// streamable HTTP (pkg/mcpserver), with the bearer tokens and tenants of the
+// gRPC API and ExecuteTool's output caps and telemetry. Its tool calls are
+// audited as ExecuteTool is, and their output loses the server-held secrets
+// as every response of the API does.
 func (s *Server) MCPHandler(version string) (http.Handler, error) {
 	opts := mcpserver.Options{
 		Tools:   s.currentTools,
@@ -28,6 +29,10 @@ func (s *Server) MCPHandler(version string) (http.Handler, error) {
 		Version: version,
 		Logger:  s.log.Named("mcp"),
 		Execute: s.executeMCP,
+		// Bounded and observed as ExecuteTool's calls are.
+		Limit:    s.cfg.Limits.MaxToolOutput,
+		MaxBytes: int(s.cfg.Limits.MaxToolResultBytes),
+		Observe:  s.observeTool,
 	}
 	if s.auth.Required() {
 		opts.Authenticate = s.authenticateMCP

@@ -83,7 +83,11 @@ func Run(ctx context.Context, cfg *config.Config, logOut io.Writer, kinds []tool
 		return err
 	}
 	opts = append(opts, srv.Telemetry().ServerOptions()...) // outside the guard: it counts its refusals
-	gs := grpc.NewServer(append(opts, srv.Interceptors(reflectionMode == "auth")...)...)
+	// The drain goes first: a call refused during shutdown needs no more.
+	dr := newDrain()
+	defer dr.endWatches()
+	opts = append(append(opts, dr.interceptors()...), srv.Interceptors(reflectionMode == "auth")...)
+	gs := grpc.NewServer(opts...)
 	agentv1.RegisterAgentServiceServer(gs, srv)
 	hs := health.NewServer()
 	hs.SetServingStatus(LivenessService, healthpb.HealthCheckResponse_SERVING)
@@ -165,21 +169,25 @@ func Run(ctx context.Context, cfg *config.Config, logOut io.Writer, kinds []tool
 			waiting = false
 		}
 	}
-	shutdown(gs, hs, srv, mcpSrv, front, cfg.ShutdownGrace, log)
+	shutdown(gs, dr, hs, srv, mcpSrv, front, cfg.ShutdownGrace, log)
 	<-served
 	log.Info("stopped")
 	return nil
 }
 
-// shutdown stops accepting (gRPC, HTTP and MCP), waits up to grace for
+// shutdown stops taking calls (gRPC, HTTP and MCP), waits up to grace for
 // running calls, stops the runs still going and, after a last wait, closes
-// every connection. MCP calls still running after the grace period are
-// cancelled (their tools killed); HTTP event streams end with their calls.
-func shutdown(gs *grpc.Server, hs *health.Server, srv *Server, mcpSrv *http.Server, front *httpFront, grace time.Duration, log hclog.Logger) {
+// every connection. Until then the gRPC listener stays open for the health
+// service alone (dr refuses every other call), so that a probe on a new
+// connection finds the server alive but not ready. MCP calls still running
+// after the grace period are cancelled (their tools killed); HTTP event
+// streams end with their calls.
+func shutdown(gs *grpc.Server, dr *drain, hs *health.Server, srv *Server, mcpSrv *http.Server, front *httpFront, grace time.Duration, log hclog.Logger) {
 	// Not ready any more, still alive: a liveness probe must not restart a
 	// server that is shutting down gracefully.
 	hs.SetServingStatus("", healthpb.HealthCheckResponse_NOT_SERVING)
 	hs.SetServingStatus(agentv1.AgentService_ServiceDesc.ServiceName, healthpb.HealthCheckResponse_NOT_SERVING)
+	dr.close()
 	log.Info("shutting down", "grace", grace)
 	// HTTP requests end with their gRPC calls: once those have, their
 	// handlers write the last events and return (or are cut after afterStop).
@@ -207,23 +215,31 @@ func shutdown(gs *grpc.Server, hs *health.Server, srv *Server, mcpSrv *http.Serv
 		}()
 		defer func() { <-mcpDone }()
 	}
-	done := make(chan struct{})
-	go func() { gs.GracefulStop(); srv.bgRuns.Wait(); close(done) }() // streams, and runs that outlived theirs
+	drained := make(chan struct{})
+	go func() { dr.wait(); srv.bgRuns.Wait(); close(drained) }() // calls, and runs that outlived theirs
 	select {
-	case <-done:
-		return
+	case <-drained:
 	case <-time.After(grace):
+		log.Info("grace period over: stopping runs")
+		stopCtx, cancel := context.WithTimeout(context.Background(), afterStop)
+		srv.StopRuns(stopCtx)
+		cancel()
+		select {
+		case <-drained:
+		case <-time.After(afterStop):
+		}
 	}
-	log.Info("grace period over: stopping runs")
-	stopCtx, cancel := context.WithTimeout(context.Background(), afterStop)
-	srv.StopRuns(stopCtx)
-	cancel()
+	// Left: health watches, ended now, and calls that outlived afterStop.
+	dr.endWatches()
+	stopped := make(chan struct{})
+	go func() { gs.GracefulStop(); close(stopped) }()
 	select {
-	case <-done:
+	case <-stopped:
 	case <-time.After(afterStop):
 		gs.Stop()
-		<-done
+		<-stopped
 	}
+	<-drained
 }
 
 // serveMCP starts serving the tools over MCP streamable HTTP when

@@ -166,8 +166,7 @@ func (s *Server) ExecuteTool(req *agentv1.ExecuteToolRequest, stream agentv1.Age
 		limit = server
 	}
 	var sendErr error
-	call := &agent.ToolCall{Name: req.GetName(), Known: true, Arguments: string(input), Start: time.Now()}
-	tctx := s.tel.ToolStarted(ctx, call)
+	tctx, ended := s.observeTool(ctx, req.GetName(), input)
 	res := c.tools.Execute(tctx, req.GetName(), input, tool.Options{
 		Limit:    limit,
 		MaxBytes: int(s.cfg.Limits.MaxToolResultBytes),
@@ -180,7 +179,7 @@ func (s *Server) ExecuteTool(req *agentv1.ExecuteToolRequest, stream agentv1.Age
 			}})
 		},
 	})
-	s.tel.ToolEnded(tctx, call, res)
+	ended(res)
 	if sendErr != nil {
 		return sendErr
 	}
@@ -190,6 +189,16 @@ func (s *Server) ExecuteTool(req *agentv1.ExecuteToolRequest, stream agentv1.Age
 	return stream.Send(&agentv1.ExecuteToolResponse{Kind: &agentv1.ExecuteToolResponse_Result{Result: &agentv1.DirectToolResult{
 		Output: res.Output, Error: res.Error, Stop: res.Stop, Duration: durationpb.New(res.Duration),
 	}}})
+}
+
+// observeTool starts the span of a tool call made directly (not by a run's
+// model) and returns its context and the function that ends it and counts
+// the call in the tool metrics: ExecuteTool's calls and the MCP listener's
+// are observed alike.
+func (s *Server) observeTool(ctx context.Context, name string, input json.RawMessage) (context.Context, func(tool.Result)) {
+	call := &agent.ToolCall{Name: name, Known: true, Arguments: string(input), Start: time.Now()}
+	tctx := s.tel.ToolStarted(ctx, call)
+	return tctx, func(res tool.Result) { s.tel.ToolEnded(tctx, call, res) }
 }
 
 // ReloadTools rescans tools and skills; only an admin tenant may.

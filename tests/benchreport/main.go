@@ -1,6 +1,6 @@
 // Command benchreport runs the benchmarks behind the README's figures and
 // their floors in one go, on this machine, and prints each figure with a
-// goal in issues 10, 12, 13 and 14 beside its floor, with the ratio (or
+// goal in issues 10, 12, 13, 14 and 16 beside its floor, with the ratio (or
 // the difference) and whether the goal is met (make bench-report). The
 // PostgreSQL store is measured when AGENTCORE_TEST_POSTGRES names a
 // database. The floors are
@@ -31,7 +31,7 @@ import (
 // scenario); a suite whose package is not in this checkout is skipped.
 var suites = []struct{ pkg, bench, benchtime string }{
 	{pkg: "./pkg/tool/", bench: "^(BenchmarkWarmCall|BenchmarkWarmCallLimits|BenchmarkWarmCallParts|BenchmarkWarmCallAfterIdle|BenchmarkCallAfterKill|BenchmarkColdStart|BenchmarkColdStartLimits|BenchmarkFloorPluginHandshake|BenchmarkKillToResult|BenchmarkKillToResultLimits|BenchmarkFloorKillReap|BenchmarkRSSGrowth200Cycles)$"},
-	{pkg: "./tests/", bench: "^(BenchmarkSendCPU|BenchmarkSendThroughput|BenchmarkStepOverhead|BenchmarkToolCallInRun|BenchmarkListTools)$"},
+	{pkg: "./tests/", bench: "^(BenchmarkSendCPU|BenchmarkSendThroughput|BenchmarkStepOverhead|BenchmarkToolCallInRun|BenchmarkListTools|BenchmarkSSEDelivery)$"},
 	{pkg: "./pkg/server/", bench: "^BenchmarkStoreAddedLatency$", benchtime: "150x"},
 	{pkg: "./pkg/server/", bench: "^BenchmarkAttachReplay$"},
 	{pkg: "./pkg/telemetry/", bench: "^(BenchmarkStep|BenchmarkObserverStep)$"},
@@ -154,6 +154,17 @@ var rows = []row{
 		goal: "≤ +20 µs", met: func(fig, floor float64) bool { return fig-floor <= 20 }, delta: true},
 	{issue: "13", what: "… the observer alone (two spans and the metrics of a step)", unit: "µs", fig: "BenchmarkObserverStep/tracing=on cpu-µs/step",
 		goal: "≤ 20 µs", met: func(fig, _ float64) bool { return fig <= 20 }},
+
+	// Issue 16: a send's events over the HTTP gateway (server-sent events) against the gRPC stream.
+	{issue: "16", what: "a send's events over SSE, 500 model deltas as fast as the model sends them", unit: "events/s",
+		fig: "BenchmarkSSEDelivery/burst sse-events/s", floor: "BenchmarkSSEDelivery/burst grpc-events/s",
+		floorWhat: "the same send over the gRPC stream (Go client)", goal: "within 1.5× per event (≥ 0.67× the rate)",
+		met: ratioAtLeast(1 / 1.5), higherBetter: true},
+	{issue: "16", what: "… one delta's latency, engine to decoded by the client, p50", unit: "µs", fig: "BenchmarkSSEDelivery/paced sse-lat-p50-µs",
+		floor: "BenchmarkSSEDelivery/paced grpc-lat-p50-µs", floorWhat: "the same over the gRPC stream", delta: true,
+		goal: "(what SSE adds: 50 µs before)"},
+	{issue: "16", what: "… p99", unit: "µs", fig: "BenchmarkSSEDelivery/paced sse-lat-p99-µs",
+		floor: "BenchmarkSSEDelivery/paced grpc-lat-p99-µs", floorWhat: "the same over the gRPC stream", delta: true},
 }
 
 func ratioAtMost(r float64) func(fig, floor float64) bool {

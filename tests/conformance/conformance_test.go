@@ -147,11 +147,7 @@ func TestConformance(t *testing.T) {
 // (AGENTCORE_TOOL_LIMITS: auto, cgroup2, cgroup1, rlimit or off), closed
 // once every contract is done.
 func limitsController(t *testing.T) *limits.Controller {
-	mech, err := limits.ParseMechanism(os.Getenv("AGENTCORE_TOOL_LIMITS"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	lim, err := limits.New(limits.Options{Mechanism: mech})
+	lim, err := limits.New(limits.Options{Mechanism: askedMechanism(t)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -162,6 +158,33 @@ func limitsController(t *testing.T) *limits.Controller {
 	})
 	t.Logf("tool limits: %s", lim)
 	return lim
+}
+
+// askedMechanism is the limits mechanism AGENTCORE_TOOL_LIMITS asks for (auto when unset).
+func askedMechanism(t *testing.T) limits.Mechanism {
+	mech, err := limits.ParseMechanism(os.Getenv("AGENTCORE_TOOL_LIMITS"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return mech
+}
+
+// enforces ends the test unless lim enforces limits of kind k (for each
+// process tree as a whole when tree is set). A mechanism that cannot by its
+// nature is a skip saying so: rlimits count no processes and bound memory
+// per process, not per tree, and "off" enforces nothing; both only when
+// AGENTCORE_TOOL_LIMITS asked for them. Otherwise the mechanism or its
+// controller is missing from this machine (no cgroup, no memory or pids
+// controller, not root), which fails under CI: its machine has them.
+func enforces(t *testing.T, lim *limits.Controller, k limits.Kind, tree bool) {
+	t.Helper()
+	if lim.Supports(k) && (!tree || cgroups(lim)) {
+		return
+	}
+	if mech := lim.Mechanism(); mech == askedMechanism(t) && (mech == limits.Rlimit || mech == limits.Off) {
+		t.Skipf("AGENTCORE_TOOL_LIMITS=%s cannot enforce this limit (%s)", mech, lim)
+	}
+	unavailable(t, "this limit needs a mechanism this machine lacks (root and cgroups with their memory and pids controllers): %s", lim)
 }
 
 // cgroups reports whether lim counts a process tree as a whole.
@@ -440,11 +463,9 @@ func enforced(t *testing.T, ctx context.Context, set *tool.Set, lim *limits.Cont
 	}
 
 	t.Run("memory", func(t *testing.T) {
-		if !cgroups(lim) || !lim.Supports(limits.Memory) {
-			// Under RLIMIT_DATA an allocation fails in one process, which
-			// may survive it (Python's MemoryError is an exception).
-			t.Skip("memory is limited per tree with cgroups only: " + lim.String())
-		}
+		// Under RLIMIT_DATA an allocation fails in one process, which may
+		// survive it (Python's MemoryError is an exception): per tree only.
+		enforces(t, lim, limits.Memory, true)
 		limit := pol.Default.Memory
 		callCtx, cancel := context.WithTimeout(ctx, 30*time.Second)
 		defer cancel()
@@ -470,17 +491,13 @@ func enforced(t *testing.T, ctx context.Context, set *tool.Set, lim *limits.Cont
 	})
 
 	t.Run("processes", func(t *testing.T) {
-		if !lim.Supports(limits.Processes) {
-			t.Skip("no process limits here: " + lim.String())
-		}
+		enforces(t, lim, limits.Processes, false)
 		// The next call is the next subtest's.
 		breach(t, run(ctx, set, "swarm", `{"n":100}`), "swarm", "limit of 32 processes")
 	})
 
 	t.Run("CPU time", func(t *testing.T) {
-		if !lim.Supports(limits.CPUTime) {
-			t.Skip("no CPU time limits here: " + lim.String())
-		}
+		enforces(t, lim, limits.CPUTime, false)
 		callCtx, cancel := context.WithTimeout(ctx, 30*time.Second)
 		defer cancel()
 		breach(t, run(callCtx, set, "spin", `{}`), "spin", "CPU time limit of 250ms")
@@ -488,9 +505,7 @@ func enforced(t *testing.T, ctx context.Context, set *tool.Set, lim *limits.Cont
 	})
 
 	t.Run("open files", func(t *testing.T) {
-		if !lim.Supports(limits.OpenFiles) {
-			t.Skip("no open files limits here: " + lim.String())
-		}
+		enforces(t, lim, limits.OpenFiles, false)
 		// A command started by the tool inherits its process's limit.
 		c := run(ctx, set, "shell", `{"command":"ulimit -n"}`)
 		if got := strings.TrimSpace(c.stream(agentv1.OutputStream_OUTPUT_STREAM_STDOUT)); got != strconv.Itoa(int(pol.Default.OpenFiles)) {

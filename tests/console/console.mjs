@@ -2,12 +2,18 @@
 // playwright-core) against a real agent-server with the scripted model:
 // give the token, create an agent, send a task whose shell call needs an
 // approval, watch the streamed text and the tool's live output, approve,
-// see the result; then try a tool from the tools page.
+// see the result; then try a tool from the tools page. Then: deny a call
+// with a reason and see the denial reach the tool result and the model;
+// stop a running run with the agent page's Stop and with the run page's;
+// see a run whose model refuses the key fail with its reason and kind.
 //
 // tests/console_test.go runs it: node console.mjs, with
 //   CONSOLE_URL        the server's HTTP address
 //   CONSOLE_TOKEN      its bearer token
 //   CONSOLE_SYSTEM     the system prompt the scripted model answers
+//   CONSOLE_SYSTEM_DENY, CONSOLE_SYSTEM_SLOW, CONSOLE_SYSTEM_FAIL
+//                      those of a model whose shell call is denied, of one
+//                      whose shell call runs until stopped, of one that fails
 //   CONSOLE_SHOTS      the folder for screenshots
 //   CONSOLE_SECRETS    comma-separated texts no page may show (the token, API keys)
 //   CHROMIUM           the browser (default /usr/bin/chromium)
@@ -26,6 +32,9 @@ const env = (k) => {
 const url = env('CONSOLE_URL');
 const token = env('CONSOLE_TOKEN');
 const system = env('CONSOLE_SYSTEM');
+const systemDeny = env('CONSOLE_SYSTEM_DENY');
+const systemSlow = env('CONSOLE_SYSTEM_SLOW');
+const systemFail = env('CONSOLE_SYSTEM_FAIL');
 const shots = env('CONSOLE_SHOTS');
 const secrets = [token, ...(process.env.CONSOLE_SECRETS || '').split(',')].filter(Boolean);
 const noSecret = async (page) => {
@@ -116,6 +125,83 @@ try {
   await page.locator('#tool-output', {hasText: 'counted to 3'}).waitFor();
   await page.locator('#tool-result .tool-call.done').waitFor();
   await page.screenshot({path: join(shots, 'console-tool.png'), fullPage: true});
+  await noSecret(page);
+
+  // createAndSend creates an agent from the agents page, sends it a task
+  // and returns the run's section.
+  const createAndSend = async (id, prompt, mode) => {
+    await page.goto(url + '/#/agents');
+    await page.fill('#agent-id', id);
+    await page.fill('#agent-system', prompt);
+    await page.click('#create-agent');
+    await page.waitForURL(new RegExp(`#/agents/${id}$`));
+    await page.locator('#agent-state').waitFor();
+    await page.fill('#send-input', 'Do it.');
+    await page.selectOption('#send-permission', mode);
+    await page.click('#send-button');
+    return page.locator('section.run').first();
+  };
+
+  step('deny a call with a reason');
+  {
+    const denied = await createAndSend('console-deny', systemDeny, 'PERMISSION_MODE_ASK_ALL');
+    const card = denied.locator('.permission');
+    await card.locator('button.deny').waitFor();
+    await card.locator('input[aria-label=reason]').fill('no shell today');
+    await card.locator('button.deny').click();
+    await card.locator('.status', {hasText: 'denied: no shell today'}).waitFor();
+    await denied.locator('.tool-call.failed .tool-result', {hasText: 'no shell today'}).waitFor();
+    await denied.locator('.run-result', {hasText: 'I was told:'}).waitFor();
+    if (!(await denied.locator('.run-result').innerText()).includes('no shell today')) throw new Error('the model was not told the reason');
+    if (await denied.locator('.tool-output .stdout').count() !== 0) throw new Error('the denied call ran');
+    await page.screenshot({path: join(shots, 'console-denied.png'), fullPage: true});
+  }
+
+  // stoppedView checks a stopped run's section: the killed call, and the
+  // run's end (the stop cut the model loop: ABORTED, kind aborted).
+  const stoppedView = async (run) => {
+    await run.locator('.tool-call.failed .tool-result', {hasText: 'tool "shell" was stopped'}).waitFor();
+    const end = run.locator('.run-error', {hasText: 'ABORTED'});
+    await end.waitFor();
+    const text = await end.innerText();
+    if (!text.includes('(aborted)') || !text.includes('the run was stopped')) throw new Error(`the stopped run shows ${JSON.stringify(text)}`);
+  };
+
+  step('stop a running run from its agent page');
+  {
+    const running = await createAndSend('console-stop', systemSlow, 'PERMISSION_MODE_ALLOW_ALL');
+    await running.locator('.tool-output .stdout', {hasText: 'waiting'}).waitFor();
+    await page.locator('#agent-state', {hasText: 'running'}).waitFor();
+    await page.click('#stop-button');
+    await stoppedView(running);
+    await page.locator('#agent-state', {hasText: 'idle'}).waitFor();
+    await page.locator('.runs-table tbody tr').first().locator('.badge', {hasText: 'stopped'}).waitFor();
+  }
+
+  step('stop a running run from its run page');
+  {
+    const running = await createAndSend('console-stop-run', systemSlow, 'PERMISSION_MODE_ALLOW_ALL');
+    await running.locator('.tool-output .stdout', {hasText: 'waiting'}).waitFor();
+    await page.locator('.runs-table tbody tr a code').first().click();
+    await page.waitForURL(/#\/runs\/run_/);
+    await page.locator('#run-state', {hasText: 'running'}).waitFor();
+    const run = page.locator('section.run');
+    await run.locator('.tool-output .stdout', {hasText: 'waiting'}).waitFor();
+    await page.click('#run-stop');
+    await stoppedView(run);
+    await page.locator('#run-state', {hasText: 'stopped'}).waitFor();
+    await page.screenshot({path: join(shots, 'console-stopped.png'), fullPage: true});
+  }
+
+  step('a failed run shows its error kind');
+  {
+    const failed = await createAndSend('console-fail', systemFail, 'PERMISSION_MODE_ALLOW_ALL');
+    await failed.locator('.run-error', {hasText: 'AUTH'}).waitFor();
+    const text = await failed.locator('.run-error').innerText();
+    if (!text.includes('(auth)') || !text.includes('bad key')) throw new Error(`the failed run shows ${JSON.stringify(text)}, want its reason, kind (auth) and message`);
+    await page.locator('#agent-state', {hasText: 'idle'}).waitFor();
+    await page.screenshot({path: join(shots, 'console-failed.png'), fullPage: true});
+  }
 
   await noSecret(page);
 } catch (err) {
