@@ -833,13 +833,14 @@ func TestMCPListenerKeepsServerSecrets(t *testing.T) {
 	ctx := ctxT(t, 30*time.Second)
 	var mu sync.Mutex
 	var progress []string
+	mcpAddr, _ := srv.waitLog(t, "mcp listening")["addr"].(string)
 	cs, err := mcpsdk.NewClient(&mcpsdk.Implementation{Name: "trust-test"}, &mcpsdk.ClientOptions{
 		ProgressNotificationHandler: func(_ context.Context, req *mcpsdk.ProgressNotificationClientRequest) {
 			mu.Lock()
 			progress = append(progress, req.Params.Message)
 			mu.Unlock()
 		},
-	}).Connect(ctx, &mcpsdk.StreamableClientTransport{Endpoint: "http://" + mcpAddr(t, srv) + "/mcp",
+	}).Connect(ctx, &mcpsdk.StreamableClientTransport{Endpoint: "http://" + mcpAddr + "/mcp",
 		HTTPClient: &http.Client{Transport: bearerTransport(token)}, DisableStandaloneSSE: true}, nil)
 	if err != nil {
 		t.Fatal(err)
