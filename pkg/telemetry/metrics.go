@@ -2,7 +2,6 @@ package telemetry
 
 import (
 	"runtime/debug"
-	"sync"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
@@ -55,8 +54,8 @@ type metrics struct {
 	// The series a step moves, looked up once per label set: hashing the
 	// label values is most of a metric update's cost.
 	tokenSeries [5]prometheus.Counter // by tokenTypes
-	models      sync.Map              // modelKey -> *modelSeries
-	tools       sync.Map              // toolKey -> *toolSeries
+	models      memo[modelKey, *modelSeries]
+	tools       memo[toolKey, *toolSeries]
 }
 
 // tokenTypes are the type label values of agentcore_tokens_total, in the
@@ -73,23 +72,21 @@ type modelSeries struct {
 	inputUsage, outputUsage prometheus.Observer
 }
 
-func (m *metrics) model(k modelKey) *modelSeries {
-	if s, ok := m.models.Load(k); ok {
-		return s.(*modelSeries)
-	}
+// model returns the series of a model request's label set.
+func (m *metrics) model(k modelKey) *modelSeries { return m.models.get(k, m.newModelSeries) }
+
+func (m *metrics) newModelSeries(k modelKey) *modelSeries {
 	provider, errType := providerName(k.protocol), ""
 	if k.outcome != "ok" {
 		errType = k.outcome
 	}
-	s := &modelSeries{
+	return &modelSeries{
 		requests:    m.modelRequests.WithLabelValues(k.protocol, k.outcome),
 		duration:    m.genaiDuration.WithLabelValues("chat", provider, k.model, errType),
 		first:       m.genaiFirst.WithLabelValues("chat", provider, k.model),
 		inputUsage:  m.genaiTokens.WithLabelValues("chat", provider, k.model, "input"),
 		outputUsage: m.genaiTokens.WithLabelValues("chat", provider, k.model, "output"),
 	}
-	actual, _ := m.models.LoadOrStore(k, s)
-	return actual.(*modelSeries)
 }
 
 // toolKey is the label set of a tool call's series.
@@ -101,13 +98,11 @@ type toolSeries struct {
 	duration prometheus.Observer
 }
 
-func (m *metrics) tool(k toolKey) *toolSeries {
-	if s, ok := m.tools.Load(k); ok {
-		return s.(*toolSeries)
-	}
-	s := &toolSeries{calls: m.toolCalls.WithLabelValues(k.tool, k.outcome), duration: m.toolDuration.WithLabelValues(k.tool)}
-	actual, _ := m.tools.LoadOrStore(k, s)
-	return actual.(*toolSeries)
+// tool returns the series of a tool call's label set.
+func (m *metrics) tool(k toolKey) *toolSeries { return m.tools.get(k, m.newToolSeries) }
+
+func (m *metrics) newToolSeries(k toolKey) *toolSeries {
+	return &toolSeries{calls: m.toolCalls.WithLabelValues(k.tool, k.outcome), duration: m.toolDuration.WithLabelValues(k.tool)}
 }
 
 func newMetrics(reg *prometheus.Registry) *metrics {

@@ -102,18 +102,22 @@ type Telemetry struct {
 	content bool
 	redact  func(string) string
 
-	tracing  bool // spans are made; false keeps the hot path free of them
-	tp       trace.TracerProvider
-	tracer   trace.Tracer
-	prop     propagation.TextMapPropagator
-	shutdown func(context.Context) error // the SDK provider's, when built here
+	tracing bool // spans are made; false keeps the hot path free of them
+	tp      trace.TracerProvider
+	tracer  trace.Tracer
+	// The start options of chat and execute_tool spans, made once: the
+	// span starts now (the engine takes its Start just before calling),
+	// its attributes come at its end.
+	clientStart, internalStart []trace.SpanStartOption
+	prop                       propagation.TextMapPropagator
+	shutdown                   func(context.Context) error // the SDK provider's, when built here
 
 	reg *prometheus.Registry
 	m   *metrics
 
 	// strings keeps span names and finish-reason attributes made once
 	// (a few hundred at most: past that they are made each time).
-	strings cache
+	strings *spanStrings
 }
 
 var (
@@ -139,6 +143,7 @@ func New(ctx context.Context, cfg Config) (*Telemetry, error) {
 		redact:   cfg.Redact,
 		prop:     propagation.NewCompositeTextMapPropagator(propagation.TraceContext{}, propagation.Baggage{}),
 		shutdown: func(context.Context) error { return nil },
+		strings:  newSpanStrings(),
 	}
 	switch {
 	case cfg.TracerProvider != nil:
@@ -156,6 +161,8 @@ func New(ctx context.Context, cfg Config) (*Telemetry, error) {
 		t.tp = noop.NewTracerProvider()
 	}
 	t.tracer = t.tp.Tracer(instrumentation, trace.WithInstrumentationVersion(Version()))
+	t.clientStart = []trace.SpanStartOption{trace.WithSpanKind(trace.SpanKindClient)}
+	t.internalStart = []trace.SpanStartOption{trace.WithSpanKind(trace.SpanKindInternal)}
 	t.reg = prometheus.NewRegistry()
 	t.m = newMetrics(t.reg)
 	return t, nil
