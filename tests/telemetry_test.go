@@ -403,7 +403,11 @@ func testMetrics(t *testing.T, ts *telemetryServer) {
 		`agentcore_permission_requests_total{decision="allow"}`:                       1,
 		`agentcore_agents`:      4,
 		`agentcore_runs_active`: 0,
-		`gen_ai_client_operation_duration_seconds_count{error_type="",gen_ai_operation_name="chat",gen_ai_provider_name="openai",gen_ai_request_model="fake-model"}`: 5,
+		`gen_ai_client_operation_duration_seconds_count{agentcore_protocol="chat",error_type="",gen_ai_operation_name="chat",gen_ai_provider_name="openai",gen_ai_request_model="fake-model"}`:     5,
+		`gen_ai_client_operation_duration_seconds_count{agentcore_protocol="chat",error_type="auth",gen_ai_operation_name="chat",gen_ai_provider_name="openai",gen_ai_request_model="fake-model"}`: 1,
+		// Every answer streamed; the refused request streamed nothing.
+		`gen_ai_client_operation_time_to_first_chunk_seconds_count{agentcore_protocol="chat",error_type="",gen_ai_operation_name="chat",gen_ai_provider_name="openai",gen_ai_request_model="fake-model"}`:     5,
+		`gen_ai_client_operation_time_to_first_chunk_seconds_count{agentcore_protocol="chat",error_type="auth",gen_ai_operation_name="chat",gen_ai_provider_name="openai",gen_ai_request_model="fake-model"}`: 0,
 	}
 	if during["agentcore_runs_active"] != 1 || during["agentcore_grpc_streams_active"] != 1 {
 		t.Errorf("while the tool hung: %v runs, %v streams active, want 1 and 1",

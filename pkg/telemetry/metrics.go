@@ -18,6 +18,11 @@ var (
 	tokenBuckets = []float64{1, 4, 16, 64, 256, 1024, 4096, 16384, 65536, 262144, 1048576, 4194304, 16777216, 67108864}
 )
 
+// genaiLatencyLabels label the GenAI latency histograms: the conventions'
+// attributes, and agentcore.protocol (gen_ai_provider_name says openai for
+// both the chat and the responses protocol).
+var genaiLatencyLabels = []string{"gen_ai_operation_name", "gen_ai_provider_name", "gen_ai_request_model", "agentcore_protocol", "error_type"}
+
 // Label values of a run's end.
 const (
 	kindSend    = "send"
@@ -34,8 +39,8 @@ type metrics struct {
 
 	modelRequests *prometheus.CounterVec   // protocol, outcome
 	modelRetries  *prometheus.CounterVec   // protocol, kind
-	genaiDuration *prometheus.HistogramVec // gen_ai_operation_name, gen_ai_provider_name, gen_ai_request_model, error_type
-	genaiFirst    *prometheus.HistogramVec // gen_ai_operation_name, gen_ai_provider_name, gen_ai_request_model
+	genaiDuration *prometheus.HistogramVec // gen_ai_operation_name, gen_ai_provider_name, gen_ai_request_model, agentcore_protocol, error_type
+	genaiFirst    *prometheus.HistogramVec // the same
 	genaiTokens   *prometheus.HistogramVec // gen_ai_operation_name, gen_ai_provider_name, gen_ai_request_model, gen_ai_token_type
 	tokens        *prometheus.CounterVec   // type
 
@@ -82,8 +87,8 @@ func (m *metrics) newModelSeries(k modelKey) *modelSeries {
 	}
 	return &modelSeries{
 		requests:    m.modelRequests.WithLabelValues(k.protocol, k.outcome),
-		duration:    m.genaiDuration.WithLabelValues("chat", provider, k.model, errType),
-		first:       m.genaiFirst.WithLabelValues("chat", provider, k.model),
+		duration:    m.genaiDuration.WithLabelValues("chat", provider, k.model, k.protocol, errType),
+		first:       m.genaiFirst.WithLabelValues("chat", provider, k.model, k.protocol, errType),
 		inputUsage:  m.genaiTokens.WithLabelValues("chat", provider, k.model, "input"),
 		outputUsage: m.genaiTokens.WithLabelValues("chat", provider, k.model, "output"),
 	}
@@ -119,11 +124,11 @@ func newMetrics(reg *prometheus.Registry) *metrics {
 			"Model requests (retries inside one request not counted apart), by protocol and outcome (ok or the error kind).", "protocol", "outcome"),
 		modelRetries: f.counter("agentcore_model_retries_total", "Model request attempts retried, by the error kind that was retried.", "protocol", "kind"),
 		genaiDuration: f.histogram("gen_ai_client_operation_duration_seconds",
-			"GenAI conventions: duration of a model request (gen_ai.client.operation.duration), retries included.", genAIDurationBuckets,
-			"gen_ai_operation_name", "gen_ai_provider_name", "gen_ai_request_model", "error_type"),
+			"GenAI conventions: duration of a model request (gen_ai.client.operation.duration), retries included, by protocol (chat, responses, anthropic, gemini) and error type (empty when it succeeded).",
+			genAIDurationBuckets, genaiLatencyLabels...),
 		genaiFirst: f.histogram("gen_ai_client_operation_time_to_first_chunk_seconds",
-			"GenAI conventions: time from a model request to its first streamed piece (time to first token).", genAIDurationBuckets,
-			"gen_ai_operation_name", "gen_ai_provider_name", "gen_ai_request_model"),
+			"GenAI conventions: time from a model request to its first streamed piece (gen_ai.client.operation.time_to_first_chunk, time to first token), by protocol and error type, for requests that streamed something.",
+			genAIDurationBuckets, genaiLatencyLabels...),
 		genaiTokens: f.histogram("gen_ai_client_token_usage",
 			"GenAI conventions: tokens of one model request (gen_ai.client.token.usage), by type input or output.", tokenBuckets,
 			"gen_ai_operation_name", "gen_ai_provider_name", "gen_ai_request_model", "gen_ai_token_type"),

@@ -312,8 +312,12 @@ func TestMetricsWithoutTracing(t *testing.T) {
 		`agentcore_tokens_total{type="cache_write"}`:                               7,
 		`agentcore_tool_call_duration_seconds_count{tool="lookup"}`:                1,
 		`agentcore_run_duration_seconds_count{kind="send"}`:                        2,
-		`gen_ai_client_token_usage_count{gen_ai_operation_name="chat",gen_ai_provider_name="openai",gen_ai_request_model="fake-model",gen_ai_token_type="input"}`:        2,
-		`gen_ai_client_operation_duration_seconds_count{error_type="auth",gen_ai_operation_name="chat",gen_ai_provider_name="openai",gen_ai_request_model="fake-model"}`: 1,
+		`gen_ai_client_token_usage_count{gen_ai_operation_name="chat",gen_ai_provider_name="openai",gen_ai_request_model="fake-model",gen_ai_token_type="input"}`:                                         2,
+		`gen_ai_client_operation_duration_seconds_count{agentcore_protocol="chat",error_type="auth",gen_ai_operation_name="chat",gen_ai_provider_name="openai",gen_ai_request_model="fake-model"}`:        1,
+		`gen_ai_client_operation_duration_seconds_count{agentcore_protocol="chat",error_type="",gen_ai_operation_name="chat",gen_ai_provider_name="openai",gen_ai_request_model="fake-model"}`:            2,
+		`gen_ai_client_operation_time_to_first_chunk_seconds_count{agentcore_protocol="chat",error_type="",gen_ai_operation_name="chat",gen_ai_provider_name="openai",gen_ai_request_model="fake-model"}`: 2,
+		// The refused request streamed nothing: no time to first chunk.
+		`gen_ai_client_operation_time_to_first_chunk_seconds_count{agentcore_protocol="chat",error_type="auth",gen_ai_operation_name="chat",gen_ai_provider_name="openai",gen_ai_request_model="fake-model"}`: 0,
 	}
 	for k, v := range want {
 		if diff[k] != v {
