@@ -3,6 +3,7 @@ package tests
 import (
 	"context"
 	"crypto/rand"
+	"debug/buildinfo"
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
@@ -10,6 +11,7 @@ import (
 	"net/http"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"runtime"
 	"strings"
 	"sync"
@@ -211,6 +213,43 @@ func TestTelemetry(t *testing.T) {
 	ts := startTelemetryServer(t)
 	t.Run("traces", func(t *testing.T) { testTraces(t, ts) })
 	t.Run("metrics", func(t *testing.T) { testMetrics(t, ts) })
+}
+
+// TestVersionFlag runs agent-server -version: one line naming the program,
+// its version (with the VCS revision the build stamped, if any), and the Go
+// version and platform it was built with.
+func TestVersionFlag(t *testing.T) {
+	t.Parallel()
+	out, err := exec.Command(suite.bin, "-version").CombinedOutput()
+	if err != nil {
+		t.Fatalf("-version: %v\n%s", err, out)
+	}
+	bi, err := buildinfo.ReadFile(suite.bin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	line := string(out)
+	re := regexp.MustCompile(`^agent-server (\(devel\)|v\d+\.\d+\.\d+\S*)( [0-9a-f]{12}(-dirty)?)? \(` + regexp.QuoteMeta(bi.GoVersion+" "+runtime.GOOS+"/"+runtime.GOARCH) + `\)\n$`)
+	if !re.MatchString(line) {
+		t.Fatalf("-version printed %q", line)
+	}
+	var rev, modified string
+	for _, s := range bi.Settings {
+		switch s.Key {
+		case "vcs.revision":
+			rev = s.Value
+		case "vcs.modified":
+			modified = s.Value
+		}
+	}
+	switch {
+	case rev == "" && re.FindStringSubmatch(line)[2] != "":
+		t.Errorf("-version printed a revision the build did not stamp: %q", line)
+	case rev != "" && !strings.Contains(line, " "+rev[:12]):
+		t.Errorf("-version printed %q, without the build's revision %s", line, rev[:12])
+	case rev != "" && strings.Contains(line, "-dirty") != (modified == "true"):
+		t.Errorf("-version printed %q for vcs.modified=%s", line, modified)
+	}
 }
 
 func testTraces(t *testing.T, ts *telemetryServer) {

@@ -202,6 +202,11 @@ func Version() string {
 	if !ok {
 		return "unknown"
 	}
+	return versionOf(bi)
+}
+
+// versionOf is Version for the build info bi.
+func versionOf(bi *debug.BuildInfo) string {
 	v := bi.Main.Version
 	if v == "" {
 		v = "(devel)"
@@ -215,6 +220,8 @@ func Version() string {
 			modified = s.Value
 		}
 	}
+	// A pseudo-version (v0.0.0-20240102030405-0123456789ab) names the
+	// revision already.
 	if rev != "" && !strings.Contains(v, rev[:min(12, len(rev))]) {
 		v += " " + rev[:min(12, len(rev))]
 		if modified == "true" {
