@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	rtmetrics "runtime/metrics"
 	"strings"
 	"syscall"
@@ -12,6 +13,7 @@ import (
 
 	"github.com/cloudwego/eino/components/model"
 	"github.com/cloudwego/eino/schema"
+	"github.com/hashicorp/go-hclog"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 	"google.golang.org/protobuf/proto"
@@ -51,23 +53,24 @@ func (m *instantModel) WithTools([]*schema.ToolInfo) (model.ToolCallingChatModel
 
 // benchObserver returns the observer of a variant: none (the engine's
 // NopObserver), telemetry with tracing off (metrics and the log line), and
-// with tracing on at 100 % sampling into a batch processor whose exporter
-// drops the spans (the export's network cost is the collector's, off the
-// loop).
+// with tracing on at 100 % sampling into the server's batch processor
+// whose exporter drops the spans (the export's network cost is the
+// collector's, off the loop). The run's log line is written as the server
+// writes it by default, JSON at info level (to nowhere).
 func benchObserver(b *testing.B, variant string) agent.Observer {
-	switch variant {
-	case "none":
+	if variant == "none" {
 		return nil
-	case "tracing=off":
-		tel, err := New(context.Background(), Config{})
-		if err != nil {
-			b.Fatal(err)
-		}
-		return tel
 	}
-	tp := sdktrace.NewTracerProvider(sdktrace.WithBatcher(tracetest.NewNoopExporter()), sdktrace.WithSampler(sdktrace.AlwaysSample()))
-	b.Cleanup(func() { _ = tp.Shutdown(context.Background()) })
-	tel, err := New(context.Background(), Config{TracerProvider: tp})
+	log := hclog.New(&hclog.LoggerOptions{JSONFormat: true, Level: hclog.Info, Output: io.Discard})
+	cfg := Config{Logger: log}
+	if variant == "tracing=on" {
+		noEnv := func(string) string { return "" }
+		bp := newBatcher(tracetest.NewNoopExporter(), batchConfigFrom(noEnv, log), log)
+		tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(bp), sdktrace.WithSampler(sdktrace.AlwaysSample()))
+		b.Cleanup(func() { _ = tp.Shutdown(context.Background()) })
+		cfg.TracerProvider = tp
+	}
+	tel, err := New(context.Background(), cfg)
 	if err != nil {
 		b.Fatal(err)
 	}
