@@ -113,6 +113,17 @@ func (r *receiver) children(p recvSpan) []recvSpan {
 	return out
 }
 
+// runChildren returns the spans under the invoke_agent span of the agent's
+// only run.
+func (r *receiver) runChildren(t *testing.T, agentID string) []recvSpan {
+	t.Helper()
+	runs := r.named("invoke_agent "+agentID, 1)
+	if len(runs) != 1 {
+		t.Fatalf("%d invoke_agent spans for %s, want 1", len(runs), agentID)
+	}
+	return r.children(runs[0])
+}
+
 func startReceiver(t *testing.T) *receiver {
 	t.Helper()
 	lis, err := net.Listen("tcp", "127.0.0.1:0")
@@ -281,15 +292,11 @@ func TestVersionFlag(t *testing.T) {
 	if !re.MatchString(line) {
 		t.Fatalf("-version printed %q", line)
 	}
-	var rev, modified string
+	stamped := map[string]string{}
 	for _, s := range bi.Settings {
-		switch s.Key {
-		case "vcs.revision":
-			rev = s.Value
-		case "vcs.modified":
-			modified = s.Value
-		}
+		stamped[s.Key] = s.Value
 	}
+	rev, modified := stamped["vcs.revision"], stamped["vcs.modified"]
 	switch {
 	case rev == "" && re.FindStringSubmatch(line)[2] != "":
 		t.Errorf("-version printed a revision the build did not stamp: %q", line)
@@ -613,11 +620,7 @@ func testOutcomes(t *testing.T, ts *telemetryServer) {
 	toolErrors(t, ts.recv, map[string]string{"slow": "timeout"})
 
 	// The retried request's span holds a retry event per refusal.
-	runs := ts.recv.named("invoke_agent "+retried.ID, 1)
-	if len(runs) != 1 {
-		t.Fatalf("%d invoke_agent spans for the retried run", len(runs))
-	}
-	chats := ts.recv.children(runs[0])
+	chats := ts.recv.runChildren(t, retried.ID)
 	if len(chats) != 1 {
 		t.Fatalf("spans under the retried run's: %v", spanNames(chats))
 	}
@@ -709,11 +712,7 @@ func testCompaction(t *testing.T, ts *telemetryServer) {
 	spanAttrs(t, under[0], map[string]string{"agentcore.compaction": "true", "gen_ai.usage.input_tokens": "20"})
 
 	// A run over budget: invoke_agent ← chat (compaction), chat.
-	runs := ts.recv.named("invoke_agent "+auto.ID, 1)
-	if len(runs) != 1 {
-		t.Fatalf("%d invoke_agent spans", len(runs))
-	}
-	chats := ts.recv.children(runs[0])
+	chats := ts.recv.runChildren(t, auto.ID)
 	if len(chats) != 2 {
 		t.Fatalf("spans under the run: %v", spanNames(chats))
 	}
@@ -738,12 +737,8 @@ func testTraceContent(t *testing.T, ts *telemetryServer) {
 	if _, err := a.Send(ctx, "look it up with "+testKey, client.Callbacks{}); err != nil {
 		t.Fatal(err)
 	}
-	runs := ts.recv.named("invoke_agent "+a.ID, 1)
-	if len(runs) != 1 {
-		t.Fatalf("%d invoke_agent spans", len(runs))
-	}
 	got := map[string]string{}
-	for _, s := range ts.recv.children(runs[0]) {
+	for _, s := range ts.recv.runChildren(t, a.ID) {
 		for _, kv := range s.GetAttributes() {
 			if slices.Contains(contentAttrs, kv.GetKey()) {
 				got[kv.GetKey()] += anyValue(kv.GetValue())
