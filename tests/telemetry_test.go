@@ -3,6 +3,7 @@ package tests
 import (
 	"context"
 	"crypto/rand"
+	"debug/buildinfo"
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
@@ -10,9 +11,12 @@ import (
 	"net/http"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"runtime"
+	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -23,6 +27,8 @@ import (
 	tracepb "go.opentelemetry.io/proto/otlp/trace/v1"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/metadata"
+	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/types/known/durationpb"
 
 	"github.com/agentcore/agentcore/pkg/llm/fakemodel"
 	agentv1 "github.com/agentcore/agentcore/proto/agentcore/v1"
@@ -97,6 +103,47 @@ func (r *receiver) where(keep func(recvSpan) bool) []recvSpan {
 	return out
 }
 
+// named waits until n spans named name have come (or 15 s passed) and
+// returns those that came.
+func (r *receiver) named(name string, n int) []recvSpan {
+	var out []recvSpan
+	for deadline := time.Now().Add(15 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+		out = out[:0]
+		r.mu.Lock()
+		for _, s := range r.spans {
+			if s.GetName() == name {
+				out = append(out, s)
+			}
+		}
+		r.mu.Unlock()
+		if len(out) >= n || time.Now().After(deadline) {
+			return out
+		}
+	}
+}
+
+// children returns the spans of p's trace whose parent is p.
+func (r *receiver) children(p recvSpan) []recvSpan {
+	var out []recvSpan
+	for _, s := range r.trace(p.GetTraceId()) {
+		if string(s.GetParentSpanId()) == string(p.GetSpanId()) {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// runChildren returns the spans under the invoke_agent span of the agent's
+// only run.
+func (r *receiver) runChildren(t *testing.T, agentID string) []recvSpan {
+	t.Helper()
+	runs := r.named("invoke_agent "+agentID, 1)
+	if len(runs) != 1 {
+		t.Fatalf("%d invoke_agent spans for %s, want 1", len(runs), agentID)
+	}
+	return r.children(runs[0])
+}
+
 func startReceiver(t *testing.T) *receiver {
 	t.Helper()
 	lis, err := net.Listen("tcp", "127.0.0.1:0")
@@ -125,26 +172,34 @@ type telemetryServer struct {
 	recv    *receiver
 	metrics string // host:port of /metrics
 	client  *client.Client
+	plugins string // the folder of otelplug
 }
 
 func startTelemetryServer(t *testing.T) *telemetryServer {
 	t.Helper()
-	recv := startReceiver(t)
 	dir := t.TempDir()
 	build := exec.Command(filepath.Join(runtime.GOROOT(), "bin", "go"), "build", "-ldflags=-s -w", "-o", filepath.Join(dir, "otelplug"), "./tests/testdata/otelplug")
 	build.Dir = repoRoot()
 	if out, err := build.CombinedOutput(); err != nil {
 		t.Fatalf("building otelplug: %v\n%s", err, out)
 	}
+	return startTelemetryServerIn(t, dir)
+}
+
+// startTelemetryServerIn is startTelemetryServer with the plugins of dir,
+// a receiver of its own and the flags extra.
+func startTelemetryServerIn(t *testing.T, dir string, extra ...string) *telemetryServer {
+	t.Helper()
+	recv := startReceiver(t)
 	// No processes started ahead: they would make the counts of plugin
 	// starts and reuses depend on when the background starts end.
-	srv, err := startServer(dir, []string{"-metrics-listen", "127.0.0.1:0", "-pprof", "-min-idle-plugins", "0"},
+	srv, err := startServer(dir, append([]string{"-metrics-listen", "127.0.0.1:0", "-pprof", "-min-idle-plugins", "0"}, extra...),
 		"OTEL_EXPORTER_OTLP_ENDPOINT=http://"+recv.addr, "OTEL_EXPORTER_OTLP_PROTOCOL=grpc",
 		"OTEL_BSP_SCHEDULE_DELAY=50", "OTEL_SERVICE_NAME=agentcore-e2e")
 	if err != nil {
 		t.Fatal(err)
 	}
-	ts := &telemetryServer{serverProc: srv, recv: recv}
+	ts := &telemetryServer{serverProc: srv, recv: recv, plugins: dir}
 	t.Cleanup(func() {
 		if ts.client != nil {
 			ts.client.Close()
@@ -226,11 +281,50 @@ func scrapeMetrics(t *testing.T, addr string) map[string]float64 {
 // TestTelemetry runs the real server with tracing to an OTLP receiver and
 // /metrics on: the span tree of a traced two-step run reaches the receiver
 // with the client's trace id, a plugin's own span under execute_tool; then
-// scripted runs move each counter by exactly what they did.
+// scripted runs move each counter by exactly what they did and mark their
+// spans with what went wrong; compactions, manual and automatic, show in
+// both; a second server started with -trace-content puts content in spans.
 func TestTelemetry(t *testing.T) {
 	ts := startTelemetryServer(t)
 	t.Run("traces", func(t *testing.T) { testTraces(t, ts) })
 	t.Run("metrics", func(t *testing.T) { testMetrics(t, ts) })
+	t.Run("outcomes", func(t *testing.T) { testOutcomes(t, ts) })
+	t.Run("limit", func(t *testing.T) { testLimit(t, ts) })
+	t.Run("compaction", func(t *testing.T) { testCompaction(t, ts) })
+	t.Run("trace-content", func(t *testing.T) { testTraceContent(t, startTelemetryServerIn(t, ts.plugins, "-trace-content")) })
+}
+
+// TestVersionFlag runs agent-server -version: one line naming the program,
+// its version (with the VCS revision the build stamped, if any), and the Go
+// version and platform it was built with.
+func TestVersionFlag(t *testing.T) {
+	t.Parallel()
+	out, err := exec.Command(suite.bin, "-version").CombinedOutput()
+	if err != nil {
+		t.Fatalf("-version: %v\n%s", err, out)
+	}
+	bi, err := buildinfo.ReadFile(suite.bin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	line := string(out)
+	re := regexp.MustCompile(`^agent-server (\(devel\)|v\d+\.\d+\.\d+\S*)( [0-9a-f]{12}(-dirty)?)? \(` + regexp.QuoteMeta(bi.GoVersion+" "+runtime.GOOS+"/"+runtime.GOARCH) + `\)\n$`)
+	if !re.MatchString(line) {
+		t.Fatalf("-version printed %q", line)
+	}
+	stamped := map[string]string{}
+	for _, s := range bi.Settings {
+		stamped[s.Key] = s.Value
+	}
+	rev, modified := stamped["vcs.revision"], stamped["vcs.modified"]
+	switch {
+	case rev == "" && re.FindStringSubmatch(line)[2] != "":
+		t.Errorf("-version printed a revision the build did not stamp: %q", line)
+	case rev != "" && !strings.Contains(line, " "+rev[:12]):
+		t.Errorf("-version printed %q, without the build's revision %s", line, rev[:12])
+	case rev != "" && strings.Contains(line, "-dirty") != (modified == "true"):
+		t.Errorf("-version printed %q for vcs.modified=%s", line, modified)
+	}
 }
 
 func testTraces(t *testing.T, ts *telemetryServer) {
@@ -317,6 +411,10 @@ func testTraces(t *testing.T, ts *telemetryServer) {
 	spanAttrs(t, exec[0], map[string]string{
 		"gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": "traced", "gen_ai.tool.call.id": "call_t",
 	})
+	// Without -trace-content, no content.
+	for _, sp := range []recvSpan{first, second, exec[0]} {
+		noAttrs(t, sp, contentAttrs...)
+	}
 	// The model requests carried their chat span; the plugin's command got
 	// the plugin span's context.
 	mu.Lock()
@@ -352,25 +450,45 @@ func testTraces(t *testing.T, ts *telemetryServer) {
 	}
 }
 
+// agent creates an agent on the server that answers with s (cfg, when
+// given, for the rest of its configuration).
+func (ts *telemetryServer) agent(t *testing.T, s script, cfg *agentv1.AgentConfig) *client.Agent {
+	t.Helper()
+	system := suite.router.add(t, s)
+	if cfg == nil {
+		cfg = &agentv1.AgentConfig{}
+	}
+	cfg.System = &system
+	a, err := ts.client.CreateAgent(ctxT(t, 10*time.Second), client.AgentOptions{Config: cfg})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return a
+}
+
+// callThenAnswer calls the tool name, then answers.
+func callThenAnswer(name string) script {
+	return func(step int, _ *fakemodel.Request) fakemodel.Turn {
+		if step == 0 {
+			return fakemodel.Turn{ToolCalls: []fakemodel.ToolCall{{Name: name, Arguments: `{}`}}, Usage: &fakemodel.Usage{Input: 50, Output: 10, CacheRead: 20}}
+		}
+		return fakemodel.Turn{Text: "ok", Usage: &fakemodel.Usage{Input: 70, Output: 3}}
+	}
+}
+
+// moved checks that each metric of want moved by exactly its value from before to after.
+func moved(t *testing.T, before, after, want map[string]float64) {
+	t.Helper()
+	for k, v := range want {
+		if got := after[k] - before[k]; got != v {
+			t.Errorf("%s moved by %v, want %v", k, got, v)
+		}
+	}
+}
+
 func testMetrics(t *testing.T, ts *telemetryServer) {
 	ctx := ctxT(t, 60*time.Second)
-	newAgent := func(s script) *client.Agent {
-		t.Helper()
-		system := suite.router.add(t, s)
-		a, err := ts.client.CreateAgent(ctx, client.AgentOptions{Config: &agentv1.AgentConfig{System: &system}})
-		if err != nil {
-			t.Fatal(err)
-		}
-		return a
-	}
-	callThenAnswer := func(name string) script {
-		return func(step int, _ *fakemodel.Request) fakemodel.Turn {
-			if step == 0 {
-				return fakemodel.Turn{ToolCalls: []fakemodel.ToolCall{{Name: name, Arguments: `{}`}}, Usage: &fakemodel.Usage{Input: 50, Output: 10, CacheRead: 20}}
-			}
-			return fakemodel.Turn{Text: "ok", Usage: &fakemodel.Usage{Input: 70, Output: 3}}
-		}
-	}
+	newAgent := func(s script) *client.Agent { return ts.agent(t, s, nil) }
 	before := scrapeMetrics(t, ts.metrics)
 
 	// A success, with a permission asked and granted.
@@ -423,18 +541,18 @@ func testMetrics(t *testing.T, ts *telemetryServer) {
 		`agentcore_permission_requests_total{decision="allow"}`:                       1,
 		`agentcore_agents`:      4,
 		`agentcore_runs_active`: 0,
-		`gen_ai_client_operation_duration_seconds_count{error_type="",gen_ai_operation_name="chat",gen_ai_provider_name="openai",gen_ai_request_model="fake-model"}`: 5,
+		`gen_ai_client_operation_duration_seconds_count{agentcore_protocol="chat",error_type="",gen_ai_operation_name="chat",gen_ai_provider_name="openai",gen_ai_request_model="fake-model"}`:     5,
+		`gen_ai_client_operation_duration_seconds_count{agentcore_protocol="chat",error_type="auth",gen_ai_operation_name="chat",gen_ai_provider_name="openai",gen_ai_request_model="fake-model"}`: 1,
+		// Every answer streamed; the refused request streamed nothing.
+		`gen_ai_client_operation_time_to_first_chunk_seconds_count{agentcore_protocol="chat",error_type="",gen_ai_operation_name="chat",gen_ai_provider_name="openai",gen_ai_request_model="fake-model"}`:     5,
+		`gen_ai_client_operation_time_to_first_chunk_seconds_count{agentcore_protocol="chat",error_type="auth",gen_ai_operation_name="chat",gen_ai_provider_name="openai",gen_ai_request_model="fake-model"}`: 0,
 	}
 	if during["agentcore_runs_active"] != 1 || during["agentcore_grpc_streams_active"] != 1 {
 		t.Errorf("while the tool hung: %v runs, %v streams active, want 1 and 1",
 			during["agentcore_runs_active"], during["agentcore_grpc_streams_active"])
 	}
 	after := scrapeMetrics(t, ts.metrics)
-	for k, v := range want {
-		if got := after[k] - before[k]; got != v {
-			t.Errorf("%s moved by %v, want %v", k, got, v)
-		}
-	}
+	moved(t, before, after, want)
 	// Both dead processes are reaped in the background: none is left.
 	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(20 * time.Millisecond) {
 		after = scrapeMetrics(t, ts.metrics)
@@ -445,6 +563,8 @@ func testMetrics(t *testing.T, ts *telemetryServer) {
 	if got, was := after[`agentcore_plugin_processes{plugin="otelplug"}`], before[`agentcore_plugin_processes{plugin="otelplug"}`]; got != was-1 {
 		t.Errorf("plugin processes %v → %v: the crashed and the killed one (one of them started here) should be gone", was, got)
 	}
+	// The crashed and the killed call say so on their spans.
+	toolErrors(t, ts.recv, map[string]string{"crash": "crash", "hang": "killed"})
 	// pprof is served beside /metrics.
 	resp, err := http.Get("http://" + ts.metrics + "/debug/pprof/")
 	if err != nil {
@@ -453,6 +573,250 @@ func testMetrics(t *testing.T, ts *telemetryServer) {
 	resp.Body.Close()
 	if resp.StatusCode != 200 {
 		t.Errorf("/debug/pprof/ = %d", resp.StatusCode)
+	}
+}
+
+// testOutcomes runs a call that times out, one denied, one left unanswered
+// when its run is stopped, and a model request retried after a 503 and a
+// 429: each moves its counter, and the spans say how they ended.
+func testOutcomes(t *testing.T, ts *telemetryServer) {
+	ctx := ctxT(t, 60*time.Second)
+	before := scrapeMetrics(t, ts.metrics)
+
+	// A call past its tool's timeout; the model reads the result and answers.
+	if _, err := ts.agent(t, callThenAnswer("slow"), nil).Send(ctx, "wait", client.Callbacks{}); err != nil {
+		t.Fatal(err)
+	}
+	// A call denied.
+	deny := func(context.Context, *agentv1.PermissionRequestEvent) client.Decision { return client.Deny("not now") }
+	if _, err := ts.agent(t, callThenAnswer("traced"), nil).SendWith(ctx, client.SendOptions{Text: "ask", Callbacks: client.Callbacks{OnPermission: deny}}); err != nil {
+		t.Fatal(err)
+	}
+	// A call whose run is stopped while its permission request waits.
+	waiting := ts.agent(t, callThenAnswer("traced"), nil)
+	_, err := waiting.SendWith(ctx, client.SendOptions{Text: "ask", Callbacks: client.Callbacks{
+		OnPermission: func(pctx context.Context, _ *agentv1.PermissionRequestEvent) client.Decision {
+			go func() { _, _ = waiting.Stop(ctx) }()
+			<-pctx.Done()
+			return client.Allow()
+		},
+	}})
+	if client.KindOf(err) != "aborted" {
+		t.Fatalf("err = %v, want aborted", err)
+	}
+	// A request refused with 503, then 429, then answered with reasoning.
+	var attempts atomic.Int32
+	retried := ts.agent(t, func(int, *fakemodel.Request) fakemodel.Turn {
+		switch attempts.Add(1) {
+		case 1:
+			return fakemodel.Turn{Status: 503}
+		case 2:
+			return fakemodel.Turn{Status: 429}
+		}
+		return fakemodel.Turn{Text: "thought it over", Usage: &fakemodel.Usage{Input: 30, Output: 9, Reasoning: 4}}
+	}, &agentv1.AgentConfig{RetryMaxDelay: durationpb.New(10 * time.Millisecond)})
+	if _, err := retried.Send(ctx, "think", client.Callbacks{}); err != nil {
+		t.Fatal(err)
+	}
+
+	// The slow and the denied run make two requests each (10 + 3 output
+	// tokens), the stopped one one (10), the retried one one (9).
+	const streamed = 2*2 + 1 + 1
+	moved(t, before, scrapeMetrics(t, ts.metrics), map[string]float64{
+		`agentcore_tool_calls_total{outcome="timeout",tool="slow"}`:                   1,
+		`agentcore_tool_calls_total{outcome="ok",tool="traced"}`:                      0,
+		`agentcore_permission_requests_total{decision="deny"}`:                        1,
+		`agentcore_permission_requests_total{decision="unanswered"}`:                  1,
+		`agentcore_permission_requests_total{decision="allow"}`:                       0,
+		`agentcore_model_retries_total{kind="server",protocol="chat"}`:                1,
+		`agentcore_model_retries_total{kind="limit",protocol="chat"}`:                 1,
+		`agentcore_model_requests_total{outcome="ok",protocol="chat"}`:                streamed,
+		`agentcore_tokens_total{type="reasoning"}`:                                    4,
+		`agentcore_tokens_total{type="output"}`:                                       2*13 + 10 + 9,
+		`agentcore_runs_ended_total{error_kind="aborted",kind="send",reason="error"}`: 1,
+		`agentcore_limit_hits_total{limit="tool"}`:                                    0,
+		`gen_ai_client_operation_time_to_first_chunk_seconds_count{agentcore_protocol="chat",error_type="",gen_ai_operation_name="chat",gen_ai_provider_name="openai",gen_ai_request_model="fake-model"}`: streamed,
+	})
+	toolErrors(t, ts.recv, map[string]string{"slow": "timeout"})
+
+	// The retried request's span holds a retry event per refusal.
+	chats := ts.recv.runChildren(t, retried.ID)
+	if len(chats) != 1 {
+		t.Fatalf("spans under the retried run's: %v", spanNames(chats))
+	}
+	var kinds []string
+	for _, e := range chats[0].GetEvents() {
+		if e.GetName() == "retry" {
+			for _, kv := range e.GetAttributes() {
+				if kv.GetKey() == "error.type" {
+					kinds = append(kinds, anyValue(kv.GetValue()))
+				}
+			}
+		}
+	}
+	if fmt.Sprint(kinds) != "[server limit]" {
+		t.Errorf("retry events of the chat span: %v, want [server limit]", kinds)
+	}
+	spanAttrs(t, chats[0], map[string]string{"gen_ai.usage.reasoning.output_tokens": "4", "gen_ai.response.finish_reasons": "[stop]"})
+}
+
+// testLimit runs a call past its tool's memory limit (where the server
+// enforces memory limits, as TestToolOverItsMemoryLimit): a limit hit, and
+// a span that says so.
+func testLimit(t *testing.T, ts *telemetryServer) {
+	if m := mechanism(t, ts.client); !strings.Contains(m, "enforces memory") {
+		t.Skip("no memory limits here: " + m)
+	}
+	before := scrapeMetrics(t, ts.metrics)
+	if _, err := ts.agent(t, callThenAnswer("hog"), nil).Send(ctxT(t, 60*time.Second), "grow", client.Callbacks{}); err != nil {
+		t.Fatal(err)
+	}
+	moved(t, before, scrapeMetrics(t, ts.metrics), map[string]float64{
+		`agentcore_tool_calls_total{outcome="limit",tool="hog"}`: 1,
+		`agentcore_limit_hits_total{limit="tool"}`:               1,
+	})
+	toolErrors(t, ts.recv, map[string]string{"hog": "limit"})
+}
+
+// testCompaction compacts by hand (Compact) and by budget (a run over its
+// max_tokens): a compact span with its chat span under it, a compaction's
+// chat span under the run's, and runs of kind compact.
+func testCompaction(t *testing.T, ts *telemetryServer) {
+	ctx := ctxT(t, 60*time.Second)
+	summarise := func(_ int, req *fakemodel.Request) fakemodel.Turn {
+		if strings.Contains(string(req.Body), "Write the summary now") {
+			return fakemodel.Turn{TextChunks: []string{"Goal: ", "none."}, Usage: &fakemodel.Usage{Input: 20, Output: 4}}
+		}
+		return fakemodel.Turn{Text: "ok", Usage: &fakemodel.Usage{Input: 10, Output: 1}}
+	}
+	before := scrapeMetrics(t, ts.metrics)
+	manual := ts.agent(t, summarise, &agentv1.AgentConfig{MaxTokens: proto.Int64(100000)})
+	if _, err := manual.Send(ctx, "hello", client.Callbacks{}); err != nil {
+		t.Fatal(err)
+	}
+	if summary, err := manual.Compact(ctx, nil); err != nil || summary != "Goal: none." {
+		t.Fatalf("compact: %q, %v", summary, err)
+	}
+	auto := ts.agent(t, summarise, &agentv1.AgentConfig{MaxTokens: proto.Int64(10)})
+	var compacted bool
+	if _, err := auto.Send(ctx, "hello, over budget", client.Callbacks{OnCompact: func(e *agentv1.Event) {
+		compacted = compacted || e.GetCompactFinished() != nil
+	}}); err != nil || !compacted {
+		t.Fatalf("send: compacted %v, %v", compacted, err)
+	}
+	moved(t, before, scrapeMetrics(t, ts.metrics), map[string]float64{
+		`agentcore_runs_started_total{kind="compact"}`:                                1,
+		`agentcore_runs_ended_total{error_kind="",kind="compact",reason="compacted"}`: 1,
+		`agentcore_runs_started_total{kind="send"}`:                                   2,
+		`agentcore_runs_ended_total{error_kind="",kind="send",reason="no_tool"}`:      2,
+		`agentcore_model_requests_total{outcome="ok",protocol="chat"}`:                4,
+	})
+
+	// Compact: RPC span ← compact {agent} ← chat (compaction).
+	compacts := ts.recv.named("compact "+manual.ID, 1)
+	if len(compacts) != 1 {
+		t.Fatalf("%d compact spans", len(compacts))
+	}
+	spanAttrs(t, compacts[0], map[string]string{"gen_ai.operation.name": "compact", "gen_ai.agent.id": manual.ID})
+	var rpc bool
+	for _, s := range ts.recv.trace(compacts[0].GetTraceId()) {
+		rpc = rpc || s.GetName() == "agentcore.v1.AgentService/Compact" && string(s.GetSpanId()) == string(compacts[0].GetParentSpanId())
+	}
+	if !rpc {
+		t.Error("the compact span is not under the Compact RPC's")
+	}
+	under := ts.recv.children(compacts[0])
+	if len(under) != 1 || under[0].GetName() != "chat fake-model" {
+		t.Fatalf("spans under compact: %v", spanNames(under))
+	}
+	spanAttrs(t, under[0], map[string]string{"agentcore.compaction": "true", "gen_ai.usage.input_tokens": "20"})
+
+	// A run over budget: invoke_agent ← chat (compaction), chat.
+	chats := ts.recv.runChildren(t, auto.ID)
+	if len(chats) != 2 {
+		t.Fatalf("spans under the run: %v", spanNames(chats))
+	}
+	if chats[0].GetStartTimeUnixNano() > chats[1].GetStartTimeUnixNano() {
+		chats[0], chats[1] = chats[1], chats[0]
+	}
+	spanAttrs(t, chats[0], map[string]string{"agentcore.compaction": "true", "gen_ai.usage.input_tokens": "20"})
+	spanAttrs(t, chats[1], map[string]string{"agentcore.compaction": "", "gen_ai.usage.input_tokens": "10"})
+}
+
+// testTraceContent runs a traced run on a server started with
+// -trace-content: its spans hold the messages, the tool's arguments and
+// result, with the server's API key removed.
+func testTraceContent(t *testing.T, ts *telemetryServer) {
+	ctx := ctxT(t, 30*time.Second)
+	a := ts.agent(t, func(step int, _ *fakemodel.Request) fakemodel.Turn {
+		if step == 0 {
+			return fakemodel.Turn{ToolCalls: []fakemodel.ToolCall{{ID: "call_c", Name: "traced", Arguments: `{}`}}}
+		}
+		return fakemodel.Turn{Text: "all done"}
+	}, nil)
+	if _, err := a.Send(ctx, "look it up with "+testKey, client.Callbacks{}); err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]string{}
+	for _, s := range ts.recv.runChildren(t, a.ID) {
+		for _, kv := range s.GetAttributes() {
+			if slices.Contains(contentAttrs, kv.GetKey()) {
+				got[kv.GetKey()] += anyValue(kv.GetValue())
+			}
+		}
+	}
+	for key, want := range map[string]string{
+		"gen_ai.system_instructions": "e2e:",
+		"gen_ai.input.messages":      "look it up with",
+		"gen_ai.output.messages":     "all done",
+		"gen_ai.tool.call.arguments": "{}",
+		"gen_ai.tool.call.result":    "traceparent",
+	} {
+		if !strings.Contains(got[key], want) {
+			t.Errorf("%s = %q, want it to hold %q", key, got[key], want)
+		}
+		if strings.Contains(got[key], testKey) {
+			t.Errorf("%s holds the server's API key", key)
+		}
+	}
+}
+
+func spanNames(spans []recvSpan) []string {
+	var names []string
+	for _, s := range spans {
+		names = append(names, s.GetName())
+	}
+	return names
+}
+
+// toolErrors checks the error.type and status of the execute_tool span of
+// each tool, the only call of that tool the server made.
+func toolErrors(t *testing.T, recv *receiver, want map[string]string) {
+	t.Helper()
+	for name, errType := range want {
+		spans := recv.named("execute_tool "+name, 1)
+		if len(spans) != 1 {
+			t.Errorf("%d execute_tool %s spans, want 1", len(spans), name)
+			continue
+		}
+		spanAttrs(t, spans[0], map[string]string{"gen_ai.tool.name": name, "error.type": errType})
+		if c := spans[0].GetStatus().GetCode(); c != tracepb.Status_STATUS_CODE_ERROR {
+			t.Errorf("execute_tool %s: status %v, want an error", name, c)
+		}
+	}
+}
+
+// contentAttrs are the span attributes that hold message content.
+var contentAttrs = []string{"gen_ai.system_instructions", "gen_ai.input.messages", "gen_ai.output.messages",
+	"gen_ai.tool.call.arguments", "gen_ai.tool.call.result"}
+
+// noAttrs checks that a received span has none of the attributes keys.
+func noAttrs(t *testing.T, s recvSpan, keys ...string) {
+	t.Helper()
+	for _, kv := range s.GetAttributes() {
+		if slices.Contains(keys, kv.GetKey()) {
+			t.Errorf("span %s has %s = %s", s.GetName(), kv.GetKey(), anyValue(kv.GetValue()))
+		}
 	}
 }
 

@@ -7,49 +7,69 @@ import (
 	"go.opentelemetry.io/otel/attribute"
 )
 
-// maxCached bounds each of cache's maps: the values come from models and
+// maxCached bounds a bounded memo: the keys come from models and
 // configurations (model and tool names, finish reasons), a few in
-// practice; past the bound they are made at each use.
+// practice; past the bound values are made at each use.
 const maxCached = 256
 
-// cache keeps the strings and attributes a span would otherwise build
-// each time: "chat gpt-4o" and the like, and a finish reason's attribute
-// (a string slice, which OpenTelemetry copies into an array by reflection).
-type cache struct {
-	names   sync.Map // prefix+name -> itself
-	nNames  atomic.Int32
-	reasons sync.Map // finish reason -> attribute.KeyValue
-	nReason atomic.Int32
+// memo keeps values made once per key, for the hot path of a step: span
+// names ("chat gpt-4o"), finish-reason attributes (a string slice, which
+// OpenTelemetry copies into an array by reflection), and the metric series
+// of a label set (hashing label values is most of a metric update's
+// cost). The last key looked up is kept apart and compared before the map
+// is hashed: a step asks for the same model and tool as the step before.
+type memo[K comparable, V any] struct {
+	last  atomic.Pointer[memoEntry[K, V]]
+	m     sync.Map // K -> *memoEntry[K, V]
+	n     atomic.Int32
+	bound int32 // the most keys the map keeps; 0: no bound
 }
 
-type nameKey struct{ prefix, name string }
+type memoEntry[K comparable, V any] struct {
+	k K
+	v V
+}
 
-// name returns prefix+name.
-func (c *cache) name(prefix, name string) string {
-	k := nameKey{prefix, name}
-	if v, ok := c.names.Load(k); ok {
-		return v.(string)
+// get returns the value of k, made by mk(k) the first time.
+func (c *memo[K, V]) get(k K, mk func(K) V) V {
+	if e := c.last.Load(); e != nil && e.k == k {
+		return e.v
 	}
-	s := prefix + name
-	if c.nNames.Load() < maxCached {
-		if _, loaded := c.names.LoadOrStore(k, s); !loaded {
-			c.nNames.Add(1)
-		}
+	if x, ok := c.m.Load(k); ok {
+		e := x.(*memoEntry[K, V])
+		c.last.Store(e)
+		return e.v
 	}
+	e := &memoEntry[K, V]{k, mk(k)}
+	if c.bound > 0 && c.n.Load() >= c.bound {
+		return e.v
+	}
+	if x, loaded := c.m.LoadOrStore(k, e); loaded {
+		e = x.(*memoEntry[K, V])
+	} else {
+		c.n.Add(1)
+	}
+	c.last.Store(e)
+	return e.v
+}
+
+// spanStrings are the strings and attributes spans would otherwise build
+// at each use.
+type spanStrings struct {
+	chat, tool memo[string, string] // model -> "chat "+model; tool -> "execute_tool "+tool
+	reasons    memo[string, attribute.KeyValue]
+}
+
+func newSpanStrings() *spanStrings {
+	s := &spanStrings{}
+	s.chat.bound, s.tool.bound, s.reasons.bound = maxCached, maxCached, maxCached
 	return s
 }
 
-// finishReasons returns the gen_ai.response.finish_reasons attribute of
-// one reason.
-func (c *cache) finishReasons(reason string) attribute.KeyValue {
-	if v, ok := c.reasons.Load(reason); ok {
-		return v.(attribute.KeyValue)
-	}
-	kv := attrFinishReasons.StringSlice([]string{reason})
-	if c.nReason.Load() < maxCached {
-		if _, loaded := c.reasons.LoadOrStore(reason, kv); !loaded {
-			c.nReason.Add(1)
-		}
-	}
-	return kv
+func chatName(model string) string { return "chat " + model }
+func toolName(tool string) string  { return "execute_tool " + tool }
+
+// finishReasons is the gen_ai.response.finish_reasons attribute of one reason.
+func finishReasons(reason string) attribute.KeyValue {
+	return attrFinishReasons.StringSlice([]string{reason})
 }

@@ -2,7 +2,6 @@ package telemetry
 
 import (
 	"runtime/debug"
-	"sync"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
@@ -18,6 +17,11 @@ var (
 	// tokenBuckets are the GenAI conventions' advice for gen_ai.client.token.usage.
 	tokenBuckets = []float64{1, 4, 16, 64, 256, 1024, 4096, 16384, 65536, 262144, 1048576, 4194304, 16777216, 67108864}
 )
+
+// genaiLatencyLabels label the GenAI latency histograms: the conventions'
+// attributes, and agentcore.protocol (gen_ai_provider_name says openai for
+// both the chat and the responses protocol).
+var genaiLatencyLabels = []string{"gen_ai_operation_name", "gen_ai_provider_name", "gen_ai_request_model", "agentcore_protocol", "error_type"}
 
 // Label values of a run's end.
 const (
@@ -35,8 +39,8 @@ type metrics struct {
 
 	modelRequests *prometheus.CounterVec   // protocol, outcome
 	modelRetries  *prometheus.CounterVec   // protocol, kind
-	genaiDuration *prometheus.HistogramVec // gen_ai_operation_name, gen_ai_provider_name, gen_ai_request_model, error_type
-	genaiFirst    *prometheus.HistogramVec // gen_ai_operation_name, gen_ai_provider_name, gen_ai_request_model
+	genaiDuration *prometheus.HistogramVec // gen_ai_operation_name, gen_ai_provider_name, gen_ai_request_model, agentcore_protocol, error_type
+	genaiFirst    *prometheus.HistogramVec // the same
 	genaiTokens   *prometheus.HistogramVec // gen_ai_operation_name, gen_ai_provider_name, gen_ai_request_model, gen_ai_token_type
 	tokens        *prometheus.CounterVec   // type
 
@@ -55,8 +59,8 @@ type metrics struct {
 	// The series a step moves, looked up once per label set: hashing the
 	// label values is most of a metric update's cost.
 	tokenSeries [5]prometheus.Counter // by tokenTypes
-	models      sync.Map              // modelKey -> *modelSeries
-	tools       sync.Map              // toolKey -> *toolSeries
+	models      memo[modelKey, *modelSeries]
+	tools       memo[toolKey, *toolSeries]
 }
 
 // tokenTypes are the type label values of agentcore_tokens_total, in the
@@ -73,23 +77,21 @@ type modelSeries struct {
 	inputUsage, outputUsage prometheus.Observer
 }
 
-func (m *metrics) model(k modelKey) *modelSeries {
-	if s, ok := m.models.Load(k); ok {
-		return s.(*modelSeries)
-	}
+// model returns the series of a model request's label set.
+func (m *metrics) model(k modelKey) *modelSeries { return m.models.get(k, m.newModelSeries) }
+
+func (m *metrics) newModelSeries(k modelKey) *modelSeries {
 	provider, errType := providerName(k.protocol), ""
 	if k.outcome != "ok" {
 		errType = k.outcome
 	}
-	s := &modelSeries{
+	return &modelSeries{
 		requests:    m.modelRequests.WithLabelValues(k.protocol, k.outcome),
-		duration:    m.genaiDuration.WithLabelValues("chat", provider, k.model, errType),
-		first:       m.genaiFirst.WithLabelValues("chat", provider, k.model),
+		duration:    m.genaiDuration.WithLabelValues("chat", provider, k.model, k.protocol, errType),
+		first:       m.genaiFirst.WithLabelValues("chat", provider, k.model, k.protocol, errType),
 		inputUsage:  m.genaiTokens.WithLabelValues("chat", provider, k.model, "input"),
 		outputUsage: m.genaiTokens.WithLabelValues("chat", provider, k.model, "output"),
 	}
-	actual, _ := m.models.LoadOrStore(k, s)
-	return actual.(*modelSeries)
 }
 
 // toolKey is the label set of a tool call's series.
@@ -101,13 +103,11 @@ type toolSeries struct {
 	duration prometheus.Observer
 }
 
-func (m *metrics) tool(k toolKey) *toolSeries {
-	if s, ok := m.tools.Load(k); ok {
-		return s.(*toolSeries)
-	}
-	s := &toolSeries{calls: m.toolCalls.WithLabelValues(k.tool, k.outcome), duration: m.toolDuration.WithLabelValues(k.tool)}
-	actual, _ := m.tools.LoadOrStore(k, s)
-	return actual.(*toolSeries)
+// tool returns the series of a tool call's label set.
+func (m *metrics) tool(k toolKey) *toolSeries { return m.tools.get(k, m.newToolSeries) }
+
+func (m *metrics) newToolSeries(k toolKey) *toolSeries {
+	return &toolSeries{calls: m.toolCalls.WithLabelValues(k.tool, k.outcome), duration: m.toolDuration.WithLabelValues(k.tool)}
 }
 
 func newMetrics(reg *prometheus.Registry) *metrics {
@@ -124,11 +124,11 @@ func newMetrics(reg *prometheus.Registry) *metrics {
 			"Model requests (retries inside one request not counted apart), by protocol and outcome (ok or the error kind).", "protocol", "outcome"),
 		modelRetries: f.counter("agentcore_model_retries_total", "Model request attempts retried, by the error kind that was retried.", "protocol", "kind"),
 		genaiDuration: f.histogram("gen_ai_client_operation_duration_seconds",
-			"GenAI conventions: duration of a model request (gen_ai.client.operation.duration), retries included.", genAIDurationBuckets,
-			"gen_ai_operation_name", "gen_ai_provider_name", "gen_ai_request_model", "error_type"),
+			"GenAI conventions: duration of a model request (gen_ai.client.operation.duration), retries included, by protocol (chat, responses, anthropic, gemini) and error type (empty when it succeeded).",
+			genAIDurationBuckets, genaiLatencyLabels...),
 		genaiFirst: f.histogram("gen_ai_client_operation_time_to_first_chunk_seconds",
-			"GenAI conventions: time from a model request to its first streamed piece (time to first token).", genAIDurationBuckets,
-			"gen_ai_operation_name", "gen_ai_provider_name", "gen_ai_request_model"),
+			"GenAI conventions: time from a model request to its first streamed piece (gen_ai.client.operation.time_to_first_chunk, time to first token), by protocol and error type, for requests that streamed something.",
+			genAIDurationBuckets, genaiLatencyLabels...),
 		genaiTokens: f.histogram("gen_ai_client_token_usage",
 			"GenAI conventions: tokens of one model request (gen_ai.client.token.usage), by type input or output.", tokenBuckets,
 			"gen_ai_operation_name", "gen_ai_provider_name", "gen_ai_request_model", "gen_ai_token_type"),

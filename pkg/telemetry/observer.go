@@ -172,7 +172,8 @@ func (t *Telemetry) RunEnded(ctx context.Context, r *agent.RunInfo, res *agent.R
 		span.End()
 		return
 	}
-	attrs := append(usageAttrs(u, 3), attrSteps.Int(r.Steps), attrToolCalls.Int(r.ToolCalls))
+	attrs := make([]attribute.KeyValue, 0, usageCount(u)+3)
+	attrs = append(appendUsage(attrs, u), attrSteps.Int(r.Steps), attrToolCalls.Int(r.ToolCalls))
 	if err == nil {
 		attrs = append(attrs, attrReason.String(reason))
 	}
@@ -183,27 +184,24 @@ func (t *Telemetry) RunEnded(ctx context.Context, r *agent.RunInfo, res *agent.R
 	span.End()
 }
 
-// ModelStarted opens the request's chat span.
+// ModelStarted opens the request's chat span. Its attributes are set when
+// it ends, in one call with the response's: the SDK copies an attribute
+// given at the start into the start options, into the span, and again
+// when the span grows for the end's attributes; one given at the end it
+// copies once. The samplers OTEL_TRACES_SAMPLER names read a span's name
+// and parent, never its attributes. Content (-trace-content) goes in at
+// the start: the messages are the request's.
 func (t *Telemetry) ModelStarted(ctx context.Context, m *agent.ModelCall) context.Context {
 	if !t.tracing {
 		return ctx
 	}
-	attrs := make([]attribute.KeyValue, 0, 8)
-	attrs = append(attrs,
-		attrOperation.String("chat"),
-		attrProvider.String(providerName(m.Protocol)),
-		attrRequestModel.String(m.Model),
-		attrProtocol.String(m.Protocol),
-		attrStep.Int(m.Step),
-	)
-	if m.Compaction {
-		attrs = append(attrs, attrCompaction.Bool(true))
+	name := t.strings.chat.get(m.Model, chatName)
+	if !t.content {
+		ctx, _ = t.tracer.Start(ctx, name, t.clientStart...)
+		return ctx
 	}
-	if t.content {
-		attrs = append(attrs, attrSystem.String(t.redact(systemJSON(m.System))), attrInputMessages.String(t.redact(messagesJSON(m.Messages))))
-	}
-	ctx, _ = t.tracer.Start(ctx, t.strings.name("chat ", m.Model), trace.WithSpanKind(trace.SpanKindClient), trace.WithTimestamp(m.Start),
-		trace.WithAttributes(attrs...))
+	ctx, _ = t.tracer.Start(ctx, name, trace.WithSpanKind(trace.SpanKindClient),
+		trace.WithAttributes(attrSystem.String(t.redact(systemJSON(m.System))), attrInputMessages.String(t.redact(messagesJSON(m.Messages)))))
 	return ctx
 }
 
@@ -259,13 +257,36 @@ func (t *Telemetry) ModelEnded(ctx context.Context, m *agent.ModelCall, out *llm
 		span.End()
 		return
 	}
-	attrs := usageAttrs(u, 4) // one SetAttributes: each call dedupes the span's attributes
+	// One SetAttributes of a slice sized to fit: the SDK grows the span's
+	// attributes to hold it, once.
+	n := 5 + usageCount(u)
+	if m.Compaction {
+		n++
+	}
+	if !m.FirstDelta.IsZero() {
+		n++
+	}
+	if out != nil {
+		n += 3 // response model, finish reasons, content
+	}
+	attrs := make([]attribute.KeyValue, 0, n)
+	attrs = append(attrs,
+		attrOperation.String("chat"),
+		attrProvider.String(providerName(m.Protocol)),
+		attrRequestModel.String(m.Model),
+		attrProtocol.String(m.Protocol),
+		attrStep.Int(m.Step),
+	)
+	if m.Compaction {
+		attrs = append(attrs, attrCompaction.Bool(true))
+	}
+	attrs = appendUsage(attrs, u)
 	if out != nil {
 		if out.ResponseModel != "" {
 			attrs = append(attrs, attrResponseModel.String(out.ResponseModel))
 		}
 		if out.FinishReason != "" {
-			attrs = append(attrs, t.strings.finishReasons(out.FinishReason))
+			attrs = append(attrs, t.strings.reasons.get(out.FinishReason, finishReasons))
 		}
 		if t.content {
 			attrs = append(attrs, attrOutputMessages.String(t.redact(outputJSON(out))))
@@ -292,26 +313,13 @@ func (t *Telemetry) addTokens(u *agentv1.Usage) {
 	}
 }
 
-// ToolStarted opens the call's execute_tool span.
+// ToolStarted opens the call's execute_tool span; its attributes are set
+// when it ends (see ModelStarted).
 func (t *Telemetry) ToolStarted(ctx context.Context, c *agent.ToolCall) context.Context {
 	if !t.tracing {
 		return ctx
 	}
-	attrs := make([]attribute.KeyValue, 0, 6)
-	attrs = append(attrs,
-		attrOperation.String("execute_tool"),
-		attrToolName.String(c.Name),
-		attrToolCallID.String(c.ID),
-		attrToolType.String("function"),
-	)
-	if c.Run != nil {
-		attrs = append(attrs, attrStep.Int(c.Step))
-	}
-	if t.content {
-		attrs = append(attrs, attrToolArguments.String(t.redact(c.Arguments)))
-	}
-	ctx, _ = t.tracer.Start(ctx, t.strings.name("execute_tool ", c.Name), trace.WithSpanKind(trace.SpanKindInternal), trace.WithTimestamp(c.Start),
-		trace.WithAttributes(attrs...))
+	ctx, _ = t.tracer.Start(ctx, t.strings.tool.get(c.Name, toolName), t.internalStart...)
 	return ctx
 }
 
@@ -346,13 +354,28 @@ func (t *Telemetry) ToolEnded(ctx context.Context, c *agent.ToolCall, res tool.R
 		span.End()
 		return
 	}
+	n := 7 // operation, name, call id, type, step, error.type
 	if t.content {
-		span.SetAttributes(attrToolResult.String(t.redact(tool.OutputText(res.Output))))
+		n += 2
+	}
+	attrs := make([]attribute.KeyValue, 0, n)
+	attrs = append(attrs,
+		attrOperation.String("execute_tool"),
+		attrToolName.String(c.Name),
+		attrToolCallID.String(c.ID),
+		attrToolType.String("function"),
+	)
+	if c.Run != nil {
+		attrs = append(attrs, attrStep.Int(c.Step))
+	}
+	if t.content {
+		attrs = append(attrs, attrToolArguments.String(t.redact(c.Arguments)), attrToolResult.String(t.redact(tool.OutputText(res.Output))))
 	}
 	if outcome != string(tool.OutcomeOK) {
-		span.SetAttributes(attrErrorType.String(outcome))
+		attrs = append(attrs, attrErrorType.String(outcome))
 		span.SetStatus(codes.Error, "tool call "+outcome)
 	}
+	span.SetAttributes(attrs...)
 	span.End()
 }
 
@@ -388,13 +411,25 @@ func (t *Telemetry) ProcessKilled(plugin string) { t.m.pluginsKilled.WithLabelVa
 // ProcessEnded counts a process gone.
 func (t *Telemetry) ProcessEnded(plugin string) { t.m.pluginsAlive.WithLabelValues(plugin).Dec() }
 
-// usageAttrs are the GenAI usage attributes of u (none for nil).
-// The slice has room for extra more.
-func usageAttrs(u *agentv1.Usage, extra int) []attribute.KeyValue {
+// usageCount is how many GenAI usage attributes appendUsage adds for u.
+func usageCount(u *agentv1.Usage) int {
 	if u == nil {
-		return make([]attribute.KeyValue, 0, extra)
+		return 0
 	}
-	attrs := make([]attribute.KeyValue, 0, 5+extra)
+	n := 2
+	for _, v := range [...]int64{u.GetCacheReadTokens(), u.GetCacheWriteTokens(), u.GetReasoningTokens()} {
+		if v > 0 {
+			n++
+		}
+	}
+	return n
+}
+
+// appendUsage appends the GenAI usage attributes of u (none for nil).
+func appendUsage(attrs []attribute.KeyValue, u *agentv1.Usage) []attribute.KeyValue {
+	if u == nil {
+		return attrs
+	}
 	attrs = append(attrs, attrInputTokens.Int64(u.GetInputTokens()), attrOutputTokens.Int64(u.GetOutputTokens()))
 	if n := u.GetCacheReadTokens(); n > 0 {
 		attrs = append(attrs, attrCacheReadTokens.Int64(n))

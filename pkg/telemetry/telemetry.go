@@ -43,8 +43,9 @@
 // OTEL_TRACES_EXPORTER=none keep them off). OTEL_EXPORTER_OTLP_PROTOCOL (or
 // its _TRACES_ form) picks grpc or http/protobuf (the default); the
 // exporters read the endpoint, headers, TLS and timeouts; the SDK reads
-// OTEL_TRACES_SAMPLER, OTEL_BSP_*, OTEL_SERVICE_NAME and
-// OTEL_RESOURCE_ATTRIBUTES. Metrics live in a registry of their own (never
+// OTEL_TRACES_SAMPLER, OTEL_SERVICE_NAME and OTEL_RESOURCE_ATTRIBUTES; the
+// batch processor (batch.go, which wakes its goroutine per batch rather
+// than per span) reads OTEL_BSP_*. Metrics live in a registry of their own (never
 // the global one) that [Telemetry.Handler] serves as /metrics; with tracing
 // and metrics both off a run costs a handful of interface calls.
 package telemetry
@@ -107,18 +108,22 @@ type Telemetry struct {
 	content bool
 	redact  func(string) string
 
-	tracing  bool // spans are made; false keeps the hot path free of them
-	tp       trace.TracerProvider
-	tracer   trace.Tracer
-	prop     propagation.TextMapPropagator
-	shutdown func(context.Context) error // the SDK provider's, when built here
+	tracing bool // spans are made; false keeps the hot path free of them
+	tp      trace.TracerProvider
+	tracer  trace.Tracer
+	// The start options of chat and execute_tool spans, made once: the
+	// span starts now (the engine takes its Start just before calling),
+	// its attributes come at its end.
+	clientStart, internalStart []trace.SpanStartOption
+	prop                       propagation.TextMapPropagator
+	shutdown                   func(context.Context) error // the SDK provider's, when built here
 
 	reg *prometheus.Registry
 	m   *metrics
 
 	// strings keeps span names and finish-reason attributes made once
 	// (a few hundred at most: past that they are made each time).
-	strings cache
+	strings *spanStrings
 }
 
 var (
@@ -144,6 +149,7 @@ func New(ctx context.Context, cfg Config) (*Telemetry, error) {
 		redact:   cfg.Redact,
 		prop:     propagation.NewCompositeTextMapPropagator(propagation.TraceContext{}, propagation.Baggage{}),
 		shutdown: func(context.Context) error { return nil },
+		strings:  newSpanStrings(),
 	}
 	switch {
 	case cfg.TracerProvider != nil:
@@ -161,6 +167,8 @@ func New(ctx context.Context, cfg Config) (*Telemetry, error) {
 		t.tp = noop.NewTracerProvider()
 	}
 	t.tracer = t.tp.Tracer(instrumentation, trace.WithInstrumentationVersion(Version()))
+	t.clientStart = []trace.SpanStartOption{trace.WithSpanKind(trace.SpanKindClient)}
+	t.internalStart = []trace.SpanStartOption{trace.WithSpanKind(trace.SpanKindInternal)}
 	t.reg = prometheus.NewRegistry()
 	t.m = newMetrics(t.reg)
 	return t, nil
@@ -200,6 +208,11 @@ func Version() string {
 	if !ok {
 		return "unknown"
 	}
+	return versionOf(bi)
+}
+
+// versionOf is Version for the build info bi.
+func versionOf(bi *debug.BuildInfo) string {
 	v := bi.Main.Version
 	if v == "" {
 		v = "(devel)"
@@ -213,6 +226,8 @@ func Version() string {
 			modified = s.Value
 		}
 	}
+	// A pseudo-version (v0.0.0-20240102030405-0123456789ab) names the
+	// revision already.
 	if rev != "" && !strings.Contains(v, rev[:min(12, len(rev))]) {
 		v += " " + rev[:min(12, len(rev))]
 		if modified == "true" {

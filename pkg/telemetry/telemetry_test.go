@@ -8,6 +8,8 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"runtime"
+	"runtime/debug"
 	"strings"
 	"sync"
 	"testing"
@@ -312,8 +314,12 @@ func TestMetricsWithoutTracing(t *testing.T) {
 		`agentcore_tokens_total{type="cache_write"}`:                               7,
 		`agentcore_tool_call_duration_seconds_count{tool="lookup"}`:                1,
 		`agentcore_run_duration_seconds_count{kind="send"}`:                        2,
-		`gen_ai_client_token_usage_count{gen_ai_operation_name="chat",gen_ai_provider_name="openai",gen_ai_request_model="fake-model",gen_ai_token_type="input"}`:        2,
-		`gen_ai_client_operation_duration_seconds_count{error_type="auth",gen_ai_operation_name="chat",gen_ai_provider_name="openai",gen_ai_request_model="fake-model"}`: 1,
+		`gen_ai_client_token_usage_count{gen_ai_operation_name="chat",gen_ai_provider_name="openai",gen_ai_request_model="fake-model",gen_ai_token_type="input"}`:                                         2,
+		`gen_ai_client_operation_duration_seconds_count{agentcore_protocol="chat",error_type="auth",gen_ai_operation_name="chat",gen_ai_provider_name="openai",gen_ai_request_model="fake-model"}`:        1,
+		`gen_ai_client_operation_duration_seconds_count{agentcore_protocol="chat",error_type="",gen_ai_operation_name="chat",gen_ai_provider_name="openai",gen_ai_request_model="fake-model"}`:            2,
+		`gen_ai_client_operation_time_to_first_chunk_seconds_count{agentcore_protocol="chat",error_type="",gen_ai_operation_name="chat",gen_ai_provider_name="openai",gen_ai_request_model="fake-model"}`: 2,
+		// The refused request streamed nothing: no time to first chunk.
+		`gen_ai_client_operation_time_to_first_chunk_seconds_count{agentcore_protocol="chat",error_type="auth",gen_ai_operation_name="chat",gen_ai_provider_name="openai",gen_ai_request_model="fake-model"}`: 0,
 	}
 	for k, v := range want {
 		if diff[k] != v {
@@ -328,6 +334,40 @@ func TestMetricsWithoutTracing(t *testing.T) {
 	}
 	if _, ok := r.logLine(t, "run ended")["trace_id"]; ok {
 		t.Error("trace_id logged without tracing")
+	}
+}
+
+// TestVersion pins the version -version prints (and agentcore_build_info
+// carries) for the builds a binary comes from.
+func TestVersion(t *testing.T) {
+	const rev = "0123456789abcdef0123456789abcdef01234567"
+	settings := func(modified string) []debug.BuildSetting {
+		return []debug.BuildSetting{{Key: "vcs.revision", Value: rev}, {Key: "vcs.modified", Value: modified}}
+	}
+	cases := []struct {
+		name     string
+		version  string
+		settings []debug.BuildSetting
+		want     string
+	}{
+		{"go build, no VCS stamp", "", nil, "(devel)"},
+		{"go build in a clean checkout", "(devel)", settings("false"), "(devel) 0123456789ab"},
+		{"go build with changes", "(devel)", settings("true"), "(devel) 0123456789ab-dirty"},
+		{"go install of a tag", "v1.4.0", nil, "v1.4.0"},
+		{"a tag built in its checkout", "v1.4.0", settings("false"), "v1.4.0 0123456789ab"},
+		{"a pseudo-version names the revision", "v0.0.0-20260102030405-0123456789ab", settings("false"), "v0.0.0-20260102030405-0123456789ab"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			bi := &debug.BuildInfo{Main: debug.Module{Version: c.version}, Settings: c.settings}
+			if got := versionOf(bi); got != c.want {
+				t.Errorf("versionOf = %q, want %q", got, c.want)
+			}
+		})
+	}
+	line := VersionLine("agent-server")
+	if want := "agent-server " + Version() + " (" + runtime.Version() + " " + runtime.GOOS + "/" + runtime.GOARCH + ")"; line != want {
+		t.Errorf("VersionLine = %q, want %q", line, want)
 	}
 }
 

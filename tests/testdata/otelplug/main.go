@@ -3,7 +3,8 @@
 // Go tool author would: exported over OTLP to the endpoint it inherits
 // from agent-server's environment, started from the handler's context so
 // that it joins the host's trace under execute_tool. crash dies, hang
-// blocks until its call is stopped.
+// blocks until its call is stopped, slow outlasts its timeout, hog grows
+// past its memory limit.
 package main
 
 import (
@@ -12,6 +13,7 @@ import (
 	"errors"
 	"os"
 	"os/exec"
+	"time"
 
 	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracegrpc"
 	"go.opentelemetry.io/otel/sdk/resource"
@@ -60,5 +62,21 @@ func main() {
 			<-ctx.Done()
 			return nil, ctx.Err()
 		}),
+		tool.New("slow", "Blocks past its timeout.", func(ctx context.Context, _ empty, _ tool.Emit) (any, error) {
+			<-ctx.Done()
+			return nil, ctx.Err()
+		}, tool.Timeout(300*time.Millisecond)),
+		tool.New("hog", "Takes memory until it is killed.", func(ctx context.Context, _ empty, emit tool.Emit) (any, error) {
+			var held [][]byte
+			for ctx.Err() == nil {
+				b := make([]byte, 8<<20)
+				for i := range b {
+					b[i] = byte(i) // touched: resident, charged to the call
+				}
+				held = append(held, b)
+				emit("holding another 8 MiB")
+			}
+			return len(held), ctx.Err()
+		}, tool.WithLimits(tool.Limits{MemoryBytes: 64 << 20})),
 	)
 }
