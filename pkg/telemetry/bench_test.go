@@ -53,20 +53,17 @@ func (m *instantModel) WithTools([]*schema.ToolInfo) (model.ToolCallingChatModel
 
 // benchObserver returns the observer of a variant: none (the engine's
 // NopObserver), telemetry with tracing off (metrics and the log line), and
-// with tracing on at 100 % sampling into the server's batch processor
-// whose exporter drops the spans (the export's network cost is the
-// collector's, off the loop). The run's log line is written as the server
-// writes it by default, JSON at info level (to nowhere).
+// with tracing on at 100 % sampling into the SDK's batch processor whose
+// exporter drops the spans (the export's network cost is the collector's,
+// off the loop). The run's log line is written as the server writes it by
+// default, JSON at info level (to nowhere).
 func benchObserver(b *testing.B, variant string) agent.Observer {
 	if variant == "none" {
 		return nil
 	}
-	log := hclog.New(&hclog.LoggerOptions{JSONFormat: true, Level: hclog.Info, Output: io.Discard})
-	cfg := Config{Logger: log}
+	cfg := Config{Logger: hclog.New(&hclog.LoggerOptions{JSONFormat: true, Level: hclog.Info, Output: io.Discard})}
 	if variant == "tracing=on" {
-		noEnv := func(string) string { return "" }
-		bp := newBatcher(tracetest.NewNoopExporter(), batchConfigFrom(noEnv, log), log)
-		tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(bp), sdktrace.WithSampler(sdktrace.AlwaysSample()))
+		tp := sdktrace.NewTracerProvider(sdktrace.WithBatcher(tracetest.NewNoopExporter()), sdktrace.WithSampler(sdktrace.AlwaysSample()))
 		b.Cleanup(func() { _ = tp.Shutdown(context.Background()) })
 		cfg.TracerProvider = tp
 	}

@@ -43,9 +43,8 @@
 // OTEL_TRACES_EXPORTER=none keep them off). OTEL_EXPORTER_OTLP_PROTOCOL (or
 // its _TRACES_ form) picks grpc or http/protobuf (the default); the
 // exporters read the endpoint, headers, TLS and timeouts; the SDK reads
-// OTEL_TRACES_SAMPLER, OTEL_SERVICE_NAME and OTEL_RESOURCE_ATTRIBUTES; the
-// batch processor (batch.go, which wakes its goroutine per batch rather
-// than per span) reads OTEL_BSP_*. Metrics live in a registry of their own (never
+// OTEL_TRACES_SAMPLER, OTEL_BSP_*, OTEL_SERVICE_NAME and
+// OTEL_RESOURCE_ATTRIBUTES. Metrics live in a registry of their own (never
 // the global one) that [Telemetry.Handler] serves as /metrics; with tracing
 // and metrics both off a run costs a handful of interface calls.
 package telemetry

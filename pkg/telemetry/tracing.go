@@ -69,6 +69,5 @@ func newTracerProvider(ctx context.Context, cfg Config) (*sdktrace.TracerProvide
 	if err != nil {
 		return nil, fmt.Errorf("telemetry: resource: %w", err)
 	}
-	b := newBatcher(exporter, batchConfigFrom(getenv, cfg.Logger), cfg.Logger)
-	return sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(b), sdktrace.WithResource(res)), nil
+	return sdktrace.NewTracerProvider(sdktrace.WithBatcher(exporter), sdktrace.WithResource(res)), nil
 }
