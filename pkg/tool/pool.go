@@ -587,24 +587,34 @@ func (pr *proc) closeGroup(g *limits.Group) {
 	}
 }
 
-// waitDead waits until the killed process tree is known dead: the plugin
-// process has exited (waitid says so; the reap follows in the background)
-// and, with a limits group, no process of the group is left
-// (the cgroup is empty: a daemon that left the process group included).
-// Without a group the tree is the plugin's process group, SIGKILLed with it,
-// whose other processes the kernel cannot list cheaply: they cannot run
-// again, and die and are reaped right after. It gives up on the group after
-// treeGrace (a process stuck in the kernel), saying so.
+// waitDead waits until the killed process tree is known dead. With a
+// cgroup, that is the plugin process's exit (waitid says so; the reap
+// follows in the background) and the cgroup empty: a daemon that left the
+// process group included. Without one, the tree is the plugin's process
+// group: its zombie pins the group's id, and the kernel counts it a
+// member, until the reap, which follows the exit at once; then the group
+// is dead once no member is left, or those left are zombies
+// (limits.WaitProcessGroup). It gives up after treeGrace (a process stuck
+// in the kernel), saying so.
 func (pr *proc) waitDead() {
-	<-pr.p.exit // like a reap, as long as a killed process takes to die
-	if g := pr.group; g != nil && !g.Empty() {
-		ctx, cancel := context.WithTimeout(context.Background(), treeGrace)
-		defer cancel()
-		g.Kill() // what a process forked since the first kill
-		if err := g.Wait(ctx); err != nil {
-			pr.pool.host.log.Warn("a tool's process tree did not die after SIGKILL", "path", pr.pool.cmd.Path, "error", err)
-			return
+	var err error
+	if g := pr.group; g != nil && g.Cgroup() {
+		<-pr.p.exit // like a reap, as long as a killed process takes to die
+		if !g.Empty() {
+			ctx, cancel := context.WithTimeout(context.Background(), treeGrace)
+			g.Kill() // what a process forked since the first kill
+			err = g.Wait(ctx)
+			cancel()
 		}
+	} else {
+		<-pr.p.done
+		ctx, cancel := context.WithTimeout(context.Background(), treeGrace)
+		err = limits.WaitProcessGroup(ctx, "", pr.p.pid)
+		cancel()
+	}
+	if err != nil {
+		pr.pool.host.log.Warn("a tool's process tree did not die after SIGKILL", "path", pr.pool.cmd.Path, "error", err)
+		return
 	}
 	pr.mu.Lock()
 	pr.dead = true

@@ -178,11 +178,12 @@ func pipe() (r, w *os.File, err error) {
 }
 
 // reap waits for the plugin to exit without reaping it, says it has
-// exited (a killed call's result waits for that, not for the reap), kills
-// the rest of its process group while the group id cannot yet be reused,
-// then reaps. It waits in waitid on a thread of its own: the kernel wakes
-// it at the exit. (A pidfd in the runtime's poller would spare the thread,
-// but its wake-up came 30-130 µs later, on the result's path.)
+// exited (with a cgroup, a killed call's result waits for that and the
+// cgroup, not for the reap), kills the rest of its process group while the
+// group id cannot yet be reused, then reaps. It waits in waitid on a
+// thread of its own: the kernel wakes it at the exit. (A pidfd in the
+// runtime's poller would spare the thread, but its wake-up came 30-130 µs
+// later, on the result's path.)
 func (p *process) reap() {
 	var info unix.Siginfo
 	for {
@@ -192,8 +193,11 @@ func (p *process) reap() {
 		}
 	}
 	close(p.exit)
-	// Let the result go first (it is this processor's next goroutine).
-	runtime.Gosched()
+	if p.group != nil && p.group.Cgroup() {
+		// Let the result go first (it is this processor's next goroutine);
+		// without a cgroup it waits for the reap.
+		runtime.Gosched()
+	}
 	p.mu.Lock()
 	_ = unix.Kill(-p.pid, unix.SIGKILL)
 	_ = p.cmd.Wait()

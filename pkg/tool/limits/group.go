@@ -1,7 +1,6 @@
 package limits
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -435,8 +434,10 @@ func killProcs(procs string) int {
 }
 
 // Empty reports whether the tree is dead: no process of it runs. With a
-// cgroup that is the cgroup's own count (a zombie no longer counts); under
-// rlimits the tree is the first process's process group.
+// cgroup that is the cgroup's own count (a zombie no longer counts);
+// without one the tree is the first process's process group, and Empty is
+// ProcessGroupDead (its zombies count as dead, and cost a read of /proc
+// while they are not reaped: the first process's too).
 func (g *Group) Empty() bool {
 	switch g.c.mech {
 	case Cgroup2:
@@ -452,34 +453,30 @@ func (g *Group) Empty() bool {
 	if pid <= 0 {
 		return true
 	}
-	return errors.Is(unix.Kill(-pid, 0), unix.ESRCH) || zombieOrGone(g.c.proc, pid)
+	return ProcessGroupDead(g.c.proc, pid)
 }
 
-func zombieOrGone(proc string, pid int) bool {
-	b, err := os.ReadFile(filepath.Join(proc, strconv.Itoa(pid), "stat"))
-	if err != nil {
-		return true
-	}
-	i := bytes.LastIndexByte(b, ')')
-	return i >= 0 && i+2 < len(b) && (b[i+2] == 'Z' || b[i+2] == 'X')
-}
+// Cgroup reports whether the group is a cgroup (cgroup v1 or v2): then
+// Empty counts every process of the tree, a daemon that left the process
+// group too.
+func (g *Group) Cgroup() bool { return g.c.mech == Cgroup1 || g.c.mech == Cgroup2 }
 
 // Wait waits until the tree is dead (Empty) or ctx ends. With cgroup v2
 // the kernel's notice that the cgroup emptied (cgroup.events) wakes it;
-// otherwise it looks again after 50 µs, then less and less often (every
-// 10 ms at most).
+// with another cgroup it looks again after 50 µs, then less and less often
+// (every 10 ms at most); without one it is WaitProcessGroup.
 func (g *Group) Wait(ctx context.Context) error {
+	if !g.Cgroup() {
+		g.mu.Lock()
+		pid := g.pid
+		g.mu.Unlock()
+		return WaitProcessGroup(ctx, g.c.proc, pid)
+	}
 	delay := 50 * time.Microsecond
 	for !g.Empty() {
-		t := time.NewTimer(delay)
-		select {
-		case <-ctx.Done():
-			t.Stop()
-			return ctx.Err()
-		case <-g.changed:
-		case <-t.C:
+		if err := pause(ctx, delay, g.changed); err != nil {
+			return err
 		}
-		t.Stop()
 		delay = min(delay*2, 10*time.Millisecond)
 	}
 	return nil
