@@ -744,14 +744,19 @@ func (pl *pool) run(ctx context.Context, e *entry, input []byte, opts Options) R
 		}
 		return errorResult(fmt.Sprintf("tool %q could not start its plugin %s: %v", name, pl.cmd.source(), err))
 	}
+	stopCPU := func() {}
 	if cpu := e.spec.Limits.CPUTime; cpu > 0 && pr.group != nil {
-		defer pr.group.WatchCPU(cpu)()
+		stopCPU = pr.group.WatchCPU(cpu)
+		defer stopCPU()
 	}
 	// The hard stop, on a timeout or a cancel, kills the process group at once.
 	stop := context.AfterFunc(ctx, pr.stop)
 	dec := &chunkDecoder{onOutput: opts.OnOutput}
 	req := &pluginv1.ExecuteRequest{Tool: name, InputJson: string(input), CallId: opts.CallID, TraceContext: traceContext(ctx)}
 	res, err := pr.call(req, dec, opts.OnStart)
+	// The watch's last look, before Check: a call over its CPU time since
+	// the last one is a breach too.
+	stopCPU()
 	if !stop() || ctx.Err() != nil {
 		// Stopped for the context (gRPC may notice the context before the
 		// AfterFunc runs): kill, wait until the tree is dead (not for the

@@ -148,20 +148,6 @@ func (p *process) Start(context.Context) error {
 	return nil
 }
 
-// capSysResource is CAP_SYS_RESOURCE, which setting the rlimits of another
-// user's process takes.
-const capSysResource = unix.CAP_SYS_RESOURCE
-
-// capable reports whether this process has capability c in its effective set.
-func capable(c int) bool {
-	hdr := unix.CapUserHeader{Version: unix.LINUX_CAPABILITY_VERSION_3}
-	var data [2]unix.CapUserData
-	if err := unix.Capget(&hdr, &data[0]); err != nil {
-		return false
-	}
-	return data[c/32].Effective&(1<<(uint(c)%32)) != 0
-}
-
 // pipe returns a pipe whose read end is pollable (so it takes deadlines)
 // and whose write end is blocking, as a child's stdout should be.
 func pipe() (r, w *os.File, err error) {

@@ -43,11 +43,15 @@ type Group struct {
 	pid    int    // the first process; guarded by mu
 	closed bool   // guarded by mu
 
-	breach   atomic.Pointer[Breach] // set by watchers: a breach they saw and acted on
-	watchers []*os.File             // closed by Close; their goroutines end then
-	oom      *os.File               // cgroup v1: the OOM eventfd (also in watchers)
-	wds      []int                  // the group's watches in the controller's inotify instance
-	wg       sync.WaitGroup
+	breach atomic.Pointer[Breach] // set by watchers: a breach they saw and acted on
+	killed atomic.Bool            // Kill was called: a SIGKILL seen after it is the host's
+	// cpuRlimit is the first process's RLIMIT_CPU soft limit in seconds
+	// (rlimit mechanism), set by WatchCPU; 0 when none.
+	cpuRlimit atomic.Uint64
+	watchers  []*os.File // closed by Close; their goroutines end then
+	oom       *os.File   // cgroup v1: the OOM eventfd (also in watchers)
+	wds       []int      // the group's watches in the controller's inotify instance
+	wg        sync.WaitGroup
 
 	// pidsEvents is cgroup v1's pids.events, read by Check: since Linux
 	// 6.12 the kernel notifies only cgroup v2's pids.events, so a refused
@@ -356,6 +360,21 @@ func (g *Group) hierOf(dir string) *hierarchy {
 
 // prlimits sets the rlimits of pid that differ from old (those it has):
 // open files always, memory (as RLIMIT_DATA) under the rlimit mechanism.
+//
+// Memory is RLIMIT_DATA, not RLIMIT_AS. Both count address space, not
+// memory in use, but RLIMIT_AS counts every mapping, reservations the
+// program never touches included, and runtimes reserve a lot at start: a
+// trivial Go program maps 1.2 GiB (VmSize; its heap arena index, page
+// summaries and arena hints) and will not start under 1 GiB of RLIMIT_AS
+// ("failed to reserve page summary memory"); glibc gives each thread of a
+// Python or C program a 64 MiB malloc arena; a JVM reserves its whole heap.
+// An RLIMIT_AS low enough to bound a tool would stop most of them starting.
+// RLIMIT_DATA (Linux 4.7 and later) counts only private writable mappings:
+// the heap, anonymous mmaps, writable data. The same Go program has 40 MiB
+// of it, and a gRPC plugin starts from about 128 MiB (below, Go fails
+// allocating its heap arena map). It still counts what is mapped rather
+// than touched, so it is an upper bound the tool reaches a little early;
+// a cgroup counts the pages themselves.
 // A limit is lifted or raised only where the kernel lets this process do
 // it (raising a hard limit takes CAP_SYS_RESOURCE): else ErrRegroup, as
 // lifting open files always is (a new process gets the host's own).
@@ -387,9 +406,23 @@ func (g *Group) prlimits(pid int, l, old Limits) error {
 	return nil
 }
 
+// CanRaiseHardRlimits reports whether this process has CAP_SYS_RESOURCE in
+// its effective set, which raising a hard rlimit takes, and setting any
+// rlimit of another user's process.
+func CanRaiseHardRlimits() bool {
+	hdr := unix.CapUserHeader{Version: unix.LINUX_CAPABILITY_VERSION_3}
+	var data [2]unix.CapUserData
+	if err := unix.Capget(&hdr, &data[0]); err != nil {
+		return false
+	}
+	const c = unix.CAP_SYS_RESOURCE
+	return data[c/32].Effective&(1<<(uint(c)%32)) != 0
+}
+
 // Kill sends SIGKILL to every process of the tree. It does not wait for
 // them to die: Empty and Wait tell when they have.
 func (g *Group) Kill() {
+	g.killed.Store(true)
 	g.mu.Lock()
 	pid := g.pid
 	g.mu.Unlock()
@@ -499,8 +532,34 @@ func (g *Group) Breach(state *os.ProcessState, stderrTail string) (Breach, bool)
 		if l.Memory > 0 && state != nil && !state.Success() && outOfMemory.MatchString(stderrTail) {
 			return Breach{Kind: Memory, Limits: l, Detail: "the process could not allocate more under RLIMIT_DATA"}, true
 		}
+		if detail, ok := g.cpuRlimitEnded(state); ok {
+			return Breach{Kind: CPUTime, Limits: l, Detail: detail}, true
+		}
 	}
 	return Breach{}, false
+}
+
+// cpuRlimitEnded reports whether RLIMIT_CPU ended the first process: it
+// died of SIGXCPU (the soft limit), or of a SIGKILL the host did not send
+// after using the CPU time of its soft limit (the hard limit, for a
+// process that ignores SIGXCPU, as Go programs do).
+func (g *Group) cpuRlimitEnded(state *os.ProcessState) (string, bool) {
+	soft := g.cpuRlimit.Load()
+	if state == nil || soft == 0 {
+		return "", false
+	}
+	ws, ok := state.Sys().(syscall.WaitStatus)
+	if !ok || !ws.Signaled() {
+		return "", false
+	}
+	used := state.UserTime() + state.SystemTime()
+	switch {
+	case ws.Signal() == syscall.SIGXCPU:
+	case ws.Signal() == syscall.SIGKILL && !g.killed.Load() && used >= time.Duration(soft)*time.Second:
+	default:
+		return "", false
+	}
+	return fmt.Sprintf("RLIMIT_CPU ended the process (%s) after %s of CPU time", ws.Signal(), used.Round(time.Millisecond)), true
 }
 
 // outOfMemory matches what runtimes print when an allocation fails.
