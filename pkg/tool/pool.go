@@ -752,6 +752,13 @@ func (pl *pool) run(ctx context.Context, e *entry, input []byte, opts Options) R
 	// The hard stop, on a timeout or a cancel, kills the process group at once.
 	stop := context.AfterFunc(ctx, pr.stop)
 	dec := &chunkDecoder{onOutput: opts.OnOutput}
+	var oom *oomScanner
+	if pr.group != nil && !pr.group.Cgroup() {
+		// Without a cgroup, an out-of-memory line is the sign of a memory
+		// breach; a Go plugin's begins in the call's captured stderr.
+		oom = &oomScanner{}
+		dec.onStderr = oom.write
+	}
 	req := &pluginv1.ExecuteRequest{Tool: name, InputJson: string(input), CallId: opts.CallID, TraceContext: traceContext(ctx)}
 	res, err := pr.call(req, dec, opts.OnStart)
 	// The watch's last look, before Check: a call over its CPU time since
@@ -770,7 +777,7 @@ func (pl *pool) run(ctx context.Context, e *entry, input []byte, opts Options) R
 		return stoppedResult(ctx, e)
 	}
 	if err != nil {
-		return pl.crashResult(pr, name, err)
+		return pl.crashResult(pr, name, err, oom.line())
 	}
 	if pr.group != nil {
 		// A tool's child killed at the limit, the tool answering at once:
@@ -821,8 +828,9 @@ func stoppedResult(ctx context.Context, e *entry) Result {
 }
 
 // crashResult reports a call whose stream broke: the plugin's exit status
-// and the tail of its stderr when it died, else the error.
-func (pl *pool) crashResult(pr *proc, name string, err error) Result {
+// and the tail of its stderr when it died, else the error; or the limit it
+// went over (oom: an out-of-memory line of the call's stderr output).
+func (pl *pool) crashResult(pr *proc, name string, err error, oom string) Result {
 	p := pr.p
 	select {
 	case <-p.done:
@@ -842,7 +850,7 @@ func (pl *pool) crashResult(pr *proc, name string, err error) Result {
 	}
 	tail := pr.stderrTail()
 	if pr.group != nil {
-		if b, ok := pr.group.Breach(p.state, tail); ok {
+		if b, ok := pr.group.Breach(p.state, oom+"\n"+p.oom.line()+"\n"+tail); ok {
 			pl.lost(pr)
 			pl.host.log.Warn("tool over its limit: killed", "path", pl.cmd.Path, "tool", name, "limit", b.String(), "detail", b.Detail)
 			return outcome(errorResult(breachText(name, b)), OutcomeLimit)

@@ -1,6 +1,7 @@
 package limits
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -517,8 +518,9 @@ func (g *Group) Wait(ctx context.Context) error {
 
 // Breach says which limit the tree exceeded, if any: one a watcher saw and
 // acted on (memory, processes, CPU time), or, for a tree whose first
-// process has ended (state and the tail of its stderr), what its end shows.
-func (g *Group) Breach(state *os.ProcessState, stderrTail string) (Breach, bool) {
+// process has ended (state, and stderr: the tail of its stderr and any
+// line of it OutOfMemoryLine found before a long dump), what its end shows.
+func (g *Group) Breach(state *os.ProcessState, stderr string) (Breach, bool) {
 	if b := g.breach.Load(); b != nil {
 		return *b, true
 	}
@@ -529,7 +531,7 @@ func (g *Group) Breach(state *os.ProcessState, stderrTail string) (Breach, bool)
 			return Breach{Kind: k, Limits: l, Detail: detail}, true
 		}
 	case Rlimit:
-		if l.Memory > 0 && state != nil && !state.Success() && outOfMemory.MatchString(stderrTail) {
+		if l.Memory > 0 && state != nil && !state.Success() && outOfMemory.MatchString(stderr) {
 			return Breach{Kind: Memory, Limits: l, Detail: "the process could not allocate more under RLIMIT_DATA"}, true
 		}
 		if detail, ok := g.cpuRlimitEnded(state); ok {
@@ -562,8 +564,31 @@ func (g *Group) cpuRlimitEnded(state *os.ProcessState) (string, bool) {
 	return fmt.Sprintf("RLIMIT_CPU ended the process (%s) after %s of CPU time", ws.Signal(), used.Round(time.Millisecond)), true
 }
 
-// outOfMemory matches what runtimes print when an allocation fails.
-var outOfMemory = regexp.MustCompile(`(?i)out of memory|MemoryError|Cannot allocate memory|bad_alloc|heap out of memory|OutOfMemoryError`)
+// outOfMemory matches what runtimes print when an allocation fails. A Go
+// program's "fatal error: runtime: out of memory" goes to fd 2 only, which
+// sdk/tool captures as a call's output and loses when the process dies; the
+// dump after it, which reaches the host (debug.SetCrashOutput), begins
+// with the frames of the runtime growing its heap, from where it threw.
+var outOfMemory = regexp.MustCompile(`(?i)out of memory|MemoryError|Cannot allocate memory|bad_alloc|heap out of memory|OutOfMemoryError` +
+	`|(?m:^runtime\.(sysMapOS|\(\*mheap\)\.(grow|sysAlloc)|persistentalloc1)\()`)
+
+// OutOfMemoryLine returns the first line of b that says an allocation
+// failed, as runtimes print it ("fatal error: runtime: out of memory",
+// Python's MemoryError, …), or "". A Go program's line comes before a dump
+// of every goroutine, longer than a stderr tail keeps: the host looks for
+// it as stderr comes.
+func OutOfMemoryLine(b []byte) string {
+	loc := outOfMemory.FindIndex(b)
+	if loc == nil {
+		return ""
+	}
+	start := bytes.LastIndexByte(b[:loc[0]], '\n') + 1
+	end := len(b)
+	if i := bytes.IndexByte(b[loc[1]:], '\n'); i >= 0 {
+		end = loc[1] + i
+	}
+	return string(b[start:end])
+}
 
 // countersBreached reads the cgroup's event counters: an OOM kill, or a
 // fork refused for the process limit.

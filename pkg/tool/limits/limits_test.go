@@ -436,6 +436,23 @@ func TestCgroup1ProcessLimitAndEscapes(t *testing.T) {
 	})
 }
 
+func TestOutOfMemoryLine(t *testing.T) {
+	for in, want := range map[string]string{
+		"fatal error: runtime: out of memory\n\nruntime stack:\nruntime.throw(…)\n":    "fatal error: runtime: out of memory",
+		"Traceback (most recent call last):\n  File \"<string>\", line 3\nMemoryError": "MemoryError",
+		"started\nerror: Cannot allocate memory (os error 12)\n":                       "error: Cannot allocate memory (os error 12)",
+		"panic: boom\n\ngoroutine 1 [running]:\n":                                      "",
+		// A Go program's dump, its first line lost.
+		"\nruntime stack:\nruntime.throw({0xb8384d?, 0x2c2f?})\n\t/usr/local/go/src/runtime/panic.go:1229 +0x48\n" +
+			"runtime.sysMapOS(0x30bddcc00000, 0x800000, {0xb75d81, 0x4})\n\t/usr/local/go/src/runtime/mem_linux.go:175 +0x13b\n": "runtime.sysMapOS(0x30bddcc00000, 0x800000, {0xb75d81, 0x4})",
+		"goroutine 7 [running]:\nmain.handler()\n\t/src/main.go:9\n": "",
+	} {
+		if got := OutOfMemoryLine([]byte(in)); got != want {
+			t.Errorf("%q: %q, want %q", in, got, want)
+		}
+	}
+}
+
 func TestStatAlive(t *testing.T) {
 	for _, tt := range []struct {
 		stat  string
@@ -591,7 +608,7 @@ func TestCPURlimit(t *testing.T) {
 			g.setCPURlimit(500 * time.Millisecond) // the rlimit alone: no watch
 			var lim unix.Rlimit
 			if err := unix.Prlimit(cmd.Process.Pid, unix.RLIMIT_CPU, nil, &lim); err != nil || lim.Cur != 1 || c.raiseHard && lim.Max != 2 {
-				t.Fatalf("RLIMIT_CPU %+v, %v; want 1 s (and 2 s)", lim, err)
+				t.Fatalf("RLIMIT_CPU %+v, %v; want 1 s (and 2 s): the next second past 500ms", lim, err)
 			}
 			if !tt.breach {
 				g.Kill()
