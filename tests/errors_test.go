@@ -5,16 +5,21 @@ import (
 	"errors"
 	"io"
 	"net"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"google.golang.org/genproto/googleapis/rpc/errdetails"
+	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/encoding/protowire"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/durationpb"
+	"google.golang.org/protobuf/types/known/emptypb"
 	"google.golang.org/protobuf/types/known/fieldmaskpb"
 
 	"github.com/agentcore/agentcore/pkg/llm/fakemodel"
@@ -44,6 +49,41 @@ func errorInfo(err error) *errdetails.ErrorInfo {
 		}
 	}
 	return nil
+}
+
+// wireStr is field num holding s, in protobuf's wire format.
+func wireStr(num protowire.Number, s string) []byte {
+	return protowire.AppendBytes(protowire.AppendTag(nil, num, protowire.BytesType), []byte(s))
+}
+
+// wireMsg is field num holding a message made of fields.
+func wireMsg(num protowire.Number, fields ...[]byte) []byte {
+	return protowire.AppendBytes(protowire.AppendTag(nil, num, protowire.BytesType), slices.Concat(fields...))
+}
+
+// invokeRaw sends req, raw bytes, to an AgentService method of the suite's
+// server (a stream's first message when stream is set) and returns the
+// call's error. The bytes go as the unknown fields of an empty message,
+// which the protobuf runtime writes as they are: invalid UTF-8 included,
+// which it refuses to encode in a string field.
+func invokeRaw(ctx context.Context, method string, req []byte, stream bool) error {
+	conn, err := grpc.NewClient(suite.server.addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		return err
+	}
+	defer conn.Close()
+	method = "/agentcore.v1.AgentService/" + method
+	raw := &emptypb.Empty{}
+	raw.ProtoReflect().SetUnknown(req)
+	if !stream {
+		return conn.Invoke(ctx, method, raw, &emptypb.Empty{})
+	}
+	st, err := conn.NewStream(ctx, &grpc.StreamDesc{ClientStreams: true, ServerStreams: true}, method)
+	if err != nil {
+		return err
+	}
+	_ = st.SendMsg(raw)
+	return st.RecvMsg(&emptypb.Empty{})
 }
 
 // sendRaw runs one Send with a raw first message and returns the stream's end.
@@ -136,6 +176,23 @@ func TestInvalidInputs(t *testing.T) {
 			_, err := api.UpdateAgent(ctx, &agentv1.UpdateAgentRequest{Agent: &agentv1.Agent{Id: a.ID}, UpdateMask: &fieldmaskpb.FieldMask{Paths: []string{"config.nope"}}})
 			return err
 		}, codes.InvalidArgument, "update_mask.paths[0]"},
+		{"create: a base URL without a model", func(ctx context.Context) error {
+			_, err := api.CreateAgent(ctx, &agentv1.CreateAgentRequest{Agent: &agentv1.Agent{Config: &agentv1.AgentConfig{BaseUrl: proto.String("https://api.example.com/v1")}}})
+			return err
+		}, codes.InvalidArgument, "agent.config.model"},
+		{"create: invalid UTF-8", func(ctx context.Context) error {
+			// CreateAgentRequest{agent: {config: {system: "ok\xffno"}}}
+			return invokeRaw(ctx, "CreateAgent", wireMsg(2, wireMsg(2, wireStr(6, "ok\xffno"))), false)
+		}, codes.InvalidArgument, "agent.config.system"},
+		{"update: a base URL without a model", func(ctx context.Context) error {
+			// The whole config replaced (else the agent keeps its profile,
+			// which has a model), with a key of its own (the server's is for
+			// its profile's endpoint only).
+			_, err := api.UpdateAgent(ctx, &agentv1.UpdateAgentRequest{Agent: &agentv1.Agent{Id: a.ID, Config: &agentv1.AgentConfig{
+				BaseUrl: proto.String("https://api.example.com/v1"), ApiKey: proto.String("sk-own")}},
+				UpdateMask: &fieldmaskpb.FieldMask{Paths: []string{"config"}}})
+			return err
+		}, codes.InvalidArgument, "agent.config.model"},
 		{"update: bad config", func(ctx context.Context) error {
 			_, err := api.UpdateAgent(ctx, &agentv1.UpdateAgentRequest{Agent: &agentv1.Agent{Id: a.ID, Config: &agentv1.AgentConfig{MaxSteps: proto.Int32(-2)}}})
 			return err
@@ -160,6 +217,10 @@ func TestInvalidInputs(t *testing.T) {
 		{"send: bad override", func(ctx context.Context) error {
 			return sendRaw(ctx, start(&agentv1.StartRun{AgentId: a.ID, Input: text, Config: &agentv1.AgentConfig{RequestTimeout: durationpb.New(-time.Second)}}))
 		}, codes.InvalidArgument, "start.config.request_timeout"},
+		{"send: invalid UTF-8", func(ctx context.Context) error {
+			// SendRequest{start: {agent_id, input: [{text: "\xc3"}]}}
+			return invokeRaw(ctx, "Send", wireMsg(1, wireStr(1, a.ID), wireMsg(2, wireStr(1, "\xc3"))), true)
+		}, codes.InvalidArgument, "start.input[0].text"},
 		{"send: unknown tool", func(ctx context.Context) error {
 			return sendRaw(ctx, start(&agentv1.StartRun{AgentId: a.ID, Input: text, Tools: &agentv1.ToolSelection{Names: []string{"nope"}}}))
 		}, codes.InvalidArgument, "start.tools.names[0]"},
@@ -182,6 +243,11 @@ func TestInvalidInputs(t *testing.T) {
 			_, err := api.GetHistory(ctx, &agentv1.GetHistoryRequest{AgentId: "nobody"})
 			return err
 		}, codes.NotFound, ""},
+		{"set history: invalid UTF-8", func(ctx context.Context) error {
+			// SetHistoryRequest{agent_id, messages: [{parts: [{text: "fine"}]}, {parts: [{text: "fine"}, {text: "\xfe"}]}]}
+			ok := wireMsg(3, wireStr(1, "fine"))
+			return invokeRaw(ctx, "SetHistory", slices.Concat(wireStr(1, a.ID), wireMsg(2, ok), wireMsg(2, ok, wireMsg(3, wireStr(1, "\xfe")))), false)
+		}, codes.InvalidArgument, "messages[1].parts[1].text"},
 		{"set history: malformed", func(ctx context.Context) error {
 			_, err := api.SetHistory(ctx, &agentv1.SetHistoryRequest{AgentId: a.ID, Messages: badHistory})
 			return err

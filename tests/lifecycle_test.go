@@ -23,13 +23,17 @@ import (
 	"github.com/agentcore/agentcore/sdk/client"
 )
 
-// privatePlugins copies the named plugins into a folder of the test's own,
-// so that every process started from there belongs to this test.
+// privatePlugins copies the named plugins (of bin/plugins, or else of
+// tests/testdata/plugins) into a folder of the test's own, so that every
+// process started from there belongs to this test.
 func privatePlugins(t *testing.T, names ...string) string {
 	t.Helper()
 	dir := t.TempDir()
 	for _, n := range names {
 		b, err := os.ReadFile(filepath.Join(suite.plugins, n))
+		if os.IsNotExist(err) {
+			b, err = os.ReadFile(filepath.Join(suite.testPlugins, n))
+		}
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -3,6 +3,7 @@ package tests
 import (
 	"bufio"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -54,83 +55,333 @@ func mechanism(t *testing.T, c *client.Client) string {
 	return tools.GetLimitsMechanism()
 }
 
-func TestToolOverItsMemoryLimit(t *testing.T) {
+// Python programs the shell tool runs to go over each limit.
+const (
+	// pyHog allocates 8 MiB at a time without end, printing the MiB it holds.
+	pyHog = `python3 -c '
+b = []
+while True:
+    b.append(b"x" * (8 << 20))
+    print(len(b) * 8, flush=True)
+'`
+	// pyForks forks sleeping children until a fork fails.
+	pyForks = `python3 -c '
+import os, time
+n = 0
+while True:
+    try:
+        pid = os.fork()
+    except OSError as e:
+        print(n, "forks, then:", e, flush=True)
+        break
+    if pid == 0:
+        os.closerange(0, 1024)
+        time.sleep(60)
+        os._exit(0)
+    n += 1
+'`
+	// pyFiles opens files until an open fails.
+	pyFiles = `ulimit -n; python3 -c '
+fs = []
+try:
+    while True:
+        fs.append(open("/dev/null"))
+except OSError as e:
+    print(len(fs), e)
+'`
+)
+
+// TestToolsOverTheirLimits runs tools over each of their limits under each
+// mechanism this machine has, in the real agent-server. The limits come
+// from the server's defaults (-tool-memory), from the config file's
+// plugins section (the shell plugin's others) and from what a tool asks
+// for, capped by the server's maximums (the limited plugin's); ListTools
+// shows them and the calls get them. Each breach ends in a result naming
+// the limit (over its open files a process gets EMFILE instead, which the
+// tool reports), and the next call works; in a run, the agent goes on.
+func TestToolsOverTheirLimits(t *testing.T) {
 	t.Parallel()
 	if _, err := exec.LookPath("python3"); err != nil {
-		t.Skip("no python3")
+		unavailable(t, "no python3 on PATH")
 	}
-	p, c := ownServer(t, privatePlugins(t, "shell"), "-tool-memory", "256MiB")
-	if m := mechanism(t, c); !strings.Contains(m, "enforces memory") {
-		t.Skip("no memory limits here: " + m)
+	file := filepath.Join(t.TempDir(), "agentcore.yaml")
+	if err := os.WriteFile(file, []byte("plugins:\n  shell:\n    processes: 48\n    cpu_time: 1s\n    open_files: 64\n"), 0o600); err != nil {
+		t.Fatal(err)
 	}
-	tools, _ := c.ListTools(ctxT(t, 10*time.Second))
-	if l := tools.GetTools()[0].GetLimits(); l.GetMemoryBytes() != 256<<20 {
-		t.Errorf("ListTools shows the shell's limits as %v", l)
-	}
-	ctx := ctxT(t, 60*time.Second)
-	if res, err := c.ExecuteTool(ctx, "shell", map[string]any{"command": "echo warm"}, 0, nil); err != nil || res.GetError() {
-		t.Fatalf("warm-up: %v %v", res, err)
-	}
-	before := rss(t, p.cmd.Process.Pid)
-	hog := "import sys\nb = []\nwhile True:\n    b.append(b'x' * (8 << 20))\n    print(len(b) * 8, flush=True)\n"
-	var last time.Time
-	var mib atomic.Int64
-	res, err := c.ExecuteTool(ctx, "shell", map[string]any{"command": "python3 -c \"" + hog + "\""}, 0, func(o *agentv1.ToolOutputChunk) {
-		for _, f := range strings.Fields(o.GetData()) {
-			if n, err := strconv.Atoi(f); err == nil {
-				mib.Store(int64(n))
-			}
+	lim := func(mem int, procs uint32, cpu time.Duration, files uint32) *agentv1.ToolLimits {
+		l := &agentv1.ToolLimits{MemoryBytes: uint64(mem) << 20, MaxProcesses: procs, MaxOpenFiles: files}
+		if cpu > 0 {
+			l.CpuTime = durationpb.New(cpu)
 		}
-		last = time.Now()
-	})
-	took := time.Since(last)
+		return l
+	}
+	mechanisms := []struct {
+		name, flag string
+		listed     map[string]*agentv1.ToolLimits // ListTools' limits of each tool
+	}{
+		{"cgroup", "auto", map[string]*agentv1.ToolLimits{
+			"shell":       lim(256, 48, time.Second, 64),  // -tool-memory, the rest from the file
+			"greedy_hog":  lim(300, 1024, 0, 0),           // asks for 64 GiB: -tool-memory-max
+			"greedy_spin": lim(256, 1024, time.Second, 0), // asks for an hour: -tool-cpu-time-max
+		}},
+		{"rlimit", "rlimit", map[string]*agentv1.ToolLimits{ // no process count
+			"shell":       lim(256, 0, time.Second, 64),
+			"greedy_hog":  lim(300, 0, 0, 0),
+			"greedy_spin": lim(256, 0, time.Second, 0),
+		}},
+	}
+	cases := []struct {
+		name    string
+		under   string // "" for every mechanism, else only this one
+		tool    string
+		command string // the shell's
+		want    string // in the result
+		breach  bool   // an error result: the call's processes were killed
+		hogMiB  int    // a hog printing how many MiB it holds, to this limit
+	}{
+		{"memory", "cgroup", "shell", pyHog, `tool "shell" exceeded its memory limit of 256 MiB and was killed`, true, 256},
+		{"memory a tool asked for, capped", "", "greedy_hog", "", `tool "greedy_hog" exceeded its memory limit of 300 MiB and was killed`, true, 300},
+		{"processes", "cgroup", "shell", pyForks, `tool "shell" exceeded its limit of 48 processes and was killed`, true, 0},
+		{"CPU time of a child", "", "shell", "while :; do :; done", `tool "shell" exceeded its CPU time limit of 1s and was killed`, true, 0},
+		{"CPU time a tool asked for, capped", "", "greedy_spin", "", `tool "greedy_spin" exceeded its CPU time limit of 1s and was killed`, true, 0},
+		{"open files", "", "shell", pyFiles, "Too many open files", false, 0},
+	}
+	for _, m := range mechanisms {
+		t.Run(m.name, func(t *testing.T) {
+			t.Parallel()
+			p, c := ownServer(t, privatePlugins(t, "shell", "limited"), "-tool-limits", m.flag,
+				"-tool-memory", "256MiB", "-tool-memory-max", "300MiB", "-tool-cpu-time-max", "1s", "-config", file)
+			tools, err := c.ListTools(ctxT(t, 10*time.Second))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if mech := tools.GetLimitsMechanism(); !strings.HasPrefix(mech, m.name) || !strings.Contains(mech, "enforces memory, processes, CPU time") && m.name == "cgroup" {
+				unavailable(t, "no %s limits here: %s", m.name, mech)
+			}
+			for _, tl := range tools.GetTools() {
+				if want := m.listed[tl.GetName()]; !proto.Equal(tl.GetLimits(), want) {
+					t.Errorf("ListTools: %s's limits %v, want %v", tl.GetName(), tl.GetLimits(), want)
+				}
+			}
+			ctx := ctxT(t, 2*time.Minute)
+			next := func(what string) {
+				t.Helper()
+				if res, err := c.ExecuteTool(ctx, "shell", map[string]any{"command": "echo next"}, 0, nil); err != nil || res.GetError() {
+					t.Fatalf("the call after %s: %v %v", what, res, err)
+				}
+			}
+			next("the start")
+			for _, tt := range cases {
+				if tt.under != "" && tt.under != m.name {
+					continue
+				}
+				input := map[string]any{}
+				if tt.command != "" {
+					input["command"] = tt.command
+				}
+				before := rss(t, p.cmd.Process.Pid)
+				var last time.Time
+				var mib atomic.Int64
+				res, err := c.ExecuteTool(ctx, tt.tool, input, 0, func(o *agentv1.ToolOutputChunk) {
+					for _, f := range strings.Fields(o.GetData()) {
+						if n, err := strconv.Atoi(f); err == nil {
+							mib.Store(int64(n))
+						}
+					}
+					last = time.Now()
+				})
+				took := time.Since(last)
+				if err != nil {
+					t.Fatalf("%s: %v", tt.name, err)
+				}
+				text := res.GetOutput().GetText() + res.GetOutput().GetJson()
+				if res.GetError() != tt.breach || !strings.Contains(text, tt.want) {
+					t.Errorf("%s: error=%v %q, want %q", tt.name, res.GetError(), text, tt.want)
+				}
+				if tt.hogMiB > 0 {
+					if n := mib.Load(); n > int64(tt.hogMiB) || m.name == "cgroup" && n < int64(tt.hogMiB/2) {
+						t.Errorf("%s: the tool got to %d MiB under a %d MiB limit", tt.name, n, tt.hogMiB)
+					}
+				}
+				if tt.hogMiB > 0 && m.name == "cgroup" {
+					if took > time.Second {
+						t.Errorf("%s: the result came %v after the tool's last allocation", tt.name, took)
+					}
+					if grew := rss(t, p.cmd.Process.Pid) - before; grew > 5<<20 {
+						t.Errorf("%s: agent-server's RSS grew by %.1f MB", tt.name, float64(grew)/(1<<20))
+					}
+				}
+				if tt.name == "open files" && !strings.Contains(text, `64\n`) {
+					t.Errorf("open files: the shell's limit is not 64: %q", text)
+				}
+				next(tt.name)
+			}
+			if m.name != "cgroup" {
+				return
+			}
+			// In a run: the breach is the tool's result, the model reads it
+			// and calls the tool again, which works.
+			var results []*agentv1.ToolResultEvent
+			system := suite.router.add(t, func(step int, req *fakemodel.Request) fakemodel.Turn {
+				switch step {
+				case 0:
+					return fakemodel.Turn{ToolCalls: []fakemodel.ToolCall{{ID: "c1", Name: "shell", Arguments: toJSON(t, map[string]any{"command": pyHog})}}}
+				case 1:
+					return fakemodel.Turn{ToolCalls: []fakemodel.ToolCall{{ID: "c2", Name: "shell", Arguments: `{"command":"echo after"}`}}}
+				}
+				return fakemodel.Turn{Text: "done"}
+			})
+			a, err := c.CreateAgent(ctxT(t, 10*time.Second), client.AgentOptions{Config: &agentv1.AgentConfig{System: proto.String(system)}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			out, err := a.Send(ctx, "use a lot of memory", client.Callbacks{
+				OnToolResult: func(e *agentv1.ToolResultEvent) { results = append(results, e) },
+			})
+			if err != nil || out.Text != "done" || len(results) != 2 {
+				t.Fatalf("send: %v %v, %d tool results", out, err, len(results))
+			}
+			if r := results[0]; !r.GetError() || !strings.Contains(r.GetOutput().GetText(), `tool "shell" exceeded its memory limit of 256 MiB and was killed`) {
+				t.Errorf("the hog's result in the run: %v", r.GetOutput())
+			}
+			if r := results[1]; r.GetError() || !strings.Contains(r.GetOutput().GetJson(), "after") {
+				t.Errorf("the next call in the run: %v", r.GetOutput())
+			}
+		})
+	}
+}
+
+// toJSON encodes v.
+func toJSON(t *testing.T, v any) string {
+	t.Helper()
+	b, err := json.Marshal(v)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !res.GetError() || !strings.Contains(res.GetOutput().GetText(), `tool "shell" exceeded its memory limit of 256 MiB and was killed`) {
-		t.Fatalf("result = %v", res.GetOutput())
-	}
-	if n := mib.Load(); n < 128 || n > 256 {
-		t.Errorf("the tool got to %d MiB under a 256 MiB limit", n)
-	}
-	if took > time.Second {
-		t.Errorf("the result came %v after the tool's last allocation", took)
-	}
-	if grew := rss(t, p.cmd.Process.Pid) - before; grew > 5<<20 {
-		t.Errorf("agent-server's RSS grew by %.1f MB", float64(grew)/(1<<20))
-	}
-	if res, err := c.ExecuteTool(ctx, "shell", map[string]any{"command": "echo next"}, 0, nil); err != nil || res.GetError() {
-		t.Fatalf("the next call: %v %v", res, err)
-	}
+	return string(b)
 }
 
+// TestDaemonDiesWithItsCall: a setsid, double-forked daemon that a tool
+// left behind is dead once its call ends: cancelled, stopped in a run (the
+// Stop RPC), or with agent-server (SIGTERM) after a call that ended well.
+// The daemon left the call's process group: only a cgroup holds it while
+// agent-server runs; at its exit agent-server kills the orphans it reaped
+// too.
 func TestDaemonDiesWithItsCall(t *testing.T) {
 	t.Parallel()
-	_, c := ownServer(t, privatePlugins(t, "shell"))
-	if m := mechanism(t, c); !strings.HasPrefix(m, "cgroup") {
-		t.Skip("a daemon leaves its process group; only a cgroup holds it: " + m)
-	}
-	ctx, cancel := context.WithCancel(ctxT(t, 30*time.Second))
-	daemon := 0
-	// setsid and a double fork: the daemon is in no process group of the call.
-	cmd := "setsid bash -c 'sleep 1000 >/dev/null 2>&1 & echo daemon=$!'; sleep 1000"
-	_, _ = c.ExecuteTool(ctx, "shell", map[string]any{"command": cmd}, 0, func(o *agentv1.ToolOutputChunk) {
-		if m := regexp.MustCompile(`daemon=(\d+)`).FindStringSubmatch(o.GetData()); m != nil {
-			daemon, _ = strconv.Atoi(m[1])
-			cancel()
+	const leave = "setsid bash -c 'sleep 1000 >/dev/null 2>&1 & echo daemon=$!'"
+	daemonPID := func(s string) int {
+		if m := regexp.MustCompile(`daemon=(\d+)`).FindStringSubmatch(s); m != nil {
+			pid, _ := strconv.Atoi(m[1])
+			return pid
 		}
-	})
-	if daemon == 0 {
-		t.Fatal("the daemon's pid never came")
+		return 0
 	}
-	waitGone(t, "daemon", daemon)
+	tests := []struct {
+		name   string
+		cgroup bool // only a cgroup kills it
+		run    func(t *testing.T, p *serverProc, c *client.Client) (daemon int)
+	}{
+		{"cancelled ExecuteTool", true, func(t *testing.T, _ *serverProc, c *client.Client) int {
+			ctx, cancel := context.WithCancel(ctxT(t, 30*time.Second))
+			defer cancel()
+			daemon := 0
+			_, _ = c.ExecuteTool(ctx, "shell", map[string]any{"command": leave + "; sleep 1000"}, 0, func(o *agentv1.ToolOutputChunk) {
+				if daemon = daemonPID(o.GetData()); daemon != 0 {
+					cancel()
+				}
+			})
+			return daemon
+		}},
+		{"Stop on a run", true, func(t *testing.T, _ *serverProc, c *client.Client) int {
+			system := suite.router.add(t, func(step int, _ *fakemodel.Request) fakemodel.Turn {
+				if step == 0 {
+					return fakemodel.Turn{ToolCalls: []fakemodel.ToolCall{{ID: "c1", Name: "shell", Arguments: toJSON(t, map[string]any{"command": leave + "; sleep 1000"})}}}
+				}
+				return fakemodel.Turn{Text: "stopped"}
+			})
+			a, err := c.CreateAgent(ctxT(t, 10*time.Second), client.AgentOptions{Config: &agentv1.AgentConfig{System: proto.String(system)}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			pids, ended := make(chan int, 1), make(chan error, 1)
+			go func() {
+				_, err := a.Send(ctxT(t, 30*time.Second), "leave a daemon", client.Callbacks{OnToolOutput: func(o *agentv1.ToolOutputEvent) {
+					if pid := daemonPID(o.GetData()); pid != 0 {
+						pids <- pid
+					}
+				}})
+				ended <- err
+			}()
+			var daemon int
+			select {
+			case daemon = <-pids:
+			case err := <-ended:
+				t.Fatalf("the send ended before the daemon started: %v", err)
+			case <-time.After(20 * time.Second):
+				t.Fatal("no daemon pid")
+			}
+			if resp, err := c.API().Stop(ctxT(t, 10*time.Second), &agentv1.StopRequest{AgentId: a.ID}); err != nil || !resp.GetStopped() {
+				t.Fatalf("Stop: %v %v", resp, err)
+			}
+			select {
+			case <-ended:
+			case <-time.After(20 * time.Second):
+				t.Fatal("the send did not end after Stop")
+			}
+			return daemon
+		}},
+		{"agent-server's exit", false, func(t *testing.T, p *serverProc, c *client.Client) int {
+			res, err := c.ExecuteTool(ctxT(t, 30*time.Second), "shell", map[string]any{"command": leave}, 0, nil)
+			if err != nil || res.GetError() {
+				t.Fatalf("shell: %v %v", res, err)
+			}
+			daemon := daemonPID(res.GetOutput().GetJson())
+			if !alive(daemon) {
+				t.Fatalf("daemon %d is not running after a call that ended well: the test proves nothing", daemon)
+			}
+			if err := p.stop(); err != nil {
+				t.Fatalf("agent-server's exit: %v", err)
+			}
+			return daemon
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			p, c := ownServer(t, privatePlugins(t, "shell"))
+			if m := mechanism(t, c); tt.cgroup && !strings.HasPrefix(m, "cgroup") {
+				unavailable(t, "a daemon leaves its call's process group; only a cgroup holds it: %s", m)
+			}
+			daemon := tt.run(t, p, c)
+			if daemon == 0 {
+				t.Fatal("the daemon's pid never came")
+			}
+			waitGone(t, "daemon", daemon)
+		})
+	}
 }
 
+// TestHugeResultKeepsTheStreamAndTheHistory: a 200 MB tool result leaves
+// the stream, the history and GetHistory working, under a message limit of
+// 256 KiB; and once the history is larger than a message, GetHistory
+// pages it: every message once, in order, no response over the limit.
 func TestHugeResultKeepsTheStreamAndTheHistory(t *testing.T) {
 	t.Parallel()
-	_, c := ownServer(t, suite.testPlugins)
+	const limit = 256 << 10
+	_, c := ownServer(t, suite.testPlugins, "-max-message-bytes", strconv.Itoa(limit))
 	var seen []string
+	reply := func(input string) string { // the model's answer to "fill N": 40 KiB of one letter
+		var n int
+		if _, err := fmt.Sscanf(input, "fill %d", &n); err == nil {
+			return strings.Repeat(string(rune('a'+n%26)), 40<<10)
+		}
+		return "ok"
+	}
 	system := suite.router.add(t, func(step int, req *fakemodel.Request) fakemodel.Turn {
+		if lastUserText(req) != "read the big thing" {
+			return fakemodel.Turn{Text: reply(lastUserText(req))}
+		}
 		if step == 0 {
 			return fakemodel.Turn{ToolCalls: []fakemodel.ToolCall{{ID: "c1", Name: "big_result", Arguments: `{"bytes":200000000}`}}}
 		}
@@ -159,9 +410,50 @@ func TestHugeResultKeepsTheStreamAndTheHistory(t *testing.T) {
 	if err != nil || len(h.GetMessages()) != 4 || h.GetNextPageToken() != "" {
 		t.Fatalf("GetHistory: %d messages, %v", len(h.GetMessages()), err)
 	}
-	// And again: the agent and its stream still work.
-	if _, err := a.Send(ctxT(t, 60*time.Second), "again", client.Callbacks{}); err != nil {
-		t.Fatalf("the next send: %v", err)
+	// And again: the agent and its stream still work, and the history
+	// grows past what one response holds.
+	const fills = 12
+	for i := range fills {
+		if _, err := a.Send(ctxT(t, 60*time.Second), fmt.Sprintf("fill %d", i), client.Callbacks{}); err != nil {
+			t.Fatalf("send %d after the big result: %v", i, err)
+		}
+	}
+	var pages [][]*agentv1.Message
+	for _, size := range []int32{0, 5} {
+		var got []*agentv1.Message
+		token, n := "", 0
+		for {
+			resp, err := c.API().GetHistory(ctxT(t, 10*time.Second), &agentv1.GetHistoryRequest{AgentId: a.ID, PageSize: size, PageToken: token})
+			if err != nil {
+				t.Fatalf("page size %d, page %d: %v", size, n+1, err)
+			}
+			n++
+			if b := proto.Size(resp); b > limit {
+				t.Fatalf("page size %d, page %d: %d bytes, over the %d-byte limit", size, n, b, limit)
+			}
+			if int(resp.GetStartIndex()) != len(got) || resp.GetHistoryLength() != 4+2*fills || size > 0 && len(resp.GetMessages()) > int(size) {
+				t.Fatalf("page size %d, page %d: %d messages from %d of %d", size, n, len(resp.GetMessages()), resp.GetStartIndex(), resp.GetHistoryLength())
+			}
+			got = append(got, resp.GetMessages()...)
+			if token = resp.GetNextPageToken(); token == "" {
+				break
+			}
+		}
+		if n < 2 || len(got) != 4+2*fills {
+			t.Fatalf("page size %d: %d pages, %d messages", size, n, len(got))
+		}
+		for i := range fills {
+			user, answer := got[4+2*i].GetParts()[0].GetText(), got[5+2*i].GetParts()[0].GetText()
+			if want := fmt.Sprintf("fill %d", i); user != want || answer != reply(want) {
+				t.Fatalf("page size %d: messages %d and %d are %.20q and %.20q, want %q and its answer", size, 4+2*i, 5+2*i, user, answer, want)
+			}
+		}
+		pages = append(pages, got)
+	}
+	for i := range pages[0] {
+		if !proto.Equal(pages[0][i], pages[1][i]) {
+			t.Fatalf("message %d differs between page sizes", i)
+		}
 	}
 }
 
@@ -253,7 +545,7 @@ func TestHistoryLimitIsOneRule(t *testing.T) {
 func TestPID1LeavesNoZombie(t *testing.T) {
 	t.Parallel()
 	if err := exec.Command("unshare", "-p", "-f", "--mount-proc", "true").Run(); err != nil {
-		t.Skipf("cannot make a PID namespace here: %v", err)
+		unavailable(t, "cannot make a PID namespace here (unshare -p -f --mount-proc): %v", err)
 	}
 	p, err := startServerUnder([]string{"unshare", "-p", "-f", "--mount-proc"}, privatePlugins(t, "shell"), nil)
 	if err != nil {
@@ -336,11 +628,11 @@ func zombiesOf(pid int) []string {
 func TestNoSocketDirectorySurvivesSIGKILLAndRestart(t *testing.T) {
 	t.Parallel()
 	if err := syscall.Statfs("/dev/shm", &syscall.Statfs_t{}); err != nil {
-		t.Skip("no /dev/shm")
+		unavailable(t, "no /dev/shm: %v", err)
 	}
 	tmp, err := os.MkdirTemp("/dev/shm", "e2e")
 	if err != nil {
-		t.Skip(err)
+		unavailable(t, "no directory of ours in /dev/shm: %v", err)
 	}
 	t.Cleanup(func() { os.RemoveAll(tmp) })
 	dir := privatePlugins(t, "hello")
@@ -416,12 +708,18 @@ func TestFailEarly(t *testing.T) {
 			t.Fatalf("no warning about the stray file:\n%s", p.logs())
 		}
 	})
-	t.Run("a half-set model", func(t *testing.T) {
-		code, out := run([]string{"AGENTCORE_MODEL_BASE_URL=https://api.example.com/v1", "AGENTCORE_MODEL="}, "-tool-dir", privatePlugins(t, "hello"))
-		if code != 2 || !strings.Contains(out, "-model-base-url") || !strings.Contains(out, "-model (AGENTCORE_MODEL") {
-			t.Fatalf("exit %d:\n%s", code, out)
-		}
-	})
+	for _, half := range []struct{ name, set, unset string }{
+		{"a base URL without a model", "AGENTCORE_MODEL_BASE_URL=https://api.example.com/v1", "AGENTCORE_MODEL="},
+		{"a model without a base URL", "AGENTCORE_MODEL=gpt-4o", "AGENTCORE_MODEL_BASE_URL="},
+	} {
+		t.Run("a half-set model: "+half.name, func(t *testing.T) {
+			code, out := run([]string{half.set, half.unset}, "-tool-dir", privatePlugins(t, "hello"))
+			if code != 2 || !strings.Contains(out, "the default model is half set") ||
+				!strings.Contains(out, "-model-base-url (AGENTCORE_MODEL_BASE_URL") || !strings.Contains(out, "-model (AGENTCORE_MODEL") {
+				t.Fatalf("exit %d:\n%s", code, out)
+			}
+		})
+	}
 	t.Run("an empty key variable", func(t *testing.T) {
 		p, err := startServer(privatePlugins(t, "hello"), nil, "AGENTCORE_MODEL_API_KEY=")
 		if err != nil {

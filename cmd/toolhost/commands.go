@@ -35,23 +35,34 @@ func (h host) Close() error { return errors.Join(h.Host.Close(), h.limits.Close(
 
 // newHost returns the host of one command. It finds MCP server definitions
 // as well as plugins, and serves each with this executable's mcp-serve.
-// Tools run under agent-server's default limits, with the best mechanism
-// this machine has.
-func newHost(e env) (host, error) {
+// Tools run under the limits agent-server would give them with the same
+// settings (tl: the -config file, the AGENTCORE_TOOL_* variables and the
+// -tool-* flags), with the mechanism they name.
+func newHost(e env, tl config.ToolLimits) (host, error) {
 	self, err := os.Executable()
 	if err != nil {
 		return host{}, fmt.Errorf("finding toolhost's own executable, which serves MCP servers: %w", err)
 	}
-	defaults, err := config.Load(nil, func(string) string { return "" }, io.Discard)
+	mech, err := limits.ParseMechanism(tl.Mechanism)
 	if err != nil {
 		return host{}, err
 	}
-	lim, err := limits.New(limits.Options{Logger: e.log})
+	lim, err := limits.New(limits.Options{Mechanism: mech, Logger: e.log})
 	if err != nil {
-		return host{}, err
+		return host{}, fmt.Errorf("tool limits (-tool-limits %s): %w", mech, err)
 	}
-	h := tool.NewHost(tool.Config{Logger: e.log, Kinds: []tool.Kind{mcp.Kind(self)}, Limits: lim, LimitPolicy: server.LimitPolicy(defaults.ToolLimits)})
+	h := tool.NewHost(tool.Config{Logger: e.log, Kinds: []tool.Kind{mcp.Kind(self)}, Limits: lim, LimitPolicy: server.LimitPolicy(tl)})
 	return host{Host: h, limits: lim}, nil
+}
+
+// parseFlags parses a command's flags, agent-server's tool limit settings
+// among them (config.ToolFlags), and loads those settings.
+func parseFlags(e env, fs *flag.FlagSet, args []string) (config.ToolLimits, error) {
+	load := config.ToolFlags(fs)
+	if err := fs.Parse(args); err != nil {
+		return config.ToolLimits{}, fmt.Errorf("%w: %v", errUsage, err)
+	}
+	return load(e.getenv)
 }
 
 // runList implements `toolhost list [--json] PATH...`.
@@ -59,13 +70,14 @@ func runList(ctx context.Context, e env, args []string) int {
 	fs := flag.NewFlagSet("list", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
 	asJSON := fs.Bool("json", false, "print a JSON array")
-	if err := fs.Parse(args); err != nil {
-		return fail(e, fmt.Errorf("%w: %v", errUsage, err))
+	tl, err := parseFlags(e, fs, args)
+	if err != nil {
+		return fail(e, err)
 	}
 	if fs.NArg() == 0 {
 		return fail(e, fmt.Errorf("%w: list needs at least one PATH", errUsage))
 	}
-	host, err := newHost(e)
+	host, err := newHost(e, tl)
 	if err != nil {
 		return fail(e, err)
 	}
@@ -136,8 +148,9 @@ func runCall(ctx context.Context, e env, args []string) int {
 	fs := flag.NewFlagSet("call", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
 	limit := fs.Int("limit", 0, "cut text output longer than N characters (0: no limit)")
-	if err := fs.Parse(args); err != nil {
-		return fail(e, fmt.Errorf("%w: %v", errUsage, err))
+	tl, err := parseFlags(e, fs, args)
+	if err != nil {
+		return fail(e, err)
 	}
 	rest := fs.Args()
 	if len(rest) < 3 {
@@ -150,7 +163,7 @@ func runCall(ctx context.Context, e env, args []string) int {
 	if *limit < 0 {
 		return fail(e, fmt.Errorf("%w: --limit must not be negative", errUsage))
 	}
-	host, err := newHost(e)
+	host, err := newHost(e, tl)
 	if err != nil {
 		return fail(e, err)
 	}

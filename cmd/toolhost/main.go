@@ -1,12 +1,15 @@
 // Command toolhost is the tool author's command line: it lists the tools in
 // plugin directories and runs one call, showing its live output.
 //
-//	toolhost list [--json] PATH...
-//	toolhost call [--limit N] PATH... TOOL JSON
+//	toolhost list [--json] [LIMITS] PATH...
+//	toolhost call [--limit N] [LIMITS] PATH... TOOL JSON
 //
 // A PATH is a directory scanned for plugins (recursively), a plugin file or
 // an MCP server definition (NAME.mcp.json, .yaml, .yml; see pkg/mcp); a
-// scanned directory's definitions are found like its plugins. toolhost is
+// scanned directory's definitions are found like its plugins. Tools run
+// under the limits agent-server would give them: LIMITS are its -config
+// and -tool-* flags, read with its AGENTCORE_CONFIG and AGENTCORE_TOOL_*
+// variables as agent-server reads them (config.ToolFlags). toolhost is
 // also the plugin that serves each definition to a host: the hidden
 // `toolhost mcp-serve FILE`, which hosts start through mcp.Kind.
 // call prints the output chunks to stderr as they come, each line prefixed
@@ -38,12 +41,17 @@ const (
 )
 
 const usage = `usage:
-  toolhost list [--json] PATH...          list the tools found in PATHs
-  toolhost call [--limit N] PATH... TOOL JSON
+  toolhost list [--json] [LIMITS] PATH... list the tools found in PATHs
+  toolhost call [--limit N] [LIMITS] PATH... TOOL JSON
                                           run one call of TOOL with input JSON
 
 A PATH is a directory scanned recursively for plugins and MCP server
 definitions (NAME.mcp.json, NAME.mcp.yaml), a plugin file or a definition.
+Tools run under the limits agent-server gives them, from the same settings:
+LIMITS are its flags -config FILE (its tool_limits keys and plugins section),
+-tool-limits, -tool-memory, -tool-processes, -tool-cpu-time, -tool-open-files
+and their -max caps; the AGENTCORE_CONFIG and AGENTCORE_TOOL_* variables
+count too, below the flags.
 Set AGENTCORE_LOG_LEVEL (trace, debug, info, warn, error) for host logs.
 `
 
@@ -53,6 +61,7 @@ var errUsage = errors.New("usage")
 type env struct {
 	stdout, stderr io.Writer
 	log            hclog.Logger
+	getenv         func(string) string
 }
 
 // subcommands maps a subcommand to its function. Subcommands missing from
@@ -80,6 +89,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		stdout: stdout,
 		stderr: stderr,
 		log:    hclog.New(&hclog.LoggerOptions{Name: "toolhost", Level: level, Output: stderr}),
+		getenv: os.Getenv,
 	}
 	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
 		fmt.Fprint(stderr, usage)

@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"syscall"
@@ -74,7 +75,21 @@ type outcome struct {
 
 func runToolhost(t *testing.T, args ...string) outcome {
 	t.Helper()
+	return runToolhostEnv(t, nil, args...)
+}
+
+// runToolhostEnv runs toolhost with variables env added to the test's
+// environment, from which the AGENTCORE_TOOL_* and AGENTCORE_CONFIG
+// variables are left out.
+func runToolhostEnv(t *testing.T, env []string, args ...string) outcome {
+	t.Helper()
 	cmd := exec.Command(toolhost, args...)
+	for _, kv := range os.Environ() {
+		if !strings.HasPrefix(kv, "AGENTCORE_TOOL_") && !strings.HasPrefix(kv, "AGENTCORE_CONFIG=") {
+			cmd.Env = append(cmd.Env, kv)
+		}
+	}
+	cmd.Env = append(cmd.Env, env...)
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
 	err := cmd.Run()
@@ -135,6 +150,78 @@ func TestList(t *testing.T) {
 	}
 }
 
+// TestListShowsTheOperatorsLimits: toolhost gives tools the limits
+// agent-server would with the same settings: its -tool-* flags over the
+// AGENTCORE_TOOL_* variables over the config file's tool_limits keys, and
+// the file's plugins section over what a tool asks for.
+func TestListShowsTheOperatorsLimits(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "agentcore.yaml")
+	if err := os.WriteFile(file, []byte("listen: 127.0.0.1:1\ntool_limits:\n  memory: 300MiB\n  cpu_time: 5s\n"+
+		"plugins:\n  hello:\n    memory: 256MiB\n  multiply:\n    cpu_time: none\n    open_files: 77\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	mib := func(n int) string { return strconv.Itoa(n << 20) }
+	// rlimit: the same limits on every machine (it enforces all but
+	// processes). Under it a Go plugin needs about 128 MiB to start: its
+	// RLIMIT_DATA counts the Go runtime's reservations.
+	tests := []struct {
+		name string
+		env  []string
+		args []string
+		want map[string]string // tool: its limits in ListTools' JSON, "" for none
+	}{
+		{"flags", nil, []string{"-tool-limits", "rlimit", "-tool-memory", "300MiB", "-tool-cpu-time", "2s", "-tool-open-files", "128"},
+			map[string]string{"say_hello": `{"memoryBytes":"` + mib(300) + `","cpuTime":"2s","maxOpenFiles":128}`}},
+		{"variables", []string{"AGENTCORE_TOOL_LIMITS=rlimit", "AGENTCORE_TOOL_MEMORY=200MiB"}, nil,
+			map[string]string{"say_hello": `{"memoryBytes":"` + mib(200) + `"}`}},
+		{"flags over variables", []string{"AGENTCORE_TOOL_LIMITS=rlimit", "AGENTCORE_TOOL_MEMORY=200MiB"}, []string{"-tool-memory", "300MiB"},
+			map[string]string{"say_hello": `{"memoryBytes":"` + mib(300) + `"}`}},
+		{"config file and its plugins section", []string{"AGENTCORE_TOOL_LIMITS=rlimit"}, []string{"-config", file},
+			map[string]string{
+				"say_hello": `{"memoryBytes":"` + mib(256) + `","cpuTime":"5s"}`,
+				"add":       `{"memoryBytes":"` + mib(300) + `","cpuTime":"5s"}`,
+				"multiply":  `{"memoryBytes":"` + mib(300) + `","maxOpenFiles":77}`,
+			}},
+		{"the file from AGENTCORE_CONFIG, a flag over it", []string{"AGENTCORE_TOOL_LIMITS=rlimit", "AGENTCORE_CONFIG=" + file}, []string{"-tool-cpu-time", "1s"},
+			map[string]string{"add": `{"memoryBytes":"` + mib(300) + `","cpuTime":"1s"}`}},
+		{"a tool asking for more than the maximum", nil, []string{"-tool-limits", "rlimit", "-tool-memory-max", "512MiB"},
+			map[string]string{"nofile": `{"memoryBytes":"` + mib(512) + `","maxOpenFiles":99}`}},
+		{"limits off", nil, []string{"-tool-limits", "off", "-config", file}, map[string]string{"say_hello": "", "nofile": ""}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			o := runToolhostEnv(t, tt.env, append(append([]string{"list", "--json"}, tt.args...), ready, testplug)...)
+			var items []listItem
+			if err := json.Unmarshal([]byte(o.stdout), &items); err != nil || o.code != 0 {
+				t.Fatalf("exit %d %v\n%s%s", o.code, err, o.stdout, o.stderr)
+			}
+			got := map[string]string{}
+			for _, it := range items {
+				var b bytes.Buffer
+				if len(it.Limits) > 0 {
+					_ = json.Compact(&b, it.Limits)
+				}
+				got[it.Name] = b.String()
+			}
+			for tool, want := range tt.want {
+				if got[tool] != want {
+					t.Errorf("%s: limits %s, want %s", tool, got[tool], want)
+				}
+			}
+		})
+	}
+	// The table shows them too, and says which mechanism enforces them.
+	o := runToolhostEnv(t, nil, "list", "-tool-limits", "rlimit", "-config", file, ready)
+	if o.code != 0 || !regexp.MustCompile(`(?m)^say_hello .*memory 256 MiB, CPU time 5s`).MatchString(o.stdout) || !strings.Contains(o.stderr, "tool limits: rlimit") {
+		t.Fatalf("exit %d\n%s%s", o.code, o.stdout, o.stderr)
+	}
+	// And a call runs under them.
+	o = runToolhostEnv(t, nil, "call", "-tool-limits", "rlimit", "-tool-open-files", "40", ready, "shell", `{"command":"ulimit -n"}`)
+	if o.code != 0 || !strings.Contains(o.stdout, `"output":"40\n"`) {
+		t.Fatalf("exit %d\n%s%s", o.code, o.stdout, o.stderr)
+	}
+}
+
 func TestExitCodesAndUsage(t *testing.T) {
 	tests := []struct {
 		name   string
@@ -149,6 +236,10 @@ func TestExitCodesAndUsage(t *testing.T) {
 		{"list without path", []string{"list"}, 2, "", "at least one PATH"},
 		{"list bad flag", []string{"list", "--nope", ready}, 2, "", "flag provided but not defined"},
 		{"list missing path", []string{"list", "/no/such/dir"}, 1, "", "no such file"},
+		{"list bad limit", []string{"list", "-tool-memory", "lots", ready}, 2, "", `invalid value "lots" for flag -tool-memory`},
+		{"list limit under the minimum", []string{"list", "-tool-processes", "3", ready}, 1, "", "-tool-processes 3: must be 0 (no limit) or at least 16"},
+		{"list missing config file", []string{"list", "-config", "/no/such.yaml", ready}, 1, "", "config file: open /no/such.yaml"},
+		{"list bad limits mechanism", []string{"list", "-tool-limits", "jail", ready}, 1, "", `-tool-limits "jail": want auto`},
 		{"call too few", []string{"call", ready, "say_hello"}, 2, "", "PATH... TOOL JSON"},
 		{"call bad json", []string{"call", ready, "say_hello", "{name"}, 2, "", "not valid JSON"},
 		{"call negative limit", []string{"call", "--limit", "-1", ready, "say_hello", "{}"}, 2, "", "--limit"},

@@ -858,8 +858,6 @@ func (c *Config) finish(getenv func(string) string) error {
 		{"max-sessions", c.Limits.MaxSessions}, {"max-runs", c.Limits.MaxConcurrentRuns},
 		{"max-message-bytes", c.Limits.MaxMessageBytes}, {"max-history", c.Limits.MaxHistory},
 		{"max-idle-plugins", c.MaxIdlePlugins}, {"min-idle-plugins", c.MinIdlePlugins}, {"max-tool-output", c.Limits.MaxToolOutput},
-		{"tool-processes", c.ToolLimits.Processes}, {"tool-processes-max", c.ToolLimits.ProcessesMax},
-		{"tool-open-files", c.ToolLimits.OpenFiles}, {"tool-open-files-max", c.ToolLimits.OpenFilesMax},
 	} {
 		if n.v < 0 {
 			bad("-%s %d: must not be negative", n.name, n.v)
@@ -884,7 +882,6 @@ func (c *Config) finish(getenv func(string) string) error {
 		v    time.Duration
 	}{{"shutdown-grace", c.ShutdownGrace}, {"keepalive-time", c.KeepaliveTime}, {"keepalive-timeout", c.KeepaliveTimeout},
 		{"retry-max-elapsed", c.Limits.RetryMaxElapsed}, {"retry-max-delay", c.Limits.RetryMaxDelay},
-		{"tool-cpu-time", c.ToolLimits.CPUTime}, {"tool-cpu-time-max", c.ToolLimits.CPUTimeMax},
 		{"event-retention", c.EventRetention}, {"permission-timeout", c.PermissionTimeout}} {
 		if d.v < 0 {
 			bad("-%s %s: must not be negative", d.name, d.v)
@@ -936,6 +933,22 @@ func (c *Config) checkToolLimits(bad func(string, ...any)) {
 	procs := func(name string, n int) {
 		if n != 0 && n < minToolProcesses {
 			bad("%s %d: must be 0 (no limit) or at least %d (threads count: a Go plugin alone runs about ten)", name, n, minToolProcesses)
+		}
+	}
+	for _, n := range []struct {
+		name string
+		v    int
+	}{{"tool-processes", t.Processes}, {"tool-processes-max", t.ProcessesMax}, {"tool-open-files", t.OpenFiles}, {"tool-open-files-max", t.OpenFilesMax}} {
+		if n.v < 0 {
+			bad("-%s %d: must not be negative", n.name, n.v)
+		}
+	}
+	for _, d := range []struct {
+		name string
+		v    time.Duration
+	}{{"tool-cpu-time", t.CPUTime}, {"tool-cpu-time-max", t.CPUTimeMax}} {
+		if d.v < 0 {
+			bad("-%s %s: must not be negative", d.name, d.v)
 		}
 	}
 	mem("-tool-memory", t.Memory)

@@ -93,10 +93,15 @@ func fileFromPlugin(f *pluginv1.FilePart) (*agentv1.FilePart, error) {
 // and joined with the next chunk of the same stream.
 type chunkDecoder struct {
 	onOutput func(Chunk)
+	// onStderr, if set, gets the data of every stderr chunk as it came.
+	onStderr func([]byte)
 	pending  map[agentv1.OutputStream][]byte
 }
 
 func (d *chunkDecoder) write(stream pluginv1.OutputStream, data []byte) {
+	if d.onStderr != nil && stream == pluginv1.OutputStream_OUTPUT_STREAM_STDERR {
+		d.onStderr(data)
+	}
 	if d.onOutput == nil || len(data) == 0 {
 		return
 	}

@@ -207,7 +207,7 @@ func NewHost(cfg Config) *Host {
 		procs: map[*proc]struct{}{},
 	}
 	h.sockets = newSocketDir(cfg.SocketDir, cfg.Logger)
-	if cfg.Limits != nil && cfg.Credential != nil && !capable(capSysResource) {
+	if cfg.Limits != nil && cfg.Credential != nil && !limits.CanRaiseHardRlimits() {
 		h.noRlimits = true
 		what := "open files"
 		if cfg.Limits.Mechanism() == limits.Rlimit {

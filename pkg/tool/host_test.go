@@ -2,6 +2,7 @@ package tool
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -18,6 +19,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/agentcore/agentcore/pkg/tool/limits"
 	agentv1 "github.com/agentcore/agentcore/proto/agentcore/v1"
 )
 
@@ -379,28 +381,57 @@ func TestTimeoutAndCancelKill(t *testing.T) {
 	}
 }
 
+// TestGrandchildDiesWithTheCall: when a cancelled call's result arrives, no
+// process of the plugin's process group runs any more, its grandchild
+// included, and one whose death takes a while (memory to free) too: without
+// a cgroup the result waits until the group is dead, not only the plugin.
 func TestGrandchildDiesWithTheCall(t *testing.T) {
-	for _, shell := range []bool{false, true} {
-		t.Run(map[bool]string{false: "direct", true: "via bash"}[shell], func(t *testing.T) {
-			h := newHost(t, Config{})
-			set := scan(t, h, dirs.good)
-			ctx, cancel := context.WithCancel(context.Background())
-			var plugin, sleep int
-			input, _ := json.Marshal(map[string]bool{"shell": shell})
-			res := set.Execute(ctx, "grandchild", input, Options{OnOutput: func(c Chunk) {
-				var err error
-				if plugin, sleep, err = pidsFrom(c.Data); err == nil {
-					if !alive(sleep) {
-						t.Errorf("sleep %d is not running", sleep)
+	kids := []struct{ name, input string }{
+		{"direct", `{}`},
+		{"via bash", `{"shell":true}`},
+		{"holding memory", `{"hold_mib":256}`},
+	}
+	// "": a host without a limits controller.
+	for _, mech := range []limits.Mechanism{"", limits.Off, limits.Rlimit} {
+		for _, kid := range kids {
+			t.Run(fmt.Sprintf("%s/%s", cmp.Or(string(mech), "none"), kid.name), func(t *testing.T) {
+				cfg := Config{}
+				if mech != "" {
+					c, err := limits.New(limits.Options{Mechanism: mech})
+					if err != nil {
+						t.Fatal(err)
 					}
-					cancel()
+					cfg.Limits = c
 				}
-			}})
-			if !res.Error || sleep == 0 {
-				t.Fatalf("result = %+v (sleep %d)", res, sleep)
-			}
-			waitGone(t, plugin, sleep)
-		})
+				h := newHost(t, cfg)
+				t.Cleanup(func() { // the host first, then the controller, then newHost's checks
+					h.Close()
+					if cfg.Limits != nil {
+						cfg.Limits.Close()
+					}
+				})
+				set := scan(t, h, dirs.good)
+				ctx, cancel := context.WithCancel(context.Background())
+				var plugin, child int
+				res := set.Execute(ctx, "grandchild", json.RawMessage(kid.input), Options{OnOutput: func(c Chunk) {
+					var err error
+					if plugin, child, err = pidsFrom(c.Data); err == nil {
+						if !alive(child) {
+							t.Errorf("child %d is not running", child)
+						}
+						cancel()
+					}
+				}})
+				live := liveInGroup(plugin)
+				if !res.Error || child == 0 {
+					t.Fatalf("result = %+v (child %d)", res, child)
+				}
+				if len(live) > 0 {
+					t.Errorf("processes of the call's group still ran when its result arrived: %v", live)
+				}
+				waitGone(t, plugin, child)
+			})
+		}
 	}
 }
 

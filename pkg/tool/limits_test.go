@@ -363,7 +363,7 @@ func TestRlimitsOfAnotherUser(t *testing.T) {
 	h := newHost(t, Config{Limits: c, SocketDir: sockets, Credential: &syscall.Credential{Uid: 65534, Gid: 65534, Groups: []uint32{}},
 		LimitPolicy: LimitPolicy{Default: limits.Limits{OpenFiles: 64}}})
 	set := scan(t, h, filepath.Join(dir, "tools"))
-	capable := capable(capSysResource)
+	capable := limits.CanRaiseHardRlimits()
 	want, wantDefault := uint32(99), uint32(64)
 	if !capable {
 		want, wantDefault = 0, 0

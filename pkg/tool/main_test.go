@@ -220,17 +220,35 @@ func children() []string {
 
 // procStat reads the parent pid and state of a process.
 func procStat(pid string) (ppid int, state string, ok bool) {
-	b, err := os.ReadFile("/proc/" + pid + "/stat")
-	if err != nil {
-		return 0, "", false
-	}
-	s := string(b)
-	f := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
+	f := procFields(pid)
 	if len(f) < 2 {
 		return 0, "", false
 	}
 	ppid, _ = strconv.Atoi(f[1])
 	return ppid, f[0], true
+}
+
+// procFields returns the fields of /proc/PID/stat after the command (its
+// state first), none when it cannot be read.
+func procFields(pid string) []string {
+	b, err := os.ReadFile("/proc/" + pid + "/stat")
+	if err != nil {
+		return nil
+	}
+	s := string(b)
+	return strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
+}
+
+// liveInGroup lists the processes of process group pgid that run (zombies do not).
+func liveInGroup(pgid int) []string {
+	var out []string
+	entries, _ := os.ReadDir("/proc")
+	for _, e := range entries {
+		if f := procFields(e.Name()); len(f) > 2 && f[2] == strconv.Itoa(pgid) && f[0] != "Z" {
+			out = append(out, e.Name()+":"+f[0])
+		}
+	}
+	return out
 }
 
 // alive reports whether pid runs (a zombie does not).

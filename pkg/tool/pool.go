@@ -602,24 +602,34 @@ func (pr *proc) closeGroup(g *limits.Group) {
 	}
 }
 
-// waitDead waits until the killed process tree is known dead: the plugin
-// process has exited (waitid says so; the reap follows in the background)
-// and, with a limits group, no process of the group is left
-// (the cgroup is empty: a daemon that left the process group included).
-// Without a group the tree is the plugin's process group, SIGKILLed with it,
-// whose other processes the kernel cannot list cheaply: they cannot run
-// again, and die and are reaped right after. It gives up on the group after
-// treeGrace (a process stuck in the kernel), saying so.
+// waitDead waits until the killed process tree is known dead. With a
+// cgroup, that is the plugin process's exit (waitid says so; the reap
+// follows in the background) and the cgroup empty: a daemon that left the
+// process group included. Without one, the tree is the plugin's process
+// group: its zombie pins the group's id, and the kernel counts it a
+// member, until the reap, which follows the exit at once; then the group
+// is dead once no member is left, or those left are zombies
+// (limits.WaitProcessGroup). It gives up after treeGrace (a process stuck
+// in the kernel), saying so.
 func (pr *proc) waitDead() {
-	<-pr.p.exit // like a reap, as long as a killed process takes to die
-	if g := pr.group; g != nil && !g.Empty() {
-		ctx, cancel := context.WithTimeout(context.Background(), treeGrace)
-		defer cancel()
-		g.Kill() // what a process forked since the first kill
-		if err := g.Wait(ctx); err != nil {
-			pr.pool.host.log.Warn("a tool's process tree did not die after SIGKILL", "path", pr.pool.cmd.Path, "error", err)
-			return
+	var err error
+	if g := pr.group; g != nil && g.Cgroup() {
+		<-pr.p.exit // like a reap, as long as a killed process takes to die
+		if !g.Empty() {
+			ctx, cancel := context.WithTimeout(context.Background(), treeGrace)
+			g.Kill() // what a process forked since the first kill
+			err = g.Wait(ctx)
+			cancel()
 		}
+	} else {
+		<-pr.p.done
+		ctx, cancel := context.WithTimeout(context.Background(), treeGrace)
+		err = limits.WaitProcessGroup(ctx, "", pr.p.pid)
+		cancel()
+	}
+	if err != nil {
+		pr.pool.host.log.Warn("a tool's process tree did not die after SIGKILL", "path", pr.pool.cmd.Path, "error", err)
+		return
 	}
 	pr.mu.Lock()
 	pr.dead = true
@@ -749,14 +759,26 @@ func (pl *pool) run(ctx context.Context, e *entry, input []byte, opts Options) R
 		}
 		return errorResult(fmt.Sprintf("tool %q could not start its plugin %s: %v", name, pl.cmd.source(), err))
 	}
+	stopCPU := func() {}
 	if cpu := e.spec.Limits.CPUTime; cpu > 0 && pr.group != nil {
-		defer pr.group.WatchCPU(cpu)()
+		stopCPU = pr.group.WatchCPU(cpu)
+		defer stopCPU()
 	}
 	// The hard stop, on a timeout or a cancel, kills the process group at once.
 	stop := context.AfterFunc(ctx, pr.stop)
 	dec := &chunkDecoder{onOutput: opts.OnOutput}
+	var oom *oomScanner
+	if pr.group != nil && !pr.group.Cgroup() {
+		// Without a cgroup, an out-of-memory line is the sign of a memory
+		// breach; a Go plugin's begins in the call's captured stderr.
+		oom = &oomScanner{}
+		dec.onStderr = oom.write
+	}
 	req := &pluginv1.ExecuteRequest{Tool: name, InputJson: string(input), CallId: opts.CallID, TraceContext: traceContext(ctx)}
 	res, err := pr.call(req, dec, opts.OnStart)
+	// The watch's last look, before Check: a call over its CPU time since
+	// the last one is a breach too.
+	stopCPU()
 	if !stop() || ctx.Err() != nil {
 		// Stopped for the context (gRPC may notice the context before the
 		// AfterFunc runs): kill, wait until the tree is dead (not for the
@@ -770,7 +792,7 @@ func (pl *pool) run(ctx context.Context, e *entry, input []byte, opts Options) R
 		return stoppedResult(ctx, e)
 	}
 	if err != nil {
-		return pl.crashResult(pr, name, err)
+		return pl.crashResult(pr, name, err, oom.line())
 	}
 	if pr.group != nil {
 		// A tool's child killed at the limit, the tool answering at once:
@@ -821,8 +843,9 @@ func stoppedResult(ctx context.Context, e *entry) Result {
 }
 
 // crashResult reports a call whose stream broke: the plugin's exit status
-// and the tail of its stderr when it died, else the error.
-func (pl *pool) crashResult(pr *proc, name string, err error) Result {
+// and the tail of its stderr when it died, else the error; or the limit it
+// went over (oom: an out-of-memory line of the call's stderr output).
+func (pl *pool) crashResult(pr *proc, name string, err error, oom string) Result {
 	p := pr.p
 	select {
 	case <-p.done:
@@ -842,7 +865,7 @@ func (pl *pool) crashResult(pr *proc, name string, err error) Result {
 	}
 	tail := pr.stderrTail()
 	if pr.group != nil {
-		if b, ok := pr.group.Breach(p.state, tail); ok {
+		if b, ok := pr.group.Breach(p.state, oom+"\n"+p.oom.line()+"\n"+tail); ok {
 			pl.lost(pr)
 			pl.host.log.Warn("tool over its limit: killed", "path", pl.cmd.Path, "tool", name, "limit", b.String(), "detail", b.Detail)
 			return outcome(errorResult(breachText(name, b)), OutcomeLimit)

@@ -11,6 +11,7 @@ import (
 	"runtime"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -82,6 +83,11 @@ type process struct {
 	stderrDone chan struct{} // closed when the stderr pipe is read to its end
 	log        hclog.Logger  // gets stderr lines at debug level
 	partial    []byte        // an unfinished stderr line, for log
+	// oom looks for a line of stderr saying an allocation failed, without
+	// a cgroup (where RLIMIT_DATA makes it the sign of a memory breach), as
+	// stderr comes. A Go plugin's own fatal error begins in the call's
+	// captured stderr (sdk/tool's) instead: pool.run looks there.
+	oom oomScanner
 
 	mu     sync.Mutex
 	pid    int
@@ -94,13 +100,14 @@ type process struct {
 var _ runner.Runner = (*process)(nil)
 
 func newProcess(cmd *exec.Cmd, sp *spawner, log hclog.Logger, g *limits.Group) *process {
-	return &process{
+	p := &process{
 		cmd: cmd, spawner: sp, log: log, group: g,
 		tail:       &tailBuffer{max: 8 << 10},
 		stderrDone: make(chan struct{}),
 		exit:       make(chan struct{}),
 		done:       make(chan struct{}),
 	}
+	return p
 }
 
 // Start implements runner.Runner.
@@ -148,20 +155,6 @@ func (p *process) Start(context.Context) error {
 	return nil
 }
 
-// capSysResource is CAP_SYS_RESOURCE, which setting the rlimits of another
-// user's process takes.
-const capSysResource = unix.CAP_SYS_RESOURCE
-
-// capable reports whether this process has capability c in its effective set.
-func capable(c int) bool {
-	hdr := unix.CapUserHeader{Version: unix.LINUX_CAPABILITY_VERSION_3}
-	var data [2]unix.CapUserData
-	if err := unix.Capget(&hdr, &data[0]); err != nil {
-		return false
-	}
-	return data[c/32].Effective&(1<<(uint(c)%32)) != 0
-}
-
 // pipe returns a pipe whose read end is pollable (so it takes deadlines)
 // and whose write end is blocking, as a child's stdout should be.
 func pipe() (r, w *os.File, err error) {
@@ -178,11 +171,12 @@ func pipe() (r, w *os.File, err error) {
 }
 
 // reap waits for the plugin to exit without reaping it, says it has
-// exited (a killed call's result waits for that, not for the reap), kills
-// the rest of its process group while the group id cannot yet be reused,
-// then reaps. It waits in waitid on a thread of its own: the kernel wakes
-// it at the exit. (A pidfd in the runtime's poller would spare the thread,
-// but its wake-up came 30-130 µs later, on the result's path.)
+// exited (with a cgroup, a killed call's result waits for that and the
+// cgroup, not for the reap), kills the rest of its process group while the
+// group id cannot yet be reused, then reaps. It waits in waitid on a
+// thread of its own: the kernel wakes it at the exit. (A pidfd in the
+// runtime's poller would spare the thread, but its wake-up came 30-130 µs
+// later, on the result's path.)
 func (p *process) reap() {
 	var info unix.Siginfo
 	for {
@@ -192,8 +186,11 @@ func (p *process) reap() {
 		}
 	}
 	close(p.exit)
-	// Let the result go first (it is this processor's next goroutine).
-	runtime.Gosched()
+	if p.group != nil && p.group.Cgroup() {
+		// Let the result go first (it is this processor's next goroutine);
+		// without a cgroup it waits for the reap.
+		runtime.Gosched()
+	}
 	p.mu.Lock()
 	_ = unix.Kill(-p.pid, unix.SIGKILL)
 	_ = p.cmd.Wait()
@@ -315,6 +312,9 @@ func (r *stderrReader) Read(b []byte) (int, error) {
 		if r.p.log.IsDebug() {
 			r.p.logLines(b[:n])
 		}
+		if g := r.p.group; g != nil && !g.Cgroup() {
+			r.p.oom.write(b[:n])
+		}
 	}
 	if err != nil {
 		r.once.Do(func() { close(r.p.stderrDone) })
@@ -323,6 +323,42 @@ func (r *stderrReader) Read(b []byte) (int, error) {
 }
 
 func (r *stderrReader) Close() error { return r.p.errR.Close() }
+
+// oomScanner looks for a line saying an allocation failed in what is
+// written to it (limits.OutOfMemoryLine), keeping the unfinished last line
+// for the next write, and stores the first it finds. One goroutine writes.
+type oomScanner struct {
+	found atomic.Pointer[string]
+	carry []byte
+}
+
+func (s *oomScanner) write(b []byte) {
+	if s.found.Load() != nil {
+		return
+	}
+	buf := append(s.carry, b...)
+	if line := limits.OutOfMemoryLine(buf); line != "" {
+		s.found.Store(&line)
+		s.carry = nil
+		return
+	}
+	rest := buf[bytes.LastIndexByte(buf, '\n')+1:]
+	if len(rest) > 256 {
+		rest = rest[len(rest)-256:]
+	}
+	s.carry = append([]byte(nil), rest...)
+}
+
+// line returns the line found, or "" (also for a nil scanner).
+func (s *oomScanner) line() string {
+	if s == nil {
+		return ""
+	}
+	if l := s.found.Load(); l != nil {
+		return *l
+	}
+	return ""
+}
 
 // logLines logs the complete lines in b (with what came before), one entry
 // per line. Only go-plugin's stderr reader calls it, so it needs no lock.

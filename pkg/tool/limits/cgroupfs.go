@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"time"
 )
 
 // cgroupLine is one line of /proc/self/cgroup.
@@ -205,20 +206,45 @@ func procStart(proc string, pid string) (string, error) {
 	return f[19], nil
 }
 
-// procCPU returns utime+stime+cutime+cstime of pid, in clock ticks.
-func procCPU(proc string, pid int) (uint64, error) {
-	b, err := os.ReadFile(filepath.Join(proc, strconv.Itoa(pid), "stat"))
+// procOwnCPU returns the CPU time pid itself has used (utime+stime, what
+// RLIMIT_CPU counts).
+func procOwnCPU(proc string, pid int) (time.Duration, error) {
+	f, err := procStatFields(proc, pid)
 	if err != nil {
 		return 0, err
+	}
+	var ticks uint64
+	for _, x := range f[11:13] { // fields 14 and 15
+		n, _ := strconv.ParseUint(x, 10, 64)
+		ticks += n
+	}
+	return time.Duration(ticks) * time.Second / clockTicks, nil
+}
+
+// procStatFields returns the fields of /proc/PID/stat after the command
+// (field 3 on), at least 15 of them.
+func procStatFields(proc string, pid int) ([]string, error) {
+	b, err := os.ReadFile(filepath.Join(proc, strconv.Itoa(pid), "stat"))
+	if err != nil {
+		return nil, err
 	}
 	s := string(b)
 	i := strings.LastIndexByte(s, ')')
 	if i < 0 {
-		return 0, errors.New("malformed stat")
+		return nil, errors.New("malformed stat")
 	}
 	f := strings.Fields(s[i+1:])
 	if len(f) < 15 {
-		return 0, errors.New("malformed stat")
+		return nil, errors.New("malformed stat")
+	}
+	return f, nil
+}
+
+// procCPU returns utime+stime+cutime+cstime of pid, in clock ticks.
+func procCPU(proc string, pid int) (uint64, error) {
+	f, err := procStatFields(proc, pid)
+	if err != nil {
+		return 0, err
 	}
 	var sum uint64
 	for _, x := range f[11:15] { // fields 14 to 17

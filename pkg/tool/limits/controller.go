@@ -41,6 +41,9 @@ type Controller struct {
 	proc string
 	name string
 	pid  int
+	// raiseHard: the host has CAP_SYS_RESOURCE and may raise a hard rlimit
+	// of its children again (RLIMIT_CPU, call after call).
+	raiseHard bool
 
 	// cgroup v2: base is the subtree; server is the leaf the host moved
 	// itself into ("" when it did not have to).
@@ -87,7 +90,7 @@ func New(opts Options) (*Controller, error) {
 	if mech == "" {
 		mech = Auto
 	}
-	c := &Controller{log: opts.Logger, proc: opts.Proc, pid: os.Getpid()}
+	c := &Controller{log: opts.Logger, proc: opts.Proc, pid: os.Getpid(), raiseHard: CanRaiseHardRlimits()}
 	c.name = Self(opts.Proc).String()
 	switch mech {
 	case Off:

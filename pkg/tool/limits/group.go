@@ -44,11 +44,15 @@ type Group struct {
 	pid    int    // the first process; guarded by mu
 	closed bool   // guarded by mu
 
-	breach   atomic.Pointer[Breach] // set by watchers: a breach they saw and acted on
-	watchers []*os.File             // closed by Close; their goroutines end then
-	oom      *os.File               // cgroup v1: the OOM eventfd (also in watchers)
-	wds      []int                  // the group's watches in the controller's inotify instance
-	wg       sync.WaitGroup
+	breach atomic.Pointer[Breach] // set by watchers: a breach they saw and acted on
+	killed atomic.Bool            // Kill was called: a SIGKILL seen after it is the host's
+	// cpuRlimit is the first process's RLIMIT_CPU soft limit in seconds
+	// (rlimit mechanism), set by WatchCPU; 0 when none.
+	cpuRlimit atomic.Uint64
+	watchers  []*os.File // closed by Close; their goroutines end then
+	oom       *os.File   // cgroup v1: the OOM eventfd (also in watchers)
+	wds       []int      // the group's watches in the controller's inotify instance
+	wg        sync.WaitGroup
 
 	// pidsEvents is cgroup v1's pids.events, read by Check: since Linux
 	// 6.12 the kernel notifies only cgroup v2's pids.events, so a refused
@@ -357,6 +361,21 @@ func (g *Group) hierOf(dir string) *hierarchy {
 
 // prlimits sets the rlimits of pid that differ from old (those it has):
 // open files always, memory (as RLIMIT_DATA) under the rlimit mechanism.
+//
+// Memory is RLIMIT_DATA, not RLIMIT_AS. Both count address space, not
+// memory in use, but RLIMIT_AS counts every mapping, reservations the
+// program never touches included, and runtimes reserve a lot at start: a
+// trivial Go program maps 1.2 GiB (VmSize; its heap arena index, page
+// summaries and arena hints) and will not start under 1 GiB of RLIMIT_AS
+// ("failed to reserve page summary memory"); glibc gives each thread of a
+// Python or C program a 64 MiB malloc arena; a JVM reserves its whole heap.
+// An RLIMIT_AS low enough to bound a tool would stop most of them starting.
+// RLIMIT_DATA (Linux 4.7 and later) counts only private writable mappings:
+// the heap, anonymous mmaps, writable data. The same Go program has 40 MiB
+// of it, and a gRPC plugin starts from about 128 MiB (below, Go fails
+// allocating its heap arena map). It still counts what is mapped rather
+// than touched, so it is an upper bound the tool reaches a little early;
+// a cgroup counts the pages themselves.
 // A limit is lifted or raised only where the kernel lets this process do
 // it (raising a hard limit takes CAP_SYS_RESOURCE): else ErrRegroup, as
 // lifting open files always is (a new process gets the host's own).
@@ -388,9 +407,23 @@ func (g *Group) prlimits(pid int, l, old Limits) error {
 	return nil
 }
 
+// CanRaiseHardRlimits reports whether this process has CAP_SYS_RESOURCE in
+// its effective set, which raising a hard rlimit takes, and setting any
+// rlimit of another user's process.
+func CanRaiseHardRlimits() bool {
+	hdr := unix.CapUserHeader{Version: unix.LINUX_CAPABILITY_VERSION_3}
+	var data [2]unix.CapUserData
+	if err := unix.Capget(&hdr, &data[0]); err != nil {
+		return false
+	}
+	const c = unix.CAP_SYS_RESOURCE
+	return data[c/32].Effective&(1<<(uint(c)%32)) != 0
+}
+
 // Kill sends SIGKILL to every process of the tree. It does not wait for
 // them to die: Empty and Wait tell when they have.
 func (g *Group) Kill() {
+	g.killed.Store(true)
 	g.mu.Lock()
 	pid := g.pid
 	g.mu.Unlock()
@@ -435,8 +468,10 @@ func killProcs(procs string) int {
 }
 
 // Empty reports whether the tree is dead: no process of it runs. With a
-// cgroup that is the cgroup's own count (a zombie no longer counts); under
-// rlimits the tree is the first process's process group.
+// cgroup that is the cgroup's own count (a zombie no longer counts);
+// without one the tree is the first process's process group, and Empty is
+// ProcessGroupDead (its zombies count as dead, and cost a read of /proc
+// while they are not reaped: the first process's too).
 func (g *Group) Empty() bool {
 	switch g.c.mech {
 	case Cgroup2:
@@ -452,34 +487,30 @@ func (g *Group) Empty() bool {
 	if pid <= 0 {
 		return true
 	}
-	return errors.Is(unix.Kill(-pid, 0), unix.ESRCH) || zombieOrGone(g.c.proc, pid)
+	return ProcessGroupDead(g.c.proc, pid)
 }
 
-func zombieOrGone(proc string, pid int) bool {
-	b, err := os.ReadFile(filepath.Join(proc, strconv.Itoa(pid), "stat"))
-	if err != nil {
-		return true
-	}
-	i := bytes.LastIndexByte(b, ')')
-	return i >= 0 && i+2 < len(b) && (b[i+2] == 'Z' || b[i+2] == 'X')
-}
+// Cgroup reports whether the group is a cgroup (cgroup v1 or v2): then
+// Empty counts every process of the tree, a daemon that left the process
+// group too.
+func (g *Group) Cgroup() bool { return g.c.mech == Cgroup1 || g.c.mech == Cgroup2 }
 
 // Wait waits until the tree is dead (Empty) or ctx ends. With cgroup v2
 // the kernel's notice that the cgroup emptied (cgroup.events) wakes it;
-// otherwise it looks again after 50 µs, then less and less often (every
-// 10 ms at most).
+// with another cgroup it looks again after 50 µs, then less and less often
+// (every 10 ms at most); without one it is WaitProcessGroup.
 func (g *Group) Wait(ctx context.Context) error {
+	if !g.Cgroup() {
+		g.mu.Lock()
+		pid := g.pid
+		g.mu.Unlock()
+		return WaitProcessGroup(ctx, g.c.proc, pid)
+	}
 	delay := 50 * time.Microsecond
 	for !g.Empty() {
-		t := time.NewTimer(delay)
-		select {
-		case <-ctx.Done():
-			t.Stop()
-			return ctx.Err()
-		case <-g.changed:
-		case <-t.C:
+		if err := pause(ctx, delay, g.changed); err != nil {
+			return err
 		}
-		t.Stop()
 		delay = min(delay*2, 10*time.Millisecond)
 	}
 	return nil
@@ -487,8 +518,9 @@ func (g *Group) Wait(ctx context.Context) error {
 
 // Breach says which limit the tree exceeded, if any: one a watcher saw and
 // acted on (memory, processes, CPU time), or, for a tree whose first
-// process has ended (state and the tail of its stderr), what its end shows.
-func (g *Group) Breach(state *os.ProcessState, stderrTail string) (Breach, bool) {
+// process has ended (state, and stderr: the tail of its stderr and any
+// line of it OutOfMemoryLine found before a long dump), what its end shows.
+func (g *Group) Breach(state *os.ProcessState, stderr string) (Breach, bool) {
 	if b := g.breach.Load(); b != nil {
 		return *b, true
 	}
@@ -499,15 +531,64 @@ func (g *Group) Breach(state *os.ProcessState, stderrTail string) (Breach, bool)
 			return Breach{Kind: k, Limits: l, Detail: detail}, true
 		}
 	case Rlimit:
-		if l.Memory > 0 && state != nil && !state.Success() && outOfMemory.MatchString(stderrTail) {
+		if l.Memory > 0 && state != nil && !state.Success() && outOfMemory.MatchString(stderr) {
 			return Breach{Kind: Memory, Limits: l, Detail: "the process could not allocate more under RLIMIT_DATA"}, true
+		}
+		if detail, ok := g.cpuRlimitEnded(state); ok {
+			return Breach{Kind: CPUTime, Limits: l, Detail: detail}, true
 		}
 	}
 	return Breach{}, false
 }
 
-// outOfMemory matches what runtimes print when an allocation fails.
-var outOfMemory = regexp.MustCompile(`(?i)out of memory|MemoryError|Cannot allocate memory|bad_alloc|heap out of memory|OutOfMemoryError`)
+// cpuRlimitEnded reports whether RLIMIT_CPU ended the first process: it
+// died of SIGXCPU (the soft limit), or of a SIGKILL the host did not send
+// after using the CPU time of its soft limit (the hard limit, for a
+// process that ignores SIGXCPU, as Go programs do).
+func (g *Group) cpuRlimitEnded(state *os.ProcessState) (string, bool) {
+	soft := g.cpuRlimit.Load()
+	if state == nil || soft == 0 {
+		return "", false
+	}
+	ws, ok := state.Sys().(syscall.WaitStatus)
+	if !ok || !ws.Signaled() {
+		return "", false
+	}
+	used := state.UserTime() + state.SystemTime()
+	switch {
+	case ws.Signal() == syscall.SIGXCPU:
+	case ws.Signal() == syscall.SIGKILL && !g.killed.Load() && used >= time.Duration(soft)*time.Second:
+	default:
+		return "", false
+	}
+	return fmt.Sprintf("RLIMIT_CPU ended the process (%s) after %s of CPU time", ws.Signal(), used.Round(time.Millisecond)), true
+}
+
+// outOfMemory matches what runtimes print when an allocation fails. A Go
+// program's "fatal error: runtime: out of memory" goes to fd 2 only, which
+// sdk/tool captures as a call's output and loses when the process dies; the
+// dump after it, which reaches the host (debug.SetCrashOutput), begins
+// with the frames of the runtime growing its heap, from where it threw.
+var outOfMemory = regexp.MustCompile(`(?i)out of memory|MemoryError|Cannot allocate memory|bad_alloc|heap out of memory|OutOfMemoryError` +
+	`|(?m:^runtime\.(sysMapOS|\(\*mheap\)\.(grow|sysAlloc)|persistentalloc1)\()`)
+
+// OutOfMemoryLine returns the first line of b that says an allocation
+// failed, as runtimes print it ("fatal error: runtime: out of memory",
+// Python's MemoryError, …), or "". A Go program's line comes before a dump
+// of every goroutine, longer than a stderr tail keeps: the host looks for
+// it as stderr comes.
+func OutOfMemoryLine(b []byte) string {
+	loc := outOfMemory.FindIndex(b)
+	if loc == nil {
+		return ""
+	}
+	start := bytes.LastIndexByte(b[:loc[0]], '\n') + 1
+	end := len(b)
+	if i := bytes.IndexByte(b[loc[1]:], '\n'); i >= 0 {
+		end = loc[1] + i
+	}
+	return string(b[start:end])
+}
 
 // countersBreached reads the cgroup's event counters: an OOM kill, or a
 // fork refused for the process limit.

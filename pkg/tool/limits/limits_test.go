@@ -2,6 +2,7 @@ package limits
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -429,10 +430,111 @@ func TestCgroup1ProcessLimitAndEscapes(t *testing.T) {
 			t.Fatal(err)
 		}
 		// The sleep was re-parented to init (or a subreaper): it is gone or a zombie.
-		if !zombieOrGone("/proc", sleep) {
+		if !zombieOrGone(sleep) {
 			t.Fatalf("sleep %d survived the group's kill", sleep)
 		}
 	})
+}
+
+func TestOutOfMemoryLine(t *testing.T) {
+	for in, want := range map[string]string{
+		"fatal error: runtime: out of memory\n\nruntime stack:\nruntime.throw(…)\n":    "fatal error: runtime: out of memory",
+		"Traceback (most recent call last):\n  File \"<string>\", line 3\nMemoryError": "MemoryError",
+		"started\nerror: Cannot allocate memory (os error 12)\n":                       "error: Cannot allocate memory (os error 12)",
+		"panic: boom\n\ngoroutine 1 [running]:\n":                                      "",
+		// A Go program's dump, its first line lost.
+		"\nruntime stack:\nruntime.throw({0xb8384d?, 0x2c2f?})\n\t/usr/local/go/src/runtime/panic.go:1229 +0x48\n" +
+			"runtime.sysMapOS(0x30bddcc00000, 0x800000, {0xb75d81, 0x4})\n\t/usr/local/go/src/runtime/mem_linux.go:175 +0x13b\n": "runtime.sysMapOS(0x30bddcc00000, 0x800000, {0xb75d81, 0x4})",
+		"goroutine 7 [running]:\nmain.handler()\n\t/src/main.go:9\n": "",
+	} {
+		if got := OutOfMemoryLine([]byte(in)); got != want {
+			t.Errorf("%q: %q, want %q", in, got, want)
+		}
+	}
+}
+
+func TestStatAlive(t *testing.T) {
+	for _, tt := range []struct {
+		stat  string
+		alive bool
+	}{
+		{"7 (sleep) S 1 42 7 0 -1 4194304 1 0 0 0 0 0 0 0 20 0 1 0 144263", true},
+		{"7 (sleep) S 1 43 7 0 -1 4194304 1 0 0 0 0 0 0 0 20 0 1 0 144263", false}, // another group
+		{"7 (sleep) Z 1 42 7 0 -1 4194304 1 0 0 0 0 0 0 0 20 0 1 0 144263", false},
+		// A thread group leader that exited while its other threads run.
+		{"7 (go) Z 1 42 7 0 -1 4194304 1 0 0 0 0 0 0 0 20 0 3 0 144263", true},
+		{"7 (a) b (c)) R 1 42 7 0 -1 4194304 1 0 0 0 0 0 0 0 20 0 1 0 144263", true},
+		{"7 (cut", false},
+	} {
+		if got := statAlive([]byte(tt.stat), []byte("42")); got != tt.alive {
+			t.Errorf("%q: alive %v, want %v", tt.stat, got, tt.alive)
+		}
+	}
+}
+
+// TestProcessGroupDead: a group is dead when its processes are gone or
+// zombies, whoever has yet to reap them; a live member keeps it alive
+// after its leader died.
+func TestProcessGroupDead(t *testing.T) {
+	cmd := exec.Command("bash", "-c", "sleep 1000 & echo $!; wait")
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	pgid := cmd.Process.Pid
+	t.Cleanup(func() {
+		_ = unix.Kill(-pgid, unix.SIGKILL)
+		_ = cmd.Wait()
+	})
+	var sleep int
+	if _, err := fmt.Fscan(out, &sleep); err != nil {
+		t.Fatal(err)
+	}
+	if ProcessGroupDead("", pgid) {
+		t.Fatal("a running group is dead")
+	}
+	// The leader dies, and is not reaped: its zombie keeps the group to kill.
+	_ = unix.Kill(pgid, unix.SIGKILL)
+	var info unix.Siginfo
+	if err := unix.Waitid(unix.P_PID, pgid, &info, unix.WEXITED|unix.WNOWAIT, nil); err != nil {
+		t.Fatal(err)
+	}
+	if ProcessGroupDead("", pgid) {
+		t.Fatalf("dead with sleep %d running", sleep)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+	defer cancel()
+	if err := WaitProcessGroup(ctx, "", pgid); err == nil {
+		t.Fatal("WaitProcessGroup returned with sleep running")
+	}
+	// The orphaned sleep dies; this machine's init may never reap it.
+	_ = unix.Kill(sleep, unix.SIGKILL)
+	ctx, cancel = context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := WaitProcessGroup(ctx, "", pgid); err != nil {
+		t.Fatalf("WaitProcessGroup with its processes zombies: %v", err)
+	}
+	if !zombieOrGone(sleep) {
+		t.Fatalf("sleep %d runs", sleep)
+	}
+	_ = cmd.Wait()
+	if !ProcessGroupDead("", pgid) {
+		t.Fatal("not dead after the reap")
+	}
+}
+
+// zombieOrGone reports whether pid has ended: a zombie, or reaped.
+func zombieOrGone(pid int) bool {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return true
+	}
+	i := bytes.LastIndexByte(b, ')')
+	return i >= 0 && i+2 < len(b) && (b[i+2] == 'Z' || b[i+2] == 'X')
 }
 
 func TestCPUTimeBreach(t *testing.T) {
@@ -461,6 +563,64 @@ func TestCPUTimeBreach(t *testing.T) {
 			}
 			if br, ok := g.Breach(cmd.ProcessState, ""); !ok || br.Kind != CPUTime || !strings.Contains(br.String(), "300ms") {
 				t.Fatalf("breach = %+v, %v", br, ok)
+			}
+		})
+	}
+}
+
+// TestCPURlimit: under the rlimit mechanism WatchCPU also sets RLIMIT_CPU,
+// the backstop for what its watch cannot see (a child's CPU time until the
+// child ends): SIGXCPU at the soft limit, SIGKILL a second later for a
+// process that ignores SIGXCPU (a Go program), and either is the CPU time
+// breach, not a crash; a process the host killed is none.
+func TestCPURlimit(t *testing.T) {
+	c, err := New(Options{Mechanism: Rlimit})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name   string
+		cmd    func() *exec.Cmd
+		signal syscall.Signal
+		breach bool
+	}{
+		{"SIGXCPU at the soft limit", func() *exec.Cmd { return exec.Command("sh", "-c", "while :; do :; done") }, syscall.SIGXCPU, true},
+		// A hard limit of 2 s, in case the host may not set it (without CAP_SYS_RESOURCE).
+		{"SIGKILL at the hard limit", func() *exec.Cmd {
+			cmd := exec.Command("sh", "-c", `ulimit -t 2 && exec "$0" -test.run='^$'`, os.Args[0])
+			cmd.Env = helper("spin").Env
+			return cmd
+		}, syscall.SIGKILL, true},
+		{"killed by the host", func() *exec.Cmd { return exec.Command("sleep", "100") }, syscall.SIGKILL, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			g, err := c.NewGroup(Limits{CPUTime: 500 * time.Millisecond})
+			if err != nil {
+				t.Fatal(err)
+			}
+			cmd := tt.cmd()
+			cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+			if err := startLocked(g, cmd); err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { killAndClose(t, g, cmd) })
+			g.setCPURlimit(500 * time.Millisecond) // the rlimit alone: no watch
+			var lim unix.Rlimit
+			if err := unix.Prlimit(cmd.Process.Pid, unix.RLIMIT_CPU, nil, &lim); err != nil || lim.Cur != 1 || c.raiseHard && lim.Max != 2 {
+				t.Fatalf("RLIMIT_CPU %+v, %v; want 1 s (and 2 s): the next second past 500ms", lim, err)
+			}
+			if !tt.breach {
+				g.Kill()
+			}
+			_ = cmd.Wait()
+			ws, _ := cmd.ProcessState.Sys().(syscall.WaitStatus)
+			if !ws.Signaled() || ws.Signal() != tt.signal {
+				t.Fatalf("ended with %v, want %v", cmd.ProcessState, tt.signal)
+			}
+			br, ok := g.Breach(cmd.ProcessState, "")
+			if ok != tt.breach || ok && (br.Kind != CPUTime || !strings.Contains(br.Detail, "RLIMIT_CPU") || br.String() != "CPU time limit of 500ms") {
+				t.Fatalf("breach %+v %v, want %v", br, ok, tt.breach)
 			}
 		})
 	}
@@ -537,7 +697,7 @@ func TestCgroup2Real(t *testing.T) {
 	if err := g.Wait(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if !zombieOrGone("/proc", sleep) {
+	if !zombieOrGone(sleep) {
 		t.Fatalf("escaped sleep %d survived", sleep)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"os"
 	"runtime"
+	"sync"
 	"time"
 	"unsafe"
 
@@ -203,7 +204,14 @@ const clockTicks = 100
 // WatchCPU watches the CPU time the tree uses from now on: past budget it
 // records the breach and kills the tree. It polls the tree's account no
 // sooner than the budget left could be spent on every CPU at once. stop
-// ends the watch and waits for it; call it when the call ends.
+// ends the watch, waits for it, and looks at the account once more, which
+// records the breach of a call that went over its budget since the last
+// look; call it when the call ends, before Check (it may be called again).
+//
+// Under the rlimit mechanism the account is the first process's and that
+// of the children it reaped: a child's CPU time counts once it has ended.
+// So that a child cannot spin unseen, WatchCPU also sets the first
+// process's RLIMIT_CPU (cpuRlimit), which its children inherit.
 func (g *Group) WatchCPU(budget time.Duration) (stop func()) {
 	if budget <= 0 {
 		return func() {}
@@ -212,6 +220,18 @@ func (g *Group) WatchCPU(budget time.Duration) (stop func()) {
 	if err != nil {
 		return func() {}
 	}
+	if g.c.mech == Rlimit {
+		g.setCPURlimit(budget)
+	}
+	breached := func(used time.Duration) bool {
+		if used-base < budget {
+			return false
+		}
+		l := g.Limits()
+		l.CPUTime = budget
+		g.record(Breach{Kind: CPUTime, Limits: l, Detail: "the call used " + (used - base).Round(time.Millisecond).String() + " of CPU time"})
+		return true
+	}
 	done := make(chan struct{})
 	finished := make(chan struct{})
 	ncpu := time.Duration(max(runtime.NumCPU(), 1))
@@ -219,16 +239,10 @@ func (g *Group) WatchCPU(budget time.Duration) (stop func()) {
 		defer close(finished)
 		for {
 			used, err := g.CPU()
-			if err != nil {
+			if err != nil || breached(used) {
 				return
 			}
 			left := budget - (used - base)
-			if left <= 0 {
-				l := g.Limits()
-				l.CPUTime = budget
-				g.record(Breach{Kind: CPUTime, Limits: l, Detail: "the call used " + (used - base).Round(time.Millisecond).String() + " of CPU time"})
-				return
-			}
 			t := time.NewTimer(min(max(left/ncpu, 10*time.Millisecond), time.Second))
 			select {
 			case <-done:
@@ -238,8 +252,54 @@ func (g *Group) WatchCPU(budget time.Duration) (stop func()) {
 			}
 		}
 	}()
+	var once sync.Once
 	return func() {
-		close(done)
-		<-finished
+		once.Do(func() {
+			close(done)
+			<-finished
+			if g.breach.Load() == nil {
+				if used, err := g.CPU(); err == nil {
+					breached(used)
+				}
+			}
+		})
+	}
+}
+
+// setCPURlimit sets the first process's RLIMIT_CPU for a call of budget:
+// the soft limit at the CPU time the process has used so far plus budget,
+// up to the next whole second (the limit's unit; past the budget, so that
+// a child it ends has used more than the budget, which the watch then
+// sees), where SIGXCPU ends a process that keeps its default action; the hard limit a second later,
+// where SIGKILL ends one that does not (Go programs ignore SIGXCPU). A
+// process the host cannot raise the hard limit of again for the next call
+// (without CAP_SYS_RESOURCE) keeps its hard limit, and only the soft one
+// and the watch bound it. Its children inherit the limits, and a child's
+// own count starts at zero: a child may use up to the soft limit, and the
+// account shows it once the child has ended. It is a backstop: the watch
+// sees the first process's own time sooner.
+func (g *Group) setCPURlimit(budget time.Duration) {
+	g.mu.Lock()
+	pid := g.pid
+	g.mu.Unlock()
+	if pid <= 0 {
+		return
+	}
+	own, err := procOwnCPU(g.c.proc, pid)
+	if err != nil {
+		return
+	}
+	soft := uint64((own+budget)/time.Second) + 1
+	lim := unix.Rlimit{Cur: soft, Max: soft + 1}
+	if !g.c.raiseHard {
+		var old unix.Rlimit
+		if unix.Prlimit(pid, unix.RLIMIT_CPU, nil, &old) != nil {
+			return
+		}
+		lim.Max = old.Max
+		lim.Cur = min(soft, old.Max)
+	}
+	if unix.Prlimit(pid, unix.RLIMIT_CPU, &lim, nil) == nil {
+		g.cpuRlimit.Store(lim.Cur)
 	}
 }

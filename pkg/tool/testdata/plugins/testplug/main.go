@@ -3,6 +3,7 @@
 package main
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -50,6 +51,9 @@ type size struct {
 
 type shell struct {
 	Shell bool `json:"shell,omitempty"`
+	// HoldMiB, when set, makes the child this program holding that much
+	// memory, which makes its death after SIGKILL take a while.
+	HoldMiB int `json:"hold_mib,omitempty"`
 }
 
 type nums struct {
@@ -94,6 +98,16 @@ func init() {
 func main() {
 	if os.Getenv("TESTPLUG_HOG") != "" { // a child of child_hog
 		_, _ = hog(context.Background(), empty{}, func(string) {})
+	}
+	if n, _ := strconv.Atoi(os.Getenv("TESTPLUG_HOLD")); n > 0 { // a child of grandchild
+		b := make([]byte, n<<20)
+		for i := 0; i < len(b); i += 4096 {
+			b[i] = 1
+		}
+		fmt.Println("holding")
+		time.Sleep(time.Hour)
+		runtime.KeepAlive(b)
+		os.Exit(0)
 	}
 	tool.Serve(
 		tool.New("echo", "Returns its text.", func(_ context.Context, in text, _ tool.Emit) (any, error) {
@@ -155,11 +169,19 @@ func main() {
 			_ = syscall.Kill(os.Getpid(), syscall.SIGKILL)
 			select {}
 		}),
-		tool.New("grandchild", "Starts sleep, reports pids, blocks.", func(_ context.Context, in shell, emit tool.Emit) (any, error) {
+		tool.New("grandchild", "Starts sleep (or bash and sleep, or a child holding memory), reports pids, blocks.", func(_ context.Context, in shell, emit tool.Emit) (any, error) {
 			var cmd *exec.Cmd
-			if in.Shell {
+			switch {
+			case in.HoldMiB > 0:
+				self, err := os.Executable()
+				if err != nil {
+					return nil, err
+				}
+				cmd = exec.Command(self)
+				cmd.Env = append(os.Environ(), "TESTPLUG_HOLD="+strconv.Itoa(in.HoldMiB))
+			case in.Shell:
 				cmd = exec.Command("bash", "-c", "sleep 1000 & echo $!; wait")
-			} else {
+			default:
 				cmd = exec.Command("sleep", "1000")
 			}
 			out, err := cmd.StdoutPipe()
@@ -170,6 +192,11 @@ func main() {
 				return nil, err
 			}
 			sleepPid := cmd.Process.Pid
+			if in.HoldMiB > 0 {
+				if _, err := bufio.NewReader(out).ReadString('\n'); err != nil { // "holding": its memory is touched
+					return nil, err
+				}
+			}
 			if in.Shell {
 				var pid int
 				if _, err := fmt.Fscan(out, &pid); err != nil {
