@@ -85,11 +85,6 @@ func (r *receiver) trace(id []byte) []recvSpan {
 	return r.where(func(s recvSpan) bool { return string(s.GetTraceId()) == string(id) })
 }
 
-// named returns the spans received with that name.
-func (r *receiver) named(name string) []recvSpan {
-	return r.where(func(s recvSpan) bool { return s.GetName() == name })
-}
-
 // where returns the spans received that keep holds for.
 func (r *receiver) where(keep func(recvSpan) bool) []recvSpan {
 	r.mu.Lock()
@@ -106,16 +101,8 @@ func (r *receiver) where(keep func(recvSpan) bool) []recvSpan {
 // named waits until n spans named name have come (or 15 s passed) and
 // returns those that came.
 func (r *receiver) named(name string, n int) []recvSpan {
-	var out []recvSpan
 	for deadline := time.Now().Add(15 * time.Second); ; time.Sleep(50 * time.Millisecond) {
-		out = out[:0]
-		r.mu.Lock()
-		for _, s := range r.spans {
-			if s.GetName() == name {
-				out = append(out, s)
-			}
-		}
-		r.mu.Unlock()
+		out := r.where(func(s recvSpan) bool { return s.GetName() == name })
 		if len(out) >= n || time.Now().After(deadline) {
 			return out
 		}
