@@ -234,27 +234,9 @@ const leasePoll = 250 * time.Millisecond
 type journal struct {
 	srv *Server
 	e   *session
-	// pending is the write a non-durable Append left in flight, which the
-	// journal's next call (or End) waits for and whose error it returns.
-	// The journal's calls come one at a time, on the run's goroutine.
-	pending *pendingWrite
-}
-
-// pendingWrite is a history write in flight; done closes when err is set.
-type pendingWrite struct {
-	done chan struct{}
-	err  error
-}
-
-// wait waits for the write in flight, if any, and returns its error.
-func (j *journal) wait() error {
-	p := j.pending
-	if p == nil {
-		return nil
-	}
-	j.pending = nil
-	<-p.done
-	return p.err
+	// w holds the history writes that need not be durable yet and keeps
+	// them in order (writes.go).
+	w historyWrites
 }
 
 var _ agent.Journal = (*journal)(nil)
@@ -344,41 +326,33 @@ func (j *journal) sync(ctx context.Context, version int64) (*agent.Snapshot, err
 }
 
 // Append writes a step's messages and the usage totals. A write that
-// need not be durable (the input, a response with tool calls) goes on in
-// the background while the run goes on (the model request, the tool calls):
-// the next write waits for it first, in order, and fails the run with its
-// error; the session then reloads from the store when idle.
+// need not be durable (the input, a response with tool calls) is held a
+// moment (holdWrite) so that the step's next write takes it along, one
+// statement for the step, and otherwise goes on in the background while
+// the run goes on (the model request, the tool calls); the durable write
+// ending a step waits for what went before it, in order. A failed write
+// fails the run at the journal's next call; the session then reloads from
+// the store when idle.
 func (j *journal) Append(ctx context.Context, runID string, at int, msgs []*agentv1.Message, usage *agentv1.Usage, durable bool) error {
-	if err := j.wait(); err != nil {
+	return j.w.append(j.write, at, msgs, usage, durable)
+}
+
+// write stores messages at position at, durably or not.
+func (j *journal) write(at int, msgs []*agentv1.Message, usage *agentv1.Usage, durable bool) error {
+	ctx, cancel := context.WithTimeout(context.Background(), storeTimeout)
+	defer cancel()
+	v, err := j.srv.store.AppendHistory(ctx, j.e.id, at, msgs, usage, durable)
+	if err != nil {
+		j.e.stale() // the session's memory took the messages: reload it
 		return err
 	}
-	write := func() error {
-		ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), storeTimeout)
-		defer cancel()
-		v, err := j.srv.store.AppendHistory(ctx, j.e.id, at, msgs, usage, durable)
-		if err != nil {
-			return err
-		}
-		j.e.wrote(v)
-		return nil
-	}
-	if durable {
-		return write()
-	}
-	p := &pendingWrite{done: make(chan struct{})}
-	j.pending = p
-	go func() { // waited for by the journal's next call, or End
-		defer close(p.done)
-		if p.err = write(); p.err != nil {
-			j.e.stale() // the session's memory took the messages: reload it
-		}
-	}()
+	j.e.wrote(v)
 	return nil
 }
 
 // Replace writes a history a send replaced.
 func (j *journal) Replace(ctx context.Context, runID string, msgs []*agentv1.Message) error {
-	if err := j.wait(); err != nil {
+	if err := j.w.flush(j.write); err != nil {
 		return err
 	}
 	ctx, cancel := context.WithTimeout(ctx, storeTimeout)
@@ -395,7 +369,7 @@ func (j *journal) Replace(ctx context.Context, runID string, msgs []*agentv1.Mes
 // the agent's lease.
 func (j *journal) End(info agent.JournalRun, res *agent.Result, err error) {
 	s := j.srv
-	if werr := j.wait(); werr != nil {
+	if werr := j.w.flush(j.write); werr != nil {
 		s.log.Error("the run's last history write failed", "run", info.ID, "agent", j.e.id, "error", werr)
 	}
 	lr := s.live.remove(info.ID)
