@@ -33,6 +33,7 @@ const (
 	ReasonRunNotFound      = "RUN_NOT_FOUND"
 	ReasonRunInterrupted   = "RUN_INTERRUPTED"
 	ReasonEventsExpired    = "EVENTS_EXPIRED"
+	ReasonEventsLost       = "EVENTS_LOST"
 	ReasonPermissionNone   = "PERMISSION_NOT_FOUND"
 	ReasonPermissionDone   = "PERMISSION_ANSWERED"
 )
@@ -365,8 +366,9 @@ func (j *journal) Replace(ctx context.Context, runID string, msgs []*agentv1.Mes
 	return nil
 }
 
-// End stores the run's end once all its events are stored, and releases
-// the agent's lease.
+// End stores the run's end with its last events, in one write, and so
+// releases the agent's lease. A run whose events the store could not keep
+// ends failed (EVENTS_LOST).
 func (j *journal) End(info agent.JournalRun, res *agent.Result, err error) {
 	s := j.srv
 	if werr := j.w.flush(j.write); werr != nil {
@@ -375,14 +377,35 @@ func (j *journal) End(info agent.JournalRun, res *agent.Result, err error) {
 	lr := s.live.remove(info.ID)
 	ctx, cancel := context.WithTimeout(context.Background(), storeTimeout)
 	defer cancel()
-	s.events.flush(ctx)
 	state, result, rerr := s.outcome(res, err)
-	if ferr := s.store.FinishRun(ctx, info.ID, state, result, rerr); ferr != nil &&
-		!errors.Is(ferr, store.ErrConflict) && !errors.Is(ferr, store.ErrNotFound) {
-		s.log.Error("run end not stored", "run", info.ID, "agent", j.e.id, "error", ferr)
+	end := store.RunEnd{RunID: info.ID, State: state, Result: result, Error: rerr}
+	if eerr := s.events.end(ctx, end); eerr != nil {
+		if errors.Is(eerr, errEventsLost) {
+			end = store.RunEnd{RunID: info.ID, State: agentv1.RunState_RUN_STATE_FAILED, Error: eventsLostError(eerr)}
+		}
+		if ferr := s.store.FinishRun(ctx, end.RunID, end.State, end.Result, end.Error); ferr != nil &&
+			!errors.Is(ferr, store.ErrConflict) && !errors.Is(ferr, store.ErrNotFound) {
+			s.log.Error("run end not stored", "run", info.ID, "agent", j.e.id, "error", ferr)
+		}
 	}
 	if lr != nil {
 		close(lr.done)
+	}
+}
+
+// eventsLostStatus is the status of a run that lost events.
+func eventsLostStatus(err error) error {
+	return failure(codes.DataLoss, ReasonEventsLost,
+		"%v: the run was stopped, since Attach could not follow it without a gap; the agent's history holds what it did", err)
+}
+
+// eventsLostError is the stored error of a run that lost events.
+func eventsLostError(err error) *agentv1.RunError { return runError(eventsLostStatus(err)) }
+
+// eventsLost stops a run here whose events the store could not keep.
+func (s *Server) eventsLost(runID string, err error) {
+	if r := s.live.get(runID); r != nil {
+		r.stop(err)
 	}
 }
 
@@ -423,6 +446,8 @@ func (s *Server) outcome(res *agent.Result, err error) (agentv1.RunState, *agent
 	rerr := runError(s.secrets.redactStatus(s.sendError(err)))
 	var me *llm.Error
 	switch {
+	case errors.Is(err, errEventsLost):
+		return agentv1.RunState_RUN_STATE_FAILED, nil, rerr
 	case s.agents.shuttingDown() && (errors.Is(err, agent.ErrStopped) || errors.Is(err, agent.ErrClosed)):
 		return agentv1.RunState_RUN_STATE_INTERRUPTED, nil, rerr
 	case errors.As(err, &me) && me.Kind == llm.KindAborted:
