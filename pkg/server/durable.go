@@ -527,25 +527,36 @@ func (s *Server) recoverRun(ctx context.Context, runID string) error {
 	return nil
 }
 
+// recoverPage is how many running runs recoverStale reads at a time.
+const recoverPage = 1000
+
 // recoverStale ends the runs cut off by a server that stopped: at start
 // (startup) every run this replica owned, and on a store no other process
-// uses every running run; always those whose lease expired.
+// uses every running run; always those whose lease expired. It goes
+// through every running run, a page at a time.
 func (s *Server) recoverStale(ctx context.Context, startup bool) {
-	q := store.RunQuery{AnyTenant: true, State: agentv1.RunState_RUN_STATE_RUNNING, Limit: 1000}
-	runs, err := s.store.ListRuns(ctx, q)
-	if err != nil {
-		s.log.Warn("listing running runs", "error", err)
-		return
-	}
-	for _, r := range runs {
-		stale := r.LeaseExpired && !s.live.has(r.ID)
-		if startup && (!s.store.Shared() || r.Owner == s.cfg.ReplicaID) {
-			stale = true
+	q := store.RunQuery{AnyTenant: true, State: agentv1.RunState_RUN_STATE_RUNNING, Limit: recoverPage}
+	for {
+		runs, err := s.store.ListRuns(ctx, q)
+		if err != nil {
+			s.log.Warn("listing running runs", "error", err)
+			return
 		}
-		if stale {
-			if err := s.recoverRun(ctx, r.ID); err != nil {
-				s.log.Warn("recovering a run", "run", r.ID, "error", err)
+		for _, r := range runs {
+			stale := r.LeaseExpired && !s.live.has(r.ID)
+			if startup && (!s.store.Shared() || r.Owner == s.cfg.ReplicaID) {
+				stale = true
+			}
+			if stale {
+				if err := s.recoverRun(ctx, r.ID); err != nil {
+					s.log.Warn("recovering a run", "run", r.ID, "error", err)
+				}
 			}
 		}
+		if len(runs) < q.Limit || ctx.Err() != nil {
+			return
+		}
+		last := runs[len(runs)-1]
+		q.Before = &store.Cursor{Started: last.Started, ID: last.ID}
 	}
 }
