@@ -26,6 +26,10 @@ const (
 	// maxPendingEvents bounds the events waiting for the store (while it
 	// fails, say): past it, the runs adding more lose their events.
 	maxPendingEvents = 100_000
+	// eventLinger is how long the log waits for more events before it
+	// writes a batch that ends no run: fewer, larger writes, and a run's end
+	// seldom waits behind a write in flight. A run's end goes at once.
+	eventLinger = 2 * time.Millisecond
 	// eventRetryFor is how long a batch the store refuses (not for its
 	// content: it is unavailable) is retried, with back-off, before its
 	// runs lose their events.
@@ -117,6 +121,9 @@ func (l *eventLog) end(ctx context.Context, e store.RunEnd) error {
 // run writes batches until close, then writes what is left and returns.
 func (l *eventLog) run() {
 	for {
+		if l.calm() {
+			l.linger()
+		}
 		l.mu.Lock()
 		batch, ends, closed := l.pending, l.ends, l.closed
 		l.pending, l.ends = nil, nil
@@ -133,6 +140,30 @@ func (l *eventLog) run() {
 			batch = batch[maxBatch:]
 		}
 		l.write(batch, ends) // the ends after every event queued before them
+	}
+}
+
+// calm reports whether the queue holds events but no end, not a full
+// batch, and the log is not closing: a batch that can wait a little.
+func (l *eventLog) calm() bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return len(l.pending) > 0 && len(l.pending) < maxBatch && len(l.ends) == 0 && !l.closed
+}
+
+// linger waits eventLinger for more events, less when an end comes.
+func (l *eventLog) linger() {
+	t := time.NewTimer(eventLinger)
+	defer t.Stop()
+	for {
+		select {
+		case <-t.C:
+			return
+		case <-l.wake:
+			if !l.calm() {
+				return
+			}
+		}
 	}
 }
 
