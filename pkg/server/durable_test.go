@@ -299,14 +299,20 @@ func TestDetachedRunIsFollowedWithAttach(t *testing.T) {
 	}
 }
 
+// callThenAnswer is a model that calls tool (call id c1) on the first
+// turn and answers text once the history holds the call's result.
+func callThenAnswer(tool, text string) func(*fakemodel.Request) fakemodel.Turn {
+	return func(r *fakemodel.Request) fakemodel.Turn {
+		if msgs := r.JSON["messages"].([]any); len(msgs) > 2 {
+			return fakemodel.Turn{Text: text}
+		}
+		return fakemodel.Turn{ToolCalls: []fakemodel.ToolCall{{ID: "c1", Name: tool, Arguments: `{}`}}}
+	}
+}
+
 func TestPermissionAnsweredAfterTheStreamIsGone(t *testing.T) {
 	model := fakemodel.StartTB(t)
-	model.Handle(func(r *fakemodel.Request) fakemodel.Turn {
-		if msgs := r.JSON["messages"].([]any); len(msgs) > 2 {
-			return fakemodel.Turn{Text: "done"}
-		}
-		return fakemodel.Turn{ToolCalls: []fakemodel.ToolCall{{ID: "c1", Name: "rm_everything", Arguments: `{}`}}}
-	})
+	model.Handle(callThenAnswer("rm_everything", "done"))
 	r := startReplica(t, model, "-store", "sqlite:"+filepath.Join(t.TempDir(), "a.db"))
 	ctx := ctxT(t)
 	ag, err := r.c.CreateAgent(ctx, client.AgentOptions{Config: &agentv1.AgentConfig{System: proto.String("s")}})
@@ -354,12 +360,7 @@ func TestPermissionAnsweredAfterTheStreamIsGone(t *testing.T) {
 
 func TestPermissionTimeoutDenies(t *testing.T) {
 	model := fakemodel.StartTB(t)
-	model.Handle(func(r *fakemodel.Request) fakemodel.Turn {
-		if msgs := r.JSON["messages"].([]any); len(msgs) > 2 {
-			return fakemodel.Turn{Text: "ok"}
-		}
-		return fakemodel.Turn{ToolCalls: []fakemodel.ToolCall{{ID: "c1", Name: "deploy", Arguments: `{}`}}}
-	})
+	model.Handle(callThenAnswer("deploy", "ok"))
 	r := startReplica(t, model, "-permission-timeout", "100ms")
 	ctx := ctxT(t)
 	ag, err := r.c.CreateAgent(ctx, client.AgentOptions{Config: &agentv1.AgentConfig{System: proto.String("s")}})

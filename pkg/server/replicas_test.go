@@ -66,12 +66,7 @@ func TestRestartOnPostgresInterruptsThisReplicasRuns(t *testing.T) {
 func TestRespondPermissionOnAnotherReplica(t *testing.T) {
 	dsn := pgtest.Schema(t)
 	model := fakemodel.StartTB(t)
-	model.Handle(func(r *fakemodel.Request) fakemodel.Turn {
-		if msgs := r.JSON["messages"].([]any); len(msgs) > 2 {
-			return fakemodel.Turn{Text: "done"}
-		}
-		return fakemodel.Turn{ToolCalls: []fakemodel.ToolCall{{ID: "c1", Name: "rm_everything", Arguments: `{}`}}}
-	})
+	model.Handle(callThenAnswer("rm_everything", "done"))
 	a := startReplica(t, model, "-store", dsn, "-replica-id", "a")
 	b := startReplica(t, model, "-store", dsn, "-replica-id", "b")
 	ctx := ctxT(t)

@@ -31,6 +31,16 @@ func (l *writeLog) String() string {
 	return fmt.Sprint(l.writes)
 }
 
+// waitSent waits until a held write was sent.
+func (l *writeLog) waitSent(t *testing.T) {
+	t.Helper()
+	for deadline := time.Now().Add(10 * time.Second); l.String() == "[]"; time.Sleep(time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the held write was never sent")
+		}
+	}
+}
+
 func TestHistoryWritesOfAStepGoTogether(t *testing.T) {
 	msg := history.User("m")
 	t.Run("a quick step is one durable write", func(t *testing.T) {
@@ -54,11 +64,7 @@ func TestHistoryWritesOfAStepGoTogether(t *testing.T) {
 		if err := w.append(l.write, 0, []*agentv1.Message{msg, msg}, nil, false); err != nil {
 			t.Fatal(err)
 		}
-		for deadline := time.Now().Add(10 * time.Second); l.String() == "[]"; time.Sleep(time.Millisecond) {
-			if time.Now().After(deadline) {
-				t.Fatal("the held write was never sent")
-			}
-		}
+		l.waitSent(t)
 		if err := w.append(l.write, 2, []*agentv1.Message{msg}, nil, true); err != nil {
 			t.Fatal(err)
 		}
@@ -81,11 +87,7 @@ func TestHistoryWritesOfAStepGoTogether(t *testing.T) {
 		var w historyWrites
 		l := &writeLog{fail: errors.New("store down")}
 		_ = w.append(l.write, 0, []*agentv1.Message{msg}, nil, false)
-		for deadline := time.Now().Add(10 * time.Second); l.String() == "[]"; time.Sleep(time.Millisecond) {
-			if time.Now().After(deadline) {
-				t.Fatal("the held write was never sent")
-			}
-		}
+		l.waitSent(t)
 		_ = w.append(l.write, 1, []*agentv1.Message{msg}, nil, false) // held behind the failing one
 		err := w.append(l.write, 2, []*agentv1.Message{msg}, nil, true)
 		if err == nil || l.String() != "[0+1 false]" {
