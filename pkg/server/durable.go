@@ -240,7 +240,10 @@ type journal struct {
 	w historyWrites
 }
 
-var _ agent.Journal = (*journal)(nil)
+var (
+	_ agent.Journal         = (*journal)(nil)
+	_ agent.JournalReleaser = (*journal)(nil)
+)
 
 // Begin takes the agent's lease for the run, waiting, stopping the holder
 // or refusing as the busy policy says, and hands back the stored state when
@@ -337,6 +340,9 @@ func (j *journal) sync(ctx context.Context, version int64) (*agent.Snapshot, err
 func (j *journal) Append(ctx context.Context, runID string, at int, msgs []*agentv1.Message, usage *agentv1.Usage, durable bool) error {
 	return j.w.append(j.write, at, msgs, usage, durable)
 }
+
+// Release sends the write held back, before the run's tools run.
+func (j *journal) Release() { j.w.release(j.write) }
 
 // write stores messages at position at, durably or not.
 func (j *journal) write(at int, msgs []*agentv1.Message, usage *agentv1.Usage, durable bool) error {

@@ -8,10 +8,12 @@ import (
 )
 
 // holdWrite is how long a history write that need not be durable yet waits
-// for the step's next write to go with it. A step whose model answers and
-// tools finish within it costs one statement (one transaction, one wait
-// for the disk); a longer one has its earlier messages stored while it
-// goes on, so that a crash finds the tool calls it made.
+// for the step's next write to go with it: a step whose model answers
+// within it, and whose calls run no tool (unknown tools, a stop), costs one
+// statement (one transaction, one wait for the disk). The write held goes
+// at once when a tool is about to run (agent.JournalReleaser), so that a
+// crash while it runs finds the call; else after holdWrite, while the
+// step goes on.
 const holdWrite = 5 * time.Millisecond
 
 // writeFunc stores messages at position at of the history, durably or not.
@@ -74,7 +76,7 @@ func (w *historyWrites) append(write writeFunc, at int, msgs []*agentv1.Message,
 	}
 	if !durable {
 		h := &heldWrite{at: at, msgs: msgs, usage: usage}
-		h.timer = time.AfterFunc(holdWrite, func() { w.release(write, h) })
+		h.timer = time.AfterFunc(holdWrite, func() { w.expire(write, h) })
 		w.held = h
 		w.mu.Unlock()
 		return nil
@@ -100,8 +102,8 @@ func (w *historyWrites) fail(err error) {
 	w.mu.Unlock()
 }
 
-// release sends h when its time is up, unless a later write took it.
-func (w *historyWrites) release(write writeFunc, h *heldWrite) {
+// expire sends h when its time is up, unless a later write took it.
+func (w *historyWrites) expire(write writeFunc, h *heldWrite) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if w.held != h {
@@ -109,6 +111,17 @@ func (w *historyWrites) release(write writeFunc, h *heldWrite) {
 	}
 	w.held = nil
 	w.sendLocked(write, h)
+}
+
+// release sends what is held now (the run's tools are about to run).
+func (w *historyWrites) release(write writeFunc) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if h := w.held; h != nil && w.failed == nil {
+		h.timer.Stop()
+		w.held = nil
+		w.sendLocked(write, h)
+	}
 }
 
 // sendLocked starts writing h after the write in flight.

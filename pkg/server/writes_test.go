@@ -72,6 +72,26 @@ func TestHistoryWritesOfAStepGoTogether(t *testing.T) {
 			t.Fatalf("writes %s", got)
 		}
 	})
+	t.Run("release sends what is held at once, before a tool runs", func(t *testing.T) {
+		var w historyWrites
+		l := &writeLog{}
+		_ = w.append(l.write, 0, []*agentv1.Message{msg}, nil, false)
+		_ = w.append(l.write, 1, []*agentv1.Message{msg}, nil, false)
+		w.release(l.write)
+		w.mu.Lock()
+		held, sent := w.held, w.inflight
+		w.mu.Unlock()
+		if held != nil || sent == nil {
+			t.Fatal("release left the write held")
+		}
+		if l.waitSent(t); l.String() != "[0+2 false]" {
+			t.Fatalf("released: writes %s", l)
+		}
+		w.release(l.write) // nothing held: nothing sent
+		if err := w.append(l.write, 2, []*agentv1.Message{msg}, nil, true); err != nil || l.String() != "[0+2 false 2+1 true]" {
+			t.Fatalf("after the release: %v, writes %s", err, l)
+		}
+	})
 	t.Run("flush sends what is held", func(t *testing.T) {
 		var w historyWrites
 		l := &writeLog{}
