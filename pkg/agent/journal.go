@@ -38,6 +38,14 @@ type Journal interface {
 	End(run JournalRun, res *Result, err error)
 }
 
+// JournalReleaser is a Journal that may hold back the writes that need not
+// be durable yet (Append) to join them to the next: a run calls Release
+// before it runs a tool (or asks permission for one), so that a write held
+// is on its way while the tool works, and a crash then finds the call.
+type JournalReleaser interface {
+	Release()
+}
+
 // JournalRun describes a run to the journal.
 type JournalRun struct {
 	// ID is the run's id, as in its events.
@@ -86,6 +94,13 @@ func (r *run) begin(info JournalRun) error {
 		r.s.mu.Unlock()
 	}
 	return nil
+}
+
+// releaseJournal sends the writes the journal holds back, before tools run.
+func (r *run) releaseJournal() {
+	if j, ok := r.s.opts.Journal.(JournalReleaser); ok && r.begun {
+		j.Release()
+	}
 }
 
 // commit appends msgs to the history and adds usage to the run's and the

@@ -95,6 +95,32 @@ func TestJournalGetsEveryStepInOrder(t *testing.T) {
 	}
 }
 
+// releasingJournal is a bookJournal that records Release.
+type releasingJournal struct{ bookJournal }
+
+func (j *releasingJournal) Release() {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	j.calls = append(j.calls, "release")
+}
+
+// A journal that holds writes back is told to send them before a tool
+// runs, and not for a call that runs no tool.
+func TestJournalReleaseBeforeAToolRuns(t *testing.T) {
+	j := &releasingJournal{}
+	s, srv := newSession(t, func(o *agent.Options) { o.Tools = pick(t, "add"); o.Journal = j })
+	srv.Push(fakemodel.Turn{ToolCalls: []fakemodel.ToolCall{{ID: "c0", Name: "no_such_tool", Arguments: "{}"}}})
+	srv.Push(fakemodel.Turn{ToolCalls: []fakemodel.ToolCall{add("c1")}})
+	srv.Push(fakemodel.Turn{Text: "5"})
+	if _, err := s.Send(context.Background(), agent.SendOptions{Input: input("add 2 and 3")}); err != nil {
+		t.Fatal(err)
+	}
+	want := "begin compaction=false; append 0+1; append 1+1; append 2+1 durable; append 3+1; release; append 4+1 durable; append 5+1 durable; end ok=true"
+	if got := j.log(); got != want {
+		t.Fatalf("journal calls:\n%s\nwant:\n%s", got, want)
+	}
+}
+
 func TestJournalFailureEndsTheRunWithMemoryAsStored(t *testing.T) {
 	j := &bookJournal{failAt: 2} // the model's answer cannot be saved
 	s, srv := newSession(t, func(o *agent.Options) { o.Tools = pick(t, "add"); o.Journal = j })

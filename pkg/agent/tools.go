@@ -122,6 +122,12 @@ const (
 func (r *run) runTools(ctx context.Context, step int, calls []call) ([]*agentv1.Part, bool) {
 	results := make([]*agentv1.Part, len(calls))
 	stops := make([]bool, len(calls))
+	for _, c := range calls {
+		if _, known := r.tools.set.Lookup(c.part.GetName()); known && c.invalid == "" {
+			r.releaseJournal() // a call about to run is stored before it has any effect
+			break
+		}
+	}
 	var wg sync.WaitGroup
 	last := -1 // the last call to run runs on this goroutine: most rounds have one
 	for i, c := range calls {

@@ -33,6 +33,7 @@ const (
 	ReasonRunNotFound      = "RUN_NOT_FOUND"
 	ReasonRunInterrupted   = "RUN_INTERRUPTED"
 	ReasonEventsExpired    = "EVENTS_EXPIRED"
+	ReasonEventsLost       = "EVENTS_LOST"
 	ReasonPermissionNone   = "PERMISSION_NOT_FOUND"
 	ReasonPermissionDone   = "PERMISSION_ANSWERED"
 )
@@ -234,30 +235,15 @@ const leasePoll = 250 * time.Millisecond
 type journal struct {
 	srv *Server
 	e   *session
-	// pending is the write a non-durable Append left in flight, which the
-	// journal's next call (or End) waits for and whose error it returns.
-	// The journal's calls come one at a time, on the run's goroutine.
-	pending *pendingWrite
+	// w holds the history writes that need not be durable yet and keeps
+	// them in order (writes.go).
+	w historyWrites
 }
 
-// pendingWrite is a history write in flight; done closes when err is set.
-type pendingWrite struct {
-	done chan struct{}
-	err  error
-}
-
-// wait waits for the write in flight, if any, and returns its error.
-func (j *journal) wait() error {
-	p := j.pending
-	if p == nil {
-		return nil
-	}
-	j.pending = nil
-	<-p.done
-	return p.err
-}
-
-var _ agent.Journal = (*journal)(nil)
+var (
+	_ agent.Journal         = (*journal)(nil)
+	_ agent.JournalReleaser = (*journal)(nil)
+)
 
 // Begin takes the agent's lease for the run, waiting, stopping the holder
 // or refusing as the busy policy says, and hands back the stored state when
@@ -344,41 +330,36 @@ func (j *journal) sync(ctx context.Context, version int64) (*agent.Snapshot, err
 }
 
 // Append writes a step's messages and the usage totals. A write that
-// need not be durable (the input, a response with tool calls) goes on in
-// the background while the run goes on (the model request, the tool calls):
-// the next write waits for it first, in order, and fails the run with its
-// error; the session then reloads from the store when idle.
+// need not be durable (the input, a response with tool calls) is held a
+// moment (holdWrite) so that the step's next write takes it along, one
+// statement for the step, and otherwise goes on in the background while
+// the run goes on (the model request, the tool calls); the durable write
+// ending a step waits for what went before it, in order. A failed write
+// fails the run at the journal's next call; the session then reloads from
+// the store when idle.
 func (j *journal) Append(ctx context.Context, runID string, at int, msgs []*agentv1.Message, usage *agentv1.Usage, durable bool) error {
-	if err := j.wait(); err != nil {
+	return j.w.append(j.write, at, msgs, usage, durable)
+}
+
+// Release sends the write held back, before the run's tools run.
+func (j *journal) Release() { j.w.release(j.write) }
+
+// write stores messages at position at, durably or not.
+func (j *journal) write(at int, msgs []*agentv1.Message, usage *agentv1.Usage, durable bool) error {
+	ctx, cancel := context.WithTimeout(context.Background(), storeTimeout)
+	defer cancel()
+	v, err := j.srv.store.AppendHistory(ctx, j.e.id, at, msgs, usage, durable)
+	if err != nil {
+		j.e.stale() // the session's memory took the messages: reload it
 		return err
 	}
-	write := func() error {
-		ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), storeTimeout)
-		defer cancel()
-		v, err := j.srv.store.AppendHistory(ctx, j.e.id, at, msgs, usage, durable)
-		if err != nil {
-			return err
-		}
-		j.e.wrote(v)
-		return nil
-	}
-	if durable {
-		return write()
-	}
-	p := &pendingWrite{done: make(chan struct{})}
-	j.pending = p
-	go func() { // waited for by the journal's next call, or End
-		defer close(p.done)
-		if p.err = write(); p.err != nil {
-			j.e.stale() // the session's memory took the messages: reload it
-		}
-	}()
+	j.e.wrote(v)
 	return nil
 }
 
 // Replace writes a history a send replaced.
 func (j *journal) Replace(ctx context.Context, runID string, msgs []*agentv1.Message) error {
-	if err := j.wait(); err != nil {
+	if err := j.w.flush(j.write); err != nil {
 		return err
 	}
 	ctx, cancel := context.WithTimeout(ctx, storeTimeout)
@@ -391,24 +372,46 @@ func (j *journal) Replace(ctx context.Context, runID string, msgs []*agentv1.Mes
 	return nil
 }
 
-// End stores the run's end once all its events are stored, and releases
-// the agent's lease.
+// End stores the run's end with its last events, in one write, and so
+// releases the agent's lease. A run whose events the store could not keep
+// ends failed (EVENTS_LOST).
 func (j *journal) End(info agent.JournalRun, res *agent.Result, err error) {
 	s := j.srv
-	if werr := j.wait(); werr != nil {
+	if werr := j.w.flush(j.write); werr != nil {
 		s.log.Error("the run's last history write failed", "run", info.ID, "agent", j.e.id, "error", werr)
 	}
 	lr := s.live.remove(info.ID)
 	ctx, cancel := context.WithTimeout(context.Background(), storeTimeout)
 	defer cancel()
-	s.events.flush(ctx)
 	state, result, rerr := s.outcome(res, err)
-	if ferr := s.store.FinishRun(ctx, info.ID, state, result, rerr); ferr != nil &&
-		!errors.Is(ferr, store.ErrConflict) && !errors.Is(ferr, store.ErrNotFound) {
-		s.log.Error("run end not stored", "run", info.ID, "agent", j.e.id, "error", ferr)
+	end := store.RunEnd{RunID: info.ID, State: state, Result: result, Error: rerr}
+	if eerr := s.events.end(ctx, end); eerr != nil {
+		if errors.Is(eerr, errEventsLost) {
+			end = store.RunEnd{RunID: info.ID, State: agentv1.RunState_RUN_STATE_FAILED, Error: eventsLostError(eerr)}
+		}
+		if ferr := s.store.FinishRun(ctx, end.RunID, end.State, end.Result, end.Error); ferr != nil &&
+			!errors.Is(ferr, store.ErrConflict) && !errors.Is(ferr, store.ErrNotFound) {
+			s.log.Error("run end not stored", "run", info.ID, "agent", j.e.id, "error", ferr)
+		}
 	}
 	if lr != nil {
 		close(lr.done)
+	}
+}
+
+// eventsLostStatus is the status of a run that lost events.
+func eventsLostStatus(err error) error {
+	return failure(codes.DataLoss, ReasonEventsLost,
+		"%v: the run was stopped, since Attach could not follow it without a gap; the agent's history holds what it did", err)
+}
+
+// eventsLostError is the stored error of a run that lost events.
+func eventsLostError(err error) *agentv1.RunError { return runError(eventsLostStatus(err)) }
+
+// eventsLost stops a run here whose events the store could not keep.
+func (s *Server) eventsLost(runID string, err error) {
+	if r := s.live.get(runID); r != nil {
+		r.stop(err)
 	}
 }
 
@@ -449,6 +452,8 @@ func (s *Server) outcome(res *agent.Result, err error) (agentv1.RunState, *agent
 	rerr := runError(s.secrets.redactStatus(s.sendError(err)))
 	var me *llm.Error
 	switch {
+	case errors.Is(err, errEventsLost):
+		return agentv1.RunState_RUN_STATE_FAILED, nil, rerr
 	case s.agents.shuttingDown() && (errors.Is(err, agent.ErrStopped) || errors.Is(err, agent.ErrClosed)):
 		return agentv1.RunState_RUN_STATE_INTERRUPTED, nil, rerr
 	case errors.As(err, &me) && me.Kind == llm.KindAborted:
@@ -528,25 +533,36 @@ func (s *Server) recoverRun(ctx context.Context, runID string) error {
 	return nil
 }
 
+// recoverPage is how many running runs recoverStale reads at a time.
+const recoverPage = 1000
+
 // recoverStale ends the runs cut off by a server that stopped: at start
 // (startup) every run this replica owned, and on a store no other process
-// uses every running run; always those whose lease expired.
+// uses every running run; always those whose lease expired. It goes
+// through every running run, a page at a time.
 func (s *Server) recoverStale(ctx context.Context, startup bool) {
-	q := store.RunQuery{AnyTenant: true, State: agentv1.RunState_RUN_STATE_RUNNING, Limit: 1000}
-	runs, err := s.store.ListRuns(ctx, q)
-	if err != nil {
-		s.log.Warn("listing running runs", "error", err)
-		return
-	}
-	for _, r := range runs {
-		stale := r.LeaseExpired && !s.live.has(r.ID)
-		if startup && (!s.store.Shared() || r.Owner == s.cfg.ReplicaID) {
-			stale = true
+	q := store.RunQuery{AnyTenant: true, State: agentv1.RunState_RUN_STATE_RUNNING, Limit: recoverPage}
+	for {
+		runs, err := s.store.ListRuns(ctx, q)
+		if err != nil {
+			s.log.Warn("listing running runs", "error", err)
+			return
 		}
-		if stale {
-			if err := s.recoverRun(ctx, r.ID); err != nil {
-				s.log.Warn("recovering a run", "run", r.ID, "error", err)
+		for _, r := range runs {
+			stale := r.LeaseExpired && !s.live.has(r.ID)
+			if startup && (!s.store.Shared() || r.Owner == s.cfg.ReplicaID) {
+				stale = true
+			}
+			if stale {
+				if err := s.recoverRun(ctx, r.ID); err != nil {
+					s.log.Warn("recovering a run", "run", r.ID, "error", err)
+				}
 			}
 		}
+		if len(runs) < q.Limit || ctx.Err() != nil {
+			return
+		}
+		last := runs[len(runs)-1]
+		q.Before = &store.Cursor{Started: last.Started, ID: last.ID}
 	}
 }

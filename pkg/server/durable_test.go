@@ -19,9 +19,11 @@ import (
 	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/protobuf/proto"
 
+	"github.com/agentcore/agentcore/pkg/config"
 	"github.com/agentcore/agentcore/pkg/history"
 	"github.com/agentcore/agentcore/pkg/llm/fakemodel"
 	"github.com/agentcore/agentcore/pkg/store"
+	"github.com/agentcore/agentcore/pkg/store/memory"
 	"github.com/agentcore/agentcore/pkg/store/postgres"
 	"github.com/agentcore/agentcore/pkg/store/postgres/pgtest"
 	"github.com/agentcore/agentcore/pkg/store/sqlite"
@@ -297,14 +299,20 @@ func TestDetachedRunIsFollowedWithAttach(t *testing.T) {
 	}
 }
 
+// callThenAnswer is a model that calls tool (call id c1) on the first
+// turn and answers text once the history holds the call's result.
+func callThenAnswer(tool, text string) func(*fakemodel.Request) fakemodel.Turn {
+	return func(r *fakemodel.Request) fakemodel.Turn {
+		if msgs := r.JSON["messages"].([]any); len(msgs) > 2 {
+			return fakemodel.Turn{Text: text}
+		}
+		return fakemodel.Turn{ToolCalls: []fakemodel.ToolCall{{ID: "c1", Name: tool, Arguments: `{}`}}}
+	}
+}
+
 func TestPermissionAnsweredAfterTheStreamIsGone(t *testing.T) {
 	model := fakemodel.StartTB(t)
-	model.Handle(func(r *fakemodel.Request) fakemodel.Turn {
-		if msgs := r.JSON["messages"].([]any); len(msgs) > 2 {
-			return fakemodel.Turn{Text: "done"}
-		}
-		return fakemodel.Turn{ToolCalls: []fakemodel.ToolCall{{ID: "c1", Name: "rm_everything", Arguments: `{}`}}}
-	})
+	model.Handle(callThenAnswer("rm_everything", "done"))
 	r := startReplica(t, model, "-store", "sqlite:"+filepath.Join(t.TempDir(), "a.db"))
 	ctx := ctxT(t)
 	ag, err := r.c.CreateAgent(ctx, client.AgentOptions{Config: &agentv1.AgentConfig{System: proto.String("s")}})
@@ -352,12 +360,7 @@ func TestPermissionAnsweredAfterTheStreamIsGone(t *testing.T) {
 
 func TestPermissionTimeoutDenies(t *testing.T) {
 	model := fakemodel.StartTB(t)
-	model.Handle(func(r *fakemodel.Request) fakemodel.Turn {
-		if msgs := r.JSON["messages"].([]any); len(msgs) > 2 {
-			return fakemodel.Turn{Text: "ok"}
-		}
-		return fakemodel.Turn{ToolCalls: []fakemodel.ToolCall{{ID: "c1", Name: "deploy", Arguments: `{}`}}}
-	})
+	model.Handle(callThenAnswer("deploy", "ok"))
 	r := startReplica(t, model, "-permission-timeout", "100ms")
 	ctx := ctxT(t)
 	ag, err := r.c.CreateAgent(ctx, client.AgentOptions{Config: &agentv1.AgentConfig{System: proto.String("s")}})
@@ -722,5 +725,39 @@ func TestTenantsKeepTheirStoredAgentsAndRunsApart(t *testing.T) {
 	agents, err := bob.ListAgents(ctx)
 	if err != nil || len(agents) != 1 || agents[0].GetId() != "same" {
 		t.Fatalf("bob's agents: %v, %v", agents, err)
+	}
+}
+
+// At start, every cut-off run is recovered, however many pages of running
+// runs the store holds.
+func TestRestartRecoversMorePagesOfRunsThanOne(t *testing.T) {
+	ctx := ctxT(t)
+	st := memory.New()
+	const n = recoverPage + 7
+	for i := range n {
+		id := fmt.Sprint("a", i)
+		if err := st.CreateAgent(ctx, storedAgent(id, "", &agentv1.AgentConfig{}, nil, nil, nil), nil); err != nil {
+			t.Fatal(err)
+		}
+		if err := st.StartRun(ctx, &store.Run{ID: "run_" + id, AgentID: id, Owner: "agent-server"}, time.Hour); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cfg, err := config.Load([]string{"-tool-limits", "off"}, func(string) string { return "" }, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv, err := New(Options{Config: cfg, Store: st})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close()
+	running, err := st.ListRuns(ctx, store.RunQuery{AnyTenant: true, State: agentv1.RunState_RUN_STATE_RUNNING, Limit: n})
+	if err != nil || len(running) != 0 {
+		t.Fatalf("%d runs still running after the start, %v", len(running), err)
+	}
+	interrupted, _ := st.ListRuns(ctx, store.RunQuery{AnyTenant: true, State: agentv1.RunState_RUN_STATE_INTERRUPTED, Limit: n + 1})
+	if len(interrupted) != n {
+		t.Fatalf("%d runs interrupted, want %d", len(interrupted), n)
 	}
 }

@@ -2,16 +2,12 @@ package server
 
 import (
 	"context"
-	"errors"
 	"sort"
 	"sync"
 	"time"
 
-	"github.com/hashicorp/go-hclog"
-
 	"github.com/agentcore/agentcore/pkg/agent"
 	"github.com/agentcore/agentcore/pkg/store"
-	agentv1 "github.com/agentcore/agentcore/proto/agentcore/v1"
 )
 
 // liveRun is a run executing on this replica, between its journal's Begin
@@ -227,141 +223,4 @@ func (s *Server) sweepEvents(ctx context.Context) {
 	case n > 0:
 		s.log.Debug("old events swept", "events", n)
 	}
-}
-
-// eventLog writes the events of runs to the store in batches, on one
-// goroutine (run): a run's events reach the store in order, the events of
-// concurrent runs share transactions.
-type eventLog struct {
-	st  store.Store
-	log hclog.Logger
-
-	mu       sync.Mutex
-	pending  []*agentv1.Event // guarded by mu
-	added    uint64           // events added so far; guarded by mu
-	written  uint64           // events handled (stored or dropped) so far; guarded by mu
-	progress chan struct{}    // closed and replaced after each batch; guarded by mu
-	closed   bool             // guarded by mu
-	wake     chan struct{}    // a new event or close: holds one wake-up
-}
-
-// maxBatch bounds the events of one store call.
-const maxBatch = 2000
-
-func newEventLog(st store.Store, log hclog.Logger) *eventLog {
-	return &eventLog{st: st, log: log, progress: make(chan struct{}), wake: make(chan struct{}, 1)}
-}
-
-// add queues an event for the store.
-func (l *eventLog) add(ev *agentv1.Event) {
-	l.mu.Lock()
-	if l.closed {
-		l.mu.Unlock()
-		return
-	}
-	l.pending = append(l.pending, ev)
-	l.added++
-	l.mu.Unlock()
-	select {
-	case l.wake <- struct{}{}:
-	default:
-	}
-}
-
-// flush waits until every event added before the call is stored (or ctx ends).
-func (l *eventLog) flush(ctx context.Context) {
-	l.mu.Lock()
-	target := l.added
-	for l.written < target && !l.closed {
-		ch := l.progress
-		l.mu.Unlock()
-		select {
-		case <-ch:
-		case <-ctx.Done():
-			return
-		}
-		l.mu.Lock()
-	}
-	l.mu.Unlock()
-}
-
-// run writes batches until close, then writes what is left and returns.
-func (l *eventLog) run() {
-	for {
-		l.mu.Lock()
-		batch := l.pending
-		l.pending = nil
-		closed := l.closed
-		l.mu.Unlock()
-		if len(batch) == 0 {
-			if closed {
-				return
-			}
-			<-l.wake
-			continue
-		}
-		for len(batch) > 0 {
-			n := min(len(batch), maxBatch)
-			l.write(batch[:n])
-			batch = batch[n:]
-			l.mu.Lock()
-			l.written += uint64(n)
-			close(l.progress)
-			l.progress = make(chan struct{})
-			l.mu.Unlock()
-		}
-	}
-}
-
-// close stops taking events; run returns once the queued ones are written.
-func (l *eventLog) close() {
-	l.mu.Lock()
-	l.closed = true
-	l.mu.Unlock()
-	select {
-	case l.wake <- struct{}{}:
-	default:
-	}
-}
-
-// write stores one batch, sorted by run (stable: a run's events keep their
-// order). A run whose events cannot be stored (deleted meanwhile) loses
-// them; a failing store is retried a few times.
-func (l *eventLog) write(batch []*agentv1.Event) {
-	sort.SliceStable(batch, func(i, j int) bool { return batch[i].GetRunId() < batch[j].GetRunId() })
-	if l.append(batch) == nil {
-		return
-	}
-	for len(batch) > 0 { // one run at a time, to keep the others' events
-		n := 1
-		for n < len(batch) && batch[n].GetRunId() == batch[0].GetRunId() {
-			n++
-		}
-		var err error
-		for attempt, wait := 0, 50*time.Millisecond; attempt < 4; attempt, wait = attempt+1, wait*4 {
-			if err = l.append(batch[:n]); err == nil || errorsIsAny(err, store.ErrNotFound, store.ErrConflict, store.ErrClosed) {
-				break
-			}
-			time.Sleep(wait)
-		}
-		if err != nil {
-			l.log.Warn("run events not stored", "run", batch[0].GetRunId(), "events", n, "error", err)
-		}
-		batch = batch[n:]
-	}
-}
-
-func errorsIsAny(err error, targets ...error) bool {
-	for _, t := range targets {
-		if errors.Is(err, t) {
-			return true
-		}
-	}
-	return false
-}
-
-func (l *eventLog) append(batch []*agentv1.Event) error {
-	ctx, cancel := context.WithTimeout(context.Background(), storeTimeout)
-	defer cancel()
-	return l.st.AppendEvents(ctx, batch)
 }

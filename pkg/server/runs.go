@@ -378,6 +378,9 @@ func (s *Server) Attach(req *agentv1.AttachRequest, stream agentv1.AgentService_
 			return storeStatus(err)
 		}
 		for _, ev := range evs {
+			if ev.GetSeq() != last+1 { // seqs are given one by one: the store lost the ones between
+				return failure(codes.DataLoss, ReasonEventsLost, "the stored events of run %s go from %d to %d: the store lost the ones between; GetRun has the run's outcome", r.ID, last, ev.GetSeq())
+			}
 			if err := stream.Send(&agentv1.AttachResponse{Event: ev}); err != nil {
 				return err
 			}

@@ -143,6 +143,8 @@ func (s *Server) sendError(err error) error {
 		return failure(codes.FailedPrecondition, ReasonNothingToResume, "%v", err)
 	case errors.As(err, &je):
 		return storeStatus(je.Err)
+	case errors.Is(err, errEventsLost):
+		return eventsLostStatus(err)
 	case errors.Is(err, errLeaseLost):
 		return failure(codes.Aborted, ReasonRunInterrupted, "%v", errLeaseLost)
 	case (errors.Is(err, agent.ErrStopped) || errors.Is(err, agent.ErrClosed)) && s.agents.shuttingDown():

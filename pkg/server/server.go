@@ -211,7 +211,7 @@ func New(opts Options) (*Server, error) {
 		}
 	}
 	s.store = st
-	s.events = newEventLog(st, log.Named("events"))
+	s.events = newEventLog(st, log.Named("events"), s.eventsLost)
 	ctx, cancel := context.WithCancel(context.Background())
 	s.stopBG = cancel
 	s.recoverStale(ctx, true)

@@ -50,6 +50,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sort"
+	"strings"
 	"time"
 
 	agentv1 "github.com/agentcore/agentcore/proto/agentcore/v1"
@@ -176,6 +178,54 @@ type RunQuery struct {
 	Limit int
 }
 
+// RunEnd is how a run ended, for AppendEvents.
+type RunEnd struct {
+	RunID  string
+	State  agentv1.RunState
+	Result *agentv1.RunResultEvent
+	Error  *agentv1.RunError
+}
+
+// EventsError is AppendEvents' error when it left runs out: Runs holds
+// why for each (wrapping ErrConflict: the events do not follow the stored
+// ones; ErrNotFound: no such run). errors.Is sees through to them.
+type EventsError struct {
+	Runs map[string]error
+}
+
+func (e *EventsError) Error() string {
+	ids := make([]string, 0, len(e.Runs))
+	for id := range e.Runs {
+		ids = append(ids, id)
+	}
+	sort.Strings(ids)
+	parts := make([]string, len(ids))
+	for i, id := range ids {
+		parts[i] = e.Runs[id].Error()
+	}
+	return "store: events left out: " + strings.Join(parts, "; ")
+}
+
+func (e *EventsError) Unwrap() []error {
+	out := make([]error, 0, len(e.Runs))
+	for _, err := range e.Runs {
+		out = append(out, err)
+	}
+	return out
+}
+
+// LeftOut collects the runs AppendEvents leaves out into an *EventsError
+// (nil when none).
+type LeftOut map[string]error
+
+// Err is the *EventsError naming the runs left out, or nil.
+func (l LeftOut) Err() error {
+	if len(l) == 0 {
+		return nil
+	}
+	return &EventsError{Runs: l}
+}
+
 // Cursor is a position in the runs, newest first.
 type Cursor struct {
 	Started time.Time
@@ -285,8 +335,13 @@ type Runs interface {
 // Events keeps the events of runs.
 type Events interface {
 	// AppendEvents stores events (each names its run and seq; a run's
-	// events come in seq order) and sends a NoticeEvents per run.
-	AppendEvents(ctx context.Context, events []*agentv1.Event) error
+	// events come in seq order) and sends a NoticeEvents per run, then
+	// ends the runs of ends as FinishRun does (an end whose run ended
+	// already is skipped), in one transaction: a run's last events and its
+	// end cost one write. A run whose events cannot be stored (they do not
+	// follow its stored ones, or it is gone) is left out with its end and
+	// named in an *EventsError; the other runs' events and ends are stored.
+	AppendEvents(ctx context.Context, events []*agentv1.Event, ends ...RunEnd) error
 	// Events returns up to limit events of a run with seq > after, in order.
 	Events(ctx context.Context, runID string, after int64, limit int) ([]*agentv1.Event, error)
 	// DeleteEvents deletes the events of runs that ended before t and

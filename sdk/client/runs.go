@@ -29,7 +29,14 @@ func (c *Client) Attach(ctx context.Context, runID string, afterSeq int64, cb Ca
 
 // Attach follows the agent's latest run from its first event (see Client.Attach).
 func (a *Agent) Attach(ctx context.Context, cb Callbacks) (*Result, error) {
-	return a.c.attach(ctx, &agentv1.AttachRequest{AgentId: a.ID}, &follower{}, cb)
+	return a.AttachAfter(ctx, 0, cb)
+}
+
+// AttachAfter follows the agent's latest run from the event after
+// afterSeq (see Client.Attach): a client that saw the run's events up to
+// afterSeq gets the ones it missed.
+func (a *Agent) AttachAfter(ctx context.Context, afterSeq int64, cb Callbacks) (*Result, error) {
+	return a.c.attach(ctx, &agentv1.AttachRequest{AgentId: a.ID, AfterSeq: afterSeq}, &follower{seq: afterSeq}, cb)
 }
 
 func (c *Client) attach(ctx context.Context, req *agentv1.AttachRequest, f *follower, cb Callbacks) (*Result, error) {
@@ -117,21 +124,47 @@ func (c *Client) Run(ctx context.Context, runID string) (*agentv1.Run, error) {
 	return resp.GetRun(), nil
 }
 
-// Runs lists the agent's runs, newest first, following pages.
-func (a *Agent) Runs(ctx context.Context) ([]*agentv1.Run, error) {
+// RunFilter selects runs for Client.Runs.
+type RunFilter struct {
+	// AgentID selects one agent's runs; empty: every agent's (of the
+	// caller's tenant).
+	AgentID string
+	// State selects the runs in that state; RUN_STATE_UNSPECIFIED: any.
+	State agentv1.RunState
+	// Max stops the list at that many runs, the newest; 0: all of them.
+	Max int
+}
+
+// runsPage is how many runs Runs asks for at a time.
+const runsPage = 1000
+
+// Runs lists runs, newest first, following pages: every agent's, or as f
+// selects.
+func (c *Client) Runs(ctx context.Context, f RunFilter) ([]*agentv1.Run, error) {
 	var out []*agentv1.Run
-	req := &agentv1.ListRunsRequest{AgentId: a.ID, PageSize: 1000}
+	req := &agentv1.ListRunsRequest{AgentId: f.AgentID, State: f.State, PageSize: runsPage}
 	for {
-		resp, err := a.c.api.ListRuns(ctx, req)
+		if f.Max > 0 {
+			req.PageSize = int32(min(runsPage, f.Max-len(out)))
+		}
+		resp, err := c.api.ListRuns(ctx, req)
 		if err != nil {
 			return nil, asError(err)
 		}
 		out = append(out, resp.GetRuns()...)
+		if f.Max > 0 && len(out) >= f.Max {
+			return out[:f.Max], nil
+		}
 		if resp.GetNextPageToken() == "" {
 			return out, nil
 		}
 		req.PageToken = resp.GetNextPageToken()
 	}
+}
+
+// Runs lists the agent's runs, newest first, following pages.
+func (a *Agent) Runs(ctx context.Context) ([]*agentv1.Run, error) {
+	return a.c.Runs(ctx, RunFilter{AgentID: a.ID})
 }
 
 // StopRun stops the agent's run runID if it is still the one running,

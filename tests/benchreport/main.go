@@ -28,12 +28,15 @@ import (
 
 // suites are the benchmark runs, one per package. benchtime, when set,
 // replaces the -benchtime flag (benchmarks whose iteration is a whole
-// scenario); a suite whose package is not in this checkout is skipped.
-var suites = []struct{ pkg, bench, benchtime string }{
+// scenario); a suite whose package is not in this checkout, or that needs
+// a variable (needs) that is not set, is skipped.
+var suites = []struct{ pkg, bench, benchtime, needs string }{
 	{pkg: "./pkg/tool/", bench: "^(BenchmarkWarmCall|BenchmarkWarmCallLimits|BenchmarkWarmCallParts|BenchmarkWarmCallAfterIdle|BenchmarkCallAfterKill|BenchmarkColdStart|BenchmarkColdStartLimits|BenchmarkFloorPluginHandshake|BenchmarkKillToResult|BenchmarkKillToResultLimits|BenchmarkFloorKillReap|BenchmarkRSSGrowth200Cycles)$"},
 	{pkg: "./tests/", bench: "^(BenchmarkSendCPU|BenchmarkSendThroughput|BenchmarkStepOverhead|BenchmarkToolCallInRun|BenchmarkListTools|BenchmarkSSEDelivery)$"},
 	{pkg: "./pkg/server/", bench: "^BenchmarkStoreAddedLatency$", benchtime: "150x"},
+	{pkg: "./tests/", bench: "^BenchmarkConcurrentSends$", benchtime: "1x"},
 	{pkg: "./pkg/server/", bench: "^BenchmarkAttachReplay$"},
+	{pkg: "./pkg/server/", bench: "^BenchmarkReplicaAbort$", benchtime: "100x", needs: "AGENTCORE_TEST_POSTGRES"},
 	{pkg: "./pkg/telemetry/", bench: "^(BenchmarkStep|BenchmarkObserverStep)$"},
 	{pkg: "./pkg/tokens/", bench: "^(BenchmarkGCMark|BenchmarkCount|BenchmarkCountTiktoken)$"},
 }
@@ -144,6 +147,19 @@ var rows = []row{
 		missing: "(not measured: set AGENTCORE_TEST_POSTGRES)"},
 	{issue: "12", what: "Attach replay of a finished run from SQLite", unit: "events/s", fig: "BenchmarkAttachReplay events/s",
 		goal: "≥ 50,000 events/s", met: func(fig, _ float64) bool { return fig >= 50000 }, higherBetter: true},
+	{issue: "12", what: "1,000 concurrent sends with the default store (SQLite), completed", unit: "sends", absolute: true,
+		fig: "BenchmarkConcurrentSends/store=sqlite completed", floor: "BenchmarkConcurrentSends/store=sqlite sends", floorWhat: "sends started at once",
+		goal: "all complete", met: func(fig, floor float64) bool { return floor > 0 && fig == floor }},
+	{issue: "12", what: "… added over the model's 1 s hold, p50", unit: "ms", delta: true,
+		fig: "BenchmarkConcurrentSends/store=sqlite added-p50-ms", floor: "BenchmarkConcurrentSends/store=memory added-p50-ms",
+		floorWhat: "the same 1,000 sends with the memory store", goal: "(1,000 sends start in the same instant on these cores)"},
+	{issue: "12", what: "… added over the hold, p99", unit: "ms", delta: true,
+		fig: "BenchmarkConcurrentSends/store=sqlite added-p99-ms", floor: "BenchmarkConcurrentSends/store=memory added-p99-ms",
+		floorWhat: "the same with the memory store"},
+	{issue: "12", what: "Stop on replica A of a run on replica B until it ended (PostgreSQL), p99", unit: "ms", absolute: true,
+		fig: "BenchmarkReplicaAbort stop-p99-ms", floor: "BenchmarkReplicaAbort stop-p50-ms", floorWhat: "its p50",
+		goal: "≤ 100 ms", met: func(fig, _ float64) bool { return fig <= 100 },
+		missing: "(not measured: set AGENTCORE_TEST_POSTGRES)"},
 
 	// Issue 13: what telemetry costs a loop step (CPU of the process; the
 	// three variants take turns within one benchmark).
@@ -185,6 +201,10 @@ func main() {
 	for _, s := range suites {
 		if _, err := os.Stat(s.pkg); err != nil {
 			fmt.Fprintf(os.Stderr, "benchreport: %s is not in this checkout: skipped\n", s.pkg)
+			continue
+		}
+		if s.needs != "" && os.Getenv(s.needs) == "" {
+			fmt.Fprintf(os.Stderr, "benchreport: %s %s needs %s: skipped\n", s.pkg, s.bench, s.needs)
 			continue
 		}
 		bt := *benchtime

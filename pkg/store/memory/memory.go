@@ -354,34 +354,38 @@ func (s *Store) FinishRun(ctx context.Context, runID string, state agentv1.RunSt
 	if err := s.lock(ctx); err != nil {
 		return err
 	}
-	r, ok := s.runs[runID]
+	ns, err := s.finishLocked(store.RunEnd{RunID: runID, State: state, Result: result, Error: runErr})
+	s.mu.Unlock()
+	for _, n := range ns {
+		_ = s.hub.Notify(ctx, n)
+	}
+	return err
+}
+
+// finishLocked ends a running run, releases its lease and returns the
+// notices to send.
+func (s *Store) finishLocked(e store.RunEnd) ([]store.Notice, error) {
+	r, ok := s.runs[e.RunID]
 	if !ok {
-		s.mu.Unlock()
-		return fmt.Errorf("run %q: %w", runID, store.ErrNotFound)
+		return nil, fmt.Errorf("run %q: %w", e.RunID, store.ErrNotFound)
 	}
 	if r.r.Done() {
-		s.mu.Unlock()
-		return fmt.Errorf("run %q ended already (%s): %w", runID, r.r.State, store.ErrConflict)
+		return nil, fmt.Errorf("run %q ended already (%s): %w", e.RunID, r.r.State, store.ErrConflict)
 	}
-	r.r.State, r.r.Ended = state, time.Now()
-	if result != nil {
-		r.r.Result = proto.Clone(result).(*agentv1.RunResultEvent)
+	r.r.State, r.r.Ended = e.State, time.Now()
+	if e.Result != nil {
+		r.r.Result = proto.Clone(e.Result).(*agentv1.RunResultEvent)
 	}
-	if runErr != nil {
-		r.r.Error = proto.Clone(runErr).(*agentv1.RunError)
-	}
-	released := false
-	if a := s.agents[r.r.AgentID]; a != nil && a.leaseRun == runID {
-		a.leaseRun, a.leaseOwner, a.leaseExpires = "", "", time.Time{}
-		released = true
+	if e.Error != nil {
+		r.r.Error = proto.Clone(e.Error).(*agentv1.RunError)
 	}
 	agentID := r.r.AgentID
-	s.mu.Unlock()
-	_ = s.hub.Notify(ctx, store.Notice{Kind: store.NoticeRunEnded, RunID: runID, AgentID: agentID})
-	if released {
-		_ = s.hub.Notify(ctx, store.Notice{Kind: store.NoticeLease, AgentID: agentID, RunID: runID})
+	ns := []store.Notice{{Kind: store.NoticeRunEnded, RunID: e.RunID, AgentID: agentID}}
+	if a := s.agents[agentID]; a != nil && a.leaseRun == e.RunID {
+		a.leaseRun, a.leaseOwner, a.leaseExpires = "", "", time.Time{}
+		ns = append(ns, store.Notice{Kind: store.NoticeLease, AgentID: agentID, RunID: e.RunID})
 	}
-	return nil
+	return ns, nil
 }
 
 func (s *Store) runOut(r *run) *store.Run {
@@ -437,35 +441,60 @@ func (s *Store) ListRuns(ctx context.Context, q store.RunQuery) ([]*store.Run, e
 	return out, nil
 }
 
-// AppendEvents stores events and tells listeners.
-func (s *Store) AppendEvents(ctx context.Context, events []*agentv1.Event) error {
+// AppendEvents stores events, then ends runs, and tells listeners. Each
+// run's events are checked before any is stored.
+func (s *Store) AppendEvents(ctx context.Context, events []*agentv1.Event, ends ...store.RunEnd) error {
 	if err := s.lock(ctx); err != nil {
 		return err
 	}
-	last := map[string]int64{}
+	byRun := map[string][]*agentv1.Event{}
 	var order []string
 	for _, ev := range events {
-		r, ok := s.runs[ev.GetRunId()]
+		id := ev.GetRunId()
+		if _, seen := byRun[id]; !seen {
+			order = append(order, id)
+		}
+		byRun[id] = append(byRun[id], ev)
+	}
+	left := store.LeftOut{}
+	var ns []store.Notice
+	for _, id := range order {
+		evs := byRun[id]
+		r, ok := s.runs[id]
 		if !ok {
-			s.mu.Unlock()
-			return fmt.Errorf("events of run %q: %w", ev.GetRunId(), store.ErrNotFound)
+			left[id] = fmt.Errorf("events of run %q: %w", id, store.ErrNotFound)
+			continue
 		}
-		if ev.GetSeq() <= r.r.LastSeq {
-			s.mu.Unlock()
-			return fmt.Errorf("event %d of run %q after %d: %w", ev.GetSeq(), ev.GetRunId(), r.r.LastSeq, store.ErrConflict)
+		last := r.r.LastSeq
+		for _, ev := range evs {
+			if ev.GetSeq() <= last {
+				left[id] = fmt.Errorf("event %d of run %q after %d: %w", ev.GetSeq(), id, last, store.ErrConflict)
+				break
+			}
+			last = ev.GetSeq()
 		}
-		r.events = append(r.events, proto.Clone(ev).(*agentv1.Event))
-		r.r.LastSeq = ev.GetSeq()
-		if _, seen := last[ev.GetRunId()]; !seen {
-			order = append(order, ev.GetRunId())
+		if left[id] != nil {
+			continue
 		}
-		last[ev.GetRunId()] = ev.GetSeq()
+		for _, ev := range evs {
+			r.events = append(r.events, proto.Clone(ev).(*agentv1.Event))
+		}
+		r.r.LastSeq = last
+		ns = append(ns, store.Notice{Kind: store.NoticeEvents, RunID: id, Seq: last})
+	}
+	for _, e := range ends {
+		if left[e.RunID] != nil {
+			continue
+		}
+		if more, err := s.finishLocked(e); err == nil {
+			ns = append(ns, more...)
+		}
 	}
 	s.mu.Unlock()
-	for _, id := range order {
-		_ = s.hub.Notify(ctx, store.Notice{Kind: store.NoticeEvents, RunID: id, Seq: last[id]})
+	for _, n := range ns {
+		_ = s.hub.Notify(ctx, n)
 	}
-	return nil
+	return left.Err()
 }
 
 // Events returns up to limit events of a run after seq after.

@@ -14,10 +14,10 @@ import (
 	agentv1 "github.com/agentcore/agentcore/proto/agentcore/v1"
 )
 
-// A model step writes twice: its messages and its events. On PostgreSQL
-// each is one statement (data-modifying CTEs, arrays for the rows), so a
-// step costs two round trips and one wait for the disk. A run's start and
-// end are one round trip each (functions, migration 0003).
+// A model step writes its messages (one statement: a data-modifying CTE,
+// arrays for the rows; one wait for the disk) and its events, which go
+// beside the run in batches. A run's start is one round trip (a function,
+// migration 0003); its last events and its end are another (migration 0004).
 
 // appendHistorySQL checks the position, bumps the version, sets the usage
 // and inserts the messages: nothing happens unless the history has $2
@@ -72,24 +72,12 @@ func (s *Store) AppendHistory(ctx context.Context, agentID string, at int, msgs 
 	return v, nil
 }
 
-// appendEventsSQL stores the events of the runs whose stored log they
-// follow, moves those runs' last seq, and notifies per run.
-const appendEventsSQL = `WITH b AS (
-	SELECT * FROM unnest($1::text[], $2::bigint[], $3::bytea[]) AS b(run_id, seq, data)
-), m AS (
-	SELECT run_id, min(seq) AS first, max(seq) AS last FROM b GROUP BY run_id
-), u AS (
-	UPDATE runs r SET last_seq = m.last FROM m WHERE r.id = m.run_id AND r.last_seq < m.first RETURNING r.id, m.last
-), ins AS (
-	INSERT INTO events (run_id, seq, data) SELECT b.run_id, b.seq, b.data FROM b JOIN u ON u.id = b.run_id
-)
-SELECT u.id, pg_notify($4, json_build_object('k', 'events', 'r', u.id, 's', u.last)::text) FROM u`
-
-// AppendEvents stores events in one statement, without waiting for the
-// disk. The runs whose events do not follow their stored log (or that are
-// gone) are left out and named in the error.
-func (s *Store) AppendEvents(ctx context.Context, events []*agentv1.Event) error {
-	if len(events) == 0 {
+// AppendEvents stores events and ends runs in one round trip
+// (agentcore_append_events, migration 0004), without waiting for the disk.
+// The runs whose events do not follow their stored log (or that are gone)
+// are left out, with their ends, and named in the error.
+func (s *Store) AppendEvents(ctx context.Context, events []*agentv1.Event, ends ...store.RunEnd) error {
+	if len(events) == 0 && len(ends) == 0 {
 		return nil
 	}
 	runs := make([]string, len(events))
@@ -107,15 +95,29 @@ func (s *Store) AppendEvents(ctx context.Context, events []*agentv1.Event) error
 		runs[i], seqs[i], data[i] = ev.GetRunId(), ev.GetSeq(), b
 		want[ev.GetRunId()] = true
 	}
-	rows, err := s.Relaxed.QueryContext(ctx, appendEventsSQL, runs, seqs, data, s.channel)
+	endRuns := make([]string, len(ends))
+	states := make([]int32, len(ends))
+	results := make([][]byte, len(ends))
+	errs := make([][]byte, len(ends))
+	for i, e := range ends {
+		var err error
+		if results[i], err = sqlstore.Marshal(e.Result); err != nil {
+			return err
+		}
+		if errs[i], err = sqlstore.Marshal(e.Error); err != nil {
+			return err
+		}
+		endRuns[i], states[i] = e.RunID, int32(e.State)
+	}
+	rows, err := s.Relaxed.QueryContext(ctx, `SELECT * FROM agentcore_append_events($1, $2, $3, $4, $5, $6, $7, $8, $9)`,
+		runs, seqs, data, endRuns, states, results, errs, int32(agentv1.RunState_RUN_STATE_RUNNING), s.channel)
 	if err != nil {
 		return fmt.Errorf("postgres: %w", err)
 	}
 	defer rows.Close()
 	for rows.Next() {
 		var id string
-		var ignored sql.RawBytes
-		if err := rows.Scan(&id, &ignored); err != nil {
+		if err := rows.Scan(&id); err != nil {
 			return fmt.Errorf("postgres: %w", err)
 		}
 		delete(want, id)
@@ -123,15 +125,15 @@ func (s *Store) AppendEvents(ctx context.Context, events []*agentv1.Event) error
 	if err := rows.Err(); err != nil {
 		return fmt.Errorf("postgres: %w", err)
 	}
-	var errs []error
+	left := store.LeftOut{}
 	for id := range want {
 		if _, err := s.GetRun(ctx, id); errors.Is(err, store.ErrNotFound) {
-			errs = append(errs, fmt.Errorf("events of run %q: %w", id, store.ErrNotFound))
+			left[id] = fmt.Errorf("events of run %q: %w", id, store.ErrNotFound)
 		} else {
-			errs = append(errs, fmt.Errorf("events of run %q do not follow its stored ones: %w", id, store.ErrConflict))
+			left[id] = fmt.Errorf("events of run %q do not follow its stored ones: %w", id, store.ErrConflict)
 		}
 	}
-	return errors.Join(errs...)
+	return left.Err()
 }
 
 // StartRun stores r as running and takes its agent's lease, in one round

@@ -638,42 +638,47 @@ func (db *DB) RenewLeases(ctx context.Context, owner string, ttl time.Duration) 
 
 // FinishRun ends a running run and releases its lease.
 func (db *DB) FinishRun(ctx context.Context, runID string, state agentv1.RunState, result *agentv1.RunResultEvent, runErr *agentv1.RunError) error {
-	rb, err := Marshal(result)
-	if err != nil {
-		return err
-	}
-	eb, err := Marshal(runErr)
-	if err != nil {
-		return err
-	}
 	return db.relaxedTx(ctx, func(tx *Tx, notify func(store.Notice)) error {
-		var agentID string
-		err := tx.QueryRowContext(ctx, db.q(`UPDATE runs SET state = $2, result = $3, error = $4, ended = {now}
-			WHERE id = $1 AND state = $5 RETURNING agent_id`), runID, int32(state), rb, eb, int32(agentv1.RunState_RUN_STATE_RUNNING)).Scan(&agentID)
-		if errors.Is(err, sql.ErrNoRows) {
-			var cur int32
-			switch err := tx.QueryRowContext(ctx, db.q(`SELECT state FROM runs WHERE id = $1`), runID).Scan(&cur); {
-			case errors.Is(err, sql.ErrNoRows):
-				return fmt.Errorf("run %q: %w", runID, store.ErrNotFound)
-			case err != nil:
-				return db.wrap(err)
-			}
-			return fmt.Errorf("run %q ended already (%s): %w", runID, agentv1.RunState(cur), store.ErrConflict)
-		}
-		if err != nil {
-			return db.wrap(err)
-		}
-		res, err := tx.ExecContext(ctx, db.q(`UPDATE agents SET lease_run = '', lease_owner = '', lease_expires = 0 WHERE id = $1 AND lease_run = $2`),
-			agentID, runID)
-		if err != nil {
-			return db.wrap(err)
-		}
-		notify(store.Notice{Kind: store.NoticeRunEnded, RunID: runID, AgentID: agentID})
-		if n, _ := res.RowsAffected(); n > 0 {
-			notify(store.Notice{Kind: store.NoticeLease, AgentID: agentID, RunID: runID})
-		}
-		return nil
+		return db.finish(ctx, tx, notify, store.RunEnd{RunID: runID, State: state, Result: result, Error: runErr})
 	})
+}
+
+// finish ends a running run and releases its lease, in tx.
+func (db *DB) finish(ctx context.Context, tx *Tx, notify func(store.Notice), e store.RunEnd) error {
+	rb, err := Marshal(e.Result)
+	if err != nil {
+		return err
+	}
+	eb, err := Marshal(e.Error)
+	if err != nil {
+		return err
+	}
+	var agentID string
+	err = tx.QueryRowContext(ctx, db.q(`UPDATE runs SET state = $2, result = $3, error = $4, ended = {now}
+		WHERE id = $1 AND state = $5 RETURNING agent_id`), e.RunID, int32(e.State), rb, eb, int32(agentv1.RunState_RUN_STATE_RUNNING)).Scan(&agentID)
+	if errors.Is(err, sql.ErrNoRows) {
+		var cur int32
+		switch err := tx.QueryRowContext(ctx, db.q(`SELECT state FROM runs WHERE id = $1`), e.RunID).Scan(&cur); {
+		case errors.Is(err, sql.ErrNoRows):
+			return fmt.Errorf("run %q: %w", e.RunID, store.ErrNotFound)
+		case err != nil:
+			return db.wrap(err)
+		}
+		return fmt.Errorf("run %q ended already (%s): %w", e.RunID, agentv1.RunState(cur), store.ErrConflict)
+	}
+	if err != nil {
+		return db.wrap(err)
+	}
+	res, err := tx.ExecContext(ctx, db.q(`UPDATE agents SET lease_run = '', lease_owner = '', lease_expires = 0 WHERE id = $1 AND lease_run = $2`),
+		agentID, e.RunID)
+	if err != nil {
+		return db.wrap(err)
+	}
+	notify(store.Notice{Kind: store.NoticeRunEnded, RunID: e.RunID, AgentID: agentID})
+	if n, _ := res.RowsAffected(); n > 0 {
+		notify(store.Notice{Kind: store.NoticeLease, AgentID: agentID, RunID: e.RunID})
+	}
+	return nil
 }
 
 const runCols = `id, agent_id, tenant, compaction, on_disconnect, state, result, error, owner, lease_expires, started, ended, last_seq, purged, {now}`
@@ -764,26 +769,48 @@ func (db *DB) ListRuns(ctx context.Context, q store.RunQuery) ([]*store.Run, err
 	return out, db.wrap(rows.Err())
 }
 
-// AppendEvents stores events, a run's in seq order, and tells listeners.
-func (db *DB) AppendEvents(ctx context.Context, events []*agentv1.Event) error {
-	if len(events) == 0 {
+// AppendEvents stores events, a run's in seq order, then ends runs, and
+// tells listeners, in one transaction. A run whose events do not follow
+// its stored ones (or that is gone) is left out, with its end.
+func (db *DB) AppendEvents(ctx context.Context, events []*agentv1.Event, ends ...store.RunEnd) error {
+	if len(events) == 0 && len(ends) == 0 {
 		return nil
 	}
-	return db.relaxedTx(ctx, func(tx *Tx, notify func(store.Notice)) error {
-		for len(events) > 0 {
-			run := events[0].GetRunId()
+	var left store.LeftOut
+	err := db.relaxedTx(ctx, func(tx *Tx, notify func(store.Notice)) error {
+		left = store.LeftOut{}
+		for evs := events; len(evs) > 0; {
+			run := evs[0].GetRunId()
 			n := 1
-			for n < len(events) && events[n].GetRunId() == run {
+			for n < len(evs) && evs[n].GetRunId() == run {
 				n++
 			}
-			if err := db.appendRunEvents(ctx, tx, run, events[:n]); err != nil {
+			err := db.appendRunEvents(ctx, tx, run, evs[:n])
+			switch {
+			case errors.Is(err, store.ErrConflict), errors.Is(err, store.ErrNotFound):
+				left[run] = err // nothing of this run was written
+			case err != nil:
+				return err
+			default:
+				notify(store.Notice{Kind: store.NoticeEvents, RunID: run, Seq: evs[n-1].GetSeq()})
+			}
+			evs = evs[n:]
+		}
+		for _, e := range ends {
+			if left[e.RunID] != nil {
+				continue
+			}
+			err := db.finish(ctx, tx, notify, e)
+			if err != nil && !errors.Is(err, store.ErrConflict) && !errors.Is(err, store.ErrNotFound) {
 				return err
 			}
-			notify(store.Notice{Kind: store.NoticeEvents, RunID: run, Seq: events[n-1].GetSeq()})
-			events = events[n:]
 		}
 		return nil
 	})
+	if err != nil {
+		return err
+	}
+	return left.Err()
 }
 
 // appendRunEvents stores a batch of one run's events.

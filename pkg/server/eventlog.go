@@ -1,0 +1,327 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+	"sync"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+
+	"github.com/agentcore/agentcore/pkg/store"
+	agentv1 "github.com/agentcore/agentcore/proto/agentcore/v1"
+)
+
+// errEventsLost is the cause of a run whose events the store could not
+// keep: it is stopped and ends failed (EVENTS_LOST), since no one could
+// follow it (Attach) without a gap.
+var errEventsLost = errors.New("the store could not keep this run's events")
+
+// Bounds of the event log.
+const (
+	// maxBatch bounds the events of one store call.
+	maxBatch = 2000
+	// maxPendingEvents bounds the events waiting for the store (while it
+	// fails, say): past it, the runs adding more lose their events.
+	maxPendingEvents = 100_000
+	// eventLinger is how long the log waits for more events before it
+	// writes a batch that ends no run: fewer, larger writes, and a run's end
+	// seldom waits behind a write in flight. A run's end goes at once.
+	eventLinger = 2 * time.Millisecond
+	// eventRetryFor is how long a batch the store refuses (not for its
+	// content: it is unavailable) is retried, with back-off, before its
+	// runs lose their events.
+	eventRetryFor = 30 * time.Second
+)
+
+// eventLog writes the events of runs to the store in batches, on one
+// goroutine (run): a run's events reach the store in order, the events of
+// concurrent runs share transactions, and a run's end goes with its last
+// events. A run whose events cannot be stored loses the later ones too,
+// so that its stored log stays without a gap, and lost is told (the
+// server stops the run).
+type eventLog struct {
+	st   store.Store
+	log  hclog.Logger
+	lost func(runID string, err error) // called without the lock held
+
+	mu       sync.Mutex
+	pending  []*agentv1.Event // guarded by mu
+	ends     []*endWait       // guarded by mu
+	dropped  map[string]error // runs that lost events, until their end; guarded by mu
+	closed   bool             // guarded by mu
+	wake     chan struct{}    // a new event, end or close: holds one wake-up
+	retryMin time.Duration    // first back-off of a refused batch
+	retryFor time.Duration    // how long a refused batch is retried: eventRetryFor
+}
+
+// endWait is a run's end queued behind its events; err is set when done
+// closes.
+type endWait struct {
+	end  store.RunEnd
+	done chan struct{}
+	err  error
+}
+
+func newEventLog(st store.Store, log hclog.Logger, lost func(runID string, err error)) *eventLog {
+	return &eventLog{st: st, log: log, lost: lost, dropped: map[string]error{}, wake: make(chan struct{}, 1),
+		retryMin: 50 * time.Millisecond, retryFor: eventRetryFor}
+}
+
+func (l *eventLog) poke() {
+	select {
+	case l.wake <- struct{}{}:
+	default:
+	}
+}
+
+// add queues an event for the store.
+func (l *eventLog) add(ev *agentv1.Event) {
+	l.mu.Lock()
+	if l.closed || l.dropped[ev.GetRunId()] != nil {
+		l.mu.Unlock()
+		return
+	}
+	if len(l.pending) >= maxPendingEvents {
+		err := fmt.Errorf("%w: %d events were waiting for the store already", errEventsLost, len(l.pending))
+		l.dropped[ev.GetRunId()] = err
+		l.mu.Unlock()
+		l.log.Warn("run events not stored", "run", ev.GetRunId(), "error", err)
+		l.lost(ev.GetRunId(), err)
+		return
+	}
+	l.pending = append(l.pending, ev)
+	l.mu.Unlock()
+	l.poke()
+}
+
+// end stores a run's end after its queued events, in the same write, and
+// returns once it is stored (or ctx ends). An error wrapping
+// errEventsLost says the run lost events (its end was not stored).
+func (l *eventLog) end(ctx context.Context, e store.RunEnd) error {
+	w := &endWait{end: e, done: make(chan struct{})}
+	l.mu.Lock()
+	if l.closed {
+		l.mu.Unlock()
+		return store.ErrClosed
+	}
+	l.ends = append(l.ends, w)
+	l.mu.Unlock()
+	l.poke()
+	select {
+	case <-w.done:
+		return w.err
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// run writes batches until close, then writes what is left and returns.
+func (l *eventLog) run() {
+	for {
+		if l.calm() {
+			l.linger()
+		}
+		l.mu.Lock()
+		batch, ends, closed := l.pending, l.ends, l.closed
+		l.pending, l.ends = nil, nil
+		l.mu.Unlock()
+		if len(batch) == 0 && len(ends) == 0 {
+			if closed {
+				return
+			}
+			<-l.wake
+			continue
+		}
+		for len(batch) > maxBatch {
+			l.write(batch[:maxBatch], nil)
+			batch = batch[maxBatch:]
+		}
+		l.write(batch, ends) // the ends after every event queued before them
+	}
+}
+
+// calm reports whether the queue holds events but no end, not a full
+// batch, and the log is not closing: a batch that can wait a little.
+func (l *eventLog) calm() bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return len(l.pending) > 0 && len(l.pending) < maxBatch && len(l.ends) == 0 && !l.closed
+}
+
+// linger waits eventLinger for more events, less when an end comes.
+func (l *eventLog) linger() {
+	t := time.NewTimer(eventLinger)
+	defer t.Stop()
+	for {
+		select {
+		case <-t.C:
+			return
+		case <-l.wake:
+			if !l.calm() {
+				return
+			}
+		}
+	}
+}
+
+// close stops taking events and ends; run returns once the queued ones
+// are written.
+func (l *eventLog) close() {
+	l.mu.Lock()
+	l.closed = true
+	l.mu.Unlock()
+	l.poke()
+}
+
+// write stores one batch of events and ends, sorted by run (stable: a
+// run's events keep their order), and settles what it could not store.
+func (l *eventLog) write(batch []*agentv1.Event, ends []*endWait) {
+	sort.SliceStable(batch, func(i, j int) bool { return batch[i].GetRunId() < batch[j].GetRunId() })
+	l.mu.Lock()
+	if len(l.dropped) > 0 { // queued before their run lost events: the stored log stays without a gap
+		kept := batch[:0:0]
+		for _, ev := range batch {
+			if l.dropped[ev.GetRunId()] == nil {
+				kept = append(kept, ev)
+			}
+		}
+		batch = kept
+	}
+	keep := ends[:0:0]
+	for _, w := range ends {
+		if lost := l.dropped[w.end.RunID]; lost != nil { // not stored: the run ends failed (EVENTS_LOST)
+			w.err = lost
+			delete(l.dropped, w.end.RunID)
+			close(w.done)
+		} else {
+			keep = append(keep, w)
+		}
+	}
+	ends = keep
+	l.mu.Unlock()
+	if len(batch) == 0 && len(ends) == 0 {
+		return
+	}
+	err := l.appendRetrying(batch, ends)
+	var ee *store.EventsError
+	if err != nil && !errors.As(err, &ee) && errorsIsAny(err, store.ErrConflict, store.ErrNotFound) && len(runsOf(batch)) > 1 {
+		// Refused for what it holds, with no run named: find the run at
+		// fault by writing each run alone.
+		for _, run := range runsOf(batch) {
+			var evs []*agentv1.Event
+			for _, ev := range batch {
+				if ev.GetRunId() == run {
+					evs = append(evs, ev)
+				}
+			}
+			var mine []*endWait
+			for _, w := range ends {
+				if w.end.RunID == run {
+					mine = append(mine, w)
+				}
+			}
+			l.write(evs, mine)
+		}
+		var rest []*endWait
+		for _, w := range ends {
+			if !contains(runsOf(batch), w.end.RunID) {
+				rest = append(rest, w)
+			}
+		}
+		if len(rest) > 0 {
+			l.write(nil, rest)
+		}
+		return
+	}
+	switch {
+	case err == nil:
+	case ee != nil:
+		for id, why := range ee.Runs {
+			l.drop(id, why)
+		}
+	default: // given up: every run of the batch lost these events
+		for _, id := range runsOf(batch) {
+			l.drop(id, err)
+		}
+	}
+	l.mu.Lock()
+	for _, w := range ends {
+		if lost := l.dropped[w.end.RunID]; lost != nil {
+			w.err = lost
+		} else if err != nil && ee == nil && !contains(runsOf(batch), w.end.RunID) {
+			w.err = err // an end alone, not stored
+		}
+		delete(l.dropped, w.end.RunID)
+	}
+	l.mu.Unlock()
+	for _, w := range ends {
+		close(w.done)
+	}
+}
+
+// drop records that a run lost events (once) and tells lost.
+func (l *eventLog) drop(run string, why error) {
+	err := why
+	if !errors.Is(why, errEventsLost) {
+		err = fmt.Errorf("%w: %w", errEventsLost, why)
+	}
+	l.mu.Lock()
+	first := l.dropped[run] == nil
+	if first {
+		l.dropped[run] = err
+	}
+	l.mu.Unlock()
+	if first {
+		l.log.Warn("run events not stored", "run", run, "error", why)
+		l.lost(run, err)
+	}
+}
+
+// appendRetrying stores a batch, retrying with back-off while the store
+// fails for no reason of the batch's (unavailable), for retryFor.
+func (l *eventLog) appendRetrying(batch []*agentv1.Event, ends []*endWait) error {
+	es := make([]store.RunEnd, len(ends))
+	for i, w := range ends {
+		es[i] = w.end
+	}
+	deadline := time.Now().Add(l.retryFor)
+	for wait := l.retryMin; ; wait = min(2*wait, 2*time.Second) {
+		err := l.append(batch, es)
+		var ee *store.EventsError
+		if err == nil || errors.As(err, &ee) || errorsIsAny(err, store.ErrConflict, store.ErrNotFound, store.ErrClosed) ||
+			time.Now().Add(wait).After(deadline) {
+			return err
+		}
+		l.log.Debug("events not stored yet; retrying", "events", len(batch), "error", err, "in", wait)
+		time.Sleep(wait)
+	}
+}
+
+func (l *eventLog) append(batch []*agentv1.Event, ends []store.RunEnd) error {
+	ctx, cancel := context.WithTimeout(context.Background(), storeTimeout)
+	defer cancel()
+	return l.st.AppendEvents(ctx, batch, ends...)
+}
+
+// runsOf lists the runs of a batch sorted by run, in order.
+func runsOf(batch []*agentv1.Event) []string {
+	var out []string
+	for _, ev := range batch {
+		if n := len(out); n == 0 || out[n-1] != ev.GetRunId() {
+			out = append(out, ev.GetRunId())
+		}
+	}
+	return out
+}
+
+func errorsIsAny(err error, targets ...error) bool {
+	for _, t := range targets {
+		if errors.Is(err, t) {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,179 @@
+package server
+
+import (
+	"sync"
+	"time"
+
+	agentv1 "github.com/agentcore/agentcore/proto/agentcore/v1"
+)
+
+// holdWrite is how long a history write that need not be durable yet waits
+// for the step's next write to go with it: a step whose model answers
+// within it, and whose calls run no tool (unknown tools, a stop), costs one
+// statement (one transaction, one wait for the disk). The write held goes
+// at once when a tool is about to run (agent.JournalReleaser), so that a
+// crash while it runs finds the call; else after holdWrite, while the
+// step goes on.
+const holdWrite = 5 * time.Millisecond
+
+// writeFunc stores messages at position at of the history, durably or not.
+type writeFunc func(at int, msgs []*agentv1.Message, usage *agentv1.Usage, durable bool) error
+
+// historyWrites orders a session's history writes: the ones that need not
+// be durable are held (holdWrite) to be joined by the next, then sent in
+// the background; each write waits for the one before it. Its methods are
+// called one at a time, by the run; the timer that sends a held write runs
+// beside them.
+type historyWrites struct {
+	mu       sync.Mutex
+	held     *heldWrite    // not sent yet; guarded by mu
+	inflight *pendingWrite // the last write sent; guarded by mu
+	failed   error         // a write failed: every call fails until flush; guarded by mu
+}
+
+// heldWrite is messages not sent yet, at position at, with the usage
+// totals after them.
+type heldWrite struct {
+	at    int
+	msgs  []*agentv1.Message
+	usage *agentv1.Usage
+	timer *time.Timer
+}
+
+// pendingWrite is a history write in flight; done closes when err is set.
+type pendingWrite struct {
+	done chan struct{}
+	err  error
+}
+
+// append writes msgs at position at: held when not durable, else at once
+// with whatever is held before them, after the write in flight. Once a
+// write failed, it and every later call return its error (until flush).
+func (w *historyWrites) append(write writeFunc, at int, msgs []*agentv1.Message, usage *agentv1.Usage, durable bool) error {
+	w.mu.Lock()
+	if w.failed != nil {
+		defer w.mu.Unlock()
+		return w.failed
+	}
+	if h := w.held; h != nil {
+		h.timer.Stop()
+		w.held = nil
+		if h.at+len(h.msgs) == at {
+			at, msgs = h.at, append(h.msgs[:len(h.msgs):len(h.msgs)], msgs...)
+		} else { // not a continuation (cannot happen: the history grows by these writes): send it first
+			w.sendLocked(write, h)
+		}
+	}
+	prev := w.inflight
+	if prev != nil && prev.finished() {
+		w.inflight = nil
+		if prev.err != nil {
+			w.failed = prev.err
+			w.mu.Unlock()
+			return prev.err
+		}
+		prev = nil
+	}
+	if !durable {
+		h := &heldWrite{at: at, msgs: msgs, usage: usage}
+		h.timer = time.AfterFunc(holdWrite, func() { w.expire(write, h) })
+		w.held = h
+		w.mu.Unlock()
+		return nil
+	}
+	w.inflight = nil
+	w.mu.Unlock()
+	if prev != nil {
+		if <-prev.done; prev.err != nil {
+			w.fail(prev.err)
+			return prev.err
+		}
+	}
+	if err := write(at, msgs, usage, true); err != nil {
+		w.fail(err)
+		return err
+	}
+	return nil
+}
+
+func (w *historyWrites) fail(err error) {
+	w.mu.Lock()
+	w.failed = err
+	w.mu.Unlock()
+}
+
+// expire sends h when its time is up, unless a later write took it.
+func (w *historyWrites) expire(write writeFunc, h *heldWrite) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.held != h {
+		return
+	}
+	w.held = nil
+	w.sendLocked(write, h)
+}
+
+// release sends what is held now (the run's tools are about to run).
+func (w *historyWrites) release(write writeFunc) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if h := w.held; h != nil && w.failed == nil {
+		h.timer.Stop()
+		w.held = nil
+		w.sendLocked(write, h)
+	}
+}
+
+// sendLocked starts writing h after the write in flight.
+func (w *historyWrites) sendLocked(write writeFunc, h *heldWrite) {
+	prev := w.inflight
+	p := &pendingWrite{done: make(chan struct{})}
+	w.inflight = p
+	go func() { // waited for by the next write, or flush
+		defer close(p.done)
+		if prev != nil {
+			if <-prev.done; prev.err != nil {
+				p.err = prev.err // the history did not move: this write would conflict
+				return
+			}
+		}
+		p.err = write(h.at, h.msgs, h.usage, false)
+	}()
+}
+
+// flush sends what is held and waits for every write; it returns the
+// first error, and the writes start afresh (the next run's).
+func (w *historyWrites) flush(write writeFunc) error {
+	w.mu.Lock()
+	h, prev, failed := w.held, w.inflight, w.failed
+	w.held, w.inflight, w.failed = nil, nil, nil
+	if h != nil {
+		h.timer.Stop()
+	}
+	w.mu.Unlock()
+	if failed != nil {
+		if prev != nil {
+			<-prev.done
+		}
+		return failed
+	}
+	if prev != nil {
+		if <-prev.done; prev.err != nil {
+			return prev.err
+		}
+	}
+	if h == nil {
+		return nil
+	}
+	return write(h.at, h.msgs, h.usage, false)
+}
+
+// finished reports whether the write ended.
+func (p *pendingWrite) finished() bool {
+	select {
+	case <-p.done:
+		return true
+	default:
+		return false
+	}
+}

@@ -1,0 +1,127 @@
+package server
+
+import (
+	"errors"
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/agentcore/agentcore/pkg/history"
+	agentv1 "github.com/agentcore/agentcore/proto/agentcore/v1"
+)
+
+// writeLog records the writes historyWrites makes, as "at+n durable".
+type writeLog struct {
+	mu     sync.Mutex
+	writes []string
+	fail   error
+}
+
+func (l *writeLog) write(at int, msgs []*agentv1.Message, _ *agentv1.Usage, durable bool) error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.writes = append(l.writes, fmt.Sprintf("%d+%d %v", at, len(msgs), durable))
+	return l.fail
+}
+
+func (l *writeLog) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return fmt.Sprint(l.writes)
+}
+
+// waitSent waits until a held write was sent.
+func (l *writeLog) waitSent(t *testing.T) {
+	t.Helper()
+	for deadline := time.Now().Add(10 * time.Second); l.String() == "[]"; time.Sleep(time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the held write was never sent")
+		}
+	}
+}
+
+func TestHistoryWritesOfAStepGoTogether(t *testing.T) {
+	msg := history.User("m")
+	t.Run("a quick step is one durable write", func(t *testing.T) {
+		var w historyWrites
+		l := &writeLog{}
+		for at, durable := range []bool{false, false, true} { // input, response with calls, results
+			if err := w.append(l.write, at, []*agentv1.Message{msg}, nil, durable); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := w.flush(l.write); err != nil {
+			t.Fatal(err)
+		}
+		if got := l.String(); got != "[0+3 true]" {
+			t.Fatalf("writes %s, want one durable write of the three messages", got)
+		}
+	})
+	t.Run("a held write is sent when the step goes on", func(t *testing.T) {
+		var w historyWrites
+		l := &writeLog{}
+		if err := w.append(l.write, 0, []*agentv1.Message{msg, msg}, nil, false); err != nil {
+			t.Fatal(err)
+		}
+		l.waitSent(t)
+		if err := w.append(l.write, 2, []*agentv1.Message{msg}, nil, true); err != nil {
+			t.Fatal(err)
+		}
+		if got := l.String(); got != "[0+2 false 2+1 true]" {
+			t.Fatalf("writes %s", got)
+		}
+	})
+	t.Run("release sends what is held at once, before a tool runs", func(t *testing.T) {
+		var w historyWrites
+		l := &writeLog{}
+		_ = w.append(l.write, 0, []*agentv1.Message{msg}, nil, false)
+		_ = w.append(l.write, 1, []*agentv1.Message{msg}, nil, false)
+		w.release(l.write)
+		w.mu.Lock()
+		held, sent := w.held, w.inflight
+		w.mu.Unlock()
+		if held != nil || sent == nil {
+			t.Fatal("release left the write held")
+		}
+		if l.waitSent(t); l.String() != "[0+2 false]" {
+			t.Fatalf("released: writes %s", l)
+		}
+		w.release(l.write) // nothing held: nothing sent
+		if err := w.append(l.write, 2, []*agentv1.Message{msg}, nil, true); err != nil || l.String() != "[0+2 false 2+1 true]" {
+			t.Fatalf("after the release: %v, writes %s", err, l)
+		}
+	})
+	t.Run("flush sends what is held", func(t *testing.T) {
+		var w historyWrites
+		l := &writeLog{}
+		_ = w.append(l.write, 0, []*agentv1.Message{msg}, nil, false)
+		if err := w.flush(l.write); err != nil || l.String() != "[0+1 false]" {
+			t.Fatalf("flush: %v, writes %s", err, l)
+		}
+		if err := w.flush(l.write); err != nil || l.String() != "[0+1 false]" {
+			t.Fatalf("a second flush: %v, writes %s", err, l)
+		}
+	})
+	t.Run("a failed background write fails the next call, and no later write is sent", func(t *testing.T) {
+		var w historyWrites
+		l := &writeLog{fail: errors.New("store down")}
+		_ = w.append(l.write, 0, []*agentv1.Message{msg}, nil, false)
+		l.waitSent(t)
+		_ = w.append(l.write, 1, []*agentv1.Message{msg}, nil, false) // held behind the failing one
+		err := w.append(l.write, 2, []*agentv1.Message{msg}, nil, true)
+		if err == nil || l.String() != "[0+1 false]" {
+			t.Fatalf("after a failed write: %v, writes %s", err, l)
+		}
+		if err := w.append(l.write, 1, []*agentv1.Message{msg}, nil, true); err == nil {
+			t.Fatal("a write after a failed one went on")
+		}
+		if err := w.flush(l.write); err == nil {
+			t.Fatal("flush did not return the failure")
+		}
+		l.fail = nil
+		if err := w.append(l.write, 1, []*agentv1.Message{msg}, nil, true); err != nil || l.String() != "[0+1 false 1+1 true]" {
+			t.Fatalf("the next run's write after flush: %v, writes %s", err, l)
+		}
+	})
+}

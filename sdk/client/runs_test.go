@@ -1,0 +1,175 @@
+package client_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"sync"
+	"testing"
+	"time"
+
+	"google.golang.org/grpc/codes"
+	"google.golang.org/protobuf/proto"
+
+	"github.com/agentcore/agentcore/pkg/config"
+	"github.com/agentcore/agentcore/pkg/llm/fakemodel"
+	"github.com/agentcore/agentcore/pkg/server"
+	agentv1 "github.com/agentcore/agentcore/proto/agentcore/v1"
+	"github.com/agentcore/agentcore/sdk/client"
+)
+
+// serve runs an agent-server in-process on a real socket, with the fake
+// model as its default model and a memory store, until the test ends.
+func serve(t *testing.T, model *fakemodel.Server) *client.Client {
+	t.Helper()
+	cfg, err := config.Load([]string{"-listen", "127.0.0.1:0", "-tool-dir", t.TempDir(), "-tool-limits", "off", "-store", "memory",
+		"-model-base-url", model.URL, "-model", "m"}, func(string) string { return "" }, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	addr := make(chan net.Addr, 1)
+	done := make(chan error, 1)
+	go func() { done <- server.Run(ctx, cfg, io.Discard, nil, func(a net.Addr) { addr <- a }) }()
+	var a net.Addr
+	select {
+	case a = <-addr:
+	case err := <-done:
+		cancel()
+		t.Fatal(err)
+	}
+	c, err := client.Dial(a.String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		c.Close()
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("server: %v", err)
+		}
+	})
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		if _, err := c.ListTools(context.Background()); err == nil {
+			return c
+		} else if time.Now().After(deadline) {
+			t.Fatal(err)
+		}
+	}
+}
+
+func TestAttachAfterASeq(t *testing.T) {
+	model := fakemodel.StartTB(t)
+	model.Handle(func(*fakemodel.Request) fakemodel.Turn {
+		return fakemodel.Turn{TextChunks: []string{"a ", "b ", "c ", "d"}}
+	})
+	c := serve(t, model)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	ag, err := c.CreateAgent(ctx, client.AgentOptions{Config: &agentv1.AgentConfig{System: proto.String("s")}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var all []int64
+	res, err := ag.Send(ctx, "go", client.Callbacks{OnEvent: func(e *agentv1.Event) { all = append(all, e.GetSeq()) }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	after := all[len(all)/2]
+	for name, attach := range map[string]func(cb client.Callbacks) (*client.Result, error){
+		"Agent.AttachAfter": func(cb client.Callbacks) (*client.Result, error) { return ag.AttachAfter(ctx, after, cb) },
+		"Client.Attach":     func(cb client.Callbacks) (*client.Result, error) { return c.Attach(ctx, res.RunID, after, cb) },
+	} {
+		var got []int64
+		var text string
+		r, err := attach(client.Callbacks{
+			OnEvent:    func(e *agentv1.Event) { got = append(got, e.GetSeq()) },
+			OnLLMEvent: func(d *agentv1.ModelDeltaEvent) { text += d.GetText() },
+		})
+		if err != nil || r.RunID != res.RunID || r.Text != "a b c d" {
+			t.Fatalf("%s: %v, %v", name, r, err)
+		}
+		if fmt.Sprint(got) != fmt.Sprint(all[len(all)/2+1:]) {
+			t.Errorf("%s after %d: seqs %v, want %v", name, after, got, all[len(all)/2+1:])
+		}
+	}
+	if r, err := ag.Attach(ctx, client.Callbacks{}); err != nil || r.Text != "a b c d" {
+		t.Fatalf("Agent.Attach from the start: %v, %v", r, err)
+	}
+}
+
+// Client.Runs lists every agent's runs, newest first, over more than a
+// page of the server's (1000), and as a filter selects.
+func TestClientRunsFollowsPagesAndFilters(t *testing.T) {
+	model := fakemodel.StartTB(t)
+	model.Handle(func(*fakemodel.Request) fakemodel.Turn { return fakemodel.Turn{Text: "ok"} })
+	c := serve(t, model)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	const agents, each = 8, 126 // 1008 runs
+	var wg sync.WaitGroup
+	errs := make(chan error, agents)
+	for i := range agents {
+		ag, err := c.CreateAgent(ctx, client.AgentOptions{ID: fmt.Sprint("r", i), Config: &agentv1.AgentConfig{System: proto.String("s")}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		wg.Go(func() {
+			for range each {
+				if _, err := ag.Send(ctx, "hi", client.Callbacks{}); err != nil {
+					errs <- err
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatal(err)
+	}
+	runs, err := c.Runs(ctx, client.RunFilter{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(runs) != agents*each {
+		t.Fatalf("%d runs, want %d", len(runs), agents*each)
+	}
+	seen := map[string]bool{}
+	for i, r := range runs {
+		if seen[r.GetId()] {
+			t.Fatalf("run %s listed twice", r.GetId())
+		}
+		seen[r.GetId()] = true
+		if i > 0 && r.GetStartTime().AsTime().After(runs[i-1].GetStartTime().AsTime()) {
+			t.Fatalf("run %d started after run %d: not newest first", i, i-1)
+		}
+	}
+	for _, tt := range []struct {
+		name string
+		f    client.RunFilter
+		want int
+	}{
+		{"one agent", client.RunFilter{AgentID: "r3"}, each},
+		{"at most", client.RunFilter{Max: 5}, 5},
+		{"one agent, at most", client.RunFilter{AgentID: "r3", Max: 200}, each},
+		{"a state", client.RunFilter{State: agentv1.RunState_RUN_STATE_SUCCEEDED}, agents * each},
+		{"a state none is in", client.RunFilter{State: agentv1.RunState_RUN_STATE_FAILED}, 0},
+	} {
+		got, err := c.Runs(ctx, tt.f)
+		if err != nil || len(got) != tt.want {
+			t.Errorf("%s: %d runs, %v; want %d", tt.name, len(got), err, tt.want)
+		}
+		for _, r := range got {
+			if tt.f.AgentID != "" && r.GetAgentId() != tt.f.AgentID {
+				t.Errorf("%s: a run of agent %s", tt.name, r.GetAgentId())
+			}
+		}
+	}
+	var e *client.Error
+	if got, err := c.Runs(ctx, client.RunFilter{AgentID: "nobody"}); !errors.As(err, &e) || e.Code != codes.NotFound || got != nil {
+		t.Errorf("runs of no agent: %v, %v", got, err)
+	}
+}
