@@ -41,7 +41,7 @@ type benchServer struct {
 // own benchmarks. benchDefault has the default store (SQLite, in a data
 // folder of its own), for what the store adds under load.
 var (
-	bench        = &benchServer{args: []string{"-log-level", "info", "-store", "memory"}}
+	bench        = &benchServer{args: []string{"-log-level", "info", "-store", "memory", "-metrics-listen", "127.0.0.1:19464", "-pprof"}}
 	benchDefault = &benchServer{args: []string{"-log-level", "info"}}
 )
 

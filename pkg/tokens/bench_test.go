@@ -60,7 +60,9 @@ func BenchmarkCounterCached(b *testing.B) {
 }
 
 // BenchmarkCountTiktoken is BenchmarkCount through tiktoken-go's own
-// encoding (its maps of strings), for comparison.
+// encoding (its maps of strings), for comparison. tiktoken-go keeps the
+// encoding in a global cache for the rest of the process: BenchmarkGCMark
+// must run in a process without it (make bench-report runs it alone).
 func BenchmarkCountTiktoken(b *testing.B) {
 	tiktoken.SetBpeLoader(tiktokenloader.NewOfflineLoader())
 	b.Cleanup(func() { tiktoken.SetBpeLoader(tiktoken.NewDefaultBpeLoader()) })
