@@ -41,9 +41,19 @@ type benchServer struct {
 // own benchmarks. benchDefault has the default store (SQLite, in a data
 // folder of its own), for what the store adds under load.
 var (
-	bench        = &benchServer{args: []string{"-log-level", "info", "-store", "memory", "-metrics-listen", "127.0.0.1:19464", "-pprof"}}
+	bench        = &benchServer{args: append([]string{"-log-level", "info", "-store", "memory"}, pprofArgs()...)}
 	benchDefault = &benchServer{args: []string{"-log-level", "info"}}
 )
+
+// pprofArgs serves the memory-store server's /debug/pprof at the address in
+// AGENTCORE_BENCH_PPROF, when it is set, to profile agent-server under a
+// benchmark's load (go tool pprof http://ADDR/debug/pprof/profile).
+func pprofArgs() []string {
+	if addr := os.Getenv("AGENTCORE_BENCH_PPROF"); addr != "" {
+		return []string{"-metrics-listen", addr, "-pprof"}
+	}
+	return nil
+}
 
 // get starts the server on first use and returns a client of it.
 func (s *benchServer) get(b *testing.B) *client.Client {
