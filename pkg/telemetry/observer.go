@@ -172,12 +172,13 @@ func (t *Telemetry) RunEnded(ctx context.Context, r *agent.RunInfo, res *agent.R
 		span.End()
 		return
 	}
-	attrs := make([]attribute.KeyValue, 0, usageCount(u)+3)
-	attrs = append(appendUsage(attrs, u), attrSteps.Int(r.Steps), attrToolCalls.Int(r.ToolCalls))
+	p := t.attrBuf(usageCount(u) + 3)
+	attrs := append(appendUsage(*p, u), attrSteps.Int(r.Steps), attrToolCalls.Int(r.ToolCalls))
 	if err == nil {
 		attrs = append(attrs, attrReason.String(reason))
 	}
-	span.SetAttributes(attrs...)
+	*p = attrs
+	t.setAttrs(span, p)
 	if err != nil {
 		t.fail(span, ekind, err)
 	}
@@ -257,8 +258,8 @@ func (t *Telemetry) ModelEnded(ctx context.Context, m *agent.ModelCall, out *llm
 		span.End()
 		return
 	}
-	// One SetAttributes of a slice sized to fit: the SDK grows the span's
-	// attributes to hold it, once.
+	// One SetAttributes: the SDK grows the span's attributes to hold them,
+	// once.
 	n := 5 + usageCount(u)
 	if m.Compaction {
 		n++
@@ -269,8 +270,8 @@ func (t *Telemetry) ModelEnded(ctx context.Context, m *agent.ModelCall, out *llm
 	if out != nil {
 		n += 3 // response model, finish reasons, content
 	}
-	attrs := make([]attribute.KeyValue, 0, n)
-	attrs = append(attrs,
+	p := t.attrBuf(n)
+	attrs := append(*p,
 		attrOperation.String("chat"),
 		attrProvider.String(providerName(m.Protocol)),
 		attrRequestModel.String(m.Model),
@@ -295,7 +296,8 @@ func (t *Telemetry) ModelEnded(ctx context.Context, m *agent.ModelCall, out *llm
 	if !m.FirstDelta.IsZero() {
 		attrs = append(attrs, attrFirstChunk.Float64(m.FirstDelta.Sub(m.Start).Seconds()))
 	}
-	span.SetAttributes(attrs...)
+	*p = attrs
+	t.setAttrs(span, p)
 	if err != nil {
 		t.fail(span, outcome, err)
 	}
@@ -354,12 +356,12 @@ func (t *Telemetry) ToolEnded(ctx context.Context, c *agent.ToolCall, res tool.R
 		span.End()
 		return
 	}
-	n := 7 // operation, name, call id, type, step, error.type
+	n := 6 // operation, name, call id, type, step, error.type
 	if t.content {
 		n += 2
 	}
-	attrs := make([]attribute.KeyValue, 0, n)
-	attrs = append(attrs,
+	p := t.attrBuf(n)
+	attrs := append(*p,
 		attrOperation.String("execute_tool"),
 		attrToolName.String(c.Name),
 		attrToolCallID.String(c.ID),
@@ -375,7 +377,8 @@ func (t *Telemetry) ToolEnded(ctx context.Context, c *agent.ToolCall, res tool.R
 		attrs = append(attrs, attrErrorType.String(outcome))
 		span.SetStatus(codes.Error, "tool call "+outcome)
 	}
-	span.SetAttributes(attrs...)
+	*p = attrs
+	t.setAttrs(span, p)
 	span.End()
 }
 
@@ -441,6 +444,39 @@ func appendUsage(attrs []attribute.KeyValue, u *agentv1.Usage) []attribute.KeyVa
 		attrs = append(attrs, attrReasoningTokens.Int64(n))
 	}
 	return attrs
+}
+
+// attrBuf returns an empty attribute slice with room for n, from the pool
+// when the SDK copies what it is given (see Telemetry.attrs).
+func (t *Telemetry) attrBuf(n int) *[]attribute.KeyValue {
+	if t.poolAttrs {
+		if p, _ := t.attrs.Get().(*[]attribute.KeyValue); p != nil {
+			if cap(*p) >= n {
+				return p
+			}
+		}
+	}
+	if !t.poolAttrs {
+		a := make([]attribute.KeyValue, 0, n)
+		return &a
+	}
+	a := make([]attribute.KeyValue, 0, max(n, attrBufSize))
+	return &a
+}
+
+// attrBufSize is the room of a pooled attribute slice: a chat span's
+// attributes with every usage type, or a run's.
+const attrBufSize = 16
+
+// setAttrs sets the attributes in *p on span and gives the slice back to
+// the pool, cleared so that it keeps no strings (content) alive.
+func (t *Telemetry) setAttrs(span trace.Span, p *[]attribute.KeyValue) {
+	span.SetAttributes(*p...)
+	if t.poolAttrs {
+		clear(*p)
+		*p = (*p)[:0]
+		t.attrs.Put(p)
+	}
 }
 
 // fail marks span failed with error.type kind. A stopped run (aborted) is
