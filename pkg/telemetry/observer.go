@@ -103,21 +103,19 @@ func (t *Telemetry) RunStarted(ctx context.Context, r *agent.RunInfo) context.Co
 	if !t.tracing {
 		return ctx
 	}
-	op := "invoke_agent"
-	if r.Compaction {
-		op = "compact"
-	}
-	ctx, _ = t.tracer.Start(ctx, op+" "+r.AgentID, trace.WithSpanKind(trace.SpanKindInternal), trace.WithTimestamp(r.Start),
-		trace.WithAttributes(
-			attrOperation.String(op),
-			attrAgentID.String(r.AgentID),
-			attrAgentName.String(r.AgentID),
-			attrConversationID.String(r.AgentID),
-			attrRunID.String(r.RunID),
-			attrProvider.String(providerName(r.Protocol)),
-			attrRequestModel.String(r.Model),
-		))
+	// The run's attributes go in at its end, in one call (see ModelStarted);
+	// the span starts now: the engine takes r.Start just before calling.
+	ctx, _ = t.tracer.Start(ctx, runOperation(r)+" "+r.AgentID, t.internalStart...)
 	return ctx
+}
+
+// runOperation is gen_ai.operation.name of a run's span: invoke_agent, or
+// compact for a manual compaction.
+func runOperation(r *agent.RunInfo) string {
+	if r.Compaction {
+		return "compact"
+	}
+	return "invoke_agent"
 }
 
 // RunEnded closes the run's span, counts its end and writes its log line.
@@ -172,8 +170,17 @@ func (t *Telemetry) RunEnded(ctx context.Context, r *agent.RunInfo, res *agent.R
 		span.End()
 		return
 	}
-	p := t.attrBuf(usageCount(u) + 3)
-	attrs := append(appendUsage(*p, u), attrSteps.Int(r.Steps), attrToolCalls.Int(r.ToolCalls))
+	p := t.attrBuf(10 + usageCount(u))
+	attrs := append(*p,
+		attrOperation.String(runOperation(r)),
+		attrAgentID.String(r.AgentID),
+		attrAgentName.String(r.AgentID),
+		attrConversationID.String(r.AgentID),
+		attrRunID.String(r.RunID),
+		attrProvider.String(providerName(r.Protocol)),
+		attrRequestModel.String(r.Model),
+	)
+	attrs = append(appendUsage(attrs, u), attrSteps.Int(r.Steps), attrToolCalls.Int(r.ToolCalls))
 	if err == nil {
 		attrs = append(attrs, attrReason.String(reason))
 	}
