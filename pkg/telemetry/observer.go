@@ -197,19 +197,17 @@ func (t *Telemetry) RunEnded(ctx context.Context, r *agent.RunInfo, res *agent.R
 // given at the start into the start options, into the span, and again
 // when the span grows for the end's attributes; one given at the end it
 // copies once. The samplers OTEL_TRACES_SAMPLER names read a span's name
-// and parent, never its attributes. Content (-trace-content) goes in at
-// the start: the messages are the request's.
+// and parent, never its attributes. Content (-trace-content) goes in as
+// the span starts, the messages being the request's, and only when the
+// span records: an unsampled request does not encode the conversation.
 func (t *Telemetry) ModelStarted(ctx context.Context, m *agent.ModelCall) context.Context {
 	if !t.tracing {
 		return ctx
 	}
-	name := t.strings.chat.get(m.Model, chatName)
-	if !t.content {
-		ctx, _ = t.tracer.Start(ctx, name, t.clientStart...)
-		return ctx
+	ctx, span := t.tracer.Start(ctx, t.strings.chat.get(m.Model, chatName), t.clientStart...)
+	if t.content && span.IsRecording() {
+		span.SetAttributes(attrSystem.String(t.redact(systemJSON(m.System))), attrInputMessages.String(t.redact(messagesJSON(m.Messages))))
 	}
-	ctx, _ = t.tracer.Start(ctx, name, trace.WithSpanKind(trace.SpanKindClient),
-		trace.WithAttributes(attrSystem.String(t.redact(systemJSON(m.System))), attrInputMessages.String(t.redact(messagesJSON(m.Messages)))))
 	return ctx
 }
 
