@@ -222,11 +222,15 @@ func (t *Telemetry) ModelRetried(ctx context.Context, m *agent.ModelCall, r llm.
 	if !t.tracing {
 		return
 	}
+	span := trace.SpanFromContext(ctx)
+	if !span.IsRecording() {
+		return
+	}
 	attrs := []attribute.KeyValue{attrAttempt.Int(r.Attempt), attrErrorType.String(kind), attrDelay.Int64(r.Delay.Milliseconds())}
 	if status > 0 {
 		attrs = append(attrs, attrStatus.Int(status))
 	}
-	trace.SpanFromContext(ctx).AddEvent("retry", trace.WithAttributes(attrs...))
+	span.AddEvent("retry", trace.WithAttributes(attrs...))
 }
 
 // ModelEnded closes the chat span and moves the model metrics.
@@ -400,7 +404,11 @@ func (t *Telemetry) PermissionDecided(ctx context.Context, c *agent.ToolCall, d 
 	if !t.tracing {
 		return
 	}
-	trace.SpanFromContext(ctx).AddEvent("permission", trace.WithAttributes(
+	span := trace.SpanFromContext(ctx)
+	if !span.IsRecording() {
+		return
+	}
+	span.AddEvent("permission", trace.WithAttributes(
 		attrToolName.String(c.Name), attrToolCallID.String(c.ID), attrDecision.String(decision)))
 }
 
