@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	rtmetrics "runtime/metrics"
+	"runtime/pprof"
 	"strings"
 	"syscall"
 	"testing"
@@ -83,6 +84,10 @@ func benchObserver(b *testing.B, variant string) agent.Observer {
 // downs fall on the three alike. Each variant reports its wall time, the
 // process's CPU time (GC and the batch processor included) and its
 // allocations per step; added-* are on's and off's CPU time over none's.
+// In a CPU profile (-cpuprofile) each variant's samples carry the label
+// variant=none|off|on: `go tool pprof -tagfocus 'variant=^on$'` shows one
+// (the GC's background workers and the batch processor's goroutine carry
+// none).
 func BenchmarkStep(b *testing.B) {
 	variants := []struct{ name, key string }{{"none", "none"}, {"tracing=off", "off"}, {"tracing=on", "on"}}
 	steppers := make([]*stepper, len(variants))
@@ -93,7 +98,8 @@ func BenchmarkStep(b *testing.B) {
 	round := 0
 	for b.Loop() {
 		for k := range steppers {
-			steppers[(round+k)%len(steppers)].block(b)
+			i := (round + k) % len(steppers)
+			pprof.Do(context.Background(), pprof.Labels("variant", variants[i].key), func(context.Context) { steppers[i].block(b) })
 		}
 		round++
 	}

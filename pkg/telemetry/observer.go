@@ -103,21 +103,19 @@ func (t *Telemetry) RunStarted(ctx context.Context, r *agent.RunInfo) context.Co
 	if !t.tracing {
 		return ctx
 	}
-	op := "invoke_agent"
-	if r.Compaction {
-		op = "compact"
-	}
-	ctx, _ = t.tracer.Start(ctx, op+" "+r.AgentID, trace.WithSpanKind(trace.SpanKindInternal), trace.WithTimestamp(r.Start),
-		trace.WithAttributes(
-			attrOperation.String(op),
-			attrAgentID.String(r.AgentID),
-			attrAgentName.String(r.AgentID),
-			attrConversationID.String(r.AgentID),
-			attrRunID.String(r.RunID),
-			attrProvider.String(providerName(r.Protocol)),
-			attrRequestModel.String(r.Model),
-		))
+	// The run's attributes go in at its end, in one call (see ModelStarted);
+	// the span starts now: the engine takes r.Start just before calling.
+	ctx, _ = t.tracer.Start(ctx, runOperation(r)+" "+r.AgentID, t.internalStart...)
 	return ctx
+}
+
+// runOperation is gen_ai.operation.name of a run's span: invoke_agent, or
+// compact for a manual compaction.
+func runOperation(r *agent.RunInfo) string {
+	if r.Compaction {
+		return "compact"
+	}
+	return "invoke_agent"
 }
 
 // RunEnded closes the run's span, counts its end and writes its log line.
@@ -172,12 +170,22 @@ func (t *Telemetry) RunEnded(ctx context.Context, r *agent.RunInfo, res *agent.R
 		span.End()
 		return
 	}
-	attrs := make([]attribute.KeyValue, 0, usageCount(u)+3)
+	p := t.attrBuf(10 + usageCount(u))
+	attrs := append(*p,
+		attrOperation.String(runOperation(r)),
+		attrAgentID.String(r.AgentID),
+		attrAgentName.String(r.AgentID),
+		attrConversationID.String(r.AgentID),
+		attrRunID.String(r.RunID),
+		attrProvider.String(providerName(r.Protocol)),
+		attrRequestModel.String(r.Model),
+	)
 	attrs = append(appendUsage(attrs, u), attrSteps.Int(r.Steps), attrToolCalls.Int(r.ToolCalls))
 	if err == nil {
 		attrs = append(attrs, attrReason.String(reason))
 	}
-	span.SetAttributes(attrs...)
+	*p = attrs
+	t.setAttrs(span, p)
 	if err != nil {
 		t.fail(span, ekind, err)
 	}
@@ -189,19 +197,17 @@ func (t *Telemetry) RunEnded(ctx context.Context, r *agent.RunInfo, res *agent.R
 // given at the start into the start options, into the span, and again
 // when the span grows for the end's attributes; one given at the end it
 // copies once. The samplers OTEL_TRACES_SAMPLER names read a span's name
-// and parent, never its attributes. Content (-trace-content) goes in at
-// the start: the messages are the request's.
+// and parent, never its attributes. Content (-trace-content) goes in as
+// the span starts, the messages being the request's, and only when the
+// span records: an unsampled request does not encode the conversation.
 func (t *Telemetry) ModelStarted(ctx context.Context, m *agent.ModelCall) context.Context {
 	if !t.tracing {
 		return ctx
 	}
-	name := t.strings.chat.get(m.Model, chatName)
-	if !t.content {
-		ctx, _ = t.tracer.Start(ctx, name, t.clientStart...)
-		return ctx
+	ctx, span := t.tracer.Start(ctx, t.strings.chat.get(m.Model, chatName), t.clientStart...)
+	if t.content && span.IsRecording() {
+		span.SetAttributes(attrSystem.String(t.redact(systemJSON(m.System))), attrInputMessages.String(t.redact(messagesJSON(m.Messages))))
 	}
-	ctx, _ = t.tracer.Start(ctx, name, trace.WithSpanKind(trace.SpanKindClient),
-		trace.WithAttributes(attrSystem.String(t.redact(systemJSON(m.System))), attrInputMessages.String(t.redact(messagesJSON(m.Messages)))))
 	return ctx
 }
 
@@ -216,11 +222,15 @@ func (t *Telemetry) ModelRetried(ctx context.Context, m *agent.ModelCall, r llm.
 	if !t.tracing {
 		return
 	}
+	span := trace.SpanFromContext(ctx)
+	if !span.IsRecording() {
+		return
+	}
 	attrs := []attribute.KeyValue{attrAttempt.Int(r.Attempt), attrErrorType.String(kind), attrDelay.Int64(r.Delay.Milliseconds())}
 	if status > 0 {
 		attrs = append(attrs, attrStatus.Int(status))
 	}
-	trace.SpanFromContext(ctx).AddEvent("retry", trace.WithAttributes(attrs...))
+	span.AddEvent("retry", trace.WithAttributes(attrs...))
 }
 
 // ModelEnded closes the chat span and moves the model metrics.
@@ -257,8 +267,8 @@ func (t *Telemetry) ModelEnded(ctx context.Context, m *agent.ModelCall, out *llm
 		span.End()
 		return
 	}
-	// One SetAttributes of a slice sized to fit: the SDK grows the span's
-	// attributes to hold it, once.
+	// One SetAttributes: the SDK grows the span's attributes to hold them,
+	// once.
 	n := 5 + usageCount(u)
 	if m.Compaction {
 		n++
@@ -269,8 +279,8 @@ func (t *Telemetry) ModelEnded(ctx context.Context, m *agent.ModelCall, out *llm
 	if out != nil {
 		n += 3 // response model, finish reasons, content
 	}
-	attrs := make([]attribute.KeyValue, 0, n)
-	attrs = append(attrs,
+	p := t.attrBuf(n)
+	attrs := append(*p,
 		attrOperation.String("chat"),
 		attrProvider.String(providerName(m.Protocol)),
 		attrRequestModel.String(m.Model),
@@ -295,7 +305,8 @@ func (t *Telemetry) ModelEnded(ctx context.Context, m *agent.ModelCall, out *llm
 	if !m.FirstDelta.IsZero() {
 		attrs = append(attrs, attrFirstChunk.Float64(m.FirstDelta.Sub(m.Start).Seconds()))
 	}
-	span.SetAttributes(attrs...)
+	*p = attrs
+	t.setAttrs(span, p)
 	if err != nil {
 		t.fail(span, outcome, err)
 	}
@@ -354,12 +365,12 @@ func (t *Telemetry) ToolEnded(ctx context.Context, c *agent.ToolCall, res tool.R
 		span.End()
 		return
 	}
-	n := 7 // operation, name, call id, type, step, error.type
+	n := 6 // operation, name, call id, type, step, error.type
 	if t.content {
 		n += 2
 	}
-	attrs := make([]attribute.KeyValue, 0, n)
-	attrs = append(attrs,
+	p := t.attrBuf(n)
+	attrs := append(*p,
 		attrOperation.String("execute_tool"),
 		attrToolName.String(c.Name),
 		attrToolCallID.String(c.ID),
@@ -375,7 +386,8 @@ func (t *Telemetry) ToolEnded(ctx context.Context, c *agent.ToolCall, res tool.R
 		attrs = append(attrs, attrErrorType.String(outcome))
 		span.SetStatus(codes.Error, "tool call "+outcome)
 	}
-	span.SetAttributes(attrs...)
+	*p = attrs
+	t.setAttrs(span, p)
 	span.End()
 }
 
@@ -392,7 +404,11 @@ func (t *Telemetry) PermissionDecided(ctx context.Context, c *agent.ToolCall, d 
 	if !t.tracing {
 		return
 	}
-	trace.SpanFromContext(ctx).AddEvent("permission", trace.WithAttributes(
+	span := trace.SpanFromContext(ctx)
+	if !span.IsRecording() {
+		return
+	}
+	span.AddEvent("permission", trace.WithAttributes(
 		attrToolName.String(c.Name), attrToolCallID.String(c.ID), attrDecision.String(decision)))
 }
 
@@ -441,6 +457,39 @@ func appendUsage(attrs []attribute.KeyValue, u *agentv1.Usage) []attribute.KeyVa
 		attrs = append(attrs, attrReasoningTokens.Int64(n))
 	}
 	return attrs
+}
+
+// attrBuf returns an empty attribute slice with room for n, from the pool
+// when the SDK copies what it is given (see Telemetry.attrs).
+func (t *Telemetry) attrBuf(n int) *[]attribute.KeyValue {
+	if t.poolAttrs {
+		if p, _ := t.attrs.Get().(*[]attribute.KeyValue); p != nil {
+			if cap(*p) >= n {
+				return p
+			}
+		}
+	}
+	if !t.poolAttrs {
+		a := make([]attribute.KeyValue, 0, n)
+		return &a
+	}
+	a := make([]attribute.KeyValue, 0, max(n, attrBufSize))
+	return &a
+}
+
+// attrBufSize is the room of a pooled attribute slice: a chat span's
+// attributes with every usage type, or a run's.
+const attrBufSize = 16
+
+// setAttrs sets the attributes in *p on span and gives the slice back to
+// the pool, cleared so that it keeps no strings (content) alive.
+func (t *Telemetry) setAttrs(span trace.Span, p *[]attribute.KeyValue) {
+	span.SetAttributes(*p...)
+	if t.poolAttrs {
+		clear(*p)
+		*p = (*p)[:0]
+		t.attrs.Put(p)
+	}
 }
 
 // fail marks span failed with error.type kind. A stopped run (aborted) is

@@ -56,11 +56,13 @@ import (
 	"runtime"
 	"runtime/debug"
 	"strings"
+	"sync"
 
 	"github.com/hashicorp/go-hclog"
 	"github.com/prometheus/client_golang/prometheus"
 	"go.opentelemetry.io/otel"
 	"go.opentelemetry.io/otel/propagation"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/trace"
 	"go.opentelemetry.io/otel/trace/noop"
 
@@ -114,8 +116,14 @@ type Telemetry struct {
 	// span starts now (the engine takes its Start just before calling),
 	// its attributes come at its end.
 	clientStart, internalStart []trace.SpanStartOption
-	prop                       propagation.TextMapPropagator
-	shutdown                   func(context.Context) error // the SDK provider's, when built here
+	// attrs holds the slices a span's end attributes are built in, when
+	// the tracer provider is the SDK's: its SetAttributes copies them into
+	// the span's own slice, so that the caller's is garbage at once. Other
+	// providers get a new slice each time (nothing says they copy).
+	attrs     sync.Pool // *[]attribute.KeyValue
+	poolAttrs bool
+	prop      propagation.TextMapPropagator
+	shutdown  func(context.Context) error // the SDK provider's, when built here
 
 	reg *prometheus.Registry
 	m   *metrics
@@ -153,13 +161,14 @@ func New(ctx context.Context, cfg Config) (*Telemetry, error) {
 	switch {
 	case cfg.TracerProvider != nil:
 		t.tp, t.tracing = cfg.TracerProvider, true
+		_, t.poolAttrs = cfg.TracerProvider.(*sdktrace.TracerProvider)
 	default:
 		tp, err := newTracerProvider(ctx, cfg)
 		if err != nil {
 			return nil, err
 		}
 		if tp != nil {
-			t.tp, t.tracing, t.shutdown = tp, true, tp.Shutdown
+			t.tp, t.tracing, t.shutdown, t.poolAttrs = tp, true, tp.Shutdown, true
 		}
 	}
 	if !t.tracing {

@@ -12,6 +12,7 @@ import (
 	"runtime/debug"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -49,6 +50,8 @@ type rig struct {
 	sess  *agent.Session
 	logs  *syncBuffer
 
+	redactions atomic.Int64 // calls of the Redact hook (content and error messages for spans)
+
 	mu         sync.Mutex
 	toolSpan   trace.SpanContext // the span in the lookup tool's context
 	headers    []http.Header     // the model requests' headers
@@ -57,15 +60,28 @@ type rig struct {
 
 func newRig(t *testing.T, tracing, content bool) *rig {
 	t.Helper()
+	var sampler sdktrace.Sampler
+	if tracing {
+		sampler = sdktrace.AlwaysSample()
+	}
+	return newSampledRig(t, sampler, content)
+}
+
+// newSampledRig is newRig tracing with sampler (nil: not tracing).
+func newSampledRig(t *testing.T, sampler sdktrace.Sampler, content bool) *rig {
+	t.Helper()
 	r := &rig{logs: &syncBuffer{}}
 	cfg := Config{
 		TraceContent: content,
 		Logger:       hclog.New(&hclog.LoggerOptions{JSONFormat: true, Output: r.logs, Level: hclog.Debug}),
-		Redact:       func(s string) string { return strings.ReplaceAll(s, "sk-secret", "[redacted]") },
+		Redact: func(s string) string {
+			r.redactions.Add(1)
+			return strings.ReplaceAll(s, "sk-secret", "[redacted]")
+		},
 	}
-	if tracing {
+	if sampler != nil {
 		r.spans = tracetest.NewInMemoryExporter()
-		tp := sdktrace.NewTracerProvider(sdktrace.WithSyncer(r.spans), sdktrace.WithSampler(sdktrace.AlwaysSample()))
+		tp := sdktrace.NewTracerProvider(sdktrace.WithSyncer(r.spans), sdktrace.WithSampler(sampler))
 		t.Cleanup(func() { _ = tp.Shutdown(context.Background()) })
 		cfg.TracerProvider = tp
 	}
@@ -284,6 +300,45 @@ func TestSpanErrorsAndContent(t *testing.T) {
 	}
 	if r.logLine(t, "model request failed")["kind"] != "auth" {
 		t.Error("no WARN line for the failed model request")
+	}
+}
+
+// TestUnsampledContent pins that -trace-content costs an unsampled run
+// nothing: with the caller's trace not sampled (parentbased_always_on), no
+// span records, so no message, argument or result is encoded for one (the
+// Redact hook, which every content string goes through, is never called),
+// and the model request still carries the trace context, not sampled.
+func TestUnsampledContent(t *testing.T) {
+	r := newSampledRig(t, sdktrace.ParentBased(sdktrace.AlwaysSample()), true)
+	r.script(twoSteps)
+	parent := trace.NewSpanContext(trace.SpanContextConfig{TraceID: trace.TraceID{7}, SpanID: trace.SpanID{8}, Remote: true})
+	res, err := r.send(t, trace.ContextWithRemoteSpanContext(context.Background(), parent), "find it")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Steps != 2 {
+		t.Fatalf("steps = %d", res.Steps)
+	}
+	if spans := r.spans.GetSpans(); len(spans) != 0 {
+		t.Errorf("unsampled run exported spans: %v", names(spans))
+	}
+	if n := r.redactions.Load(); n != 0 {
+		t.Errorf("Redact called %d times for spans that do not record", n)
+	}
+	r.mu.Lock()
+	headers := r.headers
+	r.mu.Unlock()
+	if tp := headers[0].Get("Traceparent"); len(headers) != 2 || !strings.HasPrefix(tp, "00-"+parent.TraceID().String()+"-") || !strings.HasSuffix(tp, "-00") {
+		t.Errorf("model request headers: %v", headers)
+	}
+
+	// The same agent sampled encodes its content: the count can move.
+	sampled := trace.NewSpanContext(trace.SpanContextConfig{TraceID: trace.TraceID{9}, SpanID: trace.SpanID{8}, TraceFlags: trace.FlagsSampled, Remote: true})
+	if _, err := r.send(t, trace.ContextWithRemoteSpanContext(context.Background(), sampled), "again"); err != nil {
+		t.Fatal(err)
+	}
+	if n := r.redactions.Load(); n == 0 || len(r.spans.GetSpans()) == 0 {
+		t.Errorf("sampled run: %d redactions, spans %v", n, names(r.spans.GetSpans()))
 	}
 }
 
