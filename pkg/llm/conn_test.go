@@ -2,6 +2,7 @@ package llm
 
 import (
 	"context"
+	"fmt"
 	"net/http/httptrace"
 	"sync"
 	"testing"
@@ -87,6 +88,51 @@ func TestStreamHeldOpenAfterEnd(t *testing.T) {
 			}
 			if got := reused(); len(got) != 2 || got[1] {
 				t.Errorf("connections reused = %v, want [false false]", got)
+			}
+		})
+	}
+}
+
+// TestIdleConnsPerHost checks that the default HTTP client keeps as many
+// idle connections per endpoint as Options.IdleConnsPerHost asks: after a
+// burst of requests in flight together, the next burst finds that many of
+// its connections again, and dials for the rest.
+func TestIdleConnsPerHost(t *testing.T) {
+	const burst = 12
+	for _, tc := range []struct{ idle, wantReused int }{{burst, burst}, {4, 4}} {
+		t.Run(fmt.Sprint(tc.idle), func(t *testing.T) {
+			srv := fakemodel.StartTB(t)
+			var arrived sync.WaitGroup
+			srv.Handle(func(*fakemodel.Request) fakemodel.Turn {
+				arrived.Done()
+				arrived.Wait() // every request of the burst holds a connection at once
+				return fakemodel.Turn{Text: "ok"}
+			})
+			c := NewClient(Options{IdleConnsPerHost: tc.idle})
+			t.Cleanup(c.CloseIdleConnections)
+			cfg := testConfig(srv, provider.ProtocolChat)
+			ctx, reused := reuseTrace()
+			for range 2 {
+				arrived.Add(burst)
+				var wg sync.WaitGroup
+				for range burst {
+					wg.Go(func() {
+						if _, err := c.Chat(ctx, Request{Config: cfg, Messages: hello()}); err != nil {
+							t.Error(err)
+						}
+					})
+				}
+				wg.Wait()
+			}
+			got := reused()
+			n := 0
+			for _, r := range got[burst:] {
+				if r {
+					n++
+				}
+			}
+			if len(got) != 2*burst || n != tc.wantReused {
+				t.Errorf("second burst: %d of %d connections reused, want %d", n, len(got)-burst, tc.wantReused)
 			}
 		})
 	}
