@@ -764,8 +764,12 @@ func (pl *pool) run(ctx context.Context, e *entry, input []byte, opts Options) R
 		stopCPU = pr.group.WatchCPU(cpu)
 		defer stopCPU()
 	}
-	// The hard stop, on a timeout or a cancel, kills the process group at once.
-	stop := context.AfterFunc(ctx, pr.stop)
+	// The hard stop, on a timeout or a cancel, kills the process group at
+	// once (a context that cannot end needs none).
+	stop := noStop
+	if ctx.Done() != nil {
+		stop = context.AfterFunc(ctx, pr.stop)
+	}
 	dec := &chunkDecoder{onOutput: opts.OnOutput}
 	var oom *oomScanner
 	if pr.group != nil && !pr.group.Cgroup() {
@@ -808,6 +812,9 @@ func (pl *pool) run(ctx context.Context, e *entry, input []byte, opts Options) R
 	pl.put(pr)
 	return fromPlugin(name, res)
 }
+
+// noStop is the stop of a hard stop never armed: there is nothing to stop.
+func noStop() bool { return true }
 
 // breachText says which limit a call exceeded.
 func breachText(name string, b limits.Breach) string {
