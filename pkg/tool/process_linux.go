@@ -49,11 +49,13 @@ func newSpawner() *spawner {
 }
 
 // start starts cmd on the spawner's thread, in group g when it is not nil.
+// It returns once the process runs: the thread's way back out of the
+// group's cgroups (cgroup v1) follows meanwhile.
 func (s *spawner) start(cmd *exec.Cmd, g *limits.Group) error {
 	errc := make(chan error, 1)
 	s.reqs <- func() {
 		if g != nil {
-			errc <- g.Start(cmd)
+			_ = g.StartThen(cmd, func(err error) { errc <- err })
 			return
 		}
 		errc <- cmd.Start()

@@ -297,34 +297,56 @@ func (g *Group) Set(l Limits) error {
 // With cgroup v1 the calling goroutine's thread joins the group's cgroups
 // for the fork (Start keeps the goroutine on it meanwhile); a caller whose
 // children need a parent-death signal forks from a thread of its own.
-func (g *Group) Start(cmd *exec.Cmd) error {
+func (g *Group) Start(cmd *exec.Cmd) error { return g.StartThen(cmd, nil) }
+
+// StartThen is Start, and calls started (when not nil) as soon as the
+// process runs under its limits, or with the error that stopped it: with
+// cgroup v1 that is before the forking thread leaves the group's cgroups,
+// two writes that StartThen makes then, off the path of a caller that
+// waits for started only. It returns once the thread is back.
+func (g *Group) StartThen(cmd *exec.Cmd, started func(error)) error {
+	// Under cgroup v1 the moves and the fork must happen on one thread (a
+	// no-op when the caller has locked it already, as pkg/tool's spawner
+	// has), the way back included.
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
 	g.mu.Lock()
 	defer g.mu.Unlock()
+	back, err := g.start(cmd)
+	if started != nil {
+		started(err)
+	}
+	if back != nil {
+		back()
+	}
+	return err
+}
+
+func (g *Group) start(cmd *exec.Cmd) (back func(), err error) {
 	if g.closed {
-		return errors.New("limits: the group is closed")
+		return nil, errors.New("limits: the group is closed")
 	}
 	if g.pid != 0 {
-		return errors.New("limits: the group has started its process already")
+		return nil, errors.New("limits: the group has started its process already")
 	}
-	var err error
 	switch g.c.mech {
 	case Cgroup2:
 		err = g.fork(cmd)
 	case Cgroup1:
-		err = g.startV1(cmd)
+		back, err = g.startV1(cmd)
 	default:
 		err = cmd.Start()
 	}
 	if err != nil {
-		return err
+		return back, err
 	}
 	g.pid = cmd.Process.Pid
 	if err := g.prlimits(g.pid, g.limits, Limits{}); err != nil {
 		_ = cmd.Process.Kill()
 		_, _ = cmd.Process.Wait()
-		return fmt.Errorf("setting rlimits: %w", err)
+		return back, fmt.Errorf("setting rlimits: %w", err)
 	}
-	return nil
+	return back, nil
 }
 
 // fork starts cmd, straight into v2dir when the group has one
@@ -357,16 +379,13 @@ func (g *Group) fork(cmd *exec.Cmd) error {
 }
 
 // startV1 forks from this thread while it stands in the group's cgroups,
-// so the child is born in them, then brings the thread back.
-func (g *Group) startV1(cmd *exec.Cmd) error {
-	// The moves and the fork must happen on one thread (a no-op when the
-	// caller has locked it already, as pkg/tool's spawner has).
-	runtime.LockOSThread()
-	defer runtime.UnlockOSThread()
+// so the child is born in them, and returns what brings the thread back
+// (nil when it is back already: the moves failed).
+func (g *Group) startV1(cmd *exec.Cmd) (back func(), err error) {
 	tid := "0" // this thread: the kernel then skips its global lock (no RCU grace period)
 	type move struct{ to, back string }
 	var moved []move
-	back := func() error {
+	moveBack := func() error {
 		var errs []error
 		for i := len(moved) - 1; i >= 0; i-- {
 			if err := writeFile(moved[i].back, tid); err != nil {
@@ -381,20 +400,20 @@ func (g *Group) startV1(cmd *exec.Cmd) error {
 			continue
 		}
 		if err := writeFile(filepath.Join(d, "tasks"), tid); err != nil {
-			if berr := back(); berr != nil {
-				return fmt.Errorf("%w; and the forking thread could not go back: %v", err, berr)
+			if berr := moveBack(); berr != nil {
+				return nil, fmt.Errorf("%w; and the forking thread could not go back: %v", err, berr)
 			}
-			return err
+			return nil, err
 		}
 		moved = append(moved, move{to: d, back: filepath.Join(h.self, "tasks")})
 	}
-	err := g.fork(cmd)
-	if berr := back(); berr != nil {
-		// The thread stays in the group's cgroups: later forks would land
-		// there. Say so loudly; the group cannot be removed meanwhile.
-		g.c.log.Error("the forking thread could not leave a tool's cgroups", "error", berr)
-	}
-	return err
+	return func() {
+		if berr := moveBack(); berr != nil {
+			// The thread stays in the group's cgroups: later forks would land
+			// there. Say so loudly; the group cannot be removed meanwhile.
+			g.c.log.Error("the forking thread could not leave a tool's cgroups", "error", berr)
+		}
+	}, g.fork(cmd)
 }
 
 func (g *Group) hierOf(dir string) *hierarchy {
