@@ -1,6 +1,7 @@
 package agent
 
 import (
+	"bytes"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/reflect/protoreflect"
 
@@ -30,19 +31,32 @@ func MergeConfig(base, override *agentv1.AgentConfig) *agentv1.AgentConfig {
 		out = proto.Clone(base).(*agentv1.AgentConfig)
 	}
 	if override != nil {
-		merge(out.ProtoReflect(), proto.Clone(override).ProtoReflect())
+		merge(out.ProtoReflect(), override.ProtoReflect())
 	}
 	return out
 }
 
-// merge sets every populated field of src in dst; src is not used after.
+// merge sets every populated field of src in dst, copied: dst shares no
+// message, list, map or bytes with src.
 func merge(dst, src protoreflect.Message) {
 	src.Range(func(fd protoreflect.FieldDescriptor, v protoreflect.Value) bool {
-		if fd.Kind() == protoreflect.MessageKind && !fd.IsList() && !fd.IsMap() && !replacedWhole(fd.Message().FullName()) {
-			merge(dst.Mutable(fd).Message(), v.Message())
-			return true
+		switch {
+		case fd.IsList() || fd.IsMap():
+			// Copied through a message holding that field alone.
+			one := src.New()
+			one.Set(fd, v)
+			dst.Set(fd, proto.Clone(one.Interface()).ProtoReflect().Get(fd))
+		case fd.Kind() == protoreflect.MessageKind || fd.Kind() == protoreflect.GroupKind:
+			if replacedWhole(fd.Message().FullName()) {
+				dst.Set(fd, protoreflect.ValueOfMessage(proto.Clone(v.Message().Interface()).ProtoReflect()))
+			} else {
+				merge(dst.Mutable(fd).Message(), v.Message())
+			}
+		case fd.Kind() == protoreflect.BytesKind:
+			dst.Set(fd, protoreflect.ValueOfBytes(bytes.Clone(v.Bytes())))
+		default: // scalars and strings are values
+			dst.Set(fd, v)
 		}
-		dst.Set(fd, v)
 		return true
 	})
 }

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/reflect/protoreflect"
 	"google.golang.org/protobuf/types/known/durationpb"
 	"google.golang.org/protobuf/types/known/structpb"
 
@@ -83,8 +84,43 @@ func TestMergeConfig(t *testing.T) {
 			if tc.override.GetProvider() != nil && got.GetProvider() == tc.override.GetProvider() {
 				t.Fatal("the result shares a message with the override")
 			}
+			if tc.override != nil {
+				kept := proto.Clone(got)
+				wipe(tc.override.ProtoReflect())
+				if !proto.Equal(got, kept) {
+					t.Fatalf("changing the override after the merge changed the result: %v", got)
+				}
+			}
 		})
 	}
+}
+
+// wipe clears every field of m in place, down to the messages, lists and
+// maps it holds.
+func wipe(m protoreflect.Message) {
+	m.Range(func(fd protoreflect.FieldDescriptor, v protoreflect.Value) bool {
+		switch {
+		case fd.IsList():
+			l := v.List()
+			for i := 0; i < l.Len() && fd.Message() != nil; i++ {
+				wipe(l.Get(i).Message())
+			}
+			l.Truncate(0)
+		case fd.IsMap():
+			mp := v.Map()
+			mp.Range(func(k protoreflect.MapKey, mv protoreflect.Value) bool {
+				if fd.MapValue().Message() != nil {
+					wipe(mv.Message())
+				}
+				mp.Clear(k)
+				return true
+			})
+		case fd.Message() != nil:
+			wipe(v.Message())
+		}
+		m.Clear(fd)
+		return true
+	})
 }
 
 func TestRedact(t *testing.T) {

@@ -115,10 +115,11 @@ func (s *Session) Send(ctx context.Context, o SendOptions) (res *Result, err err
 	if err != nil {
 		return nil, err
 	}
-	s.mu.Lock()
-	stored := s.config
-	s.mu.Unlock()
-	cfg, err := s.resolve(MergeConfig(stored, o.Config), true)
+	c := s.StoredConfig() // never changed in place: read as it is
+	if o.Config != nil {
+		c = MergeConfig(c, o.Config)
+	}
+	cfg, err := s.resolve(c, true)
 	if err != nil {
 		return nil, err
 	}

@@ -47,8 +47,10 @@ type Options struct {
 	Model model.ToolCallingChatModel
 	// ExpandProfile, when set, fills in a config that names a profile
 	// (config.profile or config.compact.profile) before it is resolved, e.g.
-	// from the server's model profiles. It returns a new config; its error
-	// may be a *ValidationError. Without it, a profile name is invalid.
+	// from the server's model profiles. It returns a new config, or one it
+	// returned before for the same config (the session never changes a
+	// config it was given or got back); its error may be a
+	// *ValidationError. Without it, a profile name is invalid.
 	ExpandProfile func(*agentv1.AgentConfig) (*agentv1.AgentConfig, error)
 	// Logger receives the session's logs; nil discards them.
 	Logger hclog.Logger
@@ -165,6 +167,22 @@ func (s *Session) Config() *agentv1.AgentConfig {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return proto.Clone(s.config).(*agentv1.AgentConfig)
+}
+
+// StoredConfig returns the stored config itself, not a copy, for reading:
+// it must not be changed. SetConfig replaces it whole, so it stays as it
+// is, and the same pointer stands for the same config.
+func (s *Session) StoredConfig() *agentv1.AgentConfig {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.config
+}
+
+// HistoryLength returns how many messages the history holds.
+func (s *Session) HistoryLength() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.history)
 }
 
 // SetConfig replaces the stored config after checking it (a

@@ -30,8 +30,13 @@ import (
 type Options struct {
 	// HTTPClient carries every request; nil means a new client with no timeout
 	// (requestTimeout bounds requests instead) that keeps idle connections
-	// for concurrent requests to the same endpoint (see MaxIdleConnsPerHost).
+	// for concurrent requests to the same endpoint (see IdleConnsPerHost).
 	HTTPClient *http.Client
+	// IdleConnsPerHost is how many idle connections the default HTTP client
+	// keeps per model endpoint: as many as requests may run at once to one
+	// endpoint, so that a burst of them finds its connections the next
+	// time. Zero means MaxIdleConnsPerHost. Unused with HTTPClient.
+	IdleConnsPerHost int
 	// Logger receives retries and text-protocol fallbacks; nil discards.
 	Logger hclog.Logger
 	// Sleep waits d or until ctx ends; nil uses a timer. Tests inject it.
@@ -52,10 +57,10 @@ type Options struct {
 }
 
 // MaxIdleConnsPerHost is how many idle connections the default HTTP client
-// keeps per model endpoint. A service sends many requests at once to the same
-// few endpoints; with net/http's default of 2, every connection beyond two
-// is closed after its request and the next request dials again (a TCP and
-// TLS handshake each, under load).
+// keeps per model endpoint when Options.IdleConnsPerHost is zero. A service
+// sends many requests at once to the same few endpoints; with net/http's
+// default of 2, every connection beyond two is closed after its request and
+// the next request dials again (a TCP and TLS handshake each, under load).
 const MaxIdleConnsPerHost = 256
 
 // Client asks models for responses. It holds the HTTP client and, for
@@ -91,7 +96,11 @@ func NewClient(opts Options) *Client {
 	}
 	if c.http == nil {
 		t := http.DefaultTransport.(*http.Transport).Clone()
-		t.MaxIdleConns, t.MaxIdleConnsPerHost = 4*MaxIdleConnsPerHost, MaxIdleConnsPerHost
+		idle := opts.IdleConnsPerHost
+		if idle <= 0 {
+			idle = MaxIdleConnsPerHost
+		}
+		t.MaxIdleConns, t.MaxIdleConnsPerHost = 4*idle, idle
 		c.http = &http.Client{Transport: t}
 	}
 	if c.log == nil {
@@ -131,6 +140,9 @@ func randomID() string {
 	_, _ = cryptorand.Read(b[:])
 	return "call_" + hex.EncodeToString(b[:])
 }
+
+// CloseIdleConnections closes the HTTP client's idle connections.
+func (c *Client) CloseIdleConnections() { c.http.CloseIdleConnections() }
 
 // TextProtocol reports whether toolMode auto has switched the model of cfg to
 // the text tool protocol in this Client (its endpoint rejected native tools).

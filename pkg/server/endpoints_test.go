@@ -8,6 +8,7 @@ import (
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/structpb"
 
+	"github.com/agentcore/agentcore/pkg/auth"
 	"github.com/agentcore/agentcore/pkg/config"
 	agentv1 "github.com/agentcore/agentcore/proto/agentcore/v1"
 )
@@ -177,5 +178,47 @@ func BenchmarkRedactDelta(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
 		_ = sec.redactMessage(ev)
+	}
+}
+
+// TestExpanderRemembers checks the expansion a session's expander keeps:
+// the same config with the same profiles gives the same result without a
+// new merge, a changed config (a new message: sessions replace their
+// config whole) or a changed profile (a reload) is expanded again, and
+// the tenant's rights and the key binding are checked at every call.
+func TestExpanderRemembers(t *testing.T) {
+	s := newServer(t)
+	main := &config.Profile{Name: "main", BaseURL: "https://api.example.com/v1", Model: "big", APIKey: "sk-main"}
+	s.cfg.Profiles = map[string]*config.Profile{"main": main}
+	exp := s.expander(auth.DefaultTenant)
+	c := &agentv1.AgentConfig{Profile: proto.String("main"), System: proto.String("be brief")}
+	first, err := exp(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if first.GetBaseUrl() != main.BaseURL || first.GetModel() != "big" || first.GetSystem() != "be brief" {
+		t.Fatalf("expanded %v", first)
+	}
+	if again, err := exp(c); err != nil || again != first {
+		t.Errorf("the same config expanded again: %p, %v; want the remembered %p", again, err, first)
+	}
+	c2 := &agentv1.AgentConfig{Profile: proto.String("main"), System: proto.String("be long")}
+	if got, err := exp(c2); err != nil || got == first || got.GetSystem() != "be long" {
+		t.Errorf("a new config: %v, %v", got, err)
+	}
+	reloaded := &config.Profile{Name: "main", BaseURL: "https://api.example.com/v2", Model: "bigger", APIKey: "sk-main"}
+	s.cfg.Profiles = map[string]*config.Profile{"main": reloaded}
+	if got, err := exp(c2); err != nil || got.GetBaseUrl() != reloaded.BaseURL || got.GetModel() != "bigger" {
+		t.Errorf("after a reload of the profile: %v, %v", got, err)
+	}
+	moved := &agentv1.AgentConfig{Profile: proto.String("main"), BaseUrl: proto.String("https://evil.example/v1")}
+	for range 2 {
+		if _, err := exp(moved); err == nil || !strings.Contains(err.Error(), "config.base_url") {
+			t.Errorf("the profile's key sent elsewhere: %v", err)
+		}
+	}
+	delete(s.cfg.Profiles, "main")
+	if _, err := exp(c2); err == nil || !strings.Contains(err.Error(), "no profile main") {
+		t.Errorf("a profile gone: %v", err)
 	}
 }

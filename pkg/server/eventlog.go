@@ -55,6 +55,10 @@ type eventLog struct {
 	wake     chan struct{}    // a new event, end or close: holds one wake-up
 	retryMin time.Duration    // first back-off of a refused batch
 	retryFor time.Duration    // how long a refused batch is retried: eventRetryFor
+
+	// lingering: run waits in linger, which needs no wake-up for an event
+	// unless it fills a batch (an end or a close still wakes it); guarded by mu.
+	lingering bool
 }
 
 // endWait is a run's end queued behind its events; err is set when done
@@ -93,8 +97,14 @@ func (l *eventLog) add(ev *agentv1.Event) {
 		return
 	}
 	l.pending = append(l.pending, ev)
+	// A lingering log takes this event with the rest when its wait ends:
+	// waking it for each (a send's every delta, a tool call's events)
+	// only to find it calm costs a wake-up of its goroutine per event.
+	quiet := l.lingering && len(l.pending) < maxBatch
 	l.mu.Unlock()
-	l.poke()
+	if !quiet {
+		l.poke()
+	}
 }
 
 // end stores a run's end after its queued events, in the same write, and
@@ -151,8 +161,11 @@ func (l *eventLog) calm() bool {
 	return len(l.pending) > 0 && len(l.pending) < maxBatch && len(l.ends) == 0 && !l.closed
 }
 
-// linger waits eventLinger for more events, less when an end comes.
+// linger waits eventLinger for more events, less when an end comes or
+// the events fill a batch.
 func (l *eventLog) linger() {
+	l.setLingering(true)
+	defer l.setLingering(false)
 	t := time.NewTimer(eventLinger)
 	defer t.Stop()
 	for {
@@ -165,6 +178,12 @@ func (l *eventLog) linger() {
 			}
 		}
 	}
+}
+
+func (l *eventLog) setLingering(on bool) {
+	l.mu.Lock()
+	l.lingering = on
+	l.mu.Unlock()
 }
 
 // close stops taking events and ends; run returns once the queued ones

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hashicorp/go-hclog"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/protobuf/proto"
@@ -165,5 +166,87 @@ func TestAttachStopsAtAGapInTheStoredEvents(t *testing.T) {
 		if (reasonOf(err) == ReasonEventsLost) != wantErr || !wantErr && err != nil || len(seqs) != len(tt.want) {
 			t.Errorf("attach after %d: events %v, %v", tt.after, seqs, err)
 		}
+	}
+}
+
+// The event log is woken by an event only when it waits for its first
+// one: while it lingers the events join its batch without a wake-up of
+// its goroutine each, until they fill a batch; none is lost for it, and
+// a run's end is stored after them.
+func TestEventLogLingersWithoutAWakeUpPerEvent(t *testing.T) {
+	ctx := context.Background()
+	mem := memory.New()
+	if err := mem.CreateAgent(ctx, storedAgent("a", "", &agentv1.AgentConfig{}, nil, nil, nil), nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := mem.StartRun(ctx, &store.Run{ID: "run_a", AgentID: "a", Owner: "here"}, time.Hour); err != nil {
+		t.Fatal(err)
+	}
+	l := newEventLog(mem, hclog.NewNullLogger(), func(string, error) {})
+	seq := int64(0)
+	ev := func() *agentv1.Event {
+		seq++
+		return &agentv1.Event{Seq: seq, RunId: "run_a", Kind: &agentv1.Event_ModelDelta{ModelDelta: &agentv1.ModelDeltaEvent{}}}
+	}
+
+	// Not lingering: an event wakes the log.
+	l.add(ev())
+	if len(l.wake) != 1 {
+		t.Fatalf("an event to an idle log left %d wake-ups, want 1", len(l.wake))
+	}
+	<-l.wake
+	// Lingering: no wake-up, until the events fill a batch.
+	l.setLingering(true)
+	for range 10 {
+		l.add(ev())
+	}
+	if len(l.wake) != 0 {
+		t.Fatalf("events to a lingering log left %d wake-ups, want 0", len(l.wake))
+	}
+	for len(l.pending) < maxBatch-1 {
+		l.add(ev())
+	}
+	if len(l.wake) != 0 {
+		t.Fatal("a lingering log was woken before its batch was full")
+	}
+	l.add(ev())
+	if len(l.wake) != 1 {
+		t.Fatal("a full batch did not wake a lingering log")
+	}
+	<-l.wake
+	l.setLingering(false)
+	l.mu.Lock()
+	l.pending = nil
+	l.mu.Unlock()
+	seq = 0
+
+	// Running: the events added while it lingers are all stored, and the
+	// end after them.
+	done := make(chan struct{})
+	go func() { defer close(done); l.run() }()
+	defer func() { l.close(); <-done }()
+	for range 5 {
+		l.add(ev())
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		got, err := mem.Events(ctx, "run_a", 0, 100)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(got) == 5 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d of 5 events stored", len(got))
+		}
+		time.Sleep(time.Millisecond)
+	}
+	l.add(ev())
+	if err := l.end(ctx, store.RunEnd{RunID: "run_a", State: agentv1.RunState_RUN_STATE_SUCCEEDED}); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := mem.Events(ctx, "run_a", 0, 100); len(got) != 6 {
+		t.Errorf("%d events stored before the end, want 6", len(got))
 	}
 }

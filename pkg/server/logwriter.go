@@ -3,6 +3,7 @@ package server
 import (
 	"io"
 	"sync"
+	"time"
 )
 
 // maxPendingLog is how many bytes of log lines may wait for the writer's
@@ -10,11 +11,17 @@ import (
 // dropped, and a flood of lines is slowed to the output's pace).
 const maxPendingLog = 256 << 10
 
+// logLinger is how long the writer's goroutine, woken by a line, waits for
+// more before it writes: the lines of one call (a send writes three) go in
+// one write, and a line is never later than this.
+const logLinger = time.Millisecond
+
 // logWriter passes whole log lines (hclog writes one entry per Write) to w
 // from a goroutine of its own, several at once when they come faster than
 // w takes them: the caller of a log line does not wait for a write to
 // stderr, and under load one write carries many lines instead of each
-// line costing one system call under hclog's lock. Lines keep their order.
+// line costing one system call under hclog's lock; a line that comes while
+// the goroutine lingers (logLinger) does not wake it. Lines keep their order.
 // Close writes what is left and ends the goroutine; lines written after
 // Close go to w at once.
 type logWriter struct {
@@ -24,10 +31,11 @@ type logWriter struct {
 
 	wmu sync.Mutex // held while writing to w: keeps the lines in order
 
-	mu      sync.Mutex
-	pending []byte
-	spare   []byte // the buffer last written, reused
-	closed  bool
+	mu        sync.Mutex
+	pending   []byte
+	spare     []byte // the buffer last written, reused
+	closed    bool
+	lingering bool // the goroutine waits for more lines: a line need not wake it
 }
 
 func newLogWriter(w io.Writer) *logWriter {
@@ -49,7 +57,7 @@ func (l *logWriter) Write(p []byte) (int, error) {
 	}
 	l.pending = append(l.pending, p...)
 	full := len(l.pending) >= maxPendingLog
-	if !full {
+	if !full && !l.lingering {
 		select {
 		case l.wake <- struct{}{}:
 		default: // the goroutine has been told already
@@ -83,9 +91,31 @@ func (l *logWriter) flush() {
 func (l *logWriter) run() {
 	defer close(l.done)
 	for range l.wake {
+		l.linger()
 		l.flush()
 	}
 	l.flush()
+}
+
+// linger waits logLinger for more lines, less when the writer closes (a
+// full buffer is written by the line's caller meanwhile).
+func (l *logWriter) linger() {
+	l.mu.Lock()
+	if l.closed || len(l.pending) == 0 {
+		l.mu.Unlock()
+		return
+	}
+	l.lingering = true
+	l.mu.Unlock()
+	t := time.NewTimer(logLinger)
+	select {
+	case <-t.C:
+	case <-l.wake: // closed, or a line that came before lingering was set
+	}
+	t.Stop()
+	l.mu.Lock()
+	l.lingering = false
+	l.mu.Unlock()
 }
 
 // Close writes the pending lines and ends the goroutine. It is idempotent.

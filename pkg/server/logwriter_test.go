@@ -6,6 +6,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 )
 
 // TestLogWriterKeepsEveryLineInOrder: lines written from many goroutines
@@ -44,5 +45,48 @@ func TestLogWriterKeepsEveryLineInOrder(t *testing.T) {
 			t.Fatalf("writer %d: line %d after %d", w, i, next[w]-1)
 		}
 		next[w]++
+	}
+}
+
+// syncBuffer is a bytes.Buffer safe for a writer and a reader.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// TestLogWriterLingersBriefly: a line is written without Close, soon after
+// it came, and so is one that comes while the goroutine lingers for more.
+func TestLogWriterLingersBriefly(t *testing.T) {
+	out := &syncBuffer{}
+	l := newLogWriter(out)
+	defer l.Close()
+	for _, lines := range []string{"one\n", "two\nthree\n"} {
+		for _, line := range strings.SplitAfter(lines, "\n") {
+			if line != "" {
+				fmt.Fprint(l, line)
+			}
+		}
+		deadline := time.Now().Add(5 * time.Second)
+		for !strings.HasSuffix(out.String(), lines) {
+			if time.Now().After(deadline) {
+				t.Fatalf("after 5 s the output is %q", out.String())
+			}
+			time.Sleep(time.Millisecond)
+		}
+	}
+	if got := out.String(); got != "one\ntwo\nthree\n" {
+		t.Fatalf("output %q", got)
 	}
 }

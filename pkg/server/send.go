@@ -62,7 +62,7 @@ func (s *Server) Send(stream agentv1.AgentService_SendServer) error {
 	}
 	// The rule of SetHistory: the history as the send finds it (its own
 	// replacement, or the agent's) may hold -max-history messages.
-	n, field := e.s.State().HistoryLength, "the agent's history"
+	n, field := e.s.HistoryLength(), "the agent's history"
 	if h := start.GetHistory(); h != nil {
 		n, field = len(h.GetMessages()), "start.history.messages"
 	}
@@ -155,8 +155,11 @@ func (s *Server) sendError(err error) error {
 
 // checkModel fails a send that could reach no model, saying how to give one.
 func (s *Server) checkModel(e *session, override *agentv1.AgentConfig) error {
-	c := agent.MergeConfig(e.s.Config(), override)
-	if exp, err := s.expander(e.tenant)(c); err == nil && exp.GetBaseUrl() != "" && exp.GetModel() == "" {
+	c := e.s.StoredConfig() // read only; the send expands the same one
+	if override != nil {
+		c = agent.MergeConfig(c, override)
+	}
+	if exp, err := e.expand(c); err == nil && exp.GetBaseUrl() != "" && exp.GetModel() == "" {
 		return failure(codes.FailedPrecondition, ReasonNoModel,
 			"no model: the agent's config gives a base URL (%s) but no model; set agent.config.model with UpdateAgent, or config.model in this send", hostOf(exp.GetBaseUrl()))
 	}

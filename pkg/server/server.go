@@ -193,7 +193,10 @@ func New(opts Options) (*Server, error) {
 			HideEnv:         cfg.SecretEnv(),
 		}),
 	}
-	s.llm = llm.NewClient(llm.Options{Logger: log.Named("llm"), RetryMaxElapsed: cfg.Limits.RetryMaxElapsed, RetryMaxDelay: cfg.Limits.RetryMaxDelay})
+	s.llm = llm.NewClient(llm.Options{
+		Logger: log.Named("llm"), RetryMaxElapsed: cfg.Limits.RetryMaxElapsed, RetryMaxDelay: cfg.Limits.RetryMaxDelay,
+		IdleConnsPerHost: idleModelConns(cfg.Limits.MaxConcurrentRuns),
+	})
 	s.encoders = tokens.NewEncoders()
 	s.agents.init()
 
@@ -259,6 +262,21 @@ func (s *Server) freeze(m proto.Message) {
 	out.Free()
 }
 
+// noLimitModelConns is how many idle model connections per endpoint are
+// kept when -max-runs sets no limit: the default -max-runs.
+const noLimitModelConns = 4096
+
+// idleModelConns is how many idle connections the model client keeps per
+// endpoint: one per run that may be asking a model at once (-max-runs), so
+// that a burst of sends finds its connections again, instead of all but
+// llm.MaxIdleConnsPerHost of them dialing (and a TLS handshake) anew.
+func idleModelConns(maxRuns int) int {
+	if maxRuns <= 0 {
+		return noLimitModelConns
+	}
+	return maxRuns
+}
+
 // LimitsMechanism says how tool limits are enforced (for the start log).
 func (s *Server) LimitsMechanism() string { return s.limits.String() }
 
@@ -282,6 +300,7 @@ func (s *Server) Close() error {
 		s.events.close()
 		s.stopBG()
 		s.bg.Wait()
+		s.llm.CloseIdleConnections()
 		err = errors.Join(s.store.Close(), s.host.Close(), s.limits.Close())
 		ctx, cancel := context.WithTimeout(context.Background(), afterStop)
 		defer cancel()

@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"google.golang.org/grpc/codes"
@@ -52,6 +53,9 @@ type session struct {
 	// missing are the secret fields the stored agent had that this process
 	// does not hold (it was restored without them): sends need them again.
 	missing []string
+	// expand is the session's ExpandProfile (the tenant's, remembering its
+	// last expansion); set once, before the session is shared.
+	expand func(*agentv1.AgentConfig) (*agentv1.AgentConfig, error)
 }
 
 // storeID is an agent's id in the store: each tenant has its own agent ids,
@@ -237,10 +241,11 @@ func (s *Server) agent(ctx context.Context, id string) (*session, error) {
 	if err != nil {
 		return nil, storeStatus(err)
 	}
-	e := &session{id: rec.ID, tenant: rec.Tenant, version: v, tools: rec.Spec.GetTools(), skills: rec.Spec.GetSkills(), missing: rec.Secrets}
+	e := &session{id: rec.ID, tenant: rec.Tenant, version: v, tools: rec.Spec.GetTools(), skills: rec.Spec.GetSkills(), missing: rec.Secrets,
+		expand: s.expander(rec.Tenant)}
 	sess, err := agent.New(agent.Options{
 		ID: agentID(rec.ID), Config: rec.Spec.GetConfig(), History: h, Usage: rec.Usage,
-		LLM: s.llm, Encoders: s.encoders, ExpandProfile: s.expander(rec.Tenant), Logger: s.log.Named("agent"), Observer: s.tel,
+		LLM: s.llm, Encoders: s.encoders, ExpandProfile: e.expand, Logger: s.log.Named("agent"), Observer: s.tel,
 		MaxToolOutput: s.cfg.Limits.MaxToolOutput, MaxToolResultBytes: int(s.cfg.Limits.MaxToolResultBytes),
 		RedactToolOutput: s.secrets.redactHeld, Journal: &journal{srv: s, e: e},
 	})
@@ -326,50 +331,72 @@ func (s *Server) withDefaultProfile(c *agentv1.AgentConfig, t *auth.Tenant) *age
 	return c
 }
 
-// expander returns the ExpandProfile of the sessions of a tenant: the
+// expander returns the ExpandProfile of a session of a tenant: the
 // tenant's rights are looked up at each use, so that a reload of the
-// tokens file applies to the next send.
+// tokens file applies to the next send. It remembers its last expansion:
+// a session expands its stored config (which it never changes, and
+// replaces whole) at every send, and the result is only read.
 func (s *Server) expander(tenant string) func(*agentv1.AgentConfig) (*agentv1.AgentConfig, error) {
+	var memo atomic.Pointer[expansion]
 	return func(c *agentv1.AgentConfig) (*agentv1.AgentConfig, error) {
 		t, ok := s.auth.Lookup(tenant)
 		if !ok { // the tenant is gone from the tokens file: no profile is its any more
 			t = &auth.Tenant{ID: tenant, Profiles: []string{}}
 		}
-		return s.expandProfile(c, t)
+		return s.expandProfile(c, t, &memo)
 	}
+}
+
+// expansion is a config expanded with its profiles (nil when it names
+// none): given the same config and the same profiles, the result is the
+// same.
+type expansion struct {
+	in, out    *agentv1.AgentConfig
+	main, comp *config.Profile
 }
 
 // expandProfile fills in the profiles a config names, those the tenant may
 // use, and refuses a config that would send a profile's key elsewhere than
-// to the profile's endpoints (checkKeyBinding).
-func (s *Server) expandProfile(c *agentv1.AgentConfig, t *auth.Tenant) (*agentv1.AgentConfig, error) {
+// to the profile's endpoints (checkKeyBinding). memo, when not nil, holds
+// the last expansion, returned again for the same config and profiles.
+func (s *Server) expandProfile(c *agentv1.AgentConfig, t *auth.Tenant, memo *atomic.Pointer[expansion]) (*agentv1.AgentConfig, error) {
 	var vs []agent.FieldViolation
-	out := c
 	var main, comp *config.Profile
 	if name := c.GetProfile(); name != "" {
 		p, ok := s.profileFor(t, name)
 		if !ok {
 			vs = append(vs, agent.FieldViolation{Field: "config.profile", Description: s.unknownProfile(t, name)})
-		} else {
-			main = p
-			out = agent.MergeConfig(p.AgentConfig(), c)
 		}
+		main = p
 	}
 	if name := c.GetCompact().GetProfile(); name != "" {
 		p, ok := s.profileFor(t, name)
 		if !ok {
 			vs = append(vs, agent.FieldViolation{Field: "config.compact.profile", Description: s.unknownProfile(t, name)})
-		} else {
-			comp = p
-			out = proto.Clone(out).(*agentv1.AgentConfig)
-			out.Compact = mergeCompact(p, out.GetCompact())
 		}
-	}
-	if len(vs) == 0 {
-		vs = checkKeyBinding(c, main, comp)
+		comp = p
 	}
 	if len(vs) > 0 {
 		return nil, &agent.ValidationError{Violations: vs}
+	}
+	if memo != nil {
+		if m := memo.Load(); m != nil && m.in == c && m.main == main && m.comp == comp {
+			return m.out, nil
+		}
+	}
+	if vs := checkKeyBinding(c, main, comp); len(vs) > 0 {
+		return nil, &agent.ValidationError{Violations: vs}
+	}
+	out := c
+	if main != nil {
+		out = agent.MergeConfig(main.AgentConfig(), c)
+	}
+	if comp != nil {
+		out = proto.Clone(out).(*agentv1.AgentConfig)
+		out.Compact = mergeCompact(comp, out.GetCompact())
+	}
+	if memo != nil {
+		memo.Store(&expansion{in: c, out: out, main: main, comp: comp})
 	}
 	return out, nil
 }
@@ -499,10 +526,11 @@ func (s *Server) CreateAgent(ctx context.Context, req *agentv1.CreateAgentReques
 		return nil, err
 	}
 	cfg := s.withDefaultProfile(a.GetConfig(), t)
-	e := &session{tenant: t.ID, tools: a.GetTools(), skills: a.GetSkills(), applied: c, keys: configKeys(a.GetConfig())}
+	e := &session{tenant: t.ID, tools: a.GetTools(), skills: a.GetSkills(), applied: c, keys: configKeys(a.GetConfig()),
+		expand: s.expander(t.ID)}
 	sess, err := agent.New(agent.Options{
 		ID: id, Config: cfg, History: req.GetHistory(), Tools: tools, Skills: skills,
-		LLM: s.llm, Encoders: s.encoders, ExpandProfile: s.expander(t.ID), Logger: s.log.Named("agent"), Observer: s.tel,
+		LLM: s.llm, Encoders: s.encoders, ExpandProfile: e.expand, Logger: s.log.Named("agent"), Observer: s.tel,
 		MaxToolOutput: s.cfg.Limits.MaxToolOutput, MaxToolResultBytes: int(s.cfg.Limits.MaxToolResultBytes),
 		RedactToolOutput: s.secrets.redactHeld, Journal: &journal{srv: s, e: e},
 	})

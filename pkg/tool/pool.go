@@ -259,9 +259,10 @@ func (pl *pool) lost(pr *proc) {
 	pl.refill()
 }
 
-// discard kills a process and cleans up after it in the background.
+// discard kills a process and cleans up after it in the background. It
+// kills its process group; the rest of the tree dies after the reap.
 func (pl *pool) discard(pr *proc) {
-	pr.kill()
+	pr.killProcessGroup()
 	h := pl.host
 	if h.begin() {
 		go func() {
@@ -362,7 +363,7 @@ func (pl *pool) start(ctx context.Context, lim limits.Limits) (*proc, error) {
 	h.procs[pr] = struct{}{}
 	h.mu.Unlock()
 
-	stop := context.AfterFunc(ctx, pr.kill)
+	stop := context.AfterFunc(ctx, pr.killProcessGroup)
 	err := pr.connect()
 	stopped := !stop()
 	if err == nil && stopped {
@@ -376,7 +377,7 @@ func (pl *pool) start(ctx context.Context, lim limits.Limits) (*proc, error) {
 		h.mu.Unlock()
 	}
 	if err != nil {
-		pr.kill()
+		pr.killProcessGroup()
 		err = pr.startError(err)
 		pr.cleanup()
 		return nil, err
@@ -538,15 +539,31 @@ func (pr *proc) stop() {
 	pr.sessCancel()
 }
 
-// kill SIGKILLs the process group at once. It never waits.
+// kill SIGKILLs the process's whole tree at once. It never waits.
 func (pr *proc) kill() {
-	pr.mu.Lock()
-	pr.killed = true
-	p, dead := pr.p, pr.dead
-	pr.mu.Unlock()
-	if p != nil && !dead {
+	if p := pr.killable(); p != nil {
 		p.kill()
 	}
+}
+
+// killProcessGroup SIGKILLs the process group at once (process's
+// killProcessGroup). It never waits.
+func (pr *proc) killProcessGroup() {
+	if p := pr.killable(); p != nil {
+		p.killProcessGroup()
+	}
+}
+
+// killable marks the proc killed (a start in progress gives up) and
+// returns its process unless there is none or its tree is known dead.
+func (pr *proc) killable() *process {
+	pr.mu.Lock()
+	defer pr.mu.Unlock()
+	pr.killed = true
+	if pr.dead {
+		return nil
+	}
+	return pr.p
 }
 
 // cleanup waits for a killed or dead process to be reaped and the rest of
@@ -603,18 +620,19 @@ func (pr *proc) closeGroup(g *limits.Group) {
 }
 
 // waitDead waits until the killed process tree is known dead. With a
-// cgroup, that is the plugin process's exit (waitid says so; the reap
-// follows in the background) and the cgroup empty: a daemon that left the
-// process group included. Without one, the tree is the plugin's process
-// group: its zombie pins the group's id, and the kernel counts it a
-// member, until the reap, which follows the exit at once; then the group
-// is dead once no member is left, or those left are zombies
+// cgroup, that is the plugin process's exit (the reaper says so, woken by
+// its pidfd; the reap follows in the background) and the cgroup empty: a
+// daemon that left the process group included. Without one, the tree is
+// the plugin's process group: its zombie pins the group's id, and the
+// kernel counts it a member, until the reap, which waitDead does itself
+// at once (rather than wait for the reaper to); then the group is dead
+// once no member is left, or those left are zombies
 // (limits.WaitProcessGroup). It gives up after treeGrace (a process stuck
 // in the kernel), saying so.
 func (pr *proc) waitDead() {
 	var err error
+	<-pr.p.exit // as long as a killed process takes to die
 	if g := pr.group; g != nil && g.Cgroup() {
-		<-pr.p.exit // like a reap, as long as a killed process takes to die
 		if !g.Empty() {
 			ctx, cancel := context.WithTimeout(context.Background(), treeGrace)
 			g.Kill() // what a process forked since the first kill
@@ -622,7 +640,7 @@ func (pr *proc) waitDead() {
 			cancel()
 		}
 	} else {
-		<-pr.p.done
+		pr.p.finish()
 		ctx, cancel := context.WithTimeout(context.Background(), treeGrace)
 		err = limits.WaitProcessGroup(ctx, "", pr.p.pid)
 		cancel()
@@ -764,8 +782,12 @@ func (pl *pool) run(ctx context.Context, e *entry, input []byte, opts Options) R
 		stopCPU = pr.group.WatchCPU(cpu)
 		defer stopCPU()
 	}
-	// The hard stop, on a timeout or a cancel, kills the process group at once.
-	stop := context.AfterFunc(ctx, pr.stop)
+	// The hard stop, on a timeout or a cancel, kills the process group at
+	// once (a context that cannot end needs none).
+	stop := noStop
+	if ctx.Done() != nil {
+		stop = context.AfterFunc(ctx, pr.stop)
+	}
 	dec := &chunkDecoder{onOutput: opts.OnOutput}
 	var oom *oomScanner
 	if pr.group != nil && !pr.group.Cgroup() {
@@ -808,6 +830,9 @@ func (pl *pool) run(ctx context.Context, e *entry, input []byte, opts Options) R
 	pl.put(pr)
 	return fromPlugin(name, res)
 }
+
+// noStop is the stop of a hard stop never armed: there is nothing to stop.
+func noStop() bool { return true }
 
 // breachText says which limit a call exceeded.
 func breachText(name string, b limits.Breach) string {

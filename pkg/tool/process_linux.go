@@ -49,11 +49,13 @@ func newSpawner() *spawner {
 }
 
 // start starts cmd on the spawner's thread, in group g when it is not nil.
+// It returns once the process runs: the thread's way back out of the
+// group's cgroups (cgroup v1) follows meanwhile.
 func (s *spawner) start(cmd *exec.Cmd, g *limits.Group) error {
 	errc := make(chan error, 1)
 	s.reqs <- func() {
 		if g != nil {
-			errc <- g.Start(cmd)
+			_ = g.StartThen(cmd, func(err error) { errc <- err })
 			return
 		}
 		errc <- cmd.Start()
@@ -89,12 +91,25 @@ type process struct {
 	// captured stderr (sdk/tool's) instead: pool.run looks there.
 	oom oomScanner
 
-	mu     sync.Mutex
-	pid    int
-	reaped bool
-	state  *os.ProcessState
-	exit   chan struct{} // closed once the process has exited, before it is reaped
-	done   chan struct{} // closed once the process is reaped
+	// outW and errW are the host's copies of the write ends of the stdout
+	// and stderr pipes, closed by the reaper after the reap: the pipes end
+	// then rather than when the plugin dies, so that the goroutines
+	// reading them (go-plugin's) do not wake, and take a processor, in the
+	// moment between the plugin's files closing and its exit, which a
+	// stopped call's result waits for.
+	outW, errW *os.File
+	// pidfd is the process's pidfd, non-blocking, on which the reaper waits
+	// in the runtime's poller; nil without one (Linux < 5.10).
+	pidfd *os.File
+
+	mu         sync.Mutex
+	pid        int
+	killed     bool // SIGKILL sent to its process group
+	treeKilled bool // and to its limits group
+	reaped     bool
+	state      *os.ProcessState
+	exit       chan struct{} // closed once the process has exited, before it is reaped
+	done       chan struct{} // closed once the process is reaped and the rest of its tree killed
 }
 
 var _ runner.Runner = (*process)(nil)
@@ -133,11 +148,11 @@ func (p *process) Start(context.Context) error {
 	}
 	p.cmd.SysProcAttr.Setpgid, p.cmd.SysProcAttr.Pdeathsig = true, syscall.SIGKILL
 	err = p.spawner.start(p.cmd, p.group)
-	outW.Close()
-	errW.Close()
 	if err != nil {
 		outR.Close()
+		outW.Close()
 		errR.Close()
+		errW.Close()
 		// Nothing runs (or it was killed and reaped): nobody must wait for it.
 		p.mu.Lock()
 		p.reaped = true
@@ -147,7 +162,11 @@ func (p *process) Start(context.Context) error {
 		close(p.done)
 		return err
 	}
-	p.outR, p.errR = outR, errR
+	p.outR, p.outW, p.errR, p.errW = outR, outW, errR, errW
+	// Not reaped yet (only reap reaps it), so the pid is still the child's.
+	if fd, err := unix.PidfdOpen(p.cmd.Process.Pid, unix.PIDFD_NONBLOCK); err == nil {
+		p.pidfd = os.NewFile(uintptr(fd), "plugin-pidfd")
+	}
 	p.mu.Lock() // kill may read it meanwhile (a Close during the start)
 	p.pid = p.cmd.Process.Pid
 	p.mu.Unlock()
@@ -171,57 +190,127 @@ func pipe() (r, w *os.File, err error) {
 }
 
 // reap waits for the plugin to exit without reaping it, says it has
-// exited (with a cgroup, a killed call's result waits for that and the
-// cgroup, not for the reap), kills the rest of its process group while the
-// group id cannot yet be reused, then reaps. It waits in waitid on a
-// thread of its own: the kernel wakes it at the exit. (A pidfd in the
-// runtime's poller would spare the thread, but its wake-up came 30-130 µs
-// later, on the result's path.)
+// exited (a stopped call waits for that), reaps it (unless that call did
+// first) after killing the rest of its process group while the group id
+// cannot yet be reused, ends its pipes, kills the rest of its limits group
+// and says it is done.
 func (p *process) reap() {
-	var info unix.Siginfo
-	for {
-		err := unix.Waitid(unix.P_PID, p.pid, &info, unix.WEXITED|unix.WNOWAIT, nil)
-		if !errors.Is(err, unix.EINTR) {
-			break
-		}
-	}
+	p.awaitExit()
 	close(p.exit)
-	if p.group != nil && p.group.Cgroup() {
-		// Let the result go first (it is this processor's next goroutine);
-		// without a cgroup it waits for the reap.
-		runtime.Gosched()
-	}
-	p.mu.Lock()
-	_ = unix.Kill(-p.pid, unix.SIGKILL)
-	_ = p.cmd.Wait()
-	p.state = p.cmd.ProcessState
-	p.reaped = true
-	p.mu.Unlock()
-	close(p.done)
+	// Let a stopped call go first: it is this processor's next goroutine.
+	runtime.Gosched()
+	p.finish()
+	p.outW.Close()
+	p.errW.Close()
 	// The rest of the limits group (a daemon out of the process group):
-	// after the reap, off the result's path; cleanup waits for it to die.
+	// after the reap, off the result's path; cleanup waits for it to die,
+	// and may give the group to another process once done is closed.
 	if p.group != nil {
 		p.group.Kill()
 	}
+	close(p.done)
 	deadline := time.Now().Add(drainAfterExit)
 	_ = p.outR.SetReadDeadline(deadline)
 	_ = p.errR.SetReadDeadline(deadline)
 }
 
-// kill sends SIGKILL to the plugin's whole tree: its process group and,
-// with limits, every process in its group (setsid escapes included). It
-// never blocks.
-func (p *process) kill() {
+// awaitExit waits for the plugin to exit, without reaping it: on its pidfd
+// in the runtime's poller, readable once it has exited, so that no thread
+// waits and the processor that notices it wakes the stopped call waiting
+// for exit on the spot; without a pidfd, in waitid on a thread of its own.
+// (A call waiting in waitid itself was slower: under load the thread the
+// kernel wakes waits for a CPU, where a poller runs already.)
+func (p *process) awaitExit() {
+	if f := p.pidfd; f != nil {
+		defer f.Close()
+		if rc, err := f.SyscallConn(); err == nil {
+			// The first look asks (it may have exited already: the poller
+			// forgets what it saw before the read began); a wake-up after
+			// it is the exit.
+			waited := false
+			if rc.Read(func(fd uintptr) bool {
+				if waited {
+					return true
+				}
+				waited = true
+				return exitedOrGone(int(fd))
+			}) == nil {
+				return
+			}
+		}
+	}
+	for {
+		var info unix.Siginfo
+		err := unix.Waitid(unix.P_PID, p.pid, &info, unix.WEXITED|unix.WNOWAIT, nil)
+		if !errors.Is(err, unix.EINTR) {
+			return
+		}
+	}
+}
+
+// exitedOrGone reports whether the process of a non-blocking pidfd has
+// exited (it may be reaped already).
+func exitedOrGone(fd int) bool {
+	for {
+		var info unix.Siginfo
+		err := unix.Waitid(unix.P_PIDFD, fd, &info, unix.WEXITED|unix.WNOWAIT|unix.WNOHANG, nil)
+		if !errors.Is(err, unix.EINTR) {
+			return err != nil && !errors.Is(err, unix.EAGAIN) || info.Signo != 0 // ECHILD: reaped
+		}
+	}
+}
+
+// finish, once the process has exited (exit is closed), kills the rest of
+// its process group while its zombie pins the group id, and reaps it,
+// unless it is reaped already: on return it is. The reaper calls it, then
+// closes done; a stopped call that cannot return before the reap (no
+// cgroup: the zombie is in the group it waits for) calls it first, and
+// leaves done to the reaper, so that what waits for done (go-plugin,
+// cleanup) wakes after the result rather than on its path.
+func (p *process) finish() {
 	p.mu.Lock()
-	live := p.pid > 0 && !p.reaped
-	if live {
+	defer p.mu.Unlock()
+	if p.reaped {
+		return
+	}
+	if !p.killed { // else sent while the group id was pinned already
 		_ = unix.Kill(-p.pid, unix.SIGKILL)
 	}
+	_ = p.cmd.Wait()
+	p.state = p.cmd.ProcessState
+	p.reaped = true
+}
+
+// kill sends SIGKILL to the plugin's whole tree: its process group and,
+// with limits, every process in its group (setsid escapes included). It
+// never blocks. It does each once: a killed process can fork no more, and
+// the kernel kills a child forked meanwhile with its group (and a
+// cgroup's); what waits for the tree to die kills its limits group again
+// if need be.
+func (p *process) kill() {
+	p.killProcessGroup()
+	p.mu.Lock()
+	live := p.pid > 0 && !p.reaped && !p.treeKilled
+	p.treeKilled = p.treeKilled || live
 	p.mu.Unlock()
 	// Not under the lock: the reap that the group kill must not delay takes it.
 	if live && p.group != nil {
 		p.group.Kill() // once reaped, reap has done it
 	}
+}
+
+// killProcessGroup sends SIGKILL to the plugin's process group, once, and
+// leaves the rest of its limits group to the reaper, which kills what is
+// left of it after the reap (and cleanup waits for that): a tree that dies
+// with its process group then leaves its cgroup fit for reuse (see
+// limits.Group.Recycle). It never blocks.
+func (p *process) killProcessGroup() {
+	p.mu.Lock()
+	if p.pid > 0 && !p.reaped && !p.killed {
+		_ = unix.Kill(-p.pid, unix.SIGKILL)
+		p.killed = true
+	}
+	p.mu.Unlock()
 }
 
 // exited reports whether the process has exited (it may not be reaped yet).
@@ -260,9 +349,10 @@ func (p *process) status() string {
 	return fmt.Sprintf("exited with status %d", p.state.ExitCode())
 }
 
-// Kill implements runner.Runner.
+// Kill implements runner.Runner (go-plugin calls it when a start fails;
+// cleanup follows).
 func (p *process) Kill(context.Context) error {
-	p.kill()
+	p.killProcessGroup()
 	return nil
 }
 

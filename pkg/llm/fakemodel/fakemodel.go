@@ -28,8 +28,8 @@
 // ToolCalls, Usage and FinishReason are protocol-neutral. Status with
 // ErrorBody and Header make an HTTP error (Retry-After goes in Header);
 // StreamError ends a stream with the protocol's error event; Delay,
-// ChunkDelay, CutAfter and StallAfter shape the timing; Events and Raw replay
-// recorded streams and bodies verbatim.
+// ChunkDelay, EndDelay, CutAfter and StallAfter shape the timing; Events and
+// Raw replay recorded streams and bodies verbatim.
 package fakemodel
 
 import (
@@ -101,6 +101,9 @@ type Turn struct {
 	// all of them) and holds the connection open until the client goes or
 	// the server closes; a non-streaming reply stalls after its headers.
 	StallAfter int
+	// EndDelay is waited after a stream's last event before its body ends,
+	// as a server or gateway that is slow to end the response.
+	EndDelay time.Duration
 
 	// Events, when set, are streamed instead of the events encoded from the
 	// turn; ChunkDelay, CutAfter and StallAfter apply.
@@ -476,6 +479,8 @@ func (s *Server) writeStream(w http.ResponseWriter, r *http.Request, t Turn, eve
 		panic(http.ErrAbortHandler)
 	case t.StallAfter > 0:
 		s.stall(r.Context())
+	default:
+		s.wait(r.Context(), t.EndDelay)
 	}
 }
 

@@ -303,7 +303,8 @@ func readChunks(ctx context.Context, resp *http.Response, decode func([]byte) ([
 // becomes the stream's last Recv error, and the body is closed when read
 // returns. A JSON body (some gateways answer a stream request with one) is
 // decoded whole with decode instead. The caller must Close or drain the
-// returned reader.
+// returned reader. A complete stream's body is read to its end before it is
+// closed, so that its connection is kept (see readEvents).
 func ReadStream(ctx context.Context, resp *http.Response, decode func([]byte) ([]*schema.Message, error),
 	read func(r *sse.Reader, emit func(*schema.Message) bool) error) (*schema.StreamReader[*schema.Message], error) {
 	if ct, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type")); ct == "application/json" {
@@ -316,14 +317,35 @@ func ReadStream(ctx context.Context, resp *http.Response, decode func([]byte) ([
 	sr, sw := schema.Pipe[*schema.Message](16)
 	go func() {
 		defer sw.Close()
-		r := sse.NewReader(ctx, resp.Body)
-		defer r.Close()
-		emit := func(c *schema.Message) bool { return !sw.Send(c, nil) }
-		if err := read(r, emit); err != nil {
+		err := readEvents(ctx, resp, read, func(c *schema.Message) bool { return !sw.Send(c, nil) })
+		if err != nil {
 			sw.Send(nil, err)
 		}
 	}()
 	return sr, nil
+}
+
+// readEvents runs read over the event stream of resp and closes the body.
+// After a complete stream (read returned nil and emit never refused a
+// chunk) the body is read to its end first (sse.Reader.Finish), so that its
+// connection is kept for the next request.
+func readEvents(ctx context.Context, resp *http.Response, read func(r *sse.Reader, emit func(*schema.Message) bool) error,
+	emit func(*schema.Message) bool) error {
+	r := sse.NewReader(ctx, resp.Body)
+	stopped := false
+	err := read(r, func(c *schema.Message) bool {
+		if !emit(c) {
+			stopped = true
+			return false
+		}
+		return true
+	})
+	if err == nil && !stopped {
+		_ = r.Finish()
+	} else {
+		_ = r.Close()
+	}
+	return err
 }
 
 // Streamer is a model that can stream to a callback: StreamEach is Stream
@@ -353,9 +375,7 @@ func ReadEach(ctx context.Context, resp *http.Response, decode func([]byte) ([]*
 		}
 		return nil
 	}
-	r := sse.NewReader(ctx, resp.Body)
-	defer r.Close()
-	return read(r, emit)
+	return readEvents(ctx, resp, read, emit)
 }
 
 // PostJSON encodes body and posts it to url with header, Config.Headers added

@@ -40,6 +40,15 @@ const DefaultMaxEventSize = 32 << 20
 // the Reader's MaxEventSize.
 var ErrEventTooLarge = errors.New("sse: event too large")
 
+// DefaultDrainBytes and DefaultDrainTime bound what Finish reads after a
+// stream's end when Reader.DrainBytes or DrainTime is zero: an HTTP/1.1
+// chunked body has a few bytes left (its last chunk), which usually arrive
+// with the terminal event or just behind it.
+const (
+	DefaultDrainBytes = 64 << 10
+	DefaultDrainTime  = 50 * time.Millisecond
+)
+
 const (
 	initialBufSize = 32 << 10
 	// maxEmptyReads is how many (0, nil) reads in a row mean a broken source.
@@ -67,6 +76,10 @@ type Reader struct {
 	// MaxEventSize bounds one event's data and one line in bytes; zero means
 	// DefaultMaxEventSize. Set it before the first call to Next.
 	MaxEventSize int
+	// DrainBytes and DrainTime bound Finish's read of what follows the
+	// stream's end; zero means DefaultDrainBytes and DefaultDrainTime.
+	DrainBytes int64
+	DrainTime  time.Duration
 
 	ctx  context.Context
 	src  io.Reader
@@ -125,6 +138,38 @@ func (r *Reader) Close() error {
 		}
 	})
 	return r.closeErr
+}
+
+// Finish is Close for a stream whose protocol has seen its terminal event
+// ([DONE], message_stop, response.completed): when the source is an
+// io.Closer that has not ended yet, what it still holds is first read and
+// dropped, at most DrainBytes and for at most DrainTime (the source is
+// closed when that time is up, which ends a blocked read), so that an HTTP
+// response body reaches its end and net/http keeps the connection for the
+// next request instead of closing it. A source that goes on beyond either
+// bound (a gateway that holds the stream open) is closed as Close does. Do
+// not call Finish after an error or when the consumer stopped early: Close
+// then, which drops the connection at once.
+func (r *Reader) Finish() error {
+	if c, ok := r.src.(io.Closer); ok && r.err == nil && r.readErr == nil && r.ctx.Err() == nil {
+		r.drain(c)
+	}
+	return r.Close()
+}
+
+// drain reads the rest of the source within the bounds of Finish.
+func (r *Reader) drain(c io.Closer) {
+	limit, wait := r.DrainBytes, r.DrainTime
+	if limit <= 0 {
+		limit = DefaultDrainBytes
+	}
+	if wait <= 0 {
+		wait = DefaultDrainTime
+	}
+	t := time.AfterFunc(wait, func() { _ = c.Close() })
+	defer t.Stop()
+	// limit+1: a rest of exactly limit bytes is still read to its end.
+	_, _ = io.CopyN(io.Discard, r.src, limit+1)
 }
 
 // Next returns the next event. At the end of the stream it returns io.EOF;

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"io"
 	"strings"
+	"sync"
 	"testing"
 	"testing/iotest"
 	"time"
@@ -267,5 +268,118 @@ func TestBuffersReusedAfterClose(t *testing.T) {
 		if string(e.Data) != strings.Repeat("x", i*1000) {
 			t.Fatalf("event %d changed after its Reader was closed: %d bytes", i, len(e.Data))
 		}
+	}
+}
+
+// endSource is a pipe's reading end that records whether a read reached
+// the end of the stream before it was closed.
+type endSource struct {
+	*io.PipeReader
+	mu     sync.Mutex
+	sawEOF bool
+}
+
+func (s *endSource) Read(p []byte) (int, error) {
+	n, err := s.PipeReader.Read(p)
+	if err == io.EOF {
+		s.mu.Lock()
+		s.sawEOF = true
+		s.mu.Unlock()
+	}
+	return n, err
+}
+
+func (s *endSource) ended() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.sawEOF
+}
+
+// TestFinish checks the read of what follows a stream's end: the rest is
+// read to its end when it comes within the bounds (an HTTP body then keeps
+// its connection), and a source that stays open or goes on past the byte
+// bound is closed after a bounded wait, never waited on.
+func TestFinish(t *testing.T) {
+	tests := []struct {
+		name string
+		// rest writes what follows the terminal event on w; it may block
+		// until the reader closes.
+		rest      func(w *io.PipeWriter)
+		wantEnded bool
+	}{
+		{"rest at once", func(w *io.PipeWriter) { _, _ = w.Write([]byte("\n\n")); w.Close() }, true},
+		{"rest a moment later", func(w *io.PipeWriter) {
+			time.Sleep(5 * time.Millisecond)
+			_, _ = w.Write([]byte(": bye\n\n"))
+			w.Close()
+		}, true},
+		{"nothing more", func(w *io.PipeWriter) { w.Close() }, true},
+		{"held open", func(*io.PipeWriter) {}, false},
+		{"goes on past the bound", func(w *io.PipeWriter) {
+			for {
+				if _, err := w.Write(make([]byte, 512)); err != nil {
+					return
+				}
+			}
+		}, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			pr, pw := io.Pipe()
+			defer pw.Close()
+			src := &endSource{PipeReader: pr}
+			var wg sync.WaitGroup
+			defer wg.Wait()
+			wg.Go(func() {
+				if _, err := pw.Write([]byte("data: [DONE]\n\n")); err != nil {
+					return
+				}
+				tt.rest(pw)
+			})
+			r := sse.NewReader(context.Background(), src)
+			r.DrainBytes, r.DrainTime = 4096, time.Second
+			if tt.name == "held open" {
+				r.DrainTime = 20 * time.Millisecond
+			}
+			if e, err := r.Next(); err != nil || string(e.Data) != "[DONE]" {
+				t.Fatalf("Next = %q, %v", e.Data, err)
+			}
+			start := time.Now()
+			if err := r.Finish(); err != nil {
+				t.Fatal(err)
+			}
+			if d := time.Since(start); d > 900*time.Millisecond {
+				t.Errorf("Finish took %v", d)
+			}
+			if got := src.ended(); got != tt.wantEnded {
+				t.Errorf("source read to its end = %v, want %v", got, tt.wantEnded)
+			}
+			if _, err := pw.Write([]byte("x")); !errors.Is(err, io.ErrClosedPipe) {
+				t.Errorf("write after Finish: %v, want io.ErrClosedPipe (the source closed)", err)
+			}
+		})
+	}
+}
+
+// TestFinishAfterError checks that Finish reads nothing more from a stream
+// that failed: it closes the source as Close does.
+func TestFinishAfterError(t *testing.T) {
+	pr, pw := io.Pipe()
+	src := &endSource{PipeReader: pr}
+	go func() { _, _ = pw.Write([]byte("data: " + strings.Repeat("x", 200) + "\n\n")) }()
+	r := sse.NewReader(context.Background(), src)
+	r.MaxEventSize = 100
+	if _, err := r.Next(); !errors.Is(err, sse.ErrEventTooLarge) {
+		t.Fatalf("Next: %v, want ErrEventTooLarge", err)
+	}
+	start := time.Now()
+	if err := r.Finish(); err != nil {
+		t.Fatal(err)
+	}
+	if d := time.Since(start); d > sse.DefaultDrainTime/2 {
+		t.Errorf("Finish waited %v after an error", d)
+	}
+	if _, err := pw.Write([]byte("x")); !errors.Is(err, io.ErrClosedPipe) {
+		t.Errorf("write after Finish: %v, want io.ErrClosedPipe", err)
 	}
 }

@@ -41,8 +41,38 @@ type agent struct {
 // run is a stored run with its events and permission requests. Guarded by Store.mu.
 type run struct {
 	r      *store.Run
-	events []*agentv1.Event
+	events []storedEvent
 	perms  []*store.Permission
+}
+
+// storedEvent is an event as the store keeps it: its wire form, which
+// costs less to take in than a deep copy and holds no pointer for the
+// garbage collector to follow (a server keeps every event of its runs
+// until -event-retention); or, for an event that cannot be encoded (a
+// string that is not UTF-8), a copy.
+type storedEvent struct {
+	seq  int64
+	data []byte
+	msg  *agentv1.Event
+}
+
+func keepEvent(ev *agentv1.Event) storedEvent {
+	if data, err := proto.Marshal(ev); err == nil {
+		return storedEvent{seq: ev.GetSeq(), data: data}
+	}
+	return storedEvent{seq: ev.GetSeq(), msg: proto.Clone(ev).(*agentv1.Event)}
+}
+
+// event returns a copy of the stored event.
+func (e storedEvent) event() (*agentv1.Event, error) {
+	if e.msg != nil {
+		return proto.Clone(e.msg).(*agentv1.Event), nil
+	}
+	ev := &agentv1.Event{}
+	if err := proto.Unmarshal(e.data, ev); err != nil {
+		return nil, fmt.Errorf("event %d: %w", e.seq, err)
+	}
+	return ev, nil
 }
 
 var _ store.Store = (*Store)(nil)
@@ -477,7 +507,7 @@ func (s *Store) AppendEvents(ctx context.Context, events []*agentv1.Event, ends 
 			continue
 		}
 		for _, ev := range evs {
-			r.events = append(r.events, proto.Clone(ev).(*agentv1.Event))
+			r.events = append(r.events, keepEvent(ev))
 		}
 		r.r.LastSeq = last
 		ns = append(ns, store.Notice{Kind: store.NoticeEvents, RunID: id, Seq: last})
@@ -507,11 +537,15 @@ func (s *Store) Events(ctx context.Context, runID string, after int64, n int) ([
 	if err != nil {
 		return nil, err
 	}
-	i := sort.Search(len(r.events), func(i int) bool { return r.events[i].GetSeq() > after })
+	i := sort.Search(len(r.events), func(i int) bool { return r.events[i].seq > after })
 	end := min(len(r.events), i+limit(n))
 	out := make([]*agentv1.Event, 0, end-i)
-	for _, ev := range r.events[i:end] {
-		out = append(out, proto.Clone(ev).(*agentv1.Event))
+	for _, e := range r.events[i:end] {
+		ev, err := e.event()
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, ev)
 	}
 	return out, nil
 }

@@ -27,6 +27,10 @@ type Options struct {
 	// Proc is where the proc file system is mounted; default /proc. Tests
 	// point it at a fake one, with mountinfo naming fake cgroup mounts.
 	Proc string
+
+	// noTrack keeps cgroup v1 groups out of the cgroup v2 hierarchy (tests
+	// of the v1 groups alone).
+	noTrack bool
 }
 
 // Controller makes Groups with one mechanism. It owns a cgroup subtree
@@ -52,6 +56,15 @@ type Controller struct {
 	v2pids           bool
 	// cgroup v1: one hierarchy per controller used.
 	v1 []*hierarchy
+	// v1track, under cgroup v1, is a subtree of the host's cgroup in the
+	// cgroup v2 hierarchy mounted beside the v1 ones (the "hybrid" layout
+	// of systemd: /sys/fs/cgroup/unified), without controllers: each group
+	// has a cgroup there too, which its tree is forked into, whose
+	// cgroup.events says (and notifies) when the tree is empty and whose
+	// cgroup.kill kills it, forks in flight included. "" when there is no
+	// such hierarchy: then the v1 memory cgroup's process list does both,
+	// polled.
+	v1track string
 
 	seq    atomic.Uint64
 	mu     sync.Mutex
@@ -132,6 +145,12 @@ func New(opts Options) (*Controller, error) {
 				ctrls = append(ctrls, h.controller)
 			}
 			c.why = "cgroup v1 (" + strings.Join(ctrls, ", ") + ") under " + c.v1[0].base
+			if !opts.noTrack {
+				c.setupTrack(lines, mounts)
+			}
+			if c.v1track != "" {
+				c.why += ", each tree tracked in cgroup v2 under " + c.v1track
+			}
 			if len(why) > 0 {
 				c.why += "; " + strings.Join(why, "; ")
 			}
@@ -359,6 +378,46 @@ func (c *Controller) setupV1(lines []cgroupLine, mounts []mount) error {
 	return nil
 }
 
+// setupTrack makes v1track in the host's cgroup v2 cgroup, when a cgroup
+// v2 hierarchy is mounted beside the v1 ones and the host may write there
+// (Linux 5.14 or later: cgroup.kill). Without one it leaves v1track empty.
+func (c *Controller) setupTrack(lines []cgroupLine, mounts []mount) {
+	var path string
+	found := false
+	for _, l := range lines {
+		if len(l.controllers) == 0 {
+			path, found = l.path, true
+		}
+	}
+	if !found {
+		return
+	}
+	var cur string
+	for _, m := range mounts {
+		if m.v2 {
+			if d, ok := m.dirOf(path); ok {
+				cur = d
+				break
+			}
+		}
+	}
+	if cur == "" {
+		return
+	}
+	c.removeStale(cur, true)
+	base := filepath.Join(cur, c.name)
+	if err := os.Mkdir(base, 0o755); err != nil {
+		c.log.Debug("no cgroup v2 tracking of the v1 groups", "dir", cur, "error", err)
+		return
+	}
+	if _, err := os.Stat(filepath.Join(base, "cgroup.kill")); err != nil {
+		_ = os.Remove(base)
+		c.log.Debug("no cgroup v2 tracking of the v1 groups: no cgroup.kill (Linux < 5.14)", "dir", cur)
+		return
+	}
+	c.v1track = base
+}
+
 // mkdirUnique makes the subtree's directory in parent, named c.name, or
 // c.name.N when this process has another controller there, and makes that
 // the controller's name.
@@ -539,6 +598,11 @@ func (c *Controller) closeV1() error {
 	var errs []error
 	for _, h := range c.v1 {
 		if err := os.Remove(h.base); err != nil && !errors.Is(err, os.ErrNotExist) {
+			errs = append(errs, err)
+		}
+	}
+	if c.v1track != "" {
+		if err := os.Remove(c.v1track); err != nil && !errors.Is(err, os.ErrNotExist) {
 			errs = append(errs, err)
 		}
 	}

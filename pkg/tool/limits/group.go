@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -29,7 +30,15 @@ var ErrRegroup = errors.New("limits: the group cannot take these limits in place
 // usable: make one with Controller.NewGroup.
 type Group struct {
 	c    *Controller
-	cgfd int // cgroup v2: the cgroup's directory, for CLONE_INTO_CGROUP; -1 otherwise
+	cgfd int // v2dir open, for CLONE_INTO_CGROUP; -1 without v2dir
+
+	// v2dir is the group's cgroup in the cgroup v2 hierarchy: its cgroup
+	// (v2), or the cgroup that tracks its tree (v1 with the controller's
+	// v1track); "" otherwise. Its cgroup.events says when the tree is
+	// empty, and notifies it; its cgroup.kill kills the tree. Both files
+	// are kept open (events, killer): one system call each to use.
+	v2dir          string
+	events, killer *os.File
 
 	// dir is the cgroup (v2), or the memory cgroup (v1) whose cgroup.procs
 	// lists the tree; dirs are all its cgroup directories (v1: one per
@@ -76,7 +85,7 @@ func (g *Group) initV2(dir string) error {
 	if err := os.Mkdir(dir, 0o755); err != nil {
 		return err
 	}
-	g.dir, g.dirs = dir, []string{dir}
+	g.dir, g.dirs, g.v2dir = dir, []string{dir}, dir
 	if err := g.applyV2(g.limits, Limits{}); err != nil {
 		return err
 	}
@@ -86,14 +95,31 @@ func (g *Group) initV2(dir string) error {
 			return err
 		}
 	}
-	fd, err := unix.Open(dir, unix.O_DIRECTORY|unix.O_RDONLY|unix.O_CLOEXEC, 0)
+	if err := g.openV2(); err != nil {
+		return err
+	}
+	// The watch sees the breaches (memory.events, pids.events) and the
+	// group emptying (cgroup.events), which Wait waits for.
+	return g.watchDirs(dir)
+}
+
+// openV2 opens v2dir for CLONE_INTO_CGROUP, and its cgroup.events and
+// cgroup.kill.
+func (g *Group) openV2() error {
+	fd, err := unix.Open(g.v2dir, unix.O_DIRECTORY|unix.O_RDONLY|unix.O_CLOEXEC, 0)
 	if err != nil {
 		return err
 	}
 	g.cgfd = fd
-	// The watch sees the breaches (memory.events, pids.events) and the
-	// group emptying (cgroup.events), which Wait waits for.
-	return g.watchDirs(dir)
+	// Without them (cgroup.kill is Linux 5.14 on), Empty and Kill open
+	// them each time (and Kill lists the processes if it cannot).
+	if f, err := os.Open(filepath.Join(g.v2dir, "cgroup.events")); err == nil {
+		g.events = f
+	}
+	if f, err := os.OpenFile(filepath.Join(g.v2dir, "cgroup.kill"), os.O_WRONLY, 0); err == nil {
+		g.killer = f
+	}
+	return nil
 }
 
 // applyV2 writes the limits that differ from old.
@@ -168,6 +194,21 @@ func (g *Group) initV1(name string) error {
 		return err
 	}
 	g.watchOOM(ev)
+	if g.c.v1track != "" {
+		// The tree's cgroup v2 twin, forked into with the v1 ones: its
+		// cgroup.events is what Empty reads and Wait is woken by.
+		track := filepath.Join(g.c.v1track, name)
+		if err := os.Mkdir(track, 0o755); err != nil {
+			return err
+		}
+		g.dirs, g.v2dir = append(g.dirs, track), track
+		if err := g.openV2(); err != nil {
+			return err
+		}
+		if err := g.watchDirs(track); err != nil {
+			return err
+		}
+	}
 	if g.pidsDir != "" {
 		f, err := os.Open(filepath.Join(g.pidsDir, "pids.events"))
 		if err != nil {
@@ -256,37 +297,65 @@ func (g *Group) Set(l Limits) error {
 // With cgroup v1 the calling goroutine's thread joins the group's cgroups
 // for the fork (Start keeps the goroutine on it meanwhile); a caller whose
 // children need a parent-death signal forks from a thread of its own.
-func (g *Group) Start(cmd *exec.Cmd) error {
+func (g *Group) Start(cmd *exec.Cmd) error { return g.StartThen(cmd, nil) }
+
+// StartThen is Start, and calls started (when not nil) as soon as the
+// process runs under its limits, or with the error that stopped it: with
+// cgroup v1 that is before the forking thread leaves the group's cgroups,
+// two writes that StartThen makes then, off the path of a caller that
+// waits for started only. It returns once the thread is back.
+func (g *Group) StartThen(cmd *exec.Cmd, started func(error)) error {
+	// Under cgroup v1 the moves and the fork must happen on one thread (a
+	// no-op when the caller has locked it already, as pkg/tool's spawner
+	// has), the way back included.
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
 	g.mu.Lock()
 	defer g.mu.Unlock()
+	back, err := g.start(cmd)
+	if started != nil {
+		started(err)
+	}
+	if back != nil {
+		back()
+	}
+	return err
+}
+
+func (g *Group) start(cmd *exec.Cmd) (back func(), err error) {
 	if g.closed {
-		return errors.New("limits: the group is closed")
+		return nil, errors.New("limits: the group is closed")
 	}
 	if g.pid != 0 {
-		return errors.New("limits: the group has started its process already")
+		return nil, errors.New("limits: the group has started its process already")
 	}
-	var err error
 	switch g.c.mech {
 	case Cgroup2:
-		err = g.startV2(cmd)
+		err = g.fork(cmd)
 	case Cgroup1:
-		err = g.startV1(cmd)
+		back, err = g.startV1(cmd)
 	default:
 		err = cmd.Start()
 	}
 	if err != nil {
-		return err
+		return back, err
 	}
 	g.pid = cmd.Process.Pid
 	if err := g.prlimits(g.pid, g.limits, Limits{}); err != nil {
 		_ = cmd.Process.Kill()
 		_, _ = cmd.Process.Wait()
-		return fmt.Errorf("setting rlimits: %w", err)
+		return back, fmt.Errorf("setting rlimits: %w", err)
 	}
-	return nil
+	return back, nil
 }
 
-func (g *Group) startV2(cmd *exec.Cmd) error {
+// fork starts cmd, straight into v2dir when the group has one
+// (CLONE_INTO_CGROUP: the child is there before it runs), else in the
+// cgroups of the calling thread.
+func (g *Group) fork(cmd *exec.Cmd) error {
+	if g.cgfd < 0 {
+		return cmd.Start()
+	}
 	if cmd.SysProcAttr == nil {
 		cmd.SysProcAttr = &syscall.SysProcAttr{}
 	}
@@ -301,7 +370,7 @@ func (g *Group) startV2(cmd *exec.Cmd) error {
 	if err := cmd.Start(); err != nil {
 		return err
 	}
-	if err := writeFile(filepath.Join(g.dir, "cgroup.procs"), strconv.Itoa(cmd.Process.Pid)); err != nil {
+	if err := writeFile(filepath.Join(g.v2dir, "cgroup.procs"), strconv.Itoa(cmd.Process.Pid)); err != nil {
 		_ = cmd.Process.Kill()
 		_, _ = cmd.Process.Wait()
 		return err
@@ -310,16 +379,13 @@ func (g *Group) startV2(cmd *exec.Cmd) error {
 }
 
 // startV1 forks from this thread while it stands in the group's cgroups,
-// so the child is born in them, then brings the thread back.
-func (g *Group) startV1(cmd *exec.Cmd) error {
-	// The moves and the fork must happen on one thread (a no-op when the
-	// caller has locked it already, as pkg/tool's spawner has).
-	runtime.LockOSThread()
-	defer runtime.UnlockOSThread()
+// so the child is born in them, and returns what brings the thread back
+// (nil when it is back already: the moves failed).
+func (g *Group) startV1(cmd *exec.Cmd) (back func(), err error) {
 	tid := "0" // this thread: the kernel then skips its global lock (no RCU grace period)
 	type move struct{ to, back string }
 	var moved []move
-	back := func() error {
+	moveBack := func() error {
 		var errs []error
 		for i := len(moved) - 1; i >= 0; i-- {
 			if err := writeFile(moved[i].back, tid); err != nil {
@@ -334,20 +400,20 @@ func (g *Group) startV1(cmd *exec.Cmd) error {
 			continue
 		}
 		if err := writeFile(filepath.Join(d, "tasks"), tid); err != nil {
-			if berr := back(); berr != nil {
-				return fmt.Errorf("%w; and the forking thread could not go back: %v", err, berr)
+			if berr := moveBack(); berr != nil {
+				return nil, fmt.Errorf("%w; and the forking thread could not go back: %v", err, berr)
 			}
-			return err
+			return nil, err
 		}
 		moved = append(moved, move{to: d, back: filepath.Join(h.self, "tasks")})
 	}
-	err := cmd.Start()
-	if berr := back(); berr != nil {
-		// The thread stays in the group's cgroups: later forks would land
-		// there. Say so loudly; the group cannot be removed meanwhile.
-		g.c.log.Error("the forking thread could not leave a tool's cgroups", "error", berr)
-	}
-	return err
+	return func() {
+		if berr := moveBack(); berr != nil {
+			// The thread stays in the group's cgroups: later forks would land
+			// there. Say so loudly; the group cannot be removed meanwhile.
+			g.c.log.Error("the forking thread could not leave a tool's cgroups", "error", berr)
+		}
+	}, g.fork(cmd)
 }
 
 func (g *Group) hierOf(dir string) *hierarchy {
@@ -429,11 +495,14 @@ func (g *Group) Kill() {
 	g.mu.Unlock()
 	switch g.c.mech {
 	case Cgroup2:
-		if writeFile(filepath.Join(g.dir, "cgroup.kill"), "1") == nil {
+		if g.cgroupKill() {
 			return
 		}
 		killProcs(filepath.Join(g.dir, "cgroup.procs"))
 	case Cgroup1:
+		if g.v2dir != "" && g.cgroupKill() {
+			return
+		}
 		killProcs(filepath.Join(g.dir, "cgroup.procs"))
 	default:
 		if pid > 0 {
@@ -441,6 +510,20 @@ func (g *Group) Kill() {
 			_ = unix.Kill(pid, unix.SIGKILL)
 		}
 	}
+}
+
+// cgroupKill kills the tree with v2dir's cgroup.kill, which takes forks
+// in flight too, and reports whether it could; nothing is written when the
+// tree is empty.
+func (g *Group) cgroupKill() bool {
+	if g.Empty() {
+		return true
+	}
+	if g.killer == nil {
+		return writeFile(filepath.Join(g.v2dir, "cgroup.kill"), "1") == nil
+	}
+	_, err := g.killer.Write([]byte("1"))
+	return err == nil
 }
 
 // killProcs SIGKILLs the processes listed in a cgroup.procs file, again
@@ -468,16 +551,32 @@ func killProcs(procs string) int {
 }
 
 // Empty reports whether the tree is dead: no process of it runs. With a
-// cgroup that is the cgroup's own count (a zombie no longer counts);
-// without one the tree is the first process's process group, and Empty is
-// ProcessGroupDead (its zombies count as dead, and cost a read of /proc
-// while they are not reaped: the first process's too).
+// cgroup that is the cgroup's own count (a zombie no longer counts: a
+// process leaves its cgroups before its parent can see its exit): its
+// cgroup v2 cgroup.events, one read of a small file, or the v1 memory
+// cgroup's process list; without one the tree is the first process's
+// process group, and Empty is ProcessGroupDead (its zombies count as dead,
+// and cost a read of /proc while they are not reaped: the first process's
+// too).
 func (g *Group) Empty() bool {
-	switch g.c.mech {
-	case Cgroup2:
-		populated, err := readKeyed(filepath.Join(g.dir, "cgroup.events"), "populated")
+	if g.v2dir != "" {
+		var b []byte
+		var err error
+		if g.events != nil {
+			var buf [64]byte
+			var n int
+			n, err = g.events.ReadAt(buf[:], 0)
+			b = buf[:n]
+		} else {
+			b, err = os.ReadFile(filepath.Join(g.v2dir, "cgroup.events"))
+		}
+		if err != nil && !errors.Is(err, io.EOF) {
+			return false
+		}
+		populated, err := parseKeyed(b, "populated")
 		return err == nil && populated == 0
-	case Cgroup1:
+	}
+	if g.c.mech == Cgroup1 {
 		pids, err := readPids(filepath.Join(g.dir, "cgroup.procs"))
 		return err == nil && len(pids) == 0
 	}
@@ -495,10 +594,12 @@ func (g *Group) Empty() bool {
 // group too.
 func (g *Group) Cgroup() bool { return g.c.mech == Cgroup1 || g.c.mech == Cgroup2 }
 
-// Wait waits until the tree is dead (Empty) or ctx ends. With cgroup v2
-// the kernel's notice that the cgroup emptied (cgroup.events) wakes it;
-// with another cgroup it looks again after 50 µs, then less and less often
-// (every 10 ms at most); without one it is WaitProcessGroup.
+// Wait waits until the tree is dead (Empty) or ctx ends. With a cgroup v2
+// cgroup (v2, or v1 tracked in v2) the kernel's notice that it emptied
+// (cgroup.events, through inotify) wakes it, and it looks again every
+// millisecond at first regardless; with a v1 cgroup alone it looks again
+// after 50 µs, then less and less often (every 10 ms at most); without a
+// cgroup it is WaitProcessGroup.
 func (g *Group) Wait(ctx context.Context) error {
 	if !g.Cgroup() {
 		g.mu.Lock()
@@ -507,6 +608,9 @@ func (g *Group) Wait(ctx context.Context) error {
 		return WaitProcessGroup(ctx, g.c.proc, pid)
 	}
 	delay := 50 * time.Microsecond
+	if g.v2dir != "" {
+		delay = time.Millisecond
+	}
 	for !g.Empty() {
 		if err := pause(ctx, delay, g.changed); err != nil {
 			return err
@@ -656,6 +760,12 @@ func (g *Group) remove() error {
 		unix.Close(g.cgfd)
 		g.cgfd = -1
 	}
+	for _, f := range []*os.File{g.events, g.killer} {
+		if f != nil {
+			f.Close()
+		}
+	}
+	g.events, g.killer = nil, nil
 	var errs []error
 	for i := len(g.dirs) - 1; i >= 0; i-- {
 		if err := os.Remove(g.dirs[i]); err != nil && !errors.Is(err, os.ErrNotExist) {

@@ -1,6 +1,7 @@
 package limits
 
 import (
+	"bytes"
 	"errors"
 	"os"
 	"runtime"
@@ -68,7 +69,8 @@ func (c *Controller) removeWatches(wds []int) {
 }
 
 // readEvents reads the inotify instance until Close closes it, and has
-// the group of each event check its counters.
+// the group of each event check its counters (unless the event is only
+// cgroup.events: the tree filling or emptying) and wake its Wait.
 func (c *Controller) readEvents(f *os.File, done chan struct{}) {
 	defer close(done)
 	buf := make([]byte, 64*(unix.SizeofInotifyEvent+unix.NAME_MAX+1))
@@ -77,9 +79,10 @@ func (c *Controller) readEvents(f *os.File, done chan struct{}) {
 		if err != nil {
 			return
 		}
-		seen := map[*Group]bool{}
+		counters := map[*Group]bool{}
 		for off := 0; off+unix.SizeofInotifyEvent <= n; {
 			ev := (*unix.InotifyEvent)(unsafe.Pointer(&buf[off]))
+			name := buf[off+unix.SizeofInotifyEvent : off+unix.SizeofInotifyEvent+int(ev.Len)]
 			off += unix.SizeofInotifyEvent + int(ev.Len)
 			c.mu.Lock()
 			g := c.watched[int(ev.Wd)]
@@ -87,18 +90,23 @@ func (c *Controller) readEvents(f *os.File, done chan struct{}) {
 				delete(c.watched, int(ev.Wd))
 			}
 			c.mu.Unlock()
-			if g != nil && !seen[g] {
-				seen[g] = true
-				g.check()
+			if g != nil {
+				counters[g] = counters[g] || string(bytes.TrimRight(name, "\x00")) != "cgroup.events"
 			}
+		}
+		for g, read := range counters {
+			g.check(read)
 		}
 	}
 }
 
-// check reads the group's counters and acts on a breach, and wakes Wait.
-func (g *Group) check() {
-	if k, detail := g.countersBreached(); k != 0 {
-		g.record(Breach{Kind: k, Limits: g.Limits(), Detail: detail})
+// check reads the group's counters, when counters says one may have
+// changed, and acts on a breach; and it wakes Wait.
+func (g *Group) check(counters bool) {
+	if counters {
+		if k, detail := g.countersBreached(); k != 0 {
+			g.record(Breach{Kind: k, Limits: g.Limits(), Detail: detail})
+		}
 	}
 	select {
 	case g.changed <- struct{}{}:
