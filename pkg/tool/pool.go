@@ -341,9 +341,14 @@ func (pl *pool) start(ctx context.Context, lim limits.Limits) (*proc, error) {
 	}
 	defer h.end()
 	pr := &proc{pool: pl}
+	// The session's context exists before the process is known to the
+	// host, so that a cleanup racing the start (the host closing) reads it
+	// without a lock.
+	pr.sessCtx, pr.sessCancel = context.WithCancel(context.Background())
 	if h.cfg.Limits != nil {
 		g, err := pl.group(lim)
 		if err != nil {
+			pr.sessCancel()
 			return nil, fmt.Errorf("setting up its resource limits (%s): %w", h.cfg.Limits.Mechanism(), err)
 		}
 		pr.group = g
@@ -447,7 +452,6 @@ func (pr *proc) connect() error {
 		return err
 	}
 	pr.rpc = raw.(pluginv1.ToolPluginServiceClient)
-	pr.sessCtx, pr.sessCancel = context.WithCancel(context.Background())
 	return nil
 }
 
@@ -579,9 +583,7 @@ func (pr *proc) cleanup() {
 		if g := pr.group; g != nil {
 			pr.closeGroup(g)
 		}
-		if pr.sessCancel != nil {
-			pr.sessCancel()
-		}
+		pr.sessCancel()
 		pr.client.Kill()
 		if p := pr.process(); p != nil {
 			p.outR.Close()
