@@ -107,14 +107,14 @@ sdk-proto:
 	cp proto/agentcore/plugin/v1/plugin.proto sdk/node/proto/agentcore/plugin/v1/plugin.proto
 
 ## test-deps: what the tests beyond Go need: Debian's grpcio and protobuf for
-## the Python SDK (when apt-get is there and they are missing), npm ci for the
+## the Python SDK and python3-venv for its pip install test (when apt-get is there and they are missing), npm ci for the
 ## Node SDK, for the MCP client test (tests/mcpclient) and for the console's
 ## browser test (tests/console: playwright-core; the browser is Debian's
 ## chromium). Without them those tests skip, saying why (under CI=true they fail).
 test-deps:
-	@if ! /usr/bin/python3 -c 'import grpc, google.protobuf' 2>/dev/null && command -v apt-get >/dev/null; then \
-		echo "apt-get install python3-grpcio python3-protobuf"; \
-		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq python3-grpcio python3-protobuf >/dev/null; \
+	@if ! /usr/bin/python3 -c 'import grpc, google.protobuf, venv, ensurepip' 2>/dev/null && command -v apt-get >/dev/null; then \
+		echo "apt-get install python3-grpcio python3-protobuf python3-venv"; \
+		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq python3-grpcio python3-protobuf python3-venv >/dev/null; \
 	fi
 	cd sdk/node && npm ci --no-audit --no-fund --loglevel=error
 	cd tests/mcpclient && npm ci --no-audit --no-fund --loglevel=error

@@ -1,8 +1,10 @@
 package conformance
 
 import (
+	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -27,5 +29,52 @@ func TestNodeSDK(t *testing.T) {
 	cmd.Dir = filepath.Join(repoRoot(t), "sdk", "node")
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("npm test: %v\n%s", err, out)
+	}
+}
+
+// TestPythonSDKInstalls installs sdk/python with pip into a virtual
+// environment (offline: its dependencies are the system's grpcio and
+// protobuf) and runs the SDK's unit tests against the installed package,
+// away from the source tree.
+func TestPythonSDKInstalls(t *testing.T) {
+	t.Parallel()
+	py := pythonWithGRPC(t)
+	if out, err := exec.Command(py, "-c", "import venv, ensurepip").CombinedOutput(); err != nil {
+		unavailable(t, "%s has no venv or ensurepip (apt-get install python3-venv): %v %s", py, err, lastLine(out))
+	}
+	src := filepath.Join(repoRoot(t), "sdk", "python")
+	pkg := filepath.Join(t.TempDir(), "agentcore-tool")
+	if err := os.CopyFS(pkg, os.DirFS(src)); err != nil {
+		t.Fatal(err)
+	}
+	env := filepath.Join(t.TempDir(), "venv")
+	steps := [][]string{
+		{py, "-m", "venv", "--system-site-packages", env},
+		{filepath.Join(env, "bin", "python"), "-m", "pip", "install", "--quiet", "--no-index", "--no-build-isolation", pkg},
+	}
+	for _, s := range steps {
+		if out, err := exec.Command(s[0], s[1:]...).CombinedOutput(); err != nil {
+			t.Fatalf("%s: %v\n%s", strings.Join(s, " "), err, out)
+		}
+	}
+	// The tests alone, with no src beside them: they import the installed package.
+	tests := t.TempDir()
+	body, err := os.ReadFile(filepath.Join(src, "tests", "test_sdk.py"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(tests, "test_sdk.py"), body, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	where := exec.Command(filepath.Join(env, "bin", "python"), "-c", "import agentcore_tool; print(agentcore_tool.__file__)")
+	where.Dir = tests
+	out, err := where.CombinedOutput()
+	if err != nil || !strings.HasPrefix(string(out), env) {
+		t.Fatalf("agentcore_tool imported from %q (%v), not from the virtual environment %s", out, err, env)
+	}
+	run := exec.Command(filepath.Join(env, "bin", "python"), "-m", "unittest", "discover", "-s", tests)
+	run.Dir = tests
+	if out, err := run.CombinedOutput(); err != nil {
+		t.Fatalf("unittest against the installed package: %v\n%s", err, out)
 	}
 }
