@@ -57,14 +57,25 @@ func (m *instantModel) WithTools([]*schema.ToolInfo) (model.ToolCallingChatModel
 // with tracing on at 100 % sampling into the SDK's batch processor whose
 // exporter drops the spans (the export's network cost is the collector's,
 // off the loop). The run's log line is written as the server writes it by
-// default, JSON at info level (to nowhere).
+// default, JSON at info level (to nowhere). BenchmarkStepLayers adds two
+// variants between off and on: tracing=spans, spans made but given to no
+// span processor (the SDK's End returns before its snapshot), and
+// tracing=syncer, each span given at its end to the SDK's synchronous
+// processor and the same exporter (no queue, no goroutine).
 func benchObserver(b *testing.B, variant string) agent.Observer {
 	if variant == "none" {
 		return nil
 	}
 	cfg := Config{Logger: hclog.New(&hclog.LoggerOptions{JSONFormat: true, Level: hclog.Info, Output: io.Discard})}
-	if variant == "tracing=on" {
-		tp := sdktrace.NewTracerProvider(sdktrace.WithBatcher(tracetest.NewNoopExporter()), sdktrace.WithSampler(sdktrace.AlwaysSample()))
+	opts := []sdktrace.TracerProviderOption{sdktrace.WithSampler(sdktrace.AlwaysSample())}
+	switch variant {
+	case "tracing=on":
+		opts = append(opts, sdktrace.WithBatcher(tracetest.NewNoopExporter()))
+	case "tracing=syncer":
+		opts = append(opts, sdktrace.WithSyncer(tracetest.NewNoopExporter()))
+	}
+	if variant != "tracing=off" {
+		tp := sdktrace.NewTracerProvider(opts...)
 		b.Cleanup(func() { _ = tp.Shutdown(context.Background()) })
 		cfg.TracerProvider = tp
 	}
@@ -89,7 +100,34 @@ func benchObserver(b *testing.B, variant string) agent.Observer {
 // (the GC's background workers and the batch processor's goroutine carry
 // none).
 func BenchmarkStep(b *testing.B) {
-	variants := []struct{ name, key string }{{"none", "none"}, {"tracing=off", "off"}, {"tracing=on", "on"}}
+	cpu := benchRounds(b, []benchVariant{{"none", "none"}, {"tracing=off", "off"}, {"tracing=on", "on"}})
+	b.ReportMetric(cpu[1]-cpu[0], "added-off-cpu-µs/step")
+	b.ReportMetric(cpu[2]-cpu[0], "added-on-cpu-µs/step")
+}
+
+// BenchmarkStepLayers splits BenchmarkStep's added-on into what each layer
+// of a traced step adds to the one below it, all measured in the same
+// rounds: metrics and the log line (off over none), making the spans with
+// the SDK (spans over off: start, attributes, end, the context and the
+// GC of it all), the SDK's end-of-span snapshot handed to the exporter
+// synchronously (syncer over spans), and the batch processor's queue and
+// goroutine instead (on over syncer).
+func BenchmarkStepLayers(b *testing.B) {
+	variants := []benchVariant{{"none", "none"}, {"tracing=off", "off"}, {"tracing=spans", "spans"}, {"tracing=syncer", "syncer"}, {"tracing=on", "on"}}
+	cpu := benchRounds(b, variants)
+	for i := 1; i < len(variants); i++ {
+		b.ReportMetric(cpu[i]-cpu[i-1], variants[i].key+"-over-"+variants[i-1].key+"-cpu-µs/step")
+	}
+	b.ReportMetric(cpu[len(cpu)-1]-cpu[0], "added-on-cpu-µs/step")
+}
+
+// benchVariant is a variant of benchObserver and the key its figures and
+// profile samples carry.
+type benchVariant struct{ name, key string }
+
+// benchRounds runs BenchmarkStep's rounds over the variants, reports each
+// one's figures and returns their CPU time per step.
+func benchRounds(b *testing.B, variants []benchVariant) []float64 {
 	steppers := make([]*stepper, len(variants))
 	for i, v := range variants {
 		steppers[i] = newStepper(b, benchObserver(b, v.name))
@@ -113,8 +151,7 @@ func BenchmarkStep(b *testing.B) {
 		b.ReportMetric(float64(st.allocs)/n, v.key+"-allocs/step")
 		b.ReportMetric(float64(st.bytes)/n, v.key+"-B/step")
 	}
-	b.ReportMetric(cpu[1]-cpu[0], "added-off-cpu-µs/step")
-	b.ReportMetric(cpu[2]-cpu[0], "added-on-cpu-µs/step")
+	return cpu
 }
 
 // stepper runs the sends of one BenchmarkStep variant and sums what they
