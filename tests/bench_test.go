@@ -313,9 +313,37 @@ func procCPU(b *testing.B, pid int) time.Duration {
 	return sum
 }
 
+// procSleeps returns how many times the threads of a process have gone to
+// sleep so far (voluntary context switches, from /proc): each is a thread
+// that found no goroutine to run, so they count the hand-offs between
+// goroutines that leave a thread idle, which load does not change as much
+// as it changes time.
+func procSleeps(b *testing.B, pid int) int64 {
+	b.Helper()
+	tasks, err := os.ReadDir("/proc/" + strconv.Itoa(pid) + "/task")
+	if err != nil {
+		b.Fatal(err)
+	}
+	var sum int64
+	for _, t := range tasks {
+		data, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/task/" + t.Name() + "/status")
+		if err != nil {
+			continue // the thread ended
+		}
+		for _, line := range strings.Split(string(data), "\n") {
+			if v, ok := strings.CutPrefix(line, "voluntary_ctxt_switches:"); ok {
+				n, _ := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
+				sum += n
+			}
+		}
+	}
+	return sum
+}
+
 // BenchmarkSendCPU measures the CPU agent-server spends handling one send of
 // one model round (the fake model answers with text at once): with every
-// tool of bin/plugins offered to the model, and with none, the floor.
+// tool of bin/plugins offered to the model, and with none, the floor; and
+// how many times its threads went to sleep per send.
 func BenchmarkSendCPU(b *testing.B) {
 	for _, tc := range []struct {
 		name  string
@@ -331,17 +359,22 @@ func BenchmarkSendCPU(b *testing.B) {
 				_ = a.SetHistory(context.Background(), nil)
 			}
 			pid := bench.server.cmd.Process.Pid
-			var cpu time.Duration
+			var (
+				cpu    time.Duration
+				sleeps int64
+			)
 			b.ResetTimer()
 			for range b.N {
-				c0 := procCPU(b, pid)
+				c0, s0 := procCPU(b, pid), procSleeps(b, pid)
 				if _, err := a.Send(context.Background(), "hi", client.Callbacks{}); err != nil {
 					b.Fatal(err)
 				}
 				cpu += procCPU(b, pid) - c0
+				sleeps += procSleeps(b, pid) - s0
 				_ = a.SetHistory(context.Background(), nil)
 			}
 			b.ReportMetric(float64(cpu.Microseconds())/float64(b.N), "server-cpu-µs/send")
+			b.ReportMetric(float64(sleeps)/float64(b.N), "server-sleeps/send")
 		})
 	}
 }
