@@ -4,7 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"sort"
+	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -218,7 +219,10 @@ func (l *eventLog) close() {
 // write stores one batch of events and ends, sorted by run (stable: a
 // run's events keep their order), and settles what it could not store.
 func (l *eventLog) write(batch []*agentv1.Event, ends []*endWait) {
-	sort.SliceStable(batch, func(i, j int) bool { return batch[i].GetRunId() < batch[j].GetRunId() })
+	byRun := func(a, b *agentv1.Event) int { return strings.Compare(a.GetRunId(), b.GetRunId()) }
+	if !slices.IsSortedFunc(batch, byRun) { // a batch of one run is: most are
+		slices.SortStableFunc(batch, byRun)
+	}
 	l.mu.Lock()
 	if len(l.dropped) > 0 { // queued before their run lost events: the stored log stays without a gap
 		kept := batch[:0:0]
