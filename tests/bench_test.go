@@ -85,7 +85,7 @@ func (s *benchServer) stop() error {
 func benchClient(b *testing.B) *client.Client { return bench.get(b) }
 
 // stopBench stops the benchmarks' servers that were started.
-func stopBench() error { return errors.Join(bench.stop(), benchDefault.stop()) }
+func stopBench() error { return errors.Join(bench.stop(), benchDefault.stop(), benchRelay.stop()) }
 
 // percentile returns the p-th percentile (0..100) of sorted durations.
 func percentile(sorted []time.Duration, p float64) time.Duration {
@@ -133,11 +133,13 @@ func benchAgentsOn(b *testing.B, c *client.Client, n int, system string, tools [
 // BenchmarkStepOverhead measures what one model round through agent-server
 // costs over the fake model's own answer: a one-step send (client → server
 // → model → server → client) against the same streamed request sent to the
-// fake model directly.
+// fake model directly. Beside it, the same round through the bare relay
+// (relay_bench_test.go), the least a gRPC service in Go adds.
 func BenchmarkStepOverhead(b *testing.B) {
 	turn := fakemodel.Turn{TextChunks: []string{"a", "b", "c"}, Usage: &fakemodel.Usage{Input: 10, Output: 3}}
 	system := suite.router.add(b, func(int, *fakemodel.Request) fakemodel.Turn { return turn })
 	a := benchAgents(b, 1, system, []string{})[0]
+	rc := benchRelay.get(b)
 	body := []byte(`{"model":"fake-model","stream":true,"messages":[{"role":"system","content":"` + system + `"},{"role":"user","content":"hi"}]}`)
 	direct := func() time.Duration {
 		start := time.Now()
@@ -154,8 +156,11 @@ func BenchmarkStepOverhead(b *testing.B) {
 		if _, err := a.Send(context.Background(), "hi", client.Callbacks{}); err != nil {
 			b.Fatal(err)
 		}
+		if err := relaySend(context.Background(), rc, system, "hi"); err != nil {
+			b.Fatal(err)
+		}
 	}
-	var model, total, added []time.Duration
+	var model, total, added, relayAdded []time.Duration
 	b.ResetTimer()
 	for range b.N {
 		_ = a.SetHistory(context.Background(), nil) // every step starts from the same short context
@@ -166,11 +171,18 @@ func BenchmarkStepOverhead(b *testing.B) {
 		}
 		t := time.Since(start)
 		model, total, added = append(model, m), append(total, t), append(added, t-m)
+		m = direct()
+		start = time.Now()
+		if err := relaySend(context.Background(), rc, system, "hi"); err != nil {
+			b.Fatal(err)
+		}
+		relayAdded = append(relayAdded, time.Since(start)-m)
 	}
 	b.StopTimer()
 	report(b, "model", model)
 	report(b, "step", total)
 	report(b, "added", added)
+	report(b, "relay-added", relayAdded)
 }
 
 // BenchmarkDeltaLatency measures how long a model delta takes from the
@@ -301,9 +313,37 @@ func procCPU(b *testing.B, pid int) time.Duration {
 	return sum
 }
 
+// procSleeps returns how many times the threads of a process have gone to
+// sleep so far (voluntary context switches, from /proc): each is a thread
+// that found no goroutine to run, so they count the hand-offs between
+// goroutines that leave a thread idle, which load does not change as much
+// as it changes time.
+func procSleeps(b *testing.B, pid int) int64 {
+	b.Helper()
+	tasks, err := os.ReadDir("/proc/" + strconv.Itoa(pid) + "/task")
+	if err != nil {
+		b.Fatal(err)
+	}
+	var sum int64
+	for _, t := range tasks {
+		data, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/task/" + t.Name() + "/status")
+		if err != nil {
+			continue // the thread ended
+		}
+		for _, line := range strings.Split(string(data), "\n") {
+			if v, ok := strings.CutPrefix(line, "voluntary_ctxt_switches:"); ok {
+				n, _ := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
+				sum += n
+			}
+		}
+	}
+	return sum
+}
+
 // BenchmarkSendCPU measures the CPU agent-server spends handling one send of
 // one model round (the fake model answers with text at once): with every
-// tool of bin/plugins offered to the model, and with none, the floor.
+// tool of bin/plugins offered to the model, and with none, the floor; and
+// how many times its threads went to sleep per send.
 func BenchmarkSendCPU(b *testing.B) {
 	for _, tc := range []struct {
 		name  string
@@ -319,17 +359,22 @@ func BenchmarkSendCPU(b *testing.B) {
 				_ = a.SetHistory(context.Background(), nil)
 			}
 			pid := bench.server.cmd.Process.Pid
-			var cpu time.Duration
+			var (
+				cpu    time.Duration
+				sleeps int64
+			)
 			b.ResetTimer()
 			for range b.N {
-				c0 := procCPU(b, pid)
+				c0, s0 := procCPU(b, pid), procSleeps(b, pid)
 				if _, err := a.Send(context.Background(), "hi", client.Callbacks{}); err != nil {
 					b.Fatal(err)
 				}
 				cpu += procCPU(b, pid) - c0
+				sleeps += procSleeps(b, pid) - s0
 				_ = a.SetHistory(context.Background(), nil)
 			}
 			b.ReportMetric(float64(cpu.Microseconds())/float64(b.N), "server-cpu-µs/send")
+			b.ReportMetric(float64(sleeps)/float64(b.N), "server-sleeps/send")
 		})
 	}
 }
@@ -337,11 +382,14 @@ func BenchmarkSendCPU(b *testing.B) {
 // BenchmarkSendThroughput starts 1,000 sends at once, each one model round
 // that the fake model answers at once, every tool offered: sends per second
 // through agent-server, beside the fake model's own rate for 1,000 streamed
-// requests at once from this process (the floor).
+// requests at once from this process (the floor), and the bare relay's
+// rate for 1,000 sends at once (relay_bench_test.go: the least any gRPC
+// service in Go does for a send).
 func BenchmarkSendThroughput(b *testing.B) {
 	const n = 1000
 	system := suite.router.add(b, func(int, *fakemodel.Request) fakemodel.Turn { return fakemodel.Turn{Text: "ok"} })
 	agents := benchAgents(b, n, system, nil)
+	rc := benchRelay.get(b)
 	body := []byte(`{"model":"fake-model","stream":true,"messages":[{"role":"system","content":"` + system + `"},{"role":"user","content":"hi"}]}`)
 	hc := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: n}}
 	defer hc.CloseIdleConnections()
@@ -368,9 +416,15 @@ func BenchmarkSendThroughput(b *testing.B) {
 		wg.Wait()
 		return time.Since(start)
 	}
-	all(func(int) { direct() }) // warm both paths
+	viaRelay := func() {
+		if err := relaySend(context.Background(), rc, system, "hi"); err != nil {
+			b.Error(err)
+		}
+	}
+	all(func(int) { direct() }) // warm the three paths
 	all(func(i int) { send(agents[i]) })
-	var model, server time.Duration
+	all(func(int) { viaRelay() })
+	var model, server, relayed time.Duration
 	b.ResetTimer()
 	for range b.N {
 		for _, a := range agents {
@@ -378,10 +432,12 @@ func BenchmarkSendThroughput(b *testing.B) {
 		}
 		model += all(func(int) { direct() })
 		server += all(func(i int) { send(agents[i]) })
+		relayed += all(func(int) { viaRelay() })
 	}
 	b.StopTimer()
 	b.ReportMetric(float64(n*b.N)/server.Seconds(), "sends/s")
 	b.ReportMetric(float64(n*b.N)/model.Seconds(), "model-req/s")
+	b.ReportMetric(float64(n*b.N)/relayed.Seconds(), "relay-sends/s")
 }
 
 // BenchmarkToolCallInRun compares a warm tool call agent-server makes inside

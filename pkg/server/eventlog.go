@@ -4,7 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"sort"
+	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -49,6 +50,7 @@ type eventLog struct {
 
 	mu       sync.Mutex
 	pending  []*agentv1.Event // guarded by mu
+	spare    []*agentv1.Event // the last batch written, emptied, for the next one; guarded by mu
 	ends     []*endWait       // guarded by mu
 	dropped  map[string]error // runs that lost events, until their end; guarded by mu
 	closed   bool             // guarded by mu
@@ -136,7 +138,7 @@ func (l *eventLog) run() {
 		}
 		l.mu.Lock()
 		batch, ends, closed := l.pending, l.ends, l.closed
-		l.pending, l.ends = nil, nil
+		l.pending, l.spare, l.ends = l.spare, nil, nil
 		l.mu.Unlock()
 		if len(batch) == 0 && len(ends) == 0 {
 			if closed {
@@ -145,12 +147,31 @@ func (l *eventLog) run() {
 			<-l.wake
 			continue
 		}
+		all := batch
 		for len(batch) > maxBatch {
 			l.write(batch[:maxBatch], nil)
 			batch = batch[maxBatch:]
 		}
 		l.write(batch, ends) // the ends after every event queued before them
+		l.reuse(all)
 	}
+}
+
+// maxSpare bounds the capacity of the batch slice kept for reuse: one grown
+// by a burst is let go.
+const maxSpare = 256
+
+// reuse keeps a written batch's slice, emptied, to take the next events:
+// no store keeps the slice (they copy what they keep), so each batch need
+// not grow a new one from nothing.
+func (l *eventLog) reuse(batch []*agentv1.Event) {
+	if cap(batch) == 0 || cap(batch) > maxSpare {
+		return
+	}
+	clear(batch) // the events go with the store's copies
+	l.mu.Lock()
+	l.spare = batch[:0]
+	l.mu.Unlock()
 }
 
 // calm reports whether the queue holds events but no end, not a full
@@ -198,7 +219,10 @@ func (l *eventLog) close() {
 // write stores one batch of events and ends, sorted by run (stable: a
 // run's events keep their order), and settles what it could not store.
 func (l *eventLog) write(batch []*agentv1.Event, ends []*endWait) {
-	sort.SliceStable(batch, func(i, j int) bool { return batch[i].GetRunId() < batch[j].GetRunId() })
+	byRun := func(a, b *agentv1.Event) int { return strings.Compare(a.GetRunId(), b.GetRunId()) }
+	if !slices.IsSortedFunc(batch, byRun) { // a batch of one run is: most are
+		slices.SortStableFunc(batch, byRun)
+	}
 	l.mu.Lock()
 	if len(l.dropped) > 0 { // queued before their run lost events: the stored log stays without a gap
 		kept := batch[:0:0]

@@ -240,21 +240,28 @@ func (r *auditRecord) response(m any) {
 	}
 }
 
+// auditArgs is the most key/value items a call's line holds.
+const auditArgs = 20
+
 // done writes the call's line with its outcome.
 func (r *auditRecord) done(phase string, err error) {
 	if r == nil {
 		return
 	}
-	st := status.Convert(err)
-	reason := ""
-	for _, d := range st.Details() {
-		if info, ok := d.(*errdetails.ErrorInfo); ok {
-			reason = info.GetReason()
+	code, reason := codes.OK, ""
+	if err != nil { // a call that succeeded needs no status made
+		st := status.Convert(err)
+		code = st.Code()
+		for _, d := range st.Details() {
+			if info, ok := d.(*errdetails.ErrorInfo); ok {
+				reason = info.GetReason()
+			}
 		}
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	args := []any{"call", r.method}
+	args := make([]any, 0, auditArgs) // one allocation, not one per growth
+	args = append(args, "call", r.method)
 	if phase != "" {
 		args = append(args, "phase", phase)
 	}
@@ -262,7 +269,7 @@ func (r *auditRecord) done(phase string, err error) {
 	if r.tool != "" {
 		args = append(args, "tool", r.tool)
 	}
-	args = append(args, "outcome", st.Code().String())
+	args = append(args, "outcome", code.String())
 	if reason != "" {
 		args = append(args, "reason", reason)
 	}
