@@ -241,11 +241,9 @@ func (c *Controller) v1hier(ctrl string) *hierarchy {
 	return nil
 }
 
-// setupV2 makes the subtree in the host's cgroup v2 cgroup. Unless it is the
-// root, that cgroup may not hold processes once its children have
-// controllers, so the host moves itself into a leaf of its subtree first.
-// With require, a hierarchy without the memory controller is still used.
-func (c *Controller) setupV2(lines []cgroupLine, mounts []mount, require bool) error {
+// v2Dir returns the directory of the host's cgroup v2 cgroup (the line of
+// /proc/self/cgroup without controllers) in a mounted cgroup2 hierarchy.
+func v2Dir(lines []cgroupLine, mounts []mount) (string, error) {
 	var path string
 	found := false
 	for _, l := range lines {
@@ -254,19 +252,26 @@ func (c *Controller) setupV2(lines []cgroupLine, mounts []mount, require bool) e
 		}
 	}
 	if !found {
-		return errors.New("this process has no cgroup v2 cgroup")
+		return "", errors.New("this process has no cgroup v2 cgroup")
 	}
-	var cur string
 	for _, m := range mounts {
 		if m.v2 {
 			if d, ok := m.dirOf(path); ok {
-				cur = d
-				break
+				return d, nil
 			}
 		}
 	}
-	if cur == "" {
-		return errors.New("cgroup2 is not mounted")
+	return "", errors.New("cgroup2 is not mounted")
+}
+
+// setupV2 makes the subtree in the host's cgroup v2 cgroup. Unless it is the
+// root, that cgroup may not hold processes once its children have
+// controllers, so the host moves itself into a leaf of its subtree first.
+// With require, a hierarchy without the memory controller is still used.
+func (c *Controller) setupV2(lines []cgroupLine, mounts []mount, require bool) error {
+	cur, err := v2Dir(lines, mounts)
+	if err != nil {
+		return err
 	}
 	b, err := os.ReadFile(filepath.Join(cur, "cgroup.controllers"))
 	if err != nil {
@@ -382,26 +387,8 @@ func (c *Controller) setupV1(lines []cgroupLine, mounts []mount) error {
 // v2 hierarchy is mounted beside the v1 ones and the host may write there
 // (Linux 5.14 or later: cgroup.kill). Without one it leaves v1track empty.
 func (c *Controller) setupTrack(lines []cgroupLine, mounts []mount) {
-	var path string
-	found := false
-	for _, l := range lines {
-		if len(l.controllers) == 0 {
-			path, found = l.path, true
-		}
-	}
-	if !found {
-		return
-	}
-	var cur string
-	for _, m := range mounts {
-		if m.v2 {
-			if d, ok := m.dirOf(path); ok {
-				cur = d
-				break
-			}
-		}
-	}
-	if cur == "" {
+	cur, err := v2Dir(lines, mounts)
+	if err != nil {
 		return
 	}
 	c.removeStale(cur, true)
