@@ -684,7 +684,7 @@ func (pr *proc) callSession(req *pluginv1.ExecuteRequest, dec *chunkDecoder, sta
 		pr.sess = s
 	}
 	// On a stream the plugin ended, Send says io.EOF and Recv has the status.
-	if err := pr.sess.Send(&pluginv1.SessionRequest{Kind: &pluginv1.SessionRequest_Execute{Execute: req}}); err != nil && err != io.EOF {
+	if err := pr.sess.Send(sessionRequest(req)); err != nil && err != io.EOF {
 		return nil, err
 	}
 	if started != nil {
@@ -708,6 +708,17 @@ func (pr *proc) callSession(req *pluginv1.ExecuteRequest, dec *chunkDecoder, sta
 			return res, nil
 		}
 	}
+}
+
+// sessionRequest wraps req for the Session stream, the message and its
+// oneof wrapper in one allocation.
+func sessionRequest(req *pluginv1.ExecuteRequest) *pluginv1.SessionRequest {
+	m := &struct {
+		msg  pluginv1.SessionRequest
+		kind pluginv1.SessionRequest_Execute
+	}{kind: pluginv1.SessionRequest_Execute{Execute: req}}
+	m.msg.Kind = &m.kind
+	return &m.msg
 }
 
 func (pr *proc) callExecute(req *pluginv1.ExecuteRequest, dec *chunkDecoder, started func()) (*pluginv1.ToolResult, error) {

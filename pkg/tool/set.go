@@ -21,6 +21,8 @@ type entry struct {
 	schema *jsonschema.Schema
 	pool   *pool
 	fn     Func
+	// decoders parse the inputs of its calls (see checkInput).
+	decoders decoderPool
 
 	derived sync.Map // key → *derivation (see Set.Derived)
 }
@@ -210,7 +212,7 @@ func (s *Set) execute(ctx context.Context, name string, input json.RawMessage, o
 	if e == nil {
 		return errorResult(fmt.Sprintf("unknown tool %q; the available tools are: %s", name, s.known()))
 	}
-	input, err := checkInput(name, e.schema, e.spec.InputSchema, input)
+	input, err := checkInput(name, e.schema, e.spec.InputSchema, input, &e.decoders)
 	if err != nil {
 		return errorResult(err.Error())
 	}

@@ -127,7 +127,13 @@ type Func func(ctx context.Context, input json.RawMessage, emit func(text string
 
 // TextOutput returns a text output.
 func TextOutput(s string) *agentv1.ToolOutput {
-	return &agentv1.ToolOutput{Value: &agentv1.ToolOutput_Text{Text: s}}
+	// The message and its oneof wrapper in one allocation.
+	o := &struct {
+		out  agentv1.ToolOutput
+		text agentv1.ToolOutput_Text
+	}{text: agentv1.ToolOutput_Text{Text: s}}
+	o.out.Value = &o.text
+	return &o.out
 }
 
 // JSONOutput returns a JSON output; raw must be valid JSON.

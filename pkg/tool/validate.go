@@ -5,8 +5,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"regexp"
 	"strings"
+	"sync"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
 )
@@ -40,11 +42,13 @@ func compileSpec(s Spec) (*jsonschema.Schema, error) {
 
 // checkInput parses and validates a call's input. Empty input means {}. It
 // returns the normalised input, or an error message written for the model.
-func checkInput(name string, sch *jsonschema.Schema, schemaJSON, input json.RawMessage) (json.RawMessage, error) {
+// decoders, if not nil, is the pool of decoders to parse it with (see
+// decodeInput).
+func checkInput(name string, sch *jsonschema.Schema, schemaJSON, input json.RawMessage, decoders *decoderPool) (json.RawMessage, error) {
 	if len(bytes.TrimSpace(input)) == 0 {
 		input = json.RawMessage("{}")
 	}
-	v, err := jsonschema.UnmarshalJSON(bytes.NewReader(input))
+	v, err := decoders.decode(input)
 	if err != nil {
 		return nil, fmt.Errorf("invalid input for tool %q: the arguments are not valid JSON (%v). Call it again with a JSON object matching its input schema: %s", name, err, schemaJSON)
 	}
@@ -60,6 +64,66 @@ func checkInput(name string, sch *jsonschema.Schema, schemaJSON, input json.RawM
 		return nil, fmt.Errorf("invalid input for tool %q:\n%s\nCall it again with input matching its schema: %s", name, msg, schemaJSON)
 	}
 	return input, nil
+}
+
+// decoderPool keeps json.Decoders, with their buffers, for the inputs of
+// one tool's calls. The zero value is ready; a nil pool makes a decoder
+// for each input.
+type decoderPool struct{ p sync.Pool }
+
+// decode parses input as jsonschema.UnmarshalJSON does (one JSON value,
+// numbers as json.Number, nothing after it), with a decoder taken from
+// the pool rather than made for each call. Input the pooled decoder does
+// not take cleanly (an error of any kind), and large input, go to
+// jsonschema.UnmarshalJSON itself, so that values, verdicts and error
+// messages are the library's.
+func (dp *decoderPool) decode(input []byte) (any, error) {
+	if dp == nil || len(input) > maxPooledInput {
+		return jsonschema.UnmarshalJSON(bytes.NewReader(input))
+	}
+	d, _ := dp.p.Get().(*inputDecoder)
+	if d == nil {
+		d = &inputDecoder{}
+		d.dec = json.NewDecoder(&d.src)
+		d.dec.UseNumber()
+	}
+	d.src.b = input
+	var v any
+	err := d.dec.Decode(&v)
+	if err == nil {
+		_, err = d.dec.Token()
+	}
+	if err != io.EOF {
+		// Not one clean value: the decoder may hold a broken stream's state,
+		// so it is dropped, and the library says what is wrong.
+		return jsonschema.UnmarshalJSON(bytes.NewReader(input))
+	}
+	d.src.b = nil
+	dp.p.Put(d)
+	return v, nil
+}
+
+// maxPooledInput bounds the input a pooled decoder reads, so that its
+// buffer, kept in the pool, stays small.
+const maxPooledInput = 16 << 10
+
+// inputDecoder is a json.Decoder that reads what src is given: each
+// decode hands it one input, read to its end.
+type inputDecoder struct {
+	src bytesSource
+	dec *json.Decoder
+}
+
+// bytesSource reads b, then says io.EOF until it is given more.
+type bytesSource struct{ b []byte }
+
+func (s *bytesSource) Read(p []byte) (int, error) {
+	if len(s.b) == 0 {
+		return 0, io.EOF
+	}
+	n := copy(p, s.b)
+	s.b = s.b[n:]
+	return n, nil
 }
 
 // describe lists the leaf errors of a validation error, one per line.

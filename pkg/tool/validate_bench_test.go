@@ -14,9 +14,10 @@ func BenchmarkCheckInput(b *testing.B) {
 		b.Fatal(err)
 	}
 	input := json.RawMessage(`{"a":1,"b":2}`)
+	var decoders decoderPool
 	b.ReportAllocs()
 	for b.Loop() {
-		if _, err := checkInput(spec.Name, sch, spec.InputSchema, input); err != nil {
+		if _, err := checkInput(spec.Name, sch, spec.InputSchema, input, &decoders); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -99,12 +99,23 @@ func errorResult(msg string) *pluginv1.ToolResult {
 	return &pluginv1.ToolResult{Output: &pluginv1.ToolResult_Text{Text: msg}, Error: msg}
 }
 
+// textResult returns a text result, the message and its oneof wrapper in
+// one allocation.
+func textResult(text string) *pluginv1.ToolResult {
+	m := &struct {
+		res  pluginv1.ToolResult
+		text pluginv1.ToolResult_Text
+	}{text: pluginv1.ToolResult_Text{Text: text}}
+	m.res.Output = &m.text
+	return &m.res
+}
+
 func convertOutput(v any) (*pluginv1.ToolResult, error) {
 	switch v := v.(type) {
 	case Result, *Result:
 		return nil, errors.New("invalid result: a Result cannot hold another Result")
 	case string:
-		return &pluginv1.ToolResult{Output: &pluginv1.ToolResult_Text{Text: strings.ToValidUTF8(v, "\uFFFD")}}, nil
+		return textResult(strings.ToValidUTF8(v, "\uFFFD")), nil
 	case json.RawMessage:
 		if !json.Valid(v) {
 			return nil, errors.New("invalid result: the tool returned json.RawMessage that is not valid JSON")

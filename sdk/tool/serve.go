@@ -216,7 +216,13 @@ func (s *server) Execute(req *pluginv1.ExecuteRequest, stream grpc.ServerStreami
 // Session runs calls one after another on one stream.
 func (s *server) Session(stream grpc.BidiStreamingServer[pluginv1.SessionRequest, pluginv1.SessionResponse]) error {
 	send := func(r *pluginv1.ExecuteResponse) error {
-		return stream.Send(&pluginv1.SessionResponse{Kind: &pluginv1.SessionResponse_Execute{Execute: r}})
+		// The message and its oneof wrapper in one allocation.
+		m := &struct {
+			msg  pluginv1.SessionResponse
+			kind pluginv1.SessionResponse_Execute
+		}{kind: pluginv1.SessionResponse_Execute{Execute: r}}
+		m.msg.Kind = &m.kind
+		return stream.Send(&m.msg)
 	}
 	for {
 		msg, err := stream.Recv()
@@ -243,7 +249,7 @@ func (s *server) serveCall(ctx context.Context, req *pluginv1.ExecuteRequest, se
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 
-	c := &call{write: send, flush: s.stdio.flush}
+	c := &call{write: send, stdio: s.stdio}
 	s.stdio.attach(c)
 	res := s.run(withTraceContext(ctx, req.GetTraceContext()), c, req)
 	s.stdio.detach()
@@ -294,7 +300,7 @@ type callKey struct{}
 
 // call is one running call: it serialises sends on its stream.
 type call struct {
-	flush func() // forwards what was written to fd 1 and 2 so far
+	stdio *stdio // its flush forwards what was written to fd 1 and 2 so far; nil: none
 
 	mu    sync.Mutex
 	write func(*pluginv1.ExecuteResponse) error // sends on the call's stream
@@ -308,9 +314,7 @@ func (c *call) sendAfterStdio(stream pluginv1.OutputStream, data []byte) {
 	if len(data) == 0 {
 		return
 	}
-	if c.flush != nil {
-		c.flush()
-	}
+	c.stdio.flush()
 	c.send(stream, data)
 }
 
@@ -329,9 +333,15 @@ func (c *call) send(stream pluginv1.OutputStream, data []byte) {
 	if c.done || c.err != nil {
 		return
 	}
-	c.err = c.write(&pluginv1.ExecuteResponse{Event: &pluginv1.ExecuteResponse_Output{
-		Output: &pluginv1.OutputChunk{Stream: stream, Data: bytes.Clone(data)},
-	}})
+	// The messages and the oneof wrapper in one allocation.
+	m := &struct {
+		msg   pluginv1.ExecuteResponse
+		event pluginv1.ExecuteResponse_Output
+		chunk pluginv1.OutputChunk
+	}{chunk: pluginv1.OutputChunk{Stream: stream, Data: bytes.Clone(data)}}
+	m.event.Output = &m.chunk
+	m.msg.Event = &m.event
+	c.err = c.write(&m.msg)
 }
 
 func (c *call) finish(res *pluginv1.ToolResult) error {
@@ -341,5 +351,10 @@ func (c *call) finish(res *pluginv1.ToolResult) error {
 	if c.err != nil {
 		return c.err
 	}
-	return c.write(&pluginv1.ExecuteResponse{Event: &pluginv1.ExecuteResponse_Result{Result: res}})
+	m := &struct {
+		msg   pluginv1.ExecuteResponse
+		event pluginv1.ExecuteResponse_Result
+	}{event: pluginv1.ExecuteResponse_Result{Result: res}}
+	m.msg.Event = &m.event
+	return c.write(&m.msg)
 }
