@@ -48,6 +48,11 @@ type eventLog struct {
 	log  hclog.Logger
 	lost func(runID string, err error) // called without the lock held
 
+	// flushing is held by whoever takes a batch and writes it (run, or a
+	// run's end written on its own goroutine): batches are taken and
+	// written one at a time, so that they reach the store in order.
+	flushing sync.Mutex
+
 	mu       sync.Mutex
 	pending  []*agentv1.Event // guarded by mu
 	spare    []*agentv1.Event // the last batch written, emptied, for the next one; guarded by mu
@@ -112,15 +117,28 @@ func (l *eventLog) add(ev *agentv1.Event) {
 // end stores a run's end after its queued events, in the same write, and
 // returns once it is stored (or ctx ends). An error wrapping
 // errEventsLost says the run lost events (its end was not stored).
+//
+// When no batch is being written, the caller writes the queue and its end
+// itself, as run would have: the run's end then costs no hand-off to the
+// log's goroutine and back (two wake-ups on the path to the send's reply).
 func (l *eventLog) end(ctx context.Context, e store.RunEnd) error {
 	w := &endWait{end: e, done: make(chan struct{})}
+	self := l.flushing.TryLock()
 	l.mu.Lock()
 	if l.closed {
 		l.mu.Unlock()
+		if self {
+			l.flushing.Unlock()
+		}
 		return store.ErrClosed
 	}
 	l.ends = append(l.ends, w)
 	l.mu.Unlock()
+	if self {
+		l.flush()
+		l.flushing.Unlock()
+		return w.err // flush closed w.done
+	}
 	l.poke()
 	select {
 	case <-w.done:
@@ -136,25 +154,37 @@ func (l *eventLog) run() {
 		if l.calm() {
 			l.linger()
 		}
-		l.mu.Lock()
-		batch, ends, closed := l.pending, l.ends, l.closed
-		l.pending, l.spare, l.ends = l.spare, nil, nil
-		l.mu.Unlock()
-		if len(batch) == 0 && len(ends) == 0 {
+		l.flushing.Lock()
+		wrote, closed := l.flush()
+		l.flushing.Unlock()
+		if !wrote {
 			if closed {
 				return
 			}
 			<-l.wake
-			continue
 		}
-		all := batch
-		for len(batch) > maxBatch {
-			l.write(batch[:maxBatch], nil)
-			batch = batch[maxBatch:]
-		}
-		l.write(batch, ends) // the ends after every event queued before them
-		l.reuse(all)
 	}
+}
+
+// flush takes the queued events and ends and writes them; it reports
+// whether there was anything to write, and whether the log is closed (as
+// it was when the queue was taken). The caller holds l.flushing.
+func (l *eventLog) flush() (wrote, closed bool) {
+	l.mu.Lock()
+	batch, ends, closed := l.pending, l.ends, l.closed
+	l.pending, l.spare, l.ends = l.spare, nil, nil
+	l.mu.Unlock()
+	if len(batch) == 0 && len(ends) == 0 {
+		return false, closed
+	}
+	all := batch
+	for len(batch) > maxBatch {
+		l.write(batch[:maxBatch], nil)
+		batch = batch[maxBatch:]
+	}
+	l.write(batch, ends) // the ends after every event queued before them
+	l.reuse(all)
+	return true, closed
 }
 
 // maxSpare bounds the capacity of the batch slice kept for reuse: one grown

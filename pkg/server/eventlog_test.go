@@ -250,3 +250,65 @@ func TestEventLogLingersWithoutAWakeUpPerEvent(t *testing.T) {
 		t.Errorf("%d events stored before the end, want 6", len(got))
 	}
 }
+
+// A run's end that finds no batch being written is written by its caller,
+// with the events queued before it, without the log's goroutine; one that
+// finds a batch being written waits for the log's goroutine to write it.
+func TestEventLogEndWrittenByItsCallerWhenNoBatchIsWritten(t *testing.T) {
+	ctx := context.Background()
+	mem := memory.New()
+	for _, id := range []string{"a", "b"} {
+		if err := mem.CreateAgent(ctx, storedAgent(id, "", &agentv1.AgentConfig{}, nil, nil, nil), nil); err != nil {
+			t.Fatal(err)
+		}
+		if err := mem.StartRun(ctx, &store.Run{ID: "run_" + id, AgentID: id, Owner: "here"}, time.Hour); err != nil {
+			t.Fatal(err)
+		}
+	}
+	l := newEventLog(mem, hclog.NewNullLogger(), func(string, error) {})
+	delta := func(run string, seq int64) *agentv1.Event {
+		return &agentv1.Event{Seq: seq, RunId: run, Kind: &agentv1.Event_ModelDelta{ModelDelta: &agentv1.ModelDeltaEvent{}}}
+	}
+	succeeded := func(run string) store.RunEnd {
+		return store.RunEnd{RunID: run, State: agentv1.RunState_RUN_STATE_SUCCEEDED}
+	}
+
+	// No goroutine runs the log: the end is written by its caller.
+	for seq := int64(1); seq <= 3; seq++ {
+		l.add(delta("run_a", seq))
+	}
+	endCtx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	if err := l.end(endCtx, succeeded("run_a")); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := mem.Events(ctx, "run_a", 0, 100); len(got) != 3 {
+		t.Errorf("%d events stored with the end, want 3", len(got))
+	}
+	if r, err := mem.GetRun(ctx, "run_a"); err != nil {
+		t.Error(err)
+	} else if r.State != agentv1.RunState_RUN_STATE_SUCCEEDED {
+		t.Errorf("run_a after its end: %v, want it stored as succeeded", r.State)
+	}
+
+	// A batch is being written: the end waits for the log's goroutine.
+	l.add(delta("run_b", 1))
+	l.flushing.Lock()
+	ended := make(chan error, 1)
+	go func() { ended <- l.end(endCtx, succeeded("run_b")) }()
+	select {
+	case err := <-ended:
+		t.Fatalf("the end returned (%v) while another batch was being written", err)
+	case <-time.After(50 * time.Millisecond):
+	}
+	l.flushing.Unlock()
+	done := make(chan struct{})
+	go func() { defer close(done); l.run() }()
+	defer func() { l.close(); <-done }()
+	if err := <-ended; err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := mem.Events(ctx, "run_b", 0, 100); len(got) != 1 {
+		t.Errorf("%d events of run_b stored with its end, want 1", len(got))
+	}
+}
