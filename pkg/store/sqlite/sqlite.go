@@ -94,6 +94,7 @@ func open(ctx context.Context, path string, o Options) (*Store, error) {
 		Name:        "sqlite",
 		Numbered:    true,
 		Now:         "CAST((julianday('now') - 2440587.5) * 86400000000.0 AS INTEGER)",
+		CoarseClock: true,
 		AfterCommit: func(ctx context.Context, ns []store.Notice) { s.notifyAll(ctx, ns) },
 		Prepare:     true,
 	}}

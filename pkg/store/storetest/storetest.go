@@ -454,15 +454,16 @@ func testListRuns(t *testing.T, h Harness) {
 	if err := s.CreateAgent(c, a2, nil); err != nil {
 		t.Fatal(err)
 	}
+	// Started one right after the other (in the same tick of a coarse
+	// clock), with ids in the opposite order: the list follows the starts.
 	for i := range 5 {
-		id := fmt.Sprintf("run_%d", i)
+		id := fmt.Sprintf("run_%d", 4-i)
 		mustStart(t, s, "r1", id, "x", time.Minute)
 		if i < 4 {
 			if err := s.FinishRun(c, id, agentv1.RunState_RUN_STATE_SUCCEEDED, &agentv1.RunResultEvent{}, nil); err != nil {
 				t.Fatal(err)
 			}
 		}
-		time.Sleep(2 * time.Millisecond) // distinct start times
 	}
 	other := mustStart(t, s, "r2", "run_other", "x", time.Minute)
 	if other.Tenant != "other" {
@@ -484,7 +485,7 @@ func testListRuns(t *testing.T, h Harness) {
 		last := page[len(page)-1]
 		q.Before = &store.Cursor{Started: last.Started, ID: last.ID}
 	}
-	if fmt.Sprint(ids) != "[run_4 run_3 run_2 run_1 run_0]" {
+	if fmt.Sprint(ids) != "[run_0 run_1 run_2 run_3 run_4]" {
 		t.Errorf("runs newest first, in pages: %v", ids)
 	}
 	running, _ := s.ListRuns(c, store.RunQuery{AnyTenant: true, State: agentv1.RunState_RUN_STATE_RUNNING})

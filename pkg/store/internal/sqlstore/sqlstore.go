@@ -39,6 +39,9 @@ type Dialect struct {
 	NotifyTx func(ctx context.Context, tx *sql.Tx, ns []store.Notice) error
 	// AfterCommit sends notices after a transaction committed.
 	AfterCommit func(ctx context.Context, ns []store.Notice)
+	// CoarseClock says Now ticks in milliseconds (SQLite's clock), so that
+	// runs started one after the other may share a tick.
+	CoarseClock bool
 	// Prepare keeps the core's statements prepared on each connection
 	// (SQLite: parsing one cost a third of a step's CPU). Without it the
 	// driver prepares them (pgx caches its prepared statements itself).
@@ -576,9 +579,21 @@ func (db *DB) StartRun(ctx context.Context, r *store.Run, ttl time.Duration) err
 			}
 		}
 		until := now + ttl.Microseconds()
+		started := now
+		if db.D.CoarseClock {
+			// Runs are listed newest first by their start: one started in
+			// the same tick as the tenant's last one starts after it.
+			var last sql.NullInt64
+			if err := tx.QueryRowContext(ctx, db.q(`SELECT MAX(started) FROM runs WHERE tenant = $1`), tenant).Scan(&last); err != nil {
+				return db.wrap(err)
+			}
+			if last.Valid && last.Int64 >= started {
+				started = last.Int64 + 1
+			}
+		}
 		res, err := tx.ExecContext(ctx, db.q(`INSERT INTO runs (id, agent_id, tenant, compaction, on_disconnect, state, owner, lease_expires, started)
 			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) ON CONFLICT (id) DO NOTHING`),
-			r.ID, r.AgentID, tenant, BoolInt(r.Compaction), int32(r.OnDisconnect), int32(agentv1.RunState_RUN_STATE_RUNNING), r.Owner, until, now)
+			r.ID, r.AgentID, tenant, BoolInt(r.Compaction), int32(r.OnDisconnect), int32(agentv1.RunState_RUN_STATE_RUNNING), r.Owner, until, started)
 		if err != nil {
 			return db.wrap(err)
 		}
@@ -589,7 +604,7 @@ func (db *DB) StartRun(ctx context.Context, r *store.Run, ttl time.Duration) err
 			r.AgentID, r.ID, r.Owner, until); err != nil {
 			return db.wrap(err)
 		}
-		r.Tenant, r.State, r.Started, r.LeaseExpires = tenant, agentv1.RunState_RUN_STATE_RUNNING, Time(now), Time(until)
+		r.Tenant, r.State, r.Started, r.LeaseExpires = tenant, agentv1.RunState_RUN_STATE_RUNNING, Time(started), Time(until)
 		r.AgentVersion = version
 		return nil
 	})
