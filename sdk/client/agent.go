@@ -35,7 +35,8 @@ type Callbacks struct {
 	OnLLMFinish func(*agentv1.ModelResponseEvent)
 	// OnPermission decides whether a tool call may run (onPermission). It runs
 	// on its own goroutine, so events keep flowing while it waits (e.g. for a
-	// person); ctx ends with the run. Setting it makes the server ask for
+	// person); ctx ends with the run, and a decision returned after it ended
+	// is not sent. Setting it makes the server ask for
 	// every call unless SendOptions.AskTools narrows it.
 	OnPermission func(ctx context.Context, req *agentv1.PermissionRequestEvent) Decision
 	// OnToolCall: a tool call starts (onToolCall).
@@ -209,6 +210,13 @@ func (a *Agent) send(ctx context.Context, start *agentv1.StartRun, o *SendOption
 				d := Deny("no one answered")
 				if decide != nil {
 					d = decide(runCtx, p)
+				}
+				if runCtx.Err() != nil {
+					// The caller left (or the run ended): a decision made
+					// after that is not sent, and the request stays open
+					// for RespondPermission until -permission-timeout. The
+					// stream's own cancellation could lose the race to it.
+					return
 				}
 				_ = send(&agentv1.SendRequest{Kind: &agentv1.SendRequest_Permission{Permission: &agentv1.PermissionReply{
 					ToolCallId: p.GetToolCallId(), Allow: d.Allow, Reason: d.Reason,
