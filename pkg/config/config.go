@@ -92,6 +92,9 @@ type Config struct {
 	// MinIdlePlugins is how many idle processes per plugin are started
 	// ahead, at load and after a process is killed or crashes (0: none).
 	MinIdlePlugins int
+	// PluginGOMAXPROCS is the GOMAXPROCS plugin processes are started
+	// with (0: the host's environment's, or the Go runtime's default).
+	PluginGOMAXPROCS int
 	// HTTP configures the HTTP/JSON gateway and web console; off when HTTP.Listen is empty.
 	HTTP HTTP
 	// SkipBadPlugins turns a tool file that is no working plugin into a
@@ -858,6 +861,7 @@ func (c *Config) finish(getenv func(string) string) error {
 		{"max-sessions", c.Limits.MaxSessions}, {"max-runs", c.Limits.MaxConcurrentRuns},
 		{"max-message-bytes", c.Limits.MaxMessageBytes}, {"max-history", c.Limits.MaxHistory},
 		{"max-idle-plugins", c.MaxIdlePlugins}, {"min-idle-plugins", c.MinIdlePlugins}, {"max-tool-output", c.Limits.MaxToolOutput},
+		{"plugin-gomaxprocs", c.PluginGOMAXPROCS},
 	} {
 		if n.v < 0 {
 			bad("-%s %d: must not be negative", n.name, n.v)

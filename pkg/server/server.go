@@ -181,7 +181,8 @@ func New(opts Options) (*Server, error) {
 		host: tool.NewHost(tool.Config{
 			Logger:          log.Named("tool"),
 			MaxIdle:         cfg.MaxIdlePlugins,
-			MinIdle:         minIdle(cfg.MinIdlePlugins),
+			MinIdle:         orNegative(cfg.MinIdlePlugins),
+			PluginProcs:     orNegative(cfg.PluginGOMAXPROCS),
 			Kinds:           opts.Kinds,
 			Credential:      cred,
 			Observer:        tel,
@@ -228,8 +229,10 @@ func New(opts Options) (*Server, error) {
 	return s, nil
 }
 
-// minIdle maps -min-idle-plugins (0: none) to tool.Config.MinIdle (0: the default).
-func minIdle(n int) int {
+// orNegative maps a setting whose 0 means none (-min-idle-plugins,
+// -plugin-gomaxprocs) to a tool.Config field whose 0 means its default and
+// a negative value none.
+func orNegative(n int) int {
 	if n == 0 {
 		return -1
 	}

@@ -15,8 +15,10 @@ import (
 	"github.com/cloudwego/eino/components/model"
 	"github.com/cloudwego/eino/schema"
 	"github.com/hashicorp/go-hclog"
+	"go.opentelemetry.io/otel/attribute"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
+	"go.opentelemetry.io/otel/trace"
 	"google.golang.org/protobuf/proto"
 
 	"github.com/agentcore/agentcore/pkg/agent"
@@ -54,14 +56,16 @@ func (m *instantModel) WithTools([]*schema.ToolInfo) (model.ToolCallingChatModel
 
 // benchObserver returns the observer of a variant: none (the engine's
 // NopObserver), telemetry with tracing off (metrics and the log line), and
-// with tracing on at 100 % sampling into the SDK's batch processor whose
-// exporter drops the spans (the export's network cost is the collector's,
-// off the loop). The run's log line is written as the server writes it by
-// default, JSON at info level (to nowhere). BenchmarkStepLayers adds two
-// variants between off and on: tracing=spans, spans made but given to no
-// span processor (the SDK's End returns before its snapshot), and
-// tracing=syncer, each span given at its end to the SDK's synchronous
-// processor and the same exporter (no queue, no goroutine).
+// with tracing on at 100 % sampling into the server's span processor (the
+// SDK's batch processor behind a coalescer) whose exporter drops the spans
+// (the export's network cost is the collector's, off the loop). The run's
+// log line is written as the server writes it by default, JSON at info
+// level (to nowhere). BenchmarkStepLayers adds three variants between off
+// and on: tracing=spans, spans made but given to no span processor (the
+// SDK's End returns before its snapshot); tracing=syncer, each span given
+// at its end to the SDK's synchronous processor and the same exporter (no
+// queue, no goroutine); and tracing=batcher, the SDK's batch processor
+// alone, handed each span as it ends.
 func benchObserver(b *testing.B, variant string) agent.Observer {
 	if variant == "none" {
 		return nil
@@ -70,6 +74,8 @@ func benchObserver(b *testing.B, variant string) agent.Observer {
 	opts := []sdktrace.TracerProviderOption{sdktrace.WithSampler(sdktrace.AlwaysSample())}
 	switch variant {
 	case "tracing=on":
+		opts = append(opts, sdktrace.WithSpanProcessor(spanProcessor(tracetest.NewNoopExporter())))
+	case "tracing=batcher":
 		opts = append(opts, sdktrace.WithBatcher(tracetest.NewNoopExporter()))
 	case "tracing=syncer":
 		opts = append(opts, sdktrace.WithSyncer(tracetest.NewNoopExporter()))
@@ -98,9 +104,13 @@ func benchObserver(b *testing.B, variant string) agent.Observer {
 // In a CPU profile (-cpuprofile) each variant's samples carry the label
 // variant=none|off|on: `go tool pprof -tagfocus 'variant=^on$'` shows one
 // (the GC's background workers and the batch processor's goroutine carry
-// none).
+// none). A fourth variant, sdk, is the floor of on's added cost: no engine,
+// only the OpenTelemetry SDK making the spans a traced send makes (the same
+// names, kinds, parents and attributes, recorded from one) into the same
+// batch processor and exporter; sdk-cpu-µs/step is what any
+// instrumentation of a step with those spans pays the SDK.
 func BenchmarkStep(b *testing.B) {
-	cpu := benchRounds(b, []benchVariant{{"none", "none"}, {"tracing=off", "off"}, {"tracing=on", "on"}})
+	cpu := benchRounds(b, []benchVariant{{"none", "none"}, {"tracing=off", "off"}, {"tracing=on", "on"}, {"sdk", "sdk"}})
 	b.ReportMetric(cpu[1]-cpu[0], "added-off-cpu-µs/step")
 	b.ReportMetric(cpu[2]-cpu[0], "added-on-cpu-µs/step")
 }
@@ -110,10 +120,11 @@ func BenchmarkStep(b *testing.B) {
 // rounds: metrics and the log line (off over none), making the spans with
 // the SDK (spans over off: start, attributes, end, the context and the
 // GC of it all), the SDK's end-of-span snapshot handed to the exporter
-// synchronously (syncer over spans), and the batch processor's queue and
-// goroutine instead (on over syncer).
+// synchronously (syncer over spans), the batch processor's queue and
+// goroutine instead, woken by each span's end (batcher over syncer), and
+// what the coalescer saves of that (on over batcher, negative).
 func BenchmarkStepLayers(b *testing.B) {
-	variants := []benchVariant{{"none", "none"}, {"tracing=off", "off"}, {"tracing=spans", "spans"}, {"tracing=syncer", "syncer"}, {"tracing=on", "on"}}
+	variants := []benchVariant{{"none", "none"}, {"tracing=off", "off"}, {"tracing=spans", "spans"}, {"tracing=syncer", "syncer"}, {"tracing=batcher", "batcher"}, {"tracing=on", "on"}}
 	cpu := benchRounds(b, variants)
 	for i := 1; i < len(variants); i++ {
 		b.ReportMetric(cpu[i]-cpu[i-1], variants[i].key+"-over-"+variants[i-1].key+"-cpu-µs/step")
@@ -130,6 +141,10 @@ type benchVariant struct{ name, key string }
 func benchRounds(b *testing.B, variants []benchVariant) []float64 {
 	steppers := make([]*stepper, len(variants))
 	for i, v := range variants {
+		if v.name == "sdk" {
+			steppers[i] = newSDKStepper(b)
+			continue
+		}
 		steppers[i] = newStepper(b, benchObserver(b, v.name))
 	}
 	b.ReportAllocs()
@@ -165,6 +180,9 @@ type stepper struct {
 	allocs    uint64
 	bytes     uint64
 	samples   []rtmetrics.Sample
+	// sdk, when set, replaces the sends: the spans of one traced send,
+	// replayed on the SDK alone (see newSDKStepper).
+	sdk *spanReplay
 }
 
 // Steps per send and sends per block: a block (about 100 steps) outlasts
@@ -207,6 +225,10 @@ func (st *stepper) block(b *testing.B) {
 	objects0, bytes0 := st.samples[0].Value.Uint64(), st.samples[1].Value.Uint64()
 	start, cpu0 := time.Now(), cpuTime(b)
 	for range benchSends {
+		if st.sdk != nil {
+			st.sdk.send()
+			continue
+		}
 		if err := st.s.SetHistory(st.history); err != nil {
 			b.Fatal(err)
 		}
@@ -265,4 +287,68 @@ func BenchmarkObserverStep(b *testing.B) {
 			b.ReportMetric(float64((cpuTime(b)-cpu0).Nanoseconds())/1e3/float64(b.N), "cpu-µs/step")
 		})
 	}
+}
+
+// spanReplay makes the spans of one traced send again, on the SDK alone:
+// the run's span, then each child started under it, given its attributes
+// and ended in the order the send ended them, then the run's attributes
+// and end.
+type spanReplay struct {
+	tracer   trace.Tracer
+	run      recordedSpan
+	children []recordedSpan
+}
+
+// recordedSpan is what the replay needs of a span the observer made.
+type recordedSpan struct {
+	name  string
+	start []trace.SpanStartOption
+	attrs []attribute.KeyValue
+}
+
+func (r *spanReplay) send() {
+	ctx, run := r.tracer.Start(context.Background(), r.run.name, r.run.start...)
+	for _, c := range r.children {
+		_, span := r.tracer.Start(ctx, c.name, c.start...)
+		span.SetAttributes(c.attrs...)
+		span.End()
+	}
+	run.SetAttributes(r.run.attrs...)
+	run.End()
+}
+
+// newSDKStepper records the spans of one traced send (a span recorder on
+// the on variant's observer) and returns a stepper that replays them into
+// a tracer provider set up as on's: 100 % sampling, the batch processor,
+// the exporter that drops.
+func newSDKStepper(b *testing.B) *stepper {
+	rec := tracetest.NewSpanRecorder()
+	tp := sdktrace.NewTracerProvider(sdktrace.WithSampler(sdktrace.AlwaysSample()), sdktrace.WithSpanProcessor(rec))
+	b.Cleanup(func() { _ = tp.Shutdown(context.Background()) })
+	tel, err := New(context.Background(), Config{Logger: hclog.NewNullLogger(), TracerProvider: tp})
+	if err != nil {
+		b.Fatal(err)
+	}
+	st := newStepper(b, tel)
+	st.s.SetHistory(st.history)
+	if res, err := st.s.Send(context.Background(), st.opts); err != nil || res.Steps != benchSteps {
+		b.Fatalf("%v, %v", res, err)
+	}
+	ended := rec.Ended()
+	replay := &spanReplay{}
+	for _, s := range ended {
+		r := recordedSpan{name: s.Name(), start: []trace.SpanStartOption{trace.WithSpanKind(s.SpanKind())}, attrs: s.Attributes()}
+		if s.Parent().IsValid() {
+			replay.children = append(replay.children, r)
+		} else {
+			replay.run = r
+		}
+	}
+	if replay.run.name == "" || len(replay.children) != 2*benchSteps {
+		b.Fatalf("recorded %d spans of a send: want a run and %d children", len(ended), 2*benchSteps)
+	}
+	on := sdktrace.NewTracerProvider(sdktrace.WithSampler(sdktrace.AlwaysSample()), sdktrace.WithSpanProcessor(spanProcessor(tracetest.NewNoopExporter())))
+	b.Cleanup(func() { _ = on.Shutdown(context.Background()) })
+	replay.tracer = on.Tracer(instrumentation, trace.WithInstrumentationVersion(Version()))
+	return &stepper{sdk: replay, samples: st.samples}
 }

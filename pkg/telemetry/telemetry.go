@@ -44,7 +44,9 @@
 // its _TRACES_ form) picks grpc or http/protobuf (the default); the
 // exporters read the endpoint, headers, TLS and timeouts; the SDK reads
 // OTEL_TRACES_SAMPLER, OTEL_BSP_*, OTEL_SERVICE_NAME and
-// OTEL_RESOURCE_ATTRIBUTES. Metrics live in a registry of their own (never
+// OTEL_RESOURCE_ATTRIBUTES. Ended spans reach the SDK's batch processor in
+// bursts, at the end of the outermost span or within 100 ms (see
+// coalescer), so that a step does not wake its goroutine twice. Metrics live in a registry of their own (never
 // the global one) that [Telemetry.Handler] serves as /metrics; with tracing
 // and metrics both off a run costs a handful of interface calls.
 package telemetry

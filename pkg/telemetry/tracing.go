@@ -69,5 +69,11 @@ func newTracerProvider(ctx context.Context, cfg Config) (*sdktrace.TracerProvide
 	if err != nil {
 		return nil, fmt.Errorf("telemetry: resource: %w", err)
 	}
-	return sdktrace.NewTracerProvider(sdktrace.WithBatcher(exporter), sdktrace.WithResource(res)), nil
+	return sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(spanProcessor(exporter)), sdktrace.WithResource(res)), nil
+}
+
+// spanProcessor is the span processor in front of exporter: the SDK's
+// batch processor (OTEL_BSP_*), handed spans in bursts by a coalescer.
+func spanProcessor(exporter sdktrace.SpanExporter) sdktrace.SpanProcessor {
+	return newCoalescer(sdktrace.NewBatchSpanProcessor(exporter))
 }

@@ -68,9 +68,9 @@ func socketDir(b *testing.B) string {
 // startHelper runs this test binary as the helper kind (see TestMain)
 // serving on sock, and waits until it is ready. It is killed at the end.
 // It returns the helper's pid.
-func startHelper(b *testing.B, kind, sock string) int {
+func startHelper(b *testing.B, kind, sock string, env ...string) int {
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
-	cmd.Env = append(os.Environ(), "TOOLTEST_HELPER="+kind, "TOOLTEST_SOCK="+sock)
+	cmd.Env = append(append(os.Environ(), "TOOLTEST_HELPER="+kind, "TOOLTEST_SOCK="+sock), env...)
 	out, _ := cmd.StdoutPipe()
 	if err := cmd.Start(); err != nil {
 		b.Fatal(err)
@@ -426,12 +426,15 @@ func floorKiller(b *testing.B) func() (kill func() time.Duration) {
 	}
 }
 
-// pluginStarter returns a function that starts the test plugin as go-plugin
-// would and returns it with its handshake line; the benchmark fails (the
-// process killed) if it does not print one.
+// pluginStarter returns a function that starts the test plugin as the host
+// would (its environment, GOMAXPROCS included) and returns it with its
+// handshake line; the benchmark fails (the process killed) if it does not
+// print one.
 func pluginStarter(b *testing.B) func() (*exec.Cmd, string) {
 	path := filepath.Join(dirs.good, "testplug")
-	env := append(os.Environ(), "AGENTCORE_TOOL_PLUGIN=tool-plugin-v1", "PLUGIN_UNIX_SOCKET_DIR="+socketDir(b))
+	// The host's environment for its plugins: GOMAXPROCS as the host sets it.
+	env := append(os.Environ(), "AGENTCORE_TOOL_PLUGIN=tool-plugin-v1", "PLUGIN_UNIX_SOCKET_DIR="+socketDir(b),
+		"GOMAXPROCS="+strconv.Itoa(DefaultPluginProcs))
 	return func() (*exec.Cmd, string) {
 		cmd := exec.Command(path)
 		cmd.Env = env
@@ -459,8 +462,9 @@ func killReap(cmd *exec.Cmd) time.Duration {
 	return time.Since(t0)
 }
 
-// busyFloorKiller returns a function that starts the test plugin and
-// connects to it with plain grpc-go, as the host does; the function it
+// busyFloorKiller returns a function that starts the test plugin (with
+// the environment the host gives it, GOMAXPROCS included) and connects to
+// it with plain grpc-go, as the host does; the function it
 // returns makes a warm call, starts the spinning tool, and once its first
 // output arrived times the SIGKILL and reap of the process.
 func busyFloorKiller(b *testing.B) func() (kill func() time.Duration) {
@@ -558,13 +562,16 @@ func BenchmarkFloorPluginHandshake(b *testing.B) {
 // validation, contexts, pool, result conversion), session is the Session
 // round trip on the same process without the host's layers (sdk/tool and
 // go-plugin's server remain), floor is the bare server of
-// BenchmarkFloorGRPCSession. It reports each part's median latency and its
-// CPU time per call in this process (host-cpu) and in the other one
-// (peer-cpu).
+// BenchmarkFloorGRPCSession, and floor1 the same server started with the
+// GOMAXPROCS the host gives its plugins (DefaultPluginProcs), which alone
+// makes a Go server's round trip faster on these two cores. It reports
+// each part's median latency and its CPU time per call in this process
+// (host-cpu) and in the other one (peer-cpu).
 func BenchmarkWarmCallParts(b *testing.B) {
 	set := benchHost(b, Config{MaxIdle: 1})
 	input := json.RawMessage(`{"text":"ping"}`)
-	sess, floorPid := floorSession(b)
+	sess, floorPid := floorSession(b, "grpc.sock")
+	sess1, floor1Pid := floorSession(b, "grpc1.sock", "GOMAXPROCS="+strconv.Itoa(DefaultPluginProcs))
 	e := set.tools["echo"]
 	plugPid := pluginPid(b, set)
 	req := &pluginv1.ExecuteRequest{Tool: "echo", InputJson: string(input)}
@@ -600,9 +607,17 @@ func BenchmarkWarmCallParts(b *testing.B) {
 				b.Fatal(err)
 			}
 		}},
+		{name: "floor1", peer: floor1Pid, call: func() {
+			if err := sess1.Send(floorReq); err != nil {
+				b.Fatal(err)
+			}
+			if _, err := sess1.Recv(); err != nil {
+				b.Fatal(err)
+			}
+		}},
 	}
 	const block = 20
-	orders := [][]int{{0, 1, 2}, {1, 2, 0}, {2, 0, 1}, {0, 2, 1}, {2, 1, 0}, {1, 0, 2}}
+	orders := [][]int{{0, 1, 2, 3}, {1, 2, 3, 0}, {2, 3, 0, 1}, {3, 0, 1, 2}, {0, 3, 2, 1}, {3, 2, 1, 0}, {2, 1, 0, 3}, {1, 0, 3, 2}}
 	for i := 0; b.Loop(); i++ {
 		for _, k := range orders[i%len(orders)] {
 			p := parts[k]
@@ -642,9 +657,9 @@ func (ts timings) median() float64 {
 
 // floorSession starts the bare grpc-go helper and opens a Session on it;
 // it returns the helper's pid too.
-func floorSession(b *testing.B) (grpc.BidiStreamingClient[pluginv1.SessionRequest, pluginv1.SessionResponse], int) {
-	sock := filepath.Join(socketDir(b), "grpc.sock")
-	pid := startHelper(b, "grpcecho", sock)
+func floorSession(b *testing.B, name string, env ...string) (grpc.BidiStreamingClient[pluginv1.SessionRequest, pluginv1.SessionResponse], int) {
+	sock := filepath.Join(socketDir(b), name)
+	pid := startHelper(b, "grpcecho", sock, env...)
 	conn, err := grpc.NewClient("unix://"+sock, append([]grpc.DialOption{grpc.WithTransportCredentials(insecure.NewCredentials())}, dialOptions...)...)
 	if err != nil {
 		b.Fatal(err)

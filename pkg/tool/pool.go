@@ -398,14 +398,18 @@ func (pl *pool) start(ctx context.Context, lim limits.Limits) (*proc, error) {
 }
 
 // runner is go-plugin's RunnerFunc: it builds the command from the pool's
-// Command, with the host's environment less HideEnv, then go-plugin's
-// variables (base.Env: the handshake cookie, protocol versions, socket
-// directory), then the Command's Env.
+// Command, with the host's environment less HideEnv, then GOMAXPROCS
+// (PluginProcs), go-plugin's variables (base.Env: the handshake cookie,
+// protocol versions, socket directory), then the Command's Env.
 func (pr *proc) runner(_ hclog.Logger, base *exec.Cmd, socketDir string) (runner.Runner, error) {
 	c := pr.pool.cmd
 	h := pr.pool.host
 	cmd := exec.Command(c.Path, c.Args...)
-	cmd.Env = append(append(pluginEnv(os.Environ(), h.cfg.HideEnv), base.Env...), c.Env...)
+	cmd.Env = pluginEnv(os.Environ(), h.cfg.HideEnv)
+	if h.cfg.PluginProcs > 0 {
+		cmd.Env = append(cmd.Env, "GOMAXPROCS="+strconv.Itoa(h.cfg.PluginProcs))
+	}
+	cmd.Env = append(append(cmd.Env, base.Env...), c.Env...)
 	if h.cfg.MaxResultBytes > 0 {
 		cmd.Env = append(cmd.Env, pluginv1.MaxResultBytesEnv+"="+strconv.Itoa(h.cfg.MaxResultBytes))
 	}

@@ -3,6 +3,8 @@ package tool
 import (
 	"context"
 	"encoding/json"
+	"os"
+	"runtime"
 	"slices"
 	"strings"
 	"testing"
@@ -147,6 +149,47 @@ func TestCloseStopsStartsAhead(t *testing.T) {
 	h.Close()
 	if res := set.Execute(context.Background(), "echo", json.RawMessage(`{"text":"x"}`), Options{}); !res.Error {
 		t.Fatalf("a call after Close ran: %v", res.Output)
+	}
+}
+
+// TestPluginGOMAXPROCS: plugin processes start with Config.PluginProcs as
+// GOMAXPROCS (1 by default), over the host's own variable; a negative
+// PluginProcs leaves the host's.
+func TestPluginGOMAXPROCS(t *testing.T) {
+	tests := []struct {
+		name    string
+		procs   int
+		hostEnv string // GOMAXPROCS in the host's environment; "" unset
+		want    int
+		wantEnv string
+	}{
+		{name: "default", want: 1, wantEnv: "1"},
+		{name: "default over the host's", hostEnv: "2", want: 1, wantEnv: "1"},
+		{name: "set", procs: 3, want: 3, wantEnv: "3"},
+		{name: "the host's", procs: -1, hostEnv: "3", want: 3, wantEnv: "3"},
+		{name: "the runtime's", procs: -1, want: runtime.NumCPU()},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			if tc.hostEnv != "" {
+				t.Setenv("GOMAXPROCS", tc.hostEnv)
+			} else if v, ok := os.LookupEnv("GOMAXPROCS"); ok {
+				t.Setenv("GOMAXPROCS", v) // restored after
+				os.Unsetenv("GOMAXPROCS")
+			}
+			set := scan(t, newHost(t, Config{MinIdle: -1, PluginProcs: tc.procs}), dirs.good)
+			res := set.Execute(context.Background(), "procinfo", nil, Options{})
+			var info struct {
+				GOMAXPROCS int    `json:"gomaxprocs"`
+				Env        string `json:"env_gomaxprocs"`
+			}
+			if res.Error || json.Unmarshal([]byte(res.Output.GetJson()), &info) != nil {
+				t.Fatalf("procinfo: %v", res.Output)
+			}
+			if info.GOMAXPROCS != tc.want || info.Env != tc.wantEnv {
+				t.Errorf("plugin runs with GOMAXPROCS %d (variable %q), want %d (%q)", info.GOMAXPROCS, info.Env, tc.want, tc.wantEnv)
+			}
+		})
 	}
 }
 

@@ -267,12 +267,13 @@ func main() {
 			time.Sleep(time.Duration(in.MS) * time.Millisecond)
 			return map[string]any{"start": start.UnixNano(), "end": time.Now().UnixNano(), "pid": os.Getpid()}, nil
 		}),
-		tool.New("procinfo", "Reports how the process was started.", func(context.Context, empty, tool.Emit) (any, error) {
+		tool.New("procinfo", "Reports how the process was started (and its GOMAXPROCS).", func(context.Context, empty, tool.Emit) (any, error) {
 			stdin, err := os.Readlink("/proc/self/fd/0")
 			if err != nil {
 				return nil, err
 			}
-			return map[string]any{"pid": os.Getpid(), "pgid": unix.Getpgrp(), "stdin": stdin, "pdeathsig": mainThreadPdeathsig}, nil
+			return map[string]any{"pid": os.Getpid(), "pgid": unix.Getpgrp(), "stdin": stdin, "pdeathsig": mainThreadPdeathsig,
+				"gomaxprocs": runtime.GOMAXPROCS(0), "env_gomaxprocs": os.Getenv("GOMAXPROCS")}, nil
 		}),
 		tool.New("big", "Returns n characters.", func(_ context.Context, in size, _ tool.Emit) (any, error) {
 			return strings.Repeat("a", in.N/2) + strings.Repeat("z", in.N-in.N/2), nil
