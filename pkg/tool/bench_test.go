@@ -226,21 +226,6 @@ func benchLimits(b *testing.B, cfg Config) Config {
 	return cfg
 }
 
-// BenchmarkWarmCallLimits: BenchmarkWarmCall with the tool under limits
-// (the best mechanism here). A call whose limits are those of the process
-// writes nothing: it must not be slower than BenchmarkWarmCall.
-func BenchmarkWarmCallLimits(b *testing.B) {
-	benchEcho(b, benchHost(b, benchLimits(b, Config{MaxIdle: 1})))
-}
-
-// BenchmarkColdStartLimits: BenchmarkColdStart with each process in a
-// limits group of its own (with cgroups: making the cgroups and forking
-// into them; removing them happens after the result). Target: at most
-// 0.5 ms over BenchmarkColdStart.
-func BenchmarkColdStartLimits(b *testing.B) {
-	benchEcho(b, benchHost(b, benchLimits(b, Config{MaxIdle: -1})))
-}
-
 // BenchmarkKillToResult: from cancelling a spinning call to its result, the
 // plugin process known dead (the reap follows in the background). Goal ≤
 // 1.1× the kernel's kill and reap of a Go process. It measures two floors
@@ -657,4 +642,93 @@ func floorSession(b *testing.B) (grpc.BidiStreamingClient[pluginv1.SessionReques
 		b.Fatal(err)
 	}
 	return sess, pid
+}
+
+// The paired benchmarks measure a call with and without limits in the same
+// iterations, on two hosts that differ only in Config.Limits and
+// LimitPolicy (same plugin binary, same settings), the order turning each
+// iteration, so that the machine's drift falls on both sides alike: the
+// comparison of a warm call under limits with BenchmarkWarmCall, and of a
+// cold start under limits with BenchmarkColdStart, without the minutes
+// between two benchmarks.
+
+// pairedSides returns the two sides' sets, without limits and with them.
+func pairedSides(b *testing.B, cfg Config) (plain, limited *Set) {
+	return benchHost(b, cfg), benchHost(b, benchLimits(b, cfg))
+}
+
+// echoOnce times one echo call.
+func echoOnce(b *testing.B, set *Set) time.Duration {
+	t0 := time.Now()
+	res := set.Execute(context.Background(), "echo", json.RawMessage(`{"text":"ping"}`), Options{})
+	d := time.Since(t0)
+	if res.Error {
+		b.Fatal(res.Output)
+	}
+	return d
+}
+
+// BenchmarkLimitsWarmPaired: a warm call (BenchmarkWarmCall) on a host
+// without limits and on one with the tool under limits (the best mechanism
+// here, the server's default limits), one call each per iteration, in
+// turns. It reports each side's median and limits/plain, the ratio of the
+// medians: a warm call must not get slower under limits.
+func BenchmarkLimitsWarmPaired(b *testing.B) {
+	plain, limited := pairedSides(b, Config{MaxIdle: 1})
+	sides := [2]*Set{plain, limited}
+	var ts [2]timings
+	for _, s := range sides { // both processes started and their Sessions open
+		echoOnce(b, s)
+	}
+	for i := 0; b.Loop(); i++ {
+		for k := range 2 {
+			side := (i + k) % 2
+			ts[side] = append(ts[side], echoOnce(b, sides[side]))
+		}
+	}
+	p, l := ts[0].median(), ts[1].median()
+	b.ReportMetric(p, "plain-median-µs")
+	b.ReportMetric(l, "limits-median-µs")
+	b.ReportMetric(l/p, "limits/plain")
+}
+
+// BenchmarkLimitsColdPaired: a cold start to first result
+// (BenchmarkColdStart) on a host without limits and on one with each
+// process in a limits group of its own, in turns. Each iteration runs, for
+// one side and then the other (the order turning), two cold calls back to
+// back once the hosts' background work (cleanups, groups made or removed)
+// is done: the second call meets what the first left running, as cold
+// starts in a row do, and that side's alone. It reports each side's median
+// of the second calls (median-µs), of the first ones (first-median-µs),
+// and added-µs, the difference of the second calls' medians: at most
+// 0.5 ms.
+func BenchmarkLimitsColdPaired(b *testing.B) {
+	plain, limited := pairedSides(b, Config{MaxIdle: -1})
+	sides := [2]*Set{plain, limited}
+	var first, next [2]timings
+	for i := 0; b.Loop(); i++ {
+		for k := range 2 {
+			side := (i + k) % 2
+			for _, s := range sides {
+				quiesce(s)
+			}
+			first[side] = append(first[side], echoOnce(b, sides[side]))
+			next[side] = append(next[side], echoOnce(b, sides[side]))
+		}
+	}
+	for side, name := range []string{"plain", "limits"} {
+		b.ReportMetric(next[side].median(), name+"-median-µs")
+		b.ReportMetric(first[side].median(), name+"-first-median-µs")
+	}
+	b.ReportMetric(next[1].median()-next[0].median(), "added-µs")
+}
+
+// quiesce waits until the host of set has nothing left running in the
+// background. The benchmark calls it between calls only, when nothing can
+// begin new background work meanwhile.
+func quiesce(set *Set) {
+	for _, e := range set.tools {
+		e.pool.host.wg.Wait()
+		return
+	}
 }
