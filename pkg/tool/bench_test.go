@@ -671,14 +671,19 @@ func echoOnce(b *testing.B, set *Set) time.Duration {
 // BenchmarkLimitsWarmPaired: a warm call (BenchmarkWarmCall) on a host
 // without limits and on one with the tool under limits (the best mechanism
 // here, the server's default limits), one call each per iteration, in
-// turns. It reports each side's median and limits/plain, the ratio of the
-// medians: a warm call must not get slower under limits.
+// turns. It reports each side's median, and its plugin process's CPU time
+// per call (peer-cpu-µs), and limits/plain, the ratio of the medians: a
+// warm call must not get slower under limits.
 func BenchmarkLimitsWarmPaired(b *testing.B) {
 	plain, limited := pairedSides(b, Config{MaxIdle: 1})
 	sides := [2]*Set{plain, limited}
 	var ts [2]timings
-	for _, s := range sides { // both processes started and their Sessions open
+	var pids [2]int
+	var cpu0 [2]time.Duration
+	for side, s := range sides { // both processes started and their Sessions open
 		echoOnce(b, s)
+		pids[side] = pluginPid(b, s)
+		cpu0[side] = procCPU(b, pids[side])
 	}
 	for i := 0; b.Loop(); i++ {
 		for k := range 2 {
@@ -686,10 +691,11 @@ func BenchmarkLimitsWarmPaired(b *testing.B) {
 			ts[side] = append(ts[side], echoOnce(b, sides[side]))
 		}
 	}
-	p, l := ts[0].median(), ts[1].median()
-	b.ReportMetric(p, "plain-median-µs")
-	b.ReportMetric(l, "limits-median-µs")
-	b.ReportMetric(l/p, "limits/plain")
+	for side, name := range []string{"plain", "limits"} {
+		b.ReportMetric(ts[side].median(), name+"-median-µs")
+		b.ReportMetric(float64((procCPU(b, pids[side])-cpu0[side]).Nanoseconds())/1e3/float64(len(ts[side])), name+"-peer-cpu-µs")
+	}
+	b.ReportMetric(ts[1].median()/ts[0].median(), "limits/plain")
 }
 
 // BenchmarkLimitsColdPaired: a cold start to first result
