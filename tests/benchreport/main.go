@@ -31,7 +31,7 @@ import (
 // scenario); a suite whose package is not in this checkout, or that needs
 // a variable (needs) that is not set, is skipped.
 var suites = []struct{ pkg, bench, benchtime, needs string }{
-	{pkg: "./pkg/tool/", bench: "^(BenchmarkWarmCall|BenchmarkWarmCallLimits|BenchmarkWarmCallParts|BenchmarkWarmCallAfterIdle|BenchmarkCallAfterKill|BenchmarkColdStart|BenchmarkColdStartLimits|BenchmarkFloorPluginHandshake|BenchmarkKillToResult|BenchmarkKillToResultLimits|BenchmarkFloorKillReap|BenchmarkRSSGrowth200Cycles)$"},
+	{pkg: "./pkg/tool/", bench: "^(BenchmarkWarmCall|BenchmarkLimitsWarmPaired|BenchmarkWarmCallParts|BenchmarkWarmCallAfterIdle|BenchmarkCallAfterKill|BenchmarkColdStart|BenchmarkLimitsColdPaired|BenchmarkFloorPluginHandshake|BenchmarkKillToResult|BenchmarkKillToResultLimits|BenchmarkFloorKillReap|BenchmarkRSSGrowth200Cycles)$"},
 	{pkg: "./tests/", bench: "^(BenchmarkSendCPU|BenchmarkSendThroughput|BenchmarkStepOverhead|BenchmarkToolCallInRun|BenchmarkListTools|BenchmarkSSEDelivery)$"},
 	{pkg: "./pkg/server/", bench: "^BenchmarkStoreAddedLatency$", benchtime: "150x"},
 	{pkg: "./tests/", bench: "^BenchmarkConcurrentSends$", benchtime: "1x"},
@@ -149,11 +149,11 @@ var rows = []row{
 		goal: "≤ 2 MB", met: func(fig, _ float64) bool { return fig <= 2 }},
 
 	// Issue 10: what the limits cost.
-	{issue: "10", what: "warm tool call under limits (best mechanism here), p50", unit: "µs", fig: "BenchmarkWarmCallLimits median-µs",
-		floor: "BenchmarkWarmCall median-µs", floorWhat: "the warm call without limits",
+	{issue: "10", what: "warm tool call under limits (best mechanism here), p50", unit: "µs", fig: "BenchmarkLimitsWarmPaired limits-median-µs",
+		floor: "BenchmarkLimitsWarmPaired plain-median-µs", floorWhat: "the warm call without limits, same iterations",
 		goal: "not slower (≤ 1.1×: one run's noise)", met: ratioAtMost(1.1)},
-	{issue: "10", what: "cold start under limits (cgroups made, process born in them), p50", unit: "µs", fig: "BenchmarkColdStartLimits median-µs",
-		floor: "BenchmarkColdStart median-µs", floorWhat: "the cold start without limits",
+	{issue: "10", what: "cold start under limits (cgroups made, process born in them), p50", unit: "µs", fig: "BenchmarkLimitsColdPaired limits-median-µs",
+		floor: "BenchmarkLimitsColdPaired plain-median-µs", floorWhat: "the cold start without limits, same iterations",
 		goal: "≤ +500 µs", met: func(fig, floor float64) bool { return fig-floor <= 500 }, delta: true},
 	{issue: "10", what: "cancel → call returns under limits (group known empty), p50", unit: "µs", fig: "BenchmarkKillToResultLimits median-µs",
 		floor: "BenchmarkKillToResultLimits busy-floor-median-µs", floorWhat: "the same plugin's kill and reap, no limits, same iterations",

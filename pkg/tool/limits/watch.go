@@ -70,7 +70,10 @@ func (c *Controller) removeWatches(wds []int) {
 
 // readEvents reads the inotify instance until Close closes it, and has
 // the group of each event check its counters (unless the event is only
-// cgroup.events: the tree filling or emptying) and wake its Wait.
+// cgroup.events: the tree filling or emptying) and wake its Wait. The
+// events of the host's own writes (hostWritten) are dropped: each start
+// moves its forking thread through the watched directories' tasks, which
+// would read the counters twice per process for nothing.
 func (c *Controller) readEvents(f *os.File, done chan struct{}) {
 	defer close(done)
 	buf := make([]byte, 64*(unix.SizeofInotifyEvent+unix.NAME_MAX+1))
@@ -90,14 +93,38 @@ func (c *Controller) readEvents(f *os.File, done chan struct{}) {
 				delete(c.watched, int(ev.Wd))
 			}
 			c.mu.Unlock()
-			if g != nil {
-				counters[g] = counters[g] || string(bytes.TrimRight(name, "\x00")) != "cgroup.events"
+			if g == nil {
+				continue
+			}
+			switch file := string(bytes.TrimRight(name, "\x00")); {
+			case hostWritten(file):
+				// The host's own write (a thread moved in to fork, a kill,
+				// a limit): no counter changed, and the tree neither
+				// filled nor emptied.
+			case file == "cgroup.events":
+				if _, ok := counters[g]; !ok {
+					counters[g] = false // a wake, no counters to read
+				}
+			default:
+				counters[g] = true
 			}
 		}
 		for g, read := range counters {
 			g.check(read)
 		}
 	}
+}
+
+// hostWritten says whether file, in a watched cgroup directory, is one
+// that only the host writes: its events say nothing about the tree.
+func hostWritten(file string) bool {
+	switch file {
+	case "tasks", "cgroup.procs", "cgroup.kill", "cgroup.event_control",
+		"memory.max", "memory.swap.max", "memory.oom.group", "pids.max",
+		"memory.limit_in_bytes", "memory.memsw.limit_in_bytes":
+		return true
+	}
+	return false
 }
 
 // check reads the group's counters, when counters says one may have
