@@ -3,7 +3,7 @@ package provider
 import (
 	"bytes"
 	"encoding/json"
-	"sort"
+	"slices"
 	"sync"
 
 	"github.com/cloudwego/eino/schema"
@@ -106,48 +106,86 @@ func encodeTool(protocol string, t *schema.ToolInfo, entry func(*schema.ToolInfo
 	return e, nil
 }
 
-func hasEncoded(body map[string]any) bool {
-	for _, v := range body {
-		if _, ok := v.(Encoded); ok {
-			return true
-		}
-	}
-	return false
-}
+// bodyKeys is how many top-level keys a body holds without a slice of its own.
+const bodyKeys = 24
 
-// marshalWithEncoded encodes body with its Encoded values copied in as they
-// are, their keys last.
-func marshalWithEncoded(body map[string]any) ([]byte, error) {
-	rest := make(map[string]any, len(body))
-	var keys []string
+// marshalMap encodes a map body as encoding/json does (keys in sorted
+// order, then values compact without HTML escaping), its Encoded values
+// copied in as they are, their keys last. It writes the object itself and
+// encodes each key and value into the same buffer, where encoding/json's
+// map encoder would copy every key and value through reflection and sort
+// them in a slice of its own.
+func marshalMap(body map[string]any) ([]byte, error) {
+	var kbuf, ebuf [bodyKeys]string
+	keys, encoded := kbuf[:0], ebuf[:0]
+	size := 512 // room for the rest of a short request: one allocation, not one per doubling
 	for k, v := range body {
-		if _, ok := v.(Encoded); ok {
-			keys = append(keys, k)
+		if e, ok := v.(Encoded); ok {
+			encoded = append(encoded, k)
+			size += len(k) + len(e) + 4
 		} else {
-			rest[k] = v
+			keys = append(keys, k)
 		}
 	}
-	sort.Strings(keys)
-	out, err := encode(rest)
-	if err != nil {
-		return nil, err
+	slices.Sort(keys)
+	slices.Sort(encoded)
+	var buf bytes.Buffer
+	buf.Grow(size)
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	// value writes v as encoding/json does, without the Encoder's newline.
+	value := func(v any) error {
+		if err := enc.Encode(v); err != nil {
+			return err
+		}
+		buf.Truncate(buf.Len() - 1)
+		return nil
 	}
-	out = out[:len(out)-1] // the closing brace
+	key := func(k string) error {
+		if buf.Len() > 1 {
+			buf.WriteByte(',')
+		}
+		if plainKey(k) {
+			buf.WriteByte('"')
+			buf.WriteString(k)
+			buf.WriteByte('"')
+		} else if err := value(k); err != nil {
+			return err
+		}
+		buf.WriteByte(':')
+		return nil
+	}
+	buf.WriteByte('{')
 	for _, k := range keys {
-		if len(out) > 1 {
-			out = append(out, ',')
-		}
-		name, err := encode(k)
-		if err != nil {
+		if err := key(k); err != nil {
 			return nil, err
 		}
-		out = append(out, name...)
-		out = append(out, ':')
-		if v := body[k].(Encoded); len(v) > 0 {
-			out = append(out, v...)
-		} else {
-			out = append(out, "null"...)
+		if err := value(body[k]); err != nil {
+			return nil, err
 		}
 	}
-	return append(out, '}'), nil
+	for _, k := range encoded {
+		if err := key(k); err != nil {
+			return nil, err
+		}
+		if v := body[k].(Encoded); len(v) > 0 {
+			buf.Write(v)
+		} else {
+			buf.WriteString("null")
+		}
+	}
+	buf.WriteByte('}')
+	return buf.Bytes(), nil
+}
+
+// plainKey reports whether k is its own JSON string body: letters, digits,
+// '_', '-' and '.', nothing encoding/json would escape.
+func plainKey(k string) bool {
+	for i := 0; i < len(k); i++ {
+		c := k[i]
+		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '_' || c == '-' || c == '.') {
+			return false
+		}
+	}
+	return true
 }

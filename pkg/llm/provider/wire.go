@@ -72,8 +72,8 @@ func ReadBody(ctx context.Context, resp *http.Response) ([]byte, error) {
 func MarshalBody(body any) ([]byte, error) {
 	var data []byte
 	var err error
-	if m, ok := body.(map[string]any); ok && hasEncoded(m) {
-		data, err = marshalWithEncoded(m)
+	if m, ok := body.(map[string]any); ok {
+		data, err = marshalMap(m)
 	} else {
 		data, err = encode(body)
 	}

@@ -310,3 +310,56 @@ func TestSnakeKeys(t *testing.T) {
 		t.Fatalf("SnakeKeys = %s, want %s", got, want)
 	}
 }
+
+// BenchmarkMarshalBody encodes a chat request's body as the chat adapter
+// builds it: two messages, streaming, a prepared tools list.
+func BenchmarkMarshalBody(b *testing.B) {
+	type message struct {
+		Role    string `json:"role"`
+		Content any    `json:"content"`
+	}
+	body := map[string]any{
+		"model":          "fake-model",
+		"messages":       []message{{"system", "You are terse."}, {"user", "hi"}},
+		"stream":         true,
+		"stream_options": map[string]any{"include_usage": true},
+		"tools":          Encoded(`[{"type":"function","function":{"name":"add","parameters":{"type":"object"}}}]`),
+		"temperature":    0.5,
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := MarshalBody(body); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// TestMarshalBodyAsEncodingJSON: a map body's bytes are encoding/json's
+// (compact, no HTML escaping), keys escaped where they need it; Encoded
+// values are copied in, their keys last; a value JSON cannot encode is an
+// error.
+func TestMarshalBodyAsEncodingJSON(t *testing.T) {
+	bodies := []map[string]any{
+		{},
+		{"model": "m", "messages": []map[string]any{{"role": "user", "content": "<hi> & \u2028"}}, "stream": true,
+			"stream_options": map[string]any{"include_usage": true}, "temperature": 0.25, "n": nil},
+		{"a\"b": 1, "<k>": "v", "é": []int{1}, "": "empty", "x y": false, "max_tokens": 10, "top-p.v2": 1.5},
+	}
+	for _, body := range bodies {
+		want, err := encode(body)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := MarshalBody(body)
+		if err != nil || string(got) != string(want) {
+			t.Errorf("MarshalBody(%v) = %s, %v; want %s", body, got, err, want)
+		}
+	}
+	got, err := MarshalBody(map[string]any{"tools": Encoded(`[{"x":1}]`), "b": 2, "a": Encoded(nil), "c": "<"})
+	if want := `{"b":2,"c":"<","a":null,"tools":[{"x":1}]}`; err != nil || string(got) != want {
+		t.Errorf("with Encoded values: %s, %v; want %s", got, err, want)
+	}
+	if _, err := MarshalBody(map[string]any{"ch": make(chan int)}); err == nil {
+		t.Error("a channel value encoded")
+	}
+}
