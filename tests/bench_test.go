@@ -342,8 +342,10 @@ func procSleeps(b *testing.B, pid int) int64 {
 
 // BenchmarkSendCPU measures the CPU agent-server spends handling one send of
 // one model round (the fake model answers with text at once): with every
-// tool of bin/plugins offered to the model, and with none, the floor; and
-// how many times its threads went to sleep per send.
+// tool of bin/plugins offered to the model, and with none, the floor; how
+// many times its threads went to sleep per send; and, with
+// AGENTCORE_BENCH_PPROF set, how many heap objects it allocated per send
+// (with the SetHistory between sends), a figure load does not change.
 func BenchmarkSendCPU(b *testing.B) {
 	for _, tc := range []struct {
 		name  string
@@ -363,6 +365,7 @@ func BenchmarkSendCPU(b *testing.B) {
 				cpu    time.Duration
 				sleeps int64
 			)
+			mallocs := serverMallocs(b)
 			b.ResetTimer()
 			for range b.N {
 				c0, s0 := procCPU(b, pid), procSleeps(b, pid)
@@ -375,8 +378,42 @@ func BenchmarkSendCPU(b *testing.B) {
 			}
 			b.ReportMetric(float64(cpu.Microseconds())/float64(b.N), "server-cpu-µs/send")
 			b.ReportMetric(float64(sleeps)/float64(b.N), "server-sleeps/send")
+			if m := serverMallocs(b); m >= 0 && mallocs >= 0 {
+				b.ReportMetric(float64(m-mallocs)/float64(b.N), "server-allocs/send")
+			}
 		})
 	}
+}
+
+// serverMallocs returns how many heap objects the benchmarks' agent-server
+// has allocated so far (go_memstats_mallocs_total on its metrics listener),
+// or -1 when it serves none (AGENTCORE_BENCH_PPROF unset).
+func serverMallocs(b *testing.B) float64 {
+	b.Helper()
+	addr := os.Getenv("AGENTCORE_BENCH_PPROF")
+	if addr == "" {
+		return -1
+	}
+	resp, err := http.Get("http://" + addr + "/metrics")
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer resp.Body.Close()
+	data, err := io.ReadAll(resp.Body)
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, line := range strings.Split(string(data), "\n") {
+		if v, ok := strings.CutPrefix(line, "go_memstats_mallocs_total "); ok {
+			n, err := strconv.ParseFloat(strings.TrimSpace(v), 64)
+			if err != nil {
+				b.Fatal(err)
+			}
+			return n
+		}
+	}
+	b.Fatal("no go_memstats_mallocs_total on", addr)
+	return -1
 }
 
 // BenchmarkSendThroughput starts 1,000 sends at once, each one model round
