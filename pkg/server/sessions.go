@@ -217,10 +217,46 @@ func (s *Server) agentRecord(ctx context.Context, id string) (*store.Agent, erro
 	return rec, nil
 }
 
+// cachedAgent returns the caller's agent of that id when this replica holds
+// it as the store has it (the same version) or runs it: the store is asked
+// its version only, not the whole record. It returns neither a session nor
+// an error when the agent must be loaded or reloaded (see agent).
+func (s *Server) cachedAgent(ctx context.Context, id string) (*session, error) {
+	if id == "" {
+		return nil, nil // agentRecord says what is wrong
+	}
+	t, err := s.tenant(ctx)
+	if err != nil {
+		return nil, err
+	}
+	e := s.agents.cached(storeID(t.ID, id))
+	if e == nil {
+		return nil, nil
+	}
+	v, err := s.store.AgentVersion(ctx, e.id)
+	if errors.Is(err, store.ErrNotFound) {
+		s.agents.forget(e.id) // deleted by another replica
+		return nil, failure(codes.NotFound, ReasonNotFound, "no agent %q", id)
+	}
+	if err != nil {
+		return nil, storeStatus(err)
+	}
+	e.mu.Lock()
+	synced := e.version == v
+	e.mu.Unlock()
+	if synced || e.s.State().Running {
+		return e, nil
+	}
+	return nil, nil
+}
+
 // agent returns the caller's agent of that id, as a session on this
 // replica: loaded from the store, or reloaded when another process changed
 // the agent (unless it runs here, where its memory is the newest).
 func (s *Server) agent(ctx context.Context, id string) (*session, error) {
+	if e, err := s.cachedAgent(ctx, id); e != nil || err != nil {
+		return e, err
+	}
 	rec, err := s.agentRecord(ctx, id)
 	if err != nil {
 		return nil, err

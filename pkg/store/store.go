@@ -285,6 +285,9 @@ type Agents interface {
 	CreateAgent(ctx context.Context, a *Agent, history []*agentv1.Message) error
 	// GetAgent returns an agent (ErrNotFound).
 	GetAgent(ctx context.Context, id string) (*Agent, error)
+	// AgentVersion returns an agent's Version, as GetAgent would, without
+	// reading the rest of it (ErrNotFound).
+	AgentVersion(ctx context.Context, id string) (int64, error)
 	// ListAgents pages through agents ordered by id.
 	ListAgents(ctx context.Context, q AgentQuery) ([]*Agent, error)
 	// CountAgents counts every agent.

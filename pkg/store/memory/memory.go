@@ -200,6 +200,19 @@ func (s *Store) GetAgent(ctx context.Context, id string) (*store.Agent, error) {
 	return s.agentOut(a), nil
 }
 
+// AgentVersion returns an agent's version.
+func (s *Store) AgentVersion(ctx context.Context, id string) (int64, error) {
+	if err := s.lock(ctx); err != nil {
+		return 0, err
+	}
+	defer s.mu.Unlock()
+	a, err := s.agentLocked(id)
+	if err != nil {
+		return 0, err
+	}
+	return a.a.Version, nil
+}
+
 func limit(n int) int {
 	if n <= 0 {
 		return 100

@@ -166,6 +166,11 @@ func testAgents(t *testing.T, h Harness) {
 	wantErr(t, s.CreateAgent(c, newAgent("a1", ""), nil), store.ErrExists, "second CreateAgent")
 	_, err := s.GetAgent(c, "nope")
 	wantErr(t, err, store.ErrNotFound, "GetAgent(nope)")
+	_, err = s.AgentVersion(c, "nope")
+	wantErr(t, err, store.ErrNotFound, "AgentVersion(nope)")
+	if v, err := s.AgentVersion(c, "a1"); err != nil || v != a.Version {
+		t.Errorf("AgentVersion = %d, %v; want CreateAgent's %d", v, err, a.Version)
+	}
 
 	got, err := s.GetAgent(c, "a1")
 	if err != nil {
@@ -193,6 +198,9 @@ func testAgents(t *testing.T, h Harness) {
 	}
 	if v <= a.Version {
 		t.Errorf("UpdateAgent version %d, not above %d", v, a.Version)
+	}
+	if av, err := s.AgentVersion(c, "a1"); err != nil || av != v {
+		t.Errorf("AgentVersion after UpdateAgent = %d, %v; want %d", av, err, v)
 	}
 	again, _ := s.GetAgent(c, "a1")
 	if again.Spec.GetConfig().GetModel() != "m2" || len(again.Secrets) != 0 || again.Version != v || !again.Updated.Equal(got.Updated) {
@@ -298,6 +306,9 @@ func testHistory(t *testing.T, h Harness) {
 	sameMessages(t, msgs, repl)
 	if v3 != v4 {
 		t.Errorf("ReplaceHistory version %d, History says %d", v3, v4)
+	}
+	if av, err := s.AgentVersion(c, "h1"); err != nil || av != v3 {
+		t.Errorf("AgentVersion after ReplaceHistory = %d, %v; want %d", av, err, v3)
 	}
 	if _, err := s.AppendHistory(c, "h1", 1, []*agentv1.Message{history.AssistantText("ok")}, nil, true); err != nil {
 		t.Fatalf("append after replace: %v", err)

@@ -392,6 +392,19 @@ func (db *DB) GetAgent(ctx context.Context, id string) (*store.Agent, error) {
 	return a, nil
 }
 
+// AgentVersion returns an agent's version.
+func (db *DB) AgentVersion(ctx context.Context, id string) (int64, error) {
+	var v int64
+	err := db.queryRow(ctx, db.q(`SELECT version FROM agents WHERE id = $1`), id).Scan(&v)
+	if errors.Is(err, sql.ErrNoRows) {
+		return 0, fmt.Errorf("agent %q: %w", id, store.ErrNotFound)
+	}
+	if err != nil {
+		return 0, db.wrap(err)
+	}
+	return v, nil
+}
+
 func limit(n int) int {
 	if n <= 0 {
 		return 100
