@@ -102,7 +102,7 @@ type Config struct {
 	// PluginProcs is the GOMAXPROCS plugin processes are started with: how
 	// many threads a Go plugin runs Go code on at once. A process serves
 	// one call at a time, and with one the Go runtime hands nothing between
-	// cores on each call (about a third of a warm call's CPU on two). 0
+	// cores on each call (about a fifth of a warm call's CPU on two). 0
 	// means DefaultPluginProcs; a negative value leaves GOMAXPROCS as the
 	// host's environment has it (unset: one per CPU). A Command's Env, or
 	// the plugin itself (runtime.GOMAXPROCS), may set another.
