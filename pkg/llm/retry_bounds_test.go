@@ -5,38 +5,20 @@ import (
 	"errors"
 	"net/http"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
 
+	"github.com/agentcore/agentcore/pkg/internal/syncbuf"
 	"github.com/agentcore/agentcore/pkg/llm/fakemodel"
 	"github.com/agentcore/agentcore/pkg/llm/provider"
 )
 
-// syncBuffer is a log destination safe for concurrent writes.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  strings.Builder
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 // boundedClient is newTestClient with the server's retry bounds and a log.
-func boundedClient(elapsed, delay time.Duration) (*Client, *fakeClock, *syncBuffer) {
+func boundedClient(elapsed, delay time.Duration) (*Client, *fakeClock, *syncbuf.Buffer) {
 	clock := &fakeClock{now: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)}
-	logs := &syncBuffer{}
+	logs := &syncbuf.Buffer{}
 	c := NewClient(Options{
 		HTTPClient:      &http.Client{Transport: &http.Transport{}},
 		Sleep:           clock.Sleep,

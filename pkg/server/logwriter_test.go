@@ -7,6 +7,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/agentcore/agentcore/pkg/internal/syncbuf"
 )
 
 // TestLogWriterKeepsEveryLineInOrder: lines written from many goroutines
@@ -48,28 +50,10 @@ func TestLogWriterKeepsEveryLineInOrder(t *testing.T) {
 	}
 }
 
-// syncBuffer is a bytes.Buffer safe for a writer and a reader.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 // TestLogWriterLingersBriefly: a line is written without Close, soon after
 // it came, and so is one that comes while the goroutine lingers for more.
 func TestLogWriterLingersBriefly(t *testing.T) {
-	out := &syncBuffer{}
+	out := &syncbuf.Buffer{}
 	l := newLogWriter(out)
 	defer l.Close()
 	for _, lines := range []string{"one\n", "two\nthree\n"} {

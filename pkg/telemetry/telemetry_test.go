@@ -1,7 +1,6 @@
 package telemetry
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -32,6 +31,7 @@ import (
 
 	"github.com/agentcore/agentcore/pkg/agent"
 	"github.com/agentcore/agentcore/pkg/history"
+	"github.com/agentcore/agentcore/pkg/internal/syncbuf"
 	"github.com/agentcore/agentcore/pkg/llm"
 	"github.com/agentcore/agentcore/pkg/llm/fakemodel"
 	"github.com/agentcore/agentcore/pkg/tool"
@@ -48,7 +48,7 @@ type rig struct {
 	spans *tracetest.InMemoryExporter // nil without tracing
 	model *fakemodel.Server
 	sess  *agent.Session
-	logs  *syncBuffer
+	logs  *syncbuf.Buffer
 
 	redactions atomic.Int64 // calls of the Redact hook (content and error messages for spans)
 
@@ -70,7 +70,7 @@ func newRig(t *testing.T, tracing, content bool) *rig {
 // newSampledRig is newRig tracing with sampler (nil: not tracing).
 func newSampledRig(t *testing.T, sampler sdktrace.Sampler, content bool) *rig {
 	t.Helper()
-	r := &rig{logs: &syncBuffer{}}
+	r := &rig{logs: &syncbuf.Buffer{}}
 	cfg := Config{
 		TraceContent: content,
 		Logger:       hclog.New(&hclog.LoggerOptions{JSONFormat: true, Output: r.logs, Level: hclog.Debug}),
@@ -593,24 +593,6 @@ func (r *rig) logLine(t *testing.T, msg string) map[string]any {
 		t.Fatalf("no %q line in:\n%s", msg, r.logs.String())
 	}
 	return found
-}
-
-// syncBuffer is a bytes.Buffer safe for concurrent writes.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }
 
 // TestLimitHits pins the limit counter: a refusal whose ErrorInfo reason
