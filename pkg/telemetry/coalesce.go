@@ -75,6 +75,9 @@ func (c *coalescer) OnEnd(s sdktrace.ReadOnlySpan) {
 
 // take empties pending and returns what it held; c.mu is held.
 func (c *coalescer) take() []sdktrace.ReadOnlySpan {
+	if len(c.pending) == 0 {
+		return nil // the timer is not armed either
+	}
 	burst := c.pending
 	c.pending = make([]sdktrace.ReadOnlySpan, 0, cap(burst))
 	c.timer.Stop()
