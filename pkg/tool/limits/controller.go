@@ -532,7 +532,7 @@ func removeTree(dir string, v2 bool) int {
 // are left out). With a cgroup mechanism it is a cgroup of its own.
 func (c *Controller) NewGroup(l Limits) (*Group, error) {
 	l = c.Enforced(l)
-	g := &Group{c: c, limits: l, cgfd: -1, changed: make(chan struct{}, 1)}
+	g := &Group{c: c, limits: l, cgfd: -1, oomFd: -1, pidsFd: -1, changed: make(chan struct{}, 1)}
 	c.mu.Lock()
 	closed := c.closed
 	c.mu.Unlock()

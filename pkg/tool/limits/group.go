@@ -59,14 +59,16 @@ type Group struct {
 	// (rlimit mechanism), set by WatchCPU; 0 when none.
 	cpuRlimit atomic.Uint64
 	watchers  []*os.File // closed by Close; their goroutines end then
-	oom       *os.File   // cgroup v1: the OOM eventfd (also in watchers)
 	wds       []int      // the group's watches in the controller's inotify instance
 	wg        sync.WaitGroup
 
-	// pidsEvents is cgroup v1's pids.events, read by Check: since Linux
-	// 6.12 the kernel notifies only cgroup v2's pids.events, so a refused
-	// fork in a v1 group wakes no watcher. Closed by Close.
-	pidsEvents *os.File
+	// checkMu keeps Close from closing Check's descriptors under it: cgroup
+	// v1's OOM eventfd (its file is in watchers too) and pids.events
+	// (since Linux 6.12 the kernel notifies only cgroup v2's pids.events,
+	// so a refused fork in a v1 group wakes no watcher). -1 when there is
+	// none, and once Close has begun.
+	checkMu       sync.Mutex
+	oomFd, pidsFd int
 
 	// changed gets a value (without blocking: capacity 1) when one of the
 	// group's watched files changed: with cgroup v2, cgroup.events when
@@ -193,6 +195,7 @@ func (g *Group) initV1(name string) error {
 		ev.Close()
 		return err
 	}
+	g.oomFd = efd
 	g.watchOOM(ev)
 	if g.c.v1track != "" {
 		// The tree's cgroup v2 twin, forked into with the v1 ones: its
@@ -210,11 +213,11 @@ func (g *Group) initV1(name string) error {
 		}
 	}
 	if g.pidsDir != "" {
-		f, err := os.Open(filepath.Join(g.pidsDir, "pids.events"))
+		fd, err := unix.Open(filepath.Join(g.pidsDir, "pids.events"), unix.O_RDONLY|unix.O_CLOEXEC, 0)
 		if err != nil {
-			return err
+			return fmt.Errorf("open pids.events: %w", err)
 		}
-		g.pidsEvents = f
+		g.pidsFd = fd
 		// Kernels before 6.12 notify a refused fork; later ones leave it to Check.
 		return g.watchDirs(g.pidsDir)
 	}
@@ -744,13 +747,17 @@ func (g *Group) Close() error {
 	}
 	g.closed = true
 	g.mu.Unlock()
+	g.checkMu.Lock()
+	pidsFd := g.pidsFd
+	g.oomFd, g.pidsFd = -1, -1
+	g.checkMu.Unlock()
 	g.c.removeWatches(g.wds)
 	for _, f := range g.watchers {
 		f.Close()
 	}
 	g.wg.Wait()
-	if g.pidsEvents != nil {
-		g.pidsEvents.Close()
+	if pidsFd >= 0 {
+		unix.Close(pidsFd)
 	}
 	return g.remove()
 }

@@ -855,3 +855,25 @@ func BenchmarkGroup(b *testing.B) {
 		b.ReportMetric(median(removed), "remove-µs")
 	})
 }
+
+// BenchmarkCheck: what Check adds to every call of a tool under limits (the
+// server's default limits; with cgroup v1, two reads), and that it
+// allocates nothing.
+func BenchmarkCheck(b *testing.B) {
+	c, err := New(Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer c.Close()
+	g, err := c.NewGroup(Limits{Memory: 1 << 30, Processes: 1024})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer g.Close()
+	b.ReportAllocs()
+	for b.Loop() {
+		if br, ok := g.Check(); ok {
+			b.Fatal(br)
+		}
+	}
+}

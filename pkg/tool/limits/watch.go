@@ -146,7 +146,6 @@ func (g *Group) check(counters bool) {
 // reclaimed, before its OOM killer picks a process: that is the breach
 // (the counters may not show it yet).
 func (g *Group) watchOOM(f *os.File) {
-	g.oom = f
 	g.watchers = append(g.watchers, f)
 	g.wg.Add(1)
 	go func() {
@@ -169,35 +168,44 @@ func (g *Group) recordOOM() {
 // but the watcher has not handled yet (a call that ends right after its
 // tool's child was OOM-killed), or, with cgroup v1, a fork its process
 // limit refused (which no kernel since 6.12 notifies); it records and acts
-// on it. It costs an atomic load, and with cgroup v1 one non-blocking read,
-// and one read of pids.events for a group with a process limit.
+// on it. It costs an atomic load, and with cgroup v1 one non-blocking read
+// of the OOM eventfd and, for a group with a process limit, one pread of
+// pids.events; it allocates nothing.
 func (g *Group) Check() (Breach, bool) {
 	if b := g.breach.Load(); b != nil {
 		return *b, true
 	}
-	if f := g.pidsEvents; f != nil {
+	g.checkMu.Lock()
+	refused, oom := g.readV1()
+	g.checkMu.Unlock()
+	switch {
+	case refused:
+		g.record(Breach{Kind: Processes, Limits: g.Limits(), Detail: "a process could not start: the tree was at its limit"})
+	case oom:
+		g.recordOOM()
+	default:
+		return Breach{}, false
+	}
+	return *g.breach.Load(), true
+}
+
+// readV1 reads what Check reads under cgroup v1: whether pids.events
+// counts a refused fork, and whether the OOM eventfd was signalled. The
+// caller holds checkMu.
+func (g *Group) readV1() (refused, oom bool) {
+	if g.pidsFd >= 0 {
 		var buf [64]byte
-		n, _ := f.ReadAt(buf[:], 0)
-		if refused, _ := parseKeyed(buf[:n], "max"); refused > 0 {
-			g.record(Breach{Kind: Processes, Limits: g.Limits(), Detail: "a process could not start: the tree was at its limit"})
-			return *g.breach.Load(), true
+		if n, err := unix.Pread(g.pidsFd, buf[:], 0); err == nil {
+			count, _ := parseKeyed(buf[:n], "max")
+			refused = count > 0
 		}
 	}
-	if g.oom != nil {
-		if rc, err := g.oom.SyscallConn(); err == nil {
-			signalled := false
-			_ = rc.Control(func(fd uintptr) {
-				var buf [8]byte
-				n, _ := unix.Read(int(fd), buf[:])
-				signalled = n == 8
-			})
-			if signalled {
-				g.recordOOM()
-				return *g.breach.Load(), true
-			}
-		}
+	if g.oomFd >= 0 {
+		var buf [8]byte
+		n, _ := unix.Read(g.oomFd, buf[:])
+		oom = n == 8
 	}
-	return Breach{}, false
+	return refused, oom
 }
 
 // CPU returns the CPU time the tree has used: the cgroup's own account
