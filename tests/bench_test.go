@@ -421,7 +421,12 @@ func serverMallocs(b *testing.B) float64 {
 // through agent-server, beside the fake model's own rate for 1,000 streamed
 // requests at once from this process (the floor), and the bare relay's
 // rate for 1,000 sends at once (relay_bench_test.go: the least any gRPC
-// service in Go does for a send).
+// service in Go does for a send). The load runs on the same cores: it
+// reports the CPU time per send of agent-server (server-cpu-µs/send) and of
+// this process, the clients and the fake model (load-cpu-µs/send), and the
+// same with the relay (relay-cpu-µs/send, relay-load-cpu-µs/send): a send
+// through agent-server streams six events (run started, model request,
+// delta, model response, step, result), one through the relay two.
 func BenchmarkSendThroughput(b *testing.B) {
 	const n = 1000
 	system := suite.router.add(b, func(int, *fakemodel.Request) fakemodel.Turn { return fakemodel.Turn{Text: "ok"} })
@@ -461,20 +466,32 @@ func BenchmarkSendThroughput(b *testing.B) {
 	all(func(int) { direct() }) // warm the three paths
 	all(func(i int) { send(agents[i]) })
 	all(func(int) { viaRelay() })
+	srv, relay, self := bench.server.cmd.Process.Pid, benchRelay.cmd.Process.Pid, os.Getpid()
 	var model, server, relayed time.Duration
+	var serverCPU, serverLoad, relayCPU, relayLoad time.Duration
 	b.ResetTimer()
 	for range b.N {
 		for _, a := range agents {
 			_ = a.SetHistory(context.Background(), nil)
 		}
 		model += all(func(int) { direct() })
+		s0, l0 := procCPU(b, srv), procCPU(b, self)
 		server += all(func(i int) { send(agents[i]) })
+		serverCPU, serverLoad = serverCPU+procCPU(b, srv)-s0, serverLoad+procCPU(b, self)-l0
+		r0, l0 := procCPU(b, relay), procCPU(b, self)
 		relayed += all(func(int) { viaRelay() })
+		relayCPU, relayLoad = relayCPU+procCPU(b, relay)-r0, relayLoad+procCPU(b, self)-l0
 	}
 	b.StopTimer()
-	b.ReportMetric(float64(n*b.N)/server.Seconds(), "sends/s")
-	b.ReportMetric(float64(n*b.N)/model.Seconds(), "model-req/s")
-	b.ReportMetric(float64(n*b.N)/relayed.Seconds(), "relay-sends/s")
+	sends := float64(n * b.N)
+	perSend := func(d time.Duration) float64 { return float64(d.Nanoseconds()) / 1e3 / sends }
+	b.ReportMetric(sends/server.Seconds(), "sends/s")
+	b.ReportMetric(sends/model.Seconds(), "model-req/s")
+	b.ReportMetric(sends/relayed.Seconds(), "relay-sends/s")
+	b.ReportMetric(perSend(serverCPU), "server-cpu-µs/send")
+	b.ReportMetric(perSend(serverLoad), "load-cpu-µs/send")
+	b.ReportMetric(perSend(relayCPU), "relay-cpu-µs/send")
+	b.ReportMetric(perSend(relayLoad), "relay-load-cpu-µs/send")
 }
 
 // BenchmarkToolCallInRun compares a warm tool call agent-server makes inside
