@@ -287,6 +287,7 @@ func (j *journal) Begin(ctx context.Context, info agent.JournalRun) (*agent.Snap
 		select {
 		case <-w.ch:
 		case <-time.After(leasePoll):
+			stopped = "" // the notice may have been lost: say it again (see stopRemote)
 		case <-ctx.Done():
 			return nil, ctx.Err()
 		}

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -14,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/credentials/insecure"
@@ -759,5 +761,116 @@ func TestRestartRecoversMorePagesOfRunsThanOne(t *testing.T) {
 	interrupted, _ := st.ListRuns(ctx, store.RunQuery{AnyTenant: true, State: agentv1.RunState_RUN_STATE_INTERRUPTED, Limit: n + 1})
 	if len(interrupted) != n {
 		t.Fatalf("%d runs interrupted, want %d", len(interrupted), n)
+	}
+}
+
+// dropListeners ends the store connections of every replica LISTENing on
+// the schema of dsn, as a database restart or a cut connection would, and
+// returns once none listens: a notice sent before they listen again (a
+// few seconds later) reaches no one.
+func dropListeners(t *testing.T, dsn string) {
+	t.Helper()
+	ctx := ctxT(t)
+	u, err := url.Parse(dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	listen := `LISTEN "agentcore_` + u.Query().Get("search_path") + `"`
+	conn, err := pgx.Connect(ctx, dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	var ended int
+	if err := conn.QueryRow(ctx, `SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity WHERE query = $1`, listen).Scan(&ended); err != nil || ended != 2 {
+		t.Fatalf("ending the two replicas' listeners: %d ended, %v", ended, err)
+	}
+	for {
+		var left int
+		if err := conn.QueryRow(ctx, `SELECT count(*) FROM pg_stat_activity WHERE query = $1`, listen).Scan(&left); err != nil {
+			t.Fatal(err)
+		}
+		if left == 0 {
+			return
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+func TestStopReachesAReplicaThatMissedTheNotice(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		// end ends B's held run from A, within ctx.
+		end func(ctx context.Context, onA *client.Agent) error
+	}{
+		{"stop", func(ctx context.Context, onA *client.Agent) error {
+			if stopped, err := onA.Stop(ctx); err != nil || !stopped {
+				return fmt.Errorf("stop: %v, %w", stopped, err)
+			}
+			return nil
+		}},
+		{"replace", func(ctx context.Context, onA *client.Agent) error {
+			if res, err := onA.Send(ctx, "quick", client.Callbacks{}); err != nil || res.Text != "answered" {
+				return fmt.Errorf("replacing send: %v, %w", res, err)
+			}
+			return nil
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dsn := pgtest.Schema(t)
+			model := fakemodel.StartTB(t)
+			model.Handle(holdOrAnswer)
+			a := startReplica(t, model, "-store", dsn, "-replica-id", "a")
+			b := startReplica(t, model, "-store", dsn, "-replica-id", "b")
+			ctx := ctxT(t)
+			if _, err := a.c.CreateAgent(ctx, client.AgentOptions{ID: "shared", Config: &agentv1.AgentConfig{System: proto.String("s")}}); err != nil {
+				t.Fatal(err)
+			}
+			_, errB := startHeld(t, b.c.Agent("shared"))
+			dropListeners(t, dsn)
+			endCtx, cancel := context.WithTimeout(ctx, 10*time.Second)
+			defer cancel()
+			if err := tc.end(endCtx, a.c.Agent("shared")); err != nil {
+				t.Fatalf("ending B's run from A, B not listening as it was asked: %v", err)
+			}
+			if err := <-errB; client.KindOf(err) != "aborted" {
+				t.Fatalf("B's send after it was ended: %v", err)
+			}
+		})
+	}
+}
+
+func TestAnswerReachesAReplicaThatMissedTheNotice(t *testing.T) {
+	dsn := pgtest.Schema(t)
+	model := fakemodel.StartTB(t)
+	model.Handle(callThenAnswer("rm_everything", "done"))
+	a := startReplica(t, model, "-store", dsn, "-replica-id", "a")
+	b := startReplica(t, model, "-store", dsn, "-replica-id", "b", "-permission-timeout", "1m")
+	ctx := ctxT(t)
+	if _, err := a.c.CreateAgent(ctx, client.AgentOptions{ID: "shared", Config: &agentv1.AgentConfig{System: proto.String("s")}}); err != nil {
+		t.Fatal(err)
+	}
+	sendCtx, leave := context.WithCancel(ctx)
+	var runID string
+	asked := make(chan struct{})
+	_, _ = b.c.Agent("shared").SendWith(sendCtx, client.SendOptions{Text: "clean up", Detach: true, Callbacks: client.Callbacks{
+		OnStart: func(id string) { runID = id },
+		OnPermission: func(ctx context.Context, _ *agentv1.PermissionRequestEvent) client.Decision {
+			close(asked)
+			leave() // the answer comes later, on A
+			<-ctx.Done()
+			return client.Deny("gone")
+		},
+	}})
+	<-asked
+	dropListeners(t, dsn)
+	if err := a.c.RespondPermission(ctx, runID, "c1", client.Deny("not today")); err != nil {
+		t.Fatal(err)
+	}
+	// B hears of the answer when it listens again, not at its timeout.
+	attachCtx, cancel := context.WithTimeout(ctx, 15*time.Second)
+	defer cancel()
+	if res, err := a.c.Attach(attachCtx, runID, 0, client.Callbacks{}); err != nil || res.Text != "done" {
+		t.Fatalf("the run after an answer B did not hear of: %v, %v", res, err)
 	}
 }

@@ -135,7 +135,12 @@ func (s *Server) onNotice(n store.Notice) {
 	case store.NoticeLease:
 		s.watch.wake(leaseKey(n.AgentID))
 	case store.NoticeResync:
+		// Notices sent before now were not heard: whoever waits looks
+		// again, and a decision stored elsewhere meanwhile is delivered.
 		s.watch.wakeAll()
+		for _, k := range s.perms.keys() {
+			s.deliverStored(k.run, k.call)
+		}
 	case store.NoticeStop:
 		if r := s.live.get(n.RunID); r != nil {
 			cause := agent.ErrStopped

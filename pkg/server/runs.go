@@ -122,6 +122,17 @@ func (p *permWaiters) deliver(k permKey, d agent.Decision) {
 	}
 }
 
+// keys returns every request waiting for an answer.
+func (p *permWaiters) keys() []permKey {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	out := make([]permKey, 0, len(p.m))
+	for k := range p.m {
+		out = append(out, k)
+	}
+	return out
+}
+
 // waiting returns the calls of a run waiting for an answer.
 func (p *permWaiters) waiting(run string) []string {
 	p.mu.Lock()
@@ -462,12 +473,22 @@ func (s *Server) Stop(ctx context.Context, req *agentv1.StopRequest) (*agentv1.S
 	return &agentv1.StopResponse{Stopped: true}, nil
 }
 
-// stopRemote asks the replica running a run to stop it and waits until it ended.
+// stopRemote asks the replica running a run to stop it and waits until it
+// ended. The store's notices are not kept: one sent while that replica was
+// not listening (starting, or connecting to the store again) is lost. So
+// the request goes out again at each poll until the run has ended; a
+// replica stopping a run already stopping does nothing more.
 func (s *Server) stopRemote(ctx context.Context, run, cause string) error {
 	w := s.watch.watch(runKey(run))
 	defer w.close()
-	if err := s.store.Notify(ctx, store.Notice{Kind: store.NoticeStop, RunID: run, Text: cause}); err != nil {
-		return storeStatus(err)
+	notify := func() error {
+		if err := s.store.Notify(ctx, store.Notice{Kind: store.NoticeStop, RunID: run, Text: cause}); err != nil {
+			return storeStatus(err)
+		}
+		return nil
+	}
+	if err := notify(); err != nil {
+		return err
 	}
 	for {
 		r, err := s.store.GetRun(ctx, run)
@@ -486,6 +507,9 @@ func (s *Server) stopRemote(ctx context.Context, run, cause string) error {
 		select {
 		case <-w.ch:
 		case <-time.After(leasePoll):
+			if err := notify(); err != nil {
+				return err
+			}
 		case <-ctx.Done():
 			return toStatus(ctx.Err())
 		}
