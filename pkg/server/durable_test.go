@@ -764,10 +764,11 @@ func TestRestartRecoversMorePagesOfRunsThanOne(t *testing.T) {
 	}
 }
 
-// dropListeners ends the store connections of every replica LISTENing on
-// the schema of dsn, as a database restart or a cut connection would, and
-// returns once none listens: a notice sent before they listen again (a
-// few seconds later) reaches no one.
+// dropListeners waits until both replicas LISTEN on the schema of dsn (a
+// replica connects its listener as it starts), ends those connections, as
+// a database restart or a cut connection would, and returns once none
+// listens: a notice sent before they listen again (a few seconds later)
+// reaches no one.
 func dropListeners(t *testing.T, dsn string) {
 	t.Helper()
 	ctx := ctxT(t)
@@ -781,18 +782,21 @@ func dropListeners(t *testing.T, dsn string) {
 		t.Fatal(err)
 	}
 	defer conn.Close(ctx)
+	listeners := func() int {
+		var n int
+		if err := conn.QueryRow(ctx, `SELECT count(*) FROM pg_stat_activity WHERE query = $1`, listen).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	for listeners() < 2 {
+		time.Sleep(10 * time.Millisecond)
+	}
 	var ended int
 	if err := conn.QueryRow(ctx, `SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity WHERE query = $1`, listen).Scan(&ended); err != nil || ended != 2 {
 		t.Fatalf("ending the two replicas' listeners: %d ended, %v", ended, err)
 	}
-	for {
-		var left int
-		if err := conn.QueryRow(ctx, `SELECT count(*) FROM pg_stat_activity WHERE query = $1`, listen).Scan(&left); err != nil {
-			t.Fatal(err)
-		}
-		if left == 0 {
-			return
-		}
+	for listeners() > 0 {
 		time.Sleep(10 * time.Millisecond)
 	}
 }
