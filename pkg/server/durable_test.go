@@ -457,16 +457,25 @@ func startHeld(t *testing.T, ag *client.Agent) (string, <-chan error) {
 	return "", nil
 }
 
-func TestReplicasShareAgentsRunsAndThePolicy(t *testing.T) {
-	dsn := pgtest.Schema(t)
+// twoReplicas starts replicas a and b (with bArgs) on a new PostgreSQL
+// schema, the model answering with handle, and creates the agent "shared"
+// on a. It returns the schema's dsn and the two replicas.
+func twoReplicas(t *testing.T, handle func(*fakemodel.Request) fakemodel.Turn, bArgs ...string) (dsn string, a, b *replica) {
+	t.Helper()
+	dsn = pgtest.Schema(t)
 	model := fakemodel.StartTB(t)
-	model.Handle(holdOrAnswer)
-	a := startReplica(t, model, "-store", dsn, "-replica-id", "a")
-	b := startReplica(t, model, "-store", dsn, "-replica-id", "b")
-	ctx := ctxT(t)
-	if _, err := a.c.CreateAgent(ctx, client.AgentOptions{ID: "shared", Config: &agentv1.AgentConfig{System: proto.String("s")}}); err != nil {
+	model.Handle(handle)
+	a = startReplica(t, model, "-store", dsn, "-replica-id", "a")
+	b = startReplica(t, model, append([]string{"-store", dsn, "-replica-id", "b"}, bArgs...)...)
+	if _, err := a.c.CreateAgent(ctxT(t), client.AgentOptions{ID: "shared", Config: &agentv1.AgentConfig{System: proto.String("s")}}); err != nil {
 		t.Fatal(err)
 	}
+	return dsn, a, b
+}
+
+func TestReplicasShareAgentsRunsAndThePolicy(t *testing.T) {
+	_, a, b := twoReplicas(t, holdOrAnswer)
+	ctx := ctxT(t)
 	onA, onB := a.c.Agent("shared"), b.c.Agent("shared")
 
 	// A run on B is seen, refused, followed and stopped from A.
@@ -821,15 +830,8 @@ func TestStopReachesAReplicaThatMissedTheNotice(t *testing.T) {
 		}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			dsn := pgtest.Schema(t)
-			model := fakemodel.StartTB(t)
-			model.Handle(holdOrAnswer)
-			a := startReplica(t, model, "-store", dsn, "-replica-id", "a")
-			b := startReplica(t, model, "-store", dsn, "-replica-id", "b")
+			dsn, a, b := twoReplicas(t, holdOrAnswer)
 			ctx := ctxT(t)
-			if _, err := a.c.CreateAgent(ctx, client.AgentOptions{ID: "shared", Config: &agentv1.AgentConfig{System: proto.String("s")}}); err != nil {
-				t.Fatal(err)
-			}
 			_, errB := startHeld(t, b.c.Agent("shared"))
 			dropListeners(t, dsn)
 			endCtx, cancel := context.WithTimeout(ctx, 10*time.Second)
@@ -845,15 +847,8 @@ func TestStopReachesAReplicaThatMissedTheNotice(t *testing.T) {
 }
 
 func TestAnswerReachesAReplicaThatMissedTheNotice(t *testing.T) {
-	dsn := pgtest.Schema(t)
-	model := fakemodel.StartTB(t)
-	model.Handle(callThenAnswer("rm_everything", "done"))
-	a := startReplica(t, model, "-store", dsn, "-replica-id", "a")
-	b := startReplica(t, model, "-store", dsn, "-replica-id", "b", "-permission-timeout", "1m")
+	dsn, a, b := twoReplicas(t, callThenAnswer("rm_everything", "done"), "-permission-timeout", "1m")
 	ctx := ctxT(t)
-	if _, err := a.c.CreateAgent(ctx, client.AgentOptions{ID: "shared", Config: &agentv1.AgentConfig{System: proto.String("s")}}); err != nil {
-		t.Fatal(err)
-	}
 	sendCtx, leave := context.WithCancel(ctx)
 	var runID string
 	asked := make(chan struct{})
