@@ -28,16 +28,22 @@ import (
 
 // suites are the benchmark runs, one per package. benchtime, when set,
 // replaces the -benchtime flag (benchmarks whose iteration is a whole
-// scenario); a suite whose package is not in this checkout, or that needs
-// a variable (needs) that is not set, is skipped.
-var suites = []struct{ pkg, bench, benchtime, needs string }{
+// scenario); longer, when set, multiplies a -benchtime duration (figures
+// that are small differences of CPU time, whose noise, the GC cycles that
+// fall in one variant's turn or another's, shrinks with the number of
+// rounds); a suite whose package is not in this checkout, or that needs a
+// variable (needs) that is not set, is skipped.
+var suites = []struct {
+	pkg, bench, benchtime, needs string
+	longer                       int
+}{
 	{pkg: "./pkg/tool/", bench: "^(BenchmarkWarmCall|BenchmarkLimitsWarmPaired|BenchmarkWarmCallParts|BenchmarkWarmCallAfterIdle|BenchmarkCallAfterKill|BenchmarkColdStart|BenchmarkLimitsColdPaired|BenchmarkFloorPluginHandshake|BenchmarkKillToResult|BenchmarkKillToResultLimits|BenchmarkFloorKillReap|BenchmarkRSSGrowth200Cycles)$"},
 	{pkg: "./tests/", bench: "^(BenchmarkSendCPU|BenchmarkSendThroughput|BenchmarkStepOverhead|BenchmarkToolCallInRun|BenchmarkListTools|BenchmarkSSEDelivery)$"},
 	{pkg: "./pkg/server/", bench: "^BenchmarkStoreAddedLatency$", benchtime: "150x"},
 	{pkg: "./tests/", bench: "^BenchmarkConcurrentSends$", benchtime: "1x"},
 	{pkg: "./pkg/server/", bench: "^BenchmarkAttachReplay$"},
 	{pkg: "./pkg/server/", bench: "^BenchmarkReplicaAbort$", benchtime: "100x", needs: "AGENTCORE_TEST_POSTGRES"},
-	{pkg: "./pkg/telemetry/", bench: "^(BenchmarkStep|BenchmarkObserverStep)$"},
+	{pkg: "./pkg/telemetry/", bench: "^(BenchmarkStep|BenchmarkObserverStep)$", longer: 3},
 	// GCMark in a process of its own: BenchmarkCountTiktoken leaves
 	// tiktoken-go's tables in that library's global cache, which would
 	// raise every GCMark variant's floor by tens of milliseconds.
@@ -241,6 +247,9 @@ func main() {
 			continue
 		}
 		bt := *benchtime
+		if d, err := time.ParseDuration(bt); err == nil && s.longer > 1 {
+			bt = (d * time.Duration(s.longer)).String()
+		}
 		if s.benchtime != "" {
 			bt = s.benchtime
 		}
