@@ -689,28 +689,131 @@ func echoOnce(b *testing.B, set *Set) time.Duration {
 // turns. It reports each side's median, and its plugin process's CPU time
 // per call (peer-cpu-µs), and limits/plain, the ratio of the medians: a
 // warm call must not get slower under limits.
+//
+// Where the limits are cgroups, a third side splits that ratio: a host
+// without limits whose plugin process the benchmark moves into cgroups of
+// the limited process's shape (beside its own, in the same hierarchies;
+// see moveBeside), with no limit set and nothing read by the host
+// (shaped). shaped/plain is what the kernel charges a process for being
+// in those cgroups; limits/shaped what the host's checks add.
 func BenchmarkLimitsWarmPaired(b *testing.B) {
 	plain, limited := pairedSides(b, Config{MaxIdle: 1})
-	sides := [2]*Set{plain, limited}
-	var ts [2]timings
-	var pids [2]int
-	var cpu0 [2]time.Duration
-	for side, s := range sides { // both processes started and their Sessions open
+	sides := []*Set{plain, limited}
+	names := []string{"plain", "limits"}
+	var pids []int
+	for _, s := range sides { // both processes started and their Sessions open
 		echoOnce(b, s)
-		pids[side] = pluginPid(b, s)
+		pids = append(pids, pluginPid(b, s))
+	}
+	shaped := benchHost(b, Config{MaxIdle: 1})
+	echoOnce(b, shaped)
+	if pid := pluginPid(b, shaped); moveBeside(b, pid, pids[1]) {
+		sides, names, pids = append(sides, shaped), append(names, "shaped"), append(pids, pid)
+	}
+	ts := make([]timings, len(sides))
+	cpu0 := make([]time.Duration, len(sides))
+	for side := range sides {
 		cpu0[side] = procCPU(b, pids[side])
 	}
 	for i := 0; b.Loop(); i++ {
-		for k := range 2 {
-			side := (i + k) % 2
+		for k := range sides {
+			side := (i + k) % len(sides)
 			ts[side] = append(ts[side], echoOnce(b, sides[side]))
 		}
 	}
-	for side, name := range []string{"plain", "limits"} {
+	for side, name := range names {
 		b.ReportMetric(ts[side].median(), name+"-median-µs")
 		b.ReportMetric(float64((procCPU(b, pids[side])-cpu0[side]).Nanoseconds())/1e3/float64(len(ts[side])), name+"-peer-cpu-µs")
 	}
 	b.ReportMetric(ts[1].median()/ts[0].median(), "limits/plain")
+	if len(sides) == 3 {
+		b.ReportMetric(ts[2].median()/ts[0].median(), "shaped/plain")
+		b.ReportMetric(ts[1].median()/ts[2].median(), "limits/shaped")
+	}
+}
+
+// moveBeside moves process pid into a cgroup of its own beside each cgroup
+// of process like that differs from pid's (the cgroups of a limits group):
+// in the same hierarchy, under the same parent, with no limit set. It
+// reports whether there was any (none under rlimits). At the benchmark's
+// end pid goes back to its cgroups and the new ones are removed.
+func moveBeside(b *testing.B, pid, like int) bool {
+	mounts := cgroupMounts(b)
+	own, theirs := procCgroups(b, pid), procCgroups(b, like)
+	moved := false
+	for hier, path := range theirs {
+		if own[hier] == path {
+			continue
+		}
+		mnt, ok := mounts[hier]
+		if !ok {
+			b.Fatalf("no mount of cgroup hierarchy %q", hier)
+		}
+		dir := filepath.Join(mnt, filepath.Dir(path), fmt.Sprintf("bench-shaped-%d", pid))
+		if err := os.Mkdir(dir, 0o755); err != nil {
+			b.Fatal(err)
+		}
+		back := filepath.Join(mnt, own[hier])
+		b.Cleanup(func() {
+			_ = os.WriteFile(filepath.Join(back, "cgroup.procs"), []byte(strconv.Itoa(pid)), 0)
+			_ = os.Remove(dir)
+		})
+		if err := os.WriteFile(filepath.Join(dir, "cgroup.procs"), []byte(strconv.Itoa(pid)), 0); err != nil {
+			b.Fatal(err)
+		}
+		moved = true
+	}
+	return moved
+}
+
+// procCgroups returns the cgroup of process pid in each hierarchy, keyed
+// by the hierarchy's controllers ("" for cgroup v2), from /proc/PID/cgroup.
+func procCgroups(b *testing.B, pid int) map[string]string {
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/cgroup", pid))
+	if err != nil {
+		b.Fatal(err)
+	}
+	m := map[string]string{}
+	for line := range strings.Lines(string(data)) {
+		if f := strings.SplitN(strings.TrimSpace(line), ":", 3); len(f) == 3 {
+			m[f[1]] = f[2]
+		}
+	}
+	return m
+}
+
+// cgroupMounts returns where each cgroup hierarchy of this process is
+// mounted, keyed as procCgroups keys them (a mount whose root is not "/"
+// is taken as the hierarchy's root seen from here).
+func cgroupMounts(b *testing.B) map[string]string {
+	data, err := os.ReadFile("/proc/self/mountinfo")
+	if err != nil {
+		b.Fatal(err)
+	}
+	m := map[string]string{}
+	for line := range strings.Lines(string(data)) {
+		pre, post, ok := strings.Cut(strings.TrimSpace(line), " - ")
+		if !ok {
+			continue
+		}
+		f, g := strings.Fields(pre), strings.Fields(post)
+		if len(f) < 5 || len(g) < 3 {
+			continue
+		}
+		switch g[0] {
+		case "cgroup2":
+			m[""] = f[4]
+		case "cgroup":
+			var ctrls []string
+			for _, o := range strings.Split(g[2], ",") {
+				if o != "rw" && o != "ro" && !strings.HasPrefix(o, "clone_children") && o != "noprefix" && !strings.HasPrefix(o, "release_agent=") {
+					ctrls = append(ctrls, o)
+				}
+			}
+			m[strings.Join(ctrls, ",")] = f[4]
+		}
+	}
+	return m
 }
 
 // BenchmarkLimitsColdPaired: a cold start to first result
