@@ -61,20 +61,26 @@ func (e Encoded) MarshalJSON() ([]byte, error) { return e, nil }
 // PrepareTool keeps its entry under protocol, so that the next request
 // offering it copies bytes instead of encoding anew.
 func EncodeTools(protocol string, tools []*schema.ToolInfo, entry func(t *schema.ToolInfo, params json.RawMessage) any) (Encoded, error) {
-	var buf bytes.Buffer
-	buf.WriteByte('[')
+	entries := make([]json.RawMessage, len(tools))
+	size := 2 + max(len(tools)-1, 0) // the brackets and commas
 	for i, t := range tools {
-		if i > 0 {
-			buf.WriteByte(',')
-		}
 		e, err := encodeTool(protocol, t, entry)
 		if err != nil {
 			return nil, err
 		}
-		buf.Write(e)
+		entries[i] = e
+		size += len(e)
 	}
-	buf.WriteByte(']')
-	return buf.Bytes(), nil
+	// One allocation of the list's size: it is copied again into the body.
+	buf := make([]byte, 0, size)
+	buf = append(buf, '[')
+	for i, e := range entries {
+		if i > 0 {
+			buf = append(buf, ',')
+		}
+		buf = append(buf, e...)
+	}
+	return append(buf, ']'), nil
 }
 
 func encodeTool(protocol string, t *schema.ToolInfo, entry func(*schema.ToolInfo, json.RawMessage) any) (json.RawMessage, error) {

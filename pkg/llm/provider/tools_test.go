@@ -2,7 +2,9 @@ package provider
 
 import (
 	"encoding/json"
+	"fmt"
 	"reflect"
+	"strings"
 	"testing"
 
 	"github.com/cloudwego/eino/schema"
@@ -89,5 +91,26 @@ func TestMarshalBodyEncoded(t *testing.T) {
 				t.Errorf("MarshalBody = %s, want %s", got, want)
 			}
 		})
+	}
+}
+
+// BenchmarkEncodeTools encodes the tools list of a request offering twelve
+// prepared tools, as every model request of an agent does.
+func BenchmarkEncodeTools(b *testing.B) {
+	var tools []*schema.ToolInfo
+	for i := range 12 {
+		ti := &schema.ToolInfo{Name: fmt.Sprintf("tool_%d", i), Desc: strings.Repeat("Does one thing well. ", 8)}
+		params := json.RawMessage(`{"type":"object","properties":{"path":{"type":"string","description":"` + strings.Repeat("a file ", 20) + `"}},"required":["path"]}`)
+		if err := PrepareTool(ti, params); err != nil {
+			b.Fatal(err)
+		}
+		tools = append(tools, ti)
+	}
+	mk := func(t *schema.ToolInfo, params json.RawMessage) any { return entry{Name: t.Name, Params: params} }
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := EncodeTools("chat", tools, mk); err != nil {
+			b.Fatal(err)
+		}
 	}
 }
