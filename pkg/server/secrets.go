@@ -29,6 +29,9 @@ type secrets struct {
 
 	mu  sync.RWMutex
 	set map[string]int
+	// asBytes holds the keys of set as bytes, made again when a key comes or
+	// goes: what a log line, which is bytes, is searched for.
+	asBytes [][]byte
 }
 
 func newSecrets(held ...string) *secrets {
@@ -46,24 +49,54 @@ func newSecrets(held ...string) *secrets {
 func (s *secrets) add(keys ...string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	changed := false
 	for _, k := range keys {
 		if len(k) >= minSecret {
 			s.set[k]++
+			changed = changed || s.set[k] == 1
 		}
 	}
+	if changed {
+		s.remake()
+	}
+}
+
+// remake makes s.asBytes again from s.set; s.mu is held.
+func (s *secrets) remake() {
+	s.asBytes = s.asBytes[:0]
+	for k := range s.set {
+		s.asBytes = append(s.asBytes, []byte(k))
+	}
+}
+
+// inBytes reports whether p holds a known secret.
+func (s *secrets) inBytes(p []byte) bool {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	for _, k := range s.asBytes {
+		if bytes.Contains(p, k) {
+			return true
+		}
+	}
+	return false
 }
 
 func (s *secrets) remove(keys ...string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	changed := false
 	for _, k := range keys {
 		if n, ok := s.set[k]; ok {
 			if n <= 1 {
 				delete(s.set, k)
+				changed = true
 			} else {
 				s.set[k] = n - 1
 			}
 		}
+	}
+	if changed {
+		s.remake()
 	}
 }
 
@@ -135,10 +168,10 @@ type redactingWriter struct {
 }
 
 func (r redactingWriter) Write(p []byte) (int, error) {
-	clean := r.s.redact(string(p))
-	if len(clean) == len(p) && clean == string(p) {
+	if !r.s.inBytes(p) { // most lines: no copy
 		return r.w.Write(p)
 	}
+	clean := r.s.redact(string(p))
 	if _, err := io.WriteString(r.w, clean); err != nil {
 		return 0, err
 	}

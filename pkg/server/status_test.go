@@ -125,4 +125,24 @@ func TestSecretsRedaction(t *testing.T) {
 	if b.String() != "log line with [redacted]\n" {
 		t.Errorf("writer wrote %q", b.String())
 	}
+	// The writer follows the secrets as they come and go.
+	for _, tc := range []struct {
+		add, remove string
+		line, want  string
+	}{
+		{line: "no secret here\n", want: "no secret here\n"},
+		{add: "sk-second-key", line: "sk-second-key twice sk-second-key\n", want: "[redacted] twice [redacted]\n"},
+		{remove: "sk-second-key", line: "sk-second-key\n", want: "sk-second-key\n"},
+	} {
+		if tc.add != "" {
+			s.add(tc.add)
+		}
+		if tc.remove != "" {
+			s.remove(tc.remove)
+		}
+		b.Reset()
+		if n, err := w.Write([]byte(tc.line)); err != nil || n != len(tc.line) || b.String() != tc.want {
+			t.Errorf("after add %q remove %q: writer wrote %q (%d, %v), want %q", tc.add, tc.remove, b.String(), n, err, tc.want)
+		}
+	}
 }
