@@ -154,8 +154,8 @@ bench:
 ## bench-report: the benchmarks behind the README's figures and their floors,
 ## measured in one run on this machine, printed as a table: every figure with
 ## a goal in issues 10, 12, 13, 14 and 16 beside its floor, the ratio and whether
-## the goal is met, and the machine (about 1.5 minutes once built; BENCHTIME=3s
-## for steadier). The PostgreSQL store is measured when AGENTCORE_TEST_POSTGRES
+## the goal is met, and the machine (about 2 minutes once built; BENCHTIME=3s,
+## about 3.5, for steadier). The PostgreSQL store is measured when AGENTCORE_TEST_POSTGRES
 ## names a database (a postgres:// URL).
 BENCHTIME ?= 1s
 bench-report:
