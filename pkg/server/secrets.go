@@ -3,6 +3,7 @@ package server
 import (
 	"bytes"
 	"io"
+	"slices"
 	"strings"
 	"sync"
 
@@ -29,8 +30,8 @@ type secrets struct {
 
 	mu  sync.RWMutex
 	set map[string]int
-	// asBytes holds the keys of set as bytes, made again when a key comes or
-	// goes: what a log line, which is bytes, is searched for.
+	// asBytes holds the keys of set as bytes, in no order: what a log line,
+	// which is bytes, is searched for.
 	asBytes [][]byte
 }
 
@@ -49,23 +50,13 @@ func newSecrets(held ...string) *secrets {
 func (s *secrets) add(keys ...string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	changed := false
 	for _, k := range keys {
 		if len(k) >= minSecret {
 			s.set[k]++
-			changed = changed || s.set[k] == 1
+			if s.set[k] == 1 {
+				s.asBytes = append(s.asBytes, []byte(k))
+			}
 		}
-	}
-	if changed {
-		s.remake()
-	}
-}
-
-// remake makes s.asBytes again from s.set; s.mu is held.
-func (s *secrets) remake() {
-	s.asBytes = s.asBytes[:0]
-	for k := range s.set {
-		s.asBytes = append(s.asBytes, []byte(k))
 	}
 }
 
@@ -84,19 +75,15 @@ func (s *secrets) inBytes(p []byte) bool {
 func (s *secrets) remove(keys ...string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	changed := false
 	for _, k := range keys {
 		if n, ok := s.set[k]; ok {
 			if n <= 1 {
 				delete(s.set, k)
-				changed = true
+				s.asBytes = slices.DeleteFunc(s.asBytes, func(b []byte) bool { return string(b) == k })
 			} else {
 				s.set[k] = n - 1
 			}
 		}
-	}
-	if changed {
-		s.remake()
 	}
 }
 
