@@ -739,85 +739,36 @@ func BenchmarkLimitsWarmPaired(b *testing.B) {
 // may not make or move into those cgroups (it logs why). At the benchmark's
 // end pid goes back to its cgroups and the new ones are removed.
 func moveBeside(b *testing.B, pid, like int) bool {
-	mounts := cgroupMounts(b)
-	own, theirs := procCgroups(b, pid), procCgroups(b, like)
+	own, err := limits.ProcessCgroups(pid)
+	if err != nil {
+		b.Fatal(err)
+	}
+	theirs, err := limits.ProcessCgroups(like)
+	if err != nil {
+		b.Fatal(err)
+	}
 	moved := false
-	for hier, path := range theirs {
-		if own[hier] == path {
+	for hier, dir := range theirs {
+		back := own[hier]
+		if back == dir || back == "" {
 			continue
 		}
-		mnt, ok := mounts[hier]
-		if !ok {
-			b.Logf("no shaped side: no mount of cgroup hierarchy %q", hier)
-			return false
-		}
-		dir := filepath.Join(mnt, filepath.Dir(path), fmt.Sprintf("bench-shaped-%d", pid))
-		if err := os.Mkdir(dir, 0o755); err != nil {
+		shaped := filepath.Join(filepath.Dir(dir), fmt.Sprintf("bench-shaped-%d", pid))
+		if err := os.Mkdir(shaped, 0o755); err != nil {
 			b.Logf("no shaped side: %v", err)
 			return false
 		}
-		back := filepath.Join(mnt, own[hier])
 		b.Cleanup(func() {
 			_ = os.WriteFile(filepath.Join(back, "cgroup.procs"), []byte(strconv.Itoa(pid)), 0)
-			_ = os.Remove(dir)
+			_ = os.Remove(shaped)
 		})
-		if err := os.WriteFile(filepath.Join(dir, "cgroup.procs"), []byte(strconv.Itoa(pid)), 0); err != nil {
+		if err := os.WriteFile(filepath.Join(shaped, "cgroup.procs"), []byte(strconv.Itoa(pid)), 0); err != nil {
 			b.Logf("no shaped side: %v", err)
 			return false
 		}
 		moved = true
 	}
 	return moved
-}
-
-// procCgroups returns the cgroup of process pid in each hierarchy, keyed
-// by the hierarchy's controllers ("" for cgroup v2), from /proc/PID/cgroup.
-func procCgroups(b *testing.B, pid int) map[string]string {
-	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/cgroup", pid))
-	if err != nil {
-		b.Fatal(err)
-	}
-	m := map[string]string{}
-	for line := range strings.Lines(string(data)) {
-		if f := strings.SplitN(strings.TrimSpace(line), ":", 3); len(f) == 3 {
-			m[f[1]] = f[2]
-		}
-	}
-	return m
-}
-
-// cgroupMounts returns where each cgroup hierarchy of this process is
-// mounted, keyed as procCgroups keys them (a mount whose root is not "/"
-// is taken as the hierarchy's root seen from here).
-func cgroupMounts(b *testing.B) map[string]string {
-	data, err := os.ReadFile("/proc/self/mountinfo")
-	if err != nil {
-		b.Fatal(err)
-	}
-	m := map[string]string{}
-	for line := range strings.Lines(string(data)) {
-		pre, post, ok := strings.Cut(strings.TrimSpace(line), " - ")
-		if !ok {
-			continue
-		}
-		f, g := strings.Fields(pre), strings.Fields(post)
-		if len(f) < 5 || len(g) < 3 {
-			continue
-		}
-		switch g[0] {
-		case "cgroup2":
-			m[""] = f[4]
-		case "cgroup":
-			var ctrls []string
-			for _, o := range strings.Split(g[2], ",") {
-				if o != "rw" && o != "ro" && !strings.HasPrefix(o, "clone_children") && o != "noprefix" && !strings.HasPrefix(o, "release_agent=") {
-					ctrls = append(ctrls, o)
-				}
-			}
-			m[strings.Join(ctrls, ",")] = f[4]
-		}
-	}
-	return m
 }
 
 // BenchmarkLimitsColdPaired: a cold start to first result

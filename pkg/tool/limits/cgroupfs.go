@@ -109,6 +109,35 @@ func (m mount) dirOf(p string) (string, bool) {
 	return filepath.Join(m.point, strings.TrimPrefix(p, root)), true
 }
 
+// ProcessCgroups returns the directory of process pid's cgroup in each
+// cgroup hierarchy mounted here, keyed by the hierarchy's controllers as
+// /proc/PID/cgroup lists them ("" for cgroup v2). A hierarchy not mounted
+// here, or whose mount does not hold the process's cgroup, is left out.
+func ProcessCgroups(pid int) (map[string]string, error) {
+	cgroups, err := os.ReadFile(fmt.Sprintf("/proc/%d/cgroup", pid))
+	if err != nil {
+		return nil, err
+	}
+	mountinfo, err := os.ReadFile("/proc/self/mountinfo")
+	if err != nil {
+		return nil, err
+	}
+	mounts := parseMountinfo(mountinfo)
+	dirs := map[string]string{}
+	for _, l := range parseProcCgroup(cgroups) {
+		for _, m := range mounts {
+			if m.v2 != (len(l.controllers) == 0) || !m.v2 && !has(m.controllers, l.controllers[0]) {
+				continue
+			}
+			if d, ok := m.dirOf(l.path); ok {
+				dirs[strings.Join(l.controllers, ",")] = d
+				break
+			}
+		}
+	}
+	return dirs, nil
+}
+
 func has(list []string, s string) bool {
 	for _, x := range list {
 		if x == s {

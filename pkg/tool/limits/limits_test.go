@@ -86,6 +86,32 @@ func TestFormatBytes(t *testing.T) {
 	}
 }
 
+// TestProcessCgroups: each cgroup directory found for this process lists
+// it in its cgroup.procs, and a v1 hierarchy is keyed by its controllers.
+func TestProcessCgroups(t *testing.T) {
+	dirs, err := ProcessCgroups(os.Getpid())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(dirs) == 0 {
+		t.Skip("no cgroup hierarchy mounted here")
+	}
+	self := strconv.Itoa(os.Getpid())
+	for hier, dir := range dirs {
+		data, err := os.ReadFile(filepath.Join(dir, "cgroup.procs"))
+		if err != nil {
+			t.Errorf("%q: %v", hier, err)
+			continue
+		}
+		if !slices.Contains(strings.Fields(string(data)), self) {
+			t.Errorf("%q: %s does not list this process", hier, dir)
+		}
+	}
+	if _, err := ProcessCgroups(1 << 30); err == nil {
+		t.Error("no error for a process that does not exist")
+	}
+}
+
 func TestParseProcFiles(t *testing.T) {
 	cg := parseProcCgroup([]byte("9:name=systemd:/\n4:memory:/process_api/abc\n2:cpu,cpuacct:/x\n0::/user.slice/a b\n"))
 	if len(cg) != 4 || !has(cg[2].controllers, "cpuacct") || cg[1].path != "/process_api/abc" || len(cg[3].controllers) != 0 || cg[3].path != "/user.slice/a b" {
