@@ -428,8 +428,10 @@ func serverMallocs(b *testing.B) float64 {
 // through agent-server streams six events (run started, model request,
 // delta, model response, step, result), one through the relay two; and
 // agent-server's model request is larger than the floor's and the relay's
-// (request-bytes: every tool's schema), which the fake model decodes on
-// these cores too.
+// (request-bytes: every tool's schema). The fake model and the router read
+// only the members they need (stream, model, messages), so that the load
+// does not spend these cores decoding schemas a real model decodes on its
+// own.
 func BenchmarkSendThroughput(b *testing.B) {
 	const n = 1000
 	var (

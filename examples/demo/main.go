@@ -38,7 +38,7 @@ func main() {
 // script is the model's part: first it asks for two tools, then it answers
 // with their results, each streamed in small pieces.
 func script(r *fakemodel.Request) fakemodel.Turn {
-	msgs, _ := r.JSON["messages"].([]any)
+	msgs, _ := r.JSON()["messages"].([]any)
 	var results []string
 	for _, m := range msgs {
 		if mm, _ := m.(map[string]any); mm["role"] == "tool" {

@@ -30,7 +30,7 @@ func compactionModel(srv *fakemodel.Server, main ...fakemodel.Turn) {
 	srv.Handle(func(r *fakemodel.Request) fakemodel.Turn {
 		mu.Lock()
 		defer mu.Unlock()
-		if r.JSON["model"] == "cheap" {
+		if r.JSON()["model"] == "cheap" {
 			c++
 			return fakemodel.Turn{
 				TextChunks: []string{fmt.Sprintf("SUMMARY %d: ", c), goal + "; two files done."},
@@ -68,7 +68,7 @@ func TestCompactionOncePerRound(t *testing.T) {
 	// One compaction before each round, never two in a row, never a loop.
 	var seq []string
 	for _, r := range srv.Requests() {
-		if r.JSON["model"] == "cheap" {
+		if r.JSON()["model"] == "cheap" {
 			seq = append(seq, "C")
 		} else {
 			seq = append(seq, "M")
@@ -85,8 +85,8 @@ func TestCompactionOncePerRound(t *testing.T) {
 	if system(creq) != compact.Instructions || !strings.Contains(compact.Instructions, "original goal") {
 		t.Fatalf("compaction system prompt:\n%s", system(creq))
 	}
-	if len(msgs) != 2 || !strings.Contains(text(msgs[1]["content"]), "user: "+goal) || creq.JSON["tools"] != nil {
-		t.Fatalf("compaction request %v", creq.JSON)
+	if len(msgs) != 2 || !strings.Contains(text(msgs[1]["content"]), "user: "+goal) || creq.JSON()["tools"] != nil {
+		t.Fatalf("compaction request %v", creq.JSON())
 	}
 
 	// The next main request has the summary in its system prompt.
@@ -243,8 +243,8 @@ func TestZeroInjectionWithoutTools(t *testing.T) {
 		t.Fatal(err)
 	}
 	req := srv.Requests()[0]
-	if got := system(req); got != "You are a test agent." || req.JSON["tools"] != nil {
-		t.Fatalf("system %q tools %v", got, req.JSON["tools"])
+	if got := system(req); got != "You are a test agent." || req.JSON()["tools"] != nil {
+		t.Fatalf("system %q tools %v", got, req.JSON()["tools"])
 	}
 }
 

@@ -141,9 +141,9 @@ func TestCustomToolCallKeptVerbatim(t *testing.T) {
 			if len(reqs) != 2 {
 				t.Fatalf("%d model requests, want 2", len(reqs))
 			}
-			in, callID, resultID := tt.sentBack(reqs[1].JSON)
+			in, callID, resultID := tt.sentBack(reqs[1].JSON())
 			if in != sql || callID != "call_sql" || resultID != "call_sql" {
-				t.Fatalf("sent back input %q for call %v, result for %v; request %v", in, callID, resultID, reqs[1].JSON)
+				t.Fatalf("sent back input %q for call %v, result for %v; request %v", in, callID, resultID, reqs[1].JSON())
 			}
 		})
 	}

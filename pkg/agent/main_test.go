@@ -199,7 +199,7 @@ func text(content any) string {
 // messages returns a chat request's messages.
 func messages(r *fakemodel.Request) []map[string]any {
 	var out []map[string]any
-	list, _ := r.JSON["messages"].([]any)
+	list, _ := r.JSON()["messages"].([]any)
 	for _, m := range list {
 		out = append(out, m.(map[string]any))
 	}
@@ -220,7 +220,7 @@ func system(r *fakemodel.Request) string {
 // toolNames returns the names of the tools a chat request offers.
 func toolNames(r *fakemodel.Request) []string {
 	var out []string
-	list, _ := r.JSON["tools"].([]any)
+	list, _ := r.JSON()["tools"].([]any)
 	for _, t := range list {
 		out = append(out, t.(map[string]any)["function"].(map[string]any)["name"].(string))
 	}

@@ -303,7 +303,7 @@ func TestPermission(t *testing.T) {
 					t.Fatalf("called %v; shell result %v", called, shell)
 				}
 				// The model reads the denial and the loop went on.
-				if !strings.Contains(srv.Requests()[1].JSON["messages"].([]any)[3].(map[string]any)["content"].(string), "not on a Sunday") {
+				if !strings.Contains(srv.Requests()[1].JSON()["messages"].([]any)[3].(map[string]any)["content"].(string), "not on a Sunday") {
 					t.Fatal("the denial did not reach the model")
 				}
 			} else if shell.GetError() || !strings.Contains(shell.GetOutput().GetJson(), "ran") {
@@ -584,7 +584,7 @@ func TestOverridesMergeProviderReplaced(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	j := srv.Requests()[0].JSON
+	j := srv.Requests()[0].JSON()
 	if j["model"] != "other-model" || j["temperature"] != 0.1 || j["top_p"] != nil || system(srv.Requests()[0]) != "You are a test agent." {
 		t.Fatalf("request %v", j)
 	}

@@ -75,7 +75,7 @@ func TestRun(t *testing.T) {
 	}
 
 	req := srv.Requests()[0]
-	j := req.JSON
+	j := req.JSON()
 	if j["model"] != "cheap" || req.Header.Get("Authorization") != "Bearer sk-cheap" {
 		t.Fatalf("model %v, auth %q", j["model"], req.Header.Get("Authorization"))
 	}

@@ -55,7 +55,7 @@ func TestSuppliedModel(t *testing.T) {
 			t.Errorf("stream %v: result %+v, %d deltas", stream, res, deltas)
 		}
 		req := srv.Requests()[0]
-		if req.JSON["model"] != "own-model" || req.JSON["temperature"] != 0.25 || req.JSON["tool_choice"] == nil || req.JSON["tools"] == nil {
+		if req.JSON()["model"] != "own-model" || req.JSON()["temperature"] != 0.25 || req.JSON()["tool_choice"] == nil || req.JSON()["tools"] == nil {
 			t.Errorf("request = %s", req.Body)
 		}
 		if strings.Contains(string(req.Body), "cache_control") {

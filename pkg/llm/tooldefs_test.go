@@ -74,7 +74,7 @@ func TestToolSetOnTheWire(t *testing.T) {
 				if _, err := c.Chat(context.Background(), Request{Config: cfg, Messages: hello(), ToolSet: set}); err != nil {
 					t.Fatal(err)
 				}
-				got := sentParams(t, p, srv.Requests()[i].JSON)
+				got := sentParams(t, p, srv.Requests()[i].JSON())
 				if !reflect.DeepEqual(got["temp"], want) {
 					t.Errorf("request %d: temp's schema = %v, want %v", i+1, got["temp"], want)
 				}

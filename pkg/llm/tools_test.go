@@ -67,7 +67,7 @@ func TestCapabilitiesOnTheWire(t *testing.T) {
 				if _, err := c.Chat(context.Background(), Request{Config: cfg, Messages: hello(), Tools: tt.tools}); err != nil {
 					t.Fatal(err)
 				}
-				body := srv.Requests()[0].JSON
+				body := srv.Requests()[0].JSON()
 				w := wires[p]
 				if w.tools(body) != tt.wantTools || w.toolChoice(body) != tt.wantChoice || w.output(body) != tt.wOut {
 					t.Errorf("tools %v choice %v output %v; want %v %v %v\n%s", w.tools(body), w.toolChoice(body), w.output(body),
@@ -130,7 +130,7 @@ func TestCacheOnTheWire(t *testing.T) {
 				}
 				req := srv.Requests()[0]
 				for k, want := range tt.wantField {
-					got, ok := req.JSON[k]
+					got, ok := req.JSON()[k]
 					if want == nil && ok || want != nil && got != want {
 						t.Errorf("%s = %v (present %v), want %v", k, got, ok, want)
 					}
@@ -143,7 +143,7 @@ func TestCacheOnTheWire(t *testing.T) {
 				if marks != wantMarks {
 					t.Errorf("%d cache_control marks, want %d", marks, wantMarks)
 				}
-				key, hasKey := req.JSON["prompt_cache_key"]
+				key, hasKey := req.JSON()["prompt_cache_key"]
 				wantKey := tt.cache.Enabled && (p == provider.ProtocolChat || p == provider.ProtocolResponses)
 				if hasKey != wantKey || wantKey && key != DefaultCacheKey(cfg.BaseURL, cfg.Model, cfg.System) {
 					t.Errorf("prompt_cache_key = %v (present %v), want present %v", key, hasKey, wantKey)
@@ -156,7 +156,7 @@ func TestCacheOnTheWire(t *testing.T) {
 // textModel is a chat-only endpoint: a request carrying native tools is
 // refused; otherwise it calls add once in text, then answers.
 func textModel(r *fakemodel.Request) fakemodel.Turn {
-	if _, ok := r.JSON["tools"]; ok {
+	if _, ok := r.JSON()["tools"]; ok {
 		return fakemodel.Turn{Status: 400, ErrorBody: `{"error":{"type":"invalid_request_error","message":"tools is not supported for this model"}}`}
 	}
 	if strings.Contains(string(r.Body), `tool_result name=\"add\"`) {
@@ -181,7 +181,7 @@ func TestTextMode(t *testing.T) {
 				t.Fatal(err)
 			}
 			req := srv.Requests()[0]
-			if wires[p].tools(req.JSON) || !strings.Contains(string(req.Body), "You are terse.") || !strings.Contains(string(req.Body), "## add") {
+			if wires[p].tools(req.JSON()) || !strings.Contains(string(req.Body), "You are terse.") || !strings.Contains(string(req.Body), "## add") {
 				t.Errorf("text mode request = %s", req.Body)
 			}
 			if !res.TextProtocol || res.Text != "I will add." || len(res.ToolCalls) != 1 || res.ToolCalls[0].GetName() != "add" ||
@@ -203,7 +203,7 @@ func TestTextMode(t *testing.T) {
 				t.Fatal(err)
 			}
 			body := string(srv.Requests()[1].Body)
-			if res2.Text != "The sum is 3." || len(res2.ToolCalls) != 0 || strings.Contains(body, id) || wires[p].tools(srv.Requests()[1].JSON) {
+			if res2.Text != "The sum is 3." || len(res2.ToolCalls) != 0 || strings.Contains(body, id) || wires[p].tools(srv.Requests()[1].JSON()) {
 				t.Errorf("second round: %+v\n%s", res2, body)
 			}
 			if !strings.Contains(body, `<tool_result name=\"add\">\n3\n</tool_result>`) || !strings.Contains(body, `\u003ctool_call\u003e`) && !strings.Contains(body, `<tool_call>`) {
@@ -226,7 +226,7 @@ func TestAutoMode(t *testing.T) {
 				t.Fatal(err)
 			}
 			reqs := srv.Requests()
-			if len(reqs) != 2 || !wires[p].tools(reqs[0].JSON) || wires[p].tools(reqs[1].JSON) {
+			if len(reqs) != 2 || !wires[p].tools(reqs[0].JSON()) || wires[p].tools(reqs[1].JSON()) {
 				t.Fatalf("%d requests", len(reqs))
 			}
 			if !res.TextProtocol || len(res.ToolCalls) != 1 || !c.TextProtocol(cfg) {
@@ -235,7 +235,7 @@ func TestAutoMode(t *testing.T) {
 			if _, err := c.Chat(context.Background(), Request{Config: cfg, Messages: hello(), Tools: []Tool{addTool}}); err != nil {
 				t.Fatal(err)
 			}
-			if reqs := srv.Requests(); len(reqs) != 3 || wires[p].tools(reqs[2].JSON) {
+			if reqs := srv.Requests(); len(reqs) != 3 || wires[p].tools(reqs[2].JSON()) {
 				t.Errorf("the remembered model was asked with native tools again (%d requests)", len(reqs))
 			}
 			other := *cfg
@@ -268,7 +268,7 @@ func TestAutoMode(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				if !wires[p].tools(srv.Requests()[0].JSON) {
+				if !wires[p].tools(srv.Requests()[0].JSON()) {
 					t.Errorf("%s: native tools not sent", mode)
 				}
 				read := len(res.ToolCalls) == 1 && res.Text == ""

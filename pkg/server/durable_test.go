@@ -215,7 +215,7 @@ func TestRestartInterruptsCutOffRunsAndRepairsTheirHistory(t *testing.T) {
 		t.Fatalf("resume: %v, %v", res, err)
 	}
 	reqs := model.Requests()
-	if last := reqs[len(reqs)-1].JSON["messages"].([]any); last[len(last)-1].(map[string]any)["role"] != "tool" {
+	if last := reqs[len(reqs)-1].JSON()["messages"].([]any); last[len(last)-1].(map[string]any)["role"] != "tool" {
 		t.Fatalf("the resumed request does not end with the repaired tool result")
 	}
 	if _, err := ag.SendWith(ctx, client.SendOptions{Resume: true}); reasonOf(err) != ReasonNothingToResume {
@@ -305,7 +305,7 @@ func TestDetachedRunIsFollowedWithAttach(t *testing.T) {
 // turn and answers text once the history holds the call's result.
 func callThenAnswer(tool, text string) func(*fakemodel.Request) fakemodel.Turn {
 	return func(r *fakemodel.Request) fakemodel.Turn {
-		if msgs := r.JSON["messages"].([]any); len(msgs) > 2 {
+		if msgs := r.JSON()["messages"].([]any); len(msgs) > 2 {
 			return fakemodel.Turn{Text: text}
 		}
 		return fakemodel.Turn{ToolCalls: []fakemodel.ToolCall{{ID: "c1", Name: tool, Arguments: `{}`}}}
@@ -421,7 +421,7 @@ func TestStopReachesADetachedRun(t *testing.T) {
 // holdOrAnswer is a model that holds its answer while the last user
 // message says "hold" (until the run stops) and answers others at once.
 func holdOrAnswer(r *fakemodel.Request) fakemodel.Turn {
-	msgs, _ := r.JSON["messages"].([]any)
+	msgs, _ := r.JSON()["messages"].([]any)
 	last, _ := msgs[len(msgs)-1].(map[string]any)
 	if text, _ := last["content"].(string); strings.HasPrefix(text, "hold") {
 		return fakemodel.Turn{Text: "held", StallAfter: 1}

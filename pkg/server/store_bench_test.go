@@ -67,7 +67,7 @@ func pct(d []time.Duration, p float64) float64 {
 func BenchmarkStoreAddedLatency(b *testing.B) {
 	model := fakemodel.StartTB(b)
 	model.Handle(func(r *fakemodel.Request) fakemodel.Turn {
-		if msgs, _ := r.JSON["messages"].([]any); len(msgs) > 2 {
+		if msgs, _ := r.JSON()["messages"].([]any); len(msgs) > 2 {
 			return fakemodel.Turn{TextChunks: []string{"the ", "tool ", "failed"}}
 		}
 		return fakemodel.Turn{ToolCalls: []fakemodel.ToolCall{{ID: "c1", Name: "missing_tool", Arguments: `{"x":1}`}}}

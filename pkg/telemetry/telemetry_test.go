@@ -97,7 +97,7 @@ func newSampledRig(t *testing.T, sampler sdktrace.Sampler, content bool) *rig {
 		fn := r.scriptStep
 		r.mu.Unlock()
 		steps := 0
-		msgs, _ := req.JSON["messages"].([]any)
+		msgs, _ := req.JSON()["messages"].([]any)
 		for _, m := range msgs {
 			if mm, _ := m.(map[string]any); mm["role"] == "assistant" {
 				steps++

@@ -125,7 +125,7 @@ var rows = []row{
 	{issue: "14", what: "concurrent Sends, N=1000, one model round each", unit: "sends/s", fig: "BenchmarkSendThroughput sends/s",
 		floor: "BenchmarkSendThroughput model-req/s", floorWhat: "the fake model alone, 1000 streamed requests at once (the issue's: system prompt and text only, 140 bytes)",
 		goal: "≥ 0.5×", met: ratioAtLeast(0.5), higherBetter: true},
-	{issue: "14", what: "… agent-server's model request in it (every tool's schema, which the fake model decodes on these cores)", unit: "bytes",
+	{issue: "14", what: "… agent-server's model request in it (every tool's schema; the fake model reads only the members it needs)", unit: "bytes",
 		fig: "BenchmarkSendThroughput request-bytes", goal: "(the floor's and the relay's: 140 bytes)"},
 	{issue: "14", what: "… floor: the bare relay (grpc-go Send in, one net/http SSE request out, no engine), N=1000", unit: "sends/s",
 		fig: "BenchmarkSendThroughput relay-sends/s", floor: "BenchmarkSendThroughput model-req/s", floorWhat: "the fake model alone, 1000 streamed requests at once",

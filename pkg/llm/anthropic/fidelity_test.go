@@ -83,7 +83,7 @@ func TestToolLoop(t *testing.T) {
 		Finish: provider.FinishStop, Raw: "end_turn", Input: 64 + 480, CacheRead: 480, Output: 41,
 	})
 	checkThinking(t, second, second.ReasoningContent, []string{"EqHwSignatureTurn2Block0=="})
-	sent := srv.Requests()[1].JSON["messages"]
+	sent := srv.Requests()[1].JSON()["messages"]
 	adaptertest.EqualJSON(t, "second request's messages", sent, `[
 		{"role":"user","content":[{"type":"text","text":"Weather in Paris?"}]},
 		{"role":"assistant","content":[

@@ -253,7 +253,7 @@ func TestOptionsOverConfig(t *testing.T) {
 	tm, _ := m.WithTools(tools)
 	adaptertest.Generate(t, tm, hello, model.WithTemperature(0.25), model.WithMaxTokens(64),
 		model.WithToolChoice(schema.ToolChoiceForced, "b"), model.WithStop([]string{"END"}))
-	body := srv.Requests()[0].JSON
+	body := srv.Requests()[0].JSON()
 	if body["temperature"] != 0.25 || body["max_tokens"] != 64.0 || !reflect.DeepEqual(body["stop"], []any{"END"}) {
 		t.Errorf("params %v %v %v", body["temperature"], body["max_tokens"], body["stop"])
 	}
@@ -349,7 +349,7 @@ func TestSDKOptions(t *testing.T) {
 				t.Fatal(err)
 			}
 			adaptertest.Generate(t, m, input)
-			body := srv.Requests()[0].JSON
+			body := srv.Requests()[0].JSON()
 			var roles []any
 			for _, msg := range body["messages"].([]any) {
 				roles = append(roles, msg.(map[string]any)["role"])

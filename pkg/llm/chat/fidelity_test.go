@@ -72,7 +72,7 @@ func TestCustomToolRoundTrip(t *testing.T) {
 	first := adaptertest.Generate(t, m, hello)
 	history := append(append([]*schema.Message{}, hello...), first, schema.ToolMessage("2 rows", "call_sqlQuery02"))
 	adaptertest.Generate(t, m, history)
-	msgs := srv.Requests()[1].JSON["messages"].([]any)
+	msgs := srv.Requests()[1].JSON()["messages"].([]any)
 	call := msgs[1].(map[string]any)["tool_calls"].([]any)[0].(map[string]any)
 	custom, _ := call["custom"].(map[string]any)
 	if call["type"] != "custom" || call["id"] != "call_sqlQuery02" || call["function"] != nil ||

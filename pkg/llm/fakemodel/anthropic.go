@@ -25,7 +25,8 @@ func (anthropicEncoder) protocol() provider.Protocol { return provider.ProtocolA
 func (anthropicEncoder) match(path string) bool { return path == "/messages" }
 
 func (anthropicEncoder) streaming(req *Request) bool {
-	b, _ := req.JSON["stream"].(bool)
+	var b bool
+	req.Field("stream", &b)
 	return b
 }
 

@@ -26,7 +26,8 @@ func (chatEncoder) protocol() provider.Protocol { return provider.ProtocolChat }
 func (chatEncoder) match(path string) bool { return path == "/chat/completions" }
 
 func (chatEncoder) streaming(req *Request) bool {
-	b, _ := req.JSON["stream"].(bool)
+	var b bool
+	req.Field("stream", &b)
 	return b
 }
 
@@ -69,7 +70,10 @@ func (e chatEncoder) events(req *Request, t Turn) []Event {
 		return append(out, Event{Data: mustJSON(chatErrorBody(t.StreamError.Type, t.StreamError.Message))})
 	}
 	out = append(out, e.chunk(req, chatDelta(map[string]any{}, t.finish()), nil))
-	if opts, _ := req.JSON["stream_options"].(map[string]any); opts != nil && opts["include_usage"] == true && t.Usage != nil {
+	var opts struct {
+		IncludeUsage bool `json:"include_usage"`
+	}
+	if req.Field("stream_options", &opts) && opts.IncludeUsage && t.Usage != nil {
 		out = append(out, e.chunk(req, []any{}, chatUsage(t.Usage)))
 	}
 	return append(out, Event{Data: "[DONE]"})

@@ -92,13 +92,49 @@ func TestRoutes(t *testing.T) {
 		}
 		reqs := srv.Requests()
 		got := reqs[len(reqs)-1]
-		if got.Protocol != tt.proto || got.Stream != tt.stream || got.Path != tt.path || got.JSON["model"] != "m" {
+		if got.Protocol != tt.proto || got.Stream != tt.stream || got.Path != tt.path || got.JSON()["model"] != "m" {
 			t.Errorf("%s: recorded %+v", tt.path, got)
 		}
 	}
 	resp := post(t, context.Background(), c, srv.URL+"/nope", `{}`)
 	if body := readBody(t, resp); resp.StatusCode != http.StatusNotFound || !strings.Contains(body, "nothing serves") {
 		t.Errorf("unknown path: %d %s", resp.StatusCode, body)
+	}
+}
+
+// TestRequestFields: a request's members read one by one (as the server
+// reads stream, stream_options and model) and its body decoded whole on
+// demand, for bodies that are an object, another JSON value, or no JSON.
+func TestRequestFields(t *testing.T) {
+	srv := fakemodel.StartTB(t)
+	c := newClient(t)
+	tests := []struct {
+		name     string
+		body     string
+		stream   bool // the reply is a stream
+		model    string
+		hasModel bool
+		object   bool // JSON() is not nil
+	}{
+		{"object", `{"model":"m","stream":true,"tools":[{"type":"function"}]}`, true, "m", true, true},
+		{"stream of another type", `{"model":"m","stream":"yes"}`, false, "m", true, true},
+		{"no stream", `{"model":"m"}`, false, "m", true, true},
+		{"model of another type", `{"model":7,"stream":false}`, false, "", false, true},
+		{"array", `[{"model":"m"}]`, false, "", false, false},
+		{"not JSON", `model=m`, false, "", false, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			srv.Push(fakemodel.Turn{Text: "ok"})
+			readBody(t, post(t, context.Background(), c, srv.URL+"/chat/completions", tt.body))
+			reqs := srv.Requests()
+			r := reqs[len(reqs)-1]
+			var model string
+			if r.Stream != tt.stream || r.Field("model", &model) != tt.hasModel || model != tt.model || (r.JSON() != nil) != tt.object {
+				t.Fatalf("stream %v, model %q (%v), JSON %v; want %v, %q (%v), object %v",
+					r.Stream, model, r.Field("model", &model), r.JSON(), tt.stream, tt.model, tt.hasModel, tt.object)
+			}
+		})
 	}
 }
 
@@ -114,7 +150,7 @@ func TestScript(t *testing.T) {
 
 	srv.Push(fakemodel.Turn{Text: "first"}, fakemodel.Turn{Text: "second"})
 	srv.Handle(func(r *fakemodel.Request) fakemodel.Turn {
-		return fakemodel.Turn{Text: "handled " + r.JSON["model"].(string)}
+		return fakemodel.Turn{Text: "handled " + r.JSON()["model"].(string)}
 	})
 	want := []string{"first", "second", "handled m", "handled m"}
 	for _, w := range want {

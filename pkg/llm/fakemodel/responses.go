@@ -23,7 +23,8 @@ func (responsesEncoder) protocol() provider.Protocol { return provider.ProtocolR
 func (responsesEncoder) match(path string) bool { return path == "/responses" }
 
 func (responsesEncoder) streaming(req *Request) bool {
-	b, _ := req.JSON["stream"].(bool)
+	var b bool
+	req.Field("stream", &b)
 	return b
 }
 

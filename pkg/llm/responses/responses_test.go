@@ -78,7 +78,7 @@ func TestReasoningRoundTrip(t *testing.T) {
 		first := adaptertest.Stream(t, m, hello)
 		history := append(append([]*schema.Message{}, hello...), first, schema.ToolMessage("ok", "call_1"))
 		adaptertest.Generate(t, m, history)
-		body := srv.Requests()[1].JSON
+		body := srv.Requests()[1].JSON()
 		input := body["input"].([]any)
 		want := []string{"message", "function_call", "function_call_output"}
 		if send {
@@ -114,7 +114,7 @@ func TestCustomToolRoundTrip(t *testing.T) {
 	first := adaptertest.Stream(t, m, hello)
 	history := append(append([]*schema.Message{}, hello...), first, schema.ToolMessage("42 rows", "call_custom_sql_001"))
 	adaptertest.Generate(t, m, history)
-	input := srv.Requests()[1].JSON["input"].([]any)
+	input := srv.Requests()[1].JSON()["input"].([]any)
 	call, out := input[1].(map[string]any), input[2].(map[string]any)
 	if call["type"] != "custom_tool_call" || call["input"] != "SELECT * FROM users WHERE age > 25" || call["call_id"] != "call_custom_sql_001" {
 		t.Errorf("call item %v", call)
