@@ -303,7 +303,7 @@ func (p *process) kill() {
 // leaves the rest of its limits group to the reaper, which kills what is
 // left of it after the reap (and cleanup waits for that): a tree that dies
 // with its process group then leaves its cgroup fit for reuse (see
-// limits.Group.Recycle). It never blocks.
+// limits.Group.Close). It never blocks.
 func (p *process) killProcessGroup() {
 	p.mu.Lock()
 	if p.pid > 0 && !p.reaped && !p.killed {

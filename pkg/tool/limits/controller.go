@@ -75,6 +75,10 @@ type Controller struct {
 	ino     *os.File
 	inoDone chan struct{}
 	watched map[int]*Group
+	// parked holds closed groups' cgroups kept for reuse, by their limits;
+	// nparked counts them (at most maxParked).
+	parked  map[Limits][]*parked
+	nparked int
 }
 
 // hierarchy is one cgroup v1 hierarchy the controller uses.
@@ -529,7 +533,8 @@ func removeTree(dir string, v2 bool) int {
 }
 
 // NewGroup makes a group with limits l (those the mechanism cannot enforce
-// are left out). With a cgroup mechanism it is a cgroup of its own.
+// are left out). With a cgroup mechanism it is a cgroup of its own: new,
+// or one that a closed group with the same limits left (see parked).
 func (c *Controller) NewGroup(l Limits) (*Group, error) {
 	l = c.Enforced(l)
 	g := &Group{c: c, limits: l, cgfd: -1, oomFd: -1, pidsFd: -1, changed: make(chan struct{}, 1)}
@@ -538,6 +543,17 @@ func (c *Controller) NewGroup(l Limits) (*Group, error) {
 	c.mu.Unlock()
 	if closed {
 		return nil, errors.New("limits: controller is closed")
+	}
+	if p := c.unpark(l); p != nil {
+		err := g.adopt(p)
+		if err == nil {
+			return g, nil
+		}
+		c.log.Debug("kept cgroups could not be reused; making new ones", "dir", p.dir, "error", err)
+		if rerr := c.release(p); rerr != nil {
+			c.log.Debug("could not remove kept cgroups", "dir", p.dir, "error", rerr)
+		}
+		g = &Group{c: c, limits: l, cgfd: -1, oomFd: -1, pidsFd: -1, changed: make(chan struct{}, 1)}
 	}
 	name := "p" + strconv.FormatUint(c.seq.Add(1), 10)
 	var err error
@@ -566,19 +582,20 @@ func (c *Controller) Close() error {
 	c.closed = true
 	ino, done := c.ino, c.inoDone
 	c.mu.Unlock()
+	perr := c.releaseParked()
 	if ino != nil {
 		ino.Close()
 		<-done
 	}
 	switch c.mech {
 	case Cgroup1:
-		return c.closeV1()
+		return errors.Join(perr, c.closeV1())
 	case Cgroup2:
 		if c.v2server == "" {
-			return os.Remove(c.v2base)
+			return errors.Join(perr, os.Remove(c.v2base))
 		}
 	}
-	return nil
+	return perr
 }
 
 func (c *Controller) closeV1() error {

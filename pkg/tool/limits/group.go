@@ -55,12 +55,19 @@ type Group struct {
 
 	breach atomic.Pointer[Breach] // set by watchers: a breach they saw and acted on
 	killed atomic.Bool            // Kill was called: a SIGKILL seen after it is the host's
+	// cgroupKilled: Kill wrote cgroup.kill. Such a cgroup is not reused:
+	// on Linux 6.18 (seen here) the kernel then kills every process cloned
+	// into it (CLONE_INTO_CGROUP) at once, for good.
+	cgroupKilled atomic.Bool
 	// cpuRlimit is the first process's RLIMIT_CPU soft limit in seconds
 	// (rlimit mechanism), set by WatchCPU; 0 when none.
 	cpuRlimit atomic.Uint64
-	watchers  []*os.File // closed by Close; their goroutines end then
-	wds       []int      // the group's watches in the controller's inotify instance
-	wg        sync.WaitGroup
+	// cpuBase is the cgroup's CPU account when the group took its cgroups
+	// over from an earlier one (reuse), 0 for new ones: CPU counts from it.
+	cpuBase  time.Duration
+	watchers []*os.File // closed by Close; their goroutines end then
+	wds      []int      // the group's watches in the controller's inotify instance
+	wg       sync.WaitGroup
 
 	// checkMu keeps Close from closing Check's descriptors under it: cgroup
 	// v1's OOM eventfd (its file is in watchers too) and pids.events
@@ -178,25 +185,9 @@ func (g *Group) initV1(name string) error {
 	if err := g.applyV1(g.limits, Limits{}); err != nil {
 		return err
 	}
-	// The v1 OOM notification: an eventfd registered for memory.oom_control.
-	efd, err := unix.Eventfd(0, unix.EFD_CLOEXEC|unix.EFD_NONBLOCK)
-	if err != nil {
+	if err := g.notifyOOM(); err != nil {
 		return err
 	}
-	ev := os.NewFile(uintptr(efd), "oom-eventfd")
-	ctl, err := os.Open(filepath.Join(g.dir, "memory.oom_control"))
-	if err != nil {
-		ev.Close()
-		return err
-	}
-	err = writeFile(filepath.Join(g.dir, "cgroup.event_control"), fmt.Sprintf("%d %d", efd, ctl.Fd()))
-	ctl.Close()
-	if err != nil {
-		ev.Close()
-		return err
-	}
-	g.oomFd = efd
-	g.watchOOM(ev)
 	if g.c.v1track != "" {
 		// The tree's cgroup v2 twin, forked into with the v1 ones: its
 		// cgroup.events is what Empty reads and Wait is woken by.
@@ -221,6 +212,31 @@ func (g *Group) initV1(name string) error {
 		// Kernels before 6.12 notify a refused fork; later ones leave it to Check.
 		return g.watchDirs(g.pidsDir)
 	}
+	return nil
+}
+
+// notifyOOM registers the cgroup v1 OOM notification of the group's
+// memory cgroup, an eventfd signalled for memory.oom_control, and starts
+// its watcher. Each tree has its own: Close closes it.
+func (g *Group) notifyOOM() error {
+	efd, err := unix.Eventfd(0, unix.EFD_CLOEXEC|unix.EFD_NONBLOCK)
+	if err != nil {
+		return err
+	}
+	ev := os.NewFile(uintptr(efd), "oom-eventfd")
+	ctl, err := os.Open(filepath.Join(g.dir, "memory.oom_control"))
+	if err != nil {
+		ev.Close()
+		return err
+	}
+	err = writeFile(filepath.Join(g.dir, "cgroup.event_control"), fmt.Sprintf("%d %d", efd, ctl.Fd()))
+	ctl.Close()
+	if err != nil {
+		ev.Close()
+		return err
+	}
+	g.oomFd = efd
+	g.watchOOM(ev)
 	return nil
 }
 
@@ -494,8 +510,11 @@ func CanRaiseHardRlimits() bool {
 func (g *Group) Kill() {
 	g.killed.Store(true)
 	g.mu.Lock()
-	pid := g.pid
+	pid, closed := g.pid, g.closed
 	g.mu.Unlock()
+	if closed {
+		return // its cgroups may hold another group's tree now
+	}
 	switch g.c.mech {
 	case Cgroup2:
 		if g.cgroupKill() {
@@ -522,6 +541,7 @@ func (g *Group) cgroupKill() bool {
 	if g.Empty() {
 		return true
 	}
+	g.cgroupKilled.Store(true)
 	if g.killer == nil {
 		return writeFile(filepath.Join(g.v2dir, "cgroup.kill"), "1") == nil
 	}
@@ -736,9 +756,10 @@ func (g *Group) record(b Breach) {
 	}
 }
 
-// Close stops the watchers and removes the group's cgroups. The tree must
-// be dead (Empty); a cgroup still holding a process is left in place and
-// its error returned.
+// Close stops the watchers and removes the group's cgroups, or hands them
+// to the controller for the next group with the same limits (see park):
+// the group must not be used after Close. The tree must be dead (Empty); a
+// cgroup still holding a process is left in place and its error returned.
 func (g *Group) Close() error {
 	g.mu.Lock()
 	if g.closed {
@@ -747,19 +768,40 @@ func (g *Group) Close() error {
 	}
 	g.closed = true
 	g.mu.Unlock()
+	// The watchers first: a breach one saw is then recorded.
 	g.checkMu.Lock()
 	pidsFd := g.pidsFd
 	g.oomFd, g.pidsFd = -1, -1
 	g.checkMu.Unlock()
-	g.c.removeWatches(g.wds)
 	for _, f := range g.watchers {
 		f.Close()
 	}
 	g.wg.Wait()
+	if g.reusable() {
+		g.c.parkWatches(g.wds)
+		return g.c.park(&parked{
+			limits: g.limits, dir: g.dir, v2dir: g.v2dir, pidsDir: g.pidsDir, cpuDir: g.cpuDir,
+			dirs: g.dirs, cgfd: g.cgfd, pidsFd: pidsFd, events: g.events, killer: g.killer, wds: g.wds,
+		})
+	}
+	g.c.removeWatches(g.wds)
 	if pidsFd >= 0 {
 		unix.Close(pidsFd)
 	}
 	return g.remove()
+}
+
+// reusable reports whether the group's cgroups may serve another tree:
+// they are cgroups, the tree is dead, no breach was seen or is counted
+// (so the next tree's counters start at zero), and no cgroup.kill was
+// written (see cgroupKilled): a tree that died with its process group,
+// as pkg/tool kills its plugins, leaves its cgroups fit for reuse.
+func (g *Group) reusable() bool {
+	if !g.Cgroup() || len(g.dirs) == 0 || g.breach.Load() != nil || g.cgroupKilled.Load() || !g.Empty() {
+		return false
+	}
+	k, _ := g.countersBreached()
+	return k == 0
 }
 
 func (g *Group) remove() error {

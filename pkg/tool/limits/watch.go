@@ -212,13 +212,8 @@ func (g *Group) readV1() (refused, oom bool) {
 // (v2 cpu.stat, v1 cpuacct), else the sum over its live processes and the
 // children they reaped (under rlimits: the first process's).
 func (g *Group) CPU() (time.Duration, error) {
-	switch {
-	case g.c.mech == Cgroup2:
-		us, err := readKeyed(g.dir+"/cpu.stat", "usage_usec")
-		return time.Duration(us) * time.Microsecond, err
-	case g.c.mech == Cgroup1 && g.cpuDir != "":
-		ns, err := readUint(g.cpuDir + "/cpuacct.usage")
-		return time.Duration(ns), err
+	if d, ok, err := g.cgroupCPU(); ok {
+		return d - g.cpuBase, err
 	}
 	var pids []int
 	if g.c.mech == Cgroup1 {
@@ -238,6 +233,20 @@ func (g *Group) CPU() (time.Duration, error) {
 		}
 	}
 	return time.Duration(ticks) * time.Second / clockTicks, nil
+}
+
+// cgroupCPU reads the cgroup's own CPU account, which counts every tree
+// its cgroups held; ok is false where there is none.
+func (g *Group) cgroupCPU() (d time.Duration, ok bool, err error) {
+	switch {
+	case g.c.mech == Cgroup2:
+		us, err := readKeyed(g.dir+"/cpu.stat", "usage_usec")
+		return time.Duration(us) * time.Microsecond, true, err
+	case g.c.mech == Cgroup1 && g.cpuDir != "":
+		ns, err := readUint(g.cpuDir + "/cpuacct.usage")
+		return time.Duration(ns), true, err
+	}
+	return 0, false, nil
 }
 
 // clockTicks is USER_HZ, the unit of /proc/PID/stat times: 100 on every
