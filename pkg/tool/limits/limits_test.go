@@ -826,7 +826,9 @@ func TestStaleV1SubtreeIsKilledAndRemoved(t *testing.T) {
 // spare per plugin), so a cold start pays running-µs over the plain fork's
 // start-µs (StartThen's started, called once the process runs; start-µs
 // adds the forking thread's way back out of the v1 cgroups); make-µs and
-// remove-µs happen off its path.
+// remove-µs happen off its path: reused, the cgroups a closed group left
+// (the way a plugin's processes follow one another), fresh, new ones each
+// time (limits no closed group had).
 func BenchmarkGroup(b *testing.B) {
 	c, err := New(Options{})
 	if err != nil {
@@ -854,33 +856,42 @@ func BenchmarkGroup(b *testing.B) {
 		}
 		b.ReportMetric(median(starts), "start-µs")
 	})
-	b.Run(string(c.Mechanism()), func(b *testing.B) {
-		var made, running, starts, removed []time.Duration
-		for b.Loop() {
-			t0 := time.Now()
-			g, err := c.NewGroup(Limits{Memory: 1 << 30, Processes: 1024})
-			if err != nil {
-				b.Fatal(err)
+	for _, side := range []struct {
+		name  string
+		fresh bool
+	}{{"reused", false}, {"fresh", true}} {
+		b.Run(string(c.Mechanism())+"/"+side.name, func(b *testing.B) {
+			var made, running, starts, removed []time.Duration
+			for i := 0; b.Loop(); i++ {
+				l := Limits{Memory: 1 << 30, Processes: 1024}
+				if side.fresh { // limits no closed group had: nothing to reuse
+					l.Memory += uint64(i+1) << 12
+				}
+				t0 := time.Now()
+				g, err := c.NewGroup(l)
+				if err != nil {
+					b.Fatal(err)
+				}
+				made = append(made, time.Since(t0))
+				cmd := exec.Command(truePath)
+				t1 := time.Now()
+				if err := g.StartThen(cmd, func(error) { running = append(running, time.Since(t1)) }); err != nil {
+					b.Fatal(err)
+				}
+				starts = append(starts, time.Since(t1))
+				_ = cmd.Wait()
+				t2 := time.Now()
+				if err := g.Close(); err != nil {
+					b.Fatal(err)
+				}
+				removed = append(removed, time.Since(t2))
 			}
-			made = append(made, time.Since(t0))
-			cmd := exec.Command(truePath)
-			t1 := time.Now()
-			if err := g.StartThen(cmd, func(error) { running = append(running, time.Since(t1)) }); err != nil {
-				b.Fatal(err)
-			}
-			starts = append(starts, time.Since(t1))
-			_ = cmd.Wait()
-			t2 := time.Now()
-			if err := g.Close(); err != nil {
-				b.Fatal(err)
-			}
-			removed = append(removed, time.Since(t2))
-		}
-		b.ReportMetric(median(made), "make-µs")
-		b.ReportMetric(median(running), "running-µs")
-		b.ReportMetric(median(starts), "start-µs")
-		b.ReportMetric(median(removed), "remove-µs")
-	})
+			b.ReportMetric(median(made), "make-µs")
+			b.ReportMetric(median(running), "running-µs")
+			b.ReportMetric(median(starts), "start-µs")
+			b.ReportMetric(median(removed), "remove-µs")
+		})
+	}
 }
 
 // BenchmarkCheck: what Check adds to every call of a tool under limits (the
