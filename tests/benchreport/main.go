@@ -170,7 +170,7 @@ var rows = []row{
 	{issue: "10", what: "… the warm call under limits against that one", unit: "µs",
 		fig: "BenchmarkLimitsWarmPaired limits-median-µs", floor: "BenchmarkLimitsWarmPaired shaped-median-µs", floorWhat: "the same cgroups, nothing read, same iterations",
 		goal: "(the host's checks: under cgroup v1 a read of pids.events per call)"},
-	{issue: "10", what: "cold start under limits (cgroups made, process born in them), p50", unit: "µs", fig: "BenchmarkLimitsColdPaired limits-median-µs",
+	{issue: "10", what: "cold start under limits (cgroups made or reused, process born in them), p50", unit: "µs", fig: "BenchmarkLimitsColdPaired limits-median-µs",
 		floor: "BenchmarkLimitsColdPaired plain-median-µs", floorWhat: "the cold start without limits, same iterations",
 		goal: "≤ +500 µs", met: func(fig, floor float64) bool { return fig-floor <= 500 }, delta: true},
 	{issue: "10", what: "cancel → call returns under limits (group known empty), p50", unit: "µs", fig: "BenchmarkKillToResultLimits median-µs",
