@@ -150,6 +150,48 @@ func TestLimitPolicy(t *testing.T) {
 	}
 }
 
+// TestColdStartsReuseCgroups: with no idle process kept, every call starts
+// a plugin process of its own, and a process whose tree died with its
+// process group leaves its cgroups to a later one: among five cold calls
+// under a cgroup mechanism, a later call runs in the cgroups of an earlier
+// one (limits.Group.Close), and every call works.
+func TestColdStartsReuseCgroups(t *testing.T) {
+	c, err := limits.New(limits.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Mechanism() != limits.Cgroup1 && c.Mechanism() != limits.Cgroup2 {
+		c.Close()
+		t.Skipf("no cgroups here: %s", c)
+	}
+	h := newHost(t, Config{Limits: c, MaxIdle: -1, LimitPolicy: LimitPolicy{Default: limits.Limits{Memory: 1 << 30, Processes: 1024}}})
+	t.Cleanup(func() {
+		h.Close()
+		if err := c.Close(); err != nil {
+			t.Errorf("limits controller Close: %v", err)
+		}
+	})
+	set := scan(t, h, dirs.good)
+	seen := map[string]int{}
+	reused := false
+	for i := range 5 {
+		res := set.Execute(context.Background(), "cgroup", nil, Options{})
+		if res.Error {
+			t.Fatalf("call %d: %s", i, OutputText(res.Output))
+		}
+		lines := OutputText(res.Output)
+		if j, ok := seen[lines]; ok {
+			t.Logf("call %d ran in the cgroups of call %d", i, j)
+			reused = true
+		}
+		seen[lines] = i
+		quiesce(set) // the call's process gone, its group closed
+	}
+	if !reused {
+		t.Fatalf("five cold calls, five sets of cgroups: %v", seen)
+	}
+}
+
 // TestSetsidDaemonDiesWithTheCall: a daemon that left the plugin's process
 // group is dead when the killed call's result arrives, under each cgroup
 // mechanism this machine has (the result waits for the group to be empty,

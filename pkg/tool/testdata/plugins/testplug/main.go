@@ -119,6 +119,10 @@ func main() {
 		tool.New("pid", "Returns the plugin's process id.", func(context.Context, empty, tool.Emit) (any, error) {
 			return os.Getpid(), nil
 		}),
+		tool.New("cgroup", "Returns the plugin's /proc/self/cgroup.", func(context.Context, empty, tool.Emit) (any, error) {
+			b, err := os.ReadFile("/proc/self/cgroup")
+			return string(b), err
+		}),
 		tool.New("env", "Returns the plugin's environment.", func(context.Context, empty, tool.Emit) (any, error) {
 			return os.Environ(), nil
 		}),
