@@ -537,7 +537,10 @@ func removeTree(dir string, v2 bool) int {
 // or one that a closed group with the same limits left (see parked).
 func (c *Controller) NewGroup(l Limits) (*Group, error) {
 	l = c.Enforced(l)
-	g := &Group{c: c, limits: l, cgfd: -1, oomFd: -1, pidsFd: -1, changed: make(chan struct{}, 1)}
+	fresh := func() *Group {
+		return &Group{c: c, limits: l, cgfd: -1, oomFd: -1, pidsFd: -1, changed: make(chan struct{}, 1)}
+	}
+	g := fresh()
 	c.mu.Lock()
 	closed := c.closed
 	c.mu.Unlock()
@@ -553,7 +556,7 @@ func (c *Controller) NewGroup(l Limits) (*Group, error) {
 		if rerr := c.release(p); rerr != nil {
 			c.log.Debug("could not remove kept cgroups", "dir", p.dir, "error", rerr)
 		}
-		g = &Group{c: c, limits: l, cgfd: -1, oomFd: -1, pidsFd: -1, changed: make(chan struct{}, 1)}
+		g = fresh()
 	}
 	name := "p" + strconv.FormatUint(c.seq.Add(1), 10)
 	var err error
