@@ -130,7 +130,8 @@ func buildRequest(cfg provider.Config, call provider.Call, input []*schema.Messa
 		if err != nil {
 			return nil, err
 		}
-		body["tools"] = provider.Encoded(`[{"functionDeclarations":` + string(decls) + `}]`)
+		decls.Prefix, decls.Suffix = `[{"functionDeclarations":`, `}]`
+		body["tools"] = decls
 		if fc := callingConfig(call.ToolChoice); fc != nil {
 			toolConfig["functionCallingConfig"] = fc
 		}

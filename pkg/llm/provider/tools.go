@@ -55,32 +55,71 @@ type Encoded []byte
 // MarshalJSON returns e as it is.
 func (e Encoded) MarshalJSON() ([]byte, error) { return e, nil }
 
-// EncodeTools returns the tools list of a request: the JSON array of each
-// tool's entry, made by entry from the tool and its parameters (nil when it
-// takes none) and encoded with encoding/json. A tool prepared with
-// PrepareTool keeps its entry under protocol, so that the next request
-// offering it copies bytes instead of encoding anew.
-func EncodeTools(protocol string, tools []*schema.ToolInfo, entry func(t *schema.ToolInfo, params json.RawMessage) any) (Encoded, error) {
+// EncodeTools returns the tools list of a request: each tool's entry, made
+// by entry from the tool and its parameters (nil when it takes none) and
+// encoded with encoding/json. A tool prepared with PrepareTool keeps its
+// entry under protocol, so that the next request offering it copies bytes
+// instead of encoding anew.
+func EncodeTools(protocol string, tools []*schema.ToolInfo, entry func(t *schema.ToolInfo, params json.RawMessage) any) (ToolList, error) {
 	entries := make([]json.RawMessage, len(tools))
-	size := 2 + max(len(tools)-1, 0) // the brackets and commas
 	for i, t := range tools {
 		e, err := encodeTool(protocol, t, entry)
 		if err != nil {
-			return nil, err
+			return ToolList{}, err
 		}
 		entries[i] = e
-		size += len(e)
 	}
-	// One allocation of the list's size: it is copied again into the body.
-	buf := make([]byte, 0, size)
-	buf = append(buf, '[')
-	for i, e := range entries {
+	return ToolList{Entries: entries}, nil
+}
+
+// ToolList is a tools list whose entries are encoded already: a JSON array
+// of them, inside Prefix and Suffix when a protocol wraps it (Gemini's
+// [{"functionDeclarations": ...}]). MarshalBody writes a top-level ToolList
+// entry by entry into the body, where a joined list would be one more copy
+// of every schema per request.
+type ToolList struct {
+	Prefix, Suffix string
+	Entries        []json.RawMessage
+}
+
+// MarshalJSON returns the list as one JSON text.
+func (l ToolList) MarshalJSON() ([]byte, error) { return l.appendTo(make([]byte, 0, l.size())), nil }
+
+// size is the length of the list's JSON text.
+func (l ToolList) size() int {
+	n := len(l.Prefix) + len(l.Suffix) + 2 + max(len(l.Entries)-1, 0) // the brackets and commas
+	for _, e := range l.Entries {
+		n += len(e)
+	}
+	return n
+}
+
+func (l ToolList) appendTo(b []byte) []byte {
+	b = append(b, l.Prefix...)
+	b = append(b, '[')
+	for i, e := range l.Entries {
 		if i > 0 {
-			buf = append(buf, ',')
+			b = append(b, ',')
 		}
-		buf = append(buf, e...)
+		b = append(b, e...)
 	}
-	return append(buf, ']'), nil
+	b = append(b, ']')
+	return append(b, l.Suffix...)
+}
+
+// verbatim is a body value encoded already, which marshalMap writes as it is.
+type verbatim interface {
+	size() int
+	appendTo([]byte) []byte
+}
+
+func (e Encoded) size() int { return max(len(e), len("null")) }
+
+func (e Encoded) appendTo(b []byte) []byte {
+	if len(e) == 0 {
+		return append(b, "null"...)
+	}
+	return append(b, e...)
 }
 
 func encodeTool(protocol string, t *schema.ToolInfo, entry func(*schema.ToolInfo, json.RawMessage) any) (json.RawMessage, error) {
@@ -116,8 +155,8 @@ func encodeTool(protocol string, t *schema.ToolInfo, entry func(*schema.ToolInfo
 const bodyKeys = 24
 
 // marshalMap encodes a map body as encoding/json does (keys in sorted
-// order, then values compact without HTML escaping), its Encoded values
-// copied in as they are, their keys last. It writes the object itself and
+// order, then values compact without HTML escaping), its Encoded and
+// ToolList values copied in as they are, their keys last. It writes the object itself and
 // encodes each key and value into the same buffer, where encoding/json's
 // map encoder would copy every key and value through reflection and sort
 // them in a slice of its own.
@@ -126,9 +165,9 @@ func marshalMap(body map[string]any) ([]byte, error) {
 	keys, encoded := kbuf[:0], ebuf[:0]
 	size := 512 // room for the rest of a short request: one allocation, not one per doubling
 	for k, v := range body {
-		if e, ok := v.(Encoded); ok {
+		if e, ok := v.(verbatim); ok {
 			encoded = append(encoded, k)
-			size += len(k) + len(e) + 4
+			size += len(k) + e.size() + 4
 		} else {
 			keys = append(keys, k)
 		}
@@ -174,11 +213,7 @@ func marshalMap(body map[string]any) ([]byte, error) {
 		if err := key(k); err != nil {
 			return nil, err
 		}
-		if v := body[k].(Encoded); len(v) > 0 {
-			buf.Write(v)
-		} else {
-			buf.WriteString("null")
-		}
+		buf.Write(body[k].(verbatim).appendTo(buf.AvailableBuffer()))
 	}
 	buf.WriteByte('}')
 	return buf.Bytes(), nil

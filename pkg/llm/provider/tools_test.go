@@ -25,15 +25,16 @@ func TestEncodeToolsKeepsEntries(t *testing.T) {
 	plain := &schema.ToolInfo{Name: "now"}
 	tools := []*schema.ToolInfo{prepared, plain}
 	calls := map[string]int{}
-	encode := func(protocol string) Encoded {
+	encode := func(protocol string) []byte {
 		t.Helper()
-		out, err := EncodeTools(protocol, tools, func(t *schema.ToolInfo, params json.RawMessage) any {
+		list, err := EncodeTools(protocol, tools, func(t *schema.ToolInfo, params json.RawMessage) any {
 			calls[protocol+"/"+t.Name]++
 			return entry{Name: t.Name, Params: params}
 		})
 		if err != nil {
 			t.Fatal(err)
 		}
+		out, _ := list.MarshalJSON()
 		return out
 	}
 	first := encode("a")
@@ -54,8 +55,9 @@ func TestEncodeToolsKeepsEntries(t *testing.T) {
 	}
 }
 
-// TestMarshalBodyEncoded checks that Encoded values are copied into a body
-// as they are and the result is the JSON encoding/json would make.
+// TestMarshalBodyEncoded checks that Encoded and ToolList values are copied
+// into a body as they are and the result is the JSON encoding/json would
+// make.
 func TestMarshalBodyEncoded(t *testing.T) {
 	tests := []struct {
 		name string
@@ -64,6 +66,10 @@ func TestMarshalBodyEncoded(t *testing.T) {
 		{"with other fields", map[string]any{"model": "m<&>", "tools": Encoded(`[{"a":1}]`), "n": 2}},
 		{"alone", map[string]any{"tools": Encoded(`[]`)}},
 		{"two", map[string]any{"z": Encoded(`{"b":[1,2]}`), "a": Encoded(`true`), "m": "x"}},
+		{"empty", map[string]any{"z": Encoded(nil), "m": "x"}},
+		{"tool list", map[string]any{"tools": ToolList{Entries: []json.RawMessage{[]byte(`{"a":1}`), []byte(`{"b":2}`)}}, "model": "m"}},
+		{"wrapped tool list", map[string]any{"tools": ToolList{Prefix: `[{"d":`, Suffix: `}]`, Entries: []json.RawMessage{[]byte(`{"a":1}`)}}, "n": 1}},
+		{"no tools", map[string]any{"tools": ToolList{}, "stream": true}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -73,8 +79,9 @@ func TestMarshalBodyEncoded(t *testing.T) {
 			}
 			plain := map[string]any{}
 			for k, v := range tt.body {
-				if e, ok := v.(Encoded); ok {
-					v = json.RawMessage(e)
+				if e, ok := v.(json.Marshaler); ok {
+					text, _ := e.MarshalJSON()
+					v = json.RawMessage(text)
 				}
 				plain[k] = v
 			}
@@ -95,7 +102,8 @@ func TestMarshalBodyEncoded(t *testing.T) {
 }
 
 // BenchmarkEncodeTools encodes the tools list of a request offering twelve
-// prepared tools, as every model request of an agent does.
+// prepared tools and the body it goes into, as every model request of an
+// agent does.
 func BenchmarkEncodeTools(b *testing.B) {
 	var tools []*schema.ToolInfo
 	for i := range 12 {
@@ -109,7 +117,12 @@ func BenchmarkEncodeTools(b *testing.B) {
 	mk := func(t *schema.ToolInfo, params json.RawMessage) any { return entry{Name: t.Name, Params: params} }
 	b.ReportAllocs()
 	for b.Loop() {
-		if _, err := EncodeTools("chat", tools, mk); err != nil {
+		list, err := EncodeTools("chat", tools, mk)
+
+		if err != nil {
+			b.Fatal(err)
+		}
+		if _, err := MarshalBody(map[string]any{"model": "m", "stream": true, "tools": list}); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -68,7 +68,7 @@ func ReadBody(ctx context.Context, resp *http.Response) ([]byte, error) {
 }
 
 // MarshalBody encodes a request body as compact JSON without HTML escaping.
-// Top-level Encoded values of a map body are copied in as they are.
+// Top-level Encoded and ToolList values of a map body are copied in as they are.
 func MarshalBody(body any) ([]byte, error) {
 	var data []byte
 	var err error

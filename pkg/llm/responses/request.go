@@ -165,7 +165,7 @@ func buildRequest(cfg provider.Config, call provider.Call, input []*schema.Messa
 // package encodes are all function tools; custom tools come in a tools
 // list given in provider.Body or the vendor options (which replace ours).
 func customTools(tools any) map[string]bool {
-	if _, ours := tools.(provider.Encoded); ours || tools == nil {
+	if _, ours := tools.(provider.ToolList); ours || tools == nil {
 		return nil
 	}
 	data, err := json.Marshal(tools)
