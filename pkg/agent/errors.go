@@ -69,11 +69,13 @@ func (v *violations) add(field, format string, args ...any) {
 // addErr adds the violations of a config or history error, its history
 // paths under prefix; other errors are returned.
 func (v *violations) addErr(err error, prefix string) error {
+	if err == nil {
+		return nil // before the targets, which escape to the heap: three allocations a send
+	}
 	var ce *llm.ConfigError
 	var he *history.ValidationError
 	var ve *ValidationError
 	switch {
-	case err == nil:
 	case errors.As(err, &ce):
 		for _, f := range ce.Violations {
 			*v = append(*v, FieldViolation{Field: f.Field, Description: f.Description})
