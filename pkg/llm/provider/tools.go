@@ -156,10 +156,10 @@ const bodyKeys = 24
 
 // marshalMap encodes a map body as encoding/json does (keys in sorted
 // order, then values compact without HTML escaping), its Encoded and
-// ToolList values copied in as they are, their keys last. It writes the object itself and
-// encodes each key and value into the same buffer, where encoding/json's
-// map encoder would copy every key and value through reflection and sort
-// them in a slice of its own.
+// ToolList values copied in as they are, their keys last. It writes the
+// object itself and encodes each key and value into the same buffer, where
+// encoding/json's map encoder would copy every key and value through
+// reflection and sort them in a slice of its own.
 func marshalMap(body map[string]any) ([]byte, error) {
 	var kbuf, ebuf [bodyKeys]string
 	keys, encoded := kbuf[:0], ebuf[:0]
