@@ -147,7 +147,7 @@ func settings() []Setting {
 			Usage: "idle processes kept per plugin binary for reuse",
 			ptr:   func(c *Config) any { return &c.MaxIdlePlugins }},
 		{Flag: "min-idle-plugins", Env: "AGENTCORE_MIN_IDLE_PLUGINS", File: "min_idle_plugins", Default: "1",
-			Usage: "idle processes per plugin binary started ahead, at load and after a kill, timeout or crash, so the next call is warm (0: none)",
+			Usage: "idle processes per plugin binary started ahead, at load and after a kill, timeout or crash, so the next call is warm (0: none); a call made before the replacement is up waits for it",
 			ptr:   func(c *Config) any { return &c.MinIdlePlugins }},
 		{Flag: "plugin-gomaxprocs", Env: "AGENTCORE_PLUGIN_GOMAXPROCS", File: "plugin_gomaxprocs", Default: "1",
 			Usage: "GOMAXPROCS of plugin processes: a process serves one call at a time, and one spares a Go plugin the runtime's hand-offs between cores on each call (0: as agent-server's environment has it, else one per CPU)",
