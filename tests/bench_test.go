@@ -21,6 +21,7 @@ import (
 
 	"github.com/agentcore/agentcore/pkg/llm/fakemodel"
 	"github.com/agentcore/agentcore/pkg/tool"
+	"github.com/agentcore/agentcore/pkg/tool/limits"
 	agentv1 "github.com/agentcore/agentcore/proto/agentcore/v1"
 	"github.com/agentcore/agentcore/sdk/client"
 )
@@ -518,7 +519,11 @@ func BenchmarkSendThroughput(b *testing.B) {
 // a run (the model asks for add at every step; the duration is the tool
 // result event's) with the same call made alone from this process on its own
 // host over the same plugin after 1 ms of idle, both as the host measures a
-// call (Result.Duration).
+// call (Result.Duration). The alone calls go in blocks to two hosts: one
+// with agent-server's default tool limits (alone-limits: 1 GiB of memory,
+// 1024 processes, by the best mechanism here, as the server's calls run),
+// and one without limits (alone), whose difference BenchmarkLimitsWarmPaired
+// measures as issue 10's cost.
 func BenchmarkToolCallInRun(b *testing.B) {
 	const steps = 10
 	system := suite.router.add(b, func(step int, _ *fakemodel.Request) fakemodel.Turn {
@@ -539,25 +544,44 @@ func BenchmarkToolCallInRun(b *testing.B) {
 		_ = a.SetHistory(context.Background(), nil)
 	}
 	run()
-	h := tool.NewHost(tool.Config{})
-	defer h.Close()
-	set, err := h.Scan(context.Background(), filepath.Join(suite.plugins, "math"))
+	ctl, err := limits.New(limits.Options{})
 	if err != nil {
 		b.Fatal(err)
 	}
+	defer ctl.Close()
+	math := func(cfg tool.Config) *tool.Set {
+		h := tool.NewHost(cfg)
+		b.Cleanup(func() { h.Close() })
+		set, err := h.Scan(context.Background(), filepath.Join(suite.plugins, "math"))
+		if err != nil {
+			b.Fatal(err)
+		}
+		return set
+	}
+	plain := math(tool.Config{})
+	limited := math(tool.Config{Limits: ctl, LimitPolicy: tool.LimitPolicy{Default: limits.Limits{Memory: 1 << 30, Processes: 1024}}})
 	input := json.RawMessage(`{"a":1,"b":2}`)
-	var alone []time.Duration
+	var alone, aloneLimits []time.Duration
 	inRun = inRun[:0]
 	b.ResetTimer()
 	for range b.N {
 		run()
-		for range steps {
-			time.Sleep(time.Millisecond)
-			res := set.Execute(context.Background(), "add", input, tool.Options{})
-			if res.Error {
-				b.Fatal(tool.OutputText(res.Output))
+		for _, side := range []struct {
+			set *tool.Set
+			d   *[]time.Duration
+		}{{plain, &alone}, {limited, &aloneLimits}} {
+			// A block per host, its first call not counted: each counted
+			// call comes 1 ms after its process's previous one.
+			for i := range steps + 1 {
+				time.Sleep(time.Millisecond)
+				res := side.set.Execute(context.Background(), "add", input, tool.Options{})
+				if res.Error {
+					b.Fatal(tool.OutputText(res.Output))
+				}
+				if i > 0 {
+					*side.d = append(*side.d, res.Duration)
+				}
 			}
-			alone = append(alone, res.Duration)
 		}
 	}
 	b.StopTimer()
@@ -567,6 +591,7 @@ func BenchmarkToolCallInRun(b *testing.B) {
 	}
 	b.ReportMetric(median(inRun), "inrun-median-µs")
 	b.ReportMetric(median(alone), "alone-median-µs")
+	b.ReportMetric(median(aloneLimits), "alone-limits-median-µs")
 }
 
 // BenchmarkListTools measures ListTools (every tool of bin/plugins) beside
