@@ -9,18 +9,22 @@
 //
 // It runs `go test -bench` once per package, one package at a time (the
 // benchmarks would disturb each other), and reads the metrics the
-// benchmarks report.
+// benchmarks report. With -rounds N it runs them all N times in turn and
+// shows, for each row, the run whose ratio (or difference) is the median,
+// the range over the runs and in how many the goal was met.
 package main
 
 import (
 	"bufio"
 	"bytes"
+	"cmp"
 	"flag"
 	"fmt"
 	"io"
 	"os"
 	"os/exec"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -246,9 +250,43 @@ func ratioAtLeast(r float64) func(fig, floor float64) bool {
 
 func main() {
 	benchtime := flag.String("benchtime", "1s", "go test -benchtime for every benchmark")
+	nrounds := flag.Int("rounds", 1, "how many times to run every suite, in turn; each figure is then the run whose ratio (or difference) is the median, and a column gives the range over the runs (an odd number gives a true median)")
 	flag.Parse()
 	start := time.Now()
 	machine := describeMachine()
+	rounds := make([]metrics, max(*nrounds, 1))
+	for i := range rounds {
+		rounds[i] = runSuites(*benchtime)
+	}
+	header := "| issue | figure | measured | floor, in the same run | ratio or difference | goal | met |"
+	rule := "| --- | --- | --- | --- | --- | --- | --- |"
+	runs := ""
+	if len(rounds) > 1 {
+		header += fmt.Sprintf(" over %d runs |", len(rounds))
+		rule += " --- |"
+		runs = fmt.Sprintf(", %d runs, each figure from its median run", len(rounds))
+	}
+	fmt.Printf("Measured %s with `make bench-report` (%s, benchtime %s%s) on %s.\n\n", start.Format("2006-01-02"),
+		time.Since(start).Round(time.Second), *benchtime, runs, machine)
+	fmt.Println(header)
+	fmt.Println(rule)
+	met, unmet := 0, 0
+	for _, r := range rows {
+		line, verdict := r.line(rounds)
+		fmt.Println(line)
+		switch verdict {
+		case "yes":
+			met++
+		case "**no**":
+			unmet++
+		}
+	}
+	fmt.Printf("\nGoals met: %d of %d checked here.\n", met, met+unmet)
+	fmt.Printf("\nLoad average at the end: %s\n", loadAverage())
+}
+
+// runSuites runs every suite once and returns the metrics they reported.
+func runSuites(benchtime string) metrics {
 	m := metrics{}
 	for _, s := range suites {
 		if _, err := os.Stat(s.pkg); err != nil {
@@ -259,7 +297,7 @@ func main() {
 			fmt.Fprintf(os.Stderr, "benchreport: %s %s needs %s: skipped\n", s.pkg, s.bench, s.needs)
 			continue
 		}
-		bt := *benchtime
+		bt := benchtime
 		if d, err := time.ParseDuration(bt); err == nil && s.longer > 1 {
 			bt = (d * time.Duration(s.longer)).String()
 		}
@@ -278,61 +316,110 @@ func main() {
 		}
 		parse(&out, m)
 	}
-	fmt.Printf("Measured %s with `make bench-report` (%s, benchtime %s) on %s.\n\n", start.Format("2006-01-02"),
-		time.Since(start).Round(time.Second), *benchtime, machine)
-	fmt.Println("| issue | figure | measured | floor, in the same run | ratio or difference | goal | met |")
-	fmt.Println("| --- | --- | --- | --- | --- | --- | --- |")
-	met, unmet := 0, 0
-	for _, r := range rows {
-		line, verdict := r.line(m)
-		fmt.Println(line)
-		switch verdict {
-		case "yes":
-			met++
-		case "**no**":
-			unmet++
-		}
-	}
-	fmt.Printf("\nGoals met: %d of %d checked here.\n", met, met+unmet)
-	fmt.Printf("\nLoad average at the end: %s\n", loadAverage())
+	return m
 }
 
-// line formats a row from the metrics, and returns its verdict.
-func (r row) line(m metrics) (string, string) {
+// value is a row's figure and floor in one run, scaled.
+type value struct {
+	fig, floor float64
+	floorOK    bool // the row has a floor and the run reported it
+}
+
+// measure reads the row's figure and floor from one run's metrics; ok is
+// false when the figure is missing.
+func (r row) measure(m metrics) (v value, ok bool) {
 	scale := r.scale
 	if scale == 0 {
 		scale = 1
 	}
-	fig, ok := m.sum(r.fig)
-	if !ok {
-		missing := "(missing: " + r.fig + ")"
-		if r.missing != "" {
-			missing = r.missing
-		}
-		return fmt.Sprintf("| %s | %s | %s | | | %s | |", r.issue, r.what, missing, r.goal), ""
+	if v.fig, ok = m.sum(r.fig); !ok {
+		return v, false
 	}
-	fig *= scale
-	measured := number(fig) + " " + r.unit
-	if r.floor == "" {
-		v := verdict(r.met, fig, 0)
-		return fmt.Sprintf("| %s | %s | %s | | | %s | %s |", r.issue, r.what, measured, r.goal, v), v
+	v.fig *= scale
+	if r.floor != "" {
+		v.floor, v.floorOK = m.sum(r.floor)
+		v.floor *= scale
 	}
-	floor, ok := m.sum(r.floor)
-	if !ok {
-		return fmt.Sprintf("| %s | %s | %s | (missing: %s) | | %s | |", r.issue, r.what, measured, r.floor, r.goal), ""
+	return v, true
+}
+
+// judged is what the row's goal is judged on: the figure alone, the
+// difference to the floor, or the ratio.
+func (r row) judged(v value) float64 {
+	switch {
+	case !v.floorOK || r.absolute:
+		return v.fig
+	case r.delta:
+		return v.fig - v.floor
+	case v.floor > 0:
+		return v.fig / v.floor
 	}
-	floor *= scale
-	ratio := ""
+	return 0
+}
+
+// compared formats what judged returns, as the ratio column shows it.
+func (r row) compared(x float64, v value) string {
 	switch {
 	case r.absolute:
-		ratio = "—"
+		return "—"
 	case r.delta:
-		ratio = fmt.Sprintf("%+.2f %s", fig-floor, r.unit)
-	case floor > 0:
-		ratio = fmt.Sprintf("%.2f×", fig/floor)
+		return fmt.Sprintf("%+.2f %s", x, r.unit)
+	case v.floor > 0:
+		return fmt.Sprintf("%.2f×", x)
 	}
-	v := verdict(r.met, fig, floor)
-	return fmt.Sprintf("| %s | %s | %s | %s: %s %s | %s | %s | %s |", r.issue, r.what, measured, r.floorWhat, number(floor), r.unit, ratio, r.goal, v), v
+	return ""
+}
+
+// line formats a row from the runs' metrics, and returns its verdict: the
+// figures of the run whose judged value is the median, and with several
+// runs, their range and how many met the goal.
+func (r row) line(rounds []metrics) (string, string) {
+	var vals []value
+	for _, m := range rounds {
+		if v, ok := r.measure(m); ok && (r.floor == "" || v.floorOK) {
+			vals = append(vals, v)
+		}
+	}
+	extra := ""
+	if len(rounds) > 1 {
+		extra = " |"
+	}
+	if len(vals) == 0 {
+		v, ok := r.measure(rounds[0])
+		switch {
+		case !ok && r.missing != "":
+			return fmt.Sprintf("| %s | %s | %s | | | %s | |%s", r.issue, r.what, r.missing, r.goal, extra), ""
+		case !ok:
+			return fmt.Sprintf("| %s | %s | (missing: %s) | | | %s | |%s", r.issue, r.what, r.fig, r.goal, extra), ""
+		}
+		return fmt.Sprintf("| %s | %s | %s %s | (missing: %s) | | %s | |%s", r.issue, r.what, number(v.fig), r.unit, r.floor, r.goal, extra), ""
+	}
+	slices.SortStableFunc(vals, func(a, b value) int { return cmp.Compare(r.judged(a), r.judged(b)) })
+	med := vals[len(vals)/2]
+	v := verdict(r.met, med.fig, med.floor)
+	if len(rounds) > 1 {
+		lo, hi := vals[0], vals[len(vals)-1]
+		spread := r.compared(r.judged(lo), lo) + " to " + r.compared(r.judged(hi), hi)
+		if r.absolute || !med.floorOK {
+			spread = number(lo.fig) + " to " + number(hi.fig) + " " + r.unit
+		}
+		if r.met != nil {
+			n := 0
+			for _, x := range vals {
+				if r.met(x.fig, x.floor) {
+					n++
+				}
+			}
+			spread += fmt.Sprintf(", met in %d of %d", n, len(vals))
+		}
+		extra = " " + spread + " |"
+	}
+	measured := number(med.fig) + " " + r.unit
+	if r.floor == "" {
+		return fmt.Sprintf("| %s | %s | %s | | | %s | %s |%s", r.issue, r.what, measured, r.goal, v, extra), v
+	}
+	return fmt.Sprintf("| %s | %s | %s | %s: %s %s | %s | %s | %s |%s", r.issue, r.what, measured, r.floorWhat, number(med.floor), r.unit,
+		r.compared(r.judged(med), med), r.goal, v, extra), v
 }
 
 func verdict(met func(fig, floor float64) bool, fig, floor float64) string {
