@@ -548,7 +548,7 @@ func BenchmarkToolCallInRun(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	defer ctl.Close()
+	b.Cleanup(func() { ctl.Close() }) // after the hosts' (cleanups run last first): a host's Limits outlive it
 	math := func(cfg tool.Config) *tool.Set {
 		h := tool.NewHost(cfg)
 		b.Cleanup(func() { h.Close() })
