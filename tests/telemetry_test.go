@@ -101,8 +101,15 @@ func (r *receiver) where(keep func(recvSpan) bool) []recvSpan {
 // named waits until n spans named name have come (or 15 s passed) and
 // returns those that came.
 func (r *receiver) named(name string, n int) []recvSpan {
+	return r.await(n, func(s recvSpan) bool { return s.GetName() == name })
+}
+
+// await waits until n spans that keep holds for have come (or 15 s passed)
+// and returns those that came. A span comes in the export batch after it
+// ends, so one that ends after another (its parent) may come later.
+func (r *receiver) await(n int, keep func(recvSpan) bool) []recvSpan {
 	for deadline := time.Now().Add(15 * time.Second); ; time.Sleep(50 * time.Millisecond) {
-		out := r.where(func(s recvSpan) bool { return s.GetName() == name })
+		out := r.where(keep)
 		if len(out) >= n || time.Now().After(deadline) {
 			return out
 		}
@@ -705,11 +712,11 @@ func testCompaction(t *testing.T, ts *telemetryServer) {
 		t.Fatalf("%d compact spans", len(compacts))
 	}
 	spanAttrs(t, compacts[0], map[string]string{"gen_ai.operation.name": "compact", "gen_ai.agent.id": manual.ID})
-	var rpc bool
-	for _, s := range ts.recv.trace(compacts[0].GetTraceId()) {
-		rpc = rpc || s.GetName() == "agentcore.v1.AgentService/Compact" && string(s.GetSpanId()) == string(compacts[0].GetParentSpanId())
-	}
-	if !rpc {
+	// The RPC's span ends after the compact span, so it may come in a later batch.
+	rpc := ts.recv.await(1, func(s recvSpan) bool {
+		return s.GetName() == "agentcore.v1.AgentService/Compact" && string(s.GetSpanId()) == string(compacts[0].GetParentSpanId())
+	})
+	if len(rpc) != 1 {
 		t.Error("the compact span is not under the Compact RPC's")
 	}
 	under := ts.recv.children(compacts[0])
