@@ -357,8 +357,9 @@ func (r row) judged(v value) float64 {
 	return 0
 }
 
-// compared formats what judged returns, as the ratio column shows it.
-func (r row) compared(x float64, v value) string {
+// compared formats what judged returns for v, as the ratio column shows it.
+func (r row) compared(v value) string {
+	x := r.judged(v)
 	switch {
 	case r.absolute:
 		return "—"
@@ -399,7 +400,7 @@ func (r row) line(rounds []metrics) (string, string) {
 	v := verdict(r.met, med.fig, med.floor)
 	if len(rounds) > 1 {
 		lo, hi := vals[0], vals[len(vals)-1]
-		spread := r.compared(r.judged(lo), lo) + " to " + r.compared(r.judged(hi), hi)
+		spread := r.compared(lo) + " to " + r.compared(hi)
 		if r.absolute || !med.floorOK {
 			spread = number(lo.fig) + " to " + number(hi.fig) + " " + r.unit
 		}
@@ -419,7 +420,7 @@ func (r row) line(rounds []metrics) (string, string) {
 		return fmt.Sprintf("| %s | %s | %s | | | %s | %s |%s", r.issue, r.what, measured, r.goal, v, extra), v
 	}
 	return fmt.Sprintf("| %s | %s | %s | %s: %s %s | %s | %s | %s |%s", r.issue, r.what, measured, r.floorWhat, number(med.floor), r.unit,
-		r.compared(r.judged(med), med), r.goal, v, extra), v
+		r.compared(med), r.goal, v, extra), v
 }
 
 func verdict(met func(fig, floor float64) bool, fig, floor float64) string {
