@@ -400,9 +400,9 @@ func (r row) line(rounds []metrics) (string, string) {
 	v := verdict(r.met, med.fig, med.floor)
 	if len(rounds) > 1 {
 		lo, hi := vals[0], vals[len(vals)-1]
-		spread := r.compared(lo) + " to " + r.compared(hi)
-		if r.absolute || !med.floorOK {
-			spread = number(lo.fig) + " to " + number(hi.fig) + " " + r.unit
+		spread := number(lo.fig) + " to " + number(hi.fig) + " " + r.unit
+		if !r.absolute && med.floorOK {
+			spread = r.compared(lo) + " to " + r.compared(hi)
 		}
 		if r.met != nil {
 			n := 0
