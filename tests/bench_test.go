@@ -549,7 +549,8 @@ func BenchmarkToolCallInRun(b *testing.B) {
 		b.Fatal(err)
 	}
 	b.Cleanup(func() { ctl.Close() }) // after the hosts' (cleanups run last first): a host's Limits outlive it
-	math := func(cfg tool.Config) *tool.Set {
+	// mathOn scans the math plugin on a host of its own with cfg.
+	mathOn := func(cfg tool.Config) *tool.Set {
 		h := tool.NewHost(cfg)
 		b.Cleanup(func() { h.Close() })
 		set, err := h.Scan(context.Background(), filepath.Join(suite.plugins, "math"))
@@ -558,8 +559,8 @@ func BenchmarkToolCallInRun(b *testing.B) {
 		}
 		return set
 	}
-	plain := math(tool.Config{})
-	limited := math(tool.Config{Limits: ctl, LimitPolicy: tool.LimitPolicy{Default: limits.Limits{Memory: 1 << 30, Processes: 1024}}})
+	plain := mathOn(tool.Config{})
+	limited := mathOn(tool.Config{Limits: ctl, LimitPolicy: tool.LimitPolicy{Default: limits.Limits{Memory: 1 << 30, Processes: 1024}}})
 	input := json.RawMessage(`{"a":1,"b":2}`)
 	var alone, aloneLimits []time.Duration
 	inRun = inRun[:0]
