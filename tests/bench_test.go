@@ -19,7 +19,7 @@ import (
 
 	"google.golang.org/protobuf/proto"
 
-	"github.com/agentcore/agentcore/pkg/llm/fakemodel"
+	"github.com/agentcore/agentcore/internal/fakemodel"
 	"github.com/agentcore/agentcore/pkg/tool"
 	"github.com/agentcore/agentcore/pkg/tool/limits"
 	agentv1 "github.com/agentcore/agentcore/proto/agentcore/v1"

@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/agentcore/agentcore/pkg/llm/fakemodel"
+	"github.com/agentcore/agentcore/internal/fakemodel"
 )
 
 // missing skips the test for a missing prerequisite, or fails it under CI

@@ -26,7 +26,7 @@ import (
 	"google.golang.org/grpc/credentials/insecure"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 
-	"github.com/agentcore/agentcore/pkg/llm/fakemodel"
+	"github.com/agentcore/agentcore/internal/fakemodel"
 	"github.com/agentcore/agentcore/sdk/client"
 )
 
@@ -40,7 +40,7 @@ var suite struct {
 	dir     string // the suite's temporary folder
 	bin     string // the agent-server binary
 	plugins string // bin/plugins
-	// mcpServer is an MCP server over stdio (pkg/mcp/mcptest's).
+	// mcpServer is an MCP server over stdio (internal/mcptest's).
 	mcpServer string
 	// testPlugins holds the plugins of tests/testdata/plugins.
 	testPlugins string

@@ -23,7 +23,7 @@ import (
 	"google.golang.org/protobuf/encoding/protojson"
 	"google.golang.org/protobuf/proto"
 
-	"github.com/agentcore/agentcore/pkg/llm/fakemodel"
+	"github.com/agentcore/agentcore/internal/fakemodel"
 	agentv1 "github.com/agentcore/agentcore/proto/agentcore/v1"
 )
 

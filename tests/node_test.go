@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/agentcore/agentcore/pkg/llm/fakemodel"
+	"github.com/agentcore/agentcore/internal/fakemodel"
 )
 
 // networkTrouble matches npm's messages when the registry cannot be reached.

@@ -37,9 +37,9 @@ import (
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/fieldmaskpb"
 
+	"github.com/agentcore/agentcore/internal/fakemodel"
+	"github.com/agentcore/agentcore/internal/pgtest"
 	"github.com/agentcore/agentcore/pkg/auth"
-	"github.com/agentcore/agentcore/pkg/llm/fakemodel"
-	"github.com/agentcore/agentcore/pkg/store/postgres/pgtest"
 	agentv1 "github.com/agentcore/agentcore/proto/agentcore/v1"
 	"github.com/agentcore/agentcore/sdk/client"
 )

@@ -6,8 +6,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentcore/agentcore/internal/mcptest"
 	"github.com/agentcore/agentcore/pkg/mcp"
-	"github.com/agentcore/agentcore/pkg/mcp/mcptest"
 	"github.com/agentcore/agentcore/pkg/tool"
 )
 

@@ -16,8 +16,8 @@ import (
 
 	"go.uber.org/goleak"
 
+	"github.com/agentcore/agentcore/internal/mcptest"
 	"github.com/agentcore/agentcore/pkg/mcp"
-	"github.com/agentcore/agentcore/pkg/mcp/mcptest"
 	"github.com/agentcore/agentcore/pkg/tool"
 )
 

@@ -11,8 +11,8 @@ import (
 	"google.golang.org/protobuf/types/known/durationpb"
 	"google.golang.org/protobuf/types/known/structpb"
 
+	"github.com/agentcore/agentcore/internal/fakemodel"
 	"github.com/agentcore/agentcore/pkg/agent"
-	"github.com/agentcore/agentcore/pkg/llm/fakemodel"
 	agentv1 "github.com/agentcore/agentcore/proto/agentcore/v1"
 )
 

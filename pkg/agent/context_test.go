@@ -11,10 +11,10 @@ import (
 
 	"google.golang.org/protobuf/proto"
 
+	"github.com/agentcore/agentcore/internal/fakemodel"
 	"github.com/agentcore/agentcore/pkg/agent"
 	"github.com/agentcore/agentcore/pkg/compact"
 	"github.com/agentcore/agentcore/pkg/history"
-	"github.com/agentcore/agentcore/pkg/llm/fakemodel"
 	"github.com/agentcore/agentcore/pkg/skill"
 	"github.com/agentcore/agentcore/pkg/window"
 	agentv1 "github.com/agentcore/agentcore/proto/agentcore/v1"

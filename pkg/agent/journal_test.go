@@ -10,9 +10,9 @@ import (
 
 	"google.golang.org/protobuf/proto"
 
+	"github.com/agentcore/agentcore/internal/fakemodel"
 	"github.com/agentcore/agentcore/pkg/agent"
 	"github.com/agentcore/agentcore/pkg/history"
-	"github.com/agentcore/agentcore/pkg/llm/fakemodel"
 	agentv1 "github.com/agentcore/agentcore/proto/agentcore/v1"
 )
 

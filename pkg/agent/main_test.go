@@ -16,9 +16,9 @@ import (
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/durationpb"
 
+	"github.com/agentcore/agentcore/internal/fakemodel"
 	"github.com/agentcore/agentcore/pkg/agent"
 	"github.com/agentcore/agentcore/pkg/llm"
-	"github.com/agentcore/agentcore/pkg/llm/fakemodel"
 	"github.com/agentcore/agentcore/pkg/tokens"
 	"github.com/agentcore/agentcore/pkg/tool"
 	agentv1 "github.com/agentcore/agentcore/proto/agentcore/v1"

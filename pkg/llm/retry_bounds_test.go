@@ -10,8 +10,8 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 
+	"github.com/agentcore/agentcore/internal/fakemodel"
 	"github.com/agentcore/agentcore/pkg/internal/syncbuf"
-	"github.com/agentcore/agentcore/pkg/llm/fakemodel"
 	"github.com/agentcore/agentcore/pkg/llm/provider"
 )
 

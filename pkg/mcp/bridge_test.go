@@ -16,7 +16,7 @@ import (
 
 	"go.uber.org/goleak"
 
-	"github.com/agentcore/agentcore/pkg/mcp/mcptest"
+	"github.com/agentcore/agentcore/internal/mcptest"
 	pluginv1 "github.com/agentcore/agentcore/proto/agentcore/plugin/v1"
 )
 

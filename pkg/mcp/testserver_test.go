@@ -10,7 +10,7 @@ import (
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/agentcore/agentcore/pkg/mcp/mcptest"
+	"github.com/agentcore/agentcore/internal/mcptest"
 	pluginv1 "github.com/agentcore/agentcore/proto/agentcore/plugin/v1"
 )
 

@@ -12,8 +12,8 @@ import (
 
 	"google.golang.org/protobuf/proto"
 
+	"github.com/agentcore/agentcore/internal/fakemodel"
 	"github.com/agentcore/agentcore/pkg/config"
-	"github.com/agentcore/agentcore/pkg/llm/fakemodel"
 	agentv1 "github.com/agentcore/agentcore/proto/agentcore/v1"
 	"github.com/agentcore/agentcore/sdk/client"
 )

@@ -15,9 +15,9 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/protobuf/proto"
 
+	"github.com/agentcore/agentcore/internal/fakemodel"
 	"github.com/agentcore/agentcore/pkg/config"
 	"github.com/agentcore/agentcore/pkg/history"
-	"github.com/agentcore/agentcore/pkg/llm/fakemodel"
 	"github.com/agentcore/agentcore/pkg/store"
 	"github.com/agentcore/agentcore/pkg/store/memory"
 	"github.com/agentcore/agentcore/pkg/store/sqlite"

@@ -8,10 +8,10 @@ import (
 
 	"google.golang.org/protobuf/proto"
 
+	"github.com/agentcore/agentcore/internal/fakemodel"
+	"github.com/agentcore/agentcore/internal/pgtest"
 	"github.com/agentcore/agentcore/pkg/history"
-	"github.com/agentcore/agentcore/pkg/llm/fakemodel"
 	"github.com/agentcore/agentcore/pkg/store"
-	"github.com/agentcore/agentcore/pkg/store/postgres/pgtest"
 	agentv1 "github.com/agentcore/agentcore/proto/agentcore/v1"
 	"github.com/agentcore/agentcore/sdk/client"
 )

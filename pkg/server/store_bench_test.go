@@ -13,11 +13,11 @@ import (
 
 	"google.golang.org/protobuf/proto"
 
+	"github.com/agentcore/agentcore/internal/fakemodel"
+	"github.com/agentcore/agentcore/internal/pgtest"
 	"github.com/agentcore/agentcore/pkg/config"
 	"github.com/agentcore/agentcore/pkg/history"
-	"github.com/agentcore/agentcore/pkg/llm/fakemodel"
 	"github.com/agentcore/agentcore/pkg/store"
-	"github.com/agentcore/agentcore/pkg/store/postgres/pgtest"
 	"github.com/agentcore/agentcore/pkg/store/sqlite"
 	agentv1 "github.com/agentcore/agentcore/proto/agentcore/v1"
 	"github.com/agentcore/agentcore/sdk/client"

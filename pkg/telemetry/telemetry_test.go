@@ -29,11 +29,11 @@ import (
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/proto"
 
+	"github.com/agentcore/agentcore/internal/fakemodel"
 	"github.com/agentcore/agentcore/pkg/agent"
 	"github.com/agentcore/agentcore/pkg/history"
 	"github.com/agentcore/agentcore/pkg/internal/syncbuf"
 	"github.com/agentcore/agentcore/pkg/llm"
-	"github.com/agentcore/agentcore/pkg/llm/fakemodel"
 	"github.com/agentcore/agentcore/pkg/tool"
 	agentv1 "github.com/agentcore/agentcore/proto/agentcore/v1"
 )

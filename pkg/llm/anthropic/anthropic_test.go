@@ -8,8 +8,8 @@ import (
 	"github.com/cloudwego/eino/schema"
 	"go.uber.org/goleak"
 
-	"github.com/agentcore/agentcore/pkg/llm/adaptertest"
-	"github.com/agentcore/agentcore/pkg/llm/fakemodel"
+	"github.com/agentcore/agentcore/internal/fakemodel"
+	"github.com/agentcore/agentcore/pkg/llm/internal/adaptertest"
 	"github.com/agentcore/agentcore/pkg/llm/provider"
 )
 

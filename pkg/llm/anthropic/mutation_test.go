@@ -6,7 +6,7 @@ import (
 	"strconv"
 	"testing"
 
-	"github.com/agentcore/agentcore/pkg/llm/adaptertest"
+	"github.com/agentcore/agentcore/pkg/llm/internal/adaptertest"
 )
 
 type node = adaptertest.Node

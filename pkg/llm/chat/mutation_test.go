@@ -4,7 +4,7 @@ import (
 	"strconv"
 	"testing"
 
-	"github.com/agentcore/agentcore/pkg/llm/adaptertest"
+	"github.com/agentcore/agentcore/pkg/llm/internal/adaptertest"
 )
 
 // protocol is the chat protocol as adaptertest.MutationTest sees it.

@@ -4,8 +4,8 @@ import (
 	"flag"
 	"testing"
 
-	"github.com/agentcore/agentcore/pkg/llm/adaptertest"
-	"github.com/agentcore/agentcore/pkg/llm/fakemodel"
+	"github.com/agentcore/agentcore/internal/fakemodel"
+	"github.com/agentcore/agentcore/pkg/llm/internal/adaptertest"
 )
 
 var update = flag.Bool("update", false, "rewrite testdata/*.golden.json")

@@ -8,7 +8,7 @@ import (
 
 	"github.com/cloudwego/eino/schema"
 
-	"github.com/agentcore/agentcore/pkg/llm/adaptertest"
+	"github.com/agentcore/agentcore/pkg/llm/internal/adaptertest"
 	"github.com/agentcore/agentcore/pkg/llm/sse"
 )
 

@@ -11,9 +11,9 @@ import (
 
 	"go.uber.org/goleak"
 
+	"github.com/agentcore/agentcore/internal/pgtest"
 	"github.com/agentcore/agentcore/pkg/history"
 	"github.com/agentcore/agentcore/pkg/store"
-	"github.com/agentcore/agentcore/pkg/store/postgres/pgtest"
 	"github.com/agentcore/agentcore/pkg/store/storetest"
 	agentv1 "github.com/agentcore/agentcore/proto/agentcore/v1"
 )

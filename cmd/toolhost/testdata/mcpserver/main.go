@@ -5,7 +5,7 @@ package main
 import (
 	"os"
 
-	"github.com/agentcore/agentcore/pkg/mcp/mcptest"
+	"github.com/agentcore/agentcore/internal/mcptest"
 )
 
 func main() {

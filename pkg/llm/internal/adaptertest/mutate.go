@@ -16,7 +16,7 @@ import (
 
 	"github.com/cloudwego/eino/schema"
 
-	"github.com/agentcore/agentcore/pkg/llm/fakemodel"
+	"github.com/agentcore/agentcore/internal/fakemodel"
 	"github.com/agentcore/agentcore/pkg/llm/provider"
 	"github.com/agentcore/agentcore/pkg/llm/sse"
 )

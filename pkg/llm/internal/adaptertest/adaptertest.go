@@ -20,7 +20,7 @@ import (
 	"github.com/cloudwego/eino/components/model"
 	"github.com/cloudwego/eino/schema"
 
-	"github.com/agentcore/agentcore/pkg/llm/fakemodel"
+	"github.com/agentcore/agentcore/internal/fakemodel"
 	"github.com/agentcore/agentcore/pkg/llm/provider"
 )
 

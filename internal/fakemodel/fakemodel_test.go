@@ -13,7 +13,7 @@ import (
 
 	"go.uber.org/goleak"
 
-	"github.com/agentcore/agentcore/pkg/llm/fakemodel"
+	"github.com/agentcore/agentcore/internal/fakemodel"
 	"github.com/agentcore/agentcore/pkg/llm/provider"
 	"github.com/agentcore/agentcore/pkg/llm/sse"
 )
