@@ -1,6 +1,7 @@
 package fakemodel
 
 import (
+	"encoding/json"
 	"fmt"
 	"reflect"
 
@@ -61,4 +62,29 @@ func collectEncoders() ([]encoder, error) {
 		out = append(out, enc)
 	}
 	return out, nil
+}
+
+// splitArgs cuts tool arguments into two deltas at a rune boundary, so that
+// clients must join pieces.
+func splitArgs(s string) []string {
+	if len(s) < 2 {
+		return []string{s}
+	}
+	i := len(s) / 2
+	for i > 0 && !utf8RuneStart(s[i]) {
+		i--
+	}
+	if i == 0 {
+		return []string{s}
+	}
+	return []string{s[:i], s[i:]}
+}
+
+func utf8RuneStart(b byte) bool { return b&0xC0 != 0x80 }
+
+// mustJSON marshals v, which encoders build from maps, slices, strings,
+// numbers and booleans only, so it cannot fail.
+func mustJSON(v any) string {
+	b, _ := json.Marshal(v)
+	return string(b)
 }
