@@ -1,8 +1,9 @@
 // Package fakemodel is a model server on 127.0.0.1 that speaks the providers'
 // wire formats: OpenAI Chat Completions, OpenAI Responses, Anthropic Messages
 // and Gemini generateContent, streaming (SSE) and not. Every test in the
-// project that needs a model talks to it over real HTTP, and so can an
-// offline demo.
+// project that needs a model talks to it over real HTTP, and so does the
+// offline demo (examples/demo). It is test support, internal so that only
+// this module's tests, examples and commands can import it.
 //
 // A test scripts turns and reads back the requests it got:
 //

@@ -2,7 +2,8 @@
 // (pkg/mcp) and of toolhost: one server, written with the go-sdk, with a
 // tool per behaviour the bridge must handle, served over stdio by a test
 // binary ([RunStdio]) or over http and sse in the test's own process
-// ([StartHTTP]).
+// ([StartHTTP]). It is test support, internal so that only this module's
+// tests and their helper programs can import it.
 package mcptest
 
 import (

@@ -1,7 +1,10 @@
 // Package pgtest gives tests a PostgreSQL schema of their own. The server
 // comes from AGENTCORE_TEST_POSTGRES (a postgres:// URL whose user may
 // create schemas); without it a test is skipped with the reason, or fails
-// when CI=true, so that CI never passes without running them.
+// when CI=true, so that CI never passes without running them. It is test
+// support for this module's tests that need PostgreSQL (the driver's, the
+// server's, the end-to-end ones), internal so that nothing outside the
+// module depends on it.
 package pgtest
 
 import (

@@ -1,7 +1,8 @@
 // Package adaptertest holds what the protocol adapters' tests share: loading
 // the recorded fixtures into fakemodel turns, running a model streaming or
 // not, and checking the resulting message against the protocol-neutral
-// expectations of the provider contract.
+// expectations of the provider contract. It lives under pkg/llm/internal so
+// that only pkg/llm and its adapters' tests can import it.
 package adaptertest
 
 import (
