@@ -65,27 +65,6 @@ import (
 	agentv1 "github.com/agentcore/agentcore/proto/agentcore/v1"
 )
 
-// Domain is the google.rpc.ErrorInfo domain of the errors the gateway
-// itself reports, the same as the gRPC service's.
-const Domain = "agentcore"
-
-// Reasons of the errors the gateway reports itself (the gRPC service's
-// errors keep theirs).
-const (
-	// ReasonInvalidArgument: a body or query parameter that is not the
-	// request's JSON (unknown field, wrong type).
-	ReasonInvalidArgument = "INVALID_ARGUMENT"
-	// ReasonRouteNotFound: no route has this path.
-	ReasonRouteNotFound = "ROUTE_NOT_FOUND"
-	// ReasonMethodNotAllowed: the path has no route for this HTTP method.
-	ReasonMethodNotAllowed = "METHOD_NOT_ALLOWED"
-	// ReasonBodyTooLarge: the body is larger than the server accepts.
-	ReasonBodyTooLarge = "BODY_TOO_LARGE"
-	// ReasonOriginNotAllowed: a browser page of another origin, not in the
-	// server's CORS origins, sent the request.
-	ReasonOriginNotAllowed = "ORIGIN_NOT_ALLOWED"
-)
-
 // ClientCertMetadata is the call metadata that carries the HTTP client's
 // verified TLS certificate (DER) to the gRPC server, which, on its
 // in-process link only, takes it as the call's own (agent-server's
@@ -196,7 +175,7 @@ func (g *gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("X-Content-Type-Options", "nosniff")
 	if g.cors.handle(w, r, func(origin string) {
 		g.writeError(w, status.Newf(codes.PermissionDenied, "a page of origin %q may not call this API (see -http-cors-origin)", origin),
-			http.StatusForbidden, ReasonOriginNotAllowed)
+			http.StatusForbidden, agentv1.ErrorReason_ERROR_REASON_ORIGIN_NOT_ALLOWED)
 	}) {
 		return
 	}
@@ -205,7 +184,7 @@ func (g *gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		if g.maxBody > 0 && r.Body != nil {
 			if r.ContentLength > g.maxBody {
 				g.writeError(w, status.New(codes.InvalidArgument, fmt.Sprintf("the body has %d bytes, more than the %d this server accepts", r.ContentLength, g.maxBody)),
-					http.StatusRequestEntityTooLarge, ReasonBodyTooLarge)
+					http.StatusRequestEntityTooLarge, agentv1.ErrorReason_ERROR_REASON_BODY_TOO_LARGE)
 				return
 			}
 			r.Body = http.MaxBytesReader(w, r.Body, g.maxBody)
@@ -228,27 +207,27 @@ func (g *gateway) errorHandler(_ context.Context, _ *runtime.ServeMux, _ runtime
 	var mb *http.MaxBytesError
 	if errors.As(err, &mb) || strings.Contains(err.Error(), "http: request body too large") {
 		g.writeError(w, status.New(codes.InvalidArgument, fmt.Sprintf("the body is larger than the %d bytes this server accepts", g.maxBody)),
-			http.StatusRequestEntityTooLarge, ReasonBodyTooLarge)
+			http.StatusRequestEntityTooLarge, agentv1.ErrorReason_ERROR_REASON_BODY_TOO_LARGE)
 		return
 	}
-	g.writeError(w, status.Convert(err), code, "")
+	g.writeError(w, status.Convert(err), code, agentv1.ErrorReason_ERROR_REASON_UNSPECIFIED)
 }
 
 // routingError reports a path or method no route has.
 func (g *gateway) routingError(_ context.Context, _ *runtime.ServeMux, _ runtime.Marshaler, w http.ResponseWriter, r *http.Request, httpStatus int) {
 	switch httpStatus {
 	case http.StatusMethodNotAllowed:
-		g.writeError(w, status.Newf(codes.Unimplemented, "%s is not allowed on %s", r.Method, r.URL.Path), httpStatus, ReasonMethodNotAllowed)
+		g.writeError(w, status.Newf(codes.Unimplemented, "%s is not allowed on %s", r.Method, r.URL.Path), httpStatus, agentv1.ErrorReason_ERROR_REASON_METHOD_NOT_ALLOWED)
 	case http.StatusNotFound:
-		g.writeError(w, status.Newf(codes.NotFound, "no route for %s %s (see /openapi.json)", r.Method, r.URL.Path), httpStatus, ReasonRouteNotFound)
+		g.writeError(w, status.Newf(codes.NotFound, "no route for %s %s (see /openapi.json)", r.Method, r.URL.Path), httpStatus, agentv1.ErrorReason_ERROR_REASON_ROUTE_NOT_FOUND)
 	default:
-		g.writeError(w, status.New(codes.InvalidArgument, http.StatusText(httpStatus)), httpStatus, ReasonInvalidArgument)
+		g.writeError(w, status.New(codes.InvalidArgument, http.StatusText(httpStatus)), httpStatus, agentv1.ErrorReason_ERROR_REASON_INVALID_ARGUMENT)
 	}
 }
 
 // writeError writes st as the body with the HTTP status mapped from its
 // code (or httpStatus when not 0).
-func (g *gateway) writeError(w http.ResponseWriter, st *status.Status, httpStatus int, reason string) {
+func (g *gateway) writeError(w http.ResponseWriter, st *status.Status, httpStatus int, reason agentv1.ErrorReason) {
 	if httpStatus == 0 {
 		httpStatus = runtime.HTTPStatusFromCode(st.Code())
 	}
@@ -264,14 +243,14 @@ func (g *gateway) writeError(w http.ResponseWriter, st *status.Status, httpStatu
 
 // statusJSON is st as JSON. A status without details (the gateway's own: a
 // body that is not JSON, an unknown route) gets an ErrorInfo with reason
-// (when empty: the code's name, INVALID_ARGUMENT, UNAVAILABLE…), so that
-// every error names one.
-func (g *gateway) statusJSON(st *status.Status, reason string) []byte {
+// (when unspecified: the code's name, INVALID_ARGUMENT, UNAVAILABLE…), so
+// that every error names one.
+func (g *gateway) statusJSON(st *status.Status, reason agentv1.ErrorReason) []byte {
 	if len(st.Details()) == 0 {
-		if reason == "" {
+		if reason == agentv1.ErrorReason_ERROR_REASON_UNSPECIFIED {
 			reason = codeReason(st.Code())
 		}
-		if d, err := st.WithDetails(&errdetails.ErrorInfo{Domain: Domain, Reason: reason}); err == nil {
+		if d, err := st.WithDetails(&errdetails.ErrorInfo{Domain: agentv1.ErrorDomain, Reason: reason.Wire()}); err == nil {
 			st = d
 		}
 	}
@@ -297,11 +276,12 @@ func (g *gateway) decodeBody(r *http.Request, msg any) error {
 	return nil
 }
 
-// codeReason is the reason of a status that has none: its code's name in
-// upper snake case (INVALID_ARGUMENT, DEADLINE_EXCEEDED).
-func codeReason(c codes.Code) string {
+// codeReason is the reason of a status that has none: the one named as its
+// code in upper snake case (INVALID_ARGUMENT, DEADLINE_EXCEEDED), which the
+// enum has for every code but OK.
+func codeReason(c codes.Code) agentv1.ErrorReason {
 	if c == codes.Canceled {
-		return "CANCELLED"
+		return agentv1.ErrorReason_ERROR_REASON_CANCELLED
 	}
 	var b strings.Builder
 	prev := rune(0)
@@ -312,5 +292,5 @@ func codeReason(c codes.Code) string {
 		b.WriteRune(r)
 		prev = r
 	}
-	return strings.ToUpper(b.String())
+	return agentv1.ErrorReasonOf(strings.ToUpper(b.String()))
 }

@@ -66,10 +66,15 @@ func TestCORS(t *testing.T) {
 
 func TestCodeReason(t *testing.T) {
 	for c, want := range map[codes.Code]string{
-		codes.InvalidArgument: "INVALID_ARGUMENT", codes.Canceled: "CANCELLED", codes.Unavailable: "UNAVAILABLE",
-		codes.DeadlineExceeded: "DEADLINE_EXCEEDED", codes.NotFound: "NOT_FOUND", codes.OK: "OK",
+		codes.Canceled: "CANCELLED", codes.Unknown: "UNKNOWN", codes.InvalidArgument: "INVALID_ARGUMENT",
+		codes.DeadlineExceeded: "DEADLINE_EXCEEDED", codes.NotFound: "NOT_FOUND", codes.AlreadyExists: "ALREADY_EXISTS",
+		codes.PermissionDenied: "PERMISSION_DENIED", codes.ResourceExhausted: "RESOURCE_EXHAUSTED",
+		codes.FailedPrecondition: "FAILED_PRECONDITION", codes.Aborted: "ABORTED", codes.OutOfRange: "OUT_OF_RANGE",
+		codes.Unimplemented: "UNIMPLEMENTED", codes.Internal: "INTERNAL", codes.Unavailable: "UNAVAILABLE",
+		codes.DataLoss: "DATA_LOSS", codes.Unauthenticated: "UNAUTHENTICATED",
+		codes.OK: "", // not an error: no reason
 	} {
-		if got := codeReason(c); got != want {
+		if got := codeReason(c).Wire(); got != want {
 			t.Errorf("%v: %q, want %q", c, got, want)
 		}
 	}

@@ -146,7 +146,7 @@ func (g *gateway) attach(w http.ResponseWriter, r *http.Request, params map[stri
 func badHeader(name, want string) error {
 	st := status.New(codes.InvalidArgument, "invalid request: header "+name+": want "+want)
 	if d, err := st.WithDetails(&errdetails.BadRequest{FieldViolations: []*errdetails.BadRequest_FieldViolation{{Field: name, Description: "want " + want}}},
-		&errdetails.ErrorInfo{Domain: Domain, Reason: ReasonInvalidArgument}); err == nil {
+		&errdetails.ErrorInfo{Domain: agentv1.ErrorDomain, Reason: agentv1.ErrorReason_ERROR_REASON_INVALID_ARGUMENT.Wire()}); err == nil {
 		st = d
 	}
 	return st.Err()
@@ -312,7 +312,7 @@ func (e *eventWriter) message(m proto.Message) error {
 
 // fail writes the "error" event whose data is the status that ended the call.
 func (e *eventWriter) fail(st *status.Status) error {
-	return e.event("", "error", e.g.statusJSON(st, ""))
+	return e.event("", "error", e.g.statusJSON(st, agentv1.ErrorReason_ERROR_REASON_UNSPECIFIED))
 }
 
 // comment writes a comment line, which clients ignore.

@@ -7,6 +7,8 @@ import (
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
+
+	agentv1 "github.com/agentcore/agentcore/proto/agentcore/v1"
 )
 
 // healthPrefix is the method prefix of the gRPC health service.
@@ -49,7 +51,7 @@ func (d *drain) enter(method string) (counted bool, err error) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	if d.closing {
-		return false, failure(codes.Unavailable, ReasonShuttingDown, "the server is shutting down; retry on another replica or once it is back")
+		return false, failure(codes.Unavailable, agentv1.ErrorReason_ERROR_REASON_SHUTTING_DOWN, "the server is shutting down; retry on another replica or once it is back")
 	}
 	d.calls.Add(1)
 	return true, nil

@@ -24,20 +24,6 @@ import (
 	agentv1 "github.com/agentcore/agentcore/proto/agentcore/v1"
 )
 
-// Reasons of the durable parts.
-const (
-	ReasonAPIKeyRequired   = "API_KEY_REQUIRED"
-	ReasonStoreUnavailable = "STORE_UNAVAILABLE"
-	ReasonHistoryConflict  = "HISTORY_CONFLICT"
-	ReasonNothingToResume  = "NOTHING_TO_RESUME"
-	ReasonRunNotFound      = "RUN_NOT_FOUND"
-	ReasonRunInterrupted   = "RUN_INTERRUPTED"
-	ReasonEventsExpired    = "EVENTS_EXPIRED"
-	ReasonEventsLost       = "EVENTS_LOST"
-	ReasonPermissionNone   = "PERMISSION_NOT_FOUND"
-	ReasonPermissionDone   = "PERMISSION_ANSWERED"
-)
-
 // storeTimeout bounds the store writes that must happen even when the
 // request that caused them is gone (a run's end, a recovery).
 const storeTimeout = 30 * time.Second
@@ -63,13 +49,13 @@ func openStore(ctx context.Context, cfg *config.Config) (store.Store, error) {
 func storeStatus(err error) error {
 	switch {
 	case errors.Is(err, store.ErrNotFound):
-		return failure(codes.NotFound, ReasonNotFound, "the agent was deleted")
+		return failure(codes.NotFound, agentv1.ErrorReason_ERROR_REASON_AGENT_NOT_FOUND, "the agent was deleted")
 	case errors.Is(err, store.ErrConflict):
-		return failure(codes.Aborted, ReasonHistoryConflict, "the agent's history was changed elsewhere (another replica or a SetHistory) while this run went on; send again")
+		return failure(codes.Aborted, agentv1.ErrorReason_ERROR_REASON_HISTORY_CONFLICT, "the agent's history was changed elsewhere (another replica or a SetHistory) while this run went on; send again")
 	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
 		return toStatus(err)
 	}
-	return failure(codes.Unavailable, ReasonStoreUnavailable, "the store is unavailable: %v", err)
+	return failure(codes.Unavailable, agentv1.ErrorReason_ERROR_REASON_STORE_UNAVAILABLE, "the store is unavailable: %v", err)
 }
 
 // secretPaths names the fields of c that hold secrets: API keys and header
@@ -204,7 +190,7 @@ func (s *Server) checkSecrets(e *session, override *agentv1.AgentConfig) error {
 	if len(still) == 0 {
 		return nil
 	}
-	return failure(codes.FailedPrecondition, ReasonAPIKeyRequired,
+	return failure(codes.FailedPrecondition, agentv1.ErrorReason_ERROR_REASON_API_KEY_REQUIRED,
 		"this agent was restored from the store without %s: API keys and header values a client gives are never stored, only kept in the memory of the server that got them. "+
 			"Give them again with UpdateAgent (e.g. config.api_key) or in this send's config, or use a server profile (config.profile) that holds the key",
 		strings.Join(still, ", "))
@@ -299,7 +285,7 @@ func (j *journal) Begin(ctx context.Context, info agent.JournalRun) (*agent.Snap
 		fctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), storeTimeout)
 		defer cancel()
 		_ = s.store.FinishRun(fctx, info.ID, agentv1.RunState_RUN_STATE_FAILED, nil, &agentv1.RunError{
-			Code: int32(codes.Unavailable), Reason: ReasonStoreUnavailable, Message: err.Error()})
+			Code: int32(codes.Unavailable), Reason: agentv1.ErrorReason_ERROR_REASON_STORE_UNAVAILABLE.Wire(), Message: err.Error()})
 		return nil, err
 	}
 	return snap, nil
@@ -402,7 +388,7 @@ func (j *journal) End(info agent.JournalRun, res *agent.Result, err error) {
 
 // eventsLostStatus is the status of a run that lost events.
 func eventsLostStatus(err error) error {
-	return failure(codes.DataLoss, ReasonEventsLost,
+	return failure(codes.DataLoss, agentv1.ErrorReason_ERROR_REASON_EVENTS_LOST,
 		"%v: the run was stopped, since Attach could not follow it without a gap; the agent's history holds what it did", err)
 }
 
@@ -478,7 +464,7 @@ func runError(err error) *agentv1.RunError {
 // runStatus is the status a run that ended with re reports.
 func runStatus(re *agentv1.RunError) error {
 	md := re.GetMetadata()
-	return withDetails(codes.Code(re.GetCode()), re.GetMessage(), &errdetails.ErrorInfo{Domain: Domain, Reason: re.GetReason(), Metadata: md})
+	return withDetails(codes.Code(re.GetCode()), re.GetMessage(), &errdetails.ErrorInfo{Domain: agentv1.ErrorDomain, Reason: re.GetReason(), Metadata: md})
 }
 
 // interruptedText answers, in the repaired history, a call cut off by a
@@ -522,7 +508,7 @@ func (s *Server) recoverRun(ctx context.Context, runID string) error {
 		}
 	}
 	err = s.store.FinishRun(ctx, runID, agentv1.RunState_RUN_STATE_INTERRUPTED, nil, &agentv1.RunError{
-		Code: int32(codes.Unavailable), Reason: ReasonRunInterrupted,
+		Code: int32(codes.Unavailable), Reason: agentv1.ErrorReason_ERROR_REASON_RUN_INTERRUPTED.Wire(),
 		Message: "the server running it (replica " + r.Owner + ") stopped before the run ended; its history was repaired: send again, or send with resume to go on",
 	})
 	if err != nil && !errors.Is(err, store.ErrConflict) && !errors.Is(err, store.ErrNotFound) {

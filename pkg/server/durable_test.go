@@ -142,7 +142,7 @@ func TestAgentsOutliveARestartWithoutTheirKeys(t *testing.T) {
 		t.Fatalf("restored agent: %v", got)
 	}
 	_, err = ag.Send(ctx, "again", client.Callbacks{})
-	if codeOf(err) != codes.FailedPrecondition || reasonOf(err) != ReasonAPIKeyRequired || !strings.Contains(err.Error(), "config.api_key") {
+	if codeOf(err) != codes.FailedPrecondition || reasonOf(err) != "API_KEY_REQUIRED" || !strings.Contains(err.Error(), "config.api_key") {
 		t.Fatalf("a send without the key: %v", err)
 	}
 	if _, err := ag.SendWith(ctx, client.SendOptions{Text: "with the key", Config: &agentv1.AgentConfig{ApiKey: proto.String(key)}}); err != nil {
@@ -196,7 +196,7 @@ func TestRestartInterruptsCutOffRunsAndRepairsTheirHistory(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if run.GetState() != agentv1.RunState_RUN_STATE_INTERRUPTED || run.GetError().GetReason() != ReasonRunInterrupted || run.GetEndTime() == nil {
+	if run.GetState() != agentv1.RunState_RUN_STATE_INTERRUPTED || run.GetError().GetReason() != "RUN_INTERRUPTED" || run.GetEndTime() == nil {
 		t.Fatalf("the cut-off run: %v", run)
 	}
 	ag := r.c.Agent("cut")
@@ -207,7 +207,7 @@ func TestRestartInterruptsCutOffRunsAndRepairsTheirHistory(t *testing.T) {
 	}
 	var seen []int64
 	_, err = r.c.Attach(ctx, "run_cut", 0, client.Callbacks{OnEvent: func(e *agentv1.Event) { seen = append(seen, e.GetSeq()) }})
-	if len(seen) != 1 || codeOf(err) != codes.Unavailable || reasonOf(err) != ReasonRunInterrupted {
+	if len(seen) != 1 || codeOf(err) != codes.Unavailable || reasonOf(err) != "RUN_INTERRUPTED" {
 		t.Fatalf("attach to the interrupted run: events %v, %v", seen, err)
 	}
 	res, err := ag.SendWith(ctx, client.SendOptions{Resume: true})
@@ -218,7 +218,7 @@ func TestRestartInterruptsCutOffRunsAndRepairsTheirHistory(t *testing.T) {
 	if last := reqs[len(reqs)-1].JSON()["messages"].([]any); last[len(last)-1].(map[string]any)["role"] != "tool" {
 		t.Fatalf("the resumed request does not end with the repaired tool result")
 	}
-	if _, err := ag.SendWith(ctx, client.SendOptions{Resume: true}); reasonOf(err) != ReasonNothingToResume {
+	if _, err := ag.SendWith(ctx, client.SendOptions{Resume: true}); reasonOf(err) != "NOTHING_TO_RESUME" {
 		t.Fatalf("resume after the answer: %v", err)
 	}
 }
@@ -352,7 +352,7 @@ func TestPermissionAnsweredAfterTheStreamIsGone(t *testing.T) {
 	if !strings.Contains(history.Render(h), "not today") {
 		t.Fatalf("the denial is not in the history:\n%s", history.Render(h))
 	}
-	if err := r.c.RespondPermission(ctx, runID, "c1", client.Allow()); reasonOf(err) != ReasonPermissionDone {
+	if err := r.c.RespondPermission(ctx, runID, "c1", client.Allow()); reasonOf(err) != "PERMISSION_ANSWERED" {
 		t.Fatalf("answering twice: %v", err)
 	}
 	if err := r.c.RespondPermission(ctx, runID, "c9", client.Allow()); codeOf(err) != codes.FailedPrecondition && codeOf(err) != codes.NotFound {
@@ -483,10 +483,10 @@ func TestReplicasShareAgentsRunsAndThePolicy(t *testing.T) {
 	if got, err := onA.Get(ctx); err != nil || got.GetState() != agentv1.AgentState_AGENT_STATE_RUNNING || got.GetRunId() != runB {
 		t.Fatalf("A's view of B's run: %v, %v", got, err)
 	}
-	if _, err := onA.SendWith(ctx, client.SendOptions{Text: "now", Busy: agentv1.BusyPolicy_BUSY_POLICY_REJECT}); reasonOf(err) != ReasonBusy {
+	if _, err := onA.SendWith(ctx, client.SendOptions{Text: "now", Busy: agentv1.BusyPolicy_BUSY_POLICY_REJECT}); reasonOf(err) != "AGENT_BUSY" {
 		t.Fatalf("reject on A while B runs: %v", err)
 	}
-	if err := onA.SetHistory(ctx, nil); reasonOf(err) != ReasonRunning {
+	if err := onA.SetHistory(ctx, nil); reasonOf(err) != "RUN_ACTIVE" {
 		t.Fatalf("SetHistory on A while B runs: %v", err)
 	}
 	followed := make(chan error, 1)

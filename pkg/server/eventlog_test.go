@@ -101,17 +101,17 @@ func TestARunWhoseEventsTheStoreRefusesEndsEventsLost(t *testing.T) {
 			st.refuse.Store(true) // then the store goes away while the model answers
 		},
 	}})
-	if codeOf(err) != codes.DataLoss || reasonOf(err) != ReasonEventsLost {
+	if codeOf(err) != codes.DataLoss || reasonOf(err) != "EVENTS_LOST" {
 		t.Fatalf("the send whose events were refused: %v", err)
 	}
 	st.refuse.Store(false)
 	run, err := c.Run(ctx, runID)
-	if err != nil || run.GetState() != agentv1.RunState_RUN_STATE_FAILED || run.GetError().GetReason() != ReasonEventsLost {
+	if err != nil || run.GetState() != agentv1.RunState_RUN_STATE_FAILED || run.GetError().GetReason() != "EVENTS_LOST" {
 		t.Fatalf("the run: %v, %v", run, err)
 	}
 	var seqs []int64
 	_, err = c.Attach(ctx, runID, 0, client.Callbacks{OnEvent: func(e *agentv1.Event) { seqs = append(seqs, e.GetSeq()) }})
-	if reasonOf(err) != ReasonEventsLost || len(seqs) == 0 || int64(len(seqs)) != run.GetLastSeq() || seqs[len(seqs)-1] != run.GetLastSeq() {
+	if reasonOf(err) != "EVENTS_LOST" || len(seqs) == 0 || int64(len(seqs)) != run.GetLastSeq() || seqs[len(seqs)-1] != run.GetLastSeq() {
 		t.Fatalf("attach: events %v (last stored %d), %v", seqs, run.GetLastSeq(), err)
 	}
 	// The agent is usable again, and its later runs' events are kept.
@@ -163,7 +163,7 @@ func TestAttachStopsAtAGapInTheStoredEvents(t *testing.T) {
 		var seqs []int64
 		_, err := r.c.Attach(ctx, "run_holed", tt.after, client.Callbacks{OnEvent: func(e *agentv1.Event) { seqs = append(seqs, e.GetSeq()) }})
 		wantErr := tt.after < 4
-		if (reasonOf(err) == ReasonEventsLost) != wantErr || !wantErr && err != nil || len(seqs) != len(tt.want) {
+		if (reasonOf(err) == "EVENTS_LOST") != wantErr || !wantErr && err != nil || len(seqs) != len(tt.want) {
 			t.Errorf("attach after %d: events %v, %v", tt.after, seqs, err)
 		}
 	}

@@ -238,7 +238,7 @@ func historyPageStart(tok string, n int) (int, error) {
 	if length > n {
 		// The history was replaced by a shorter one since: the token's
 		// place no longer means what it did.
-		return 0, failure(codes.FailedPrecondition, "HISTORY_CHANGED", "the history changed since this page token was given; start again without one")
+		return 0, failure(codes.FailedPrecondition, agentv1.ErrorReason_ERROR_REASON_HISTORY_CHANGED, "the history changed since this page token was given; start again without one")
 	}
 	return start, nil
 }
@@ -256,7 +256,7 @@ func (s *Server) SetHistory(ctx context.Context, req *agentv1.SetHistoryRequest)
 	if rec, err := s.store.GetAgent(ctx, e.id); err != nil {
 		return nil, storeStatus(err)
 	} else if rec.RunID != "" && !e.s.State().Running {
-		return nil, failure(codes.FailedPrecondition, ReasonRunning, "the agent is running on another replica (run %s); stop it first or wait", rec.RunID)
+		return nil, failure(codes.FailedPrecondition, agentv1.ErrorReason_ERROR_REASON_RUN_ACTIVE, "the agent is running on another replica (run %s); stop it first or wait", rec.RunID)
 	}
 	if err := e.s.SetHistory(req.GetMessages()); err != nil {
 		return nil, fieldsUnder(err, "", map[string]string{"history": "messages"})

@@ -55,7 +55,7 @@ func (g *guard) authorize(ctx context.Context, method string) (context.Context, 
 	}
 	t, err := g.auth.Authenticate(ctx)
 	if err != nil {
-		return ctx, failure(codes.Unauthenticated, ReasonUnauthenticated, "%v", err)
+		return ctx, failure(codes.Unauthenticated, agentv1.ErrorReason_ERROR_REASON_UNAUTHENTICATED, "%v", err)
 	}
 	return auth.NewContext(ctx, t), nil
 }

@@ -46,7 +46,7 @@ func TestRestartOnPostgresInterruptsThisReplicasRuns(t *testing.T) {
 
 	a := startReplica(t, model, "-store", dsn, "-replica-id", "a")
 	run, err := a.c.Run(ctx, "run_mine")
-	if err != nil || run.GetState() != agentv1.RunState_RUN_STATE_INTERRUPTED || run.GetError().GetReason() != ReasonRunInterrupted {
+	if err != nil || run.GetState() != agentv1.RunState_RUN_STATE_INTERRUPTED || run.GetError().GetReason() != "RUN_INTERRUPTED" {
 		t.Fatalf("the restarted replica's own run: %v, %v", run, err)
 	}
 	h, _ := a.c.Agent("mine").History(ctx)

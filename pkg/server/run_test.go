@@ -173,7 +173,7 @@ func TestRunOnUnixSocketWithToken(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, err = a.Send(context.Background(), "hi", client.Callbacks{})
-	if !asErr(err, &ce) || ce.Code != codes.FailedPrecondition || ce.Reason != ReasonNoModel ||
+	if !asErr(err, &ce) || ce.Code != codes.FailedPrecondition || ce.Reason != "NO_MODEL" ||
 		!strings.Contains(ce.Message, "AGENTCORE_MODEL_BASE_URL") {
 		t.Errorf("send without a model: %v", err)
 	}

@@ -216,9 +216,9 @@ func (s *Server) answer(ctx context.Context, run, call string, allow bool, reaso
 	_, err := s.store.AnswerPermission(ctx, run, call, allow, reason)
 	switch {
 	case errors.Is(err, store.ErrNotFound):
-		return failure(codes.NotFound, ReasonPermissionNone, "run %q has no permission request for tool call %q", run, call)
+		return failure(codes.NotFound, agentv1.ErrorReason_ERROR_REASON_PERMISSION_NOT_FOUND, "run %q has no permission request for tool call %q", run, call)
 	case errors.Is(err, store.ErrConflict):
-		return failure(codes.FailedPrecondition, ReasonPermissionDone, "the permission request for tool call %q of run %q was answered already, or its run ended", call, run)
+		return failure(codes.FailedPrecondition, agentv1.ErrorReason_ERROR_REASON_PERMISSION_ANSWERED, "the permission request for tool call %q of run %q was answered already, or its run ended", call, run)
 	case err != nil:
 		return storeStatus(err)
 	}
@@ -262,7 +262,7 @@ func (s *Server) getRun(ctx context.Context, id string) (*store.Run, error) {
 	}
 	r, err := s.store.GetRun(ctx, id)
 	if errors.Is(err, store.ErrNotFound) || err == nil && r.Tenant != t.ID {
-		return nil, failure(codes.NotFound, ReasonRunNotFound, "no run %q", id)
+		return nil, failure(codes.NotFound, agentv1.ErrorReason_ERROR_REASON_RUN_NOT_FOUND, "no run %q", id)
 	}
 	if err != nil {
 		return nil, storeStatus(err)
@@ -381,7 +381,7 @@ func (s *Server) Attach(req *agentv1.AttachRequest, stream agentv1.AgentService_
 	defer w.close()
 	last := req.GetAfterSeq()
 	if r.Purged && last < r.LastSeq {
-		return failure(codes.OutOfRange, ReasonEventsExpired, "the events of run %s were deleted after the server's event retention; GetRun has its outcome", r.ID)
+		return failure(codes.OutOfRange, agentv1.ErrorReason_ERROR_REASON_EVENTS_EXPIRED, "the events of run %s were deleted after the server's event retention; GetRun has its outcome", r.ID)
 	}
 	for {
 		evs, err := s.store.Events(ctx, r.ID, last, attachPage)
@@ -390,7 +390,7 @@ func (s *Server) Attach(req *agentv1.AttachRequest, stream agentv1.AgentService_
 		}
 		for _, ev := range evs {
 			if ev.GetSeq() != last+1 { // seqs are given one by one: the store lost the ones between
-				return failure(codes.DataLoss, ReasonEventsLost, "the stored events of run %s go from %d to %d: the store lost the ones between; GetRun has the run's outcome", r.ID, last, ev.GetSeq())
+				return failure(codes.DataLoss, agentv1.ErrorReason_ERROR_REASON_EVENTS_LOST, "the stored events of run %s go from %d to %d: the store lost the ones between; GetRun has the run's outcome", r.ID, last, ev.GetSeq())
 			}
 			if err := stream.Send(&agentv1.AttachResponse{Event: ev}); err != nil {
 				return err
@@ -441,7 +441,7 @@ func (s *Server) attachTarget(ctx context.Context, req *agentv1.AttachRequest) (
 		return nil, storeStatus(err)
 	}
 	if len(runs) == 0 {
-		return nil, failure(codes.NotFound, ReasonRunNotFound, "agent %q has no run", req.GetAgentId())
+		return nil, failure(codes.NotFound, agentv1.ErrorReason_ERROR_REASON_RUN_NOT_FOUND, "agent %q has no run", req.GetAgentId())
 	}
 	return runs[0], nil
 }

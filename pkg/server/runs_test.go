@@ -52,7 +52,7 @@ func TestEventRetentionExpiresAttach(t *testing.T) {
 	for _, after := range []int64{0, run.GetLastSeq() - 1} {
 		n := 0
 		_, err := r.c.Attach(ctx, res.RunID, after, client.Callbacks{OnEvent: func(*agentv1.Event) { n++ }})
-		if codeOf(err) != codes.OutOfRange || reasonOf(err) != ReasonEventsExpired || n != 0 {
+		if codeOf(err) != codes.OutOfRange || reasonOf(err) != "EVENTS_EXPIRED" || n != 0 {
 			t.Fatalf("attach after %d to a swept run: %d events, %v", after, n, err)
 		}
 	}

@@ -138,17 +138,17 @@ func (s *Server) sendError(err error) error {
 	case err == nil:
 		return nil
 	case errors.Is(err, agent.ErrBusy):
-		return failure(codes.Aborted, ReasonBusy, "the agent is running and this send asked to be rejected when busy")
+		return failure(codes.Aborted, agentv1.ErrorReason_ERROR_REASON_AGENT_BUSY, "the agent is running and this send asked to be rejected when busy")
 	case errors.Is(err, agent.ErrNothingToResume):
-		return failure(codes.FailedPrecondition, ReasonNothingToResume, "%v", err)
+		return failure(codes.FailedPrecondition, agentv1.ErrorReason_ERROR_REASON_NOTHING_TO_RESUME, "%v", err)
 	case errors.As(err, &je):
 		return storeStatus(je.Err)
 	case errors.Is(err, errEventsLost):
 		return eventsLostStatus(err)
 	case errors.Is(err, errLeaseLost):
-		return failure(codes.Aborted, ReasonRunInterrupted, "%v", errLeaseLost)
+		return failure(codes.Aborted, agentv1.ErrorReason_ERROR_REASON_RUN_INTERRUPTED, "%v", errLeaseLost)
 	case (errors.Is(err, agent.ErrStopped) || errors.Is(err, agent.ErrClosed)) && s.agents.shuttingDown():
-		return failure(codes.Unavailable, ReasonShuttingDown, "the server is shutting down; the run was stopped")
+		return failure(codes.Unavailable, agentv1.ErrorReason_ERROR_REASON_SHUTTING_DOWN, "the server is shutting down; the run was stopped")
 	}
 	return fieldsUnder(err, sendPrefix, nil)
 }
@@ -160,13 +160,13 @@ func (s *Server) checkModel(e *session, override *agentv1.AgentConfig) error {
 		c = agent.MergeConfig(c, override)
 	}
 	if exp, err := e.expand(c); err == nil && exp.GetBaseUrl() != "" && exp.GetModel() == "" {
-		return failure(codes.FailedPrecondition, ReasonNoModel,
+		return failure(codes.FailedPrecondition, agentv1.ErrorReason_ERROR_REASON_NO_MODEL,
 			"no model: the agent's config gives a base URL (%s) but no model; set agent.config.model with UpdateAgent, or config.model in this send", hostOf(exp.GetBaseUrl()))
 	}
 	if c.GetProfile() != "" || c.GetBaseUrl() != "" {
 		return nil
 	}
-	return failure(codes.FailedPrecondition, ReasonNoModel,
+	return failure(codes.FailedPrecondition, agentv1.ErrorReason_ERROR_REASON_NO_MODEL,
 		"no model configured: this agent's config names no profile and no base_url, and the server has no default model. "+
 			"Start agent-server with AGENTCORE_MODEL_BASE_URL and AGENTCORE_MODEL (key in AGENTCORE_MODEL_API_KEY), "+
 			"or give config.base_url and config.model (or config.profile) to CreateAgent, UpdateAgent or this send")
@@ -246,7 +246,7 @@ func (s *Server) Compact(req *agentv1.CompactRequest, stream agentv1.AgentServic
 			return storeStatus(je.Err)
 		}
 		if errors.Is(err, agent.ErrBusy) {
-			return failure(codes.FailedPrecondition, ReasonRunning, "the agent is running on another replica and could not be stopped")
+			return failure(codes.FailedPrecondition, agentv1.ErrorReason_ERROR_REASON_RUN_ACTIVE, "the agent is running on another replica and could not be stopped")
 		}
 	}
 	return fieldsUnder(err, "", map[string]string{"config": "agent.config"})

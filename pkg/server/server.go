@@ -14,8 +14,9 @@
 // INVALID_ARGUMENT with a google.rpc.BadRequest naming the field; a model
 // error carries a google.rpc.ErrorInfo (domain "agentcore", reason the error
 // kind upper-cased, metadata retryable and the upstream status); every other
-// error carries an ErrorInfo with one of the Reason constants. Secrets (API
-// keys, the bearer token) are removed from every error, response and event.
+// error carries an ErrorInfo whose reason is an agentv1.ErrorReason (listed
+// in docs/errors.md). Secrets (API keys, the bearer token) are removed from
+// every error, response and event.
 //
 // Every agent belongs to the tenant that created it (package auth): another
 // tenant's agents do not exist for a caller. A server-held API key is sent

@@ -114,13 +114,13 @@ func (r *registry) startRun(limit int, t *auth.Tenant) (done func(), err error) 
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.closing {
-		return nil, failure(codes.Unavailable, ReasonShuttingDown, "the server is shutting down")
+		return nil, failure(codes.Unavailable, agentv1.ErrorReason_ERROR_REASON_SHUTTING_DOWN, "the server is shutting down")
 	}
 	if limit > 0 && r.running >= limit {
-		return nil, limitFailure(ReasonRunLimit, "server", "%d sends are running, the server's limit (-max-runs); retry later", r.running)
+		return nil, limitFailure(agentv1.ErrorReason_ERROR_REASON_RUN_LIMIT, "server", "%d sends are running, the server's limit (-max-runs); retry later", r.running)
 	}
 	if n := r.runs[t.ID]; t.MaxConcurrentRuns > 0 && n >= t.MaxConcurrentRuns {
-		return nil, limitFailure(ReasonRunLimit, "tenant", "%d sends of this tenant are running, its limit (limits.concurrent_runs); retry later", n)
+		return nil, limitFailure(agentv1.ErrorReason_ERROR_REASON_RUN_LIMIT, "tenant", "%d sends of this tenant are running, its limit (limits.concurrent_runs); retry later", n)
 	}
 	r.running++
 	r.runs[t.ID]++
@@ -209,7 +209,7 @@ func (s *Server) agentRecord(ctx context.Context, id string) (*store.Agent, erro
 		if s.agents.cached(key) != nil {
 			s.agents.forget(key) // deleted by another replica
 		}
-		return nil, failure(codes.NotFound, ReasonNotFound, "no agent %q", id)
+		return nil, failure(codes.NotFound, agentv1.ErrorReason_ERROR_REASON_AGENT_NOT_FOUND, "no agent %q", id)
 	}
 	if err != nil {
 		return nil, storeStatus(err)
@@ -236,7 +236,7 @@ func (s *Server) cachedAgent(ctx context.Context, id string) (*session, error) {
 	v, err := s.store.AgentVersion(ctx, e.id)
 	if errors.Is(err, store.ErrNotFound) {
 		s.agents.forget(e.id) // deleted by another replica
-		return nil, failure(codes.NotFound, ReasonNotFound, "no agent %q", id)
+		return nil, failure(codes.NotFound, agentv1.ErrorReason_ERROR_REASON_AGENT_NOT_FOUND, "no agent %q", id)
 	}
 	if err != nil {
 		return nil, storeStatus(err)
@@ -286,7 +286,7 @@ func (s *Server) agent(ctx context.Context, id string) (*session, error) {
 		RedactToolOutput: s.secrets.redactHeld, Journal: &journal{srv: s, e: e},
 	})
 	if err != nil {
-		return nil, failure(codes.Internal, "AGENT_UNREADABLE", "the stored agent %q cannot be loaded: %v", id, err)
+		return nil, failure(codes.Internal, agentv1.ErrorReason_ERROR_REASON_AGENT_UNREADABLE, "the stored agent %q cannot be loaded: %v", id, err)
 	}
 	e.s = sess
 	s.agents.mu.Lock()
@@ -296,7 +296,7 @@ func (s *Server) agent(ctx context.Context, id string) (*session, error) {
 	}
 	if s.agents.closing {
 		s.agents.mu.Unlock()
-		return nil, failure(codes.Unavailable, ReasonShuttingDown, "the server is shutting down")
+		return nil, failure(codes.Unavailable, agentv1.ErrorReason_ERROR_REASON_SHUTTING_DOWN, "the server is shutting down")
 	}
 	s.agents.m[rec.ID] = e
 	s.agents.mu.Unlock()
@@ -315,7 +315,7 @@ func (s *Server) reload(ctx context.Context, e *session, rec *store.Agent) error
 		return nil // a run started meanwhile: its memory is the newest
 	}
 	if err := e.s.SetConfig(cfg); err != nil {
-		return failure(codes.Internal, "AGENT_UNREADABLE", "the stored config of agent %q is invalid: %v", agentID(e.id), err)
+		return failure(codes.Internal, agentv1.ErrorReason_ERROR_REASON_AGENT_UNREADABLE, "the stored config of agent %q is invalid: %v", agentID(e.id), err)
 	}
 	keys := configKeys(cfg)
 	e.mu.Lock()
@@ -523,11 +523,11 @@ func (e *session) refresh(c *catalog) error {
 	}
 	tools, err := selectTools(c, e.tools, "agent.tools")
 	if err != nil {
-		return failure(codes.FailedPrecondition, "TOOL_GONE", "a tool this agent names is gone after a reload: %v", err)
+		return failure(codes.FailedPrecondition, agentv1.ErrorReason_ERROR_REASON_TOOL_GONE, "a tool this agent names is gone after a reload: %v", err)
 	}
 	skills, err := selectSkills(c, e.skills, "agent.skills")
 	if err != nil {
-		return failure(codes.FailedPrecondition, "SKILL_GONE", "a skill this agent names is gone after a reload: %v", err)
+		return failure(codes.FailedPrecondition, agentv1.ErrorReason_ERROR_REASON_SKILL_GONE, "a skill this agent names is gone after a reload: %v", err)
 	}
 	e.s.SetTools(tools)
 	e.s.SetSkills(skills)
@@ -583,7 +583,7 @@ func (s *Server) CreateAgent(ctx context.Context, req *agentv1.CreateAgentReques
 	rec := storedAgent(e.id, e.tenant, cfg, a.GetTools(), a.GetSkills(), nil)
 	if err := s.store.CreateAgent(ctx, rec, req.GetHistory()); err != nil {
 		if errors.Is(err, store.ErrExists) {
-			return nil, failure(codes.AlreadyExists, ReasonExists, "agent %q exists", sess.ID())
+			return nil, failure(codes.AlreadyExists, agentv1.ErrorReason_ERROR_REASON_AGENT_EXISTS, "agent %q exists", sess.ID())
 		}
 		return nil, storeStatus(err)
 	}
@@ -606,7 +606,7 @@ func (s *Server) CreateAgent(ctx context.Context, req *agentv1.CreateAgentReques
 // tenant's (the agents in the store, over every replica).
 func (s *Server) checkAgentLimits(ctx context.Context, t *auth.Tenant) error {
 	if s.agents.shuttingDown() {
-		return failure(codes.Unavailable, ReasonShuttingDown, "the server is shutting down")
+		return failure(codes.Unavailable, agentv1.ErrorReason_ERROR_REASON_SHUTTING_DOWN, "the server is shutting down")
 	}
 	if max := s.cfg.Limits.MaxSessions; max > 0 {
 		n, err := s.store.CountAgents(ctx)
@@ -614,7 +614,7 @@ func (s *Server) checkAgentLimits(ctx context.Context, t *auth.Tenant) error {
 			return storeStatus(err)
 		}
 		if n >= max {
-			return limitFailure(ReasonSessionLimit, "server", "the server holds %d agents, its limit (-max-sessions); delete some first", n)
+			return limitFailure(agentv1.ErrorReason_ERROR_REASON_SESSION_LIMIT, "server", "the server holds %d agents, its limit (-max-sessions); delete some first", n)
 		}
 	}
 	if max := t.MaxAgents; max > 0 {
@@ -623,7 +623,7 @@ func (s *Server) checkAgentLimits(ctx context.Context, t *auth.Tenant) error {
 			return storeStatus(err)
 		}
 		if len(recs) >= max {
-			return limitFailure(ReasonSessionLimit, "tenant", "this tenant holds %d agents, its limit (limits.agents); delete some first", len(recs))
+			return limitFailure(agentv1.ErrorReason_ERROR_REASON_SESSION_LIMIT, "tenant", "this tenant holds %d agents, its limit (limits.agents); delete some first", len(recs))
 		}
 	}
 	return nil
@@ -777,7 +777,7 @@ func hostOf(raw string) string {
 // checkHistorySize enforces the history limit on a history of n messages.
 func (s *Server) checkHistorySize(n int, field string) error {
 	if max := s.cfg.Limits.MaxHistory; max > 0 && n > max {
-		return failure(codes.ResourceExhausted, ReasonHistoryLimit,
+		return failure(codes.ResourceExhausted, agentv1.ErrorReason_ERROR_REASON_HISTORY_LIMIT,
 			"%s holds %d messages, more than the server's limit of %d (-max-history)", field, n, max)
 	}
 	return nil

@@ -17,28 +17,7 @@ import (
 	"github.com/agentcore/agentcore/pkg/history"
 	"github.com/agentcore/agentcore/pkg/llm"
 	"github.com/agentcore/agentcore/pkg/tool"
-)
-
-// Domain is the google.rpc.ErrorInfo domain of every error this service reports.
-const Domain = "agentcore"
-
-// Reasons of ErrorInfo for errors that are not model errors (model errors use
-// their kind upper-cased: AUTH, LIMIT…).
-const (
-	ReasonInvalidArgument = "INVALID_ARGUMENT"
-	ReasonNotFound        = "AGENT_NOT_FOUND"
-	ReasonExists          = "AGENT_EXISTS"
-	ReasonBusy            = "AGENT_BUSY"
-	ReasonRunning         = "RUN_ACTIVE"
-	ReasonNoModel         = "NO_MODEL"
-	ReasonSessionLimit    = "SESSION_LIMIT"
-	ReasonRunLimit        = "RUN_LIMIT"
-	ReasonHistoryLimit    = "HISTORY_LIMIT"
-	ReasonToolsLoading    = "TOOLS_NOT_LOADED"
-	ReasonShuttingDown    = "SHUTTING_DOWN"
-	ReasonReplaced        = "RUN_REPLACED"
-	ReasonStopped         = "RUN_STOPPED"
-	ReasonUnauthenticated = "UNAUTHENTICATED"
+	agentv1 "github.com/agentcore/agentcore/proto/agentcore/v1"
 )
 
 // Violation is one bad field of a request.
@@ -59,7 +38,7 @@ func invalid(vs ...Violation) error {
 		})
 	}
 	return withDetails(codes.InvalidArgument, "invalid request: "+strings.Join(msg, "; "), br,
-		&errdetails.ErrorInfo{Domain: Domain, Reason: ReasonInvalidArgument})
+		errorInfo(agentv1.ErrorReason_ERROR_REASON_INVALID_ARGUMENT, nil))
 }
 
 // invalidField is invalid with one violation.
@@ -68,8 +47,15 @@ func invalidField(field, format string, args ...any) error {
 }
 
 // failure is a status with an ErrorInfo of the given reason.
-func failure(code codes.Code, reason, format string, args ...any) error {
-	return withDetails(code, fmt.Sprintf(format, args...), &errdetails.ErrorInfo{Domain: Domain, Reason: reason})
+func failure(code codes.Code, reason agentv1.ErrorReason, format string, args ...any) error {
+	return withDetails(code, fmt.Sprintf(format, args...), errorInfo(reason, nil))
+}
+
+// errorInfo is the google.rpc.ErrorInfo of reason, with md as its metadata.
+// The reason is an ErrorReason, so that the server sends none the enum
+// clients read (proto/agentcore/v1/errors.proto) lacks.
+func errorInfo(reason agentv1.ErrorReason, md map[string]string) *errdetails.ErrorInfo {
+	return &errdetails.ErrorInfo{Domain: agentv1.ErrorDomain, Reason: reason.Wire(), Metadata: md}
 }
 
 // protoMessage is what status details are.
@@ -83,28 +69,33 @@ func withDetails(code codes.Code, msg string, details ...protoMessage) error {
 	return st.Err()
 }
 
-// kindCode maps a model error kind to its gRPC code (API.md).
-func kindCode(k llm.Kind) codes.Code {
+// kindStatus maps a model error kind to its gRPC code and its ErrorInfo
+// reason, the kind upper-cased (errors.proto says what each means).
+func kindStatus(k llm.Kind) (codes.Code, agentv1.ErrorReason) {
 	switch k {
 	case llm.KindAborted:
-		return codes.Canceled
-	case llm.KindAuth, llm.KindRequest:
-		return codes.FailedPrecondition
+		return codes.Canceled, agentv1.ErrorReason_ERROR_REASON_ABORTED
+	case llm.KindAuth:
+		return codes.FailedPrecondition, agentv1.ErrorReason_ERROR_REASON_AUTH
 	case llm.KindLimit:
-		return codes.ResourceExhausted
+		return codes.ResourceExhausted, agentv1.ErrorReason_ERROR_REASON_LIMIT
 	case llm.KindTimeout:
-		return codes.DeadlineExceeded
-	case llm.KindServer, llm.KindNetwork:
-		return codes.Unavailable
+		return codes.DeadlineExceeded, agentv1.ErrorReason_ERROR_REASON_TIMEOUT
+	case llm.KindServer:
+		return codes.Unavailable, agentv1.ErrorReason_ERROR_REASON_SERVER
+	case llm.KindNetwork:
+		return codes.Unavailable, agentv1.ErrorReason_ERROR_REASON_NETWORK
+	case llm.KindRequest:
+		return codes.FailedPrecondition, agentv1.ErrorReason_ERROR_REASON_REQUEST
 	}
-	return codes.Unknown
+	return codes.Unknown, agentv1.ErrorReason_ERROR_REASON_UNKNOWN
 }
 
 // modelStatus turns a model error into a status: the code by kind, and an
 // ErrorInfo whose reason is the kind upper-cased and whose metadata says
 // retryable, the upstream status and the provider's error code.
 func modelStatus(e *llm.Error) *status.Status {
-	code := kindCode(e.Kind)
+	code, reason := kindStatus(e.Kind)
 	md := map[string]string{
 		"kind":      string(e.Kind),
 		"retryable": strconv.FormatBool(e.Retryable),
@@ -122,7 +113,7 @@ func modelStatus(e *llm.Error) *status.Status {
 		md["cause"] = "closed"
 	}
 	st := status.New(code, "model error: "+e.Error())
-	details := []protoMessage{&errdetails.ErrorInfo{Domain: Domain, Reason: strings.ToUpper(string(e.Kind)), Metadata: md}}
+	details := []protoMessage{errorInfo(reason, md)}
 	if e.RetryAfter > 0 {
 		details = append(details, &errdetails.RetryInfo{RetryDelay: durationpb.New(e.RetryAfter)})
 	}
@@ -151,9 +142,9 @@ func toStatus(err error) error {
 	case errors.As(err, &ve):
 		return fieldsUnder(err, "", nil)
 	case errors.Is(err, agent.ErrBusy):
-		return failure(codes.FailedPrecondition, ReasonRunning, "the agent is running; stop it first or wait")
+		return failure(codes.FailedPrecondition, agentv1.ErrorReason_ERROR_REASON_RUN_ACTIVE, "the agent is running; stop it first or wait")
 	case errors.Is(err, agent.ErrNothingToCompact):
-		return failure(codes.FailedPrecondition, "NOTHING_TO_COMPACT", "%v", err)
+		return failure(codes.FailedPrecondition, agentv1.ErrorReason_ERROR_REASON_NOTHING_TO_COMPACT, "%v", err)
 	case errors.As(err, &ce):
 		vs := make([]Violation, 0, len(ce.Violations))
 		for _, v := range ce.Violations {
@@ -169,7 +160,7 @@ func toStatus(err error) error {
 	case errors.Is(err, context.DeadlineExceeded):
 		return status.Error(codes.DeadlineExceeded, err.Error())
 	case errors.Is(err, tool.ErrClosed):
-		return failure(codes.Unavailable, ReasonShuttingDown, "the server is shutting down")
+		return failure(codes.Unavailable, agentv1.ErrorReason_ERROR_REASON_SHUTTING_DOWN, "the server is shutting down")
 	}
 	return status.Error(codes.Internal, err.Error())
 }

@@ -48,12 +48,12 @@ func TestToStatus(t *testing.T) {
 		fields string
 	}{
 		{"config", &llm.ConfigError{Violations: []llm.FieldViolation{{Field: "config.max_steps", Description: "bad"}}},
-			codes.InvalidArgument, ReasonInvalidArgument, "config.max_steps"},
+			codes.InvalidArgument, "INVALID_ARGUMENT", "config.max_steps"},
 		{"history", &history.ValidationError{Violations: []history.Violation{{Index: 2, Field: "parts[0]", Description: "bad"}}},
-			codes.InvalidArgument, ReasonInvalidArgument, "history[2].parts[0]"},
+			codes.InvalidArgument, "INVALID_ARGUMENT", "history[2].parts[0]"},
 		{"engine", &agent.ValidationError{Violations: []agent.FieldViolation{{Field: "input", Description: "required"}}},
-			codes.InvalidArgument, ReasonInvalidArgument, "input"},
-		{"busy", agent.ErrBusy, codes.FailedPrecondition, ReasonRunning, ""},
+			codes.InvalidArgument, "INVALID_ARGUMENT", "input"},
+		{"busy", agent.ErrBusy, codes.FailedPrecondition, "RUN_ACTIVE", ""},
 		{"nothing to compact", agent.ErrNothingToCompact, codes.FailedPrecondition, "NOTHING_TO_COMPACT", ""},
 		{"wrapped model error", fmt.Errorf("send: %w", &llm.Error{Kind: llm.KindLimit, Status: 429, Retryable: true, RetryAfter: 2 * time.Second}),
 			codes.ResourceExhausted, "LIMIT", ""},
@@ -83,7 +83,7 @@ func TestModelStatusDetails(t *testing.T) {
 	err := toStatus(&llm.Error{Kind: llm.KindLimit, Status: 429, Code: "rate_limit_exceeded", Retryable: true, RetryAfter: 3 * time.Second})
 	info, _, retry := details(err)
 	md := info.GetMetadata()
-	if info.GetDomain() != Domain || md["retryable"] != "true" || md["status"] != "429" || md["code"] != "rate_limit_exceeded" || md["kind"] != "limit" {
+	if info.GetDomain() != "agentcore" || md["retryable"] != "true" || md["status"] != "429" || md["code"] != "rate_limit_exceeded" || md["kind"] != "limit" {
 		t.Errorf("ErrorInfo %v", info)
 	}
 	if retry.GetRetryDelay().AsDuration() != 3*time.Second {
@@ -92,6 +92,17 @@ func TestModelStatusDetails(t *testing.T) {
 	aborted := toStatus(&llm.Error{Kind: llm.KindAborted, Err: agent.ErrStopped})
 	if info, _, _ := details(aborted); info.GetMetadata()["cause"] != "stopped" {
 		t.Errorf("cause of a stopped run: %v", info)
+	}
+}
+
+func TestModelReasonIsTheKindUpperCased(t *testing.T) {
+	kinds := []llm.Kind{llm.KindAborted, llm.KindAuth, llm.KindLimit, llm.KindTimeout,
+		llm.KindServer, llm.KindNetwork, llm.KindRequest, llm.KindUnknown}
+	for _, k := range kinds {
+		info, _, _ := details(toStatus(&llm.Error{Kind: k}))
+		if want := strings.ToUpper(string(k)); info.GetReason() != want {
+			t.Errorf("kind %s: reason %q, want %q", k, info.GetReason(), want)
+		}
 	}
 }
 

@@ -10,17 +10,10 @@ import (
 	"strings"
 	"syscall"
 
-	"google.golang.org/genproto/googleapis/rpc/errdetails"
 	"google.golang.org/grpc/codes"
 
 	"github.com/agentcore/agentcore/pkg/auth"
-)
-
-// Reasons of the trust boundary's errors.
-const (
-	// ReasonAdminRequired is the reason of PERMISSION_DENIED for a
-	// non-admin tenant calling an administrative method.
-	ReasonAdminRequired = "ADMIN_REQUIRED"
+	agentv1 "github.com/agentcore/agentcore/proto/agentcore/v1"
 )
 
 // Auth returns the server's authenticator, for other front ends (an MCP
@@ -51,7 +44,7 @@ func (s *Server) tenant(ctx context.Context) (*auth.Tenant, error) {
 	if t, err := s.auth.Check("", nil); err == nil {
 		return t, nil
 	}
-	return nil, failure(codes.Unauthenticated, ReasonUnauthenticated, "the call carries no authenticated tenant")
+	return nil, failure(codes.Unauthenticated, agentv1.ErrorReason_ERROR_REASON_UNAUTHENTICATED, "the call carries no authenticated tenant")
 }
 
 // requireAdmin fails unless the caller's tenant is an admin.
@@ -61,16 +54,15 @@ func (s *Server) requireAdmin(ctx context.Context, what string) error {
 		return err
 	}
 	if !t.Admin {
-		return failure(codes.PermissionDenied, ReasonAdminRequired, "%s needs an admin tenant (admin: true in the tokens file)", what)
+		return failure(codes.PermissionDenied, agentv1.ErrorReason_ERROR_REASON_ADMIN_REQUIRED, "%s needs an admin tenant (admin: true in the tokens file)", what)
 	}
 	return nil
 }
 
 // limitFailure is RESOURCE_EXHAUSTED with the reason and, in the
 // ErrorInfo's metadata, whose limit it is: "server" or "tenant".
-func limitFailure(reason, scope, format string, args ...any) error {
-	return withDetails(codes.ResourceExhausted, fmt.Sprintf(format, args...),
-		&errdetails.ErrorInfo{Domain: Domain, Reason: reason, Metadata: map[string]string{"scope": scope}})
+func limitFailure(reason agentv1.ErrorReason, scope, format string, args ...any) error {
+	return withDetails(codes.ResourceExhausted, fmt.Sprintf(format, args...), errorInfo(reason, map[string]string{"scope": scope}))
 }
 
 // pluginCredential resolves -plugin-user USER[:GROUP]. Only root may run

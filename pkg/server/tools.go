@@ -75,7 +75,7 @@ func (s *Server) LoadTools(ctx context.Context) error {
 func (s *Server) catalog() (*catalog, error) {
 	c := s.tools.get()
 	if c == nil {
-		return nil, failure(codes.Unavailable, ReasonToolsLoading, "tools are still loading; retry shortly (the health service reports SERVING once they are)")
+		return nil, failure(codes.Unavailable, agentv1.ErrorReason_ERROR_REASON_TOOLS_NOT_LOADED, "tools are still loading; retry shortly (the health service reports SERVING once they are)")
 	}
 	return c, nil
 }
@@ -149,7 +149,7 @@ func (s *Server) ExecuteTool(req *agentv1.ExecuteToolRequest, stream agentv1.Age
 		return err
 	}
 	if _, ok := c.tools.Lookup(req.GetName()); !ok {
-		return failure(codes.NotFound, "TOOL_NOT_FOUND", "no tool %q; the server has %v", req.GetName(), c.tools.Names())
+		return failure(codes.NotFound, agentv1.ErrorReason_ERROR_REASON_TOOL_NOT_FOUND, "no tool %q; the server has %v", req.GetName(), c.tools.Names())
 	}
 	input := json.RawMessage("{}")
 	if req.GetInput() != nil {
@@ -207,7 +207,7 @@ func (s *Server) ReloadTools(ctx context.Context, _ *agentv1.ReloadToolsRequest)
 		return nil, err
 	}
 	if err := s.LoadTools(ctx); err != nil {
-		return nil, failure(codes.FailedPrecondition, "RELOAD_FAILED", "reload failed, the previous tools stay: %v", err)
+		return nil, failure(codes.FailedPrecondition, agentv1.ErrorReason_ERROR_REASON_RELOAD_FAILED, "reload failed, the previous tools stay: %v", err)
 	}
 	c := s.tools.get()
 	return &agentv1.ReloadToolsResponse{Tools: int32(c.tools.Len()), Skills: int32(c.skills.Len())}, nil

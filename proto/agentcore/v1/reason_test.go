@@ -1,6 +1,12 @@
 package agentv1_test
 
 import (
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"io/fs"
+	"path/filepath"
+	"strings"
 	"testing"
 
 	agentv1 "github.com/agentcore/agentcore/proto/agentcore/v1"
@@ -96,4 +102,81 @@ func TestErrorReasonWire(t *testing.T) {
 	if got := agentv1.ErrorReason(999).Wire(); got != "" {
 		t.Errorf("an unknown number's wire string is %q, want empty", got)
 	}
+}
+
+// TestReasonsComeFromTheEnum fails when code outside the stores sets the
+// reason of a google.rpc.ErrorInfo or a RunError to anything but an
+// ErrorReason's Wire() or a reason read back from another status
+// (GetReason()): a bare string would be a reason the enum may lack.
+func TestReasonsComeFromTheEnum(t *testing.T) {
+	root := filepath.Join("..", "..", "..")
+	for _, dir := range []string{"cmd", "pkg", "internal", "sdk"} {
+		err := filepath.WalkDir(filepath.Join(root, dir), func(path string, d fs.DirEntry, err error) error {
+			switch {
+			case err != nil:
+				return err
+			case d.IsDir() && (d.Name() == "store" || d.Name() == "testdata" || d.Name() == "node_modules"):
+				return filepath.SkipDir // stores keep whatever reason they are given
+			case d.IsDir() || !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go"):
+				return nil
+			}
+			checkReasons(t, path)
+			return nil
+		})
+		if err != nil && !strings.Contains(err.Error(), "no such file") {
+			t.Fatal(err)
+		}
+	}
+}
+
+// checkReasons reports each Reason field of an ErrorInfo or RunError
+// literal in the file at path whose value is not a Wire() or GetReason() call.
+func checkReasons(t *testing.T, path string) {
+	t.Helper()
+	fset := token.NewFileSet()
+	f, err := parser.ParseFile(fset, path, nil, parser.SkipObjectResolution)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ast.Inspect(f, func(n ast.Node) bool {
+		lit, ok := n.(*ast.CompositeLit)
+		if !ok || !reasonHolder(lit.Type) {
+			return true
+		}
+		for _, el := range lit.Elts {
+			kv, ok := el.(*ast.KeyValueExpr)
+			if !ok {
+				continue
+			}
+			if key, ok := kv.Key.(*ast.Ident); !ok || key.Name != "Reason" {
+				continue
+			}
+			if !fromEnum(kv.Value) {
+				t.Errorf("%s: a reason that is not an ErrorReason's Wire(): use agentv1.ErrorReason (proto/agentcore/v1/errors.proto)", fset.Position(kv.Pos()))
+			}
+		}
+		return true
+	})
+}
+
+// reasonHolder reports whether a literal's type is errdetails.ErrorInfo or agentv1.RunError.
+func reasonHolder(typ ast.Expr) bool {
+	var name string
+	switch x := typ.(type) {
+	case *ast.Ident:
+		name = x.Name
+	case *ast.SelectorExpr:
+		name = x.Sel.Name
+	}
+	return name == "ErrorInfo" || name == "RunError"
+}
+
+// fromEnum reports whether v is a call of a method named Wire or GetReason.
+func fromEnum(v ast.Expr) bool {
+	call, ok := v.(*ast.CallExpr)
+	if !ok {
+		return false
+	}
+	sel, ok := call.Fun.(*ast.SelectorExpr)
+	return ok && (sel.Sel.Name == "Wire" || sel.Sel.Name == "GetReason")
 }
