@@ -56,10 +56,12 @@ breaking:
 	else echo "$(BUF) breaking --against '$(BREAKING_AGAINST)'"; $(BUF) breaking --against '$(BREAKING_AGAINST)'; fi
 
 ## proto: regenerate the Go code beside each .proto (with the HTTP gateway's
-## *.pb.gw.go) and the gateway's OpenAPI document.
+## *.pb.gw.go), the gateway's OpenAPI document, and what derives from the
+## ErrorReason enum (docs/errors.md's tables, sdk/client/reasons.go).
 OPENAPI := pkg/gateway/openapi.json
 proto:
 	$(BUF) generate
+	$(GO) run ./proto/internal/reasongen
 	@$(MAKE) --no-print-directory openapi OPENAPI_OUT=$(OPENAPI)
 
 ## openapi: protoc-gen-openapiv2's document of the HTTP routes, finished by

@@ -19,7 +19,8 @@ type Error struct {
 	// that are not model errors (validation, not found…).
 	Kind string
 	// Reason is the ErrorInfo reason: the kind upper-cased for model errors,
-	// else one of the server's reasons (AGENT_NOT_FOUND, INVALID_ARGUMENT…).
+	// else one of the server's reasons (AGENT_NOT_FOUND, INVALID_ARGUMENT…);
+	// ReasonOf gives it as a Reason.
 	Reason string
 	// Retryable says whether the same request may succeed later (model errors).
 	Retryable bool
@@ -54,10 +55,25 @@ func KindOf(err error) string {
 	return ""
 }
 
+// Reason is a google.rpc.ErrorInfo reason an agentcore server sends, one of
+// the Reason constants (agentv1.ErrorReason's wire strings, listed with what
+// each means in docs/errors.md). A newer server may send one this client
+// has no constant for: act on the Error's Code then.
+type Reason string
+
+// ReasonOf returns the reason of err, or "" when it carries none.
+func ReasonOf(err error) Reason {
+	var e *Error
+	if errors.As(err, &e) {
+		return Reason(e.Reason)
+	}
+	return ""
+}
+
 // modelKind reports whether an ErrorInfo reason is a model error kind.
-func modelKind(reason string) bool {
+func modelKind(reason Reason) bool {
 	switch reason {
-	case "ABORTED", "AUTH", "LIMIT", "TIMEOUT", "SERVER", "NETWORK", "REQUEST", "UNKNOWN":
+	case ReasonAborted, ReasonAuth, ReasonLimit, ReasonTimeout, ReasonServer, ReasonNetwork, ReasonRequest, ReasonUnknown:
 		return true
 	}
 	return false
@@ -77,7 +93,7 @@ func asError(err error) error {
 		switch d := d.(type) {
 		case *errdetails.ErrorInfo:
 			e.Reason = d.GetReason()
-			if modelKind(e.Reason) {
+			if modelKind(Reason(e.Reason)) {
 				e.Kind = strings.ToLower(e.Reason)
 			}
 			e.Retryable = d.GetMetadata()["retryable"] == "true"

@@ -2,6 +2,7 @@ package client
 
 import (
 	"errors"
+	"fmt"
 	"testing"
 
 	"google.golang.org/genproto/googleapis/rpc/errdetails"
@@ -51,5 +52,27 @@ func TestAsError(t *testing.T) {
 	}
 	if asError(nil) != nil {
 		t.Error("nil became an error")
+	}
+}
+
+func TestReasonOf(t *testing.T) {
+	busy := asError(withDetails(t, codes.Aborted, "busy", &errdetails.ErrorInfo{Reason: "AGENT_BUSY", Domain: "agentcore"}))
+	tests := []struct {
+		name string
+		err  error
+		want Reason
+	}{
+		{"server reason", busy, ReasonAgentBusy},
+		{"wrapped", fmt.Errorf("sending: %w", busy), ReasonAgentBusy},
+		{"model error", asError(withDetails(t, codes.ResourceExhausted, "limit", &errdetails.ErrorInfo{Reason: "LIMIT", Domain: "agentcore"})), ReasonLimit},
+		{"a reason this client does not know", asError(withDetails(t, codes.Unavailable, "new", &errdetails.ErrorInfo{Reason: "SOMETHING_NEW"})), "SOMETHING_NEW"},
+		{"no ErrorInfo", asError(status.Error(codes.Internal, "bug")), ""},
+		{"not an *Error", errors.New("plain"), ""},
+		{"nil", nil, ""},
+	}
+	for _, tt := range tests {
+		if got := ReasonOf(tt.err); got != tt.want {
+			t.Errorf("%s: ReasonOf = %q, want %q", tt.name, got, tt.want)
+		}
 	}
 }
