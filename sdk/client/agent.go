@@ -25,7 +25,7 @@ type Agent struct {
 type Callbacks struct {
 	// OnEvent gets every event first, as it came.
 	OnEvent func(*agentv1.Event)
-	// OnStart: the run started (reference: onStart).
+	// OnStart: the run started (agent-core: onStart).
 	OnStart func(runID string)
 	// OnLLMStart: a model request is about to be sent (onLLMStart).
 	OnLLMStart func(*agentv1.ModelRequestEvent)
@@ -67,7 +67,7 @@ func Allow() Decision { return Decision{Allow: true} }
 // Deny returns the decision that refuses the call; reason is told to the model.
 func Deny(reason string) Decision { return Decision{Reason: reason} }
 
-// SendOptions are a Send's input and overrides (the reference's
+// SendOptions are a Send's input and overrides (agent-core's
 // agent.send(options)).
 type SendOptions struct {
 	// Text is the user's input; Parts, when set, are used instead (text,
@@ -101,7 +101,7 @@ type SendOptions struct {
 	Callbacks Callbacks
 }
 
-// Result is a finished send (the reference's resolved send).
+// Result is a finished send (agent-core's resolved send).
 type Result struct {
 	// RunID identifies the run.
 	RunID string
@@ -112,7 +112,7 @@ type Result struct {
 	// Usage is summed over the send.
 	Usage *agentv1.Usage
 	// Reason is why the send ended: END_REASON_NO_TOOL, END_REASON_TOOL_STOP or
-	// END_REASON_STEP_LIMIT (the reference's no-tool, tool-stop, step-limit:
+	// END_REASON_STEP_LIMIT (agent-core's no-tool, tool-stop, step-limit:
 	// see ReasonName).
 	Reason agentv1.EndReason
 	// Output is the structured output, when an output format was set.
@@ -291,7 +291,7 @@ func dispatch(e *agentv1.Event, cb *Callbacks) *Result {
 	return nil
 }
 
-// ReasonName is the reference's name of an end reason: no-tool, tool-stop, step-limit.
+// ReasonName is agent-core's name of an end reason: no-tool, tool-stop, step-limit.
 func ReasonName(r agentv1.EndReason) string {
 	if r == agentv1.EndReason_END_REASON_UNSPECIFIED {
 		return ""
@@ -378,7 +378,7 @@ func (a *Agent) History(ctx context.Context) ([]*agentv1.Message, error) {
 }
 
 // Turns returns the history grouped into turns (a model response with its
-// tool calls and their results stay together), as the reference's History.turns.
+// tool calls and their results stay together), as agent-core's History.turns.
 func (a *Agent) Turns(ctx context.Context) ([][]*agentv1.Message, error) {
 	resp, err := a.c.api.GetHistory(ctx, &agentv1.GetHistoryRequest{AgentId: a.ID, IncludeTurns: true})
 	if err != nil {
@@ -398,7 +398,7 @@ func (a *Agent) Turns(ctx context.Context) ([][]*agentv1.Message, error) {
 	return turns, nil
 }
 
-// Render returns the history as text, as the reference's History.render.
+// Render returns the history as text, as agent-core's History.render.
 func (a *Agent) Render(ctx context.Context) (string, error) {
 	resp, err := a.c.api.GetHistory(ctx, &agentv1.GetHistoryRequest{AgentId: a.ID, IncludeRendered: true})
 	if err != nil {

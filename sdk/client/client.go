@@ -1,6 +1,7 @@
 // Package client is a Go client for agentcore's AgentService that feels like
-// the reference library: create an agent, Send a task with callbacks, Stop,
-// read and restore its history.
+// agent-core, the JavaScript library whose semantics agentcore follows:
+// create an agent, Send a task with callbacks, Stop, read and restore its
+// history.
 //
 //	c, err := client.Dial("127.0.0.1:50051")
 //	defer c.Close()
@@ -10,9 +11,10 @@
 //	})
 //	fmt.Println(res.Reason) // END_REASON_NO_TOOL, END_REASON_TOOL_STOP or END_REASON_STEP_LIMIT
 //
-// Every error of a call is an *Error; a model error's Kind is the
-// reference's error kind (auth, limit, timeout, server, network, request,
-// unknown, aborted).
+// Every error of a call is an *Error; a model error's Kind is agent-core's
+// error kind (auth, limit, timeout, server, network, request, unknown,
+// aborted), and ReasonOf(err) is the server's reason, one of the Reason
+// constants (ReasonAgentBusy…; docs/errors.md says what each means).
 package client
 
 import (
@@ -110,7 +112,7 @@ func (b bearer) GetRequestMetadata(context.Context, ...string) (map[string]strin
 // socket or localhost, where a sidecar runs without TLS.
 func (b bearer) RequireTransportSecurity() bool { return false }
 
-// AgentOptions describe a new agent (the reference's Agent.create options).
+// AgentOptions describe a new agent (agent-core's Agent.create options).
 type AgentOptions struct {
 	// ID is the agent's id; empty: generated.
 	ID string
@@ -167,7 +169,7 @@ func (c *Client) ListTools(ctx context.Context) (*agentv1.ListToolsResponse, err
 	return resp, asError(err)
 }
 
-// ExecuteTool runs one tool directly (the reference's Agent.tool.execute):
+// ExecuteTool runs one tool directly (agent-core's Agent.tool.execute):
 // input is any value that marshals to a JSON object; onOutput, if set, gets
 // the live output; limit > 0 cuts long text output from the middle.
 func (c *Client) ExecuteTool(ctx context.Context, name string, input any, limit int, onOutput func(*agentv1.ToolOutputChunk)) (*agentv1.DirectToolResult, error) {

@@ -14,7 +14,7 @@ import (
 type Error struct {
 	// Code is the gRPC status code.
 	Code codes.Code
-	// Kind is the model error kind, as the reference names it: aborted, auth,
+	// Kind is the model error kind, as agent-core names it: aborted, auth,
 	// limit, timeout, server, network, request or unknown. Empty for errors
 	// that are not model errors (validation, not found…).
 	Kind string
