@@ -1045,7 +1045,7 @@ func (*SendRequest_Permission) isSendRequest_Kind() {}
 
 func (*SendRequest_Stop) isSendRequest_Kind() {}
 
-// StartRun starts a run (the reference's agent.send).
+// StartRun starts a run (agent-core's agent.send).
 type StartRun struct {
 	state   protoimpl.MessageState `protogen:"open.v1"`
 	AgentId string                 `protobuf:"bytes,1,opt,name=agent_id,json=agentId,proto3" json:"agent_id,omitempty"`

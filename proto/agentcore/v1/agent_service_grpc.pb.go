@@ -44,7 +44,9 @@ const (
 // For semantics around ctx use and closing/ending streaming RPCs, please refer to https://pkg.go.dev/google.golang.org/grpc/?tab=doc#ClientConn.NewStream.
 //
 // AgentService runs agents: sessions that loop "ask the model, run the tools
-// it asked for, ask again" until the task is done.
+// it asked for, ask again" until the task is done. Its semantics are those of
+// the JavaScript library agent-core; a comment such as "(agent-core:
+// onStart)" names agent-core's counterpart.
 type AgentServiceClient interface {
 	// CreateAgent creates a session.
 	CreateAgent(ctx context.Context, in *CreateAgentRequest, opts ...grpc.CallOption) (*CreateAgentResponse, error)
@@ -321,7 +323,9 @@ func (c *agentServiceClient) RespondPermission(ctx context.Context, in *RespondP
 // for forward compatibility.
 //
 // AgentService runs agents: sessions that loop "ask the model, run the tools
-// it asked for, ask again" until the task is done.
+// it asked for, ask again" until the task is done. Its semantics are those of
+// the JavaScript library agent-core; a comment such as "(agent-core:
+// onStart)" names agent-core's counterpart.
 type AgentServiceServer interface {
 	// CreateAgent creates a session.
 	CreateAgent(context.Context, *CreateAgentRequest) (*CreateAgentResponse, error)

@@ -251,7 +251,7 @@ func (OutputKind) EnumDescriptor() ([]byte, []int) {
 	return file_agentcore_v1_config_proto_rawDescGZIP(), []int{3}
 }
 
-// AgentConfig is the model configuration of an agent, the reference's
+// AgentConfig is the model configuration of an agent, agent-core's
 // `config`. Every field is optional; unset fields keep their defaults (or, in
 // an override, the agent's value). `provider` is replaced whole, never merged.
 type AgentConfig struct {

@@ -80,7 +80,7 @@ func (OutputStream) EnumDescriptor() ([]byte, []int) {
 	return file_agentcore_v1_event_proto_rawDescGZIP(), []int{0}
 }
 
-// ErrorKind classifies model errors (reference: error.kind).
+// ErrorKind classifies model errors (agent-core: error.kind).
 type ErrorKind int32
 
 const (
@@ -514,7 +514,7 @@ func (*Event_CompactFinished) isEvent_Kind() {}
 
 func (*Event_Result) isEvent_Kind() {}
 
-// RunStartedEvent opens a run (reference: onStart).
+// RunStartedEvent opens a run (agent-core: onStart).
 type RunStartedEvent struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	AgentId       string                 `protobuf:"bytes,1,opt,name=agent_id,json=agentId,proto3" json:"agent_id,omitempty"`
@@ -559,7 +559,7 @@ func (x *RunStartedEvent) GetAgentId() string {
 	return ""
 }
 
-// ModelRequestEvent is sent before each model request (reference: onLLMStart).
+// ModelRequestEvent is sent before each model request (agent-core: onLLMStart).
 type ModelRequestEvent struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// 1-based round number within the send.
@@ -632,7 +632,7 @@ func (x *ModelRequestEvent) GetTools() []string {
 	return nil
 }
 
-// ModelDeltaEvent is one streamed piece of the model's response (reference: onLLMEvent).
+// ModelDeltaEvent is one streamed piece of the model's response (agent-core: onLLMEvent).
 type ModelDeltaEvent struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	Step  int32                  `protobuf:"varint,1,opt,name=step,proto3" json:"step,omitempty"`
@@ -811,7 +811,7 @@ func (x *ToolCallDelta) GetArguments() string {
 	return ""
 }
 
-// ModelResponseEvent is the model's complete response (reference: onLLMFinish).
+// ModelResponseEvent is the model's complete response (agent-core: onLLMFinish).
 type ModelResponseEvent struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Step          int32                  `protobuf:"varint,1,opt,name=step,proto3" json:"step,omitempty"`
@@ -897,7 +897,7 @@ func (x *ModelResponseEvent) GetFinishReason() string {
 }
 
 // PermissionRequestEvent asks the client whether a tool call may run
-// (reference: onPermission). Answer with a PermissionReply on the Send stream.
+// (agent-core: onPermission). Answer with a PermissionReply on the Send stream.
 type PermissionRequestEvent struct {
 	state      protoimpl.MessageState `protogen:"open.v1"`
 	ToolCallId string                 `protobuf:"bytes,1,opt,name=tool_call_id,json=toolCallId,proto3" json:"tool_call_id,omitempty"`
@@ -959,7 +959,7 @@ func (x *PermissionRequestEvent) GetArguments() string {
 	return ""
 }
 
-// ToolCallEvent is sent when a tool call starts (reference: onToolCall).
+// ToolCallEvent is sent when a tool call starts (agent-core: onToolCall).
 type ToolCallEvent struct {
 	state      protoimpl.MessageState `protogen:"open.v1"`
 	Step       int32                  `protobuf:"varint,1,opt,name=step,proto3" json:"step,omitempty"`
@@ -1029,7 +1029,7 @@ func (x *ToolCallEvent) GetArguments() string {
 	return ""
 }
 
-// ToolOutputEvent is live output of a running tool call (reference: onToolOutput).
+// ToolOutputEvent is live output of a running tool call (agent-core: onToolOutput).
 type ToolOutputEvent struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	ToolCallId    string                 `protobuf:"bytes,1,opt,name=tool_call_id,json=toolCallId,proto3" json:"tool_call_id,omitempty"`
@@ -1098,7 +1098,7 @@ func (x *ToolOutputEvent) GetData() string {
 	return ""
 }
 
-// ToolResultEvent is the result of a tool call (reference: onToolResult).
+// ToolResultEvent is the result of a tool call (agent-core: onToolResult).
 type ToolResultEvent struct {
 	state      protoimpl.MessageState `protogen:"open.v1"`
 	Step       int32                  `protobuf:"varint,1,opt,name=step,proto3" json:"step,omitempty"`
@@ -1192,7 +1192,7 @@ func (x *ToolResultEvent) GetDuration() *durationpb.Duration {
 	return nil
 }
 
-// StepEvent closes one round of model and tools (reference: onStep).
+// StepEvent closes one round of model and tools (agent-core: onStep).
 type StepEvent struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Step          int32                  `protobuf:"varint,1,opt,name=step,proto3" json:"step,omitempty"`
@@ -1253,7 +1253,7 @@ func (x *StepEvent) GetToolResults() []*ToolResultPart {
 	return nil
 }
 
-// RetryEvent is sent before a retry (reference: onRetry).
+// RetryEvent is sent before a retry (agent-core: onRetry).
 type RetryEvent struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// 1 for the first retry.
@@ -1341,7 +1341,7 @@ func (x *RetryEvent) GetCompact() bool {
 	return false
 }
 
-// CompactStartedEvent opens a compaction (reference: onCompact compact-start).
+// CompactStartedEvent opens a compaction (agent-core: onCompact compact-start).
 type CompactStartedEvent struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// Estimated context tokens before compaction.
