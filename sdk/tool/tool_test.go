@@ -170,10 +170,10 @@ func TestNewServerChecksTools(t *testing.T) {
 }
 
 func TestRunUnknownToolAndPanic(t *testing.T) {
-	s, err := newServer([]Tool{Raw("boom", "", json.RawMessage(`{"type":"object"}`), func(context.Context, json.RawMessage, Emit) (any, error) {
-		var m map[string]int
-		m["x"] = 1 // nil map write
-		return nil, nil
+	s, err := newServer([]Tool{Raw("boom", "", json.RawMessage(`{"type":"object"}`), func(_ context.Context, in json.RawMessage, _ Emit) (any, error) {
+		var args []string
+		_ = json.Unmarshal(in, &args) // "{}" is no array: args stays empty
+		return args[0], nil           // the handler's bug: a runtime panic
 	})})
 	if err != nil {
 		t.Fatal(err)
@@ -183,7 +183,7 @@ func TestRunUnknownToolAndPanic(t *testing.T) {
 		t.Fatalf("unknown = %v", r)
 	}
 	r := s.run(context.Background(), c, &pluginv1.ExecuteRequest{Tool: "boom", InputJson: "{}"})
-	if !strings.Contains(r.GetError(), "panicked: assignment to entry in nil map") || !strings.Contains(r.GetError(), "tool_test.go") ||
+	if !strings.Contains(r.GetError(), "panicked: runtime error: index out of range [0] with length 0") || !strings.Contains(r.GetError(), "tool_test.go") ||
 		strings.Contains(r.GetError(), "sdk/tool.(*server)") {
 		t.Fatalf("panic = %v", r.GetError())
 	}

@@ -6,6 +6,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"hash/fnv"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -32,9 +33,12 @@ func TestMain(m *testing.M) {
 				b[i] = 1
 			}
 			keep = append(keep, b)
+			runtime.KeepAlive(keep) // every block stays resident: the memory limit must stop it
 		}
-	case "spin": // burn CPU
+	case "spin": // burn CPU without end
+		h := fnv.New64a()
 		for {
+			_, _ = h.Write([]byte{1})
 		}
 	case "nofile": // print the open-files limit, then wait
 		var rl unix.Rlimit
