@@ -1,11 +1,21 @@
-# agentcore: see README.md. Every target works on a fresh machine with Go.
+# agentcore: see README.md and docs/development.md. Every target works on a
+# fresh machine with Go; `make` alone lists them (make help).
 SHELL := bash
 GO ?= go
 BUF_VERSION := v1.75.0
 BUF := $(GO) run github.com/bufbuild/buf/cmd/buf@$(BUF_VERSION)
+STATICCHECK_VERSION := v0.8.2
+STATICCHECK := $(GO) run honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION)
 PLUGINS := $(notdir $(patsubst %/,%,$(wildcard plugins/*/)))
 
-.PHONY: build run demo test lint fmt vet buf-lint breaking proto openapi proto-check sdk-proto test-deps bench bench-report fuzz-short fuzz clean
+.DEFAULT_GOAL := help
+.PHONY: help build run demo test unit e2e lint fmt vet staticcheck buf-lint breaking proto openapi proto-check sdk-proto test-deps bench bench-report fuzz-short fuzz clean
+
+## help: this list: every target and what it does (the ## lines above each in the Makefile).
+help:
+	@awk '/^## [a-z0-9-]+:/ { sub(/^## /, ""); name = $$1; sub(/^[a-z0-9-]+: */, ""); printf "\n  %-13s %s\n", substr(name, 1, length(name) - 1), $$0; next } \
+		/^##/ { sub(/^## ?/, ""); printf "  %-13s %s\n", "", $$0 }' $(MAKEFILE_LIST)
+	@echo
 
 ## build: bin/agent-server, bin/toolhost and one bin/plugins/<name> per plugins/<name>,
 ## static (CGO_ENABLED=0): they run in a minimal image without libc or /etc/ssl.
@@ -17,8 +27,8 @@ build:
 
 ## run: build everything and start agent-server on 127.0.0.1:50051 with bin/plugins.
 ## The model comes from AGENTCORE_MODEL_BASE_URL, AGENTCORE_MODEL,
-## AGENTCORE_MODEL_PROTOCOL and AGENTCORE_MODEL_API_KEY (see README: Configuration);
-## without them the server still serves tools and a Send says what is missing.
+## AGENTCORE_MODEL_PROTOCOL and AGENTCORE_MODEL_API_KEY (see the configuration
+## docs); without them the server still serves tools and a Send says what is missing.
 ## RUN_ARGS adds flags, e.g. make run RUN_ARGS='-listen unix:/tmp/agentcore.sock'.
 run: build
 	bin/agent-server -tool-dir bin/plugins $(RUN_ARGS)
@@ -28,20 +38,46 @@ run: build
 demo: build
 	$(GO) run ./examples/demo -server bin/agent-server -plugins bin/plugins
 
-## test: the whole suite (what CI runs).
+# The packages of make unit and make e2e; PKG replaces them, RUN (a go test
+# -run pattern) picks tests. UNIT_PKGS is expanded only by make unit.
+E2E_PKGS := ./tests/...
+UNIT_PKGS = $(shell $(GO) list ./... | grep -v -E '^$(shell $(GO) list -m)/(tests|bench)(/|$$)')
+GO_TEST = $(GO) test -count=1$(if $(RUN), -run '$(RUN)')
+
+## test: the whole suite: make unit and make e2e in one go test run (what CI runs).
+## make test-deps first, or the Python, Node.js and browser tests skip.
 test:
-	$(GO) test -count=1 ./...
+	$(GO_TEST) ./...
+
+## unit: every package's tests but the end-to-end ones (./tests/...) and the benchmarks (./bench/...).
+## One package: make unit PKG=./pkg/tool/; one test: make unit PKG=./pkg/tool/ RUN=TestPool.
+unit:
+	@echo "$(GO_TEST) $(or $(PKG),<every package but ./tests/... and ./bench/...>)"
+	@$(GO_TEST) $(or $(PKG),$(UNIT_PKGS))
+
+## e2e: the end-to-end tests (./tests/...): the real agent-server, plugins and SDKs.
+## One test: make e2e RUN=TestDemo (RUN is a go test -run pattern, e.g. 'TestHTTP/stream');
+## PKG=./tests/ or PKG=./tests/conformance/ for one package (each builds what it needs first).
+e2e:
+	$(GO_TEST) $(or $(PKG),$(E2E_PKGS))
 
 ## lint: gofmt, go vet, buf lint, buf breaking against main, and generated code up to date.
 lint: fmt vet buf-lint breaking proto-check
 
+## fmt: fail when gofmt would change a Go file (generated code aside).
 fmt:
 	@out=$$(gofmt -l $$(git ls-files '*.go' | grep -v '\.pb\.go$$')); \
 	if [ -n "$$out" ]; then echo "gofmt wants to change:"; echo "$$out"; exit 1; fi
 
+## vet: go vet on every package.
 vet:
 	$(GO) vet ./...
 
+## staticcheck: the pinned staticcheck (STATICCHECK_VERSION) on every package, through go run: nothing to install.
+staticcheck:
+	$(STATICCHECK) ./...
+
+## buf-lint: buf lint on the .proto files.
 buf-lint:
 	$(BUF) lint
 
@@ -55,117 +91,77 @@ breaking:
 	@if [ -z "$(BREAKING_AGAINST)" ]; then echo "buf breaking: no main branch in this clone, nothing to compare against: skipped"; \
 	else echo "$(BUF) breaking --against '$(BREAKING_AGAINST)'"; $(BUF) breaking --against '$(BREAKING_AGAINST)'; fi
 
+# What the generation scripts read.
+OPENAPI := pkg/gateway/openapi.json
+PROTOC ?= protoc
+SDK_PY_PROTO := sdk/python/src/agentcore_tool/_proto
+SCRIPT_ENV = GO='$(GO)' BUF='$(BUF)' PROTOC='$(PROTOC)' OPENAPI='$(OPENAPI)' SDK_PY_PROTO='$(SDK_PY_PROTO)'
+
 ## proto: regenerate the Go code beside each .proto (with the HTTP gateway's
 ## *.pb.gw.go), the gateway's OpenAPI document, and what derives from the
 ## ErrorReason enum (docs/errors.md's tables, sdk/client/reasons.go).
-OPENAPI := pkg/gateway/openapi.json
 proto:
 	$(BUF) generate
 	$(GO) run ./proto/internal/reasongen
-	@$(MAKE) --no-print-directory openapi OPENAPI_OUT=$(OPENAPI)
+	@$(SCRIPT_ENV) scripts/openapi.sh $(OPENAPI)
 
-## openapi: protoc-gen-openapiv2's document of the HTTP routes, finished by
-## pkg/gateway/internal/openapigen (the server-sent-event routes), into OPENAPI_OUT.
+## openapi: the gateway's OpenAPI document into OPENAPI_OUT (scripts/openapi.sh).
 openapi:
-	@tmp=$$(mktemp -d); trap 'rm -rf $$tmp' EXIT; \
-	$(BUF) generate --template pkg/gateway/buf.gen.yaml -o $$tmp && \
-	$(GO) run ./pkg/gateway/internal/openapigen -in $$tmp/openapi.swagger.json -out $(OPENAPI_OUT)
+	@$(SCRIPT_ENV) scripts/openapi.sh $(OPENAPI_OUT)
 
-## proto-check: fail when the committed generated code is stale (the Go code,
-## the OpenAPI document, and the Node SDK's copy of plugin.proto).
+## proto-check: fail when the committed generated code is stale: the Go code, the
+## OpenAPI document, the Node SDK's copy of plugin.proto and, with protoc 3.21,
+## the Python SDK's code (scripts/proto-check.sh).
 proto-check:
-	@tmp=$$(mktemp -d); trap 'rm -rf $$tmp' EXIT; \
-	$(BUF) generate -o $$tmp && \
-	for f in $$(cd $$tmp && find proto -name '*.pb.go' -o -name '*.pb.gw.go'); do \
-		cmp -s $$tmp/$$f $$f || { echo "stale generated code: $$f (run make proto)"; exit 1; }; \
-	done; \
-	for f in $$(find proto -name '*.pb.go' -o -name '*.pb.gw.go'); do \
-		[ -f $$tmp/$$f ] || { echo "generated file without a .proto: $$f"; exit 1; }; \
-	done; \
-	$(MAKE) --no-print-directory openapi OPENAPI_OUT=$$tmp/openapi.json && \
-	{ cmp -s $$tmp/openapi.json $(OPENAPI) || { echo "stale OpenAPI document: $(OPENAPI) (run make proto)"; exit 1; }; }; \
-	cmp -s proto/agentcore/plugin/v1/plugin.proto sdk/node/proto/agentcore/plugin/v1/plugin.proto || \
-		{ echo "stale: sdk/node/proto/agentcore/plugin/v1/plugin.proto (run make sdk-proto)"; exit 1; }; \
-	if $(PROTOC) --version 2>/dev/null | grep -q '^libprotoc 3\.21\.'; then \
-		$(PROTOC) -I proto --python_out=$$tmp --pyi_out=$$tmp agentcore/plugin/v1/plugin.proto && \
-		for f in plugin_pb2.py plugin_pb2.pyi; do \
-			cmp -s $$tmp/agentcore/plugin/v1/$$f $(SDK_PY_PROTO)/$$f || { echo "stale generated code: $(SDK_PY_PROTO)/$$f (run make sdk-proto)"; exit 1; }; \
-		done; \
-	else echo "no protoc 3.21: the Python SDK's generated code is not checked"; fi; \
-	echo "generated code and OpenAPI document are up to date"
+	@$(SCRIPT_ENV) scripts/proto-check.sh
 
-## sdk-proto: regenerate the Python SDK's code and the Node SDK's copy of
-## plugin.proto. Python's is made by protoc 3.21 (Debian bookworm's
-## protobuf-compiler), whose output the protobuf runtime 4.21 and later read:
-## a newer protoc makes code that Debian's python3-protobuf cannot import.
-PROTOC ?= protoc
-SDK_PY_PROTO := sdk/python/src/agentcore_tool/_proto
+## sdk-proto: regenerate the Python SDK's code (needs protoc 3.21, Debian bookworm's
+## protobuf-compiler) and the Node SDK's copy of plugin.proto (scripts/sdk-proto.sh).
 sdk-proto:
-	@$(PROTOC) --version | grep -q '^libprotoc 3\.21\.' || { echo "sdk-proto needs protoc 3.21 (apt-get install protobuf-compiler on Debian bookworm), found: $$($(PROTOC) --version)"; exit 1; }
-	@tmp=$$(mktemp -d); trap 'rm -rf $$tmp' EXIT; \
-	$(PROTOC) -I proto --python_out=$$tmp --pyi_out=$$tmp agentcore/plugin/v1/plugin.proto && \
-	cp $$tmp/agentcore/plugin/v1/plugin_pb2.py $$tmp/agentcore/plugin/v1/plugin_pb2.pyi $(SDK_PY_PROTO)/
-	mkdir -p sdk/node/proto/agentcore/plugin/v1
-	cp proto/agentcore/plugin/v1/plugin.proto sdk/node/proto/agentcore/plugin/v1/plugin.proto
+	@$(SCRIPT_ENV) scripts/sdk-proto.sh
 
-## test-deps: what the tests beyond Go need: Debian's grpcio and protobuf for
-## the Python SDK and python3-venv for its pip install test (when apt-get is there and they are missing), npm ci for the
-## Node SDK, for the MCP client test (tests/mcpclient) and for the console's
-## browser test (tests/console: playwright-core; the browser is Debian's
-## chromium). Without them those tests skip, saying why (under CI=true they fail).
+## test-deps: what the tests beyond Go need: Debian's grpcio, protobuf and venv for
+## the Python SDK (installed with apt-get when missing), and npm ci for the Node SDK,
+## the MCP client test and the console's browser test (scripts/test-deps.sh).
 test-deps:
-	@if ! /usr/bin/python3 -c 'import grpc, google.protobuf, venv, ensurepip' 2>/dev/null && command -v apt-get >/dev/null; then \
-		echo "apt-get install python3-grpcio python3-protobuf python3-venv"; \
-		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq python3-grpcio python3-protobuf python3-venv >/dev/null; \
-	fi
-	cd sdk/node && npm ci --no-audit --no-fund --loglevel=error
-	cd tests/mcpclient && npm ci --no-audit --no-fund --loglevel=error
-	cd tests/console && npm ci --no-audit --no-fund --loglevel=error
+	@scripts/test-deps.sh
 
-## fuzz-short: the fuzz targets the model layer's issue names (the SSE reader and
-## the text tool reader), FUZZTIME each; CI runs this. The seed corpora of every
-## fuzz target already run as plain tests in make test. The four adapters'
-## FuzzStream targets (every recording, plain and mutated, as seeds) run in
-## make fuzz only: their instrumented build of eino and sonic takes minutes cold.
+## fuzz-short: the fuzz targets of the model layer's readers (the SSE reader and the
+## text tool reader), FUZZTIME inputs each; CI runs this. The seed corpora of every
+## fuzz target already run as plain tests in make test; the adapters' FuzzStream
+## targets run in make fuzz only (their instrumented build takes minutes cold).
 ## The budget is a count of inputs, not a duration: with a duration, Go's fuzz
 ## coordinator before 1.27 can end a sound run with "context deadline exceeded"
-## (go.dev/issue/75804), which it did here on a loaded machine. 50,000 inputs
-## take 1 to 4 s per target here.
+## (go.dev/issue/75804). 50,000 inputs take 1 to 4 s per target.
 FUZZTIME ?= 50000x
 FUZZ_SHORT := ./pkg/llm/sse:FuzzReader ./pkg/llm/sse:FuzzReaderCancel ./pkg/llm/texttool:FuzzParse
 fuzz-short:
-	@for t in $(FUZZ_SHORT); do \
-		echo "$(GO) test -run '^$$' -fuzz '^$${t#*:}\$$' -fuzztime $(FUZZTIME) $${t%%:*}"; \
-		$(GO) test -run '^$$' -fuzz "^$${t#*:}\$$" -fuzztime $(FUZZTIME) $${t%%:*} || exit 1; \
-	done
+	@GO='$(GO)' scripts/fuzz.sh $(FUZZTIME) $(FUZZ_SHORT)
 
 ## fuzz: every fuzz target in the repository, FUZZTIME each (default 1m here).
 fuzz: FUZZTIME = 1m
 fuzz:
-	@for file in $$(grep -rl --include='*_test.go' '^func Fuzz' pkg cmd sdk plugins 2>/dev/null); do \
-		for target in $$(sed -n 's/^func \(Fuzz[A-Za-z0-9_]*\)(.*/\1/p' $$file); do \
-			echo "$(GO) test -run '^$$' -fuzz '^$$target\$$' -fuzztime $(FUZZTIME) ./$$(dirname $$file)"; \
-			$(GO) test -run '^$$' -fuzz "^$$target\$$" -fuzztime $(FUZZTIME) ./$$(dirname $$file) || exit 1; \
-		done; \
-	done
+	@GO='$(GO)' scripts/fuzz.sh $(FUZZTIME)
 
-## bench: Go benchmarks with their reported metrics (PKG=./pkg/tool/ for one package).
+## bench: Go benchmarks with their reported metrics, every package's or PKG's
+## (PKG=./pkg/tool/; the end-to-end ones are in ./bench/), BENCH a -bench pattern.
+BENCH ?= .
 bench:
-	$(GO) test -run '^$$' -bench . -benchmem $(or $(PKG),./...)
+	$(GO) test -run '^$$' -bench '$(BENCH)' -benchmem $(or $(PKG),./...)
 
-## bench-report: the benchmarks behind the README's figures and their floors,
-## measured in one run on this machine, printed as a table: every figure with
-## a goal in issues 10, 12, 13, 14 and 16 beside its floor, the ratio and whether
-## the goal is met, and the machine (about 2 minutes once built; BENCHTIME=3s,
-## about 5 on a slower machine, for steadier). ROUNDS=3 runs every suite three
-## times in turn and judges each goal on its median run, with the range beside
-## it: one run on a shared VM swings by more than some goals' margins. The
-## PostgreSQL store is measured when AGENTCORE_TEST_POSTGRES names a database
-## (a postgres:// URL).
+## bench-report: the benchmarks behind docs/benchmarks.md and their floors, measured
+## in one run on this machine, printed as a table: every figure with a goal beside
+## its floor, the ratio and whether the goal is met, and the machine (about 2
+## minutes once built; BENCHTIME=3s, about 5 on a slower machine, for steadier).
+## ROUNDS=3 runs every suite three times in turn and judges each goal on its median
+## run, with the range beside it: one run on a shared VM swings by more than some
+## goals' margins. The PostgreSQL store is measured when AGENTCORE_TEST_POSTGRES
+## names a database (a postgres:// URL).
 BENCHTIME ?= 1s
 ROUNDS ?= 1
 bench-report:
 	GO=$(GO) $(GO) run ./tests/benchreport -benchtime $(BENCHTIME) -rounds $(ROUNDS)
 
+## clean: remove bin/.
 clean:
 	rm -rf bin

@@ -1,0 +1,37 @@
+#!/usr/bin/env bash
+# proto-check.sh: fail when the committed generated code is stale: the Go
+# code beside each .proto, the gateway's OpenAPI document, the Node SDK's
+# copy of plugin.proto and, when protoc 3.21 is here, the Python SDK's code.
+# make proto-check (part of make lint) runs it; GO, BUF, PROTOC, OPENAPI and
+# SDK_PY_PROTO come from the Makefile.
+set -euo pipefail
+: "${GO:?}" "${BUF:?}" "${PROTOC:?}" "${OPENAPI:?}" "${SDK_PY_PROTO:?}"
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+
+$BUF generate -o "$tmp"
+for f in $(cd "$tmp" && find proto -name '*.pb.go' -o -name '*.pb.gw.go'); do
+	cmp -s "$tmp/$f" "$f" || { echo "stale generated code: $f (run make proto)"; exit 1; }
+done
+for f in $(find proto -name '*.pb.go' -o -name '*.pb.gw.go'); do
+	[ -f "$tmp/$f" ] || { echo "generated file without a .proto: $f"; exit 1; }
+done
+
+"$(dirname "$0")/openapi.sh" "$tmp/openapi.json"
+cmp -s "$tmp/openapi.json" "$OPENAPI" || { echo "stale OpenAPI document: $OPENAPI (run make proto)"; exit 1; }
+
+node_proto=sdk/node/proto/agentcore/plugin/v1/plugin.proto
+cmp -s proto/agentcore/plugin/v1/plugin.proto "$node_proto" ||
+	{ echo "stale: $node_proto (run make sdk-proto)"; exit 1; }
+
+# Only protoc 3.21 makes the Python code that is committed (see sdk-proto.sh).
+if $PROTOC --version 2>/dev/null | grep -q '^libprotoc 3\.21\.'; then
+	$PROTOC -I proto --python_out="$tmp" --pyi_out="$tmp" agentcore/plugin/v1/plugin.proto
+	for f in plugin_pb2.py plugin_pb2.pyi; do
+		cmp -s "$tmp/agentcore/plugin/v1/$f" "$SDK_PY_PROTO/$f" ||
+			{ echo "stale generated code: $SDK_PY_PROTO/$f (run make sdk-proto)"; exit 1; }
+	done
+else
+	echo "no protoc 3.21: the Python SDK's generated code is not checked"
+fi
+echo "generated code and OpenAPI document are up to date"
