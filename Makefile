@@ -144,10 +144,12 @@ fuzz:
 	@GO='$(GO)' scripts/fuzz.sh $(FUZZTIME)
 
 ## bench: Go benchmarks with their reported metrics, every package's or PKG's
-## (PKG=./pkg/tool/; the end-to-end ones are in ./bench/), BENCH a -bench pattern.
+## (PKG=./pkg/tool/; the end-to-end ones are in ./bench/), BENCH a -bench pattern,
+## BENCHTIME a -benchtime (e.g. 200x); docs/benchmarks.md says what each measures.
 BENCH ?= .
+BENCHTIME ?= 1s
 bench:
-	$(GO) test -run '^$$' -bench '$(BENCH)' -benchmem $(or $(PKG),./...)
+	$(GO) test -run '^$$' -bench '$(BENCH)' -benchtime $(BENCHTIME) -benchmem $(or $(PKG),./...)
 
 ## bench-report: the benchmarks behind docs/benchmarks.md and their floors, measured
 ## in one run on this machine, printed as a table: every figure with a goal beside
@@ -157,10 +159,9 @@ bench:
 ## run, with the range beside it: one run on a shared VM swings by more than some
 ## goals' margins. The PostgreSQL store is measured when AGENTCORE_TEST_POSTGRES
 ## names a database (a postgres:// URL).
-BENCHTIME ?= 1s
 ROUNDS ?= 1
 bench-report:
-	GO=$(GO) $(GO) run ./tests/benchreport -benchtime $(BENCHTIME) -rounds $(ROUNDS)
+	GO=$(GO) $(GO) run ./bench/report -benchtime $(BENCHTIME) -rounds $(ROUNDS)
 
 ## clean: remove bin/.
 clean:
