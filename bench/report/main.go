@@ -1,11 +1,10 @@
-// Command benchreport runs the benchmarks behind the README's figures and
-// their floors in one go, on this machine, and prints each figure with a
-// goal in issues 10, 12, 13, 14 and 16 beside its floor, with the ratio (or
-// the difference) and whether the goal is met (make bench-report). The
-// PostgreSQL store is measured when AGENTCORE_TEST_POSTGRES names a
-// database. The floors are
-// measured in the same run as the figures, so the ratios hold on any
-// machine; the absolute numbers are this machine's.
+// Command report runs the benchmarks that have a goal, with their floors,
+// in one go on this machine, and prints each figure beside its floor, the
+// ratio (or the difference), the goal and whether it is met (make
+// bench-report; docs/benchmarks.md says what each figure measures). The
+// floors are measured in the same run as the figures, so the ratios hold on
+// any machine; the absolute numbers are this machine's. The PostgreSQL
+// store is measured when AGENTCORE_TEST_POSTGRES names a database.
 //
 // It runs `go test -bench` once per package, one package at a time (the
 // benchmarks would disturb each other), and reads the metrics the
@@ -82,7 +81,7 @@ func (m metrics) sum(keys string) (float64, bool) {
 
 // row is one line of the report: a figure, its floor, and the goal on them.
 type row struct {
-	issue        string // the issue whose goal it is
+	area         string // what part of agentcore the figure measures
 	what, unit   string
 	fig, floor   string // metric keys (summed with +)
 	floorWhat    string
@@ -96,148 +95,152 @@ type row struct {
 }
 
 var rows = []row{
-	// Issue 14: the warm path, prewarming, kill to result, Send's costs, token tables.
-	{issue: "14", what: "warm tool call, p50", unit: "µs", fig: "BenchmarkWarmCallParts execute-median-µs",
+	// The plugin host's calls: the warm path, a call after a kill, cold start, kill to result.
+	{area: "tool calls", what: "warm tool call, p50", unit: "µs", fig: "BenchmarkWarmCallParts execute-median-µs",
 		floor: "BenchmarkWarmCallParts floor-median-µs", floorWhat: "bare grpc-go bidi round trip",
 		goal: "≤ 1.15×", met: ratioAtMost(1.15)},
-	{issue: "14", what: "CPU per warm call, both processes", unit: "µs",
+	{area: "tool calls", what: "CPU per warm call, both processes", unit: "µs",
 		fig:   "BenchmarkWarmCallParts execute-host-cpu-µs+BenchmarkWarmCallParts execute-peer-cpu-µs",
 		floor: "BenchmarkWarmCallParts floor-host-cpu-µs+BenchmarkWarmCallParts floor-peer-cpu-µs", floorWhat: "the same for the bidi round trip",
 		goal: "≤ 1.15×", met: ratioAtMost(1.15)},
-	{issue: "14", what: "… against the bare server also run with GOMAXPROCS=1, as the host runs plugins, p50", unit: "µs", fig: "BenchmarkWarmCallParts execute-median-µs",
+	{area: "tool calls", what: "… against the bare server also run with GOMAXPROCS=1, as the host runs plugins, p50", unit: "µs", fig: "BenchmarkWarmCallParts execute-median-µs",
 		floor: "BenchmarkWarmCallParts floor1-median-µs", floorWhat: "bare grpc-go bidi round trip, server at GOMAXPROCS=1",
 		goal: "(our layers' share, the runtime setting alike)"},
-	{issue: "14", what: "… its CPU, against that server's", unit: "µs",
+	{area: "tool calls", what: "… its CPU, against that server's", unit: "µs",
 		fig:   "BenchmarkWarmCallParts execute-host-cpu-µs+BenchmarkWarmCallParts execute-peer-cpu-µs",
 		floor: "BenchmarkWarmCallParts floor1-host-cpu-µs+BenchmarkWarmCallParts floor1-peer-cpu-µs", floorWhat: "the same for that round trip",
 		goal: "(our layers' share, the runtime setting alike)"},
-	{issue: "14", what: "… the Session round trip alone on the plugin, p50", unit: "µs", fig: "BenchmarkWarmCallParts session-median-µs",
+	{area: "tool calls", what: "… the Session round trip alone on the plugin, p50", unit: "µs", fig: "BenchmarkWarmCallParts session-median-µs",
 		floor: "BenchmarkWarmCallParts floor-median-µs", floorWhat: "bare grpc-go bidi round trip", goal: "(sdk/tool and go-plugin's share)"},
-	{issue: "14", what: "the same call made by agent-server inside a run, p50", unit: "µs", fig: "BenchmarkToolCallInRun inrun-median-µs",
-		floor: "BenchmarkToolCallInRun alone-limits-median-µs", floorWhat: "the call alone after 1 ms idle, under agent-server's default tool limits",
-		goal: "≤ 1.3×", met: ratioAtMost(1.3)},
-	{issue: "14", what: "… against the call alone without limits", unit: "µs", fig: "BenchmarkToolCallInRun inrun-median-µs",
-		floor: "BenchmarkToolCallInRun alone-median-µs", floorWhat: "the call alone after 1 ms idle, no limits",
-		goal: "(issue 10's limits counted in the ratio too)"},
-	{issue: "14", what: "a call 100 ms (a fast model round) after a kill (prewarmed), p50", unit: "µs", fig: "BenchmarkCallAfterKill median-µs",
+	{area: "tool calls", what: "a call 100 ms (a fast model round) after a kill (prewarmed), p50", unit: "µs", fig: "BenchmarkCallAfterKill median-µs",
 		floor: "BenchmarkWarmCallAfterIdle/pause=100ms median-µs", floorWhat: "a warm call after 100 ms idle",
 		goal: "a warm call (≤ 1.15×)", met: ratioAtMost(1.15)},
-	{issue: "14", what: "cold start to first result, p50", unit: "µs", fig: "BenchmarkColdStart median-µs",
+	{area: "tool calls", what: "cold start to first result, p50", unit: "µs", fig: "BenchmarkColdStart median-µs",
 		floor: "BenchmarkFloorPluginHandshake median-µs", floorWhat: "the plugin binary's own start to handshake", goal: "(rare: processes are reused and prewarmed)"},
-	{issue: "14", what: "cancel → call returns (tree known dead), p50", unit: "µs", fig: "BenchmarkKillToResult median-µs",
+	{area: "tool calls", what: "cancel → call returns (tree known dead), p50", unit: "µs", fig: "BenchmarkKillToResult median-µs",
 		floor: "BenchmarkKillToResult busy-floor-median-µs", floorWhat: "SIGKILL and reap of the same plugin busy in the same tool, same iterations",
 		goal: "≤ 1.1×", met: ratioAtMost(1.1)},
-	{issue: "14", what: "… against an idle plugin's kill and reap", unit: "µs", fig: "BenchmarkKillToResult median-µs",
+	{area: "tool calls", what: "… against an idle plugin's kill and reap", unit: "µs", fig: "BenchmarkKillToResult median-µs",
 		floor: "BenchmarkKillToResult floor-median-µs", floorWhat: "SIGKILL and reap of an idle plugin, same iterations",
 		goal: "(an idle process dies at another pace)"},
-	{issue: "14", what: "agent-server CPU per Send, one model round, every plugin's tools offered", unit: "µs", fig: "BenchmarkSendCPU/tools=all server-cpu-µs/send",
-		floor: "BenchmarkSendCPU/tools=none server-cpu-µs/send", floorWhat: "the same send offering no tools",
-		goal: "≤ ½ of before, i.e. tools ≈ free: ≤ 1.2× (before: 1.7–2.3×)", met: ratioAtMost(1.2)},
-	{issue: "14", what: "concurrent Sends, N=1000, one model round each", unit: "sends/s", fig: "BenchmarkSendThroughput sends/s",
-		floor: "BenchmarkSendThroughput model-req/s", floorWhat: "the fake model alone, 1000 streamed requests at once (the issue's: system prompt and text only, 140 bytes)",
-		goal: "≥ 0.5×", met: ratioAtLeast(0.5), higherBetter: true},
-	{issue: "14", what: "… agent-server's model request in it (every tool's schema; the fake model reads only the members it needs)", unit: "bytes",
-		fig: "BenchmarkSendThroughput request-bytes", goal: "(the floor's and the relay's: 140 bytes)"},
-	{issue: "14", what: "… floor: the bare relay (grpc-go Send in, one net/http SSE request out, no engine), N=1000", unit: "sends/s",
-		fig: "BenchmarkSendThroughput relay-sends/s", floor: "BenchmarkSendThroughput model-req/s", floorWhat: "the fake model alone, 1000 streamed requests at once",
-		goal: "(what any Go gRPC service reaches here)", higherBetter: true},
-	{issue: "14", what: "… agent-server against the bare relay, N=1000", unit: "sends/s", fig: "BenchmarkSendThroughput sends/s",
-		floor: "BenchmarkSendThroughput relay-sends/s", floorWhat: "the bare relay", goal: "(the engine's share)", higherBetter: true},
-	{issue: "14", what: "… CPU per send of agent-server under that load", unit: "µs", fig: "BenchmarkSendThroughput server-cpu-µs/send",
-		floor: "BenchmarkSendThroughput relay-cpu-µs/send", floorWhat: "the bare relay's", goal: "(six events per send against the relay's two)"},
-	{issue: "14", what: "… CPU per send of the load itself (the clients and the fake model, on the same two cores)", unit: "µs", fig: "BenchmarkSendThroughput load-cpu-µs/send",
-		floor: "BenchmarkSendThroughput relay-load-cpu-µs/send", floorWhat: "the same load through the bare relay", goal: "(what is left for agent-server)"},
-	{issue: "14", what: "one model round through agent-server, added p50", unit: "µs", scale: 1000, absolute: true, fig: "BenchmarkStepOverhead added-p50-ms",
-		floor: "BenchmarkStepOverhead model-p50-ms", floorWhat: "the fake model's own answer, p50",
-		goal: "≤ 300 µs", met: func(fig, _ float64) bool { return fig <= 300 }},
-	{issue: "14", what: "… added p99", unit: "µs", scale: 1000, absolute: true, fig: "BenchmarkStepOverhead added-p99-ms",
-		floor: "BenchmarkStepOverhead model-p99-ms", floorWhat: "the fake model's own answer, p99", goal: "≤ 5 ms (issue 5)",
-		met: func(fig, _ float64) bool { return fig <= 5000 }},
-	{issue: "14", what: "… floor: the bare relay's added p50 (grpc-go Send in, one net/http SSE request out, no engine)", unit: "µs", scale: 1000, absolute: true,
-		fig: "BenchmarkStepOverhead relay-added-p50-ms", floor: "BenchmarkStepOverhead model-p50-ms", floorWhat: "the fake model's own answer, p50",
-		goal: "(the least any Go gRPC service adds here)"},
-	{issue: "14", what: "… agent-server's added p50 over the bare relay's", unit: "µs", scale: 1000, delta: true,
-		fig: "BenchmarkStepOverhead added-p50-ms", floor: "BenchmarkStepOverhead relay-added-p50-ms", floorWhat: "the bare relay's added p50",
-		goal: "(the engine's share)"},
-	{issue: "14", what: "ListTools, every plugin's tools", unit: "req/s", fig: "BenchmarkListTools/ListTools req/s",
-		floor: "BenchmarkListTools/GetAgent req/s", floorWhat: "GetAgent", goal: "(was 0.32×)", higherBetter: true},
-	{issue: "14", what: "GC CPU per cycle, both token tables live", unit: "ms", fig: "BenchmarkGCMark/tables=agentcore gc-cpu-ms/cycle",
-		floor: "BenchmarkGCMark/tables=none gc-cpu-ms/cycle", floorWhat: "no token tables",
-		goal: "tables' share ≤ 1 ms", met: func(fig, floor float64) bool { return fig-floor <= 1 }, delta: true},
-	{issue: "14", what: "… with tiktoken-go's tables instead (before)", unit: "ms", fig: "BenchmarkGCMark/tables=tiktoken-go gc-cpu-ms/cycle",
-		floor: "BenchmarkGCMark/tables=none gc-cpu-ms/cycle", floorWhat: "no token tables", delta: true},
-	{issue: "14", what: "token counting, o200k_base", unit: "tokens/s", fig: "BenchmarkCount tokens/s",
-		floor: "BenchmarkCountTiktoken tokens/s", floorWhat: "tiktoken-go's own encoder", goal: "counts identical (tested)", higherBetter: true},
-	{issue: "14", what: "host RSS growth over 200 start→call→kill cycles", unit: "MB", fig: "BenchmarkRSSGrowth200Cycles rss-growth-MB",
+	{area: "tool calls", what: "host RSS growth over 200 start→call→kill cycles", unit: "MB", fig: "BenchmarkRSSGrowth200Cycles rss-growth-MB",
 		goal: "≤ 2 MB", met: func(fig, _ float64) bool { return fig <= 2 }},
 
-	// Issue 10: what the limits cost.
-	{issue: "10", what: "warm tool call under limits (best mechanism here), p50", unit: "µs", fig: "BenchmarkLimitsWarmPaired limits-median-µs",
+	// What the tool processes' resource limits cost.
+	{area: "limits", what: "warm tool call under limits (best mechanism here), p50", unit: "µs", fig: "BenchmarkLimitsWarmPaired limits-median-µs",
 		floor: "BenchmarkLimitsWarmPaired plain-median-µs", floorWhat: "the warm call without limits, same iterations",
 		goal: "not slower (≤ 1.02×: measured in the same iterations)", met: ratioAtMost(1.02)},
-	{issue: "10", what: "… the warm call without limits, its plugin moved into cgroups of the limited one's shape (no limit set, nothing read), p50", unit: "µs",
+	{area: "limits", what: "… the warm call without limits, its plugin moved into cgroups of the limited one's shape (no limit set, nothing read), p50", unit: "µs",
 		fig: "BenchmarkLimitsWarmPaired shaped-median-µs", floor: "BenchmarkLimitsWarmPaired plain-median-µs", floorWhat: "the warm call without limits, same iterations",
 		goal: "(what the kernel charges a process in those cgroups)"},
-	{issue: "10", what: "… the warm call under limits against that one", unit: "µs",
+	{area: "limits", what: "… the warm call under limits against that one", unit: "µs",
 		fig: "BenchmarkLimitsWarmPaired limits-median-µs", floor: "BenchmarkLimitsWarmPaired shaped-median-µs", floorWhat: "the same cgroups, nothing read, same iterations",
 		goal: "(the host's checks: under cgroup v1 a read of pids.events per call)"},
-	{issue: "10", what: "cold start under limits (cgroups made or reused, process born in them), p50", unit: "µs", fig: "BenchmarkLimitsColdPaired limits-median-µs",
+	{area: "limits", what: "cold start under limits (cgroups made or reused, process born in them), p50", unit: "µs", fig: "BenchmarkLimitsColdPaired limits-median-µs",
 		floor: "BenchmarkLimitsColdPaired plain-median-µs", floorWhat: "the cold start without limits, same iterations",
 		goal: "≤ +500 µs", met: func(fig, floor float64) bool { return fig-floor <= 500 }, delta: true},
-	{issue: "10", what: "cancel → call returns under limits (group known empty), p50", unit: "µs", fig: "BenchmarkKillToResultLimits median-µs",
+	{area: "limits", what: "cancel → call returns under limits (group known empty), p50", unit: "µs", fig: "BenchmarkKillToResultLimits median-µs",
 		floor: "BenchmarkKillToResultLimits busy-floor-median-µs", floorWhat: "the same plugin's kill and reap, no limits, same iterations",
-		goal: "(issue 14: ≤ 1.1×)", met: ratioAtMost(1.1)},
+		goal: "≤ 1.1×, as without limits", met: ratioAtMost(1.1)},
 
-	// Issue 12: what the store adds.
-	{issue: "12", what: "SQLite store, added per model step, p50", unit: "µs", scale: 1000, absolute: true, fig: "BenchmarkStoreAddedLatency sqlite-added-p50-ms",
+	// A send through the agent-server binary, against the fake model alone and the bare relay.
+	{area: "sends", what: "one model round through agent-server, added p50", unit: "µs", scale: 1000, absolute: true, fig: "BenchmarkStepOverhead added-p50-ms",
+		floor: "BenchmarkStepOverhead model-p50-ms", floorWhat: "the fake model's own answer, p50",
+		goal: "≤ 300 µs", met: func(fig, _ float64) bool { return fig <= 300 }},
+	{area: "sends", what: "… added p99", unit: "µs", scale: 1000, absolute: true, fig: "BenchmarkStepOverhead added-p99-ms",
+		floor: "BenchmarkStepOverhead model-p99-ms", floorWhat: "the fake model's own answer, p99", goal: "≤ 5 ms",
+		met: func(fig, _ float64) bool { return fig <= 5000 }},
+	{area: "sends", what: "… floor: the bare relay's added p50 (grpc-go Send in, one net/http SSE request out, no engine)", unit: "µs", scale: 1000, absolute: true,
+		fig: "BenchmarkStepOverhead relay-added-p50-ms", floor: "BenchmarkStepOverhead model-p50-ms", floorWhat: "the fake model's own answer, p50",
+		goal: "(the least any Go gRPC service adds here)"},
+	{area: "sends", what: "… agent-server's added p50 over the bare relay's", unit: "µs", scale: 1000, delta: true,
+		fig: "BenchmarkStepOverhead added-p50-ms", floor: "BenchmarkStepOverhead relay-added-p50-ms", floorWhat: "the bare relay's added p50",
+		goal: "(the engine's share)"},
+	{area: "sends", what: "agent-server CPU per Send, one model round, every plugin's tools offered", unit: "µs", fig: "BenchmarkSendCPU/tools=all server-cpu-µs/send",
+		floor: "BenchmarkSendCPU/tools=none server-cpu-µs/send", floorWhat: "the same send offering no tools",
+		goal: "tools about free: ≤ 1.2×", met: ratioAtMost(1.2)},
+	{area: "sends", what: "concurrent Sends, N=1000, one model round each", unit: "sends/s", fig: "BenchmarkSendThroughput sends/s",
+		floor: "BenchmarkSendThroughput model-req/s", floorWhat: "the fake model alone, 1000 streamed requests at once (system prompt and text only, 140 bytes)",
+		goal: "≥ 0.5×", met: ratioAtLeast(0.5), higherBetter: true},
+	{area: "sends", what: "… agent-server's model request in it (every tool's schema; the fake model reads only the members it needs)", unit: "bytes",
+		fig: "BenchmarkSendThroughput request-bytes", goal: "(the floor's and the relay's: 140 bytes)"},
+	{area: "sends", what: "… floor: the bare relay (grpc-go Send in, one net/http SSE request out, no engine), N=1000", unit: "sends/s",
+		fig: "BenchmarkSendThroughput relay-sends/s", floor: "BenchmarkSendThroughput model-req/s", floorWhat: "the fake model alone, 1000 streamed requests at once",
+		goal: "(what any Go gRPC service reaches here)", higherBetter: true},
+	{area: "sends", what: "… agent-server against the bare relay, N=1000", unit: "sends/s", fig: "BenchmarkSendThroughput sends/s",
+		floor: "BenchmarkSendThroughput relay-sends/s", floorWhat: "the bare relay", goal: "(the engine's share)", higherBetter: true},
+	{area: "sends", what: "… CPU per send of agent-server under that load", unit: "µs", fig: "BenchmarkSendThroughput server-cpu-µs/send",
+		floor: "BenchmarkSendThroughput relay-cpu-µs/send", floorWhat: "the bare relay's", goal: "(six events per send against the relay's two)"},
+	{area: "sends", what: "… CPU per send of the load itself (the clients and the fake model, on the same two cores)", unit: "µs", fig: "BenchmarkSendThroughput load-cpu-µs/send",
+		floor: "BenchmarkSendThroughput relay-load-cpu-µs/send", floorWhat: "the same load through the bare relay", goal: "(what is left for agent-server)"},
+	{area: "sends", what: "a warm tool call made by agent-server inside a run, p50", unit: "µs", fig: "BenchmarkToolCallInRun inrun-median-µs",
+		floor: "BenchmarkToolCallInRun alone-limits-median-µs", floorWhat: "the call alone after 1 ms idle, under agent-server's default tool limits",
+		goal: "≤ 1.3×", met: ratioAtMost(1.3)},
+	{area: "sends", what: "… against the call alone without limits", unit: "µs", fig: "BenchmarkToolCallInRun inrun-median-µs",
+		floor: "BenchmarkToolCallInRun alone-median-µs", floorWhat: "the call alone after 1 ms idle, no limits",
+		goal: "(the limits counted in the ratio too)"},
+	{area: "sends", what: "ListTools, every plugin's tools", unit: "req/s", fig: "BenchmarkListTools/ListTools req/s",
+		floor: "BenchmarkListTools/GetAgent req/s", floorWhat: "GetAgent", higherBetter: true},
+
+	// What the store adds.
+	{area: "store", what: "SQLite store, added per model step, p50", unit: "µs", scale: 1000, absolute: true, fig: "BenchmarkStoreAddedLatency sqlite-added-p50-ms",
 		floor: "BenchmarkStoreAddedLatency memory-step-p50-ms", floorWhat: "a step with the memory store",
 		goal: "≤ 1 ms", met: func(fig, _ float64) bool { return fig <= 1000 }},
-	{issue: "12", what: "PostgreSQL store, added per model step, p50", unit: "µs", scale: 1000, absolute: true, fig: "BenchmarkStoreAddedLatency postgres-added-p50-ms",
+	{area: "store", what: "PostgreSQL store, added per model step, p50", unit: "µs", scale: 1000, absolute: true, fig: "BenchmarkStoreAddedLatency postgres-added-p50-ms",
 		floor: "BenchmarkStoreAddedLatency memory-step-p50-ms", floorWhat: "a step with the memory store",
 		goal: "≤ 2 ms", met: func(fig, _ float64) bool { return fig <= 2000 },
 		missing: "(not measured: set AGENTCORE_TEST_POSTGRES)"},
-	{issue: "12", what: "Attach replay of a finished run from SQLite", unit: "events/s", fig: "BenchmarkAttachReplay events/s",
+	{area: "store", what: "Attach replay of a finished run from SQLite", unit: "events/s", fig: "BenchmarkAttachReplay events/s",
 		goal: "≥ 50,000 events/s", met: func(fig, _ float64) bool { return fig >= 50000 }, higherBetter: true},
-	{issue: "12", what: "1,000 concurrent sends with the default store (SQLite), completed", unit: "sends", absolute: true,
+	{area: "store", what: "1,000 concurrent sends with the default store (SQLite), completed", unit: "sends", absolute: true,
 		fig: "BenchmarkConcurrentSends/store=sqlite completed", floor: "BenchmarkConcurrentSends/store=sqlite sends", floorWhat: "sends started at once",
 		goal: "all complete", met: func(fig, floor float64) bool { return floor > 0 && fig == floor }},
-	{issue: "12", what: "… added over the model's 1 s hold, p50", unit: "ms", delta: true,
+	{area: "store", what: "… added over the model's 1 s hold, p50", unit: "ms", delta: true,
 		fig: "BenchmarkConcurrentSends/store=sqlite added-p50-ms", floor: "BenchmarkConcurrentSends/store=memory added-p50-ms",
 		floorWhat: "the same 1,000 sends with the memory store", goal: "(1,000 sends start in the same instant on these cores)"},
-	{issue: "12", what: "… added over the hold, p99", unit: "ms", delta: true,
+	{area: "store", what: "… added over the hold, p99", unit: "ms", delta: true,
 		fig: "BenchmarkConcurrentSends/store=sqlite added-p99-ms", floor: "BenchmarkConcurrentSends/store=memory added-p99-ms",
 		floorWhat: "the same with the memory store"},
-	{issue: "12", what: "Stop on replica A of a run on replica B until it ended (PostgreSQL), p99", unit: "ms", absolute: true,
+	{area: "store", what: "Stop on replica A of a run on replica B until it ended (PostgreSQL), p99", unit: "ms", absolute: true,
 		fig: "BenchmarkReplicaAbort stop-p99-ms", floor: "BenchmarkReplicaAbort stop-p50-ms", floorWhat: "its p50",
 		goal: "≤ 100 ms", met: func(fig, _ float64) bool { return fig <= 100 },
 		missing: "(not measured: set AGENTCORE_TEST_POSTGRES)"},
 
-	// Issue 13: what telemetry costs a loop step (CPU of the process; the
-	// three variants take turns within one benchmark).
-	{issue: "13", what: "loop step with telemetry, tracing off", unit: "µs", fig: "BenchmarkStep off-cpu-µs/step",
+	// What telemetry costs a loop step (CPU of the process; the three
+	// variants take turns within one benchmark).
+	{area: "telemetry", what: "loop step with telemetry, tracing off", unit: "µs", fig: "BenchmarkStep off-cpu-µs/step",
 		floor: "BenchmarkStep none-cpu-µs/step", floorWhat: "the step without telemetry",
 		goal: "no measurable change (≤ 1.1×: one run's noise)", met: ratioAtMost(1.1)},
-	{issue: "13", what: "loop step with tracing on, 100 % sampling", unit: "µs", fig: "BenchmarkStep on-cpu-µs/step",
+	{area: "telemetry", what: "loop step with tracing on, 100 % sampling", unit: "µs", fig: "BenchmarkStep on-cpu-µs/step",
 		floor: "BenchmarkStep none-cpu-µs/step", floorWhat: "the step without telemetry",
 		goal: "≤ +20 µs", met: func(fig, floor float64) bool { return fig-floor <= 20 }, delta: true},
-	{issue: "13", what: "… the same step's wall time (the work other cores do meanwhile, GC and the span processor, not counted)", unit: "µs",
+	{area: "telemetry", what: "… the same step's wall time (the work other cores do meanwhile, GC and the span processor, not counted)", unit: "µs",
 		fig: "BenchmarkStep on-µs/step", floor: "BenchmarkStep none-µs/step", floorWhat: "the step without telemetry", delta: true,
 		goal: "(the goal is checked on CPU time, above)"},
-	{issue: "13", what: "… floor: the OpenTelemetry SDK alone making the same spans, per step (no engine)", unit: "µs", fig: "BenchmarkStep sdk-cpu-µs/step",
+	{area: "telemetry", what: "… floor: the OpenTelemetry SDK alone making the same spans, per step (no engine)", unit: "µs", fig: "BenchmarkStep sdk-cpu-µs/step",
 		goal: "(what the spans cost any instrumentation)"},
-	{issue: "13", what: "… the observer alone (two spans and the metrics of a step)", unit: "µs", fig: "BenchmarkObserverStep/tracing=on cpu-µs/step",
+	{area: "telemetry", what: "… the observer alone (two spans and the metrics of a step)", unit: "µs", fig: "BenchmarkObserverStep/tracing=on cpu-µs/step",
 		goal: "≤ 20 µs", met: func(fig, _ float64) bool { return fig <= 20 }},
 
-	// Issue 16: a send's events over the HTTP gateway (server-sent events) against the gRPC stream.
-	{issue: "16", what: "a send's events over SSE, 500 model deltas as fast as the model sends them", unit: "events/s",
+	// A send's events over the HTTP gateway (server-sent events) against the gRPC stream.
+	{area: "HTTP", what: "a send's events over SSE, 500 model deltas as fast as the model sends them", unit: "events/s",
 		fig: "BenchmarkSSEDelivery/burst sse-events/s", floor: "BenchmarkSSEDelivery/burst grpc-events/s",
 		floorWhat: "the same send over the gRPC stream (Go client)", goal: "within 1.5× per event (≥ 0.67× the rate)",
 		met: ratioAtLeast(1 / 1.5), higherBetter: true},
-	{issue: "16", what: "… one delta's latency, engine to decoded by the client, p50", unit: "µs", fig: "BenchmarkSSEDelivery/paced sse-lat-p50-µs",
+	{area: "HTTP", what: "… one delta's latency, engine to decoded by the client, p50", unit: "µs", fig: "BenchmarkSSEDelivery/paced sse-lat-p50-µs",
 		floor: "BenchmarkSSEDelivery/paced grpc-lat-p50-µs", floorWhat: "the same over the gRPC stream", delta: true,
-		goal: "(what SSE adds: 50 µs before)"},
-	{issue: "16", what: "… p99", unit: "µs", fig: "BenchmarkSSEDelivery/paced sse-lat-p99-µs",
+		goal: "(what SSE adds)"},
+	{area: "HTTP", what: "… p99", unit: "µs", fig: "BenchmarkSSEDelivery/paced sse-lat-p99-µs",
 		floor: "BenchmarkSSEDelivery/paced grpc-lat-p99-µs", floorWhat: "the same over the gRPC stream", delta: true},
+
+	// The token counter: its tables' cost to the garbage collector, its speed.
+	{area: "tokens", what: "GC CPU per cycle, both token tables live", unit: "ms", fig: "BenchmarkGCMark/tables=agentcore gc-cpu-ms/cycle",
+		floor: "BenchmarkGCMark/tables=none gc-cpu-ms/cycle", floorWhat: "no token tables",
+		goal: "tables' share ≤ 1 ms", met: func(fig, floor float64) bool { return fig-floor <= 1 }, delta: true},
+	{area: "tokens", what: "… with tiktoken-go's tables instead", unit: "ms", fig: "BenchmarkGCMark/tables=tiktoken-go gc-cpu-ms/cycle",
+		floor: "BenchmarkGCMark/tables=none gc-cpu-ms/cycle", floorWhat: "no token tables", delta: true},
+	{area: "tokens", what: "token counting, o200k_base", unit: "tokens/s", fig: "BenchmarkCount tokens/s",
+		floor: "BenchmarkCountTiktoken tokens/s", floorWhat: "tiktoken-go's own encoder", goal: "counts identical (tested)", higherBetter: true},
 }
 
 func ratioAtMost(r float64) func(fig, floor float64) bool {
@@ -258,7 +261,7 @@ func main() {
 	for i := range rounds {
 		rounds[i] = runSuites(*benchtime)
 	}
-	header := "| issue | figure | measured | floor, in the same run | ratio or difference | goal | met |"
+	header := "| area | figure | measured | floor, in the same run | ratio or difference | goal | met |"
 	rule := "| --- | --- | --- | --- | --- | --- | --- |"
 	runs := ""
 	if len(rounds) > 1 {
@@ -290,11 +293,11 @@ func runSuites(benchtime string) metrics {
 	m := metrics{}
 	for _, s := range suites {
 		if _, err := os.Stat(s.pkg); err != nil {
-			fmt.Fprintf(os.Stderr, "benchreport: %s is not in this checkout: skipped\n", s.pkg)
+			fmt.Fprintf(os.Stderr, "bench-report: %s is not in this checkout: skipped\n", s.pkg)
 			continue
 		}
 		if s.needs != "" && os.Getenv(s.needs) == "" {
-			fmt.Fprintf(os.Stderr, "benchreport: %s %s needs %s: skipped\n", s.pkg, s.bench, s.needs)
+			fmt.Fprintf(os.Stderr, "bench-report: %s %s needs %s: skipped\n", s.pkg, s.bench, s.needs)
 			continue
 		}
 		bt := benchtime
@@ -311,7 +314,7 @@ func runSuites(benchtime string) metrics {
 		cmd.Stdout = io.MultiWriter(&out, os.Stderr)
 		cmd.Stderr = os.Stderr
 		if err := cmd.Run(); err != nil {
-			fmt.Fprintf(os.Stderr, "benchreport: %s: %v\n", s.pkg, err)
+			fmt.Fprintf(os.Stderr, "bench-report: %s: %v\n", s.pkg, err)
 			os.Exit(1)
 		}
 		parse(&out, m)
@@ -389,11 +392,11 @@ func (r row) line(rounds []metrics) (string, string) {
 		v, ok := r.measure(rounds[0])
 		switch {
 		case !ok && r.missing != "":
-			return fmt.Sprintf("| %s | %s | %s | | | %s | |%s", r.issue, r.what, r.missing, r.goal, extra), ""
+			return fmt.Sprintf("| %s | %s | %s | | | %s | |%s", r.area, r.what, r.missing, r.goal, extra), ""
 		case !ok:
-			return fmt.Sprintf("| %s | %s | (missing: %s) | | | %s | |%s", r.issue, r.what, r.fig, r.goal, extra), ""
+			return fmt.Sprintf("| %s | %s | (missing: %s) | | | %s | |%s", r.area, r.what, r.fig, r.goal, extra), ""
 		}
-		return fmt.Sprintf("| %s | %s | %s %s | (missing: %s) | | %s | |%s", r.issue, r.what, number(v.fig), r.unit, r.floor, r.goal, extra), ""
+		return fmt.Sprintf("| %s | %s | %s %s | (missing: %s) | | %s | |%s", r.area, r.what, number(v.fig), r.unit, r.floor, r.goal, extra), ""
 	}
 	slices.SortStableFunc(vals, func(a, b value) int { return cmp.Compare(r.judged(a), r.judged(b)) })
 	med := vals[len(vals)/2]
@@ -417,9 +420,9 @@ func (r row) line(rounds []metrics) (string, string) {
 	}
 	measured := number(med.fig) + " " + r.unit
 	if r.floor == "" {
-		return fmt.Sprintf("| %s | %s | %s | | | %s | %s |%s", r.issue, r.what, measured, r.goal, v, extra), v
+		return fmt.Sprintf("| %s | %s | %s | | | %s | %s |%s", r.area, r.what, measured, r.goal, v, extra), v
 	}
-	return fmt.Sprintf("| %s | %s | %s | %s: %s %s | %s | %s | %s |%s", r.issue, r.what, measured, r.floorWhat, number(med.floor), r.unit,
+	return fmt.Sprintf("| %s | %s | %s | %s: %s %s | %s | %s | %s |%s", r.area, r.what, measured, r.floorWhat, number(med.floor), r.unit,
 		r.compared(med), r.goal, v, extra), v
 }
 
