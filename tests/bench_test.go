@@ -19,6 +19,7 @@ import (
 
 	"google.golang.org/protobuf/proto"
 
+	"github.com/agentcore/agentcore/internal/e2e"
 	"github.com/agentcore/agentcore/internal/fakemodel"
 	"github.com/agentcore/agentcore/pkg/tool"
 	"github.com/agentcore/agentcore/pkg/tool/limits"
@@ -31,7 +32,7 @@ import (
 type benchServer struct {
 	args   []string
 	once   sync.Once
-	server *serverProc
+	server *e2e.Server
 	client *client.Client
 	err    error
 }
@@ -60,9 +61,9 @@ func pprofArgs() []string {
 func (s *benchServer) get(b *testing.B) *client.Client {
 	b.Helper()
 	s.once.Do(func() {
-		s.server, s.err = startServer(suite.plugins, s.args)
+		s.server, s.err = suite.StartServer(suite.Plugins, s.args)
 		if s.err == nil {
-			s.client, s.err = client.Dial(s.server.addr)
+			s.client, s.err = client.Dial(s.server.Addr)
 		}
 	})
 	if s.err != nil {
@@ -79,7 +80,7 @@ func (s *benchServer) stop() error {
 	if s.server == nil {
 		return nil
 	}
-	return s.server.stop()
+	return s.server.Stop()
 }
 
 // benchClient returns a client of the benchmarks' memory-store server.
@@ -138,13 +139,13 @@ func benchAgentsOn(b *testing.B, c *client.Client, n int, system string, tools [
 // (relay_bench_test.go), the least a gRPC service in Go adds.
 func BenchmarkStepOverhead(b *testing.B) {
 	turn := fakemodel.Turn{TextChunks: []string{"a", "b", "c"}, Usage: &fakemodel.Usage{Input: 10, Output: 3}}
-	system := suite.router.add(b, func(int, *fakemodel.Request) fakemodel.Turn { return turn })
+	system := suite.Router.Add(b, func(int, *fakemodel.Request) fakemodel.Turn { return turn })
 	a := benchAgents(b, 1, system, []string{})[0]
 	rc := benchRelay.get(b)
 	body := []byte(`{"model":"fake-model","stream":true,"messages":[{"role":"system","content":"` + system + `"},{"role":"user","content":"hi"}]}`)
 	direct := func() time.Duration {
 		start := time.Now()
-		resp, err := http.Post(suite.model.URL+"/chat/completions", "application/json", bytes.NewReader(body))
+		resp, err := http.Post(suite.Model.URL+"/chat/completions", "application/json", bytes.NewReader(body))
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -194,7 +195,7 @@ func BenchmarkDeltaLatency(b *testing.B) {
 	for i := range chunks {
 		chunks[i] = strconv.Itoa(i) + " "
 	}
-	system := suite.router.add(b, func(int, *fakemodel.Request) fakemodel.Turn {
+	system := suite.Router.Add(b, func(int, *fakemodel.Request) fakemodel.Turn {
 		return fakemodel.Turn{TextChunks: chunks, ChunkDelay: 500 * time.Microsecond}
 	})
 	a := benchAgents(b, 1, system, []string{})[0]
@@ -240,7 +241,7 @@ func BenchmarkConcurrentSends(b *testing.B) {
 func concurrentSends(b *testing.B, c *client.Client) {
 	const streams, hold = 1000, time.Second
 	var inFlight, peak atomic.Int64
-	system := suite.router.add(b, func(int, *fakemodel.Request) fakemodel.Turn {
+	system := suite.Router.Add(b, func(int, *fakemodel.Request) fakemodel.Turn {
 		n := inFlight.Add(1)
 		for {
 			p := peak.Load()
@@ -353,7 +354,7 @@ func BenchmarkSendCPU(b *testing.B) {
 		tools []string
 	}{{"tools=all", nil}, {"tools=none", []string{}}} {
 		b.Run(tc.name, func(b *testing.B) {
-			system := suite.router.add(b, func(int, *fakemodel.Request) fakemodel.Turn { return fakemodel.Turn{Text: "ok"} })
+			system := suite.Router.Add(b, func(int, *fakemodel.Request) fakemodel.Turn { return fakemodel.Turn{Text: "ok"} })
 			a := benchAgents(b, 1, system, tc.tools)[0]
 			for range 20 {
 				if _, err := a.Send(context.Background(), "hi", client.Callbacks{}); err != nil {
@@ -361,7 +362,7 @@ func BenchmarkSendCPU(b *testing.B) {
 				}
 				_ = a.SetHistory(context.Background(), nil)
 			}
-			pid := bench.server.cmd.Process.Pid
+			pid := bench.server.Cmd.Process.Pid
 			var (
 				cpu    time.Duration
 				sleeps int64
@@ -439,7 +440,7 @@ func BenchmarkSendThroughput(b *testing.B) {
 		mu      sync.Mutex
 		largest []byte // agent-server's request: the relay's and the floor's are 140 bytes
 	)
-	system := suite.router.add(b, func(_ int, r *fakemodel.Request) fakemodel.Turn {
+	system := suite.Router.Add(b, func(_ int, r *fakemodel.Request) fakemodel.Turn {
 		mu.Lock()
 		if len(r.Body) > len(largest) {
 			largest = r.Body
@@ -453,7 +454,7 @@ func BenchmarkSendThroughput(b *testing.B) {
 	hc := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: n}}
 	defer hc.CloseIdleConnections()
 	direct := func() {
-		resp, err := hc.Post(suite.model.URL+"/chat/completions", "application/json", bytes.NewReader(body))
+		resp, err := hc.Post(suite.Model.URL+"/chat/completions", "application/json", bytes.NewReader(body))
 		if err != nil {
 			b.Error(err)
 			return
@@ -486,7 +487,7 @@ func BenchmarkSendThroughput(b *testing.B) {
 	mu.Lock()
 	requestBytes := len(largest)
 	mu.Unlock()
-	srv, relay, self := bench.server.cmd.Process.Pid, benchRelay.cmd.Process.Pid, os.Getpid()
+	srv, relay, self := bench.server.Cmd.Process.Pid, benchRelay.cmd.Process.Pid, os.Getpid()
 	var model, server, relayed time.Duration
 	var serverCPU, serverLoad, relayCPU, relayLoad time.Duration
 	b.ResetTimer()
@@ -526,7 +527,7 @@ func BenchmarkSendThroughput(b *testing.B) {
 // measures as issue 10's cost.
 func BenchmarkToolCallInRun(b *testing.B) {
 	const steps = 10
-	system := suite.router.add(b, func(step int, _ *fakemodel.Request) fakemodel.Turn {
+	system := suite.Router.Add(b, func(step int, _ *fakemodel.Request) fakemodel.Turn {
 		if step < steps {
 			return fakemodel.Turn{ToolCalls: []fakemodel.ToolCall{{Name: "add", Arguments: `{"a":1,"b":2}`}}}
 		}
@@ -553,7 +554,7 @@ func BenchmarkToolCallInRun(b *testing.B) {
 	mathOn := func(cfg tool.Config) *tool.Set {
 		h := tool.NewHost(cfg)
 		b.Cleanup(func() { h.Close() })
-		set, err := h.Scan(context.Background(), filepath.Join(suite.plugins, "math"))
+		set, err := h.Scan(context.Background(), filepath.Join(suite.Plugins, "math"))
 		if err != nil {
 			b.Fatal(err)
 		}

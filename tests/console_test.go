@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentcore/agentcore/internal/e2e"
 	"github.com/agentcore/agentcore/internal/fakemodel"
 )
 
@@ -42,7 +43,7 @@ func consoleModules(t *testing.T) string {
 	if _, err := os.Stat(chromiumPath()); err != nil {
 		missing(t, "no chromium at %s (apt-get install chromium; or set CHROMIUM): the console is not tested in a browser", chromiumPath())
 	}
-	dir := filepath.Join(repoRoot(), "tests", "console")
+	dir := filepath.Join(e2e.RepoRoot(), "tests", "console")
 	if _, err := os.Stat(filepath.Join(dir, "node_modules", "playwright-core", "package.json")); err == nil {
 		return dir
 	}
@@ -80,7 +81,7 @@ func consoleDeny(step int, req *fakemodel.Request) fakemodel.Turn {
 		return fakemodel.Turn{Text: "I will look around.", ToolCalls: []fakemodel.ToolCall{{ID: "call_look", Name: "shell",
 			Arguments: `{"command":"echo should-not-run"}`}}}
 	}
-	return fakemodel.Turn{Text: "I was told: " + strings.Join(lastToolResults(req), "")}
+	return fakemodel.Turn{Text: "I was told: " + strings.Join(e2e.LastToolResults(req), "")}
 }
 
 // consoleSlow starts a shell command that outlasts the test, for the Stop buttons.
@@ -106,7 +107,7 @@ func TestConsoleInBrowser(t *testing.T) {
 	t.Parallel()
 	dir := consoleModules(t)
 	h := startHTTPServer(t)
-	system := suite.router.add(t, consoleTask)
+	system := suite.Router.Add(t, consoleTask)
 	shots, err := os.MkdirTemp("", "agentcore-console-shots-")
 	if err != nil {
 		t.Fatal(err)
@@ -117,10 +118,10 @@ func TestConsoleInBrowser(t *testing.T) {
 	cmd := exec.CommandContext(ctx, "node", "console.mjs")
 	cmd.Dir = dir
 	cmd.Env = append(os.Environ(),
-		"CONSOLE_URL="+h.url, "CONSOLE_TOKEN="+httpToken, "CONSOLE_SYSTEM="+system, "CONSOLE_SHOTS="+shots,
-		"CONSOLE_SYSTEM_DENY="+suite.router.add(t, consoleDeny), "CONSOLE_SYSTEM_SLOW="+suite.router.add(t, consoleSlow),
-		"CONSOLE_SYSTEM_FAIL="+suite.router.add(t, consoleFail),
-		"CONSOLE_SECRETS="+testKey, "CHROMIUM="+chromiumPath())
+		"CONSOLE_URL="+h.url, "CONSOLE_TOKEN="+e2e.HTTPToken, "CONSOLE_SYSTEM="+system, "CONSOLE_SHOTS="+shots,
+		"CONSOLE_SYSTEM_DENY="+suite.Router.Add(t, consoleDeny), "CONSOLE_SYSTEM_SLOW="+suite.Router.Add(t, consoleSlow),
+		"CONSOLE_SYSTEM_FAIL="+suite.Router.Add(t, consoleFail),
+		"CONSOLE_SECRETS="+e2e.TestKey, "CHROMIUM="+chromiumPath())
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
 	err = cmd.Run()

@@ -11,6 +11,7 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/protobuf/proto"
 
+	"github.com/agentcore/agentcore/internal/e2e"
 	"github.com/agentcore/agentcore/internal/fakemodel"
 	"github.com/agentcore/agentcore/internal/pgtest"
 	"github.com/agentcore/agentcore/pkg/history"
@@ -25,7 +26,7 @@ func blockThenAnswer(step int, req *fakemodel.Request) fakemodel.Turn {
 		return fakemodel.Turn{ToolCalls: []fakemodel.ToolCall{{ID: "call_block", Name: "shell",
 			Arguments: `{"command":"sleep 300 & echo child=$!; sleep 300"}`}}}
 	}
-	return fakemodel.Turn{Text: "answered: " + strings.Join(lastToolResults(req), " | ")}
+	return fakemodel.Turn{Text: "answered: " + strings.Join(e2e.LastToolResults(req), " | ")}
 }
 
 // heldRun starts a detached send whose shell blocks and returns its run id
@@ -71,13 +72,13 @@ func TestSIGKILLMidRunThenRestart(t *testing.T) {
 	dir := privatePlugins(t, "shell")
 	data := t.TempDir()
 	p, c := ownServer(t, dir, "-data-dir", data)
-	ctx := ctxT(t, time.Minute)
-	a, err := c.CreateAgent(ctx, client.AgentOptions{Config: &agentv1.AgentConfig{System: proto.String(suite.router.add(t, blockThenAnswer))}})
+	ctx := e2e.Context(t, time.Minute)
+	a, err := c.CreateAgent(ctx, client.AgentOptions{Config: &agentv1.AgentConfig{System: proto.String(suite.Router.Add(t, blockThenAnswer))}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	run, grandchild, blocked := heldRun(t, a)
-	p.kill()
+	p.Kill()
 	<-blocked
 	waitGone(t, "grandchild", grandchild)
 
@@ -99,8 +100,8 @@ func TestSIGKILLMidRunThenRestart(t *testing.T) {
 	if err != nil || !strings.HasPrefix(res.Text, "answered") {
 		t.Fatalf("the next send: %v, %v", res, err)
 	}
-	if err := p2.stop(); err != nil {
-		t.Fatalf("clean stop: %v\n%s", err, p2.logs())
+	if err := p2.Stop(); err != nil {
+		t.Fatalf("clean stop: %v\n%s", err, p2.Logs())
 	}
 }
 
@@ -112,10 +113,10 @@ func TestDetachedRunReattach(t *testing.T) {
 	for i := range chunks {
 		chunks[i] = fmt.Sprintf("w%d ", i)
 	}
-	system := suite.router.add(t, func(int, *fakemodel.Request) fakemodel.Turn {
+	system := suite.Router.Add(t, func(int, *fakemodel.Request) fakemodel.Turn {
 		return fakemodel.Turn{TextChunks: chunks, ChunkDelay: 10 * time.Millisecond}
 	})
-	ctx := ctxT(t, time.Minute)
+	ctx := e2e.Context(t, time.Minute)
 	a, err := suite.client.CreateAgent(ctx, client.AgentOptions{Config: &agentv1.AgentConfig{System: proto.String(system)}})
 	if err != nil {
 		t.Fatal(err)
@@ -162,13 +163,13 @@ func TestDetachedRunReattach(t *testing.T) {
 // RespondPermission from another connection after the run's stream ended.
 func TestPermissionAnsweredElsewhere(t *testing.T) {
 	t.Parallel()
-	system := suite.router.add(t, func(step int, req *fakemodel.Request) fakemodel.Turn {
+	system := suite.Router.Add(t, func(step int, req *fakemodel.Request) fakemodel.Turn {
 		if step == 0 {
 			return fakemodel.Turn{ToolCalls: []fakemodel.ToolCall{{ID: "call_hi", Name: "say_hello", Arguments: `{"name":"Ada"}`}}}
 		}
-		return fakemodel.Turn{Text: strings.Join(lastToolResults(req), "")}
+		return fakemodel.Turn{Text: strings.Join(e2e.LastToolResults(req), "")}
 	})
-	ctx := ctxT(t, time.Minute)
+	ctx := e2e.Context(t, time.Minute)
 	a, err := suite.client.CreateAgent(ctx, client.AgentOptions{Config: &agentv1.AgentConfig{System: proto.String(system)}})
 	if err != nil {
 		t.Fatal(err)
@@ -186,7 +187,7 @@ func TestPermissionAnsweredElsewhere(t *testing.T) {
 	if client.KindOf(err) != "aborted" {
 		t.Fatalf("leaving: %v", err)
 	}
-	other, err := client.Dial(suite.server.addr)
+	other, err := client.Dial(suite.server.Addr)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -210,8 +211,8 @@ func TestReplicasOnPostgres(t *testing.T) {
 	flags := []string{"-store", dsn, "-lease-ttl", "1s"}
 	_, ca := ownServer(t, dir, append(flags, "-replica-id", "a")...)
 	pb, cb := ownServer(t, dir, append(flags, "-replica-id", "b")...)
-	ctx := ctxT(t, 2*time.Minute)
-	onA, err := ca.CreateAgent(ctx, client.AgentOptions{Config: &agentv1.AgentConfig{System: proto.String(suite.router.add(t, blockThenAnswer))}})
+	ctx := e2e.Context(t, 2*time.Minute)
+	onA, err := ca.CreateAgent(ctx, client.AgentOptions{Config: &agentv1.AgentConfig{System: proto.String(suite.Router.Add(t, blockThenAnswer))}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -242,7 +243,7 @@ func TestReplicasOnPostgres(t *testing.T) {
 	}
 
 	run, grandchild, _ = heldRun(t, onB)
-	pb.kill()
+	pb.Kill()
 	waitGone(t, "grandchild", grandchild)
 	deadline := time.Now().Add(30 * time.Second)
 	for {

@@ -22,6 +22,7 @@ import (
 	"google.golang.org/protobuf/types/known/emptypb"
 	"google.golang.org/protobuf/types/known/fieldmaskpb"
 
+	"github.com/agentcore/agentcore/internal/e2e"
 	"github.com/agentcore/agentcore/internal/fakemodel"
 	agentv1 "github.com/agentcore/agentcore/proto/agentcore/v1"
 	"github.com/agentcore/agentcore/sdk/client"
@@ -67,7 +68,7 @@ func wireMsg(num protowire.Number, fields ...[]byte) []byte {
 // which the protobuf runtime writes as they are: invalid UTF-8 included,
 // which it refuses to encode in a string field.
 func invokeRaw(ctx context.Context, method string, req []byte, stream bool) error {
-	conn, err := grpc.NewClient(suite.server.addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	conn, err := grpc.NewClient(suite.server.Addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
 	if err != nil {
 		return err
 	}
@@ -112,7 +113,7 @@ func sendRaw(ctx context.Context, first *agentv1.SendRequest) error {
 func TestInvalidInputs(t *testing.T) {
 	t.Parallel()
 	api := suite.client.API()
-	a := newAgent(t, twoTools, nil)
+	a := newAgent(t, e2e.TwoTools, nil)
 	start := func(s *agentv1.StartRun) *agentv1.SendRequest {
 		return &agentv1.SendRequest{Kind: &agentv1.SendRequest_Start{Start: s}}
 	}
@@ -275,7 +276,7 @@ func TestInvalidInputs(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			err := tt.call(ctxT(t, 10*time.Second))
+			err := tt.call(e2e.Context(t, 10*time.Second))
 			if status.Code(err) != tt.code {
 				t.Fatalf("code %v (%v), want %v", status.Code(err), err, tt.code)
 			}
@@ -314,7 +315,7 @@ func TestModelErrorKinds(t *testing.T) {
 		retryable string
 		status    string
 	}{
-		{"auth", fakemodel.Turn{Status: 401, ErrorBody: `{"error":{"message":"Incorrect API key provided: ` + testKey + `","type":"invalid_request_error"}}`},
+		{"auth", fakemodel.Turn{Status: 401, ErrorBody: `{"error":{"message":"Incorrect API key provided: ` + e2e.TestKey + `","type":"invalid_request_error"}}`},
 			"", codes.FailedPrecondition, "AUTH", "false", "401"},
 		{"forbidden", fakemodel.Turn{Status: 403}, "", codes.FailedPrecondition, "AUTH", "false", "403"},
 		{"limit", fakemodel.Turn{Status: 429}, "", codes.ResourceExhausted, "LIMIT", "true", "429"},
@@ -332,7 +333,7 @@ func TestModelErrorKinds(t *testing.T) {
 				cfg.BaseUrl, cfg.Model = proto.String(tt.baseURL), proto.String("m")
 			}
 			a := newAgent(t, func(int, *fakemodel.Request) fakemodel.Turn { return tt.turn }, cfg)
-			_, err := a.Send(ctxT(t, 20*time.Second), "hi", client.Callbacks{})
+			_, err := a.Send(e2e.Context(t, 20*time.Second), "hi", client.Callbacks{})
 			var ce *client.Error
 			if !errors.As(err, &ce) {
 				t.Fatalf("err %v is not a client.Error", err)
@@ -345,7 +346,7 @@ func TestModelErrorKinds(t *testing.T) {
 			if ei.GetDomain() != "agentcore" || ei.GetMetadata()["retryable"] != tt.retryable || ei.GetMetadata()["status"] != tt.status {
 				t.Errorf("ErrorInfo %v, want retryable %s status %s", ei, tt.retryable, tt.status)
 			}
-			if strings.Contains(err.Error(), testKey) || strings.Contains(raw.Error(), testKey) {
+			if strings.Contains(err.Error(), e2e.TestKey) || strings.Contains(raw.Error(), e2e.TestKey) {
 				t.Errorf("the API key is in the error: %v", err)
 			}
 		})
@@ -355,7 +356,7 @@ func TestModelErrorKinds(t *testing.T) {
 // ceRaw repeats the agent's failing send through the raw API to read the status details.
 func ceRaw(t *testing.T, a *client.Agent) error {
 	t.Helper()
-	return sendRaw(ctxT(t, 20*time.Second), &agentv1.SendRequest{Kind: &agentv1.SendRequest_Start{Start: &agentv1.StartRun{
+	return sendRaw(e2e.Context(t, 20*time.Second), &agentv1.SendRequest{Kind: &agentv1.SendRequest_Start{Start: &agentv1.StartRun{
 		AgentId: a.ID, Input: []*agentv1.Part{{Kind: &agentv1.Part_Text{Text: "again"}}},
 	}}})
 }
@@ -363,11 +364,11 @@ func ceRaw(t *testing.T, a *client.Agent) error {
 func TestNoSecretsInGetAgent(t *testing.T) {
 	t.Parallel()
 	cfg := &agentv1.AgentConfig{ApiKey: proto.String("sk-client-given-secret"), Provider: &agentv1.ProviderOptions{Headers: map[string]string{"X-Token": "header-secret"}}}
-	a := newAgent(t, twoTools, cfg)
+	a := newAgent(t, e2e.TwoTools, cfg)
 	for _, get := range []func() (proto.Message, error){
-		func() (proto.Message, error) { return a.Get(ctxT(t, 5*time.Second)) },
+		func() (proto.Message, error) { return a.Get(e2e.Context(t, 5*time.Second)) },
 		func() (proto.Message, error) {
-			return suite.client.API().ListAgents(ctxT(t, 5*time.Second), &agentv1.ListAgentsRequest{})
+			return suite.client.API().ListAgents(e2e.Context(t, 5*time.Second), &agentv1.ListAgentsRequest{})
 		},
 	} {
 		m, err := get()
@@ -375,21 +376,21 @@ func TestNoSecretsInGetAgent(t *testing.T) {
 			t.Fatal(err)
 		}
 		b, _ := proto.Marshal(m)
-		for _, secret := range []string{"sk-client-given-secret", "header-secret", testKey} {
+		for _, secret := range []string{"sk-client-given-secret", "header-secret", e2e.TestKey} {
 			if strings.Contains(string(b), secret) {
 				t.Errorf("%q returned in %T", secret, m)
 			}
 		}
 	}
 	// Plugins inherit the server's environment, but not the key's variable.
-	res, err := suite.client.ExecuteTool(ctxT(t, 10*time.Second), "shell", map[string]any{"command": "env"}, 0, nil)
+	res, err := suite.client.ExecuteTool(e2e.Context(t, 10*time.Second), "shell", map[string]any{"command": "env"}, 0, nil)
 	if err != nil || res.GetError() {
 		t.Fatalf("shell env: %v %v", res, err)
 	}
-	if out := res.GetOutput().GetJson(); strings.Contains(out, testKey) || !strings.Contains(out, "PATH=") {
+	if out := res.GetOutput().GetJson(); strings.Contains(out, e2e.TestKey) || !strings.Contains(out, "PATH=") {
 		t.Errorf("a tool sees the API key in its environment (or env printed nothing): %.200s", out)
 	}
-	st, _ := a.Get(ctxT(t, 5*time.Second))
+	st, _ := a.Get(e2e.Context(t, 5*time.Second))
 	if !st.GetHasApiKey() || st.GetConfig().GetProfile() != "default" {
 		t.Errorf("has_api_key %v, profile %q", st.GetHasApiKey(), st.GetConfig().GetProfile())
 	}
@@ -400,12 +401,12 @@ func TestRetryEventsAndRedaction(t *testing.T) {
 	var calls atomic.Int32
 	a := newAgent(t, func(int, *fakemodel.Request) fakemodel.Turn {
 		if calls.Add(1) == 1 {
-			return fakemodel.Turn{Status: 503, ErrorBody: `{"error":{"message":"overloaded, key ` + testKey + `","type":"server_error"}}`}
+			return fakemodel.Turn{Status: 503, ErrorBody: `{"error":{"message":"overloaded, key ` + e2e.TestKey + `","type":"server_error"}}`}
 		}
 		return fakemodel.Turn{Text: "fine now"}
 	}, &agentv1.AgentConfig{RetryMaxDelay: durationpb.New(10 * time.Millisecond)})
 	var retries []*agentv1.RetryEvent
-	res, err := a.Send(ctxT(t, 20*time.Second), "hi", client.Callbacks{
+	res, err := a.Send(e2e.Context(t, 20*time.Second), "hi", client.Callbacks{
 		OnRetry: func(e *agentv1.RetryEvent) { retries = append(retries, e) },
 	})
 	if err != nil || res.Text != "fine now" {
@@ -414,7 +415,7 @@ func TestRetryEventsAndRedaction(t *testing.T) {
 	if len(retries) != 1 || retries[0].GetAttempt() != 1 || retries[0].GetKind() != agentv1.ErrorKind_ERROR_KIND_SERVER || retries[0].GetStatus() != 503 {
 		t.Fatalf("retry events: %v", retries)
 	}
-	if strings.Contains(retries[0].GetMessage(), testKey) || !strings.Contains(retries[0].GetMessage(), "[redacted]") {
+	if strings.Contains(retries[0].GetMessage(), e2e.TestKey) || !strings.Contains(retries[0].GetMessage(), "[redacted]") {
 		t.Errorf("the retry event's message: %q", retries[0].GetMessage())
 	}
 }

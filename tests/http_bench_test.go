@@ -14,6 +14,7 @@ import (
 	"google.golang.org/protobuf/encoding/protojson"
 	"google.golang.org/protobuf/proto"
 
+	"github.com/agentcore/agentcore/internal/e2e"
 	"github.com/agentcore/agentcore/internal/fakemodel"
 	agentv1 "github.com/agentcore/agentcore/proto/agentcore/v1"
 	"github.com/agentcore/agentcore/sdk/client"
@@ -47,7 +48,7 @@ func (d *delivery) add(ev *agentv1.Event) {
 // engine to the client having it decoded, p50 and p99, and what SSE adds.
 func BenchmarkSSEDelivery(b *testing.B) {
 	h := startHTTPServer(b)
-	c, err := client.Dial(h.addr, client.WithToken(httpToken))
+	c, err := client.Dial(h.Addr, client.WithToken(e2e.HTTPToken))
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -75,7 +76,7 @@ func compareDelivery(b *testing.B, h *httpServer, c *client.Client, chunks int, 
 	for i := range text {
 		text[i] = strconv.Itoa(i) + " "
 	}
-	system := suite.router.add(b, func(int, *fakemodel.Request) fakemodel.Turn {
+	system := suite.Router.Add(b, func(int, *fakemodel.Request) fakemodel.Turn {
 		return fakemodel.Turn{TextChunks: text, ChunkDelay: delay}
 	})
 	a, err := c.CreateAgent(context.Background(), client.AgentOptions{
@@ -96,7 +97,7 @@ func compareDelivery(b *testing.B, h *httpServer, c *client.Client, chunks int, 
 	viaSSE := func() *delivery {
 		d := &delivery{}
 		req, _ := http.NewRequest("POST", h.url+"/v1/agents/"+a.ID+":send", strings.NewReader(`{"input": [{"text": "go"}]}`))
-		req.Header.Set("Authorization", "Bearer "+httpToken)
+		req.Header.Set("Authorization", "Bearer "+e2e.HTTPToken)
 		resp, err := http.DefaultClient.Do(req)
 		if err != nil {
 			b.Fatal(err)

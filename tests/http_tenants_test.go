@@ -21,6 +21,7 @@ import (
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/proto"
 
+	"github.com/agentcore/agentcore/internal/e2e"
 	"github.com/agentcore/agentcore/pkg/auth"
 	agentv1 "github.com/agentcore/agentcore/proto/agentcore/v1"
 	"github.com/agentcore/agentcore/sdk/client"
@@ -43,18 +44,18 @@ func TestHTTPTenants(t *testing.T) {
 		"  dave:\n    client_certs: {sans: [dave.agentcore.test]}\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	cmd := serverCmd(suite.plugins, []string{"-auth-tokens-file", tokens, "-tls-cert", pki.certFile, "-tls-key", pki.keyFile,
+	cmd := suite.ServerCmd(suite.Plugins, []string{"-auth-tokens-file", tokens, "-tls-cert", pki.certFile, "-tls-key", pki.keyFile,
 		"-tls-client-ca", pki.caFile, "-http-listen", "127.0.0.1:0"})
-	p, err := launch(cmd, grpc.WithTransportCredentials(pki.creds(anon)))
+	p, err := e2e.Launch(cmd, grpc.WithTransportCredentials(pki.creds(anon)))
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer func() {
-		if p.cmd.ProcessState == nil {
-			p.kill()
+		if p.Cmd.ProcessState == nil {
+			p.Kill()
 		}
 	}()
-	base := &httpServer{serverProc: p, url: "https://" + httpAddr(t, p)}
+	base := &httpServer{Server: p, url: "https://" + e2e.HTTPAddr(t, p)}
 	as := func(cert *tls.Certificate, token string) *httpServer {
 		tc := &tls.Config{RootCAs: pki.pool, MinVersion: tls.VersionTLS12}
 		if cert != nil {
@@ -190,20 +191,20 @@ func TestHTTPTenants(t *testing.T) {
 	}
 
 	// The same tenant over gRPC sees what it made over HTTP, and only that.
-	grpcAlice, err := client.Dial(p.addr, client.WithDialOptions(grpc.WithTransportCredentials(pki.creds(anon))), client.WithToken(aliceToken))
+	grpcAlice, err := client.Dial(p.Addr, client.WithDialOptions(grpc.WithTransportCredentials(pki.creds(anon))), client.WithToken(aliceToken))
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer grpcAlice.Close()
-	list, err := grpcAlice.ListAgents(ctxT(t, 10*time.Second))
+	list, err := grpcAlice.ListAgents(e2e.Context(t, 10*time.Second))
 	if err != nil || len(list) != 1 || list[0].GetId() != "shared" || list[0].GetConfig().GetSystem() != "shared" {
 		t.Errorf("alice over gRPC lists %v (%v)", list, err)
 	}
 
-	p.stopped(t)
+	stopped(t, p)
 	// Audit lines of HTTP calls name the tenant and the HTTP client's address.
 	found := false
-	for _, l := range strings.Split(p.logs(), "\n") {
+	for _, l := range strings.Split(p.Logs(), "\n") {
 		var rec map[string]any
 		if json.Unmarshal([]byte(l), &rec) != nil || rec["@module"] != "agent-server.audit" {
 			continue
@@ -237,20 +238,20 @@ func TestHTTPLimits(t *testing.T) {
 		"  bob:\n    tokens: ["+bobToken+"]\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	p, err := startServer(suite.plugins, []string{"-auth-tokens-file", tokens, "-http-listen", "127.0.0.1:0",
+	p, err := suite.StartServer(suite.Plugins, []string{"-auth-tokens-file", tokens, "-http-listen", "127.0.0.1:0",
 		"-max-sessions", "5", "-max-runs", "2"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() {
-		if err := p.stop(); err != nil {
+		if err := p.Stop(); err != nil {
 			t.Errorf("agent-server did not stop cleanly: %v", err)
 		}
 	})
-	base := &httpServer{serverProc: p, url: "http://" + httpAddr(t, p)}
+	base := &httpServer{Server: p, url: "http://" + e2e.HTTPAddr(t, p)}
 	alice, bob := base.as(nil, aliceToken), base.as(nil, bobToken)
 	grpcAs := func(token string) agentv1.AgentServiceClient {
-		c, err := client.Dial(p.addr, client.WithToken(token))
+		c, err := client.Dial(p.Addr, client.WithToken(token))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -258,7 +259,7 @@ func TestHTTPLimits(t *testing.T) {
 		return c.API()
 	}
 	grpcAlice, grpcBob := grpcAs(aliceToken), grpcAs(bobToken)
-	ctx := ctxT(t, time.Minute)
+	ctx := e2e.Context(t, time.Minute)
 	release := make(chan struct{})
 	t.Cleanup(sync.OnceFunc(func() { close(release) }))
 	held := blockingModel(release)

@@ -23,16 +23,14 @@ import (
 	"google.golang.org/protobuf/encoding/protojson"
 	"google.golang.org/protobuf/proto"
 
+	"github.com/agentcore/agentcore/internal/e2e"
 	"github.com/agentcore/agentcore/internal/fakemodel"
 	agentv1 "github.com/agentcore/agentcore/proto/agentcore/v1"
 )
 
-// httpToken is the bearer token of the HTTP tests' server.
-const httpToken = "http-e2e-token-0123456789abcdef"
-
 // httpServer is an agent-server with its HTTP listener, and who calls it.
 type httpServer struct {
-	*serverProc
+	*e2e.Server
 	url    string       // http://127.0.0.1:PORT
 	client *http.Client // nil: http.DefaultClient
 	token  string       // the bearer token of requests without headers of their own
@@ -40,43 +38,16 @@ type httpServer struct {
 
 // as is the same server called with another client and token.
 func (h *httpServer) as(c *http.Client, token string) *httpServer {
-	return &httpServer{serverProc: h.serverProc, url: h.url, client: c, token: token}
+	return &httpServer{Server: h.Server, url: h.url, client: c, token: token}
 }
-
-var servingHTTP = regexp.MustCompile(`"@message":"serving HTTP"[^\n]*"addr":"([^"]+)"`)
 
 // startHTTPServer starts an agent-server of the test's own with -http-listen
-// on a free port, the bearer token httpToken and the suite's plugins and model.
+// on a free port, called with the bearer token e2e.HTTPToken (see
+// e2e.Suite.StartHTTPServer).
 func startHTTPServer(t testing.TB, extra ...string) *httpServer {
 	t.Helper()
-	p, err := startServer(suite.plugins, append([]string{"-http-listen", "127.0.0.1:0"}, extra...), "AGENTCORE_AUTH_TOKEN="+httpToken)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if err := p.stop(); err != nil {
-			t.Errorf("agent-server did not stop cleanly: %v", err)
-		}
-		if strings.Contains(p.logs(), testKey) || strings.Contains(p.logs(), httpToken) {
-			t.Errorf("a secret appeared in the server's logs")
-		}
-	})
-	return &httpServer{serverProc: p, url: "http://" + httpAddr(t, p), token: httpToken}
-}
-
-// httpAddr is the address of a server's HTTP listener, from its log.
-func httpAddr(t testing.TB, p *serverProc) string {
-	t.Helper()
-	// The line is written before the server serves, but read from its
-	// stderr by another goroutine: it may take a moment to show.
-	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(10 * time.Millisecond) {
-		if m := servingHTTP.FindStringSubmatch(p.logs()); m != nil {
-			return m[1]
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("no serving HTTP line in the logs:\n%s", p.logs())
-		}
-	}
+	p, url := suite.StartHTTPServer(t, extra...)
+	return &httpServer{Server: p, url: url, token: e2e.HTTPToken}
 }
 
 // request is one HTTP call of a test.
@@ -106,7 +77,7 @@ func (h *httpServer) open(t testing.TB, r request) *http.Response {
 	if r.body != "" {
 		body = strings.NewReader(r.body)
 	}
-	req, err := http.NewRequestWithContext(ctxT(t, time.Minute), r.method, h.url+r.path, body)
+	req, err := http.NewRequestWithContext(e2e.Context(t, time.Minute), r.method, h.url+r.path, body)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -259,15 +230,15 @@ func runEvent(t testing.TB, e sse) *agentv1.Event {
 }
 
 // createAgent creates an agent over HTTP whose model requests go to s.
-func (h *httpServer) createAgent(t testing.TB, s script, extra string) string {
+func (h *httpServer) createAgent(t testing.TB, s e2e.Script, extra string) string {
 	t.Helper()
-	system, _ := json.Marshal(suite.router.add(t, s))
+	system, _ := json.Marshal(suite.Router.Add(t, s))
 	var resp agentv1.CreateAgentResponse
 	h.ok(t, request{method: "POST", path: "/v1/agents", body: `{"agent": {"config": {"system": ` + string(system) + `}` + extra + `}}`}, &resp)
 	id := resp.GetAgent().GetId()
 	t.Cleanup(func() {
 		select {
-		case <-h.exited: // the test stopped the server
+		case <-h.Exited(): // the test stopped the server
 		default:
 			h.do(t, request{method: "DELETE", path: "/v1/agents/" + id})
 		}
@@ -304,7 +275,7 @@ var readmeCurl = regexp.MustCompile(`(?m)^curl -[sN](?: -X (\w+))? '?localhost:8
 // request; a send that asks for a permission and goes on without its client
 // is left at the request.
 func testHTTPReadme(t *testing.T, h *httpServer) {
-	b, err := os.ReadFile(filepath.Join(repoRoot(), "README.md"))
+	b, err := os.ReadFile(filepath.Join(e2e.RepoRoot(), "README.md"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -318,8 +289,8 @@ func testHTTPReadme(t *testing.T, h *httpServer) {
 		text = text[:end+3]
 	}
 	const system = "Use the tools to do the task."
-	suite.router.set(t, system, func(_ int, req *fakemodel.Request) fakemodel.Turn {
-		if results := lastToolResults(req); len(results) > 0 { // each send: a call, then an answer
+	suite.Router.Set(t, system, func(_ int, req *fakemodel.Request) fakemodel.Turn {
+		if results := e2e.LastToolResults(req); len(results) > 0 { // each send: a call, then an answer
 			return fakemodel.Turn{Text: "I said: " + strings.Join(results, "")}
 		}
 		return fakemodel.Turn{ToolCalls: []fakemodel.ToolCall{{ID: "call_1", Name: "say_hello", Arguments: `{"name":"Ming"}`}}}
@@ -341,7 +312,7 @@ func testHTTPReadme(t *testing.T, h *httpServer) {
 		}
 		r := request{method: method, path: path, body: body}
 		if name, value, ok := strings.Cut(header, ": "); ok {
-			r.header = http.Header{"Authorization": {"Bearer " + httpToken}, name: {value}}
+			r.header = http.Header{"Authorization": {"Bearer " + e2e.HTTPToken}, name: {value}}
 		}
 		if !strings.HasSuffix(path, ":send") {
 			resp, got := h.do(t, r)
@@ -372,7 +343,7 @@ func testHTTPReadme(t *testing.T, h *httpServer) {
 }
 
 func testHTTPUnaryRoutes(t *testing.T, h *httpServer) {
-	system, _ := json.Marshal(suite.router.add(t, twoTools))
+	system, _ := json.Marshal(suite.Router.Add(t, e2e.TwoTools))
 	var created agentv1.CreateAgentResponse
 	h.ok(t, request{method: "POST", path: "/v1/agents", body: `{"agentId": "http-a", "agent": {"config": {"system": ` + string(system) +
 		`, "maxSteps": 5}, "tools": {"names": ["say_hello", "add"]}}, "history": [{"role": "ROLE_USER", "parts": [{"text": "earlier"}]}]}`}, &created)
@@ -513,14 +484,14 @@ func testHTTPAuthAndCORS(t *testing.T, h *httpServer) {
 	}{
 		{"no token", http.Header{}},
 		{"wrong token", http.Header{"Authorization": {"Bearer nope"}}},
-		{"not bearer", http.Header{"Authorization": {"Basic " + httpToken}}},
+		{"not bearer", http.Header{"Authorization": {"Basic " + e2e.HTTPToken}}},
 	} {
 		resp, b := h.do(t, request{method: "GET", path: "/v1/agents", header: tt.header})
 		e := parseError(t, resp, b)
 		if e.status != http.StatusUnauthorized || e.reason != "UNAUTHENTICATED" || resp.Header.Get("WWW-Authenticate") == "" {
 			t.Errorf("%s: %+v %v", tt.name, e, resp.Header)
 		}
-		if strings.Contains(string(b), httpToken) {
+		if strings.Contains(string(b), e2e.HTTPToken) {
 			t.Errorf("%s: the answer holds the token", tt.name)
 		}
 	}
@@ -530,7 +501,7 @@ func testHTTPAuthAndCORS(t *testing.T, h *httpServer) {
 		t.Errorf("execute without a token: %+v", e)
 	}
 
-	allowed := http.Header{"Authorization": {"Bearer " + httpToken}, "Origin": {"https://app.example"}}
+	allowed := http.Header{"Authorization": {"Bearer " + e2e.HTTPToken}, "Origin": {"https://app.example"}}
 	resp, _ = h.do(t, request{method: "GET", path: "/v1/tools", header: allowed})
 	if resp.StatusCode != 200 || resp.Header.Get("Access-Control-Allow-Origin") != "https://app.example" {
 		t.Errorf("allowed origin: %s %v", resp.Status, resp.Header)
@@ -542,7 +513,7 @@ func testHTTPAuthAndCORS(t *testing.T, h *httpServer) {
 		t.Errorf("preflight: %s %v", resp.Status, resp.Header)
 	}
 	// Another origin is refused before the call runs.
-	other := http.Header{"Authorization": {"Bearer " + httpToken}, "Origin": {"https://evil.example"}}
+	other := http.Header{"Authorization": {"Bearer " + e2e.HTTPToken}, "Origin": {"https://evil.example"}}
 	resp, b = h.do(t, request{method: "POST", path: "/v1/agents", body: `{"agentId": "from-evil"}`, header: other})
 	if e := parseError(t, resp, b); e.status != http.StatusForbidden || e.reason != "ORIGIN_NOT_ALLOWED" ||
 		resp.Header.Get("Access-Control-Allow-Origin") != "" {
@@ -553,14 +524,14 @@ func testHTTPAuthAndCORS(t *testing.T, h *httpServer) {
 		t.Errorf("the refused request ran: %+v", e)
 	}
 	// The console's own origin needs no CORS.
-	same := http.Header{"Authorization": {"Bearer " + httpToken}, "Origin": {h.url}}
+	same := http.Header{"Authorization": {"Bearer " + e2e.HTTPToken}, "Origin": {h.url}}
 	if resp, b := h.do(t, request{method: "GET", path: "/v1/tools", header: same}); resp.StatusCode != 200 {
 		t.Errorf("same origin: %s %s", resp.Status, b)
 	}
 }
 
 // blockingModel answers each task with text chunks once release is closed.
-func blockingModel(release <-chan struct{}) script {
+func blockingModel(release <-chan struct{}) e2e.Script {
 	return func(step int, req *fakemodel.Request) fakemodel.Turn {
 		<-release
 		return fakemodel.Turn{TextChunks: []string{"one ", "two ", "three"}, Usage: &fakemodel.Usage{Input: 5, Output: 3}}
@@ -656,7 +627,7 @@ func testHTTPSendErrors(t *testing.T, h *httpServer) {
 	if len(st.GetDetails()) == 0 || st.GetDetails()[0].UnmarshalTo(info) != nil || info.GetReason() != "AUTH" || st.GetCode() != 9 {
 		t.Errorf("error event: %v", st)
 	}
-	if strings.Contains(last.data, testKey) {
+	if strings.Contains(last.data, e2e.TestKey) {
 		t.Errorf("the error event holds the API key")
 	}
 }
@@ -668,7 +639,7 @@ func testHTTPDisconnect(t *testing.T, h *httpServer) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	req, _ := http.NewRequestWithContext(ctx, "POST", h.url+"/v1/agents/"+id+":send", strings.NewReader(`{"input": [{"text": "wait"}]}`))
-	req.Header.Set("Authorization", "Bearer "+httpToken)
+	req.Header.Set("Authorization", "Bearer "+e2e.HTTPToken)
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatal(err)
@@ -763,7 +734,7 @@ func testHTTPCompact(t *testing.T, h *httpServer) {
 
 func testHTTPDocuments(t *testing.T, h *httpServer) {
 	resp, b := h.do(t, request{method: "GET", path: "/openapi.json", header: http.Header{}})
-	committed, err := os.ReadFile(filepath.Join(repoRoot(), "pkg", "gateway", "openapi.json"))
+	committed, err := os.ReadFile(filepath.Join(e2e.RepoRoot(), "pkg", "gateway", "openapi.json"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -817,7 +788,7 @@ func TestHTTPShutdown(t *testing.T) {
 		return ch
 	}
 	quickEvents, blockedEvents := open(quick), open(blocked)
-	if err := h.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+	if err := h.Cmd.Process.Signal(syscall.SIGTERM); err != nil {
 		t.Fatal(err)
 	}
 	refused := false
@@ -850,12 +821,12 @@ func TestHTTPShutdown(t *testing.T) {
 		t.Errorf("the run cut by the shutdown ended with %+v", e)
 	}
 	select {
-	case <-h.exited:
+	case <-h.Exited():
 	case <-time.After(20 * time.Second):
 		t.Fatal("agent-server still running 20s after SIGTERM")
 	}
-	if h.err != nil {
-		t.Errorf("agent-server exit: %v, want 0", h.err)
+	if h.Err() != nil {
+		t.Errorf("agent-server exit: %v, want 0", h.Err())
 	}
 }
 
@@ -878,7 +849,7 @@ func readRun(t *testing.T, body io.Reader) ([]*agentv1.Event, *sse) {
 }
 
 func testHTTPRuns(t *testing.T, h *httpServer) {
-	id := h.createAgent(t, twoTools, "")
+	id := h.createAgent(t, e2e.TwoTools, "")
 	resp := h.open(t, request{method: "POST", path: "/v1/agents/" + id + ":send", body: `{"input": [{"text": "go"}]}`})
 	evs, fail := readRun(t, resp.Body)
 	resp.Body.Close()
@@ -911,7 +882,7 @@ func testHTTPRuns(t *testing.T, h *httpServer) {
 		t.Errorf("attach to the agent's latest run: %d events (want %d), error %v", len(replay), len(evs), fail)
 	}
 	resp, b := h.do(t, request{method: "GET", path: "/v1/runs/" + runID + ":attach", header: http.Header{
-		"Authorization": {"Bearer " + httpToken}, "Last-Event-ID": {strconv.Itoa(len(evs))}}})
+		"Authorization": {"Bearer " + e2e.HTTPToken}, "Last-Event-ID": {strconv.Itoa(len(evs))}}})
 	if resp.StatusCode != http.StatusNoContent || len(b) != 0 {
 		t.Errorf("attach after the last event: %s %q, want 204", resp.Status, b)
 	}
@@ -924,7 +895,7 @@ func testHTTPRuns(t *testing.T, h *httpServer) {
 		{request{method: "GET", path: "/v1/runs/run_nothing:attach"}, 404, "RUN_NOT_FOUND"},
 		{request{method: "GET", path: "/v1/runs/" + runID + ":attach?afterSeq=-1"}, 400, "INVALID_ARGUMENT"},
 		{request{method: "GET", path: "/v1/runs/" + runID + ":attach", header: http.Header{
-			"Authorization": {"Bearer " + httpToken}, "Last-Event-ID": {"seven"}}}, 400, "INVALID_ARGUMENT"},
+			"Authorization": {"Bearer " + e2e.HTTPToken}, "Last-Event-ID": {"seven"}}}, 400, "INVALID_ARGUMENT"},
 		{request{method: "POST", path: "/v1/runs/" + runID + "/permissions/call_none", body: `{"allow": true}`}, 404, "PERMISSION_NOT_FOUND"},
 		{request{method: "POST", path: "/v1/runs/run_nothing/permissions/call_none", body: `{"allow": true}`}, 404, "RUN_NOT_FOUND"},
 	} {
@@ -948,7 +919,7 @@ func testHTTPReconnect(t *testing.T, h *httpServer) {
 	defer cancel()
 	req, _ := http.NewRequestWithContext(ctx, "POST", h.url+"/v1/agents/"+id+":send",
 		strings.NewReader(`{"input": [{"text": "count"}], "onDisconnect": "ON_DISCONNECT_CONTINUE"}`))
-	req.Header.Set("Authorization", "Bearer "+httpToken)
+	req.Header.Set("Authorization", "Bearer "+e2e.HTTPToken)
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatal(err)
@@ -971,7 +942,7 @@ func testHTTPReconnect(t *testing.T, h *httpServer) {
 	// Reconnect while the run still waits for its model, as an EventSource
 	// does: the same URL, Last-Event-ID the last id received.
 	resp = h.open(t, request{method: "GET", path: "/v1/runs/" + runID + ":attach?afterSeq=0", header: http.Header{
-		"Authorization": {"Bearer " + httpToken}, "Last-Event-ID": {lastID}}})
+		"Authorization": {"Bearer " + e2e.HTTPToken}, "Last-Event-ID": {lastID}}})
 	defer resp.Body.Close()
 	if resp.StatusCode != 200 || resp.Header.Get("Content-Type") != "text/event-stream" {
 		t.Fatalf("attach: %s %v", resp.Status, resp.Header)
@@ -1006,7 +977,7 @@ func testHTTPReconnect(t *testing.T, h *httpServer) {
 // RespondPermission over another HTTP connection: one allowed, one denied
 // with a reason the model then reads.
 func testHTTPPermissions(t *testing.T, h *httpServer) {
-	id := h.createAgent(t, twoTools, "")
+	id := h.createAgent(t, e2e.TwoTools, "")
 	resp := h.open(t, request{method: "POST", path: "/v1/agents/" + id + ":send",
 		body: `{"input": [{"text": "greet and add"}], "permissionMode": "PERMISSION_MODE_ASK_ALL"}`})
 	defer resp.Body.Close()

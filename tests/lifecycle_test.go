@@ -18,6 +18,7 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/protobuf/proto"
 
+	"github.com/agentcore/agentcore/internal/e2e"
 	"github.com/agentcore/agentcore/internal/fakemodel"
 	agentv1 "github.com/agentcore/agentcore/proto/agentcore/v1"
 	"github.com/agentcore/agentcore/sdk/client"
@@ -30,9 +31,9 @@ func privatePlugins(t *testing.T, names ...string) string {
 	t.Helper()
 	dir := t.TempDir()
 	for _, n := range names {
-		b, err := os.ReadFile(filepath.Join(suite.plugins, n))
+		b, err := os.ReadFile(filepath.Join(suite.Plugins, n))
 		if os.IsNotExist(err) {
-			b, err = os.ReadFile(filepath.Join(suite.testPlugins, n))
+			b, err = os.ReadFile(filepath.Join(suite.TestPlugins, n))
 		}
 		if err != nil {
 			t.Fatal(err)
@@ -62,18 +63,18 @@ func processesUnder(dir string) []int {
 }
 
 // ownServer starts an agent-server of the test's own over plugin folder dir.
-func ownServer(t *testing.T, dir string, extra ...string) (*serverProc, *client.Client) {
+func ownServer(t *testing.T, dir string, extra ...string) (*e2e.Server, *client.Client) {
 	t.Helper()
-	p, err := startServer(dir, extra)
+	p, err := suite.StartServer(dir, extra)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() {
-		if p.cmd.ProcessState == nil {
-			p.kill()
+		if p.Cmd.ProcessState == nil {
+			p.Kill()
 		}
 	})
-	c, err := client.Dial(p.addr)
+	c, err := client.Dial(p.Addr)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -94,8 +95,8 @@ var childPID = regexp.MustCompile(`child=(\d+)`)
 // grandchild's pid and the channel the send's error arrives on.
 func startBlockedRun(t *testing.T, c *client.Client) (int, <-chan error) {
 	t.Helper()
-	a, err := c.CreateAgent(ctxT(t, 10*time.Second), client.AgentOptions{
-		Config: &agentv1.AgentConfig{System: proto.String(suite.router.add(t, shellForever))},
+	a, err := c.CreateAgent(e2e.Context(t, 10*time.Second), client.AgentOptions{
+		Config: &agentv1.AgentConfig{System: proto.String(suite.Router.Add(t, shellForever))},
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -144,8 +145,8 @@ func TestSIGTERMWithARunInFlight(t *testing.T) {
 	grandchild, blocked := startBlockedRun(t, c)
 
 	// A short run started now may finish within the grace period.
-	quick, err := c.CreateAgent(ctxT(t, 10*time.Second), client.AgentOptions{Config: &agentv1.AgentConfig{
-		System: proto.String(suite.router.add(t, func(int, *fakemodel.Request) fakemodel.Turn {
+	quick, err := c.CreateAgent(e2e.Context(t, 10*time.Second), client.AgentOptions{Config: &agentv1.AgentConfig{
+		System: proto.String(suite.Router.Add(t, func(int, *fakemodel.Request) fakemodel.Turn {
 			return fakemodel.Turn{Text: "finished in time", Delay: 300 * time.Millisecond}
 		})),
 	}})
@@ -168,13 +169,13 @@ func TestSIGTERMWithARunInFlight(t *testing.T) {
 	case err := <-quickRes:
 		t.Fatalf("the quick send ended before asking the model: %v", err)
 	}
-	if err := p.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+	if err := p.Cmd.Process.Signal(syscall.SIGTERM); err != nil {
 		t.Fatal(err)
 	}
 	// No new calls are accepted, while the runs go on.
 	refused := false
 	for deadline := time.Now().Add(2 * time.Second); !refused && time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
-		_, err := c.CreateAgent(ctxT(t, time.Second), client.AgentOptions{})
+		_, err := c.CreateAgent(e2e.Context(t, time.Second), client.AgentOptions{})
 		refused = err != nil
 	}
 	if !refused {
@@ -189,12 +190,12 @@ func TestSIGTERMWithARunInFlight(t *testing.T) {
 		t.Errorf("the blocked run ended with %v, want UNAVAILABLE SHUTTING_DOWN", err)
 	}
 	select {
-	case <-p.exited:
+	case <-p.Exited():
 	case <-time.After(20 * time.Second):
 		t.Fatal("agent-server still running 20s after SIGTERM")
 	}
-	if p.err != nil {
-		t.Errorf("agent-server exit: %v, want 0\n%s", p.err, p.logs())
+	if p.Err() != nil {
+		t.Errorf("agent-server exit: %v, want 0\n%s", p.Err(), p.Logs())
 	}
 	waitGone(t, "grandchild", grandchild)
 	if left := processesUnder(dir); len(left) > 0 {
@@ -211,7 +212,7 @@ func TestSIGKILLLeavesNoPluginProcess(t *testing.T) {
 	if len(plugins) < 3 { // the busy shell, and the idle hello and math kept warm by the scan
 		t.Fatalf("want at least 3 plugin processes before the kill, have %v", plugins)
 	}
-	p.kill()
+	p.Kill()
 	<-blocked
 	waitGone(t, "plugin process", plugins...)
 	waitGone(t, "grandchild", grandchild)
@@ -223,13 +224,13 @@ func TestSIGKILLLeavesNoPluginProcess(t *testing.T) {
 func TestConcurrentSessions(t *testing.T) {
 	t.Parallel()
 	const sessions = 200
-	system := suite.router.add(t, func(step int, req *fakemodel.Request) fakemodel.Turn {
+	system := suite.Router.Add(t, func(step int, req *fakemodel.Request) fakemodel.Turn {
 		if step == 0 {
 			return fakemodel.Turn{ToolCalls: []fakemodel.ToolCall{{ID: "call_add", Name: "add", Arguments: `{"a":20,"b":22}`}}}
 		}
-		return fakemodel.Turn{Text: "the sum is " + strings.Join(lastToolResults(req), "")}
+		return fakemodel.Turn{Text: "the sum is " + strings.Join(e2e.LastToolResults(req), "")}
 	})
-	ctx := ctxT(t, 2*time.Minute)
+	ctx := e2e.Context(t, 2*time.Minute)
 	var wg sync.WaitGroup
 	errs := make(chan error, sessions)
 	for i := range sessions {
@@ -278,13 +279,13 @@ func TestReloadTools(t *testing.T) {
 	t.Parallel()
 	dir := privatePlugins(t, "hello")
 	_, c := ownServer(t, dir)
-	ctx := ctxT(t, 30*time.Second)
+	ctx := e2e.Context(t, 30*time.Second)
 	a, err := c.CreateAgent(ctx, client.AgentOptions{Config: &agentv1.AgentConfig{
-		System: proto.String(suite.router.add(t, func(step int, req *fakemodel.Request) fakemodel.Turn {
+		System: proto.String(suite.Router.Add(t, func(step int, req *fakemodel.Request) fakemodel.Turn {
 			if step == 0 {
 				return fakemodel.Turn{ToolCalls: []fakemodel.ToolCall{{ID: "c1", Name: "add", Arguments: `{"a":1,"b":2}`}}}
 			}
-			return fakemodel.Turn{Text: strings.Join(lastToolResults(req), "")}
+			return fakemodel.Turn{Text: strings.Join(e2e.LastToolResults(req), "")}
 		})),
 	}})
 	if err != nil {
@@ -295,7 +296,7 @@ func TestReloadTools(t *testing.T) {
 		t.Fatalf("before the reload: %+v %v", res, err)
 	}
 	// A new plugin appears; ReloadTools finds it, and the agent (all tools) uses it at its next send.
-	b, err := os.ReadFile(filepath.Join(suite.plugins, "math"))
+	b, err := os.ReadFile(filepath.Join(suite.Plugins, "math"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -318,13 +319,13 @@ func TestReloadTools(t *testing.T) {
 func TestMCPServerAsTools(t *testing.T) {
 	t.Parallel()
 	dir := privatePlugins(t, "hello")
-	def := fmt.Sprintf(`{"transport": {"type": "stdio", "command": %q, "args": ["full"]}, "prefix": "m_"}`, suite.mcpServer)
+	def := fmt.Sprintf(`{"transport": {"type": "stdio", "command": %q, "args": ["full"]}, "prefix": "m_"}`, suite.MCPServer)
 	defPath := filepath.Join(dir, "test.mcp.json")
 	if err := os.WriteFile(defPath, []byte(def), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	_, c := ownServer(t, dir)
-	ctx := ctxT(t, 30*time.Second)
+	ctx := e2e.Context(t, 30*time.Second)
 	tools, err := c.ListTools(ctx)
 	if err != nil {
 		t.Fatal(err)
@@ -337,11 +338,11 @@ func TestMCPServerAsTools(t *testing.T) {
 		t.Fatalf("tools: %v", sources)
 	}
 	a, err := c.CreateAgent(ctx, client.AgentOptions{Config: &agentv1.AgentConfig{
-		System: proto.String(suite.router.add(t, func(step int, req *fakemodel.Request) fakemodel.Turn {
+		System: proto.String(suite.Router.Add(t, func(step int, req *fakemodel.Request) fakemodel.Turn {
 			if step == 0 {
 				return fakemodel.Turn{ToolCalls: []fakemodel.ToolCall{{ID: "c1", Name: "m_echo", Arguments: `{"text":"over MCP"}`}}}
 			}
-			return fakemodel.Turn{Text: strings.Join(lastToolResults(req), "")}
+			return fakemodel.Turn{Text: strings.Join(e2e.LastToolResults(req), "")}
 		})),
 	}})
 	if err != nil {
@@ -364,7 +365,7 @@ func TestLivenessDuringShutdown(t *testing.T) {
 	p, c := ownServer(t, dir, "-shutdown-grace", "4s")
 	_, blocked := startBlockedRun(t, c)
 	probe := func(args ...string) (string, error) {
-		out, err := exec.Command(suite.bin, append(append([]string{"probe"}, args...), p.addr)...).CombinedOutput()
+		out, err := exec.Command(suite.Bin, append(append([]string{"probe"}, args...), p.Addr)...).CombinedOutput()
 		return strings.TrimSpace(string(out)), err
 	}
 	for _, service := range []string{"", "liveness"} {
@@ -372,13 +373,13 @@ func TestLivenessDuringShutdown(t *testing.T) {
 			t.Fatalf("probe -service %q before SIGTERM: %v %s", service, err, out)
 		}
 	}
-	if err := p.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+	if err := p.Cmd.Process.Signal(syscall.SIGTERM); err != nil {
 		t.Fatal(err)
 	}
-	p.waitLog(t, "shutting down")
+	p.WaitLog(t, "shutting down")
 	for i := 0; i < 3; i++ { // through the grace period, not only at its start
 		if out, err := probe("-service", "liveness"); err != nil {
-			t.Errorf("liveness during the grace period: %v %s\n%s", err, out, p.logs())
+			t.Errorf("liveness during the grace period: %v %s\n%s", err, out, p.Logs())
 		}
 		out, err := probe()
 		var exit *exec.ExitError
@@ -387,7 +388,7 @@ func TestLivenessDuringShutdown(t *testing.T) {
 		}
 		time.Sleep(200 * time.Millisecond)
 	}
-	if _, err := c.CreateAgent(ctxT(t, 5*time.Second), client.AgentOptions{}); err == nil {
+	if _, err := c.CreateAgent(e2e.Context(t, 5*time.Second), client.AgentOptions{}); err == nil {
 		t.Error("agent-server accepts a new call during its shutdown")
 	}
 	select {
@@ -400,11 +401,11 @@ func TestLivenessDuringShutdown(t *testing.T) {
 		t.Error("the blocked run ended without an error")
 	}
 	select {
-	case <-p.exited:
+	case <-p.Exited():
 	case <-time.After(20 * time.Second):
 		t.Fatal("agent-server still running 20s after SIGTERM")
 	}
-	if p.err != nil {
-		t.Errorf("agent-server exit: %v, want 0\n%s", p.err, p.logs())
+	if p.Err() != nil {
+		t.Errorf("agent-server exit: %v, want 0\n%s", p.Err(), p.Logs())
 	}
 }

@@ -21,6 +21,7 @@ import (
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/durationpb"
 
+	"github.com/agentcore/agentcore/internal/e2e"
 	"github.com/agentcore/agentcore/internal/fakemodel"
 	agentv1 "github.com/agentcore/agentcore/proto/agentcore/v1"
 	"github.com/agentcore/agentcore/sdk/client"
@@ -48,7 +49,7 @@ func rss(t *testing.T, pid int) int64 {
 // mechanism returns how the server enforces tool limits (ListTools).
 func mechanism(t *testing.T, c *client.Client) string {
 	t.Helper()
-	tools, err := c.ListTools(ctxT(t, 10*time.Second))
+	tools, err := c.ListTools(e2e.Context(t, 10*time.Second))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -153,7 +154,7 @@ func TestToolsOverTheirLimits(t *testing.T) {
 			t.Parallel()
 			p, c := ownServer(t, privatePlugins(t, "shell", "limited"), "-tool-limits", m.flag,
 				"-tool-memory", "256MiB", "-tool-memory-max", "300MiB", "-tool-cpu-time-max", "1s", "-config", file)
-			tools, err := c.ListTools(ctxT(t, 10*time.Second))
+			tools, err := c.ListTools(e2e.Context(t, 10*time.Second))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -165,7 +166,7 @@ func TestToolsOverTheirLimits(t *testing.T) {
 					t.Errorf("ListTools: %s's limits %v, want %v", tl.GetName(), tl.GetLimits(), want)
 				}
 			}
-			ctx := ctxT(t, 2*time.Minute)
+			ctx := e2e.Context(t, 2*time.Minute)
 			next := func(what string) {
 				t.Helper()
 				if res, err := c.ExecuteTool(ctx, "shell", map[string]any{"command": "echo next"}, 0, nil); err != nil || res.GetError() {
@@ -181,7 +182,7 @@ func TestToolsOverTheirLimits(t *testing.T) {
 				if tt.command != "" {
 					input["command"] = tt.command
 				}
-				before := rss(t, p.cmd.Process.Pid)
+				before := rss(t, p.Cmd.Process.Pid)
 				var last time.Time
 				var mib atomic.Int64
 				res, err := c.ExecuteTool(ctx, tt.tool, input, 0, func(o *agentv1.ToolOutputChunk) {
@@ -209,7 +210,7 @@ func TestToolsOverTheirLimits(t *testing.T) {
 					if took > time.Second {
 						t.Errorf("%s: the result came %v after the tool's last allocation", tt.name, took)
 					}
-					if grew := rss(t, p.cmd.Process.Pid) - before; grew > 5<<20 {
+					if grew := rss(t, p.Cmd.Process.Pid) - before; grew > 5<<20 {
 						t.Errorf("%s: agent-server's RSS grew by %.1f MB", tt.name, float64(grew)/(1<<20))
 					}
 				}
@@ -224,7 +225,7 @@ func TestToolsOverTheirLimits(t *testing.T) {
 			// In a run: the breach is the tool's result, the model reads it
 			// and calls the tool again, which works.
 			var results []*agentv1.ToolResultEvent
-			system := suite.router.add(t, func(step int, req *fakemodel.Request) fakemodel.Turn {
+			system := suite.Router.Add(t, func(step int, req *fakemodel.Request) fakemodel.Turn {
 				switch step {
 				case 0:
 					return fakemodel.Turn{ToolCalls: []fakemodel.ToolCall{{ID: "c1", Name: "shell", Arguments: toJSON(t, map[string]any{"command": pyHog})}}}
@@ -233,7 +234,7 @@ func TestToolsOverTheirLimits(t *testing.T) {
 				}
 				return fakemodel.Turn{Text: "done"}
 			})
-			a, err := c.CreateAgent(ctxT(t, 10*time.Second), client.AgentOptions{Config: &agentv1.AgentConfig{System: proto.String(system)}})
+			a, err := c.CreateAgent(e2e.Context(t, 10*time.Second), client.AgentOptions{Config: &agentv1.AgentConfig{System: proto.String(system)}})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -282,10 +283,10 @@ func TestDaemonDiesWithItsCall(t *testing.T) {
 	tests := []struct {
 		name   string
 		cgroup bool // only a cgroup kills it
-		run    func(t *testing.T, p *serverProc, c *client.Client) (daemon int)
+		run    func(t *testing.T, p *e2e.Server, c *client.Client) (daemon int)
 	}{
-		{"cancelled ExecuteTool", true, func(t *testing.T, _ *serverProc, c *client.Client) int {
-			ctx, cancel := context.WithCancel(ctxT(t, 30*time.Second))
+		{"cancelled ExecuteTool", true, func(t *testing.T, _ *e2e.Server, c *client.Client) int {
+			ctx, cancel := context.WithCancel(e2e.Context(t, 30*time.Second))
 			defer cancel()
 			daemon := 0
 			_, _ = c.ExecuteTool(ctx, "shell", map[string]any{"command": leave + "; sleep 1000"}, 0, func(o *agentv1.ToolOutputChunk) {
@@ -295,20 +296,20 @@ func TestDaemonDiesWithItsCall(t *testing.T) {
 			})
 			return daemon
 		}},
-		{"Stop on a run", true, func(t *testing.T, _ *serverProc, c *client.Client) int {
-			system := suite.router.add(t, func(step int, _ *fakemodel.Request) fakemodel.Turn {
+		{"Stop on a run", true, func(t *testing.T, _ *e2e.Server, c *client.Client) int {
+			system := suite.Router.Add(t, func(step int, _ *fakemodel.Request) fakemodel.Turn {
 				if step == 0 {
 					return fakemodel.Turn{ToolCalls: []fakemodel.ToolCall{{ID: "c1", Name: "shell", Arguments: toJSON(t, map[string]any{"command": leave + "; sleep 1000"})}}}
 				}
 				return fakemodel.Turn{Text: "stopped"}
 			})
-			a, err := c.CreateAgent(ctxT(t, 10*time.Second), client.AgentOptions{Config: &agentv1.AgentConfig{System: proto.String(system)}})
+			a, err := c.CreateAgent(e2e.Context(t, 10*time.Second), client.AgentOptions{Config: &agentv1.AgentConfig{System: proto.String(system)}})
 			if err != nil {
 				t.Fatal(err)
 			}
 			pids, ended := make(chan int, 1), make(chan error, 1)
 			go func() {
-				_, err := a.Send(ctxT(t, 30*time.Second), "leave a daemon", client.Callbacks{OnToolOutput: func(o *agentv1.ToolOutputEvent) {
+				_, err := a.Send(e2e.Context(t, 30*time.Second), "leave a daemon", client.Callbacks{OnToolOutput: func(o *agentv1.ToolOutputEvent) {
 					if pid := daemonPID(o.GetData()); pid != 0 {
 						pids <- pid
 					}
@@ -323,7 +324,7 @@ func TestDaemonDiesWithItsCall(t *testing.T) {
 			case <-time.After(20 * time.Second):
 				t.Fatal("no daemon pid")
 			}
-			if resp, err := c.API().Stop(ctxT(t, 10*time.Second), &agentv1.StopRequest{AgentId: a.ID}); err != nil || !resp.GetStopped() {
+			if resp, err := c.API().Stop(e2e.Context(t, 10*time.Second), &agentv1.StopRequest{AgentId: a.ID}); err != nil || !resp.GetStopped() {
 				t.Fatalf("Stop: %v %v", resp, err)
 			}
 			select {
@@ -333,8 +334,8 @@ func TestDaemonDiesWithItsCall(t *testing.T) {
 			}
 			return daemon
 		}},
-		{"agent-server's exit", false, func(t *testing.T, p *serverProc, c *client.Client) int {
-			res, err := c.ExecuteTool(ctxT(t, 30*time.Second), "shell", map[string]any{"command": leave}, 0, nil)
+		{"agent-server's exit", false, func(t *testing.T, p *e2e.Server, c *client.Client) int {
+			res, err := c.ExecuteTool(e2e.Context(t, 30*time.Second), "shell", map[string]any{"command": leave}, 0, nil)
 			if err != nil || res.GetError() {
 				t.Fatalf("shell: %v %v", res, err)
 			}
@@ -342,7 +343,7 @@ func TestDaemonDiesWithItsCall(t *testing.T) {
 			if !alive(daemon) {
 				t.Fatalf("daemon %d is not running after a call that ended well: the test proves nothing", daemon)
 			}
-			if err := p.stop(); err != nil {
+			if err := p.Stop(); err != nil {
 				t.Fatalf("agent-server's exit: %v", err)
 			}
 			return daemon
@@ -371,7 +372,7 @@ func TestDaemonDiesWithItsCall(t *testing.T) {
 func TestHugeResultKeepsTheStreamAndTheHistory(t *testing.T) {
 	t.Parallel()
 	const limit = 256 << 10
-	_, c := ownServer(t, suite.testPlugins, "-max-message-bytes", strconv.Itoa(limit))
+	_, c := ownServer(t, suite.TestPlugins, "-max-message-bytes", strconv.Itoa(limit))
 	var seen []string
 	reply := func(input string) string { // the model's answer to "fill N": 40 KiB of one letter
 		var n int
@@ -380,22 +381,22 @@ func TestHugeResultKeepsTheStreamAndTheHistory(t *testing.T) {
 		}
 		return "ok"
 	}
-	system := suite.router.add(t, func(step int, req *fakemodel.Request) fakemodel.Turn {
-		if lastUserText(req) != "read the big thing" {
-			return fakemodel.Turn{Text: reply(lastUserText(req))}
+	system := suite.Router.Add(t, func(step int, req *fakemodel.Request) fakemodel.Turn {
+		if e2e.LastUserText(req) != "read the big thing" {
+			return fakemodel.Turn{Text: reply(e2e.LastUserText(req))}
 		}
 		if step == 0 {
 			return fakemodel.Turn{ToolCalls: []fakemodel.ToolCall{{ID: "c1", Name: "big_result", Arguments: `{"bytes":200000000}`}}}
 		}
-		seen = lastToolResults(req)
+		seen = e2e.LastToolResults(req)
 		return fakemodel.Turn{Text: "read it"}
 	})
-	a, err := c.CreateAgent(ctxT(t, 10*time.Second), client.AgentOptions{Config: &agentv1.AgentConfig{System: proto.String(system)}})
+	a, err := c.CreateAgent(e2e.Context(t, 10*time.Second), client.AgentOptions{Config: &agentv1.AgentConfig{System: proto.String(system)}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	var result *agentv1.ToolResultEvent
-	res, err := a.Send(ctxT(t, 60*time.Second), "read the big thing", client.Callbacks{
+	res, err := a.Send(e2e.Context(t, 60*time.Second), "read the big thing", client.Callbacks{
 		OnToolResult: func(e *agentv1.ToolResultEvent) { result = e },
 	})
 	if err != nil || res.Text != "read it" {
@@ -408,7 +409,7 @@ func TestHugeResultKeepsTheStreamAndTheHistory(t *testing.T) {
 	if len(seen) != 1 || len(seen[0]) > 40000 {
 		t.Fatalf("the model got %d results, %d bytes", len(seen), len(seen[0]))
 	}
-	h, err := c.API().GetHistory(ctxT(t, 10*time.Second), &agentv1.GetHistoryRequest{AgentId: a.ID})
+	h, err := c.API().GetHistory(e2e.Context(t, 10*time.Second), &agentv1.GetHistoryRequest{AgentId: a.ID})
 	if err != nil || len(h.GetMessages()) != 4 || h.GetNextPageToken() != "" {
 		t.Fatalf("GetHistory: %d messages, %v", len(h.GetMessages()), err)
 	}
@@ -416,7 +417,7 @@ func TestHugeResultKeepsTheStreamAndTheHistory(t *testing.T) {
 	// grows past what one response holds.
 	const fills = 12
 	for i := range fills {
-		if _, err := a.Send(ctxT(t, 60*time.Second), fmt.Sprintf("fill %d", i), client.Callbacks{}); err != nil {
+		if _, err := a.Send(e2e.Context(t, 60*time.Second), fmt.Sprintf("fill %d", i), client.Callbacks{}); err != nil {
 			t.Fatalf("send %d after the big result: %v", i, err)
 		}
 	}
@@ -425,7 +426,7 @@ func TestHugeResultKeepsTheStreamAndTheHistory(t *testing.T) {
 		var got []*agentv1.Message
 		token, n := "", 0
 		for {
-			resp, err := c.API().GetHistory(ctxT(t, 10*time.Second), &agentv1.GetHistoryRequest{AgentId: a.ID, PageSize: size, PageToken: token})
+			resp, err := c.API().GetHistory(e2e.Context(t, 10*time.Second), &agentv1.GetHistoryRequest{AgentId: a.ID, PageSize: size, PageToken: token})
 			if err != nil {
 				t.Fatalf("page size %d, page %d: %v", size, n+1, err)
 			}
@@ -467,7 +468,7 @@ func TestEndless501EndsTheSend(t *testing.T) {
 		return fakemodel.Turn{Status: 501}
 	}, nil)
 	start := time.Now()
-	_, err := a.Send(ctxT(t, 30*time.Second), "hi", client.Callbacks{})
+	_, err := a.Send(e2e.Context(t, 30*time.Second), "hi", client.Callbacks{})
 	var ce *client.Error
 	if !errors.As(err, &ce) || ce.Code != codes.Unavailable || ce.Reason != "SERVER" {
 		t.Fatalf("err = %v", err)
@@ -480,15 +481,15 @@ func TestEndless501EndsTheSend(t *testing.T) {
 func TestEndless503EndsWithinTheRetryBound(t *testing.T) {
 	t.Parallel()
 	p, c := ownServer(t, privatePlugins(t, "hello"), "-retry-max-elapsed", "3s", "-retry-max-delay", "1s")
-	system := suite.router.add(t, func(int, *fakemodel.Request) fakemodel.Turn { return fakemodel.Turn{Status: 503} })
+	system := suite.Router.Add(t, func(int, *fakemodel.Request) fakemodel.Turn { return fakemodel.Turn{Status: 503} })
 	// The agent asks for an hour: the server's bound wins.
-	a, err := c.CreateAgent(ctxT(t, 10*time.Second), client.AgentOptions{Config: &agentv1.AgentConfig{
+	a, err := c.CreateAgent(e2e.Context(t, 10*time.Second), client.AgentOptions{Config: &agentv1.AgentConfig{
 		System: proto.String(system), RetryMaxElapsed: durationpb.New(time.Hour)}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	start := time.Now()
-	_, err = a.Send(ctxT(t, 60*time.Second), "hi", client.Callbacks{})
+	_, err = a.Send(e2e.Context(t, 60*time.Second), "hi", client.Callbacks{})
 	var ce *client.Error
 	if !errors.As(err, &ce) || ce.Reason != "SERVER" {
 		t.Fatalf("err = %v", err)
@@ -498,7 +499,7 @@ func TestEndless503EndsWithinTheRetryBound(t *testing.T) {
 	}
 	// The log is read from the server's stderr as it comes: wait for it.
 	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(20 * time.Millisecond) {
-		logs := p.logs()
+		logs := p.Logs()
 		n := strings.Count(logs, `"@message":"model request failed"`)
 		if n >= 2 && strings.Contains(logs, `"@level":"warn"`) && strings.Contains(logs, "giving up") {
 			break
@@ -512,8 +513,8 @@ func TestEndless503EndsWithinTheRetryBound(t *testing.T) {
 func TestHistoryLimitIsOneRule(t *testing.T) {
 	t.Parallel()
 	_, c := ownServer(t, privatePlugins(t, "hello"), "-max-history", "4")
-	system := suite.router.add(t, func(int, *fakemodel.Request) fakemodel.Turn { return fakemodel.Turn{Text: "ok"} })
-	a, err := c.CreateAgent(ctxT(t, 10*time.Second), client.AgentOptions{Config: &agentv1.AgentConfig{System: proto.String(system)}})
+	system := suite.Router.Add(t, func(int, *fakemodel.Request) fakemodel.Turn { return fakemodel.Turn{Text: "ok"} })
+	a, err := c.CreateAgent(e2e.Context(t, 10*time.Second), client.AgentOptions{Config: &agentv1.AgentConfig{System: proto.String(system)}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -528,14 +529,14 @@ func TestHistoryLimitIsOneRule(t *testing.T) {
 		}
 		return h
 	}
-	if _, err := c.API().SetHistory(ctxT(t, 10*time.Second), &agentv1.SetHistoryRequest{AgentId: a.ID, Messages: msgs(4)}); err != nil {
+	if _, err := c.API().SetHistory(e2e.Context(t, 10*time.Second), &agentv1.SetHistoryRequest{AgentId: a.ID, Messages: msgs(4)}); err != nil {
 		t.Fatal(err)
 	}
 	// A history SetHistory accepts is one a send may start from.
-	if _, err := a.Send(ctxT(t, 30*time.Second), "go on", client.Callbacks{}); err != nil {
+	if _, err := a.Send(e2e.Context(t, 30*time.Second), "go on", client.Callbacks{}); err != nil {
 		t.Fatalf("send on a full history: %v", err)
 	}
-	_, err = c.API().SetHistory(ctxT(t, 10*time.Second), &agentv1.SetHistoryRequest{AgentId: a.ID, Messages: msgs(5)})
+	_, err = c.API().SetHistory(e2e.Context(t, 10*time.Second), &agentv1.SetHistoryRequest{AgentId: a.ID, Messages: msgs(5)})
 	if errorInfo(err).GetReason() != "HISTORY_LIMIT" {
 		t.Fatalf("SetHistory of 5 under a limit of 4: %v", err)
 	}
@@ -549,18 +550,18 @@ func TestPID1LeavesNoZombie(t *testing.T) {
 	if err := exec.Command("unshare", "-p", "-f", "--mount-proc", "true").Run(); err != nil {
 		unavailable(t, "cannot make a PID namespace here (unshare -p -f --mount-proc): %v", err)
 	}
-	p, err := startServerUnder([]string{"unshare", "-p", "-f", "--mount-proc"}, privatePlugins(t, "shell"), nil)
+	p, err := suite.StartServerUnder([]string{"unshare", "-p", "-f", "--mount-proc"}, privatePlugins(t, "shell"), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	c, err := client.Dial(p.addr)
+	c, err := client.Dial(p.Addr)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer c.Close()
-	server := childOf(t, p.cmd.Process.Pid)
+	server := childOf(t, p.Cmd.Process.Pid)
 	for range 3 {
-		ctx, cancel := context.WithCancel(ctxT(t, 30*time.Second))
+		ctx, cancel := context.WithCancel(e2e.Context(t, 30*time.Second))
 		_, _ = c.ExecuteTool(ctx, "shell", map[string]any{"command": "(sleep 1000 & sleep 1000 & wait) & sleep 1000 & echo started; wait"}, 0,
 			func(o *agentv1.ToolOutputChunk) {
 				if strings.Contains(o.GetData(), "started") {
@@ -582,13 +583,13 @@ func TestPID1LeavesNoZombie(t *testing.T) {
 	}
 	_ = syscall.Kill(server, syscall.SIGTERM)
 	select {
-	case <-p.exited:
+	case <-p.Exited():
 	case <-time.After(30 * time.Second):
-		p.kill()
+		p.Kill()
 		t.Fatal("agent-server as PID 1 did not stop on SIGTERM")
 	}
-	if !strings.Contains(p.logs(), `"@message":"stopped"`) {
-		t.Errorf("no clean stop:\n%s", p.logs())
+	if !strings.Contains(p.Logs(), `"@message":"stopped"`) {
+		t.Errorf("no clean stop:\n%s", p.Logs())
 	}
 }
 
@@ -646,25 +647,25 @@ func TestNoSocketDirectorySurvivesSIGKILLAndRestart(t *testing.T) {
 		}
 		return names
 	}
-	p, err := startServer(dir, nil, "TMPDIR="+tmp)
+	p, err := suite.StartServer(dir, nil, "TMPDIR="+tmp)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := instances(); len(got) != 1 || !strings.Contains(got[0], fmt.Sprintf("-%d-", p.cmd.Process.Pid)) {
+	if got := instances(); len(got) != 1 || !strings.Contains(got[0], fmt.Sprintf("-%d-", p.Cmd.Process.Pid)) {
 		t.Fatalf("socket directories of a running server: %v", got)
 	}
-	p.kill() // SIGKILL: it cannot remove its directory
+	p.Kill() // SIGKILL: it cannot remove its directory
 	if got := instances(); len(got) != 1 {
 		t.Fatalf("after SIGKILL: %v", got)
 	}
-	again, err := startServer(dir, nil, "TMPDIR="+tmp)
+	again, err := suite.StartServer(dir, nil, "TMPDIR="+tmp)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := instances(); len(got) != 1 || !strings.Contains(got[0], fmt.Sprintf("-%d-", again.cmd.Process.Pid)) {
+	if got := instances(); len(got) != 1 || !strings.Contains(got[0], fmt.Sprintf("-%d-", again.Cmd.Process.Pid)) {
 		t.Fatalf("after a restart: %v (the dead instance's directory must go)", got)
 	}
-	if err := again.stop(); err != nil {
+	if err := again.Stop(); err != nil {
 		t.Fatal(err)
 	}
 	if got := instances(); len(got) != 0 {
@@ -679,7 +680,7 @@ func TestFailEarly(t *testing.T) {
 		t.Fatal(err)
 	}
 	run := func(env []string, args ...string) (int, string) {
-		cmd := exec.Command(suite.bin, append([]string{"-listen", "127.0.0.1:0", "-log-format", "json"}, args...)...)
+		cmd := exec.Command(suite.Bin, append([]string{"-listen", "127.0.0.1:0", "-log-format", "json"}, args...)...)
 		cmd.Env = append(os.Environ(), env...)
 		done := make(chan struct{})
 		time.AfterFunc(20*time.Second, func() {
@@ -701,13 +702,13 @@ func TestFailEarly(t *testing.T) {
 		}
 	})
 	t.Run("skipped", func(t *testing.T) {
-		p, err := startServer(stray, []string{"-skip-bad-plugins"})
+		p, err := suite.StartServer(stray, []string{"-skip-bad-plugins"})
 		if err != nil {
 			t.Fatal(err)
 		}
-		defer p.stop()
-		if !strings.Contains(p.logs(), `"@level":"warn"`) || !strings.Contains(p.logs(), "notes.sh") {
-			t.Fatalf("no warning about the stray file:\n%s", p.logs())
+		defer p.Stop()
+		if !strings.Contains(p.Logs(), `"@level":"warn"`) || !strings.Contains(p.Logs(), "notes.sh") {
+			t.Fatalf("no warning about the stray file:\n%s", p.Logs())
 		}
 	})
 	for _, half := range []struct{ name, set, unset string }{
@@ -723,13 +724,13 @@ func TestFailEarly(t *testing.T) {
 		})
 	}
 	t.Run("an empty key variable", func(t *testing.T) {
-		p, err := startServer(privatePlugins(t, "hello"), nil, "AGENTCORE_MODEL_API_KEY=")
+		p, err := suite.StartServer(privatePlugins(t, "hello"), nil, "AGENTCORE_MODEL_API_KEY=")
 		if err != nil {
 			t.Fatal(err)
 		}
-		defer p.stop()
-		if !strings.Contains(p.logs(), "AGENTCORE_MODEL_API_KEY is empty or unset") {
-			t.Fatalf("no warning naming the variable:\n%s", p.logs())
+		defer p.Stop()
+		if !strings.Contains(p.Logs(), "AGENTCORE_MODEL_API_KEY is empty or unset") {
+			t.Fatalf("no warning naming the variable:\n%s", p.Logs())
 		}
 	})
 }

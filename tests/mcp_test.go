@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentcore/agentcore/internal/e2e"
 	"github.com/agentcore/agentcore/pkg/auth"
 )
 
@@ -22,7 +23,7 @@ import (
 // client's node_modules are missing (failing under CI).
 func mcpClient(t *testing.T, ctx context.Context, args ...string) *exec.Cmd {
 	t.Helper()
-	dir := filepath.Join(repoRoot(), "tests", "mcpclient")
+	dir := filepath.Join(e2e.RepoRoot(), "tests", "mcpclient")
 	if _, err := exec.LookPath("node"); err != nil {
 		unavailable(t, "node is not on PATH")
 	}
@@ -80,19 +81,19 @@ func TestMCPListen(t *testing.T) {
 	const limit = 64
 	cmd := mcpClient(t, ctx) // before the server: it may skip the test
 	recv := startReceiver(t)
-	srv, err := startServer(suite.plugins, []string{"-mcp-listen", "127.0.0.1:0", "-metrics-listen", "127.0.0.1:0",
+	srv, err := suite.StartServer(suite.Plugins, []string{"-mcp-listen", "127.0.0.1:0", "-metrics-listen", "127.0.0.1:0",
 		"-max-tool-output", fmt.Sprint(limit)}, "AGENTCORE_AUTH_TOKEN="+token,
 		"OTEL_EXPORTER_OTLP_ENDPOINT=http://"+recv.addr, "OTEL_EXPORTER_OTLP_PROTOCOL=grpc", "OTEL_BSP_SCHEDULE_DELAY=50")
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() {
-		if err := srv.stop(); err != nil {
+		if err := srv.Stop(); err != nil {
 			t.Errorf("agent-server did not stop cleanly: %v", err)
 		}
 	})
-	addr, _ := srv.waitLog(t, "mcp listening")["addr"].(string)
-	metrics, _ := srv.waitLog(t, "metrics listening")["addr"].(string)
+	addr, _ := srv.WaitLog(t, "mcp listening")["addr"].(string)
+	metrics, _ := srv.WaitLog(t, "metrics listening")["addr"].(string)
 
 	cmd.Args = append(cmd.Args, "calls", "http://"+addr+"/mcp", token)
 	var stderr bytes.Buffer
@@ -194,16 +195,16 @@ func TestMCPTenants(t *testing.T) {
 		"  bob:\n    admin: true\n    tokens: [\""+auth.HashToken(bobToken)+"\"]\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	srv, err := startServer(suite.plugins, []string{"-mcp-listen", "127.0.0.1:0", "-auth-tokens-file", tokens})
+	srv, err := suite.StartServer(suite.Plugins, []string{"-mcp-listen", "127.0.0.1:0", "-auth-tokens-file", tokens})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() {
-		if err := srv.stop(); err != nil {
+		if err := srv.Stop(); err != nil {
 			t.Errorf("agent-server did not stop cleanly: %v", err)
 		}
 	})
-	addr, _ := srv.waitLog(t, "mcp listening")["addr"].(string)
+	addr, _ := srv.WaitLog(t, "mcp listening")["addr"].(string)
 	cmd.Args = append(cmd.Args, "tenants", "http://"+addr+"/mcp", aliceToken, bobToken)
 	out, err := cmd.CombinedOutput()
 	var s mcpSteps
@@ -222,7 +223,7 @@ func TestMCPTenants(t *testing.T) {
 	}
 	s.check(t, "hijack", `"status":403`)
 	s.check(t, "hijack", `session user mismatch`)
-	if strings.Contains(string(out), aliceToken) || strings.Contains(srv.logs(), aliceToken) || strings.Contains(srv.logs(), bobToken) {
+	if strings.Contains(string(out), aliceToken) || strings.Contains(srv.Logs(), aliceToken) || strings.Contains(srv.Logs(), bobToken) {
 		t.Error("a token is echoed back or logged")
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentcore/agentcore/internal/e2e"
 	"github.com/agentcore/agentcore/internal/fakemodel"
 )
 
@@ -26,7 +27,7 @@ func nodeExample(t *testing.T) string {
 			t.Skipf("%s is not on PATH: the Node.js example is not tested", tool)
 		}
 	}
-	dir := filepath.Join(repoRoot(), "examples", "node")
+	dir := filepath.Join(e2e.RepoRoot(), "examples", "node")
 	if _, err := os.Stat(filepath.Join(dir, "node_modules", "@grpc", "grpc-js", "package.json")); err == nil {
 		return dir
 	}
@@ -47,16 +48,16 @@ func nodeExample(t *testing.T) string {
 func TestNodeClient(t *testing.T) {
 	t.Parallel()
 	dir := nodeExample(t)
-	system := suite.router.add(t, func(step int, req *fakemodel.Request) fakemodel.Turn {
+	system := suite.Router.Add(t, func(step int, req *fakemodel.Request) fakemodel.Turn {
 		if step == 0 {
 			return fakemodel.Turn{TextChunks: []string{"Greeting ", "Ming."},
 				ToolCalls: []fakemodel.ToolCall{{ID: "call_1", Name: "say_hello", Arguments: `{"name":"Ming"}`}}}
 		}
-		return fakemodel.Turn{Text: "I said: " + strings.Join(lastToolResults(req), "")}
+		return fakemodel.Turn{Text: "I said: " + strings.Join(e2e.LastToolResults(req), "")}
 	})
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, "node", "client.js", suite.server.addr, "Say hello to Ming.")
+	cmd := exec.CommandContext(ctx, "node", "client.js", suite.server.Addr, "Say hello to Ming.")
 	cmd.Dir = dir
 	cmd.Env = append(os.Environ(), "AGENTCORE_SYSTEM="+system)
 	out, err := cmd.CombinedOutput()

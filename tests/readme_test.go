@@ -20,6 +20,7 @@ import (
 	"google.golang.org/protobuf/reflect/protoreflect"
 	"google.golang.org/protobuf/reflect/protoregistry"
 
+	"github.com/agentcore/agentcore/internal/e2e"
 	"github.com/agentcore/agentcore/internal/fakemodel"
 	agentv1 "github.com/agentcore/agentcore/proto/agentcore/v1"
 )
@@ -30,7 +31,7 @@ var grpcurlCall = regexp.MustCompile(`grpcurl -plaintext -d '([^']*)'\s+\S+\s+ag
 // TestReadmeGrpcurl runs the README's grpcurl commands, in order, against the
 // real server: each body must be a valid request and each call must succeed.
 func TestReadmeGrpcurl(t *testing.T) {
-	b, err := os.ReadFile(filepath.Join(repoRoot(), "README.md"))
+	b, err := os.ReadFile(filepath.Join(e2e.RepoRoot(), "README.md"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -40,16 +41,16 @@ func TestReadmeGrpcurl(t *testing.T) {
 		t.Fatalf("found %d grpcurl calls in the README", len(calls))
 	}
 	const system = "Use the tools to do the task."
-	suite.router.set(t, system, func(step int, req *fakemodel.Request) fakemodel.Turn {
+	suite.Router.Set(t, system, func(step int, req *fakemodel.Request) fakemodel.Turn {
 		if step == 0 {
 			return fakemodel.Turn{ToolCalls: []fakemodel.ToolCall{{ID: "c1", Name: "say_hello", Arguments: `{"name":"Ming"}`}}}
 		}
-		return fakemodel.Turn{Text: "Done: " + strings.Join(lastToolResults(req), "")}
+		return fakemodel.Turn{Text: "Done: " + strings.Join(e2e.LastToolResults(req), "")}
 	})
 	t.Cleanup(func() {
 		_, _ = suite.client.API().DeleteAgent(context.Background(), &agentv1.DeleteAgentRequest{AgentId: "demo"})
 	})
-	conn, err := grpc.NewClient(suite.server.addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	conn, err := grpc.NewClient(suite.server.Addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -121,7 +122,7 @@ var goProgram = regexp.MustCompile("(?s)```go\n(package main\n.*?)```")
 // complete and the module can be used from elsewhere.
 func TestReadmeGo(t *testing.T) {
 	t.Parallel()
-	b, err := os.ReadFile(filepath.Join(repoRoot(), "README.md"))
+	b, err := os.ReadFile(filepath.Join(e2e.RepoRoot(), "README.md"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -134,7 +135,7 @@ func TestReadmeGo(t *testing.T) {
 	env := append(os.Environ(), "GOFLAGS=-mod=mod", "GOWORK=off")
 	for _, args := range [][]string{
 		{"mod", "init", "example.com/myapp"},
-		{"mod", "edit", "-require=github.com/agentcore/agentcore@v0.0.0", "-replace=github.com/agentcore/agentcore=" + repoRoot()},
+		{"mod", "edit", "-require=github.com/agentcore/agentcore@v0.0.0", "-replace=github.com/agentcore/agentcore=" + e2e.RepoRoot()},
 	} {
 		cmd := exec.Command(goBin, args...)
 		cmd.Dir, cmd.Env = mod, env
@@ -145,7 +146,7 @@ func TestReadmeGo(t *testing.T) {
 	// The repository's sums cover every module the programs build with; the
 	// module graph may still need go.mod files the repository's own pruned
 	// graph never asked for, which the module proxy serves.
-	sums, err := os.ReadFile(filepath.Join(repoRoot(), "go.sum"))
+	sums, err := os.ReadFile(filepath.Join(e2e.RepoRoot(), "go.sum"))
 	if err != nil {
 		t.Fatal(err)
 	}

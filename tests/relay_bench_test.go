@@ -199,7 +199,7 @@ func (p *relayProc) start() error {
 		return err
 	}
 	cmd := exec.Command(self)
-	cmd.Env = append(os.Environ(), relayEnv+"="+suite.model.URL)
+	cmd.Env = append(os.Environ(), relayEnv+"="+suite.Model.URL)
 	cmd.Stderr = os.Stderr
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	stdin, err := cmd.StdinPipe()

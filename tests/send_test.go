@@ -18,26 +18,27 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/protobuf/proto"
 
+	"github.com/agentcore/agentcore/internal/e2e"
 	"github.com/agentcore/agentcore/internal/fakemodel"
 	agentv1 "github.com/agentcore/agentcore/proto/agentcore/v1"
 	"github.com/agentcore/agentcore/sdk/client"
 )
 
 // newAgent creates an agent whose model requests go to s.
-func newAgent(t testing.TB, s script, cfg *agentv1.AgentConfig) *client.Agent {
+func newAgent(t testing.TB, s e2e.Script, cfg *agentv1.AgentConfig) *client.Agent {
 	t.Helper()
 	if cfg == nil {
 		cfg = &agentv1.AgentConfig{}
 	}
-	cfg.System = proto.String(suite.router.add(t, s))
-	a, err := suite.client.CreateAgent(ctxT(t, 10*time.Second), client.AgentOptions{Config: cfg})
+	cfg.System = proto.String(suite.Router.Add(t, s))
+	a, err := suite.client.CreateAgent(e2e.Context(t, 10*time.Second), client.AgentOptions{Config: cfg})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() {
 		_ = a.Delete(context.Background())
 		if t.Failed() {
-			for _, line := range strings.Split(suite.server.logs(), "\n") {
+			for _, line := range strings.Split(suite.server.Logs(), "\n") {
 				if strings.Contains(line, a.ID) {
 					t.Log("server:", line)
 				}
@@ -54,10 +55,10 @@ func kindName(e *agentv1.Event) string {
 
 func TestSendStreamsEveryEventInOrder(t *testing.T) {
 	t.Parallel()
-	a := newAgent(t, twoTools, nil)
+	a := newAgent(t, e2e.TwoTools, nil)
 	var events []*agentv1.Event
 	var results []*agentv1.ToolResultEvent
-	res, err := a.Send(ctxT(t, 30*time.Second), "greet Ming and add 2 and 3", client.Callbacks{
+	res, err := a.Send(e2e.Context(t, 30*time.Second), "greet Ming and add 2 and 3", client.Callbacks{
 		OnEvent:      func(e *agentv1.Event) { events = append(events, e) },
 		OnToolResult: func(e *agentv1.ToolResultEvent) { results = append(results, e) },
 	})
@@ -115,22 +116,22 @@ func TestSendStreamsEveryEventInOrder(t *testing.T) {
 		}
 	}
 	// The history holds user, assistant with calls, tool results, answer.
-	h, err := a.History(ctxT(t, 5*time.Second))
+	h, err := a.History(e2e.Context(t, 5*time.Second))
 	if err != nil {
 		t.Fatal(err)
 	}
 	if len(h) != 4 {
 		t.Fatalf("history has %d messages", len(h))
 	}
-	turns, err := a.Turns(ctxT(t, 5*time.Second))
+	turns, err := a.Turns(e2e.Context(t, 5*time.Second))
 	if err != nil || len(turns) != 3 || len(turns[1]) != 2 {
 		t.Fatalf("turns: %d %v", len(turns), err)
 	}
-	text, err := a.Render(ctxT(t, 5*time.Second))
+	text, err := a.Render(e2e.Context(t, 5*time.Second))
 	if err != nil || !strings.Contains(text, "say_hello") {
 		t.Errorf("render: %q %v", text, err)
 	}
-	st, err := a.Get(ctxT(t, 5*time.Second))
+	st, err := a.Get(e2e.Context(t, 5*time.Second))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -144,12 +145,12 @@ func TestPermissionAskAndDeny(t *testing.T) {
 	var secondRequest []string
 	a := newAgent(t, func(step int, req *fakemodel.Request) fakemodel.Turn {
 		if step == 1 {
-			secondRequest = lastToolResults(req)
+			secondRequest = e2e.LastToolResults(req)
 		}
-		return twoTools(step, req)
+		return e2e.TwoTools(step, req)
 	}, nil)
 	var asked []string
-	res, err := a.SendWith(ctxT(t, 30*time.Second), client.SendOptions{
+	res, err := a.SendWith(e2e.Context(t, 30*time.Second), client.SendOptions{
 		Text:     "greet Ming and add",
 		AskTools: []string{"say_hello"},
 		Callbacks: client.Callbacks{
@@ -179,7 +180,7 @@ func TestPermissionAskAndDeny(t *testing.T) {
 func TestNewSendCancelsOldStream(t *testing.T) {
 	t.Parallel()
 	a := newAgent(t, func(step int, req *fakemodel.Request) fakemodel.Turn {
-		if lastUserText(req) == "slow task" {
+		if e2e.LastUserText(req) == "slow task" {
 			return fakemodel.Turn{Text: "thinking…", StallAfter: 1}
 		}
 		return fakemodel.Turn{Text: "quick answer"}
@@ -187,7 +188,7 @@ func TestNewSendCancelsOldStream(t *testing.T) {
 	started := make(chan struct{})
 	oldErr := make(chan error, 1)
 	go func() {
-		_, err := a.Send(ctxT(t, 30*time.Second), "slow task", client.Callbacks{
+		_, err := a.Send(e2e.Context(t, 30*time.Second), "slow task", client.Callbacks{
 			OnLLMStart: func(*agentv1.ModelRequestEvent) {
 				select {
 				case <-started:
@@ -205,7 +206,7 @@ func TestNewSendCancelsOldStream(t *testing.T) {
 	case <-time.After(20 * time.Second):
 		t.Fatal("the first send never asked the model")
 	}
-	res, err := a.Send(ctxT(t, 30*time.Second), "quick task", client.Callbacks{})
+	res, err := a.Send(e2e.Context(t, 30*time.Second), "quick task", client.Callbacks{})
 	if err != nil || res.Text != "quick answer" {
 		t.Fatalf("new send: %+v %v", res, err)
 	}
@@ -278,7 +279,7 @@ func waitIdle(t *testing.T, a *client.Agent) {
 	t.Helper()
 	deadline := time.Now().Add(5 * time.Second)
 	for {
-		st, err := a.Get(ctxT(t, 5*time.Second))
+		st, err := a.Get(e2e.Context(t, 5*time.Second))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -295,8 +296,8 @@ func waitIdle(t *testing.T, a *client.Agent) {
 // TestDemo runs `make demo`'s program against the binaries built here.
 func TestDemo(t *testing.T) {
 	t.Parallel()
-	cmd := exec.Command(filepath.Join(runtime.GOROOT(), "bin", "go"), "run", "./examples/demo", "-server", suite.bin, "-plugins", suite.plugins)
-	cmd.Dir = repoRoot()
+	cmd := exec.Command(filepath.Join(runtime.GOROOT(), "bin", "go"), "run", "./examples/demo", "-server", suite.Bin, "-plugins", suite.Plugins)
+	cmd.Dir = e2e.RepoRoot()
 	out, err := cmd.CombinedOutput()
 	if err != nil {
 		t.Fatalf("demo: %v\n%s", err, out)
@@ -311,39 +312,39 @@ func TestDemo(t *testing.T) {
 func TestBusyPolicies(t *testing.T) {
 	t.Parallel()
 	a := newAgent(t, func(step int, req *fakemodel.Request) fakemodel.Turn {
-		if lastUserText(req) == "slow task" {
+		if e2e.LastUserText(req) == "slow task" {
 			return fakemodel.Turn{Text: "slow answer", Delay: 2 * time.Second}
 		}
-		return fakemodel.Turn{Text: "answer to " + lastUserText(req)}
+		return fakemodel.Turn{Text: "answer to " + e2e.LastUserText(req)}
 	}, nil)
 	started := make(chan struct{})
 	slow := make(chan error, 1)
 	go func() {
-		_, err := a.Send(ctxT(t, 30*time.Second), "slow task", client.Callbacks{
+		_, err := a.Send(e2e.Context(t, 30*time.Second), "slow task", client.Callbacks{
 			OnLLMStart: func(*agentv1.ModelRequestEvent) { close(started) },
 		})
 		slow <- err
 	}()
 	<-started
 	// Reject: ABORTED, and the running send goes on.
-	_, err := a.SendWith(ctxT(t, 10*time.Second), client.SendOptions{Text: "rejected", Busy: agentv1.BusyPolicy_BUSY_POLICY_REJECT})
+	_, err := a.SendWith(e2e.Context(t, 10*time.Second), client.SendOptions{Text: "rejected", Busy: agentv1.BusyPolicy_BUSY_POLICY_REJECT})
 	var ce *client.Error
 	if !errors.As(err, &ce) || ce.Code != codes.Aborted || ce.Reason != "AGENT_BUSY" {
 		t.Fatalf("reject: %v, want ABORTED AGENT_BUSY", err)
 	}
 	// SetHistory during the run: FAILED_PRECONDITION.
-	if err := a.SetHistory(ctxT(t, 10*time.Second), nil); !errors.As(err, &ce) || ce.Code != codes.FailedPrecondition {
+	if err := a.SetHistory(e2e.Context(t, 10*time.Second), nil); !errors.As(err, &ce) || ce.Code != codes.FailedPrecondition {
 		t.Errorf("SetHistory during a run: %v, want FAILED_PRECONDITION", err)
 	}
 	// Queue: waits for the running send, then runs.
-	res, err := a.SendWith(ctxT(t, 10*time.Second), client.SendOptions{Text: "queued", Busy: agentv1.BusyPolicy_BUSY_POLICY_QUEUE})
+	res, err := a.SendWith(e2e.Context(t, 10*time.Second), client.SendOptions{Text: "queued", Busy: agentv1.BusyPolicy_BUSY_POLICY_QUEUE})
 	if err != nil || res.Text != "answer to queued" {
 		t.Fatalf("queued send: %+v %v", res, err)
 	}
 	if err := <-slow; err != nil {
 		t.Errorf("the running send was disturbed: %v", err)
 	}
-	h, _ := a.History(ctxT(t, 5*time.Second))
+	h, _ := a.History(e2e.Context(t, 5*time.Second))
 	if len(h) != 4 {
 		t.Errorf("history has %d messages, want 4 (two sends)", len(h))
 	}

@@ -9,6 +9,7 @@ import (
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/fieldmaskpb"
 
+	"github.com/agentcore/agentcore/internal/e2e"
 	"github.com/agentcore/agentcore/internal/fakemodel"
 	agentv1 "github.com/agentcore/agentcore/proto/agentcore/v1"
 	"github.com/agentcore/agentcore/sdk/client"
@@ -20,9 +21,9 @@ func TestCompactPreviewAndUpdate(t *testing.T) {
 		if strings.Contains(string(req.Body), "Write the summary now") {
 			return fakemodel.Turn{TextChunks: []string{"Goal: greet Ming. ", "Done: greeted."}}
 		}
-		return twoTools(step, req)
+		return e2e.TwoTools(step, req)
 	}, &agentv1.AgentConfig{MaxTokens: proto.Int64(100000)})
-	ctx := ctxT(t, 30*time.Second)
+	ctx := e2e.Context(t, 30*time.Second)
 	if _, err := a.Send(ctx, "greet Ming and add 2 and 3", client.Callbacks{}); err != nil {
 		t.Fatal(err)
 	}
@@ -84,7 +85,7 @@ func TestCompactPreviewAndUpdate(t *testing.T) {
 
 func TestListAgentsPages(t *testing.T) {
 	t.Parallel()
-	ctx := ctxT(t, 30*time.Second)
+	ctx := e2e.Context(t, 30*time.Second)
 	prefix := "list-" + strings.ReplaceAll(t.Name(), "/", "-") + "-"
 	for _, id := range []string{"a", "b", "c", "d", "e"} {
 		a, err := suite.client.CreateAgent(ctx, client.AgentOptions{ID: prefix + id})

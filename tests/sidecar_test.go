@@ -29,6 +29,7 @@ import (
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/durationpb"
 
+	"github.com/agentcore/agentcore/internal/e2e"
 	"github.com/agentcore/agentcore/internal/fakemodel"
 	agentv1 "github.com/agentcore/agentcore/proto/agentcore/v1"
 	"github.com/agentcore/agentcore/sdk/client"
@@ -54,9 +55,9 @@ func TestSidecarMinimalRoot(t *testing.T) {
 		t.Fatal(err)
 	}
 	for from, to := range map[string]string{
-		suite.bin: filepath.Join(bin, "agent-server"),
-		filepath.Join(filepath.Dir(suite.bin), "toolhost"): filepath.Join(bin, "toolhost"),
-		filepath.Join(suite.plugins, "hello"):              filepath.Join(bin, "plugins", "hello"),
+		suite.Bin: filepath.Join(bin, "agent-server"),
+		filepath.Join(filepath.Dir(suite.Bin), "toolhost"): filepath.Join(bin, "toolhost"),
+		filepath.Join(suite.Plugins, "hello"):              filepath.Join(bin, "plugins", "hello"),
 	} {
 		if err := copyFile(from, to); err != nil {
 			t.Fatal(err)
@@ -81,7 +82,7 @@ func TestSidecarMinimalRoot(t *testing.T) {
 	}
 
 	// The model, over HTTPS: a TLS front of the fake model with a CA of its own.
-	target, _ := url.Parse(suite.model.URL)
+	target, _ := url.Parse(suite.Model.URL)
 	proxy := &httputil.ReverseProxy{Rewrite: func(r *httputil.ProxyRequest) { r.SetURL(target) }, FlushInterval: -1}
 	front := httptest.NewTLSServer(proxy)
 	defer front.Close()
@@ -104,33 +105,33 @@ func TestSidecarMinimalRoot(t *testing.T) {
 		"AGENTCORE_DATA_DIR=/var/lib/agentcore", // as the image sets it
 		"AGENTCORE_MODEL_BASE_URL=" + front.URL,
 		"AGENTCORE_MODEL=fake-model",
-		"AGENTCORE_MODEL_API_KEY=" + testKey,
+		"AGENTCORE_MODEL_API_KEY=" + e2e.TestKey,
 	}
 	cmd.SysProcAttr = &syscall.SysProcAttr{Chroot: root, Setpgid: true}
-	srv, err := launch(cmd)
+	srv, err := e2e.Launch(cmd)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer func() {
-		if err := srv.stop(); err != nil {
-			t.Errorf("agent-server did not stop cleanly: %v\n%s", err, srv.logs())
+		if err := srv.Stop(); err != nil {
+			t.Errorf("agent-server did not stop cleanly: %v\n%s", err, srv.Logs())
 		}
 	}()
 
 	for _, service := range []string{"", "liveness"} {
-		out, err := exec.Command(filepath.Join(bin, "agent-server"), "probe", "-service", service, srv.addr).CombinedOutput()
+		out, err := exec.Command(filepath.Join(bin, "agent-server"), "probe", "-service", service, srv.Addr).CombinedOutput()
 		if err != nil || strings.TrimSpace(string(out)) != "SERVING" {
 			t.Errorf("probe -service %q: %v %s", service, err, out)
 		}
 	}
 
-	system := suite.router.add(t, func(step int, req *fakemodel.Request) fakemodel.Turn {
+	system := suite.Router.Add(t, func(step int, req *fakemodel.Request) fakemodel.Turn {
 		if step == 0 {
 			return fakemodel.Turn{ToolCalls: []fakemodel.ToolCall{{ID: "c1", Name: "say_hello", Arguments: `{"name":"Ming"}`}}}
 		}
-		return fakemodel.Turn{Text: "Done: " + strings.Join(lastToolResults(req), "")}
+		return fakemodel.Turn{Text: "Done: " + strings.Join(e2e.LastToolResults(req), "")}
 	})
-	c, err := client.Dial(srv.addr)
+	c, err := client.Dial(srv.Addr)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -143,7 +144,7 @@ func TestSidecarMinimalRoot(t *testing.T) {
 	}
 	res, err := agent.Send(ctx, "Say hello to Ming", client.Callbacks{})
 	if err != nil {
-		t.Fatalf("send over HTTPS from the bare root: %v\n%s", err, srv.logs())
+		t.Fatalf("send over HTTPS from the bare root: %v\n%s", err, srv.Logs())
 	}
 	if !strings.Contains(res.Text, "Hello, Ming") {
 		t.Errorf("result %q", res.Text)

@@ -30,6 +30,7 @@ import (
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/durationpb"
 
+	"github.com/agentcore/agentcore/internal/e2e"
 	"github.com/agentcore/agentcore/internal/fakemodel"
 	agentv1 "github.com/agentcore/agentcore/proto/agentcore/v1"
 	"github.com/agentcore/agentcore/sdk/client"
@@ -162,7 +163,7 @@ func startReceiver(t *testing.T) *receiver {
 // telemetryServer is an agent-server exporting traces to a receiver and
 // serving /metrics (and pprof), with otelplug as its only plugin.
 type telemetryServer struct {
-	*serverProc
+	*e2e.Server
 	recv    *receiver
 	metrics string // host:port of /metrics
 	client  *client.Client
@@ -173,7 +174,7 @@ func startTelemetryServer(t *testing.T) *telemetryServer {
 	t.Helper()
 	dir := t.TempDir()
 	build := exec.Command(filepath.Join(runtime.GOROOT(), "bin", "go"), "build", "-ldflags=-s -w", "-o", filepath.Join(dir, "otelplug"), "./tests/testdata/otelplug")
-	build.Dir = repoRoot()
+	build.Dir = e2e.RepoRoot()
 	if out, err := build.CombinedOutput(); err != nil {
 		t.Fatalf("building otelplug: %v\n%s", err, out)
 	}
@@ -187,51 +188,27 @@ func startTelemetryServerIn(t *testing.T, dir string, extra ...string) *telemetr
 	recv := startReceiver(t)
 	// No processes started ahead: they would make the counts of plugin
 	// starts and reuses depend on when the background starts end.
-	srv, err := startServer(dir, append([]string{"-metrics-listen", "127.0.0.1:0", "-pprof", "-min-idle-plugins", "0"}, extra...),
+	srv, err := suite.StartServer(dir, append([]string{"-metrics-listen", "127.0.0.1:0", "-pprof", "-min-idle-plugins", "0"}, extra...),
 		"OTEL_EXPORTER_OTLP_ENDPOINT=http://"+recv.addr, "OTEL_EXPORTER_OTLP_PROTOCOL=grpc",
 		"OTEL_BSP_SCHEDULE_DELAY=50", "OTEL_SERVICE_NAME=agentcore-e2e")
 	if err != nil {
 		t.Fatal(err)
 	}
-	ts := &telemetryServer{serverProc: srv, recv: recv, plugins: dir}
+	ts := &telemetryServer{Server: srv, recv: recv, plugins: dir}
 	t.Cleanup(func() {
 		if ts.client != nil {
 			ts.client.Close()
 		}
-		if err := srv.stop(); err != nil {
-			t.Errorf("agent-server did not stop cleanly: %v\n%s", err, srv.logs())
+		if err := srv.Stop(); err != nil {
+			t.Errorf("agent-server did not stop cleanly: %v\n%s", err, srv.Logs())
 		}
 	})
-	line := ts.waitLog(t, "metrics listening")
+	line := ts.WaitLog(t, "metrics listening")
 	ts.metrics, _ = line["addr"].(string)
-	if ts.client, err = client.Dial(srv.addr); err != nil {
+	if ts.client, err = client.Dial(srv.Addr); err != nil {
 		t.Fatal(err)
 	}
 	return ts
-}
-
-// waitLog waits for the server's first JSON log line with message msg.
-func (p *serverProc) waitLog(t *testing.T, msg string) map[string]any {
-	t.Helper()
-	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
-		if lines := p.logLines(msg); len(lines) > 0 {
-			return lines[0]
-		}
-	}
-	t.Fatalf("no %q line in the logs:\n%s", msg, p.logs())
-	return nil
-}
-
-// logLines returns the server's JSON log lines with message msg.
-func (p *serverProc) logLines(msg string) []map[string]any {
-	var out []map[string]any
-	for _, line := range strings.Split(p.logs(), "\n") {
-		var rec map[string]any
-		if json.Unmarshal([]byte(line), &rec) == nil && rec["@message"] == msg {
-			out = append(out, rec)
-		}
-	}
-	return out
 }
 
 // scrapeMetrics reads /metrics with the Prometheus text parser: every
@@ -293,11 +270,11 @@ func TestTelemetry(t *testing.T) {
 // version and platform it was built with.
 func TestVersionFlag(t *testing.T) {
 	t.Parallel()
-	out, err := exec.Command(suite.bin, "-version").CombinedOutput()
+	out, err := exec.Command(suite.Bin, "-version").CombinedOutput()
 	if err != nil {
 		t.Fatalf("-version: %v\n%s", err, out)
 	}
-	bi, err := buildinfo.ReadFile(suite.bin)
+	bi, err := buildinfo.ReadFile(suite.Bin)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -324,7 +301,7 @@ func TestVersionFlag(t *testing.T) {
 func testTraces(t *testing.T, ts *telemetryServer) {
 	var mu sync.Mutex
 	var modelTraceparents []string
-	system := suite.router.add(t, func(step int, req *fakemodel.Request) fakemodel.Turn {
+	system := suite.Router.Add(t, func(step int, req *fakemodel.Request) fakemodel.Turn {
 		mu.Lock()
 		modelTraceparents = append(modelTraceparents, req.Header.Get("Traceparent"))
 		mu.Unlock()
@@ -334,7 +311,7 @@ func testTraces(t *testing.T, ts *telemetryServer) {
 		}
 		return fakemodel.Turn{Text: "done", Usage: &fakemodel.Usage{Input: 60, Output: 2}}
 	})
-	ctx := ctxT(t, 30*time.Second)
+	ctx := e2e.Context(t, 30*time.Second)
 	a, err := ts.client.CreateAgent(ctx, client.AgentOptions{Config: &agentv1.AgentConfig{System: &system}})
 	if err != nil {
 		t.Fatal(err)
@@ -428,7 +405,7 @@ func testTraces(t *testing.T, ts *telemetryServer) {
 	}
 	// The run's log line names the trace.
 	found := false
-	for _, line := range ts.logLines("run ended") {
+	for _, line := range ts.LogLines("run ended") {
 		if line["agent"] == a.ID {
 			found = true
 			if line["trace_id"] != hex.EncodeToString(traceID) || line["reason"] != "no_tool" || line["tool_calls"] != float64(1) {
@@ -446,14 +423,14 @@ func testTraces(t *testing.T, ts *telemetryServer) {
 
 // agent creates an agent on the server that answers with s (cfg, when
 // given, for the rest of its configuration).
-func (ts *telemetryServer) agent(t *testing.T, s script, cfg *agentv1.AgentConfig) *client.Agent {
+func (ts *telemetryServer) agent(t *testing.T, s e2e.Script, cfg *agentv1.AgentConfig) *client.Agent {
 	t.Helper()
-	system := suite.router.add(t, s)
+	system := suite.Router.Add(t, s)
 	if cfg == nil {
 		cfg = &agentv1.AgentConfig{}
 	}
 	cfg.System = &system
-	a, err := ts.client.CreateAgent(ctxT(t, 10*time.Second), client.AgentOptions{Config: cfg})
+	a, err := ts.client.CreateAgent(e2e.Context(t, 10*time.Second), client.AgentOptions{Config: cfg})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -461,7 +438,7 @@ func (ts *telemetryServer) agent(t *testing.T, s script, cfg *agentv1.AgentConfi
 }
 
 // callThenAnswer calls the tool name, then answers.
-func callThenAnswer(name string) script {
+func callThenAnswer(name string) e2e.Script {
 	return func(step int, _ *fakemodel.Request) fakemodel.Turn {
 		if step == 0 {
 			return fakemodel.Turn{ToolCalls: []fakemodel.ToolCall{{Name: name, Arguments: `{}`}}, Usage: &fakemodel.Usage{Input: 50, Output: 10, CacheRead: 20}}
@@ -481,8 +458,8 @@ func moved(t *testing.T, before, after, want map[string]float64) {
 }
 
 func testMetrics(t *testing.T, ts *telemetryServer) {
-	ctx := ctxT(t, 60*time.Second)
-	newAgent := func(s script) *client.Agent { return ts.agent(t, s, nil) }
+	ctx := e2e.Context(t, 60*time.Second)
+	newAgent := func(s e2e.Script) *client.Agent { return ts.agent(t, s, nil) }
 	before := scrapeMetrics(t, ts.metrics)
 
 	// A success, with a permission asked and granted.
@@ -574,7 +551,7 @@ func testMetrics(t *testing.T, ts *telemetryServer) {
 // when its run is stopped, and a model request retried after a 503 and a
 // 429: each moves its counter, and the spans say how they ended.
 func testOutcomes(t *testing.T, ts *telemetryServer) {
-	ctx := ctxT(t, 60*time.Second)
+	ctx := e2e.Context(t, 60*time.Second)
 	before := scrapeMetrics(t, ts.metrics)
 
 	// A call past its tool's timeout; the model reads the result and answers.
@@ -662,7 +639,7 @@ func testLimit(t *testing.T, ts *telemetryServer) {
 		t.Skip("no memory limits here: " + m)
 	}
 	before := scrapeMetrics(t, ts.metrics)
-	if _, err := ts.agent(t, callThenAnswer("hog"), nil).Send(ctxT(t, 60*time.Second), "grow", client.Callbacks{}); err != nil {
+	if _, err := ts.agent(t, callThenAnswer("hog"), nil).Send(e2e.Context(t, 60*time.Second), "grow", client.Callbacks{}); err != nil {
 		t.Fatal(err)
 	}
 	moved(t, before, scrapeMetrics(t, ts.metrics), map[string]float64{
@@ -676,7 +653,7 @@ func testLimit(t *testing.T, ts *telemetryServer) {
 // max_tokens): a compact span with its chat span under it, a compaction's
 // chat span under the run's, and runs of kind compact.
 func testCompaction(t *testing.T, ts *telemetryServer) {
-	ctx := ctxT(t, 60*time.Second)
+	ctx := e2e.Context(t, 60*time.Second)
 	summarise := func(_ int, req *fakemodel.Request) fakemodel.Turn {
 		if strings.Contains(string(req.Body), "Write the summary now") {
 			return fakemodel.Turn{TextChunks: []string{"Goal: ", "none."}, Usage: &fakemodel.Usage{Input: 20, Output: 4}}
@@ -741,14 +718,14 @@ func testCompaction(t *testing.T, ts *telemetryServer) {
 // -trace-content: its spans hold the messages, the tool's arguments and
 // result, with the server's API key removed.
 func testTraceContent(t *testing.T, ts *telemetryServer) {
-	ctx := ctxT(t, 30*time.Second)
+	ctx := e2e.Context(t, 30*time.Second)
 	a := ts.agent(t, func(step int, _ *fakemodel.Request) fakemodel.Turn {
 		if step == 0 {
 			return fakemodel.Turn{ToolCalls: []fakemodel.ToolCall{{ID: "call_c", Name: "traced", Arguments: `{}`}}}
 		}
 		return fakemodel.Turn{Text: "all done"}
 	}, nil)
-	if _, err := a.Send(ctx, "look it up with "+testKey, client.Callbacks{}); err != nil {
+	if _, err := a.Send(ctx, "look it up with "+e2e.TestKey, client.Callbacks{}); err != nil {
 		t.Fatal(err)
 	}
 	got := map[string]string{}
@@ -769,7 +746,7 @@ func testTraceContent(t *testing.T, ts *telemetryServer) {
 		if !strings.Contains(got[key], want) {
 			t.Errorf("%s = %q, want it to hold %q", key, got[key], want)
 		}
-		if strings.Contains(got[key], testKey) {
+		if strings.Contains(got[key], e2e.TestKey) {
 			t.Errorf("%s holds the server's API key", key)
 		}
 	}

@@ -37,6 +37,7 @@ import (
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/fieldmaskpb"
 
+	"github.com/agentcore/agentcore/internal/e2e"
 	"github.com/agentcore/agentcore/internal/fakemodel"
 	"github.com/agentcore/agentcore/internal/pgtest"
 	"github.com/agentcore/agentcore/pkg/auth"
@@ -51,8 +52,8 @@ func TestServerKeyStaysWithItsEndpoint(t *testing.T) {
 	attacker := fakemodel.StartTB(t)
 	attacker.Handle(func(*fakemodel.Request) fakemodel.Turn { return fakemodel.Turn{Text: "from the other endpoint"} })
 	api := suite.client.API()
-	ctx := ctxT(t, 30*time.Second)
-	legit := newAgent(t, twoTools, nil) // the default profile, holding the server's key
+	ctx := e2e.Context(t, 30*time.Second)
+	legit := newAgent(t, e2e.TwoTools, nil) // the default profile, holding the server's key
 	input := []*agentv1.Part{{Kind: &agentv1.Part_Text{Text: "hi"}}}
 	elsewhere := proto.String(attacker.URL)
 
@@ -97,7 +98,7 @@ func TestServerKeyStaysWithItsEndpoint(t *testing.T) {
 		if status.Code(err) != codes.InvalidArgument || !slices.Contains(badRequestFields(err), tc.field) {
 			t.Errorf("%s: %v (fields %v), want INVALID_ARGUMENT naming %s", tc.name, err, badRequestFields(err), tc.field)
 		}
-		if err != nil && strings.Contains(err.Error(), testKey) {
+		if err != nil && strings.Contains(err.Error(), e2e.TestKey) {
 			t.Errorf("%s: the error holds the key", tc.name)
 		}
 	}
@@ -144,7 +145,7 @@ const (
 func canaryStore(t *testing.T) string {
 	t.Helper()
 	dsn := pgtest.Schema(t)
-	ctx := ctxT(t, 30*time.Second)
+	ctx := e2e.Context(t, 30*time.Second)
 	u, err := url.Parse(dsn)
 	if err != nil {
 		t.Fatal(err)
@@ -220,43 +221,43 @@ func secretsOutOfReach(t *testing.T, wrap []string, inArg bool, extra ...string)
 		env = append(env, "PGPASSWORD="+canaryPGPassword)
 	}
 	canaries := []string{canaryKey, canaryToken, canaryPGPassword, canaryPGDecoy, canaryOTLP}
-	cmd := serverCmd(suite.plugins, append(extra, "-store", store), env...)
+	cmd := suite.ServerCmd(suite.Plugins, append(extra, "-store", store), env...)
 	if len(wrap) > 0 {
 		cmd.Args = append(append([]string{}, wrap...), cmd.Args...)
 		cmd.Path = wrap[0]
 	}
-	cmd.Dir = filepath.Dir(suite.bin) // a directory every user may enter
-	p, err := launch(cmd)
+	cmd.Dir = filepath.Dir(suite.Bin) // a directory every user may enter
+	p, err := e2e.Launch(cmd)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer func() {
-		if err := p.stop(); err != nil {
+		if err := p.Stop(); err != nil {
 			t.Errorf("stop: %v", err)
 		}
 	}()
 	if os.Geteuid() == 0 {
-		checkProcFiles(t, p.cmd.Process.Pid, canaries)
+		checkProcFiles(t, p.Cmd.Process.Pid, canaries)
 	}
-	c, err := client.Dial(p.addr, client.WithToken(canaryToken))
+	c, err := client.Dial(p.Addr, client.WithToken(canaryToken))
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer c.Close()
 
-	system := suite.router.add(t, func(step int, req *fakemodel.Request) fakemodel.Turn {
+	system := suite.Router.Add(t, func(step int, req *fakemodel.Request) fakemodel.Turn {
 		if step == 0 {
 			args, _ := json.Marshal(map[string]string{"command": procWalk})
 			return fakemodel.Turn{ToolCalls: []fakemodel.ToolCall{{ID: "call_walk", Name: "shell", Arguments: string(args)}}}
 		}
-		return fakemodel.Turn{Text: "found: " + strings.Join(lastToolResults(req), " ")}
+		return fakemodel.Turn{Text: "found: " + strings.Join(e2e.LastToolResults(req), " ")}
 	})
-	a, err := c.CreateAgent(ctxT(t, 10*time.Second), client.AgentOptions{Config: &agentv1.AgentConfig{System: proto.String(system)}})
+	a, err := c.CreateAgent(e2e.Context(t, 10*time.Second), client.AgentOptions{Config: &agentv1.AgentConfig{System: proto.String(system)}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	var events []string
-	res, err := a.Send(ctxT(t, 30*time.Second), "look for secrets", client.Callbacks{
+	res, err := a.Send(e2e.Context(t, 30*time.Second), "look for secrets", client.Callbacks{
 		OnEvent: func(e *agentv1.Event) { events = append(events, protojson.Format(e)) },
 	})
 	if err != nil {
@@ -274,7 +275,7 @@ func secretsOutOfReach(t *testing.T, wrap []string, inArg bool, extra ...string)
 	}
 	// The tool's result went on to the model: the body of every request holds no canary.
 	var bodies strings.Builder
-	for _, r := range suite.model.Requests() {
+	for _, r := range suite.Model.Requests() {
 		if strings.Contains(string(r.Body), system) {
 			bodies.Write(r.Body)
 		}
@@ -282,8 +283,8 @@ func secretsOutOfReach(t *testing.T, wrap []string, inArg bool, extra ...string)
 	if !strings.Contains(bodies.String(), "walked") {
 		t.Fatalf("no model request carried the tool's result")
 	}
-	p.stopped(t)
-	for what, text := range map[string]string{"the events": all, "the result": res.Text, "the model requests": bodies.String(), "the server's log": p.logs()} {
+	stopped(t, p)
+	for what, text := range map[string]string{"the events": all, "the result": res.Text, "the model requests": bodies.String(), "the server's log": p.Logs()} {
 		for _, canary := range canaries {
 			if strings.Contains(text, canary) {
 				i := strings.Index(text, canary)
@@ -336,9 +337,9 @@ func checkProcFiles(t *testing.T, pid int, canaries []string) {
 }
 
 // stopped stops the server now (for checks of its whole log); the deferred stop is then a no-op.
-func (p *serverProc) stopped(t *testing.T) {
+func stopped(t *testing.T, p *e2e.Server) {
 	t.Helper()
-	if err := p.stop(); err != nil {
+	if err := p.Stop(); err != nil {
 		t.Errorf("stop: %v", err)
 	}
 }
@@ -429,15 +430,15 @@ func TestTenants(t *testing.T) {
 
 	// At -log-level warn the audit lines stay (and the "listening" line
 	// goes: the server gets a port of its own choosing).
-	cmd := serverCmd(suite.plugins, []string{"-auth-tokens-file", tokens, "-tls-cert", pki.certFile, "-tls-key", pki.keyFile,
+	cmd := suite.ServerCmd(suite.Plugins, []string{"-auth-tokens-file", tokens, "-tls-cert", pki.certFile, "-tls-key", pki.keyFile,
 		"-tls-client-ca", pki.caFile, "-reflection", "auth", "-log-level", "warn", "-listen", freeAddr(t)})
-	p, err := launch(cmd, grpc.WithTransportCredentials(pki.creds(anon)))
+	p, err := e2e.Launch(cmd, grpc.WithTransportCredentials(pki.creds(anon)))
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer func() {
-		if p.cmd.ProcessState == nil {
-			p.kill()
+		if p.Cmd.ProcessState == nil {
+			p.Kill()
 		}
 	}()
 	dial := func(cert tls.Certificate, token string) *client.Client {
@@ -445,7 +446,7 @@ func TestTenants(t *testing.T) {
 		if token != "" {
 			opts = append(opts, client.WithToken(token))
 		}
-		c, err := client.Dial(p.addr, opts...)
+		c, err := client.Dial(p.Addr, opts...)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -453,7 +454,7 @@ func TestTenants(t *testing.T) {
 		return c
 	}
 	alice, bobC, daveC, nobody := dial(anon, aliceToken), dial(anon, bobToken), dial(daveCert, ""), dial(anon, "")
-	ctx := ctxT(t, 60*time.Second)
+	ctx := e2e.Context(t, 60*time.Second)
 	code := func(err error) codes.Code {
 		if ce := (*client.Error)(nil); asClientError(err, &ce) {
 			return ce.Code
@@ -465,7 +466,7 @@ func TestTenants(t *testing.T) {
 	release := make(chan struct{})
 	releaseModel := sync.OnceFunc(func() { close(release) })
 	t.Cleanup(releaseModel) // a failed test must not leave the fake model's handler waiting
-	held := suite.router.add(t, func(step int, req *fakemodel.Request) fakemodel.Turn {
+	held := suite.Router.Add(t, func(step int, req *fakemodel.Request) fakemodel.Turn {
 		<-release
 		return fakemodel.Turn{Text: "done after the reload"}
 	})
@@ -554,7 +555,7 @@ func TestTenants(t *testing.T) {
 	if _, err := bobC.ReloadTools(ctx); err != nil {
 		t.Errorf("bob (admin) ReloadTools: %v", err)
 	}
-	checkReflection(t, p.addr, pki.creds(anon))
+	checkReflection(t, p.Addr, pki.creds(anon))
 
 	// A running send; alice's second one is over her limit.
 	sendDone := make(chan error, 1)
@@ -580,7 +581,7 @@ func TestTenants(t *testing.T) {
 
 	// SIGHUP with alice gone and carol new: new calls see it, alice's send goes on.
 	write("tenants:\n  carol:\n    tokens: [" + carolToken + "]\n    profiles: []\n" + bob + dave)
-	if err := p.cmd.Process.Signal(syscall.SIGHUP); err != nil {
+	if err := p.Cmd.Process.Signal(syscall.SIGHUP); err != nil {
 		t.Fatal(err)
 	}
 	carol := dial(anon, carolToken)
@@ -617,8 +618,8 @@ func TestTenants(t *testing.T) {
 	if err := bobC.Agent("bob-only").Delete(ctx); err != nil {
 		t.Errorf("bob deletes his agent: %v", err)
 	}
-	p.stopped(t)
-	checkAudit(t, p.logs())
+	stopped(t, p)
+	checkAudit(t, p.Logs())
 }
 
 // checkReflection checks that reflection (mode auth) needs a token.
@@ -640,7 +641,7 @@ func checkReflection(t *testing.T, addr string, creds credentials.TransportCrede
 		_ = rc.CloseSend()
 		return err
 	}
-	ctx := ctxT(t, 10*time.Second)
+	ctx := e2e.Context(t, 10*time.Second)
 	if err := list(ctx); status.Code(err) != codes.Unauthenticated {
 		t.Errorf("reflection without a token (-reflection auth): %v, want UNAUTHENTICATED", err)
 	}
@@ -673,7 +674,7 @@ func checkAudit(t *testing.T, logs string) {
 		}
 		s := func(k string) string { v, _ := rec[k].(string); return v }
 		lines = append(lines, line{Call: s("call"), Phase: s("phase"), Tenant: s("tenant"), Agent: s("agent"), Run: s("run"), Outcome: s("outcome"), Raw: l})
-		for _, secret := range []string{aliceToken, bobToken, carolToken, testKey, "audit-content-marker"} {
+		for _, secret := range []string{aliceToken, bobToken, carolToken, e2e.TestKey, "audit-content-marker"} {
 			if strings.Contains(l, secret) {
 				t.Errorf("an audit line holds %q: %s", secret, l)
 			}
@@ -735,19 +736,19 @@ func freeAddr(t *testing.T) string {
 func TestNonLoopbackNeedsTLSOrToken(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
-	cmd := serverCmd(dir, []string{"-listen", "0.0.0.0:0"})
+	cmd := suite.ServerCmd(dir, []string{"-listen", "0.0.0.0:0"})
 	out, err := cmd.CombinedOutput()
 	var exit *exec.ExitError
 	if !asExit(err, &exit) || exit.ExitCode() != 1 || !strings.Contains(string(out), "-tls-cert") || !strings.Contains(string(out), "-auth-tokens-file") {
 		t.Fatalf("exit %v, output:\n%s\nwant exit 1 naming -tls-cert and -auth-tokens-file", err, out)
 	}
-	p, err := launch(serverCmd(dir, []string{"-listen", "0.0.0.0:0", "-insecure"}))
+	p, err := e2e.Launch(suite.ServerCmd(dir, []string{"-listen", "0.0.0.0:0", "-insecure"}))
 	if err != nil {
 		t.Fatal(err)
 	}
-	p.stopped(t)
-	if !strings.Contains(p.logs(), "without TLS and without a token (-insecure)") || !strings.Contains(p.logs(), `"reflection":"auth"`) {
-		t.Errorf("no warning, or reflection not auth by default off loopback:\n%s", p.logs())
+	stopped(t, p)
+	if !strings.Contains(p.Logs(), "without TLS and without a token (-insecure)") || !strings.Contains(p.Logs(), `"reflection":"auth"`) {
+		t.Errorf("no warning, or reflection not auth by default off loopback:\n%s", p.Logs())
 	}
 }
 
@@ -757,7 +758,7 @@ func asExit(err error, e **exec.ExitError) bool {
 	return ok
 }
 
-// leakCommand prints the suite server's model key (testKey) without holding
+// leakCommand prints the suite server's model key (e2e.TestKey) without holding
 // it: the model's arguments stay clean, the tool's output does not.
 const leakCommand = `a=sk-e2e-very; b=secret-key; echo "found $a-$b-0123456789"`
 
@@ -775,12 +776,12 @@ func TestToolOutputKeepsServerSecrets(t *testing.T) {
 			return fakemodel.Turn{ToolCalls: []fakemodel.ToolCall{{ID: "call_leak", Name: "shell", Arguments: string(args)}}}
 		}
 		mu.Lock()
-		seen = append(seen, lastToolResults(req)...)
+		seen = append(seen, e2e.LastToolResults(req)...)
 		bodies = append(bodies, string(req.Body))
 		mu.Unlock()
 		return fakemodel.Turn{Text: "noted"}
 	}, nil)
-	ctx := ctxT(t, 30*time.Second)
+	ctx := e2e.Context(t, 30*time.Second)
 	var events []string
 	if _, err := a.Send(ctx, "print it", client.Callbacks{OnEvent: func(e *agentv1.Event) {
 		if e.GetToolOutput() != nil || e.GetToolResult() != nil {
@@ -809,7 +810,7 @@ func TestToolOutputKeepsServerSecrets(t *testing.T) {
 			t.Errorf("%s: no [redacted] in %s", what, text)
 		}
 	}
-	if body := strings.Join(bodies, "\n"); strings.Contains(body, testKey) || !strings.Contains(body, "found [redacted]") {
+	if body := strings.Join(bodies, "\n"); strings.Contains(body, e2e.TestKey) || !strings.Contains(body, "found [redacted]") {
 		t.Errorf("the model request's body: %.2000s", body)
 	}
 }
@@ -821,19 +822,19 @@ func TestToolOutputKeepsServerSecrets(t *testing.T) {
 func TestMCPListenerKeepsServerSecrets(t *testing.T) {
 	t.Parallel()
 	const token = "mcp-trust-token-0123456789"
-	srv, err := startServer(suite.plugins, []string{"-mcp-listen", "127.0.0.1:0"}, "AGENTCORE_AUTH_TOKEN="+token)
+	srv, err := suite.StartServer(suite.Plugins, []string{"-mcp-listen", "127.0.0.1:0"}, "AGENTCORE_AUTH_TOKEN="+token)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer func() {
-		if srv.cmd.ProcessState == nil {
-			srv.kill()
+		if srv.Cmd.ProcessState == nil {
+			srv.Kill()
 		}
 	}()
-	ctx := ctxT(t, 30*time.Second)
+	ctx := e2e.Context(t, 30*time.Second)
 	var mu sync.Mutex
 	var progress []string
-	mcpAddr, _ := srv.waitLog(t, "mcp listening")["addr"].(string)
+	mcpAddr, _ := srv.WaitLog(t, "mcp listening")["addr"].(string)
 	cs, err := mcpsdk.NewClient(&mcpsdk.Implementation{Name: "trust-test"}, &mcpsdk.ClientOptions{
 		ProgressNotificationHandler: func(_ context.Context, req *mcpsdk.ProgressNotificationClientRequest) {
 			mu.Lock()
@@ -852,7 +853,7 @@ func TestMCPListenerKeepsServerSecrets(t *testing.T) {
 		t.Fatal(err)
 	}
 	b, _ := json.Marshal(res)
-	if strings.Contains(string(b), testKey) || !strings.Contains(string(b), "found [redacted]") {
+	if strings.Contains(string(b), e2e.TestKey) || !strings.Contains(string(b), "found [redacted]") {
 		t.Errorf("the MCP result: %s", b)
 	}
 	// Notifications may be handled after the result.
@@ -864,20 +865,20 @@ func TestMCPListenerKeepsServerSecrets(t *testing.T) {
 	for deadline := time.Now().Add(5 * time.Second); !strings.Contains(live(), "found") && time.Now().Before(deadline); {
 		time.Sleep(5 * time.Millisecond)
 	}
-	if strings.Contains(live(), testKey) || !strings.Contains(live(), "found [redacted]") {
+	if strings.Contains(live(), e2e.TestKey) || !strings.Contains(live(), "found [redacted]") {
 		t.Errorf("the MCP progress notifications: %q", live())
 	}
 	cs.Close()
-	srv.stopped(t)
+	stopped(t, srv)
 	audited := false
-	for _, rec := range srv.logLines("audit") {
+	for _, rec := range srv.LogLines("audit") {
 		if rec["call"] == "ExecuteTool" && rec["via"] == "mcp" && rec["tenant"] == "default" && rec["tool"] == "shell" &&
 			rec["outcome"] == "OK" && rec["duration"] != nil && rec["@level"] == "info" {
 			audited = true
 		}
 	}
-	if !audited || strings.Contains(srv.logs(), token) {
-		t.Errorf("no audit line for the MCP call (or the token logged):\n%s", srv.logs())
+	if !audited || strings.Contains(srv.Logs(), token) {
+		t.Errorf("no audit line for the MCP call (or the token logged):\n%s", srv.Logs())
 	}
 }
 
