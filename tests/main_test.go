@@ -25,9 +25,6 @@ var suite struct {
 }
 
 func TestMain(m *testing.M) {
-	if code, ok := relayMain(); ok { // started as the benchmarks' bare relay
-		os.Exit(code)
-	}
 	os.Exit(runMain(m))
 }
 
@@ -63,10 +60,6 @@ func runSuite(m *testing.M) int {
 	}
 	code := m.Run()
 
-	if err := stopBench(); err != nil {
-		fmt.Fprintln(os.Stderr, "the benchmarks' agent-server did not stop cleanly:", err)
-		code = 1
-	}
 	suite.client.Close()
 	if err := suite.server.Stop(); err != nil {
 		fmt.Fprintln(os.Stderr, "agent-server did not stop cleanly:", err)

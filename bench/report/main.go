@@ -45,9 +45,9 @@ var suites = []struct {
 	// duration gives 30 to 80 of them, too few for a median to settle
 	// within the goals' 10 %.
 	{pkg: "./pkg/tool/", bench: "^(BenchmarkKillToResult|BenchmarkKillToResultLimits|BenchmarkLimitsColdPaired)$", benchtime: "200x"},
-	{pkg: "./tests/", bench: "^(BenchmarkSendCPU|BenchmarkSendThroughput|BenchmarkStepOverhead|BenchmarkToolCallInRun|BenchmarkListTools|BenchmarkSSEDelivery)$"},
+	{pkg: "./bench/", bench: "^(BenchmarkSendCPU|BenchmarkSendThroughput|BenchmarkStepOverhead|BenchmarkToolCallInRun|BenchmarkListTools|BenchmarkSSEDelivery)$"},
 	{pkg: "./pkg/server/", bench: "^BenchmarkStoreAddedLatency$", benchtime: "150x"},
-	{pkg: "./tests/", bench: "^BenchmarkConcurrentSends$", benchtime: "1x"},
+	{pkg: "./bench/", bench: "^BenchmarkConcurrentSends$", benchtime: "1x"},
 	{pkg: "./pkg/server/", bench: "^BenchmarkAttachReplay$"},
 	{pkg: "./pkg/server/", bench: "^BenchmarkReplicaAbort$", benchtime: "100x", needs: "AGENTCORE_TEST_POSTGRES"},
 	{pkg: "./pkg/telemetry/", bench: "^(BenchmarkStep|BenchmarkObserverStep)$", longer: 3},

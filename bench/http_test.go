@@ -1,4 +1,4 @@
-package tests
+package bench
 
 import (
 	"bufio"
@@ -47,20 +47,20 @@ func (d *delivery) add(ev *agentv1.Event) {
 // most). paced: 100 deltas 0.5 ms apart, for the latency of each from the
 // engine to the client having it decoded, p50 and p99, and what SSE adds.
 func BenchmarkSSEDelivery(b *testing.B) {
-	h := startHTTPServer(b)
+	h, url := suite.StartHTTPServer(b)
 	c, err := client.Dial(h.Addr, client.WithToken(e2e.HTTPToken))
 	if err != nil {
 		b.Fatal(err)
 	}
 	defer c.Close()
 	b.Run("burst", func(b *testing.B) {
-		g, s := compareDelivery(b, h, c, 500, 0)
+		g, s := compareDelivery(b, url, c, 500, 0)
 		b.ReportMetric(g.rate, "grpc-events/s")
 		b.ReportMetric(s.rate, "sse-events/s")
 		b.ReportMetric(g.rate/s.rate, "sse/grpc-per-event")
 	})
 	b.Run("paced", func(b *testing.B) {
-		g, s := compareDelivery(b, h, c, 100, 500*time.Microsecond)
+		g, s := compareDelivery(b, url, c, 100, 500*time.Microsecond)
 		b.ReportMetric(float64(g.p50.Microseconds()), "grpc-lat-p50-µs")
 		b.ReportMetric(float64(s.p50.Microseconds()), "sse-lat-p50-µs")
 		b.ReportMetric(float64(g.p99.Microseconds()), "grpc-lat-p99-µs")
@@ -70,8 +70,9 @@ func BenchmarkSSEDelivery(b *testing.B) {
 }
 
 // compareDelivery runs b.N sends of chunks model deltas (delay apart) over
-// each transport, alternately, on an agent of its own.
-func compareDelivery(b *testing.B, h *httpServer, c *client.Client, chunks int, delay time.Duration) (summary, summary) {
+// each transport, alternately, on an agent of its own: over the HTTP
+// gateway at url, and over c.
+func compareDelivery(b *testing.B, url string, c *client.Client, chunks int, delay time.Duration) (summary, summary) {
 	text := make([]string, chunks)
 	for i := range text {
 		text[i] = strconv.Itoa(i) + " "
@@ -96,7 +97,7 @@ func compareDelivery(b *testing.B, h *httpServer, c *client.Client, chunks int, 
 	}
 	viaSSE := func() *delivery {
 		d := &delivery{}
-		req, _ := http.NewRequest("POST", h.url+"/v1/agents/"+a.ID+":send", strings.NewReader(`{"input": [{"text": "go"}]}`))
+		req, _ := http.NewRequest("POST", url+"/v1/agents/"+a.ID+":send", strings.NewReader(`{"input": [{"text": "go"}]}`))
 		req.Header.Set("Authorization", "Bearer "+e2e.HTTPToken)
 		resp, err := http.DefaultClient.Do(req)
 		if err != nil {

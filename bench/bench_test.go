@@ -1,25 +1,20 @@
-package tests
+package bench
 
 import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"io"
 	"net/http"
 	"os"
 	"path/filepath"
 	"sort"
 	"strconv"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
-	"google.golang.org/protobuf/proto"
-
-	"github.com/agentcore/agentcore/internal/e2e"
 	"github.com/agentcore/agentcore/internal/fakemodel"
 	"github.com/agentcore/agentcore/pkg/tool"
 	"github.com/agentcore/agentcore/pkg/tool/limits"
@@ -27,116 +22,13 @@ import (
 	"github.com/agentcore/agentcore/sdk/client"
 )
 
-// benchServer is an agent-server the benchmarks measure, started on first
-// use; runMain stops it.
-type benchServer struct {
-	args   []string
-	once   sync.Once
-	server *e2e.Server
-	client *client.Client
-	err    error
-}
-
-// The benchmarks' servers run as `make run` starts one (info logs), apart
-// from the tests' server, which logs at debug. bench has the memory store:
-// its figures are the engine's, the store's writes are measured by their
-// own benchmarks. benchDefault has the default store (SQLite, in a data
-// folder of its own), for what the store adds under load.
-var (
-	bench        = &benchServer{args: append([]string{"-log-level", "info", "-store", "memory"}, pprofArgs()...)}
-	benchDefault = &benchServer{args: []string{"-log-level", "info"}}
-)
-
-// pprofArgs serves the memory-store server's /debug/pprof at the address in
-// AGENTCORE_BENCH_PPROF, when it is set, to profile agent-server under a
-// benchmark's load (go tool pprof http://ADDR/debug/pprof/profile).
-func pprofArgs() []string {
-	if addr := os.Getenv("AGENTCORE_BENCH_PPROF"); addr != "" {
-		return []string{"-metrics-listen", addr, "-pprof"}
-	}
-	return nil
-}
-
-// get starts the server on first use and returns a client of it.
-func (s *benchServer) get(b *testing.B) *client.Client {
-	b.Helper()
-	s.once.Do(func() {
-		s.server, s.err = suite.StartServer(suite.Plugins, s.args)
-		if s.err == nil {
-			s.client, s.err = client.Dial(s.server.Addr)
-		}
-	})
-	if s.err != nil {
-		b.Fatal(s.err)
-	}
-	return s.client
-}
-
-// stop stops the server, if it was started.
-func (s *benchServer) stop() error {
-	if s.client != nil {
-		s.client.Close()
-	}
-	if s.server == nil {
-		return nil
-	}
-	return s.server.Stop()
-}
-
-// benchClient returns a client of the benchmarks' memory-store server.
-func benchClient(b *testing.B) *client.Client { return bench.get(b) }
-
-// stopBench stops the benchmarks' servers that were started.
-func stopBench() error { return errors.Join(bench.stop(), benchDefault.stop(), benchRelay.stop()) }
-
-// percentile returns the p-th percentile (0..100) of sorted durations.
-func percentile(sorted []time.Duration, p float64) time.Duration {
-	if len(sorted) == 0 {
-		return 0
-	}
-	i := int(float64(len(sorted)-1) * p / 100)
-	return sorted[i]
-}
-
-func report(b *testing.B, name string, d []time.Duration) {
-	sort.Slice(d, func(i, j int) bool { return d[i] < d[j] })
-	b.ReportMetric(float64(percentile(d, 50).Microseconds())/1000, name+"-p50-ms")
-	b.ReportMetric(float64(percentile(d, 99).Microseconds())/1000, name+"-p99-ms")
-}
-
-func benchAgents(b *testing.B, n int, system string, tools []string) []*client.Agent {
-	b.Helper()
-	return benchAgentsOn(b, benchClient(b), n, system, tools)
-}
-
-// benchAgentsOn creates n agents on c, deleted when the benchmark ends.
-func benchAgentsOn(b *testing.B, c *client.Client, n int, system string, tools []string) []*client.Agent {
-	b.Helper()
-	agents := make([]*client.Agent, n)
-	for i := range agents {
-		a, err := c.CreateAgent(context.Background(), client.AgentOptions{
-			Config: &agentv1.AgentConfig{System: proto.String(system)}, Tools: tools,
-		})
-		if err != nil {
-			b.Fatal(err)
-		}
-		agents[i] = a
-	}
-	b.Cleanup(func() {
-		for _, a := range agents {
-			_ = a.Delete(context.Background())
-		}
-	})
-	return agents
-}
-
 // The benchmarks run in file order: the quiet measurements first, the load last.
 
 // BenchmarkStepOverhead measures what one model round through agent-server
 // costs over the fake model's own answer: a one-step send (client → server
 // → model → server → client) against the same streamed request sent to the
 // fake model directly. Beside it, the same round through the bare relay
-// (relay_bench_test.go), the least a gRPC service in Go adds.
+// (relay_test.go), the least a gRPC service in Go adds.
 func BenchmarkStepOverhead(b *testing.B) {
 	turn := fakemodel.Turn{TextChunks: []string{"a", "b", "c"}, Usage: &fakemodel.Usage{Input: 10, Output: 3}}
 	system := suite.Router.Add(b, func(int, *fakemodel.Request) fakemodel.Turn { return turn })
@@ -291,57 +183,6 @@ func concurrentSends(b *testing.B, c *client.Client) {
 	b.ReportMetric(float64(streams*b.N)/b.Elapsed().Seconds(), "sends/s")
 }
 
-// procCPU returns the CPU time a process has used so far, summed over its
-// threads from /proc (nanosecond resolution, unlike rusage's clock ticks
-// for another process).
-func procCPU(b *testing.B, pid int) time.Duration {
-	b.Helper()
-	tasks, err := os.ReadDir("/proc/" + strconv.Itoa(pid) + "/task")
-	if err != nil {
-		b.Fatal(err)
-	}
-	var sum time.Duration
-	for _, t := range tasks {
-		data, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/task/" + t.Name() + "/schedstat")
-		if err != nil {
-			continue // the thread ended
-		}
-		f := strings.Fields(string(data))
-		if len(f) > 0 {
-			ns, _ := strconv.ParseInt(f[0], 10, 64)
-			sum += time.Duration(ns)
-		}
-	}
-	return sum
-}
-
-// procSleeps returns how many times the threads of a process have gone to
-// sleep so far (voluntary context switches, from /proc): each is a thread
-// that found no goroutine to run, so they count the hand-offs between
-// goroutines that leave a thread idle, which load does not change as much
-// as it changes time.
-func procSleeps(b *testing.B, pid int) int64 {
-	b.Helper()
-	tasks, err := os.ReadDir("/proc/" + strconv.Itoa(pid) + "/task")
-	if err != nil {
-		b.Fatal(err)
-	}
-	var sum int64
-	for _, t := range tasks {
-		data, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/task/" + t.Name() + "/status")
-		if err != nil {
-			continue // the thread ended
-		}
-		for _, line := range strings.Split(string(data), "\n") {
-			if v, ok := strings.CutPrefix(line, "voluntary_ctxt_switches:"); ok {
-				n, _ := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
-				sum += n
-			}
-		}
-	}
-	return sum
-}
-
 // BenchmarkSendCPU measures the CPU agent-server spends handling one send of
 // one model round (the fake model answers with text at once): with every
 // tool of bin/plugins offered to the model, and with none, the floor; how
@@ -387,42 +228,11 @@ func BenchmarkSendCPU(b *testing.B) {
 	}
 }
 
-// serverMallocs returns how many heap objects the benchmarks' agent-server
-// has allocated so far (go_memstats_mallocs_total on its metrics listener),
-// or -1 when it serves none (AGENTCORE_BENCH_PPROF unset).
-func serverMallocs(b *testing.B) float64 {
-	b.Helper()
-	addr := os.Getenv("AGENTCORE_BENCH_PPROF")
-	if addr == "" {
-		return -1
-	}
-	resp, err := http.Get("http://" + addr + "/metrics")
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer resp.Body.Close()
-	data, err := io.ReadAll(resp.Body)
-	if err != nil {
-		b.Fatal(err)
-	}
-	for _, line := range strings.Split(string(data), "\n") {
-		if v, ok := strings.CutPrefix(line, "go_memstats_mallocs_total "); ok {
-			n, err := strconv.ParseFloat(strings.TrimSpace(v), 64)
-			if err != nil {
-				b.Fatal(err)
-			}
-			return n
-		}
-	}
-	b.Fatal("no go_memstats_mallocs_total on", addr)
-	return -1
-}
-
 // BenchmarkSendThroughput starts 1,000 sends at once, each one model round
 // that the fake model answers at once, every tool offered: sends per second
 // through agent-server, beside the fake model's own rate for 1,000 streamed
 // requests at once from this process (the floor), and the bare relay's
-// rate for 1,000 sends at once (relay_bench_test.go: the least any gRPC
+// rate for 1,000 sends at once (relay_test.go: the least any gRPC
 // service in Go does for a send). The load runs on the same cores: it
 // reports the CPU time per send of agent-server (server-cpu-µs/send) and of
 // this process, the clients and the fake model (load-cpu-µs/send), and the
@@ -524,7 +334,7 @@ func BenchmarkSendThroughput(b *testing.B) {
 // with agent-server's default tool limits (alone-limits: 1 GiB of memory,
 // 1024 processes, by the best mechanism here, as the server's calls run),
 // and one without limits (alone), whose difference BenchmarkLimitsWarmPaired
-// measures as issue 10's cost.
+// measures as the limits' cost.
 func BenchmarkToolCallInRun(b *testing.B) {
 	const steps = 10
 	system := suite.Router.Add(b, func(step int, _ *fakemodel.Request) fakemodel.Turn {
