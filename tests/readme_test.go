@@ -5,10 +5,8 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
-	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -131,13 +129,12 @@ func TestReadmeGo(t *testing.T) {
 		t.Fatalf("found %d Go programs in the README", len(programs))
 	}
 	mod := t.TempDir()
-	goBin := filepath.Join(runtime.GOROOT(), "bin", "go")
 	env := append(os.Environ(), "GOFLAGS=-mod=mod", "GOWORK=off")
 	for _, args := range [][]string{
 		{"mod", "init", "example.com/myapp"},
 		{"mod", "edit", "-require=github.com/agentcore/agentcore@v0.0.0", "-replace=github.com/agentcore/agentcore=" + e2e.RepoRoot()},
 	} {
-		cmd := exec.Command(goBin, args...)
+		cmd := e2e.Go(args...)
 		cmd.Dir, cmd.Env = mod, env
 		if out, err := cmd.CombinedOutput(); err != nil {
 			t.Fatalf("go %s: %v\n%s", strings.Join(args, " "), err, out)
@@ -162,7 +159,7 @@ func TestReadmeGo(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	cmd := exec.Command(goBin, "build", "-o", os.DevNull, "./...")
+	cmd := e2e.Go("build", "-o", os.DevNull, "./...")
 	cmd.Dir, cmd.Env = mod, env
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("building the README's Go programs outside the repository: %v\n%s", err, out)

@@ -5,10 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"os/exec"
-	"path/filepath"
 	"regexp"
-	"runtime"
 	"strconv"
 	"strings"
 	"syscall"
@@ -296,8 +293,7 @@ func waitIdle(t *testing.T, a *client.Agent) {
 // TestDemo runs `make demo`'s program against the binaries built here.
 func TestDemo(t *testing.T) {
 	t.Parallel()
-	cmd := exec.Command(filepath.Join(runtime.GOROOT(), "bin", "go"), "run", "./examples/demo", "-server", suite.Bin, "-plugins", suite.Plugins)
-	cmd.Dir = e2e.RepoRoot()
+	cmd := e2e.Go("run", "./examples/demo", "-server", suite.Bin, "-plugins", suite.Plugins)
 	out, err := cmd.CombinedOutput()
 	if err != nil {
 		t.Fatalf("demo: %v\n%s", err, out)

@@ -20,7 +20,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"syscall"
 	"testing"
@@ -63,8 +62,7 @@ func TestSidecarMinimalRoot(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	goBin := filepath.Join(runtime.GOROOT(), "bin", "go")
-	if out, err := exec.Command(goBin, "version", "-m", filepath.Join(bin, "agent-server")).CombinedOutput(); err != nil ||
+	if out, err := e2e.Go("version", "-m", filepath.Join(bin, "agent-server")).CombinedOutput(); err != nil ||
 		!strings.Contains(string(out), "golang.org/x/crypto/x509roots/fallback") || !strings.Contains(string(out), "CGO_ENABLED=0") {
 		t.Fatalf("agent-server is not static with embedded roots: %v\n%s", err, out)
 	}

@@ -173,8 +173,7 @@ type telemetryServer struct {
 func startTelemetryServer(t *testing.T) *telemetryServer {
 	t.Helper()
 	dir := t.TempDir()
-	build := exec.Command(filepath.Join(runtime.GOROOT(), "bin", "go"), "build", "-ldflags=-s -w", "-o", filepath.Join(dir, "otelplug"), "./tests/testdata/otelplug")
-	build.Dir = e2e.RepoRoot()
+	build := e2e.Go("build", "-ldflags=-s -w", "-o", filepath.Join(dir, "otelplug"), "./tests/testdata/otelplug")
 	if out, err := build.CombinedOutput(); err != nil {
 		t.Fatalf("building otelplug: %v\n%s", err, out)
 	}

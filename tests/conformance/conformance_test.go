@@ -23,7 +23,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
-	"runtime"
 	"sort"
 	"strconv"
 	"strings"
@@ -37,6 +36,7 @@ import (
 	"go.uber.org/goleak"
 	"google.golang.org/grpc"
 
+	"github.com/agentcore/agentcore/internal/e2e"
 	"github.com/agentcore/agentcore/pkg/tool"
 	"github.com/agentcore/agentcore/pkg/tool/limits"
 	pluginv1 "github.com/agentcore/agentcore/proto/agentcore/plugin/v1"
@@ -59,15 +59,6 @@ func TestMain(m *testing.M) {
 	goleak.VerifyTestMain(m)
 }
 
-func repoRoot(t *testing.T) string {
-	t.Helper()
-	wd, err := os.Getwd()
-	if err != nil {
-		t.Fatal(err)
-	}
-	return filepath.Dir(filepath.Dir(wd))
-}
-
 // unavailable skips the test with why, or fails it under CI, which must
 // have installed every runtime (.ci/run).
 func unavailable(t *testing.T, format string, args ...any) {
@@ -80,8 +71,7 @@ func unavailable(t *testing.T, format string, args ...any) {
 
 func goLang(t *testing.T) lang {
 	dir := t.TempDir()
-	cmd := exec.Command(filepath.Join(runtime.GOROOT(), "bin", "go"), "build", "-o", filepath.Join(dir, "showcase"), "./examples/tools/go")
-	cmd.Dir = repoRoot(t)
+	cmd := e2e.Go("build", "-o", filepath.Join(dir, "showcase"), "./examples/tools/go")
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("go build ./examples/tools/go: %v\n%s", err, out)
 	}
@@ -92,7 +82,7 @@ func pythonLang(t *testing.T) lang {
 	// The showcase starts with #!/usr/bin/env python3 and runs itself again
 	// with $AGENTCORE_PYTHON or /usr/bin/python3 when that one lacks grpcio.
 	pythonWithGRPC(t)
-	return lang{name: "python", dir: filepath.Join(repoRoot(t), "examples", "tools", "python")}
+	return lang{name: "python", dir: filepath.Join(e2e.RepoRoot(), "examples", "tools", "python")}
 }
 
 // pythonWithGRPC returns the first of $AGENTCORE_PYTHON, python3 and
@@ -117,7 +107,7 @@ func nodeLang(t *testing.T) lang {
 	if _, err := exec.LookPath("node"); err != nil {
 		unavailable(t, "node is not on PATH")
 	}
-	root := repoRoot(t)
+	root := e2e.RepoRoot()
 	if _, err := os.Stat(filepath.Join(root, "sdk", "node", "node_modules", "@grpc", "grpc-js", "package.json")); err != nil {
 		unavailable(t, "sdk/node has no node_modules: run (cd sdk/node && npm ci)")
 	}

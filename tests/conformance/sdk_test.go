@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/agentcore/agentcore/internal/e2e"
 )
 
 // TestPythonSDK runs sdk/python's unit tests (schemas from type hints,
@@ -14,7 +16,7 @@ func TestPythonSDK(t *testing.T) {
 	t.Parallel()
 	py := pythonWithGRPC(t)
 	cmd := exec.Command(py, "-m", "unittest", "discover", "-s", "tests")
-	cmd.Dir = filepath.Join(repoRoot(t), "sdk", "python")
+	cmd.Dir = filepath.Join(e2e.RepoRoot(), "sdk", "python")
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("%s -m unittest: %v\n%s", py, err, out)
 	}
@@ -26,7 +28,7 @@ func TestNodeSDK(t *testing.T) {
 	t.Parallel()
 	nodeLang(t)
 	cmd := exec.Command("npm", "test", "--silent")
-	cmd.Dir = filepath.Join(repoRoot(t), "sdk", "node")
+	cmd.Dir = filepath.Join(e2e.RepoRoot(), "sdk", "node")
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("npm test: %v\n%s", err, out)
 	}
@@ -42,7 +44,7 @@ func TestPythonSDKInstalls(t *testing.T) {
 	if out, err := exec.Command(py, "-c", "import venv, ensurepip").CombinedOutput(); err != nil {
 		unavailable(t, "%s has no venv or ensurepip (apt-get install python3-venv): %v %s", py, err, lastLine(out))
 	}
-	src := filepath.Join(repoRoot(t), "sdk", "python")
+	src := filepath.Join(e2e.RepoRoot(), "sdk", "python")
 	pkg := filepath.Join(t.TempDir(), "agentcore-tool")
 	if err := os.CopyFS(pkg, os.DirFS(src)); err != nil {
 		t.Fatal(err)
