@@ -7,8 +7,6 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
-	"net"
-	"net/http"
 	"os/exec"
 	"path/filepath"
 	"regexp"
@@ -20,12 +18,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/prometheus/common/expfmt"
-	"github.com/prometheus/common/model"
-	collectortrace "go.opentelemetry.io/proto/otlp/collector/trace/v1"
-	commonpb "go.opentelemetry.io/proto/otlp/common/v1"
 	tracepb "go.opentelemetry.io/proto/otlp/trace/v1"
-	"google.golang.org/grpc"
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/durationpb"
@@ -35,130 +28,6 @@ import (
 	agentv1 "github.com/agentcore/agentcore/proto/agentcore/v1"
 	"github.com/agentcore/agentcore/sdk/client"
 )
-
-// receiver is an OTLP trace receiver: the collector's TraceService from the
-// OpenTelemetry proto module, served in the test's process.
-type receiver struct {
-	collectortrace.UnimplementedTraceServiceServer
-	addr string
-
-	mu    sync.Mutex
-	spans []recvSpan
-	keys  []string // the api-key header of each export
-}
-
-// recvSpan is a received span with the service that sent it.
-type recvSpan struct {
-	service string
-	*tracepb.Span
-}
-
-func (r *receiver) Export(ctx context.Context, req *collectortrace.ExportTraceServiceRequest) (*collectortrace.ExportTraceServiceResponse, error) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	md, _ := metadata.FromIncomingContext(ctx)
-	r.keys = append(r.keys, strings.Join(md.Get("api-key"), ","))
-	for _, rs := range req.GetResourceSpans() {
-		service := ""
-		for _, kv := range rs.GetResource().GetAttributes() {
-			if kv.GetKey() == "service.name" {
-				service = kv.GetValue().GetStringValue()
-			}
-		}
-		for _, ss := range rs.GetScopeSpans() {
-			for _, s := range ss.GetSpans() {
-				r.spans = append(r.spans, recvSpan{service, s})
-			}
-		}
-	}
-	return &collectortrace.ExportTraceServiceResponse{}, nil
-}
-
-// apiKeys returns the api-key header of each export received.
-func (r *receiver) apiKeys() []string {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return append([]string(nil), r.keys...)
-}
-
-// trace returns the spans received for a trace id.
-func (r *receiver) trace(id []byte) []recvSpan {
-	return r.where(func(s recvSpan) bool { return string(s.GetTraceId()) == string(id) })
-}
-
-// where returns the spans received that keep holds for.
-func (r *receiver) where(keep func(recvSpan) bool) []recvSpan {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	var out []recvSpan
-	for _, s := range r.spans {
-		if keep(s) {
-			out = append(out, s)
-		}
-	}
-	return out
-}
-
-// named waits until n spans named name have come (or 15 s passed) and
-// returns those that came.
-func (r *receiver) named(name string, n int) []recvSpan {
-	return r.await(n, func(s recvSpan) bool { return s.GetName() == name })
-}
-
-// await waits until n spans that keep holds for have come (or 15 s passed)
-// and returns those that came. A span comes in the export batch after it
-// ends, so one that ends after another (its parent) may come later.
-func (r *receiver) await(n int, keep func(recvSpan) bool) []recvSpan {
-	for deadline := time.Now().Add(15 * time.Second); ; time.Sleep(50 * time.Millisecond) {
-		out := r.where(keep)
-		if len(out) >= n || time.Now().After(deadline) {
-			return out
-		}
-	}
-}
-
-// children returns the spans of p's trace whose parent is p.
-func (r *receiver) children(p recvSpan) []recvSpan {
-	var out []recvSpan
-	for _, s := range r.trace(p.GetTraceId()) {
-		if string(s.GetParentSpanId()) == string(p.GetSpanId()) {
-			out = append(out, s)
-		}
-	}
-	return out
-}
-
-// runChildren returns the spans under the invoke_agent span of the agent's
-// only run.
-func (r *receiver) runChildren(t *testing.T, agentID string) []recvSpan {
-	t.Helper()
-	runs := r.named("invoke_agent "+agentID, 1)
-	if len(runs) != 1 {
-		t.Fatalf("%d invoke_agent spans for %s, want 1", len(runs), agentID)
-	}
-	return r.children(runs[0])
-}
-
-func startReceiver(t *testing.T) *receiver {
-	t.Helper()
-	lis, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	r := &receiver{addr: lis.Addr().String()}
-	gs := grpc.NewServer()
-	collectortrace.RegisterTraceServiceServer(gs, r)
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		_ = gs.Serve(lis)
-	}()
-	t.Cleanup(func() {
-		gs.Stop()
-		<-done
-	})
-	return r
-}
 
 // telemetryServer is an agent-server exporting traces to a receiver and
 // serving /metrics (and pprof), with otelplug as its only plugin.
@@ -208,44 +77,6 @@ func startTelemetryServerIn(t *testing.T, dir string, extra ...string) *telemetr
 		t.Fatal(err)
 	}
 	return ts
-}
-
-// scrapeMetrics reads /metrics with the Prometheus text parser: every
-// sample by series name with sorted labels (histograms as _count and _sum).
-func scrapeMetrics(t *testing.T, addr string) map[string]float64 {
-	t.Helper()
-	resp, err := http.Get("http://" + addr + "/metrics")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	parser := expfmt.NewTextParser(model.UTF8Validation)
-	families, err := parser.TextToMetricFamilies(resp.Body)
-	if err != nil {
-		t.Fatalf("parsing /metrics: %v", err)
-	}
-	out := map[string]float64{}
-	for name, f := range families {
-		for _, m := range f.GetMetric() {
-			var labels []string
-			for _, l := range m.GetLabel() {
-				labels = append(labels, fmt.Sprintf("%s=%q", l.GetName(), l.GetValue()))
-			}
-			suffix := ""
-			if len(labels) > 0 {
-				suffix = "{" + strings.Join(labels, ",") + "}"
-			}
-			switch {
-			case m.GetCounter() != nil:
-				out[name+suffix] = m.GetCounter().GetValue()
-			case m.GetGauge() != nil:
-				out[name+suffix] = m.GetGauge().GetValue()
-			case m.GetHistogram() != nil:
-				out[name+"_count"+suffix] = float64(m.GetHistogram().GetSampleCount())
-			}
-		}
-	}
-	return out
 }
 
 // TestTelemetry runs the real server with tracing to an OTLP receiver and
@@ -443,106 +274,6 @@ func callThenAnswer(name string) e2e.Script {
 			return fakemodel.Turn{ToolCalls: []fakemodel.ToolCall{{Name: name, Arguments: `{}`}}, Usage: &fakemodel.Usage{Input: 50, Output: 10, CacheRead: 20}}
 		}
 		return fakemodel.Turn{Text: "ok", Usage: &fakemodel.Usage{Input: 70, Output: 3}}
-	}
-}
-
-// moved checks that each metric of want moved by exactly its value from before to after.
-func moved(t *testing.T, before, after, want map[string]float64) {
-	t.Helper()
-	for k, v := range want {
-		if got := after[k] - before[k]; got != v {
-			t.Errorf("%s moved by %v, want %v", k, got, v)
-		}
-	}
-}
-
-func testMetrics(t *testing.T, ts *telemetryServer) {
-	ctx := e2e.Context(t, 60*time.Second)
-	newAgent := func(s e2e.Script) *client.Agent { return ts.agent(t, s, nil) }
-	before := scrapeMetrics(t, ts.metrics)
-
-	// A success, with a permission asked and granted.
-	ok := newAgent(callThenAnswer("traced"))
-	if _, err := ok.SendWith(ctx, client.SendOptions{Text: "work", Callbacks: client.Callbacks{
-		OnPermission: func(context.Context, *agentv1.PermissionRequestEvent) client.Decision { return client.Allow() },
-	}}); err != nil {
-		t.Fatal(err)
-	}
-	// A model error.
-	bad := newAgent(func(int, *fakemodel.Request) fakemodel.Turn { return fakemodel.Turn{Status: 401} })
-	if _, err := bad.Send(ctx, "fail", client.Callbacks{}); client.KindOf(err) != "auth" {
-		t.Fatalf("err = %v, want auth", err)
-	}
-	// A tool crash: the model reads it and answers.
-	crash := newAgent(callThenAnswer("crash"))
-	if _, err := crash.Send(ctx, "crash", client.Callbacks{}); err != nil {
-		t.Fatal(err)
-	}
-	// A killed tool: the run is stopped while the tool hangs (once its
-	// output shows it runs in its process).
-	hang := newAgent(callThenAnswer("hang"))
-	var during map[string]float64
-	_, err := hang.Send(ctx, "hang", client.Callbacks{OnToolOutput: func(*agentv1.ToolOutputEvent) {
-		during = scrapeMetrics(t, ts.metrics)
-		go func() { _, _ = hang.Stop(ctx) }()
-	}})
-	if client.KindOf(err) != "aborted" {
-		t.Fatalf("err = %v, want aborted", err)
-	}
-
-	want := map[string]float64{
-		`agentcore_runs_started_total{kind="send"}`:                                   4,
-		`agentcore_runs_ended_total{error_kind="",kind="send",reason="no_tool"}`:      2,
-		`agentcore_runs_ended_total{error_kind="auth",kind="send",reason="error"}`:    1,
-		`agentcore_runs_ended_total{error_kind="aborted",kind="send",reason="error"}`: 1,
-		`agentcore_model_requests_total{outcome="ok",protocol="chat"}`:                5,
-		`agentcore_model_requests_total{outcome="auth",protocol="chat"}`:              1,
-		`agentcore_model_requests_total{outcome="aborted",protocol="chat"}`:           0,
-		`agentcore_tool_calls_total{outcome="ok",tool="traced"}`:                      1,
-		`agentcore_tool_calls_total{outcome="crash",tool="crash"}`:                    1,
-		`agentcore_tool_calls_total{outcome="killed",tool="hang"}`:                    1,
-		`agentcore_tool_call_duration_seconds_count{tool="hang"}`:                     1,
-		`agentcore_tokens_total{type="input"}`:                                        3*50 + 2*70,
-		`agentcore_tokens_total{type="output"}`:                                       3*10 + 2*3,
-		`agentcore_tokens_total{type="cache_read"}`:                                   3 * 20,
-		`agentcore_plugin_starts_total{plugin="otelplug"}`:                            1,
-		`agentcore_plugin_reuses_total{plugin="otelplug"}`:                            2,
-		`agentcore_plugin_kills_total{plugin="otelplug"}`:                             1,
-		`agentcore_permission_requests_total{decision="allow"}`:                       1,
-		`agentcore_agents`:      4,
-		`agentcore_runs_active`: 0,
-		`gen_ai_client_operation_duration_seconds_count{agentcore_protocol="chat",error_type="",gen_ai_operation_name="chat",gen_ai_provider_name="openai",gen_ai_request_model="fake-model"}`:     5,
-		`gen_ai_client_operation_duration_seconds_count{agentcore_protocol="chat",error_type="auth",gen_ai_operation_name="chat",gen_ai_provider_name="openai",gen_ai_request_model="fake-model"}`: 1,
-		// Every answer streamed; the refused request streamed nothing.
-		`gen_ai_client_operation_time_to_first_chunk_seconds_count{agentcore_protocol="chat",error_type="",gen_ai_operation_name="chat",gen_ai_provider_name="openai",gen_ai_request_model="fake-model"}`:     5,
-		`gen_ai_client_operation_time_to_first_chunk_seconds_count{agentcore_protocol="chat",error_type="auth",gen_ai_operation_name="chat",gen_ai_provider_name="openai",gen_ai_request_model="fake-model"}`: 0,
-	}
-	if during["agentcore_runs_active"] != 1 || during["agentcore_grpc_streams_active"] != 1 {
-		t.Errorf("while the tool hung: %v runs, %v streams active, want 1 and 1",
-			during["agentcore_runs_active"], during["agentcore_grpc_streams_active"])
-	}
-	after := scrapeMetrics(t, ts.metrics)
-	moved(t, before, after, want)
-	// Both dead processes are reaped in the background: none is left.
-	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(20 * time.Millisecond) {
-		after = scrapeMetrics(t, ts.metrics)
-		if after[`agentcore_plugin_processes{plugin="otelplug"}`] == before[`agentcore_plugin_processes{plugin="otelplug"}`]-1 || time.Now().After(deadline) {
-			break
-		}
-	}
-	if got, was := after[`agentcore_plugin_processes{plugin="otelplug"}`], before[`agentcore_plugin_processes{plugin="otelplug"}`]; got != was-1 {
-		t.Errorf("plugin processes %v → %v: the crashed and the killed one (one of them started here) should be gone", was, got)
-	}
-	// The crashed and the killed call say so on their spans.
-	toolErrors(t, ts.recv, map[string]string{"crash": "crash", "hang": "killed"})
-	// pprof is served beside /metrics.
-	resp, err := http.Get("http://" + ts.metrics + "/debug/pprof/")
-	if err != nil {
-		t.Fatal(err)
-	}
-	resp.Body.Close()
-	if resp.StatusCode != 200 {
-		t.Errorf("/debug/pprof/ = %d", resp.StatusCode)
 	}
 }
 
@@ -749,80 +480,6 @@ func testTraceContent(t *testing.T, ts *telemetryServer) {
 			t.Errorf("%s holds the server's API key", key)
 		}
 	}
-}
-
-func spanNames(spans []recvSpan) []string {
-	var names []string
-	for _, s := range spans {
-		names = append(names, s.GetName())
-	}
-	return names
-}
-
-// toolErrors checks the error.type and status of the execute_tool span of
-// each tool, the only call of that tool the server made.
-func toolErrors(t *testing.T, recv *receiver, want map[string]string) {
-	t.Helper()
-	for name, errType := range want {
-		spans := recv.named("execute_tool "+name, 1)
-		if len(spans) != 1 {
-			t.Errorf("%d execute_tool %s spans, want 1", len(spans), name)
-			continue
-		}
-		spanAttrs(t, spans[0], map[string]string{"gen_ai.tool.name": name, "error.type": errType})
-		if c := spans[0].GetStatus().GetCode(); c != tracepb.Status_STATUS_CODE_ERROR {
-			t.Errorf("execute_tool %s: status %v, want an error", name, c)
-		}
-	}
-}
-
-// contentAttrs are the span attributes that hold message content.
-var contentAttrs = []string{"gen_ai.system_instructions", "gen_ai.input.messages", "gen_ai.output.messages",
-	"gen_ai.tool.call.arguments", "gen_ai.tool.call.result"}
-
-// noAttrs checks that a received span has none of the attributes keys.
-func noAttrs(t *testing.T, s recvSpan, keys ...string) {
-	t.Helper()
-	for _, kv := range s.GetAttributes() {
-		if slices.Contains(keys, kv.GetKey()) {
-			t.Errorf("span %s has %s = %s", s.GetName(), kv.GetKey(), anyValue(kv.GetValue()))
-		}
-	}
-}
-
-// spanAttrs checks attributes of a received span, values as text (arrays
-// as [a b]).
-func spanAttrs(t *testing.T, s recvSpan, want map[string]string) {
-	t.Helper()
-	got := map[string]string{}
-	for _, kv := range s.GetAttributes() {
-		got[kv.GetKey()] = anyValue(kv.GetValue())
-	}
-	for k, v := range want {
-		if got[k] != v {
-			t.Errorf("span %s: %s = %q, want %q", s.GetName(), k, got[k], v)
-		}
-	}
-}
-
-func anyValue(v *commonpb.AnyValue) string {
-	switch x := v.GetValue().(type) {
-	case *commonpb.AnyValue_StringValue:
-		return x.StringValue
-	case *commonpb.AnyValue_IntValue:
-		return fmt.Sprint(x.IntValue)
-	case *commonpb.AnyValue_BoolValue:
-		return fmt.Sprint(x.BoolValue)
-	case *commonpb.AnyValue_DoubleValue:
-		return fmt.Sprint(x.DoubleValue)
-	case *commonpb.AnyValue_ArrayValue:
-		var parts []string
-		for _, e := range x.ArrayValue.GetValues() {
-			parts = append(parts, anyValue(e))
-		}
-		return "[" + strings.Join(parts, " ") + "]"
-	}
-	return ""
 }
 
 func randomBytes(n int) []byte {
