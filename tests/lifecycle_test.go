@@ -409,3 +409,65 @@ func TestLivenessDuringShutdown(t *testing.T) {
 		t.Errorf("agent-server exit: %v, want 0\n%s", p.Err(), p.Logs())
 	}
 }
+
+func TestFailEarly(t *testing.T) {
+	t.Parallel()
+	stray := privatePlugins(t, "hello")
+	if err := os.WriteFile(filepath.Join(stray, "notes.sh"), []byte("#!/bin/sh\necho these are my notes\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	run := func(env []string, args ...string) (int, string) {
+		cmd := exec.Command(suite.Bin, append([]string{"-listen", "127.0.0.1:0", "-log-format", "json"}, args...)...)
+		cmd.Env = append(os.Environ(), env...)
+		done := make(chan struct{})
+		time.AfterFunc(20*time.Second, func() {
+			select {
+			case <-done:
+			default:
+				_ = cmd.Process.Signal(syscall.SIGTERM)
+			}
+		})
+		out, _ := cmd.CombinedOutput()
+		close(done)
+		return cmd.ProcessState.ExitCode(), string(out)
+	}
+	t.Run("a stray executable", func(t *testing.T) {
+		code, out := run(nil, "-tool-dir", stray)
+		want := "not an agentcore plugin (no handshake line on stdout): " + filepath.Join(stray, "notes.sh") + "; remove it or clear its executable bit"
+		if code != 1 || !strings.Contains(out, want) || strings.Contains(out, `"@message":"listening"`) {
+			t.Fatalf("exit %d:\n%s", code, out)
+		}
+	})
+	t.Run("skipped", func(t *testing.T) {
+		p, err := suite.StartServer(stray, []string{"-skip-bad-plugins"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer p.Stop()
+		if !strings.Contains(p.Logs(), `"@level":"warn"`) || !strings.Contains(p.Logs(), "notes.sh") {
+			t.Fatalf("no warning about the stray file:\n%s", p.Logs())
+		}
+	})
+	for _, half := range []struct{ name, set, unset string }{
+		{"a base URL without a model", "AGENTCORE_MODEL_BASE_URL=https://api.example.com/v1", "AGENTCORE_MODEL="},
+		{"a model without a base URL", "AGENTCORE_MODEL=gpt-4o", "AGENTCORE_MODEL_BASE_URL="},
+	} {
+		t.Run("a half-set model: "+half.name, func(t *testing.T) {
+			code, out := run([]string{half.set, half.unset}, "-tool-dir", privatePlugins(t, "hello"))
+			if code != 2 || !strings.Contains(out, "the default model is half set") ||
+				!strings.Contains(out, "-model-base-url (AGENTCORE_MODEL_BASE_URL") || !strings.Contains(out, "-model (AGENTCORE_MODEL") {
+				t.Fatalf("exit %d:\n%s", code, out)
+			}
+		})
+	}
+	t.Run("an empty key variable", func(t *testing.T) {
+		p, err := suite.StartServer(privatePlugins(t, "hello"), nil, "AGENTCORE_MODEL_API_KEY=")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer p.Stop()
+		if !strings.Contains(p.Logs(), "AGENTCORE_MODEL_API_KEY is empty or unset") {
+			t.Fatalf("no warning naming the variable:\n%s", p.Logs())
+		}
+	})
+}
