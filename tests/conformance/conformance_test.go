@@ -16,30 +16,23 @@ import (
 	"context"
 	"encoding/hex"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"regexp"
 	"sort"
-	"strconv"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
-	"github.com/hashicorp/go-plugin"
 	"go.opentelemetry.io/otel/trace"
 	"go.uber.org/goleak"
-	"google.golang.org/grpc"
 
 	"github.com/agentcore/agentcore/internal/e2e"
 	"github.com/agentcore/agentcore/pkg/tool"
 	"github.com/agentcore/agentcore/pkg/tool/limits"
-	pluginv1 "github.com/agentcore/agentcore/proto/agentcore/plugin/v1"
 	agentv1 "github.com/agentcore/agentcore/proto/agentcore/v1"
 )
 
@@ -131,75 +124,6 @@ func TestConformance(t *testing.T) {
 			contract(t, l.get(t), lim)
 		})
 	}
-}
-
-// limitsController returns the limits mechanism agent-server would use
-// (AGENTCORE_TOOL_LIMITS: auto, cgroup2, cgroup1, rlimit or off), closed
-// once every contract is done.
-func limitsController(t *testing.T) *limits.Controller {
-	lim, err := limits.New(limits.Options{Mechanism: askedMechanism(t)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if err := lim.Close(); err != nil {
-			t.Errorf("limits controller: %v", err)
-		}
-	})
-	t.Logf("tool limits: %s", lim)
-	return lim
-}
-
-// askedMechanism is the limits mechanism AGENTCORE_TOOL_LIMITS asks for (auto when unset).
-func askedMechanism(t *testing.T) limits.Mechanism {
-	mech, err := limits.ParseMechanism(os.Getenv("AGENTCORE_TOOL_LIMITS"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return mech
-}
-
-// enforces ends the test unless lim enforces limits of kind k (for each
-// process tree as a whole when tree is set). A mechanism that cannot by its
-// nature is a skip saying so: rlimits count no processes and bound memory
-// per process, not per tree, and "off" enforces nothing; both only when
-// AGENTCORE_TOOL_LIMITS asked for them. Otherwise the mechanism or its
-// controller is missing from this machine (no cgroup, no memory or pids
-// controller, not root), which fails under CI: its machine has them.
-func enforces(t *testing.T, lim *limits.Controller, k limits.Kind, tree bool) {
-	t.Helper()
-	if lim.Supports(k) && (!tree || cgroups(lim)) {
-		return
-	}
-	if mech := lim.Mechanism(); mech == askedMechanism(t) && (mech == limits.Rlimit || mech == limits.Off) {
-		t.Skipf("AGENTCORE_TOOL_LIMITS=%s cannot enforce this limit (%s)", mech, lim)
-	}
-	unavailable(t, "this limit needs a mechanism this machine lacks (root and cgroups with their memory and pids controllers): %s", lim)
-}
-
-// cgroups reports whether lim counts a process tree as a whole.
-func cgroups(lim *limits.Controller) bool {
-	return lim.Mechanism() == limits.Cgroup1 || lim.Mechanism() == limits.Cgroup2
-}
-
-// policy is the suite's host's limits: defaults for the tools that ask for
-// none, and maximums below what greet asks for (256 MiB, 64 processes, 10s
-// of CPU, 256 files) so that its limits show the cap. A process default
-// (agent-server has one) and an open files default at the maximum let one
-// process serve every tool: a process without a process limit cannot take
-// one, and raising a hard rlimit takes CAP_SYS_RESOURCE, which containers
-// lack. The memory default is for cgroups only: RLIMIT_DATA counts what a
-// runtime reserves and its threads' stacks (Go and Python's gRPC hold
-// about 128 MiB of it).
-func policy(lim *limits.Controller) tool.LimitPolicy {
-	p := tool.LimitPolicy{
-		Default: limits.Limits{Processes: 256, OpenFiles: 128},
-		Max:     limits.Limits{Memory: 224 << 20, Processes: 48, CPUTime: 5 * time.Second, OpenFiles: 128},
-	}
-	if cgroups(lim) {
-		p.Default.Memory = 128 << 20
-	}
-	return p
 }
 
 // call is one finished call: its output chunks in order, and its result.
@@ -417,93 +341,6 @@ func contract(t *testing.T, l lang, lim *limits.Controller) {
 	t.Run("protocol", func(t *testing.T) { protocol(t, l, func(t *testing.T) { enforced(t, ctx, set, lim) }) })
 }
 
-// enforced checks that the host enforces the limits tools declare, capped
-// by its maximums, on the SDKs' plugins: a call over its memory, process
-// or CPU time limit is killed, its result names the limit (an outcome of
-// its own, not a crash), and the next call works.
-func enforced(t *testing.T, ctx context.Context, set *tool.Set, lim *limits.Controller) {
-	pol := policy(lim)
-	t.Run("capped by the host", func(t *testing.T) {
-		for _, c := range []struct {
-			tool string
-			want limits.Limits
-		}{
-			{"greet", pol.Max},
-			{"swarm", limits.Limits{Memory: pol.Default.Memory, Processes: 32, OpenFiles: pol.Default.OpenFiles}},
-			{"spin", limits.Limits{Memory: pol.Default.Memory, Processes: pol.Default.Processes, CPUTime: 250 * time.Millisecond, OpenFiles: pol.Default.OpenFiles}},
-			{"count", pol.Default},
-		} {
-			if spec, _ := set.Lookup(c.tool); spec.Limits != lim.Enforced(c.want) {
-				t.Errorf("%s's limits %v, want %v", c.tool, spec.Limits, lim.Enforced(c.want))
-			}
-		}
-	})
-	next := func(t *testing.T) {
-		t.Helper()
-		if c := run(ctx, set, "greet", `{"name":"again"}`); c.res.Error || c.text() != "Hello, again." {
-			t.Errorf("the next call: %q (error %v)", c.text(), c.res.Error)
-		}
-	}
-	breach := func(t *testing.T, c call, name, limit string) {
-		t.Helper()
-		want := fmt.Sprintf("tool %q exceeded its %s and was killed", name, limit)
-		if !c.res.Error || !strings.Contains(c.text(), want) || c.res.Outcome != tool.OutcomeLimit {
-			t.Fatalf("result %q (error %v, outcome %q), want %q", c.text(), c.res.Error, c.res.Outcome, want)
-		}
-	}
-
-	t.Run("memory", func(t *testing.T) {
-		// Under RLIMIT_DATA an allocation fails in one process, which may
-		// survive it (Python's MemoryError is an exception): per tree only.
-		enforces(t, lim, limits.Memory, true)
-		limit := pol.Default.Memory
-		callCtx, cancel := context.WithTimeout(ctx, 30*time.Second)
-		defer cancel()
-		var mu sync.Mutex
-		reached := 0
-		res := set.Execute(callCtx, "hog", []byte(`{}`), tool.Options{OnOutput: func(ch tool.Chunk) {
-			mu.Lock()
-			defer mu.Unlock()
-			for _, line := range strings.Split(ch.Data, "\n") {
-				fmt.Sscanf(line, "%d MiB", &reached)
-			}
-			if uint64(reached)<<20 > 4*limit {
-				cancel() // not enforced: stop it before it eats the machine
-			}
-		}})
-		breach(t, call{res: res}, "hog", "memory limit of "+limits.FormatBytes(limit))
-		mu.Lock()
-		defer mu.Unlock()
-		if uint64(reached)<<20 > limit {
-			t.Errorf("hog reported %d MiB under a limit of %s", reached, limits.FormatBytes(limit))
-		}
-		next(t)
-	})
-
-	t.Run("processes", func(t *testing.T) {
-		enforces(t, lim, limits.Processes, false)
-		// The next call is the next subtest's.
-		breach(t, run(ctx, set, "swarm", `{"n":100}`), "swarm", "limit of 32 processes")
-	})
-
-	t.Run("CPU time", func(t *testing.T) {
-		enforces(t, lim, limits.CPUTime, false)
-		callCtx, cancel := context.WithTimeout(ctx, 30*time.Second)
-		defer cancel()
-		breach(t, run(callCtx, set, "spin", `{}`), "spin", "CPU time limit of 250ms")
-		next(t)
-	})
-
-	t.Run("open files", func(t *testing.T) {
-		enforces(t, lim, limits.OpenFiles, false)
-		// A command started by the tool inherits its process's limit.
-		c := run(ctx, set, "shell", `{"command":"ulimit -n"}`)
-		if got := strings.TrimSpace(c.stream(agentv1.OutputStream_OUTPUT_STREAM_STDOUT)); got != strconv.Itoa(int(pol.Default.OpenFiles)) {
-			t.Errorf("ulimit -n in a call of shell: %q, want %d", got, pol.Default.OpenFiles)
-		}
-	})
-}
-
 // traceContext checks that a traced call's W3C trace context reaches the
 // tool (it returns what it got) and the command it runs (which prints
 // $TRACEPARENT|$TRACESTATE), and that an untraced call gets none.
@@ -543,68 +380,6 @@ func traceContext(t *testing.T, ctx context.Context, set *tool.Set) {
 	}
 }
 
-// killTree starts a call whose plugin has a child and a grandchild, stops
-// the call once their pids are out, and checks that all of them are gone.
-func killTree(t *testing.T, ctx context.Context, set *tool.Set) {
-	callCtx, stop := context.WithCancel(ctx)
-	defer stop()
-	pidLine := regexp.MustCompile(`pids (\d+) (\d+)`)
-	pids := make(chan []int, 1)
-	var out strings.Builder
-	done := make(chan tool.Result, 1)
-	go func() {
-		done <- set.Execute(callCtx, "spawn", []byte(`{}`), tool.Options{OnOutput: func(ch tool.Chunk) {
-			out.WriteString(ch.Data)
-			if m := pidLine.FindStringSubmatch(out.String()); m != nil {
-				a, _ := strconv.Atoi(m[1])
-				b, _ := strconv.Atoi(m[2])
-				select {
-				case pids <- []int{a, b}:
-				default:
-				}
-			}
-		}})
-	}()
-	var tree []int
-	select {
-	case tree = <-pids:
-	case res := <-done:
-		t.Fatalf("spawn ended before reporting its pids: %q", tool.OutputText(res.Output))
-	case <-time.After(30 * time.Second):
-		t.Fatal("spawn reported no pids within 30s")
-	}
-	for _, pid := range tree {
-		if !alive(pid) {
-			t.Fatalf("process %d is not running before the cancel", pid)
-		}
-	}
-	stop()
-	res := <-done
-	if !res.Error || !strings.Contains(tool.OutputText(res.Output), "stopped") {
-		t.Errorf("result %q (error %v)", tool.OutputText(res.Output), res.Error)
-	}
-	deadline := time.Now().Add(5 * time.Second)
-	for _, pid := range tree {
-		for alive(pid) {
-			if time.Now().After(deadline) {
-				t.Fatalf("process %d still runs after the call was stopped", pid)
-			}
-			time.Sleep(10 * time.Millisecond)
-		}
-	}
-}
-
-// alive reports whether pid is a process that has not exited (a zombie has).
-func alive(pid int) bool {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return false
-	}
-	s := string(b)
-	f := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
-	return len(f) > 0 && f[0] != "Z" && f[0] != "X"
-}
-
 // arrival returns the index of the chunk with which stream's text first
 // holds line, or -1.
 func arrival(chunks []tool.Chunk, stream agentv1.OutputStream, line string) int {
@@ -631,121 +406,4 @@ func equal(a, b []string) bool {
 // compact removes the spaces of JSON text (the showcases' JSON holds no strings with spaces).
 func compact(b []byte) string {
 	return strings.NewReplacer(" ", "", "\n", "").Replace(string(b))
-}
-
-// protocol checks, through a plain go-plugin client, what the host does not
-// show: the declared limits, the health check go-plugin's Ping uses, a call
-// through Execute (the host prefers Session), and the controller's shutdown.
-// enforced runs after the declared limits: the host's enforcement of them.
-func protocol(t *testing.T, l lang, enforced func(*testing.T)) {
-	path := filepath.Join(l.dir, "showcase")
-	for _, ext := range []string{".py", ".js"} {
-		if _, err := os.Stat(path + ext); err == nil {
-			path += ext
-		}
-	}
-	client := plugin.NewClient(&plugin.ClientConfig{
-		HandshakeConfig: plugin.HandshakeConfig{
-			ProtocolVersion:  pluginv1.ProtocolVersion,
-			MagicCookieKey:   pluginv1.MagicCookieKey,
-			MagicCookieValue: pluginv1.MagicCookieValue,
-		},
-		Plugins:          plugin.PluginSet{pluginv1.PluginName: grpcPlugin{}},
-		Cmd:              exec.Command(path),
-		AllowedProtocols: []plugin.Protocol{plugin.ProtocolGRPC},
-		Logger:           hclog.NewNullLogger(),
-		StartTimeout:     30 * time.Second,
-	})
-	defer client.Kill()
-	cp, err := client.Client()
-	if err != nil {
-		t.Fatalf("go-plugin client: %v", err)
-	}
-	if err := cp.Ping(); err != nil {
-		t.Errorf("health check (go-plugin's Ping): %v", err)
-	}
-	raw, err := cp.Dispense(pluginv1.PluginName)
-	if err != nil {
-		t.Fatal(err)
-	}
-	rpc := raw.(pluginv1.ToolPluginServiceClient)
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-
-	desc, err := rpc.Describe(ctx, &pluginv1.DescribeRequest{})
-	if err != nil {
-		t.Fatalf("Describe: %v", err)
-	}
-	specs := map[string]*pluginv1.ToolSpec{}
-	for _, s := range desc.GetTools() {
-		specs[s.GetName()] = s
-	}
-	t.Run("declared limits", func(t *testing.T) {
-		lim := specs["greet"].GetLimits()
-		if lim.GetMemoryBytes() != 256<<20 || lim.GetMaxProcesses() != 64 || lim.GetCpuTime().AsDuration() != 10*time.Second || lim.GetMaxOpenFiles() != 256 {
-			t.Errorf("greet's limits %v, want 256 MiB, 64 processes, 10s CPU, 256 files", lim)
-		}
-		if specs["count"].GetLimits() != nil {
-			t.Errorf("count declares limits %v, want none", specs["count"].GetLimits())
-		}
-	})
-	t.Run("enforced limits", enforced)
-
-	t.Run("execute without session", func(t *testing.T) {
-		stream, err := rpc.Execute(ctx, &pluginv1.ExecuteRequest{Tool: "greet", InputJson: `{"name":"Bo"}`, CallId: "call_1"})
-		if err != nil {
-			t.Fatal(err)
-		}
-		var kinds []string
-		var res *pluginv1.ToolResult
-		for {
-			msg, err := stream.Recv()
-			if errors.Is(err, io.EOF) {
-				break
-			}
-			if err != nil {
-				t.Fatalf("Execute stream: %v", err)
-			}
-			switch {
-			case msg.GetOutput() != nil:
-				kinds = append(kinds, "output:"+string(msg.GetOutput().GetData()))
-			case msg.GetResult() != nil:
-				kinds = append(kinds, "result")
-				res = msg.GetResult()
-			}
-		}
-		if strings.Join(kinds, ",") != "output:thinking of a greeting,result" || res.GetText() != "Hello, Bo." {
-			t.Errorf("Execute sent %v, result %v", kinds, res)
-		}
-		stream, err = rpc.Execute(ctx, &pluginv1.ExecuteRequest{Tool: "nope", InputJson: `{}`})
-		if err != nil {
-			t.Fatal(err)
-		}
-		msg, err := stream.Recv()
-		if err != nil || msg.GetResult().GetError() == "" || !strings.Contains(msg.GetResult().GetError(), "greet") {
-			t.Errorf("unknown tool: %v, %v; want an error result naming the tools", msg, err)
-		}
-	})
-
-	t.Run("shutdown", func(t *testing.T) {
-		// go-plugin's Kill asks the controller to shut down and waits for the
-		// process to exit before it would kill it (2s).
-		start := time.Now()
-		client.Kill()
-		if !client.Exited() {
-			t.Error("the plugin did not exit")
-		}
-		if d := time.Since(start); d > 1900*time.Millisecond {
-			t.Errorf("the plugin took %v to exit after Shutdown: it was killed, not shut down", d)
-		}
-	})
-}
-
-// grpcPlugin is the client half of the plugin protocol for go-plugin.
-type grpcPlugin struct{ plugin.NetRPCUnsupportedPlugin }
-
-func (grpcPlugin) GRPCServer(*plugin.GRPCBroker, *grpc.Server) error { return nil }
-
-func (grpcPlugin) GRPCClient(_ context.Context, _ *plugin.GRPCBroker, c *grpc.ClientConn) (any, error) {
-	return pluginv1.NewToolPluginServiceClient(c), nil
 }
