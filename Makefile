@@ -50,13 +50,13 @@ test:
 	$(GO_TEST) ./...
 
 ## unit: every package's tests but the end-to-end ones (./tests/...) and the benchmarks (./bench/...).
-## One package: make unit PKG=./pkg/tool/; one test: make unit PKG=./pkg/tool/ RUN=TestPool.
+## One package: make unit PKG=./pkg/tool/; one test: make unit PKG=./pkg/tool/ RUN=TestScanFailsLoudly.
 unit:
 	@echo "$(GO_TEST) $(or $(PKG),<every package but ./tests/... and ./bench/...>)"
 	@$(GO_TEST) $(or $(PKG),$(UNIT_PKGS))
 
 ## e2e: the end-to-end tests (./tests/...): the real agent-server, plugins and SDKs.
-## One test: make e2e RUN=TestDemo (RUN is a go test -run pattern, e.g. 'TestHTTP/stream');
+## One test: make e2e RUN=TestDemo (RUN is a go test -run pattern, e.g. TestHTTPGateway/compact);
 ## PKG=./tests/ or PKG=./tests/conformance/ for one package (each builds what it needs first).
 e2e:
 	$(GO_TEST) $(or $(PKG),$(E2E_PKGS))
