@@ -15,7 +15,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -295,7 +294,7 @@ func TestServicePrefixMatchesTheService(t *testing.T) {
 // client that can connect finds it serving, its tools loaded.
 func TestToolsLoadBeforeListening(t *testing.T) {
 	dir := t.TempDir()
-	build := exec.Command(filepath.Join(runtime.GOROOT(), "bin", "go"), "build", "-o", filepath.Join(dir, "slowstart"), "./testdata/slowstart")
+	build := exec.Command("go", "build", "-o", filepath.Join(dir, "slowstart"), "./testdata/slowstart") // go test puts its go first on PATH
 	if out, err := build.CombinedOutput(); err != nil {
 		t.Fatalf("build the test plugin: %v\n%s", err, out)
 	}
