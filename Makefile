@@ -61,8 +61,8 @@ unit:
 e2e:
 	$(GO_TEST) $(or $(PKG),$(E2E_PKGS))
 
-## lint: gofmt, go vet, buf lint, buf breaking against main, and generated code up to date.
-lint: fmt vet buf-lint breaking proto-check
+## lint: gofmt, go vet, staticcheck, buf lint, buf breaking against main, and generated code up to date.
+lint: fmt vet staticcheck buf-lint breaking proto-check
 
 ## fmt: fail when gofmt would change a Go file (generated code aside).
 fmt:
