@@ -36,32 +36,24 @@ func TestHTTPGateway(t *testing.T) {
 	t.Run("reconnect with Last-Event-ID", func(t *testing.T) { testHTTPReconnect(t, h) })
 	t.Run("permissions answered over HTTP", func(t *testing.T) { testHTTPPermissions(t, h) })
 	t.Run("openapi and console", func(t *testing.T) { testHTTPDocuments(t, h) })
-	t.Run("README curl examples", func(t *testing.T) { testHTTPReadme(t, h) })
+	t.Run("docs curl examples", func(t *testing.T) { testHTTPDocs(t, h) })
 }
 
-// readmeCurl matches the README's curl commands: method, path, body, a
+// docsCurl matches the curl commands of docs/http.md: method, path, body, a
 // header, and the status a comment after them expects.
-var readmeCurl = regexp.MustCompile(`(?m)^curl -[sN](?: -X (\w+))? '?localhost:8080([^'\s]+)'?(?: -d '([^']*)')?(?: -H '([^']*)')?(?:[ \t]+# (\d{3}))?`)
+var docsCurl = regexp.MustCompile(`(?m)^curl -[sN](?: -X (\w+))? '?localhost:8080([^'\s]+)'?(?: -d '([^']*)')?(?: -H '([^']*)')?(?:[ \t]+# (\d{3}))?`)
 
-// testHTTPReadme runs the curl commands of the README's HTTP section, in
-// order, against the server (with its token): each must answer as shown.
+// testHTTPDocs runs the curl commands of docs/http.md, in order, against the
+// server (with its token): each must answer as shown.
 // RUN_ID and CALL_ID stand for the run of the last send and its permission
 // request; a send that asks for a permission and goes on without its client
 // is left at the request.
-func testHTTPReadme(t *testing.T, h *httpServer) {
-	b, err := os.ReadFile(filepath.Join(e2e.RepoRoot(), "README.md"))
+func testHTTPDocs(t *testing.T, h *httpServer) {
+	b, err := os.ReadFile(filepath.Join(e2e.RepoRoot(), "docs", "http.md"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	text := string(b)
-	start := strings.Index(text, "## HTTP API and web console")
-	if start < 0 {
-		t.Fatal("no HTTP section in the README")
-	}
-	text = text[start:]
-	if end := strings.Index(text[3:], "\n## "); end > 0 {
-		text = text[:end+3]
-	}
 	const system = "Use the tools to do the task."
 	suite.Router.Set(t, system, func(_ int, req *fakemodel.Request) fakemodel.Turn {
 		if results := e2e.LastToolResults(req); len(results) > 0 { // each send: a call, then an answer
@@ -70,9 +62,9 @@ func testHTTPReadme(t *testing.T, h *httpServer) {
 		return fakemodel.Turn{ToolCalls: []fakemodel.ToolCall{{ID: "call_1", Name: "say_hello", Arguments: `{"name":"Ming"}`}}}
 	})
 	defer h.do(t, request{method: "DELETE", path: "/v1/agents/demo"})
-	calls := readmeCurl.FindAllStringSubmatch(text, -1)
+	calls := docsCurl.FindAllStringSubmatch(text, -1)
 	if len(calls) < 10 {
-		t.Fatalf("found %d curl commands in the README's HTTP section", len(calls))
+		t.Fatalf("found %d curl commands in docs/http.md", len(calls))
 	}
 	runID, callID := "", ""
 	for _, c := range calls {
@@ -91,18 +83,18 @@ func testHTTPReadme(t *testing.T, h *httpServer) {
 		if !strings.HasSuffix(path, ":send") {
 			resp, got := h.do(t, r)
 			if resp.StatusCode != want || strings.Contains(string(got), "event: error") {
-				t.Errorf("README: %s\n%s %s", c[0], resp.Status, got)
+				t.Errorf("docs/http.md: %s\n%s %s", c[0], resp.Status, got)
 			}
 			continue
 		}
 		resp := h.open(t, r)
 		if resp.StatusCode != want {
 			b, _ := io.ReadAll(resp.Body)
-			t.Fatalf("README: %s\n%s %s", c[0], resp.Status, b)
+			t.Fatalf("docs/http.md: %s\n%s %s", c[0], resp.Status, b)
 		}
 		for e := range events(t, resp.Body) {
 			if e.event == "error" {
-				t.Errorf("README: %s\nerror event %s", c[0], e.data)
+				t.Errorf("docs/http.md: %s\nerror event %s", c[0], e.data)
 				break
 			}
 			ev := runEvent(t, e)

@@ -23,20 +23,52 @@ import (
 	agentv1 "github.com/agentcore/agentcore/proto/agentcore/v1"
 )
 
-// grpcurlCall matches the README's grpcurl commands with a request body.
-var grpcurlCall = regexp.MustCompile(`grpcurl -plaintext -d '([^']*)'\s+\S+\s+agentcore\.v1\.AgentService/(\w+)`)
+// docPage is a page of the documentation: the README or a page of docs/.
+type docPage struct {
+	path string // from the repository's root
+	text string
+}
 
-// TestReadmeGrpcurl runs the README's grpcurl commands, in order, against the
-// real server: each body must be a valid request and each call must succeed.
-func TestReadmeGrpcurl(t *testing.T) {
-	b, err := os.ReadFile(filepath.Join(e2e.RepoRoot(), "README.md"))
+// docPages reads the README and every page of docs/, the README first.
+func docPages(t *testing.T) []docPage {
+	t.Helper()
+	paths, err := filepath.Glob(filepath.Join(e2e.RepoRoot(), "docs", "*.md"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	text := strings.ReplaceAll(string(b), "\\\n", " ") // join continued lines
-	calls := grpcurlCall.FindAllStringSubmatch(text, -1)
+	paths = append([]string{filepath.Join(e2e.RepoRoot(), "README.md")}, paths...)
+	pages := make([]docPage, 0, len(paths))
+	for _, p := range paths {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rel, err := filepath.Rel(e2e.RepoRoot(), p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		pages = append(pages, docPage{path: filepath.ToSlash(rel), text: string(b)})
+	}
+	return pages
+}
+
+// grpcurlCall matches the documentation's grpcurl commands with a request body.
+var grpcurlCall = regexp.MustCompile(`grpcurl -plaintext -d '([^']*)'\s+\S+\s+agentcore\.v1\.AgentService/(\w+)`)
+
+// TestReadmeGrpcurl runs the grpcurl commands of the README and docs/, in
+// order, against the real server: each body must be a valid request and each
+// call must succeed.
+func TestReadmeGrpcurl(t *testing.T) {
+	type call struct{ page, body, method string }
+	var calls []call
+	for _, p := range docPages(t) {
+		text := strings.ReplaceAll(p.text, "\\\n", " ") // join continued lines
+		for _, m := range grpcurlCall.FindAllStringSubmatch(text, -1) {
+			calls = append(calls, call{p.path, m[1], m[2]})
+		}
+	}
 	if len(calls) < 4 {
-		t.Fatalf("found %d grpcurl calls in the README", len(calls))
+		t.Fatalf("found %d grpcurl calls in the README and docs/", len(calls))
 	}
 	const system = "Use the tools to do the task."
 	suite.Router.Set(t, system, func(step int, req *fakemodel.Request) fakemodel.Turn {
@@ -55,14 +87,14 @@ func TestReadmeGrpcurl(t *testing.T) {
 	defer conn.Close()
 	svc := agentv1.File_agentcore_v1_agent_service_proto.Services().ByName("AgentService")
 	for _, c := range calls {
-		body, method := c[1], c[2]
+		body, method := c.body, c.method
 		md := svc.Methods().ByName(protoreflect.Name(method))
 		if md == nil {
-			t.Fatalf("README calls unknown method %s", method)
+			t.Fatalf("%s calls unknown method %s", c.page, method)
 		}
 		req := newMessage(t, md.Input().FullName())
 		if err := protojson.Unmarshal([]byte(body), req); err != nil {
-			t.Fatalf("%s: README body %s: %v", method, body, err)
+			t.Fatalf("%s: %s's body %s: %v", method, c.page, body, err)
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		full := "/agentcore.v1.AgentService/" + method
@@ -73,7 +105,7 @@ func TestReadmeGrpcurl(t *testing.T) {
 		}
 		cancel()
 		if err != nil {
-			t.Errorf("README's %s %s: %v", method, body, err)
+			t.Errorf("%s's %s %s: %v", c.page, method, body, err)
 		}
 	}
 }
@@ -112,21 +144,32 @@ func stream(ctx context.Context, conn *grpc.ClientConn, full string, md protoref
 	}
 }
 
-// goProgram matches the README's Go code blocks that are whole programs.
+// goProgram matches the documentation's Go code blocks that are whole programs.
 var goProgram = regexp.MustCompile("(?s)```go\n(package main\n.*?)```")
 
-// TestReadmeGo builds every Go program of the README in a module outside
-// this repository, set up with the README's commands: the snippets are
-// complete and the module can be used from elsewhere.
+// TestReadmeGo builds every Go program of the README and docs/ in a module
+// outside this repository, set up with the README's commands: the snippets
+// are complete and the module can be used from elsewhere.
 func TestReadmeGo(t *testing.T) {
 	t.Parallel()
-	b, err := os.ReadFile(filepath.Join(e2e.RepoRoot(), "README.md"))
-	if err != nil {
-		t.Fatal(err)
+	// The README's tool and client; the tools of docs/tools.md.
+	least := map[string]int{"README.md": 2, "docs/tools.md": 1}
+	var programs []string
+	for _, p := range docPages(t) {
+		found := goProgram.FindAllStringSubmatch(p.text, -1)
+		if len(found) < least[p.path] {
+			t.Errorf("found %d Go programs in %s, want %d or more", len(found), p.path, least[p.path])
+		}
+		for _, m := range found {
+			programs = append(programs, m[1])
+		}
+		delete(least, p.path)
 	}
-	programs := goProgram.FindAllStringSubmatch(string(b), -1)
-	if len(programs) < 3 { // a tool, the tools of "Writing tools", the client
-		t.Fatalf("found %d Go programs in the README", len(programs))
+	for path := range least {
+		t.Errorf("no page %s", path)
+	}
+	if t.Failed() {
+		t.FailNow()
 	}
 	mod := t.TempDir()
 	env := append(os.Environ(), "GOFLAGS=-mod=mod", "GOWORK=off")
@@ -155,13 +198,13 @@ func TestReadmeGo(t *testing.T) {
 		if err := os.Mkdir(dir, 0o755); err != nil {
 			t.Fatal(err)
 		}
-		if err := os.WriteFile(filepath.Join(dir, "main.go"), []byte(p[1]), 0o644); err != nil {
+		if err := os.WriteFile(filepath.Join(dir, "main.go"), []byte(p), 0o644); err != nil {
 			t.Fatal(err)
 		}
 	}
 	cmd := e2e.Go("build", "-o", os.DevNull, "./...")
 	cmd.Dir, cmd.Env = mod, env
 	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("building the README's Go programs outside the repository: %v\n%s", err, out)
+		t.Fatalf("building the Go programs of the README and docs/ outside the repository: %v\n%s", err, out)
 	}
 }

@@ -318,7 +318,7 @@ func TestBytes(t *testing.T) {
 }
 
 // TestHelpPrintsPlainText pins -help: every setting with its flag,
-// variable and file key, as plain text (the Markdown table is the README's).
+// variable and file key, as plain text (the Markdown table is docs/configuration.md's).
 func TestHelpPrintsPlainText(t *testing.T) {
 	var b strings.Builder
 	_, err := Load([]string{"-help"}, env(nil), &b)
@@ -385,14 +385,15 @@ func TestTelemetrySettings(t *testing.T) {
 	}
 }
 
-// TestReadmeTable keeps the README's configuration table equal to the code's.
-func TestReadmeTable(t *testing.T) {
-	b, err := os.ReadFile("../../README.md")
+// TestDocsTable keeps the settings table of docs/configuration.md equal to
+// the code's.
+func TestDocsTable(t *testing.T) {
+	b, err := os.ReadFile("../../docs/configuration.md")
 	if err != nil {
-		t.Skip("no README:", err)
+		t.Skip("no docs/configuration.md:", err)
 	}
 	if !strings.Contains(string(b), Table()) {
-		t.Errorf("README.md's configuration table is stale; paste config.Table(), printed below:\n%s", Table())
+		t.Errorf("docs/configuration.md's settings table is stale; paste config.Table(), printed below:\n%s", Table())
 	}
 }
 

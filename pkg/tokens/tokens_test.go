@@ -76,15 +76,17 @@ func TestKnownTokens(t *testing.T) {
 // TestEncoderMatchesTiktoken checks that an Encoder, with its own rank
 // table and no tiktoken-go loader, encodes exactly as tiktoken-go's own
 // encoding does (given the same embedded ranks), on the samples and on a
-// varied corpus: this repository's README and Go sources (English, Chinese,
-// code, tables) and random text mixing scripts, digits, emoji, white space,
+// varied corpus: this repository's README, docs and Go sources (English,
+// Chinese, code, tables) and random text mixing scripts, digits, emoji, white space,
 // contractions and invalid UTF-8.
 func TestEncoderMatchesTiktoken(t *testing.T) {
 	tiktoken.SetBpeLoader(tiktokenloader.NewOfflineLoader())
 	t.Cleanup(func() { tiktoken.SetBpeLoader(tiktoken.NewDefaultBpeLoader()) })
 	corpus := append(slices.Clone(samples), randomTexts(200)...)
 	files, _ := filepath.Glob("../history/*.go")
+	docs, _ := filepath.Glob("../../docs/*.md")
 	files = append(files, "../../README.md")
+	files = append(files, docs...)
 	for _, f := range files {
 		data, err := os.ReadFile(f)
 		if err != nil {
