@@ -1,0 +1,118 @@
+// The parts of the client that need no server.
+import * as assert from "node:assert/strict";
+import { describe, test } from "node:test";
+import { create } from "@bufbuild/protobuf";
+import { ConnectError } from "@connectrpc/connect";
+import { AgentcoreError, Code, image, kinds, parseTarget, pb, reasonName, text, user } from "../src/index";
+import { toError } from "../src/errors";
+import { Queue } from "../src/queue";
+
+describe("parseTarget", () => {
+  const cases: [string, boolean, { baseUrl: string; socket?: string }][] = [
+    ["127.0.0.1:50051", false, { baseUrl: "http://127.0.0.1:50051" }],
+    ["agents.example:443", true, { baseUrl: "https://agents.example:443" }],
+    ["[::1]:50051", false, { baseUrl: "http://[::1]:50051" }],
+    ["unix:/run/agentcore/agent.sock", false, { baseUrl: "http://localhost", socket: "/run/agentcore/agent.sock" }],
+    ["unix:///tmp/a.sock", false, { baseUrl: "http://localhost", socket: "/tmp/a.sock" }],
+    ["unix:rel.sock", false, { baseUrl: "http://localhost", socket: "rel.sock" }],
+    ["https://gw.example/prefix/", true, { baseUrl: "https://gw.example/prefix" }],
+  ];
+  for (const [target, secure, want] of cases) {
+    test(target, () => assert.deepEqual(parseTarget(target, secure), want));
+  }
+  for (const bad of ["", "unix:", "a b:1", "host/path"]) {
+    test(`rejects ${JSON.stringify(bad)}`, () => assert.throws(() => parseTarget(bad, false), /agentcore: target/));
+  }
+});
+
+describe("toError", () => {
+  test("a model error's details", () => {
+    const ce = new ConnectError("rate limited", Code.ResourceExhausted, undefined, [
+      {
+        desc: pb.ErrorInfoSchema,
+        value: { reason: "LIMIT", domain: "agentcore", metadata: { retryable: "true", status: "429", kind: "limit" } },
+      },
+      { desc: pb.RetryInfoSchema, value: { retryDelay: { seconds: 2n, nanos: 500_000_000 } } },
+    ]);
+    const e = toError(ce);
+    assert.ok(e instanceof AgentcoreError);
+    assert.equal(e.code, Code.ResourceExhausted);
+    assert.equal(e.kind, "limit");
+    assert.equal(e.reason, "LIMIT");
+    assert.equal(e.retryable, true);
+    assert.equal(e.status, 429);
+    assert.equal(e.retryDelayMs, 2500);
+    assert.equal(e.rawMessage, "rate limited");
+    assert.equal(e.message, "agentcore: ResourceExhausted (limit): rate limited");
+    assert.equal(e.cause, ce);
+    assert.equal(toError(e), e, "an AgentcoreError stays as it is");
+  });
+
+  test("a bad request's fields", () => {
+    const e = toError(
+      new ConnectError("invalid request", Code.InvalidArgument, undefined, [
+        { desc: pb.ErrorInfoSchema, value: { reason: "INVALID_ARGUMENT", domain: "agentcore" } },
+        { desc: pb.BadRequestSchema, value: { fieldViolations: [{ field: "start.input", description: "required" }] } },
+      ]),
+    );
+    assert.equal(e.kind, "");
+    assert.equal(e.reason, "INVALID_ARGUMENT");
+    assert.deepEqual(e.fields, [{ field: "start.input", description: "required" }]);
+  });
+
+  test("no details, a broken connection, and not a status at all", () => {
+    const cancelled = toError(new ConnectError("gone", Code.Canceled, { "grpc-status": "1" }));
+    assert.equal(cancelled.kind, "aborted", "a cancelled call is aborted");
+    assert.equal(cancelled.reason, "");
+    assert.equal(cancelled.connectionLost, false);
+    const reset = toError(new ConnectError("http/2 stream closed with error code CANCEL (0x8)", Code.Canceled));
+    assert.equal(reset.code, Code.Unavailable, "a stream reset under the client is a broken connection");
+    assert.equal(reset.connectionLost, true);
+    assert.equal(reset.kind, "");
+    const deadline = toError(new ConnectError("deadline", Code.DeadlineExceeded));
+    assert.equal(deadline.connectionLost, false);
+    const ac = new AbortController();
+    ac.abort(new Error("bye"));
+    const mine = toError(new ConnectError("aborted", Code.Canceled), ac.signal);
+    assert.equal(mine.kind, "aborted");
+    assert.equal(mine.rawMessage, "bye");
+    const plain = toError(new Error("plain"));
+    assert.equal(plain.code, Code.Unknown);
+    assert.equal(plain.kind, "");
+  });
+});
+
+test("the kinds are the proto's ErrorKind names", () => {
+  assert.deepEqual(kinds, ["aborted", "auth", "limit", "timeout", "server", "network", "request", "unknown"]);
+});
+
+test("reasonName says the end reasons as agent-core does", () => {
+  assert.equal(reasonName(pb.EndReason.NO_TOOL), "no-tool");
+  assert.equal(reasonName(pb.EndReason.TOOL_STOP), "tool-stop");
+  assert.equal(reasonName(pb.EndReason.STEP_LIMIT), "step-limit");
+});
+
+test("parts and messages", () => {
+  assert.deepEqual(text("hi").kind, { case: "text", value: "hi" });
+  const img = image("image/png", new Uint8Array([1, 2]));
+  assert.equal(img.kind.case, "image");
+  assert.equal(img.kind.case === "image" && img.kind.value.source.case, "data");
+  const byUrl = image("image/png", "https://example.com/a.png");
+  assert.equal(byUrl.kind.case === "image" && byUrl.kind.value.source.case, "url");
+  const m = user("hello");
+  assert.equal(m.role, pb.Role.USER);
+  assert.deepEqual(m, create(pb.MessageSchema, { role: pb.Role.USER, parts: [text("hello")] }));
+});
+
+test("Queue hands out what was pushed, in order, until closed", async () => {
+  const q = new Queue<number>();
+  q.push(1);
+  const it = q[Symbol.asyncIterator]();
+  assert.deepEqual(await it.next(), { value: 1, done: false });
+  const waiting = it.next();
+  q.push(2);
+  assert.deepEqual(await waiting, { value: 2, done: false });
+  q.close();
+  assert.equal(q.push(3), false);
+  assert.deepEqual(await it.next(), { value: undefined, done: true });
+});
