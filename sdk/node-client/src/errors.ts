@@ -1,4 +1,5 @@
 import { Code, ConnectError } from "@connectrpc/connect";
+import { ErrorReason } from "./gen/agentcore/v1/errors_pb";
 import { ErrorKind } from "./gen/agentcore/v1/event_pb";
 import { BadRequestSchema, ErrorInfoSchema, RetryInfoSchema } from "./gen/google/rpc/error_details_pb";
 
@@ -15,6 +16,27 @@ export const kinds: readonly Kind[] = Object.freeze(
   Object.keys(ErrorKind)
     .filter((k) => Number.isNaN(Number(k)) && k !== "UNSPECIFIED")
     .map((k) => k.toLowerCase() as Kind),
+);
+
+/**
+ * Reason is a reason an agentcore server sends in google.rpc.ErrorInfo: the
+ * name of a value of the proto's ErrorReason enum without its ERROR_REASON_
+ * prefix, which is how the wire says it (docs/errors.md lists them with
+ * their codes and what a client does; pb.ErrorReason has each one's doc).
+ */
+export type Reason = Exclude<keyof typeof ErrorReason, "UNSPECIFIED">;
+
+/**
+ * Reason holds every reason, each under its own name, made from the
+ * generated ErrorReason enum: `err.reason === Reason.AGENT_BUSY`. A reason
+ * this list lacks comes from a newer server: act on err.code.
+ */
+export const Reason: { readonly [R in Reason]: R } = Object.freeze(
+  Object.fromEntries(
+    Object.keys(ErrorReason)
+      .filter((k) => Number.isNaN(Number(k)) && k !== "UNSPECIFIED")
+      .map((k) => [k, k]),
+  ) as { [R in Reason]: R },
 );
 
 /** kindOfReason is the model error kind whose upper-cased name is reason, or "" when it is not one. */
@@ -62,10 +84,11 @@ export class AgentcoreError extends Error {
   readonly kind: Kind | "";
   /**
    * The google.rpc.ErrorInfo reason: one of Reason's values (AGENT_NOT_FOUND,
-   * NO_MODEL, AGENT_BUSY…, or the kind upper-cased for a model error); "" when
-   * the status carries none (a broken connection, a deadline of this client).
+   * NO_MODEL, AGENT_BUSY…, the kind upper-cased for a model error), compared
+   * as `err.reason === Reason.AGENT_BUSY`; "" when the status carries none (a
+   * broken connection, a deadline of this client).
    */
-  readonly reason: string;
+  readonly reason: Reason | (string & {});
   /** Whether the same request may succeed later (model errors). */
   readonly retryable: boolean;
   /** The model service's HTTP status, 0 if none. */

@@ -3,6 +3,7 @@
 // from "@agentcore/client", then pb.Event, pb.AgentConfigSchema, pb.RunState…
 export * from "./gen/agentcore/v1/agent_service_pb";
 export * from "./gen/agentcore/v1/config_pb";
+export * from "./gen/agentcore/v1/errors_pb";
 export * from "./gen/agentcore/v1/event_pb";
 export * from "./gen/agentcore/v1/message_pb";
 export * from "./gen/agentcore/v1/run_pb";
