@@ -3,7 +3,7 @@ import * as assert from "node:assert/strict";
 import * as os from "node:os";
 import * as path from "node:path";
 import { after, describe, test } from "node:test";
-import { Client, Code, assistant, pb, text, textOf, user } from "../src/index";
+import { Client, Code, Reason, assistant, pb, text, textOf, user } from "../src/index";
 import { CutProxy, addr, newAgent, rejects, script, skip } from "./helpers";
 
 describe("agents", { skip }, () => {
@@ -29,20 +29,20 @@ describe("agents", { skip }, () => {
     assert.equal((await c.agent(id).get()).config?.maxSteps, 7);
 
     assert.equal(await a.delete(), false, "no run was stopped");
-    const e = await rejects(a.get(), Code.NotFound, "AGENT_NOT_FOUND");
+    const e = await rejects(a.get(), Code.NotFound, Reason.AGENT_NOT_FOUND);
     assert.match(e.message, /^agentcore: NotFound: /);
     assert.equal(e.kind, "");
   });
 
   test("the errors of agents carry their reasons", async () => {
     const a = await newAgent(c, "hello");
-    await rejects(c.createAgent({ id: a.id }), Code.AlreadyExists, "AGENT_EXISTS");
-    const bad = await rejects(c.createAgent({ config: { compactThreshold: 3 } }), Code.InvalidArgument, "INVALID_ARGUMENT");
+    await rejects(c.createAgent({ id: a.id }), Code.AlreadyExists, Reason.AGENT_EXISTS);
+    const bad = await rejects(c.createAgent({ config: { compactThreshold: 3 } }), Code.InvalidArgument, Reason.INVALID_ARGUMENT);
     assert.deepEqual(
       bad.fields.map((f) => f.field),
       ["agent.config.compact_threshold"],
     );
-    await rejects(c.agent("no-such-agent").send("hi"), Code.NotFound, "AGENT_NOT_FOUND");
+    await rejects(c.agent("no-such-agent").send("hi"), Code.NotFound, Reason.AGENT_NOT_FOUND);
     await a.delete();
   });
 });
@@ -82,7 +82,7 @@ describe("history", { skip }, () => {
     assert.equal(preview.system, script("hello"));
     assert.deepEqual(preview.messages.map(textOf), ["Remember: the door code is 42.", "Noted.", "What is the code?"]);
     assert.ok(preview.tokens > 0n, `preview tokens ${preview.tokens}`);
-    await rejects(a.setHistory([{ role: pb.Role.UNSPECIFIED }]), Code.InvalidArgument, "INVALID_ARGUMENT");
+    await rejects(a.setHistory([{ role: pb.Role.UNSPECIFIED }]), Code.InvalidArgument, Reason.INVALID_ARGUMENT);
     await a.delete();
   });
 });
@@ -103,7 +103,7 @@ describe("tools", { skip }, () => {
     assert.equal(chunks.join(""), "counted to 1\ncounted to 2\ncounted to 3\n");
     const failed = await c.executeTool("count", { n: 0 });
     assert.equal(failed.error, true, "a tool's failure is a result, not an exception");
-    await rejects(c.executeTool("no_such_tool"), Code.NotFound, "TOOL_NOT_FOUND");
+    await rejects(c.executeTool("no_such_tool"), Code.NotFound, Reason.TOOL_NOT_FOUND);
   });
 });
 
@@ -113,19 +113,19 @@ describe("credentials and sockets", { skip }, () => {
 
   test("a bearer token", { skip: authAddr === "" && "AGENTCORE_TEST_AUTH_ADDR is not set" }, async () => {
     const anonymous = Client.dial(authAddr);
-    const e = await rejects(anonymous.listTools(), Code.Unauthenticated, "UNAUTHENTICATED");
+    const e = await rejects(anonymous.listTools(), Code.Unauthenticated, Reason.UNAUTHENTICATED);
     anonymous.close();
     const wrong = Client.dial(authAddr, { token: "not-the-token" });
-    const w = await rejects(wrong.listTools(), Code.Unauthenticated, "UNAUTHENTICATED");
+    const w = await rejects(wrong.listTools(), Code.Unauthenticated, Reason.UNAUTHENTICATED);
     assert.ok(!w.message.includes("not-the-token"), `the token is echoed back: ${w.message}`);
     wrong.close();
     const c = Client.dial(authAddr, { token });
     assert.ok((await c.listTools()).tools.length > 0);
-    const admin = await rejects(c.reloadTools(), Code.PermissionDenied, "ADMIN_REQUIRED");
+    const admin = await rejects(c.reloadTools(), Code.PermissionDenied, Reason.ADMIN_REQUIRED);
     for (const err of [e, admin]) assert.ok(!err.message.includes(token), `the token is echoed back: ${err.message}`);
     // This server has no default model.
     const a = await c.createAgent({ config: { system: "s" } });
-    await rejects(a.send("hi"), Code.FailedPrecondition, "NO_MODEL");
+    await rejects(a.send("hi"), Code.FailedPrecondition, Reason.NO_MODEL);
     await a.delete();
     c.close();
   });

@@ -4,7 +4,7 @@
 // they skip.
 import * as assert from "node:assert/strict";
 import * as net from "node:net";
-import { Agent, AgentcoreError, Client, type Code } from "../src/index";
+import { Agent, AgentcoreError, Client, type Code, type Reason } from "../src/index";
 
 /** The agent-server the tests talk to. */
 export const addr = process.env["AGENTCORE_TEST_ADDR"] ?? "";
@@ -29,7 +29,7 @@ export async function newAgent(c: Client, name: string, config: Record<string, u
 }
 
 /** rejects asserts that p fails with an AgentcoreError of this code and reason, and returns it. */
-export async function rejects(p: Promise<unknown>, code: Code, reason: string): Promise<AgentcoreError> {
+export async function rejects(p: Promise<unknown>, code: Code, reason: Reason | ""): Promise<AgentcoreError> {
   try {
     await p;
   } catch (e) {

@@ -2,7 +2,7 @@
 // answering a permission from another call, a connection cut mid-run.
 import * as assert from "node:assert/strict";
 import { after, describe, test } from "node:test";
-import { AgentcoreError, Client, Code, allow, pb } from "../src/index";
+import { AgentcoreError, Client, Code, Reason, allow, pb } from "../src/index";
 import { CutProxy, addr, newAgent, rejects, skip, slowText } from "./helpers";
 
 /** settled waits for p and returns what it rejected with (failing if it resolved). */
@@ -75,9 +75,9 @@ describe("runs", { skip, concurrency: true }, () => {
       waiting.pendingPermissions.map((p) => p.toolName),
       ["say_hello"],
     );
-    await rejects(c.respondPermission(run.runId, "no-such-call", allow()), Code.NotFound, "PERMISSION_NOT_FOUND");
+    await rejects(c.respondPermission(run.runId, "no-such-call", allow()), Code.NotFound, Reason.PERMISSION_NOT_FOUND);
     await c.respondPermission(run.runId, callId, allow());
-    await rejects(c.respondPermission(run.runId, callId, false), Code.FailedPrecondition, "PERMISSION_ANSWERED");
+    await rejects(c.respondPermission(run.runId, callId, false), Code.FailedPrecondition, Reason.PERMISSION_ANSWERED);
     const result = await c.attach(run.runId, { afterSeq: run.lastSeq });
     assert.equal(result.text, "I said: Hello, Ming!");
     await a.delete();
@@ -102,8 +102,8 @@ describe("runs", { skip, concurrency: true }, () => {
     assert.equal(run.state, pb.RunState.SUCCEEDED);
     assert.equal(run.result?.text, "I said: Hello, Ming!");
     assert.ok(run.lastSeq > 0n);
-    await rejects(c.getRun("no-such-run"), Code.NotFound, "RUN_NOT_FOUND");
-    await rejects(c.attach("no-such-run"), Code.NotFound, "RUN_NOT_FOUND");
+    await rejects(c.getRun("no-such-run"), Code.NotFound, Reason.RUN_NOT_FOUND);
+    await rejects(c.attach("no-such-run"), Code.NotFound, Reason.RUN_NOT_FOUND);
     await a.delete();
   });
 

@@ -2,7 +2,7 @@
 // permissions, the events as an iterator, retries, compaction, stopping.
 import * as assert from "node:assert/strict";
 import { after, describe, test } from "node:test";
-import { AgentcoreError, Client, Code, allow, deny, pb } from "../src/index";
+import { AgentcoreError, Client, Code, Reason, allow, deny, pb } from "../src/index";
 import { addr, newAgent, rejects, skip } from "./helpers";
 
 describe("send", { skip, concurrency: true }, () => {
@@ -132,14 +132,14 @@ describe("send", { skip, concurrency: true }, () => {
     const events: string[] = [];
     assert.equal(await manual.compact({ onCompact: (e) => events.push(e.kind.case ?? "") }), "Goal: none.");
     assert.ok(events.includes("compactDelta"), events.join(" "));
-    await rejects(manual.compact(), Code.FailedPrecondition, "NOTHING_TO_COMPACT");
+    await rejects(manual.compact(), Code.FailedPrecondition, Reason.NOTHING_TO_COMPACT);
     await auto.delete();
     await manual.delete();
   });
 
   test("a model error rejects with its kind", async () => {
     const a = await newAgent(c, "auth");
-    const e = await rejects(a.send("hi"), Code.FailedPrecondition, "AUTH");
+    const e = await rejects(a.send("hi"), Code.FailedPrecondition, Reason.AUTH);
     assert.equal(e.kind, "auth");
     assert.equal(e.status, 401);
     assert.equal(e.retryable, false);
@@ -156,7 +156,7 @@ describe("send", { skip, concurrency: true }, () => {
       (e: unknown) => e,
     );
     await streaming;
-    await rejects(a.send({ input: "again", busy: "reject" }), Code.Aborted, "AGENT_BUSY");
+    await rejects(a.send({ input: "again", busy: "reject" }), Code.Aborted, Reason.AGENT_BUSY);
     assert.equal(await a.stop(), true);
     const stopped = await stoppedP;
     assert.ok(stopped instanceof AgentcoreError);

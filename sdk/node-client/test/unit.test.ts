@@ -1,9 +1,11 @@
 // The parts of the client that need no server.
 import * as assert from "node:assert/strict";
+import { readFile } from "node:fs/promises";
+import * as path from "node:path";
 import { describe, test } from "node:test";
 import { create } from "@bufbuild/protobuf";
 import { ConnectError } from "@connectrpc/connect";
-import { AgentcoreError, Code, image, kinds, parseTarget, pb, reasonName, text, user } from "../src/index";
+import { AgentcoreError, Code, Reason, image, kinds, parseTarget, pb, reasonName, text, user } from "../src/index";
 import { toError } from "../src/errors";
 import { Queue } from "../src/queue";
 
@@ -115,4 +117,17 @@ test("Queue hands out what was pushed, in order, until closed", async () => {
   q.close();
   assert.equal(q.push(3), false);
   assert.deepEqual(await it.next(), { value: undefined, done: true });
+});
+
+test("Reason is the proto's ErrorReason list, as docs/errors.md has it", async () => {
+  const names = pb.file_agentcore_v1_errors.enums[0]?.values.map((v) => v.name.replace(/^ERROR_REASON_/, ""));
+  assert.ok(names && names.length > 40, "the ErrorReason enum has its values");
+  assert.deepEqual(Object.keys(Reason), names.slice(1), "every value but UNSPECIFIED, in the proto's order");
+  for (const [k, v] of Object.entries(Reason)) assert.equal(v, k);
+  assert.equal(Reason.AGENT_BUSY, "AGENT_BUSY");
+  assert.ok(Object.isFrozen(Reason));
+  // The page's tables list the same reasons (the Go client's constants come from there too).
+  const doc = await readFile(path.join(__dirname, "..", "..", "..", "..", "docs", "errors.md"), "utf8");
+  const documented = new Set([...doc.matchAll(/^\| `([A-Z_]+)`/gm)].map((m) => m[1]));
+  for (const r of Object.keys(Reason)) assert.ok(documented.has(r), `docs/errors.md has no row for ${r}`);
 });
