@@ -11,7 +11,8 @@
 // suite (tests/conformance) runs one contract against all three.
 'use strict';
 
-// In your own project: npm install /path/to/agentcore/sdk/node, then require('@agentcore/tool').
+// In your own tool directory: npm install /path/to/agentcore/bin/agentcore-tool-0.1.0.tgz (make
+// sdk-pack builds it), then require('@agentcore/tool').
 const { tool, serve, run, Stop, ToolError, Content, text, image } = require('../../../sdk/node');
 
 // A 1x1 red PNG.
