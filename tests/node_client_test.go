@@ -3,9 +3,13 @@ package tests
 import (
 	"context"
 	"encoding/json"
+	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -36,6 +40,70 @@ func tsClient(t *testing.T) string {
 		t.Fatalf("tsc -p sdk/node-client/tsconfig.json: %v\n%s", err, out)
 	}
 	return dir
+}
+
+// networkTrouble matches npm's messages when the registry cannot be reached.
+var networkTrouble = regexp.MustCompile(`ENOTFOUND|EAI_AGAIN|ETIMEDOUT|ECONNREFUSED|ECONNRESET|ENETUNREACH|network|socket hang up`)
+
+// nodeExample makes examples/node runnable once the client is built
+// (tsClient): its packages installed (npm ci, once; node_modules is kept
+// between runs) and the example compiled.
+func nodeExample(t *testing.T) string {
+	t.Helper()
+	if _, err := exec.LookPath("npm"); err != nil {
+		unavailable(t, "npm is not on PATH")
+	}
+	dir := filepath.Join(e2e.RepoRoot(), "examples", "node")
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	if _, err := os.Stat(filepath.Join(dir, "node_modules", "typescript", "package.json")); err != nil {
+		cmd := exec.CommandContext(ctx, "npm", "ci", "--no-audit", "--no-fund", "--loglevel=error")
+		cmd.Dir = dir
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			if networkTrouble.Match(out) || errors.Is(ctx.Err(), context.DeadlineExceeded) {
+				unavailable(t, "npm ci could not reach the registry, examples/node is not tested: %v\n%s", err, out)
+			}
+			t.Fatalf("npm ci in examples/node: %v\n%s", err, out)
+		}
+	}
+	cmd := exec.CommandContext(ctx, "npm", "run", "build")
+	cmd.Dir = dir
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("npm run build in examples/node: %v\n%s", err, out)
+	}
+	return dir
+}
+
+// npmPack packs the package in dir into out, as make sdk-pack does, and
+// returns the tarball's path and the files it holds; with extra
+// "--dry-run" it writes no tarball.
+func npmPack(t *testing.T, ctx context.Context, dir, out string, extra ...string) (string, []string) {
+	t.Helper()
+	cmd := exec.CommandContext(ctx, "npm", append([]string{"pack", "--json", "--pack-destination", out}, extra...)...)
+	cmd.Dir = dir
+	stdout, err := cmd.Output()
+	if err != nil {
+		var stderr []byte
+		if ee, ok := err.(*exec.ExitError); ok {
+			stderr = ee.Stderr
+		}
+		t.Fatalf("npm pack in %s: %v\n%s", dir, err, stderr)
+	}
+	var packed []struct {
+		Filename string `json:"filename"`
+		Files    []struct {
+			Path string `json:"path"`
+		} `json:"files"`
+	}
+	if err := json.Unmarshal(stdout, &packed); err != nil || len(packed) != 1 {
+		t.Fatalf("npm pack --json: %v\n%s", err, stdout)
+	}
+	files := make([]string, 0, len(packed[0].Files))
+	for _, f := range packed[0].Files {
+		files = append(files, f.Path)
+	}
+	return filepath.Join(out, packed[0].Filename), files
 }
 
 // tsScripts are the fake model's answers the client's tests use, by the
@@ -87,7 +155,8 @@ func tsScripts(t *testing.T) map[string]string {
 func TestTypeScriptClient(t *testing.T) {
 	t.Parallel()
 	dir := tsClient(t)
-	scripts, err := json.Marshal(tsScripts(t))
+	scripts := tsScripts(t)
+	scriptsJSON, err := json.Marshal(scripts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -117,7 +186,7 @@ func TestTypeScriptClient(t *testing.T) {
 	cmd.Dir = dir
 	cmd.Env = append(os.Environ(),
 		"AGENTCORE_TEST_ADDR="+suite.server.Addr,
-		"AGENTCORE_TEST_SCRIPTS="+string(scripts),
+		"AGENTCORE_TEST_SCRIPTS="+string(scriptsJSON),
 		"AGENTCORE_TEST_AUTH_ADDR="+authed.Addr,
 		"AGENTCORE_TEST_TOKEN="+token,
 	)
@@ -128,5 +197,115 @@ func TestTypeScriptClient(t *testing.T) {
 	t.Logf("node --test sdk/node-client:\n%s", out)
 	if strings.Contains(authed.Logs(), token) {
 		t.Error("the token appears in the server's logs")
+	}
+
+	// The package make sdk-pack makes: the built client and its types, not its tests.
+	_, packed := npmPack(t, ctx, dir, t.TempDir(), "--dry-run", "--ignore-scripts")
+	for _, want := range []string{"dist/src/index.js", "dist/src/index.d.ts", "dist/src/gen/agentcore/v1/errors_pb.js", "src/client.ts", "package.json"} {
+		if !slices.Contains(packed, want) {
+			t.Errorf("the package lacks %s: %v", want, packed)
+		}
+	}
+	for _, f := range packed {
+		if strings.HasPrefix(f, "dist/test/") || strings.HasPrefix(f, "test/") || strings.HasPrefix(f, "node_modules/") {
+			t.Errorf("the package holds %s", f)
+		}
+	}
+
+	t.Run("example", func(t *testing.T) { testNodeExample(t, scripts["hello"]) })
+	t.Run("docs", func(t *testing.T) { testTypeScriptDocs(t, dir) })
+}
+
+// snippetPrelude is what a code block of docs/clients/typescript.md may use
+// without declaring it: the client's names, a client and an agent.
+const snippetPrelude = `import { Agent, AgentcoreError, Client, Reason, allow, assistant, deny, image, pb, text, textOf, user } from "@agentcore/client";
+declare const client: Client;
+declare const agent: Agent;
+`
+
+// testTypeScriptDocs checks the code of docs/clients/typescript.md: its
+// first block is examples/node/hello.ts, and tsc accepts the others, each
+// the body of a function, against the built client as an installed package.
+func testTypeScriptDocs(t *testing.T, client string) {
+	page, err := os.ReadFile(filepath.Join(e2e.RepoRoot(), "docs", "clients", "typescript.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	blocks := regexp.MustCompile("(?s)```ts\n(.*?)```").FindAllStringSubmatch(string(page), -1)
+	if len(blocks) < 2 {
+		t.Fatalf("docs/clients/typescript.md has %d ts blocks", len(blocks))
+	}
+	example, err := os.ReadFile(filepath.Join(e2e.RepoRoot(), "examples", "node", "hello.ts"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if blocks[0][1] != string(example) {
+		t.Error("the page's first code block is not examples/node/hello.ts")
+	}
+	dir := t.TempDir()
+	mods := filepath.Join(dir, "node_modules")
+	for link, target := range map[string]string{
+		filepath.Join(mods, "@agentcore", "client"): client,
+		filepath.Join(mods, "@types"):               filepath.Join(client, "node_modules", "@types"),
+	} {
+		if err := os.MkdirAll(filepath.Dir(link), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Symlink(target, link); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var files []string
+	for i, b := range blocks[1:] {
+		name := fmt.Sprintf("snippet%d.ts", i+1)
+		body := strings.ReplaceAll(strings.TrimRight(b[1], "\n"), "\n", "\n  ")
+		src := fmt.Sprintf("%sexport async function snippet%d(): Promise<void> {\n  %s\n}\n", snippetPrelude, i+1, body)
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(src), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		files = append(files, name)
+	}
+	tsconfig, _ := json.Marshal(map[string]any{
+		"compilerOptions": map[string]any{
+			"target": "ES2022", "lib": []string{"ES2022", "DOM"}, "module": "node16", "moduleResolution": "node16",
+			"types": []string{"node"}, "strict": true, "noEmit": true,
+		},
+		"files": files,
+	})
+	if err := os.WriteFile(filepath.Join(dir, "tsconfig.json"), tsconfig, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "node", filepath.Join(client, "node_modules", "typescript", "bin", "tsc"), "-p", "tsconfig.json")
+	cmd.Dir = dir
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("tsc over docs/clients/typescript.md's code: %v\n%s", err, out)
+	}
+}
+
+// testNodeExample runs examples/node, the README's task on the client,
+// against the script system answers.
+func testNodeExample(t *testing.T, system string) {
+	dir := nodeExample(t)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "node", "dist/hello.js", suite.server.Addr, "Say hello to Ming.")
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "AGENTCORE_SYSTEM="+system)
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("node dist/hello.js: %v\n%s", err, out)
+	}
+	for _, want := range []string{
+		"Greeting Ming.",
+		`permission asked: say_hello {"name":"Ming"} -> allow`,
+		`-> say_hello {"name":"Ming"}`,
+		"<- say_hello = Hello, Ming!",
+		`result: reason=no-tool steps=2 text="I said: Hello, Ming!"`,
+	} {
+		if !strings.Contains(string(out), want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
 	}
 }
