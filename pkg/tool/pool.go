@@ -484,7 +484,7 @@ func (pr *proc) startError(err error) error {
 	case <-time.After(crashGrace):
 	}
 	if tail := pr.stderrTail(); tail != "" {
-		msg += "; its stderr ends with:\n" + tail
+		msg += "; its stderr says:\n" + tail
 	}
 	return errors.New(msg)
 }
@@ -496,7 +496,8 @@ func (pr *proc) process() *process {
 }
 
 // stderrTail waits (briefly) for the stderr pipe of a dead process to be
-// read to its end and returns its last lines.
+// read to its end and returns the lines of it that an error shows
+// (stderrExcerpt).
 func (pr *proc) stderrTail() string {
 	p := pr.process()
 	if p == nil {
@@ -508,7 +509,7 @@ func (pr *proc) stderrTail() string {
 		case <-time.After(drainAfterExit + 50*time.Millisecond):
 		}
 	}
-	return lastLines(p.tail.String(), 20)
+	return stderrExcerpt(p.tail.String())
 }
 
 func lastLines(s string, n int) string {
@@ -915,7 +916,7 @@ func (pl *pool) crashResult(pr *proc, name string, err error, oom string) Result
 	}
 	msg := fmt.Sprintf("tool %q crashed: its plugin process %s", name, p.status())
 	if tail != "" {
-		msg += ". Its stderr ends with:\n" + tail
+		msg += ". Its stderr says:\n" + tail
 	}
 	pl.lost(pr)
 	pl.host.log.Warn("plugin crashed", "path", pl.cmd.Path, "tool", name, "status", p.status())

@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"runtime"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -117,7 +118,7 @@ var _ runner.Runner = (*process)(nil)
 func newProcess(cmd *exec.Cmd, sp *spawner, log hclog.Logger, g *limits.Group) *process {
 	p := &process{
 		cmd: cmd, spawner: sp, log: log, group: g,
-		tail:       &tailBuffer{max: 8 << 10},
+		tail:       &tailBuffer{headMax: 4 << 10, max: 8 << 10},
 		stderrDone: make(chan struct{}),
 		exit:       make(chan struct{}),
 		done:       make(chan struct{}),
@@ -468,26 +469,48 @@ func (p *process) logLines(b []byte) {
 	}
 }
 
-// tailBuffer keeps the last max bytes written to it.
+// tailBuffer keeps the first headMax and the last max bytes written to it:
+// a program that fails says why at the start of its stderr (Node.js's
+// uncaught exception, Go's panic) or at its end (Python's traceback).
 type tailBuffer struct {
-	mu  sync.Mutex
-	max int
-	buf []byte
+	mu      sync.Mutex
+	headMax int
+	max     int
+	head    []byte
+	buf     []byte
+	dropped bool // bytes between head and buf were dropped
 }
 
 func (t *tailBuffer) Write(b []byte) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
+	if n := min(len(b), t.headMax-len(t.head)); n > 0 {
+		t.head = append(t.head, b[:n]...)
+		b = b[n:]
+	}
 	t.buf = append(t.buf, b...)
 	if over := len(t.buf) - t.max; over > 0 {
 		t.buf = append(t.buf[:0], t.buf[over:]...)
+		t.dropped = true
 	}
 }
 
+// String is what was kept: all of it, or its head and its tail, each
+// without the line cut in two, with a line "…" between them.
 func (t *tailBuffer) String() string {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	return string(t.buf)
+	if !t.dropped {
+		return string(t.head) + string(t.buf)
+	}
+	head, tail := string(t.head), string(t.buf)
+	if i := strings.LastIndexByte(head, '\n'); i >= 0 {
+		head = head[:i+1]
+	}
+	if i := strings.IndexByte(tail, '\n'); i >= 0 {
+		tail = tail[i+1:]
+	}
+	return head + "…\n" + tail
 }
 
 // defaultSocketDir returns Config.SocketDir's default: the first directory
