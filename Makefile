@@ -9,7 +9,7 @@ STATICCHECK := $(GO) run honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSIO
 PLUGINS := $(notdir $(patsubst %/,%,$(wildcard plugins/*/)))
 
 .DEFAULT_GOAL := help
-.PHONY: help build run demo test unit e2e lint fmt vet staticcheck buf-lint breaking proto openapi proto-check sdk-proto test-deps bench bench-report fuzz-short fuzz clean
+.PHONY: help build run demo test unit e2e lint fmt vet staticcheck buf-lint breaking proto openapi proto-check sdk-proto sdk-pack test-deps bench bench-report fuzz-short fuzz clean
 
 ## help: this list: every target and what it does (the ## lines above each in the Makefile).
 help:
@@ -96,13 +96,20 @@ OPENAPI := pkg/gateway/openapi.json
 PROTOC ?= protoc
 SDK_PY_PROTO := sdk/python/src/agentcore_tool/_proto
 SCRIPT_ENV = GO='$(GO)' BUF='$(BUF)' PROTOC='$(PROTOC)' OPENAPI='$(OPENAPI)' SDK_PY_PROTO='$(SDK_PY_PROTO)'
+# The TypeScript client's code generator, pinned by sdk/node-client/package-lock.json:
+# npm ci installs it there when it is missing.
+PROTOC_GEN_ES := sdk/node-client/node_modules/.bin/protoc-gen-es
+$(PROTOC_GEN_ES):
+	cd sdk/node-client && npm ci --no-audit --no-fund --loglevel=error
 
 ## proto: regenerate the Go code beside each .proto (with the HTTP gateway's
-## *.pb.gw.go), the gateway's OpenAPI document, and what derives from the
-## ErrorReason enum (docs/errors.md's tables, sdk/client/reasons.go).
-proto:
+## *.pb.gw.go), the gateway's OpenAPI document, what derives from the
+## ErrorReason enum (docs/errors.md's tables, sdk/client/reasons.go) and the
+## TypeScript client's code (sdk/node-client/src/gen, by protoc-gen-es).
+proto: $(PROTOC_GEN_ES)
 	$(BUF) generate
 	$(GO) run ./proto/internal/reasongen
+	$(BUF) generate --template sdk/node-client/buf.gen.yaml
 	@$(SCRIPT_ENV) scripts/openapi.sh $(OPENAPI)
 
 ## openapi: the gateway's OpenAPI document into OPENAPI_OUT (scripts/openapi.sh).
@@ -110,9 +117,9 @@ openapi:
 	@$(SCRIPT_ENV) scripts/openapi.sh $(OPENAPI_OUT)
 
 ## proto-check: fail when the committed generated code is stale: the Go code, the
-## OpenAPI document, the Node SDK's copy of plugin.proto and, with protoc 3.21,
-## the Python SDK's code (scripts/proto-check.sh).
-proto-check:
+## OpenAPI document, the TypeScript client's code, the Node SDK's copy of plugin.proto
+## and, with protoc 3.21, the Python SDK's code (scripts/proto-check.sh).
+proto-check: $(PROTOC_GEN_ES)
 	@$(SCRIPT_ENV) scripts/proto-check.sh
 
 ## sdk-proto: regenerate the Python SDK's code (needs protoc 3.21, Debian bookworm's
@@ -122,9 +129,18 @@ sdk-proto:
 
 ## test-deps: what the tests beyond Go need: Debian's grpcio, protobuf and venv for
 ## the Python SDK (installed with apt-get when missing), and npm ci for the Node SDK,
-## the MCP client test and the console's browser test (scripts/test-deps.sh).
+## the TypeScript client (which builds it), the MCP client test and the console's
+## browser test (scripts/test-deps.sh).
 test-deps:
 	@scripts/test-deps.sh
+
+## sdk-pack: the Node.js SDKs as npm packages, in bin/: agentcore-tool-VERSION.tgz
+## (the tool SDK, carrying its dependencies: a tool directory installs it with
+## npm install, offline too) and agentcore-client-VERSION.tgz (the TypeScript client).
+sdk-pack:
+	@mkdir -p bin
+	cd sdk/node && npm ci --no-audit --no-fund --loglevel=error && npm pack --pack-destination ../../bin
+	cd sdk/node-client && npm ci --no-audit --no-fund --loglevel=error && npm pack --pack-destination ../../bin
 
 ## fuzz-short: the fuzz targets of the model layer's readers (the SSE reader and the
 ## text tool reader), FUZZTIME inputs each; CI runs this. The seed corpora of every

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # proto-check.sh: fail when the committed generated code is stale: the Go
-# code beside each .proto, the gateway's OpenAPI document, the Node SDK's
-# copy of plugin.proto and, when protoc 3.21 is here, the Python SDK's code.
+# code beside each .proto, the gateway's OpenAPI document, the TypeScript
+# client's code, the Node SDK's copy of plugin.proto and, when protoc 3.21 is
+# here, the Python SDK's code.
 # make proto-check (part of make lint) runs it; GO, BUF, PROTOC, OPENAPI and
 # SDK_PY_PROTO come from the Makefile.
 set -euo pipefail
@@ -19,6 +20,11 @@ done
 
 "$(dirname "$0")/openapi.sh" "$tmp/openapi.json"
 cmp -s "$tmp/openapi.json" "$OPENAPI" || { echo "stale OpenAPI document: $OPENAPI (run make proto)"; exit 1; }
+
+# The TypeScript client's code (protoc-gen-es, which npm ci installed in sdk/node-client).
+$BUF generate --template sdk/node-client/buf.gen.yaml -o "$tmp"
+diff -r -q "$tmp/sdk/node-client/src/gen" sdk/node-client/src/gen ||
+	{ echo "stale generated code: sdk/node-client/src/gen (run make proto)"; exit 1; }
 
 node_proto=sdk/node/proto/agentcore/plugin/v1/plugin.proto
 cmp -s proto/agentcore/plugin/v1/plugin.proto "$node_proto" ||

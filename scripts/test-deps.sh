@@ -2,6 +2,7 @@
 # test-deps.sh: what the tests beyond Go need. Debian's grpcio and protobuf
 # for the Python SDK and python3-venv for its pip install test (installed
 # when apt-get is here and they are missing); npm ci for the Node SDK, for
+# the TypeScript client (which it builds into sdk/node-client/dist), for
 # the MCP client test (tests/mcpclient) and for the console's browser test
 # (tests/console: playwright-core; the browser is Debian's chromium).
 # Without them those tests skip, saying why (under CI=true they fail).
@@ -12,7 +13,7 @@ if ! /usr/bin/python3 -c 'import grpc, google.protobuf, venv, ensurepip' 2>/dev/
 	apt-get update -qq
 	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq python3-grpcio python3-protobuf python3-venv >/dev/null
 fi
-for dir in sdk/node tests/mcpclient tests/console; do
+for dir in sdk/node sdk/node-client tests/mcpclient tests/console; do
 	echo "cd $dir && npm ci"
 	(cd "$dir" && npm ci --no-audit --no-fund --loglevel=error)
 done
