@@ -189,12 +189,7 @@ export class Agent {
    * merged (provider replaced whole).
    */
   async update(change: AgentChange, mask: string[] = [], call?: CallOptions): Promise<AgentInfo> {
-    const agent = {
-      id: this.id,
-      config: change.config,
-      tools: change.tools ? { names: change.tools } : undefined,
-      skills: change.skills || change.allSkills ? { names: change.skills ?? [], all: change.allSkills ?? false } : undefined,
-    };
+    const agent = { id: this.id, config: change.config, ...selections(change) };
     const req = { agent, updateMask: mask.length > 0 ? { paths: mask } : undefined };
     return mustHave((await wrap(this.#api.updateAgent(req, call), call)).agent);
   }
@@ -288,6 +283,14 @@ export async function listRuns(api: ConnectClient<typeof AgentService>, f: RunFi
     if (resp.nextPageToken === "") return out;
     pageToken = resp.nextPageToken;
   }
+}
+
+/** selections are an Agent's tool and skill selections from lists of names (unset: left out). */
+export function selections(o: { tools?: string[]; skills?: string[]; allSkills?: boolean }) {
+  return {
+    tools: o.tools ? { names: o.tools } : undefined,
+    skills: o.skills || o.allSkills ? { names: o.skills ?? [], all: o.allSkills ?? false } : undefined,
+  };
 }
 
 /** wrap awaits a call and turns its failure into an AgentcoreError. */

@@ -16,10 +16,10 @@ import {
   type ToolOutputChunk,
 } from "./gen/agentcore/v1/agent_service_pb";
 import type { Run } from "./gen/agentcore/v1/run_pb";
-import { Agent, type AgentConfigInit, type FollowOptions, type RunFilter, listRuns, mustHave, wrap } from "./agent";
+import { Agent, type AgentConfigInit, type FollowOptions, type RunFilter, listRuns, mustHave, selections, wrap } from "./agent";
 import { AgentcoreError, toError } from "./errors";
 import type { MessageInit } from "./parts";
-import { type Decision, type Result, RunStream } from "./run";
+import { type Decision, type Result, RunStream, reply } from "./run";
 import { type DialOptions, connect } from "./transport";
 
 /** AgentOptions describe a new agent (agent-core's Agent.create options). */
@@ -78,11 +78,7 @@ export class Client {
 
   /** createAgent creates an agent and returns its handle. */
   async createAgent(o: AgentOptions = {}, call?: CallOptions): Promise<Agent> {
-    const agent = {
-      config: o.config,
-      tools: o.tools ? { names: o.tools } : undefined,
-      skills: o.skills || o.allSkills ? { names: o.skills ?? [], all: o.allSkills ?? false } : undefined,
-    };
+    const agent = { config: o.config, ...selections(o) };
     const resp = await wrap(this.api.createAgent({ agentId: o.id ?? "", agent, history: o.history ?? [] }, call), call);
     return new Agent(this.api, mustHave(resp.agent).id);
   }
@@ -157,8 +153,7 @@ export class Client {
    * connection, also after the run's Send stream is gone.
    */
   async respondPermission(runId: string, toolCallId: string, d: Decision | boolean, call?: CallOptions): Promise<void> {
-    const { allow, reason } = typeof d === "boolean" ? { allow: d, reason: "" } : d;
-    await wrap(this.api.respondPermission({ runId, toolCallId, allow, reason: reason ?? "" }, call), call);
+    await wrap(this.api.respondPermission({ runId, toolCallId, ...reply(d) }, call), call);
   }
 
   /** getRun returns one run: its state, result or error, pending permission requests. */

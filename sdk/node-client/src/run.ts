@@ -43,6 +43,11 @@ export function deny(reason = ""): Decision {
   return { allow: false, reason };
 }
 
+/** reply is a decision as a PermissionReply's fields (true and false say allow and deny). */
+export function reply(d: Decision | boolean): { allow: boolean; reason: string } {
+  return typeof d === "boolean" ? { allow: d, reason: "" } : { allow: d.allow, reason: d.reason ?? "" };
+}
+
 /** What onPermission gets beside the request. */
 export interface PermissionContext {
   runId: string;
@@ -224,14 +229,11 @@ export class RunStream implements AsyncIterable<Event> {
    * request was answered already or is unknown).
    */
   async respond(toolCallId: string, d: Decision | boolean): Promise<void> {
-    const { allow, reason } = typeof d === "boolean" ? { allow: d, reason: "" } : d;
-    const sent = this.#requests?.push(
-      create(SendRequestSchema, { kind: { case: "permission", value: { toolCallId, allow, reason: reason ?? "" } } }),
-    );
-    if (sent) return;
+    const answer = { toolCallId, ...reply(d) };
+    if (this.#requests?.push(create(SendRequestSchema, { kind: { case: "permission", value: answer } }))) return;
     if (this.#runId === "") throw new Error("agentcore: the run has not started: nothing to answer");
     try {
-      await this.#api.respondPermission({ runId: this.#runId, toolCallId, allow, reason: reason ?? "" });
+      await this.#api.respondPermission({ runId: this.#runId, ...answer });
     } catch (e) {
       throw toError(e, this.#signal);
     }
