@@ -2,6 +2,10 @@ package tests
 
 import (
 	"context"
+	"crypto/ecdsa"
+	"crypto/tls"
+	"crypto/x509"
+	"crypto/x509/pkix"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -14,6 +18,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"google.golang.org/grpc"
 
 	"github.com/agentcore/agentcore/internal/e2e"
 	"github.com/agentcore/agentcore/internal/fakemodel"
@@ -148,6 +154,51 @@ func tsScripts(t *testing.T) map[string]string {
 	}
 }
 
+// The tokens of the tenant ts and of an admin on tsAuthServer.
+const (
+	tsToken      = "ts-client-token-4f1d2c9e8b7a"
+	tsAdminToken = "ts-admin-token-93b0e6c1d5f2"
+)
+
+// tsAuthServer starts an agent-server over mutual TLS with tenants: ts and
+// root (an admin) by their tokens, dave by its client certificate; without
+// a default model, so that a send there fails NO_MODEL. It returns the
+// server and the environment that tells the client's tests the CA, the
+// client certificates (PEM files) and the tokens.
+func tsAuthServer(t *testing.T) (*e2e.Server, []string) {
+	pki := newPKI(t)
+	anon := pki.issue(t, 40, pkix.Name{CommonName: "ts-anon"}, nil, x509.ExtKeyUsageClientAuth)
+	dave := pki.issue(t, 41, pkix.Name{CommonName: "dave"}, []string{"dave.agentcore.test"}, x509.ExtKeyUsageClientAuth)
+	tokens := filepath.Join(t.TempDir(), "tenants.yaml")
+	if err := os.WriteFile(tokens, []byte("tenants:\n  ts:\n    tokens: ["+tsToken+"]\n"+
+		"  root:\n    admin: true\n    tokens: ["+tsAdminToken+"]\n"+
+		"  dave:\n    client_certs: {sans: [dave.agentcore.test]}\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cmd := suite.ServerCmd(suite.Plugins, []string{"-auth-tokens-file", tokens, "-tls-cert", pki.certFile, "-tls-key", pki.keyFile,
+		"-tls-client-ca", pki.caFile}, "AGENTCORE_MODEL_BASE_URL=", "AGENTCORE_MODEL=", "AGENTCORE_MODEL_API_KEY=")
+	p, err := e2e.Launch(cmd, grpc.WithTransportCredentials(pki.creds(anon)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := p.Stop(); err != nil {
+			t.Errorf("agent-server over mutual TLS did not stop cleanly: %v", err)
+		}
+	})
+	env := []string{"AGENTCORE_TEST_TOKEN=" + tsToken, "AGENTCORE_TEST_ADMIN_TOKEN=" + tsAdminToken, "AGENTCORE_TEST_CA=" + pki.caFile}
+	for name, c := range map[string]tls.Certificate{"ANON": anon, "DAVE": dave} {
+		key, err := x509.MarshalECPrivateKey(c.PrivateKey.(*ecdsa.PrivateKey))
+		if err != nil {
+			t.Fatal(err)
+		}
+		env = append(env,
+			"AGENTCORE_TEST_"+name+"_CERT="+pki.write(t, name+".pem", "CERTIFICATE", c.Certificate[0]),
+			"AGENTCORE_TEST_"+name+"_KEY="+pki.write(t, name+".key", "EC PRIVATE KEY", key))
+	}
+	return p, env
+}
+
 // TestTypeScriptClient runs the TypeScript client's tests (node --test)
 // against the real agent-server and the scripted model: every call of the
 // client, permissions, detaching and reattaching, a connection cut mid-run,
@@ -160,22 +211,7 @@ func TestTypeScriptClient(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	const token = "ts-client-token-4f1d2c9e8b7a"
-	tokens := filepath.Join(t.TempDir(), "tenants.yaml")
-	if err := os.WriteFile(tokens, []byte("tenants:\n  ts:\n    tokens: ["+token+"]\n"), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	// Without a default model: a send there fails NO_MODEL.
-	authed, err := suite.StartServer(suite.Plugins, []string{"-auth-tokens-file", tokens},
-		"AGENTCORE_MODEL_BASE_URL=", "AGENTCORE_MODEL=", "AGENTCORE_MODEL_API_KEY=")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if err := authed.Stop(); err != nil {
-			t.Errorf("agent-server with tokens did not stop cleanly: %v", err)
-		}
-	})
+	authed, tlsEnv := tsAuthServer(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	files, err := filepath.Glob(filepath.Join(dir, "dist", "test", "*.test.js"))
@@ -188,15 +224,17 @@ func TestTypeScriptClient(t *testing.T) {
 		"AGENTCORE_TEST_ADDR="+suite.server.Addr,
 		"AGENTCORE_TEST_SCRIPTS="+string(scriptsJSON),
 		"AGENTCORE_TEST_AUTH_ADDR="+authed.Addr,
-		"AGENTCORE_TEST_TOKEN="+token,
 	)
+	cmd.Env = append(cmd.Env, tlsEnv...)
 	out, err := cmd.CombinedOutput()
 	if err != nil {
 		t.Fatalf("node --test sdk/node-client: %v\n%s", err, out)
 	}
 	t.Logf("node --test sdk/node-client:\n%s", out)
-	if strings.Contains(authed.Logs(), token) {
-		t.Error("the token appears in the server's logs")
+	for _, tok := range []string{tsToken, tsAdminToken} {
+		if strings.Contains(authed.Logs(), tok) {
+			t.Error("a token appears in the server's logs")
+		}
 	}
 
 	// The package make sdk-pack makes: the built client and its types, not its tests.

@@ -126,8 +126,13 @@ export class AgentcoreError extends Error {
   }
 }
 
-/** The codes Connect gives a call whose connection broke (a reset stream, a closed socket, a refused connection). */
-const brokenCodes: readonly Code[] = [Code.Unavailable, Code.Canceled, Code.Internal];
+/**
+ * The codes Connect gives a call that failed on its way: UNAVAILABLE (a
+ * refused connection, a host not found), CANCELLED (a stream its closing
+ * connection reset), ABORTED (ECONNRESET), INTERNAL (a TLS handshake that
+ * failed, a stream that ended without a status).
+ */
+const brokenCodes: readonly Code[] = [Code.Unavailable, Code.Canceled, Code.Aborted, Code.Internal];
 
 /**
  * toError turns anything a call threw into an AgentcoreError (one stays as
@@ -139,8 +144,7 @@ export function toError(e: unknown, signal?: AbortSignal): AgentcoreError {
   const ce = ConnectError.from(e);
   // A status of the server comes in the trailers (or trailers-only headers),
   // which Connect keeps as the error's metadata; without one the call failed
-  // on its way. Connect says CANCELLED for a stream its closing connection
-  // reset, which gRPC's other clients call UNAVAILABLE, as this one does.
+  // on its way, which gRPC's other clients call UNAVAILABLE, as this one does.
   const connectionLost = !ce.metadata.has("grpc-status") && brokenCodes.includes(ce.code);
   let reason = "";
   let metadata: Record<string, string> = {};

@@ -1,5 +1,6 @@
 // Agents, history, tools and credentials against the real agent-server.
 import * as assert from "node:assert/strict";
+import { readFileSync } from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
 import { after, describe, test } from "node:test";
@@ -109,25 +110,44 @@ describe("tools", { skip }, () => {
 
 describe("credentials and sockets", { skip }, () => {
   const authAddr = process.env["AGENTCORE_TEST_AUTH_ADDR"] ?? "";
-  const token = process.env["AGENTCORE_TEST_TOKEN"] ?? "";
+  const env = (name: string) => process.env[`AGENTCORE_TEST_${name}`] ?? "";
+  const pem = (name: string) => readFileSync(env(name));
 
-  test("a bearer token", { skip: authAddr === "" && "AGENTCORE_TEST_AUTH_ADDR is not set" }, async () => {
-    const anonymous = Client.dial(authAddr);
-    const e = await rejects(anonymous.listTools(), Code.Unauthenticated, Reason.UNAUTHENTICATED);
-    anonymous.close();
-    const wrong = Client.dial(authAddr, { token: "not-the-token" });
-    const w = await rejects(wrong.listTools(), Code.Unauthenticated, Reason.UNAUTHENTICATED);
-    assert.ok(!w.message.includes("not-the-token"), `the token is echoed back: ${w.message}`);
-    wrong.close();
-    const c = Client.dial(authAddr, { token });
-    assert.ok((await c.listTools()).tools.length > 0);
-    const admin = await rejects(c.reloadTools(), Code.PermissionDenied, Reason.ADMIN_REQUIRED);
-    for (const err of [e, admin]) assert.ok(!err.message.includes(token), `the token is echoed back: ${err.message}`);
-    // This server has no default model.
-    const a = await c.createAgent({ config: { system: "s" } });
-    await rejects(a.send("hi"), Code.FailedPrecondition, Reason.NO_MODEL);
-    await a.delete();
-    c.close();
+  test("mutual TLS, a bearer token and a client certificate", { skip: authAddr === "" && "AGENTCORE_TEST_AUTH_ADDR is not set" }, async () => {
+    const token = env("TOKEN");
+    const anon = { ca: pem("CA"), cert: pem("ANON_CERT"), key: pem("ANON_KEY") };
+    const dial = (o: Parameters<typeof Client.dial>[1]) => Client.dial(authAddr, o);
+    const closed: Client[] = [];
+    const use = (c: Client) => (closed.push(c), c);
+    try {
+      const noToken = await rejects(use(dial({ tls: anon })).listTools(), Code.Unauthenticated, Reason.UNAUTHENTICATED);
+      const w = await rejects(use(dial({ tls: anon, token: "not-the-token" })).listTools(), Code.Unauthenticated, Reason.UNAUTHENTICATED);
+      assert.ok(!w.message.includes("not-the-token"), `the token is echoed back: ${w.message}`);
+      const ts = use(dial({ tls: anon, token }));
+      assert.ok((await ts.listTools()).tools.length > 0);
+      const admin = await rejects(ts.reloadTools(), Code.PermissionDenied, Reason.ADMIN_REQUIRED);
+      const root = use(dial({ tls: anon, token: env("ADMIN_TOKEN") }));
+      const reloaded = await root.reloadTools();
+      assert.equal(reloaded.tools, (await root.listTools()).tools.length, "an admin's reload finds the tools again");
+      for (const err of [noToken, admin]) assert.ok(!err.message.includes(token), `the token is echoed back: ${err.message}`);
+      // This server has no default model.
+      const a = await ts.createAgent({ config: { system: "s" } });
+      await rejects(a.send("hi"), Code.FailedPrecondition, Reason.NO_MODEL);
+
+      // dave is a tenant by its certificate, and does not see ts's agents.
+      const dave = use(dial({ tls: { ca: pem("CA"), cert: pem("DAVE_CERT"), key: pem("DAVE_KEY") } }));
+      await rejects(dave.agent(a.id).get(), Code.NotFound, Reason.AGENT_NOT_FOUND);
+      assert.equal((await dave.listAgents()).length, 0);
+      await a.delete();
+
+      // Without a client certificate, or trusting another CA, no connection is made.
+      for (const tls of [{ ca: pem("CA") }, true as const]) {
+        const e = await rejects(use(dial({ tls, token })).listTools(), Code.Unavailable, "");
+        assert.equal(e.connectionLost, true);
+      }
+    } finally {
+      for (const c of closed) c.close();
+    }
   });
 
   test("a unix socket", async () => {

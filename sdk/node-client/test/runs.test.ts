@@ -83,6 +83,44 @@ describe("runs", { skip, concurrency: true }, () => {
     await a.delete();
   });
 
+  test("follow a run's events, stop it on its stream, and stop a run by its id", async () => {
+    const a = await newAgent(c, "slow");
+    const first = a.stream({ input: "talk", detach: true });
+    let following: Promise<{ kinds: string[]; err: unknown }> | undefined;
+    const reading = (async () => {
+      for await (const e of first) {
+        if (following === undefined && e.kind.case === "modelDelta") {
+          // Another connection follows the same run from where this one is.
+          const follower = c.follow(first.runId, { afterSeq: e.seq });
+          following = (async () => {
+            const kinds: string[] = [];
+            try {
+              for await (const f of follower) kinds.push(f.kind.case ?? "");
+            } catch (err) {
+              return { kinds, err };
+            }
+            return { kinds, err: undefined };
+          })();
+          assert.equal(await first.stop(), true, "the stop went on the send's stream");
+        }
+      }
+    })();
+    const stopped = await rejection(reading);
+    assert.ok(stopped instanceof AgentcoreError && stopped.kind === "aborted", String(stopped));
+    assert.ok(following);
+    const { err } = await following;
+    assert.ok(err instanceof AgentcoreError && err.kind === "aborted", `the follower ends as the run did: ${String(err)}`);
+    assert.equal((await c.getRun(first.runId)).state, pb.RunState.STOPPED);
+
+    const second = a.stream({ input: "talk", detach: true });
+    const outcome = rejection(second.result());
+    while (second.runId === "") await new Promise((r) => setTimeout(r, 10));
+    assert.equal(await a.stopRun("not-this-run"), false, "another run id stops nothing");
+    assert.equal(await a.stopRun(second.runId), true);
+    assert.ok((await outcome) instanceof AgentcoreError);
+    await a.delete();
+  });
+
   test("list and get runs", async () => {
     const a = await newAgent(c, "hello");
     const first = await a.send("one");

@@ -71,6 +71,12 @@ describe("toError", () => {
     assert.equal(reset.code, Code.Unavailable, "a stream reset under the client is a broken connection");
     assert.equal(reset.connectionLost, true);
     assert.equal(reset.kind, "");
+    const econnreset = toError(new ConnectError("read ECONNRESET", Code.Aborted));
+    assert.equal(econnreset.code, Code.Unavailable);
+    assert.equal(econnreset.connectionLost, true);
+    const busy = toError(new ConnectError("busy", Code.Aborted, { "grpc-status": "10" }));
+    assert.equal(busy.code, Code.Aborted, "the server's ABORTED stays");
+    assert.equal(busy.connectionLost, false);
     const deadline = toError(new ConnectError("deadline", Code.DeadlineExceeded));
     assert.equal(deadline.connectionLost, false);
     const ac = new AbortController();
