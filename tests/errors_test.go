@@ -338,7 +338,7 @@ func TestModelErrorKinds(t *testing.T) {
 			if !errors.As(err, &ce) {
 				t.Fatalf("err %v is not a client.Error", err)
 			}
-			if ce.Code != tt.code || ce.Reason != tt.reason || ce.Kind != strings.ToLower(tt.reason) {
+			if ce.Code != tt.code || string(ce.Reason) != tt.reason || string(ce.Kind) != strings.ToLower(tt.reason) {
 				t.Fatalf("got code %v reason %q kind %q, want %v %q (%v)", ce.Code, ce.Reason, ce.Kind, tt.code, tt.reason, err)
 			}
 			raw := ceRaw(t, a)

@@ -83,7 +83,7 @@ func (g *gate) open() { g.once.Do(func() { close(g.ch) }) }
 func reasonOf(err error) string {
 	var e *client.Error
 	if errors.As(err, &e) {
-		return e.Reason
+		return string(e.Reason)
 	}
 	return ""
 }

@@ -193,7 +193,7 @@ func (a *Agent) send(ctx context.Context, start *agentv1.StartRun, o *SendOption
 		}
 		if err != nil {
 			if ctx.Err() != nil {
-				return nil, &Error{Kind: "aborted", Reason: string(ReasonAborted), Message: ctx.Err().Error()}
+				return nil, &Error{Kind: KindAborted, Reason: ReasonAborted, Message: ctx.Err().Error()}
 			}
 			return nil, asError(err)
 		}

@@ -11,10 +11,11 @@
 //	})
 //	fmt.Println(res.Reason) // END_REASON_NO_TOOL, END_REASON_TOOL_STOP or END_REASON_STEP_LIMIT
 //
-// Every error of a call is an *Error; a model error's Kind is agent-core's
-// error kind (auth, limit, timeout, server, network, request, unknown,
-// aborted), and ReasonOf(err) is the server's reason, one of the Reason
-// constants (ReasonAgentBusy…; docs/errors.md says what each means).
+// Every error of a call is an *Error carrying the gRPC code, the model
+// error kind (a Kind constant: agent-core's auth, limit, timeout, server,
+// network, request, unknown, aborted) and the server's reason (a Reason
+// constant, e.g. e.Reason == ReasonAgentBusy; docs/errors.md says what each
+// means).
 package client
 
 import (

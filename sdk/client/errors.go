@@ -14,14 +14,19 @@ import (
 type Error struct {
 	// Code is the gRPC status code.
 	Code codes.Code
-	// Kind is the model error kind, as agent-core names it: aborted, auth,
-	// limit, timeout, server, network, request or unknown. Empty for errors
-	// that are not model errors (validation, not found…).
-	Kind string
+	// Kind is the model error kind, as agent-core names it: one of the Kind
+	// constants (KindLimit…). Empty for errors that are not model errors
+	// (validation, not found…).
+	Kind Kind
 	// Reason is the ErrorInfo reason: the kind upper-cased for model errors,
-	// else one of the server's reasons (AGENT_NOT_FOUND, INVALID_ARGUMENT…);
-	// ReasonOf gives it as a Reason.
-	Reason string
+	// else one of the server's reasons; compare it with the Reason
+	// constants (e.Reason == ReasonAgentBusy). Empty when the status carried
+	// no ErrorInfo (the connection failed, or the call was cancelled here).
+	Reason Reason
+	// Metadata is the ErrorInfo metadata: for model errors retryable, status,
+	// code and, for a stopped run, cause (replaced, stopped or closed); for
+	// limits, whose limit it was. docs/errors.md lists the keys.
+	Metadata map[string]string
 	// Retryable says whether the same request may succeed later (model errors).
 	Retryable bool
 	// Status is the model service's HTTP status, 0 if none.
@@ -41,13 +46,38 @@ type FieldViolation struct {
 func (e *Error) Error() string {
 	s := "agentcore: " + e.Code.String()
 	if e.Kind != "" {
-		s += " (" + e.Kind + ")"
+		s += " (" + string(e.Kind) + ")"
 	}
 	return s + ": " + e.Message
 }
 
+// Kind is a model error's kind, as agent-core names it (error.kind): the
+// values of agentv1.ErrorKind in lower case. Its reason is the kind upper-cased.
+type Kind string
+
+// The model error kinds.
+const (
+	// KindAborted: the call or run was cancelled (by the client, Stop, a
+	// newer send, or the agent's deletion).
+	KindAborted Kind = "aborted"
+	// KindAuth: the model service refused the key or the permission (401, 403).
+	KindAuth Kind = "auth"
+	// KindLimit: the model service rate-limited the request (429).
+	KindLimit Kind = "limit"
+	// KindTimeout: a model request timed out (or the service answered 408).
+	KindTimeout Kind = "timeout"
+	// KindServer: the model service failed (5xx).
+	KindServer Kind = "server"
+	// KindNetwork: the model service could not be reached or the connection broke.
+	KindNetwork Kind = "network"
+	// KindRequest: the model service rejected the request (another 4xx).
+	KindRequest Kind = "request"
+	// KindUnknown: a success status with a body of the wrong shape.
+	KindUnknown Kind = "unknown"
+)
+
 // KindOf returns the model error kind of err, or "" when it is not a model error.
-func KindOf(err error) string {
+func KindOf(err error) Kind {
 	var e *Error
 	if errors.As(err, &e) {
 		return e.Kind
@@ -65,7 +95,7 @@ type Reason string
 func ReasonOf(err error) Reason {
 	var e *Error
 	if errors.As(err, &e) {
-		return Reason(e.Reason)
+		return e.Reason
 	}
 	return ""
 }
@@ -92,9 +122,9 @@ func asError(err error) error {
 	for _, d := range st.Details() {
 		switch d := d.(type) {
 		case *errdetails.ErrorInfo:
-			e.Reason = d.GetReason()
-			if modelKind(Reason(e.Reason)) {
-				e.Kind = strings.ToLower(e.Reason)
+			e.Reason, e.Metadata = Reason(d.GetReason()), d.GetMetadata()
+			if modelKind(e.Reason) {
+				e.Kind = Kind(strings.ToLower(d.GetReason()))
 			}
 			e.Retryable = d.GetMetadata()["retryable"] == "true"
 			e.Status, _ = strconv.Atoi(d.GetMetadata()["status"])
@@ -105,7 +135,7 @@ func asError(err error) error {
 		}
 	}
 	if e.Kind == "" && e.Code == codes.Canceled {
-		e.Kind = "aborted"
+		e.Kind = KindAborted
 	}
 	return e
 }

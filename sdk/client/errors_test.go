@@ -3,11 +3,15 @@ package client
 import (
 	"errors"
 	"fmt"
+	"slices"
+	"strings"
 	"testing"
 
 	"google.golang.org/genproto/googleapis/rpc/errdetails"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
+
+	agentv1 "github.com/agentcore/agentcore/proto/agentcore/v1"
 )
 
 func withDetails(t *testing.T, code codes.Code, msg string, details ...*errdetails.ErrorInfo) error {
@@ -26,8 +30,8 @@ func TestAsError(t *testing.T) {
 	tests := []struct {
 		name      string
 		err       error
-		kind      string
-		reason    string
+		kind      Kind
+		reason    Reason
 		retryable bool
 		status    int
 	}{
@@ -52,6 +56,41 @@ func TestAsError(t *testing.T) {
 	}
 	if asError(nil) != nil {
 		t.Error("nil became an error")
+	}
+}
+
+// TestErrorCarriesReasonAndMetadata: a client compares the reason with a
+// constant and reads the ErrorInfo's metadata.
+func TestErrorCarriesReasonAndMetadata(t *testing.T) {
+	err := asError(withDetails(t, codes.Canceled, "stopped", &errdetails.ErrorInfo{Reason: "ABORTED", Domain: "agentcore",
+		Metadata: map[string]string{"cause": "replaced", "retryable": "false"}}))
+	var e *Error
+	if !errors.As(err, &e) {
+		t.Fatalf("%T is not *Error", err)
+	}
+	if e.Code != codes.Canceled || e.Reason != ReasonAborted || e.Kind != KindAborted || e.Metadata["cause"] != "replaced" {
+		t.Errorf("got %+v", e)
+	}
+}
+
+// TestKindsAreTheProtoErrorKinds checks the Kind constants against
+// agentv1.ErrorKind: one constant per value, each the value's name in lower
+// case, and each kind's reason (upper-cased) a model reason.
+func TestKindsAreTheProtoErrorKinds(t *testing.T) {
+	kinds := []Kind{KindAborted, KindAuth, KindLimit, KindTimeout, KindServer, KindNetwork, KindRequest, KindUnknown}
+	var want []Kind
+	for n := range len(agentv1.ErrorKind_name) {
+		if k := agentv1.ErrorKind(n); k != agentv1.ErrorKind_ERROR_KIND_UNSPECIFIED {
+			want = append(want, Kind(strings.ToLower(strings.TrimPrefix(k.String(), "ERROR_KIND_"))))
+		}
+	}
+	if !slices.Equal(kinds, want) {
+		t.Fatalf("Kind constants %v, agentv1.ErrorKind has %v", kinds, want)
+	}
+	for _, k := range kinds {
+		if r := Reason(strings.ToUpper(string(k))); !modelKind(r) {
+			t.Errorf("kind %s: its reason %s is not a model error reason", k, r)
+		}
 	}
 }
 

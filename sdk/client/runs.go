@@ -85,7 +85,7 @@ func (c *Client) follow(ctx context.Context, f *follower, cb Callbacks) (*Result
 	for {
 		select {
 		case <-ctx.Done():
-			return nil, &Error{Code: codes.Canceled, Kind: "aborted", Reason: string(ReasonAborted), Message: ctx.Err().Error()}
+			return nil, &Error{Code: codes.Canceled, Kind: KindAborted, Reason: ReasonAborted, Message: ctx.Err().Error()}
 		case <-time.After(wait):
 		}
 		res, err := c.attach(ctx, &agentv1.AttachRequest{RunId: f.runID, AfterSeq: f.seq}, f, cb)
