@@ -368,29 +368,26 @@ func (a *Agent) Delete(ctx context.Context) error {
 	return asError(err)
 }
 
-// History returns the agent's history.
+// History returns the agent's history, the whole of it: a history larger
+// than one response comes in pages, which History follows.
 func (a *Agent) History(ctx context.Context) ([]*agentv1.Message, error) {
-	resp, err := a.c.api.GetHistory(ctx, &agentv1.GetHistoryRequest{AgentId: a.ID})
-	if err != nil {
-		return nil, asError(err)
-	}
-	return resp.GetMessages(), nil
+	h, err := a.history(ctx, &agentv1.GetHistoryRequest{AgentId: a.ID})
+	return h.messages, err
 }
 
 // Turns returns the history grouped into turns (a model response with its
 // tool calls and their results stay together), as agent-core's History.turns.
 func (a *Agent) Turns(ctx context.Context) ([][]*agentv1.Message, error) {
-	resp, err := a.c.api.GetHistory(ctx, &agentv1.GetHistoryRequest{AgentId: a.ID, IncludeTurns: true})
+	h, err := a.history(ctx, &agentv1.GetHistoryRequest{AgentId: a.ID, IncludeTurns: true})
 	if err != nil {
-		return nil, asError(err)
+		return nil, err
 	}
-	msgs := resp.GetMessages()
-	turns := make([][]*agentv1.Message, 0, len(resp.GetTurns()))
-	for _, t := range resp.GetTurns() {
+	turns := make([][]*agentv1.Message, 0, len(h.turns))
+	for _, t := range h.turns {
 		turn := make([]*agentv1.Message, 0, len(t.GetMessageIndexes()))
 		for _, i := range t.GetMessageIndexes() {
-			if int(i) < len(msgs) {
-				turn = append(turn, msgs[i])
+			if int(i) < len(h.messages) {
+				turn = append(turn, h.messages[i])
 			}
 		}
 		turns = append(turns, turn)
@@ -400,11 +397,37 @@ func (a *Agent) Turns(ctx context.Context) ([][]*agentv1.Message, error) {
 
 // Render returns the history as text, as agent-core's History.render.
 func (a *Agent) Render(ctx context.Context) (string, error) {
-	resp, err := a.c.api.GetHistory(ctx, &agentv1.GetHistoryRequest{AgentId: a.ID, IncludeRendered: true})
-	if err != nil {
-		return "", asError(err)
+	h, err := a.history(ctx, &agentv1.GetHistoryRequest{AgentId: a.ID, IncludeRendered: true})
+	return strings.Join(h.rendered, "\n"), err
+}
+
+// fullHistory is a history read page by page.
+type fullHistory struct {
+	messages []*agentv1.Message
+	turns    []*agentv1.Turn // over the whole history, as every page has them
+	rendered []string        // each page's
+}
+
+// history reads every page of the agent's history.
+func (a *Agent) history(ctx context.Context, req *agentv1.GetHistoryRequest) (fullHistory, error) {
+	var h fullHistory
+	for {
+		resp, err := a.c.api.GetHistory(ctx, req)
+		if err != nil {
+			return fullHistory{}, asError(err)
+		}
+		if req.PageToken == "" {
+			h.turns = resp.GetTurns()
+		}
+		h.messages = append(h.messages, resp.GetMessages()...)
+		if r := resp.GetRendered(); r != "" {
+			h.rendered = append(h.rendered, r)
+		}
+		if resp.GetNextPageToken() == "" {
+			return h, nil
+		}
+		req.PageToken = resp.GetNextPageToken()
 	}
-	return resp.GetRendered(), nil
 }
 
 // SetHistory replaces the history, e.g. restoring it from a database. It

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -22,10 +23,11 @@ import (
 
 // serve runs an agent-server in-process on a real socket, with the fake
 // model as its default model and a memory store, until the test ends.
-func serve(t *testing.T, model *fakemodel.Server) *client.Client {
+// extra adds agent-server flags.
+func serve(t *testing.T, model *fakemodel.Server, extra ...string) *client.Client {
 	t.Helper()
-	cfg, err := config.Load([]string{"-listen", "127.0.0.1:0", "-tool-dir", t.TempDir(), "-tool-limits", "off", "-store", "memory",
-		"-model-base-url", model.URL, "-model", "m"}, func(string) string { return "" }, io.Discard)
+	cfg, err := config.Load(append([]string{"-listen", "127.0.0.1:0", "-tool-dir", t.TempDir(), "-tool-limits", "off", "-store", "memory",
+		"-model-base-url", model.URL, "-model", "m"}, extra...), func(string) string { return "" }, io.Discard)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -97,6 +99,50 @@ func TestAttachAfterASeq(t *testing.T) {
 	}
 	if r, err := ag.Attach(ctx, client.Callbacks{}); err != nil || r.Text != "a b c d" {
 		t.Fatalf("Agent.Attach from the start: %v, %v", r, err)
+	}
+}
+
+// A history larger than one response comes in pages: History, Turns and
+// Render read all of them.
+func TestHistoryFollowsPages(t *testing.T) {
+	model := fakemodel.StartTB(t)
+	answer := strings.Repeat("x", 60<<10)
+	model.Handle(func(*fakemodel.Request) fakemodel.Turn { return fakemodel.Turn{Text: answer} })
+	c := serve(t, model, "-max-message-bytes", "262144")
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	ag, err := c.CreateAgent(ctx, client.AgentOptions{Config: &agentv1.AgentConfig{System: proto.String("s")}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	const sends = 5 // 300 KiB of answers: over one 256 KiB response
+	for i := range sends {
+		if _, err := ag.Send(ctx, fmt.Sprint("task ", i), client.Callbacks{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	first, err := c.API().GetHistory(ctx, &agentv1.GetHistoryRequest{AgentId: ag.ID})
+	if err != nil || first.GetNextPageToken() == "" {
+		t.Fatalf("the history fits one response (%d messages, %v): the test proves nothing", len(first.GetMessages()), err)
+	}
+	msgs, err := ag.History(ctx)
+	if err != nil || len(msgs) != 2*sends {
+		t.Fatalf("History: %d messages, %v; want %d", len(msgs), err, 2*sends)
+	}
+	if got := msgs[2*sends-2].GetParts()[0].GetText(); got != fmt.Sprint("task ", sends-1) {
+		t.Errorf("the last task is %q", got)
+	}
+	turns, err := ag.Turns(ctx)
+	n := 0
+	for _, turn := range turns {
+		n += len(turn)
+	}
+	if err != nil || n != 2*sends || turns[len(turns)-1][0].GetParts()[0].GetText() != answer {
+		t.Fatalf("Turns: %d turns of %d messages, %v", len(turns), n, err)
+	}
+	text, err := ag.Render(ctx)
+	if err != nil || strings.Count(text, "user: task ") != sends || strings.Count(text, "assistant: x") != sends {
+		t.Fatalf("Render: %d user lines, %d assistant lines, %v", strings.Count(text, "user: task "), strings.Count(text, "assistant: x"), err)
 	}
 }
 
