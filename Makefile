@@ -17,7 +17,7 @@ help:
 		/^##/ { sub(/^## ?/, ""); printf "  %-13s %s\n", "", $$0 }' $(MAKEFILE_LIST)
 	@echo
 
-## build: bin/agent-server, bin/toolhost and one bin/plugins/<name> per plugins/<name>,
+## build: bin/agent-server, bin/agentctl, bin/toolhost and one bin/plugins/<name> per plugins/<name>,
 ## static (CGO_ENABLED=0): they run in a minimal image without libc or /etc/ssl.
 build: export CGO_ENABLED = 0
 build:
