@@ -5,6 +5,7 @@ go 1.26.8
 require (
 	github.com/bytedance/sonic v1.15.5
 	github.com/cloudwego/eino v0.7.36
+	github.com/creack/pty v1.1.24
 	github.com/dlclark/regexp2 v1.11.0
 	github.com/eino-contrib/jsonschema v1.0.3
 	github.com/google/jsonschema-go v0.4.3
