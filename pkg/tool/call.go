@@ -3,7 +3,6 @@ package tool
 import (
 	"context"
 	"errors"
-	"fmt"
 	"io"
 
 	"google.golang.org/grpc/codes"
@@ -144,7 +143,7 @@ func (pl *pool) run(ctx context.Context, e *entry, input []byte, opts Options) R
 		if ctx.Err() != nil {
 			return stoppedResult(ctx, e)
 		}
-		return errorResult(fmt.Sprintf("tool %q could not start its plugin %s: %v", name, pl.cmd.source(), err))
+		return pl.startFailedResult(name, err)
 	}
 	stopCPU := func() {}
 	if cpu := e.spec.Limits.CPUTime; cpu > 0 && pr.group != nil {
@@ -192,8 +191,7 @@ func (pl *pool) run(ctx context.Context, e *entry, input []byte, opts Options) R
 			pr.kill()
 			pr.waitDead()
 			pl.lost(pr)
-			pl.host.log.Warn("tool over its limit: killed", "path", pl.cmd.Path, "tool", name, "limit", b.String(), "detail", b.Detail)
-			return outcome(errorResult(breachText(name, b)), OutcomeLimit)
+			return pl.breachResult(name, b)
 		}
 	}
 	pl.put(pr)

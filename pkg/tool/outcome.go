@@ -16,6 +16,18 @@ import (
 // exit on its own, so that the result reports the real exit status.
 const crashGrace = 2 * time.Second
 
+// startFailedResult reports a call whose plugin process could not be started.
+func (pl *pool) startFailedResult(name string, err error) Result {
+	return errorResult(fmt.Sprintf("tool %q could not start its plugin %s: %v", name, pl.cmd.source(), err))
+}
+
+// breachResult reports, and logs, a call whose process tree went over one
+// of its limits and was killed.
+func (pl *pool) breachResult(name string, b limits.Breach) Result {
+	pl.host.log.Warn("tool over its limit: killed", "path", pl.cmd.Path, "tool", name, "limit", b.String(), "detail", b.Detail)
+	return outcome(errorResult(breachText(name, b)), OutcomeLimit)
+}
+
 // breachText says which limit a call exceeded.
 func breachText(name string, b limits.Breach) string {
 	msg := fmt.Sprintf("tool %q exceeded its %s and was killed", name, b)
@@ -25,6 +37,8 @@ func breachText(name string, b limits.Breach) string {
 	return msg + ". It may succeed with less input or a smaller task; the operator sets the limits."
 }
 
+// stoppedResult reports a call stopped for its context: its tool's timeout
+// passed, or the caller cancelled it.
 func stoppedResult(ctx context.Context, e *entry) Result {
 	if errors.Is(context.Cause(ctx), errTimeout) {
 		return outcome(errorResult(fmt.Sprintf("tool %q timed out after %s and was killed", e.spec.Name, e.spec.Timeout)), OutcomeTimeout)
@@ -57,8 +71,7 @@ func (pl *pool) crashResult(pr *proc, name string, err error, oom string) Result
 	if pr.group != nil {
 		if b, ok := pr.group.Breach(p.state, oom+"\n"+p.oom.line()+"\n"+tail); ok {
 			pl.lost(pr)
-			pl.host.log.Warn("tool over its limit: killed", "path", pl.cmd.Path, "tool", name, "limit", b.String(), "detail", b.Detail)
-			return outcome(errorResult(breachText(name, b)), OutcomeLimit)
+			return pl.breachResult(name, b)
 		}
 	}
 	msg := fmt.Sprintf("tool %q crashed: its plugin process %s", name, p.status())

@@ -12,11 +12,13 @@ import (
 // pool holds the idle processes of one plugin. A process serves one call
 // at a time; a call that finds no idle process starts a new one.
 type pool struct {
+	// Set when the pool is made, never changed: read without a lock.
 	host  *Host
 	cmd   Command
 	stamp []fileStamp
 	name  string // the plugin's name for the host's ProcessObserver
 
+	// mu guards the fields below it.
 	mu       sync.Mutex
 	idle     []*proc
 	starting int          // processes being started ahead

@@ -20,15 +20,22 @@ const warmUpTimeout = 2 * time.Second
 
 // proc is one plugin process and its connection.
 type proc struct {
+	// Set by start before the proc is shared, never changed: read without a lock.
 	pool  *pool
 	group *limits.Group // the process tree's limits; nil without a limits controller
 
+	// mu guards killed, dead and started, and p until start returns the
+	// proc: a kill (a stopped call, the host closing) may race the start
+	// that sets p. After that p never changes, and is read without it.
 	mu      sync.Mutex
 	p       *process
 	killed  bool
 	dead    bool // killed, and its tree known dead (waitDead): no more kills needed
 	started bool // reported to the host's ProcessObserver
 
+	// cleaned runs cleanup once. client is set by start before the proc
+	// is shared and rpc by connect, before start returns it: read without
+	// a lock.
 	cleaned sync.Once
 	client  *plugin.Client
 	rpc     pluginv1.ToolPluginServiceClient
