@@ -5,18 +5,13 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
 
-	"github.com/hashicorp/go-hclog"
-
 	"github.com/agentcore/agentcore/pkg/tool/limits"
-	agentv1 "github.com/agentcore/agentcore/proto/agentcore/v1"
 )
 
 // controller returns the best limits mechanism this machine has (cgroup v1
@@ -227,154 +222,6 @@ func TestSetsidDaemonDiesWithTheCall(t *testing.T) {
 				}
 			}
 		})
-	}
-}
-
-func TestNotAPluginAndSkipBadPlugins(t *testing.T) {
-	dir := shortTempDir(t)
-	copyFile(t, filepath.Join(dirs.notplugin, "notplugin"), filepath.Join(dir, "stray"), 0o755)
-	copyFile(t, filepath.Join(dirs.good, "testplug"), filepath.Join(dir, "testplug"), 0o755)
-	quiet := filepath.Join(dir, "quiet.sh")
-	if err := os.WriteFile(quiet, []byte("#!/bin/sh\nexit 0\n"), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	t.Run("fails the scan", func(t *testing.T) {
-		h := newHost(t, Config{})
-		_, err := h.Scan(context.Background(), dir)
-		for _, p := range []string{filepath.Join(dir, "stray"), quiet} {
-			want := "not an agentcore plugin (no handshake line on stdout): " + p + "; remove it or clear its executable bit"
-			if err == nil || !strings.Contains(err.Error(), want) {
-				t.Errorf("Scan error does not say %q:\n%v", want, err)
-			}
-		}
-	})
-	var log strings.Builder
-	skip := newHost(t, Config{SkipBadPlugins: true, Logger: hclog.New(&hclog.LoggerOptions{Output: &log})})
-	set, err := skip.Scan(context.Background(), dir)
-	if err != nil {
-		t.Fatalf("Scan with SkipBadPlugins: %v", err)
-	}
-	if _, ok := set.Lookup("echo"); !ok {
-		t.Fatal("the good plugin's tools are missing")
-	}
-	if !strings.Contains(log.String(), "[WARN]") || !strings.Contains(log.String(), filepath.Join(dir, "stray")) {
-		t.Errorf("no warning naming the skipped file:\n%s", log.String())
-	}
-}
-
-func TestStaleSocketDirectories(t *testing.T) {
-	base := shortTempDir(t)
-	mk := func(name string, marker string) string {
-		dir := filepath.Join(base, name)
-		if err := os.MkdirAll(filepath.Join(dir, "plugin-dir1"), 0o700); err != nil {
-			t.Fatal(err)
-		}
-		if marker != "" {
-			if err := os.WriteFile(filepath.Join(dir, socketMarker), []byte(marker), 0o600); err != nil {
-				t.Fatal(err)
-			}
-		}
-		return dir
-	}
-	self := limits.Self("")
-	dead := mk("agentcore-"+self.NS+"-999999-5", bootID())
-	oldBoot := mk(self.String()+".7", "another-boot")
-	live := mk(self.String()+".8", bootID())
-	unmarked := mk("agentcore-"+self.NS+"-999998-5", "")
-	otherNS := mk("agentcore-1-999997-5", bootID()) // another PID namespace: cannot be proven dead
-	other := mk("myfiles", bootID())
-	RemoveStaleSocketDirs(base, nil)
-	for dir, gone := range map[string]bool{dead: true, oldBoot: true, live: false, unmarked: false, otherNS: false, other: false} {
-		_, err := os.Stat(dir)
-		if gone != os.IsNotExist(err) {
-			t.Errorf("%s: removed %v, want %v", filepath.Base(dir), os.IsNotExist(err), gone)
-		}
-	}
-}
-
-func TestNoSocketDirectorySurvivesSIGKILLAndRestart(t *testing.T) {
-	sockets := shortTempDir(t)
-	cmd := exec.Command(os.Args[0], "-test.run=^$")
-	cmd.Env = append(os.Environ(), "TOOLTEST_HELPER=host", "TOOLTEST_DIR="+dirs.good, "TOOLTEST_SOCKETS="+sockets)
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := readLine(out); err != nil {
-		t.Fatal(err)
-	}
-	entries, _ := os.ReadDir(sockets)
-	if inst, ok := limits.ParseInstance(entries[0].Name()); len(entries) != 1 || !ok || inst.PID != strconv.Itoa(cmd.Process.Pid) {
-		t.Fatalf("the host's socket directory: %v", entries)
-	}
-	_ = cmd.Process.Signal(syscall.SIGKILL)
-	_ = cmd.Wait()
-	h := newHost(t, Config{SocketDir: sockets})
-	if _, err := os.Stat(filepath.Join(sockets, entries[0].Name())); !os.IsNotExist(err) {
-		t.Fatalf("the killed host's socket directory survived a new host's start: %v", err)
-	}
-	if h.sockets == sockets {
-		t.Fatal("the new host has no directory of its own")
-	}
-}
-
-func TestOversizedResults(t *testing.T) {
-	h := newHost(t, Config{MaxReceiveBytes: 1 << 20, MaxResultBytes: 256 << 10})
-	set := scan(t, h, dirs.good, dirs.plain)
-	// sdk/tool cuts a result to the size the host asked for before sending it.
-	res := set.Execute(context.Background(), "big", json.RawMessage(`{"n":20000000}`), Options{})
-	text := OutputText(res.Output)
-	if res.Error || len(text) > 256<<10 || !strings.Contains(text, "cut from the middle by the tool") ||
-		!strings.HasPrefix(text, "aaaa") || !strings.HasSuffix(text, "zzzz") {
-		t.Fatalf("a 20 MB result: error=%v, %d bytes: %.200q", res.Error, len(text), text)
-	}
-	// The host's own cap on what a result adds to a history.
-	res = set.Execute(context.Background(), "big", json.RawMessage(`{"n":20000000}`), Options{MaxBytes: 16 << 10})
-	if text := OutputText(res.Output); len(text) > 16<<10 || !strings.Contains(text, "bytes cut from the middle") {
-		t.Fatalf("capped to 16 KiB: %d bytes", len(text))
-	}
-	img := set.Execute(context.Background(), "image", nil, Options{MaxBytes: 600})
-	parts := img.Output.GetContent().GetParts()
-	if len(parts) != 3 || parts[1].GetFile() != nil || !strings.Contains(parts[1].GetText(), "image/png file of") {
-		t.Fatalf("image capped to 600 bytes: %v", img.Output)
-	}
-	// A plugin without sdk/tool that sends more than the host takes.
-	huge := `{"s":"` + strings.Repeat("x", 2<<20) + `"}`
-	res = set.Execute(context.Background(), "plain_echo", json.RawMessage(huge), Options{})
-	if !res.Error || !strings.Contains(OutputText(res.Output), "sent a message larger than the host accepts (1048576 bytes)") {
-		t.Fatalf("a 2 MB message over a 1 MB transport limit: %.300s", OutputText(res.Output))
-	}
-	if res := set.Execute(context.Background(), "plain_echo", json.RawMessage(`{"k":1}`), Options{}); res.Error {
-		t.Fatalf("the next call: %v", res.Output)
-	}
-}
-
-func TestCapBytes(t *testing.T) {
-	text := strings.Repeat("é", 5000) // 10,000 bytes
-	out := CapBytes(TextOutput(text), 1000)
-	if s := out.GetText(); len(s) > 1000 || !strings.HasPrefix(s, "éé") || !strings.HasSuffix(s, "éé") || !strings.Contains(s, "bytes cut from the middle") {
-		t.Fatalf("text: %d bytes %q", len(s), s)
-	}
-	if out := CapBytes(JSONOutput(json.RawMessage(`"`+strings.Repeat("a", 5000)+`"`)), 1000); out.GetText() == "" {
-		t.Fatal("cut JSON is not text")
-	}
-	small := TextOutput("ok")
-	if CapBytes(small, 1000) != small {
-		t.Fatal("an output that fits was copied")
-	}
-	content := &agentv1.ToolOutput{Value: &agentv1.ToolOutput_Content{Content: &agentv1.ContentParts{Parts: []*agentv1.Part{
-		{Kind: &agentv1.Part_Text{Text: strings.Repeat("t", 3000)}},
-		{Kind: &agentv1.Part_File{File: &agentv1.FilePart{MediaType: "image/png", Source: &agentv1.FilePart_Data{Data: make([]byte, 5000)}}}},
-	}}}}
-	capped := CapBytes(content, 2000)
-	if n := len(capped.GetContent().GetParts()); n != 2 || capped.GetContent().GetParts()[1].GetFile() != nil {
-		t.Fatalf("content: %v", capped)
-	}
-	if len(content.GetContent().GetParts()[1].GetFile().GetData()) != 5000 {
-		t.Fatal("the original output was changed")
 	}
 }
 

@@ -290,3 +290,28 @@ func readLine(r io.Reader) (string, error) {
 }
 
 func netDialUnix(path string) (net.Conn, error) { return net.Dial("unix", path) }
+
+func copyFile(t *testing.T, src, dst string, mode os.FileMode) {
+	t.Helper()
+	b, err := os.ReadFile(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(dst, b, mode); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// loopStarted runs loop-like tools and returns the pid of the plugin once
+// the tool has started spinning.
+func pidOfPlugin(t *testing.T, set *Set) int {
+	res := set.Execute(context.Background(), "pid", nil, Options{})
+	var pid int
+	if err := json.Unmarshal([]byte(res.Output.GetJson()), &pid); err != nil {
+		t.Fatalf("pid: %v", res.Output)
+	}
+	return pid
+}

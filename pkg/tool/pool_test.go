@@ -240,3 +240,18 @@ func TestPluginEnvironment(t *testing.T) {
 		t.Errorf("a hidden variable set later reached the plugin: %q", vars)
 	}
 }
+
+func TestIdleProcessesAreReused(t *testing.T) {
+	t.Run("kept", func(t *testing.T) {
+		set := scan(t, newHost(t, Config{MaxIdle: 1}), dirs.good)
+		if a, b := pidOfPlugin(t, set), pidOfPlugin(t, set); a != b {
+			t.Fatalf("sequential calls ran in %d and %d", a, b)
+		}
+	})
+	t.Run("none kept", func(t *testing.T) {
+		set := scan(t, newHost(t, Config{MaxIdle: -1}), dirs.good)
+		if a, b := pidOfPlugin(t, set), pidOfPlugin(t, set); a == b {
+			t.Fatal("with MaxIdle -1 a process was reused")
+		}
+	})
+}
