@@ -18,7 +18,8 @@ import (
 )
 
 // The benchmarks report the median of their iterations as "median-µs",
-// beside Go's mean (ns/op), so figures compare with the targets.
+// beside Go's mean (ns/op): a few slow iterations (a machine's hiccup)
+// move a mean but not a median, which the documented figures state.
 
 // timings collects per-iteration durations and reports their median.
 type timings []time.Duration

@@ -132,7 +132,7 @@ func TestScanAFileAndOtherKinds(t *testing.T) {
 	if err := os.WriteFile(def, []byte("{}"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	// A kind like issue 6's MCP definitions: a data file served by a plugin
+	// A kind like the MCP server definitions: a data file served by a plugin
 	// command with arguments.
 	kind := Kind{
 		Name:  "def",

@@ -3,7 +3,7 @@ package tool
 import "context"
 
 // Limiter caps how many calls run at once among those that share it (the
-// reference's maxToolConcurrency, one per agent). A nil Limiter allows all.
+// agent-core's maxToolConcurrency, one per agent). A nil Limiter allows all.
 type Limiter struct {
 	slots chan struct{}
 }

@@ -14,8 +14,8 @@ import (
 	"github.com/agentcore/agentcore/pkg/tool/limits"
 )
 
-// controller returns the best limits mechanism this machine has (cgroup v1
-// on the development machines), closed at the end of the test.
+// controller returns the best limits mechanism this machine has (cgroup
+// v2, v1 or rlimits), closed at the end of the test.
 func controller(t *testing.T) *limits.Controller {
 	t.Helper()
 	c, err := limits.New(limits.Options{})

@@ -305,8 +305,8 @@ func copyFile(t *testing.T, src, dst string, mode os.FileMode) {
 	}
 }
 
-// loopStarted runs loop-like tools and returns the pid of the plugin once
-// the tool has started spinning.
+// pidOfPlugin calls the pid tool and returns the pid of the plugin process
+// that served the call.
 func pidOfPlugin(t *testing.T, set *Set) int {
 	res := set.Execute(context.Background(), "pid", nil, Options{})
 	var pid int

@@ -1,6 +1,6 @@
 // Package tool is the host side of tools: it finds tool plugins in
 // directories, keeps a pool of plugin processes per binary, and executes
-// calls with the reference's semantics (declared timeouts, cancellation,
+// calls with agent-core's semantics (declared timeouts, cancellation,
 // crashes turned into results, output truncation, a per-caller concurrency
 // cap), with results expressed in the public agentcore.v1 types. With a
 // limits controller (pkg/tool/limits) every plugin process and all it

@@ -47,8 +47,8 @@ type Group struct {
 	breach atomic.Pointer[Breach] // set by watchers: a breach they saw and acted on
 	killed atomic.Bool            // Kill was called: a SIGKILL seen after it is the host's
 	// cgroupKilled: Kill wrote cgroup.kill. Such a cgroup is not reused:
-	// on Linux 6.18 (seen here) the kernel then kills every process cloned
-	// into it (CLONE_INTO_CGROUP) at once, for good.
+	// a kernel may go on killing, at once and for good, every process
+	// cloned into a cgroup after its cgroup.kill (CLONE_INTO_CGROUP).
 	cgroupKilled atomic.Bool
 	// cpuRlimit is the first process's RLIMIT_CPU soft limit in seconds
 	// (rlimit mechanism), set by WatchCPU; 0 when none.
