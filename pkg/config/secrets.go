@@ -1,8 +1,11 @@
 package config
 
 import (
+	"fmt"
 	"io"
 	"net/url"
+	"os"
+	"sort"
 	"strconv"
 	"strings"
 )
@@ -189,4 +192,64 @@ func RestoreArgs(args []string, hidden map[string]string) []string {
 		return args
 	}
 	return out
+}
+
+// Secrets returns every secret the config holds (API keys, the bearer
+// token, the store's password, the OTLP exporters' header values), for
+// redaction from logs, errors, events and tool results.
+func (c *Config) Secrets() []string {
+	var s []string
+	if c.AuthToken != "" {
+		s = append(s, c.AuthToken)
+	}
+	if p := storePassword(c.Store); p != "" {
+		s = append(s, p)
+	}
+	if c.StorePassword != "" {
+		s = append(s, c.StorePassword)
+	}
+	for _, p := range c.Profiles {
+		if p.APIKey != "" {
+			s = append(s, p.APIKey)
+		}
+	}
+	return append(s, c.otlpSecrets...)
+}
+
+// SecretEnv returns the names of the environment variables that may hold
+// secrets, sorted, so that the server can keep them out of its own
+// environment and out of its plugins': the profiles' key variables, the
+// bearer token's, PGPASSWORD, AGENTCORE_STORE when it holds a password, and
+// the OTLP exporters' header variables.
+func (c *Config) SecretEnv() []string {
+	seen := map[string]bool{pgPasswordEnv: true}
+	for _, n := range append([]string{c.authTokenEnv, c.defaultModel.APIKeyEnv}, otlpHeaderEnv...) {
+		seen[n] = true
+	}
+	for _, p := range c.Profiles {
+		seen[p.APIKeyEnv] = true
+	}
+	if c.storeEnvSecret {
+		seen[storeEnv] = true
+	}
+	delete(seen, "")
+	names := make([]string, 0, len(seen))
+	for n := range seen {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return names
+}
+
+// readSecretFile reads a file holding one secret, trimmed of white space.
+func readSecretFile(path string) (string, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return "", err
+	}
+	s := strings.TrimSpace(string(b))
+	if s == "" {
+		return "", fmt.Errorf("%s is empty", path)
+	}
+	return s, nil
 }

@@ -1,0 +1,225 @@
+package config
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/url"
+	"sort"
+	"strings"
+
+	"google.golang.org/protobuf/encoding/protojson"
+	"google.golang.org/protobuf/proto"
+
+	agentv1 "github.com/agentcore/agentcore/proto/agentcore/v1"
+)
+
+// Profile is a named model setting. The API key is read from the environment
+// variable APIKeyEnv, or the file APIKeyFile, when the config is loaded; it
+// is never in the config file. The key is a server-held key: it is sent only
+// to BaseURL and to the endpoints listed in AllowedBaseURLs.
+type Profile struct {
+	Name      string
+	BaseURL   string
+	Model     string
+	Protocol  agentv1.Protocol
+	APIKeyEnv string
+	// APIKeyFile names a file holding the key (instead of APIKeyEnv).
+	APIKeyFile string
+	// AllowedBaseURLs are further endpoints a client may point this profile
+	// at while it uses the profile's key (same scheme, host, port and path
+	// prefix as one of them).
+	AllowedBaseURLs []string
+	// APIKey is the key read from APIKeyEnv or APIKeyFile; never printed.
+	APIKey string `json:"-"`
+	// Defaults are further config fields (system, provider, max_tokens…) the
+	// profile supplies; an agent's own fields override them.
+	Defaults *agentv1.AgentConfig
+}
+
+// AgentConfig returns the profile as an agent config: its defaults with the
+// base URL, key, model and protocol set over them.
+func (p *Profile) AgentConfig() *agentv1.AgentConfig {
+	c := &agentv1.AgentConfig{}
+	if p.Defaults != nil {
+		c = proto.Clone(p.Defaults).(*agentv1.AgentConfig)
+	}
+	name := p.Name
+	c.Profile = &name
+	if p.BaseURL != "" {
+		c.BaseUrl = &p.BaseURL
+	}
+	if p.Model != "" {
+		c.Model = &p.Model
+	}
+	if p.APIKey != "" {
+		c.ApiKey = &p.APIKey
+	}
+	if p.Protocol != agentv1.Protocol_PROTOCOL_UNSPECIFIED {
+		c.Protocol = p.Protocol
+	}
+	return c
+}
+
+// Profile returns the named profile; an empty name means the default profile.
+func (c *Config) Profile(name string) (*Profile, bool) {
+	if name == "" {
+		name = c.DefaultProfile
+	}
+	if name == "" {
+		return nil, false
+	}
+	p, ok := c.Profiles[name]
+	return p, ok
+}
+
+// ProfileNames returns the profile names, sorted.
+func (c *Config) ProfileNames() []string {
+	names := make([]string, 0, len(c.Profiles))
+	for n := range c.Profiles {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return names
+}
+
+// profileError is a problem at a key under one profile.
+func profileError(key string, err error) error {
+	return fmt.Errorf(".%s: %w", key, err)
+}
+
+func parseProfile(name string, v any) (*Profile, error) {
+	m, ok := v.(map[string]any)
+	if !ok && v != nil {
+		return nil, fmt.Errorf(": want a map with %s", profileKeys)
+	}
+	p := &Profile{Name: name}
+	for k, val := range m {
+		str := func() (string, error) {
+			s, ok := val.(string)
+			if !ok {
+				return "", profileError(k, fmt.Errorf("want a string"))
+			}
+			return s, nil
+		}
+		var err error
+		switch k {
+		case "base_url":
+			p.BaseURL, err = str()
+		case "model":
+			p.Model, err = str()
+		case "api_key_env":
+			p.APIKeyEnv, err = str()
+		case "api_key_file":
+			p.APIKeyFile, err = str()
+		case "allowed_base_urls":
+			p.AllowedBaseURLs, err = stringList(val)
+			if err != nil {
+				err = profileError(k, err)
+			}
+		case "protocol":
+			var s string
+			if s, err = str(); err == nil {
+				if p.Protocol, err = ParseProtocol(s); err != nil {
+					err = profileError(k, err)
+				}
+			}
+		case "api_key":
+			err = profileError(k, errors.New("an API key must not be in the config file; set api_key_env to the name of the variable holding it"))
+		case "defaults":
+			js, jerr := json.Marshal(val)
+			if jerr != nil {
+				return nil, profileError(k, jerr)
+			}
+			p.Defaults = &agentv1.AgentConfig{}
+			if uerr := protojson.Unmarshal(js, p.Defaults); uerr != nil {
+				err = profileError(k, fmt.Errorf("not an agent config: %w", uerr))
+			}
+		default:
+			err = profileError(k, fmt.Errorf("unknown key (want %s)", profileKeys))
+		}
+		if err != nil {
+			return nil, err
+		}
+	}
+	return p, nil
+}
+
+// profileKeys are the keys of a profile, for messages.
+const profileKeys = "base_url, model, protocol, api_key_env, api_key_file, allowed_base_urls, defaults"
+
+// ParseProtocol reads a protocol name: chat, responses, anthropic or gemini.
+func ParseProtocol(s string) (agentv1.Protocol, error) {
+	switch strings.ToLower(strings.TrimSpace(s)) {
+	case "chat":
+		return agentv1.Protocol_PROTOCOL_CHAT, nil
+	case "responses":
+		return agentv1.Protocol_PROTOCOL_RESPONSES, nil
+	case "anthropic":
+		return agentv1.Protocol_PROTOCOL_ANTHROPIC, nil
+	case "gemini":
+		return agentv1.Protocol_PROTOCOL_GEMINI, nil
+	}
+	return 0, fmt.Errorf("unknown protocol %q: want chat, responses, anthropic or gemini", s)
+}
+
+// checkDefaultModel fails a default model set by half (a base URL without
+// a model, or the reverse), naming both settings, and warns when the
+// variable meant to hold a profile's API key is empty.
+func (c *Config) checkDefaultModel(bad func(string, ...any), getenv func(string) string) {
+	if p := c.Profiles[DefaultProfile]; p != nil {
+		switch {
+		case p.BaseURL != "" && p.Model == "":
+			bad("the default model is half set: -model-base-url (AGENTCORE_MODEL_BASE_URL, model.base_url) is %s but -model (AGENTCORE_MODEL, model.model) is not set; set both, or neither to run without a default model", p.BaseURL)
+		case p.BaseURL == "" && p.Model != "":
+			bad("the default model is half set: -model (AGENTCORE_MODEL, model.model) is %s but -model-base-url (AGENTCORE_MODEL_BASE_URL, model.base_url) is not set; set both, or neither to run without a default model", p.Model)
+		}
+	}
+	if name := c.DefaultProfile; name != DefaultProfile {
+		if p := c.Profiles[name]; p != nil && (p.BaseURL == "") != (p.Model == "") {
+			bad("default_profile %s is half set: profiles.%s.base_url and profiles.%s.model go together", name, name, name)
+		}
+	}
+	for _, name := range c.ProfileNames() {
+		p := c.Profiles[name]
+		if p.BaseURL != "" && p.APIKeyFile == "" && p.APIKeyEnv != "" && strings.TrimSpace(getenv(p.APIKeyEnv)) == "" {
+			c.Warnings = append(c.Warnings, fmt.Sprintf("%s is empty or unset: profile %s's requests to %s carry no API key (set it, or ignore this for a model that needs none)",
+				p.APIKeyEnv, name, hostOf(p.BaseURL)))
+		}
+	}
+}
+
+// hostOf returns the host of a URL, or the URL when it has none.
+func hostOf(raw string) string {
+	if u, err := url.Parse(raw); err == nil && u.Host != "" {
+		return u.Host
+	}
+	return raw
+}
+
+// checkEndpoint checks that s is an absolute http or https URL without credentials.
+func checkEndpoint(s string) error {
+	u, err := url.Parse(s)
+	switch {
+	case err != nil:
+		return err
+	case u.Scheme != "http" && u.Scheme != "https", u.Host == "":
+		return errors.New("want an absolute http or https URL")
+	case u.User != nil:
+		return errors.New("must not hold credentials")
+	}
+	return nil
+}
+
+// String prints the profile without its API key.
+func (p Profile) String() string {
+	key := "unset"
+	if p.APIKey != "" {
+		key = "set"
+	}
+	return fmt.Sprintf("profile %s (base_url=%s model=%s protocol=%s api_key_env=%s api_key_file=%s key %s)",
+		p.Name, p.BaseURL, p.Model, p.Protocol, p.APIKeyEnv, p.APIKeyFile, key)
+}
+
+// GoString is String: a key never reaches %#v either.
+func (p Profile) GoString() string { return p.String() }
