@@ -191,7 +191,10 @@ func TestLoadErrors(t *testing.T) {
 		env  map[string]string
 		want string
 	}{
-		{"bad listen", []string{"-listen", "nowhere"}, nil, "listen"},
+		{"bad listen", []string{"-listen", "nowhere"}, nil, `listen "nowhere": want host:port or unix:PATH`},
+		{"empty unix socket path", []string{"-listen", "unix:"}, nil, `listen "unix:": the unix socket path is empty`},
+		{"bad mcp listen", []string{"-mcp-listen", "nowhere"}, nil, `mcp-listen "nowhere": want host:port or unix:PATH`},
+		{"empty mcp unix socket path", []string{"-mcp-listen", "unix://"}, nil, `mcp-listen "unix://": the unix socket path is empty`},
 		{"bad number", []string{"-max-sessions", "many"}, nil, "max-sessions"},
 		{"negative", []string{"-max-runs", "-1"}, nil, "max-runs"},
 		{"bad duration env", nil, map[string]string{"AGENTCORE_SHUTDOWN_GRACE": "soon"}, "AGENTCORE_SHUTDOWN_GRACE"},
@@ -207,7 +210,8 @@ func TestLoadErrors(t *testing.T) {
 		{"empty token file", []string{"-auth-token-file", tokenFile}, nil, "empty"},
 		{"unknown default profile", []string{"-default-profile", "nope"}, nil, "nope"},
 		{"stray argument", []string{"extra"}, nil, "unexpected arguments"},
-		{"bad http listen", []string{"-http-listen", "8080"}, nil, "http listen"},
+		{"bad http listen", []string{"-http-listen", "8080"}, nil, `http listen "8080": want host:port or unix:PATH`},
+		{"empty http unix socket path", []string{"-http-listen", "unix:"}, nil, `http listen "unix:": the unix socket path is empty`},
 		{"http on the grpc address", []string{"-listen", "127.0.0.1:7", "-http-listen", "127.0.0.1:7"}, nil, "gRPC service listens there"},
 		{"origin with a path", []string{"-http-listen", ":8080", "-http-cors-origin", "https://a.example/app"}, nil, "cors origin"},
 		{"origin without a scheme", []string{"-http-listen", ":8080", "-http-cors-origin", "a.example"}, nil, "cors origin"},
