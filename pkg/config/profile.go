@@ -163,6 +163,64 @@ func ParseProtocol(s string) (agentv1.Protocol, error) {
 	return 0, fmt.Errorf("unknown protocol %q: want chat, responses, anthropic or gemini", s)
 }
 
+// finishProfiles fills the default profile in from the model settings,
+// reads every profile's API key and checks the profiles.
+func (c *Config) finishProfiles(getenv func(string) string, bad func(string, ...any)) {
+	if c.Profiles == nil {
+		c.Profiles = map[string]*Profile{}
+	}
+	// The model flags and variables fill in the default profile.
+	if d := c.defaultModel; d.BaseURL != "" || d.Model != "" || d.Protocol != agentv1.Protocol_PROTOCOL_UNSPECIFIED {
+		p := c.Profiles[DefaultProfile]
+		if p == nil {
+			p = &Profile{Name: DefaultProfile}
+			c.Profiles[DefaultProfile] = p
+		}
+		if d.BaseURL != "" {
+			p.BaseURL = d.BaseURL
+		}
+		if d.Model != "" {
+			p.Model = d.Model
+		}
+		if d.Protocol != agentv1.Protocol_PROTOCOL_UNSPECIFIED {
+			p.Protocol = d.Protocol
+		}
+	}
+	if p := c.Profiles[DefaultProfile]; p != nil && p.APIKeyEnv == "" && p.APIKeyFile == "" {
+		if c.defaultModel.APIKeyFile != "" {
+			p.APIKeyFile = c.defaultModel.APIKeyFile
+		} else {
+			p.APIKeyEnv = c.defaultModel.APIKeyEnv
+		}
+	}
+	for name, p := range c.Profiles {
+		p.Name = name
+		switch {
+		case p.APIKeyEnv != "" && p.APIKeyFile != "":
+			bad("profiles.%s: give api_key_env or api_key_file, not both", name)
+		case p.APIKeyFile != "":
+			key, err := readSecretFile(p.APIKeyFile)
+			if err != nil {
+				bad("profiles.%s.api_key_file: %w", name, err)
+			}
+			p.APIKey = key
+		case p.APIKeyEnv != "":
+			p.APIKey = strings.TrimSpace(getenv(p.APIKeyEnv))
+		}
+		for i, u := range p.AllowedBaseURLs {
+			if err := checkEndpoint(u); err != nil {
+				bad("profiles.%s.allowed_base_urls[%d] %q: %w", name, i, u, err)
+			}
+		}
+		if p.Defaults.GetApiKey() != "" || p.Defaults.GetCompact().GetApiKey() != "" {
+			bad("profiles.%s.defaults: an API key must not be in the config file; set api_key_env to the variable holding it", name)
+		}
+	}
+	if c.DefaultProfile != "" && c.DefaultProfile != DefaultProfile && c.Profiles[c.DefaultProfile] == nil {
+		bad("default_profile %q: no such profile (have %v)", c.DefaultProfile, c.ProfileNames())
+	}
+}
+
 // checkDefaultModel fails a default model set by half (a base URL without
 // a model, or the reverse), naming both settings, and warns when the
 // variable meant to hold a profile's API key is empty.

@@ -10,15 +10,29 @@ import (
 	"time"
 
 	"github.com/hashicorp/go-hclog"
-
-	agentv1 "github.com/agentcore/agentcore/proto/agentcore/v1"
 )
 
-// finish resolves secrets and profiles and checks the whole.
+// finish resolves secrets and profiles and checks the whole, step by
+// step; every problem found is reported, not only the first.
 func (c *Config) finish(getenv func(string) string) error {
 	var errs []error
 	bad := func(format string, args ...any) { errs = append(errs, fmt.Errorf(format, args...)) }
+	c.readAuthToken(getenv, bad)
+	c.finishProfiles(getenv, bad)
+	c.checkDefaultModel(bad, getenv)
+	c.checkListeners(bad)
+	c.checkAccess(bad)
+	c.checkLogging(bad)
+	c.checkLimits(bad)
+	c.checkToolLimits(bad)
+	c.finishStore(getenv, bad)
+	c.readSecretEnv(getenv)
+	c.checkDurations(bad)
+	return errors.Join(errs...)
+}
 
+// readAuthToken reads the bearer token from its file or its variable.
+func (c *Config) readAuthToken(getenv func(string) string, bad func(string, ...any)) {
 	if c.authTokenFile != "" {
 		tok, err := readSecretFile(c.authTokenFile)
 		if err != nil {
@@ -28,76 +42,20 @@ func (c *Config) finish(getenv func(string) string) error {
 	} else if c.authTokenEnv != "" {
 		c.AuthToken = strings.TrimSpace(getenv(c.authTokenEnv))
 	}
+}
 
-	if c.Profiles == nil {
-		c.Profiles = map[string]*Profile{}
+// checkListeners checks the listen addresses: the gRPC service's, the HTTP
+// gateway's (with its CORS origins), the MCP and the metrics listeners'.
+func (c *Config) checkListeners(bad func(string, ...any)) {
+	if err := checkListen("listen", c.Listen); err != nil {
+		bad("%w", err)
 	}
-	// The model flags and variables fill in the default profile.
-	if d := c.defaultModel; d.BaseURL != "" || d.Model != "" || d.Protocol != agentv1.Protocol_PROTOCOL_UNSPECIFIED {
-		p := c.Profiles[DefaultProfile]
-		if p == nil {
-			p = &Profile{Name: DefaultProfile}
-			c.Profiles[DefaultProfile] = p
-		}
-		if d.BaseURL != "" {
-			p.BaseURL = d.BaseURL
-		}
-		if d.Model != "" {
-			p.Model = d.Model
-		}
-		if d.Protocol != agentv1.Protocol_PROTOCOL_UNSPECIFIED {
-			p.Protocol = d.Protocol
-		}
-	}
-	if p := c.Profiles[DefaultProfile]; p != nil && p.APIKeyEnv == "" && p.APIKeyFile == "" {
-		if c.defaultModel.APIKeyFile != "" {
-			p.APIKeyFile = c.defaultModel.APIKeyFile
-		} else {
-			p.APIKeyEnv = c.defaultModel.APIKeyEnv
-		}
-	}
-	for name, p := range c.Profiles {
-		p.Name = name
-		switch {
-		case p.APIKeyEnv != "" && p.APIKeyFile != "":
-			bad("profiles.%s: give api_key_env or api_key_file, not both", name)
-		case p.APIKeyFile != "":
-			key, err := readSecretFile(p.APIKeyFile)
-			if err != nil {
-				bad("profiles.%s.api_key_file: %w", name, err)
-			}
-			p.APIKey = key
-		case p.APIKeyEnv != "":
-			p.APIKey = strings.TrimSpace(getenv(p.APIKeyEnv))
-		}
-		for i, u := range p.AllowedBaseURLs {
-			if err := checkEndpoint(u); err != nil {
-				bad("profiles.%s.allowed_base_urls[%d] %q: %w", name, i, u, err)
-			}
-		}
-		if p.Defaults.GetApiKey() != "" || p.Defaults.GetCompact().GetApiKey() != "" {
-			bad("profiles.%s.defaults: an API key must not be in the config file; set api_key_env to the variable holding it", name)
-		}
-	}
-	if c.DefaultProfile != "" && c.DefaultProfile != DefaultProfile && c.Profiles[c.DefaultProfile] == nil {
-		bad("default_profile %q: no such profile (have %v)", c.DefaultProfile, c.ProfileNames())
-	}
-	c.checkDefaultModel(bad, getenv)
-
-	if path, ok := c.UnixSocket(); ok {
-		if path == "" {
-			bad("listen %q: the unix socket path is empty", c.Listen)
-		}
-	} else if _, _, err := net.SplitHostPort(c.Listen); err != nil {
-		bad("listen %q: want host:port or unix:PATH", c.Listen)
+	if _, unix := c.UnixSocket(); c.SocketOwner != "" && !unix {
+		bad("socket-owner: -listen %q is not a unix socket", c.Listen)
 	}
 	if c.HTTP.Listen != "" {
-		if path, ok := unixPath(c.HTTP.Listen); ok {
-			if path == "" {
-				bad("http listen %q: the unix socket path is empty", c.HTTP.Listen)
-			}
-		} else if _, _, err := net.SplitHostPort(c.HTTP.Listen); err != nil {
-			bad("http listen %q: want host:port or unix:PATH", c.HTTP.Listen)
+		if err := checkListen("http listen", c.HTTP.Listen); err != nil {
+			bad("%w", err)
 		}
 		if _, port, _ := net.SplitHostPort(c.HTTP.Listen); c.HTTP.Listen == c.Listen && port != "0" {
 			bad("http listen %q: the gRPC service listens there (-listen)", c.HTTP.Listen)
@@ -111,6 +69,39 @@ func (c *Config) finish(getenv func(string) string) error {
 	if len(c.HTTP.CORSOrigins) > 0 && c.HTTP.Listen == "" {
 		bad("-http-cors-origin needs -http-listen")
 	}
+	if c.MCPListen != "" {
+		if err := checkListen("mcp-listen", c.MCPListen); err != nil {
+			bad("%w", err)
+		}
+	}
+	// agent-server opens the metrics listener over TCP only.
+	if c.MetricsListen != "" {
+		if _, _, err := net.SplitHostPort(c.MetricsListen); err != nil {
+			bad("metrics listen %q: want host:port", c.MetricsListen)
+		}
+	} else if c.Pprof {
+		bad("-pprof: serves on the metrics listener; set -metrics-listen too")
+	}
+}
+
+// checkListen checks a listen address, host:port or unix:PATH; name names
+// its setting in the error.
+func checkListen(name, addr string) error {
+	if path, ok := unixPath(addr); ok {
+		if path == "" {
+			return fmt.Errorf("%s %q: the unix socket path is empty", name, addr)
+		}
+		return nil
+	}
+	if _, _, err := net.SplitHostPort(addr); err != nil {
+		return fmt.Errorf("%s %q: want host:port or unix:PATH", name, addr)
+	}
+	return nil
+}
+
+// checkAccess checks who may reach the service and what it runs as:
+// reflection, the plugins' and the socket's owners, TLS.
+func (c *Config) checkAccess(bad func(string, ...any)) {
 	switch c.Reflection {
 	case "", "on", "off", "auth":
 	default:
@@ -121,37 +112,27 @@ func (c *Config) finish(getenv func(string) string) error {
 			bad("%s %q: want USER or USER:GROUP (names or numeric ids)", o.flag, o.v)
 		}
 	}
-	if _, unix := c.UnixSocket(); c.SocketOwner != "" && !unix {
-		bad("socket-owner: -listen %q is not a unix socket", c.Listen)
-	}
-	if c.MCPListen != "" {
-		if path, ok := unixPath(c.MCPListen); ok {
-			if path == "" {
-				bad("mcp-listen %q: the unix socket path is empty", c.MCPListen)
-			}
-		} else if _, _, err := net.SplitHostPort(c.MCPListen); err != nil {
-			bad("mcp-listen %q: want host:port or unix:PATH", c.MCPListen)
-		}
-	}
-	if c.LogFormat != "text" && c.LogFormat != "json" {
-		bad("log format %q: want text or json", c.LogFormat)
-	}
-	if hclog.LevelFromString(c.LogLevel) == hclog.NoLevel {
-		bad("log level %q: want trace, debug, info, warn or error", c.LogLevel)
-	}
-	if c.MetricsListen != "" {
-		if _, _, err := net.SplitHostPort(c.MetricsListen); err != nil {
-			bad("metrics listen %q: want host:port", c.MetricsListen)
-		}
-	} else if c.Pprof {
-		bad("-pprof: serves on the metrics listener; set -metrics-listen too")
-	}
 	if (c.TLS.CertFile == "") != (c.TLS.KeyFile == "") {
 		bad("tls: -tls-cert and -tls-key go together")
 	}
 	if c.TLS.ClientCAFile != "" && c.TLS.CertFile == "" {
 		bad("tls: -tls-client-ca (mutual TLS) needs -tls-cert and -tls-key")
 	}
+}
+
+// checkLogging checks the log format and level.
+func (c *Config) checkLogging(bad func(string, ...any)) {
+	if c.LogFormat != "text" && c.LogFormat != "json" {
+		bad("log format %q: want text or json", c.LogFormat)
+	}
+	if hclog.LevelFromString(c.LogLevel) == hclog.NoLevel {
+		bad("log level %q: want trace, debug, info, warn or error", c.LogLevel)
+	}
+}
+
+// checkLimits checks the server's counts and sizes, and fits the default
+// tool result size to a smaller message limit.
+func (c *Config) checkLimits(bad func(string, ...any)) {
 	for _, n := range []struct {
 		name string
 		v    int
@@ -176,9 +157,10 @@ func (c *Config) finish(getenv func(string) string) error {
 		bad("-max-tool-result-bytes %s: must be positive and leave %d KiB of -max-message-bytes (%d) for the rest of an event",
 			c.Limits.MaxToolResultBytes, minMessageRoom>>10, c.Limits.MaxMessageBytes)
 	}
-	c.checkToolLimits(bad)
-	c.finishStore(getenv, bad)
-	c.readSecretEnv(getenv)
+}
+
+// checkDurations checks that no duration setting is negative.
+func (c *Config) checkDurations(bad func(string, ...any)) {
 	for _, d := range []struct {
 		name string
 		v    time.Duration
@@ -189,7 +171,6 @@ func (c *Config) finish(getenv func(string) string) error {
 			bad("-%s %s: must not be negative", d.name, d.v)
 		}
 	}
-	return errors.Join(errs...)
 }
 
 // checkOrigin accepts "*" or an origin as browsers send it: scheme://host[:port].
