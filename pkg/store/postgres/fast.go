@@ -50,7 +50,7 @@ func (s *Store) AppendHistory(ctx context.Context, agentID string, at int, msgs 
 		}
 		ub = b
 	}
-	db := s.W
+	db := s.Writer
 	if !sync {
 		db = s.Relaxed
 	}
@@ -58,7 +58,7 @@ func (s *Store) AppendHistory(ctx context.Context, agentID string, at int, msgs 
 	err := db.QueryRowContext(ctx, appendHistorySQL, agentID, at, at+len(msgs), ub, data).Scan(&v)
 	if errors.Is(err, sql.ErrNoRows) {
 		var n int
-		switch err := s.R.QueryRowContext(ctx, `SELECT history_length FROM agents WHERE id = $1`, agentID).Scan(&n); {
+		switch err := s.Reader.QueryRowContext(ctx, `SELECT history_length FROM agents WHERE id = $1`, agentID).Scan(&n); {
 		case errors.Is(err, sql.ErrNoRows):
 			return 0, fmt.Errorf("agent %q: %w", agentID, store.ErrNotFound)
 		case err != nil:

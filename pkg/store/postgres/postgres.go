@@ -77,7 +77,7 @@ func OpenWith(ctx context.Context, dsn string, o Options) (*Store, error) {
 	db.SetMaxIdleConns(32)
 	db.SetConnMaxIdleTime(5 * time.Minute)
 	s := &Store{cfg: cfg, closing: make(chan struct{})}
-	s.DB = &sqlstore.DB{W: db, R: db, D: sqlstore.Dialect{
+	s.DB = &sqlstore.DB{Writer: db, Reader: db, Dialect: sqlstore.Dialect{
 		Name:      "postgres",
 		Now:       "(extract(epoch from clock_timestamp()) * 1000000)::bigint",
 		ForUpdate: " FOR UPDATE",
@@ -124,7 +124,7 @@ func hasPassword(dsn string) bool {
 	return u.Query().Has("password")
 }
 
-func (s *Store) closeDBs() error { return errors.Join(s.W.Close(), s.Relaxed.Close()) }
+func (s *Store) closeDBs() error { return errors.Join(s.Writer.Close(), s.Relaxed.Close()) }
 
 // Shared is true: replicas share the database.
 func (s *Store) Shared() bool { return true }
@@ -149,7 +149,7 @@ func (s *Store) Notify(ctx context.Context, n store.Notice) error {
 	if err != nil {
 		return err
 	}
-	_, err = s.W.ExecContext(ctx, `SELECT pg_notify($1, $2)`, s.channel, string(b))
+	_, err = s.Writer.ExecContext(ctx, `SELECT pg_notify($1, $2)`, s.channel, string(b))
 	if err != nil {
 		return fmt.Errorf("postgres: notify: %w", err)
 	}

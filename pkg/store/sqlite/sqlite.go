@@ -90,7 +90,7 @@ func open(ctx context.Context, path string, o Options) (*Store, error) {
 	readers := max(4, runtime.GOMAXPROCS(0))
 	r.SetMaxOpenConns(readers)
 	r.SetMaxIdleConns(readers)
-	s.DB = &sqlstore.DB{W: w, R: r, D: sqlstore.Dialect{
+	s.DB = &sqlstore.DB{Writer: w, Reader: r, Dialect: sqlstore.Dialect{
 		Name:        "sqlite",
 		Numbered:    true,
 		Now:         "CAST((julianday('now') - 2440587.5) * 86400000000.0 AS INTEGER)",
@@ -144,7 +144,7 @@ func (s *Store) Close() error {
 	var err error
 	if s.DB != nil {
 		s.CloseStatements()
-		err = errors.Join(s.W.Close(), s.R.Close())
+		err = errors.Join(s.Writer.Close(), s.Reader.Close())
 	}
 	s.unlock()
 	return err

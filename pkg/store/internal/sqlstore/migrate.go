@@ -25,7 +25,7 @@ func (db *DB) Migrate(ctx context.Context, ms []store.Migration, upTo int, lock 
 		return err
 	})
 	if err != nil {
-		return fmt.Errorf("%s: migrations table: %w", db.D.Name, err)
+		return fmt.Errorf("%s: migrations table: %w", db.Dialect.Name, err)
 	}
 	for _, m := range ms {
 		if upTo > 0 && m.Version > upTo {
@@ -53,7 +53,7 @@ func (db *DB) Migrate(ctx context.Context, ms []store.Migration, upTo int, lock 
 			return err
 		})
 		if err != nil {
-			return fmt.Errorf("%s: migration %d (%s): %w", db.D.Name, m.Version, m.Name, err)
+			return fmt.Errorf("%s: migration %d (%s): %w", db.Dialect.Name, m.Version, m.Name, err)
 		}
 	}
 	return nil

@@ -40,7 +40,7 @@ func (db *DB) StartRun(ctx context.Context, r *store.Run, ttl time.Duration) err
 		}
 		until := now + ttl.Microseconds()
 		started := now
-		if db.D.CoarseClock {
+		if db.Dialect.CoarseClock {
 			// Runs are listed newest first by their start: one started in
 			// the same tick as the tenant's last one starts after it.
 			var last sql.NullInt64

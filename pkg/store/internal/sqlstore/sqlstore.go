@@ -48,13 +48,15 @@ type Dialect struct {
 
 // DB implements every store method except Notify, Listen, Shared and Close.
 type DB struct {
-	// W is used for writes, R for reads (the same pool is fine). Relaxed,
-	// when set, takes the writes whose loss in a crash of the database
-	// server costs little (events, run bookkeeping): PostgreSQL commits
-	// them without waiting for the disk, and a later write through W, which
-	// does wait, makes them durable with it (the log is sequential).
-	W, R, Relaxed *sql.DB
-	D             Dialect
+	// Writer is the pool for writes, Reader for reads (the same pool is
+	// fine). Relaxed, when set, takes the writes whose loss in a crash of
+	// the database server costs little (events, run bookkeeping):
+	// PostgreSQL commits them without waiting for the disk, and a later
+	// write through Writer, which does wait, makes them durable with it
+	// (the log is sequential).
+	Writer, Reader, Relaxed *sql.DB
+	// Dialect is what this engine does its own way.
+	Dialect Dialect
 
 	queries sync.Map // core query text → dialect query text
 	known   sync.Map // dialect query texts made by q: the ones that may be prepared
@@ -73,7 +75,7 @@ type stmtKey struct {
 // (SQLite's writer has one), so in a transaction (tx not nil) a statement
 // not yet prepared runs unprepared and is prepared once it has ended.
 func (db *DB) stmt(ctx context.Context, pool *sql.DB, query string, tx *Tx) *sql.Stmt {
-	if !db.D.Prepare {
+	if !db.Dialect.Prepare {
 		return nil
 	}
 	if _, ok := db.known.Load(query); !ok {
@@ -113,20 +115,20 @@ func (db *DB) CloseStatements() {
 	})
 }
 
-// query is db.R.QueryContext, prepared.
+// query is db.Reader.QueryContext, prepared.
 func (db *DB) query(ctx context.Context, query string, args ...any) (*sql.Rows, error) {
-	if st := db.stmt(ctx, db.R, query, nil); st != nil {
+	if st := db.stmt(ctx, db.Reader, query, nil); st != nil {
 		return st.QueryContext(ctx, args...)
 	}
-	return db.R.QueryContext(ctx, query, args...)
+	return db.Reader.QueryContext(ctx, query, args...)
 }
 
-// queryRow is db.R.QueryRowContext, prepared.
+// queryRow is db.Reader.QueryRowContext, prepared.
 func (db *DB) queryRow(ctx context.Context, query string, args ...any) *sql.Row {
-	if st := db.stmt(ctx, db.R, query, nil); st != nil {
+	if st := db.stmt(ctx, db.Reader, query, nil); st != nil {
 		return st.QueryRowContext(ctx, args...)
 	}
-	return db.R.QueryRowContext(ctx, query, args...)
+	return db.Reader.QueryRowContext(ctx, query, args...)
 }
 
 var placeholder = regexp.MustCompile(`\$(\d+)`)
@@ -136,9 +138,9 @@ func (db *DB) q(query string) string {
 	if v, ok := db.queries.Load(query); ok {
 		return v.(string)
 	}
-	out := strings.ReplaceAll(query, "{now}", "("+db.D.Now+")")
-	out = strings.ReplaceAll(out, "{for_update}", db.D.ForUpdate)
-	if db.D.Numbered {
+	out := strings.ReplaceAll(query, "{now}", "("+db.Dialect.Now+")")
+	out = strings.ReplaceAll(out, "{for_update}", db.Dialect.ForUpdate)
+	if db.Dialect.Numbered {
 		out = placeholder.ReplaceAllString(out, "?$1")
 	}
 	db.known.Store(out, struct{}{})
@@ -190,7 +192,7 @@ func (db *DB) wrap(err error) error {
 		return err
 	}
 	if errors.Is(err, sql.ErrConnDone) || strings.Contains(err.Error(), "database is closed") {
-		return fmt.Errorf("%s: %w", db.D.Name, store.ErrClosed)
+		return fmt.Errorf("%s: %w", db.Dialect.Name, store.ErrClosed)
 	}
-	return fmt.Errorf("%s: %w", db.D.Name, err)
+	return fmt.Errorf("%s: %w", db.Dialect.Name, err)
 }

@@ -54,7 +54,7 @@ func (db *DB) relaxedTx(ctx context.Context, fn func(tx *Tx, notify func(store.N
 }
 
 func (db *DB) txMode(ctx context.Context, relaxed bool, fn func(tx *Tx, notify func(store.Notice)) error) error {
-	w := db.W
+	w := db.Writer
 	if relaxed && db.Relaxed != nil {
 		w = db.Relaxed
 	}
@@ -73,8 +73,8 @@ func (db *DB) txMode(ctx context.Context, relaxed bool, fn func(tx *Tx, notify f
 		_ = tx.Rollback()
 		return err
 	}
-	if len(ns) > 0 && db.D.NotifyTx != nil {
-		if err := db.D.NotifyTx(ctx, tx.Tx, ns); err != nil {
+	if len(ns) > 0 && db.Dialect.NotifyTx != nil {
+		if err := db.Dialect.NotifyTx(ctx, tx.Tx, ns); err != nil {
 			_ = tx.Rollback()
 			return db.wrap(err)
 		}
@@ -82,8 +82,8 @@ func (db *DB) txMode(ctx context.Context, relaxed bool, fn func(tx *Tx, notify f
 	if err := tx.Commit(); err != nil {
 		return db.wrap(err)
 	}
-	if len(ns) > 0 && db.D.NotifyTx == nil && db.D.AfterCommit != nil {
-		db.D.AfterCommit(ctx, ns)
+	if len(ns) > 0 && db.Dialect.NotifyTx == nil && db.Dialect.AfterCommit != nil {
+		db.Dialect.AfterCommit(ctx, ns)
 	}
 	return nil
 }
