@@ -51,7 +51,8 @@ func newHost(e env, tl config.ToolLimits) (host, error) {
 	if err != nil {
 		return host{}, fmt.Errorf("tool limits (-tool-limits %s): %w", mech, err)
 	}
-	h := tool.NewHost(tool.Config{Logger: e.log, Kinds: []tool.Kind{mcp.Kind(self)}, Limits: lim, LimitPolicy: server.LimitPolicy(tl)})
+	h := tool.NewHost(tool.Config{Logger: e.log, Kinds: []tool.Kind{mcp.Kind(self)}, Limits: lim, LimitPolicy: server.LimitPolicy(tl),
+		MinIdle: tool.DefaultMinIdle, PluginProcs: tool.DefaultPluginProcs})
 	return host{Host: h, limits: lim}, nil
 }
 

@@ -182,8 +182,8 @@ func New(opts Options) (*Server, error) {
 		host: tool.NewHost(tool.Config{
 			Logger:          log.Named("tool"),
 			MaxIdle:         cfg.MaxIdlePlugins,
-			MinIdle:         orNegative(cfg.MinIdlePlugins),
-			PluginProcs:     orNegative(cfg.PluginGOMAXPROCS),
+			MinIdle:         cfg.MinIdlePlugins,
+			PluginProcs:     cfg.PluginGOMAXPROCS,
 			Kinds:           opts.Kinds,
 			Credential:      cred,
 			Observer:        tel,
@@ -228,16 +228,6 @@ func New(opts Options) (*Server, error) {
 	tel.GaugeFunc("agentcore_agents", "Agents the server holds now.", s.agentCount)
 	started = true
 	return s, nil
-}
-
-// orNegative maps a setting whose 0 means none (-min-idle-plugins,
-// -plugin-gomaxprocs) to a tool.Config field whose 0 means its default and
-// a negative value none.
-func orNegative(n int) int {
-	if n == 0 {
-		return -1
-	}
-	return n
 }
 
 // Telemetry returns the server's telemetry: its metrics registry and HTTP

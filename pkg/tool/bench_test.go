@@ -36,8 +36,12 @@ func (ts timings) reportAs(b *testing.B, unit string) {
 	b.ReportMetric(float64(s[len(s)/2].Nanoseconds())/1e3, unit)
 }
 
+// benchHost returns the tools of a host with cfg, which starts processes
+// ahead and sets the plugins' GOMAXPROCS as agent-server's defaults do:
+// the benchmarks measure the host agent-server runs.
 func benchHost(b *testing.B, cfg Config) *Set {
 	b.Helper()
+	cfg.MinIdle, cfg.PluginProcs = DefaultMinIdle, DefaultPluginProcs
 	cfg.SocketDir = socketDir(b)
 	h := NewHost(cfg)
 	b.Cleanup(func() { h.Close() })
@@ -154,7 +158,7 @@ func BenchmarkWarmCallAfterIdle(b *testing.B) {
 // afterKillPause stands for the model round between a killed call and the
 // next call of a run (the model reads the kill's result first): a fast
 // one. The process started ahead after the kill is a cold start (5 to 30
-// ms on the machines here), so a shorter pause measures the cold start's
+// ms, by the machine), so a shorter pause measures the cold start's
 // remainder, not whether the next call finds a warm process.
 const afterKillPause = 100 * time.Millisecond
 

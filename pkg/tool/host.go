@@ -24,8 +24,11 @@ import (
 // Defaults of Config.
 const (
 	DefaultMaxIdle = 4
+	// DefaultMinIdle is the MinIdle agent-server sets by default: one warm
+	// process per plugin. Config's zero MinIdle starts none ahead.
 	DefaultMinIdle = 1
-	// DefaultPluginProcs is the GOMAXPROCS plugin processes get.
+	// DefaultPluginProcs is the PluginProcs agent-server sets by default.
+	// Config's zero PluginProcs leaves GOMAXPROCS unset.
 	DefaultPluginProcs  = 1
 	DefaultStartTimeout = 10 * time.Second
 	// DefaultDescribeTimeout bounds a plugin's Describe when its Command sets no DescribeTimeout.
@@ -50,9 +53,8 @@ type Config struct {
 	// killed (cancel, timeout), crashes or dies while idle, so that the next
 	// call finds a warm process. Such a process, and the one a scan keeps,
 	// first makes a warm-up call naming no tool (a plugin answers it with
-	// an unknown-tool error result). 0 means DefaultMinIdle, a negative
-	// value starts none ahead and makes no warm-up calls; it is at most
-	// MaxIdle.
+	// an unknown-tool error result). 0 starts none ahead and makes no
+	// warm-up calls; it is at most MaxIdle.
 	MinIdle int
 	// StartTimeout bounds a plugin's start up to its handshake. 0 means DefaultStartTimeout.
 	StartTimeout time.Duration
@@ -103,9 +105,9 @@ type Config struct {
 	// many threads a Go plugin runs Go code on at once. A process serves
 	// one call at a time, and with one the Go runtime hands nothing between
 	// cores on each call (about a fifth of a warm call's CPU on two). 0
-	// means DefaultPluginProcs; a negative value leaves GOMAXPROCS as the
-	// host's environment has it (unset: one per CPU). A Command's Env, or
-	// the plugin itself (runtime.GOMAXPROCS), may set another.
+	// leaves GOMAXPROCS as the host's environment has it (unset: one per
+	// CPU). A Command's Env, or the plugin itself (runtime.GOMAXPROCS), may
+	// set another.
 	PluginProcs int
 }
 
@@ -196,13 +198,7 @@ func NewHost(cfg Config) *Host {
 	if cfg.MaxIdle == 0 {
 		cfg.MaxIdle = DefaultMaxIdle
 	}
-	if cfg.MinIdle == 0 {
-		cfg.MinIdle = DefaultMinIdle
-	}
 	cfg.MinIdle = min(cfg.MinIdle, cfg.MaxIdle)
-	if cfg.PluginProcs == 0 {
-		cfg.PluginProcs = DefaultPluginProcs
-	}
 	if cfg.StartTimeout <= 0 {
 		cfg.StartTimeout = DefaultStartTimeout
 	}

@@ -54,7 +54,7 @@ func settled(t *testing.T, h *Host, pl *pool) []int {
 // killed the only process, another is started ahead, and the next call
 // runs on it.
 func TestPrewarmReplacesLostProcesses(t *testing.T) {
-	h := newHost(t, Config{})
+	h := newHost(t, Config{MinIdle: 1})
 	set := scan(t, h, dirs.good)
 	pl := onlyPool(t, h)
 	tests := []struct {
@@ -89,7 +89,7 @@ func TestPrewarmReplacesLostProcesses(t *testing.T) {
 // TestCallWaitsForTheProcessStartedAhead: a call made while the
 // replacement is still starting takes it instead of starting another.
 func TestCallWaitsForTheProcessStartedAhead(t *testing.T) {
-	h := newHost(t, Config{})
+	h := newHost(t, Config{MinIdle: 1})
 	set := scan(t, h, dirs.good)
 	pl := onlyPool(t, h)
 	settled(t, h, pl)
@@ -107,10 +107,11 @@ func TestMinIdleAtLoad(t *testing.T) {
 		cfg      Config
 		wantIdle int
 	}{
-		{"default", Config{}, 1},
+		{"agent-server's default", Config{MinIdle: DefaultMinIdle}, 1},
 		{"three", Config{MinIdle: 3}, 3},
 		{"capped by MaxIdle", Config{MinIdle: 3, MaxIdle: 2}, 2},
-		{"none ahead", Config{MinIdle: -1, MaxIdle: -1}, 0},
+		{"none ahead", Config{MaxIdle: -1}, 0},
+		{"none kept, none ahead", Config{MinIdle: 1, MaxIdle: -1}, 0},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -153,8 +154,8 @@ func TestCloseStopsStartsAhead(t *testing.T) {
 }
 
 // TestPluginGOMAXPROCS: plugin processes start with Config.PluginProcs as
-// GOMAXPROCS (1 by default), over the host's own variable; a negative
-// PluginProcs leaves the host's.
+// GOMAXPROCS (agent-server's default: 1), over the host's own variable; a
+// zero PluginProcs leaves the host's.
 func TestPluginGOMAXPROCS(t *testing.T) {
 	tests := []struct {
 		name    string
@@ -163,11 +164,12 @@ func TestPluginGOMAXPROCS(t *testing.T) {
 		want    int
 		wantEnv string
 	}{
-		{name: "default", want: 1, wantEnv: "1"},
-		{name: "default over the host's", hostEnv: "2", want: 1, wantEnv: "1"},
+		{name: "agent-server's default", procs: DefaultPluginProcs, want: 1, wantEnv: "1"},
+		{name: "agent-server's default over the host's", procs: DefaultPluginProcs, hostEnv: "2", want: 1, wantEnv: "1"},
 		{name: "set", procs: 3, want: 3, wantEnv: "3"},
-		{name: "the host's", procs: -1, hostEnv: "3", want: 3, wantEnv: "3"},
-		{name: "the runtime's", procs: -1, want: runtimeDefaultProcs()},
+		{name: "the host's", hostEnv: "3", want: 3, wantEnv: "3"},
+		{name: "the runtime's", want: runtimeDefaultProcs()},
+		{name: "negative: the host's", procs: -1, hostEnv: "3", want: 3, wantEnv: "3"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -177,7 +179,7 @@ func TestPluginGOMAXPROCS(t *testing.T) {
 				t.Setenv("GOMAXPROCS", v) // restored after
 				os.Unsetenv("GOMAXPROCS")
 			}
-			set := scan(t, newHost(t, Config{MinIdle: -1, PluginProcs: tc.procs}), dirs.good)
+			set := scan(t, newHost(t, Config{PluginProcs: tc.procs}), dirs.good)
 			res := set.Execute(context.Background(), "procinfo", nil, Options{})
 			var info struct {
 				GOMAXPROCS int    `json:"gomaxprocs"`
@@ -209,7 +211,7 @@ func runtimeDefaultProcs() int {
 func TestPluginEnvironment(t *testing.T) {
 	t.Setenv("TOOLTEST_SECRET", "hidden-1")
 	t.Setenv("TOOLTEST_KEPT", "kept-1")
-	h := newHost(t, Config{MinIdle: -1, HideEnv: []string{"TOOLTEST_SECRET", "TOOLTEST_LATER_SECRET"}})
+	h := newHost(t, Config{HideEnv: []string{"TOOLTEST_SECRET", "TOOLTEST_LATER_SECRET"}})
 	set := scan(t, h, dirs.good)
 	env := func() []string {
 		t.Helper()
