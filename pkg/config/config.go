@@ -5,7 +5,7 @@
 // Every setting is one row of a table: a command-line flag, an environment
 // variable and a key of the optional YAML (or JSON) config file. A flag wins
 // over the environment, which wins over the file, which wins over the default.
-// Table prints the rows as the Markdown table the README shows.
+// Table prints the rows as the Markdown table docs/configuration.md shows.
 //
 // Secrets never sit in the file or on the command line: a profile names the
 // environment variable or the file holding its API key, and the bearer token

@@ -325,7 +325,7 @@ func Help() string {
 	b.WriteString("Usage: agent-server [flags]\n\n" +
 		"Every setting is a flag, an environment variable and a config file key;\n" +
 		"a flag wins over the environment, which wins over the file.\n" +
-		"Tracing is configured with the standard OTEL_* variables (see the README).\n\n")
+		"Tracing is set with the standard OTEL_* variables (docs/observability.md).\n\n")
 	for _, s := range settings() {
 		if s.Default != "" {
 			fmt.Fprintf(&b, "  -%s (default %s)\n", s.Flag, s.Default)
