@@ -34,10 +34,11 @@ func TestNodeSDK(t *testing.T) {
 	}
 }
 
-// TestPythonSDKInstalls installs sdk/python with pip into a virtual
-// environment (offline: its dependencies are the system's grpcio and
-// protobuf) and runs the SDK's unit tests against the installed package,
-// away from the source tree.
+// TestPythonSDKInstalls installs sdk/python with a plain pip install into
+// a virtual environment, offline (--no-index: pip builds it in an isolated
+// environment with the package's own build backend, and its dependencies
+// are the system's grpcio and protobuf), and runs the SDK's unit tests
+// against the installed package, away from the source tree.
 func TestPythonSDKInstalls(t *testing.T) {
 	t.Parallel()
 	py := pythonWithGRPC(t)
@@ -45,14 +46,14 @@ func TestPythonSDKInstalls(t *testing.T) {
 		unavailable(t, "%s has no venv or ensurepip (apt-get install python3-venv): %v %s", py, err, lastLine(out))
 	}
 	src := filepath.Join(e2e.RepoRoot(), "sdk", "python")
-	pkg := filepath.Join(t.TempDir(), "agentcore-tool")
+	pkg := filepath.Join(t.TempDir(), "python")
 	if err := os.CopyFS(pkg, os.DirFS(src)); err != nil {
 		t.Fatal(err)
 	}
 	env := filepath.Join(t.TempDir(), "venv")
 	steps := [][]string{
 		{py, "-m", "venv", "--system-site-packages", env},
-		{filepath.Join(env, "bin", "python"), "-m", "pip", "install", "--quiet", "--no-index", "--no-build-isolation", pkg},
+		{filepath.Join(env, "bin", "python"), "-m", "pip", "install", "--quiet", "--no-index", pkg},
 	}
 	for _, s := range steps {
 		if out, err := exec.Command(s[0], s[1:]...).CombinedOutput(); err != nil {
