@@ -94,8 +94,8 @@ breaking:
 # What the generation scripts read.
 OPENAPI := pkg/gateway/openapi.json
 PROTOC ?= protoc
-SDK_PY_PROTO := sdk/python/src/agentcore_tool/_proto
-SCRIPT_ENV = GO='$(GO)' BUF='$(BUF)' PROTOC='$(PROTOC)' OPENAPI='$(OPENAPI)' SDK_PY_PROTO='$(SDK_PY_PROTO)'
+SDK_PYTHON ?= /usr/bin/python3
+SCRIPT_ENV = GO='$(GO)' BUF='$(BUF)' PROTOC='$(PROTOC)' OPENAPI='$(OPENAPI)' SDK_PYTHON='$(SDK_PYTHON)'
 # The TypeScript client's code generator, pinned by sdk/node-client/package-lock.json:
 # npm ci installs it there when it is missing.
 PROTOC_GEN_ES := sdk/node-client/node_modules/.bin/protoc-gen-es
@@ -118,12 +118,14 @@ openapi:
 
 ## proto-check: fail when the committed generated code is stale: the Go code, the
 ## OpenAPI document, the TypeScript client's code, the Node SDK's copy of plugin.proto
-## and, with protoc 3.21, the Python SDK's code (scripts/proto-check.sh).
+## and, with protoc 3.21, the Python SDKs' code (scripts/proto-check.sh).
 proto-check: $(PROTOC_GEN_ES)
 	@$(SCRIPT_ENV) scripts/proto-check.sh
 
-## sdk-proto: regenerate the Python SDK's code (needs protoc 3.21, Debian bookworm's
-## protobuf-compiler) and the Node SDK's copy of plugin.proto (scripts/sdk-proto.sh).
+## sdk-proto: regenerate the Python SDKs' code (sdk/python/scripts/generate.py: the
+## agentcore.v1 messages, the AgentService stub, Reason and Kind, the tool SDK's
+## protocol; needs protoc 3.21, Debian bookworm's protobuf-compiler) and the Node
+## SDK's copy of plugin.proto (scripts/sdk-proto.sh).
 sdk-proto:
 	@$(SCRIPT_ENV) scripts/sdk-proto.sh
 

@@ -1,12 +1,12 @@
 #!/usr/bin/env bash
 # proto-check.sh: fail when the committed generated code is stale: the Go
 # code beside each .proto, the gateway's OpenAPI document, the TypeScript
-# client's code, the Node SDK's copy of plugin.proto and, when protoc 3.21 is
-# here, the Python SDK's code.
-# make proto-check (part of make lint) runs it; GO, BUF, PROTOC, OPENAPI and
-# SDK_PY_PROTO come from the Makefile.
+# client's code, the Node SDK's copy of plugin.proto and, when protoc 3.21
+# and an interpreter with protobuf are here, the Python SDKs' code. make
+# proto-check (part of make lint) runs it; GO, BUF, PROTOC, OPENAPI and
+# SDK_PYTHON come from the Makefile.
 set -euo pipefail
-: "${GO:?}" "${BUF:?}" "${PROTOC:?}" "${OPENAPI:?}" "${SDK_PY_PROTO:?}"
+: "${GO:?}" "${BUF:?}" "${PROTOC:?}" "${OPENAPI:?}" "${SDK_PYTHON:?}"
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
@@ -31,13 +31,9 @@ cmp -s proto/agentcore/plugin/v1/plugin.proto "$node_proto" ||
 	{ echo "stale: $node_proto (run make sdk-proto)"; exit 1; }
 
 # Only protoc 3.21 makes the Python code that is committed (see sdk-proto.sh).
-if $PROTOC --version 2>/dev/null | grep -q '^libprotoc 3\.21\.'; then
-	$PROTOC -I proto --python_out="$tmp" --pyi_out="$tmp" agentcore/plugin/v1/plugin.proto
-	for f in plugin_pb2.py plugin_pb2.pyi; do
-		cmp -s "$tmp/agentcore/plugin/v1/$f" "$SDK_PY_PROTO/$f" ||
-			{ echo "stale generated code: $SDK_PY_PROTO/$f (run make sdk-proto)"; exit 1; }
-	done
+if $PROTOC --version 2>/dev/null | grep -q '^libprotoc 3\.21\.' && $SDK_PYTHON -c 'import google.protobuf' 2>/dev/null; then
+	PROTOC=$PROTOC $SDK_PYTHON sdk/python/scripts/generate.py --check
 else
-	echo "no protoc 3.21: the Python SDK's generated code is not checked"
+	echo "no protoc 3.21 or no $SDK_PYTHON with protobuf: the Python SDKs' generated code is not checked"
 fi
 echo "generated code and OpenAPI document are up to date"
