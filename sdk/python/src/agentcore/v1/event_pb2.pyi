@@ -1,0 +1,247 @@
+from agentcore.v1 import message_pb2 as _message_pb2
+from google.protobuf import duration_pb2 as _duration_pb2
+from google.protobuf import struct_pb2 as _struct_pb2
+from google.protobuf import timestamp_pb2 as _timestamp_pb2
+from google.protobuf.internal import containers as _containers
+from google.protobuf.internal import enum_type_wrapper as _enum_type_wrapper
+from google.protobuf import descriptor as _descriptor
+from google.protobuf import message as _message
+from typing import ClassVar as _ClassVar, Iterable as _Iterable, Mapping as _Mapping, Optional as _Optional, Union as _Union
+
+DESCRIPTOR: _descriptor.FileDescriptor
+END_REASON_NO_TOOL: EndReason
+END_REASON_STEP_LIMIT: EndReason
+END_REASON_TOOL_STOP: EndReason
+END_REASON_UNSPECIFIED: EndReason
+ERROR_KIND_ABORTED: ErrorKind
+ERROR_KIND_AUTH: ErrorKind
+ERROR_KIND_LIMIT: ErrorKind
+ERROR_KIND_NETWORK: ErrorKind
+ERROR_KIND_REQUEST: ErrorKind
+ERROR_KIND_SERVER: ErrorKind
+ERROR_KIND_TIMEOUT: ErrorKind
+ERROR_KIND_UNKNOWN: ErrorKind
+ERROR_KIND_UNSPECIFIED: ErrorKind
+OUTPUT_STREAM_OUTPUT: OutputStream
+OUTPUT_STREAM_STDERR: OutputStream
+OUTPUT_STREAM_STDOUT: OutputStream
+OUTPUT_STREAM_UNSPECIFIED: OutputStream
+
+class CompactDeltaEvent(_message.Message):
+    __slots__ = ["text"]
+    TEXT_FIELD_NUMBER: _ClassVar[int]
+    text: str
+    def __init__(self, text: _Optional[str] = ...) -> None: ...
+
+class CompactFinishedEvent(_message.Message):
+    __slots__ = ["summary", "usage"]
+    SUMMARY_FIELD_NUMBER: _ClassVar[int]
+    USAGE_FIELD_NUMBER: _ClassVar[int]
+    summary: str
+    usage: _message_pb2.Usage
+    def __init__(self, summary: _Optional[str] = ..., usage: _Optional[_Union[_message_pb2.Usage, _Mapping]] = ...) -> None: ...
+
+class CompactStartedEvent(_message.Message):
+    __slots__ = ["manual", "tokens"]
+    MANUAL_FIELD_NUMBER: _ClassVar[int]
+    TOKENS_FIELD_NUMBER: _ClassVar[int]
+    manual: bool
+    tokens: int
+    def __init__(self, tokens: _Optional[int] = ..., manual: bool = ...) -> None: ...
+
+class Event(_message.Message):
+    __slots__ = ["compact_delta", "compact_finished", "compact_started", "model_delta", "model_request", "model_response", "permission_request", "result", "retry", "run_id", "run_started", "seq", "step", "time", "tool_call", "tool_output", "tool_result"]
+    COMPACT_DELTA_FIELD_NUMBER: _ClassVar[int]
+    COMPACT_FINISHED_FIELD_NUMBER: _ClassVar[int]
+    COMPACT_STARTED_FIELD_NUMBER: _ClassVar[int]
+    MODEL_DELTA_FIELD_NUMBER: _ClassVar[int]
+    MODEL_REQUEST_FIELD_NUMBER: _ClassVar[int]
+    MODEL_RESPONSE_FIELD_NUMBER: _ClassVar[int]
+    PERMISSION_REQUEST_FIELD_NUMBER: _ClassVar[int]
+    RESULT_FIELD_NUMBER: _ClassVar[int]
+    RETRY_FIELD_NUMBER: _ClassVar[int]
+    RUN_ID_FIELD_NUMBER: _ClassVar[int]
+    RUN_STARTED_FIELD_NUMBER: _ClassVar[int]
+    SEQ_FIELD_NUMBER: _ClassVar[int]
+    STEP_FIELD_NUMBER: _ClassVar[int]
+    TIME_FIELD_NUMBER: _ClassVar[int]
+    TOOL_CALL_FIELD_NUMBER: _ClassVar[int]
+    TOOL_OUTPUT_FIELD_NUMBER: _ClassVar[int]
+    TOOL_RESULT_FIELD_NUMBER: _ClassVar[int]
+    compact_delta: CompactDeltaEvent
+    compact_finished: CompactFinishedEvent
+    compact_started: CompactStartedEvent
+    model_delta: ModelDeltaEvent
+    model_request: ModelRequestEvent
+    model_response: ModelResponseEvent
+    permission_request: PermissionRequestEvent
+    result: RunResultEvent
+    retry: RetryEvent
+    run_id: str
+    run_started: RunStartedEvent
+    seq: int
+    step: StepEvent
+    time: _timestamp_pb2.Timestamp
+    tool_call: ToolCallEvent
+    tool_output: ToolOutputEvent
+    tool_result: ToolResultEvent
+    def __init__(self, seq: _Optional[int] = ..., time: _Optional[_Union[_timestamp_pb2.Timestamp, _Mapping]] = ..., run_id: _Optional[str] = ..., run_started: _Optional[_Union[RunStartedEvent, _Mapping]] = ..., model_request: _Optional[_Union[ModelRequestEvent, _Mapping]] = ..., model_delta: _Optional[_Union[ModelDeltaEvent, _Mapping]] = ..., model_response: _Optional[_Union[ModelResponseEvent, _Mapping]] = ..., permission_request: _Optional[_Union[PermissionRequestEvent, _Mapping]] = ..., tool_call: _Optional[_Union[ToolCallEvent, _Mapping]] = ..., tool_output: _Optional[_Union[ToolOutputEvent, _Mapping]] = ..., tool_result: _Optional[_Union[ToolResultEvent, _Mapping]] = ..., step: _Optional[_Union[StepEvent, _Mapping]] = ..., retry: _Optional[_Union[RetryEvent, _Mapping]] = ..., compact_started: _Optional[_Union[CompactStartedEvent, _Mapping]] = ..., compact_delta: _Optional[_Union[CompactDeltaEvent, _Mapping]] = ..., compact_finished: _Optional[_Union[CompactFinishedEvent, _Mapping]] = ..., result: _Optional[_Union[RunResultEvent, _Mapping]] = ...) -> None: ...
+
+class ModelDeltaEvent(_message.Message):
+    __slots__ = ["reasoning", "step", "text", "tool_call"]
+    REASONING_FIELD_NUMBER: _ClassVar[int]
+    STEP_FIELD_NUMBER: _ClassVar[int]
+    TEXT_FIELD_NUMBER: _ClassVar[int]
+    TOOL_CALL_FIELD_NUMBER: _ClassVar[int]
+    reasoning: str
+    step: int
+    text: str
+    tool_call: ToolCallDelta
+    def __init__(self, step: _Optional[int] = ..., text: _Optional[str] = ..., reasoning: _Optional[str] = ..., tool_call: _Optional[_Union[ToolCallDelta, _Mapping]] = ...) -> None: ...
+
+class ModelRequestEvent(_message.Message):
+    __slots__ = ["message_count", "step", "token_estimate", "tools"]
+    MESSAGE_COUNT_FIELD_NUMBER: _ClassVar[int]
+    STEP_FIELD_NUMBER: _ClassVar[int]
+    TOKEN_ESTIMATE_FIELD_NUMBER: _ClassVar[int]
+    TOOLS_FIELD_NUMBER: _ClassVar[int]
+    message_count: int
+    step: int
+    token_estimate: int
+    tools: _containers.RepeatedScalarFieldContainer[str]
+    def __init__(self, step: _Optional[int] = ..., message_count: _Optional[int] = ..., token_estimate: _Optional[int] = ..., tools: _Optional[_Iterable[str]] = ...) -> None: ...
+
+class ModelResponseEvent(_message.Message):
+    __slots__ = ["finish_reason", "reasoning", "step", "text", "tool_calls", "usage"]
+    FINISH_REASON_FIELD_NUMBER: _ClassVar[int]
+    REASONING_FIELD_NUMBER: _ClassVar[int]
+    STEP_FIELD_NUMBER: _ClassVar[int]
+    TEXT_FIELD_NUMBER: _ClassVar[int]
+    TOOL_CALLS_FIELD_NUMBER: _ClassVar[int]
+    USAGE_FIELD_NUMBER: _ClassVar[int]
+    finish_reason: str
+    reasoning: str
+    step: int
+    text: str
+    tool_calls: _containers.RepeatedCompositeFieldContainer[_message_pb2.ToolCallPart]
+    usage: _message_pb2.Usage
+    def __init__(self, step: _Optional[int] = ..., text: _Optional[str] = ..., reasoning: _Optional[str] = ..., tool_calls: _Optional[_Iterable[_Union[_message_pb2.ToolCallPart, _Mapping]]] = ..., usage: _Optional[_Union[_message_pb2.Usage, _Mapping]] = ..., finish_reason: _Optional[str] = ...) -> None: ...
+
+class PermissionRequestEvent(_message.Message):
+    __slots__ = ["arguments", "tool_call_id", "tool_name"]
+    ARGUMENTS_FIELD_NUMBER: _ClassVar[int]
+    TOOL_CALL_ID_FIELD_NUMBER: _ClassVar[int]
+    TOOL_NAME_FIELD_NUMBER: _ClassVar[int]
+    arguments: str
+    tool_call_id: str
+    tool_name: str
+    def __init__(self, tool_call_id: _Optional[str] = ..., tool_name: _Optional[str] = ..., arguments: _Optional[str] = ...) -> None: ...
+
+class RetryEvent(_message.Message):
+    __slots__ = ["attempt", "compact", "delay", "kind", "message", "status"]
+    ATTEMPT_FIELD_NUMBER: _ClassVar[int]
+    COMPACT_FIELD_NUMBER: _ClassVar[int]
+    DELAY_FIELD_NUMBER: _ClassVar[int]
+    KIND_FIELD_NUMBER: _ClassVar[int]
+    MESSAGE_FIELD_NUMBER: _ClassVar[int]
+    STATUS_FIELD_NUMBER: _ClassVar[int]
+    attempt: int
+    compact: bool
+    delay: _duration_pb2.Duration
+    kind: ErrorKind
+    message: str
+    status: int
+    def __init__(self, attempt: _Optional[int] = ..., kind: _Optional[_Union[ErrorKind, str]] = ..., message: _Optional[str] = ..., status: _Optional[int] = ..., delay: _Optional[_Union[_duration_pb2.Duration, _Mapping]] = ..., compact: bool = ...) -> None: ...
+
+class RunResultEvent(_message.Message):
+    __slots__ = ["output", "reason", "steps", "text", "usage"]
+    OUTPUT_FIELD_NUMBER: _ClassVar[int]
+    REASON_FIELD_NUMBER: _ClassVar[int]
+    STEPS_FIELD_NUMBER: _ClassVar[int]
+    TEXT_FIELD_NUMBER: _ClassVar[int]
+    USAGE_FIELD_NUMBER: _ClassVar[int]
+    output: _struct_pb2.Value
+    reason: EndReason
+    steps: int
+    text: str
+    usage: _message_pb2.Usage
+    def __init__(self, text: _Optional[str] = ..., steps: _Optional[int] = ..., usage: _Optional[_Union[_message_pb2.Usage, _Mapping]] = ..., reason: _Optional[_Union[EndReason, str]] = ..., output: _Optional[_Union[_struct_pb2.Value, _Mapping]] = ...) -> None: ...
+
+class RunStartedEvent(_message.Message):
+    __slots__ = ["agent_id"]
+    AGENT_ID_FIELD_NUMBER: _ClassVar[int]
+    agent_id: str
+    def __init__(self, agent_id: _Optional[str] = ...) -> None: ...
+
+class StepEvent(_message.Message):
+    __slots__ = ["response", "step", "tool_results"]
+    RESPONSE_FIELD_NUMBER: _ClassVar[int]
+    STEP_FIELD_NUMBER: _ClassVar[int]
+    TOOL_RESULTS_FIELD_NUMBER: _ClassVar[int]
+    response: ModelResponseEvent
+    step: int
+    tool_results: _containers.RepeatedCompositeFieldContainer[_message_pb2.ToolResultPart]
+    def __init__(self, step: _Optional[int] = ..., response: _Optional[_Union[ModelResponseEvent, _Mapping]] = ..., tool_results: _Optional[_Iterable[_Union[_message_pb2.ToolResultPart, _Mapping]]] = ...) -> None: ...
+
+class ToolCallDelta(_message.Message):
+    __slots__ = ["arguments", "id", "index", "name"]
+    ARGUMENTS_FIELD_NUMBER: _ClassVar[int]
+    ID_FIELD_NUMBER: _ClassVar[int]
+    INDEX_FIELD_NUMBER: _ClassVar[int]
+    NAME_FIELD_NUMBER: _ClassVar[int]
+    arguments: str
+    id: str
+    index: int
+    name: str
+    def __init__(self, index: _Optional[int] = ..., id: _Optional[str] = ..., name: _Optional[str] = ..., arguments: _Optional[str] = ...) -> None: ...
+
+class ToolCallEvent(_message.Message):
+    __slots__ = ["arguments", "step", "tool_call_id", "tool_name"]
+    ARGUMENTS_FIELD_NUMBER: _ClassVar[int]
+    STEP_FIELD_NUMBER: _ClassVar[int]
+    TOOL_CALL_ID_FIELD_NUMBER: _ClassVar[int]
+    TOOL_NAME_FIELD_NUMBER: _ClassVar[int]
+    arguments: str
+    step: int
+    tool_call_id: str
+    tool_name: str
+    def __init__(self, step: _Optional[int] = ..., tool_call_id: _Optional[str] = ..., tool_name: _Optional[str] = ..., arguments: _Optional[str] = ...) -> None: ...
+
+class ToolOutputEvent(_message.Message):
+    __slots__ = ["data", "stream", "tool_call_id", "tool_name"]
+    DATA_FIELD_NUMBER: _ClassVar[int]
+    STREAM_FIELD_NUMBER: _ClassVar[int]
+    TOOL_CALL_ID_FIELD_NUMBER: _ClassVar[int]
+    TOOL_NAME_FIELD_NUMBER: _ClassVar[int]
+    data: str
+    stream: OutputStream
+    tool_call_id: str
+    tool_name: str
+    def __init__(self, tool_call_id: _Optional[str] = ..., tool_name: _Optional[str] = ..., stream: _Optional[_Union[OutputStream, str]] = ..., data: _Optional[str] = ...) -> None: ...
+
+class ToolResultEvent(_message.Message):
+    __slots__ = ["duration", "error", "output", "step", "stop", "tool_call_id", "tool_name"]
+    DURATION_FIELD_NUMBER: _ClassVar[int]
+    ERROR_FIELD_NUMBER: _ClassVar[int]
+    OUTPUT_FIELD_NUMBER: _ClassVar[int]
+    STEP_FIELD_NUMBER: _ClassVar[int]
+    STOP_FIELD_NUMBER: _ClassVar[int]
+    TOOL_CALL_ID_FIELD_NUMBER: _ClassVar[int]
+    TOOL_NAME_FIELD_NUMBER: _ClassVar[int]
+    duration: _duration_pb2.Duration
+    error: bool
+    output: _message_pb2.ToolOutput
+    step: int
+    stop: bool
+    tool_call_id: str
+    tool_name: str
+    def __init__(self, step: _Optional[int] = ..., tool_call_id: _Optional[str] = ..., tool_name: _Optional[str] = ..., output: _Optional[_Union[_message_pb2.ToolOutput, _Mapping]] = ..., error: bool = ..., stop: bool = ..., duration: _Optional[_Union[_duration_pb2.Duration, _Mapping]] = ...) -> None: ...
+
+class OutputStream(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+    __slots__ = []
+
+class ErrorKind(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+    __slots__ = []
+
+class EndReason(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+    __slots__ = []
