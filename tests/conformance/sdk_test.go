@@ -37,7 +37,7 @@ func TestNodeSDK(t *testing.T) {
 // TestPythonSDKInstalls installs sdk/python with a plain pip install into
 // a virtual environment, offline (--no-index: pip builds it in an isolated
 // environment with the package's own build backend, and its dependencies
-// are the system's grpcio and protobuf), and runs the SDK's unit tests
+// are the system's grpcio and protobuf), and runs the SDKs' unit tests
 // against the installed package, away from the source tree.
 func TestPythonSDKInstalls(t *testing.T) {
 	t.Parallel()
@@ -62,18 +62,26 @@ func TestPythonSDKInstalls(t *testing.T) {
 	}
 	// The tests alone, with no src beside them: they import the installed package.
 	tests := t.TempDir()
-	body, err := os.ReadFile(filepath.Join(src, "tests", "test_sdk.py"))
-	if err != nil {
-		t.Fatal(err)
+	files, err := filepath.Glob(filepath.Join(src, "tests", "test_*.py"))
+	if err != nil || len(files) < 2 {
+		t.Fatalf("the SDKs' unit tests: %v %v", files, err)
 	}
-	if err := os.WriteFile(filepath.Join(tests, "test_sdk.py"), body, 0o644); err != nil {
-		t.Fatal(err)
+	for _, f := range files {
+		body, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(tests, filepath.Base(f)), body, 0o644); err != nil {
+			t.Fatal(err)
+		}
 	}
-	where := exec.Command(filepath.Join(env, "bin", "python"), "-c", "import agentcore_tool; print(agentcore_tool.__file__)")
-	where.Dir = tests
-	out, err := where.CombinedOutput()
-	if err != nil || !strings.HasPrefix(string(out), env) {
-		t.Fatalf("agentcore_tool imported from %q (%v), not from the virtual environment %s", out, err, env)
+	for _, mod := range []string{"agentcore_tool", "agentcore.client"} {
+		where := exec.Command(filepath.Join(env, "bin", "python"), "-c", "import "+mod+"; print("+mod+".__file__)")
+		where.Dir = tests
+		out, err := where.CombinedOutput()
+		if err != nil || !strings.HasPrefix(string(out), env) {
+			t.Fatalf("%s imported from %q (%v), not from the virtual environment %s", mod, out, err, env)
+		}
 	}
 	run := exec.Command(filepath.Join(env, "bin", "python"), "-m", "unittest", "discover", "-s", tests)
 	run.Dir = tests
