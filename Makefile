@@ -129,9 +129,9 @@ proto-check: $(PROTOC_GEN_ES)
 sdk-proto:
 	@$(SCRIPT_ENV) scripts/sdk-proto.sh
 
-## test-deps: what the tests beyond Go need: Debian's grpcio, protobuf and venv for
-## the Python SDK (installed with apt-get when missing), and npm ci for the Node SDK,
-## the TypeScript client (which builds it), the MCP client test and the console's
+## test-deps: what the tests beyond Go need: Debian's grpcio, protobuf, venv and mypy
+## for the Python SDKs (installed with apt-get when missing), and npm ci for the Node
+## SDK, the TypeScript client (which builds it), the MCP client test and the console's
 ## browser test (scripts/test-deps.sh).
 test-deps:
 	@scripts/test-deps.sh

@@ -1,17 +1,18 @@
 #!/usr/bin/env bash
 # test-deps.sh: what the tests beyond Go need. Debian's grpcio and protobuf
-# for the Python SDK and python3-venv for its pip install test (installed
-# when apt-get is here and they are missing); npm ci for the Node SDK, for
-# the TypeScript client (which it builds into sdk/node-client/dist), for
+# for the Python SDKs, python3-venv for their pip install tests and
+# python3-mypy for the Python client's type check (installed when apt-get is
+# here and they are missing); npm ci for the Node SDK, for the TypeScript
+# client (which it builds into sdk/node-client/dist), for
 # the MCP client test (tests/mcpclient) and for the console's browser test
 # (tests/console: playwright-core; the browser is Debian's chromium).
 # Without them those tests skip, saying why (under CI=true they fail).
 # make test-deps runs it.
 set -euo pipefail
-if ! /usr/bin/python3 -c 'import grpc, google.protobuf, venv, ensurepip' 2>/dev/null && command -v apt-get >/dev/null; then
-	echo "apt-get install python3-grpcio python3-protobuf python3-venv"
+if ! /usr/bin/python3 -c 'import grpc, google.protobuf, venv, ensurepip, mypy' 2>/dev/null && command -v apt-get >/dev/null; then
+	echo "apt-get install python3-grpcio python3-protobuf python3-venv python3-mypy"
 	apt-get update -qq
-	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq python3-grpcio python3-protobuf python3-venv >/dev/null
+	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq python3-grpcio python3-protobuf python3-venv python3-mypy >/dev/null
 fi
 for dir in sdk/node sdk/node-client tests/mcpclient tests/console; do
 	echo "cd $dir && npm ci"

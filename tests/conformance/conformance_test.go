@@ -81,19 +81,11 @@ func pythonLang(t *testing.T) lang {
 // pythonWithGRPC returns the first of $AGENTCORE_PYTHON, python3 and
 // /usr/bin/python3 that imports grpc and protobuf.
 func pythonWithGRPC(t *testing.T) string {
-	var tried []string
-	for _, py := range []string{os.Getenv("AGENTCORE_PYTHON"), "python3", "/usr/bin/python3"} {
-		if py == "" {
-			continue
-		}
-		out, err := exec.Command(py, "-c", "import grpc, google.protobuf").CombinedOutput()
-		if err == nil {
-			return py
-		}
-		tried = append(tried, fmt.Sprintf("%s: %v %s", py, err, lastLine(out)))
+	py, err := e2e.Python()
+	if err != nil {
+		unavailable(t, "%v", err)
 	}
-	unavailable(t, "no Python with grpcio and protobuf (apt-get install python3-grpcio python3-protobuf): %s", strings.Join(tried, "; "))
-	return ""
+	return py
 }
 
 func nodeLang(t *testing.T) lang {
@@ -105,11 +97,6 @@ func nodeLang(t *testing.T) lang {
 		unavailable(t, "sdk/node has no node_modules: run (cd sdk/node && npm ci)")
 	}
 	return lang{name: "node", dir: filepath.Join(root, "examples", "tools", "node")}
-}
-
-func lastLine(b []byte) string {
-	lines := strings.Split(strings.TrimSpace(string(b)), "\n")
-	return lines[len(lines)-1]
 }
 
 // TestConformance runs the contract against each SDK, the three at once.
