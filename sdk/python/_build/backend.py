@@ -63,7 +63,11 @@ def _project() -> Dict[str, Any]:
     else:  # get_requires_for_build_* asked for it
         import tomli as tomllib
     with open(os.path.join(ROOT, "pyproject.toml"), "rb") as f:
-        project = tomllib.load(f).get("project")
+        return _checked(tomllib.load(f).get("project"))
+
+
+def _checked(project: Any) -> Dict[str, Any]:
+    """project, when it is a [project] table this backend can build from."""
     if not isinstance(project, dict):
         raise ValueError("pyproject.toml has no [project] table")
     unknown = set(project) - _KNOWN_KEYS
