@@ -3,6 +3,7 @@
 package docs
 
 import (
+	"io/fs"
 	"os"
 	"path"
 	"path/filepath"
@@ -79,16 +80,18 @@ type page struct {
 	text string
 }
 
-// readPages reads the README and every page of docs/.
+// readPages reads the README and every page of docs/, in its subfolders too.
 func readPages(t *testing.T) []page {
 	t.Helper()
-	names, err := filepath.Glob("*.md")
+	paths := []string{"README.md"}
+	err := filepath.WalkDir(".", func(p string, d fs.DirEntry, err error) error {
+		if err == nil && !d.IsDir() && strings.HasSuffix(p, ".md") {
+			paths = append(paths, "docs/"+filepath.ToSlash(p))
+		}
+		return err
+	})
 	if err != nil {
 		t.Fatal(err)
-	}
-	paths := []string{"README.md"}
-	for _, n := range names {
-		paths = append(paths, "docs/"+n)
 	}
 	pages := make([]page, 0, len(paths))
 	for _, p := range paths {
