@@ -4,9 +4,10 @@ asyncio client behind the sync client's interface.
 
 The tests run against a real agent-server whose default model is agentcore's
 fake model server (internal/fakemodel, speaking the chat protocol on
-127.0.0.1), started by tests/pyclient, which sets AGENTCORE_TEST_TARGET and
-AGENTCORE_TEST_TOKEN. The model answers each request from the plan on the
-second line of the agent's system prompt (tests/pyclient's script).
+127.0.0.1), started by TestPythonClient (tests/python_client_test.go), which
+sets AGENTCORE_TEST_TARGET and AGENTCORE_TEST_TOKEN. The model answers each
+request from the plan on the second line of the agent's system prompt
+(pyPlanned there).
 """
 
 from __future__ import annotations
@@ -34,7 +35,7 @@ TIMEOUT = 60.0
 
 def require_server() -> None:
     if not TARGET:
-        raise unittest.SkipTest("AGENTCORE_TEST_TARGET is not set: tests/pyclient runs these tests against agent-server")
+        raise unittest.SkipTest("AGENTCORE_TEST_TARGET is not set: go test ./tests -run TestPythonClient runs these tests against agent-server")
 
 
 def turn(

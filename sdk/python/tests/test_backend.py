@@ -1,7 +1,7 @@
 """Unit tests of the package's build backend (_build/backend.py): the wheel,
 the editable wheel, the sdist and the metadata pip installs from. pip itself
-runs it in tests/conformance (TestPythonSDKInstalls) and tests/pyclient's
-TestPythonExample."""
+runs it in tests/conformance (TestPythonSDKInstalls) and in
+tests/python_client_test.go (TestPythonExample)."""
 
 import base64
 import csv

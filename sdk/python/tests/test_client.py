@@ -1,7 +1,7 @@
 """Unit tests of agentcore.client: the error contract against the protos,
 decoding error details, the requests a send makes, dispatching events. The
-calls themselves are tested against a real agent-server by tests/pyclient
-(sdk/python/e2e)."""
+calls themselves are tested against a real agent-server by sdk/python/e2e
+(TestPythonClient in tests/python_client_test.go)."""
 
 import dataclasses
 import os
