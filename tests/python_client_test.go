@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -15,6 +16,7 @@ import (
 
 	"github.com/agentcore/agentcore/internal/e2e"
 	"github.com/agentcore/agentcore/internal/fakemodel"
+	agentv1 "github.com/agentcore/agentcore/proto/agentcore/v1"
 )
 
 // pyTimeout bounds one Python program of these tests.
@@ -239,5 +241,41 @@ func TestPythonClientTypes(t *testing.T) {
 	out := runPython(t, py, filepath.Join(e2e.RepoRoot(), "sdk", "python"), nil, args...)
 	if !strings.Contains(out, "Success: no issues found") {
 		t.Fatalf("mypy: %s", out)
+	}
+}
+
+// TestPythonReasons checks the Python client's Reason and Kind against the
+// ErrorReason and ErrorKind enums, whose Go code reasongen's test holds to
+// errors.proto: make test fails on Python constants that make sdk-proto was
+// not run for, also where proto-check, which needs protoc 3.21, does not
+// check the Python code.
+func TestPythonReasons(t *testing.T) {
+	t.Parallel()
+	py := pythonClientRuntime(t)
+	out := runPython(t, py, t.TempDir(), nil, "-c",
+		"import json; from agentcore.client import Kind, Reason; print(json.dumps([sorted(Reason.ALL), sorted(Kind.ALL)]))")
+	var got [2][]string
+	if err := json.Unmarshal([]byte(out), &got); err != nil {
+		t.Fatalf("%v: %s", err, out)
+	}
+	for i, enum := range []struct {
+		names  map[int32]string
+		prefix string
+		wire   func(string) string
+	}{
+		{agentv1.ErrorReason_name, "ERROR_REASON_", func(s string) string { return s }},
+		{agentv1.ErrorKind_name, "ERROR_KIND_", strings.ToLower},
+	} {
+		var want []string
+		for _, name := range enum.names {
+			if name != enum.prefix+"UNSPECIFIED" {
+				want = append(want, enum.wire(strings.TrimPrefix(name, enum.prefix)))
+			}
+		}
+		slices.Sort(want)
+		if !slices.Equal(got[i], want) {
+			t.Errorf("the Python client's %s constants are %v, the proto's %v: run make sdk-proto",
+				[]string{"Reason", "Kind"}[i], got[i], want)
+		}
 	}
 }
