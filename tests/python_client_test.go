@@ -106,21 +106,32 @@ var unittestRan = regexp.MustCompile(`(?m)^Ran (\d+) tests? in`)
 // tests, against a real agent-server (of its own, which wants a bearer
 // token) and the scripted model: every call of the sync and of the asyncio
 // client, permissions, detaching and reconnecting over a connection the
-// tests cut, and errors decoded with their reasons.
+// tests cut, errors decoded with their reasons, a unix socket; and against
+// a second server over mutual TLS with tenants (tsAuthServer), by a token
+// and by a client certificate.
 func TestPythonClient(t *testing.T) {
 	t.Parallel()
 	py := pythonClientRuntime(t)
 	srv, _ := suite.StartHTTPServer(t)
+	authed, authEnv := tsAuthServer(t)
 	key := "e2e:" + t.Name()
 	suite.Router.Set(t, key, pyPlanned(key))
-	out := runPython(t, py, filepath.Join(e2e.RepoRoot(), "sdk", "python", "e2e"),
-		[]string{"AGENTCORE_TEST_TARGET=" + srv.Addr, "AGENTCORE_TEST_TOKEN=" + e2e.HTTPToken, "AGENTCORE_TEST_SCRIPT_KEY=" + key},
-		"-m", "unittest", "discover", "-s", ".", "-v")
+	env := []string{"AGENTCORE_TEST_TARGET=" + srv.Addr, "AGENTCORE_TEST_TOKEN=" + e2e.HTTPToken,
+		"AGENTCORE_TEST_SCRIPT_KEY=" + key, "AGENTCORE_TEST_AUTH_ADDR=" + authed.Addr}
+	for _, kv := range authEnv {
+		env = append(env, strings.Replace(kv, "AGENTCORE_TEST_", "AGENTCORE_TEST_AUTH_", 1))
+	}
+	out := runPython(t, py, filepath.Join(e2e.RepoRoot(), "sdk", "python", "e2e"), env, "-m", "unittest", "discover", "-s", ".", "-v")
 	m := unittestRan.FindStringSubmatch(out)
 	if m == nil || m[1] == "0" || strings.Contains(out, "skipped") {
 		t.Fatalf("the Python client's tests ran none, or skipped some:\n%s", out)
 	}
 	t.Logf("sdk/python/e2e: %s tests", m[1])
+	for _, tok := range []string{tsToken, tsAdminToken} {
+		if strings.Contains(authed.Logs(), tok) {
+			t.Error("a token appears in the server's logs")
+		}
+	}
 }
 
 // pyHello is the five-minute task's model: say_hello for Ming, then what

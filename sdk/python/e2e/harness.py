@@ -91,14 +91,22 @@ def config(test: unittest.TestCase, *steps: Any, **fields: Any) -> v1.AgentConfi
 
 
 class Proxy:
-    """A TCP proxy to the server whose connections cut() breaks, as a network
-    that fails would: the client sees its streams end UNAVAILABLE."""
+    """A proxy to the server whose connections cut() breaks, as a network
+    that fails would: the client sees its streams end UNAVAILABLE. It
+    listens on 127.0.0.1, or on the unix socket path; address is what a
+    client dials."""
 
-    def __init__(self, target: str) -> None:
+    def __init__(self, target: str, path: Optional[str] = None) -> None:
         host, port = target.rsplit(":", 1)
         self._upstream = (host, int(port))
-        self._lis = socket.create_server(("127.0.0.1", 0))
-        self.address = "127.0.0.1:%d" % self._lis.getsockname()[1]
+        if path is None:
+            self._lis = socket.create_server(("127.0.0.1", 0))
+            self.address = "127.0.0.1:%d" % self._lis.getsockname()[1]
+        else:
+            self._lis = socket.socket(socket.AF_UNIX)
+            self._lis.bind(path)
+            self._lis.listen()
+            self.address = "unix:" + path
         self._lock = threading.Lock()
         self._conns: List[socket.socket] = []
         self._threads: List[threading.Thread] = []
