@@ -17,7 +17,7 @@ import (
 // mdLink matches a Markdown link or image and captures its target.
 var mdLink = regexp.MustCompile(`\]\(([^)\s]+)(?:\s+"[^"]*")?\)`)
 
-// TestDocLinks checks every relative link of the README and docs/: the file
+// TestDocLinks checks every relative link of the READMEs and docs/: the file
 // or folder it names exists and, when it names a heading of a Markdown page,
 // so does the heading. Every page of docs/ is linked from the README and from
 // the index, docs/README.md.
@@ -74,16 +74,17 @@ func TestDocLinks(t *testing.T) {
 // root is the repository's root, seen from this folder.
 const root = ".."
 
-// page is the README or a page of docs/.
+// page is a README or a page of docs/.
 type page struct {
 	path string // from the repository's root, with slashes
 	text string
 }
 
-// readPages reads the README and every page of docs/, in its subfolders too.
+// readPages reads the READMEs (the repository's and the SDKs') and every page
+// of docs/, in its subfolders too.
 func readPages(t *testing.T) []page {
 	t.Helper()
-	paths := []string{"README.md"}
+	paths := []string{"README.md", "sdk/node/README.md", "sdk/node-client/README.md", "sdk/python/README.md"}
 	err := filepath.WalkDir(".", func(p string, d fs.DirEntry, err error) error {
 		if err == nil && !d.IsDir() && strings.HasSuffix(p, ".md") {
 			paths = append(paths, "docs/"+filepath.ToSlash(p))
