@@ -12,6 +12,9 @@
 // variables as agent-server reads them (config.ToolFlags). toolhost is
 // also the plugin that serves each definition to a host: the hidden
 // `toolhost mcp-serve FILE`, which hosts start through mcp.Kind.
+// Like agent-server, toolhost is a child subreaper (pkg/reap): a killed
+// tool's orphaned grandchildren are its to reap, at once, and those still
+// running when it exits are killed.
 // call prints the output chunks to stderr as they come, each line prefixed
 // by its stream, and the result to stdout as one JSON object with "output"
 // and, when they apply, "error" and "stop". It exits 0 on success, 1 when
@@ -26,11 +29,13 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"runtime"
 	"syscall"
 
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/agentcore/agentcore/pkg/mcp"
+	"github.com/agentcore/agentcore/pkg/reap"
 )
 
 // Exit codes.
@@ -73,11 +78,32 @@ var subcommands = map[string]func(ctx context.Context, e env, args []string) int
 	mcp.ServeSubcommand: runMCPServe,
 }
 
+// The main goroutine keeps the process's first thread, where orphans land:
+// it reaps them (see pkg/reap) while the command runs on another goroutine.
+func init() { runtime.LockOSThread() }
+
 func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	code := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
-	stop()
-	os.Exit(code)
+	// toolhost reaps the orphans of its tools' processes, as agent-server
+	// does: a killed tool's grandchild is its zombie to reap at once, not
+	// init's, so a cancelled call's tree is known dead without waiting on
+	// init; orphans still running when it exits are killed.
+	subreaper := reap.Subreaper()
+	reaping, stopReaping := context.WithCancel(context.Background())
+	code := make(chan int, 1)
+	go func() {
+		defer stopReaping()
+		if subreaper != nil {
+			fmt.Fprintln(os.Stderr, "toolhost: cannot become a child subreaper (orphaned tool processes go to init):", subreaper)
+		}
+		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+		defer stop()
+		code <- run(ctx, os.Args[1:], os.Stdout, os.Stderr)
+	}()
+	if err := reap.Run(reaping); err != nil {
+		fmt.Fprintln(os.Stderr, "toolhost:", err)
+		<-reaping.Done()
+	}
+	os.Exit(<-code)
 }
 
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {

@@ -356,3 +356,37 @@ func TestPrefixWriter(t *testing.T) {
 		t.Fatalf("got %q, want %q", b.String(), want)
 	}
 }
+
+// TestNoZombieLeft: toolhost is a child subreaper, as agent-server is. A
+// cancelled call's grandchildren (bash and its sleep) are reaped by it, not
+// left as zombies for init, and a daemon a tool left behind (setsid: out of
+// the plugin's process group) is killed and reaped when toolhost exits.
+func TestNoZombieLeft(t *testing.T) {
+	cases := []struct {
+		name, tool, input, format string
+	}{
+		{"grandchild", "grandchild", `{"shell":true}`, "[output] pids %d %d"},
+		{"daemon", "daemon", `{}`, "[output] daemon %d"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			var a, b int
+			vals := []any{&a, &b}
+			if c.tool == "daemon" {
+				vals = vals[:1]
+			}
+			cmd, _ := startCall(t, c.format, vals, testplug, c.tool, c.input)
+			if err := cmd.Process.Signal(syscall.SIGINT); err != nil {
+				t.Fatal(err)
+			}
+			_ = cmd.Wait()
+			// Whatever is left now went to init, which need not reap it
+			// (nor soon): a process still listed is left behind.
+			for _, pid := range []int{a, b} {
+				if st, ppid := procStat(pid); pid != 0 && st != "" {
+					t.Errorf("process %d left behind: state %s, parent %d", pid, st, ppid)
+				}
+			}
+		})
+	}
+}
