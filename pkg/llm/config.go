@@ -1,7 +1,6 @@
 package llm
 
 import (
-	"errors"
 	"fmt"
 	"math"
 	"net/url"
@@ -623,6 +622,3 @@ func structMap(s *structpb.Struct) map[string]any {
 	}
 	return s.AsMap()
 }
-
-// errNoConfig is returned by Chat when the request has no Config.
-var errNoConfig = errors.New("llm: request has no Config")

@@ -1,12 +1,120 @@
 package llm
 
 import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
 	"net/http"
 	"net/url"
 	"strings"
 	"time"
 	"unicode/utf8"
+
+	"github.com/cloudwego/eino/schema"
+
+	"github.com/agentcore/agentcore/pkg/llm/provider"
 )
+
+// retry runs once until it succeeds or fails for good. Every failed
+// attempt is logged at WARN.
+func (c *Client) retry(ctx context.Context, cfg *Config, onRetry func(Retry), once func(context.Context) (*schema.Message, bool, error)) (*schema.Message, error) {
+	start := c.now()
+	maxElapsed := c.elapsedBound(cfg)
+	for attempt := 1; ; attempt++ {
+		msg, delivered, err := c.attempt(ctx, cfg.RequestTimeout, once)
+		if err == nil {
+			return msg, nil
+		}
+		if ctx.Err() != nil {
+			return nil, cancelled(ctx, err)
+		}
+		pe := asError(err)
+		if pe.Retryable && !transientStatus(pe.Status) {
+			pe.Retryable = false
+		}
+		if !pe.Retryable || delivered || maxElapsed == NoRetry {
+			c.logAttempt(cfg, attempt, pe, "not retried")
+			return nil, pe
+		}
+		delay := c.backoff(cfg, attempt, pe.RetryAfter)
+		if maxElapsed > 0 && c.now().Sub(start)+delay > maxElapsed {
+			c.logAttempt(cfg, attempt, pe, "giving up: retried for "+c.now().Sub(start).Round(time.Millisecond).String()+
+				", and the next wait would pass retry_max_elapsed ("+maxElapsed.String()+")")
+			return nil, pe
+		}
+		c.logAttempt(cfg, attempt, pe, "retrying in "+delay.Round(time.Millisecond).String())
+		if onRetry != nil {
+			onRetry(Retry{Attempt: attempt, Err: pe, Delay: delay})
+		}
+		if err := c.sleep(ctx, delay); err != nil || ctx.Err() != nil {
+			return nil, cancelled(ctx, pe)
+		}
+	}
+}
+
+// attempt makes one request within the request timeout.
+func (c *Client) attempt(ctx context.Context, timeout time.Duration, once func(context.Context) (*schema.Message, bool, error)) (*schema.Message, bool, error) {
+	actx := ctx
+	if timeout > 0 {
+		var cancel context.CancelFunc
+		actx, cancel = context.WithTimeoutCause(ctx, timeout, provider.ErrRequestTimeout)
+		defer cancel()
+	}
+	msg, delivered, err := once(actx)
+	if err == nil && msg == nil {
+		err = provider.Unknown("the model returned no message", nil)
+	}
+	if err != nil && ctx.Err() == nil && errors.Is(context.Cause(actx), provider.ErrRequestTimeout) {
+		pe := asError(err)
+		if pe.Kind != KindTimeout {
+			pe = &Error{Kind: KindTimeout, Retryable: true, Message: fmt.Sprintf("model request timed out after %v", timeout), Err: err}
+		}
+		return nil, delivered, pe
+	}
+	return msg, delivered, err
+}
+
+// backoff is the wait before retry number attempt: the server's Retry-After
+// when given, else base·2^(attempt-1); either capped by RetryMaxDelay, and
+// the exponential one spread by jitter over its upper half.
+func (c *Client) backoff(cfg *Config, attempt int, retryAfter time.Duration) time.Duration {
+	maxDelay := c.delayBound(cfg)
+	d := retryAfter
+	if d <= 0 {
+		d = cfg.RetryBaseDelay
+		for i := 1; i < attempt && d < maxDelay && d < 24*time.Hour; i++ {
+			d *= 2
+		}
+		d = min(d, maxDelay)
+		return max(d/2+time.Duration(c.jitter()*float64(d/2)), 0)
+	}
+	return max(min(d, maxDelay), 0)
+}
+
+// asError makes any error a *Error. Errors from a caller's eino model that
+// are not *Error count as network failures when they come from the
+// transport, else as unknown.
+func asError(err error) *Error {
+	var pe *Error
+	if errors.As(err, &pe) {
+		return pe
+	}
+	var ue *url.Error
+	var ne net.Error
+	if errors.As(err, &ue) || errors.As(err, &ne) {
+		return provider.FromTransport(context.Background(), err)
+	}
+	return &Error{Kind: KindUnknown, Message: err.Error(), Err: err}
+}
+
+// cancelled is the error of a request whose caller's context ended.
+func cancelled(ctx context.Context, err error) *Error {
+	if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+		return &Error{Kind: KindTimeout, Message: "the caller's deadline passed", Err: err}
+	}
+	return &Error{Kind: KindAborted, Message: "request cancelled", Err: err}
+}
 
 // elapsedBound is how long cfg's requests are retried: its own
 // retry_max_elapsed, within the client's bound (which an unset one gets).
