@@ -1,6 +1,52 @@
 package texttool
 
-import "strings"
+import (
+	"encoding/json"
+	"errors"
+	"io"
+	"strings"
+)
+
+// decodeLenient decodes one or more JSON values from s, repairing common
+// mistakes (see repair) when s is not valid as written.
+func decodeLenient(s string) ([]any, error) {
+	vals, err := decodeAll(s)
+	if err == nil {
+		return vals, nil
+	}
+	if fixed := repair(s); fixed != s {
+		if vals, err2 := decodeAll(fixed); err2 == nil {
+			return vals, nil
+		}
+	}
+	return nil, err
+}
+
+// decodeAll decodes a sequence of JSON values separated by white space.
+func decodeAll(s string) ([]any, error) {
+	dec := json.NewDecoder(strings.NewReader(s))
+	dec.UseNumber()
+	var out []any
+	for {
+		var v any
+		err := dec.Decode(&v)
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			var se *json.SyntaxError
+			if errors.As(err, &se) || errors.Is(err, io.ErrUnexpectedEOF) {
+				return nil, errors.New(strings.TrimPrefix(err.Error(), "json: "))
+			}
+			return nil, err
+		}
+		out = append(out, v)
+	}
+	if len(out) == 0 {
+		return nil, errors.New("no JSON value")
+	}
+	return out, nil
+}
 
 // repair fixes the JSON mistakes models make most: trailing commas, unquoted
 // object keys, single-quoted strings and Python literals (True, False, None).
