@@ -38,7 +38,7 @@ type run struct {
 	// win and conv keep the run's context and the model layer's form of
 	// the history between its steps, so a step works on what is new.
 	win  window.Cache
-	conv llm.Conversions
+	conv llm.ConversionCache
 	// info is what the session's Observer is told about the run;
 	// toolCalls counts the calls that ran (from the tools' goroutines).
 	info      RunInfo
@@ -132,12 +132,12 @@ func (r *run) loop() (*Result, error) {
 		mc := r.modelCall(step, w, false)
 		mctx := obs.ModelStarted(ctx, mc)
 		out, err := r.s.opts.LLM.Chat(mctx, llm.Request{
-			Config:      r.cfg,
-			System:      w.System,
-			Messages:    w.Messages,
-			ToolSet:     tools,
-			Model:       model,
-			Conversions: &r.conv,
+			Config:          r.cfg,
+			System:          w.System,
+			Messages:        w.Messages,
+			ToolSet:         tools,
+			Model:           model,
+			ConversionCache: &r.conv,
 			OnDelta: func(d llm.Delta) {
 				if mc.FirstDelta.IsZero() {
 					mc.FirstDelta = time.Now()

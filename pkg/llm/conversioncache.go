@@ -10,7 +10,7 @@ import (
 	agentv1 "github.com/agentcore/agentcore/proto/agentcore/v1"
 )
 
-// Conversions keeps the eino messages that history messages became in
+// ConversionCache keeps the eino messages that history messages became in
 // recent requests, so that a request converts only what is new since the
 // last one. One run of an agent (a send: many requests over a growing
 // history) owns one; the zero value is ready to use and it is safe for
@@ -29,11 +29,11 @@ import (
 // fallback, text tool protocol): other settings convert afresh. A message
 // whose tool call or result has no other half in the request is converted
 // afresh every time. What the last two requests did not use is dropped, so
-// a Conversions holds about one request's messages.
+// a ConversionCache holds about one request's messages.
 //
 // The eino messages handed to a model are then shared between requests: a
 // model must only read them, as this package's adapters do.
-type Conversions struct {
+type ConversionCache struct {
 	mu      sync.Mutex
 	request uint64 // counts requests
 	kept    map[*agentv1.Message]*conversion
@@ -66,7 +66,7 @@ type conversionSettings struct {
 // not hold yet: the last request's, when history extends it with messages
 // whose tool-call ids it has not seen, else an empty one. Call it with mu
 // held.
-func (c *Conversions) begin(history []*agentv1.Message, settings conversionSettings) (*conversation, int) {
+func (c *ConversionCache) begin(history []*agentv1.Message, settings conversionSettings) (*conversation, int) {
 	c.request++
 	if c.kept == nil {
 		c.kept = map[*agentv1.Message]*conversion{}
@@ -102,18 +102,18 @@ func newIDs(msgs []*agentv1.Message, ids map[string]uint8) bool {
 }
 
 // keep records that the conversation now holds history. Call it with mu held.
-func (c *Conversions) keep(history []*agentv1.Message) {
+func (c *ConversionCache) keep(history []*agentv1.Message) {
 	c.last = append(c.last, history[len(c.last):]...)
 }
 
 // forget drops the conversation after a failed request. Call it with mu held.
-func (c *Conversions) forget() {
+func (c *ConversionCache) forget() {
 	c.last, c.conv.ids = nil, nil
 }
 
 // end drops what neither this request nor the last one used, once there
 // is much of it. Call it with mu held.
-func (c *Conversions) end(used int) {
+func (c *ConversionCache) end(used int) {
 	if len(c.kept) <= 2*used+16 {
 		return
 	}
@@ -125,7 +125,7 @@ func (c *Conversions) end(used int) {
 }
 
 // get returns the kept conversion of m made with s. Call it with mu held.
-func (c *Conversions) get(m *agentv1.Message, s conversionSettings) ([]*schema.Message, bool) {
+func (c *ConversionCache) get(m *agentv1.Message, s conversionSettings) ([]*schema.Message, bool) {
 	cv := c.kept[m]
 	if cv == nil || cv.settings != s {
 		return nil, false
@@ -135,13 +135,13 @@ func (c *Conversions) get(m *agentv1.Message, s conversionSettings) ([]*schema.M
 }
 
 // put keeps the conversion of m made with s. Call it with mu held.
-func (c *Conversions) put(m *agentv1.Message, s conversionSettings, msgs []*schema.Message) {
+func (c *ConversionCache) put(m *agentv1.Message, s conversionSettings, msgs []*schema.Message) {
 	c.kept[m] = &conversion{settings: s, msgs: msgs, used: c.request}
 }
 
 // toolSet returns tools converted, converting them only when they are not
 // the tools of the last call (same names, descriptions and schema maps).
-func (c *Conversions) toolSet(tools []Tool) (*ToolSet, error) {
+func (c *ConversionCache) toolSet(tools []Tool) (*ToolSet, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if sameTools(c.tools, tools) {

@@ -12,9 +12,9 @@ import (
 	agentv1 "github.com/agentcore/agentcore/proto/agentcore/v1"
 )
 
-// TestConversions checks that requests converted through a Conversions get
+// TestConversionCache checks that requests converted through the cache get
 // what converting afresh gives, whatever changed since the last request.
-func TestConversions(t *testing.T) {
+func TestConversionCache(t *testing.T) {
 	reasoning := &agentv1.Part{Kind: &agentv1.Part_Reasoning{Reasoning: &agentv1.ReasoningPart{Text: "think"}}}
 	goal := userMsg(text("add"), imageURL("https://x/a.png"))
 	ask := assistantMsg(reasoning, text("adding"), call("c1", "add", `{"a":1}`), call("c2", "add", `{"a":2}`))
@@ -47,7 +47,7 @@ func TestConversions(t *testing.T) {
 			[]*agentv1.Message{goal, ask, answer, shot, shotResult, next}},
 		{"native again", native, []*agentv1.Message{goal, ask, answer, shot, shotResult, next}},
 	}
-	var cache Conversions
+	var cache ConversionCache
 	var last []*schema.Message
 	for _, st := range steps {
 		want, err := st.cv.convert("sys", st.history)
@@ -96,13 +96,13 @@ func dump(msgs []*schema.Message) string {
 	return b.String()
 }
 
-// TestConversionsTools checks that tool definitions are converted again
+// TestConversionCacheTools checks that tool definitions are converted again
 // whenever the tools differ from the last request's.
-func TestConversionsTools(t *testing.T) {
+func TestConversionCacheTools(t *testing.T) {
 	schemaA := map[string]any{"type": "object", "properties": map[string]any{"a": map[string]any{"type": "integer"}}}
 	schemaB := map[string]any{"type": "object", "properties": map[string]any{"b": map[string]any{"type": "string"}}}
 	base := []Tool{{Name: "add", Description: "adds", Schema: schemaA}, {Name: "ls"}}
-	var cache Conversions
+	var cache ConversionCache
 	first, err := cache.toolSet(base)
 	if err != nil {
 		t.Fatal(err)

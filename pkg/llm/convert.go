@@ -13,8 +13,9 @@ import (
 	agentv1 "github.com/agentcore/agentcore/proto/agentcore/v1"
 )
 
-// This file is the one place where history (agentv1.Message) becomes eino
-// messages for a request, and where a model response becomes history.
+// This file, with media.go for media parts, is where history
+// (agentv1.Message) becomes the eino messages of a request; result.go turns
+// a model response back into history.
 
 // summaryPreamble introduces a compaction summary folded into the system prompt.
 const summaryPreamble = "Summary of your own earlier work in this conversation (the data in it was confirmed by tools):"
@@ -30,7 +31,7 @@ type converter struct {
 	text  bool
 	tools []texttool.Tool
 	// cache, when set, keeps conversions between the requests of a run.
-	cache *Conversions
+	cache *ConversionCache
 }
 
 // Bits of the ids map of a request: which tool-call ids have a call and
@@ -150,20 +151,22 @@ func (cv *converter) add(st *conversation, i int, m *agentv1.Message) error {
 // the request then, not on the message alone.
 func (cv *converter) message(i int, m *agentv1.Message, ids map[string]uint8) ([]*schema.Message, error) {
 	if cv.cache == nil || !paired(m, ids) {
-		return cv.message1(i, m, ids)
+		return cv.convertMessage(i, m, ids)
 	}
 	settings := conversionSettings{caps: cv.caps, fallback: cv.fallback, text: cv.text}
 	if msgs, ok := cv.cache.get(m, settings); ok {
 		return msgs, nil
 	}
-	msgs, err := cv.message1(i, m, ids)
+	msgs, err := cv.convertMessage(i, m, ids)
 	if err == nil {
 		cv.cache.put(m, settings, msgs)
 	}
 	return msgs, err
 }
 
-func (cv *converter) message1(i int, m *agentv1.Message, ids map[string]uint8) ([]*schema.Message, error) {
+// convertMessage converts a user, assistant or tool message itself, without
+// the cache.
+func (cv *converter) convertMessage(i int, m *agentv1.Message, ids map[string]uint8) ([]*schema.Message, error) {
 	switch m.GetRole() {
 	case agentv1.Role_ROLE_USER:
 		msg, err := cv.user(i, m.GetParts())

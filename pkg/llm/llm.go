@@ -62,10 +62,10 @@ type Request struct {
 	// the default cache is skipped; headers need a model that implements
 	// HeaderModel. The model must not change the messages it is given.
 	Model model.ToolCallingChatModel
-	// Conversions, when set, keeps the eino form of Messages and Tools for
-	// the next request, which then converts only what is new (an agent's
-	// run passes the same one to each of its requests).
-	Conversions *Conversions
+	// ConversionCache, when set, keeps the eino form of Messages and Tools
+	// for the next request, which then converts only what is new (an
+	// agent's run passes the same one to each of its requests).
+	ConversionCache *ConversionCache
 	// OnDelta receives each streamed piece of the response, in order, on the
 	// calling goroutine. Text-protocol <tool_call> text is passed through.
 	OnDelta func(Delta)

@@ -49,7 +49,7 @@ func (c *Client) request(ctx context.Context, req Request, text, native bool) (*
 	if system == "" {
 		system = cfg.System
 	}
-	cv := &converter{caps: cfg.Capabilities, fallback: cfg.MediaFallback, text: text, cache: req.Conversions}
+	cv := &converter{caps: cfg.Capabilities, fallback: cfg.MediaFallback, text: text, cache: req.ConversionCache}
 	if text {
 		cv.tools = req.Tools
 	}
@@ -180,8 +180,8 @@ func toolSet(req Request) (*ToolSet, error) {
 	switch {
 	case req.ToolSet != nil:
 		return req.ToolSet, nil
-	case req.Conversions != nil:
-		return req.Conversions.toolSet(req.Tools)
+	case req.ConversionCache != nil:
+		return req.ConversionCache.toolSet(req.Tools)
 	}
 	return toolSetOf(req.Tools)
 }
