@@ -32,7 +32,7 @@ func (s *Session) Compact(ctx context.Context, onEvent func(*agentv1.Event)) (su
 		}
 		s.release(r, res, err)
 	}()
-	r.s, r.cfg, r.usage = s, cfg, &agentv1.Usage{}
+	r.session, r.cfg, r.usage = s, cfg, &agentv1.Usage{}
 	if err := r.begin(JournalRun{Compaction: true, Busy: agentv1.BusyPolicy_BUSY_POLICY_REPLACE}); err != nil {
 		return "", err
 	}
@@ -99,7 +99,7 @@ func (s *Session) Preview(input []*agentv1.Part) (*Preview, error) {
 	if err != nil {
 		return nil, err
 	}
-	r := &run{s: s, cfg: cfg, tools: box}
+	r := &run{session: s, cfg: cfg, tools: box}
 	if r.counter, err = s.tokenCounter(cfg.Model); err != nil {
 		return nil, err
 	}

@@ -72,7 +72,7 @@ var ErrNothingToResume = errors.New("nothing to resume: the history is empty or 
 
 // begin tells the journal the run started and takes the state it returns.
 func (r *run) begin(info JournalRun) error {
-	j := r.s.opts.Journal
+	j := r.session.opts.Journal
 	if j == nil {
 		return nil
 	}
@@ -86,19 +86,19 @@ func (r *run) begin(info JournalRun) error {
 	}
 	r.jrun, r.begun = info, true
 	if snap != nil {
-		r.s.mu.Lock()
-		r.s.setHistoryLocked(snap.History)
+		r.session.mu.Lock()
+		r.session.setHistoryLocked(snap.History)
 		if snap.Usage != nil {
-			r.s.usage = cloneUsage(snap.Usage)
+			r.session.usage = cloneUsage(snap.Usage)
 		}
-		r.s.mu.Unlock()
+		r.session.mu.Unlock()
 	}
 	return nil
 }
 
 // releaseJournal sends the writes the journal holds back, before tools run.
 func (r *run) releaseJournal() {
-	if j, ok := r.s.opts.Journal.(JournalReleaser); ok && r.begun {
+	if j, ok := r.session.opts.Journal.(JournalReleaser); ok && r.begun {
 		j.Release()
 	}
 }
@@ -109,7 +109,7 @@ func (r *run) releaseJournal() {
 // journal write goes on when the run was stopped: a stopped round's tool
 // results are part of a well-formed history.
 func (r *run) commit(durable bool, usage *agentv1.Usage, msgs ...*agentv1.Message) error {
-	s := r.s
+	s := r.session
 	s.mu.Lock()
 	at := len(s.history)
 	total := cloneUsage(s.usage)
@@ -136,14 +136,14 @@ func (r *run) commit(durable bool, usage *agentv1.Usage, msgs ...*agentv1.Messag
 
 // replace replaces the history for a send, through the journal first.
 func (r *run) replace(msgs []*agentv1.Message) error {
-	if j := r.s.opts.Journal; j != nil && r.begun {
+	if j := r.session.opts.Journal; j != nil && r.begun {
 		if err := j.Replace(context.WithoutCancel(r.ctx), r.id, msgs); err != nil {
 			return &JournalError{Err: err}
 		}
 	}
-	r.s.mu.Lock()
-	r.s.setHistoryLocked(msgs)
-	r.s.mu.Unlock()
+	r.session.mu.Lock()
+	r.session.setHistoryLocked(msgs)
+	r.session.mu.Unlock()
 	return nil
 }
 

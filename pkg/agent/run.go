@@ -23,7 +23,7 @@ type run struct {
 	cancel context.CancelCauseFunc
 	done   chan struct{} // closed when the run has fully ended
 
-	s       *Session
+	session *Session
 	cfg     *llm.Config
 	tools   *toolbox
 	perm    permission
@@ -49,10 +49,10 @@ type run struct {
 // context becomes the one the Observer returns.
 func (r *run) observe(compaction bool) {
 	r.info = RunInfo{
-		AgentID: r.s.id, RunID: r.id, Compaction: compaction,
+		AgentID: r.session.id, RunID: r.id, Compaction: compaction,
 		Protocol: string(r.cfg.Protocol), Model: r.cfg.Model, Start: time.Now(),
 	}
-	r.ctx = r.s.opts.Observer.RunStarted(r.ctx, &r.info)
+	r.ctx = r.session.opts.Observer.RunStarted(r.ctx, &r.info)
 }
 
 // ended tells the session's Observer that the run has ended.
@@ -62,7 +62,7 @@ func (r *run) ended(res *Result, err error) {
 	if r.info.Usage == nil {
 		r.info.Usage = &agentv1.Usage{}
 	}
-	r.s.opts.Observer.RunEnded(r.ctx, &r.info, res, err)
+	r.session.opts.Observer.RunEnded(r.ctx, &r.info, res, err)
 }
 
 // modelCall describes a model request of the run to the Observer.
@@ -88,7 +88,7 @@ func (r *run) loop() (*Result, error) {
 	res := &Result{RunID: r.id, Usage: &agentv1.Usage{}}
 	r.usage = res.Usage
 	if r.cfg.MaxTokens > 0 {
-		c, err := r.s.tokenCounter(r.cfg.Model)
+		c, err := r.session.tokenCounter(r.cfg.Model)
 		if err != nil {
 			return nil, err
 		}
@@ -99,8 +99,8 @@ func (r *run) loop() (*Result, error) {
 	if offered {
 		tools = r.tools.llm
 	}
-	model := r.s.modelFor(r.cfg, false)
-	obs := r.s.opts.Observer
+	model := r.session.modelFor(r.cfg, false)
+	obs := r.session.opts.Observer
 	noTool := 0
 	for step := 1; ; step++ {
 		if ctx.Err() != nil {
@@ -131,7 +131,7 @@ func (r *run) loop() (*Result, error) {
 		r.info.Steps = step
 		mc := r.modelCall(step, w, false)
 		mctx := obs.ModelStarted(ctx, mc)
-		out, err := r.s.opts.LLM.Chat(mctx, llm.Request{
+		out, err := r.session.opts.LLM.Chat(mctx, llm.Request{
 			Config:          r.cfg,
 			System:          w.System,
 			Messages:        w.Messages,
@@ -225,7 +225,7 @@ func (r *run) options(offered bool) window.Options {
 
 // window builds the context of the next request from the history.
 func (r *run) window(offered bool) (*window.Context, error) {
-	return window.Build(r.s.snapshot(), r.options(offered))
+	return window.Build(r.session.snapshot(), r.options(offered))
 }
 
 // failure turns an error of a model request into the send's error.
@@ -262,7 +262,7 @@ func (r *run) record(out *llm.Result) ([]call, error) {
 		}
 		orig := c.GetId()
 		if r.ids == nil {
-			r.ids = usedIDs(r.s.snapshot())
+			r.ids = usedIDs(r.session.snapshot())
 		}
 		if c.Id == "" || r.ids[c.Id] {
 			c.Id = newID("call_")
@@ -325,14 +325,14 @@ func (r *run) response(step int, out *llm.Result) *agentv1.ModelResponseEvent {
 // the summary to the history.
 func (r *run) compact(ctx context.Context, w *window.Context, manual bool) (string, error) {
 	r.emit.compactStarted(w.Tokens.Total, manual)
-	obs := r.s.opts.Observer
+	obs := r.session.opts.Observer
 	mc := r.modelCall(r.info.Steps, w, true)
 	ctx = obs.ModelStarted(ctx, mc)
 	req := compact.Request{
 		Config:   r.cfg,
 		System:   w.System,
 		Messages: w.Messages,
-		Model:    r.s.modelFor(r.cfg, true),
+		Model:    r.session.modelFor(r.cfg, true),
 		OnRetry: func(rt llm.Retry) {
 			r.emit.retry(rt, true)
 			obs.ModelRetried(ctx, mc, rt)
@@ -346,7 +346,7 @@ func (r *run) compact(ctx context.Context, w *window.Context, manual bool) (stri
 			}
 		},
 	}
-	out, err := compact.Run(ctx, r.s.opts.LLM, req)
+	out, err := compact.Run(ctx, r.session.opts.LLM, req)
 	var res *llm.Result
 	if out != nil {
 		res = &llm.Result{Text: out.Summary, Usage: out.Usage}

@@ -99,7 +99,7 @@ func (r *Result) Proto() *agentv1.RunResultEvent {
 // Send appends the input to the history and loops "ask the model, run the
 // tools it asked for" until the send ends (see the package doc), then
 // returns the result, which is also its last event. The config is the
-// session's as it is when Send is called, with o.Config merged over it; a
+// session's as it is when Send is called, with opts.Config merged over it; a
 // queued send keeps it while it waits. To stop only this send, cancel ctx
 // (context.WithCancelCause: the send's error wraps the cause).
 //
@@ -110,56 +110,56 @@ func (r *Result) Proto() *agentv1.RunResultEvent {
 // ErrStopped, ErrReplaced or ErrClosed, or the context's cause) when the run
 // was stopped, replaced, closed or its context ended — of kind timeout when
 // ctx's deadline passed.
-func (s *Session) Send(ctx context.Context, o SendOptions) (res *Result, err error) {
-	input, perm, err := s.checkSend(o)
+func (s *Session) Send(ctx context.Context, opts SendOptions) (res *Result, err error) {
+	input, perm, err := s.checkSend(opts)
 	if err != nil {
 		return nil, err
 	}
-	c := s.StoredConfig() // never changed in place: read as it is
-	if o.Config != nil {
-		c = MergeConfig(c, o.Config)
+	asked := s.StoredConfig() // never changed in place: read as it is
+	if opts.Config != nil {
+		asked = MergeConfig(asked, opts.Config)
 	}
-	cfg, err := s.resolve(c, true)
+	cfg, err := s.resolve(asked, true)
 	if err != nil {
 		return nil, err
 	}
 
-	r, err := s.acquire(ctx, o.Busy)
+	r, err := s.acquire(ctx, opts.Busy)
 	if err != nil {
 		return nil, err
 	}
 	defer func() { s.release(r, res, err) }()
-	r.s, r.cfg, r.perm = s, cfg, perm
-	if err := r.begin(JournalRun{Busy: o.Busy}); err != nil {
+	r.session, r.cfg, r.perm = s, cfg, perm
+	if err := r.begin(JournalRun{Busy: opts.Busy}); err != nil {
 		return nil, err
 	}
 	r.observe(false)
 	defer func() { r.ended(res, err) }()
-	r.emit = &emitter{runID: r.id, fn: o.OnEvent}
+	r.emit = &emitter{runID: r.id, fn: opts.OnEvent}
 	r.limiter = tool.NewLimiter(cfg.MaxToolConcurrency)
 
-	if o.History != nil {
-		if err := r.replace(o.History.GetMessages()); err != nil {
+	if opts.History != nil {
+		if err := r.replace(opts.History.GetMessages()); err != nil {
 			return nil, err
 		}
 	}
 	s.mu.Lock()
 	tools, skills := s.tools, s.skills
 	s.mu.Unlock()
-	if o.Tools != nil {
-		tools = o.Tools
+	if opts.Tools != nil {
+		tools = opts.Tools
 	}
 	if r.tools, err = newToolbox(tools, skills); err != nil {
 		return nil, err
 	}
 	s.opts.Logger.Debug("run started", "agent", s.id, "run", r.id)
-	if o.Resume {
+	if opts.Resume {
 		if h := s.snapshot(); len(h) == 0 || h[len(h)-1].GetRole() == agentv1.Role_ROLE_ASSISTANT {
 			return nil, ErrNothingToResume
 		}
 	}
 	r.emit.runStarted(s.id)
-	if !o.Resume {
+	if !opts.Resume {
 		if err := r.commit(false, nil, input); err != nil { // durable with the step's first response
 			return nil, err
 		}
@@ -173,53 +173,53 @@ func (s *Session) Send(ctx context.Context, o SendOptions) (res *Result, err err
 }
 
 // checkSend checks what can be checked before the session is touched.
-func (s *Session) checkSend(o SendOptions) (*agentv1.Message, permission, error) {
+func (s *Session) checkSend(opts SendOptions) (*agentv1.Message, permission, error) {
 	var v violations
-	input := history.UserParts(o.Input...)
+	input := history.UserParts(opts.Input...)
 	blank := true
-	for _, p := range o.Input {
+	for _, p := range opts.Input {
 		if t, ok := p.GetKind().(*agentv1.Part_Text); !ok || strings.TrimSpace(t.Text) != "" {
 			blank = false
 		}
 	}
 	switch {
-	case o.Resume:
-		if len(o.Input) > 0 {
+	case opts.Resume:
+		if len(opts.Input) > 0 {
 			v.add("input", "must be empty with resume: a resumed send goes on from the history as it is")
 		}
-		if o.History != nil {
+		if opts.History != nil {
 			v.add("history", "cannot be replaced by a send with resume")
 		}
-	case len(o.Input) == 0:
+	case len(opts.Input) == 0:
 		v.add("input", "is required: give at least one text or media part")
 	case blank:
 		v.add("input", "is empty: the text parts hold only white space")
 	default:
 		v.input(input)
 	}
-	if o.History != nil {
-		if err := v.addErr(history.Validate(o.History.GetMessages()), "history.messages"); err != nil {
+	if opts.History != nil {
+		if err := v.addErr(history.Validate(opts.History.GetMessages()), "history.messages"); err != nil {
 			return nil, permission{}, err
 		}
 	}
-	if _, ok := agentv1.BusyPolicy_name[int32(o.Busy)]; !ok {
-		v.add("busy_policy", "unknown busy policy %d", o.Busy)
+	if _, ok := agentv1.BusyPolicy_name[int32(opts.Busy)]; !ok {
+		v.add("busy_policy", "unknown busy policy %d", opts.Busy)
 	}
-	perm := permission{mode: o.PermissionMode, fn: o.OnPermission}
-	switch o.PermissionMode {
+	perm := permission{mode: opts.PermissionMode, fn: opts.OnPermission}
+	switch opts.PermissionMode {
 	case agentv1.PermissionMode_PERMISSION_MODE_UNSPECIFIED, agentv1.PermissionMode_PERMISSION_MODE_ALLOW_ALL:
 	case agentv1.PermissionMode_PERMISSION_MODE_ASK_ALL, agentv1.PermissionMode_PERMISSION_MODE_ASK_LISTED:
-		if o.OnPermission == nil {
+		if opts.OnPermission == nil {
 			v.add("permission_mode", "asks for approval, but no one can answer (no permission hook)")
 		}
-		if o.PermissionMode == agentv1.PermissionMode_PERMISSION_MODE_ASK_LISTED {
-			perm.ask = make(map[string]bool, len(o.AskTools))
-			for _, n := range o.AskTools {
+		if opts.PermissionMode == agentv1.PermissionMode_PERMISSION_MODE_ASK_LISTED {
+			perm.ask = make(map[string]bool, len(opts.AskTools))
+			for _, n := range opts.AskTools {
 				perm.ask[n] = true
 			}
 		}
 	default:
-		v.add("permission_mode", "unknown permission mode %d", o.PermissionMode)
+		v.add("permission_mode", "unknown permission mode %d", opts.PermissionMode)
 	}
 	if err := v.err(); err != nil {
 		return nil, permission{}, err

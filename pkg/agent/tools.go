@@ -154,7 +154,7 @@ func (r *run) runTools(ctx context.Context, step int, calls []call) ([]*agentv1.
 // runTool asks permission when needed, then runs one call.
 func (r *run) runTool(ctx context.Context, step int, c *agentv1.ToolCallPart) (*agentv1.Part, bool) {
 	id, name, args := c.GetId(), c.GetName(), c.GetArguments()
-	obs := r.s.opts.Observer
+	obs := r.session.opts.Observer
 	tc := &ToolCall{Run: &r.info, Step: step, ID: id, Name: name, Arguments: args}
 	if r.perm.asks(name) {
 		r.emit.permissionRequest(id, name, args)
@@ -177,8 +177,8 @@ func (r *run) runTool(ctx context.Context, step int, c *agentv1.ToolCallPart) (*
 			return p, false
 		}
 	}
-	opts := tool.Options{CallID: id, Limit: int(r.cfg.MaxToolOutput), Limiter: r.limiter, MaxBytes: r.s.opts.MaxToolResultBytes,
-		Redact: r.s.opts.RedactToolOutput}
+	opts := tool.Options{CallID: id, Limit: int(r.cfg.MaxToolOutput), Limiter: r.limiter, MaxBytes: r.session.opts.MaxToolResultBytes,
+		Redact: r.session.opts.RedactToolOutput}
 	// The call is announced before it starts, and the run then yields
 	// twice: the goroutines this step woke (the event stream's writer with
 	// this event, the journal's write just released, the event log) run now
