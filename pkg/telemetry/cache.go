@@ -19,38 +19,38 @@ const maxCached = 256
 // cost). The last key looked up is kept apart and compared before the map
 // is hashed: a step asks for the same model and tool as the step before.
 type memo[K comparable, V any] struct {
-	last  atomic.Pointer[memoEntry[K, V]]
-	m     sync.Map // K -> *memoEntry[K, V]
-	n     atomic.Int32
-	bound int32 // the most keys the map keeps; 0: no bound
+	last    atomic.Pointer[memoEntry[K, V]]
+	entries sync.Map     // K -> *memoEntry[K, V]
+	count   atomic.Int32 // keys in entries
+	bound   int32        // the most keys the map keeps; 0: no bound
 }
 
 type memoEntry[K comparable, V any] struct {
-	k K
-	v V
+	key   K
+	value V
 }
 
 // get returns the value of k, made by mk(k) the first time.
 func (c *memo[K, V]) get(k K, mk func(K) V) V {
-	if e := c.last.Load(); e != nil && e.k == k {
-		return e.v
+	if e := c.last.Load(); e != nil && e.key == k {
+		return e.value
 	}
-	if x, ok := c.m.Load(k); ok {
+	if x, ok := c.entries.Load(k); ok {
 		e := x.(*memoEntry[K, V])
 		c.last.Store(e)
-		return e.v
+		return e.value
 	}
 	e := &memoEntry[K, V]{k, mk(k)}
-	if c.bound > 0 && c.n.Load() >= c.bound {
-		return e.v
+	if c.bound > 0 && c.count.Load() >= c.bound {
+		return e.value
 	}
-	if x, loaded := c.m.LoadOrStore(k, e); loaded {
+	if x, loaded := c.entries.LoadOrStore(k, e); loaded {
 		e = x.(*memoEntry[K, V])
 	} else {
-		c.n.Add(1)
+		c.count.Add(1)
 	}
 	c.last.Store(e)
-	return e.v
+	return e.value
 }
 
 // spanStrings are the strings and attributes spans would otherwise build

@@ -48,8 +48,8 @@ func (t *Telemetry) unary(ctx context.Context, req any, _ *grpc.UnaryServerInfo,
 }
 
 func (t *Telemetry) stream(srv any, ss grpc.ServerStream, _ *grpc.StreamServerInfo, handler grpc.StreamHandler) error {
-	t.m.streams.Inc()
-	defer t.m.streams.Dec()
+	t.metrics.streams.Inc()
+	defer t.metrics.streams.Dec()
 	err := handler(srv, ss)
 	t.countLimit(err)
 	return err

@@ -195,9 +195,10 @@ func (t *Telemetry) GaugeFunc(name, help string, fn func() float64) {
 }
 
 // LimitHit counts one request refused or call killed at a limit: the
-// hook for limits enforced outside this package's view (issue 10's
-// resource limits, result and message bounds). name is the limit in
-// lower case, e.g. "sessions", "tool_memory", "result_bytes".
+// hook for limits enforced outside this package's view (the server's
+// limits on sessions, runs and history, a tool process's resources, result
+// and message sizes). name is the limit in lower case, e.g. "sessions",
+// "tool_memory", "result_bytes".
 func (t *Telemetry) LimitHit(name string) {
-	t.m.limitHits.WithLabelValues(name).Inc()
+	t.metrics.limitHits.WithLabelValues(name).Inc()
 }

@@ -98,8 +98,8 @@ func (t *Telemetry) RunStarted(ctx context.Context, r *agent.RunInfo) context.Co
 	if r.Compaction {
 		kind = kindCompact
 	}
-	t.m.runsStarted.WithLabelValues(kind).Inc()
-	t.m.runsActive.Inc()
+	t.metrics.runsStarted.WithLabelValues(kind).Inc()
+	t.metrics.runsActive.Inc()
 	if !t.tracing {
 		return ctx
 	}
@@ -119,10 +119,10 @@ func runOperation(r *agent.RunInfo) string {
 }
 
 // RunEnded closes the run's span, counts its end and writes its log line.
-func (t *Telemetry) RunEnded(ctx context.Context, r *agent.RunInfo, res *agent.Result, err error) {
-	d := time.Since(r.Start)
+func (t *Telemetry) RunEnded(ctx context.Context, run *agent.RunInfo, res *agent.Result, err error) {
+	elapsed := time.Since(run.Start)
 	kind, reason, ekind := kindSend, "", ""
-	if r.Compaction {
+	if run.Compaction {
 		kind = kindCompact
 	}
 	switch {
@@ -133,14 +133,14 @@ func (t *Telemetry) RunEnded(ctx context.Context, r *agent.RunInfo, res *agent.R
 	default:
 		reason = "compacted"
 	}
-	t.m.runsActive.Dec()
-	t.m.runsEnded.WithLabelValues(kind, reason, ekind).Inc()
-	t.m.runDuration.WithLabelValues(kind).Observe(d.Seconds())
+	t.metrics.runsActive.Dec()
+	t.metrics.runsEnded.WithLabelValues(kind, reason, ekind).Inc()
+	t.metrics.runDuration.WithLabelValues(kind).Observe(elapsed.Seconds())
 
-	u := r.Usage
+	usage := run.Usage
 	fields := make([]any, 0, 24)
-	fields = append(fields, "agent", r.AgentID, "run", r.RunID)
-	if r.Compaction {
+	fields = append(fields, "agent", run.AgentID, "run", run.RunID)
+	if run.Compaction {
 		fields = append(fields, "kind", kind)
 	}
 	if err != nil {
@@ -148,15 +148,15 @@ func (t *Telemetry) RunEnded(ctx context.Context, r *agent.RunInfo, res *agent.R
 	} else {
 		fields = append(fields, "reason", reason)
 	}
-	fields = append(fields, "steps", r.Steps, "tool_calls", r.ToolCalls,
-		"input_tokens", u.GetInputTokens(), "output_tokens", u.GetOutputTokens())
-	if n := u.GetCacheReadTokens(); n > 0 {
+	fields = append(fields, "steps", run.Steps, "tool_calls", run.ToolCalls,
+		"input_tokens", usage.GetInputTokens(), "output_tokens", usage.GetOutputTokens())
+	if n := usage.GetCacheReadTokens(); n > 0 {
 		fields = append(fields, "cache_read_tokens", n)
 	}
-	if n := u.GetCacheWriteTokens(); n > 0 {
+	if n := usage.GetCacheWriteTokens(); n > 0 {
 		fields = append(fields, "cache_write_tokens", n)
 	}
-	fields = append(fields, "duration", d)
+	fields = append(fields, "duration", elapsed)
 	span := trace.SpanFromContext(ctx)
 	if sc := span.SpanContext(); sc.IsValid() {
 		fields = append(fields, "trace_id", sc.TraceID().String())
@@ -170,22 +170,22 @@ func (t *Telemetry) RunEnded(ctx context.Context, r *agent.RunInfo, res *agent.R
 		span.End()
 		return
 	}
-	p := t.attrBuf(10 + usageCount(u))
-	attrs := append(*p,
-		attrOperation.String(runOperation(r)),
-		attrAgentID.String(r.AgentID),
-		attrAgentName.String(r.AgentID),
-		attrConversationID.String(r.AgentID),
-		attrRunID.String(r.RunID),
-		attrProvider.String(providerName(r.Protocol)),
-		attrRequestModel.String(r.Model),
+	buf := t.attrBuf(10 + usageCount(usage))
+	attrs := append(*buf,
+		attrOperation.String(runOperation(run)),
+		attrAgentID.String(run.AgentID),
+		attrAgentName.String(run.AgentID),
+		attrConversationID.String(run.AgentID),
+		attrRunID.String(run.RunID),
+		attrProvider.String(providerName(run.Protocol)),
+		attrRequestModel.String(run.Model),
 	)
-	attrs = append(appendUsage(attrs, u), attrSteps.Int(r.Steps), attrToolCalls.Int(r.ToolCalls))
+	attrs = append(appendUsage(attrs, usage), attrSteps.Int(run.Steps), attrToolCalls.Int(run.ToolCalls))
 	if err == nil {
 		attrs = append(attrs, attrReason.String(reason))
 	}
-	*p = attrs
-	t.setAttrs(span, p)
+	*buf = attrs
+	t.setAttrs(span, buf)
 	if err != nil {
 		t.fail(span, ekind, err)
 	}
@@ -218,7 +218,7 @@ func (t *Telemetry) ModelRetried(ctx context.Context, m *agent.ModelCall, r llm.
 	if r.Err != nil {
 		kind, status = string(r.Err.Kind), r.Err.Status
 	}
-	t.m.modelRetries.WithLabelValues(m.Protocol, kind).Inc()
+	t.metrics.modelRetries.WithLabelValues(m.Protocol, kind).Inc()
 	if !t.tracing {
 		return
 	}
@@ -234,30 +234,30 @@ func (t *Telemetry) ModelRetried(ctx context.Context, m *agent.ModelCall, r llm.
 }
 
 // ModelEnded closes the chat span and moves the model metrics.
-func (t *Telemetry) ModelEnded(ctx context.Context, m *agent.ModelCall, out *llm.Result, err error) {
-	d := time.Since(m.Start)
+func (t *Telemetry) ModelEnded(ctx context.Context, call *agent.ModelCall, out *llm.Result, err error) {
+	elapsed := time.Since(call.Start)
 	outcome := "ok"
 	if err != nil {
 		outcome = errorKind(err)
 	}
-	series := t.m.model(modelKey{m.Protocol, m.Model, outcome})
+	series := t.metrics.model(modelKey{call.Protocol, call.Model, outcome})
 	series.requests.Inc()
-	series.duration.Observe(d.Seconds())
-	if !m.FirstDelta.IsZero() {
-		series.first.Observe(m.FirstDelta.Sub(m.Start).Seconds())
+	series.duration.Observe(elapsed.Seconds())
+	if !call.FirstDelta.IsZero() {
+		series.first.Observe(call.FirstDelta.Sub(call.Start).Seconds())
 	}
-	var u *agentv1.Usage
+	var usage *agentv1.Usage
 	if out != nil {
-		u = out.Usage
+		usage = out.Usage
 	}
-	if u != nil {
-		series.inputUsage.Observe(float64(u.GetInputTokens()))
-		series.outputUsage.Observe(float64(u.GetOutputTokens()))
-		t.addTokens(u)
+	if usage != nil {
+		series.inputUsage.Observe(float64(usage.GetInputTokens()))
+		series.outputUsage.Observe(float64(usage.GetOutputTokens()))
+		t.addTokens(usage)
 	}
 	if err != nil && outcome != string(llm.KindAborted) {
-		t.log.Warn("model request failed", "agent", m.Run.AgentID, "run", m.Run.RunID, "protocol", m.Protocol,
-			"model", m.Model, "kind", outcome, "duration", d, "error", err.Error())
+		t.log.Warn("model request failed", "agent", call.Run.AgentID, "run", call.Run.RunID, "protocol", call.Protocol,
+			"model", call.Model, "kind", outcome, "duration", elapsed, "error", err.Error())
 	}
 	if !t.tracing {
 		return
@@ -269,28 +269,28 @@ func (t *Telemetry) ModelEnded(ctx context.Context, m *agent.ModelCall, out *llm
 	}
 	// One SetAttributes: the SDK grows the span's attributes to hold them,
 	// once.
-	n := 5 + usageCount(u)
-	if m.Compaction {
+	n := 5 + usageCount(usage)
+	if call.Compaction {
 		n++
 	}
-	if !m.FirstDelta.IsZero() {
+	if !call.FirstDelta.IsZero() {
 		n++
 	}
 	if out != nil {
 		n += 3 // response model, finish reasons, content
 	}
-	p := t.attrBuf(n)
-	attrs := append(*p,
+	buf := t.attrBuf(n)
+	attrs := append(*buf,
 		attrOperation.String("chat"),
-		attrProvider.String(providerName(m.Protocol)),
-		attrRequestModel.String(m.Model),
-		attrProtocol.String(m.Protocol),
-		attrStep.Int(m.Step),
+		attrProvider.String(providerName(call.Protocol)),
+		attrRequestModel.String(call.Model),
+		attrProtocol.String(call.Protocol),
+		attrStep.Int(call.Step),
 	)
-	if m.Compaction {
+	if call.Compaction {
 		attrs = append(attrs, attrCompaction.Bool(true))
 	}
-	attrs = appendUsage(attrs, u)
+	attrs = appendUsage(attrs, usage)
 	if out != nil {
 		if out.ResponseModel != "" {
 			attrs = append(attrs, attrResponseModel.String(out.ResponseModel))
@@ -302,11 +302,11 @@ func (t *Telemetry) ModelEnded(ctx context.Context, m *agent.ModelCall, out *llm
 			attrs = append(attrs, attrOutputMessages.String(t.redact(outputJSON(out))))
 		}
 	}
-	if !m.FirstDelta.IsZero() {
-		attrs = append(attrs, attrFirstChunk.Float64(m.FirstDelta.Sub(m.Start).Seconds()))
+	if !call.FirstDelta.IsZero() {
+		attrs = append(attrs, attrFirstChunk.Float64(call.FirstDelta.Sub(call.Start).Seconds()))
 	}
-	*p = attrs
-	t.setAttrs(span, p)
+	*buf = attrs
+	t.setAttrs(span, buf)
 	if err != nil {
 		t.fail(span, outcome, err)
 	}
@@ -319,7 +319,7 @@ func (t *Telemetry) addTokens(u *agentv1.Usage) {
 		u.GetInputTokens(), u.GetOutputTokens(), u.GetCacheReadTokens(), u.GetCacheWriteTokens(), u.GetReasoningTokens(),
 	} {
 		if n > 0 {
-			t.m.tokenSeries[i].Add(float64(n))
+			t.metrics.tokenSeries[i].Add(float64(n))
 		}
 	}
 }
@@ -344,7 +344,7 @@ func (t *Telemetry) ToolEnded(ctx context.Context, c *agent.ToolCall, res tool.R
 	if outcome == "" {
 		outcome = string(tool.OutcomeOK)
 	}
-	series := t.m.tool(toolKey{name, outcome})
+	series := t.metrics.tool(toolKey{name, outcome})
 	series.calls.Inc()
 	series.duration.Observe(res.Duration.Seconds())
 	if res.Outcome == tool.OutcomeLimit {
@@ -400,7 +400,7 @@ func (t *Telemetry) PermissionDecided(ctx context.Context, c *agent.ToolCall, d 
 	case d.Allow:
 		decision = "allow"
 	}
-	t.m.permissions.WithLabelValues(decision).Inc()
+	t.metrics.permissions.WithLabelValues(decision).Inc()
 	if !t.tracing {
 		return
 	}
@@ -414,18 +414,22 @@ func (t *Telemetry) PermissionDecided(ctx context.Context, c *agent.ToolCall, d 
 
 // ProcessStarted counts a cold start.
 func (t *Telemetry) ProcessStarted(plugin string) {
-	t.m.pluginsStarted.WithLabelValues(plugin).Inc()
-	t.m.pluginsAlive.WithLabelValues(plugin).Inc()
+	t.metrics.pluginsStarted.WithLabelValues(plugin).Inc()
+	t.metrics.pluginsAlive.WithLabelValues(plugin).Inc()
 }
 
 // ProcessReused counts a warm start.
-func (t *Telemetry) ProcessReused(plugin string) { t.m.pluginsReused.WithLabelValues(plugin).Inc() }
+func (t *Telemetry) ProcessReused(plugin string) {
+	t.metrics.pluginsReused.WithLabelValues(plugin).Inc()
+}
 
 // ProcessKilled counts a process killed to stop its call.
-func (t *Telemetry) ProcessKilled(plugin string) { t.m.pluginsKilled.WithLabelValues(plugin).Inc() }
+func (t *Telemetry) ProcessKilled(plugin string) {
+	t.metrics.pluginsKilled.WithLabelValues(plugin).Inc()
+}
 
 // ProcessEnded counts a process gone.
-func (t *Telemetry) ProcessEnded(plugin string) { t.m.pluginsAlive.WithLabelValues(plugin).Dec() }
+func (t *Telemetry) ProcessEnded(plugin string) { t.metrics.pluginsAlive.WithLabelValues(plugin).Dec() }
 
 // usageCount is how many GenAI usage attributes appendUsage adds for u.
 func usageCount(u *agentv1.Usage) int {

@@ -127,8 +127,8 @@ type Telemetry struct {
 	prop      propagation.TextMapPropagator
 	shutdown  func(context.Context) error // the SDK provider's, when built here
 
-	reg *prometheus.Registry
-	m   *metrics
+	reg     *prometheus.Registry
+	metrics *metrics
 
 	// strings keeps span names and finish-reason attributes made once
 	// (a few hundred at most: past that they are made each time).
@@ -180,7 +180,7 @@ func New(ctx context.Context, cfg Config) (*Telemetry, error) {
 	t.clientStart = []trace.SpanStartOption{trace.WithSpanKind(trace.SpanKindClient)}
 	t.internalStart = []trace.SpanStartOption{trace.WithSpanKind(trace.SpanKindInternal)}
 	t.reg = prometheus.NewRegistry()
-	t.m = newMetrics(t.reg)
+	t.metrics = newMetrics(t.reg)
 	return t, nil
 }
 
