@@ -140,8 +140,9 @@ func cpuTime(b *testing.B) time.Duration {
 }
 
 // BenchmarkIdleSession measures the heap an idle session holds after one
-// send (issue 5 targets ≤ 64 KB): a small history, a shared tool set, its
-// token counter made.
+// send: a small history, a shared tool set, its token counter made. The
+// target is at most 64 KB, since a server keeps every agent it holds in
+// memory and most of them are idle.
 func BenchmarkIdleSession(b *testing.B) {
 	tools := noopTools(b)
 	m := &instantModel{}

@@ -8,7 +8,7 @@ import (
 	agentv1 "github.com/agentcore/agentcore/proto/agentcore/v1"
 )
 
-// Compact summarises the history now, the reference's agent.compact: it
+// Compact summarises the history now, agent-core's agent.compact: it
 // stops a running send first (that send returns aborted, wrapping
 // ErrReplaced), asks the compaction model for a summary of the context the
 // next request would hold, appends the summary to the history and returns

@@ -10,7 +10,7 @@ import (
 )
 
 // replacedWhole reports the message types an override replaces instead of
-// merging field by field: generation parameters (the reference's
+// merging field by field: generation parameters (agent-core's
 // `provider`), an output format, durations and free-form JSON.
 func replacedWhole(n protoreflect.FullName) bool {
 	switch n {
@@ -21,7 +21,7 @@ func replacedWhole(n protoreflect.FullName) bool {
 }
 
 // MergeConfig returns base with the fields set in override merged over it,
-// the reference's override rule: a set scalar replaces, `provider` (and
+// agent-core's override rule: a set scalar replaces, `provider` (and
 // compact.provider), `output`, durations and JSON objects replace whole,
 // `cache`, `capabilities` and `compact` merge field by field. Neither
 // argument is changed; either may be nil.

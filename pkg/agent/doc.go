@@ -1,6 +1,8 @@
-// Package agent is the engine: a Session is the reference's agent (its
-// Agent.create result) and Send runs its loop, "ask the model, run the
-// tools it asked for, ask again", until the task is done.
+// Package agent is the engine. It has the semantics of agent-core, the
+// JavaScript library agentcore follows (cited as agent-core throughout the
+// code): a Session is agent-core's agent (its Agent.create result), and Send
+// runs its loop, "ask the model, run the tools it asked for, ask again",
+// until the task is done.
 //
 // # Sessions
 //
@@ -42,7 +44,7 @@
 //     tool at all (none registered, or capabilities.tools off in native
 //     mode), so a send without tools can never loop, and at once when the
 //     config asks for structured output and the answer is a valid one (the
-//     reference: "the final object validated: end at once"); an answer that
+//     agent-core: "the final object validated: end at once"); an answer that
 //     fails the schema fails the send with the model layer's error, the
 //     answer kept in the history. Otherwise, when the next
 //     round is the last one allowed without a call (no_tool_rounds ≥ 2 and

@@ -13,8 +13,8 @@ import (
 	agentv1 "github.com/agentcore/agentcore/proto/agentcore/v1"
 )
 
-// SendOptions are one send: the reference's agent.send options, shaped like
-// the StartRun message.
+// SendOptions are one send: agent-core's agent.send options, shaped like the
+// StartRun message.
 type SendOptions struct {
 	// Input is the user's message: text, image, audio, video or file parts.
 	// Required, and not only blank text.
@@ -72,7 +72,7 @@ type Decision struct {
 // return once ctx is done.
 type PermissionFunc func(ctx context.Context, req PermissionRequest) Decision
 
-// Result is the outcome of a send (the reference's resolved send).
+// Result is the outcome of a send (agent-core's resolved send).
 type Result struct {
 	// RunID is the run's id, as in its events.
 	RunID string

@@ -74,7 +74,7 @@ type Options struct {
 	Observer Observer
 }
 
-// Session is an agent: the reference's Agent.create result. It holds an id,
+// Session is an agent: agent-core's Agent.create result. It holds an id,
 // a config, a history, the tools and skills it may use and its usage totals,
 // and runs one send (or compaction) at a time. It is safe for concurrent use;
 // an idle session holds no goroutine and no process.

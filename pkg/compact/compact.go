@@ -1,5 +1,5 @@
 // Package compact summarises an agent's context with the compaction model,
-// the reference's Compact.run.
+// agent-core's Compact.run.
 //
 // The summary replaces, for the model, everything it summarises: the engine
 // appends it to the history as a compaction summary (history.Compact) and

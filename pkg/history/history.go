@@ -8,8 +8,8 @@
 // The constructors here make messages of the right shape: a user message
 // (text or content parts), an assistant message (text, reasoning, tool calls),
 // a tool message (tool results), a compaction summary, a system notice. Turns
-// is the project's one definition of a turn; Render prints a history as the
-// reference library does; Validate checks a history a client sent.
+// is the project's one definition of a turn; Render prints a history as
+// agent-core does; Validate checks a history a client sent.
 package history
 
 import (
@@ -144,7 +144,7 @@ func Tool(results ...*agentv1.Part) *agentv1.Message {
 	return &agentv1.Message{Role: agentv1.Role_ROLE_TOOL, Parts: results}
 }
 
-// ToolText returns a tool message with one text result, the reference's
+// ToolText returns a tool message with one text result, agent-core's
 // History.tool.
 func ToolText(callID, toolName, text string) *agentv1.Message {
 	return Tool(ToolResult(callID, toolName, TextOutput(text), false))

@@ -155,7 +155,7 @@ func TestTurns(t *testing.T) {
 		want []Turn
 	}{
 		{"empty", nil, []Turn{}},
-		{"reference example", []*agentv1.Message{User("a"), call("1"), res("1"), User("b")},
+		{"agent-core example", []*agentv1.Message{User("a"), call("1"), res("1"), User("b")},
 			[]Turn{{Indexes: []int{0}}, {Indexes: []int{1, 2}}, {Indexes: []int{3}}}},
 		{"result before its call", []*agentv1.Message{User("a"), res("1"), call("1"), User("b")},
 			[]Turn{{Indexes: []int{0}}, {Indexes: []int{2, 1}}, {Indexes: []int{3}}}},
@@ -237,7 +237,7 @@ func TestRender(t *testing.T) {
 			}
 		})
 	}
-	// The reference README's example, line for line.
+	// agent-core's README example, line for line.
 	shot, _ := JSONOutput(json.RawMessage(`{"port":8080}`))
 	ref := []*agentv1.Message{
 		User("帮我读一下配置"),
@@ -252,6 +252,6 @@ func TestRender(t *testing.T) {
 		`user: 这张图呢 [图片]`,
 	}, "\n")
 	if got := Render(ref); got != want {
-		t.Errorf("Render(reference) =\n%s\nwant\n%s", got, want)
+		t.Errorf("Render(agent-core example) =\n%s\nwant\n%s", got, want)
 	}
 }

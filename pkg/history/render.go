@@ -19,7 +19,7 @@ type Labels struct {
 	File      string // "[文件]", or "[文件 a.pdf]" when the file has a name
 }
 
-// Chinese are the reference library's labels, the default.
+// Chinese are agent-core's labels, the default.
 func Chinese() Labels {
 	return Labels{
 		Reasoning: "思考", Call: "调用", Result: "返回", Failed: "出错", Summary: "总结",
@@ -36,7 +36,7 @@ func English() Labels {
 }
 
 // Render prints a history as text, one line per message in history order,
-// as the reference's History.render does:
+// as agent-core's History.render does:
 //
 //	user: 帮我读一下配置
 //	assistant: [思考] 我来读 [调用 read {"path":"a.json"}]

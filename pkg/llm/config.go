@@ -34,7 +34,7 @@ const (
 // NoRetry as Config.RetryMaxElapsed means a failed request is never retried.
 const NoRetry time.Duration = -1
 
-// Defaults the reference does not make configurable.
+// Defaults agent-core does not make configurable.
 const (
 	// DefaultRetryBaseDelay is the first retry backoff; each next one doubles.
 	DefaultRetryBaseDelay = time.Second
@@ -114,7 +114,7 @@ type CompactConfig struct {
 	Provider *ProviderOptions
 }
 
-// Config is the resolved model configuration of an agent, the reference's
+// Config is the resolved model configuration of an agent, agent-core's
 // config with every default applied. Build one with ResolveConfig or
 // DefaultConfig; the zero value is not the default.
 type Config struct {
@@ -201,8 +201,8 @@ func (c *Config) RequireEndpoint() error {
 
 // CompactionConfig returns the configuration of the compaction model: the
 // main config with the fields set in Compact replacing its own (provider
-// replaced whole), no structured output and no tools. As in the reference,
-// an unset API key is inherited even when Compact changes the base URL.
+// replaced whole), no structured output and no tools. As in agent-core, an
+// unset API key is inherited even when Compact changes the base URL.
 func (c *Config) CompactionConfig() *Config {
 	out := *c
 	out.Output = nil

@@ -2,8 +2,8 @@
 // configuration, converts history to the wire, picks the protocol adapter
 // (chat, responses, anthropic, gemini) or uses a caller's eino model, streams
 // deltas, retries what can be retried, speaks the text tool protocol when the
-// model has no native tools, and reads structured output. It is the
-// reference's LLM.chat; the agent loop lives above it.
+// model has no native tools, and reads structured output. It is
+// agent-core's LLM.chat; the agent loop lives above it.
 //
 // Every model failure is an *Error (provider.Error) with a stable Kind.
 // Invalid configuration is a *ConfigError naming the bad field.
@@ -26,7 +26,7 @@ type Error = provider.Error
 // Kind classifies an Error.
 type Kind = provider.Kind
 
-// The error kinds, as the reference names them.
+// The error kinds, as agent-core names them.
 const (
 	KindAborted = provider.KindAborted
 	KindAuth    = provider.KindAuth

@@ -36,7 +36,7 @@ func DefaultCacheKey(baseURL, model, system string) string {
 // requestBody is the extra request body of one request: cache.body when
 // caching is on, then provider.body over it. pkg/llm merges the two itself
 // (and sends Cache.Body empty) so that cache.body reaches every protocol, as
-// in the reference, and provider.body wins over it and over the cache key.
+// in agent-core, and provider.body wins over it and over the cache key.
 func requestBody(cfg *Config) map[string]any {
 	if !cfg.Cache.Enabled || len(cfg.Cache.Body) == 0 {
 		return cfg.Provider.Body

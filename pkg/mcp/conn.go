@@ -154,9 +154,9 @@ func (c *conn) close() error {
 	return c.closeErr
 }
 
-// explain adds to err what is known of why the connection failed once it is
-// over: why it was aborted, or how a stdio server exited, and the tail of its
-// stderr.
+// explain adds to err, once the connection is over, what is known of why
+// it failed: why it was aborted, or how a stdio server exited, and the tail
+// of its stderr.
 func (c *conn) explain(err error) error {
 	var notes []string
 	cause := context.Cause(c.ctx)

@@ -1,5 +1,5 @@
 // Package mcp bridges an MCP server's tools, prompts and resources into tools
-// of the plugin protocol (proto/agentcore/plugin/v1), as the reference's
+// of the plugin protocol (proto/agentcore/plugin/v1), as agent-core's
 // Agent.tool.mcp does. toolhost uses it to serve one MCP server as a plugin,
 // so MCP tools get the same process isolation as every other tool.
 //
@@ -18,8 +18,8 @@
 // {url, headers} or sse {url, headers}. A relative command (one with a slash)
 // or cwd is resolved against the file's folder, which is also the default
 // cwd; a bare command is looked up in PATH. A stdio server inherits only HOME,
-// LOGNAME, PATH, SHELL, TERM and USER, plus env, as with the reference's MCP
-// SDK. discoveryTimeout (default 60s) bounds connecting and listing;
+// LOGNAME, PATH, SHELL, TERM and USER, plus env, as with the TypeScript MCP
+// SDK that agent-core uses. discoveryTimeout (default 60s) bounds connecting and listing;
 // callTimeout becomes every tool's declared timeout, which the plugin host
 // enforces.
 //

@@ -12,10 +12,10 @@ import (
 	"time"
 )
 
-// The reference MCP server, @modelcontextprotocol/server-everything from npm,
-// run by node over stdio. It is installed at a pinned version into a cache
-// directory outside the repository, only when everythingEnv is 1; once
-// installed, the test runs whenever node is on PATH. CI does not opt in: the
+// The MCP project's reference server, @modelcontextprotocol/server-everything
+// from npm, run by node over stdio. It is installed at a pinned version into
+// a cache directory outside the repository, only when everythingEnv is 1;
+// once installed, the test runs whenever node is on PATH. CI does not opt in: the
 // install needs the npm registry (about 20 s), and a suite that must not
 // flake should not depend on it. The go-sdk servers above cover every
 // behaviour; this checks the bridge against a server written by others.

@@ -3,7 +3,7 @@
 // tokens, and whether the history should be compacted first. It never calls
 // a model and never changes the history.
 //
-// The rules, after the reference library's Context.build:
+// The rules, after agent-core's Context.build:
 //
 //   - The unit kept or dropped is a whole turn (history.Turns): a tool call
 //     is never sent without its result, nor a result without its call.

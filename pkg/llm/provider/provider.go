@@ -159,7 +159,7 @@ type Output struct {
 // Kind classifies a model error.
 type Kind string
 
-// The error kinds, as the reference names them.
+// The error kinds, as agent-core names them.
 const (
 	KindAborted Kind = "aborted"
 	KindAuth    Kind = "auth"
