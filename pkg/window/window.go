@@ -135,35 +135,35 @@ type Context struct {
 	Repaired []string
 }
 
-// Build builds the context of the next request from history h.
-func Build(h []*agentv1.Message, o Options) (*Context, error) {
-	if o.MaxTokens < 0 {
-		return nil, fmt.Errorf("window: max tokens %d is negative", o.MaxTokens)
+// Build builds the context of the next request from history msgs.
+func Build(msgs []*agentv1.Message, opts Options) (*Context, error) {
+	if opts.MaxTokens < 0 {
+		return nil, fmt.Errorf("window: max tokens %d is negative", opts.MaxTokens)
 	}
-	if o.MaxTokens > 0 && o.Counter == nil {
+	if opts.MaxTokens > 0 && opts.Counter == nil {
 		return nil, errors.New("window: a max tokens budget needs a token counter")
 	}
-	threshold := o.Threshold
+	threshold := opts.Threshold
 	if threshold == 0 {
 		threshold = DefaultThreshold
 	}
 	if threshold < 0 || threshold > 1 {
-		return nil, fmt.Errorf("window: compact threshold %v is not in (0, 1]", o.Threshold)
+		return nil, fmt.Errorf("window: compact threshold %v is not in (0, 1]", opts.Threshold)
 	}
 
-	cache := o.Cache
+	cache := opts.Cache
 	if cache == nil {
 		cache = &Cache{oneOff: true}
 	}
-	turns, sent := cache.update(h, o)
+	turns, sent := cache.update(msgs, opts)
 	summary := -1 // index into turns
 	for i := len(turns) - 1; i >= 0; i-- {
-		if history.IsSummary(h[turns[i].Head()]) {
+		if history.IsSummary(msgs[turns[i].Head()]) {
 			summary = i
 			break
 		}
 	}
-	b := builder{h: h, o: o}
+	b := builder{msgs: msgs, opts: opts}
 
 	ctx := &Context{Summary: -1}
 	var kept []built
@@ -198,17 +198,17 @@ func Build(h []*agentv1.Message, o Options) (*Context, error) {
 	}
 
 	parts := make([]string, 0, 3)
-	for _, s := range []string{o.System, o.Skills} {
+	for _, s := range []string{opts.System, opts.Skills} {
 		if s != "" {
 			parts = append(parts, s)
 		}
 	}
 	if ctx.Summary >= 0 {
-		pre := o.SummaryPreamble
+		pre := opts.SummaryPreamble
 		if pre == "" {
 			pre = DefaultSummaryPreamble
 		}
-		parts = append(parts, pre+"\n\n<summary>\n"+history.SummaryText(h[ctx.Summary])+"\n</summary>")
+		parts = append(parts, pre+"\n\n<summary>\n"+history.SummaryText(msgs[ctx.Summary])+"\n</summary>")
 	}
 	ctx.System = strings.Join(parts, "\n\n")
 	for _, t := range kept {
@@ -216,13 +216,13 @@ func Build(h []*agentv1.Message, o Options) (*Context, error) {
 		ctx.Repaired = append(ctx.Repaired, t.repaired...)
 	}
 
-	if c := o.Counter; c != nil {
+	if c := opts.Counter; c != nil {
 		ctx.Tokens.System = c.System(ctx.System)
-		ctx.Tokens.Tools = c.Tools(o.Tools)
+		ctx.Tokens.Tools = c.Tools(opts.Tools)
 		ctx.Tokens.Total = ctx.Tokens.System + ctx.Tokens.Tools + ctx.Tokens.Messages
 		ctx.HistoryTokens = cache.historyTokens
 	}
-	if o.MaxTokens > 0 && float64(ctx.Tokens.Total) >= threshold*float64(o.MaxTokens) {
+	if opts.MaxTokens > 0 && float64(ctx.Tokens.Total) >= threshold*float64(opts.MaxTokens) {
 		ctx.Compact = newTurns
 	}
 	return ctx, nil
@@ -236,9 +236,10 @@ type built struct {
 	sends    bool // false for a turn that sends nothing
 }
 
+// builder works out how the turns of the history msgs are sent under opts.
 type builder struct {
-	h []*agentv1.Message
-	o Options
+	msgs []*agentv1.Message
+	opts Options
 	// buf holds every message sent, turn after turn; each built's msgs is a
 	// piece of it, saving an allocation per turn.
 	buf []*agentv1.Message
@@ -267,9 +268,9 @@ func sending(turns []built) []built {
 // never changes once it is in a history (see package history). The zero
 // value is ready to use; a Cache is not safe for concurrent use.
 type Cache struct {
-	h     []*agentv1.Message // the last history (a copy of the slice)
+	last  []*agentv1.Message // the last history (a copy of the slice)
 	turns []history.Turn
-	ids   map[string]uint8 // tool-call ids of h: idCall, idResult
+	ids   map[string]uint8 // tool-call ids of last: idCall, idResult
 
 	counter       *tokens.Counter
 	reasoning     bool
@@ -287,41 +288,41 @@ const (
 	idResult
 )
 
-// update makes the cache hold h and o, and returns h's turns and how each
-// is sent.
-func (c *Cache) update(h []*agentv1.Message, o Options) ([]history.Turn, []built) {
-	n := len(c.h)
-	grown := c.ids != nil && n <= len(h) && slices.Equal(c.h, h[:n]) && c.ownTurns(h[n:])
+// update makes the cache hold the history msgs and opts, and returns the
+// history's turns and how each is sent.
+func (c *Cache) update(msgs []*agentv1.Message, opts Options) ([]history.Turn, []built) {
+	n := len(c.last)
+	grown := c.ids != nil && n <= len(msgs) && slices.Equal(c.last, msgs[:n]) && c.ownTurns(msgs[n:])
 	if grown {
-		if n < len(h) {
-			tail := history.Turns(h[n:])
+		if n < len(msgs) {
+			tail := history.Turns(msgs[n:])
 			for _, t := range tail {
 				for i := range t.Indexes {
 					t.Indexes[i] += n
 				}
 			}
 			c.turns = append(c.turns, tail...)
-			c.addIDs(h[n:])
-			c.h = append(c.h, h[n:]...)
+			c.addIDs(msgs[n:])
+			c.last = append(c.last, msgs[n:]...)
 		}
 	} else {
-		c.turns = history.Turns(h)
+		c.turns = history.Turns(msgs)
 		if !c.oneOff {
-			c.ids = make(map[string]uint8, len(h))
-			c.addIDs(h)
-			c.h = slices.Clone(h)
+			c.ids = make(map[string]uint8, len(msgs))
+			c.addIDs(msgs)
+			c.last = slices.Clone(msgs)
 		}
 	}
-	if !grown || c.counter != o.Counter || c.reasoning != o.Reasoning {
+	if !grown || c.counter != opts.Counter || c.reasoning != opts.Reasoning {
 		// Start the sent turns over, in a new buffer: contexts built before
 		// may still hold the old one.
-		c.counter, c.reasoning = o.Counter, o.Reasoning
+		c.counter, c.reasoning = opts.Counter, opts.Reasoning
 		c.sent = make([]built, 0, len(c.turns))
-		c.buf = make([]*agentv1.Message, 0, len(h)+8)
+		c.buf = make([]*agentv1.Message, 0, len(msgs)+8)
 		c.historyTokens = 0
 		n = 0
 	}
-	b := builder{h: h, o: o, buf: c.buf}
+	b := builder{msgs: msgs, opts: opts, buf: c.buf}
 	for _, t := range c.turns[len(c.sent):] {
 		start := len(b.buf)
 		bt, ok := b.turn(t)
@@ -329,8 +330,8 @@ func (c *Cache) update(h []*agentv1.Message, o Options) ([]history.Turn, []built
 		c.sent = append(c.sent, bt)
 	}
 	c.buf = b.buf
-	if o.Counter != nil {
-		c.historyTokens += o.Counter.Messages(h[n:], o.Reasoning)
+	if opts.Counter != nil {
+		c.historyTokens += opts.Counter.Messages(msgs[n:], opts.Reasoning)
 	}
 	return c.turns, c.sent
 }
@@ -375,13 +376,13 @@ func (c *Cache) addIDs(msgs []*agentv1.Message) {
 
 // retain picks the turns before the summary to keep: a head and a tail.
 func (b *builder) retain(before []built) (head, tail []built) {
-	if b.o.MaxTokens == 0 {
+	if b.opts.MaxTokens == 0 {
 		nh := min(HeadTurns, len(before))
 		nt := min(TailTurns, len(before)-nh)
 		return before[:nh], before[len(before)-nt:]
 	}
-	headBudget := int(HeadShare * float64(b.o.MaxTokens))
-	tailBudget := int(TailShare * float64(b.o.MaxTokens))
+	headBudget := int(HeadShare * float64(b.opts.MaxTokens))
+	tailBudget := int(TailShare * float64(b.opts.MaxTokens))
 	nh, used := 0, 0
 	for nh < len(before) && used+before[nh].tokens <= headBudget {
 		used += before[nh].tokens
@@ -403,7 +404,7 @@ func (b *builder) retain(before []built) (head, tail []built) {
 
 // turn prepares one turn; ok is false when it sends nothing.
 func (b *builder) turn(t history.Turn) (built, bool) {
-	head := b.h[t.Head()]
+	head := b.msgs[t.Head()]
 	if t.Orphan || history.IsSummary(head) {
 		return built{}, false
 	}
@@ -429,7 +430,7 @@ func (b *builder) turn(t history.Turn) (built, bool) {
 		}
 	}
 	for _, i := range t.Indexes[1:] {
-		orig := b.h[i]
+		orig := b.msgs[i]
 		keep := orig.GetParts()[:0:0]
 		for _, p := range orig.GetParts() {
 			r := p.GetToolResult()
@@ -484,18 +485,18 @@ func find(calls []pending, id string) int {
 // and orig's cached count applies.
 func (bt *built) add(b *builder, orig, m *agentv1.Message) {
 	b.buf = append(b.buf, m)
-	switch c := b.o.Counter; {
+	switch c := b.opts.Counter; {
 	case c == nil:
 	case orig != nil:
-		bt.tokens += c.Message(orig, b.o.Reasoning)
+		bt.tokens += c.Message(orig, b.opts.Reasoning)
 	default:
-		bt.tokens += c.Fresh(m, b.o.Reasoning)
+		bt.tokens += c.Fresh(m, b.opts.Reasoning)
 	}
 }
 
 // strip removes reasoning parts when they are not sent.
 func (b *builder) strip(m *agentv1.Message) *agentv1.Message {
-	if b.o.Reasoning || m.GetRole() != agentv1.Role_ROLE_ASSISTANT {
+	if b.opts.Reasoning || m.GetRole() != agentv1.Role_ROLE_ASSISTANT {
 		return m
 	}
 	n := 0
