@@ -66,7 +66,7 @@ func ExitCode(err error) int {
 func teeTo(w io.Writer, c *call, stream pluginv1.OutputStream, fallback io.Writer) io.Writer {
 	var out io.Writer = fallback
 	if c != nil {
-		out = streamWriter{c: c, stream: stream}
+		out = streamWriter{call: c, stream: stream}
 	}
 	if w == nil {
 		return out
@@ -76,11 +76,11 @@ func teeTo(w io.Writer, c *call, stream pluginv1.OutputStream, fallback io.Write
 
 // streamWriter sends what is written as chunks of one stream.
 type streamWriter struct {
-	c      *call
+	call   *call
 	stream pluginv1.OutputStream
 }
 
 func (w streamWriter) Write(p []byte) (int, error) {
-	w.c.sendAfterStdio(w.stream, p)
+	w.call.sendAfterStdio(w.stream, p)
 	return len(p), nil
 }

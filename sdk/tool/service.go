@@ -18,7 +18,7 @@ import (
 // c, after whatever the process wrote to fd 1 and 2 before them; its result
 // is returned. Every way the call can end is a result.
 func runService(ctx context.Context, svc pluginv1.ToolPluginServiceServer, c *call, req *pluginv1.ExecuteRequest) (res *pluginv1.ToolResult) {
-	st := &callStream{ctx: ctx, c: c}
+	st := &callStream{ctx: ctx, call: c}
 	defer func() {
 		if p := recover(); p != nil {
 			res = errorResult(fmt.Sprintf("tool %q panicked: %v\n\n%s", req.GetTool(), p, debug.Stack()))
@@ -39,8 +39,8 @@ var errResultSent = errors.New("the call's result has already been sent")
 
 // callStream is the server stream a service's Execute writes one call to.
 type callStream struct {
-	ctx context.Context
-	c   *call
+	ctx  context.Context
+	call *call
 
 	mu     sync.Mutex
 	result *pluginv1.ToolResult
@@ -57,7 +57,7 @@ func (s *callStream) Send(msg *pluginv1.ExecuteResponse) error {
 	}
 	switch ev := msg.GetEvent().(type) {
 	case *pluginv1.ExecuteResponse_Output:
-		s.c.sendAfterStdio(ev.Output.GetStream(), ev.Output.GetData())
+		s.call.sendAfterStdio(ev.Output.GetStream(), ev.Output.GetData())
 	case *pluginv1.ExecuteResponse_Result:
 		s.result = ev.Result
 		if s.result == nil {
