@@ -2,6 +2,7 @@ package agent_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
 	"os"
@@ -230,4 +231,38 @@ func toolNames(r *fakemodel.Request) []string {
 // input is a text input.
 func input(s string) []*agentv1.Part {
 	return []*agentv1.Part{{Kind: &agentv1.Part_Text{Text: s}}}
+}
+
+// outcome is what a send returned.
+type outcome struct {
+	res *agent.Result
+	err error
+}
+
+// sendAsync starts a send and returns where its outcome arrives.
+func sendAsync(s *agent.Session, o agent.SendOptions) <-chan outcome {
+	ch := make(chan outcome, 1)
+	go func() {
+		res, err := s.Send(context.Background(), o)
+		ch <- outcome{res, err}
+	}()
+	return ch
+}
+
+// receive waits for a send's outcome.
+func receive(t *testing.T, ch <-chan outcome) outcome {
+	t.Helper()
+	select {
+	case o := <-ch:
+		return o
+	case <-time.After(20 * time.Second):
+		t.Fatal("the send did not return")
+		return outcome{}
+	}
+}
+
+// isAborted reports whether err is the model layer's aborted kind wrapping cause.
+func isAborted(err, cause error) bool {
+	var le *llm.Error
+	return errors.As(err, &le) && le.Kind == llm.KindAborted && errors.Is(err, cause)
 }
