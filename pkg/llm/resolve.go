@@ -56,28 +56,28 @@ func (v *validator) err() error {
 
 // ResolveConfig turns the public config into a Config: defaults applied,
 // every field checked. A bad field is reported as a *ConfigError naming its
-// path under "config.". A nil c gives DefaultConfig. The profile field is
-// only recorded: the server merges a profile's fields into c first.
-func ResolveConfig(c *agentv1.AgentConfig) (*Config, error) {
+// path under "config.". A nil public gives DefaultConfig. The profile field is
+// only recorded: the server merges a profile's fields into public first.
+func ResolveConfig(public *agentv1.AgentConfig) (*Config, error) {
 	cfg := DefaultConfig()
-	if c == nil {
+	if public == nil {
 		return cfg, nil
 	}
 	v := &validator{}
-	cfg.Profile = c.GetProfile()
-	cfg.BaseURL = c.GetBaseUrl()
+	cfg.Profile = public.GetProfile()
+	cfg.BaseURL = public.GetBaseUrl()
 	checkBaseURL(v, "config.base_url", cfg.BaseURL)
-	cfg.APIKey = c.GetApiKey()
+	cfg.APIKey = public.GetApiKey()
 	checkAPIKey(v, "config.api_key", cfg.APIKey)
-	cfg.Model = c.GetModel()
-	if p, ok := protocolOf(v, "config.protocol", c.GetProtocol()); ok && p != "" {
+	cfg.Model = public.GetModel()
+	if p, ok := protocolOf(v, "config.protocol", public.GetProtocol()); ok && p != "" {
 		cfg.Protocol = p
 	}
-	cfg.System = c.GetSystem()
-	if c.Stream != nil {
-		cfg.Stream = c.GetStream()
+	cfg.System = public.GetSystem()
+	if public.Stream != nil {
+		cfg.Stream = public.GetStream()
 	}
-	if cc := c.GetCache(); cc != nil {
+	if cc := public.GetCache(); cc != nil {
 		if cc.Enabled != nil {
 			cfg.Cache.Enabled = cc.GetEnabled()
 		}
@@ -85,16 +85,16 @@ func ResolveConfig(c *agentv1.AgentConfig) (*Config, error) {
 		cfg.Cache.Retention = cc.GetRetention()
 		cfg.Cache.Body = structMap(cc.GetBody())
 	}
-	switch c.GetToolMode() {
+	switch public.GetToolMode() {
 	case agentv1.ToolMode_TOOL_MODE_UNSPECIFIED, agentv1.ToolMode_TOOL_MODE_NATIVE:
 	case agentv1.ToolMode_TOOL_MODE_TEXT:
 		cfg.ToolMode = ToolModeText
 	case agentv1.ToolMode_TOOL_MODE_AUTO:
 		cfg.ToolMode = ToolModeAuto
 	default:
-		v.add("config.tool_mode", "unknown tool mode %d", c.GetToolMode())
+		v.add("config.tool_mode", "unknown tool mode %d", public.GetToolMode())
 	}
-	if caps := c.GetCapabilities(); caps != nil {
+	if caps := public.GetCapabilities(); caps != nil {
 		set := func(dst *bool, src *bool) {
 			if src != nil {
 				*dst = *src
@@ -109,67 +109,67 @@ func ResolveConfig(c *agentv1.AgentConfig) (*Config, error) {
 		set(&cfg.Capabilities.ToolChoice, caps.ToolChoice)
 		set(&cfg.Capabilities.Reasoning, caps.Reasoning)
 	}
-	switch c.GetMediaFallback() {
+	switch public.GetMediaFallback() {
 	case agentv1.MediaFallback_MEDIA_FALLBACK_UNSPECIFIED, agentv1.MediaFallback_MEDIA_FALLBACK_ERROR:
 	case agentv1.MediaFallback_MEDIA_FALLBACK_STRIP:
 		cfg.MediaFallback = MediaFallbackStrip
 	default:
-		v.add("config.media_fallback", "unknown media fallback %d", c.GetMediaFallback())
+		v.add("config.media_fallback", "unknown media fallback %d", public.GetMediaFallback())
 	}
-	if p := c.GetProvider(); p != nil {
+	if p := public.GetProvider(); p != nil {
 		cfg.Provider = providerOptions(v, "config.provider", p)
 	}
-	if c.MaxToolOutput != nil {
-		cfg.MaxToolOutput = c.GetMaxToolOutput()
+	if public.MaxToolOutput != nil {
+		cfg.MaxToolOutput = public.GetMaxToolOutput()
 		if cfg.MaxToolOutput < 1 {
 			v.add("config.max_tool_output", "must be at least 1 character")
 		}
 	}
-	if c.MaxTokens != nil {
-		cfg.MaxTokens = c.GetMaxTokens()
+	if public.MaxTokens != nil {
+		cfg.MaxTokens = public.GetMaxTokens()
 		if cfg.MaxTokens < 1 {
 			v.add("config.max_tokens", "must be at least 1 token")
 		}
 	}
-	if c.CompactThreshold != nil {
-		cfg.CompactThreshold = c.GetCompactThreshold()
+	if public.CompactThreshold != nil {
+		cfg.CompactThreshold = public.GetCompactThreshold()
 		if !(cfg.CompactThreshold > 0 && cfg.CompactThreshold <= 1) {
 			v.add("config.compact_threshold", "must be greater than 0 and at most 1, got %v", cfg.CompactThreshold)
 		}
 	}
-	if cc := c.GetCompact(); cc != nil {
+	if cc := public.GetCompact(); cc != nil {
 		cfg.Compact = compactConfig(v, cc)
 	}
-	if o := c.GetOutput(); o != nil {
+	if o := public.GetOutput(); o != nil {
 		cfg.Output = outputFormat(v, o)
 	}
-	if c.MaxSteps != nil {
-		cfg.MaxSteps = int(c.GetMaxSteps())
+	if public.MaxSteps != nil {
+		cfg.MaxSteps = int(public.GetMaxSteps())
 		if cfg.MaxSteps < 1 {
 			v.add("config.max_steps", "must be at least 1")
 		}
 	}
-	if c.MaxToolConcurrency != nil {
-		cfg.MaxToolConcurrency = int(c.GetMaxToolConcurrency())
+	if public.MaxToolConcurrency != nil {
+		cfg.MaxToolConcurrency = int(public.GetMaxToolConcurrency())
 		if cfg.MaxToolConcurrency < 1 {
 			v.add("config.max_tool_concurrency", "must be at least 1")
 		}
 	}
-	if d, ok := duration(v, "config.retry_max_delay", c.GetRetryMaxDelay(), false); ok {
+	if d, ok := duration(v, "config.retry_max_delay", public.GetRetryMaxDelay(), false); ok {
 		cfg.RetryMaxDelay = d
 	}
-	if d, ok := duration(v, "config.retry_max_elapsed", c.GetRetryMaxElapsed(), false); ok {
+	if d, ok := duration(v, "config.retry_max_elapsed", public.GetRetryMaxElapsed(), false); ok {
 		cfg.RetryMaxElapsed = d
 		if d == 0 {
 			cfg.RetryMaxElapsed = NoRetry
 		}
 	}
-	if d, ok := duration(v, "config.request_timeout", c.GetRequestTimeout(), true); ok {
+	if d, ok := duration(v, "config.request_timeout", public.GetRequestTimeout(), true); ok {
 		cfg.RequestTimeout = d
 	}
-	cfg.NoToolPrompt = c.GetNoToolPrompt()
-	if c.NoToolRounds != nil {
-		cfg.NoToolRounds = int(c.GetNoToolRounds())
+	cfg.NoToolPrompt = public.GetNoToolPrompt()
+	if public.NoToolRounds != nil {
+		cfg.NoToolRounds = int(public.GetNoToolRounds())
 		if cfg.NoToolRounds < 0 {
 			v.add("config.no_tool_rounds", "must not be negative (0 means never end for that reason)")
 		}

@@ -93,7 +93,7 @@ func (m *Model) post(ctx context.Context, input []*schema.Message, stream bool, 
 // nil when the stream completed or the consumer went away. Each event's
 // type is read first; events of other types are skipped undecoded.
 func readStream(ctx context.Context, r *sse.Reader, emit func(*schema.Message) bool) error {
-	a := newAssembler()
+	asm := newAssembler()
 	for n := 1; ; n++ {
 		ev, err := r.Next()
 		if err != nil {
@@ -112,46 +112,46 @@ func readStream(ctx context.Context, r *sse.Reader, emit func(*schema.Message) b
 		default:
 			continue
 		}
-		var e event
-		if err := provider.Decode(ev.Data, &e); err != nil {
+		var payload event
+		if err := provider.Decode(ev.Data, &payload); err != nil {
 			return provider.UnreadableEvent("anthropic: ", n, ev.Type, ev.Data, err)
 		}
 		var chunks []*schema.Message
 		switch typ {
 		case "message_start":
-			if chunks, err = a.messageStart(e.Message); err != nil {
+			if chunks, err = asm.messageStart(payload.Message); err != nil {
 				return err
 			}
 		case "content_block_start":
-			if len(e.ContentBlock) > 0 {
-				chunks = a.start(e.Index, decodeBlock(e.ContentBlock))
+			if len(payload.ContentBlock) > 0 {
+				chunks = asm.start(payload.Index, decodeBlock(payload.ContentBlock))
 			}
 		case "content_block_delta":
-			if c := a.delta(e.Index, e.Delta); c != nil {
+			if c := asm.delta(payload.Index, payload.Delta); c != nil {
 				chunks = []*schema.Message{c}
 			}
 		case "content_block_stop":
-			if c := a.stopBlock(e.Index); c != nil {
+			if c := asm.stopBlock(payload.Index); c != nil {
 				chunks = []*schema.Message{c}
 			}
 		case "message_delta":
 			var d delta
-			if len(e.Delta) > 0 && provider.Decode(e.Delta, &d) == nil && d.StopReason != nil {
-				a.stop = *d.StopReason
+			if len(payload.Delta) > 0 && provider.Decode(payload.Delta, &d) == nil && d.StopReason != nil {
+				asm.stop = *d.StopReason
 			}
-			a.usage.merge(e.Usage)
+			asm.usage.merge(payload.Usage)
 		case "message_stop":
-			for _, c := range a.end() {
+			for _, c := range asm.end() {
 				if !emit(c) {
 					return nil
 				}
 			}
 			return nil
 		case "error":
-			if e.Error == nil {
+			if payload.Error == nil {
 				return provider.FromStreamError("", "")
 			}
-			return provider.FromStreamError(e.Error.Type, e.Error.Message)
+			return provider.FromStreamError(payload.Error.Type, payload.Error.Message)
 		}
 		for _, c := range chunks {
 			if !emit(c) {

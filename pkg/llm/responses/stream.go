@@ -77,11 +77,11 @@ func readStream(ctx context.Context, r *sse.Reader, custom map[string]bool, emit
 		if !knownEvent(typ) {
 			continue
 		}
-		var e event
-		if err := provider.Decode(ev.Data, &e); err != nil {
+		var payload event
+		if err := provider.Decode(ev.Data, &payload); err != nil {
 			return provider.UnreadableEvent("", n, ev.Type, ev.Data, err)
 		}
-		done, ok, err := s.handle(typ, &e)
+		done, ok, err := s.handle(typ, &payload)
 		if err != nil || done || !ok {
 			return err
 		}
@@ -166,7 +166,7 @@ func (s *stream) pos(e *event) int {
 
 // handle applies one event. done is set after the terminal event; ok is
 // false once the consumer has gone.
-func (s *stream) handle(typ string, e *event) (done, ok bool, err error) {
+func (s *stream) handle(typ string, ev *event) (done, ok bool, err error) {
 	switch typ {
 	case "response.created":
 		if s.created {
@@ -174,55 +174,55 @@ func (s *stream) handle(typ string, e *event) (done, ok bool, err error) {
 		}
 		s.created = true
 	case "response.output_text.delta", "response.refusal.delta":
-		return false, s.text(s.pos(e), e.ContentIndex, e.Delta, false), nil
+		return false, s.text(s.pos(ev), ev.ContentIndex, ev.Delta, false), nil
 	case "response.output_text.done":
-		return false, s.text(s.pos(e), e.ContentIndex, e.Text, true), nil
+		return false, s.text(s.pos(ev), ev.ContentIndex, ev.Text, true), nil
 	case "response.refusal.done":
-		return false, s.text(s.pos(e), e.ContentIndex, e.Refusal, true), nil
+		return false, s.text(s.pos(ev), ev.ContentIndex, ev.Refusal, true), nil
 	case "response.reasoning_summary_text.delta":
-		return false, s.reason(partKey{s.pos(e), e.SummaryIndex}, e.Delta, false), nil
+		return false, s.reason(partKey{s.pos(ev), ev.SummaryIndex}, ev.Delta, false), nil
 	case "response.reasoning_summary_text.done":
-		return false, s.reason(partKey{s.pos(e), e.SummaryIndex}, e.Text, true), nil
+		return false, s.reason(partKey{s.pos(ev), ev.SummaryIndex}, ev.Text, true), nil
 	case "response.reasoning_text.delta":
-		return false, s.reason(partKey{s.pos(e), -1 - e.ContentIndex}, e.Delta, false), nil
+		return false, s.reason(partKey{s.pos(ev), -1 - ev.ContentIndex}, ev.Delta, false), nil
 	case "response.reasoning_text.done":
-		return false, s.reason(partKey{s.pos(e), -1 - e.ContentIndex}, e.Text, true), nil
+		return false, s.reason(partKey{s.pos(ev), -1 - ev.ContentIndex}, ev.Text, true), nil
 	case "response.output_item.added":
-		if it, known := decodeItem(e.Item); known {
-			return false, s.itemAdded(it, s.pos(e)), nil
+		if it, known := decodeItem(ev.Item); known {
+			return false, s.itemAdded(it, s.pos(ev)), nil
 		}
 	case "response.function_call_arguments.delta", "response.custom_tool_call_input.delta":
-		if c := s.byPos[s.pos(e)]; c != nil {
-			return false, s.args(c, e.Delta, false), nil
+		if c := s.byPos[s.pos(ev)]; c != nil {
+			return false, s.args(c, ev.Delta, false), nil
 		}
 	case "response.function_call_arguments.done":
-		if c := s.byPos[s.pos(e)]; c != nil {
-			return false, s.args(c, string(e.Arguments), true), nil
+		if c := s.byPos[s.pos(ev)]; c != nil {
+			return false, s.args(c, string(ev.Arguments), true), nil
 		}
 	case "response.custom_tool_call_input.done":
-		if c := s.byPos[s.pos(e)]; c != nil {
-			return false, s.args(c, e.Input, true), nil
+		if c := s.byPos[s.pos(ev)]; c != nil {
+			return false, s.args(c, ev.Input, true), nil
 		}
 	case "response.output_item.done":
-		if it, known := decodeItem(e.Item); known {
-			return false, s.itemDone(it, s.pos(e)), nil
+		if it, known := decodeItem(ev.Item); known {
+			return false, s.itemDone(it, s.pos(ev)), nil
 		}
 	case "response.completed", "response.incomplete":
 		var r response
-		if len(e.Response) == 0 || provider.Decode(e.Response, &r) != nil {
+		if len(ev.Response) == 0 || provider.Decode(ev.Response, &r) != nil {
 			return false, false, provider.Unknown("the stream's "+typ+" event has no response", nil)
 		}
 		return true, true, s.finish(&r)
 	case "response.failed":
 		var r response
-		if provider.Decode(e.Response, &r) == nil && r.Error != nil {
+		if provider.Decode(ev.Response, &r) == nil && r.Error != nil {
 			return false, false, r.Error.Err()
 		}
 		return false, false, provider.FromStreamError("", "the response failed without saying why")
 	case "error":
-		obj := e.Error
+		obj := ev.Error
 		if obj == nil {
-			obj = &openai.ErrorObject{Message: e.Message, Code: e.Code}
+			obj = &openai.ErrorObject{Message: ev.Message, Code: ev.Code}
 		}
 		return false, false, obj.Err()
 	}
