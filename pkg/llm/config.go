@@ -189,14 +189,14 @@ func DefaultConfig() *Config {
 // by itself (no base URL or no model). A caller that supplies its own eino
 // model does not need it.
 func (c *Config) RequireEndpoint() error {
-	v := &validator{}
+	problems := &validator{}
 	if c.BaseURL == "" {
-		v.add("config.base_url", "is required unless a model instance is supplied")
+		problems.add("config.base_url", "is required unless a model instance is supplied")
 	}
 	if c.Model == "" {
-		v.add("config.model", "is required unless a model instance is supplied")
+		problems.add("config.model", "is required unless a model instance is supplied")
 	}
-	return v.err()
+	return problems.err()
 }
 
 // CompactionConfig returns the configuration of the compaction model: the

@@ -15,16 +15,16 @@ func (c *Client) check(req Request) error {
 	if req.Model == nil {
 		return cfg.RequireEndpoint()
 	}
-	v := &validator{}
+	problems := &validator{}
 	const why = "needs a connection this package creates; it cannot be used with a supplied model"
 	if len(cfg.Provider.Body) > 0 {
-		v.add("config.provider.body", why)
+		problems.add("config.provider.body", why)
 	}
 	if cfg.Cache.Enabled && cfg.Cache.custom() {
-		v.add("config.cache", "a custom cache object "+why)
+		problems.add("config.cache", "a custom cache object "+why)
 	}
 	if len(cfg.Provider.VendorOptions) > 0 {
-		v.add("config.provider.provider_options", why)
+		problems.add("config.provider.provider_options", why)
 	}
 	const params = "a supplied eino model takes only temperature, top_p, max_output_tokens, stop and tool_choice"
 	p := cfg.Provider.Params
@@ -33,13 +33,13 @@ func (c *Client) check(req Request) error {
 		"presence_penalty": p.PresencePenalty != nil, "frequency_penalty": p.FrequencyPenalty != nil,
 	} {
 		if set {
-			v.add("config.provider."+field, params)
+			problems.add("config.provider."+field, params)
 		}
 	}
 	if _, ok := req.Model.(HeaderModel); len(cfg.Provider.Headers) > 0 && !ok {
-		v.add("config.provider.headers", "the supplied model cannot take extra headers (it does not implement llm.HeaderModel)")
+		problems.add("config.provider.headers", "the supplied model cannot take extra headers (it does not implement llm.HeaderModel)")
 	}
-	return v.err()
+	return problems.err()
 }
 
 // request sends one request (with retries) and returns the response message.

@@ -63,14 +63,14 @@ func ResolveConfig(public *agentv1.AgentConfig) (*Config, error) {
 	if public == nil {
 		return cfg, nil
 	}
-	v := &validator{}
+	problems := &validator{}
 	cfg.Profile = public.GetProfile()
 	cfg.BaseURL = public.GetBaseUrl()
-	checkBaseURL(v, "config.base_url", cfg.BaseURL)
+	checkBaseURL(problems, "config.base_url", cfg.BaseURL)
 	cfg.APIKey = public.GetApiKey()
-	checkAPIKey(v, "config.api_key", cfg.APIKey)
+	checkAPIKey(problems, "config.api_key", cfg.APIKey)
 	cfg.Model = public.GetModel()
-	if p, ok := protocolOf(v, "config.protocol", public.GetProtocol()); ok && p != "" {
+	if p, ok := protocolOf(problems, "config.protocol", public.GetProtocol()); ok && p != "" {
 		cfg.Protocol = p
 	}
 	cfg.System = public.GetSystem()
@@ -92,7 +92,7 @@ func ResolveConfig(public *agentv1.AgentConfig) (*Config, error) {
 	case agentv1.ToolMode_TOOL_MODE_AUTO:
 		cfg.ToolMode = ToolModeAuto
 	default:
-		v.add("config.tool_mode", "unknown tool mode %d", public.GetToolMode())
+		problems.add("config.tool_mode", "unknown tool mode %d", public.GetToolMode())
 	}
 	if caps := public.GetCapabilities(); caps != nil {
 		set := func(dst *bool, src *bool) {
@@ -114,93 +114,93 @@ func ResolveConfig(public *agentv1.AgentConfig) (*Config, error) {
 	case agentv1.MediaFallback_MEDIA_FALLBACK_STRIP:
 		cfg.MediaFallback = MediaFallbackStrip
 	default:
-		v.add("config.media_fallback", "unknown media fallback %d", public.GetMediaFallback())
+		problems.add("config.media_fallback", "unknown media fallback %d", public.GetMediaFallback())
 	}
 	if p := public.GetProvider(); p != nil {
-		cfg.Provider = providerOptions(v, "config.provider", p)
+		cfg.Provider = providerOptions(problems, "config.provider", p)
 	}
 	if public.MaxToolOutput != nil {
 		cfg.MaxToolOutput = public.GetMaxToolOutput()
 		if cfg.MaxToolOutput < 1 {
-			v.add("config.max_tool_output", "must be at least 1 character")
+			problems.add("config.max_tool_output", "must be at least 1 character")
 		}
 	}
 	if public.MaxTokens != nil {
 		cfg.MaxTokens = public.GetMaxTokens()
 		if cfg.MaxTokens < 1 {
-			v.add("config.max_tokens", "must be at least 1 token")
+			problems.add("config.max_tokens", "must be at least 1 token")
 		}
 	}
 	if public.CompactThreshold != nil {
 		cfg.CompactThreshold = public.GetCompactThreshold()
 		if !(cfg.CompactThreshold > 0 && cfg.CompactThreshold <= 1) {
-			v.add("config.compact_threshold", "must be greater than 0 and at most 1, got %v", cfg.CompactThreshold)
+			problems.add("config.compact_threshold", "must be greater than 0 and at most 1, got %v", cfg.CompactThreshold)
 		}
 	}
 	if cc := public.GetCompact(); cc != nil {
-		cfg.Compact = compactConfig(v, cc)
+		cfg.Compact = compactConfig(problems, cc)
 	}
 	if o := public.GetOutput(); o != nil {
-		cfg.Output = outputFormat(v, o)
+		cfg.Output = outputFormat(problems, o)
 	}
 	if public.MaxSteps != nil {
 		cfg.MaxSteps = int(public.GetMaxSteps())
 		if cfg.MaxSteps < 1 {
-			v.add("config.max_steps", "must be at least 1")
+			problems.add("config.max_steps", "must be at least 1")
 		}
 	}
 	if public.MaxToolConcurrency != nil {
 		cfg.MaxToolConcurrency = int(public.GetMaxToolConcurrency())
 		if cfg.MaxToolConcurrency < 1 {
-			v.add("config.max_tool_concurrency", "must be at least 1")
+			problems.add("config.max_tool_concurrency", "must be at least 1")
 		}
 	}
-	if d, ok := duration(v, "config.retry_max_delay", public.GetRetryMaxDelay(), false); ok {
+	if d, ok := duration(problems, "config.retry_max_delay", public.GetRetryMaxDelay(), false); ok {
 		cfg.RetryMaxDelay = d
 	}
-	if d, ok := duration(v, "config.retry_max_elapsed", public.GetRetryMaxElapsed(), false); ok {
+	if d, ok := duration(problems, "config.retry_max_elapsed", public.GetRetryMaxElapsed(), false); ok {
 		cfg.RetryMaxElapsed = d
 		if d == 0 {
 			cfg.RetryMaxElapsed = NoRetry
 		}
 	}
-	if d, ok := duration(v, "config.request_timeout", public.GetRequestTimeout(), true); ok {
+	if d, ok := duration(problems, "config.request_timeout", public.GetRequestTimeout(), true); ok {
 		cfg.RequestTimeout = d
 	}
 	cfg.NoToolPrompt = public.GetNoToolPrompt()
 	if public.NoToolRounds != nil {
 		cfg.NoToolRounds = int(public.GetNoToolRounds())
 		if cfg.NoToolRounds < 0 {
-			v.add("config.no_tool_rounds", "must not be negative (0 means never end for that reason)")
+			problems.add("config.no_tool_rounds", "must not be negative (0 means never end for that reason)")
 		}
 	}
-	if err := v.err(); err != nil {
+	if err := problems.err(); err != nil {
 		return nil, err
 	}
 	return cfg, nil
 }
 
-func checkBaseURL(v *validator, field, s string) {
+func checkBaseURL(problems *validator, field, s string) {
 	if s == "" {
 		return
 	}
 	u, err := url.Parse(s)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		v.add(field, "must be an absolute http or https URL")
+		problems.add(field, "must be an absolute http or https URL")
 		return
 	}
 	if u.User != nil {
-		v.add(field, "must not hold credentials; use api_key")
+		problems.add(field, "must not hold credentials; use api_key")
 	}
 }
 
-func checkAPIKey(v *validator, field, s string) {
+func checkAPIKey(problems *validator, field, s string) {
 	if s != "" && !httpguts.ValidHeaderFieldValue(s) {
-		v.add(field, "must not contain control characters")
+		problems.add(field, "must not contain control characters")
 	}
 }
 
-func protocolOf(v *validator, field string, p agentv1.Protocol) (provider.Protocol, bool) {
+func protocolOf(problems *validator, field string, p agentv1.Protocol) (provider.Protocol, bool) {
 	switch p {
 	case agentv1.Protocol_PROTOCOL_UNSPECIFIED:
 		return "", true
@@ -213,54 +213,54 @@ func protocolOf(v *validator, field string, p agentv1.Protocol) (provider.Protoc
 	case agentv1.Protocol_PROTOCOL_GEMINI:
 		return provider.ProtocolGemini, true
 	}
-	v.add(field, "unknown protocol %d", p)
+	problems.add(field, "unknown protocol %d", p)
 	return "", false
 }
 
 // toolNamePattern is what every protocol accepts as a tool name.
 var toolNamePattern = regexp.MustCompile(`^[A-Za-z0-9_.\-]{1,128}$`)
 
-func providerOptions(v *validator, field string, p *agentv1.ProviderOptions) ProviderOptions {
-	out := ProviderOptions{ToolChoice: p.GetToolChoice()}
+func providerOptions(problems *validator, field string, public *agentv1.ProviderOptions) ProviderOptions {
+	out := ProviderOptions{ToolChoice: public.GetToolChoice()}
 	par := &out.Params
-	if p.Temperature != nil {
-		t := p.GetTemperature()
+	if public.Temperature != nil {
+		t := public.GetTemperature()
 		par.Temperature = &t
 		if !(t >= 0 && t <= 2) {
-			v.add(field+".temperature", "must be between 0 and 2, got %v", t)
+			problems.add(field+".temperature", "must be between 0 and 2, got %v", t)
 		}
 	}
-	if p.TopP != nil {
-		t := p.GetTopP()
+	if public.TopP != nil {
+		t := public.GetTopP()
 		par.TopP = &t
 		if !(t >= 0 && t <= 1) {
-			v.add(field+".top_p", "must be between 0 and 1, got %v", t)
+			problems.add(field+".top_p", "must be between 0 and 1, got %v", t)
 		}
 	}
-	if p.TopK != nil {
-		k := int(p.GetTopK())
+	if public.TopK != nil {
+		k := int(public.GetTopK())
 		par.TopK = &k
 		if k < 1 {
-			v.add(field+".top_k", "must be at least 1")
+			problems.add(field+".top_k", "must be at least 1")
 		}
 	}
-	if p.MaxOutputTokens != nil {
-		n := int(p.GetMaxOutputTokens())
+	if public.MaxOutputTokens != nil {
+		n := int(public.GetMaxOutputTokens())
 		par.MaxOutputTokens = &n
 		if n < 1 {
-			v.add(field+".max_output_tokens", "must be at least 1")
+			problems.add(field+".max_output_tokens", "must be at least 1")
 		}
 	}
-	if len(p.GetStop()) > 0 {
-		par.Stop = append([]string(nil), p.GetStop()...)
+	if len(public.GetStop()) > 0 {
+		par.Stop = append([]string(nil), public.GetStop()...)
 		for i, s := range par.Stop {
 			if s == "" {
-				v.add(fmt.Sprintf("%s.stop[%d]", field, i), "must not be empty")
+				problems.add(fmt.Sprintf("%s.stop[%d]", field, i), "must not be empty")
 			}
 		}
 	}
-	if p.Seed != nil {
-		s := p.GetSeed()
+	if public.Seed != nil {
+		s := public.GetSeed()
 		par.Seed = &s
 	}
 	penalty := func(name string, x *float64) *float64 {
@@ -269,36 +269,36 @@ func providerOptions(v *validator, field string, p *agentv1.ProviderOptions) Pro
 		}
 		val := *x
 		if !(val >= -2 && val <= 2) {
-			v.add(field+"."+name, "must be between -2 and 2, got %v", val)
+			problems.add(field+"."+name, "must be between -2 and 2, got %v", val)
 		}
 		return &val
 	}
-	par.PresencePenalty = penalty("presence_penalty", p.PresencePenalty)
-	par.FrequencyPenalty = penalty("frequency_penalty", p.FrequencyPenalty)
+	par.PresencePenalty = penalty("presence_penalty", public.PresencePenalty)
+	par.FrequencyPenalty = penalty("frequency_penalty", public.FrequencyPenalty)
 	switch tc := out.ToolChoice; {
 	case tc == "", tc == "auto", tc == "none", tc == "required":
 	case !toolNamePattern.MatchString(tc):
-		v.add(field+".tool_choice", "must be auto, none, required or a tool name")
+		problems.add(field+".tool_choice", "must be auto, none, required or a tool name")
 	}
-	if len(p.GetHeaders()) > 0 {
-		out.Headers = make(map[string]string, len(p.GetHeaders()))
-		for k, val := range p.GetHeaders() {
+	if len(public.GetHeaders()) > 0 {
+		out.Headers = make(map[string]string, len(public.GetHeaders()))
+		for k, val := range public.GetHeaders() {
 			if !httpguts.ValidHeaderFieldName(k) {
-				v.add(field+".headers", "%q is not a valid header name", k)
+				problems.add(field+".headers", "%q is not a valid header name", k)
 			} else if !httpguts.ValidHeaderFieldValue(val) {
 				// The value may be a secret: name the header, not the value.
-				v.add(field+".headers", "the value of %q contains control characters", k)
+				problems.add(field+".headers", "the value of %q contains control characters", k)
 			}
 			out.Headers[k] = val
 		}
 	}
-	out.Body = structMap(p.GetBody())
-	if po := p.GetProviderOptions(); po != nil {
+	out.Body = structMap(public.GetBody())
+	if po := public.GetProviderOptions(); po != nil {
 		out.VendorOptions = map[string]map[string]any{}
 		for vendor, val := range po.GetFields() {
 			s := val.GetStructValue()
 			if s == nil {
-				v.add(field+".provider_options."+vendor, "must be an object")
+				problems.add(field+".provider_options."+vendor, "must be an object")
 				continue
 			}
 			out.VendorOptions[vendor] = s.AsMap()
@@ -307,20 +307,20 @@ func providerOptions(v *validator, field string, p *agentv1.ProviderOptions) Pro
 	return out
 }
 
-func compactConfig(v *validator, c *agentv1.CompactConfig) *CompactConfig {
+func compactConfig(problems *validator, c *agentv1.CompactConfig) *CompactConfig {
 	out := &CompactConfig{
 		Profile: c.GetProfile(),
 		BaseURL: c.GetBaseUrl(),
 		APIKey:  c.GetApiKey(),
 		Model:   c.GetModel(),
 	}
-	checkBaseURL(v, "config.compact.base_url", out.BaseURL)
-	checkAPIKey(v, "config.compact.api_key", out.APIKey)
-	if p, ok := protocolOf(v, "config.compact.protocol", c.GetProtocol()); ok {
+	checkBaseURL(problems, "config.compact.base_url", out.BaseURL)
+	checkAPIKey(problems, "config.compact.api_key", out.APIKey)
+	if p, ok := protocolOf(problems, "config.compact.protocol", c.GetProtocol()); ok {
 		out.Protocol = p
 	}
 	if p := c.GetProvider(); p != nil {
-		po := providerOptions(v, "config.compact.provider", p)
+		po := providerOptions(problems, "config.compact.provider", p)
 		out.Provider = &po
 	}
 	return out
@@ -329,7 +329,7 @@ func compactConfig(v *validator, c *agentv1.CompactConfig) *CompactConfig {
 // outputNamePattern is what OpenAI accepts as a json_schema name.
 var outputNamePattern = regexp.MustCompile(`^[A-Za-z0-9_-]{1,64}$`)
 
-func outputFormat(v *validator, o *agentv1.OutputFormat) *OutputFormat {
+func outputFormat(problems *validator, o *agentv1.OutputFormat) *OutputFormat {
 	out := &OutputFormat{Schema: structMap(o.GetSchema()), Name: o.GetName(), Description: o.GetDescription()}
 	switch o.GetKind() {
 	case agentv1.OutputKind_OUTPUT_KIND_OBJECT:
@@ -342,49 +342,49 @@ func outputFormat(v *validator, o *agentv1.OutputFormat) *OutputFormat {
 		if out.Schema == nil && out.Name == "" && out.Description == "" {
 			return nil // an empty message means no structured output
 		}
-		v.add("config.output.kind", "is required: object, array or json")
+		problems.add("config.output.kind", "is required: object, array or json")
 		return nil
 	default:
-		v.add("config.output.kind", "unknown output kind %d", o.GetKind())
+		problems.add("config.output.kind", "unknown output kind %d", o.GetKind())
 		return nil
 	}
 	if out.Name != "" && !outputNamePattern.MatchString(out.Name) {
-		v.add("config.output.name", "must be 1 to 64 letters, digits, _ or -")
+		problems.add("config.output.name", "must be 1 to 64 letters, digits, _ or -")
 	}
 	if out.Schema == nil && out.Kind != provider.OutputJSON {
-		v.add("config.output.schema", "is required for %s output", out.Kind)
+		problems.add("config.output.schema", "is required for %s output", out.Kind)
 		return out
 	}
 	if out.Schema != nil {
 		if t, ok := out.Schema["type"]; ok && out.Kind == provider.OutputObject && t != "object" {
-			v.add("config.output.schema", "must describe an object (type object) for object output")
+			problems.add("config.output.schema", "must describe an object (type object) for object output")
 		}
 		if _, err := compileSchema(out.Schema); err != nil {
-			v.add("config.output.schema", "is not a valid JSON Schema: %v", err)
+			problems.add("config.output.schema", "is not a valid JSON Schema: %v", err)
 		}
 	}
 	return out
 }
 
 // duration reads an optional duration; ok is false when unset or invalid.
-func duration(v *validator, field string, d *durationpb.Duration, positive bool) (time.Duration, bool) {
+func duration(problems *validator, field string, d *durationpb.Duration, positive bool) (time.Duration, bool) {
 	if d == nil {
 		return 0, false
 	}
 	if err := d.CheckValid(); err != nil {
-		v.add(field, "is not a valid duration")
+		problems.add(field, "is not a valid duration")
 		return 0, false
 	}
 	out := d.AsDuration()
 	switch {
 	case out < 0:
-		v.add(field, "must not be negative")
+		problems.add(field, "must not be negative")
 		return 0, false
 	case positive && out == 0:
-		v.add(field, "must be positive")
+		problems.add(field, "must be positive")
 		return 0, false
 	case out == math.MaxInt64:
-		v.add(field, "is too long")
+		problems.add(field, "is too long")
 		return 0, false
 	}
 	return out, true
