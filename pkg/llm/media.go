@@ -18,19 +18,19 @@ import (
 // media converts an image, audio, video or file part to an eino file part.
 // keep is false when the capability is off and the fallback is strip.
 func (cv *converter) media(i, j int, p *agentv1.Part) (schema.MessageInputPart, bool, error) {
-	var f *agentv1.FilePart
+	var file *agentv1.FilePart
 	var kind string // the class implied by a legacy part
 	switch k := p.GetKind().(type) {
 	case *agentv1.Part_Image:
-		f, kind = k.Image, "image"
+		file, kind = k.Image, "image"
 	case *agentv1.Part_Audio:
-		f, kind = k.Audio, "audio"
+		file, kind = k.Audio, "audio"
 	case *agentv1.Part_Video:
-		f, kind = k.Video, "video"
+		file, kind = k.Video, "video"
 	case *agentv1.Part_File:
-		f, kind = k.File, "file"
+		file, kind = k.File, "file"
 	}
-	common, err := fileSource(kind, f)
+	common, err := fileSource(kind, file)
 	if err != nil {
 		return schema.MessageInputPart{}, false, invalidMessage(i, j, "%v", err)
 	}
@@ -48,7 +48,7 @@ func (cv *converter) media(i, j int, p *agentv1.Part) (schema.MessageInputPart, 
 	}
 	return schema.MessageInputPart{
 		Type: schema.ChatMessagePartTypeFileURL,
-		File: &schema.MessageInputFile{MessagePartCommon: common, Name: f.GetFilename()},
+		File: &schema.MessageInputFile{MessagePartCommon: common, Name: file.GetFilename()},
 	}, true, nil
 }
 
@@ -57,16 +57,16 @@ func (cv *converter) media(i, j int, p *agentv1.Part) (schema.MessageInputPart, 
 // missing media type is taken from the data URL, sniffed from the bytes or
 // guessed from the URL's extension, and else is "image/*", "audio/*",
 // "video/*" for legacy parts or application/octet-stream.
-func fileSource(kind string, f *agentv1.FilePart) (schema.MessagePartCommon, error) {
-	var c schema.MessagePartCommon
-	mt := strings.TrimSpace(f.GetMediaType())
-	switch src := f.GetSource().(type) {
+func fileSource(kind string, file *agentv1.FilePart) (schema.MessagePartCommon, error) {
+	var common schema.MessagePartCommon
+	mt := strings.TrimSpace(file.GetMediaType())
+	switch src := file.GetSource().(type) {
 	case *agentv1.FilePart_Data:
 		if len(src.Data) == 0 {
-			return c, fmt.Errorf("the %s part has no data", kind)
+			return common, fmt.Errorf("the %s part has no data", kind)
 		}
 		b := base64.StdEncoding.EncodeToString(src.Data)
-		c.Base64Data = &b
+		common.Base64Data = &b
 		if mt == "" {
 			if sniffed := http.DetectContentType(src.Data); !strings.HasPrefix(sniffed, "text/plain") && sniffed != "application/octet-stream" {
 				mt = sniffed
@@ -75,14 +75,14 @@ func fileSource(kind string, f *agentv1.FilePart) (schema.MessagePartCommon, err
 	case *agentv1.FilePart_Url:
 		u := strings.TrimSpace(src.Url)
 		if u == "" {
-			return c, fmt.Errorf("the %s part has an empty URL", kind)
+			return common, fmt.Errorf("the %s part has an empty URL", kind)
 		}
 		if strings.HasPrefix(u, "data:") {
 			dataType, data, err := parseDataURL(u)
 			if err != nil {
-				return c, fmt.Errorf("the %s part: %w", kind, err)
+				return common, fmt.Errorf("the %s part: %w", kind, err)
 			}
-			c.Base64Data = &data
+			common.Base64Data = &data
 			if mt == "" {
 				mt = dataType
 			}
@@ -90,14 +90,14 @@ func fileSource(kind string, f *agentv1.FilePart) (schema.MessagePartCommon, err
 		}
 		parsed, err := url.Parse(u)
 		if err != nil || parsed.Scheme == "" {
-			return c, fmt.Errorf("the %s part has an invalid URL", kind)
+			return common, fmt.Errorf("the %s part has an invalid URL", kind)
 		}
-		c.URL = &u
+		common.URL = &u
 		if mt == "" {
 			mt = mime.TypeByExtension(strings.ToLower(path.Ext(parsed.Path)))
 		}
 	default:
-		return c, fmt.Errorf("the %s part has neither data nor a URL", kind)
+		return common, fmt.Errorf("the %s part has neither data nor a URL", kind)
 	}
 	if i := strings.IndexByte(mt, ';'); i >= 0 {
 		mt = strings.TrimSpace(mt[:i])
@@ -110,8 +110,8 @@ func fileSource(kind string, f *agentv1.FilePart) (schema.MessagePartCommon, err
 			mt = "application/octet-stream"
 		}
 	}
-	c.MIMEType = mt
-	return c, nil
+	common.MIMEType = mt
+	return common, nil
 }
 
 // parseDataURL reads data:[<type>][;base64],<data> and returns the type and

@@ -395,11 +395,11 @@ func (c *calls) completion() []*schema.Message {
 // final chunk.
 func readStream(ctx context.Context, r *sse.Reader, emit func(*schema.Message) bool) error {
 	var (
-		c      calls
-		finish string
-		seen   bool // a finish reason arrived
-		named  bool // the model's name was passed on
-		u      *usage
+		toolCalls calls
+		finish    string
+		seen      bool // a finish reason arrived
+		named     bool // the model's name was passed on
+		tokens    *usage
 	)
 	for n := 1; ; n++ {
 		ev, err := r.Next()
@@ -413,7 +413,7 @@ func readStream(ctx context.Context, r *sse.Reader, emit func(*schema.Message) b
 			return provider.FromTransport(ctx, err)
 		}
 		if string(ev.Data) == "[DONE]" {
-			return finishStream(emit, &c, finish, u)
+			return finishStream(emit, &toolCalls, finish, tokens)
 		}
 		var chunk completion
 		if err := provider.Decode(ev.Data, &chunk); err != nil {
@@ -423,7 +423,7 @@ func readStream(ctx context.Context, r *sse.Reader, emit func(*schema.Message) b
 			return err
 		}
 		if chunk.Usage != nil {
-			u = chunk.Usage
+			tokens = chunk.Usage
 		}
 		if !named {
 			if mc := modelChunk(chunk.Model); mc != nil {
@@ -440,14 +440,14 @@ func readStream(ctx context.Context, r *sse.Reader, emit func(*schema.Message) b
 		if ch.FinishReason != "" {
 			finish, seen = ch.FinishReason, true
 		}
-		if ch.Delta != nil && !emitDelta(ch.Delta, &c, emit) {
+		if ch.Delta != nil && !emitDelta(ch.Delta, &toolCalls, emit) {
 			return nil
 		}
 	}
 	if !seen {
 		return provider.Unknown("the stream ended without [DONE] or a finish reason", nil)
 	}
-	return finishStream(emit, &c, finish, u)
+	return finishStream(emit, &toolCalls, finish, tokens)
 }
 
 func finishStream(emit func(*schema.Message) bool, c *calls, finish string, u *usage) error {

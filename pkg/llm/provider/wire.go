@@ -182,40 +182,40 @@ type Call struct {
 // WithTools and the eino common options (model.WithTemperature, WithMaxTokens,
 // WithTopP, WithStop, WithTools, WithToolChoice), which win over the Config.
 func ApplyOptions(cfg Config, tools []*schema.ToolInfo, opts ...model.Option) Call {
-	o := model.GetCommonOptions(&model.Options{Tools: tools}, opts...)
-	c := Call{Params: cfg.Params, Tools: o.Tools, ToolChoice: cfg.ToolChoice}
-	if o.Temperature != nil {
-		v := float64(*o.Temperature)
-		c.Params.Temperature = &v
+	common := model.GetCommonOptions(&model.Options{Tools: tools}, opts...)
+	call := Call{Params: cfg.Params, Tools: common.Tools, ToolChoice: cfg.ToolChoice}
+	if common.Temperature != nil {
+		v := float64(*common.Temperature)
+		call.Params.Temperature = &v
 	}
-	if o.TopP != nil {
-		v := float64(*o.TopP)
-		c.Params.TopP = &v
+	if common.TopP != nil {
+		v := float64(*common.TopP)
+		call.Params.TopP = &v
 	}
-	if o.MaxTokens != nil {
-		v := *o.MaxTokens
-		c.Params.MaxOutputTokens = &v
+	if common.MaxTokens != nil {
+		v := *common.MaxTokens
+		call.Params.MaxOutputTokens = &v
 	}
-	if o.Stop != nil {
-		c.Params.Stop = o.Stop
+	if common.Stop != nil {
+		call.Params.Stop = common.Stop
 	}
-	if o.ToolChoice != nil {
-		switch *o.ToolChoice {
+	if common.ToolChoice != nil {
+		switch *common.ToolChoice {
 		case schema.ToolChoiceForbidden:
-			c.ToolChoice = "none"
+			call.ToolChoice = "none"
 		case schema.ToolChoiceAllowed:
-			c.ToolChoice = "auto"
+			call.ToolChoice = "auto"
 		case schema.ToolChoiceForced:
-			c.ToolChoice = "required"
-			if len(o.AllowedToolNames) == 1 {
-				c.ToolChoice = o.AllowedToolNames[0]
+			call.ToolChoice = "required"
+			if len(common.AllowedToolNames) == 1 {
+				call.ToolChoice = common.AllowedToolNames[0]
 			}
 		}
 	}
 	if cfg.OmitToolChoice {
-		c.ToolChoice = ""
+		call.ToolChoice = ""
 	}
-	return c
+	return call
 }
 
 // ObjectArgs returns a tool call's arguments as a JSON object for protocols
@@ -433,61 +433,61 @@ type Media struct {
 
 // MediaOf resolves an image, audio, video or file part. A part without its
 // payload, or without data and URL, is a request error.
-func MediaOf(p schema.MessageInputPart) (Media, error) {
-	var c *schema.MessagePartCommon
-	m := Media{}
-	switch p.Type {
+func MediaOf(part schema.MessageInputPart) (Media, error) {
+	var common *schema.MessagePartCommon
+	media := Media{}
+	switch part.Type {
 	case schema.ChatMessagePartTypeImageURL:
-		m.Kind = MediaImage
-		if p.Image != nil {
-			c = &p.Image.MessagePartCommon
+		media.Kind = MediaImage
+		if part.Image != nil {
+			common = &part.Image.MessagePartCommon
 		}
 	case schema.ChatMessagePartTypeAudioURL:
-		m.Kind = MediaAudio
-		if p.Audio != nil {
-			c = &p.Audio.MessagePartCommon
+		media.Kind = MediaAudio
+		if part.Audio != nil {
+			common = &part.Audio.MessagePartCommon
 		}
 	case schema.ChatMessagePartTypeVideoURL:
-		m.Kind = MediaVideo
-		if p.Video != nil {
-			c = &p.Video.MessagePartCommon
+		media.Kind = MediaVideo
+		if part.Video != nil {
+			common = &part.Video.MessagePartCommon
 		}
 	case schema.ChatMessagePartTypeFileURL:
-		m.Kind = MediaFile
-		if p.File != nil {
-			c = &p.File.MessagePartCommon
-			m.Name = p.File.Name
+		media.Kind = MediaFile
+		if part.File != nil {
+			common = &part.File.MessagePartCommon
+			media.Name = part.File.Name
 		}
 	default:
-		return m, RequestError("unknown content part type %q", p.Type)
+		return media, RequestError("unknown content part type %q", part.Type)
 	}
-	if c == nil {
-		return m, RequestError("%s part without its %s", p.Type, m.Kind)
+	if common == nil {
+		return media, RequestError("%s part without its %s", part.Type, media.Kind)
 	}
-	m.MIMEType = strings.ToLower(c.MIMEType)
+	media.MIMEType = strings.ToLower(common.MIMEType)
 	switch {
-	case c.Base64Data != nil:
-		m.Data = *c.Base64Data
-	case c.URL != nil:
-		if mt, data, ok := ParseDataURL(*c.URL); ok {
-			m.Data = data
-			if m.MIMEType == "" {
-				m.MIMEType = strings.ToLower(mt)
+	case common.Base64Data != nil:
+		media.Data = *common.Base64Data
+	case common.URL != nil:
+		if mt, data, ok := ParseDataURL(*common.URL); ok {
+			media.Data = data
+			if media.MIMEType == "" {
+				media.MIMEType = strings.ToLower(mt)
 			}
 		} else {
-			m.URL = *c.URL
+			media.URL = *common.URL
 		}
 	default:
-		return m, RequestError("%s part without data or URL", m.Kind)
+		return media, RequestError("%s part without data or URL", media.Kind)
 	}
-	if m.Kind == MediaFile {
+	if media.Kind == MediaFile {
 		for _, k := range []string{MediaImage, MediaAudio, MediaVideo} {
-			if strings.HasPrefix(m.MIMEType, k+"/") {
-				m.Kind = k
+			if strings.HasPrefix(media.MIMEType, k+"/") {
+				media.Kind = k
 			}
 		}
 	}
-	return m, nil
+	return media, nil
 }
 
 // SnakeKey turns an AI SDK style option name (budgetTokens) into the wire's

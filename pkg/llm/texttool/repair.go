@@ -51,85 +51,85 @@ func decodeAll(s string) ([]any, error) {
 // repair fixes the JSON mistakes models make most: trailing commas, unquoted
 // object keys, single-quoted strings and Python literals (True, False, None).
 // It makes one pass and never fails; the caller decodes the result again.
-func repair(s string) string {
-	var b strings.Builder
-	b.Grow(len(s) + 16)
+func repair(src string) string {
+	var out strings.Builder
+	out.Grow(len(src) + 16)
 	i := 0
-	for i < len(s) {
-		c := s[i]
+	for i < len(src) {
+		ch := src[i]
 		switch {
-		case c == '"':
+		case ch == '"':
 			j := i + 1
-			for j < len(s) && s[j] != '"' {
-				if s[j] == '\\' {
+			for j < len(src) && src[j] != '"' {
+				if src[j] == '\\' {
 					j++
 				}
 				j++
 			}
-			j = min(j+1, len(s))
-			b.WriteString(s[i:j])
+			j = min(j+1, len(src))
+			out.WriteString(src[i:j])
 			i = j
-		case c == '\'':
-			b.WriteByte('"')
+		case ch == '\'':
+			out.WriteByte('"')
 			j := i + 1
-			for j < len(s) && s[j] != '\'' {
+			for j < len(src) && src[j] != '\'' {
 				switch {
-				case s[j] == '\\' && j+1 < len(s) && s[j+1] == '\'':
-					b.WriteByte('\'')
+				case src[j] == '\\' && j+1 < len(src) && src[j+1] == '\'':
+					out.WriteByte('\'')
 					j += 2
-				case s[j] == '\\' && j+1 < len(s):
-					b.WriteString(s[j : j+2])
+				case src[j] == '\\' && j+1 < len(src):
+					out.WriteString(src[j : j+2])
 					j += 2
-				case s[j] == '"':
-					b.WriteString(`\"`)
+				case src[j] == '"':
+					out.WriteString(`\"`)
 					j++
 				default:
-					b.WriteByte(s[j])
+					out.WriteByte(src[j])
 					j++
 				}
 			}
-			b.WriteByte('"')
-			i = min(j+1, len(s))
-		case c == ',':
+			out.WriteByte('"')
+			i = min(j+1, len(src))
+		case ch == ',':
 			k := i + 1
-			for k < len(s) && isSpace(s[k]) {
+			for k < len(src) && isSpace(src[k]) {
 				k++
 			}
-			if k < len(s) && (s[k] == '}' || s[k] == ']') {
+			if k < len(src) && (src[k] == '}' || src[k] == ']') {
 				i++
 				continue
 			}
-			b.WriteByte(c)
+			out.WriteByte(ch)
 			i++
-		case isIdentStart(c):
+		case isIdentStart(ch):
 			j := i
-			for j < len(s) && isIdentByte(s[j]) {
+			for j < len(src) && isIdentByte(src[j]) {
 				j++
 			}
-			word := s[i:j]
+			word := src[i:j]
 			k := j
-			for k < len(s) && isSpace(s[k]) {
+			for k < len(src) && isSpace(src[k]) {
 				k++
 			}
 			switch {
-			case k < len(s) && s[k] == ':':
-				b.WriteString(`"` + word + `"`)
+			case k < len(src) && src[k] == ':':
+				out.WriteString(`"` + word + `"`)
 			case word == "True":
-				b.WriteString("true")
+				out.WriteString("true")
 			case word == "False":
-				b.WriteString("false")
+				out.WriteString("false")
 			case word == "None":
-				b.WriteString("null")
+				out.WriteString("null")
 			default:
-				b.WriteString(word)
+				out.WriteString(word)
 			}
 			i = j
 		default:
-			b.WriteByte(c)
+			out.WriteByte(ch)
 			i++
 		}
 	}
-	return b.String()
+	return out.String()
 }
 
 func isSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\r' }
