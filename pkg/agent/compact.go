@@ -21,42 +21,42 @@ func (s *Session) Compact(ctx context.Context, onEvent func(*agentv1.Event)) (su
 	if err != nil {
 		return "", err
 	}
-	r, err := s.acquire(ctx, agentv1.BusyPolicy_BUSY_POLICY_REPLACE)
+	run, err := s.acquire(ctx, agentv1.BusyPolicy_BUSY_POLICY_REPLACE)
 	if err != nil {
 		return "", err
 	}
 	defer func() {
 		var res *Result
 		if err == nil {
-			res = &Result{RunID: r.id, Text: summary, Usage: r.usage}
+			res = &Result{RunID: run.id, Text: summary, Usage: run.usage}
 		}
-		s.release(r, res, err)
+		s.release(run, res, err)
 	}()
-	r.session, r.cfg, r.usage = s, cfg, &agentv1.Usage{}
-	if err := r.begin(JournalRun{Compaction: true, Busy: agentv1.BusyPolicy_BUSY_POLICY_REPLACE}); err != nil {
+	run.session, run.cfg, run.usage = s, cfg, &agentv1.Usage{}
+	if err := run.begin(JournalRun{Compaction: true, Busy: agentv1.BusyPolicy_BUSY_POLICY_REPLACE}); err != nil {
 		return "", err
 	}
-	r.observe(true)
-	defer func() { r.ended(nil, err) }()
-	r.emit = &emitter{runID: r.id, fn: onEvent}
+	run.observe(true)
+	defer func() { run.ended(nil, err) }()
+	run.emit = &emitter{runID: run.id, fn: onEvent}
 	s.mu.Lock()
 	skills := s.skills
 	s.mu.Unlock()
-	r.tools = &toolbox{skills: skills.SystemText()}
+	run.tools = &toolbox{skills: skills.SystemText()}
 
 	h := s.snapshot()
 	if last := len(h) - 1; last < 0 || history.IsSummary(h[last]) {
 		return "", ErrNothingToCompact
 	}
 	// Count tokens even without a budget: the started event reports them.
-	if r.counter, err = s.tokenCounter(cfg.Model); err != nil {
+	if run.counter, err = s.tokenCounter(cfg.Model); err != nil {
 		return "", err
 	}
-	w, err := r.window(false)
+	w, err := run.window(false)
 	if err != nil {
 		return "", err
 	}
-	return r.compact(r.ctx, w, true)
+	return run.compact(run.ctx, w, true)
 }
 
 // Preview is what the next model request would hold, for PreviewContext.
@@ -80,11 +80,11 @@ type Preview struct {
 // empty) counted as its user message, using the session's config, tools
 // and skills. Bad input or config is a *ValidationError.
 func (s *Session) Preview(input []*agentv1.Part) (*Preview, error) {
-	var v violations
+	var problems violations
 	msg := history.UserParts(input...)
 	if len(input) > 0 {
-		v.input(msg)
-		if err := v.err(); err != nil {
+		problems.input(msg)
+		if err := problems.err(); err != nil {
 			return nil, err
 		}
 	}

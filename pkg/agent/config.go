@@ -93,44 +93,44 @@ func hasAPIKey(c *agentv1.AgentConfig) bool {
 // applied, every field checked. needEndpoint also requires a base URL and
 // model (not needed with a caller's eino model). Bad fields are a
 // *ValidationError.
-func (s *Session) resolve(c *agentv1.AgentConfig, needEndpoint bool) (*llm.Config, error) {
-	var v violations
-	if s.opts.ExpandProfile != nil && (c.GetProfile() != "" || c.GetCompact().GetProfile() != "") {
-		exp, err := s.opts.ExpandProfile(c)
+func (s *Session) resolve(stored *agentv1.AgentConfig, needEndpoint bool) (*llm.Config, error) {
+	var problems violations
+	if s.opts.ExpandProfile != nil && (stored.GetProfile() != "" || stored.GetCompact().GetProfile() != "") {
+		exp, err := s.opts.ExpandProfile(stored)
 		if err != nil {
-			if err := v.addErr(err, "history"); err != nil {
-				v.add("config.profile", "%v", err)
+			if err := problems.addErr(err, "history"); err != nil {
+				problems.add("config.profile", "%v", err)
 			}
-			return nil, v.err()
+			return nil, problems.err()
 		}
-		c = exp
+		stored = exp
 	} else {
-		if c.GetProfile() != "" {
-			v.add("config.profile", "profiles are not available here")
+		if stored.GetProfile() != "" {
+			problems.add("config.profile", "profiles are not available here")
 		}
-		if c.GetCompact().GetProfile() != "" {
-			v.add("config.compact.profile", "profiles are not available here")
+		if stored.GetCompact().GetProfile() != "" {
+			problems.add("config.compact.profile", "profiles are not available here")
 		}
-		if len(v) > 0 {
-			return nil, v.err()
+		if len(problems) > 0 {
+			return nil, problems.err()
 		}
 	}
-	cfg, err := llm.ResolveConfig(c)
+	cfg, err := llm.ResolveConfig(stored)
 	if err != nil {
-		if err := v.addErr(err, "history"); err != nil {
+		if err := problems.addErr(err, "history"); err != nil {
 			return nil, err
 		}
-		return nil, v.err()
+		return nil, problems.err()
 	}
 	if limit := int64(s.opts.MaxToolOutput); limit > 0 && (cfg.MaxToolOutput == 0 || cfg.MaxToolOutput > limit) {
 		cfg.MaxToolOutput = limit
 	}
 	if needEndpoint && s.opts.Model == nil {
-		if err := v.addErr(cfg.RequireEndpoint(), "history"); err != nil {
+		if err := problems.addErr(cfg.RequireEndpoint(), "history"); err != nil {
 			return nil, err
 		}
-		if len(v) > 0 {
-			return nil, v.err()
+		if len(problems) > 0 {
+			return nil, problems.err()
 		}
 	}
 	return cfg, nil

@@ -233,11 +233,11 @@ func (r *run) failure(ctx context.Context, err error) error {
 	if ctx.Err() != nil {
 		return aborted(ctx)
 	}
-	var v violations
-	if err := v.addErr(err, "history"); err != nil {
+	var problems violations
+	if err := problems.addErr(err, "history"); err != nil {
 		return err
 	}
-	return v.err()
+	return problems.err()
 }
 
 // record writes a model response to the history and the usage totals, and

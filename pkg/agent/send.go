@@ -124,22 +124,22 @@ func (s *Session) Send(ctx context.Context, opts SendOptions) (res *Result, err 
 		return nil, err
 	}
 
-	r, err := s.acquire(ctx, opts.Busy)
+	run, err := s.acquire(ctx, opts.Busy)
 	if err != nil {
 		return nil, err
 	}
-	defer func() { s.release(r, res, err) }()
-	r.session, r.cfg, r.perm = s, cfg, perm
-	if err := r.begin(JournalRun{Busy: opts.Busy}); err != nil {
+	defer func() { s.release(run, res, err) }()
+	run.session, run.cfg, run.perm = s, cfg, perm
+	if err := run.begin(JournalRun{Busy: opts.Busy}); err != nil {
 		return nil, err
 	}
-	r.observe(false)
-	defer func() { r.ended(res, err) }()
-	r.emit = &emitter{runID: r.id, fn: opts.OnEvent}
-	r.limiter = tool.NewLimiter(cfg.MaxToolConcurrency)
+	run.observe(false)
+	defer func() { run.ended(res, err) }()
+	run.emit = &emitter{runID: run.id, fn: opts.OnEvent}
+	run.limiter = tool.NewLimiter(cfg.MaxToolConcurrency)
 
 	if opts.History != nil {
-		if err := r.replace(opts.History.GetMessages()); err != nil {
+		if err := run.replace(opts.History.GetMessages()); err != nil {
 			return nil, err
 		}
 	}
@@ -149,32 +149,32 @@ func (s *Session) Send(ctx context.Context, opts SendOptions) (res *Result, err 
 	if opts.Tools != nil {
 		tools = opts.Tools
 	}
-	if r.tools, err = newToolbox(tools, skills); err != nil {
+	if run.tools, err = newToolbox(tools, skills); err != nil {
 		return nil, err
 	}
-	s.opts.Logger.Debug("run started", "agent", s.id, "run", r.id)
+	s.opts.Logger.Debug("run started", "agent", s.id, "run", run.id)
 	if opts.Resume {
 		if h := s.snapshot(); len(h) == 0 || h[len(h)-1].GetRole() == agentv1.Role_ROLE_ASSISTANT {
 			return nil, ErrNothingToResume
 		}
 	}
-	r.emit.runStarted(s.id)
+	run.emit.runStarted(s.id)
 	if !opts.Resume {
-		if err := r.commit(false, nil, input); err != nil { // durable with the step's first response
+		if err := run.commit(false, nil, input); err != nil { // durable with the step's first response
 			return nil, err
 		}
 	}
-	res, err = r.loop()
+	res, err = run.loop()
 	if err != nil {
 		return nil, err // the Observer logs the run's end
 	}
-	r.emit.result(res)
+	run.emit.result(res)
 	return res, nil
 }
 
 // checkSend checks what can be checked before the session is touched.
 func (s *Session) checkSend(opts SendOptions) (*agentv1.Message, permission, error) {
-	var v violations
+	var problems violations
 	input := history.UserParts(opts.Input...)
 	blank := true
 	for _, p := range opts.Input {
@@ -185,32 +185,32 @@ func (s *Session) checkSend(opts SendOptions) (*agentv1.Message, permission, err
 	switch {
 	case opts.Resume:
 		if len(opts.Input) > 0 {
-			v.add("input", "must be empty with resume: a resumed send goes on from the history as it is")
+			problems.add("input", "must be empty with resume: a resumed send goes on from the history as it is")
 		}
 		if opts.History != nil {
-			v.add("history", "cannot be replaced by a send with resume")
+			problems.add("history", "cannot be replaced by a send with resume")
 		}
 	case len(opts.Input) == 0:
-		v.add("input", "is required: give at least one text or media part")
+		problems.add("input", "is required: give at least one text or media part")
 	case blank:
-		v.add("input", "is empty: the text parts hold only white space")
+		problems.add("input", "is empty: the text parts hold only white space")
 	default:
-		v.input(input)
+		problems.input(input)
 	}
 	if opts.History != nil {
-		if err := v.addErr(history.Validate(opts.History.GetMessages()), "history.messages"); err != nil {
+		if err := problems.addErr(history.Validate(opts.History.GetMessages()), "history.messages"); err != nil {
 			return nil, permission{}, err
 		}
 	}
 	if _, ok := agentv1.BusyPolicy_name[int32(opts.Busy)]; !ok {
-		v.add("busy_policy", "unknown busy policy %d", opts.Busy)
+		problems.add("busy_policy", "unknown busy policy %d", opts.Busy)
 	}
 	perm := permission{mode: opts.PermissionMode, fn: opts.OnPermission}
 	switch opts.PermissionMode {
 	case agentv1.PermissionMode_PERMISSION_MODE_UNSPECIFIED, agentv1.PermissionMode_PERMISSION_MODE_ALLOW_ALL:
 	case agentv1.PermissionMode_PERMISSION_MODE_ASK_ALL, agentv1.PermissionMode_PERMISSION_MODE_ASK_LISTED:
 		if opts.OnPermission == nil {
-			v.add("permission_mode", "asks for approval, but no one can answer (no permission hook)")
+			problems.add("permission_mode", "asks for approval, but no one can answer (no permission hook)")
 		}
 		if opts.PermissionMode == agentv1.PermissionMode_PERMISSION_MODE_ASK_LISTED {
 			perm.ask = make(map[string]bool, len(opts.AskTools))
@@ -219,9 +219,9 @@ func (s *Session) checkSend(opts SendOptions) (*agentv1.Message, permission, err
 			}
 		}
 	default:
-		v.add("permission_mode", "unknown permission mode %d", opts.PermissionMode)
+		problems.add("permission_mode", "unknown permission mode %d", opts.PermissionMode)
 	}
-	if err := v.err(); err != nil {
+	if err := problems.err(); err != nil {
 		return nil, permission{}, err
 	}
 	return input, perm, nil

@@ -98,43 +98,43 @@ type Session struct {
 // New returns an idle session. An invalid id, config or history is a
 // *ValidationError naming the fields ("agent_id", "config.…",
 // "history[i]…").
-func New(o Options) (*Session, error) {
-	var v violations
-	if o.LLM == nil {
-		v.add("llm", "a model client is required")
+func New(opts Options) (*Session, error) {
+	var problems violations
+	if opts.LLM == nil {
+		problems.add("llm", "a model client is required")
 	}
-	if o.ID == "" {
-		o.ID = newID("agent_")
-	} else if !validID(o.ID) {
-		v.add("agent_id", "must be 1 to 128 letters, digits, '.', '_' or '-'")
+	if opts.ID == "" {
+		opts.ID = newID("agent_")
+	} else if !validID(opts.ID) {
+		problems.add("agent_id", "must be 1 to 128 letters, digits, '.', '_' or '-'")
 	}
-	s := &Session{id: o.ID, created: time.Now(), config: &agentv1.AgentConfig{}}
-	if o.Config != nil {
-		s.config = proto.Clone(o.Config).(*agentv1.AgentConfig)
+	s := &Session{id: opts.ID, created: time.Now(), config: &agentv1.AgentConfig{}}
+	if opts.Config != nil {
+		s.config = proto.Clone(opts.Config).(*agentv1.AgentConfig)
 	}
-	if o.Logger == nil {
-		o.Logger = hclog.NewNullLogger()
+	if opts.Logger == nil {
+		opts.Logger = hclog.NewNullLogger()
 	}
-	if o.Observer == nil {
-		o.Observer = NopObserver{}
+	if opts.Observer == nil {
+		opts.Observer = NopObserver{}
 	}
-	s.opts = Options{LLM: o.LLM, Encoders: o.Encoders, Model: o.Model, ExpandProfile: o.ExpandProfile, Logger: o.Logger, Observer: o.Observer,
-		MaxToolOutput: o.MaxToolOutput, MaxToolResultBytes: o.MaxToolResultBytes, RedactToolOutput: o.RedactToolOutput, Journal: o.Journal}
+	s.opts = Options{LLM: opts.LLM, Encoders: opts.Encoders, Model: opts.Model, ExpandProfile: opts.ExpandProfile, Logger: opts.Logger, Observer: opts.Observer,
+		MaxToolOutput: opts.MaxToolOutput, MaxToolResultBytes: opts.MaxToolResultBytes, RedactToolOutput: opts.RedactToolOutput, Journal: opts.Journal}
 	if _, err := s.resolve(s.config, false); err != nil {
-		if err := v.addErr(err, "history"); err != nil {
+		if err := problems.addErr(err, "history"); err != nil {
 			return nil, err
 		}
 	}
-	if err := v.addErr(history.Validate(o.History), "history"); err != nil {
+	if err := problems.addErr(history.Validate(opts.History), "history"); err != nil {
 		return nil, err
 	}
-	if err := v.err(); err != nil {
+	if err := problems.err(); err != nil {
 		return nil, err
 	}
 	s.updated = s.created
-	s.history = append([]*agentv1.Message(nil), o.History...)
-	s.tools, s.skills = o.Tools, o.Skills
-	s.usage = cloneUsage(o.Usage)
+	s.history = append([]*agentv1.Message(nil), opts.History...)
+	s.tools, s.skills = opts.Tools, opts.Skills
+	s.usage = cloneUsage(opts.Usage)
 	return s, nil
 }
 
@@ -215,11 +215,11 @@ func (s *Session) History() []*agentv1.Message {
 // fails with ErrBusy while a run is active or waiting, and with a
 // *ValidationError ("history[i]…") when h is malformed.
 func (s *Session) SetHistory(h []*agentv1.Message) error {
-	var v violations
-	if err := v.addErr(history.Validate(h), "history"); err != nil {
+	var problems violations
+	if err := problems.addErr(history.Validate(h), "history"); err != nil {
 		return err
 	}
-	if err := v.err(); err != nil {
+	if err := problems.err(); err != nil {
 		return err
 	}
 	s.mu.Lock()
