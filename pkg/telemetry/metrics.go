@@ -111,54 +111,54 @@ func (m *metrics) newToolSeries(k toolKey) *toolSeries {
 }
 
 func newMetrics(reg *prometheus.Registry) *metrics {
-	f := factory{reg}
-	m := &metrics{
-		runsStarted: f.counter("agentcore_runs_started_total", "Runs started: sends (kind=send) and manual compactions (kind=compact).", "kind"),
-		runsEnded: f.counter("agentcore_runs_ended_total",
+	registered := factory{reg}
+	out := &metrics{
+		runsStarted: registered.counter("agentcore_runs_started_total", "Runs started: sends (kind=send) and manual compactions (kind=compact).", "kind"),
+		runsEnded: registered.counter("agentcore_runs_ended_total",
 			"Runs ended, by why: reason no_tool, tool_stop, step_limit or compacted; or reason error with the error kind (aborted, auth, limit, timeout, server, network, request, unknown, invalid, internal).",
 			"kind", "reason", "error_kind"),
-		runsActive:  f.gauge("agentcore_runs_active", "Runs running now."),
-		runDuration: f.histogram("agentcore_run_duration_seconds", "How long runs took, from taking the agent to the end.", secondsBuckets, "kind"),
+		runsActive:  registered.gauge("agentcore_runs_active", "Runs running now."),
+		runDuration: registered.histogram("agentcore_run_duration_seconds", "How long runs took, from taking the agent to the end.", secondsBuckets, "kind"),
 
-		modelRequests: f.counter("agentcore_model_requests_total",
+		modelRequests: registered.counter("agentcore_model_requests_total",
 			"Model requests (retries inside one request not counted apart), by protocol and outcome (ok or the error kind).", "protocol", "outcome"),
-		modelRetries: f.counter("agentcore_model_retries_total", "Model request attempts retried, by the error kind that was retried.", "protocol", "kind"),
-		genaiDuration: f.histogram("gen_ai_client_operation_duration_seconds",
+		modelRetries: registered.counter("agentcore_model_retries_total", "Model request attempts retried, by the error kind that was retried.", "protocol", "kind"),
+		genaiDuration: registered.histogram("gen_ai_client_operation_duration_seconds",
 			"GenAI conventions: duration of a model request (gen_ai.client.operation.duration), retries included, by protocol (chat, responses, anthropic, gemini) and error type (empty when it succeeded).",
 			genAIDurationBuckets, genaiLatencyLabels...),
-		genaiFirst: f.histogram("gen_ai_client_operation_time_to_first_chunk_seconds",
+		genaiFirst: registered.histogram("gen_ai_client_operation_time_to_first_chunk_seconds",
 			"GenAI conventions: time from a model request to its first streamed piece (gen_ai.client.operation.time_to_first_chunk, time to first token), by protocol and error type, for requests that streamed something.",
 			genAIDurationBuckets, genaiLatencyLabels...),
-		genaiTokens: f.histogram("gen_ai_client_token_usage",
+		genaiTokens: registered.histogram("gen_ai_client_token_usage",
 			"GenAI conventions: tokens of one model request (gen_ai.client.token.usage), by type input or output.", tokenBuckets,
 			"gen_ai_operation_name", "gen_ai_provider_name", "gen_ai_request_model", "gen_ai_token_type"),
-		tokens: f.counter("agentcore_tokens_total",
+		tokens: registered.counter("agentcore_tokens_total",
 			"Tokens of model responses, by type: input, output, cache_read, cache_write, reasoning (cache and reasoning tokens are part of input and output).", "type"),
 
-		toolCalls:    f.counter("agentcore_tool_calls_total", "Tool calls of runs and ExecuteTool, by tool and outcome: ok, error, crash, timeout, killed, limit.", "tool", "outcome"),
-		toolDuration: f.histogram("agentcore_tool_call_duration_seconds", "How long tool calls ran, queueing excluded.", secondsBuckets, "tool"),
+		toolCalls:    registered.counter("agentcore_tool_calls_total", "Tool calls of runs and ExecuteTool, by tool and outcome: ok, error, crash, timeout, killed, limit.", "tool", "outcome"),
+		toolDuration: registered.histogram("agentcore_tool_call_duration_seconds", "How long tool calls ran, queueing excluded.", secondsBuckets, "tool"),
 
-		pluginsAlive:   f.gaugeVec("agentcore_plugin_processes", "Plugin processes alive now (busy or idle), by plugin.", "plugin"),
-		pluginsStarted: f.counter("agentcore_plugin_starts_total", "Plugin processes started (cold starts), by plugin.", "plugin"),
-		pluginsReused:  f.counter("agentcore_plugin_reuses_total", "Calls that took an idle plugin process (warm starts), by plugin.", "plugin"),
-		pluginsKilled:  f.counter("agentcore_plugin_kills_total", "Plugin processes killed to stop their call (timeout, stopped run, client gone), by plugin.", "plugin"),
+		pluginsAlive:   registered.gaugeVec("agentcore_plugin_processes", "Plugin processes alive now (busy or idle), by plugin.", "plugin"),
+		pluginsStarted: registered.counter("agentcore_plugin_starts_total", "Plugin processes started (cold starts), by plugin.", "plugin"),
+		pluginsReused:  registered.counter("agentcore_plugin_reuses_total", "Calls that took an idle plugin process (warm starts), by plugin.", "plugin"),
+		pluginsKilled:  registered.counter("agentcore_plugin_kills_total", "Plugin processes killed to stop their call (timeout, stopped run, client gone), by plugin.", "plugin"),
 
-		permissions: f.counter("agentcore_permission_requests_total", "Permission requests, by decision: allow, deny, unanswered (the run stopped first).", "decision"),
-		limitHits: f.counter("agentcore_limit_hits_total",
+		permissions: registered.counter("agentcore_permission_requests_total", "Permission requests, by decision: allow, deny, unanswered (the run stopped first).", "decision"),
+		limitHits: registered.counter("agentcore_limit_hits_total",
 			"Requests refused or calls killed at a limit, by limit: sessions, runs, history (server limits), tool (a tool's resource limit), and any other *_LIMIT reason.", "limit"),
-		streams: f.gauge("agentcore_grpc_streams_active", "gRPC streams open now (Send, Compact, ExecuteTool)."),
+		streams: registered.gauge("agentcore_grpc_streams_active", "gRPC streams open now (Send, Compact, ExecuteTool)."),
 	}
 	for i, typ := range tokenTypes {
-		m.tokenSeries[i] = m.tokens.WithLabelValues(typ)
+		out.tokenSeries[i] = out.tokens.WithLabelValues(typ)
 	}
-	build := f.gaugeVec("agentcore_build_info", "The running binary: its version and Go version; the value is 1.", "version", "go_version")
+	build := registered.gaugeVec("agentcore_build_info", "The running binary: its version and Go version; the value is 1.", "version", "go_version")
 	goVersion := "unknown"
 	if bi, ok := debug.ReadBuildInfo(); ok {
 		goVersion = bi.GoVersion
 	}
 	build.WithLabelValues(Version(), goVersion).Set(1)
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
-	return m
+	return out
 }
 
 // factory makes metrics registered in one registry.

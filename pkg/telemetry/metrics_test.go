@@ -20,17 +20,17 @@ import (
 // TestMetricsWithoutTracing pins the metrics of runs when tracing is off
 // (and that no span context reaches the model or the tool).
 func TestMetricsWithoutTracing(t *testing.T) {
-	r := newRig(t, false, false)
-	before := scrape(t, r.tel)
-	r.script(twoSteps)
-	if _, err := r.send(t, context.Background(), "find it"); err != nil {
+	rig := newRig(t, false, false)
+	before := scrape(t, rig.tel)
+	rig.script(twoSteps)
+	if _, err := rig.send(t, context.Background(), "find it"); err != nil {
 		t.Fatal(err)
 	}
-	r.script(func(int, *fakemodel.Request) fakemodel.Turn { return fakemodel.Turn{Status: 401} })
-	if _, err := r.send(t, context.Background(), "again"); err == nil {
+	rig.script(func(int, *fakemodel.Request) fakemodel.Turn { return fakemodel.Turn{Status: 401} })
+	if _, err := rig.send(t, context.Background(), "again"); err == nil {
 		t.Fatal("no error")
 	}
-	diff := delta(before, scrape(t, r.tel))
+	diff := delta(before, scrape(t, rig.tel))
 	want := map[string]float64{
 		`agentcore_runs_started_total{kind="send"}`:                                2,
 		`agentcore_runs_ended_total{error_kind="",kind="send",reason="no_tool"}`:   1,
@@ -56,13 +56,13 @@ func TestMetricsWithoutTracing(t *testing.T) {
 			t.Errorf("%s moved by %v, want %v", k, diff[k], v)
 		}
 	}
-	if got := scrape(t, r.tel)["agentcore_runs_active"]; got != 0 {
+	if got := scrape(t, rig.tel)["agentcore_runs_active"]; got != 0 {
 		t.Errorf("runs active = %v after the runs", got)
 	}
-	if r.toolSpan.IsValid() || r.headers[0].Get("Traceparent") != "" {
+	if rig.toolSpan.IsValid() || rig.headers[0].Get("Traceparent") != "" {
 		t.Error("a span context travelled without tracing")
 	}
-	if _, ok := r.logLine(t, "run ended")["trace_id"]; ok {
+	if _, ok := rig.logLine(t, "run ended")["trace_id"]; ok {
 		t.Error("trace_id logged without tracing")
 	}
 }

@@ -326,18 +326,18 @@ func (t *Telemetry) addTokens(u *agentv1.Usage) {
 
 // ToolStarted opens the call's execute_tool span; its attributes are set
 // when it ends (see ModelStarted).
-func (t *Telemetry) ToolStarted(ctx context.Context, c *agent.ToolCall) context.Context {
+func (t *Telemetry) ToolStarted(ctx context.Context, call *agent.ToolCall) context.Context {
 	if !t.tracing {
 		return ctx
 	}
-	ctx, _ = t.tracer.Start(ctx, t.strings.tool.get(c.Name, toolName), t.internalStart...)
+	ctx, _ = t.tracer.Start(ctx, t.strings.tool.get(call.Name, toolName), t.internalStart...)
 	return ctx
 }
 
 // ToolEnded closes the execute_tool span and moves the tool metrics.
-func (t *Telemetry) ToolEnded(ctx context.Context, c *agent.ToolCall, res tool.Result) {
-	name := c.Name
-	if !c.Known {
+func (t *Telemetry) ToolEnded(ctx context.Context, call *agent.ToolCall, res tool.Result) {
+	name := call.Name
+	if !call.Known {
 		name = "_unknown" // a name the model made up: not a label value of its own
 	}
 	outcome := string(res.Outcome)
@@ -351,9 +351,9 @@ func (t *Telemetry) ToolEnded(ctx context.Context, c *agent.ToolCall, res tool.R
 		t.LimitHit("tool")
 	}
 	if t.log.IsDebug() {
-		fields := []any{"tool", c.Name, "call", c.ID, "outcome", outcome, "duration", res.Duration}
-		if c.Run != nil {
-			fields = append(fields, "agent", c.Run.AgentID, "run", c.Run.RunID)
+		fields := []any{"tool", call.Name, "call", call.ID, "outcome", outcome, "duration", res.Duration}
+		if call.Run != nil {
+			fields = append(fields, "agent", call.Run.AgentID, "run", call.Run.RunID)
 		}
 		t.log.Debug("tool call", fields...)
 	}
@@ -369,30 +369,30 @@ func (t *Telemetry) ToolEnded(ctx context.Context, c *agent.ToolCall, res tool.R
 	if t.content {
 		n += 2
 	}
-	p := t.attrBuf(n)
-	attrs := append(*p,
+	buf := t.attrBuf(n)
+	attrs := append(*buf,
 		attrOperation.String("execute_tool"),
-		attrToolName.String(c.Name),
-		attrToolCallID.String(c.ID),
+		attrToolName.String(call.Name),
+		attrToolCallID.String(call.ID),
 		attrToolType.String("function"),
 	)
-	if c.Run != nil {
-		attrs = append(attrs, attrStep.Int(c.Step))
+	if call.Run != nil {
+		attrs = append(attrs, attrStep.Int(call.Step))
 	}
 	if t.content {
-		attrs = append(attrs, attrToolArguments.String(t.redact(c.Arguments)), attrToolResult.String(t.redact(tool.OutputText(res.Output))))
+		attrs = append(attrs, attrToolArguments.String(t.redact(call.Arguments)), attrToolResult.String(t.redact(tool.OutputText(res.Output))))
 	}
 	if outcome != string(tool.OutcomeOK) {
 		attrs = append(attrs, attrErrorType.String(outcome))
 		span.SetStatus(codes.Error, "tool call "+outcome)
 	}
-	*p = attrs
-	t.setAttrs(span, p)
+	*buf = attrs
+	t.setAttrs(span, buf)
 	span.End()
 }
 
 // PermissionDecided counts the decision and records it on the run's span.
-func (t *Telemetry) PermissionDecided(ctx context.Context, c *agent.ToolCall, d agent.Decision, notRun bool) {
+func (t *Telemetry) PermissionDecided(ctx context.Context, call *agent.ToolCall, d agent.Decision, notRun bool) {
 	decision := "deny"
 	switch {
 	case notRun:
@@ -409,7 +409,7 @@ func (t *Telemetry) PermissionDecided(ctx context.Context, c *agent.ToolCall, d 
 		return
 	}
 	span.AddEvent("permission", trace.WithAttributes(
-		attrToolName.String(c.Name), attrToolCallID.String(c.ID), attrDecision.String(decision)))
+		attrToolName.String(call.Name), attrToolCallID.String(call.ID), attrDecision.String(decision)))
 }
 
 // ProcessStarted counts a cold start.

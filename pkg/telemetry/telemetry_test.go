@@ -61,18 +61,18 @@ func newRig(t *testing.T, tracing, content bool) *rig {
 // newSampledRig is newRig tracing with sampler (nil: not tracing).
 func newSampledRig(t *testing.T, sampler sdktrace.Sampler, content bool) *rig {
 	t.Helper()
-	r := &rig{logs: &syncbuf.Buffer{}}
+	out := &rig{logs: &syncbuf.Buffer{}}
 	cfg := Config{
 		TraceContent: content,
-		Logger:       hclog.New(&hclog.LoggerOptions{JSONFormat: true, Output: r.logs, Level: hclog.Debug}),
+		Logger:       hclog.New(&hclog.LoggerOptions{JSONFormat: true, Output: out.logs, Level: hclog.Debug}),
 		Redact: func(s string) string {
-			r.redactions.Add(1)
+			out.redactions.Add(1)
 			return strings.ReplaceAll(s, "sk-secret", "[redacted]")
 		},
 	}
 	if sampler != nil {
-		r.spans = tracetest.NewInMemoryExporter()
-		tp := sdktrace.NewTracerProvider(sdktrace.WithSyncer(r.spans), sdktrace.WithSampler(sampler))
+		out.spans = tracetest.NewInMemoryExporter()
+		tp := sdktrace.NewTracerProvider(sdktrace.WithSyncer(out.spans), sdktrace.WithSampler(sampler))
 		t.Cleanup(func() { _ = tp.Shutdown(context.Background()) })
 		cfg.TracerProvider = tp
 	}
@@ -80,13 +80,13 @@ func newSampledRig(t *testing.T, sampler sdktrace.Sampler, content bool) *rig {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r.tel = tel
-	r.model = fakemodel.StartTB(t)
-	r.model.Handle(func(req *fakemodel.Request) fakemodel.Turn {
-		r.mu.Lock()
-		r.headers = append(r.headers, req.Header.Clone())
-		fn := r.scriptStep
-		r.mu.Unlock()
+	out.tel = tel
+	out.model = fakemodel.StartTB(t)
+	out.model.Handle(func(req *fakemodel.Request) fakemodel.Turn {
+		out.mu.Lock()
+		out.headers = append(out.headers, req.Header.Clone())
+		fn := out.scriptStep
+		out.mu.Unlock()
 		steps := 0
 		msgs, _ := req.JSON()["messages"].([]any)
 		for _, m := range msgs {
@@ -99,9 +99,9 @@ func newSampledRig(t *testing.T, sampler sdktrace.Sampler, content bool) *rig {
 	lookup, err := tool.InProcess(tool.Spec{Name: "lookup", Description: "Looks up.",
 		InputSchema: json.RawMessage(`{"type":"object","properties":{"q":{"type":"string"}}}`)},
 		func(ctx context.Context, in json.RawMessage, _ func(string)) (tool.Result, error) {
-			r.mu.Lock()
-			r.toolSpan = trace.SpanContextFromContext(ctx)
-			r.mu.Unlock()
+			out.mu.Lock()
+			out.toolSpan = trace.SpanContextFromContext(ctx)
+			out.mu.Unlock()
 			return tool.Result{Output: tool.TextOutput("found " + string(in))}, nil
 		})
 	if err != nil {
@@ -114,10 +114,10 @@ func newSampledRig(t *testing.T, sampler sdktrace.Sampler, content bool) *rig {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r.sess, err = agent.New(agent.Options{
+	out.sess, err = agent.New(agent.Options{
 		ID: "writer",
 		Config: &agentv1.AgentConfig{
-			BaseUrl: proto.String(r.model.URL), Model: proto.String("fake-model"), ApiKey: proto.String("sk-secret"),
+			BaseUrl: proto.String(out.model.URL), Model: proto.String("fake-model"), ApiKey: proto.String("sk-secret"),
 			System: proto.String("Be brief."), RetryMaxDelay: nil,
 		},
 		Tools:    tool.Merge(lookup, broken),
@@ -127,7 +127,7 @@ func newSampledRig(t *testing.T, sampler sdktrace.Sampler, content bool) *rig {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return r
+	return out
 }
 
 func (r *rig) script(fn func(step int, req *fakemodel.Request) fakemodel.Turn) {

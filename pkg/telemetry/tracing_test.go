@@ -24,20 +24,20 @@ import (
 // execute_tool under it, with the GenAI attributes; the model requests
 // carry their chat span's traceparent and the tool runs under its span.
 func TestSpanTree(t *testing.T) {
-	r := newRig(t, true, false)
-	r.script(twoSteps)
+	rig := newRig(t, true, false)
+	rig.script(twoSteps)
 	parent := trace.NewSpanContext(trace.SpanContextConfig{
 		TraceID: trace.TraceID{1, 2, 3}, SpanID: trace.SpanID{4, 5, 6}, TraceFlags: trace.FlagsSampled, Remote: true,
 	})
 	ctx := trace.ContextWithRemoteSpanContext(context.Background(), parent)
-	res, err := r.send(t, ctx, "find it")
+	res, err := rig.send(t, ctx, "find it")
 	if err != nil {
 		t.Fatal(err)
 	}
 	if res.Steps != 2 {
 		t.Fatalf("steps = %d", res.Steps)
 	}
-	spans := r.spans.GetSpans()
+	spans := rig.spans.GetSpans()
 	byName := map[string][]tracetest.SpanStub{}
 	for _, s := range spans {
 		if s.SpanContext.TraceID() != parent.TraceID() {
@@ -63,7 +63,7 @@ func TestSpanTree(t *testing.T) {
 		}
 		// The model saw this span's traceparent.
 		want := fmt.Sprintf("00-%s-%s-01", parent.TraceID(), c.SpanContext.SpanID())
-		if got := r.headers[i].Get("Traceparent"); got != want {
+		if got := rig.headers[i].Get("Traceparent"); got != want {
 			t.Errorf("request %d traceparent = %q, want %q", i, got, want)
 		}
 	}
@@ -90,11 +90,11 @@ func TestSpanTree(t *testing.T) {
 	if hasAttr(ex, attrErrorType) || hasAttr(ex, attrToolArguments) {
 		t.Errorf("execute_tool attributes: %v", ex.Attributes)
 	}
-	if r.toolSpan.SpanID() != ex.SpanContext.SpanID() {
-		t.Errorf("the tool ran under span %s, want execute_tool's %s", r.toolSpan.SpanID(), ex.SpanContext.SpanID())
+	if rig.toolSpan.SpanID() != ex.SpanContext.SpanID() {
+		t.Errorf("the tool ran under span %s, want execute_tool's %s", rig.toolSpan.SpanID(), ex.SpanContext.SpanID())
 	}
 	// The run's log line names the trace.
-	line := r.logLine(t, "run ended")
+	line := rig.logLine(t, "run ended")
 	if line["trace_id"] != parent.TraceID().String() || line["reason"] != "no_tool" || line["tool_calls"] != float64(1) ||
 		line["steps"] != float64(2) || line["input_tokens"] != float64(230) {
 		t.Errorf("log line: %v", line)
@@ -105,9 +105,9 @@ func TestSpanTree(t *testing.T) {
 // model request, retries as events, and content only with TraceContent,
 // secrets redacted.
 func TestSpanErrorsAndContent(t *testing.T) {
-	r := newRig(t, true, true)
+	rig := newRig(t, true, true)
 	attempts := 0
-	r.script(func(step int, req *fakemodel.Request) fakemodel.Turn {
+	rig.script(func(step int, req *fakemodel.Request) fakemodel.Turn {
 		switch {
 		case step == 0:
 			return fakemodel.Turn{ToolCalls: []fakemodel.ToolCall{{ID: "call_b", Name: "broken", Arguments: `{}`}}}
@@ -117,18 +117,18 @@ func TestSpanErrorsAndContent(t *testing.T) {
 		}
 		return fakemodel.Turn{Status: 401}
 	})
-	_, err := r.send(t, context.Background(), "use sk-secret")
+	_, err := rig.send(t, context.Background(), "use sk-secret")
 	var le *llm.Error
 	if !errors.As(err, &le) || le.Kind != llm.KindAuth {
 		t.Fatalf("err = %v, want an auth error", err)
 	}
 	byName := map[string][]tracetest.SpanStub{}
-	for _, s := range r.spans.GetSpans() {
+	for _, s := range rig.spans.GetSpans() {
 		byName[s.Name] = append(byName[s.Name], s)
 	}
 	ex := byName["execute_tool broken"]
 	if len(ex) != 1 {
-		t.Fatalf("spans: %v", names(r.spans.GetSpans()))
+		t.Fatalf("spans: %v", names(rig.spans.GetSpans()))
 	}
 	wantAttrs(t, ex[0], map[attribute.Key]any{attrErrorType: "error", attrToolArguments: "{}"})
 	if v, _ := attr(ex[0], attrToolResult); !strings.Contains(fmt.Sprint(v), "out of order") {
@@ -152,11 +152,11 @@ func TestSpanErrorsAndContent(t *testing.T) {
 	}
 	run := byName["invoke_agent writer"][0]
 	wantAttrs(t, run, map[attribute.Key]any{attrErrorType: "auth"})
-	line := r.logLine(t, "run ended")
+	line := rig.logLine(t, "run ended")
 	if line["error_kind"] != "auth" || line["steps"] != float64(2) {
 		t.Errorf("log line: %v", line)
 	}
-	if r.logLine(t, "model request failed")["kind"] != "auth" {
+	if rig.logLine(t, "model request failed")["kind"] != "auth" {
 		t.Error("no WARN line for the failed model request")
 	}
 }
@@ -167,36 +167,36 @@ func TestSpanErrorsAndContent(t *testing.T) {
 // Redact hook, which every content string goes through, is never called),
 // and the model request still carries the trace context, not sampled.
 func TestUnsampledContent(t *testing.T) {
-	r := newSampledRig(t, sdktrace.ParentBased(sdktrace.AlwaysSample()), true)
-	r.script(twoSteps)
+	rig := newSampledRig(t, sdktrace.ParentBased(sdktrace.AlwaysSample()), true)
+	rig.script(twoSteps)
 	parent := trace.NewSpanContext(trace.SpanContextConfig{TraceID: trace.TraceID{7}, SpanID: trace.SpanID{8}, Remote: true})
-	res, err := r.send(t, trace.ContextWithRemoteSpanContext(context.Background(), parent), "find it")
+	res, err := rig.send(t, trace.ContextWithRemoteSpanContext(context.Background(), parent), "find it")
 	if err != nil {
 		t.Fatal(err)
 	}
 	if res.Steps != 2 {
 		t.Fatalf("steps = %d", res.Steps)
 	}
-	if spans := r.spans.GetSpans(); len(spans) != 0 {
+	if spans := rig.spans.GetSpans(); len(spans) != 0 {
 		t.Errorf("unsampled run exported spans: %v", names(spans))
 	}
-	if n := r.redactions.Load(); n != 0 {
+	if n := rig.redactions.Load(); n != 0 {
 		t.Errorf("Redact called %d times for spans that do not record", n)
 	}
-	r.mu.Lock()
-	headers := r.headers
-	r.mu.Unlock()
+	rig.mu.Lock()
+	headers := rig.headers
+	rig.mu.Unlock()
 	if tp := headers[0].Get("Traceparent"); len(headers) != 2 || !strings.HasPrefix(tp, "00-"+parent.TraceID().String()+"-") || !strings.HasSuffix(tp, "-00") {
 		t.Errorf("model request headers: %v", headers)
 	}
 
 	// The same agent sampled encodes its content: the count can move.
 	sampled := trace.NewSpanContext(trace.SpanContextConfig{TraceID: trace.TraceID{9}, SpanID: trace.SpanID{8}, TraceFlags: trace.FlagsSampled, Remote: true})
-	if _, err := r.send(t, trace.ContextWithRemoteSpanContext(context.Background(), sampled), "again"); err != nil {
+	if _, err := rig.send(t, trace.ContextWithRemoteSpanContext(context.Background(), sampled), "again"); err != nil {
 		t.Fatal(err)
 	}
-	if n := r.redactions.Load(); n == 0 || len(r.spans.GetSpans()) == 0 {
-		t.Errorf("sampled run: %d redactions, spans %v", n, names(r.spans.GetSpans()))
+	if n := rig.redactions.Load(); n == 0 || len(rig.spans.GetSpans()) == 0 {
+		t.Errorf("sampled run: %d redactions, spans %v", n, names(rig.spans.GetSpans()))
 	}
 }
 
