@@ -95,12 +95,13 @@ func benchObserver(b *testing.B, variant string) agent.Observer {
 // BenchmarkStep measures a loop step (model request and tool call, both
 // answering at once, 200-message history) without telemetry (none), with
 // telemetry and tracing off (off), and with tracing on at 100 % sampling
-// (on). The issue's goals: off, no measurable change; on, ≤ 20 µs more per
-// step. An iteration is a round: a block of sends of each variant, in an
-// order that turns from round to round, so that a busy machine's ups and
-// downs fall on the three alike. Each variant reports its wall time, the
-// process's CPU time (GC and the batch processor included) and its
-// allocations per step; added-* are on's and off's CPU time over none's.
+// (on). Its goals (docs/benchmarks.md): off, no measurable change; on,
+// ≤ 20 µs more per step. An iteration is a round: a block of sends of each
+// variant, in an order that turns from round to round, so that a busy
+// machine's ups and downs fall on the three alike. Each variant reports its
+// wall time, the process's CPU time (GC and the batch processor included)
+// and its allocations per step; added-* are on's and off's CPU time over
+// none's.
 // In a CPU profile (-cpuprofile) each variant's samples carry the label
 // variant=none|off|on: `go tool pprof -tagfocus 'variant=^on$'` shows one
 // (the GC's background workers and the batch processor's goroutine carry

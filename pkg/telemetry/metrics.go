@@ -30,7 +30,8 @@ const (
 )
 
 // metrics are every metric of a server, registered in its own registry.
-// The README's Observability section lists them; keep the two together.
+// docs/observability.md lists them in its metrics table; keep the two
+// together.
 type metrics struct {
 	runsStarted *prometheus.CounterVec   // kind
 	runsEnded   *prometheus.CounterVec   // kind, reason, error_kind
