@@ -17,66 +17,66 @@ import (
 // messages, notices, assistant messages with reasoning and 0–3 calls, their
 // results in one or more tool messages (some moved before their call, some
 // missing), orphan results and summaries. Every message has a unique id.
-func randomHistory(r *rand.Rand) []*agentv1.Message {
-	var h []*agentv1.Message
+func randomHistory(rng *rand.Rand) []*agentv1.Message {
+	var out []*agentv1.Message
 	next := 0
 	id := func() string { next++; return fmt.Sprintf("m%d", next) }
-	words := func() string { return strings.Repeat("word ", 1+r.IntN(8)) }
-	n := 1 + r.IntN(40)
+	words := func() string { return strings.Repeat("word ", 1+rng.IntN(8)) }
+	n := 1 + rng.IntN(40)
 	for range n {
-		switch k := r.IntN(20); {
+		switch k := rng.IntN(20); {
 		case k < 6:
-			h = append(h, history.User(words()))
+			out = append(out, history.User(words()))
 		case k < 7:
-			h = append(h, history.System(words()))
+			out = append(out, history.System(words()))
 		case k < 8:
-			h = append(h, history.Compact("summary "+words()))
+			out = append(out, history.Compact("summary "+words()))
 		case k < 9:
-			h = append(h, history.ToolText("orphan-"+id(), "read", words()))
+			out = append(out, history.ToolText("orphan-"+id(), "read", words()))
 		default:
 			var parts []*agentv1.Part
-			if r.IntN(3) == 0 {
+			if rng.IntN(3) == 0 {
 				parts = append(parts, history.Reasoning(words()))
 			}
-			if r.IntN(2) == 0 {
+			if rng.IntN(2) == 0 {
 				parts = append(parts, history.Text(words()))
 			}
 			var calls []string
-			for range r.IntN(4) {
+			for range rng.IntN(4) {
 				c := "call-" + id()
 				calls = append(calls, c)
 				parts = append(parts, history.ToolCall(c, "read", `{"n":1}`))
 			}
-			h = append(h, history.Assistant(parts...))
+			out = append(out, history.Assistant(parts...))
 			// Results: each call answered or not; answered ones split over
 			// one or two tool messages.
 			var msgs [2][]*agentv1.Part
 			for _, c := range calls {
-				if r.IntN(6) == 0 {
+				if rng.IntN(6) == 0 {
 					continue // lost, or the run stopped
 				}
-				k := r.IntN(2)
-				msgs[k] = append(msgs[k], history.ToolResult(c, "read", history.TextOutput(words()), r.IntN(5) == 0))
+				k := rng.IntN(2)
+				msgs[k] = append(msgs[k], history.ToolResult(c, "read", history.TextOutput(words()), rng.IntN(5) == 0))
 			}
 			for _, parts := range msgs {
 				if len(parts) > 0 {
-					h = append(h, history.Tool(parts...))
+					out = append(out, history.Tool(parts...))
 				}
 			}
 		}
 	}
 	// Restored out of order: move some tool messages earlier.
-	for i, m := range h {
-		if m.GetRole() == agentv1.Role_ROLE_TOOL && r.IntN(5) == 0 {
-			j := r.IntN(i + 1)
-			copy(h[j+1:i+1], h[j:i])
-			h[j] = m
+	for i, m := range out {
+		if m.GetRole() == agentv1.Role_ROLE_TOOL && rng.IntN(5) == 0 {
+			j := rng.IntN(i + 1)
+			copy(out[j+1:i+1], out[j:i])
+			out[j] = m
 		}
 	}
-	for _, m := range h {
+	for _, m := range out {
 		m.Id = id()
 	}
-	return h
+	return out
 }
 
 // TestPropertyTurnsStayWhole checks, over many random histories and budgets,
@@ -109,7 +109,7 @@ func forRandomHistories(n int, stream uint64, f func(seed uint64, r *rand.Rand, 
 	}
 }
 
-func checkContext(h []*agentv1.Message, ctx *Context, o Options) string {
+func checkContext(msgs []*agentv1.Message, ctx *Context, opts Options) string {
 	// Pairing: the tool messages right after an assistant message answer
 	// exactly its calls, once each; no tool message appears elsewhere.
 	var open map[string]bool // calls of the last assistant message not yet answered
@@ -143,7 +143,7 @@ func checkContext(h []*agentv1.Message, ctx *Context, o Options) string {
 			if m.GetRole() == agentv1.Role_ROLE_ASSISTANT {
 				open = map[string]bool{}
 				for _, p := range m.GetParts() {
-					if p.GetReasoning() != nil && !o.Reasoning {
+					if p.GetReasoning() != nil && !opts.Reasoning {
 						return fmt.Sprintf("message %d: reasoning sent", i)
 					}
 					if c := p.GetToolCall(); c != nil {
@@ -168,10 +168,10 @@ func checkContext(h []*agentv1.Message, ctx *Context, o Options) string {
 		}
 	}
 	last := -1
-	for _, turn := range history.Turns(h) {
+	for _, turn := range history.Turns(msgs) {
 		in := 0
 		for _, i := range turn.Indexes {
-			if _, ok := sent[h[i].GetId()]; ok {
+			if _, ok := sent[msgs[i].GetId()]; ok {
 				in++
 			}
 		}
@@ -179,12 +179,12 @@ func checkContext(h []*agentv1.Message, ctx *Context, o Options) string {
 			continue
 		}
 		if turn.Orphan {
-			return fmt.Sprintf("orphan %s sent", h[turn.Head()].GetId())
+			return fmt.Sprintf("orphan %s sent", msgs[turn.Head()].GetId())
 		}
 		if in != len(turn.Indexes) {
 			return fmt.Sprintf("turn at %d split: %d of %d messages sent", turn.Head(), in, len(turn.Indexes))
 		}
-		at := sent[h[turn.Head()].GetId()]
+		at := sent[msgs[turn.Head()].GetId()]
 		if at < last {
 			return fmt.Sprintf("turn at %d sent out of order", turn.Head())
 		}
@@ -195,9 +195,9 @@ func checkContext(h []*agentv1.Message, ctx *Context, o Options) string {
 	// send (an orphan, another summary, an assistant message holding only
 	// reasoning that is not sent).
 	if ctx.Summary >= 0 {
-		for _, turn := range history.Turns(h) {
-			head := h[turn.Head()]
-			if turn.Head() <= ctx.Summary || !sendable(turn, head, o) {
+		for _, turn := range history.Turns(msgs) {
+			head := msgs[turn.Head()]
+			if turn.Head() <= ctx.Summary || !sendable(turn, head, opts) {
 				continue
 			}
 			if _, ok := sent[head.GetId()]; !ok {

@@ -291,19 +291,19 @@ const (
 // update makes the cache hold the history msgs and opts, and returns the
 // history's turns and how each is sent.
 func (c *Cache) update(msgs []*agentv1.Message, opts Options) ([]history.Turn, []built) {
-	n := len(c.last)
-	grown := c.ids != nil && n <= len(msgs) && slices.Equal(c.last, msgs[:n]) && c.ownTurns(msgs[n:])
+	known := len(c.last)
+	grown := c.ids != nil && known <= len(msgs) && slices.Equal(c.last, msgs[:known]) && c.ownTurns(msgs[known:])
 	if grown {
-		if n < len(msgs) {
-			tail := history.Turns(msgs[n:])
+		if known < len(msgs) {
+			tail := history.Turns(msgs[known:])
 			for _, t := range tail {
 				for i := range t.Indexes {
-					t.Indexes[i] += n
+					t.Indexes[i] += known
 				}
 			}
 			c.turns = append(c.turns, tail...)
-			c.addIDs(msgs[n:])
-			c.last = append(c.last, msgs[n:]...)
+			c.addIDs(msgs[known:])
+			c.last = append(c.last, msgs[known:]...)
 		}
 	} else {
 		c.turns = history.Turns(msgs)
@@ -320,7 +320,7 @@ func (c *Cache) update(msgs []*agentv1.Message, opts Options) ([]history.Turn, [
 		c.sent = make([]built, 0, len(c.turns))
 		c.buf = make([]*agentv1.Message, 0, len(msgs)+8)
 		c.historyTokens = 0
-		n = 0
+		known = 0
 	}
 	b := builder{msgs: msgs, opts: opts, buf: c.buf}
 	for _, t := range c.turns[len(c.sent):] {
@@ -331,7 +331,7 @@ func (c *Cache) update(msgs []*agentv1.Message, opts Options) ([]history.Turn, [
 	}
 	c.buf = b.buf
 	if opts.Counter != nil {
-		c.historyTokens += opts.Counter.Messages(msgs[n:], opts.Reasoning)
+		c.historyTokens += opts.Counter.Messages(msgs[known:], opts.Reasoning)
 	}
 	return c.turns, c.sent
 }
