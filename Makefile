@@ -42,23 +42,32 @@ demo: build
 # -run pattern) picks tests. UNIT_PKGS is expanded only by make unit.
 E2E_PKGS := ./tests/...
 UNIT_PKGS = $(shell $(GO) list ./... | grep -v -E '^$(shell $(GO) list -m)/(tests|bench)(/|$$)')
-GO_TEST = $(GO) test -count=1$(if $(RUN), -run '$(RUN)')
+# The test targets run go test -json through bin/testsum (scripts/testsum):
+# go test's usual output, then a summary of what passed, failed and was
+# skipped and why. Its exit status is go test's.
+GO_TEST = GO='$(GO)' bin/testsum -count=1$(if $(RUN), -run '$(RUN)')
+
+.PHONY: bin/testsum
+bin/testsum:
+	@mkdir -p bin
+	@$(GO) build -o bin/testsum ./scripts/testsum
 
 ## test: the whole suite: make unit and make e2e in one go test run (what CI runs).
+## It ends with a summary: tests passed, failed and skipped, each skip with its reason.
 ## make test-deps first, or the Python, Node.js and browser tests skip.
-test:
+test: bin/testsum
 	$(GO_TEST) ./...
 
 ## unit: every package's tests but the end-to-end ones (./tests/...) and the benchmarks (./bench/...).
 ## One package: make unit PKG=./pkg/tool/; one test: make unit PKG=./pkg/tool/ RUN=TestScanFailsLoudly.
-unit:
+unit: bin/testsum
 	@echo "$(GO_TEST) $(or $(PKG),<every package but ./tests/... and ./bench/...>)"
 	@$(GO_TEST) $(or $(PKG),$(UNIT_PKGS))
 
 ## e2e: the end-to-end tests (./tests/...): the real agent-server, plugins and SDKs.
 ## One test: make e2e RUN=TestDemo (RUN is a go test -run pattern, e.g. TestHTTPGateway/compact);
 ## PKG=./tests/ or PKG=./tests/conformance/ for one package (each builds what it needs first).
-e2e:
+e2e: bin/testsum
 	$(GO_TEST) $(or $(PKG),$(E2E_PKGS))
 
 ## lint: gofmt, go vet, staticcheck, buf lint, buf breaking against main, and generated code up to date.

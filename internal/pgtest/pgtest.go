@@ -28,7 +28,7 @@ func URL(t testing.TB) string {
 	t.Helper()
 	u := os.Getenv(EnvVar)
 	if u == "" {
-		msg := EnvVar + " is not set: set it to a postgres:// URL (a user that may create schemas) to run the PostgreSQL tests; .ci/run starts a server and sets it"
+		msg := EnvVar + " is not set: the PostgreSQL tests need a postgres:// URL whose user may create schemas (docs/development.md says how; .ci/run starts a server and sets it)"
 		if os.Getenv("CI") == "true" {
 			t.Fatal(msg)
 		}

@@ -94,7 +94,7 @@ func nodeLang(t *testing.T) lang {
 	}
 	root := e2e.RepoRoot()
 	if _, err := os.Stat(filepath.Join(root, "sdk", "node", "node_modules", "@grpc", "grpc-js", "package.json")); err != nil {
-		unavailable(t, "sdk/node has no node_modules: run (cd sdk/node && npm ci)")
+		unavailable(t, "sdk/node has no node_modules: run make test-deps (or npm ci there)")
 	}
 	return lang{name: "node", dir: filepath.Join(root, "examples", "tools", "node")}
 }
