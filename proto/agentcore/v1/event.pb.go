@@ -24,6 +24,62 @@ const (
 	_ = protoimpl.EnforceVersion(protoimpl.MaxVersion - 20)
 )
 
+// PermissionOutcome says how a permission request ended.
+type PermissionOutcome int32
+
+const (
+	PermissionOutcome_PERMISSION_OUTCOME_UNSPECIFIED PermissionOutcome = 0
+	// The call was allowed and ran.
+	PermissionOutcome_PERMISSION_OUTCOME_ALLOWED PermissionOutcome = 1
+	// The call was denied and did not run.
+	PermissionOutcome_PERMISSION_OUTCOME_DENIED PermissionOutcome = 2
+	// The run was stopped while the request waited: the call did not run.
+	PermissionOutcome_PERMISSION_OUTCOME_NOT_ANSWERED PermissionOutcome = 3
+)
+
+// Enum value maps for PermissionOutcome.
+var (
+	PermissionOutcome_name = map[int32]string{
+		0: "PERMISSION_OUTCOME_UNSPECIFIED",
+		1: "PERMISSION_OUTCOME_ALLOWED",
+		2: "PERMISSION_OUTCOME_DENIED",
+		3: "PERMISSION_OUTCOME_NOT_ANSWERED",
+	}
+	PermissionOutcome_value = map[string]int32{
+		"PERMISSION_OUTCOME_UNSPECIFIED":  0,
+		"PERMISSION_OUTCOME_ALLOWED":      1,
+		"PERMISSION_OUTCOME_DENIED":       2,
+		"PERMISSION_OUTCOME_NOT_ANSWERED": 3,
+	}
+)
+
+func (x PermissionOutcome) Enum() *PermissionOutcome {
+	p := new(PermissionOutcome)
+	*p = x
+	return p
+}
+
+func (x PermissionOutcome) String() string {
+	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
+}
+
+func (PermissionOutcome) Descriptor() protoreflect.EnumDescriptor {
+	return file_agentcore_v1_event_proto_enumTypes[0].Descriptor()
+}
+
+func (PermissionOutcome) Type() protoreflect.EnumType {
+	return &file_agentcore_v1_event_proto_enumTypes[0]
+}
+
+func (x PermissionOutcome) Number() protoreflect.EnumNumber {
+	return protoreflect.EnumNumber(x)
+}
+
+// Deprecated: Use PermissionOutcome.Descriptor instead.
+func (PermissionOutcome) EnumDescriptor() ([]byte, []int) {
+	return file_agentcore_v1_event_proto_rawDescGZIP(), []int{0}
+}
+
 // OutputStream says where tool output came from.
 type OutputStream int32
 
@@ -64,11 +120,11 @@ func (x OutputStream) String() string {
 }
 
 func (OutputStream) Descriptor() protoreflect.EnumDescriptor {
-	return file_agentcore_v1_event_proto_enumTypes[0].Descriptor()
+	return file_agentcore_v1_event_proto_enumTypes[1].Descriptor()
 }
 
 func (OutputStream) Type() protoreflect.EnumType {
-	return &file_agentcore_v1_event_proto_enumTypes[0]
+	return &file_agentcore_v1_event_proto_enumTypes[1]
 }
 
 func (x OutputStream) Number() protoreflect.EnumNumber {
@@ -77,7 +133,7 @@ func (x OutputStream) Number() protoreflect.EnumNumber {
 
 // Deprecated: Use OutputStream.Descriptor instead.
 func (OutputStream) EnumDescriptor() ([]byte, []int) {
-	return file_agentcore_v1_event_proto_rawDescGZIP(), []int{0}
+	return file_agentcore_v1_event_proto_rawDescGZIP(), []int{1}
 }
 
 // ErrorKind classifies model errors (agent-core: error.kind).
@@ -140,11 +196,11 @@ func (x ErrorKind) String() string {
 }
 
 func (ErrorKind) Descriptor() protoreflect.EnumDescriptor {
-	return file_agentcore_v1_event_proto_enumTypes[1].Descriptor()
+	return file_agentcore_v1_event_proto_enumTypes[2].Descriptor()
 }
 
 func (ErrorKind) Type() protoreflect.EnumType {
-	return &file_agentcore_v1_event_proto_enumTypes[1]
+	return &file_agentcore_v1_event_proto_enumTypes[2]
 }
 
 func (x ErrorKind) Number() protoreflect.EnumNumber {
@@ -153,7 +209,7 @@ func (x ErrorKind) Number() protoreflect.EnumNumber {
 
 // Deprecated: Use ErrorKind.Descriptor instead.
 func (ErrorKind) EnumDescriptor() ([]byte, []int) {
-	return file_agentcore_v1_event_proto_rawDescGZIP(), []int{1}
+	return file_agentcore_v1_event_proto_rawDescGZIP(), []int{2}
 }
 
 // EndReason says why a send ended normally.
@@ -196,11 +252,11 @@ func (x EndReason) String() string {
 }
 
 func (EndReason) Descriptor() protoreflect.EnumDescriptor {
-	return file_agentcore_v1_event_proto_enumTypes[2].Descriptor()
+	return file_agentcore_v1_event_proto_enumTypes[3].Descriptor()
 }
 
 func (EndReason) Type() protoreflect.EnumType {
-	return &file_agentcore_v1_event_proto_enumTypes[2]
+	return &file_agentcore_v1_event_proto_enumTypes[3]
 }
 
 func (x EndReason) Number() protoreflect.EnumNumber {
@@ -209,7 +265,7 @@ func (x EndReason) Number() protoreflect.EnumNumber {
 
 // Deprecated: Use EndReason.Descriptor instead.
 func (EndReason) EnumDescriptor() ([]byte, []int) {
-	return file_agentcore_v1_event_proto_rawDescGZIP(), []int{2}
+	return file_agentcore_v1_event_proto_rawDescGZIP(), []int{3}
 }
 
 // Event is one step of a run, streamed in order. The engine emits exactly
@@ -960,13 +1016,18 @@ func (x *PermissionRequestEvent) GetArguments() string {
 }
 
 // ToolCallEvent is sent when a tool call starts (agent-core: onToolCall).
+// A call the run asked permission for has it after the answer, which
+// permission holds; a call denied or not answered gets its tool result
+// next, without having run.
 type ToolCallEvent struct {
 	state      protoimpl.MessageState `protogen:"open.v1"`
 	Step       int32                  `protobuf:"varint,1,opt,name=step,proto3" json:"step,omitempty"`
 	ToolCallId string                 `protobuf:"bytes,2,opt,name=tool_call_id,json=toolCallId,proto3" json:"tool_call_id,omitempty"`
 	ToolName   string                 `protobuf:"bytes,3,opt,name=tool_name,json=toolName,proto3" json:"tool_name,omitempty"`
 	// Arguments as JSON text.
-	Arguments     string `protobuf:"bytes,4,opt,name=arguments,proto3" json:"arguments,omitempty"`
+	Arguments string `protobuf:"bytes,4,opt,name=arguments,proto3" json:"arguments,omitempty"`
+	// The answer to the call's permission request; unset when none was asked.
+	Permission    *PermissionDecision `protobuf:"bytes,5,opt,name=permission,proto3" json:"permission,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1029,6 +1090,68 @@ func (x *ToolCallEvent) GetArguments() string {
 	return ""
 }
 
+func (x *ToolCallEvent) GetPermission() *PermissionDecision {
+	if x != nil {
+		return x.Permission
+	}
+	return nil
+}
+
+// PermissionDecision is the answer a permission request got.
+type PermissionDecision struct {
+	state   protoimpl.MessageState `protogen:"open.v1"`
+	Outcome PermissionOutcome      `protobuf:"varint,1,opt,name=outcome,proto3,enum=agentcore.v1.PermissionOutcome" json:"outcome,omitempty"`
+	// The reason given with a denial (the model is told it): a client's, or
+	// the server's when no one answered within -permission-timeout.
+	Reason        string `protobuf:"bytes,2,opt,name=reason,proto3" json:"reason,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *PermissionDecision) Reset() {
+	*x = PermissionDecision{}
+	mi := &file_agentcore_v1_event_proto_msgTypes[8]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *PermissionDecision) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*PermissionDecision) ProtoMessage() {}
+
+func (x *PermissionDecision) ProtoReflect() protoreflect.Message {
+	mi := &file_agentcore_v1_event_proto_msgTypes[8]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use PermissionDecision.ProtoReflect.Descriptor instead.
+func (*PermissionDecision) Descriptor() ([]byte, []int) {
+	return file_agentcore_v1_event_proto_rawDescGZIP(), []int{8}
+}
+
+func (x *PermissionDecision) GetOutcome() PermissionOutcome {
+	if x != nil {
+		return x.Outcome
+	}
+	return PermissionOutcome_PERMISSION_OUTCOME_UNSPECIFIED
+}
+
+func (x *PermissionDecision) GetReason() string {
+	if x != nil {
+		return x.Reason
+	}
+	return ""
+}
+
 // ToolOutputEvent is live output of a running tool call (agent-core: onToolOutput).
 type ToolOutputEvent struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
@@ -1042,7 +1165,7 @@ type ToolOutputEvent struct {
 
 func (x *ToolOutputEvent) Reset() {
 	*x = ToolOutputEvent{}
-	mi := &file_agentcore_v1_event_proto_msgTypes[8]
+	mi := &file_agentcore_v1_event_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1054,7 +1177,7 @@ func (x *ToolOutputEvent) String() string {
 func (*ToolOutputEvent) ProtoMessage() {}
 
 func (x *ToolOutputEvent) ProtoReflect() protoreflect.Message {
-	mi := &file_agentcore_v1_event_proto_msgTypes[8]
+	mi := &file_agentcore_v1_event_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1067,7 +1190,7 @@ func (x *ToolOutputEvent) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ToolOutputEvent.ProtoReflect.Descriptor instead.
 func (*ToolOutputEvent) Descriptor() ([]byte, []int) {
-	return file_agentcore_v1_event_proto_rawDescGZIP(), []int{8}
+	return file_agentcore_v1_event_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *ToolOutputEvent) GetToolCallId() string {
@@ -1115,7 +1238,7 @@ type ToolResultEvent struct {
 
 func (x *ToolResultEvent) Reset() {
 	*x = ToolResultEvent{}
-	mi := &file_agentcore_v1_event_proto_msgTypes[9]
+	mi := &file_agentcore_v1_event_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1127,7 +1250,7 @@ func (x *ToolResultEvent) String() string {
 func (*ToolResultEvent) ProtoMessage() {}
 
 func (x *ToolResultEvent) ProtoReflect() protoreflect.Message {
-	mi := &file_agentcore_v1_event_proto_msgTypes[9]
+	mi := &file_agentcore_v1_event_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1140,7 +1263,7 @@ func (x *ToolResultEvent) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ToolResultEvent.ProtoReflect.Descriptor instead.
 func (*ToolResultEvent) Descriptor() ([]byte, []int) {
-	return file_agentcore_v1_event_proto_rawDescGZIP(), []int{9}
+	return file_agentcore_v1_event_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *ToolResultEvent) GetStep() int32 {
@@ -1204,7 +1327,7 @@ type StepEvent struct {
 
 func (x *StepEvent) Reset() {
 	*x = StepEvent{}
-	mi := &file_agentcore_v1_event_proto_msgTypes[10]
+	mi := &file_agentcore_v1_event_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1216,7 +1339,7 @@ func (x *StepEvent) String() string {
 func (*StepEvent) ProtoMessage() {}
 
 func (x *StepEvent) ProtoReflect() protoreflect.Message {
-	mi := &file_agentcore_v1_event_proto_msgTypes[10]
+	mi := &file_agentcore_v1_event_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1229,7 +1352,7 @@ func (x *StepEvent) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StepEvent.ProtoReflect.Descriptor instead.
 func (*StepEvent) Descriptor() ([]byte, []int) {
-	return file_agentcore_v1_event_proto_rawDescGZIP(), []int{10}
+	return file_agentcore_v1_event_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *StepEvent) GetStep() int32 {
@@ -1271,7 +1394,7 @@ type RetryEvent struct {
 
 func (x *RetryEvent) Reset() {
 	*x = RetryEvent{}
-	mi := &file_agentcore_v1_event_proto_msgTypes[11]
+	mi := &file_agentcore_v1_event_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1283,7 +1406,7 @@ func (x *RetryEvent) String() string {
 func (*RetryEvent) ProtoMessage() {}
 
 func (x *RetryEvent) ProtoReflect() protoreflect.Message {
-	mi := &file_agentcore_v1_event_proto_msgTypes[11]
+	mi := &file_agentcore_v1_event_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1296,7 +1419,7 @@ func (x *RetryEvent) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RetryEvent.ProtoReflect.Descriptor instead.
 func (*RetryEvent) Descriptor() ([]byte, []int) {
-	return file_agentcore_v1_event_proto_rawDescGZIP(), []int{11}
+	return file_agentcore_v1_event_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *RetryEvent) GetAttempt() int32 {
@@ -1354,7 +1477,7 @@ type CompactStartedEvent struct {
 
 func (x *CompactStartedEvent) Reset() {
 	*x = CompactStartedEvent{}
-	mi := &file_agentcore_v1_event_proto_msgTypes[12]
+	mi := &file_agentcore_v1_event_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1366,7 +1489,7 @@ func (x *CompactStartedEvent) String() string {
 func (*CompactStartedEvent) ProtoMessage() {}
 
 func (x *CompactStartedEvent) ProtoReflect() protoreflect.Message {
-	mi := &file_agentcore_v1_event_proto_msgTypes[12]
+	mi := &file_agentcore_v1_event_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1379,7 +1502,7 @@ func (x *CompactStartedEvent) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CompactStartedEvent.ProtoReflect.Descriptor instead.
 func (*CompactStartedEvent) Descriptor() ([]byte, []int) {
-	return file_agentcore_v1_event_proto_rawDescGZIP(), []int{12}
+	return file_agentcore_v1_event_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *CompactStartedEvent) GetTokens() int64 {
@@ -1406,7 +1529,7 @@ type CompactDeltaEvent struct {
 
 func (x *CompactDeltaEvent) Reset() {
 	*x = CompactDeltaEvent{}
-	mi := &file_agentcore_v1_event_proto_msgTypes[13]
+	mi := &file_agentcore_v1_event_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1418,7 +1541,7 @@ func (x *CompactDeltaEvent) String() string {
 func (*CompactDeltaEvent) ProtoMessage() {}
 
 func (x *CompactDeltaEvent) ProtoReflect() protoreflect.Message {
-	mi := &file_agentcore_v1_event_proto_msgTypes[13]
+	mi := &file_agentcore_v1_event_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1431,7 +1554,7 @@ func (x *CompactDeltaEvent) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CompactDeltaEvent.ProtoReflect.Descriptor instead.
 func (*CompactDeltaEvent) Descriptor() ([]byte, []int) {
-	return file_agentcore_v1_event_proto_rawDescGZIP(), []int{13}
+	return file_agentcore_v1_event_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *CompactDeltaEvent) GetText() string {
@@ -1452,7 +1575,7 @@ type CompactFinishedEvent struct {
 
 func (x *CompactFinishedEvent) Reset() {
 	*x = CompactFinishedEvent{}
-	mi := &file_agentcore_v1_event_proto_msgTypes[14]
+	mi := &file_agentcore_v1_event_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1464,7 +1587,7 @@ func (x *CompactFinishedEvent) String() string {
 func (*CompactFinishedEvent) ProtoMessage() {}
 
 func (x *CompactFinishedEvent) ProtoReflect() protoreflect.Message {
-	mi := &file_agentcore_v1_event_proto_msgTypes[14]
+	mi := &file_agentcore_v1_event_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1477,7 +1600,7 @@ func (x *CompactFinishedEvent) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CompactFinishedEvent.ProtoReflect.Descriptor instead.
 func (*CompactFinishedEvent) Descriptor() ([]byte, []int) {
-	return file_agentcore_v1_event_proto_rawDescGZIP(), []int{14}
+	return file_agentcore_v1_event_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *CompactFinishedEvent) GetSummary() string {
@@ -1512,7 +1635,7 @@ type RunResultEvent struct {
 
 func (x *RunResultEvent) Reset() {
 	*x = RunResultEvent{}
-	mi := &file_agentcore_v1_event_proto_msgTypes[15]
+	mi := &file_agentcore_v1_event_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1524,7 +1647,7 @@ func (x *RunResultEvent) String() string {
 func (*RunResultEvent) ProtoMessage() {}
 
 func (x *RunResultEvent) ProtoReflect() protoreflect.Message {
-	mi := &file_agentcore_v1_event_proto_msgTypes[15]
+	mi := &file_agentcore_v1_event_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1537,7 +1660,7 @@ func (x *RunResultEvent) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RunResultEvent.ProtoReflect.Descriptor instead.
 func (*RunResultEvent) Descriptor() ([]byte, []int) {
-	return file_agentcore_v1_event_proto_rawDescGZIP(), []int{15}
+	return file_agentcore_v1_event_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *RunResultEvent) GetText() string {
@@ -1634,13 +1757,19 @@ const file_agentcore_v1_event_proto_rawDesc = "" +
 	"\ftool_call_id\x18\x01 \x01(\tR\n" +
 	"toolCallId\x12\x1b\n" +
 	"\ttool_name\x18\x02 \x01(\tR\btoolName\x12\x1c\n" +
-	"\targuments\x18\x03 \x01(\tR\targuments\"\x80\x01\n" +
+	"\targuments\x18\x03 \x01(\tR\targuments\"\xc2\x01\n" +
 	"\rToolCallEvent\x12\x12\n" +
 	"\x04step\x18\x01 \x01(\x05R\x04step\x12 \n" +
 	"\ftool_call_id\x18\x02 \x01(\tR\n" +
 	"toolCallId\x12\x1b\n" +
 	"\ttool_name\x18\x03 \x01(\tR\btoolName\x12\x1c\n" +
-	"\targuments\x18\x04 \x01(\tR\targuments\"\x98\x01\n" +
+	"\targuments\x18\x04 \x01(\tR\targuments\x12@\n" +
+	"\n" +
+	"permission\x18\x05 \x01(\v2 .agentcore.v1.PermissionDecisionR\n" +
+	"permission\"g\n" +
+	"\x12PermissionDecision\x129\n" +
+	"\aoutcome\x18\x01 \x01(\x0e2\x1f.agentcore.v1.PermissionOutcomeR\aoutcome\x12\x16\n" +
+	"\x06reason\x18\x02 \x01(\tR\x06reason\"\x98\x01\n" +
 	"\x0fToolOutputEvent\x12 \n" +
 	"\ftool_call_id\x18\x01 \x01(\tR\n" +
 	"toolCallId\x12\x1b\n" +
@@ -1681,7 +1810,12 @@ const file_agentcore_v1_event_proto_rawDesc = "" +
 	"\x05steps\x18\x02 \x01(\x05R\x05steps\x12)\n" +
 	"\x05usage\x18\x03 \x01(\v2\x13.agentcore.v1.UsageR\x05usage\x12/\n" +
 	"\x06reason\x18\x04 \x01(\x0e2\x17.agentcore.v1.EndReasonR\x06reason\x12.\n" +
-	"\x06output\x18\x05 \x01(\v2\x16.google.protobuf.ValueR\x06output*{\n" +
+	"\x06output\x18\x05 \x01(\v2\x16.google.protobuf.ValueR\x06output*\x9b\x01\n" +
+	"\x11PermissionOutcome\x12\"\n" +
+	"\x1ePERMISSION_OUTCOME_UNSPECIFIED\x10\x00\x12\x1e\n" +
+	"\x1aPERMISSION_OUTCOME_ALLOWED\x10\x01\x12\x1d\n" +
+	"\x19PERMISSION_OUTCOME_DENIED\x10\x02\x12#\n" +
+	"\x1fPERMISSION_OUTCOME_NOT_ANSWERED\x10\x03*{\n" +
 	"\fOutputStream\x12\x1d\n" +
 	"\x19OUTPUT_STREAM_UNSPECIFIED\x10\x00\x12\x18\n" +
 	"\x14OUTPUT_STREAM_OUTPUT\x10\x01\x12\x18\n" +
@@ -1715,71 +1849,75 @@ func file_agentcore_v1_event_proto_rawDescGZIP() []byte {
 	return file_agentcore_v1_event_proto_rawDescData
 }
 
-var file_agentcore_v1_event_proto_enumTypes = make([]protoimpl.EnumInfo, 3)
-var file_agentcore_v1_event_proto_msgTypes = make([]protoimpl.MessageInfo, 16)
+var file_agentcore_v1_event_proto_enumTypes = make([]protoimpl.EnumInfo, 4)
+var file_agentcore_v1_event_proto_msgTypes = make([]protoimpl.MessageInfo, 17)
 var file_agentcore_v1_event_proto_goTypes = []any{
-	(OutputStream)(0),              // 0: agentcore.v1.OutputStream
-	(ErrorKind)(0),                 // 1: agentcore.v1.ErrorKind
-	(EndReason)(0),                 // 2: agentcore.v1.EndReason
-	(*Event)(nil),                  // 3: agentcore.v1.Event
-	(*RunStartedEvent)(nil),        // 4: agentcore.v1.RunStartedEvent
-	(*ModelRequestEvent)(nil),      // 5: agentcore.v1.ModelRequestEvent
-	(*ModelDeltaEvent)(nil),        // 6: agentcore.v1.ModelDeltaEvent
-	(*ToolCallDelta)(nil),          // 7: agentcore.v1.ToolCallDelta
-	(*ModelResponseEvent)(nil),     // 8: agentcore.v1.ModelResponseEvent
-	(*PermissionRequestEvent)(nil), // 9: agentcore.v1.PermissionRequestEvent
-	(*ToolCallEvent)(nil),          // 10: agentcore.v1.ToolCallEvent
-	(*ToolOutputEvent)(nil),        // 11: agentcore.v1.ToolOutputEvent
-	(*ToolResultEvent)(nil),        // 12: agentcore.v1.ToolResultEvent
-	(*StepEvent)(nil),              // 13: agentcore.v1.StepEvent
-	(*RetryEvent)(nil),             // 14: agentcore.v1.RetryEvent
-	(*CompactStartedEvent)(nil),    // 15: agentcore.v1.CompactStartedEvent
-	(*CompactDeltaEvent)(nil),      // 16: agentcore.v1.CompactDeltaEvent
-	(*CompactFinishedEvent)(nil),   // 17: agentcore.v1.CompactFinishedEvent
-	(*RunResultEvent)(nil),         // 18: agentcore.v1.RunResultEvent
-	(*timestamppb.Timestamp)(nil),  // 19: google.protobuf.Timestamp
-	(*ToolCallPart)(nil),           // 20: agentcore.v1.ToolCallPart
-	(*Usage)(nil),                  // 21: agentcore.v1.Usage
-	(*ToolOutput)(nil),             // 22: agentcore.v1.ToolOutput
-	(*durationpb.Duration)(nil),    // 23: google.protobuf.Duration
-	(*ToolResultPart)(nil),         // 24: agentcore.v1.ToolResultPart
-	(*structpb.Value)(nil),         // 25: google.protobuf.Value
+	(PermissionOutcome)(0),         // 0: agentcore.v1.PermissionOutcome
+	(OutputStream)(0),              // 1: agentcore.v1.OutputStream
+	(ErrorKind)(0),                 // 2: agentcore.v1.ErrorKind
+	(EndReason)(0),                 // 3: agentcore.v1.EndReason
+	(*Event)(nil),                  // 4: agentcore.v1.Event
+	(*RunStartedEvent)(nil),        // 5: agentcore.v1.RunStartedEvent
+	(*ModelRequestEvent)(nil),      // 6: agentcore.v1.ModelRequestEvent
+	(*ModelDeltaEvent)(nil),        // 7: agentcore.v1.ModelDeltaEvent
+	(*ToolCallDelta)(nil),          // 8: agentcore.v1.ToolCallDelta
+	(*ModelResponseEvent)(nil),     // 9: agentcore.v1.ModelResponseEvent
+	(*PermissionRequestEvent)(nil), // 10: agentcore.v1.PermissionRequestEvent
+	(*ToolCallEvent)(nil),          // 11: agentcore.v1.ToolCallEvent
+	(*PermissionDecision)(nil),     // 12: agentcore.v1.PermissionDecision
+	(*ToolOutputEvent)(nil),        // 13: agentcore.v1.ToolOutputEvent
+	(*ToolResultEvent)(nil),        // 14: agentcore.v1.ToolResultEvent
+	(*StepEvent)(nil),              // 15: agentcore.v1.StepEvent
+	(*RetryEvent)(nil),             // 16: agentcore.v1.RetryEvent
+	(*CompactStartedEvent)(nil),    // 17: agentcore.v1.CompactStartedEvent
+	(*CompactDeltaEvent)(nil),      // 18: agentcore.v1.CompactDeltaEvent
+	(*CompactFinishedEvent)(nil),   // 19: agentcore.v1.CompactFinishedEvent
+	(*RunResultEvent)(nil),         // 20: agentcore.v1.RunResultEvent
+	(*timestamppb.Timestamp)(nil),  // 21: google.protobuf.Timestamp
+	(*ToolCallPart)(nil),           // 22: agentcore.v1.ToolCallPart
+	(*Usage)(nil),                  // 23: agentcore.v1.Usage
+	(*ToolOutput)(nil),             // 24: agentcore.v1.ToolOutput
+	(*durationpb.Duration)(nil),    // 25: google.protobuf.Duration
+	(*ToolResultPart)(nil),         // 26: agentcore.v1.ToolResultPart
+	(*structpb.Value)(nil),         // 27: google.protobuf.Value
 }
 var file_agentcore_v1_event_proto_depIdxs = []int32{
-	19, // 0: agentcore.v1.Event.time:type_name -> google.protobuf.Timestamp
-	4,  // 1: agentcore.v1.Event.run_started:type_name -> agentcore.v1.RunStartedEvent
-	5,  // 2: agentcore.v1.Event.model_request:type_name -> agentcore.v1.ModelRequestEvent
-	6,  // 3: agentcore.v1.Event.model_delta:type_name -> agentcore.v1.ModelDeltaEvent
-	8,  // 4: agentcore.v1.Event.model_response:type_name -> agentcore.v1.ModelResponseEvent
-	9,  // 5: agentcore.v1.Event.permission_request:type_name -> agentcore.v1.PermissionRequestEvent
-	10, // 6: agentcore.v1.Event.tool_call:type_name -> agentcore.v1.ToolCallEvent
-	11, // 7: agentcore.v1.Event.tool_output:type_name -> agentcore.v1.ToolOutputEvent
-	12, // 8: agentcore.v1.Event.tool_result:type_name -> agentcore.v1.ToolResultEvent
-	13, // 9: agentcore.v1.Event.step:type_name -> agentcore.v1.StepEvent
-	14, // 10: agentcore.v1.Event.retry:type_name -> agentcore.v1.RetryEvent
-	15, // 11: agentcore.v1.Event.compact_started:type_name -> agentcore.v1.CompactStartedEvent
-	16, // 12: agentcore.v1.Event.compact_delta:type_name -> agentcore.v1.CompactDeltaEvent
-	17, // 13: agentcore.v1.Event.compact_finished:type_name -> agentcore.v1.CompactFinishedEvent
-	18, // 14: agentcore.v1.Event.result:type_name -> agentcore.v1.RunResultEvent
-	7,  // 15: agentcore.v1.ModelDeltaEvent.tool_call:type_name -> agentcore.v1.ToolCallDelta
-	20, // 16: agentcore.v1.ModelResponseEvent.tool_calls:type_name -> agentcore.v1.ToolCallPart
-	21, // 17: agentcore.v1.ModelResponseEvent.usage:type_name -> agentcore.v1.Usage
-	0,  // 18: agentcore.v1.ToolOutputEvent.stream:type_name -> agentcore.v1.OutputStream
-	22, // 19: agentcore.v1.ToolResultEvent.output:type_name -> agentcore.v1.ToolOutput
-	23, // 20: agentcore.v1.ToolResultEvent.duration:type_name -> google.protobuf.Duration
-	8,  // 21: agentcore.v1.StepEvent.response:type_name -> agentcore.v1.ModelResponseEvent
-	24, // 22: agentcore.v1.StepEvent.tool_results:type_name -> agentcore.v1.ToolResultPart
-	1,  // 23: agentcore.v1.RetryEvent.kind:type_name -> agentcore.v1.ErrorKind
-	23, // 24: agentcore.v1.RetryEvent.delay:type_name -> google.protobuf.Duration
-	21, // 25: agentcore.v1.CompactFinishedEvent.usage:type_name -> agentcore.v1.Usage
-	21, // 26: agentcore.v1.RunResultEvent.usage:type_name -> agentcore.v1.Usage
-	2,  // 27: agentcore.v1.RunResultEvent.reason:type_name -> agentcore.v1.EndReason
-	25, // 28: agentcore.v1.RunResultEvent.output:type_name -> google.protobuf.Value
-	29, // [29:29] is the sub-list for method output_type
-	29, // [29:29] is the sub-list for method input_type
-	29, // [29:29] is the sub-list for extension type_name
-	29, // [29:29] is the sub-list for extension extendee
-	0,  // [0:29] is the sub-list for field type_name
+	21, // 0: agentcore.v1.Event.time:type_name -> google.protobuf.Timestamp
+	5,  // 1: agentcore.v1.Event.run_started:type_name -> agentcore.v1.RunStartedEvent
+	6,  // 2: agentcore.v1.Event.model_request:type_name -> agentcore.v1.ModelRequestEvent
+	7,  // 3: agentcore.v1.Event.model_delta:type_name -> agentcore.v1.ModelDeltaEvent
+	9,  // 4: agentcore.v1.Event.model_response:type_name -> agentcore.v1.ModelResponseEvent
+	10, // 5: agentcore.v1.Event.permission_request:type_name -> agentcore.v1.PermissionRequestEvent
+	11, // 6: agentcore.v1.Event.tool_call:type_name -> agentcore.v1.ToolCallEvent
+	13, // 7: agentcore.v1.Event.tool_output:type_name -> agentcore.v1.ToolOutputEvent
+	14, // 8: agentcore.v1.Event.tool_result:type_name -> agentcore.v1.ToolResultEvent
+	15, // 9: agentcore.v1.Event.step:type_name -> agentcore.v1.StepEvent
+	16, // 10: agentcore.v1.Event.retry:type_name -> agentcore.v1.RetryEvent
+	17, // 11: agentcore.v1.Event.compact_started:type_name -> agentcore.v1.CompactStartedEvent
+	18, // 12: agentcore.v1.Event.compact_delta:type_name -> agentcore.v1.CompactDeltaEvent
+	19, // 13: agentcore.v1.Event.compact_finished:type_name -> agentcore.v1.CompactFinishedEvent
+	20, // 14: agentcore.v1.Event.result:type_name -> agentcore.v1.RunResultEvent
+	8,  // 15: agentcore.v1.ModelDeltaEvent.tool_call:type_name -> agentcore.v1.ToolCallDelta
+	22, // 16: agentcore.v1.ModelResponseEvent.tool_calls:type_name -> agentcore.v1.ToolCallPart
+	23, // 17: agentcore.v1.ModelResponseEvent.usage:type_name -> agentcore.v1.Usage
+	12, // 18: agentcore.v1.ToolCallEvent.permission:type_name -> agentcore.v1.PermissionDecision
+	0,  // 19: agentcore.v1.PermissionDecision.outcome:type_name -> agentcore.v1.PermissionOutcome
+	1,  // 20: agentcore.v1.ToolOutputEvent.stream:type_name -> agentcore.v1.OutputStream
+	24, // 21: agentcore.v1.ToolResultEvent.output:type_name -> agentcore.v1.ToolOutput
+	25, // 22: agentcore.v1.ToolResultEvent.duration:type_name -> google.protobuf.Duration
+	9,  // 23: agentcore.v1.StepEvent.response:type_name -> agentcore.v1.ModelResponseEvent
+	26, // 24: agentcore.v1.StepEvent.tool_results:type_name -> agentcore.v1.ToolResultPart
+	2,  // 25: agentcore.v1.RetryEvent.kind:type_name -> agentcore.v1.ErrorKind
+	25, // 26: agentcore.v1.RetryEvent.delay:type_name -> google.protobuf.Duration
+	23, // 27: agentcore.v1.CompactFinishedEvent.usage:type_name -> agentcore.v1.Usage
+	23, // 28: agentcore.v1.RunResultEvent.usage:type_name -> agentcore.v1.Usage
+	3,  // 29: agentcore.v1.RunResultEvent.reason:type_name -> agentcore.v1.EndReason
+	27, // 30: agentcore.v1.RunResultEvent.output:type_name -> google.protobuf.Value
+	31, // [31:31] is the sub-list for method output_type
+	31, // [31:31] is the sub-list for method input_type
+	31, // [31:31] is the sub-list for extension type_name
+	31, // [31:31] is the sub-list for extension extendee
+	0,  // [0:31] is the sub-list for field type_name
 }
 
 func init() { file_agentcore_v1_event_proto_init() }
@@ -1814,8 +1952,8 @@ func file_agentcore_v1_event_proto_init() {
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_agentcore_v1_event_proto_rawDesc), len(file_agentcore_v1_event_proto_rawDesc)),
-			NumEnums:      3,
-			NumMessages:   16,
+			NumEnums:      4,
+			NumMessages:   17,
 			NumExtensions: 0,
 			NumServices:   0,
 		},

@@ -26,6 +26,10 @@ OUTPUT_STREAM_OUTPUT: OutputStream
 OUTPUT_STREAM_STDERR: OutputStream
 OUTPUT_STREAM_STDOUT: OutputStream
 OUTPUT_STREAM_UNSPECIFIED: OutputStream
+PERMISSION_OUTCOME_ALLOWED: PermissionOutcome
+PERMISSION_OUTCOME_DENIED: PermissionOutcome
+PERMISSION_OUTCOME_NOT_ANSWERED: PermissionOutcome
+PERMISSION_OUTCOME_UNSPECIFIED: PermissionOutcome
 
 class CompactDeltaEvent(_message.Message):
     __slots__ = ["text"]
@@ -127,6 +131,14 @@ class ModelResponseEvent(_message.Message):
     usage: _message_pb2.Usage
     def __init__(self, step: _Optional[int] = ..., text: _Optional[str] = ..., reasoning: _Optional[str] = ..., tool_calls: _Optional[_Iterable[_Union[_message_pb2.ToolCallPart, _Mapping]]] = ..., usage: _Optional[_Union[_message_pb2.Usage, _Mapping]] = ..., finish_reason: _Optional[str] = ...) -> None: ...
 
+class PermissionDecision(_message.Message):
+    __slots__ = ["outcome", "reason"]
+    OUTCOME_FIELD_NUMBER: _ClassVar[int]
+    REASON_FIELD_NUMBER: _ClassVar[int]
+    outcome: PermissionOutcome
+    reason: str
+    def __init__(self, outcome: _Optional[_Union[PermissionOutcome, str]] = ..., reason: _Optional[str] = ...) -> None: ...
+
 class PermissionRequestEvent(_message.Message):
     __slots__ = ["arguments", "tool_call_id", "tool_name"]
     ARGUMENTS_FIELD_NUMBER: _ClassVar[int]
@@ -196,16 +208,18 @@ class ToolCallDelta(_message.Message):
     def __init__(self, index: _Optional[int] = ..., id: _Optional[str] = ..., name: _Optional[str] = ..., arguments: _Optional[str] = ...) -> None: ...
 
 class ToolCallEvent(_message.Message):
-    __slots__ = ["arguments", "step", "tool_call_id", "tool_name"]
+    __slots__ = ["arguments", "permission", "step", "tool_call_id", "tool_name"]
     ARGUMENTS_FIELD_NUMBER: _ClassVar[int]
+    PERMISSION_FIELD_NUMBER: _ClassVar[int]
     STEP_FIELD_NUMBER: _ClassVar[int]
     TOOL_CALL_ID_FIELD_NUMBER: _ClassVar[int]
     TOOL_NAME_FIELD_NUMBER: _ClassVar[int]
     arguments: str
+    permission: PermissionDecision
     step: int
     tool_call_id: str
     tool_name: str
-    def __init__(self, step: _Optional[int] = ..., tool_call_id: _Optional[str] = ..., tool_name: _Optional[str] = ..., arguments: _Optional[str] = ...) -> None: ...
+    def __init__(self, step: _Optional[int] = ..., tool_call_id: _Optional[str] = ..., tool_name: _Optional[str] = ..., arguments: _Optional[str] = ..., permission: _Optional[_Union[PermissionDecision, _Mapping]] = ...) -> None: ...
 
 class ToolOutputEvent(_message.Message):
     __slots__ = ["data", "stream", "tool_call_id", "tool_name"]
@@ -236,6 +250,9 @@ class ToolResultEvent(_message.Message):
     tool_call_id: str
     tool_name: str
     def __init__(self, step: _Optional[int] = ..., tool_call_id: _Optional[str] = ..., tool_name: _Optional[str] = ..., output: _Optional[_Union[_message_pb2.ToolOutput, _Mapping]] = ..., error: bool = ..., stop: bool = ..., duration: _Optional[_Union[_duration_pb2.Duration, _Mapping]] = ...) -> None: ...
+
+class PermissionOutcome(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+    __slots__ = []
 
 class OutputStream(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     __slots__ = []

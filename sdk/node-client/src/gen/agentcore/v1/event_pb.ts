@@ -14,7 +14,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file agentcore/v1/event.proto.
  */
 export const file_agentcore_v1_event: GenFile = /*@__PURE__*/
-  fileDesc("ChhhZ2VudGNvcmUvdjEvZXZlbnQucHJvdG8SDGFnZW50Y29yZS52MSLWBgoFRXZlbnQSCwoDc2VxGAEgASgDEigKBHRpbWUYAiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEg4KBnJ1bl9pZBgDIAEoCRI0CgtydW5fc3RhcnRlZBgKIAEoCzIdLmFnZW50Y29yZS52MS5SdW5TdGFydGVkRXZlbnRIABI4Cg1tb2RlbF9yZXF1ZXN0GAsgASgLMh8uYWdlbnRjb3JlLnYxLk1vZGVsUmVxdWVzdEV2ZW50SAASNAoLbW9kZWxfZGVsdGEYDCABKAsyHS5hZ2VudGNvcmUudjEuTW9kZWxEZWx0YUV2ZW50SAASOgoObW9kZWxfcmVzcG9uc2UYDSABKAsyIC5hZ2VudGNvcmUudjEuTW9kZWxSZXNwb25zZUV2ZW50SAASQgoScGVybWlzc2lvbl9yZXF1ZXN0GA4gASgLMiQuYWdlbnRjb3JlLnYxLlBlcm1pc3Npb25SZXF1ZXN0RXZlbnRIABIwCgl0b29sX2NhbGwYDyABKAsyGy5hZ2VudGNvcmUudjEuVG9vbENhbGxFdmVudEgAEjQKC3Rvb2xfb3V0cHV0GBAgASgLMh0uYWdlbnRjb3JlLnYxLlRvb2xPdXRwdXRFdmVudEgAEjQKC3Rvb2xfcmVzdWx0GBEgASgLMh0uYWdlbnRjb3JlLnYxLlRvb2xSZXN1bHRFdmVudEgAEicKBHN0ZXAYEiABKAsyFy5hZ2VudGNvcmUudjEuU3RlcEV2ZW50SAASKQoFcmV0cnkYEyABKAsyGC5hZ2VudGNvcmUudjEuUmV0cnlFdmVudEgAEjwKD2NvbXBhY3Rfc3RhcnRlZBgUIAEoCzIhLmFnZW50Y29yZS52MS5Db21wYWN0U3RhcnRlZEV2ZW50SAASOAoNY29tcGFjdF9kZWx0YRgVIAEoCzIfLmFnZW50Y29yZS52MS5Db21wYWN0RGVsdGFFdmVudEgAEj4KEGNvbXBhY3RfZmluaXNoZWQYFiABKAsyIi5hZ2VudGNvcmUudjEuQ29tcGFjdEZpbmlzaGVkRXZlbnRIABIuCgZyZXN1bHQYFyABKAsyHC5hZ2VudGNvcmUudjEuUnVuUmVzdWx0RXZlbnRIAEIGCgRraW5kIiMKD1J1blN0YXJ0ZWRFdmVudBIQCghhZ2VudF9pZBgBIAEoCSJfChFNb2RlbFJlcXVlc3RFdmVudBIMCgRzdGVwGAEgASgFEhUKDW1lc3NhZ2VfY291bnQYAiABKAUSFgoOdG9rZW5fZXN0aW1hdGUYAyABKAMSDQoFdG9vbHMYBCADKAkifwoPTW9kZWxEZWx0YUV2ZW50EgwKBHN0ZXAYASABKAUSDgoEdGV4dBgCIAEoCUgAEhMKCXJlYXNvbmluZxgDIAEoCUgAEjAKCXRvb2xfY2FsbBgEIAEoCzIbLmFnZW50Y29yZS52MS5Ub29sQ2FsbERlbHRhSABCBwoFZGVsdGEiSwoNVG9vbENhbGxEZWx0YRINCgVpbmRleBgBIAEoBRIKCgJpZBgCIAEoCRIMCgRuYW1lGAMgASgJEhEKCWFyZ3VtZW50cxgEIAEoCSKuAQoSTW9kZWxSZXNwb25zZUV2ZW50EgwKBHN0ZXAYASABKAUSDAoEdGV4dBgCIAEoCRIRCglyZWFzb25pbmcYAyABKAkSLgoKdG9vbF9jYWxscxgEIAMoCzIaLmFnZW50Y29yZS52MS5Ub29sQ2FsbFBhcnQSIgoFdXNhZ2UYBSABKAsyEy5hZ2VudGNvcmUudjEuVXNhZ2USFQoNZmluaXNoX3JlYXNvbhgGIAEoCSJUChZQZXJtaXNzaW9uUmVxdWVzdEV2ZW50EhQKDHRvb2xfY2FsbF9pZBgBIAEoCRIRCgl0b29sX25hbWUYAiABKAkSEQoJYXJndW1lbnRzGAMgASgJIlkKDVRvb2xDYWxsRXZlbnQSDAoEc3RlcBgBIAEoBRIUCgx0b29sX2NhbGxfaWQYAiABKAkSEQoJdG9vbF9uYW1lGAMgASgJEhEKCWFyZ3VtZW50cxgEIAEoCSJ0Cg9Ub29sT3V0cHV0RXZlbnQSFAoMdG9vbF9jYWxsX2lkGAEgASgJEhEKCXRvb2xfbmFtZRgCIAEoCRIqCgZzdHJlYW0YAyABKA4yGi5hZ2VudGNvcmUudjEuT3V0cHV0U3RyZWFtEgwKBGRhdGEYBCABKAkivAEKD1Rvb2xSZXN1bHRFdmVudBIMCgRzdGVwGAEgASgFEhQKDHRvb2xfY2FsbF9pZBgCIAEoCRIRCgl0b29sX25hbWUYAyABKAkSKAoGb3V0cHV0GAQgASgLMhguYWdlbnRjb3JlLnYxLlRvb2xPdXRwdXQSDQoFZXJyb3IYBSABKAgSDAoEc3RvcBgGIAEoCBIrCghkdXJhdGlvbhgHIAEoCzIZLmdvb2dsZS5wcm90b2J1Zi5EdXJhdGlvbiKBAQoJU3RlcEV2ZW50EgwKBHN0ZXAYASABKAUSMgoIcmVzcG9uc2UYAiABKAsyIC5hZ2VudGNvcmUudjEuTW9kZWxSZXNwb25zZUV2ZW50EjIKDHRvb2xfcmVzdWx0cxgDIAMoCzIcLmFnZW50Y29yZS52MS5Ub29sUmVzdWx0UGFydCKgAQoKUmV0cnlFdmVudBIPCgdhdHRlbXB0GAEgASgFEiUKBGtpbmQYAiABKA4yFy5hZ2VudGNvcmUudjEuRXJyb3JLaW5kEg8KB21lc3NhZ2UYAyABKAkSDgoGc3RhdHVzGAQgASgFEigKBWRlbGF5GAUgASgLMhkuZ29vZ2xlLnByb3RvYnVmLkR1cmF0aW9uEg8KB2NvbXBhY3QYBiABKAgiNQoTQ29tcGFjdFN0YXJ0ZWRFdmVudBIOCgZ0b2tlbnMYASABKAMSDgoGbWFudWFsGAIgASgIIiEKEUNvbXBhY3REZWx0YUV2ZW50EgwKBHRleHQYASABKAkiSwoUQ29tcGFjdEZpbmlzaGVkRXZlbnQSDwoHc3VtbWFyeRgBIAEoCRIiCgV1c2FnZRgCIAEoCzITLmFnZW50Y29yZS52MS5Vc2FnZSKiAQoOUnVuUmVzdWx0RXZlbnQSDAoEdGV4dBgBIAEoCRINCgVzdGVwcxgCIAEoBRIiCgV1c2FnZRgDIAEoCzITLmFnZW50Y29yZS52MS5Vc2FnZRInCgZyZWFzb24YBCABKA4yFy5hZ2VudGNvcmUudjEuRW5kUmVhc29uEiYKBm91dHB1dBgFIAEoCzIWLmdvb2dsZS5wcm90b2J1Zi5WYWx1ZSp7CgxPdXRwdXRTdHJlYW0SHQoZT1VUUFVUX1NUUkVBTV9VTlNQRUNJRklFRBAAEhgKFE9VVFBVVF9TVFJFQU1fT1VUUFVUEAESGAoUT1VUUFVUX1NUUkVBTV9TVERPVVQQAhIYChRPVVRQVVRfU1RSRUFNX1NUREVSUhADKuEBCglFcnJvcktpbmQSGgoWRVJST1JfS0lORF9VTlNQRUNJRklFRBAAEhYKEkVSUk9SX0tJTkRfQUJPUlRFRBABEhMKD0VSUk9SX0tJTkRfQVVUSBACEhQKEEVSUk9SX0tJTkRfTElNSVQQAxIWChJFUlJPUl9LSU5EX1RJTUVPVVQQBBIVChFFUlJPUl9LSU5EX1NFUlZFUhAFEhYKEkVSUk9SX0tJTkRfTkVUV09SSxAGEhYKEkVSUk9SX0tJTkRfUkVRVUVTVBAHEhYKEkVSUk9SX0tJTkRfVU5LTk9XThAIKnQKCUVuZFJlYXNvbhIaChZFTkRfUkVBU09OX1VOU1BFQ0lGSUVEEAASFgoSRU5EX1JFQVNPTl9OT19UT09MEAESGAoURU5EX1JFQVNPTl9UT09MX1NUT1AQAhIZChVFTkRfUkVBU09OX1NURVBfTElNSVQQA0I7WjlnaXRodWIuY29tL2FnZW50Y29yZS9hZ2VudGNvcmUvcHJvdG8vYWdlbnRjb3JlL3YxO2FnZW50djFiBnByb3RvMw", [file_agentcore_v1_message, file_google_protobuf_duration, file_google_protobuf_struct, file_google_protobuf_timestamp]);
+  fileDesc("ChhhZ2VudGNvcmUvdjEvZXZlbnQucHJvdG8SDGFnZW50Y29yZS52MSLWBgoFRXZlbnQSCwoDc2VxGAEgASgDEigKBHRpbWUYAiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEg4KBnJ1bl9pZBgDIAEoCRI0CgtydW5fc3RhcnRlZBgKIAEoCzIdLmFnZW50Y29yZS52MS5SdW5TdGFydGVkRXZlbnRIABI4Cg1tb2RlbF9yZXF1ZXN0GAsgASgLMh8uYWdlbnRjb3JlLnYxLk1vZGVsUmVxdWVzdEV2ZW50SAASNAoLbW9kZWxfZGVsdGEYDCABKAsyHS5hZ2VudGNvcmUudjEuTW9kZWxEZWx0YUV2ZW50SAASOgoObW9kZWxfcmVzcG9uc2UYDSABKAsyIC5hZ2VudGNvcmUudjEuTW9kZWxSZXNwb25zZUV2ZW50SAASQgoScGVybWlzc2lvbl9yZXF1ZXN0GA4gASgLMiQuYWdlbnRjb3JlLnYxLlBlcm1pc3Npb25SZXF1ZXN0RXZlbnRIABIwCgl0b29sX2NhbGwYDyABKAsyGy5hZ2VudGNvcmUudjEuVG9vbENhbGxFdmVudEgAEjQKC3Rvb2xfb3V0cHV0GBAgASgLMh0uYWdlbnRjb3JlLnYxLlRvb2xPdXRwdXRFdmVudEgAEjQKC3Rvb2xfcmVzdWx0GBEgASgLMh0uYWdlbnRjb3JlLnYxLlRvb2xSZXN1bHRFdmVudEgAEicKBHN0ZXAYEiABKAsyFy5hZ2VudGNvcmUudjEuU3RlcEV2ZW50SAASKQoFcmV0cnkYEyABKAsyGC5hZ2VudGNvcmUudjEuUmV0cnlFdmVudEgAEjwKD2NvbXBhY3Rfc3RhcnRlZBgUIAEoCzIhLmFnZW50Y29yZS52MS5Db21wYWN0U3RhcnRlZEV2ZW50SAASOAoNY29tcGFjdF9kZWx0YRgVIAEoCzIfLmFnZW50Y29yZS52MS5Db21wYWN0RGVsdGFFdmVudEgAEj4KEGNvbXBhY3RfZmluaXNoZWQYFiABKAsyIi5hZ2VudGNvcmUudjEuQ29tcGFjdEZpbmlzaGVkRXZlbnRIABIuCgZyZXN1bHQYFyABKAsyHC5hZ2VudGNvcmUudjEuUnVuUmVzdWx0RXZlbnRIAEIGCgRraW5kIiMKD1J1blN0YXJ0ZWRFdmVudBIQCghhZ2VudF9pZBgBIAEoCSJfChFNb2RlbFJlcXVlc3RFdmVudBIMCgRzdGVwGAEgASgFEhUKDW1lc3NhZ2VfY291bnQYAiABKAUSFgoOdG9rZW5fZXN0aW1hdGUYAyABKAMSDQoFdG9vbHMYBCADKAkifwoPTW9kZWxEZWx0YUV2ZW50EgwKBHN0ZXAYASABKAUSDgoEdGV4dBgCIAEoCUgAEhMKCXJlYXNvbmluZxgDIAEoCUgAEjAKCXRvb2xfY2FsbBgEIAEoCzIbLmFnZW50Y29yZS52MS5Ub29sQ2FsbERlbHRhSABCBwoFZGVsdGEiSwoNVG9vbENhbGxEZWx0YRINCgVpbmRleBgBIAEoBRIKCgJpZBgCIAEoCRIMCgRuYW1lGAMgASgJEhEKCWFyZ3VtZW50cxgEIAEoCSKuAQoSTW9kZWxSZXNwb25zZUV2ZW50EgwKBHN0ZXAYASABKAUSDAoEdGV4dBgCIAEoCRIRCglyZWFzb25pbmcYAyABKAkSLgoKdG9vbF9jYWxscxgEIAMoCzIaLmFnZW50Y29yZS52MS5Ub29sQ2FsbFBhcnQSIgoFdXNhZ2UYBSABKAsyEy5hZ2VudGNvcmUudjEuVXNhZ2USFQoNZmluaXNoX3JlYXNvbhgGIAEoCSJUChZQZXJtaXNzaW9uUmVxdWVzdEV2ZW50EhQKDHRvb2xfY2FsbF9pZBgBIAEoCRIRCgl0b29sX25hbWUYAiABKAkSEQoJYXJndW1lbnRzGAMgASgJIo8BCg1Ub29sQ2FsbEV2ZW50EgwKBHN0ZXAYASABKAUSFAoMdG9vbF9jYWxsX2lkGAIgASgJEhEKCXRvb2xfbmFtZRgDIAEoCRIRCglhcmd1bWVudHMYBCABKAkSNAoKcGVybWlzc2lvbhgFIAEoCzIgLmFnZW50Y29yZS52MS5QZXJtaXNzaW9uRGVjaXNpb24iVgoSUGVybWlzc2lvbkRlY2lzaW9uEjAKB291dGNvbWUYASABKA4yHy5hZ2VudGNvcmUudjEuUGVybWlzc2lvbk91dGNvbWUSDgoGcmVhc29uGAIgASgJInQKD1Rvb2xPdXRwdXRFdmVudBIUCgx0b29sX2NhbGxfaWQYASABKAkSEQoJdG9vbF9uYW1lGAIgASgJEioKBnN0cmVhbRgDIAEoDjIaLmFnZW50Y29yZS52MS5PdXRwdXRTdHJlYW0SDAoEZGF0YRgEIAEoCSK8AQoPVG9vbFJlc3VsdEV2ZW50EgwKBHN0ZXAYASABKAUSFAoMdG9vbF9jYWxsX2lkGAIgASgJEhEKCXRvb2xfbmFtZRgDIAEoCRIoCgZvdXRwdXQYBCABKAsyGC5hZ2VudGNvcmUudjEuVG9vbE91dHB1dBINCgVlcnJvchgFIAEoCBIMCgRzdG9wGAYgASgIEisKCGR1cmF0aW9uGAcgASgLMhkuZ29vZ2xlLnByb3RvYnVmLkR1cmF0aW9uIoEBCglTdGVwRXZlbnQSDAoEc3RlcBgBIAEoBRIyCghyZXNwb25zZRgCIAEoCzIgLmFnZW50Y29yZS52MS5Nb2RlbFJlc3BvbnNlRXZlbnQSMgoMdG9vbF9yZXN1bHRzGAMgAygLMhwuYWdlbnRjb3JlLnYxLlRvb2xSZXN1bHRQYXJ0IqABCgpSZXRyeUV2ZW50Eg8KB2F0dGVtcHQYASABKAUSJQoEa2luZBgCIAEoDjIXLmFnZW50Y29yZS52MS5FcnJvcktpbmQSDwoHbWVzc2FnZRgDIAEoCRIOCgZzdGF0dXMYBCABKAUSKAoFZGVsYXkYBSABKAsyGS5nb29nbGUucHJvdG9idWYuRHVyYXRpb24SDwoHY29tcGFjdBgGIAEoCCI1ChNDb21wYWN0U3RhcnRlZEV2ZW50Eg4KBnRva2VucxgBIAEoAxIOCgZtYW51YWwYAiABKAgiIQoRQ29tcGFjdERlbHRhRXZlbnQSDAoEdGV4dBgBIAEoCSJLChRDb21wYWN0RmluaXNoZWRFdmVudBIPCgdzdW1tYXJ5GAEgASgJEiIKBXVzYWdlGAIgASgLMhMuYWdlbnRjb3JlLnYxLlVzYWdlIqIBCg5SdW5SZXN1bHRFdmVudBIMCgR0ZXh0GAEgASgJEg0KBXN0ZXBzGAIgASgFEiIKBXVzYWdlGAMgASgLMhMuYWdlbnRjb3JlLnYxLlVzYWdlEicKBnJlYXNvbhgEIAEoDjIXLmFnZW50Y29yZS52MS5FbmRSZWFzb24SJgoGb3V0cHV0GAUgASgLMhYuZ29vZ2xlLnByb3RvYnVmLlZhbHVlKpsBChFQZXJtaXNzaW9uT3V0Y29tZRIiCh5QRVJNSVNTSU9OX09VVENPTUVfVU5TUEVDSUZJRUQQABIeChpQRVJNSVNTSU9OX09VVENPTUVfQUxMT1dFRBABEh0KGVBFUk1JU1NJT05fT1VUQ09NRV9ERU5JRUQQAhIjCh9QRVJNSVNTSU9OX09VVENPTUVfTk9UX0FOU1dFUkVEEAMqewoMT3V0cHV0U3RyZWFtEh0KGU9VVFBVVF9TVFJFQU1fVU5TUEVDSUZJRUQQABIYChRPVVRQVVRfU1RSRUFNX09VVFBVVBABEhgKFE9VVFBVVF9TVFJFQU1fU1RET1VUEAISGAoUT1VUUFVUX1NUUkVBTV9TVERFUlIQAyrhAQoJRXJyb3JLaW5kEhoKFkVSUk9SX0tJTkRfVU5TUEVDSUZJRUQQABIWChJFUlJPUl9LSU5EX0FCT1JURUQQARITCg9FUlJPUl9LSU5EX0FVVEgQAhIUChBFUlJPUl9LSU5EX0xJTUlUEAMSFgoSRVJST1JfS0lORF9USU1FT1VUEAQSFQoRRVJST1JfS0lORF9TRVJWRVIQBRIWChJFUlJPUl9LSU5EX05FVFdPUksQBhIWChJFUlJPUl9LSU5EX1JFUVVFU1QQBxIWChJFUlJPUl9LSU5EX1VOS05PV04QCCp0CglFbmRSZWFzb24SGgoWRU5EX1JFQVNPTl9VTlNQRUNJRklFRBAAEhYKEkVORF9SRUFTT05fTk9fVE9PTBABEhgKFEVORF9SRUFTT05fVE9PTF9TVE9QEAISGQoVRU5EX1JFQVNPTl9TVEVQX0xJTUlUEANCO1o5Z2l0aHViLmNvbS9hZ2VudGNvcmUvYWdlbnRjb3JlL3Byb3RvL2FnZW50Y29yZS92MTthZ2VudHYxYgZwcm90bzM", [file_agentcore_v1_message, file_google_protobuf_duration, file_google_protobuf_struct, file_google_protobuf_timestamp]);
 
 /**
  * Event is one step of a run, streamed in order. The engine emits exactly
@@ -360,6 +360,9 @@ export const PermissionRequestEventSchema: GenMessage<PermissionRequestEvent> = 
 
 /**
  * ToolCallEvent is sent when a tool call starts (agent-core: onToolCall).
+ * A call the run asked permission for has it after the answer, which
+ * permission holds; a call denied or not answered gets its tool result
+ * next, without having run.
  *
  * @generated from message agentcore.v1.ToolCallEvent
  */
@@ -385,6 +388,13 @@ export type ToolCallEvent = Message<"agentcore.v1.ToolCallEvent"> & {
    * @generated from field: string arguments = 4;
    */
   arguments: string;
+
+  /**
+   * The answer to the call's permission request; unset when none was asked.
+   *
+   * @generated from field: agentcore.v1.PermissionDecision permission = 5;
+   */
+  permission?: PermissionDecision | undefined;
 };
 
 /**
@@ -393,6 +403,33 @@ export type ToolCallEvent = Message<"agentcore.v1.ToolCallEvent"> & {
  */
 export const ToolCallEventSchema: GenMessage<ToolCallEvent> = /*@__PURE__*/
   messageDesc(file_agentcore_v1_event, 7);
+
+/**
+ * PermissionDecision is the answer a permission request got.
+ *
+ * @generated from message agentcore.v1.PermissionDecision
+ */
+export type PermissionDecision = Message<"agentcore.v1.PermissionDecision"> & {
+  /**
+   * @generated from field: agentcore.v1.PermissionOutcome outcome = 1;
+   */
+  outcome: PermissionOutcome;
+
+  /**
+   * The reason given with a denial (the model is told it): a client's, or
+   * the server's when no one answered within -permission-timeout.
+   *
+   * @generated from field: string reason = 2;
+   */
+  reason: string;
+};
+
+/**
+ * Describes the message agentcore.v1.PermissionDecision.
+ * Use `create(PermissionDecisionSchema)` to create a new message.
+ */
+export const PermissionDecisionSchema: GenMessage<PermissionDecision> = /*@__PURE__*/
+  messageDesc(file_agentcore_v1_event, 8);
 
 /**
  * ToolOutputEvent is live output of a running tool call (agent-core: onToolOutput).
@@ -426,7 +463,7 @@ export type ToolOutputEvent = Message<"agentcore.v1.ToolOutputEvent"> & {
  * Use `create(ToolOutputEventSchema)` to create a new message.
  */
 export const ToolOutputEventSchema: GenMessage<ToolOutputEvent> = /*@__PURE__*/
-  messageDesc(file_agentcore_v1_event, 8);
+  messageDesc(file_agentcore_v1_event, 9);
 
 /**
  * ToolResultEvent is the result of a tool call (agent-core: onToolResult).
@@ -477,7 +514,7 @@ export type ToolResultEvent = Message<"agentcore.v1.ToolResultEvent"> & {
  * Use `create(ToolResultEventSchema)` to create a new message.
  */
 export const ToolResultEventSchema: GenMessage<ToolResultEvent> = /*@__PURE__*/
-  messageDesc(file_agentcore_v1_event, 9);
+  messageDesc(file_agentcore_v1_event, 10);
 
 /**
  * StepEvent closes one round of model and tools (agent-core: onStep).
@@ -506,7 +543,7 @@ export type StepEvent = Message<"agentcore.v1.StepEvent"> & {
  * Use `create(StepEventSchema)` to create a new message.
  */
 export const StepEventSchema: GenMessage<StepEvent> = /*@__PURE__*/
-  messageDesc(file_agentcore_v1_event, 10);
+  messageDesc(file_agentcore_v1_event, 11);
 
 /**
  * RetryEvent is sent before a retry (agent-core: onRetry).
@@ -556,7 +593,7 @@ export type RetryEvent = Message<"agentcore.v1.RetryEvent"> & {
  * Use `create(RetryEventSchema)` to create a new message.
  */
 export const RetryEventSchema: GenMessage<RetryEvent> = /*@__PURE__*/
-  messageDesc(file_agentcore_v1_event, 11);
+  messageDesc(file_agentcore_v1_event, 12);
 
 /**
  * CompactStartedEvent opens a compaction (agent-core: onCompact compact-start).
@@ -584,7 +621,7 @@ export type CompactStartedEvent = Message<"agentcore.v1.CompactStartedEvent"> & 
  * Use `create(CompactStartedEventSchema)` to create a new message.
  */
 export const CompactStartedEventSchema: GenMessage<CompactStartedEvent> = /*@__PURE__*/
-  messageDesc(file_agentcore_v1_event, 12);
+  messageDesc(file_agentcore_v1_event, 13);
 
 /**
  * CompactDeltaEvent is streamed summary text.
@@ -603,7 +640,7 @@ export type CompactDeltaEvent = Message<"agentcore.v1.CompactDeltaEvent"> & {
  * Use `create(CompactDeltaEventSchema)` to create a new message.
  */
 export const CompactDeltaEventSchema: GenMessage<CompactDeltaEvent> = /*@__PURE__*/
-  messageDesc(file_agentcore_v1_event, 13);
+  messageDesc(file_agentcore_v1_event, 14);
 
 /**
  * CompactFinishedEvent closes a compaction; the summary was appended to history.
@@ -627,7 +664,7 @@ export type CompactFinishedEvent = Message<"agentcore.v1.CompactFinishedEvent"> 
  * Use `create(CompactFinishedEventSchema)` to create a new message.
  */
 export const CompactFinishedEventSchema: GenMessage<CompactFinishedEvent> = /*@__PURE__*/
-  messageDesc(file_agentcore_v1_event, 14);
+  messageDesc(file_agentcore_v1_event, 15);
 
 /**
  * RunResultEvent is the result of a send, the last event of a successful run.
@@ -674,7 +711,46 @@ export type RunResultEvent = Message<"agentcore.v1.RunResultEvent"> & {
  * Use `create(RunResultEventSchema)` to create a new message.
  */
 export const RunResultEventSchema: GenMessage<RunResultEvent> = /*@__PURE__*/
-  messageDesc(file_agentcore_v1_event, 15);
+  messageDesc(file_agentcore_v1_event, 16);
+
+/**
+ * PermissionOutcome says how a permission request ended.
+ *
+ * @generated from enum agentcore.v1.PermissionOutcome
+ */
+export enum PermissionOutcome {
+  /**
+   * @generated from enum value: PERMISSION_OUTCOME_UNSPECIFIED = 0;
+   */
+  UNSPECIFIED = 0,
+
+  /**
+   * The call was allowed and ran.
+   *
+   * @generated from enum value: PERMISSION_OUTCOME_ALLOWED = 1;
+   */
+  ALLOWED = 1,
+
+  /**
+   * The call was denied and did not run.
+   *
+   * @generated from enum value: PERMISSION_OUTCOME_DENIED = 2;
+   */
+  DENIED = 2,
+
+  /**
+   * The run was stopped while the request waited: the call did not run.
+   *
+   * @generated from enum value: PERMISSION_OUTCOME_NOT_ANSWERED = 3;
+   */
+  NOT_ANSWERED = 3,
+}
+
+/**
+ * Describes the enum agentcore.v1.PermissionOutcome.
+ */
+export const PermissionOutcomeSchema: GenEnum<PermissionOutcome> = /*@__PURE__*/
+  enumDesc(file_agentcore_v1_event, 0);
 
 /**
  * OutputStream says where tool output came from.
@@ -713,7 +789,7 @@ export enum OutputStream {
  * Describes the enum agentcore.v1.OutputStream.
  */
 export const OutputStreamSchema: GenEnum<OutputStream> = /*@__PURE__*/
-  enumDesc(file_agentcore_v1_event, 0);
+  enumDesc(file_agentcore_v1_event, 1);
 
 /**
  * ErrorKind classifies model errors (agent-core: error.kind).
@@ -787,7 +863,7 @@ export enum ErrorKind {
  * Describes the enum agentcore.v1.ErrorKind.
  */
 export const ErrorKindSchema: GenEnum<ErrorKind> = /*@__PURE__*/
-  enumDesc(file_agentcore_v1_event, 1);
+  enumDesc(file_agentcore_v1_event, 2);
 
 /**
  * EndReason says why a send ended normally.
@@ -826,5 +902,5 @@ export enum EndReason {
  * Describes the enum agentcore.v1.EndReason.
  */
 export const EndReasonSchema: GenEnum<EndReason> = /*@__PURE__*/
-  enumDesc(file_agentcore_v1_event, 2);
+  enumDesc(file_agentcore_v1_event, 3);
 
