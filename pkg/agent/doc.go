@@ -125,9 +125,10 @@
 //
 // A send's events (the one typed set of event.proto) reach SendOptions.OnEvent
 // in order, numbered from 1: run started; per round model request, deltas,
-// model response, then per call permission request, tool call, tool output,
-// tool result (every call the model made has its tool call and tool result
-// events, a denied or invalid one too, which has no output), then step;
+// model response, then per call permission request, tool call (with the
+// request's answer), tool output, tool result (every call the model made
+// has its tool call and tool result events, a denied or invalid one too,
+// which has no output), then step;
 // retries and compaction events where they happen; the result last. A send
 // that fails emits no result event: its error is the end.
 package agent

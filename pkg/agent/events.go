@@ -76,9 +76,11 @@ func (e *emitter) permissionRequest(id, name, args string) {
 	}}})
 }
 
-func (e *emitter) toolCall(step int, id, name, args string) {
+// toolCall emits a call's start; perm is the answer to its permission
+// request, nil when none was asked.
+func (e *emitter) toolCall(step int, id, name, args string, perm *agentv1.PermissionDecision) {
 	e.emit(&agentv1.Event{Kind: &agentv1.Event_ToolCall{ToolCall: &agentv1.ToolCallEvent{
-		Step: int32(step), ToolCallId: id, ToolName: name, Arguments: args,
+		Step: int32(step), ToolCallId: id, ToolName: name, Arguments: args, Permission: perm,
 	}}})
 }
 

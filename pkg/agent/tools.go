@@ -134,7 +134,7 @@ func (r *run) runTools(ctx context.Context, step int, calls []call) ([]*agentv1.
 	for i, c := range calls {
 		if c.invalid != "" {
 			results[i] = history.ToolResult(c.part.GetId(), c.part.GetName(), history.TextOutput(c.invalid), true)
-			r.emit.toolCall(step, c.part.GetId(), c.part.GetName(), c.part.GetArguments())
+			r.emit.toolCall(step, c.part.GetId(), c.part.GetName(), c.part.GetArguments(), nil)
 			r.emit.toolResult(step, results[i].GetToolResult(), false, 0)
 			continue
 		}
@@ -156,23 +156,27 @@ func (r *run) runTool(ctx context.Context, step int, c *agentv1.ToolCallPart) (*
 	id, name, args := c.GetId(), c.GetName(), c.GetArguments()
 	obs := r.session.opts.Observer
 	tc := &ToolCall{Run: &r.info, Step: step, ID: id, Name: name, Arguments: args}
+	var perm *agentv1.PermissionDecision // the answer, in the tool_call event
 	if r.perm.asks(name) {
 		r.emit.permissionRequest(id, name, args)
 		d := r.perm.fn(ctx, PermissionRequest{RunID: r.id, Step: step, ToolCallID: id, ToolName: name, Arguments: args})
 		obs.PermissionDecided(ctx, tc, d, ctx.Err() != nil)
 		text := ""
+		perm = &agentv1.PermissionDecision{Outcome: agentv1.PermissionOutcome_PERMISSION_OUTCOME_ALLOWED}
 		switch {
 		case ctx.Err() != nil:
 			text = fmt.Sprintf(notRunText, name)
+			perm.Outcome = agentv1.PermissionOutcome_PERMISSION_OUTCOME_NOT_ANSWERED
 		case !d.Allow:
 			text = fmt.Sprintf(deniedText, name)
 			if d.Reason != "" {
 				text += " Reason: " + d.Reason
 			}
+			perm.Outcome, perm.Reason = agentv1.PermissionOutcome_PERMISSION_OUTCOME_DENIED, d.Reason
 		}
 		if text != "" {
 			p := history.ToolResult(id, name, history.TextOutput(text), true)
-			r.emit.toolCall(step, id, name, args)
+			r.emit.toolCall(step, id, name, args, perm)
 			r.emit.toolResult(step, p.GetToolResult(), false, 0)
 			return p, false
 		}
@@ -187,7 +191,7 @@ func (r *run) runTool(ctx context.Context, step int, c *agentv1.ToolCallPart) (*
 	// so the first yield lets it take its batch and the second lets it
 	// write it; without them, on two busy cores, the request waited behind
 	// them (about 35 µs, half of what a run added to a warm call).
-	r.emit.toolCall(step, id, name, args)
+	r.emit.toolCall(step, id, name, args, perm)
 	runtime.Gosched()
 	runtime.Gosched()
 	if r.emit.on() {
