@@ -7,6 +7,11 @@
 // stop a running run with the agent page's Stop and with the run page's;
 // see a run whose model refuses the key fail with its reason and kind.
 //
+// It waits on the console's own state, never on time: the view's data-route
+// and data-state (ready once the page's data is drawn), and the elements a
+// step expects. The timeout below only bounds a page that hangs; on a
+// loaded two-core machine a step can take many times what it takes alone.
+//
 // tests/console_test.go runs it: node console.mjs, with
 //   CONSOLE_URL        the server's HTTP address
 //   CONSOLE_TOKEN      its bearer token
@@ -41,7 +46,7 @@ const noSecret = async (page) => {
   const html = await page.content();
   for (const s of secrets) if (html.includes(s)) throw new Error(`a secret is shown on ${page.url()}`);
 };
-const timeout = 15000;
+const timeout = 90000;
 
 const profile = mkdtempSync(join(tmpdir(), 'agentcore-chromium-'));
 const context = await chromium.launchPersistentContext(profile, {
@@ -51,10 +56,31 @@ const context = await chromium.launchPersistentContext(profile, {
   args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking',
     '--disable-component-update', '--disable-sync'],
 });
-const step = (what) => console.log(`step: ${what}`);
+let current = '';
+const step = (what) => {
+  current = what;
+  console.log(`step: ${what}`);
+};
 const problems = [];
+let page;
+// shown waits until the console shows the page of route (compared with op,
+// a CSS attribute operator: = or ^=) with its data drawn, or fails with the
+// error the page shows instead.
+const shown = async (route, op = '=') => {
+  const at = `#view[data-route${op}"${route}"]`;
+  await page.locator(`${at}[data-state=ready], ${at}[data-state=error]`).waitFor();
+  if (await page.locator(`${at}[data-state=error]`).count()) throw new Error(`${route}: the page shows ${JSON.stringify(await page.locator('#view').innerText())}`);
+};
+// created waits for the page of the agent the form just created, or fails
+// with the error the form shows instead.
+const created = async (id) => {
+  const form = page.locator('form.create-agent .error');
+  await page.locator(`#view[data-route="#/agents/${id}"][data-state=ready], #view[data-route="#/agents/${id}"][data-state=error], form.create-agent .error`).first().waitFor();
+  if (await form.count()) throw new Error(`creating ${id}: ${await form.innerText()}`);
+  await shown(`#/agents/${id}`);
+};
 try {
-  const page = context.pages()[0] || await context.newPage();
+  page = context.pages()[0] || await context.newPage();
   page.setDefaultTimeout(timeout);
   page.on('pageerror', (err) => problems.push(`page error: ${err.message}`));
   // The first call answers 401 until the token is given: the browser logs it.
@@ -67,7 +93,7 @@ try {
   await page.locator('#token-dialog[open]').waitFor();
   await page.fill('#token-input', token);
   await page.click('#token-dialog button[type=submit]');
-  await page.locator('table.agents').waitFor();
+  await shown('#/agents');
   const stored = await page.evaluate(() => sessionStorage.getItem('agentcore.token'));
   if (stored !== token) throw new Error('the token is not in session storage');
 
@@ -75,8 +101,7 @@ try {
   await page.fill('#agent-id', 'console-agent');
   await page.fill('#agent-system', system);
   await page.click('#create-agent');
-  await page.waitForURL(/#\/agents\/console-agent$/);
-  await page.locator('#agent-state').waitFor();
+  await created('console-agent');
 
   step('send a task');
   await page.fill('#send-input', 'Build the greeting and tell me how it went.');
@@ -109,17 +134,19 @@ try {
 
   step('open the run from the runs list: its events replayed');
   await page.locator('.runs-table tbody tr a code').first().click();
-  await page.waitForURL(/#\/runs\/run_/);
+  await shown('#/runs/run_', '^=');
   await page.locator('#run-state', {hasText: 'succeeded'}).waitFor();
   await page.locator('section.run .tool-output .stderr', {hasText: 'a warning'}).waitFor();
   await page.locator('section.run .run-result', {hasText: 'The greeting is built.'}).waitFor();
   if (await page.locator('section.run .permission button.allow').count() !== 0) throw new Error('an answered permission still offers buttons');
   await page.goto(url + '/#/agents');
+  await shown('#/agents');
   await page.locator('tr[data-agent=console-agent]').waitFor();
   await noSecret(page);
 
   step('try a tool');
   await page.goto(url + '/#/tools/count');
+  await shown('#/tools/count');
   await page.fill('input[name=n]', '3');
   await page.click('#tool-run');
   await page.locator('#tool-output', {hasText: 'counted to 3'}).waitFor();
@@ -131,11 +158,11 @@ try {
   // and returns the run's section.
   const createAndSend = async (id, prompt, mode) => {
     await page.goto(url + '/#/agents');
+    await shown('#/agents');
     await page.fill('#agent-id', id);
     await page.fill('#agent-system', prompt);
     await page.click('#create-agent');
-    await page.waitForURL(new RegExp(`#/agents/${id}$`));
-    await page.locator('#agent-state').waitFor();
+    await created(id);
     await page.fill('#send-input', 'Do it.');
     await page.selectOption('#send-permission', mode);
     await page.click('#send-button');
@@ -183,7 +210,7 @@ try {
     const running = await createAndSend('console-stop-run', systemSlow, 'PERMISSION_MODE_ALLOW_ALL');
     await running.locator('.tool-output .stdout', {hasText: 'waiting'}).waitFor();
     await page.locator('.runs-table tbody tr a code').first().click();
-    await page.waitForURL(/#\/runs\/run_/);
+    await shown('#/runs/run_', '^=');
     await page.locator('#run-state', {hasText: 'running'}).waitFor();
     const run = page.locator('section.run');
     await run.locator('.tool-output .stdout', {hasText: 'waiting'}).waitFor();
@@ -205,7 +232,13 @@ try {
 
   await noSecret(page);
 } catch (err) {
-  problems.unshift(String(err.stack || err));
+  problems.unshift(`step "${current}" failed: ${err.stack || err}`);
+  // What the page showed, for whoever reads the failure.
+  if (page) {
+    await page.screenshot({path: join(shots, 'console-failure.png'), fullPage: true}).catch(() => {});
+    const shownText = await page.locator('#view').innerText({timeout: 5000}).catch(() => '');
+    problems.push(`the page (${page.url()}), screenshot console-failure.png:\n${shownText.slice(0, 3000)}`);
+  }
 } finally {
   await context.close();
   rmSync(profile, {recursive: true, force: true});

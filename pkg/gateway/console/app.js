@@ -26,10 +26,16 @@ const routes = [
   [/^(#\/agents)?$/, agentsPage],
 ];
 
+// The view says which page it shows and whether that page has its data:
+// data-route is the page's hash, data-state is loading, then ready (its
+// data drawn) or error. Tests and scripts wait on these, not on time.
 async function render() {
   leave.abort();
   leave = new AbortController();
+  const signal = leave.signal;
   const hash = location.hash === '#/' ? '' : location.hash;
+  view.dataset.route = hash || '#/agents';
+  view.dataset.state = 'loading';
   for (const [re, page] of routes) {
     const m = re.exec(hash);
     if (m) {
@@ -38,14 +44,24 @@ async function render() {
         a.classList.toggle('active', hash.startsWith(a.getAttribute('href')) || (!hash && a.getAttribute('href') === '#/agents'));
       });
       try {
-        await page(leave.signal, ...m.slice(1).map(decodeURIComponent));
+        await page(signal, ...m.slice(1).map(decodeURIComponent));
+        loaded(signal);
       } catch (err) {
-        if (err.name !== 'AbortError') append(view, errorView(err));
+        if (err.name !== 'AbortError') {
+          append(view, errorView(err));
+          if (!signal.aborted) view.dataset.state = 'error';
+        }
       }
       return;
     }
   }
   append(clear(view), h('p', 'No such page. ', h('a', {href: '#/agents'}, 'Agents')));
+  view.dataset.state = 'error';
+}
+
+// loaded marks the page of signal as drawn with its data, unless it was left.
+function loaded(signal) {
+  if (!signal.aborted && view.dataset.state === 'loading') view.dataset.state = 'ready';
 }
 
 // ---- token -------------------------------------------------------------
@@ -331,6 +347,7 @@ async function runPage(signal, runId) {
     append(run.el, h('p.muted', 'The events of this run were deleted after the server\'s event retention.'));
     return;
   }
+  loaded(signal); // its events follow, until it ends
   await follow(run, runId, signal);
   if (!signal.aborted) await refresh().catch(() => {});
 }
