@@ -101,8 +101,9 @@ func consoleFail(int, *fakemodel.Request) fakemodel.Turn {
 // a real agent-server: token, create an agent, send a task and watch its
 // events stream (text, live tool output, result), try a tool; deny a call
 // with a reason, stop running runs from the agent's page and the run's,
-// and see a failed run's error kind. Screenshots are kept in a temporary
-// folder the log names (console-failure.png when a step failed).
+// and see a failed run's error kind; past runs' approvals, the agent's
+// model, the runs table's durations and errors. Screenshots are kept in a
+// temporary folder the log names (console-failure.png when a step failed).
 // The browser program waits on the console's own state; the budget below
 // only bounds a hang, for a step can take many times its usual time on a
 // loaded machine.

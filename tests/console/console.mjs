@@ -6,6 +6,9 @@
 // with a reason and see the denial reach the tool result and the model;
 // stop a running run with the agent page's Stop and with the run page's;
 // see a run whose model refuses the key fail with its reason and kind.
+// Past runs' pages say how each approval was answered; the agent page names
+// the model and profile; the runs table has each run's duration and error;
+// durations read as people write them (310 ms, 4.2 s, 1 min 5 s).
 //
 // It waits on the console's own state, never on time: the view's data-route
 // and data-state (ready once the page's data is drawn), and the elements a
@@ -79,6 +82,11 @@ const created = async (id) => {
   if (await form.count()) throw new Error(`creating ${id}: ${await form.innerText()}`);
   await shown(`#/agents/${id}`);
 };
+// humane checks that a duration reads as people write it (310 ms, 4.2 s,
+// 42 s, 1 min 5 s), not as a protobuf Duration (0.310786194s).
+const humane = (what, text) => {
+  if (!/(^|\s)\d+(\.\d)? (ms|s|min|h)\b/.test(text) || /\d\.\d{2,}s/.test(text)) throw new Error(`${what} reads ${JSON.stringify(text)}`);
+};
 try {
   page = context.pages()[0] || await context.newPage();
   page.setDefaultTimeout(timeout);
@@ -97,11 +105,14 @@ try {
   const stored = await page.evaluate(() => sessionStorage.getItem('agentcore.token'));
   if (stored !== token) throw new Error('the token is not in session storage');
 
-  step('create an agent');
+  step('create an agent naming its model: the page shows the model and the profile');
   await page.fill('#agent-id', 'console-agent');
   await page.fill('#agent-system', system);
+  await page.fill('#agent-model', 'console-model');
   await page.click('#create-agent');
   await created('console-agent');
+  if (await page.locator('#model-name').innerText() !== 'console-model') throw new Error('the agent page does not name the model');
+  if (await page.locator('#model-profile').innerText() !== 'default') throw new Error('the agent page does not name the profile');
 
   step('send a task');
   await page.fill('#send-input', 'Build the greeting and tell me how it went.');
@@ -124,6 +135,7 @@ try {
   await call.locator('.tool-output .stdout', {hasText: 'building'}).first().waitFor();
   await call.locator('.tool-output .stderr', {hasText: 'a warning'}).waitFor();
   await call.locator('.tool-result').waitFor();
+  humane('the tool call\'s duration', await call.locator('.tool-head .status').innerText());
 
   step('see the result');
   await run.locator('.run-result', {hasText: 'The greeting is built.'}).waitFor();
@@ -132,13 +144,24 @@ try {
   await page.screenshot({path: join(shots, 'console-run.png'), fullPage: true});
   await noSecret(page);
 
-  step('open the run from the runs list: its events replayed');
+  step('the runs table: the run\'s duration, no error');
+  {
+    const row = page.locator('.runs-table tbody tr').first();
+    await row.locator('.badge', {hasText: 'succeeded'}).waitFor();
+    humane('the run\'s duration', await row.locator('td.duration').innerText());
+    if (await row.locator('td.run-error-cell').innerText() !== '') throw new Error('a succeeded run shows an error');
+  }
+
+  step('open the run from the runs list: its events replayed, its approval answered');
   await page.locator('.runs-table tbody tr a code').first().click();
   await shown('#/runs/run_', '^=');
   await page.locator('#run-state', {hasText: 'succeeded'}).waitFor();
   await page.locator('section.run .tool-output .stderr', {hasText: 'a warning'}).waitFor();
   await page.locator('section.run .run-result', {hasText: 'The greeting is built.'}).waitFor();
   if (await page.locator('section.run .permission button.allow').count() !== 0) throw new Error('an answered permission still offers buttons');
+  await page.locator('section.run .permission[data-answer=allowed] .status', {hasText: /^allowed$/}).waitFor();
+  humane('the past run\'s tool call', await page.locator('section.run .tool-call .tool-head .status').innerText());
+  humane('the run page\'s duration', await page.locator('#run-duration').innerText());
   await page.goto(url + '/#/agents');
   await shown('#/agents');
   await page.locator('tr[data-agent=console-agent]').waitFor();
@@ -151,6 +174,7 @@ try {
   await page.click('#tool-run');
   await page.locator('#tool-output', {hasText: 'counted to 3'}).waitFor();
   await page.locator('#tool-result .tool-call.done').waitFor();
+  humane('the tool\'s duration', await page.locator('#tool-result .tool-head').innerText());
   await page.screenshot({path: join(shots, 'console-tool.png'), fullPage: true});
   await noSecret(page);
 
@@ -169,9 +193,11 @@ try {
     return page.locator('section.run').first();
   };
 
-  step('deny a call with a reason');
+  step('deny a call with a reason; an agent without a model names its profile');
   {
     const denied = await createAndSend('console-deny', systemDeny, 'PERMISSION_MODE_ASK_ALL');
+    const model = await page.locator('.agent-info .model').innerText();
+    if (/model default/.test(model) || !/profile default/.test(model)) throw new Error(`the agent page says ${JSON.stringify(model)}, want its profile named as one`);
     const card = denied.locator('.permission');
     await card.locator('button.deny').waitFor();
     await card.locator('input[aria-label=reason]').fill('no shell today');
@@ -181,7 +207,18 @@ try {
     await denied.locator('.run-result', {hasText: 'I was told:'}).waitFor();
     if (!(await denied.locator('.run-result').innerText()).includes('no shell today')) throw new Error('the model was not told the reason');
     if (await denied.locator('.tool-output .stdout').count() !== 0) throw new Error('the denied call ran');
+    await denied.locator('.tool-call .tool-head .status', {hasText: 'not run (denied: no shell today)'}).waitFor();
     await page.screenshot({path: join(shots, 'console-denied.png'), fullPage: true});
+  }
+
+  step('the denied run\'s page says the call was denied, and why');
+  {
+    await page.locator('#agent-state', {hasText: 'idle'}).waitFor();
+    await page.locator('.runs-table tbody tr a code').first().click();
+    await shown('#/runs/run_', '^=');
+    await page.locator('#run-state', {hasText: 'succeeded'}).waitFor();
+    await page.locator('section.run .permission[data-answer=denied] .status', {hasText: /^denied: no shell today$/}).waitFor();
+    await page.locator('section.run .run-result', {hasText: 'I was told:'}).waitFor();
   }
 
   // stoppedView checks a stopped run's section: the killed call, and the
@@ -202,7 +239,11 @@ try {
     await page.click('#stop-button');
     await stoppedView(running);
     await page.locator('#agent-state', {hasText: 'idle'}).waitFor();
-    await page.locator('.runs-table tbody tr').first().locator('.badge', {hasText: 'stopped'}).waitFor();
+    const row = page.locator('.runs-table tbody tr').first();
+    await row.locator('.badge', {hasText: 'stopped'}).waitFor();
+    const error = await row.locator('td.run-error-cell', {hasText: 'the run was stopped'}).innerText();
+    if (!error.startsWith('ABORTED')) throw new Error(`the runs table's error column shows ${JSON.stringify(error)}`);
+    humane('the stopped run\'s duration', await row.locator('td.duration').innerText());
   }
 
   step('stop a running run from its run page');
@@ -227,6 +268,10 @@ try {
     const text = await failed.locator('.run-error').innerText();
     if (!text.includes('(auth)') || !text.includes('bad key')) throw new Error(`the failed run shows ${JSON.stringify(text)}, want its reason, kind (auth) and message`);
     await page.locator('#agent-state', {hasText: 'idle'}).waitFor();
+    const cell = page.locator('.runs-table tbody tr').first().locator('td.run-error-cell', {hasText: 'bad key'});
+    await cell.waitFor();
+    const error = await cell.innerText();
+    if (!error.startsWith('AUTH') || !error.includes('bad key')) throw new Error(`the runs table's error column shows ${JSON.stringify(error)}`);
     await page.screenshot({path: join(shots, 'console-failed.png'), fullPage: true});
   }
 

@@ -9,7 +9,7 @@
 //	#/tools/{name}      a tool: its schema, and a form to try it
 
 import * as api from './api.js';
-import {h, append, clear, enumName, usageText, pretty, errorView} from './dom.js';
+import {h, append, clear, enumName, usageText, pretty, errorView, durationText, between} from './dom.js';
 import {RunView, partView} from './run.js';
 
 const view = document.getElementById('view');
@@ -173,7 +173,7 @@ async function agentPage(signal, id) {
     const c = agent.config || {};
     append(info,
       h('span', 'state ', h(`span.badge.${enumName(agent.state, 'AGENT_STATE_')}#agent-state`, enumName(agent.state, 'AGENT_STATE_'))),
-      h('span', `model ${c.model || c.profile || 'server default'}`),
+      modelView(agent),
       h('span', `history ${agent.historyLength} message${agent.historyLength === 1 ? '' : 's'}`),
       h('span', usageText(agent.usage)),
       agent.hasApiKey ? h('span', 'API key set (never shown)') : null,
@@ -284,26 +284,68 @@ async function agentPage(signal, id) {
   await showHistory();
 }
 
+/**
+ * modelView says which model an agent uses, as far as GetAgent tells: its
+ * config's model, profile and base URL's host. An agent whose model comes
+ * from a profile (the server's default one included) has no model in its
+ * config: the profile is named instead.
+ *
+ * TODO(issue 32, item 1): GetAgent is to say which model an agent uses now
+ * (profile, model, protocol, base URL host); show that field here, keeping
+ * the ids model-name and model-profile, which the browser test reads.
+ */
+function modelView(agent) {
+  const c = agent.config || {};
+  const profile = c.profile ? h('code#model-profile', c.profile) : null;
+  const host = c.baseUrl ? [' at ', h('code', hostOf(c.baseUrl))] : null;
+  if (c.model) return h('span.model', 'model ', h('code#model-name', c.model), host, profile ? [' · profile ', profile] : null);
+  if (profile) return h('span.model', 'model from profile ', profile, host);
+  return h('span.model', "the server's default model", host);
+}
+
+function hostOf(url) {
+  try {
+    return new URL(url).host;
+  } catch {
+    return url;
+  }
+}
+
 // ---- runs --------------------------------------------------------------
 
 function runsTable(body) {
-  return h('table.runs-table', h('thead', h('tr', ['run', 'agent', 'state', 'started', 'ended', 'waiting for'].map((c) => h('th', c)))), body);
+  return h('table.runs-table', h('thead', h('tr', ['run', 'agent', 'state', 'started', 'duration', 'error', 'waiting for'].map((c) => h('th', c)))), body);
 }
 
 // fillRuns lists runs into a table body.
 function fillRuns(body, runs) {
-  if (!runs.length) append(body, h('tr', h('td', {colSpan: 6}, 'No run yet.')));
+  if (!runs.length) append(body, h('tr', h('td', {colSpan: 7}, 'No run yet.')));
   for (const r of runs) {
     const state = enumName(r.state, 'RUN_STATE_');
     const pending = (r.pendingPermissions || []).map((q) => q.toolName);
+    const error = r.error ? runErrorText(r.error) : '';
     append(body, h('tr', {dataset: {run: r.id}},
       h('td', h('a', {href: `#/runs/${encodeURIComponent(r.id)}`}, h('code', r.id))),
       h('td', h('a', {href: `#/agents/${encodeURIComponent(r.agentId)}`}, r.agentId)),
       h('td', h(`span.badge.${state}`, r.compaction ? `${state} (compaction)` : state)),
       h('td', r.startTime ? new Date(r.startTime).toLocaleString() : ''),
-      h('td', r.endTime ? new Date(r.endTime).toLocaleString() : ''),
+      h('td.duration', {title: r.endTime ? `ended ${new Date(r.endTime).toLocaleString()}` : 'running'}, runDuration(r)),
+      h('td.run-error-cell', {title: error}, error.length > 200 ? error.slice(0, 199) + '…' : error),
       h('td', pending.length ? h('strong', `approval: ${pending.join(', ')}`) : '')));
   }
+}
+
+// runDuration is how long a run took, or has run so far.
+function runDuration(r) {
+  if (!r.startTime) return '';
+  return r.endTime ? durationText(between(r.startTime, r.endTime)) : `${durationText(between(r.startTime))} so far`;
+}
+
+// runErrorText is a run's error (a RunError) in one line: its reason, its
+// error kind when the reason does not say it, and its message.
+function runErrorText(e) {
+  const kind = e.metadata?.kind && e.metadata.kind !== (e.reason || '').toLowerCase() ? ` (${e.metadata.kind})` : '';
+  return `${e.reason || `code ${e.code}`}${kind}: ${e.message || ''}`;
 }
 
 async function runsPage(signal) {
@@ -329,9 +371,10 @@ async function runPage(signal, runId) {
       h('span', 'agent ', h('a', {href: `#/agents/${encodeURIComponent(r.agentId)}`}, r.agentId)),
       h('span', `started ${r.startTime ? new Date(r.startTime).toLocaleString() : ''}`),
       r.endTime ? h('span', `ended ${new Date(r.endTime).toLocaleString()}`) : null,
+      r.endTime ? h('span#run-duration', `took ${runDuration(r)}`) : null,
       h('span', `${r.lastSeq || 0} events`),
       r.replica ? h('span', `replica ${r.replica}`) : null,
-      r.error ? h('span.error', `${r.error.reason || ''} ${r.error.message || ''}`) : null);
+      r.error ? h('span.error', runErrorText(r.error)) : null);
     return r;
   };
   const stop = h('button#run-stop', {type: 'button', onclick: async () => {
@@ -394,7 +437,7 @@ async function toolsPage(signal) {
       h('tbody', tools.map((t) => h('tr',
         h('td', h('a', {href: `#/tools/${encodeURIComponent(t.name)}`}, t.name)),
         h('td', t.description),
-        h('td', [t.readOnly ? 'read-only' : '', t.idempotent ? 'idempotent' : '', t.timeout ? `timeout ${t.timeout}` : ''].filter(Boolean).join(', ')),
+        h('td', [t.readOnly ? 'read-only' : '', t.idempotent ? 'idempotent' : '', t.timeout ? `timeout ${durationText(t.timeout)}` : ''].filter(Boolean).join(', ')),
         h('td', h('code', t.source)))))),
     skills.length ? [h('h2', 'Skills'), h('ul', skills.map((s) => h('li', h('strong', s.name), ' ', s.description)))] : null);
 }
@@ -434,7 +477,7 @@ async function toolPage(signal, name) {
             } else if (ev.data.result) {
               const r = ev.data.result;
               append(result, h(`div.tool-call.${r.error ? 'failed' : 'done'}`,
-                h('div.tool-head', r.error ? 'error' : 'result', ` in ${r.duration}`, r.stop ? ' (stop)' : ''),
+                h('div.tool-head', r.error ? 'error' : 'result', ` in ${durationText(r.duration)}`, r.stop ? ' (stop)' : ''),
                 (r.output?.content ? r.output.content.parts.map(partView) : h('pre.output', r.output?.json !== undefined ? pretty(r.output.json) : (r.output?.text ?? '')))));
             }
           }, signal);

@@ -75,6 +75,35 @@ export function errorView(err) {
     err.violations?.length ? h('ul', err.violations.map((v) => h('li', h('code', v.field), ': ', v.description))) : null);
 }
 
+/** seconds reads a protobuf Duration in JSON ("0.310786194s") as seconds; NaN when it is not one. */
+export function seconds(d) {
+  const m = /^(-?\d+(?:\.\d+)?)s$/.exec(String(d ?? ''));
+  return m ? Number(m[1]) : NaN;
+}
+
+/**
+ * durationText is a duration, in seconds or as a protobuf Duration in
+ * JSON, as people write it: 310 ms, 4.2 s, 42 s, 1 min 5 s, 2 h 3 min.
+ */
+export function durationText(d) {
+  const s = typeof d === 'number' ? d : seconds(d);
+  if (!Number.isFinite(s)) return '';
+  const ms = Math.round(Math.max(s, 0) * 1000);
+  if (ms < 1000) return `${ms} ms`;
+  const tenths = Math.round(ms / 100);
+  if (tenths < 100) return `${tenths % 10 ? (tenths / 10).toFixed(1) : tenths / 10} s`;
+  const secs = Math.round(ms / 1000);
+  if (secs < 60) return `${secs} s`;
+  if (secs < 3600) return `${Math.floor(secs / 60)} min${secs % 60 ? ` ${secs % 60} s` : ''}`;
+  const mins = Math.round(secs / 60);
+  return `${Math.floor(mins / 60)} h${mins % 60 ? ` ${mins % 60} min` : ''}`;
+}
+
+/** between is the time from one timestamp to another (or to now), in seconds. */
+export function between(from, to) {
+  return ((to ? new Date(to) : new Date()) - new Date(from)) / 1000;
+}
+
 /** time is a timestamp as the local time of day. */
 export function time(ts) {
   return ts ? new Date(ts).toLocaleTimeString() : '';

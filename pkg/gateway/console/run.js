@@ -2,7 +2,7 @@
 // arrives: model text as it streams, tool calls with their live output,
 // results, usage, retries, permission requests and errors.
 
-import {h, append, enumName, usageText, pretty, time} from './dom.js';
+import {h, append, enumName, usageText, pretty, time, durationText} from './dom.js';
 
 /** outputView draws a tool's output: text, JSON or content parts. */
 export function outputView(out) {
@@ -36,6 +36,19 @@ export function statusReason(st) {
     if (d['@type']?.endsWith('google.rpc.ErrorInfo')) return {reason: d.reason, metadata: d.metadata || {}};
   }
   return {reason: '', metadata: {}};
+}
+
+/** answerText is a permission request's answer (a PermissionDecision) in words. */
+export function answerText(d) {
+  switch (d.outcome) {
+    case 'PERMISSION_OUTCOME_ALLOWED':
+      return 'allowed';
+    case 'PERMISSION_OUTCOME_DENIED':
+      return `denied${d.reason ? ': ' + d.reason : ''}`;
+    case 'PERMISSION_OUTCOME_NOT_ANSWERED':
+      return 'not answered: the run was stopped';
+  }
+  return 'answered';
 }
 
 /**
@@ -86,7 +99,13 @@ export class RunView {
     } else if (ev.permissionRequest) {
       this.permission(ev.permissionRequest);
     } else if (ev.toolCall) {
-      this.call(ev.toolCall.toolCallId, ev.toolCall.toolName, ev.toolCall.arguments, ev.toolCall.step);
+      const c = this.call(ev.toolCall.toolCallId, ev.toolCall.toolName, ev.toolCall.arguments, ev.toolCall.step);
+      const answer = ev.toolCall.permission; // set when the run asked permission
+      if (answer) {
+        this.permissions.get(ev.toolCall.toolCallId)?.decided(answer);
+        c.notRun = answer.outcome !== 'PERMISSION_OUTCOME_ALLOWED';
+        if (c.notRun) c.status.textContent = `not run (${answerText(answer)})`;
+      }
     } else if (ev.toolOutput) {
       const c = this.call(ev.toolOutput.toolCallId, ev.toolOutput.toolName);
       const stream = enumName(ev.toolOutput.stream, 'OUTPUT_STREAM_') || 'output';
@@ -95,14 +114,14 @@ export class RunView {
       const r = ev.toolResult;
       const c = this.call(r.toolCallId, r.toolName);
       c.el.classList.add(r.error ? 'failed' : 'done');
-      c.status.textContent = `${r.error ? 'error' : 'done'}${r.stop ? ', stop' : ''} in ${r.duration || '?'}`;
+      if (!c.notRun) c.status.textContent = `${r.error ? 'error' : 'done'}${r.stop ? ', stop' : ''} in ${durationText(r.duration) || '?'}`;
       append(c.el, h('div.tool-result', outputView(r.output)));
       this.permissions.get(r.toolCallId)?.settle();
     } else if (ev.step) {
       // the step's parts are drawn already
     } else if (ev.retry) {
       const r = ev.retry;
-      append(this.el, h('div.line.retry', `retry ${r.attempt}${r.compact ? ' (compaction)' : ''} in ${r.delay}: ${enumName(r.kind, 'ERROR_KIND_')}: ${r.message}`));
+      append(this.el, h('div.line.retry', `retry ${r.attempt}${r.compact ? ' (compaction)' : ''} in ${durationText(r.delay)}: ${enumName(r.kind, 'ERROR_KIND_')}: ${r.message}`));
     } else if (ev.compactStarted) {
       this.compaction = h('pre.summary');
       append(this.el, h('div.compaction', h('div.line.muted', `compacting ${ev.compactStarted.tokens} tokens${ev.compactStarted.manual ? ' (asked for)' : ''}`), this.compaction));
@@ -156,14 +175,24 @@ export class RunView {
       h('pre.args', pretty(p.arguments)), buttons, state);
     card.settle = () => {
       buttons.replaceChildren();
+      // A server older than the tool_call event's answer says no more.
       if (state.textContent === 'waiting for an answer') state.textContent = 'answered';
+    };
+    // decided shows the answer the run got, from whichever client (or the
+    // server's -permission-timeout) gave it: what a past run replays too.
+    card.decided = (answer) => {
+      state.textContent = answerText(answer);
+      card.dataset.answer = enumName(answer.outcome, 'PERMISSION_OUTCOME_');
+      card.settle();
     };
     if (this.answer) {
       const send = async (allow) => {
         buttons.querySelectorAll('button').forEach((b) => { b.disabled = true; });
         try {
           await this.answer(this.runId, p.toolCallId, allow, reason.value);
-          state.textContent = allow ? 'allowed' : `denied${reason.value ? ': ' + reason.value : ''}`;
+          if (state.textContent === 'waiting for an answer') {
+            state.textContent = answerText({outcome: allow ? 'PERMISSION_OUTCOME_ALLOWED' : 'PERMISSION_OUTCOME_DENIED', reason: reason.value});
+          }
           card.settle();
         } catch (err) {
           state.textContent = `could not answer: ${err.message}`;
