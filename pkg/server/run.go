@@ -412,7 +412,7 @@ func listen(addr, owner string) (net.Listener, error) {
 		return nil, fmt.Errorf("listen %s: %w", addr, err)
 	}
 	if owner != "" {
-		uid, gid, err := userGroup(owner)
+		uid, gid, err := tool.UserGroup(owner)
 		if err == nil {
 			err = os.Lchown(path, uid, gid)
 		}

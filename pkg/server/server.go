@@ -138,7 +138,7 @@ func New(opts Options) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	cred, err := pluginCredential(cfg.PluginUser)
+	cred, err := tool.Credential(cfg.PluginUser)
 	if err != nil {
 		return nil, err
 	}
