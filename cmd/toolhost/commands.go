@@ -18,7 +18,6 @@ import (
 
 	"github.com/agentcore/agentcore/pkg/config"
 	"github.com/agentcore/agentcore/pkg/mcp"
-	"github.com/agentcore/agentcore/pkg/server"
 	"github.com/agentcore/agentcore/pkg/tool"
 	"github.com/agentcore/agentcore/pkg/tool/limits"
 	agentv1 "github.com/agentcore/agentcore/proto/agentcore/v1"
@@ -51,7 +50,7 @@ func newHost(e env, tl config.ToolLimits) (host, error) {
 	if err != nil {
 		return host{}, fmt.Errorf("tool limits (-tool-limits %s): %w", mech, err)
 	}
-	h := tool.NewHost(tool.Config{Logger: e.log, Kinds: []tool.Kind{mcp.Kind(self)}, Limits: lim, LimitPolicy: server.LimitPolicy(tl),
+	h := tool.NewHost(tool.Config{Logger: e.log, Kinds: []tool.Kind{mcp.Kind(self)}, Limits: lim, LimitPolicy: tool.LimitPolicyOf(tl),
 		MinIdle: tool.DefaultMinIdle, PluginProcs: tool.DefaultPluginProcs})
 	return host{Host: h, limits: lim}, nil
 }
@@ -95,7 +94,7 @@ func runList(ctx context.Context, e env, args []string) int {
 				t := protoDuration(s.Timeout)
 				it.Timeout = &t
 			}
-			if l := server.ToolLimitsOf(s.Limits); l != nil {
+			if l := tool.LimitsProto(s.Limits); l != nil {
 				b, err := protojson.Marshal(l)
 				if err != nil {
 					return fail(e, err)

@@ -188,7 +188,7 @@ func New(opts Options) (*Server, error) {
 			Credential:      cred,
 			Observer:        tel,
 			Limits:          lim,
-			LimitPolicy:     LimitPolicy(cfg.ToolLimits),
+			LimitPolicy:     tool.LimitPolicyOf(cfg.ToolLimits),
 			MaxResultBytes:  int(cfg.Limits.MaxToolResultBytes),
 			MaxReceiveBytes: max(minReceiveBytes, 2*int(cfg.Limits.MaxToolResultBytes)),
 			SkipBadPlugins:  cfg.SkipBadPlugins,
@@ -255,6 +255,11 @@ func (s *Server) freeze(m proto.Message) {
 	s.frozen.Store(m, out.Materialize())
 	out.Free()
 }
+
+// minReceiveBytes is the least the host accepts in one message from a
+// plugin: room for a result at the cap, which sdk/tool cuts to fit, and
+// more for plugins that do not.
+const minReceiveBytes = 64 << 20
 
 // noLimitModelConns is how many idle model connections per endpoint are
 // kept when -max-runs sets no limit: the default -max-runs.

@@ -132,7 +132,7 @@ func toolInfo(spec tool.Spec) (*agentv1.ToolInfo, error) {
 	if spec.Timeout > 0 {
 		info.Timeout = durationpb.New(spec.Timeout)
 	}
-	info.Limits = ToolLimitsOf(spec.Limits)
+	info.Limits = tool.LimitsProto(spec.Limits)
 	return info, nil
 }
 

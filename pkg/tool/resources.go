@@ -4,8 +4,12 @@ import (
 	"path/filepath"
 	"time"
 
+	"google.golang.org/protobuf/types/known/durationpb"
+
+	"github.com/agentcore/agentcore/pkg/config"
 	"github.com/agentcore/agentcore/pkg/tool/limits"
 	pluginv1 "github.com/agentcore/agentcore/proto/agentcore/plugin/v1"
+	agentv1 "github.com/agentcore/agentcore/proto/agentcore/v1"
 )
 
 // LimitPolicy turns what a tool asks for (its ToolSpec.limits) into the
@@ -107,4 +111,49 @@ func (h *Host) limitsFor(cmd Command, tool string, asked limits.Limits) limits.L
 		}
 	}
 	return l
+}
+
+// LimitPolicyOf turns the tool limit settings (-tool-* flags, the config
+// file's plugins section) into a host's policy.
+func LimitPolicyOf(t config.ToolLimits) LimitPolicy {
+	p := LimitPolicy{
+		Default: limits.Limits{Memory: uint64(t.Memory), Processes: uint32(t.Processes), CPUTime: t.CPUTime, OpenFiles: uint32(t.OpenFiles)},
+		Max:     limits.Limits{Memory: uint64(t.MemoryMax), Processes: uint32(t.ProcessesMax), CPUTime: t.CPUTimeMax, OpenFiles: uint32(t.OpenFilesMax)},
+	}
+	if len(t.Overrides) > 0 {
+		p.Overrides = make(map[string]LimitOverride, len(t.Overrides))
+	}
+	for name, o := range t.Overrides {
+		var lo LimitOverride
+		if o.Memory != nil {
+			v := uint64(*o.Memory)
+			lo.Memory = &v
+		}
+		if o.Processes != nil {
+			v := uint32(*o.Processes)
+			lo.Processes = &v
+		}
+		if o.CPUTime != nil {
+			v := *o.CPUTime
+			lo.CPUTime = &v
+		}
+		if o.OpenFiles != nil {
+			v := uint32(*o.OpenFiles)
+			lo.OpenFiles = &v
+		}
+		p.Overrides[name] = lo
+	}
+	return p
+}
+
+// LimitsProto returns limits in the public API's form; nil for none.
+func LimitsProto(l limits.Limits) *agentv1.ToolLimits {
+	if l.IsZero() {
+		return nil
+	}
+	out := &agentv1.ToolLimits{MemoryBytes: l.Memory, MaxProcesses: l.Processes, MaxOpenFiles: l.OpenFiles}
+	if l.CPUTime > 0 {
+		out.CpuTime = durationpb.New(l.CPUTime.Round(time.Millisecond))
+	}
+	return out
 }
