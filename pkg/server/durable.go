@@ -14,13 +14,9 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/agentcore/agentcore/pkg/agent"
-	"github.com/agentcore/agentcore/pkg/config"
 	"github.com/agentcore/agentcore/pkg/history"
 	"github.com/agentcore/agentcore/pkg/llm"
 	"github.com/agentcore/agentcore/pkg/store"
-	"github.com/agentcore/agentcore/pkg/store/memory"
-	"github.com/agentcore/agentcore/pkg/store/postgres"
-	"github.com/agentcore/agentcore/pkg/store/sqlite"
 	agentv1 "github.com/agentcore/agentcore/proto/agentcore/v1"
 )
 
@@ -31,19 +27,6 @@ const storeTimeout = 30 * time.Second
 // errLeaseLost is the cause of a run stopped because its lease was taken
 // over by another replica (this one failed to renew it in time).
 var errLeaseLost = errors.New("the run lost its lease: another replica ended it as interrupted")
-
-// openStore opens the store the config names.
-func openStore(ctx context.Context, cfg *config.Config) (store.Store, error) {
-	switch kind, rest := cfg.StoreKind(); kind {
-	case "memory":
-		return memory.New(), nil
-	case "sqlite":
-		return sqlite.Open(ctx, rest)
-	case "postgres":
-		return postgres.OpenWith(ctx, rest, postgres.Options{Password: cfg.StorePassword})
-	}
-	return nil, fmt.Errorf("store %q: want sqlite:PATH, postgres://… or memory", cfg.StoreName())
-}
 
 // storeStatus maps a store error to a status.
 func storeStatus(err error) error {

@@ -223,9 +223,9 @@ func TestRestartInterruptsCutOffRunsAndRepairsTheirHistory(t *testing.T) {
 	}
 }
 
-// stores lists the stores a test runs on: memory and SQLite always,
+// storeFlags lists the stores a test runs on: memory and SQLite always,
 // PostgreSQL when there is one.
-func stores(t *testing.T) map[string]func(t *testing.T) []string {
+func storeFlags(t *testing.T) map[string]func(t *testing.T) []string {
 	return map[string]func(t *testing.T) []string{
 		"memory": func(*testing.T) []string { return []string{"-store", "memory"} },
 		"sqlite": func(t *testing.T) []string { return []string{"-store", "sqlite:" + filepath.Join(t.TempDir(), "a.db")} },
@@ -236,7 +236,7 @@ func stores(t *testing.T) map[string]func(t *testing.T) []string {
 }
 
 func TestDetachedRunIsFollowedWithAttach(t *testing.T) {
-	for name, args := range stores(t) {
+	for name, args := range storeFlags(t) {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
 			model := fakemodel.StartTB(t)

@@ -39,6 +39,7 @@ import (
 	"github.com/agentcore/agentcore/pkg/config"
 	"github.com/agentcore/agentcore/pkg/llm"
 	"github.com/agentcore/agentcore/pkg/store"
+	"github.com/agentcore/agentcore/pkg/store/stores"
 	"github.com/agentcore/agentcore/pkg/telemetry"
 	"github.com/agentcore/agentcore/pkg/tokens"
 	"github.com/agentcore/agentcore/pkg/tool"
@@ -206,7 +207,7 @@ func New(opts Options) (*Server, error) {
 	if st == nil {
 		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 		var err error
-		st, err = openStore(ctx, opts.Config)
+		st, err = stores.Open(ctx, opts.Config)
 		cancel()
 		if err != nil {
 			s.host.Close()
