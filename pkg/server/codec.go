@@ -13,6 +13,8 @@ import (
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/protoadapt"
 	"google.golang.org/protobuf/reflect/protoreflect"
+
+	"github.com/agentcore/agentcore/pkg/redact"
 )
 
 // utf8Codec is gRPC's proto codec, except for a request holding a string
@@ -25,7 +27,7 @@ import (
 // On the way out it keeps the server-held secrets out of every response and
 // streamed message: a string or bytes field travels as its raw bytes, so a
 // message whose encoding does not contain a secret holds none, and only
-// one that does is encoded again from a redacted copy (secrets.redactMessage).
+// one that does is encoded again from a redacted copy (redact.Secrets.RedactMessage).
 // The check is a byte search over what is sent anyway, where walking every
 // message's fields cost more than its encoding.
 //
@@ -34,12 +36,12 @@ import (
 // what the codec sends for it.
 type utf8Codec struct {
 	encoding.CodecV2
-	notes   *sync.Map // request message -> the path of its first invalid string
-	secrets *secrets  // nil: nothing to keep out
-	frozen  *sync.Map // proto.Message -> []byte, its encoding; nil: none
+	notes   *sync.Map       // request message -> the path of its first invalid string
+	secrets *redact.Secrets // nil: nothing to keep out
+	frozen  *sync.Map       // proto.Message -> []byte, its encoding; nil: none
 }
 
-func newUTF8Codec(sec *secrets, frozen *sync.Map) utf8Codec {
+func newUTF8Codec(sec *redact.Secrets, frozen *sync.Map) utf8Codec {
 	return utf8Codec{CodecV2: encoding.GetCodecV2(grpcproto.Name), notes: &sync.Map{}, secrets: sec, frozen: frozen}
 }
 
@@ -52,19 +54,19 @@ func (c utf8Codec) Marshal(v any) (mem.BufferSlice, error) {
 		}
 	}
 	out, err := c.CodecV2.Marshal(v)
-	if err != nil || c.secrets == nil || len(c.secrets.held) == 0 {
+	if err != nil || c.secrets == nil || !c.secrets.HasHeld() {
 		return out, err
 	}
 	hit := false
 	if len(out) == 1 {
-		hit = c.secrets.holds(out[0].ReadOnlyData())
+		hit = c.secrets.Holds(out[0].ReadOnlyData())
 	} else {
-		hit = c.secrets.holds(out.Materialize())
+		hit = c.secrets.Holds(out.Materialize())
 	}
 	if !hit {
 		return out, nil
 	}
-	clean := c.secrets.redactMessage(v)
+	clean := c.secrets.RedactMessage(v)
 	if clean == v { // no secret in a field after all: the bytes met by chance
 		return out, nil
 	}

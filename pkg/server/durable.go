@@ -419,7 +419,7 @@ func (s *Server) outcome(res *agent.Result, err error) (agentv1.RunState, *agent
 		}
 		return agentv1.RunState_RUN_STATE_SUCCEEDED, res.Proto(), nil
 	}
-	rerr := runError(s.secrets.redactStatus(s.sendError(err)))
+	rerr := runError(s.secrets.RedactStatus(s.sendError(err)))
 	var me *llm.Error
 	switch {
 	case errors.Is(err, errEventsLost):

@@ -1,15 +1,14 @@
 package server
 
 import (
-	"fmt"
 	"strings"
 	"testing"
 
 	"google.golang.org/protobuf/proto"
-	"google.golang.org/protobuf/types/known/structpb"
 
 	"github.com/agentcore/agentcore/pkg/auth"
 	"github.com/agentcore/agentcore/pkg/config"
+	"github.com/agentcore/agentcore/pkg/redact"
 	agentv1 "github.com/agentcore/agentcore/proto/agentcore/v1"
 )
 
@@ -94,43 +93,12 @@ func TestCheckKeyBinding(t *testing.T) {
 	}
 }
 
-func TestRedactMessage(t *testing.T) {
-	sec := newSecrets("sk-held-0123456789")
-	sec.add("client-key-0123") // a client's key is for errors and logs only
-	out, _ := structpb.NewStruct(map[string]any{"env": "KEY=sk-held-0123456789", "sk-held-0123456789": 1})
-	ev := &agentv1.Event{RunId: "run_1", Kind: &agentv1.Event_ToolResult{ToolResult: &agentv1.ToolResultEvent{
-		ToolName: "shell", Output: &agentv1.ToolOutput{Value: &agentv1.ToolOutput_Text{Text: "KEY=sk-held-0123456789 and client-key-0123"}},
-	}}}
-	chunk := &agentv1.ExecuteToolResponse{Kind: &agentv1.ExecuteToolResponse_Output{Output: &agentv1.ToolOutputChunk{Data: "x sk-held-0123456789 y"}}}
-	for _, m := range []proto.Message{ev, chunk, out} {
-		orig := proto.Clone(m)
-		got := sec.redactMessage(m).(proto.Message)
-		if !proto.Equal(m, orig) {
-			t.Errorf("the original was changed: %v", m)
-		}
-		text := fmt.Sprint(got)
-		if strings.Contains(text, "sk-held") {
-			t.Errorf("a held secret left: %s", text)
-		}
-		if !strings.Contains(text, "[redacted]") {
-			t.Errorf("nothing redacted: %s", text)
-		}
-	}
-	if got := sec.redactMessage(ev).(*agentv1.Event); !strings.Contains(got.GetToolResult().GetOutput().GetText(), "client-key-0123") {
-		t.Errorf("a client's key is not the server's to hide from its own events: %v", got)
-	}
-	clean := &agentv1.Event{RunId: "run_2"}
-	if sec.redactMessage(clean) != any(clean) {
-		t.Error("a clean message was copied")
-	}
-}
-
 // TestCodecKeepsHeldSecretsOut: what the server sends is encoded by its
 // codec, which sends a redacted copy of a message holding a server-held
 // secret, in any field at any depth, and every other message as gRPC's
 // proto codec encodes it.
 func TestCodecKeepsHeldSecretsOut(t *testing.T) {
-	sec := newSecrets("sk-held-0123456789")
+	sec := redact.New("sk-held-0123456789")
 	c := newUTF8Codec(sec, nil)
 	plain := newUTF8Codec(nil, nil)
 	tests := []struct {
@@ -161,23 +129,13 @@ func TestCodecKeepsHeldSecretsOut(t *testing.T) {
 			if strings.Contains(wire, "sk-held") {
 				t.Errorf("the held secret was sent: %q", wire)
 			}
-			if tt.secret != strings.Contains(wire, redacted) {
+			if tt.secret != strings.Contains(wire, redact.Mark) {
 				t.Errorf("redacted = %v, want %v: %q", !tt.secret, tt.secret, wire)
 			}
 			if !tt.secret && wire != string(want.Materialize()) {
 				t.Errorf("a clean message's encoding differs from the proto codec's")
 			}
 		})
-	}
-}
-
-func BenchmarkRedactDelta(b *testing.B) {
-	sec := newSecrets("sk-held-0123456789", "bearer-token-abcdef")
-	ev := &agentv1.Event{Seq: 7, RunId: "run_1", Kind: &agentv1.Event_ModelDelta{ModelDelta: &agentv1.ModelDeltaEvent{
-		Delta: &agentv1.ModelDeltaEvent_Text{Text: "a few words of a streamed answer"}}}}
-	b.ReportAllocs()
-	for b.Loop() {
-		_ = sec.redactMessage(ev)
 	}
 }
 

@@ -100,8 +100,8 @@ func (s *Server) UpdateAgent(ctx context.Context, req *agentv1.UpdateAgentReques
 	e.missing = missing
 	rec := storedAgent(e.id, e.tenant, next, e.tools, e.skills, missing)
 	e.mu.Unlock()
-	s.secrets.add(keys...)
-	s.secrets.remove(old...)
+	s.secrets.Add(keys...)
+	s.secrets.Remove(old...)
 	v, err := s.store.UpdateAgent(ctx, rec)
 	if err != nil {
 		e.stale() // memory is ahead of the store: reload when idle

@@ -15,6 +15,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/agentcore/agentcore/pkg/auth"
+	"github.com/agentcore/agentcore/pkg/redact"
 	agentv1 "github.com/agentcore/agentcore/proto/agentcore/v1"
 )
 
@@ -40,7 +41,7 @@ type guard struct {
 	auth *auth.Authenticator
 	// reflectionAuth makes reflection need a credential too.
 	reflectionAuth bool
-	secrets        *secrets
+	secrets        *redact.Secrets
 	log            hclog.Logger
 	audit          hclog.Logger
 	maxMessage     int       // -max-message-bytes: no response is larger
@@ -70,7 +71,7 @@ func isReflection(method string) bool {
 }
 
 func (g *guard) finish(method string, start time.Time, err error) error {
-	err = g.secrets.redactStatus(toStatus(err))
+	err = g.secrets.RedactStatus(toStatus(err))
 	if g.log.IsDebug() {
 		g.log.Debug("call", "method", method, "code", status.Code(err).String(), "duration", time.Since(start))
 	}

@@ -54,7 +54,7 @@ func (s *Server) currentTools() (*tool.Set, error) {
 // them in the codec), then the audit line ExecuteTool gets, with via=mcp.
 func (s *Server) executeMCP(ctx context.Context, tenant string, set *tool.Set, name string, input json.RawMessage, opts tool.Options) tool.Result {
 	start := time.Now()
-	opts.Redact = s.secrets.redactHeld
+	opts.Redact = s.secrets.RedactHeld
 	res := set.Execute(ctx, name, input, opts)
 	outcome := codes.OK
 	if err := ctx.Err(); err != nil {

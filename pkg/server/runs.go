@@ -40,7 +40,7 @@ type sink struct {
 func (k *sink) event(ev *agentv1.Event) {
 	s := k.srv
 	if r := ev.GetRetry(); r != nil {
-		r.Message = s.secrets.redact(r.GetMessage())
+		r.Message = s.secrets.Redact(r.GetMessage())
 	}
 	if ev.GetModelDelta() == nil { // deltas are small; the rest may not be
 		ev = fitMessage(ev, s.cfg.Limits.MaxMessageBytes-messageRoom)

@@ -83,9 +83,9 @@ func (s *Server) Send(stream agentv1.AgentService_SendServer) error {
 		return err
 	}
 	keys := configKeys(start.GetConfig())
-	s.secrets.add(keys...)
+	s.secrets.Add(keys...)
 	finish := func() {
-		s.secrets.remove(keys...)
+		s.secrets.Remove(keys...)
 		done()
 	}
 

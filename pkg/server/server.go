@@ -38,6 +38,7 @@ import (
 	"github.com/agentcore/agentcore/pkg/auth"
 	"github.com/agentcore/agentcore/pkg/config"
 	"github.com/agentcore/agentcore/pkg/llm"
+	"github.com/agentcore/agentcore/pkg/redact"
 	"github.com/agentcore/agentcore/pkg/store"
 	"github.com/agentcore/agentcore/pkg/store/stores"
 	"github.com/agentcore/agentcore/pkg/telemetry"
@@ -80,7 +81,7 @@ type Server struct {
 	auth    *auth.Authenticator
 	host    *tool.Host
 	limits  *limits.Controller // the tool host's limits mechanism; closed after the host
-	secrets *secrets
+	secrets *redact.Secrets
 	tools   toolState
 	agents  registry
 	// llm and encoders are shared by every session.
@@ -143,13 +144,13 @@ func New(opts Options) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	sec := newSecrets(cfg.Secrets()...)
+	sec := redact.New(cfg.Secrets()...)
 	log, audit := hclog.NewNullLogger(), hclog.NewNullLogger()
 	var logOut *logWriter
 	if opts.LogOutput != nil {
 		logOut = newLogWriter(opts.LogOutput)
-		log = cfg.Logger("agent-server", sec.writer(logOut))
-		audit = cfg.AuditLogger("agent-server", sec.writer(logOut))
+		log = cfg.Logger("agent-server", sec.Writer(logOut))
+		audit = cfg.AuditLogger("agent-server", sec.Writer(logOut))
 	}
 	started := false
 	defer func() {
@@ -158,7 +159,7 @@ func New(opts Options) (*Server, error) {
 		}
 	}()
 	tel, err := telemetry.New(context.Background(), telemetry.Config{
-		Getenv: opts.Getenv, Headers: cfg.TraceHeaders, TraceContent: opts.Config.TraceContent, Logger: log, Redact: sec.redact,
+		Getenv: opts.Getenv, Headers: cfg.TraceHeaders, TraceContent: opts.Config.TraceContent, Logger: log, Redact: sec.Redact,
 	})
 	if err != nil {
 		return nil, err

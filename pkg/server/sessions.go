@@ -283,7 +283,7 @@ func (s *Server) agent(ctx context.Context, id string) (*session, error) {
 		ID: agentID(rec.ID), Config: rec.Spec.GetConfig(), History: h, Usage: rec.Usage,
 		LLM: s.llm, Encoders: s.encoders, ExpandProfile: e.expand, Logger: s.log.Named("agent"), Observer: s.tel,
 		MaxToolOutput: s.cfg.Limits.MaxToolOutput, MaxToolResultBytes: int(s.cfg.Limits.MaxToolResultBytes),
-		RedactToolOutput: s.secrets.redactHeld, Journal: &journal{srv: s, e: e},
+		RedactToolOutput: s.secrets.RedactHeld, Journal: &journal{srv: s, e: e},
 	})
 	if err != nil {
 		return nil, failure(codes.Internal, agentv1.ErrorReason_ERROR_REASON_AGENT_UNREADABLE, "the stored agent %q cannot be loaded: %v", id, err)
@@ -323,8 +323,8 @@ func (s *Server) reload(ctx context.Context, e *session, rec *store.Agent) error
 	e.keys, e.missing, e.version = keys, missing, v
 	e.tools, e.skills, e.applied = rec.Spec.GetTools(), rec.Spec.GetSkills(), nil
 	e.mu.Unlock()
-	s.secrets.add(keys...)
-	s.secrets.remove(old...)
+	s.secrets.Add(keys...)
+	s.secrets.Remove(old...)
 	return nil
 }
 
@@ -568,7 +568,7 @@ func (s *Server) CreateAgent(ctx context.Context, req *agentv1.CreateAgentReques
 		ID: id, Config: cfg, History: req.GetHistory(), Tools: tools, Skills: skills,
 		LLM: s.llm, Encoders: s.encoders, ExpandProfile: e.expand, Logger: s.log.Named("agent"), Observer: s.tel,
 		MaxToolOutput: s.cfg.Limits.MaxToolOutput, MaxToolResultBytes: int(s.cfg.Limits.MaxToolResultBytes),
-		RedactToolOutput: s.secrets.redactHeld, Journal: &journal{srv: s, e: e},
+		RedactToolOutput: s.secrets.RedactHeld, Journal: &journal{srv: s, e: e},
 	})
 	if err != nil {
 		return nil, fieldsUnder(err, "", map[string]string{"config": "agent.config"})
@@ -598,7 +598,7 @@ func (s *Server) CreateAgent(ctx context.Context, req *agentv1.CreateAgentReques
 		_, _ = old.s.Close(ctx)
 		cancel()
 	}
-	s.secrets.add(e.keys...)
+	s.secrets.Add(e.keys...)
 	return &agentv1.CreateAgentResponse{Agent: s.agentProto(rec, e)}, nil
 }
 
@@ -722,7 +722,7 @@ func (s *Server) DeleteAgent(ctx context.Context, req *agentv1.DeleteAgentReques
 		e.mu.Lock()
 		keys := e.keys
 		e.mu.Unlock()
-		s.secrets.remove(keys...)
+		s.secrets.Remove(keys...)
 	}
 	if !stopped && rec.RunID != "" { // running on another replica
 		if err := s.stopRemote(ctx, rec.RunID, causeStopped); err != nil {

@@ -1,4 +1,12 @@
-package server
+// Package redact keeps secrets out of what the server says. Secrets holds
+// every secret the server knows, counted as they come and go: the
+// server-held ones (profile keys, the bearer token), fixed at start, and
+// the keys clients send with their configs while a session or a send holds
+// them. Every known secret is replaced in errors (RedactStatus) and log
+// lines (Writer); the server-held ones also in every response and event
+// (RedactMessage) and in what tools return (RedactHeld): a client never
+// learns the operator's keys, and may see its own.
+package redact
 
 import (
 	"bytes"
@@ -19,11 +27,11 @@ import (
 // ones would mangle ordinary text.
 const minSecret = 4
 
-// secrets holds every secret the server knows (profile keys, the bearer
+// Secrets holds every secret the server knows (profile keys, the bearer
 // token, keys clients sent), counted, so that none is repeated in an error
-// or a log line. The server-held ones (given to newSecrets) are also
-// removed from every response and event.
-type secrets struct {
+// or a log line. The server-held ones (given to New) are also removed from
+// every response and event.
+type Secrets struct {
 	// held are the server-held secrets, fixed at start (heldStr the same as strings).
 	held    [][]byte
 	heldStr []string
@@ -35,19 +43,21 @@ type secrets struct {
 	asBytes [][]byte
 }
 
-func newSecrets(held ...string) *secrets {
-	s := &secrets{set: map[string]int{}}
+// New returns the secrets with held, the server-held ones.
+func New(held ...string) *Secrets {
+	s := &Secrets{set: map[string]int{}}
 	for _, k := range held {
 		if len(k) >= minSecret {
 			s.held = append(s.held, []byte(k))
 			s.heldStr = append(s.heldStr, k)
 		}
 	}
-	s.add(held...)
+	s.Add(held...)
 	return s
 }
 
-func (s *secrets) add(keys ...string) {
+// Add counts keys as known secrets (each at least minSecret long).
+func (s *Secrets) Add(keys ...string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for _, k := range keys {
@@ -61,7 +71,7 @@ func (s *secrets) add(keys ...string) {
 }
 
 // inBytes reports whether p holds a known secret.
-func (s *secrets) inBytes(p []byte) bool {
+func (s *Secrets) inBytes(p []byte) bool {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	for _, k := range s.asBytes {
@@ -72,7 +82,9 @@ func (s *secrets) inBytes(p []byte) bool {
 	return false
 }
 
-func (s *secrets) remove(keys ...string) {
+// Remove forgets keys once each: a key added twice is known until it is
+// removed twice.
+func (s *Secrets) Remove(keys ...string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for _, k := range keys {
@@ -87,39 +99,39 @@ func (s *secrets) remove(keys ...string) {
 	}
 }
 
-// redact replaces every known secret in text.
-func (s *secrets) redact(text string) string {
+// Redact replaces every known secret in text.
+func (s *Secrets) Redact(text string) string {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	for k := range s.set {
 		if strings.Contains(text, k) {
-			text = strings.ReplaceAll(text, k, redacted)
+			text = strings.ReplaceAll(text, k, Mark)
 		}
 	}
 	return text
 }
 
-// redactHeld replaces the server-held secrets in text (what a tool found:
+// RedactHeld replaces the server-held secrets in text (what a tool found:
 // its results go to the model, which must not get them either).
-func (s *secrets) redactHeld(text string) string {
+func (s *Secrets) RedactHeld(text string) string {
 	for _, k := range s.heldStr {
 		if strings.Contains(text, k) {
-			text = strings.ReplaceAll(text, k, redacted)
+			text = strings.ReplaceAll(text, k, Mark)
 		}
 	}
 	return text
 }
 
-// redactStatus removes secrets from a status error's message and its
+// RedactStatus removes secrets from a status error's message and its
 // ErrorInfo metadata; other errors are returned as they are.
-func (s *secrets) redactStatus(err error) error {
+func (s *Secrets) RedactStatus(err error) error {
 	st, ok := status.FromError(err)
 	if !ok || err == nil {
 		return err
 	}
 	p := st.Proto()
 	changed := false
-	if m := s.redact(p.GetMessage()); m != p.GetMessage() {
+	if m := s.Redact(p.GetMessage()); m != p.GetMessage() {
 		p.Message, changed = m, true
 	}
 	for i, a := range p.GetDetails() {
@@ -129,7 +141,7 @@ func (s *secrets) redactStatus(err error) error {
 		}
 		dirty := false
 		for k, v := range info.GetMetadata() {
-			if r := s.redact(v); r != v {
+			if r := s.Redact(v); r != v {
 				info.Metadata[k], dirty = r, true
 			}
 		}
@@ -145,33 +157,34 @@ func (s *secrets) redactStatus(err error) error {
 	return status.FromProto(p).Err()
 }
 
-// writer returns a writer that redacts secrets from each write to w (hclog
+// Writer returns a writer that redacts secrets from each write to w (hclog
 // writes one whole entry per call).
-func (s *secrets) writer(w io.Writer) io.Writer { return redactingWriter{s: s, w: w} }
+func (s *Secrets) Writer(w io.Writer) io.Writer { return redactingWriter{s: s, w: w} }
 
 type redactingWriter struct {
-	s *secrets
+	s *Secrets
 	w io.Writer
 }
 
+// Write writes p to the underlying writer with every known secret replaced.
 func (r redactingWriter) Write(p []byte) (int, error) {
 	if !r.s.inBytes(p) { // most lines: no copy
 		return r.w.Write(p)
 	}
-	clean := r.s.redact(string(p))
+	clean := r.s.Redact(string(p))
 	if _, err := io.WriteString(r.w, clean); err != nil {
 		return 0, err
 	}
 	return len(p), nil
 }
 
-// redacted is what replaces a secret.
-const redacted = "[redacted]"
+// Mark is what replaces a secret.
+const Mark = "[redacted]"
 
-// redactMessage returns m as it is when it holds no server-held secret, or
+// RedactMessage returns m as it is when it holds no server-held secret, or
 // a copy with each one replaced in every string, bytes field and map key.
 // m itself is never changed: it may be shared (with a history, say).
-func (s *secrets) redactMessage(m any) any {
+func (s *Secrets) RedactMessage(m any) any {
 	pm, ok := m.(proto.Message)
 	if !ok || len(s.held) == 0 || pm == nil || s.cleanDelta(pm) {
 		return m
@@ -186,7 +199,7 @@ func (s *secrets) redactMessage(m any) any {
 
 // cleanDelta is the fast path of the most frequent message, a streamed
 // text or reasoning delta: it reports whether m is one and holds no secret.
-func (s *secrets) cleanDelta(m proto.Message) bool {
+func (s *Secrets) cleanDelta(m proto.Message) bool {
 	var ev *agentv1.Event
 	switch r := m.(type) {
 	case *agentv1.SendResponse:
@@ -206,8 +219,11 @@ func (s *secrets) cleanDelta(m proto.Message) bool {
 	return true
 }
 
-// holds reports whether b contains a server-held secret.
-func (s *secrets) holds(b []byte) bool {
+// HasHeld reports whether there are server-held secrets at all.
+func (s *Secrets) HasHeld() bool { return len(s.held) > 0 }
+
+// Holds reports whether b contains a server-held secret.
+func (s *Secrets) Holds(b []byte) bool {
 	for _, k := range s.held {
 		if bytes.Contains(b, k) {
 			return true
@@ -216,15 +232,15 @@ func (s *secrets) holds(b []byte) bool {
 	return false
 }
 
-func (s *secrets) scrub(b []byte) []byte {
+func (s *Secrets) scrub(b []byte) []byte {
 	for _, k := range s.held {
-		b = bytes.ReplaceAll(b, k, []byte(redacted))
+		b = bytes.ReplaceAll(b, k, []byte(Mark))
 	}
 	return b
 }
 
 // walk reports whether m holds a server-held secret; with fix, it replaces them.
-func (s *secrets) walk(m protoreflect.Message, fix bool) bool {
+func (s *Secrets) walk(m protoreflect.Message, fix bool) bool {
 	found := false
 	m.Range(func(fd protoreflect.FieldDescriptor, v protoreflect.Value) bool {
 		switch {
@@ -249,7 +265,7 @@ func (s *secrets) walk(m protoreflect.Message, fix bool) bool {
 						mp.Set(k, nv)
 					}
 				}
-				if fd.MapKey().Kind() == protoreflect.StringKind && s.holds([]byte(k.String())) {
+				if fd.MapKey().Kind() == protoreflect.StringKind && s.Holds([]byte(k.String())) {
 					found = true
 					renames = append(renames, rename{k, protoreflect.ValueOfString(string(s.scrub([]byte(k.String())))).MapKey()})
 				}
@@ -277,7 +293,7 @@ func (s *secrets) walk(m protoreflect.Message, fix bool) bool {
 
 // value checks one singular value of field fd; with fix, it returns the
 // cleaned scalar (an invalid Value for messages, cleaned in place).
-func (s *secrets) value(fd protoreflect.FieldDescriptor, v protoreflect.Value, fix bool) (protoreflect.Value, bool) {
+func (s *Secrets) value(fd protoreflect.FieldDescriptor, v protoreflect.Value, fix bool) (protoreflect.Value, bool) {
 	switch fd.Kind() {
 	case protoreflect.StringKind:
 		str := v.String()
@@ -290,7 +306,7 @@ func (s *secrets) value(fd protoreflect.FieldDescriptor, v protoreflect.Value, f
 			}
 		}
 	case protoreflect.BytesKind:
-		if b := v.Bytes(); s.holds(b) {
+		if b := v.Bytes(); s.Holds(b) {
 			if !fix {
 				return protoreflect.Value{}, true
 			}
