@@ -14,6 +14,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/agentcore/agentcore/pkg/agent"
+	"github.com/agentcore/agentcore/pkg/eventlog"
 	"github.com/agentcore/agentcore/pkg/history"
 	"github.com/agentcore/agentcore/pkg/llm"
 	"github.com/agentcore/agentcore/pkg/store"
@@ -355,8 +356,8 @@ func (j *journal) End(info agent.JournalRun, res *agent.Result, err error) {
 	defer cancel()
 	state, result, rerr := s.outcome(res, err)
 	end := store.RunEnd{RunID: info.ID, State: state, Result: result, Error: rerr}
-	if eerr := s.events.end(ctx, end); eerr != nil {
-		if errors.Is(eerr, errEventsLost) {
+	if eerr := s.events.End(ctx, end); eerr != nil {
+		if errors.Is(eerr, eventlog.ErrEventsLost) {
 			end = store.RunEnd{RunID: info.ID, State: agentv1.RunState_RUN_STATE_FAILED, Error: eventsLostError(eerr)}
 		}
 		if ferr := s.store.FinishRun(ctx, end.RunID, end.State, end.Result, end.Error); ferr != nil &&
@@ -422,7 +423,7 @@ func (s *Server) outcome(res *agent.Result, err error) (agentv1.RunState, *agent
 	rerr := runError(s.secrets.RedactStatus(s.sendError(err)))
 	var me *llm.Error
 	switch {
-	case errors.Is(err, errEventsLost):
+	case errors.Is(err, eventlog.ErrEventsLost):
 		return agentv1.RunState_RUN_STATE_FAILED, nil, rerr
 	case s.agents.shuttingDown() && (errors.Is(err, agent.ErrStopped) || errors.Is(err, agent.ErrClosed)):
 		return agentv1.RunState_RUN_STATE_INTERRUPTED, nil, rerr

@@ -53,7 +53,7 @@ func (k *sink) event(ev *agentv1.Event) {
 			s.log.Warn("permission request not stored: only this run's stream can answer it", "run", ev.GetRunId(), "error", err)
 		}
 	}
-	s.events.add(ev)
+	s.events.Add(ev)
 	k.mu.Lock()
 	defer k.mu.Unlock()
 	if k.runID == "" {

@@ -10,6 +10,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/agentcore/agentcore/pkg/agent"
+	"github.com/agentcore/agentcore/pkg/eventlog"
 	agentv1 "github.com/agentcore/agentcore/proto/agentcore/v1"
 )
 
@@ -143,7 +144,7 @@ func (s *Server) sendError(err error) error {
 		return failure(codes.FailedPrecondition, agentv1.ErrorReason_ERROR_REASON_NOTHING_TO_RESUME, "%v", err)
 	case errors.As(err, &je):
 		return storeStatus(je.Err)
-	case errors.Is(err, errEventsLost):
+	case errors.Is(err, eventlog.ErrEventsLost):
 		return eventsLostStatus(err)
 	case errors.Is(err, errLeaseLost):
 		return failure(codes.Aborted, agentv1.ErrorReason_ERROR_REASON_RUN_INTERRUPTED, "%v", errLeaseLost)

@@ -37,6 +37,7 @@ import (
 
 	"github.com/agentcore/agentcore/pkg/auth"
 	"github.com/agentcore/agentcore/pkg/config"
+	"github.com/agentcore/agentcore/pkg/eventlog"
 	"github.com/agentcore/agentcore/pkg/llm"
 	"github.com/agentcore/agentcore/pkg/redact"
 	"github.com/agentcore/agentcore/pkg/store"
@@ -95,7 +96,7 @@ type Server struct {
 	// permission requests waiting for an answer, watch the requests waiting
 	// for the store to change.
 	store  store.Store
-	events *eventLog
+	events *eventlog.Log
 	live   liveRuns
 	perms  permWaiters
 	watch  watchers
@@ -218,12 +219,12 @@ func New(opts Options) (*Server, error) {
 		}
 	}
 	s.store = st
-	s.events = newEventLog(st, log.Named("events"), s.eventsLost)
+	s.events = eventlog.New(st, log.Named("events"), s.eventsLost)
 	ctx, cancel := context.WithCancel(context.Background())
 	s.stopBG = cancel
 	s.recoverStale(ctx, true)
 	s.bg.Add(3)
-	go func() { defer s.bg.Done(); s.events.run() }()
+	go func() { defer s.bg.Done(); s.events.Run() }()
 	go func() { defer s.bg.Done(); s.listen(ctx) }()
 	go func() { defer s.bg.Done(); s.maintain(ctx) }()
 	log.Info("store open", "store", opts.Config.StoreName(), "replica", opts.Config.ReplicaID)
@@ -298,7 +299,7 @@ func (s *Server) Close() error {
 	s.closeOnce.Do(func() {
 		s.agents.closeAll()
 		s.bgRuns.Wait()
-		s.events.close()
+		s.events.Close()
 		s.stopBG()
 		s.bg.Wait()
 		s.llm.CloseIdleConnections()

@@ -1,4 +1,8 @@
-package server
+// Package eventlog writes the events of runs into the store in batches, on
+// one goroutine: a run's events reach the store in order and without a gap,
+// the events of concurrent runs share transactions, and a run's end goes
+// with its last events. The stored log is what Attach replays and follows.
+package eventlog
 
 import (
 	"context"
@@ -15,10 +19,10 @@ import (
 	agentv1 "github.com/agentcore/agentcore/proto/agentcore/v1"
 )
 
-// errEventsLost is the cause of a run whose events the store could not
+// ErrEventsLost is the cause of a run whose events the store could not
 // keep: it is stopped and ends failed (EVENTS_LOST), since no one could
 // follow it (Attach) without a gap.
-var errEventsLost = errors.New("the store could not keep this run's events")
+var ErrEventsLost = errors.New("the store could not keep this run's events")
 
 // Bounds of the event log.
 const (
@@ -35,15 +39,17 @@ const (
 	// content: it is unavailable) is retried, with back-off, before its
 	// runs lose their events.
 	eventRetryFor = 30 * time.Second
+	// storeTimeout bounds one store call.
+	storeTimeout = 30 * time.Second
 )
 
-// eventLog writes the events of runs to the store in batches, on one
-// goroutine (run): a run's events reach the store in order, the events of
+// Log writes the events of runs to the store in batches, on one
+// goroutine (Run): a run's events reach the store in order, the events of
 // concurrent runs share transactions, and a run's end goes with its last
 // events. A run whose events cannot be stored loses the later ones too,
 // so that its stored log stays without a gap, and lost is told (the
 // server stops the run).
-type eventLog struct {
+type Log struct {
 	st   store.Store
 	log  hclog.Logger
 	lost func(runID string, err error) // called without the lock held
@@ -60,8 +66,8 @@ type eventLog struct {
 	dropped  map[string]error // runs that lost events, until their end; guarded by mu
 	closed   bool             // guarded by mu
 	wake     chan struct{}    // a new event, end or close: holds one wake-up
-	retryMin time.Duration    // first back-off of a refused batch
-	retryFor time.Duration    // how long a refused batch is retried: eventRetryFor
+	retryMin time.Duration    // first back-off of a refused batch; guarded by mu
+	retryFor time.Duration    // how long a refused batch is retried: eventRetryFor; guarded by mu
 
 	// lingering: run waits in linger, which needs no wake-up for an event
 	// unless it fills a batch (an end or a close still wakes it); guarded by mu.
@@ -76,27 +82,38 @@ type endWait struct {
 	err  error
 }
 
-func newEventLog(st store.Store, log hclog.Logger, lost func(runID string, err error)) *eventLog {
-	return &eventLog{st: st, log: log, lost: lost, dropped: map[string]error{}, wake: make(chan struct{}, 1),
+// New returns a log writing into st; lost is told of each run that lost
+// events. Run writes the batches.
+func New(st store.Store, log hclog.Logger, lost func(runID string, err error)) *Log {
+	return &Log{st: st, log: log, lost: lost, dropped: map[string]error{}, wake: make(chan struct{}, 1),
 		retryMin: 50 * time.Millisecond, retryFor: eventRetryFor}
 }
 
-func (l *eventLog) poke() {
+// SetRetry sets how a batch the store refuses (it is unavailable) is
+// retried: the first back-off, doubled at each try, and for how long before
+// its runs lose their events (by default 50 ms and 30 s).
+func (l *Log) SetRetry(first, limit time.Duration) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.retryMin, l.retryFor = first, limit
+}
+
+func (l *Log) poke() {
 	select {
 	case l.wake <- struct{}{}:
 	default:
 	}
 }
 
-// add queues an event for the store.
-func (l *eventLog) add(ev *agentv1.Event) {
+// Add queues an event for the store.
+func (l *Log) Add(ev *agentv1.Event) {
 	l.mu.Lock()
 	if l.closed || l.dropped[ev.GetRunId()] != nil {
 		l.mu.Unlock()
 		return
 	}
 	if len(l.pending) >= maxPendingEvents {
-		err := fmt.Errorf("%w: %d events were waiting for the store already", errEventsLost, len(l.pending))
+		err := fmt.Errorf("%w: %d events were waiting for the store already", ErrEventsLost, len(l.pending))
 		l.dropped[ev.GetRunId()] = err
 		l.mu.Unlock()
 		l.log.Warn("run events not stored", "run", ev.GetRunId(), "error", err)
@@ -114,14 +131,14 @@ func (l *eventLog) add(ev *agentv1.Event) {
 	}
 }
 
-// end stores a run's end after its queued events, in the same write, and
+// End stores a run's end after its queued events, in the same write, and
 // returns once it is stored (or ctx ends). An error wrapping
-// errEventsLost says the run lost events (its end was not stored).
+// ErrEventsLost says the run lost events (its end was not stored).
 //
 // When no batch is being written, the caller writes the queue and its end
-// itself, as run would have: the run's end then costs no hand-off to the
+// itself, as Run would have: the run's end then costs no hand-off to the
 // log's goroutine and back (two wake-ups on the path to the send's reply).
-func (l *eventLog) end(ctx context.Context, e store.RunEnd) error {
+func (l *Log) End(ctx context.Context, e store.RunEnd) error {
 	w := &endWait{end: e, done: make(chan struct{})}
 	self := l.flushing.TryLock()
 	l.mu.Lock()
@@ -148,8 +165,8 @@ func (l *eventLog) end(ctx context.Context, e store.RunEnd) error {
 	}
 }
 
-// run writes batches until close, then writes what is left and returns.
-func (l *eventLog) run() {
+// Run writes batches until Close, then writes what is left and returns.
+func (l *Log) Run() {
 	for {
 		if l.calm() {
 			l.linger()
@@ -169,7 +186,7 @@ func (l *eventLog) run() {
 // flush takes the queued events and ends and writes them; it reports
 // whether there was anything to write, and whether the log is closed (as
 // it was when the queue was taken). The caller holds l.flushing.
-func (l *eventLog) flush() (wrote, closed bool) {
+func (l *Log) flush() (wrote, closed bool) {
 	l.mu.Lock()
 	batch, ends, closed := l.pending, l.ends, l.closed
 	l.pending, l.spare, l.ends = l.spare, nil, nil
@@ -194,7 +211,7 @@ const maxSpare = 256
 // reuse keeps a written batch's slice, emptied, to take the next events:
 // no store keeps the slice (they copy what they keep), so each batch need
 // not grow a new one from nothing.
-func (l *eventLog) reuse(batch []*agentv1.Event) {
+func (l *Log) reuse(batch []*agentv1.Event) {
 	if cap(batch) == 0 || cap(batch) > maxSpare {
 		return
 	}
@@ -206,7 +223,7 @@ func (l *eventLog) reuse(batch []*agentv1.Event) {
 
 // calm reports whether the queue holds events but no end, not a full
 // batch, and the log is not closing: a batch that can wait a little.
-func (l *eventLog) calm() bool {
+func (l *Log) calm() bool {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return len(l.pending) > 0 && len(l.pending) < maxBatch && len(l.ends) == 0 && !l.closed
@@ -214,7 +231,7 @@ func (l *eventLog) calm() bool {
 
 // linger waits eventLinger for more events, less when an end comes or
 // the events fill a batch.
-func (l *eventLog) linger() {
+func (l *Log) linger() {
 	l.setLingering(true)
 	defer l.setLingering(false)
 	t := time.NewTimer(eventLinger)
@@ -231,15 +248,15 @@ func (l *eventLog) linger() {
 	}
 }
 
-func (l *eventLog) setLingering(on bool) {
+func (l *Log) setLingering(on bool) {
 	l.mu.Lock()
 	l.lingering = on
 	l.mu.Unlock()
 }
 
-// close stops taking events and ends; run returns once the queued ones
+// Close stops taking events and ends; Run returns once the queued ones
 // are written.
-func (l *eventLog) close() {
+func (l *Log) Close() {
 	l.mu.Lock()
 	l.closed = true
 	l.mu.Unlock()
@@ -248,7 +265,7 @@ func (l *eventLog) close() {
 
 // write stores one batch of events and ends, sorted by run (stable: a
 // run's events keep their order), and settles what it could not store.
-func (l *eventLog) write(batch []*agentv1.Event, ends []*endWait) {
+func (l *Log) write(batch []*agentv1.Event, ends []*endWait) {
 	byRun := func(a, b *agentv1.Event) int { return strings.Compare(a.GetRunId(), b.GetRunId()) }
 	if !slices.IsSortedFunc(batch, byRun) { // a batch of one run is: most are
 		slices.SortStableFunc(batch, byRun)
@@ -300,7 +317,7 @@ func (l *eventLog) write(batch []*agentv1.Event, ends []*endWait) {
 		}
 		var rest []*endWait
 		for _, w := range ends {
-			if !contains(runsOf(batch), w.end.RunID) {
+			if !slices.Contains(runsOf(batch), w.end.RunID) {
 				rest = append(rest, w)
 			}
 		}
@@ -324,7 +341,7 @@ func (l *eventLog) write(batch []*agentv1.Event, ends []*endWait) {
 	for _, w := range ends {
 		if lost := l.dropped[w.end.RunID]; lost != nil {
 			w.err = lost
-		} else if err != nil && ee == nil && !contains(runsOf(batch), w.end.RunID) {
+		} else if err != nil && ee == nil && !slices.Contains(runsOf(batch), w.end.RunID) {
 			w.err = err // an end alone, not stored
 		}
 		delete(l.dropped, w.end.RunID)
@@ -336,10 +353,10 @@ func (l *eventLog) write(batch []*agentv1.Event, ends []*endWait) {
 }
 
 // drop records that a run lost events (once) and tells lost.
-func (l *eventLog) drop(run string, why error) {
+func (l *Log) drop(run string, why error) {
 	err := why
-	if !errors.Is(why, errEventsLost) {
-		err = fmt.Errorf("%w: %w", errEventsLost, why)
+	if !errors.Is(why, ErrEventsLost) {
+		err = fmt.Errorf("%w: %w", ErrEventsLost, why)
 	}
 	l.mu.Lock()
 	first := l.dropped[run] == nil
@@ -355,13 +372,16 @@ func (l *eventLog) drop(run string, why error) {
 
 // appendRetrying stores a batch, retrying with back-off while the store
 // fails for no reason of the batch's (unavailable), for retryFor.
-func (l *eventLog) appendRetrying(batch []*agentv1.Event, ends []*endWait) error {
+func (l *Log) appendRetrying(batch []*agentv1.Event, ends []*endWait) error {
 	es := make([]store.RunEnd, len(ends))
 	for i, w := range ends {
 		es[i] = w.end
 	}
-	deadline := time.Now().Add(l.retryFor)
-	for wait := l.retryMin; ; wait = min(2*wait, 2*time.Second) {
+	l.mu.Lock()
+	first, limit := l.retryMin, l.retryFor
+	l.mu.Unlock()
+	deadline := time.Now().Add(limit)
+	for wait := first; ; wait = min(2*wait, 2*time.Second) {
 		err := l.append(batch, es)
 		var ee *store.EventsError
 		if err == nil || errors.As(err, &ee) || errorsIsAny(err, store.ErrConflict, store.ErrNotFound, store.ErrClosed) ||
@@ -373,7 +393,7 @@ func (l *eventLog) appendRetrying(batch []*agentv1.Event, ends []*endWait) error
 	}
 }
 
-func (l *eventLog) append(batch []*agentv1.Event, ends []store.RunEnd) error {
+func (l *Log) append(batch []*agentv1.Event, ends []store.RunEnd) error {
 	ctx, cancel := context.WithTimeout(context.Background(), storeTimeout)
 	defer cancel()
 	return l.st.AppendEvents(ctx, batch, ends...)
