@@ -62,9 +62,9 @@ func (s *Server) UpdateAgent(ctx context.Context, req *agentv1.UpdateAgentReques
 	if err != nil {
 		return nil, err
 	}
-	next = s.withDefaultProfile(next, t)
-	if err := s.checkRunnable(next, s.expander(t.ID)); err != nil {
-		return nil, err
+	next = s.profiles.WithDefault(next, t)
+	if err := s.profiles.CheckRunnable(next, t.ID); err != nil {
+		return nil, fieldsUnder(err, "", map[string]string{"config": "agent.config"})
 	}
 	// Check the selections before anything changes.
 	if setTools {

@@ -11,6 +11,7 @@ import (
 
 	"github.com/agentcore/agentcore/pkg/agent"
 	"github.com/agentcore/agentcore/pkg/eventlog"
+	"github.com/agentcore/agentcore/pkg/profile"
 	agentv1 "github.com/agentcore/agentcore/proto/agentcore/v1"
 )
 
@@ -162,7 +163,7 @@ func (s *Server) checkModel(e *session, override *agentv1.AgentConfig) error {
 	}
 	if exp, err := e.expand(c); err == nil && exp.GetBaseUrl() != "" && exp.GetModel() == "" {
 		return failure(codes.FailedPrecondition, agentv1.ErrorReason_ERROR_REASON_NO_MODEL,
-			"no model: the agent's config gives a base URL (%s) but no model; set agent.config.model with UpdateAgent, or config.model in this send", hostOf(exp.GetBaseUrl()))
+			"no model: the agent's config gives a base URL (%s) but no model; set agent.config.model with UpdateAgent, or config.model in this send", profile.Host(exp.GetBaseUrl()))
 	}
 	if c.GetProfile() != "" || c.GetBaseUrl() != "" {
 		return nil

@@ -39,6 +39,7 @@ import (
 	"github.com/agentcore/agentcore/pkg/config"
 	"github.com/agentcore/agentcore/pkg/eventlog"
 	"github.com/agentcore/agentcore/pkg/llm"
+	"github.com/agentcore/agentcore/pkg/profile"
 	"github.com/agentcore/agentcore/pkg/redact"
 	"github.com/agentcore/agentcore/pkg/store"
 	"github.com/agentcore/agentcore/pkg/store/stores"
@@ -78,13 +79,15 @@ type Server struct {
 	logOut *logWriter   // log's output (nil without one); closed last
 	// frozen holds the encodings of responses made once and sent as they
 	// are (see utf8Codec, freeze).
-	frozen  sync.Map
-	auth    *auth.Authenticator
-	host    *tool.Host
-	limits  *limits.Controller // the tool host's limits mechanism; closed after the host
-	secrets *redact.Secrets
-	tools   toolState
-	agents  registry
+	frozen sync.Map
+	auth   *auth.Authenticator
+	// profiles are the model profiles as the tenants may use them.
+	profiles *profile.Profiles
+	host     *tool.Host
+	limits   *limits.Controller // the tool host's limits mechanism; closed after the host
+	secrets  *redact.Secrets
+	tools    toolState
+	agents   registry
 	// llm and encoders are shared by every session.
 	llm      *llm.Client
 	encoders *tokens.Encoders
@@ -174,14 +177,15 @@ func New(opts Options) (*Server, error) {
 		return nil, fmt.Errorf("tool limits (-tool-limits %s): %w", mech, err)
 	}
 	s := &Server{
-		cfg:     cfg,
-		log:     log,
-		audit:   audit,
-		logOut:  logOut,
-		auth:    authn,
-		secrets: sec,
-		tel:     tel,
-		limits:  lim,
+		cfg:      cfg,
+		log:      log,
+		audit:    audit,
+		logOut:   logOut,
+		auth:     authn,
+		profiles: profile.New(cfg, authn.Lookup),
+		secrets:  sec,
+		tel:      tel,
+		limits:   lim,
 		host: tool.NewHost(tool.Config{
 			Logger:          log.Named("tool"),
 			MaxIdle:         cfg.MaxIdlePlugins,

@@ -4,20 +4,16 @@ import (
 	"context"
 	"encoding/base64"
 	"errors"
-	"net/url"
 	"strconv"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"google.golang.org/grpc/codes"
-	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/timestamppb"
 
 	"github.com/agentcore/agentcore/pkg/agent"
 	"github.com/agentcore/agentcore/pkg/auth"
-	"github.com/agentcore/agentcore/pkg/config"
 	"github.com/agentcore/agentcore/pkg/skill"
 	"github.com/agentcore/agentcore/pkg/store"
 	"github.com/agentcore/agentcore/pkg/tool"
@@ -278,7 +274,7 @@ func (s *Server) agent(ctx context.Context, id string) (*session, error) {
 		return nil, storeStatus(err)
 	}
 	e := &session{id: rec.ID, tenant: rec.Tenant, version: v, tools: rec.Spec.GetTools(), skills: rec.Spec.GetSkills(), missing: rec.Secrets,
-		expand: s.expander(rec.Tenant)}
+		expand: s.profiles.Expander(rec.Tenant)}
 	sess, err := agent.New(agent.Options{
 		ID: agentID(rec.ID), Config: rec.Spec.GetConfig(), History: h, Usage: rec.Usage,
 		LLM: s.llm, Encoders: s.encoders, ExpandProfile: e.expand, Logger: s.log.Named("agent"), Observer: s.tel,
@@ -345,142 +341,6 @@ func configKeys(c *agentv1.AgentConfig) []string {
 		add(v)
 	}
 	return keys
-}
-
-// withDefaultProfile names the server's default profile in a config that
-// names no profile and no base URL, so that such an agent uses the server's
-// model, when the tenant may use it.
-func (s *Server) withDefaultProfile(c *agentv1.AgentConfig, t *auth.Tenant) *agentv1.AgentConfig {
-	if c.GetProfile() != "" || c.GetBaseUrl() != "" {
-		return c
-	}
-	if p, ok := s.cfg.Profile(""); !ok || !t.AllowsProfile(p.Name) {
-		return c
-	}
-	if c == nil {
-		c = &agentv1.AgentConfig{}
-	} else {
-		c = proto.Clone(c).(*agentv1.AgentConfig)
-	}
-	name := s.cfg.DefaultProfile
-	c.Profile = &name
-	return c
-}
-
-// expander returns the ExpandProfile of a session of a tenant: the
-// tenant's rights are looked up at each use, so that a reload of the
-// tokens file applies to the next send. It remembers its last expansion:
-// a session expands its stored config (which it never changes, and
-// replaces whole) at every send, and the result is only read.
-func (s *Server) expander(tenant string) func(*agentv1.AgentConfig) (*agentv1.AgentConfig, error) {
-	var memo atomic.Pointer[expansion]
-	return func(c *agentv1.AgentConfig) (*agentv1.AgentConfig, error) {
-		t, ok := s.auth.Lookup(tenant)
-		if !ok { // the tenant is gone from the tokens file: no profile is its any more
-			t = &auth.Tenant{ID: tenant, Profiles: []string{}}
-		}
-		return s.expandProfile(c, t, &memo)
-	}
-}
-
-// expansion is a config expanded with its profiles (nil when it names
-// none): given the same config and the same profiles, the result is the
-// same.
-type expansion struct {
-	in, out    *agentv1.AgentConfig
-	main, comp *config.Profile
-}
-
-// expandProfile fills in the profiles a config names, those the tenant may
-// use, and refuses a config that would send a profile's key elsewhere than
-// to the profile's endpoints (checkKeyBinding). memo, when not nil, holds
-// the last expansion, returned again for the same config and profiles.
-func (s *Server) expandProfile(c *agentv1.AgentConfig, t *auth.Tenant, memo *atomic.Pointer[expansion]) (*agentv1.AgentConfig, error) {
-	var vs []agent.FieldViolation
-	var main, comp *config.Profile
-	if name := c.GetProfile(); name != "" {
-		p, ok := s.profileFor(t, name)
-		if !ok {
-			vs = append(vs, agent.FieldViolation{Field: "config.profile", Description: s.unknownProfile(t, name)})
-		}
-		main = p
-	}
-	if name := c.GetCompact().GetProfile(); name != "" {
-		p, ok := s.profileFor(t, name)
-		if !ok {
-			vs = append(vs, agent.FieldViolation{Field: "config.compact.profile", Description: s.unknownProfile(t, name)})
-		}
-		comp = p
-	}
-	if len(vs) > 0 {
-		return nil, &agent.ValidationError{Violations: vs}
-	}
-	if memo != nil {
-		if m := memo.Load(); m != nil && m.in == c && m.main == main && m.comp == comp {
-			return m.out, nil
-		}
-	}
-	if vs := checkKeyBinding(c, main, comp); len(vs) > 0 {
-		return nil, &agent.ValidationError{Violations: vs}
-	}
-	out := c
-	if main != nil {
-		out = agent.MergeConfig(main.AgentConfig(), c)
-	}
-	if comp != nil {
-		out = proto.Clone(out).(*agentv1.AgentConfig)
-		out.Compact = mergeCompact(comp, out.GetCompact())
-	}
-	if memo != nil {
-		memo.Store(&expansion{in: c, out: out, main: main, comp: comp})
-	}
-	return out, nil
-}
-
-// profileFor returns the named profile when the tenant may use it.
-func (s *Server) profileFor(t *auth.Tenant, name string) (*config.Profile, bool) {
-	p, ok := s.cfg.Profiles[name]
-	if !ok || !t.AllowsProfile(name) {
-		return nil, false
-	}
-	return p, true
-}
-
-// unknownProfile says that a profile is not there, listing those the
-// tenant may use (the same words for a profile it may not use: no leak).
-func (s *Server) unknownProfile(t *auth.Tenant, name string) string {
-	var names []string
-	for _, n := range s.cfg.ProfileNames() {
-		if t.AllowsProfile(n) {
-			names = append(names, n)
-		}
-	}
-	return "no profile " + strings.TrimSpace(name) + " on this server (it has " + strings.Join(names, ", ") + ")"
-}
-
-// mergeCompact puts a profile under a compaction config's own fields.
-func mergeCompact(p *config.Profile, c *agentv1.CompactConfig) *agentv1.CompactConfig {
-	base := &agentv1.CompactConfig{}
-	pc := p.AgentConfig()
-	base.BaseUrl, base.ApiKey, base.Model, base.Protocol = pc.BaseUrl, pc.ApiKey, pc.Model, pc.Protocol
-	base.Provider = pc.GetProvider()
-	own := proto.Clone(c).(*agentv1.CompactConfig)
-	if own.BaseUrl != nil {
-		base.BaseUrl = own.BaseUrl
-	}
-	if own.ApiKey != nil {
-		base.ApiKey = own.ApiKey
-	}
-	if own.Model != nil {
-		base.Model = own.Model
-	}
-	if own.Protocol != agentv1.Protocol_PROTOCOL_UNSPECIFIED {
-		base.Protocol = own.Protocol
-	}
-	if own.Provider != nil {
-		base.Provider = own.Provider
-	}
-	return base
 }
 
 // selectTools resolves a tool selection against the catalog; field names
@@ -561,9 +421,9 @@ func (s *Server) CreateAgent(ctx context.Context, req *agentv1.CreateAgentReques
 	if err := s.checkHistorySize(len(req.GetHistory()), "history"); err != nil {
 		return nil, err
 	}
-	cfg := s.withDefaultProfile(a.GetConfig(), t)
+	cfg := s.profiles.WithDefault(a.GetConfig(), t)
 	e := &session{tenant: t.ID, tools: a.GetTools(), skills: a.GetSkills(), applied: c, keys: configKeys(a.GetConfig()),
-		expand: s.expander(t.ID)}
+		expand: s.profiles.Expander(t.ID)}
 	sess, err := agent.New(agent.Options{
 		ID: id, Config: cfg, History: req.GetHistory(), Tools: tools, Skills: skills,
 		LLM: s.llm, Encoders: s.encoders, ExpandProfile: e.expand, Logger: s.log.Named("agent"), Observer: s.tel,
@@ -573,8 +433,8 @@ func (s *Server) CreateAgent(ctx context.Context, req *agentv1.CreateAgentReques
 	if err != nil {
 		return nil, fieldsUnder(err, "", map[string]string{"config": "agent.config"})
 	}
-	if err := s.checkRunnable(cfg, s.expander(t.ID)); err != nil {
-		return nil, err
+	if err := s.profiles.CheckRunnable(cfg, t.ID); err != nil {
+		return nil, fieldsUnder(err, "", map[string]string{"config": "agent.config"})
 	}
 	e.s, e.id = sess, storeID(t.ID, sess.ID())
 	if err := s.checkAgentLimits(ctx, t); err != nil {
@@ -738,40 +598,6 @@ func (s *Server) DeleteAgent(ctx context.Context, req *agentv1.DeleteAgentReques
 	s.agents.mu.Unlock()
 	_ = s.store.Notify(ctx, store.Notice{Kind: store.NoticeAgent, AgentID: rec.ID})
 	return &agentv1.DeleteAgentResponse{StoppedRun: stopped}, nil
-}
-
-// checkRunnable refuses a config that can never reach a model: one that,
-// with its profile filled in, has a base URL and no model, or a model and
-// neither a base URL nor a profile (a config naming neither may still get
-// both from a send's override, and fails that send with NO_MODEL).
-func (s *Server) checkRunnable(c *agentv1.AgentConfig, expand func(*agentv1.AgentConfig) (*agentv1.AgentConfig, error)) error {
-	exp := c
-	if c.GetProfile() != "" || c.GetCompact().GetProfile() != "" {
-		e, err := expand(c)
-		if err != nil {
-			return fieldsUnder(err, "", map[string]string{"config": "agent.config"})
-		}
-		exp = e
-	}
-	where := "the config"
-	if name := c.GetProfile(); name != "" {
-		where = "the config and its profile " + name
-	}
-	switch {
-	case exp.GetBaseUrl() != "" && exp.GetModel() == "":
-		return invalidField("agent.config.model", "required: %s give a base URL (%s) but no model; set agent.config.model", where, hostOf(exp.GetBaseUrl()))
-	case exp.GetBaseUrl() == "" && exp.GetModel() != "" && exp.GetProfile() == "":
-		return invalidField("agent.config.base_url", "required: the config names a model (%s) but no base URL and no profile, and the server has no default model; set agent.config.base_url or agent.config.profile", exp.GetModel())
-	}
-	return nil
-}
-
-// hostOf returns the host of a URL (never its path, which may hold a key).
-func hostOf(raw string) string {
-	if u, err := url.Parse(raw); err == nil && u.Host != "" {
-		return u.Host
-	}
-	return "an unparsable URL"
 }
 
 // checkHistorySize enforces the history limit on a history of n messages.

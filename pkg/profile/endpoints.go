@@ -1,4 +1,4 @@
-package server
+package profile
 
 import (
 	"net"
@@ -215,4 +215,12 @@ func hostPort(u *url.URL) string {
 		}
 	}
 	return net.JoinHostPort(strings.ToLower(strings.TrimSuffix(u.Hostname(), ".")), port)
+}
+
+// Host returns the host of a URL (never its path, which may hold a key).
+func Host(raw string) string {
+	if u, err := url.Parse(raw); err == nil && u.Host != "" {
+		return u.Host
+	}
+	return "an unparsable URL"
 }

@@ -1,4 +1,4 @@
-package server
+package profile
 
 import (
 	"strings"
@@ -8,7 +8,6 @@ import (
 
 	"github.com/agentcore/agentcore/pkg/auth"
 	"github.com/agentcore/agentcore/pkg/config"
-	"github.com/agentcore/agentcore/pkg/redact"
 	agentv1 "github.com/agentcore/agentcore/proto/agentcore/v1"
 )
 
@@ -93,62 +92,20 @@ func TestCheckKeyBinding(t *testing.T) {
 	}
 }
 
-// TestCodecKeepsHeldSecretsOut: what the server sends is encoded by its
-// codec, which sends a redacted copy of a message holding a server-held
-// secret, in any field at any depth, and every other message as gRPC's
-// proto codec encodes it.
-func TestCodecKeepsHeldSecretsOut(t *testing.T) {
-	sec := redact.New("sk-held-0123456789")
-	c := newUTF8Codec(sec, nil)
-	plain := newUTF8Codec(nil, nil)
-	tests := []struct {
-		name   string
-		m      proto.Message
-		secret bool
-	}{
-		{"delta", &agentv1.SendResponse{Event: &agentv1.Event{RunId: "r", Kind: &agentv1.Event_ModelDelta{ModelDelta: &agentv1.ModelDeltaEvent{
-			Delta: &agentv1.ModelDeltaEvent_Text{Text: "the key is sk-held-0123456789."}}}}}, true},
-		{"tool result", &agentv1.Event{Kind: &agentv1.Event_ToolResult{ToolResult: &agentv1.ToolResultEvent{
-			Output: &agentv1.ToolOutput{Value: &agentv1.ToolOutput_Text{Text: "KEY=sk-held-0123456789"}}}}}, true},
-		{"map key", &agentv1.Agent{Id: "a", Config: &agentv1.AgentConfig{Provider: &agentv1.ProviderOptions{Headers: map[string]string{"sk-held-0123456789": "v"}}}}, true},
-		{"clean", &agentv1.Event{RunId: "run_1", Kind: &agentv1.Event_ModelDelta{ModelDelta: &agentv1.ModelDeltaEvent{
-			Delta: &agentv1.ModelDeltaEvent_Text{Text: "nothing to hide"}}}}, false},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			orig := proto.Clone(tt.m)
-			got, err := c.Marshal(tt.m)
-			if err != nil {
-				t.Fatal(err)
-			}
-			want, _ := plain.Marshal(tt.m)
-			wire := string(got.Materialize())
-			if !proto.Equal(tt.m, orig) {
-				t.Errorf("the message was changed: %v", tt.m)
-			}
-			if strings.Contains(wire, "sk-held") {
-				t.Errorf("the held secret was sent: %q", wire)
-			}
-			if tt.secret != strings.Contains(wire, redact.Mark) {
-				t.Errorf("redacted = %v, want %v: %q", !tt.secret, tt.secret, wire)
-			}
-			if !tt.secret && wire != string(want.Materialize()) {
-				t.Errorf("a clean message's encoding differs from the proto codec's")
-			}
-		})
-	}
-}
-
 // TestExpanderRemembers checks the expansion a session's expander keeps:
 // the same config with the same profiles gives the same result without a
 // new merge, a changed config (a new message: sessions replace their
 // config whole) or a changed profile (a reload) is expanded again, and
 // the tenant's rights and the key binding are checked at every call.
 func TestExpanderRemembers(t *testing.T) {
-	s := newServer(t)
+	authn, err := auth.New(auth.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := &config.Config{}
 	main := &config.Profile{Name: "main", BaseURL: "https://api.example.com/v1", Model: "big", APIKey: "sk-main"}
-	s.cfg.Profiles = map[string]*config.Profile{"main": main}
-	exp := s.expander(auth.DefaultTenant)
+	cfg.Profiles = map[string]*config.Profile{"main": main}
+	exp := New(cfg, authn.Lookup).Expander(auth.DefaultTenant)
 	c := &agentv1.AgentConfig{Profile: proto.String("main"), System: proto.String("be brief")}
 	first, err := exp(c)
 	if err != nil {
@@ -165,7 +122,7 @@ func TestExpanderRemembers(t *testing.T) {
 		t.Errorf("a new config: %v, %v", got, err)
 	}
 	reloaded := &config.Profile{Name: "main", BaseURL: "https://api.example.com/v2", Model: "bigger", APIKey: "sk-main"}
-	s.cfg.Profiles = map[string]*config.Profile{"main": reloaded}
+	cfg.Profiles = map[string]*config.Profile{"main": reloaded}
 	if got, err := exp(c2); err != nil || got.GetBaseUrl() != reloaded.BaseURL || got.GetModel() != "bigger" {
 		t.Errorf("after a reload of the profile: %v, %v", got, err)
 	}
@@ -175,7 +132,7 @@ func TestExpanderRemembers(t *testing.T) {
 			t.Errorf("the profile's key sent elsewhere: %v", err)
 		}
 	}
-	delete(s.cfg.Profiles, "main")
+	delete(cfg.Profiles, "main")
 	if _, err := exp(c2); err == nil || !strings.Contains(err.Error(), "no profile main") {
 		t.Errorf("a profile gone: %v", err)
 	}

@@ -1,0 +1,211 @@
+// Package profile holds what the server does with its model profiles
+// (config.Profile, -profile and the config file's profiles): the default
+// profile an agent that names no model gets, the expansion of an agent's
+// config with the profiles it names (those its tenant may use, looked up
+// at each use), and the binding of a server-held API key to its profile's
+// endpoints (endpoints.go), so that a client can use the operator's key
+// but never send it elsewhere.
+package profile
+
+import (
+	"strings"
+	"sync/atomic"
+
+	"google.golang.org/protobuf/proto"
+
+	"github.com/agentcore/agentcore/pkg/agent"
+	"github.com/agentcore/agentcore/pkg/auth"
+	"github.com/agentcore/agentcore/pkg/config"
+	agentv1 "github.com/agentcore/agentcore/proto/agentcore/v1"
+)
+
+// Profiles are a server's model profiles as its tenants may use them.
+type Profiles struct {
+	// cfg holds the profiles and the default profile's name, read at each
+	// use.
+	cfg *config.Config
+	// tenant looks a tenant up by id (auth.Authenticator.Lookup), at each
+	// use: a reload of the tokens file applies to the next send.
+	tenant func(id string) (*auth.Tenant, bool)
+}
+
+// New returns the profiles of cfg, for the tenants lookup finds.
+func New(cfg *config.Config, lookup func(id string) (*auth.Tenant, bool)) *Profiles {
+	return &Profiles{cfg: cfg, tenant: lookup}
+}
+
+// WithDefault names the server's default profile in a config that names no
+// profile and no base URL, so that such an agent uses the server's model,
+// when the tenant may use it.
+func (p *Profiles) WithDefault(c *agentv1.AgentConfig, t *auth.Tenant) *agentv1.AgentConfig {
+	name := p.defaultFor(c, t)
+	if name == "" {
+		return c
+	}
+	if c == nil {
+		c = &agentv1.AgentConfig{}
+	} else {
+		c = proto.Clone(c).(*agentv1.AgentConfig)
+	}
+	c.Profile = &name
+	return c
+}
+
+// defaultFor returns the name of the profile a config that names no
+// profile and no base URL uses: the server's default, when there is one
+// and the tenant may use it; "" otherwise.
+func (p *Profiles) defaultFor(c *agentv1.AgentConfig, t *auth.Tenant) string {
+	if c.GetProfile() != "" || c.GetBaseUrl() != "" {
+		return ""
+	}
+	if d, ok := p.cfg.Profile(""); !ok || !t.AllowsProfile(d.Name) {
+		return ""
+	}
+	return p.cfg.DefaultProfile
+}
+
+// Expander returns the agent.Options.ExpandProfile of a session of a
+// tenant: the tenant's rights are looked up at each use, so that a reload
+// of the tokens file applies to the next send. It remembers its last
+// expansion: a session expands its stored config (which it never changes,
+// and replaces whole) at every send, and the result is only read.
+func (p *Profiles) Expander(tenant string) func(*agentv1.AgentConfig) (*agentv1.AgentConfig, error) {
+	var memo atomic.Pointer[expansion]
+	return func(c *agentv1.AgentConfig) (*agentv1.AgentConfig, error) {
+		t, ok := p.tenant(tenant)
+		if !ok { // the tenant is gone from the tokens file: no profile is its any more
+			t = &auth.Tenant{ID: tenant, Profiles: []string{}}
+		}
+		return p.expand(c, t, &memo)
+	}
+}
+
+// expansion is a config expanded with its profiles (nil when it names
+// none): given the same config and the same profiles, the result is the
+// same.
+type expansion struct {
+	in, out    *agentv1.AgentConfig
+	main, comp *config.Profile
+}
+
+// expand fills in the profiles a config names, those the tenant may use,
+// and refuses a config that would send a profile's key elsewhere than to
+// the profile's endpoints (checkKeyBinding). memo, when not nil, holds the
+// last expansion, returned again for the same config and profiles.
+func (p *Profiles) expand(c *agentv1.AgentConfig, t *auth.Tenant, memo *atomic.Pointer[expansion]) (*agentv1.AgentConfig, error) {
+	var vs []agent.FieldViolation
+	var main, comp *config.Profile
+	if name := c.GetProfile(); name != "" {
+		prof, ok := p.profileFor(t, name)
+		if !ok {
+			vs = append(vs, agent.FieldViolation{Field: "config.profile", Description: p.unknownProfile(t, name)})
+		}
+		main = prof
+	}
+	if name := c.GetCompact().GetProfile(); name != "" {
+		prof, ok := p.profileFor(t, name)
+		if !ok {
+			vs = append(vs, agent.FieldViolation{Field: "config.compact.profile", Description: p.unknownProfile(t, name)})
+		}
+		comp = prof
+	}
+	if len(vs) > 0 {
+		return nil, &agent.ValidationError{Violations: vs}
+	}
+	if memo != nil {
+		if m := memo.Load(); m != nil && m.in == c && m.main == main && m.comp == comp {
+			return m.out, nil
+		}
+	}
+	if vs := checkKeyBinding(c, main, comp); len(vs) > 0 {
+		return nil, &agent.ValidationError{Violations: vs}
+	}
+	out := c
+	if main != nil {
+		out = agent.MergeConfig(main.AgentConfig(), c)
+	}
+	if comp != nil {
+		out = proto.Clone(out).(*agentv1.AgentConfig)
+		out.Compact = mergeCompact(comp, out.GetCompact())
+	}
+	if memo != nil {
+		memo.Store(&expansion{in: c, out: out, main: main, comp: comp})
+	}
+	return out, nil
+}
+
+// profileFor returns the named profile when the tenant may use it.
+func (p *Profiles) profileFor(t *auth.Tenant, name string) (*config.Profile, bool) {
+	prof, ok := p.cfg.Profiles[name]
+	if !ok || !t.AllowsProfile(name) {
+		return nil, false
+	}
+	return prof, true
+}
+
+// unknownProfile says that a profile is not there, listing those the
+// tenant may use (the same words for a profile it may not use: no leak).
+func (p *Profiles) unknownProfile(t *auth.Tenant, name string) string {
+	var names []string
+	for _, n := range p.cfg.ProfileNames() {
+		if t.AllowsProfile(n) {
+			names = append(names, n)
+		}
+	}
+	return "no profile " + strings.TrimSpace(name) + " on this server (it has " + strings.Join(names, ", ") + ")"
+}
+
+// mergeCompact puts a profile under a compaction config's own fields.
+func mergeCompact(p *config.Profile, c *agentv1.CompactConfig) *agentv1.CompactConfig {
+	base := &agentv1.CompactConfig{}
+	pc := p.AgentConfig()
+	base.BaseUrl, base.ApiKey, base.Model, base.Protocol = pc.BaseUrl, pc.ApiKey, pc.Model, pc.Protocol
+	base.Provider = pc.GetProvider()
+	own := proto.Clone(c).(*agentv1.CompactConfig)
+	if own.BaseUrl != nil {
+		base.BaseUrl = own.BaseUrl
+	}
+	if own.ApiKey != nil {
+		base.ApiKey = own.ApiKey
+	}
+	if own.Model != nil {
+		base.Model = own.Model
+	}
+	if own.Protocol != agentv1.Protocol_PROTOCOL_UNSPECIFIED {
+		base.Protocol = own.Protocol
+	}
+	if own.Provider != nil {
+		base.Provider = own.Provider
+	}
+	return base
+}
+
+// CheckRunnable refuses a config of the tenant that can never reach a
+// model: one that, with its profile filled in, has a base URL and no
+// model, or a model and neither a base URL nor a profile (a config naming
+// neither may still get both from a send's override, and fails that send
+// for want of a model). Bad fields are an *agent.ValidationError, named as
+// in an agent's config ("config.model").
+func (p *Profiles) CheckRunnable(c *agentv1.AgentConfig, tenant string) error {
+	exp := c
+	if c.GetProfile() != "" || c.GetCompact().GetProfile() != "" {
+		e, err := p.Expander(tenant)(c)
+		if err != nil {
+			return err
+		}
+		exp = e
+	}
+	where := "the config"
+	if name := c.GetProfile(); name != "" {
+		where = "the config and its profile " + name
+	}
+	switch {
+	case exp.GetBaseUrl() != "" && exp.GetModel() == "":
+		return &agent.ValidationError{Violations: []agent.FieldViolation{{Field: "config.model",
+			Description: "required: " + where + " give a base URL (" + Host(exp.GetBaseUrl()) + ") but no model; set agent.config.model"}}}
+	case exp.GetBaseUrl() == "" && exp.GetModel() != "" && exp.GetProfile() == "":
+		return &agent.ValidationError{Violations: []agent.FieldViolation{{Field: "config.base_url",
+			Description: "required: the config names a model (" + exp.GetModel() + ") but no base URL and no profile, and the server has no default model; set agent.config.base_url or agent.config.profile"}}}
+	}
+	return nil
+}
