@@ -4,10 +4,8 @@ import (
 	"context"
 	"encoding/base64"
 	"errors"
-	"fmt"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"google.golang.org/grpc/codes"
@@ -17,221 +15,6 @@ import (
 	"github.com/agentcore/agentcore/pkg/store"
 	agentv1 "github.com/agentcore/agentcore/proto/agentcore/v1"
 )
-
-// attachPage is how many stored events Attach reads at a time.
-const attachPage = 500
-
-// attachPoll bounds how long Attach waits between looks at the store when
-// no notice comes (a notice lost on a dropped connection).
-const attachPoll = time.Second
-
-// sink passes a run's events on: permission requests into the store first
-// (so that an answer can find them), then every event to the event log and
-// to the client's stream while there is one.
-type sink struct {
-	srv *Server
-
-	mu     sync.Mutex
-	send   func(*agentv1.Event) error // nil once the client is gone
-	onGone func(error)                // called when sending fails (a STOP run: cancel it)
-	runID  string                     // the run's id, from its first event
-}
-
-func (k *sink) event(ev *agentv1.Event) {
-	s := k.srv
-	if r := ev.GetRetry(); r != nil {
-		r.Message = s.secrets.Redact(r.GetMessage())
-	}
-	if ev.GetModelDelta() == nil { // deltas are small; the rest may not be
-		ev = fitMessage(ev, s.cfg.Limits.MaxMessageBytes-messageRoom)
-	}
-	if p := ev.GetPermissionRequest(); p != nil {
-		ctx, cancel := context.WithTimeout(context.Background(), storeTimeout)
-		err := s.store.AskPermission(ctx, &store.Permission{RunID: ev.GetRunId(), CallID: p.GetToolCallId(), ToolName: p.GetToolName(), Arguments: p.GetArguments()})
-		cancel()
-		if err != nil && !errors.Is(err, store.ErrExists) {
-			s.log.Warn("permission request not stored: only this run's stream can answer it", "run", ev.GetRunId(), "error", err)
-		}
-	}
-	s.events.Add(ev)
-	k.mu.Lock()
-	defer k.mu.Unlock()
-	if k.runID == "" {
-		k.runID = ev.GetRunId()
-	}
-	if k.send == nil {
-		return
-	}
-	if err := k.send(ev); err != nil {
-		k.send = nil
-		if k.onGone != nil {
-			k.onGone(err)
-		}
-	}
-}
-
-// detach stops sending to the client (its stream is ending).
-func (k *sink) detach() {
-	k.mu.Lock()
-	defer k.mu.Unlock()
-	k.send = nil
-}
-
-func (k *sink) run() string {
-	k.mu.Lock()
-	defer k.mu.Unlock()
-	return k.runID
-}
-
-// permKey names a permission request.
-type permKey struct{ run, call string }
-
-// permWaiters holds the permission requests of runs here that wait for an
-// answer, by run and call.
-type permWaiters struct {
-	mu sync.Mutex
-	m  map[permKey]chan agent.Decision
-}
-
-func (p *permWaiters) add(k permKey) chan agent.Decision {
-	ch := make(chan agent.Decision, 1)
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if p.m == nil {
-		p.m = map[permKey]chan agent.Decision{}
-	}
-	p.m[k] = ch
-	return ch
-}
-
-func (p *permWaiters) remove(k permKey) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	delete(p.m, k)
-}
-
-// deliver hands a decision to the waiting request, if any.
-func (p *permWaiters) deliver(k permKey, d agent.Decision) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if ch, ok := p.m[k]; ok {
-		select {
-		case ch <- d:
-		default:
-		}
-	}
-}
-
-// keys returns every request waiting for an answer.
-func (p *permWaiters) keys() []permKey {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	out := make([]permKey, 0, len(p.m))
-	for k := range p.m {
-		out = append(out, k)
-	}
-	return out
-}
-
-// waiting returns the calls of a run waiting for an answer.
-func (p *permWaiters) waiting(run string) []string {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	var out []string
-	for k := range p.m {
-		if k.run == run {
-			out = append(out, k.call)
-		}
-	}
-	return out
-}
-
-func decision(p *store.Permission) agent.Decision {
-	return agent.Decision{Allow: p.Allow, Reason: p.Reason}
-}
-
-// askPermission is the engine's permission hook: it waits for an answer
-// from the run's stream, RespondPermission on any replica, or the
-// permission timeout, which denies.
-func (s *Server) askPermission(ctx context.Context, req agent.PermissionRequest) agent.Decision {
-	k := permKey{req.RunID, req.ToolCallID}
-	ch := s.perms.add(k)
-	defer s.perms.remove(k)
-	if d, ok := s.storedDecision(ctx, k); ok { // answered before we listened
-		return d
-	}
-	timer := time.NewTimer(s.cfg.PermissionTimeout)
-	defer timer.Stop()
-	select {
-	case d := <-ch:
-		return d
-	case <-timer.C:
-		reason := fmt.Sprintf("no one answered within the permission timeout (%s)", s.cfg.PermissionTimeout)
-		return s.decide(k, false, reason)
-	case <-ctx.Done():
-		return agent.Decision{Reason: "the run ended before the client answered"}
-	}
-}
-
-// decide answers a request of a run here, unless someone answered first
-// (then that answer stands).
-func (s *Server) decide(k permKey, allow bool, reason string) agent.Decision {
-	ctx, cancel := context.WithTimeout(context.Background(), storeTimeout)
-	defer cancel()
-	p, err := s.store.AnswerPermission(ctx, k.run, k.call, allow, reason)
-	if err != nil && p != nil && p.Answered {
-		return decision(p)
-	}
-	return agent.Decision{Allow: allow, Reason: reason}
-}
-
-// storedDecision returns the stored answer of a request, if it has one.
-func (s *Server) storedDecision(ctx context.Context, k permKey) (agent.Decision, bool) {
-	ps, err := s.store.Permissions(ctx, k.run)
-	if err != nil {
-		return agent.Decision{}, false
-	}
-	for _, p := range ps {
-		if p.CallID == k.call && p.Answered {
-			return decision(p), true
-		}
-	}
-	return agent.Decision{}, false
-}
-
-// deliverStored hands a decision another replica stored to the request
-// waiting here.
-func (s *Server) deliverStored(run, call string) {
-	ctx, cancel := context.WithTimeout(context.Background(), storeTimeout)
-	defer cancel()
-	k := permKey{run, call}
-	if d, ok := s.storedDecision(ctx, k); ok {
-		s.perms.deliver(k, d)
-	}
-}
-
-// answer stores a decision and hands it to the run, here or on the
-// replica that runs it.
-func (s *Server) answer(ctx context.Context, run, call string, allow bool, reason string) error {
-	_, err := s.store.AnswerPermission(ctx, run, call, allow, reason)
-	switch {
-	case errors.Is(err, store.ErrNotFound):
-		return failure(codes.NotFound, agentv1.ErrorReason_ERROR_REASON_PERMISSION_NOT_FOUND, "run %q has no permission request for tool call %q", run, call)
-	case errors.Is(err, store.ErrConflict):
-		return failure(codes.FailedPrecondition, agentv1.ErrorReason_ERROR_REASON_PERMISSION_ANSWERED, "the permission request for tool call %q of run %q was answered already, or its run ended", call, run)
-	case err != nil:
-		return storeStatus(err)
-	}
-	k := permKey{run, call}
-	if s.live.has(run) {
-		s.perms.deliver(k, agent.Decision{Allow: allow, Reason: reason})
-		return nil
-	}
-	if err := s.store.Notify(ctx, store.Notice{Kind: store.NoticePermission, RunID: run, Text: call}); err != nil {
-		return storeStatus(err)
-	}
-	return nil
-}
 
 // RespondPermission answers a run's permission request.
 func (s *Server) RespondPermission(ctx context.Context, req *agentv1.RespondPermissionRequest) (*agentv1.RespondPermissionResponse, error) {
@@ -366,86 +149,6 @@ func decodeRunCursor(tok string) (*store.Cursor, bool) {
 	return &store.Cursor{Started: time.UnixMicro(n), ID: id}, true
 }
 
-// Attach streams a run's events after after_seq, stored then live, each
-// once and in order, and ends as the run did.
-func (s *Server) Attach(req *agentv1.AttachRequest, stream agentv1.AgentService_AttachServer) error {
-	ctx := stream.Context()
-	if req.GetAfterSeq() < 0 {
-		return invalidField("after_seq", "must not be negative")
-	}
-	r, err := s.attachTarget(ctx, req)
-	if err != nil {
-		return err
-	}
-	w := s.watch.watch(runKey(r.ID)) // before the first read: no wake-up is missed
-	defer w.close()
-	last := req.GetAfterSeq()
-	if r.Purged && last < r.LastSeq {
-		return failure(codes.OutOfRange, agentv1.ErrorReason_ERROR_REASON_EVENTS_EXPIRED, "the events of run %s were deleted after the server's event retention; GetRun has its outcome", r.ID)
-	}
-	for {
-		evs, err := s.store.Events(ctx, r.ID, last, attachPage)
-		if err != nil {
-			return storeStatus(err)
-		}
-		for _, ev := range evs {
-			if ev.GetSeq() != last+1 { // seqs are given one by one: the store lost the ones between
-				return failure(codes.DataLoss, agentv1.ErrorReason_ERROR_REASON_EVENTS_LOST, "the stored events of run %s go from %d to %d: the store lost the ones between; GetRun has the run's outcome", r.ID, last, ev.GetSeq())
-			}
-			if err := stream.Send(&agentv1.AttachResponse{Event: ev}); err != nil {
-				return err
-			}
-			last = ev.GetSeq()
-		}
-		if len(evs) == attachPage {
-			continue
-		}
-		if r.Done() && last >= r.LastSeq {
-			if r.State == agentv1.RunState_RUN_STATE_SUCCEEDED {
-				return nil
-			}
-			return runStatus(r.Error)
-		}
-		if !r.Done() {
-			select {
-			case <-w.ch:
-			case <-time.After(attachPoll):
-			case <-ctx.Done():
-				return toStatus(ctx.Err())
-			}
-		}
-		if r, err = s.store.GetRun(ctx, r.ID); err != nil {
-			return storeStatus(err)
-		}
-	}
-}
-
-// attachTarget is the run an Attach names, or its agent's latest.
-func (s *Server) attachTarget(ctx context.Context, req *agentv1.AttachRequest) (*store.Run, error) {
-	if id := req.GetRunId(); id != "" {
-		r, err := s.getRun(ctx, id)
-		if err == nil && req.GetAgentId() != "" && agentID(r.AgentID) != req.GetAgentId() {
-			return nil, invalidField("agent_id", "run %s belongs to agent %s", id, agentID(r.AgentID))
-		}
-		return r, err
-	}
-	if req.GetAgentId() == "" {
-		return nil, invalid(Violation{Field: "run_id", Description: "give run_id, or agent_id for its latest run"})
-	}
-	rec, err := s.agentRecord(ctx, req.GetAgentId())
-	if err != nil {
-		return nil, err
-	}
-	runs, err := s.store.ListRuns(ctx, store.RunQuery{AgentID: rec.ID, Tenant: rec.Tenant, Limit: 1})
-	if err != nil {
-		return nil, storeStatus(err)
-	}
-	if len(runs) == 0 {
-		return nil, failure(codes.NotFound, agentv1.ErrorReason_ERROR_REASON_RUN_NOT_FOUND, "agent %q has no run", req.GetAgentId())
-	}
-	return runs[0], nil
-}
-
 // Stop stops the run holding an agent (a send or compaction), here or on
 // another replica, and returns once it has stopped. Sends waiting their
 // turn, here or there, are not affected.
@@ -514,4 +217,32 @@ func (s *Server) stopRemote(ctx context.Context, run, cause string) error {
 			return toStatus(ctx.Err())
 		}
 	}
+}
+
+// Compact runs a manual compaction and streams its events.
+func (s *Server) Compact(req *agentv1.CompactRequest, stream agentv1.AgentService_CompactServer) error {
+	e, err := s.agent(stream.Context(), req.GetAgentId())
+	if err != nil {
+		return err
+	}
+	if err := s.checkModel(e, nil); err != nil {
+		return err
+	}
+	if err := s.checkSecrets(e, nil); err != nil {
+		return err
+	}
+	ctx, cancel := context.WithCancelCause(withRunOptions(stream.Context(), runOptions{}))
+	defer cancel(nil)
+	k := &sink{srv: s, send: func(ev *agentv1.Event) error { return stream.Send(&agentv1.CompactResponse{Event: ev}) }, onGone: cancel}
+	_, err = e.s.Compact(ctx, k.event)
+	if err != nil {
+		var je *agent.JournalError
+		if errors.As(err, &je) {
+			return storeStatus(je.Err)
+		}
+		if errors.Is(err, agent.ErrBusy) {
+			return failure(codes.FailedPrecondition, agentv1.ErrorReason_ERROR_REASON_RUN_ACTIVE, "the agent is running on another replica and could not be stopped")
+		}
+	}
+	return fieldsUnder(err, "", map[string]string{"config": "agent.config"})
 }

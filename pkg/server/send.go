@@ -4,14 +4,16 @@ import (
 	"context"
 	"errors"
 	"io"
+	"strings"
+	"sync"
 	"sync/atomic"
 
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
 	"github.com/agentcore/agentcore/pkg/agent"
-	"github.com/agentcore/agentcore/pkg/eventlog"
 	"github.com/agentcore/agentcore/pkg/profile"
+	"github.com/agentcore/agentcore/pkg/store"
 	agentv1 "github.com/agentcore/agentcore/proto/agentcore/v1"
 )
 
@@ -132,29 +134,6 @@ func (s *Server) Send(stream agentv1.AgentService_SendServer) error {
 	}
 }
 
-// sendError maps the error of a send (or compaction) to the status its
-// stream ends with.
-func (s *Server) sendError(err error) error {
-	var je *agent.JournalError
-	switch {
-	case err == nil:
-		return nil
-	case errors.Is(err, agent.ErrBusy):
-		return failure(codes.Aborted, agentv1.ErrorReason_ERROR_REASON_AGENT_BUSY, "the agent is running and this send asked to be rejected when busy")
-	case errors.Is(err, agent.ErrNothingToResume):
-		return failure(codes.FailedPrecondition, agentv1.ErrorReason_ERROR_REASON_NOTHING_TO_RESUME, "%v", err)
-	case errors.As(err, &je):
-		return storeStatus(je.Err)
-	case errors.Is(err, eventlog.ErrEventsLost):
-		return eventsLostStatus(err)
-	case errors.Is(err, errLeaseLost):
-		return failure(codes.Aborted, agentv1.ErrorReason_ERROR_REASON_RUN_INTERRUPTED, "%v", errLeaseLost)
-	case (errors.Is(err, agent.ErrStopped) || errors.Is(err, agent.ErrClosed)) && s.agents.shuttingDown():
-		return failure(codes.Unavailable, agentv1.ErrorReason_ERROR_REASON_SHUTTING_DOWN, "the server is shutting down; the run was stopped")
-	}
-	return fieldsUnder(err, sendPrefix, nil)
-}
-
 // checkModel fails a send that could reach no model, saying how to give one.
 func (s *Server) checkModel(e *session, override *agentv1.AgentConfig) error {
 	c := e.s.StoredConfig() // read only; the send expands the same one
@@ -226,30 +205,81 @@ func (r *replies) read(stream agentv1.AgentService_SendServer, cancel context.Ca
 	}
 }
 
-// Compact runs a manual compaction and streams its events.
-func (s *Server) Compact(req *agentv1.CompactRequest, stream agentv1.AgentService_CompactServer) error {
-	e, err := s.agent(stream.Context(), req.GetAgentId())
-	if err != nil {
-		return err
+// sink passes a run's events on: permission requests into the store first
+// (so that an answer can find them), then every event to the event log and
+// to the client's stream while there is one.
+type sink struct {
+	srv *Server
+
+	mu     sync.Mutex
+	send   func(*agentv1.Event) error // nil once the client is gone
+	onGone func(error)                // called when sending fails (a STOP run: cancel it)
+	runID  string                     // the run's id, from its first event
+}
+
+func (k *sink) event(ev *agentv1.Event) {
+	s := k.srv
+	if r := ev.GetRetry(); r != nil {
+		r.Message = s.secrets.Redact(r.GetMessage())
 	}
-	if err := s.checkModel(e, nil); err != nil {
-		return err
+	if ev.GetModelDelta() == nil { // deltas are small; the rest may not be
+		ev = fitMessage(ev, s.cfg.Limits.MaxMessageBytes-messageRoom)
 	}
-	if err := s.checkSecrets(e, nil); err != nil {
-		return err
-	}
-	ctx, cancel := context.WithCancelCause(withRunOptions(stream.Context(), runOptions{}))
-	defer cancel(nil)
-	k := &sink{srv: s, send: func(ev *agentv1.Event) error { return stream.Send(&agentv1.CompactResponse{Event: ev}) }, onGone: cancel}
-	_, err = e.s.Compact(ctx, k.event)
-	if err != nil {
-		var je *agent.JournalError
-		if errors.As(err, &je) {
-			return storeStatus(je.Err)
+	if p := ev.GetPermissionRequest(); p != nil {
+		ctx, cancel := context.WithTimeout(context.Background(), storeTimeout)
+		err := s.store.AskPermission(ctx, &store.Permission{RunID: ev.GetRunId(), CallID: p.GetToolCallId(), ToolName: p.GetToolName(), Arguments: p.GetArguments()})
+		cancel()
+		if err != nil && !errors.Is(err, store.ErrExists) {
+			s.log.Warn("permission request not stored: only this run's stream can answer it", "run", ev.GetRunId(), "error", err)
 		}
-		if errors.Is(err, agent.ErrBusy) {
-			return failure(codes.FailedPrecondition, agentv1.ErrorReason_ERROR_REASON_RUN_ACTIVE, "the agent is running on another replica and could not be stopped")
+	}
+	s.events.Add(ev)
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	if k.runID == "" {
+		k.runID = ev.GetRunId()
+	}
+	if k.send == nil {
+		return
+	}
+	if err := k.send(ev); err != nil {
+		k.send = nil
+		if k.onGone != nil {
+			k.onGone(err)
 		}
 	}
-	return fieldsUnder(err, "", map[string]string{"config": "agent.config"})
+}
+
+// detach stops sending to the client (its stream is ending).
+func (k *sink) detach() {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	k.send = nil
+}
+
+func (k *sink) run() string {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	return k.runID
+}
+
+// checkSecrets fails a send (or compaction) of an agent restored without
+// the secrets its client gave, unless override supplies them.
+func (s *Server) checkSecrets(e *session, override *agentv1.AgentConfig) error {
+	e.mu.Lock()
+	missing := e.missing
+	e.mu.Unlock()
+	var still []string
+	for _, p := range missing {
+		if !coveredBy(p, override) {
+			still = append(still, p)
+		}
+	}
+	if len(still) == 0 {
+		return nil
+	}
+	return failure(codes.FailedPrecondition, agentv1.ErrorReason_ERROR_REASON_API_KEY_REQUIRED,
+		"this agent was restored from the store without %s: API keys and header values a client gives are never stored, only kept in the memory of the server that got them. "+
+			"Give them again with UpdateAgent (e.g. config.api_key) or in this send's config, or use a server profile (config.profile) that holds the key",
+		strings.Join(still, ", "))
 }

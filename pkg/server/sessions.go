@@ -2,28 +2,17 @@ package server
 
 import (
 	"context"
-	"encoding/base64"
 	"errors"
-	"strconv"
 	"strings"
 	"sync"
 	"time"
 
 	"google.golang.org/grpc/codes"
-	"google.golang.org/protobuf/types/known/timestamppb"
 
 	"github.com/agentcore/agentcore/pkg/agent"
 	"github.com/agentcore/agentcore/pkg/auth"
-	"github.com/agentcore/agentcore/pkg/skill"
 	"github.com/agentcore/agentcore/pkg/store"
-	"github.com/agentcore/agentcore/pkg/tool"
 	agentv1 "github.com/agentcore/agentcore/proto/agentcore/v1"
-)
-
-// List paging.
-const (
-	defaultPageSize = 100
-	maxPageSize     = 1000
 )
 
 // session is one agent loaded on this replica and what the server keeps
@@ -343,36 +332,6 @@ func configKeys(c *agentv1.AgentConfig) []string {
 	return keys
 }
 
-// selectTools resolves a tool selection against the catalog; field names
-// the selection in errors. Unset means every tool.
-func selectTools(c *catalog, sel *agentv1.ToolSelection, field string) (*tool.Set, error) {
-	if sel == nil || sel.GetAll() {
-		return c.tools, nil
-	}
-	for i, n := range sel.GetNames() {
-		if _, ok := c.tools.Lookup(n); !ok {
-			return nil, invalidField(field+".names["+strconv.Itoa(i)+"]", "no tool %q on this server (it has %s)", n, strings.Join(c.tools.Names(), ", "))
-		}
-	}
-	return c.tools.Select(sel.GetNames()...)
-}
-
-// selectSkills resolves a skill selection. Unset means none.
-func selectSkills(c *catalog, sel *agentv1.SkillSelection, field string) (*skill.Set, error) {
-	if sel == nil {
-		return nil, nil
-	}
-	if sel.GetAll() {
-		return c.skills, nil
-	}
-	for i, n := range sel.GetNames() {
-		if _, ok := c.skills.Get(n); !ok {
-			return nil, invalidField(field+".names["+strconv.Itoa(i)+"]", "no skill %q on this server (it has %s)", n, strings.Join(c.skills.Names(), ", "))
-		}
-	}
-	return c.skills.Select(sel.GetNames()...)
-}
-
 // refresh points the session's tools and skills at the current catalog
 // when it changed since they were chosen.
 func (e *session) refresh(c *catalog) error {
@@ -395,216 +354,22 @@ func (e *session) refresh(c *catalog) error {
 	return nil
 }
 
-// CreateAgent creates a session owned by the caller's tenant and stores it.
-func (s *Server) CreateAgent(ctx context.Context, req *agentv1.CreateAgentRequest) (*agentv1.CreateAgentResponse, error) {
-	t, err := s.tenant(ctx)
-	if err != nil {
-		return nil, err
+// wrote records that this process wrote the agent, which is now at version
+// v: the session's memory matches it unless another process wrote between.
+func (e *session) wrote(v int64) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if v == e.version+1 {
+		e.version = v
+	} else {
+		e.version = 0 // stale: reload when idle
 	}
-	c, err := s.catalog()
-	if err != nil {
-		return nil, err
-	}
-	a := req.GetAgent()
-	tools, err := selectTools(c, a.GetTools(), "agent.tools")
-	if err != nil {
-		return nil, err
-	}
-	skills, err := selectSkills(c, a.GetSkills(), "agent.skills")
-	if err != nil {
-		return nil, err
-	}
-	id := req.GetAgentId()
-	if id == "" {
-		id = a.GetId()
-	}
-	if err := s.checkHistorySize(len(req.GetHistory()), "history"); err != nil {
-		return nil, err
-	}
-	cfg := s.profiles.WithDefault(a.GetConfig(), t)
-	e := &session{tenant: t.ID, tools: a.GetTools(), skills: a.GetSkills(), applied: c, keys: configKeys(a.GetConfig()),
-		expand: s.profiles.Expander(t.ID)}
-	sess, err := agent.New(agent.Options{
-		ID: id, Config: cfg, History: req.GetHistory(), Tools: tools, Skills: skills,
-		LLM: s.llm, Encoders: s.encoders, ExpandProfile: e.expand, Logger: s.log.Named("agent"), Observer: s.tel,
-		MaxToolOutput: s.cfg.Limits.MaxToolOutput, MaxToolResultBytes: int(s.cfg.Limits.MaxToolResultBytes),
-		RedactToolOutput: s.secrets.RedactHeld, Journal: &journal{srv: s, e: e},
-	})
-	if err != nil {
-		return nil, fieldsUnder(err, "", map[string]string{"config": "agent.config"})
-	}
-	if err := s.profiles.CheckRunnable(cfg, t.ID); err != nil {
-		return nil, fieldsUnder(err, "", map[string]string{"config": "agent.config"})
-	}
-	e.s, e.id = sess, storeID(t.ID, sess.ID())
-	if err := s.checkAgentLimits(ctx, t); err != nil {
-		return nil, err
-	}
-	rec := storedAgent(e.id, e.tenant, cfg, a.GetTools(), a.GetSkills(), nil)
-	if err := s.store.CreateAgent(ctx, rec, req.GetHistory()); err != nil {
-		if errors.Is(err, store.ErrExists) {
-			return nil, failure(codes.AlreadyExists, agentv1.ErrorReason_ERROR_REASON_AGENT_EXISTS, "agent %q exists", sess.ID())
-		}
-		return nil, storeStatus(err)
-	}
-	e.version = rec.Version
-	rec.HistoryLength = len(req.GetHistory()) // as GetAgent reports it
-	s.agents.mu.Lock()
-	old := s.agents.m[e.id] // a stale copy of an agent deleted elsewhere
-	s.agents.m[e.id] = e
-	s.agents.mu.Unlock()
-	if old != nil {
-		ctx, cancel := context.WithTimeout(context.Background(), afterStop)
-		_, _ = old.s.Close(ctx)
-		cancel()
-	}
-	s.secrets.Add(e.keys...)
-	return &agentv1.CreateAgentResponse{Agent: s.agentProto(rec, e)}, nil
 }
 
-// checkAgentLimits fails a new agent beyond the server's limit or its
-// tenant's (the agents in the store, over every replica).
-func (s *Server) checkAgentLimits(ctx context.Context, t *auth.Tenant) error {
-	if s.agents.shuttingDown() {
-		return failure(codes.Unavailable, agentv1.ErrorReason_ERROR_REASON_SHUTTING_DOWN, "the server is shutting down")
-	}
-	if max := s.cfg.Limits.MaxSessions; max > 0 {
-		n, err := s.store.CountAgents(ctx)
-		if err != nil {
-			return storeStatus(err)
-		}
-		if n >= max {
-			return limitFailure(agentv1.ErrorReason_ERROR_REASON_SESSION_LIMIT, "server", "the server holds %d agents, its limit (-max-sessions); delete some first", n)
-		}
-	}
-	if max := t.MaxAgents; max > 0 {
-		recs, err := s.store.ListAgents(ctx, store.AgentQuery{Tenant: t.ID, Limit: max})
-		if err != nil {
-			return storeStatus(err)
-		}
-		if len(recs) >= max {
-			return limitFailure(agentv1.ErrorReason_ERROR_REASON_SESSION_LIMIT, "tenant", "this tenant holds %d agents, its limit (limits.agents); delete some first", len(recs))
-		}
-	}
-	return nil
-}
-
-// agentProto is the public view of a stored agent (with what this replica
-// knows of it, e when loaded here): no secret in it.
-func (s *Server) agentProto(rec *store.Agent, e *session) *agentv1.Agent {
-	missing := rec.Secrets
-	if e != nil {
-		e.mu.Lock()
-		missing = e.missing
-		e.mu.Unlock()
-	}
-	a := &agentv1.Agent{
-		Id: agentID(rec.ID), Config: rec.Spec.GetConfig(), State: agentv1.AgentState_AGENT_STATE_IDLE, RunId: rec.RunID,
-		HistoryLength: int32(rec.HistoryLength), Usage: rec.Usage,
-		HasApiKey:      contains(rec.Secrets, "config.api_key") || contains(rec.Secrets, "config.compact.api_key"),
-		ApiKeyRequired: len(missing) > 0,
-		Tools:          rec.Spec.GetTools(), Skills: rec.Spec.GetSkills(),
-		CreateTime: timestamppb.New(rec.Created), UpdateTime: timestamppb.New(rec.Updated),
-	}
-	if rec.RunID != "" {
-		a.State = agentv1.AgentState_AGENT_STATE_RUNNING
-	}
-	return a
-}
-
-// GetAgent returns one agent.
-func (s *Server) GetAgent(ctx context.Context, req *agentv1.GetAgentRequest) (*agentv1.GetAgentResponse, error) {
-	rec, err := s.agentRecord(ctx, req.GetAgentId())
-	if err != nil {
-		return nil, err
-	}
-	return &agentv1.GetAgentResponse{Agent: s.agentProto(rec, s.agents.cached(rec.ID))}, nil
-}
-
-// pageSize checks a page size: default 100, at most 1000.
-func pageSize(n int32) (int, error) {
-	switch {
-	case n < 0:
-		return 0, invalidField("page_size", "must not be negative")
-	case n == 0:
-		return defaultPageSize, nil
-	case n > maxPageSize:
-		return maxPageSize, nil
-	}
-	return int(n), nil
-}
-
-// ListAgents pages through the caller's agents ordered by id.
-func (s *Server) ListAgents(ctx context.Context, req *agentv1.ListAgentsRequest) (*agentv1.ListAgentsResponse, error) {
-	t, err := s.tenant(ctx)
-	if err != nil {
-		return nil, err
-	}
-	size, err := pageSize(req.GetPageSize())
-	if err != nil {
-		return nil, err
-	}
-	after := ""
-	if tok := req.GetPageToken(); tok != "" {
-		b, err := base64.RawURLEncoding.DecodeString(tok)
-		if err != nil {
-			return nil, invalidField("page_token", "not a token this server gave")
-		}
-		after = storeID(t.ID, string(b))
-	}
-	recs, err := s.store.ListAgents(ctx, store.AgentQuery{Tenant: t.ID, After: after, Limit: size + 1})
-	if err != nil {
-		return nil, storeStatus(err)
-	}
-	resp := &agentv1.ListAgentsResponse{}
-	for i, rec := range recs {
-		if i == size {
-			resp.NextPageToken = base64.RawURLEncoding.EncodeToString([]byte(agentID(recs[i-1].ID)))
-			break
-		}
-		resp.Agents = append(resp.Agents, s.agentProto(rec, s.agents.cached(rec.ID)))
-	}
-	return resp, nil
-}
-
-// DeleteAgent stops any run, here or on another replica, kills its tool
-// processes and deletes the agent with its history, runs and events.
-func (s *Server) DeleteAgent(ctx context.Context, req *agentv1.DeleteAgentRequest) (*agentv1.DeleteAgentResponse, error) {
-	rec, err := s.agentRecord(ctx, req.GetAgentId())
-	if err != nil {
-		return nil, err
-	}
-	stopped := false
-	if e := s.agents.cached(rec.ID); e != nil {
-		if stopped, err = e.s.Close(ctx); err != nil {
-			return nil, err
-		}
-		e.mu.Lock()
-		keys := e.keys
-		e.mu.Unlock()
-		s.secrets.Remove(keys...)
-	}
-	if !stopped && rec.RunID != "" { // running on another replica
-		if err := s.stopRemote(ctx, rec.RunID, causeStopped); err != nil {
-			return nil, err
-		}
-		stopped = true
-	}
-	if err := s.store.DeleteAgent(ctx, rec.ID); err != nil && !errors.Is(err, store.ErrNotFound) {
-		return nil, storeStatus(err)
-	}
-	s.agents.mu.Lock()
-	delete(s.agents.m, rec.ID)
-	s.agents.mu.Unlock()
-	_ = s.store.Notify(ctx, store.Notice{Kind: store.NoticeAgent, AgentID: rec.ID})
-	return &agentv1.DeleteAgentResponse{StoppedRun: stopped}, nil
-}
-
-// checkHistorySize enforces the history limit on a history of n messages.
-func (s *Server) checkHistorySize(n int, field string) error {
-	if max := s.cfg.Limits.MaxHistory; max > 0 && n > max {
-		return failure(codes.ResourceExhausted, agentv1.ErrorReason_ERROR_REASON_HISTORY_LIMIT,
-			"%s holds %d messages, more than the server's limit of %d (-max-history)", field, n, max)
-	}
-	return nil
+// stale marks the session's memory as not matching the store: it is
+// reloaded when next used idle.
+func (e *session) stale() {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.version = 0
 }

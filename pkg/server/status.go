@@ -14,8 +14,10 @@ import (
 	"google.golang.org/protobuf/types/known/durationpb"
 
 	"github.com/agentcore/agentcore/pkg/agent"
+	"github.com/agentcore/agentcore/pkg/eventlog"
 	"github.com/agentcore/agentcore/pkg/history"
 	"github.com/agentcore/agentcore/pkg/llm"
+	"github.com/agentcore/agentcore/pkg/store"
 	"github.com/agentcore/agentcore/pkg/tool"
 	agentv1 "github.com/agentcore/agentcore/proto/agentcore/v1"
 )
@@ -214,4 +216,73 @@ func fieldsUnder(err error, prefix string, renames map[string]string) error {
 		}
 	}
 	return invalid(vs...)
+}
+
+// storeStatus maps a store error to a status.
+func storeStatus(err error) error {
+	switch {
+	case errors.Is(err, store.ErrNotFound):
+		return failure(codes.NotFound, agentv1.ErrorReason_ERROR_REASON_AGENT_NOT_FOUND, "the agent was deleted")
+	case errors.Is(err, store.ErrConflict):
+		return failure(codes.Aborted, agentv1.ErrorReason_ERROR_REASON_HISTORY_CONFLICT, "the agent's history was changed elsewhere (another replica or a SetHistory) while this run went on; send again")
+	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
+		return toStatus(err)
+	}
+	return failure(codes.Unavailable, agentv1.ErrorReason_ERROR_REASON_STORE_UNAVAILABLE, "the store is unavailable: %v", err)
+}
+
+// eventsLostStatus is the status of a run that lost events.
+func eventsLostStatus(err error) error {
+	return failure(codes.DataLoss, agentv1.ErrorReason_ERROR_REASON_EVENTS_LOST,
+		"%v: the run was stopped, since Attach could not follow it without a gap; the agent's history holds what it did", err)
+}
+
+// eventsLostError is the stored error of a run that lost events.
+func eventsLostError(err error) *agentv1.RunError { return runError(eventsLostStatus(err)) }
+
+// runError is a status error as a RunError.
+func runError(err error) *agentv1.RunError {
+	st := status.Convert(err)
+	re := &agentv1.RunError{Code: int32(st.Code()), Message: st.Message()}
+	for _, d := range st.Details() {
+		if info, ok := d.(*errdetails.ErrorInfo); ok {
+			re.Reason, re.Metadata = info.GetReason(), info.GetMetadata()
+		}
+	}
+	return re
+}
+
+// runStatus is the status a run that ended with re reports.
+func runStatus(re *agentv1.RunError) error {
+	md := re.GetMetadata()
+	return withDetails(codes.Code(re.GetCode()), re.GetMessage(), &errdetails.ErrorInfo{Domain: agentv1.ErrorDomain, Reason: re.GetReason(), Metadata: md})
+}
+
+// sendError maps the error of a send (or compaction) to the status its
+// stream ends with.
+func (s *Server) sendError(err error) error {
+	var je *agent.JournalError
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, agent.ErrBusy):
+		return failure(codes.Aborted, agentv1.ErrorReason_ERROR_REASON_AGENT_BUSY, "the agent is running and this send asked to be rejected when busy")
+	case errors.Is(err, agent.ErrNothingToResume):
+		return failure(codes.FailedPrecondition, agentv1.ErrorReason_ERROR_REASON_NOTHING_TO_RESUME, "%v", err)
+	case errors.As(err, &je):
+		return storeStatus(je.Err)
+	case errors.Is(err, eventlog.ErrEventsLost):
+		return eventsLostStatus(err)
+	case errors.Is(err, errLeaseLost):
+		return failure(codes.Aborted, agentv1.ErrorReason_ERROR_REASON_RUN_INTERRUPTED, "%v", errLeaseLost)
+	case (errors.Is(err, agent.ErrStopped) || errors.Is(err, agent.ErrClosed)) && s.agents.shuttingDown():
+		return failure(codes.Unavailable, agentv1.ErrorReason_ERROR_REASON_SHUTTING_DOWN, "the server is shutting down; the run was stopped")
+	}
+	return fieldsUnder(err, sendPrefix, nil)
+}
+
+// limitFailure is RESOURCE_EXHAUSTED with the reason and, in the
+// ErrorInfo's metadata, whose limit it is: "server" or "tenant".
+func limitFailure(reason agentv1.ErrorReason, scope, format string, args ...any) error {
+	return withDetails(codes.ResourceExhausted, fmt.Sprintf(format, args...), errorInfo(reason, map[string]string{"scope": scope}))
 }

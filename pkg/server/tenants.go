@@ -2,7 +2,6 @@ package server
 
 import (
 	"context"
-	"fmt"
 
 	"google.golang.org/grpc/codes"
 
@@ -51,10 +50,4 @@ func (s *Server) requireAdmin(ctx context.Context, what string) error {
 		return failure(codes.PermissionDenied, agentv1.ErrorReason_ERROR_REASON_ADMIN_REQUIRED, "%s needs an admin tenant (admin: true in the tokens file)", what)
 	}
 	return nil
-}
-
-// limitFailure is RESOURCE_EXHAUSTED with the reason and, in the
-// ErrorInfo's metadata, whose limit it is: "server" or "tenant".
-func limitFailure(reason agentv1.ErrorReason, scope, format string, args ...any) error {
-	return withDetails(codes.ResourceExhausted, fmt.Sprintf(format, args...), errorInfo(reason, map[string]string{"scope": scope}))
 }

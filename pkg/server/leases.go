@@ -2,12 +2,10 @@ package server
 
 import (
 	"context"
+	"errors"
 	"sort"
 	"sync"
 	"time"
-
-	"github.com/agentcore/agentcore/pkg/agent"
-	"github.com/agentcore/agentcore/pkg/store"
 )
 
 // liveRun is a run executing on this replica, between its journal's Begin
@@ -59,117 +57,6 @@ func (l *liveRuns) all() []*liveRun {
 		out = append(out, r)
 	}
 	return out
-}
-
-// watchers wake the requests waiting for something to change in the
-// store: a run's events or end ("run:ID"), an agent's lease ("lease:ID").
-type watchers struct {
-	mu sync.Mutex
-	m  map[string]map[*watcher]struct{}
-}
-
-// watcher is one waiting request. ch holds one wake-up at most: a waiter
-// re-reads the store after each, so wake-ups may merge.
-type watcher struct {
-	key string
-	ch  chan struct{}
-	w   *watchers
-}
-
-func runKey(id string) string   { return "run:" + id }
-func leaseKey(id string) string { return "lease:" + id }
-
-func (w *watchers) watch(key string) *watcher {
-	x := &watcher{key: key, ch: make(chan struct{}, 1), w: w}
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	if w.m == nil {
-		w.m = map[string]map[*watcher]struct{}{}
-	}
-	if w.m[key] == nil {
-		w.m[key] = map[*watcher]struct{}{}
-	}
-	w.m[key][x] = struct{}{}
-	return x
-}
-
-func (x *watcher) close() {
-	x.w.mu.Lock()
-	defer x.w.mu.Unlock()
-	delete(x.w.m[x.key], x)
-	if len(x.w.m[x.key]) == 0 {
-		delete(x.w.m, x.key)
-	}
-}
-
-func (w *watchers) wake(key string) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	for x := range w.m[key] {
-		select {
-		case x.ch <- struct{}{}:
-		default:
-		}
-	}
-}
-
-func (w *watchers) wakeAll() {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	for _, set := range w.m {
-		for x := range set {
-			select {
-			case x.ch <- struct{}{}:
-			default:
-			}
-		}
-	}
-}
-
-// onNotice handles a notice from the store: wake whoever waits for it,
-// stop a run here, deliver a permission decision made elsewhere.
-func (s *Server) onNotice(n store.Notice) {
-	switch n.Kind {
-	case store.NoticeEvents, store.NoticeRunEnded:
-		s.watch.wake(runKey(n.RunID))
-	case store.NoticeLease:
-		s.watch.wake(leaseKey(n.AgentID))
-	case store.NoticeResync:
-		// Notices sent before now were not heard: whoever waits looks
-		// again, and a decision stored elsewhere meanwhile is delivered.
-		s.watch.wakeAll()
-		for _, k := range s.perms.keys() {
-			s.deliverStored(k.run, k.call)
-		}
-	case store.NoticeStop:
-		if r := s.live.get(n.RunID); r != nil {
-			cause := agent.ErrStopped
-			if n.Text == causeReplaced {
-				cause = agent.ErrReplaced
-			}
-			r.stop(cause)
-		}
-	case store.NoticePermission:
-		if s.live.has(n.RunID) {
-			s.deliverStored(n.RunID, n.Text)
-		}
-	}
-}
-
-// listen runs the store's notices into onNotice until ctx ends.
-func (s *Server) listen(ctx context.Context) {
-	for {
-		err := s.store.Listen(ctx, s.onNotice)
-		if ctx.Err() != nil {
-			return
-		}
-		s.log.Warn("store notices interrupted; listening again", "error", err)
-		select {
-		case <-time.After(time.Second):
-		case <-ctx.Done():
-			return
-		}
-	}
 }
 
 // maintain renews this replica's leases, ends the runs of replicas that
@@ -227,5 +114,20 @@ func (s *Server) sweepEvents(ctx context.Context) {
 		s.log.Warn("sweeping old events", "error", err)
 	case n > 0:
 		s.log.Debug("old events swept", "events", n)
+	}
+}
+
+// errLeaseLost is the cause of a run stopped because its lease was taken
+// over by another replica (this one failed to renew it in time).
+var errLeaseLost = errors.New("the run lost its lease: another replica ended it as interrupted")
+
+// leasePoll bounds how long a send waiting for another replica's run
+// sleeps between looks at the lease (notices usually wake it sooner).
+const leasePoll = 250 * time.Millisecond
+
+// eventsLost stops a run here whose events the store could not keep.
+func (s *Server) eventsLost(runID string, err error) {
+	if r := s.live.get(runID); r != nil {
+		r.stop(err)
 	}
 }

@@ -3,19 +3,15 @@ package server
 import (
 	"context"
 	"errors"
-	"fmt"
 	"sort"
 	"strings"
 	"time"
 
-	"google.golang.org/genproto/googleapis/rpc/errdetails"
 	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/proto"
 
 	"github.com/agentcore/agentcore/pkg/agent"
 	"github.com/agentcore/agentcore/pkg/eventlog"
-	"github.com/agentcore/agentcore/pkg/history"
 	"github.com/agentcore/agentcore/pkg/llm"
 	"github.com/agentcore/agentcore/pkg/store"
 	agentv1 "github.com/agentcore/agentcore/proto/agentcore/v1"
@@ -24,23 +20,6 @@ import (
 // storeTimeout bounds the store writes that must happen even when the
 // request that caused them is gone (a run's end, a recovery).
 const storeTimeout = 30 * time.Second
-
-// errLeaseLost is the cause of a run stopped because its lease was taken
-// over by another replica (this one failed to renew it in time).
-var errLeaseLost = errors.New("the run lost its lease: another replica ended it as interrupted")
-
-// storeStatus maps a store error to a status.
-func storeStatus(err error) error {
-	switch {
-	case errors.Is(err, store.ErrNotFound):
-		return failure(codes.NotFound, agentv1.ErrorReason_ERROR_REASON_AGENT_NOT_FOUND, "the agent was deleted")
-	case errors.Is(err, store.ErrConflict):
-		return failure(codes.Aborted, agentv1.ErrorReason_ERROR_REASON_HISTORY_CONFLICT, "the agent's history was changed elsewhere (another replica or a SetHistory) while this run went on; send again")
-	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
-		return toStatus(err)
-	}
-	return failure(codes.Unavailable, agentv1.ErrorReason_ERROR_REASON_STORE_UNAVAILABLE, "the store is unavailable: %v", err)
-}
 
 // secretPaths names the fields of c that hold secrets: API keys and header
 // values. They are never written to the store.
@@ -133,53 +112,6 @@ func withSecrets(stored, held *agentv1.AgentConfig, paths []string) (*agentv1.Ag
 	return out, missing
 }
 
-// storedAgent is the store's record of a session: its config without
-// secrets, its selections and the secret fields the client gave.
-func storedAgent(id, tenant string, cfg *agentv1.AgentConfig, tools *agentv1.ToolSelection, skills *agentv1.SkillSelection, missing []string) *store.Agent {
-	paths := secretPaths(cfg)
-	for _, m := range missing {
-		if !contains(paths, m) {
-			paths = append(paths, m)
-		}
-	}
-	now := time.Now()
-	return &store.Agent{
-		ID: id, Tenant: tenant,
-		Spec:    &agentv1.Agent{Config: agent.Redact(cfg), Tools: tools, Skills: skills},
-		Secrets: paths, Created: now, Updated: now,
-	}
-}
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
-}
-
-// checkSecrets fails a send (or compaction) of an agent restored without
-// the secrets its client gave, unless override supplies them.
-func (s *Server) checkSecrets(e *session, override *agentv1.AgentConfig) error {
-	e.mu.Lock()
-	missing := e.missing
-	e.mu.Unlock()
-	var still []string
-	for _, p := range missing {
-		if !coveredBy(p, override) {
-			still = append(still, p)
-		}
-	}
-	if len(still) == 0 {
-		return nil
-	}
-	return failure(codes.FailedPrecondition, agentv1.ErrorReason_ERROR_REASON_API_KEY_REQUIRED,
-		"this agent was restored from the store without %s: API keys and header values a client gives are never stored, only kept in the memory of the server that got them. "+
-			"Give them again with UpdateAgent (e.g. config.api_key) or in this send's config, or use a server profile (config.profile) that holds the key",
-		strings.Join(still, ", "))
-}
-
 // runOptions are what a send tells the journal beside the engine's JournalRun.
 type runOptions struct {
 	onDisconnect agentv1.OnDisconnect
@@ -195,10 +127,6 @@ func runOptionsFrom(ctx context.Context) runOptions {
 	o, _ := ctx.Value(runOptionsKey{}).(runOptions)
 	return o
 }
-
-// leasePoll bounds how long a send waiting for another replica's run
-// sleeps between looks at the lease (notices usually wake it sooner).
-const leasePoll = 250 * time.Millisecond
 
 // journal is a session's agent.Journal: the store, the lease across
 // replicas, this replica's table of live runs.
@@ -370,48 +298,6 @@ func (j *journal) End(info agent.JournalRun, res *agent.Result, err error) {
 	}
 }
 
-// eventsLostStatus is the status of a run that lost events.
-func eventsLostStatus(err error) error {
-	return failure(codes.DataLoss, agentv1.ErrorReason_ERROR_REASON_EVENTS_LOST,
-		"%v: the run was stopped, since Attach could not follow it without a gap; the agent's history holds what it did", err)
-}
-
-// eventsLostError is the stored error of a run that lost events.
-func eventsLostError(err error) *agentv1.RunError { return runError(eventsLostStatus(err)) }
-
-// eventsLost stops a run here whose events the store could not keep.
-func (s *Server) eventsLost(runID string, err error) {
-	if r := s.live.get(runID); r != nil {
-		r.stop(err)
-	}
-}
-
-// wrote records that this process wrote the agent, which is now at version
-// v: the session's memory matches it unless another process wrote between.
-func (e *session) wrote(v int64) {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	if v == e.version+1 {
-		e.version = v
-	} else {
-		e.version = 0 // stale: reload when idle
-	}
-}
-
-// stale marks the session's memory as not matching the store: it is
-// reloaded when next used idle.
-func (e *session) stale() {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	e.version = 0
-}
-
-// Stop causes sent through the store.
-const (
-	causeStopped  = "stopped"
-	causeReplaced = "replaced"
-)
-
 // outcome is the stored end of a run that returned res or err.
 func (s *Server) outcome(res *agent.Result, err error) (agentv1.RunState, *agentv1.RunResultEvent, *agentv1.RunError) {
 	if err == nil {
@@ -431,109 +317,4 @@ func (s *Server) outcome(res *agent.Result, err error) (agentv1.RunState, *agent
 		return agentv1.RunState_RUN_STATE_STOPPED, nil, rerr
 	}
 	return agentv1.RunState_RUN_STATE_FAILED, nil, rerr
-}
-
-// runError is a status error as a RunError.
-func runError(err error) *agentv1.RunError {
-	st := status.Convert(err)
-	re := &agentv1.RunError{Code: int32(st.Code()), Message: st.Message()}
-	for _, d := range st.Details() {
-		if info, ok := d.(*errdetails.ErrorInfo); ok {
-			re.Reason, re.Metadata = info.GetReason(), info.GetMetadata()
-		}
-	}
-	return re
-}
-
-// runStatus is the status a run that ended with re reports.
-func runStatus(re *agentv1.RunError) error {
-	md := re.GetMetadata()
-	return withDetails(codes.Code(re.GetCode()), re.GetMessage(), &errdetails.ErrorInfo{Domain: agentv1.ErrorDomain, Reason: re.GetReason(), Metadata: md})
-}
-
-// interruptedText answers, in the repaired history, a call cut off by a
-// server that stopped.
-const interruptedText = "The server stopped (restart or crash) before this call of %s finished: it may or may not have run, and its result is lost."
-
-// recoverRun ends a run whose server is gone: its history is repaired (every
-// call of the last model response without a result gets an error result)
-// and it becomes interrupted, which releases the agent's lease. Two replicas
-// may try at once: the store lets one of each write through.
-func (s *Server) recoverRun(ctx context.Context, runID string) error {
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), storeTimeout)
-	defer cancel()
-	r, err := s.store.GetRun(ctx, runID)
-	if errors.Is(err, store.ErrNotFound) {
-		return nil
-	}
-	if err != nil {
-		return err
-	}
-	if r.Done() {
-		return nil
-	}
-	h, _, err := s.store.History(ctx, r.AgentID)
-	if err != nil && !errors.Is(err, store.ErrNotFound) {
-		return err
-	}
-	if n := len(h); n > 0 && h[n-1].GetRole() == agentv1.Role_ROLE_ASSISTANT {
-		var results []*agentv1.Part
-		for _, p := range h[n-1].GetParts() {
-			if c := p.GetToolCall(); c != nil {
-				results = append(results, history.ToolResult(c.GetId(), c.GetName(),
-					history.TextOutput(fmt.Sprintf(interruptedText, c.GetName())), true))
-			}
-		}
-		if len(results) > 0 {
-			if _, err := s.store.AppendHistory(ctx, r.AgentID, n, []*agentv1.Message{history.Tool(results...)}, nil, true); err != nil &&
-				!errors.Is(err, store.ErrConflict) && !errors.Is(err, store.ErrNotFound) {
-				return err
-			}
-		}
-	}
-	err = s.store.FinishRun(ctx, runID, agentv1.RunState_RUN_STATE_INTERRUPTED, nil, &agentv1.RunError{
-		Code: int32(codes.Unavailable), Reason: agentv1.ErrorReason_ERROR_REASON_RUN_INTERRUPTED.Wire(),
-		Message: "the server running it (replica " + r.Owner + ") stopped before the run ended; its history was repaired: send again, or send with resume to go on",
-	})
-	if err != nil && !errors.Is(err, store.ErrConflict) && !errors.Is(err, store.ErrNotFound) {
-		return err
-	}
-	if err == nil {
-		s.log.Info("run interrupted", "run", runID, "agent", r.AgentID, "replica", r.Owner)
-	}
-	return nil
-}
-
-// recoverPage is how many running runs recoverStale reads at a time.
-const recoverPage = 1000
-
-// recoverStale ends the runs cut off by a server that stopped: at start
-// (startup) every run this replica owned, and on a store no other process
-// uses every running run; always those whose lease expired. It goes
-// through every running run, a page at a time.
-func (s *Server) recoverStale(ctx context.Context, startup bool) {
-	q := store.RunQuery{AnyTenant: true, State: agentv1.RunState_RUN_STATE_RUNNING, Limit: recoverPage}
-	for {
-		runs, err := s.store.ListRuns(ctx, q)
-		if err != nil {
-			s.log.Warn("listing running runs", "error", err)
-			return
-		}
-		for _, r := range runs {
-			stale := r.LeaseExpired && !s.live.has(r.ID)
-			if startup && (!s.store.Shared() || r.Owner == s.cfg.ReplicaID) {
-				stale = true
-			}
-			if stale {
-				if err := s.recoverRun(ctx, r.ID); err != nil {
-					s.log.Warn("recovering a run", "run", r.ID, "error", err)
-				}
-			}
-		}
-		if len(runs) < q.Limit || ctx.Err() != nil {
-			return
-		}
-		last := runs[len(runs)-1]
-		q.Before = &store.Cursor{Started: last.Started, ID: last.ID}
-	}
 }
