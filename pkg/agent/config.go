@@ -2,6 +2,7 @@ package agent
 
 import (
 	"bytes"
+
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/reflect/protoreflect"
 
@@ -59,28 +60,6 @@ func merge(dst, src protoreflect.Message) {
 		}
 		return true
 	})
-}
-
-// Redact returns a copy of c without secrets: API keys cleared and header
-// values emptied (their names kept).
-func Redact(c *agentv1.AgentConfig) *agentv1.AgentConfig {
-	if c == nil {
-		return nil
-	}
-	out := proto.Clone(c).(*agentv1.AgentConfig)
-	out.ApiKey = nil
-	if cc := out.GetCompact(); cc != nil {
-		cc.ApiKey = nil
-		redactHeaders(cc.GetProvider())
-	}
-	redactHeaders(out.GetProvider())
-	return out
-}
-
-func redactHeaders(p *agentv1.ProviderOptions) {
-	for k := range p.GetHeaders() {
-		p.Headers[k] = ""
-	}
 }
 
 // hasAPIKey reports whether c holds an API key (main or compaction).

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/base64"
 	"errors"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -52,7 +53,7 @@ func (s *Server) CreateAgent(ctx context.Context, req *agentv1.CreateAgentReques
 		return nil, err
 	}
 	cfg := s.profiles.WithDefault(a.GetConfig(), t)
-	e := &session{tenant: t.ID, tools: a.GetTools(), skills: a.GetSkills(), applied: c, keys: configKeys(a.GetConfig()),
+	e := &session{tenant: t.ID, tools: a.GetTools(), skills: a.GetSkills(), applied: c, keys: agent.Secrets(a.GetConfig()),
 		expand: s.profiles.Expander(t.ID)}
 	sess, err := agent.New(agent.Options{
 		ID: id, Config: cfg, History: req.GetHistory(), Tools: tools, Skills: skills,
@@ -131,7 +132,7 @@ func (s *Server) agentProto(rec *store.Agent, e *session) *agentv1.Agent {
 	a := &agentv1.Agent{
 		Id: agentID(rec.ID), Config: rec.Spec.GetConfig(), State: agentv1.AgentState_AGENT_STATE_IDLE, RunId: rec.RunID,
 		HistoryLength: int32(rec.HistoryLength), Usage: rec.Usage,
-		HasApiKey:      contains(rec.Secrets, "config.api_key") || contains(rec.Secrets, "config.compact.api_key"),
+		HasApiKey:      slices.Contains(rec.Secrets, "config.api_key") || slices.Contains(rec.Secrets, "config.compact.api_key"),
 		ApiKeyRequired: len(missing) > 0,
 		Tools:          rec.Spec.GetTools(), Skills: rec.Spec.GetSkills(),
 		CreateTime: timestamppb.New(rec.Created), UpdateTime: timestamppb.New(rec.Updated),
@@ -304,7 +305,7 @@ func (s *Server) UpdateAgent(ctx context.Context, req *agentv1.UpdateAgentReques
 	if err := e.s.SetConfig(next); err != nil {
 		return nil, fieldsUnder(err, "", map[string]string{"config": "agent.config"})
 	}
-	keys := configKeys(next)
+	keys := agent.Secrets(next)
 	e.mu.Lock()
 	old := e.keys
 	e.keys = keys
@@ -317,7 +318,7 @@ func (s *Server) UpdateAgent(ctx context.Context, req *agentv1.UpdateAgentReques
 	e.applied = nil // the next send resolves tools and skills again
 	var missing []string
 	for _, p := range e.missing {
-		if secretValue(next, p) == "" {
+		if agent.SecretValue(next, p) == "" {
 			missing = append(missing, p) // still not given again
 		}
 	}
@@ -372,9 +373,9 @@ func copyPath(dst, src protoreflect.Message, path []string) string {
 // storedAgent is the store's record of a session: its config without
 // secrets, its selections and the secret fields the client gave.
 func storedAgent(id, tenant string, cfg *agentv1.AgentConfig, tools *agentv1.ToolSelection, skills *agentv1.SkillSelection, missing []string) *store.Agent {
-	paths := secretPaths(cfg)
+	paths := agent.SecretPaths(cfg)
 	for _, m := range missing {
-		if !contains(paths, m) {
+		if !slices.Contains(paths, m) {
 			paths = append(paths, m)
 		}
 	}
@@ -384,13 +385,4 @@ func storedAgent(id, tenant string, cfg *agentv1.AgentConfig, tools *agentv1.Too
 		Spec:    &agentv1.Agent{Config: agent.Redact(cfg), Tools: tools, Skills: skills},
 		Secrets: paths, Created: now, Updated: now,
 	}
-}
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }

@@ -3,12 +3,9 @@ package server
 import (
 	"context"
 	"errors"
-	"sort"
-	"strings"
 	"time"
 
 	"google.golang.org/grpc/codes"
-	"google.golang.org/protobuf/proto"
 
 	"github.com/agentcore/agentcore/pkg/agent"
 	"github.com/agentcore/agentcore/pkg/eventlog"
@@ -20,97 +17,6 @@ import (
 // storeTimeout bounds the store writes that must happen even when the
 // request that caused them is gone (a run's end, a recovery).
 const storeTimeout = 30 * time.Second
-
-// secretPaths names the fields of c that hold secrets: API keys and header
-// values. They are never written to the store.
-func secretPaths(c *agentv1.AgentConfig) []string {
-	var out []string
-	if c.GetApiKey() != "" {
-		out = append(out, "config.api_key")
-	}
-	if c.GetCompact().GetApiKey() != "" {
-		out = append(out, "config.compact.api_key")
-	}
-	headers := func(prefix string, h map[string]string) {
-		keys := make([]string, 0, len(h))
-		for k, v := range h {
-			if v != "" {
-				keys = append(keys, k)
-			}
-		}
-		sort.Strings(keys)
-		for _, k := range keys {
-			out = append(out, prefix+k)
-		}
-	}
-	headers("config.provider.headers.", c.GetProvider().GetHeaders())
-	headers("config.compact.provider.headers.", c.GetCompact().GetProvider().GetHeaders())
-	return out
-}
-
-// secretValue returns the value of a secret field of c ("" when unset).
-func secretValue(c *agentv1.AgentConfig, path string) string {
-	switch {
-	case path == "config.api_key":
-		return c.GetApiKey()
-	case path == "config.compact.api_key":
-		return c.GetCompact().GetApiKey()
-	case strings.HasPrefix(path, "config.provider.headers."):
-		return c.GetProvider().GetHeaders()[strings.TrimPrefix(path, "config.provider.headers.")]
-	case strings.HasPrefix(path, "config.compact.provider.headers."):
-		return c.GetCompact().GetProvider().GetHeaders()[strings.TrimPrefix(path, "config.compact.provider.headers.")]
-	}
-	return ""
-}
-
-// setSecret sets a secret field of c.
-func setSecret(c *agentv1.AgentConfig, path, v string) {
-	switch {
-	case path == "config.api_key":
-		c.ApiKey = &v
-	case path == "config.compact.api_key":
-		if c.Compact == nil {
-			c.Compact = &agentv1.CompactConfig{}
-		}
-		c.Compact.ApiKey = &v
-	case strings.HasPrefix(path, "config.provider.headers."):
-		if c.Provider != nil && c.Provider.Headers != nil {
-			c.Provider.Headers[strings.TrimPrefix(path, "config.provider.headers.")] = v
-		}
-	case strings.HasPrefix(path, "config.compact.provider.headers."):
-		if p := c.GetCompact().GetProvider(); p != nil && p.Headers != nil {
-			p.Headers[strings.TrimPrefix(path, "config.compact.provider.headers.")] = v
-		}
-	}
-}
-
-// coveredBy reports whether a send's config override supplies the secret
-// field path: it sets the key, or replaces the provider options holding
-// the header.
-func coveredBy(path string, o *agentv1.AgentConfig) bool {
-	switch {
-	case strings.HasPrefix(path, "config.provider.headers."):
-		return o.GetProvider() != nil
-	case strings.HasPrefix(path, "config.compact.provider.headers."):
-		return o.GetCompact().GetProvider() != nil
-	}
-	return secretValue(o, path) != ""
-}
-
-// withSecrets returns stored (a config without secrets) with the values
-// of paths copied from held, and the paths held has no value for.
-func withSecrets(stored, held *agentv1.AgentConfig, paths []string) (*agentv1.AgentConfig, []string) {
-	out := proto.Clone(stored).(*agentv1.AgentConfig)
-	var missing []string
-	for _, p := range paths {
-		if v := secretValue(held, p); v != "" {
-			setSecret(out, p, v)
-		} else {
-			missing = append(missing, p)
-		}
-	}
-	return out, missing
-}
 
 // runOptions are what a send tells the journal beside the engine's JournalRun.
 type runOptions struct {

@@ -86,7 +86,7 @@ func (s *Server) Send(stream agentv1.AgentService_SendServer) error {
 	if err != nil {
 		return err
 	}
-	keys := configKeys(start.GetConfig())
+	keys := agent.Secrets(start.GetConfig())
 	s.secrets.Add(keys...)
 	finish := func() {
 		s.secrets.Remove(keys...)
@@ -271,7 +271,7 @@ func (s *Server) checkSecrets(e *session, override *agentv1.AgentConfig) error {
 	e.mu.Unlock()
 	var still []string
 	for _, p := range missing {
-		if !coveredBy(p, override) {
+		if !agent.SecretGiven(p, override) {
 			still = append(still, p)
 		}
 	}

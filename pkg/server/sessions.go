@@ -295,14 +295,14 @@ func (s *Server) reload(ctx context.Context, e *session, rec *store.Agent) error
 	if err != nil {
 		return storeStatus(err)
 	}
-	cfg, missing := withSecrets(rec.Spec.GetConfig(), e.s.Config(), rec.Secrets)
+	cfg, missing := agent.WithSecrets(rec.Spec.GetConfig(), e.s.Config(), rec.Secrets)
 	if err := e.s.Load(agent.Snapshot{History: h, Usage: rec.Usage}); err != nil {
 		return nil // a run started meanwhile: its memory is the newest
 	}
 	if err := e.s.SetConfig(cfg); err != nil {
 		return failure(codes.Internal, agentv1.ErrorReason_ERROR_REASON_AGENT_UNREADABLE, "the stored config of agent %q is invalid: %v", agentID(e.id), err)
 	}
-	keys := configKeys(cfg)
+	keys := agent.Secrets(cfg)
 	e.mu.Lock()
 	old := e.keys
 	e.keys, e.missing, e.version = keys, missing, v
@@ -311,25 +311,6 @@ func (s *Server) reload(ctx context.Context, e *session, rec *store.Agent) error
 	s.secrets.Add(keys...)
 	s.secrets.Remove(old...)
 	return nil
-}
-
-// configKeys returns the secrets of a config: API keys and header values.
-func configKeys(c *agentv1.AgentConfig) []string {
-	var keys []string
-	add := func(s string) {
-		if s != "" {
-			keys = append(keys, s)
-		}
-	}
-	add(c.GetApiKey())
-	add(c.GetCompact().GetApiKey())
-	for _, v := range c.GetProvider().GetHeaders() {
-		add(v)
-	}
-	for _, v := range c.GetCompact().GetProvider().GetHeaders() {
-		add(v)
-	}
-	return keys
 }
 
 // refresh points the session's tools and skills at the current catalog

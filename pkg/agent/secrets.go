@@ -1,0 +1,148 @@
+package agent
+
+import (
+	"sort"
+	"strings"
+
+	"google.golang.org/protobuf/proto"
+
+	agentv1 "github.com/agentcore/agentcore/proto/agentcore/v1"
+)
+
+// The secrets of a config are its API keys (config.api_key,
+// config.compact.api_key) and its header values (config.provider.headers,
+// config.compact.provider.headers): Redact clears them, SecretPaths names
+// them by path, Secrets lists their values, and WithSecrets puts them
+// back into a config that was stored without them.
+
+// Redact returns a copy of c without secrets: API keys cleared and header
+// values emptied (their names kept).
+func Redact(c *agentv1.AgentConfig) *agentv1.AgentConfig {
+	if c == nil {
+		return nil
+	}
+	out := proto.Clone(c).(*agentv1.AgentConfig)
+	out.ApiKey = nil
+	if cc := out.GetCompact(); cc != nil {
+		cc.ApiKey = nil
+		redactHeaders(cc.GetProvider())
+	}
+	redactHeaders(out.GetProvider())
+	return out
+}
+
+func redactHeaders(p *agentv1.ProviderOptions) {
+	for k := range p.GetHeaders() {
+		p.Headers[k] = ""
+	}
+}
+
+// SecretPaths names the fields of c that hold secrets: API keys and header
+// values. They are never written to the store.
+func SecretPaths(c *agentv1.AgentConfig) []string {
+	var out []string
+	if c.GetApiKey() != "" {
+		out = append(out, "config.api_key")
+	}
+	if c.GetCompact().GetApiKey() != "" {
+		out = append(out, "config.compact.api_key")
+	}
+	headers := func(prefix string, h map[string]string) {
+		keys := make([]string, 0, len(h))
+		for k, v := range h {
+			if v != "" {
+				keys = append(keys, k)
+			}
+		}
+		sort.Strings(keys)
+		for _, k := range keys {
+			out = append(out, prefix+k)
+		}
+	}
+	headers("config.provider.headers.", c.GetProvider().GetHeaders())
+	headers("config.compact.provider.headers.", c.GetCompact().GetProvider().GetHeaders())
+	return out
+}
+
+// SecretValue returns the value of a secret field of c ("" when unset).
+func SecretValue(c *agentv1.AgentConfig, path string) string {
+	switch {
+	case path == "config.api_key":
+		return c.GetApiKey()
+	case path == "config.compact.api_key":
+		return c.GetCompact().GetApiKey()
+	case strings.HasPrefix(path, "config.provider.headers."):
+		return c.GetProvider().GetHeaders()[strings.TrimPrefix(path, "config.provider.headers.")]
+	case strings.HasPrefix(path, "config.compact.provider.headers."):
+		return c.GetCompact().GetProvider().GetHeaders()[strings.TrimPrefix(path, "config.compact.provider.headers.")]
+	}
+	return ""
+}
+
+// setSecret sets a secret field of c.
+func setSecret(c *agentv1.AgentConfig, path, v string) {
+	switch {
+	case path == "config.api_key":
+		c.ApiKey = &v
+	case path == "config.compact.api_key":
+		if c.Compact == nil {
+			c.Compact = &agentv1.CompactConfig{}
+		}
+		c.Compact.ApiKey = &v
+	case strings.HasPrefix(path, "config.provider.headers."):
+		if c.Provider != nil && c.Provider.Headers != nil {
+			c.Provider.Headers[strings.TrimPrefix(path, "config.provider.headers.")] = v
+		}
+	case strings.HasPrefix(path, "config.compact.provider.headers."):
+		if p := c.GetCompact().GetProvider(); p != nil && p.Headers != nil {
+			p.Headers[strings.TrimPrefix(path, "config.compact.provider.headers.")] = v
+		}
+	}
+}
+
+// SecretGiven reports whether a send's config override supplies the secret
+// field path: it sets the key, or replaces the provider options holding
+// the header.
+func SecretGiven(path string, o *agentv1.AgentConfig) bool {
+	switch {
+	case strings.HasPrefix(path, "config.provider.headers."):
+		return o.GetProvider() != nil
+	case strings.HasPrefix(path, "config.compact.provider.headers."):
+		return o.GetCompact().GetProvider() != nil
+	}
+	return SecretValue(o, path) != ""
+}
+
+// WithSecrets returns stored (a config without secrets) with the values
+// of paths copied from held, and the paths held has no value for.
+func WithSecrets(stored, held *agentv1.AgentConfig, paths []string) (*agentv1.AgentConfig, []string) {
+	out := proto.Clone(stored).(*agentv1.AgentConfig)
+	var missing []string
+	for _, p := range paths {
+		if v := SecretValue(held, p); v != "" {
+			setSecret(out, p, v)
+		} else {
+			missing = append(missing, p)
+		}
+	}
+	return out, missing
+}
+
+// Secrets returns the secrets of a config: API keys and header values.
+func Secrets(c *agentv1.AgentConfig) []string {
+	var keys []string
+	add := func(s string) {
+		if s != "" {
+			keys = append(keys, s)
+		}
+	}
+	add(c.GetApiKey())
+	add(c.GetCompact().GetApiKey())
+	for _, v := range c.GetProvider().GetHeaders() {
+		add(v)
+	}
+	for _, v := range c.GetCompact().GetProvider().GetHeaders() {
+		add(v)
+	}
+	return keys
+}
