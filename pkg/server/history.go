@@ -10,6 +10,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/agentcore/agentcore/pkg/history"
+	"github.com/agentcore/agentcore/pkg/interceptor"
 	agentv1 "github.com/agentcore/agentcore/proto/agentcore/v1"
 )
 
@@ -47,7 +48,7 @@ func (s *Server) GetHistory(ctx context.Context, req *agentv1.GetHistoryRequest)
 	}
 	// What the page's messages may take: the limit less the rest of the
 	// response, and room for the rendered text, which grows with them.
-	budget := s.cfg.Limits.MaxMessageBytes - messageRoom - proto.Size(resp)
+	budget := s.cfg.Limits.MaxMessageBytes - interceptor.MessageRoom - proto.Size(resp)
 	if req.GetIncludeRendered() {
 		budget /= 2
 	}
@@ -60,7 +61,7 @@ func (s *Server) GetHistory(ctx context.Context, req *agentv1.GetHistoryRequest)
 				break
 			}
 			// A message larger than a response on its own: cut to fit.
-			m = fitMessage(m, budget-8)
+			m = interceptor.FitMessage(m, budget-8)
 			size = budget
 		}
 		resp.Messages = append(resp.Messages, m)
@@ -75,8 +76,8 @@ func (s *Server) GetHistory(ctx context.Context, req *agentv1.GetHistoryRequest)
 		if start == 0 && end == len(h) {
 			text = history.Render(h) // the whole history, as it always was
 		}
-		room := s.cfg.Limits.MaxMessageBytes - messageRoom - proto.Size(resp)
-		resp.Rendered = cutForMessage(text, max(room-noteSize, 0))
+		room := s.cfg.Limits.MaxMessageBytes - interceptor.MessageRoom - proto.Size(resp)
+		resp.Rendered = interceptor.CutForMessage(text, max(room-interceptor.NoteSize, 0))
 	}
 	return resp, nil
 }

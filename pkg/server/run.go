@@ -25,6 +25,7 @@ import (
 	"google.golang.org/grpc/reflection"
 
 	"github.com/agentcore/agentcore/pkg/config"
+	"github.com/agentcore/agentcore/pkg/interceptor"
 	"github.com/agentcore/agentcore/pkg/mcpserver"
 	"github.com/agentcore/agentcore/pkg/tool"
 	agentv1 "github.com/agentcore/agentcore/proto/agentcore/v1"
@@ -84,9 +85,9 @@ func Run(ctx context.Context, cfg *config.Config, logOut io.Writer, kinds []tool
 	}
 	opts = append(opts, srv.Telemetry().ServerOptions()...) // outside the guard: it counts its refusals
 	// The drain goes first: a call refused during shutdown needs no more.
-	dr := newDrain()
-	defer dr.endWatches()
-	opts = append(append(opts, dr.interceptors()...), srv.Interceptors(reflectionMode == "auth")...)
+	dr := interceptor.NewDrain()
+	defer dr.EndWatches()
+	opts = append(append(opts, dr.ServerOptions()...), srv.Interceptors(reflectionMode == "auth")...)
 	gs := grpc.NewServer(opts...)
 	agentv1.RegisterAgentServiceServer(gs, srv)
 	hs := health.NewServer()
@@ -182,12 +183,12 @@ func Run(ctx context.Context, cfg *config.Config, logOut io.Writer, kinds []tool
 // connection finds the server alive but not ready. MCP calls still running
 // after the grace period are cancelled (their tools killed); HTTP event
 // streams end with their calls.
-func shutdown(gs *grpc.Server, dr *drain, hs *health.Server, srv *Server, mcpSrv *http.Server, front *httpFront, grace time.Duration, log hclog.Logger) {
+func shutdown(gs *grpc.Server, dr *interceptor.Drain, hs *health.Server, srv *Server, mcpSrv *http.Server, front *httpFront, grace time.Duration, log hclog.Logger) {
 	// Not ready any more, still alive: a liveness probe must not restart a
 	// server that is shutting down gracefully.
 	hs.SetServingStatus("", healthpb.HealthCheckResponse_NOT_SERVING)
 	hs.SetServingStatus(agentv1.AgentService_ServiceDesc.ServiceName, healthpb.HealthCheckResponse_NOT_SERVING)
-	dr.close()
+	dr.Close()
 	log.Info("shutting down", "grace", grace)
 	// HTTP requests end with their gRPC calls: once those have, their
 	// handlers write the last events and return (or are cut after afterStop).
@@ -216,7 +217,7 @@ func shutdown(gs *grpc.Server, dr *drain, hs *health.Server, srv *Server, mcpSrv
 		defer func() { <-mcpDone }()
 	}
 	drained := make(chan struct{})
-	go func() { dr.wait(); srv.bgRuns.Wait(); close(drained) }() // calls, and runs that outlived theirs
+	go func() { dr.Wait(); srv.bgRuns.Wait(); close(drained) }() // calls, and runs that outlived theirs
 	select {
 	case <-drained:
 	case <-time.After(grace):
@@ -230,7 +231,7 @@ func shutdown(gs *grpc.Server, dr *drain, hs *health.Server, srv *Server, mcpSrv
 		}
 	}
 	// Left: health watches, ended now, and calls that outlived afterStop.
-	dr.endWatches()
+	dr.EndWatches()
 	stopped := make(chan struct{})
 	go func() { gs.GracefulStop(); close(stopped) }()
 	select {

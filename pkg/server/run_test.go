@@ -284,12 +284,6 @@ func TestRunFailsOnABrokenToolDir(t *testing.T) {
 	}
 }
 
-func TestServicePrefixMatchesTheService(t *testing.T) {
-	if want := "/" + agentv1.AgentService_ServiceDesc.ServiceName + "/"; servicePrefix != want {
-		t.Fatalf("servicePrefix %q, want %q: the bearer token would not guard AgentService", servicePrefix, want)
-	}
-}
-
 // TestToolsLoadBeforeListening: the server scans its tools first, so a
 // client that can connect finds it serving, its tools loaded.
 func TestToolsLoadBeforeListening(t *testing.T) {

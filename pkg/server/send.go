@@ -12,6 +12,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/agentcore/agentcore/pkg/agent"
+	"github.com/agentcore/agentcore/pkg/interceptor"
 	"github.com/agentcore/agentcore/pkg/profile"
 	"github.com/agentcore/agentcore/pkg/store"
 	agentv1 "github.com/agentcore/agentcore/proto/agentcore/v1"
@@ -223,7 +224,7 @@ func (k *sink) event(ev *agentv1.Event) {
 		r.Message = s.secrets.Redact(r.GetMessage())
 	}
 	if ev.GetModelDelta() == nil { // deltas are small; the rest may not be
-		ev = fitMessage(ev, s.cfg.Limits.MaxMessageBytes-messageRoom)
+		ev = interceptor.FitMessage(ev, s.cfg.Limits.MaxMessageBytes-interceptor.MessageRoom)
 	}
 	if p := ev.GetPermissionRequest(); p != nil {
 		ctx, cancel := context.WithTimeout(context.Background(), storeTimeout)

@@ -33,11 +33,11 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 	"google.golang.org/grpc"
-	"google.golang.org/protobuf/proto"
 
 	"github.com/agentcore/agentcore/pkg/auth"
 	"github.com/agentcore/agentcore/pkg/config"
 	"github.com/agentcore/agentcore/pkg/eventlog"
+	"github.com/agentcore/agentcore/pkg/interceptor"
 	"github.com/agentcore/agentcore/pkg/llm"
 	"github.com/agentcore/agentcore/pkg/profile"
 	"github.com/agentcore/agentcore/pkg/redact"
@@ -78,8 +78,8 @@ type Server struct {
 	audit  hclog.Logger // the audit lines: at INFO whatever the log level
 	logOut *logWriter   // log's output (nil without one); closed last
 	// frozen holds the encodings of responses made once and sent as they
-	// are (see utf8Codec, freeze).
-	frozen sync.Map
+	// are (ListTools').
+	frozen *interceptor.Frozen
 	auth   *auth.Authenticator
 	// profiles are the model profiles as the tenants may use them.
 	profiles *profile.Profiles
@@ -184,6 +184,7 @@ func New(opts Options) (*Server, error) {
 		auth:     authn,
 		profiles: profile.New(cfg, authn.Lookup),
 		secrets:  sec,
+		frozen:   interceptor.NewFrozen(sec),
 		tel:      tel,
 		limits:   lim,
 		host: tool.NewHost(tool.Config{
@@ -247,20 +248,10 @@ func (s *Server) Telemetry() *telemetry.Telemetry { return s.tel }
 // responses and errors and bound responses to the message limit, and the
 // codec that names a request's field holding invalid UTF-8.
 func (s *Server) Interceptors(reflectionAuth bool) []grpc.ServerOption {
-	g := &guard{auth: s.auth, reflectionAuth: reflectionAuth, secrets: s.secrets, log: s.log.Named("rpc"), audit: s.audit,
-		maxMessage: s.cfg.Limits.MaxMessageBytes, codec: newUTF8Codec(s.secrets, &s.frozen)}
-	return g.interceptors()
-}
-
-// freeze keeps m's encoding (secrets kept out) for the codec to send: m
-// must never change after.
-func (s *Server) freeze(m proto.Message) {
-	out, err := newUTF8Codec(s.secrets, nil).Marshal(m)
-	if err != nil {
-		return // the codec encodes it at each call, and says what is wrong
-	}
-	s.frozen.Store(m, out.Materialize())
-	out.Free()
+	return interceptor.New(interceptor.Options{
+		Auth: s.auth, ReflectionAuth: reflectionAuth, Secrets: s.secrets, Log: s.log.Named("rpc"), Audit: s.audit,
+		MaxMessageBytes: s.cfg.Limits.MaxMessageBytes, Status: toStatus, Frozen: s.frozen,
+	})
 }
 
 // minReceiveBytes is the least the host accepts in one message from a

@@ -28,7 +28,7 @@ type catalog struct {
 	skills *skill.Set
 
 	// list is ListTools' response, made once per catalog and never changed
-	// after: the codec sends its encoding, kept in Server.frozen.
+	// after: the codec sends its encoding, frozen (Server.frozen).
 	listOnce sync.Once
 	list     *agentv1.ListToolsResponse
 	listErr  error
@@ -67,7 +67,7 @@ func (s *Server) LoadTools(ctx context.Context) error {
 	s.tools.cur = &catalog{tools: tools, skills: skills}
 	s.tools.mu.Unlock()
 	if old != nil && old.list != nil {
-		s.frozen.Delete(old.list) // a call still sending it encodes it itself
+		s.frozen.Forget(old.list) // a call still sending it encodes it itself
 	}
 	s.log.Info("tools loaded", "tools", tools.Len(), "skills", skills.Len())
 	return nil
@@ -94,7 +94,7 @@ func (s *Server) ListTools(ctx context.Context, _ *agentv1.ListToolsRequest) (*a
 	c.listOnce.Do(func() {
 		c.list, c.listErr = s.listTools(c)
 		if c.listErr == nil {
-			s.freeze(c.list)
+			s.frozen.Freeze(c.list)
 		}
 	})
 	return c.list, c.listErr

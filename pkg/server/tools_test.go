@@ -10,6 +10,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/agentcore/agentcore/pkg/config"
+	"github.com/agentcore/agentcore/pkg/interceptor"
 	"github.com/agentcore/agentcore/pkg/skill"
 	agentv1 "github.com/agentcore/agentcore/proto/agentcore/v1"
 )
@@ -43,7 +44,7 @@ func TestListToolsIsEncodedOncePerCatalog(t *testing.T) {
 	if a != b || len(a.GetSkills()) != 1 {
 		t.Fatalf("two calls, two responses (%p, %p), or no skill: %v", a, b, a)
 	}
-	codec := newUTF8Codec(srv.secrets, &srv.frozen)
+	codec := interceptor.NewCodec(srv.secrets, srv.frozen)
 	got, err := codec.Marshal(a)
 	if err != nil {
 		t.Fatal(err)
@@ -52,13 +53,13 @@ func TestListToolsIsEncodedOncePerCatalog(t *testing.T) {
 	if string(got.Materialize()) != string(want) {
 		t.Error("the kept encoding is not the response's")
 	}
-	if _, ok := srv.frozen.Load(a); !ok {
+	if _, ok := srv.frozen.Encoding(a); !ok {
 		t.Error("the response's encoding is not kept")
 	}
 	if err := srv.LoadTools(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if _, ok := srv.frozen.Load(a); ok {
+	if _, ok := srv.frozen.Encoding(a); ok {
 		t.Error("the old catalog's encoding is kept after a reload")
 	}
 	if c, _ := srv.ListTools(ctx, &agentv1.ListToolsRequest{}); c == a {

@@ -1,4 +1,4 @@
-package server
+package interceptor
 
 import (
 	"context"
@@ -12,10 +12,10 @@ import (
 
 // TestDrain checks the shutdown drain: calls pass and are counted until it
 // closes; then new calls are refused UNAVAILABLE SHUTTING_DOWN while health
-// calls still pass, wait returns only once the running call has ended, and
-// endWatches ends a health Watch.
+// calls still pass, Wait returns only once the running call has ended, and
+// EndWatches ends a health Watch.
 func TestDrain(t *testing.T) {
-	d := newDrain()
+	d := NewDrain()
 	call := func(method string) error {
 		_, err := d.unary(context.Background(), nil, &grpc.UnaryServerInfo{FullMethod: method},
 			func(context.Context, any) (any, error) { return "ok", nil })
@@ -32,18 +32,17 @@ func TestDrain(t *testing.T) {
 			func(any, grpc.ServerStream) error { close(entered); <-release; return nil })
 	}()
 	<-entered
-	d.close()
+	d.Close()
 
 	err := call("/agentcore.v1.AgentService/ListAgents")
-	info, _, _ := details(err)
-	if status.Code(err) != codes.Unavailable || info.GetReason() != "SHUTTING_DOWN" {
-		t.Errorf("a call after closing: %v (reason %q), want UNAVAILABLE SHUTTING_DOWN", err, info.GetReason())
+	if status.Code(err) != codes.Unavailable || reasonOf(err) != "SHUTTING_DOWN" {
+		t.Errorf("a call after closing: %v (reason %q), want UNAVAILABLE SHUTTING_DOWN", err, reasonOf(err))
 	}
 	if err := call(healthPrefix + "Check"); err != nil {
 		t.Errorf("a health check after closing: %v", err)
 	}
 	waited := make(chan struct{})
-	go func() { d.wait(); close(waited) }()
+	go func() { d.Wait(); close(waited) }()
 	select {
 	case <-waited:
 		t.Fatal("wait returned while a call runs")
@@ -60,9 +59,9 @@ func TestDrain(t *testing.T) {
 		watching <- d.stream(nil, &fakeStream{ctx: context.Background()}, &grpc.StreamServerInfo{FullMethod: healthPrefix + "Watch"},
 			func(_ any, ss grpc.ServerStream) error { <-ss.Context().Done(); return ss.Context().Err() })
 	}()
-	d.endWatches()
+	d.EndWatches()
 	if err := <-watching; err != context.Canceled {
-		t.Errorf("a watch after endWatches: %v, want it ended", err)
+		t.Errorf("a watch after EndWatches: %v, want it ended", err)
 	}
 }
 

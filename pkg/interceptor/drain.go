@@ -1,4 +1,4 @@
-package server
+package interceptor
 
 import (
 	"context"
@@ -14,50 +14,50 @@ import (
 // healthPrefix is the method prefix of the gRPC health service.
 const healthPrefix = "/grpc.health.v1.Health/"
 
-// drain lets the gRPC server keep its listener, and so answer health
+// Drain lets the gRPC server keep its listener, and so answer health
 // probes on new connections (liveness SERVING, readiness NOT_SERVING),
-// through a graceful shutdown: once closed, every new call but the health
-// service's is refused UNAVAILABLE SHUTTING_DOWN, and wait returns when the
+// through a graceful shutdown: once closed (Close), every new call but the health
+// service's is refused UNAVAILABLE SHUTTING_DOWN, and Wait returns when the
 // calls already running have ended. Health calls are not counted: a Watch
-// lasts as long as its client wants, or until endWatches.
-type drain struct {
+// lasts as long as its client wants, or until EndWatches.
+type Drain struct {
 	mu      sync.Mutex
 	closing bool
 	calls   sync.WaitGroup
 
-	watches    context.Context // done once endWatches is called
+	watches    context.Context // done once EndWatches is called
 	endWatches context.CancelFunc
 }
 
-// newDrain returns a drain taking calls.
-func newDrain() *drain {
-	d := &drain{}
+// NewDrain returns a drain taking calls.
+func NewDrain() *Drain {
+	d := &Drain{}
 	d.watches, d.endWatches = context.WithCancel(context.Background())
 	return d
 }
 
-// interceptors returns the server options that count and, once closed,
+// ServerOptions returns the interceptors that count and, once closed,
 // refuse calls; they go first, before authentication.
-func (d *drain) interceptors() []grpc.ServerOption {
+func (d *Drain) ServerOptions() []grpc.ServerOption {
 	return []grpc.ServerOption{grpc.ChainUnaryInterceptor(d.unary), grpc.ChainStreamInterceptor(d.stream)}
 }
 
 // enter counts a call of method, or refuses it once closed; counted calls
 // must leave.
-func (d *drain) enter(method string) (counted bool, err error) {
+func (d *Drain) enter(method string) (counted bool, err error) {
 	if strings.HasPrefix(method, healthPrefix) {
 		return false, nil
 	}
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	if d.closing {
-		return false, failure(codes.Unavailable, agentv1.ErrorReason_ERROR_REASON_SHUTTING_DOWN, "the server is shutting down; retry on another replica or once it is back")
+		return false, refuse(codes.Unavailable, agentv1.ErrorReason_ERROR_REASON_SHUTTING_DOWN, "the server is shutting down; retry on another replica or once it is back")
 	}
 	d.calls.Add(1)
 	return true, nil
 }
 
-func (d *drain) unary(ctx context.Context, req any, info *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (any, error) {
+func (d *Drain) unary(ctx context.Context, req any, info *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (any, error) {
 	counted, err := d.enter(info.FullMethod)
 	if err != nil {
 		return nil, err
@@ -68,9 +68,9 @@ func (d *drain) unary(ctx context.Context, req any, info *grpc.UnaryServerInfo, 
 	return handler(ctx, req)
 }
 
-func (d *drain) stream(srv any, ss grpc.ServerStream, info *grpc.StreamServerInfo, handler grpc.StreamHandler) error {
+func (d *Drain) stream(srv any, ss grpc.ServerStream, info *grpc.StreamServerInfo, handler grpc.StreamHandler) error {
 	if info.FullMethod == healthPrefix+"Watch" {
-		// Ended by endWatches, so that a graceful stop need not wait for it.
+		// Ended by EndWatches, so that a graceful stop need not wait for it.
 		ctx, cancel := context.WithCancel(ss.Context())
 		defer cancel()
 		defer context.AfterFunc(d.watches, cancel)()
@@ -86,17 +86,20 @@ func (d *drain) stream(srv any, ss grpc.ServerStream, info *grpc.StreamServerInf
 	return handler(srv, ss)
 }
 
-// close refuses every new call but health's from now on.
-func (d *drain) close() {
+// Close refuses every new call but health's from now on.
+func (d *Drain) Close() {
 	d.mu.Lock()
 	d.closing = true
 	d.mu.Unlock()
 }
 
-// wait returns once close was called and every counted call has ended.
-func (d *drain) wait() { d.calls.Wait() }
+// Wait returns once Close was called and every counted call has ended.
+func (d *Drain) Wait() { d.calls.Wait() }
 
-// drainedStream is a health Watch whose context ends with endWatches.
+// EndWatches ends every health Watch, now and from now on.
+func (d *Drain) EndWatches() { d.endWatches() }
+
+// drainedStream is a health Watch whose context ends with EndWatches.
 type drainedStream struct {
 	grpc.ServerStream
 	ctx context.Context

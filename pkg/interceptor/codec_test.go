@@ -1,4 +1,4 @@
-package server
+package interceptor
 
 import (
 	"strings"
@@ -16,8 +16,8 @@ import (
 // proto codec encodes it.
 func TestCodecKeepsHeldSecretsOut(t *testing.T) {
 	sec := redact.New("sk-held-0123456789")
-	c := newUTF8Codec(sec, nil)
-	plain := newUTF8Codec(nil, nil)
+	c := NewCodec(sec, nil)
+	plain := NewCodec(nil, nil)
 	tests := []struct {
 		name   string
 		m      proto.Message

@@ -1,4 +1,4 @@
-package server
+package interceptor
 
 import (
 	"strconv"
@@ -17,8 +17,8 @@ import (
 	"github.com/agentcore/agentcore/pkg/redact"
 )
 
-// utf8Codec is gRPC's proto codec, except for a request holding a string
-// that is not valid UTF-8, which the proto codec refuses and grpc-go then
+// Codec is gRPC's proto codec, except for a request holding a string that
+// is not valid UTF-8, which the proto codec refuses and grpc-go then
 // reports as INTERNAL before any interceptor runs. This codec decodes such
 // a request with the bad strings replaced, and notes the first bad field's
 // path against the message; the interceptors find the note (take) and
@@ -27,30 +27,65 @@ import (
 // On the way out it keeps the server-held secrets out of every response and
 // streamed message: a string or bytes field travels as its raw bytes, so a
 // message whose encoding does not contain a secret holds none, and only
-// one that does is encoded again from a redacted copy (redact.Secrets.RedactMessage).
-// The check is a byte search over what is sent anyway, where walking every
-// message's fields cost more than its encoding.
+// one that does is encoded again from a redacted copy
+// (redact.Secrets.RedactMessage). The check is a byte search over what is
+// sent anyway, where walking every message's fields cost more than its
+// encoding.
 //
 // A response that never changes and is sent many times (ListTools') can be
-// frozen: its encoding, made once, is in frozen under the message, and is
-// what the codec sends for it.
-type utf8Codec struct {
+// frozen (Frozen): its encoding, made once, is what the codec sends for it.
+type Codec struct {
 	encoding.CodecV2
 	notes   *sync.Map       // request message -> the path of its first invalid string
 	secrets *redact.Secrets // nil: nothing to keep out
-	frozen  *sync.Map       // proto.Message -> []byte, its encoding; nil: none
+	frozen  *Frozen         // nil: none
 }
 
-func newUTF8Codec(sec *redact.Secrets, frozen *sync.Map) utf8Codec {
-	return utf8Codec{CodecV2: encoding.GetCodecV2(grpcproto.Name), notes: &sync.Map{}, secrets: sec, frozen: frozen}
+// NewCodec returns the codec keeping secrets out, sending the encodings
+// frozen holds (either may be nil).
+func NewCodec(secrets *redact.Secrets, frozen *Frozen) Codec {
+	return Codec{CodecV2: encoding.GetCodecV2(grpcproto.Name), notes: &sync.Map{}, secrets: secrets, frozen: frozen}
+}
+
+// Frozen holds the encodings of responses made once and sent many times as
+// they are: a frozen message must never change after.
+type Frozen struct {
+	secrets *redact.Secrets
+	m       sync.Map // proto.Message -> []byte, its encoding
+}
+
+// NewFrozen returns an empty set of frozen encodings, which keep secrets
+// out as the codec does.
+func NewFrozen(secrets *redact.Secrets) *Frozen { return &Frozen{secrets: secrets} }
+
+// Freeze keeps m's encoding (secrets kept out) for the codec to send.
+func (f *Frozen) Freeze(m proto.Message) {
+	out, err := NewCodec(f.secrets, nil).Marshal(m)
+	if err != nil {
+		return // the codec encodes it at each call, and says what is wrong
+	}
+	f.m.Store(m, out.Materialize())
+	out.Free()
+}
+
+// Forget lets m's encoding go: a call still sending m encodes it itself.
+func (f *Frozen) Forget(m proto.Message) { f.m.Delete(m) }
+
+// Encoding returns the encoding frozen for m, if any.
+func (f *Frozen) Encoding(m any) ([]byte, bool) {
+	b, ok := f.m.Load(m)
+	if !ok {
+		return nil, false
+	}
+	return b.([]byte), true
 }
 
 // Marshal encodes v, from a redacted copy when its encoding holds a
 // server-held secret.
-func (c utf8Codec) Marshal(v any) (mem.BufferSlice, error) {
+func (c Codec) Marshal(v any) (mem.BufferSlice, error) {
 	if c.frozen != nil {
-		if b, ok := c.frozen.Load(v); ok {
-			return mem.BufferSlice{mem.SliceBuffer(b.([]byte))}, nil
+		if b, ok := c.frozen.Encoding(v); ok {
+			return mem.BufferSlice{mem.SliceBuffer(b)}, nil
 		}
 	}
 	out, err := c.CodecV2.Marshal(v)
@@ -74,7 +109,9 @@ func (c utf8Codec) Marshal(v any) (mem.BufferSlice, error) {
 	return c.CodecV2.Marshal(clean)
 }
 
-func (c utf8Codec) Unmarshal(data mem.BufferSlice, v any) error {
+// Unmarshal decodes data into v; a string that is not valid UTF-8 is
+// replaced, and noted against v for take.
+func (c Codec) Unmarshal(data mem.BufferSlice, v any) error {
 	err := c.CodecV2.Unmarshal(data, v)
 	if err == nil || !strings.Contains(err.Error(), "UTF-8") {
 		return err
@@ -102,7 +139,7 @@ func (c utf8Codec) Unmarshal(data mem.BufferSlice, v any) error {
 }
 
 // take returns, and forgets, the invalid field noted for a request.
-func (c utf8Codec) take(v any) error {
+func (c Codec) take(v any) error {
 	path, ok := c.notes.LoadAndDelete(v)
 	if !ok {
 		return nil

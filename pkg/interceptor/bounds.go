@@ -1,4 +1,4 @@
-package server
+package interceptor
 
 import (
 	"fmt"
@@ -10,9 +10,9 @@ import (
 	"github.com/agentcore/agentcore/pkg/tool"
 )
 
-// messageRoom is what a response or event leaves of -max-message-bytes
+// MessageRoom is what a response or event leaves of -max-message-bytes
 // for gRPC's framing and the fields beside the large ones.
-const messageRoom = 1 << 10
+const MessageRoom = 1 << 10
 
 // leaf is one string or bytes value in a message.
 type leaf struct {
@@ -73,11 +73,11 @@ func leaves(m protoreflect.Message, out []leaf) []leaf {
 	return out
 }
 
-// fitMessage returns m, or when its encoding is larger than limit bytes a
+// FitMessage returns m, or when its encoding is larger than limit bytes a
 // copy whose largest strings are cut from the middle with a note (and
 // whose largest bytes values are emptied) until it fits: no response or
 // event exceeds the message limit, and what it leaves out says so.
-func fitMessage[M proto.Message](m M, limit int) M {
+func FitMessage[M proto.Message](m M, limit int) M {
 	over := proto.Size(m) - limit
 	if over <= 0 {
 		return m
@@ -96,7 +96,7 @@ func fitMessage[M proto.Message](m M, limit int) M {
 			}
 			freed := 0
 			for _, l := range ls[:k] {
-				freed += l.size - next - noteSize
+				freed += l.size - next - NoteSize
 			}
 			if freed >= over {
 				// Lift the level as far as the excess allows.
@@ -113,7 +113,7 @@ func fitMessage[M proto.Message](m M, limit int) M {
 				l.set(protoreflect.ValueOfBytes(nil))
 				continue
 			}
-			l.set(protoreflect.ValueOfString(cutForMessage(v.String(), level)))
+			l.set(protoreflect.ValueOfString(CutForMessage(v.String(), level)))
 		}
 		if over = proto.Size(cp) - limit; over <= 0 {
 			break
@@ -122,12 +122,12 @@ func fitMessage[M proto.Message](m M, limit int) M {
 	return cp
 }
 
-// noteSize bounds the note cutForMessage puts in place of what it cuts.
-const noteSize = 160
+// NoteSize bounds the note CutForMessage puts in place of what it cuts.
+const NoteSize = 160
 
-// cutForMessage cuts s to about keep bytes from the middle, at UTF-8
+// CutForMessage cuts s to about keep bytes from the middle, at UTF-8
 // boundaries, with a note.
-func cutForMessage(s string, keep int) string {
+func CutForMessage(s string, keep int) string {
 	if len(s) <= keep {
 		return s
 	}
