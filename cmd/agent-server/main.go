@@ -35,7 +35,7 @@ import (
 
 	"github.com/agentcore/agentcore/pkg/config"
 	"github.com/agentcore/agentcore/pkg/reap"
-	"github.com/agentcore/agentcore/pkg/server"
+	"github.com/agentcore/agentcore/pkg/serve"
 	"github.com/agentcore/agentcore/pkg/telemetry"
 )
 
@@ -115,7 +115,7 @@ func run() int {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
 	defer stop()
-	if err := server.Run(ctx, cfg, os.Stderr, kinds(), nil); err != nil {
+	if err := serve.Run(ctx, cfg, os.Stderr, kinds(), nil); err != nil {
 		fmt.Fprintln(os.Stderr, "agent-server:", err)
 		return 1
 	}

@@ -85,7 +85,7 @@ func (s *Server) CreateAgent(ctx context.Context, req *agentv1.CreateAgentReques
 	s.agents.m[e.id] = e
 	s.agents.mu.Unlock()
 	if old != nil {
-		ctx, cancel := context.WithTimeout(context.Background(), afterStop)
+		ctx, cancel := context.WithTimeout(context.Background(), closeTimeout)
 		_, _ = old.s.Close(ctx)
 		cancel()
 	}

@@ -1,11 +1,13 @@
-package server
+package server_test
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
 
+	"google.golang.org/grpc/codes"
 	"google.golang.org/protobuf/proto"
 
 	"github.com/agentcore/agentcore/internal/fakemodel"
@@ -15,93 +17,6 @@ import (
 	agentv1 "github.com/agentcore/agentcore/proto/agentcore/v1"
 	"github.com/agentcore/agentcore/sdk/client"
 )
-
-// A replica restarting with its -replica-id on PostgreSQL ends the runs it
-// owned (interrupted, their histories repaired) and leaves the other
-// replicas' live runs alone; the next send works at once.
-func TestRestartOnPostgresInterruptsThisReplicasRuns(t *testing.T) {
-	dsn := pgtest.Schema(t)
-	model := fakemodel.StartTB(t)
-	model.Handle(func(*fakemodel.Request) fakemodel.Turn { return fakemodel.Turn{Text: "back"} })
-	ctx := ctxT(t)
-	// What replica "a" left when it died, beside a live run of replica "b".
-	st, err := postgresOpen(ctx, dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, id := range []string{"mine", "theirs"} {
-		rec := storedAgent(id, "", &agentv1.AgentConfig{Profile: proto.String("default")}, nil, nil, nil)
-		if err := st.CreateAgent(ctx, rec, []*agentv1.Message{history.User("list the files"),
-			history.Assistant(history.ToolCall("c1", "shell", `{"command":"ls"}`))}); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := st.StartRun(ctx, &store.Run{ID: "run_mine", AgentID: "mine", Owner: "a"}, time.Hour); err != nil {
-		t.Fatal(err)
-	}
-	if err := st.StartRun(ctx, &store.Run{ID: "run_theirs", AgentID: "theirs", Owner: "b"}, time.Hour); err != nil {
-		t.Fatal(err)
-	}
-	st.Close()
-
-	a := startReplica(t, model, "-store", dsn, "-replica-id", "a")
-	run, err := a.c.Run(ctx, "run_mine")
-	if err != nil || run.GetState() != agentv1.RunState_RUN_STATE_INTERRUPTED || run.GetError().GetReason() != "RUN_INTERRUPTED" {
-		t.Fatalf("the restarted replica's own run: %v, %v", run, err)
-	}
-	h, _ := a.c.Agent("mine").History(ctx)
-	if len(h) != 3 || !h[2].GetParts()[0].GetToolResult().GetError() || !strings.Contains(history.Render(h[2:]), "server stopped") {
-		t.Fatalf("repaired history:\n%s", history.Render(h))
-	}
-	if run, _ := a.c.Run(ctx, "run_theirs"); run.GetState() != agentv1.RunState_RUN_STATE_RUNNING {
-		t.Fatalf("another replica's live run was touched: %v", run)
-	}
-	res, err := a.c.Agent("mine").Send(ctx, "are you back?", client.Callbacks{})
-	if err != nil || res.Text != "back" {
-		t.Fatalf("the next send: %v, %v", res, err)
-	}
-}
-
-// A permission request of a run on replica A is answered on replica B.
-func TestRespondPermissionOnAnotherReplica(t *testing.T) {
-	dsn := pgtest.Schema(t)
-	model := fakemodel.StartTB(t)
-	model.Handle(callThenAnswer("rm_everything", "done"))
-	a := startReplica(t, model, "-store", dsn, "-replica-id", "a")
-	b := startReplica(t, model, "-store", dsn, "-replica-id", "b")
-	ctx := ctxT(t)
-	ag, err := a.c.CreateAgent(ctx, client.AgentOptions{Config: &agentv1.AgentConfig{System: proto.String("s")}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	sendCtx, leave := context.WithCancel(ctx)
-	var runID string
-	_, err = ag.SendWith(sendCtx, client.SendOptions{Text: "clean up", Detach: true, Callbacks: client.Callbacks{
-		OnStart: func(id string) { runID = id },
-		OnPermission: func(ctx context.Context, req *agentv1.PermissionRequestEvent) client.Decision {
-			leave() // the person answers on another replica
-			<-ctx.Done()
-			return client.Deny("gone")
-		},
-	}})
-	if client.KindOf(err) != "aborted" {
-		t.Fatalf("leaving: %v", err)
-	}
-	if run, err := b.c.Run(ctx, runID); err != nil || run.GetReplica() != "a" || len(run.GetPendingPermissions()) != 1 {
-		t.Fatalf("B's view of A's run: %v, %v", run, err)
-	}
-	if err := b.c.RespondPermission(ctx, runID, "c1", client.Deny("not today, says B")); err != nil {
-		t.Fatal(err)
-	}
-	res, err := b.c.Attach(ctx, runID, 0, client.Callbacks{})
-	if err != nil || res.Text != "done" {
-		t.Fatalf("A's run after B's answer: %v, %v", res, err)
-	}
-	h, _ := b.c.Agent(ag.ID).History(ctx)
-	if !strings.Contains(history.Render(h), "not today, says B") {
-		t.Fatalf("B's denial is not in the history:\n%s", history.Render(h))
-	}
-}
 
 // A run longer than -lease-ttl keeps its lease (renewed) while another
 // replica sweeps for dead replicas' runs: it is not taken over.
@@ -147,5 +62,142 @@ func TestALongRunKeepsItsLeaseWhileAnotherReplicaSweeps(t *testing.T) {
 	}
 	if run, _ := b.c.Run(ctx, runID); run.GetState() != agentv1.RunState_RUN_STATE_SUCCEEDED {
 		t.Fatalf("the long run's end: %v", run)
+	}
+}
+
+func TestReplicasShareAgentsRunsAndThePolicy(t *testing.T) {
+	_, a, b := twoReplicas(t, holdOrAnswer)
+	ctx := ctxT(t)
+	onA, onB := a.c.Agent("shared"), b.c.Agent("shared")
+
+	// A run on B is seen, refused, followed and stopped from A.
+	runB, errB := startHeld(t, onB)
+	if got, err := onA.Get(ctx); err != nil || got.GetState() != agentv1.AgentState_AGENT_STATE_RUNNING || got.GetRunId() != runB {
+		t.Fatalf("A's view of B's run: %v, %v", got, err)
+	}
+	if _, err := onA.SendWith(ctx, client.SendOptions{Text: "now", Busy: agentv1.BusyPolicy_BUSY_POLICY_REJECT}); reasonOf(err) != "AGENT_BUSY" {
+		t.Fatalf("reject on A while B runs: %v", err)
+	}
+	if err := onA.SetHistory(ctx, nil); reasonOf(err) != "RUN_ACTIVE" {
+		t.Fatalf("SetHistory on A while B runs: %v", err)
+	}
+	followed := make(chan error, 1)
+	var seen int
+	go func() {
+		_, err := a.c.Attach(ctx, runB, 0, client.Callbacks{OnEvent: func(*agentv1.Event) { seen++ }})
+		followed <- err
+	}()
+	if stopped, err := onA.Stop(ctx); err != nil || !stopped {
+		t.Fatalf("Stop on A of B's run: %v, %v", stopped, err)
+	}
+	if err := <-errB; client.KindOf(err) != "aborted" {
+		t.Fatalf("B's send after the stop: %v", err)
+	}
+	if err := <-followed; codeOf(err) != codes.Canceled || seen < 2 {
+		t.Fatalf("A's attach to B's run: %v after %d events", err, seen)
+	}
+
+	// Replace: the latest instruction wins across replicas.
+	runB, errB = startHeld(t, onB)
+	res, err := onA.Send(ctx, "quick", client.Callbacks{})
+	if err != nil || res.Text != "answered" {
+		t.Fatalf("a replacing send on A: %v, %v", res, err)
+	}
+	if err := <-errB; client.KindOf(err) != "aborted" {
+		t.Fatalf("the replaced send on B: %v", err)
+	}
+	if run, _ := a.c.Run(ctx, runB); run.GetState() != agentv1.RunState_RUN_STATE_STOPPED || run.GetError().GetMetadata()["cause"] != "replaced" {
+		t.Fatalf("the replaced run: %v", run)
+	}
+
+	// Queue: a send on B waits for A's run, then runs.
+	_, errA := startHeld(t, onA)
+	queued := make(chan error, 1)
+	go func() {
+		_, err := onB.SendWith(ctx, client.SendOptions{Text: "after", Busy: agentv1.BusyPolicy_BUSY_POLICY_QUEUE})
+		queued <- err
+	}()
+	select {
+	case err := <-queued:
+		t.Fatalf("the queued send did not wait: %v", err)
+	case <-time.After(300 * time.Millisecond):
+	}
+	if stopped, err := onB.Stop(ctx); err != nil || !stopped {
+		t.Fatalf("Stop on B of A's run: %v, %v", stopped, err)
+	}
+	<-errA
+	if err := <-queued; err != nil {
+		t.Fatalf("the queued send: %v", err)
+	}
+	h, err := onB.History(ctx)
+	if err != nil || !strings.HasSuffix(history.Render(h), "answered") {
+		t.Fatalf("B's history:\n%s", history.Render(h))
+	}
+}
+
+func TestADeadReplicasRunIsRecovered(t *testing.T) {
+	dsn := pgtest.Schema(t)
+	model := fakemodel.StartTB(t)
+	model.Handle(holdOrAnswer)
+	a := startReplica(t, model, "-store", dsn, "-replica-id", "a", "-lease-ttl", "1s")
+	ctx := ctxT(t)
+	if _, err := a.c.CreateAgent(ctx, client.AgentOptions{ID: "orphan", Config: &agentv1.AgentConfig{System: proto.String("s")}}); err != nil {
+		t.Fatal(err)
+	}
+	// Replica "dead" took the agent and stopped renewing its lease.
+	st, err := postgresOpen(ctx, dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	if err := st.StartRun(ctx, &store.Run{ID: "run_dead", AgentID: "orphan", Owner: "dead"}, time.Second); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := st.AppendHistory(ctx, "orphan", 0, []*agentv1.Message{history.User("go"),
+		history.Assistant(history.ToolCall("c1", "slow", "{}"))}, nil, true); err != nil {
+		t.Fatal(err)
+	}
+	res, err := a.c.Agent("orphan").Send(ctx, "are you there?", client.Callbacks{})
+	if err != nil || res.Text != "answered" {
+		t.Fatalf("a send once the dead replica's lease expired: %v, %v", res, err)
+	}
+	if run, _ := a.c.Run(ctx, "run_dead"); run.GetState() != agentv1.RunState_RUN_STATE_INTERRUPTED {
+		t.Fatalf("the dead replica's run: %v", run)
+	}
+}
+
+func TestStopReachesAReplicaThatMissedTheNotice(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		// end ends B's held run from A, within ctx.
+		end func(ctx context.Context, onA *client.Agent) error
+	}{
+		{"stop", func(ctx context.Context, onA *client.Agent) error {
+			if stopped, err := onA.Stop(ctx); err != nil || !stopped {
+				return fmt.Errorf("stop: %v, %w", stopped, err)
+			}
+			return nil
+		}},
+		{"replace", func(ctx context.Context, onA *client.Agent) error {
+			if res, err := onA.Send(ctx, "quick", client.Callbacks{}); err != nil || res.Text != "answered" {
+				return fmt.Errorf("replacing send: %v, %w", res, err)
+			}
+			return nil
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dsn, a, b := twoReplicas(t, holdOrAnswer)
+			ctx := ctxT(t)
+			_, errB := startHeld(t, b.c.Agent("shared"))
+			dropListeners(t, dsn)
+			endCtx, cancel := context.WithTimeout(ctx, 10*time.Second)
+			defer cancel()
+			if err := tc.end(endCtx, a.c.Agent("shared")); err != nil {
+				t.Fatalf("ending B's run from A, B not listening as it was asked: %v", err)
+			}
+			if err := <-errB; client.KindOf(err) != "aborted" {
+				t.Fatalf("B's send after it was ended: %v", err)
+			}
+		})
 	}
 }

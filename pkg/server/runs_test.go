@@ -1,9 +1,8 @@
-package server
+package server_test
 
 import (
 	"path/filepath"
 	"testing"
-	"time"
 
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
@@ -13,53 +12,6 @@ import (
 	agentv1 "github.com/agentcore/agentcore/proto/agentcore/v1"
 	"github.com/agentcore/agentcore/sdk/client"
 )
-
-// Past -event-retention a finished run's events are swept: Attach before
-// its last event answers EVENTS_EXPIRED, GetRun keeps its outcome.
-func TestEventRetentionExpiresAttach(t *testing.T) {
-	model := fakemodel.StartTB(t)
-	model.Handle(func(*fakemodel.Request) fakemodel.Turn {
-		return fakemodel.Turn{TextChunks: []string{"kept ", "briefly"}}
-	})
-	r := startReplica(t, model, "-store", "sqlite:"+filepath.Join(t.TempDir(), "a.db"), "-event-retention", "1s")
-	ctx := ctxT(t)
-	ag, err := r.c.CreateAgent(ctx, client.AgentOptions{Config: &agentv1.AgentConfig{System: proto.String("s")}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	res, err := ag.Send(ctx, "hi", client.Callbacks{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := r.c.Attach(ctx, res.RunID, 0, client.Callbacks{}); err != nil {
-		t.Fatalf("attach within the retention: %v", err)
-	}
-	var run *agentv1.Run
-	for deadline := time.Now().Add(15 * time.Second); ; time.Sleep(100 * time.Millisecond) {
-		if run, err = r.c.Run(ctx, res.RunID); err != nil {
-			t.Fatal(err)
-		}
-		if run.GetEventsExpired() {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the run's events were never swept: %v", run)
-		}
-	}
-	if run.GetState() != agentv1.RunState_RUN_STATE_SUCCEEDED || run.GetResult().GetText() != "kept briefly" || run.GetLastSeq() == 0 {
-		t.Fatalf("the swept run: %v", run)
-	}
-	for _, after := range []int64{0, run.GetLastSeq() - 1} {
-		n := 0
-		_, err := r.c.Attach(ctx, res.RunID, after, client.Callbacks{OnEvent: func(*agentv1.Event) { n++ }})
-		if codeOf(err) != codes.OutOfRange || reasonOf(err) != "EVENTS_EXPIRED" || n != 0 {
-			t.Fatalf("attach after %d to a swept run: %d events, %v", after, n, err)
-		}
-	}
-	if _, err := ag.Send(ctx, "again", client.Callbacks{}); err != nil {
-		t.Fatalf("a send after the sweep: %v", err)
-	}
-}
 
 // ListRuns pages through more runs than a page, each once, newest first.
 func TestListRunsPages(t *testing.T) {

@@ -55,7 +55,9 @@ type Options struct {
 	// Config is the server configuration (tool dirs, profiles, limits). Required.
 	Config *config.Config
 	// LogOutput receives the server's logs, in the configured format and
-	// level, with every known secret replaced. Default: none.
+	// level, with every known secret replaced, one whole entry per Write,
+	// on the caller's goroutine (pkg/serve hands it an asynchronous
+	// writer). Default: none.
 	LogOutput io.Writer
 	// Kinds are extra kinds of tool files the scan recognises (e.g. MCP definitions).
 	Kinds []tool.Kind
@@ -73,10 +75,9 @@ type Options struct {
 type Server struct {
 	agentv1.UnimplementedAgentServiceServer
 
-	cfg    *config.Config
-	log    hclog.Logger
-	audit  hclog.Logger // the audit lines: at INFO whatever the log level
-	logOut *logWriter   // log's output (nil without one); closed last
+	cfg   *config.Config
+	log   hclog.Logger
+	audit hclog.Logger // the audit lines: at INFO whatever the log level
 	// frozen holds the encodings of responses made once and sent as they
 	// are (ListTools').
 	frozen *interceptor.Frozen
@@ -150,18 +151,10 @@ func New(opts Options) (*Server, error) {
 	}
 	sec := redact.New(cfg.Secrets()...)
 	log, audit := hclog.NewNullLogger(), hclog.NewNullLogger()
-	var logOut *logWriter
 	if opts.LogOutput != nil {
-		logOut = newLogWriter(opts.LogOutput)
-		log = cfg.Logger("agent-server", sec.Writer(logOut))
-		audit = cfg.AuditLogger("agent-server", sec.Writer(logOut))
+		log = cfg.Logger("agent-server", sec.Writer(opts.LogOutput))
+		audit = cfg.AuditLogger("agent-server", sec.Writer(opts.LogOutput))
 	}
-	started := false
-	defer func() {
-		if !started && logOut != nil {
-			logOut.Close()
-		}
-	}()
 	tel, err := telemetry.New(context.Background(), telemetry.Config{
 		Getenv: opts.Getenv, Headers: cfg.TraceHeaders, TraceContent: opts.Config.TraceContent, Logger: log, Redact: sec.Redact,
 	})
@@ -180,7 +173,6 @@ func New(opts Options) (*Server, error) {
 		cfg:      cfg,
 		log:      log,
 		audit:    audit,
-		logOut:   logOut,
 		auth:     authn,
 		profiles: profile.New(cfg, authn.Lookup),
 		secrets:  sec,
@@ -234,7 +226,6 @@ func New(opts Options) (*Server, error) {
 	go func() { defer s.bg.Done(); s.maintain(ctx) }()
 	log.Info("store open", "store", opts.Config.StoreName(), "replica", opts.Config.ReplicaID)
 	tel.GaugeFunc("agentcore_agents", "Agents the server holds now.", s.agentCount)
-	started = true
 	return s, nil
 }
 
@@ -259,6 +250,9 @@ func (s *Server) Interceptors(reflectionAuth bool) []grpc.ServerOption {
 // more for plugins that do not.
 const minReceiveBytes = 64 << 20
 
+// closeTimeout bounds how long closing a session waits for its run to end.
+const closeTimeout = 5 * time.Second
+
 // noLimitModelConns is how many idle model connections per endpoint are
 // kept when -max-runs sets no limit: the default -max-runs.
 const noLimitModelConns = 4096
@@ -276,6 +270,10 @@ func idleModelConns(maxRuns int) int {
 
 // LimitsMechanism says how tool limits are enforced (for the start log).
 func (s *Server) LimitsMechanism() string { return s.limits.String() }
+
+// WaitDetached waits until the runs that outlived their stream
+// (on_disconnect CONTINUE) have ended.
+func (s *Server) WaitDetached() { s.bgRuns.Wait() }
 
 // StopRuns stops every running send (their streams end UNAVAILABLE) and
 // waits until they have ended, or ctx is done.
@@ -299,13 +297,10 @@ func (s *Server) Close() error {
 		s.bg.Wait()
 		s.llm.CloseIdleConnections()
 		err = errors.Join(s.store.Close(), s.host.Close(), s.limits.Close())
-		ctx, cancel := context.WithTimeout(context.Background(), afterStop)
+		ctx, cancel := context.WithTimeout(context.Background(), closeTimeout)
 		defer cancel()
 		if terr := s.tel.Shutdown(ctx); terr != nil {
 			s.log.Warn("spans not flushed", "error", terr)
-		}
-		if s.logOut != nil {
-			s.logOut.Close() // later lines are written at once
 		}
 	})
 	return err

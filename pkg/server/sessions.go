@@ -87,7 +87,7 @@ func (r *registry) forget(key string) {
 	delete(r.m, key)
 	r.mu.Unlock()
 	if e != nil {
-		ctx, cancel := context.WithTimeout(context.Background(), afterStop)
+		ctx, cancel := context.WithTimeout(context.Background(), closeTimeout)
 		defer cancel()
 		_, _ = e.s.Close(ctx)
 	}
@@ -153,7 +153,7 @@ func (r *registry) closeAll() {
 	all := r.m
 	r.m = map[string]*session{}
 	r.mu.Unlock()
-	ctx, cancel := context.WithTimeout(context.Background(), afterStop)
+	ctx, cancel := context.WithTimeout(context.Background(), closeTimeout)
 	defer cancel()
 	var wg sync.WaitGroup
 	for _, e := range all {

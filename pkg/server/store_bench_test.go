@@ -1,4 +1,4 @@
-package server
+package server_test
 
 import (
 	"context"
@@ -17,6 +17,8 @@ import (
 	"github.com/agentcore/agentcore/internal/pgtest"
 	"github.com/agentcore/agentcore/pkg/config"
 	"github.com/agentcore/agentcore/pkg/history"
+	"github.com/agentcore/agentcore/pkg/serve"
+	"github.com/agentcore/agentcore/pkg/server"
 	"github.com/agentcore/agentcore/pkg/store"
 	"github.com/agentcore/agentcore/pkg/store/sqlite"
 	agentv1 "github.com/agentcore/agentcore/proto/agentcore/v1"
@@ -35,7 +37,7 @@ func benchServer(b *testing.B, model *fakemodel.Server, args ...string) *client.
 	ctx, cancel := context.WithCancel(context.Background())
 	addr := make(chan net.Addr, 1)
 	done := make(chan error, 1)
-	go func() { done <- Run(ctx, cfg, io.Discard, nil, func(a net.Addr) { addr <- a }) }()
+	go func() { done <- serve.Run(ctx, cfg, io.Discard, nil, func(a net.Addr) { addr <- a }) }()
 	var a net.Addr
 	select {
 	case a = <-addr:
@@ -136,7 +138,7 @@ func BenchmarkAttachReplay(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	rec := storedAgent("replay", "", &agentv1.AgentConfig{}, nil, nil, nil)
+	rec := server.StoredAgent("replay", "", &agentv1.AgentConfig{})
 	if err := st.CreateAgent(ctx, rec, []*agentv1.Message{history.User("talk")}); err != nil {
 		b.Fatal(err)
 	}

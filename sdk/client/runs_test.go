@@ -16,15 +16,15 @@ import (
 
 	"github.com/agentcore/agentcore/internal/fakemodel"
 	"github.com/agentcore/agentcore/pkg/config"
-	"github.com/agentcore/agentcore/pkg/server"
+	"github.com/agentcore/agentcore/pkg/serve"
 	agentv1 "github.com/agentcore/agentcore/proto/agentcore/v1"
 	"github.com/agentcore/agentcore/sdk/client"
 )
 
-// serve runs an agent-server in-process on a real socket, with the fake
+// startServer runs an agent-server in-process on a real socket, with the fake
 // model as its default model and a memory store, until the test ends.
 // extra adds agent-server flags.
-func serve(t *testing.T, model *fakemodel.Server, extra ...string) *client.Client {
+func startServer(t *testing.T, model *fakemodel.Server, extra ...string) *client.Client {
 	t.Helper()
 	cfg, err := config.Load(append([]string{"-listen", "127.0.0.1:0", "-tool-dir", t.TempDir(), "-tool-limits", "off", "-store", "memory",
 		"-model-base-url", model.URL, "-model", "m"}, extra...), func(string) string { return "" }, io.Discard)
@@ -34,7 +34,7 @@ func serve(t *testing.T, model *fakemodel.Server, extra ...string) *client.Clien
 	ctx, cancel := context.WithCancel(context.Background())
 	addr := make(chan net.Addr, 1)
 	done := make(chan error, 1)
-	go func() { done <- server.Run(ctx, cfg, io.Discard, nil, func(a net.Addr) { addr <- a }) }()
+	go func() { done <- serve.Run(ctx, cfg, io.Discard, nil, func(a net.Addr) { addr <- a }) }()
 	var a net.Addr
 	select {
 	case a = <-addr:
@@ -67,7 +67,7 @@ func TestAttachAfterASeq(t *testing.T) {
 	model.Handle(func(*fakemodel.Request) fakemodel.Turn {
 		return fakemodel.Turn{TextChunks: []string{"a ", "b ", "c ", "d"}}
 	})
-	c := serve(t, model)
+	c := startServer(t, model)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	ag, err := c.CreateAgent(ctx, client.AgentOptions{Config: &agentv1.AgentConfig{System: proto.String("s")}})
@@ -108,7 +108,7 @@ func TestHistoryFollowsPages(t *testing.T) {
 	model := fakemodel.StartTB(t)
 	answer := strings.Repeat("x", 60<<10)
 	model.Handle(func(*fakemodel.Request) fakemodel.Turn { return fakemodel.Turn{Text: answer} })
-	c := serve(t, model, "-max-message-bytes", "262144")
+	c := startServer(t, model, "-max-message-bytes", "262144")
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	ag, err := c.CreateAgent(ctx, client.AgentOptions{Config: &agentv1.AgentConfig{System: proto.String("s")}})
@@ -151,7 +151,7 @@ func TestHistoryFollowsPages(t *testing.T) {
 func TestClientRunsFollowsPagesAndFilters(t *testing.T) {
 	model := fakemodel.StartTB(t)
 	model.Handle(func(*fakemodel.Request) fakemodel.Turn { return fakemodel.Turn{Text: "ok"} })
-	c := serve(t, model)
+	c := startServer(t, model)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	const agents, each = 8, 126 // 1008 runs

@@ -1,11 +1,10 @@
-package server
+package server_test
 
 import (
 	"context"
 	"errors"
 	"io"
 	"net"
-	"path/filepath"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -16,10 +15,9 @@ import (
 
 	"github.com/agentcore/agentcore/internal/fakemodel"
 	"github.com/agentcore/agentcore/pkg/config"
-	"github.com/agentcore/agentcore/pkg/history"
+	"github.com/agentcore/agentcore/pkg/server"
 	"github.com/agentcore/agentcore/pkg/store"
 	"github.com/agentcore/agentcore/pkg/store/memory"
-	"github.com/agentcore/agentcore/pkg/store/sqlite"
 	agentv1 "github.com/agentcore/agentcore/proto/agentcore/v1"
 	"github.com/agentcore/agentcore/sdk/client"
 )
@@ -42,14 +40,14 @@ func (s *refusingStore) AppendEvents(ctx context.Context, evs []*agentv1.Event, 
 
 // serveWith serves an in-process server on st over a real socket and
 // returns the server (its event log reachable) and a client.
-func serveWith(t *testing.T, model *fakemodel.Server, st store.Store) (*Server, *client.Client) {
+func serveWith(t *testing.T, model *fakemodel.Server, st store.Store) (*server.Server, *client.Client) {
 	t.Helper()
 	cfg, err := config.Load([]string{"-tool-limits", "off", "-tool-dir", t.TempDir(), "-model-base-url", model.URL, "-model", "m"},
 		func(string) string { return "" }, io.Discard)
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv, err := New(Options{Config: cfg, Store: st})
+	srv, err := server.New(server.Options{Config: cfg, Store: st})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -82,7 +80,7 @@ func TestARunWhoseEventsTheStoreRefusesEndsEventsLost(t *testing.T) {
 	})
 	st := &refusingStore{Store: memory.New()}
 	srv, c := serveWith(t, model, st)
-	srv.events.SetRetry(10*time.Millisecond, 200*time.Millisecond)
+	srv.EventLog().SetRetry(10*time.Millisecond, 200*time.Millisecond)
 	ctx := ctxT(t)
 	ag, err := c.CreateAgent(ctx, client.AgentOptions{Config: &agentv1.AgentConfig{System: proto.String("s")}})
 	if err != nil {
@@ -121,49 +119,5 @@ func TestARunWhoseEventsTheStoreRefusesEndsEventsLost(t *testing.T) {
 	}
 	if _, err := c.Attach(ctx, res.RunID, 0, client.Callbacks{}); err != nil {
 		t.Fatalf("attach to the next run: %v", err)
-	}
-}
-
-// A stored log with a hole (a store that lost events) is never replayed
-// across it: Attach stops there with EVENTS_LOST.
-func TestAttachStopsAtAGapInTheStoredEvents(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "a.db")
-	ctx := ctxT(t)
-	st, err := sqlite.Open(ctx, path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := st.CreateAgent(ctx, storedAgent("holed", "", &agentv1.AgentConfig{}, nil, nil, nil), []*agentv1.Message{history.User("hi")}); err != nil {
-		t.Fatal(err)
-	}
-	if err := st.StartRun(ctx, &store.Run{ID: "run_holed", AgentID: "holed", Owner: "x"}, time.Hour); err != nil {
-		t.Fatal(err)
-	}
-	delta := func(seq int64) *agentv1.Event {
-		return &agentv1.Event{Seq: seq, RunId: "run_holed", Kind: &agentv1.Event_ModelDelta{ModelDelta: &agentv1.ModelDeltaEvent{
-			Step: 1, Delta: &agentv1.ModelDeltaEvent_Text{Text: "x"}}}}
-	}
-	result := &agentv1.Event{Seq: 7, RunId: "run_holed", Kind: &agentv1.Event_Result{Result: &agentv1.RunResultEvent{Text: "x"}}}
-	for _, b := range [][]*agentv1.Event{{delta(1), delta(2)}, {delta(5), delta(6), result}} { // 3 and 4 lost
-		if err := st.AppendEvents(ctx, b); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := st.FinishRun(ctx, "run_holed", agentv1.RunState_RUN_STATE_SUCCEEDED, &agentv1.RunResultEvent{Text: "x"}, nil); err != nil {
-		t.Fatal(err)
-	}
-	st.Close()
-	model := fakemodel.StartTB(t)
-	r := startReplica(t, model, "-store", "sqlite:"+path)
-	for _, tt := range []struct {
-		after int64
-		want  []int64
-	}{{0, []int64{1, 2}}, {2, nil}, {4, []int64{5, 6, 7}}} {
-		var seqs []int64
-		_, err := r.c.Attach(ctx, "run_holed", tt.after, client.Callbacks{OnEvent: func(e *agentv1.Event) { seqs = append(seqs, e.GetSeq()) }})
-		wantErr := tt.after < 4
-		if (reasonOf(err) == "EVENTS_LOST") != wantErr || !wantErr && err != nil || len(seqs) != len(tt.want) {
-			t.Errorf("attach after %d: events %v, %v", tt.after, seqs, err)
-		}
 	}
 }

@@ -1,32 +1,33 @@
-package server
+// Package serve is the agent-server process around pkg/server: Run opens
+// the store and the tool host (server.New), scans the tools, then listens
+// (TCP or a unix socket, TLS and mutual TLS) with the interceptor chain,
+// health, reflection, the HTTP gateway and console (http.go), the metrics
+// listener and the MCP listener (mcp.go), reloads the tokens file on
+// SIGHUP, and on the end of its context shuts down gracefully: not ready
+// any more, calls drained, runs stopped after the grace period. Its logs go
+// out through an asynchronous writer (logwriter.go).
+package serve
 
 import (
 	"context"
-	"crypto/tls"
-	"crypto/x509"
-	"errors"
 	"fmt"
 	"io"
 	"net"
 	"net/http"
 	"os"
 	"os/signal"
-	"runtime"
 	"syscall"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
 	"google.golang.org/grpc"
-	"google.golang.org/grpc/credentials"
-	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/health"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
-	"google.golang.org/grpc/keepalive"
 	"google.golang.org/grpc/reflection"
 
 	"github.com/agentcore/agentcore/pkg/config"
 	"github.com/agentcore/agentcore/pkg/interceptor"
-	"github.com/agentcore/agentcore/pkg/mcpserver"
+	"github.com/agentcore/agentcore/pkg/server"
 	"github.com/agentcore/agentcore/pkg/tool"
 	agentv1 "github.com/agentcore/agentcore/proto/agentcore/v1"
 )
@@ -52,7 +53,12 @@ const LivenessService = "liveness"
 // file again. Run refuses to serve a non-loopback address with neither TLS
 // nor a token unless cfg.Insecure is set.
 func Run(ctx context.Context, cfg *config.Config, logOut io.Writer, kinds []tool.Kind, onListen func(net.Addr)) error {
-	srv, err := New(Options{Config: cfg, LogOutput: logOut, Kinds: kinds, Getenv: os.Getenv})
+	if logOut != nil {
+		lw := newLogWriter(logOut)
+		defer lw.Close() // after the server's last lines
+		logOut = lw
+	}
+	srv, err := server.New(server.Options{Config: cfg, LogOutput: logOut, Kinds: kinds, Getenv: os.Getenv})
 	if err != nil {
 		return err
 	}
@@ -78,7 +84,7 @@ func Run(ctx context.Context, cfg *config.Config, logOut io.Writer, kinds []tool
 	if err != nil {
 		return err
 	}
-	reflectionMode, err := exposure(cfg, lis.Addr(), srv.auth.Required())
+	reflectionMode, err := exposure(cfg, lis.Addr(), srv.Auth().Required())
 	if err != nil {
 		lis.Close()
 		return err
@@ -100,14 +106,14 @@ func Run(ctx context.Context, cfg *config.Config, logOut io.Writer, kinds []tool
 	}
 
 	log.Info("listening", "addr", lis.Addr().String(), "tls", cfg.TLS.CertFile != "", "mtls", cfg.TLS.ClientCAFile != "",
-		"auth", srv.auth.Required(), "tenants_file", cfg.AuthTokensFile != "", "reflection", reflectionMode)
-	if !loopback(lis.Addr()) && cfg.TLS.CertFile == "" && !srv.auth.Required() {
+		"auth", srv.Auth().Required(), "tenants_file", cfg.AuthTokensFile != "", "reflection", reflectionMode)
+	if !loopback(lis.Addr()) && cfg.TLS.CertFile == "" && !srv.Auth().Required() {
 		log.Warn("serving a non-loopback address without TLS and without a token (-insecure): anyone who can reach it can use every agent and tool")
 	}
 	if os.Geteuid() == 0 && cfg.PluginUser == "" {
 		log.Warn("running as root, and so do the plugins: set -plugin-user to run them as an unprivileged user")
 	}
-	front, err := startHTTP(cfg, gs, srv.auth.Required(), log)
+	front, err := startHTTP(cfg, gs, srv.Auth().Required(), log)
 	if err != nil {
 		lis.Close()
 		return err
@@ -183,7 +189,7 @@ func Run(ctx context.Context, cfg *config.Config, logOut io.Writer, kinds []tool
 // connection finds the server alive but not ready. MCP calls still running
 // after the grace period are cancelled (their tools killed); HTTP event
 // streams end with their calls.
-func shutdown(gs *grpc.Server, dr *interceptor.Drain, hs *health.Server, srv *Server, mcpSrv *http.Server, front *httpFront, grace time.Duration, log hclog.Logger) {
+func shutdown(gs *grpc.Server, dr *interceptor.Drain, hs *health.Server, srv *server.Server, mcpSrv *http.Server, front *httpFront, grace time.Duration, log hclog.Logger) {
 	// Not ready any more, still alive: a liveness probe must not restart a
 	// server that is shutting down gracefully.
 	hs.SetServingStatus("", healthpb.HealthCheckResponse_NOT_SERVING)
@@ -217,7 +223,7 @@ func shutdown(gs *grpc.Server, dr *interceptor.Drain, hs *health.Server, srv *Se
 		defer func() { <-mcpDone }()
 	}
 	drained := make(chan struct{})
-	go func() { dr.Wait(); srv.bgRuns.Wait(); close(drained) }() // calls, and runs that outlived theirs
+	go func() { dr.Wait(); srv.WaitDetached(); close(drained) }() // calls, and runs that outlived theirs
 	select {
 	case <-drained:
 	case <-time.After(grace):
@@ -241,191 +247,4 @@ func shutdown(gs *grpc.Server, dr *interceptor.Drain, hs *health.Server, srv *Se
 		<-stopped
 	}
 	<-drained
-}
-
-// serveMCP starts serving the tools over MCP streamable HTTP when
-// cfg.MCPListen is set, with the gRPC API's TLS settings; the channel gets
-// the error that ended serving. It returns a nil server when MCP is off.
-func serveMCP(cfg *config.Config, srv *Server, log hclog.Logger) (*http.Server, <-chan error, error) {
-	if cfg.MCPListen == "" {
-		return nil, nil, nil
-	}
-	h, err := srv.MCPHandler("")
-	if err != nil {
-		return nil, nil, err
-	}
-	tc, err := tlsConfig(cfg)
-	if err != nil {
-		return nil, nil, err
-	}
-	lis, err := listen(cfg.MCPListen, cfg.SocketOwner)
-	if err != nil {
-		return nil, nil, fmt.Errorf("mcp: %w", err)
-	}
-	if _, err := exposure(cfg, lis.Addr(), srv.auth.Required()); err != nil {
-		lis.Close()
-		return nil, nil, fmt.Errorf("mcp: %w", err)
-	}
-	mux := http.NewServeMux()
-	mux.Handle(mcpserver.Path, h)
-	hs := &http.Server{Handler: mux, TLSConfig: tc, ReadHeaderTimeout: 10 * time.Second}
-	served := make(chan error, 1)
-	go func() {
-		var err error
-		if tc != nil {
-			err = hs.ServeTLS(lis, "", "")
-		} else {
-			err = hs.Serve(lis)
-		}
-		if errors.Is(err, http.ErrServerClosed) {
-			return
-		}
-		served <- err
-	}()
-	log.Info("mcp listening", "addr", lis.Addr().String(), "path", mcpserver.Path, "tls", tc != nil, "auth", cfg.AuthToken != "")
-	return hs, served, nil
-}
-
-// tlsConfig is the servers' TLS configuration, nil without -tls-cert.
-func tlsConfig(cfg *config.Config) (*tls.Config, error) {
-	if cfg.TLS.CertFile == "" {
-		return nil, nil
-	}
-	cert, err := tls.LoadX509KeyPair(cfg.TLS.CertFile, cfg.TLS.KeyFile)
-	if err != nil {
-		return nil, fmt.Errorf("tls: %w", err)
-	}
-	tc := &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}
-	if cfg.TLS.ClientCAFile != "" {
-		pem, err := os.ReadFile(cfg.TLS.ClientCAFile)
-		if err != nil {
-			return nil, fmt.Errorf("tls client CA: %w", err)
-		}
-		pool := x509.NewCertPool()
-		if !pool.AppendCertsFromPEM(pem) {
-			return nil, fmt.Errorf("tls client CA %s: no PEM certificate in it", cfg.TLS.ClientCAFile)
-		}
-		tc.ClientCAs = pool
-		tc.ClientAuth = tls.RequireAndVerifyClientCert
-	}
-	return tc, nil
-}
-
-// grpcOptions are the transport options: TLS, keepalive, message sizes.
-func grpcOptions(cfg *config.Config) ([]grpc.ServerOption, error) {
-	opts := []grpc.ServerOption{
-		grpc.MaxRecvMsgSize(cfg.Limits.MaxMessageBytes),
-		grpc.MaxSendMsgSize(cfg.Limits.MaxMessageBytes),
-		grpc.KeepaliveParams(keepalive.ServerParameters{Time: cfg.KeepaliveTime, Timeout: cfg.KeepaliveTimeout}),
-		// Clients may ping every 10 s, even between calls: a client waiting
-		// on a blocking tool keeps its connection alive that way.
-		grpc.KeepaliveEnforcementPolicy(keepalive.EnforcementPolicy{MinTime: 10 * time.Second, PermitWithoutStream: true}),
-		// Calls run on goroutines that live on: a new goroutine per call
-		// grows its stack again through the interceptors, the agent loop
-		// and the codecs (runtime.copystack was 8 % of a send's CPU).
-		grpc.NumStreamWorkers(streamWorkers()),
-	}
-	tc, err := tlsConfig(cfg)
-	if err != nil {
-		return nil, err
-	}
-	creds := insecure.NewCredentials()
-	if tc != nil {
-		creds = credentials.NewTLS(tc)
-	}
-	// The HTTP gateway's in-process connections skip TLS and are marked
-	// (gatewayCreds), so that its calls get their HTTP client's peer first.
-	return append(opts, grpc.Creds(gatewayCreds{creds}),
-		grpc.ChainUnaryInterceptor(gatewayUnary), grpc.ChainStreamInterceptor(gatewayStream)), nil
-}
-
-// streamWorkers is how many goroutines serve calls (see grpc.NumStreamWorkers):
-// a send holds one for its whole run, and a call finding none free
-// gets a goroutine of its own, as without workers.
-func streamWorkers() uint32 {
-	return uint32(max(16, 4*runtime.GOMAXPROCS(0)))
-}
-
-// exposure checks that the listener is not open to the network without
-// TLS and without a token (unless cfg.Insecure), and returns the reflection
-// mode: cfg.Reflection, or by default "on" on loopback and unix sockets and
-// "auth" elsewhere.
-func exposure(cfg *config.Config, addr net.Addr, authRequired bool) (string, error) {
-	local := loopback(addr)
-	if !local && cfg.TLS.CertFile == "" && !authRequired && !cfg.Insecure {
-		return "", fmt.Errorf("listen %s: a non-loopback address without TLS and without any token would give every agent and tool "+
-			"to anyone who can reach it: give -tls-cert and -tls-key, or -auth-tokens-file (or -auth-token-file), "+
-			"or -insecure to serve it so anyway", addr)
-	}
-	if cfg.Reflection != "" {
-		return cfg.Reflection, nil
-	}
-	if local {
-		return "on", nil
-	}
-	return "auth", nil
-}
-
-// loopback reports whether a listener's address is a unix socket or a
-// loopback IP address.
-func loopback(addr net.Addr) bool {
-	switch a := addr.(type) {
-	case *net.UnixAddr:
-		return true
-	case *net.TCPAddr:
-		return a.IP.IsLoopback()
-	}
-	return false
-}
-
-// listen opens host:port, or a unix socket created with mode 0600 (a stale
-// socket file nobody listens on is replaced) and given to owner (USER[:GROUP]) if set.
-func listen(addr, owner string) (net.Listener, error) {
-	path, ok := unixPath(addr)
-	if !ok {
-		lis, err := net.Listen("tcp", addr)
-		if err != nil {
-			return nil, fmt.Errorf("listen %s: %w", addr, err)
-		}
-		return lis, nil
-	}
-	if fi, err := os.Lstat(path); err == nil {
-		if fi.Mode()&os.ModeSocket == 0 {
-			return nil, fmt.Errorf("listen %s: %s exists and is not a socket", addr, path)
-		}
-		if c, err := net.Dial("unix", path); err == nil {
-			c.Close()
-			return nil, fmt.Errorf("listen %s: another server is listening there", addr)
-		}
-		if err := os.Remove(path); err != nil {
-			return nil, fmt.Errorf("listen %s: remove the stale socket: %w", addr, err)
-		}
-	}
-	// The umask makes the socket 0600 from the start: no moment when others may connect.
-	old := syscall.Umask(0o177)
-	lis, err := net.Listen("unix", path)
-	syscall.Umask(old)
-	if err != nil {
-		return nil, fmt.Errorf("listen %s: %w", addr, err)
-	}
-	if err := os.Chmod(path, 0o600); err != nil {
-		lis.Close()
-		return nil, fmt.Errorf("listen %s: %w", addr, err)
-	}
-	if owner != "" {
-		uid, gid, err := tool.UserGroup(owner)
-		if err == nil {
-			err = os.Lchown(path, uid, gid)
-		}
-		if err != nil {
-			lis.Close()
-			return nil, fmt.Errorf("listen %s: socket-owner %q: %w", addr, owner, err)
-		}
-	}
-	return lis, nil
-}
-
-func unixPath(addr string) (string, bool) {
-	c := config.Config{Listen: addr}
-	return c.UnixSocket()
 }

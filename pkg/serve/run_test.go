@@ -1,4 +1,4 @@
-package server
+package serve_test
 
 import (
 	"context"
@@ -28,49 +28,14 @@ import (
 	reflectionpb "google.golang.org/grpc/reflection/grpc_reflection_v1"
 	"google.golang.org/grpc/status"
 
+	"github.com/agentcore/agentcore/internal/servetest"
 	"github.com/agentcore/agentcore/pkg/config"
+	"github.com/agentcore/agentcore/pkg/serve"
 	agentv1 "github.com/agentcore/agentcore/proto/agentcore/v1"
 	"github.com/agentcore/agentcore/sdk/client"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
-
-// serve runs Run in the background with args; it returns the address and
-// a function that stops the server and returns Run's error.
-func serve(t *testing.T, args []string, env map[string]string) (string, func() error) {
-	t.Helper()
-	// No test writes into the developer's home: memory unless the test names a store.
-	cfg, err := config.Load(append([]string{"-store", "memory"}, args...), func(k string) string { return env[k] }, io.Discard)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	addr := make(chan net.Addr, 1)
-	done := make(chan error, 1)
-	go func() { done <- Run(ctx, cfg, io.Discard, nil, func(a net.Addr) { addr <- a }) }()
-	var a net.Addr
-	select {
-	case a = <-addr:
-	case err := <-done:
-		cancel()
-		t.Fatalf("Run: %v", err)
-	}
-	target := a.String()
-	if a.Network() == "unix" {
-		target = "unix:" + target
-	}
-	stop := func() error {
-		cancel()
-		select {
-		case err := <-done:
-			return err
-		case <-time.After(20 * time.Second):
-			t.Fatal("Run did not return 20s after its context ended")
-			return nil
-		}
-	}
-	return target, stop
-}
 
 func skillDir(t *testing.T) string {
 	t.Helper()
@@ -85,25 +50,9 @@ func skillDir(t *testing.T) string {
 	return dir
 }
 
-func waitServing(t *testing.T, conn *grpc.ClientConn) {
-	t.Helper()
-	hc := healthpb.NewHealthClient(conn)
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		resp, err := hc.Check(context.Background(), &healthpb.HealthCheckRequest{Service: agentv1.AgentService_ServiceDesc.ServiceName})
-		if err == nil && resp.GetStatus() == healthpb.HealthCheckResponse_SERVING {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("not serving: %v %v", resp, err)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-}
-
 func TestRunOnUnixSocketWithToken(t *testing.T) {
 	sock := filepath.Join(t.TempDir(), "agent.sock")
-	target, stop := serve(t, []string{"-listen", "unix:" + sock, "-tool-dir", t.TempDir(), "-skill-dir", skillDir(t)},
+	target, stop := servetest.Start(t, []string{"-listen", "unix:" + sock, "-tool-dir", t.TempDir(), "-skill-dir", skillDir(t)},
 		map[string]string{"AGENTCORE_AUTH_TOKEN": "s3cret-token"})
 	fi, err := os.Stat(sock)
 	if err != nil {
@@ -117,7 +66,7 @@ func TestRunOnUnixSocketWithToken(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer conn.Close()
-	waitServing(t, conn) // health needs no token
+	servetest.WaitServing(t, conn) // health needs no token
 
 	// Reflection is open too, and lists the service.
 	rc, err := reflectionpb.NewServerReflectionClient(conn).ServerReflectionInfo(context.Background())
@@ -239,7 +188,7 @@ func certs(t *testing.T) (caFile, certFile, keyFile string, clientCert tls.Certi
 
 func TestRunWithMutualTLS(t *testing.T) {
 	caFile, certFile, keyFile, clientCert, pool := certs(t)
-	target, stop := serve(t, []string{"-listen", "127.0.0.1:0", "-tool-dir", t.TempDir(),
+	target, stop := servetest.Start(t, []string{"-listen", "127.0.0.1:0", "-tool-dir", t.TempDir(),
 		"-tls-cert", certFile, "-tls-key", keyFile, "-tls-client-ca", caFile}, nil)
 
 	// With a client certificate: served.
@@ -248,7 +197,7 @@ func TestRunWithMutualTLS(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	waitServing(t, good)
+	servetest.WaitServing(t, good)
 	good.Close()
 
 	// Without one: refused.
@@ -278,7 +227,7 @@ func TestRunFailsOnABrokenToolDir(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	err = Run(context.Background(), cfg, io.Discard, nil, func(net.Addr) { t.Error("it listened before its tools were loaded") })
+	err = serve.Run(context.Background(), cfg, io.Discard, nil, func(net.Addr) { t.Error("it listened before its tools were loaded") })
 	if err == nil || !strings.Contains(err.Error(), "broken") {
 		t.Fatalf("Run = %v, want an error naming the broken plugin", err)
 	}
@@ -293,7 +242,7 @@ func TestToolsLoadBeforeListening(t *testing.T) {
 		t.Fatalf("build the test plugin: %v\n%s", err, out)
 	}
 	started := time.Now()
-	target, stop := serve(t, []string{"-listen", "127.0.0.1:0", "-tool-dir", dir}, nil)
+	target, stop := servetest.Start(t, []string{"-listen", "127.0.0.1:0", "-tool-dir", dir}, nil)
 	if d := time.Since(started); d < 1400*time.Millisecond {
 		t.Errorf("listening %v after the start, before the plugin's 1.5 s handshake", d)
 	}
