@@ -16,6 +16,7 @@ import (
 
 	"github.com/agentcore/agentcore/pkg/agent"
 	"github.com/agentcore/agentcore/pkg/auth"
+	"github.com/agentcore/agentcore/pkg/replica"
 	"github.com/agentcore/agentcore/pkg/store"
 	agentv1 "github.com/agentcore/agentcore/proto/agentcore/v1"
 )
@@ -216,7 +217,7 @@ func (s *Server) DeleteAgent(ctx context.Context, req *agentv1.DeleteAgentReques
 		s.secrets.Remove(keys...)
 	}
 	if !stopped && rec.RunID != "" { // running on another replica
-		if err := s.stopRemote(ctx, rec.RunID, causeStopped); err != nil {
+		if err := s.stopRemote(ctx, rec.RunID, replica.CauseStopped); err != nil {
 			return nil, err
 		}
 		stopped = true

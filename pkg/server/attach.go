@@ -28,8 +28,8 @@ func (s *Server) Attach(req *agentv1.AttachRequest, stream agentv1.AgentService_
 	if err != nil {
 		return err
 	}
-	w := s.watch.watch(runKey(r.ID)) // before the first read: no wake-up is missed
-	defer w.close()
+	w := s.replica.WatchRun(r.ID) // before the first read: no wake-up is missed
+	defer w.Close()
 	last := req.GetAfterSeq()
 	if r.Purged && last < r.LastSeq {
 		return failure(codes.OutOfRange, agentv1.ErrorReason_ERROR_REASON_EVENTS_EXPIRED, "the events of run %s were deleted after the server's event retention; GetRun has its outcome", r.ID)
@@ -59,7 +59,7 @@ func (s *Server) Attach(req *agentv1.AttachRequest, stream agentv1.AgentService_
 		}
 		if !r.Done() {
 			select {
-			case <-w.ch:
+			case <-w.C():
 			case <-time.After(attachPoll):
 			case <-ctx.Done():
 				return toStatus(ctx.Err())

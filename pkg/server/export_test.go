@@ -8,9 +8,6 @@ import (
 
 // What the black-box tests (package server_test) reach inside the server.
 
-// RecoverPage is how many running runs recoverStale reads at a time.
-const RecoverPage = recoverPage
-
 // StoredAgent is the store's record of an agent of tenant with config cfg,
 // as CreateAgent writes it.
 func StoredAgent(id, tenant string, cfg *agentv1.AgentConfig) *store.Agent {

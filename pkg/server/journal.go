@@ -10,6 +10,7 @@ import (
 	"github.com/agentcore/agentcore/pkg/agent"
 	"github.com/agentcore/agentcore/pkg/eventlog"
 	"github.com/agentcore/agentcore/pkg/llm"
+	"github.com/agentcore/agentcore/pkg/replica"
 	"github.com/agentcore/agentcore/pkg/store"
 	agentv1 "github.com/agentcore/agentcore/proto/agentcore/v1"
 )
@@ -56,8 +57,8 @@ func (j *journal) Begin(ctx context.Context, info agent.JournalRun) (*agent.Snap
 	s, e := j.srv, j.e
 	run := &store.Run{ID: info.ID, AgentID: e.id, Owner: s.cfg.ReplicaID, Compaction: info.Compaction,
 		OnDisconnect: runOptionsFrom(ctx).onDisconnect}
-	w := s.watch.watch(leaseKey(e.id))
-	defer w.close()
+	w := s.replica.WatchLease(e.id)
+	defer w.Close()
 	stopped := ""
 	for {
 		err := s.store.StartRun(ctx, run, s.cfg.LeaseTTL)
@@ -73,7 +74,7 @@ func (j *journal) Begin(ctx context.Context, info agent.JournalRun) (*agent.Snap
 		}
 		switch {
 		case be.Expired:
-			if err := s.recoverRun(ctx, be.RunID); err != nil {
+			if err := s.replica.Recover(ctx, be.RunID); err != nil {
 				return nil, err
 			}
 			continue
@@ -82,24 +83,24 @@ func (j *journal) Begin(ctx context.Context, info agent.JournalRun) (*agent.Snap
 		case info.Busy == agentv1.BusyPolicy_BUSY_POLICY_QUEUE:
 		default: // replace: the latest instruction wins, on any replica
 			if stopped != be.RunID {
-				if err := s.store.Notify(ctx, store.Notice{Kind: store.NoticeStop, RunID: be.RunID, Text: causeReplaced}); err != nil {
+				if err := s.store.Notify(ctx, store.Notice{Kind: store.NoticeStop, RunID: be.RunID, Text: replica.CauseReplaced}); err != nil {
 					return nil, err
 				}
 				stopped = be.RunID
 			}
 		}
 		select {
-		case <-w.ch:
+		case <-w.C():
 		case <-time.After(leasePoll):
 			stopped = "" // the notice may have been lost: say it again (see stopRemote)
 		case <-ctx.Done():
 			return nil, ctx.Err()
 		}
 	}
-	s.live.add(&liveRun{id: info.ID, agentID: e.id, stop: info.Stop, started: time.Now()})
+	s.replica.Started(info.ID, e.id, info.Stop)
 	snap, err := j.sync(ctx, run.AgentVersion)
 	if err != nil {
-		s.live.remove(info.ID)
+		s.replica.Forget(info.ID)
 		fctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), storeTimeout)
 		defer cancel()
 		_ = s.store.FinishRun(fctx, info.ID, agentv1.RunState_RUN_STATE_FAILED, nil, &agentv1.RunError{
@@ -185,7 +186,7 @@ func (j *journal) End(info agent.JournalRun, res *agent.Result, err error) {
 	if werr := j.w.flush(j.write); werr != nil {
 		s.log.Error("the run's last history write failed", "run", info.ID, "agent", j.e.id, "error", werr)
 	}
-	lr := s.live.remove(info.ID)
+	ended := s.replica.Ending(info.ID)
 	ctx, cancel := context.WithTimeout(context.Background(), storeTimeout)
 	defer cancel()
 	state, result, rerr := s.outcome(res, err)
@@ -199,9 +200,7 @@ func (j *journal) End(info agent.JournalRun, res *agent.Result, err error) {
 			s.log.Error("run end not stored", "run", info.ID, "agent", j.e.id, "error", ferr)
 		}
 	}
-	if lr != nil {
-		close(lr.done)
-	}
+	ended()
 }
 
 // outcome is the stored end of a run that returned res or err.
@@ -224,3 +223,7 @@ func (s *Server) outcome(res *agent.Result, err error) (agentv1.RunState, *agent
 	}
 	return agentv1.RunState_RUN_STATE_FAILED, nil, rerr
 }
+
+// leasePoll bounds how long a send waiting for another replica's run
+// sleeps between looks at the lease (notices usually wake it sooner).
+const leasePoll = 250 * time.Millisecond

@@ -3,7 +3,6 @@ package server_test
 import (
 	"bytes"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -16,11 +15,9 @@ import (
 	"github.com/agentcore/agentcore/internal/fakemodel"
 	"github.com/agentcore/agentcore/internal/pgtest"
 	"github.com/agentcore/agentcore/internal/servetest"
-	"github.com/agentcore/agentcore/pkg/config"
 	"github.com/agentcore/agentcore/pkg/history"
 	"github.com/agentcore/agentcore/pkg/server"
 	"github.com/agentcore/agentcore/pkg/store"
-	"github.com/agentcore/agentcore/pkg/store/memory"
 	"github.com/agentcore/agentcore/pkg/store/sqlite"
 	agentv1 "github.com/agentcore/agentcore/proto/agentcore/v1"
 	"github.com/agentcore/agentcore/sdk/client"
@@ -216,40 +213,6 @@ func TestTenantsKeepTheirStoredAgentsAndRunsApart(t *testing.T) {
 	agents, err := bob.ListAgents(ctx)
 	if err != nil || len(agents) != 1 || agents[0].GetId() != "same" {
 		t.Fatalf("bob's agents: %v, %v", agents, err)
-	}
-}
-
-// At start, every cut-off run is recovered, however many pages of running
-// runs the store holds.
-func TestRestartRecoversMorePagesOfRunsThanOne(t *testing.T) {
-	ctx := ctxT(t)
-	st := memory.New()
-	const n = server.RecoverPage + 7
-	for i := range n {
-		id := fmt.Sprint("a", i)
-		if err := st.CreateAgent(ctx, server.StoredAgent(id, "", &agentv1.AgentConfig{}), nil); err != nil {
-			t.Fatal(err)
-		}
-		if err := st.StartRun(ctx, &store.Run{ID: "run_" + id, AgentID: id, Owner: "agent-server"}, time.Hour); err != nil {
-			t.Fatal(err)
-		}
-	}
-	cfg, err := config.Load([]string{"-tool-limits", "off"}, func(string) string { return "" }, io.Discard)
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv, err := server.New(server.Options{Config: cfg, Store: st})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer srv.Close()
-	running, err := st.ListRuns(ctx, store.RunQuery{AnyTenant: true, State: agentv1.RunState_RUN_STATE_RUNNING, Limit: n})
-	if err != nil || len(running) != 0 {
-		t.Fatalf("%d runs still running after the start, %v", len(running), err)
-	}
-	interrupted, _ := st.ListRuns(ctx, store.RunQuery{AnyTenant: true, State: agentv1.RunState_RUN_STATE_INTERRUPTED, Limit: n + 1})
-	if len(interrupted) != n {
-		t.Fatalf("%d runs interrupted, want %d", len(interrupted), n)
 	}
 }
 

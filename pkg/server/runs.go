@@ -12,6 +12,7 @@ import (
 	"google.golang.org/protobuf/types/known/timestamppb"
 
 	"github.com/agentcore/agentcore/pkg/agent"
+	"github.com/agentcore/agentcore/pkg/replica"
 	"github.com/agentcore/agentcore/pkg/store"
 	agentv1 "github.com/agentcore/agentcore/proto/agentcore/v1"
 )
@@ -161,16 +162,15 @@ func (s *Server) Stop(ctx context.Context, req *agentv1.StopRequest) (*agentv1.S
 	if run == "" || req.GetRunId() != "" && req.GetRunId() != run {
 		return &agentv1.StopResponse{}, nil
 	}
-	if lr := s.live.get(run); lr != nil {
-		lr.stop(agent.ErrStopped)
+	if done := s.replica.Stop(run, agent.ErrStopped); done != nil {
 		select {
-		case <-lr.done:
+		case <-done:
 		case <-ctx.Done():
 			return nil, toStatus(ctx.Err())
 		}
 		return &agentv1.StopResponse{Stopped: true}, nil
 	}
-	if err := s.stopRemote(ctx, run, causeStopped); err != nil {
+	if err := s.stopRemote(ctx, run, replica.CauseStopped); err != nil {
 		return nil, err
 	}
 	return &agentv1.StopResponse{Stopped: true}, nil
@@ -182,8 +182,8 @@ func (s *Server) Stop(ctx context.Context, req *agentv1.StopRequest) (*agentv1.S
 // the request goes out again at each poll until the run has ended; a
 // replica stopping a run already stopping does nothing more.
 func (s *Server) stopRemote(ctx context.Context, run, cause string) error {
-	w := s.watch.watch(runKey(run))
-	defer w.close()
+	w := s.replica.WatchRun(run)
+	defer w.Close()
 	notify := func() error {
 		if err := s.store.Notify(ctx, store.Notice{Kind: store.NoticeStop, RunID: run, Text: cause}); err != nil {
 			return storeStatus(err)
@@ -205,10 +205,10 @@ func (s *Server) stopRemote(ctx context.Context, run, cause string) error {
 			return nil
 		}
 		if r.LeaseExpired {
-			return s.recoverRun(ctx, run)
+			return s.replica.Recover(ctx, run)
 		}
 		select {
-		case <-w.ch:
+		case <-w.C():
 		case <-time.After(leasePoll):
 			if err := notify(); err != nil {
 				return err
@@ -245,4 +245,26 @@ func (s *Server) Compact(req *agentv1.CompactRequest, stream agentv1.AgentServic
 		}
 	}
 	return fieldsUnder(err, "", map[string]string{"config": "agent.config"})
+}
+
+// answer stores a decision and hands it to the run, here or on the
+// replica that runs it.
+func (s *Server) answer(ctx context.Context, run, call string, allow bool, reason string) error {
+	_, err := s.store.AnswerPermission(ctx, run, call, allow, reason)
+	switch {
+	case errors.Is(err, store.ErrNotFound):
+		return failure(codes.NotFound, agentv1.ErrorReason_ERROR_REASON_PERMISSION_NOT_FOUND, "run %q has no permission request for tool call %q", run, call)
+	case errors.Is(err, store.ErrConflict):
+		return failure(codes.FailedPrecondition, agentv1.ErrorReason_ERROR_REASON_PERMISSION_ANSWERED, "the permission request for tool call %q of run %q was answered already, or its run ended", call, run)
+	case err != nil:
+		return storeStatus(err)
+	}
+	if s.replica.Running(run) {
+		s.replica.Deliver(run, call, agent.Decision{Allow: allow, Reason: reason})
+		return nil
+	}
+	if err := s.store.Notify(ctx, store.Notice{Kind: store.NoticePermission, RunID: run, Text: call}); err != nil {
+		return storeStatus(err)
+	}
+	return nil
 }

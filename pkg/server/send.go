@@ -170,9 +170,9 @@ const closedText = "the client closed its side of the stream, so no one could ap
 // ask is the run's permission hook.
 func (r *replies) ask(ctx context.Context, req agent.PermissionRequest) agent.Decision {
 	if !r.detached && r.closed.Load() {
-		return r.srv.decide(permKey{req.RunID, req.ToolCallID}, false, closedText)
+		return r.srv.replica.Decide(req.RunID, req.ToolCallID, false, closedText)
 	}
-	return r.srv.askPermission(ctx, req)
+	return r.srv.replica.Ask(ctx, req)
 }
 
 // read handles the client's messages until the stream ends.
@@ -183,9 +183,8 @@ func (r *replies) read(stream agentv1.AgentService_SendServer, cancel context.Ca
 			if !r.detached {
 				r.closed.Store(true)
 				if run := r.sink.run(); run != "" {
-					for _, call := range r.srv.perms.waiting(run) {
-						k := permKey{run, call}
-						r.srv.perms.deliver(k, r.srv.decide(k, false, closedText))
+					for _, call := range r.srv.replica.Waiting(run) {
+						r.srv.replica.Deliver(run, call, r.srv.replica.Decide(run, call, false, closedText))
 					}
 				}
 			}

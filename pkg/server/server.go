@@ -41,6 +41,7 @@ import (
 	"github.com/agentcore/agentcore/pkg/llm"
 	"github.com/agentcore/agentcore/pkg/profile"
 	"github.com/agentcore/agentcore/pkg/redact"
+	"github.com/agentcore/agentcore/pkg/replica"
 	"github.com/agentcore/agentcore/pkg/store"
 	"github.com/agentcore/agentcore/pkg/store/stores"
 	"github.com/agentcore/agentcore/pkg/telemetry"
@@ -96,14 +97,12 @@ type Server struct {
 	tel *telemetry.Telemetry
 
 	// store keeps agents, histories, runs and events; events batches run
-	// events into it. live are the runs executing here, perms their
-	// permission requests waiting for an answer, watch the requests waiting
-	// for the store to change.
-	store  store.Store
-	events *eventlog.Log
-	live   liveRuns
-	perms  permWaiters
-	watch  watchers
+	// events into it; replica holds the runs executing here, their leases
+	// and permission requests, and the requests waiting for the store to
+	// change.
+	store   store.Store
+	events  *eventlog.Log
+	replica *replica.Replica
 	// bgRuns counts the runs that outlived their stream (on_disconnect
 	// CONTINUE); bg the server's own loops (event writer, notices,
 	// leases), which stopBG ends.
@@ -216,14 +215,17 @@ func New(opts Options) (*Server, error) {
 		}
 	}
 	s.store = st
-	s.events = eventlog.New(st, log.Named("events"), s.eventsLost)
+	s.replica = replica.New(replica.Options{Store: st, ID: cfg.ReplicaID, LeaseTTL: cfg.LeaseTTL,
+		PermissionTimeout: cfg.PermissionTimeout, EventRetention: cfg.EventRetention, Log: log})
+	// A run whose events the store could not keep is stopped.
+	s.events = eventlog.New(st, log.Named("events"), func(runID string, err error) { s.replica.Stop(runID, err) })
 	ctx, cancel := context.WithCancel(context.Background())
 	s.stopBG = cancel
-	s.recoverStale(ctx, true)
+	s.replica.RecoverStale(ctx, true)
 	s.bg.Add(3)
 	go func() { defer s.bg.Done(); s.events.Run() }()
-	go func() { defer s.bg.Done(); s.listen(ctx) }()
-	go func() { defer s.bg.Done(); s.maintain(ctx) }()
+	go func() { defer s.bg.Done(); s.replica.Listen(ctx) }()
+	go func() { defer s.bg.Done(); s.replica.Maintain(ctx) }()
 	log.Info("store open", "store", opts.Config.StoreName(), "replica", opts.Config.ReplicaID)
 	tel.GaugeFunc("agentcore_agents", "Agents the server holds now.", s.agentCount)
 	return s, nil

@@ -17,6 +17,7 @@ import (
 	"github.com/agentcore/agentcore/pkg/eventlog"
 	"github.com/agentcore/agentcore/pkg/history"
 	"github.com/agentcore/agentcore/pkg/llm"
+	"github.com/agentcore/agentcore/pkg/replica"
 	"github.com/agentcore/agentcore/pkg/store"
 	"github.com/agentcore/agentcore/pkg/tool"
 	agentv1 "github.com/agentcore/agentcore/proto/agentcore/v1"
@@ -273,8 +274,8 @@ func (s *Server) sendError(err error) error {
 		return storeStatus(je.Err)
 	case errors.Is(err, eventlog.ErrEventsLost):
 		return eventsLostStatus(err)
-	case errors.Is(err, errLeaseLost):
-		return failure(codes.Aborted, agentv1.ErrorReason_ERROR_REASON_RUN_INTERRUPTED, "%v", errLeaseLost)
+	case errors.Is(err, replica.ErrLeaseLost):
+		return failure(codes.Aborted, agentv1.ErrorReason_ERROR_REASON_RUN_INTERRUPTED, "%v", replica.ErrLeaseLost)
 	case (errors.Is(err, agent.ErrStopped) || errors.Is(err, agent.ErrClosed)) && s.agents.shuttingDown():
 		return failure(codes.Unavailable, agentv1.ErrorReason_ERROR_REASON_SHUTTING_DOWN, "the server is shutting down; the run was stopped")
 	}

@@ -1,4 +1,4 @@
-package server
+package replica
 
 import (
 	"context"
@@ -16,14 +16,14 @@ import (
 // server that stopped.
 const interruptedText = "The server stopped (restart or crash) before this call of %s finished: it may or may not have run, and its result is lost."
 
-// recoverRun ends a run whose server is gone: its history is repaired (every
+// Recover ends a run whose server is gone: its history is repaired (every
 // call of the last model response without a result gets an error result)
 // and it becomes interrupted, which releases the agent's lease. Two replicas
 // may try at once: the store lets one of each write through.
-func (s *Server) recoverRun(ctx context.Context, runID string) error {
+func (rp *Replica) Recover(ctx context.Context, runID string) error {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), storeTimeout)
 	defer cancel()
-	r, err := s.store.GetRun(ctx, runID)
+	r, err := rp.opts.Store.GetRun(ctx, runID)
 	if errors.Is(err, store.ErrNotFound) {
 		return nil
 	}
@@ -33,7 +33,7 @@ func (s *Server) recoverRun(ctx context.Context, runID string) error {
 	if r.Done() {
 		return nil
 	}
-	h, _, err := s.store.History(ctx, r.AgentID)
+	h, _, err := rp.opts.Store.History(ctx, r.AgentID)
 	if err != nil && !errors.Is(err, store.ErrNotFound) {
 		return err
 	}
@@ -46,13 +46,13 @@ func (s *Server) recoverRun(ctx context.Context, runID string) error {
 			}
 		}
 		if len(results) > 0 {
-			if _, err := s.store.AppendHistory(ctx, r.AgentID, n, []*agentv1.Message{history.Tool(results...)}, nil, true); err != nil &&
+			if _, err := rp.opts.Store.AppendHistory(ctx, r.AgentID, n, []*agentv1.Message{history.Tool(results...)}, nil, true); err != nil &&
 				!errors.Is(err, store.ErrConflict) && !errors.Is(err, store.ErrNotFound) {
 				return err
 			}
 		}
 	}
-	err = s.store.FinishRun(ctx, runID, agentv1.RunState_RUN_STATE_INTERRUPTED, nil, &agentv1.RunError{
+	err = rp.opts.Store.FinishRun(ctx, runID, agentv1.RunState_RUN_STATE_INTERRUPTED, nil, &agentv1.RunError{
 		Code: int32(codes.Unavailable), Reason: agentv1.ErrorReason_ERROR_REASON_RUN_INTERRUPTED.Wire(),
 		Message: "the server running it (replica " + r.Owner + ") stopped before the run ended; its history was repaired: send again, or send with resume to go on",
 	})
@@ -60,34 +60,34 @@ func (s *Server) recoverRun(ctx context.Context, runID string) error {
 		return err
 	}
 	if err == nil {
-		s.log.Info("run interrupted", "run", runID, "agent", r.AgentID, "replica", r.Owner)
+		rp.opts.Log.Info("run interrupted", "run", runID, "agent", r.AgentID, "replica", r.Owner)
 	}
 	return nil
 }
 
-// recoverPage is how many running runs recoverStale reads at a time.
+// recoverPage is how many running runs RecoverStale reads at a time.
 const recoverPage = 1000
 
-// recoverStale ends the runs cut off by a server that stopped: at start
+// RecoverStale ends the runs cut off by a server that stopped: at start
 // (startup) every run this replica owned, and on a store no other process
 // uses every running run; always those whose lease expired. It goes
 // through every running run, a page at a time.
-func (s *Server) recoverStale(ctx context.Context, startup bool) {
+func (rp *Replica) RecoverStale(ctx context.Context, startup bool) {
 	q := store.RunQuery{AnyTenant: true, State: agentv1.RunState_RUN_STATE_RUNNING, Limit: recoverPage}
 	for {
-		runs, err := s.store.ListRuns(ctx, q)
+		runs, err := rp.opts.Store.ListRuns(ctx, q)
 		if err != nil {
-			s.log.Warn("listing running runs", "error", err)
+			rp.opts.Log.Warn("listing running runs", "error", err)
 			return
 		}
 		for _, r := range runs {
-			stale := r.LeaseExpired && !s.live.has(r.ID)
-			if startup && (!s.store.Shared() || r.Owner == s.cfg.ReplicaID) {
+			stale := r.LeaseExpired && !rp.live.has(r.ID)
+			if startup && (!rp.opts.Store.Shared() || r.Owner == rp.opts.ID) {
 				stale = true
 			}
 			if stale {
-				if err := s.recoverRun(ctx, r.ID); err != nil {
-					s.log.Warn("recovering a run", "run", r.ID, "error", err)
+				if err := rp.Recover(ctx, r.ID); err != nil {
+					rp.opts.Log.Warn("recovering a run", "run", r.ID, "error", err)
 				}
 			}
 		}

@@ -1,17 +1,13 @@
-package server
+package replica
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"sync"
 	"time"
 
-	"google.golang.org/grpc/codes"
-
 	"github.com/agentcore/agentcore/pkg/agent"
 	"github.com/agentcore/agentcore/pkg/store"
-	agentv1 "github.com/agentcore/agentcore/proto/agentcore/v1"
 )
 
 // permKey names a permission request.
@@ -81,35 +77,39 @@ func decision(p *store.Permission) agent.Decision {
 	return agent.Decision{Allow: p.Allow, Reason: p.Reason}
 }
 
-// askPermission is the engine's permission hook: it waits for an answer
-// from the run's stream, RespondPermission on any replica, or the
-// permission timeout, which denies.
-func (s *Server) askPermission(ctx context.Context, req agent.PermissionRequest) agent.Decision {
+// Ask is the engine's permission hook: it waits for an answer from the
+// run's stream, RespondPermission on any replica, or the permission
+// timeout, which denies.
+func (rp *Replica) Ask(ctx context.Context, req agent.PermissionRequest) agent.Decision {
 	k := permKey{req.RunID, req.ToolCallID}
-	ch := s.perms.add(k)
-	defer s.perms.remove(k)
-	if d, ok := s.storedDecision(ctx, k); ok { // answered before we listened
+	ch := rp.perms.add(k)
+	defer rp.perms.remove(k)
+	if d, ok := rp.storedDecision(ctx, k); ok { // answered before we listened
 		return d
 	}
-	timer := time.NewTimer(s.cfg.PermissionTimeout)
+	timer := time.NewTimer(rp.opts.PermissionTimeout)
 	defer timer.Stop()
 	select {
 	case d := <-ch:
 		return d
 	case <-timer.C:
-		reason := fmt.Sprintf("no one answered within the permission timeout (%s)", s.cfg.PermissionTimeout)
-		return s.decide(k, false, reason)
+		reason := fmt.Sprintf("no one answered within the permission timeout (%s)", rp.opts.PermissionTimeout)
+		return rp.decide(k, false, reason)
 	case <-ctx.Done():
 		return agent.Decision{Reason: "the run ended before the client answered"}
 	}
 }
 
-// decide answers a request of a run here, unless someone answered first
+// Decide answers a request of a run here, unless someone answered first
 // (then that answer stands).
-func (s *Server) decide(k permKey, allow bool, reason string) agent.Decision {
+func (rp *Replica) Decide(run, call string, allow bool, reason string) agent.Decision {
+	return rp.decide(permKey{run, call}, allow, reason)
+}
+
+func (rp *Replica) decide(k permKey, allow bool, reason string) agent.Decision {
 	ctx, cancel := context.WithTimeout(context.Background(), storeTimeout)
 	defer cancel()
-	p, err := s.store.AnswerPermission(ctx, k.run, k.call, allow, reason)
+	p, err := rp.opts.Store.AnswerPermission(ctx, k.run, k.call, allow, reason)
 	if err != nil && p != nil && p.Answered {
 		return decision(p)
 	}
@@ -117,8 +117,8 @@ func (s *Server) decide(k permKey, allow bool, reason string) agent.Decision {
 }
 
 // storedDecision returns the stored answer of a request, if it has one.
-func (s *Server) storedDecision(ctx context.Context, k permKey) (agent.Decision, bool) {
-	ps, err := s.store.Permissions(ctx, k.run)
+func (rp *Replica) storedDecision(ctx context.Context, k permKey) (agent.Decision, bool) {
+	ps, err := rp.opts.Store.Permissions(ctx, k.run)
 	if err != nil {
 		return agent.Decision{}, false
 	}
@@ -132,34 +132,20 @@ func (s *Server) storedDecision(ctx context.Context, k permKey) (agent.Decision,
 
 // deliverStored hands a decision another replica stored to the request
 // waiting here.
-func (s *Server) deliverStored(run, call string) {
+func (rp *Replica) deliverStored(run, call string) {
 	ctx, cancel := context.WithTimeout(context.Background(), storeTimeout)
 	defer cancel()
 	k := permKey{run, call}
-	if d, ok := s.storedDecision(ctx, k); ok {
-		s.perms.deliver(k, d)
+	if d, ok := rp.storedDecision(ctx, k); ok {
+		rp.perms.deliver(k, d)
 	}
 }
 
-// answer stores a decision and hands it to the run, here or on the
-// replica that runs it.
-func (s *Server) answer(ctx context.Context, run, call string, allow bool, reason string) error {
-	_, err := s.store.AnswerPermission(ctx, run, call, allow, reason)
-	switch {
-	case errors.Is(err, store.ErrNotFound):
-		return failure(codes.NotFound, agentv1.ErrorReason_ERROR_REASON_PERMISSION_NOT_FOUND, "run %q has no permission request for tool call %q", run, call)
-	case errors.Is(err, store.ErrConflict):
-		return failure(codes.FailedPrecondition, agentv1.ErrorReason_ERROR_REASON_PERMISSION_ANSWERED, "the permission request for tool call %q of run %q was answered already, or its run ended", call, run)
-	case err != nil:
-		return storeStatus(err)
-	}
-	k := permKey{run, call}
-	if s.live.has(run) {
-		s.perms.deliver(k, agent.Decision{Allow: allow, Reason: reason})
-		return nil
-	}
-	if err := s.store.Notify(ctx, store.Notice{Kind: store.NoticePermission, RunID: run, Text: call}); err != nil {
-		return storeStatus(err)
-	}
-	return nil
+// Deliver hands a decision to the request of a run here waiting for it, if
+// any.
+func (rp *Replica) Deliver(run, call string, d agent.Decision) {
+	rp.perms.deliver(permKey{run, call}, d)
 }
+
+// Waiting returns the calls of a run here waiting for an answer.
+func (rp *Replica) Waiting(run string) []string { return rp.perms.waiting(run) }
