@@ -54,13 +54,13 @@ func (s *Server) CreateAgent(ctx context.Context, req *agentv1.CreateAgentReques
 		return nil, err
 	}
 	cfg := s.profiles.WithDefault(a.GetConfig(), t)
-	e := &session{tenant: t.ID, tools: a.GetTools(), skills: a.GetSkills(), applied: c, keys: agent.Secrets(a.GetConfig()),
+	sess := &session{tenant: t.ID, tools: a.GetTools(), skills: a.GetSkills(), applied: c, keys: agent.Secrets(a.GetConfig()),
 		expand: s.profiles.Expander(t.ID)}
-	sess, err := agent.New(agent.Options{
+	engine, err := agent.New(agent.Options{
 		ID: id, Config: cfg, History: req.GetHistory(), Tools: tools, Skills: skills,
-		LLM: s.llm, Encoders: s.encoders, ExpandProfile: e.expand, Logger: s.log.Named("agent"), Observer: s.tel,
+		LLM: s.llm, Encoders: s.encoders, ExpandProfile: sess.expand, Logger: s.log.Named("agent"), Observer: s.tel,
 		MaxToolOutput: s.cfg.Limits.MaxToolOutput, MaxToolResultBytes: int(s.cfg.Limits.MaxToolResultBytes),
-		RedactToolOutput: s.secrets.RedactHeld, Journal: &journal{srv: s, e: e},
+		RedactToolOutput: s.secrets.RedactHeld, Journal: &journal{srv: s, sess: sess},
 	})
 	if err != nil {
 		return nil, fieldsUnder(err, "", map[string]string{"config": "agent.config"})
@@ -68,30 +68,30 @@ func (s *Server) CreateAgent(ctx context.Context, req *agentv1.CreateAgentReques
 	if err := s.profiles.CheckRunnable(cfg, t.ID); err != nil {
 		return nil, fieldsUnder(err, "", map[string]string{"config": "agent.config"})
 	}
-	e.s, e.id = sess, storeID(t.ID, sess.ID())
+	sess.engine, sess.id = engine, storeID(t.ID, engine.ID())
 	if err := s.checkAgentLimits(ctx, t); err != nil {
 		return nil, err
 	}
-	rec := storedAgent(e.id, e.tenant, cfg, a.GetTools(), a.GetSkills(), nil)
+	rec := storedAgent(sess.id, sess.tenant, cfg, a.GetTools(), a.GetSkills(), nil)
 	if err := s.store.CreateAgent(ctx, rec, req.GetHistory()); err != nil {
 		if errors.Is(err, store.ErrExists) {
-			return nil, failure(codes.AlreadyExists, agentv1.ErrorReason_ERROR_REASON_AGENT_EXISTS, "agent %q exists", sess.ID())
+			return nil, failure(codes.AlreadyExists, agentv1.ErrorReason_ERROR_REASON_AGENT_EXISTS, "agent %q exists", engine.ID())
 		}
 		return nil, storeStatus(err)
 	}
-	e.version = rec.Version
+	sess.version = rec.Version
 	rec.HistoryLength = len(req.GetHistory()) // as GetAgent reports it
 	s.agents.mu.Lock()
-	old := s.agents.m[e.id] // a stale copy of an agent deleted elsewhere
-	s.agents.m[e.id] = e
+	old := s.agents.m[sess.id] // a stale copy of an agent deleted elsewhere
+	s.agents.m[sess.id] = sess
 	s.agents.mu.Unlock()
 	if old != nil {
 		ctx, cancel := context.WithTimeout(context.Background(), closeTimeout)
-		_, _ = old.s.Close(ctx)
+		_, _ = old.engine.Close(ctx)
 		cancel()
 	}
-	s.secrets.Add(e.keys...)
-	return &agentv1.CreateAgentResponse{Agent: s.agentProto(rec, e)}, nil
+	s.secrets.Add(sess.keys...)
+	return &agentv1.CreateAgentResponse{Agent: s.agentProto(rec, sess)}, nil
 }
 
 // checkAgentLimits fails a new agent beyond the server's limit or its
@@ -122,13 +122,13 @@ func (s *Server) checkAgentLimits(ctx context.Context, t *auth.Tenant) error {
 }
 
 // agentProto is the public view of a stored agent (with what this replica
-// knows of it, e when loaded here): no secret in it.
-func (s *Server) agentProto(rec *store.Agent, e *session) *agentv1.Agent {
+// knows of it, sess when loaded here): no secret in it.
+func (s *Server) agentProto(rec *store.Agent, sess *session) *agentv1.Agent {
 	missing := rec.Secrets
-	if e != nil {
-		e.mu.Lock()
-		missing = e.missing
-		e.mu.Unlock()
+	if sess != nil {
+		sess.mu.Lock()
+		missing = sess.missing
+		sess.mu.Unlock()
 	}
 	a := &agentv1.Agent{
 		Id: agentID(rec.ID), Config: rec.Spec.GetConfig(), State: agentv1.AgentState_AGENT_STATE_IDLE, RunId: rec.RunID,
@@ -207,13 +207,13 @@ func (s *Server) DeleteAgent(ctx context.Context, req *agentv1.DeleteAgentReques
 		return nil, err
 	}
 	stopped := false
-	if e := s.agents.cached(rec.ID); e != nil {
-		if stopped, err = e.s.Close(ctx); err != nil {
+	if sess := s.agents.cached(rec.ID); sess != nil {
+		if stopped, err = sess.engine.Close(ctx); err != nil {
 			return nil, err
 		}
-		e.mu.Lock()
-		keys := e.keys
-		e.mu.Unlock()
+		sess.mu.Lock()
+		keys := sess.keys
+		sess.mu.Unlock()
 		s.secrets.Remove(keys...)
 	}
 	if !stopped && rec.RunID != "" { // running on another replica
@@ -247,7 +247,7 @@ func (s *Server) UpdateAgent(ctx context.Context, req *agentv1.UpdateAgentReques
 	if a == nil {
 		return nil, invalidField("agent", "required, with agent.id naming the agent")
 	}
-	e, err := s.agent(ctx, a.GetId())
+	sess, err := s.agent(ctx, a.GetId())
 	if err != nil {
 		return nil, err
 	}
@@ -255,7 +255,7 @@ func (s *Server) UpdateAgent(ctx context.Context, req *agentv1.UpdateAgentReques
 	if err != nil {
 		return nil, err
 	}
-	cur := e.s.Config()
+	cur := sess.engine.Config()
 	next := cur
 	setTools, setSkills := a.GetTools() != nil, a.GetSkills() != nil
 	paths := req.GetUpdateMask().GetPaths()
@@ -303,45 +303,45 @@ func (s *Server) UpdateAgent(ctx context.Context, req *agentv1.UpdateAgentReques
 			return nil, err
 		}
 	}
-	if err := e.s.SetConfig(next); err != nil {
+	if err := sess.engine.SetConfig(next); err != nil {
 		return nil, fieldsUnder(err, "", map[string]string{"config": "agent.config"})
 	}
 	keys := agent.Secrets(next)
-	e.mu.Lock()
-	old := e.keys
-	e.keys = keys
+	sess.mu.Lock()
+	old := sess.keys
+	sess.keys = keys
 	if setTools {
-		e.tools = a.GetTools()
+		sess.tools = a.GetTools()
 	}
 	if setSkills {
-		e.skills = a.GetSkills()
+		sess.skills = a.GetSkills()
 	}
-	e.applied = nil // the next send resolves tools and skills again
+	sess.applied = nil // the next send resolves tools and skills again
 	var missing []string
-	for _, p := range e.missing {
+	for _, p := range sess.missing {
 		if agent.SecretValue(next, p) == "" {
 			missing = append(missing, p) // still not given again
 		}
 	}
-	e.missing = missing
-	rec := storedAgent(e.id, e.tenant, next, e.tools, e.skills, missing)
-	e.mu.Unlock()
+	sess.missing = missing
+	rec := storedAgent(sess.id, sess.tenant, next, sess.tools, sess.skills, missing)
+	sess.mu.Unlock()
 	s.secrets.Add(keys...)
 	s.secrets.Remove(old...)
 	v, err := s.store.UpdateAgent(ctx, rec)
 	if err != nil {
-		e.stale() // memory is ahead of the store: reload when idle
+		sess.stale() // memory is ahead of the store: reload when idle
 		return nil, storeStatus(err)
 	}
-	e.wrote(v)
-	if err := e.refresh(c); err != nil {
+	sess.wrote(v)
+	if err := sess.refresh(c); err != nil {
 		return nil, err
 	}
-	got, err := s.store.GetAgent(ctx, e.id)
+	got, err := s.store.GetAgent(ctx, sess.id)
 	if err != nil {
 		return nil, storeStatus(err)
 	}
-	return &agentv1.UpdateAgentResponse{Agent: s.agentProto(got, e)}, nil
+	return &agentv1.UpdateAgentResponse{Agent: s.agentProto(got, sess)}, nil
 }
 
 // copyPath copies the field at path from src to dst (clearing it when unset

@@ -115,42 +115,42 @@ func historyPageStart(tok string, n int) (int, error) {
 // SetHistory replaces a session's history; FAILED_PRECONDITION while it
 // runs, here or on another replica.
 func (s *Server) SetHistory(ctx context.Context, req *agentv1.SetHistoryRequest) (*agentv1.SetHistoryResponse, error) {
-	e, err := s.agent(ctx, req.GetAgentId())
+	sess, err := s.agent(ctx, req.GetAgentId())
 	if err != nil {
 		return nil, err
 	}
 	if err := s.checkHistorySize(len(req.GetMessages()), "messages"); err != nil {
 		return nil, err
 	}
-	if rec, err := s.store.GetAgent(ctx, e.id); err != nil {
+	if rec, err := s.store.GetAgent(ctx, sess.id); err != nil {
 		return nil, storeStatus(err)
-	} else if rec.RunID != "" && !e.s.State().Running {
+	} else if rec.RunID != "" && !sess.engine.State().Running {
 		return nil, failure(codes.FailedPrecondition, agentv1.ErrorReason_ERROR_REASON_RUN_ACTIVE, "the agent is running on another replica (run %s); stop it first or wait", rec.RunID)
 	}
-	if err := e.s.SetHistory(req.GetMessages()); err != nil {
+	if err := sess.engine.SetHistory(req.GetMessages()); err != nil {
 		return nil, fieldsUnder(err, "", map[string]string{"history": "messages"})
 	}
-	v, err := s.store.ReplaceHistory(ctx, e.id, req.GetMessages())
+	v, err := s.store.ReplaceHistory(ctx, sess.id, req.GetMessages())
 	if err != nil {
-		e.stale()
+		sess.stale()
 		return nil, storeStatus(err)
 	}
-	e.wrote(v)
+	sess.wrote(v)
 	return &agentv1.SetHistoryResponse{HistoryLength: int32(len(req.GetMessages()))}, nil
 }
 
 // PreviewContext shows what the next model request would hold.
 func (s *Server) PreviewContext(ctx context.Context, req *agentv1.PreviewContextRequest) (*agentv1.PreviewContextResponse, error) {
-	e, err := s.agent(ctx, req.GetAgentId())
+	sess, err := s.agent(ctx, req.GetAgentId())
 	if err != nil {
 		return nil, err
 	}
 	if c, err := s.catalog(); err == nil {
-		if err := e.refresh(c); err != nil {
+		if err := sess.refresh(c); err != nil {
 			return nil, err
 		}
 	}
-	p, err := e.s.Preview(req.GetInput())
+	p, err := sess.engine.Preview(req.GetInput())
 	if err != nil {
 		return nil, fieldsUnder(err, "", map[string]string{"config": "agent.config"})
 	}

@@ -39,10 +39,10 @@ func runOptionsFrom(ctx context.Context) runOptions {
 // replicas, this replica's table of live runs.
 type journal struct {
 	srv *Server
-	e   *session
-	// w holds the history writes that need not be durable yet and keeps
+	sess   *session
+	// writes holds the history writes that need not be durable yet and keeps
 	// them in order (writes.go).
-	w historyWrites
+	writes historyWrites
 }
 
 var (
@@ -54,10 +54,10 @@ var (
 // or refusing as the busy policy says, and hands back the stored state when
 // it changed since this replica saw it.
 func (j *journal) Begin(ctx context.Context, info agent.JournalRun) (*agent.Snapshot, error) {
-	s, e := j.srv, j.e
-	run := &store.Run{ID: info.ID, AgentID: e.id, Owner: s.cfg.ReplicaID, Compaction: info.Compaction,
+	s, sess := j.srv, j.sess
+	run := &store.Run{ID: info.ID, AgentID: sess.id, Owner: s.cfg.ReplicaID, Compaction: info.Compaction,
 		OnDisconnect: runOptionsFrom(ctx).onDisconnect}
-	w := s.replica.WatchLease(e.id)
+	w := s.replica.WatchLease(sess.id)
 	defer w.Close()
 	stopped := ""
 	for {
@@ -97,7 +97,7 @@ func (j *journal) Begin(ctx context.Context, info agent.JournalRun) (*agent.Snap
 			return nil, ctx.Err()
 		}
 	}
-	s.replica.Started(info.ID, e.id, info.Stop)
+	s.replica.Started(info.ID, sess.id, info.Stop)
 	snap, err := j.sync(ctx, run.AgentVersion)
 	if err != nil {
 		s.replica.Forget(info.ID)
@@ -114,24 +114,24 @@ func (j *journal) Begin(ctx context.Context, info agent.JournalRun) (*agent.Snap
 // the agent since this one last wrote or read it: when the agent's version
 // as StartRun saw it is not the session's.
 func (j *journal) sync(ctx context.Context, version int64) (*agent.Snapshot, error) {
-	e := j.e
-	e.mu.Lock()
-	same := e.version == version
-	e.mu.Unlock()
+	sess := j.sess
+	sess.mu.Lock()
+	same := sess.version == version
+	sess.mu.Unlock()
 	if same {
 		return nil, nil
 	}
-	rec, err := j.srv.store.GetAgent(ctx, e.id)
+	rec, err := j.srv.store.GetAgent(ctx, sess.id)
 	if err != nil {
 		return nil, err
 	}
-	h, v, err := j.srv.store.History(ctx, e.id)
+	h, v, err := j.srv.store.History(ctx, sess.id)
 	if err != nil {
 		return nil, err
 	}
-	e.mu.Lock()
-	e.version = v
-	e.mu.Unlock()
+	sess.mu.Lock()
+	sess.version = v
+	sess.mu.Unlock()
 	return &agent.Snapshot{History: h, Usage: rec.Usage}, nil
 }
 
@@ -144,37 +144,37 @@ func (j *journal) sync(ctx context.Context, version int64) (*agent.Snapshot, err
 // fails the run at the journal's next call; the session then reloads from
 // the store when idle.
 func (j *journal) Append(ctx context.Context, runID string, at int, msgs []*agentv1.Message, usage *agentv1.Usage, durable bool) error {
-	return j.w.append(j.write, at, msgs, usage, durable)
+	return j.writes.append(j.write, at, msgs, usage, durable)
 }
 
 // Release sends the write held back, before the run's tools run.
-func (j *journal) Release() { j.w.release(j.write) }
+func (j *journal) Release() { j.writes.release(j.write) }
 
 // write stores messages at position at, durably or not.
 func (j *journal) write(at int, msgs []*agentv1.Message, usage *agentv1.Usage, durable bool) error {
 	ctx, cancel := context.WithTimeout(context.Background(), storeTimeout)
 	defer cancel()
-	v, err := j.srv.store.AppendHistory(ctx, j.e.id, at, msgs, usage, durable)
+	v, err := j.srv.store.AppendHistory(ctx, j.sess.id, at, msgs, usage, durable)
 	if err != nil {
-		j.e.stale() // the session's memory took the messages: reload it
+		j.sess.stale() // the session's memory took the messages: reload it
 		return err
 	}
-	j.e.wrote(v)
+	j.sess.wrote(v)
 	return nil
 }
 
 // Replace writes a history a send replaced.
 func (j *journal) Replace(ctx context.Context, runID string, msgs []*agentv1.Message) error {
-	if err := j.w.flush(j.write); err != nil {
+	if err := j.writes.flush(j.write); err != nil {
 		return err
 	}
 	ctx, cancel := context.WithTimeout(ctx, storeTimeout)
 	defer cancel()
-	v, err := j.srv.store.ReplaceHistory(ctx, j.e.id, msgs)
+	v, err := j.srv.store.ReplaceHistory(ctx, j.sess.id, msgs)
 	if err != nil {
 		return err
 	}
-	j.e.wrote(v)
+	j.sess.wrote(v)
 	return nil
 }
 
@@ -183,8 +183,8 @@ func (j *journal) Replace(ctx context.Context, runID string, msgs []*agentv1.Mes
 // ends failed (EVENTS_LOST).
 func (j *journal) End(info agent.JournalRun, res *agent.Result, err error) {
 	s := j.srv
-	if werr := j.w.flush(j.write); werr != nil {
-		s.log.Error("the run's last history write failed", "run", info.ID, "agent", j.e.id, "error", werr)
+	if werr := j.writes.flush(j.write); werr != nil {
+		s.log.Error("the run's last history write failed", "run", info.ID, "agent", j.sess.id, "error", werr)
 	}
 	ended := s.replica.Ending(info.ID)
 	ctx, cancel := context.WithTimeout(context.Background(), storeTimeout)
@@ -197,7 +197,7 @@ func (j *journal) End(info agent.JournalRun, res *agent.Result, err error) {
 		}
 		if ferr := s.store.FinishRun(ctx, end.RunID, end.State, end.Result, end.Error); ferr != nil &&
 			!errors.Is(ferr, store.ErrConflict) && !errors.Is(ferr, store.ErrNotFound) {
-			s.log.Error("run end not stored", "run", info.ID, "agent", j.e.id, "error", ferr)
+			s.log.Error("run end not stored", "run", info.ID, "agent", j.sess.id, "error", ferr)
 		}
 	}
 	ended()

@@ -221,20 +221,20 @@ func (s *Server) stopRemote(ctx context.Context, run, cause string) error {
 
 // Compact runs a manual compaction and streams its events.
 func (s *Server) Compact(req *agentv1.CompactRequest, stream agentv1.AgentService_CompactServer) error {
-	e, err := s.agent(stream.Context(), req.GetAgentId())
+	sess, err := s.agent(stream.Context(), req.GetAgentId())
 	if err != nil {
 		return err
 	}
-	if err := s.checkModel(e, nil); err != nil {
+	if err := s.checkModel(sess, nil); err != nil {
 		return err
 	}
-	if err := s.checkSecrets(e, nil); err != nil {
+	if err := s.checkSecrets(sess, nil); err != nil {
 		return err
 	}
 	ctx, cancel := context.WithCancelCause(withRunOptions(stream.Context(), runOptions{}))
 	defer cancel(nil)
 	k := &sink{srv: s, send: func(ev *agentv1.Event) error { return stream.Send(&agentv1.CompactResponse{Event: ev}) }, onGone: cancel}
-	_, err = e.s.Compact(ctx, k.event)
+	_, err = sess.engine.Compact(ctx, k.event)
 	if err != nil {
 		var je *agent.JournalError
 		if errors.As(err, &je) {

@@ -48,7 +48,7 @@ func (s *Server) Send(stream agentv1.AgentService_SendServer) error {
 	if _, ok := agentv1.OnDisconnect_name[int32(start.GetOnDisconnect())]; !ok {
 		return invalidField("start.on_disconnect", "unknown value %d", start.GetOnDisconnect())
 	}
-	e, err := s.agent(ctx, start.GetAgentId())
+	sess, err := s.agent(ctx, start.GetAgentId())
 	if err != nil {
 		return err
 	}
@@ -56,18 +56,18 @@ func (s *Server) Send(stream agentv1.AgentService_SendServer) error {
 	if err != nil {
 		return err
 	}
-	if err := e.refresh(c); err != nil {
+	if err := sess.refresh(c); err != nil {
 		return err
 	}
-	if err := s.checkModel(e, start.GetConfig()); err != nil {
+	if err := s.checkModel(sess, start.GetConfig()); err != nil {
 		return err
 	}
-	if err := s.checkSecrets(e, start.GetConfig()); err != nil {
+	if err := s.checkSecrets(sess, start.GetConfig()); err != nil {
 		return err
 	}
 	// The rule of SetHistory: the history as the send finds it (its own
 	// replacement, or the agent's) may hold -max-history messages.
-	n, field := e.s.HistoryLength(), "the agent's history"
+	n, field := sess.engine.HistoryLength(), "the agent's history"
 	if h := start.GetHistory(); h != nil {
 		n, field = len(h.GetMessages()), "start.history.messages"
 	}
@@ -112,7 +112,7 @@ func (s *Server) Send(stream agentv1.AgentService_SendServer) error {
 	if !detached {
 		defer finish()
 		defer cancel(nil)
-		_, err = e.s.Send(ctx, opts)
+		_, err = sess.engine.Send(ctx, opts)
 		return s.sendError(err)
 	}
 	result := make(chan error, 1)
@@ -121,7 +121,7 @@ func (s *Server) Send(stream agentv1.AgentService_SendServer) error {
 		defer s.bgRuns.Done()
 		defer finish()
 		defer cancel(nil)
-		_, err := e.s.Send(ctx, opts)
+		_, err := sess.engine.Send(ctx, opts)
 		result <- err
 	}()
 	select {
@@ -130,18 +130,18 @@ func (s *Server) Send(stream agentv1.AgentService_SendServer) error {
 	case <-stream.Context().Done():
 		k.detach()
 		run := k.run()
-		s.log.Debug("client left a run that goes on", "agent", e.id, "run", run)
+		s.log.Debug("client left a run that goes on", "agent", sess.id, "run", run)
 		return status.Errorf(codes.Canceled, "the client went away; run %s goes on (on_disconnect CONTINUE): Attach follows it", run)
 	}
 }
 
 // checkModel fails a send that could reach no model, saying how to give one.
-func (s *Server) checkModel(e *session, override *agentv1.AgentConfig) error {
-	c := e.s.StoredConfig() // read only; the send expands the same one
+func (s *Server) checkModel(sess *session, override *agentv1.AgentConfig) error {
+	c := sess.engine.StoredConfig() // read only; the send expands the same one
 	if override != nil {
 		c = agent.MergeConfig(c, override)
 	}
-	if exp, err := e.expand(c); err == nil && exp.GetBaseUrl() != "" && exp.GetModel() == "" {
+	if exp, err := sess.expand(c); err == nil && exp.GetBaseUrl() != "" && exp.GetModel() == "" {
 		return failure(codes.FailedPrecondition, agentv1.ErrorReason_ERROR_REASON_NO_MODEL,
 			"no model: the agent's config gives a base URL (%s) but no model; set agent.config.model with UpdateAgent, or config.model in this send", profile.Host(exp.GetBaseUrl()))
 	}
@@ -265,10 +265,10 @@ func (k *sink) run() string {
 
 // checkSecrets fails a send (or compaction) of an agent restored without
 // the secrets its client gave, unless override supplies them.
-func (s *Server) checkSecrets(e *session, override *agentv1.AgentConfig) error {
-	e.mu.Lock()
-	missing := e.missing
-	e.mu.Unlock()
+func (s *Server) checkSecrets(sess *session, override *agentv1.AgentConfig) error {
+	sess.mu.Lock()
+	missing := sess.missing
+	sess.mu.Unlock()
 	var still []string
 	for _, p := range missing {
 		if !agent.SecretGiven(p, override) {

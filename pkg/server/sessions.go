@@ -18,7 +18,9 @@ import (
 // session is one agent loaded on this replica and what the server keeps
 // beside it. The store holds the agent; a session is its working copy.
 type session struct {
-	s *agent.Session
+	// engine is the agent's working copy in the engine (pkg/agent): its
+	// config, history and usage, and its runs.
+	engine *agent.Session
 	// id is the agent's id in the store (storeID: the tenant's namespace);
 	// tenant owns the agent: only its calls see it.
 	id, tenant string
@@ -83,13 +85,13 @@ func (r *registry) cached(key string) *session {
 // forget drops a session (its agent is gone) and closes it.
 func (r *registry) forget(key string) {
 	r.mu.Lock()
-	e := r.m[key]
+	sess := r.m[key]
 	delete(r.m, key)
 	r.mu.Unlock()
-	if e != nil {
+	if sess != nil {
 		ctx, cancel := context.WithTimeout(context.Background(), closeTimeout)
 		defer cancel()
-		_, _ = e.s.Close(ctx)
+		_, _ = sess.engine.Close(ctx)
 	}
 }
 
@@ -123,8 +125,8 @@ func (r *registry) all() []*session {
 	r.mu.RLock()
 	defer r.mu.RUnlock()
 	out := make([]*session, 0, len(r.m))
-	for _, e := range r.m {
-		out = append(out, e)
+	for _, sess := range r.m {
+		out = append(out, sess)
 	}
 	return out
 }
@@ -136,11 +138,11 @@ func (r *registry) stopAll(ctx context.Context) {
 	r.closing = true
 	r.mu.Unlock()
 	var wg sync.WaitGroup
-	for _, e := range r.all() {
+	for _, sess := range r.all() {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			_, _ = e.s.Stop(ctx)
+			_, _ = sess.engine.Stop(ctx)
 		}()
 	}
 	wg.Wait()
@@ -156,8 +158,8 @@ func (r *registry) closeAll() {
 	ctx, cancel := context.WithTimeout(context.Background(), closeTimeout)
 	defer cancel()
 	var wg sync.WaitGroup
-	for _, e := range all {
-		wg.Go(func() { _, _ = e.s.Close(ctx) })
+	for _, sess := range all {
+		wg.Go(func() { _, _ = sess.engine.Close(ctx) })
 	}
 	wg.Wait()
 }
@@ -214,23 +216,23 @@ func (s *Server) cachedAgent(ctx context.Context, id string) (*session, error) {
 	if err != nil {
 		return nil, err
 	}
-	e := s.agents.cached(storeID(t.ID, id))
-	if e == nil {
+	sess := s.agents.cached(storeID(t.ID, id))
+	if sess == nil {
 		return nil, nil
 	}
-	v, err := s.store.AgentVersion(ctx, e.id)
+	v, err := s.store.AgentVersion(ctx, sess.id)
 	if errors.Is(err, store.ErrNotFound) {
-		s.agents.forget(e.id) // deleted by another replica
+		s.agents.forget(sess.id) // deleted by another replica
 		return nil, failure(codes.NotFound, agentv1.ErrorReason_ERROR_REASON_AGENT_NOT_FOUND, "no agent %q", id)
 	}
 	if err != nil {
 		return nil, storeStatus(err)
 	}
-	e.mu.Lock()
-	synced := e.version == v
-	e.mu.Unlock()
-	if synced || e.s.State().Running {
-		return e, nil
+	sess.mu.Lock()
+	synced := sess.version == v
+	sess.mu.Unlock()
+	if synced || sess.engine.State().Running {
+		return sess, nil
 	}
 	return nil, nil
 }
@@ -239,41 +241,41 @@ func (s *Server) cachedAgent(ctx context.Context, id string) (*session, error) {
 // replica: loaded from the store, or reloaded when another process changed
 // the agent (unless it runs here, where its memory is the newest).
 func (s *Server) agent(ctx context.Context, id string) (*session, error) {
-	if e, err := s.cachedAgent(ctx, id); e != nil || err != nil {
-		return e, err
+	if sess, err := s.cachedAgent(ctx, id); sess != nil || err != nil {
+		return sess, err
 	}
 	rec, err := s.agentRecord(ctx, id)
 	if err != nil {
 		return nil, err
 	}
-	if e := s.agents.cached(rec.ID); e != nil {
-		e.mu.Lock()
-		synced := e.version == rec.Version
-		e.mu.Unlock()
-		if synced || e.s.State().Running {
-			return e, nil
+	if sess := s.agents.cached(rec.ID); sess != nil {
+		sess.mu.Lock()
+		synced := sess.version == rec.Version
+		sess.mu.Unlock()
+		if synced || sess.engine.State().Running {
+			return sess, nil
 		}
-		if err := s.reload(ctx, e, rec); err != nil {
+		if err := s.reload(ctx, sess, rec); err != nil {
 			return nil, err
 		}
-		return e, nil
+		return sess, nil
 	}
 	h, v, err := s.store.History(ctx, rec.ID)
 	if err != nil {
 		return nil, storeStatus(err)
 	}
-	e := &session{id: rec.ID, tenant: rec.Tenant, version: v, tools: rec.Spec.GetTools(), skills: rec.Spec.GetSkills(), missing: rec.Secrets,
+	sess := &session{id: rec.ID, tenant: rec.Tenant, version: v, tools: rec.Spec.GetTools(), skills: rec.Spec.GetSkills(), missing: rec.Secrets,
 		expand: s.profiles.Expander(rec.Tenant)}
-	sess, err := agent.New(agent.Options{
+	engine, err := agent.New(agent.Options{
 		ID: agentID(rec.ID), Config: rec.Spec.GetConfig(), History: h, Usage: rec.Usage,
-		LLM: s.llm, Encoders: s.encoders, ExpandProfile: e.expand, Logger: s.log.Named("agent"), Observer: s.tel,
+		LLM: s.llm, Encoders: s.encoders, ExpandProfile: sess.expand, Logger: s.log.Named("agent"), Observer: s.tel,
 		MaxToolOutput: s.cfg.Limits.MaxToolOutput, MaxToolResultBytes: int(s.cfg.Limits.MaxToolResultBytes),
-		RedactToolOutput: s.secrets.RedactHeld, Journal: &journal{srv: s, e: e},
+		RedactToolOutput: s.secrets.RedactHeld, Journal: &journal{srv: s, sess: sess},
 	})
 	if err != nil {
 		return nil, failure(codes.Internal, agentv1.ErrorReason_ERROR_REASON_AGENT_UNREADABLE, "the stored agent %q cannot be loaded: %v", id, err)
 	}
-	e.s = sess
+	sess.engine = engine
 	s.agents.mu.Lock()
 	if other := s.agents.m[rec.ID]; other != nil {
 		s.agents.mu.Unlock()
@@ -283,31 +285,31 @@ func (s *Server) agent(ctx context.Context, id string) (*session, error) {
 		s.agents.mu.Unlock()
 		return nil, failure(codes.Unavailable, agentv1.ErrorReason_ERROR_REASON_SHUTTING_DOWN, "the server is shutting down")
 	}
-	s.agents.m[rec.ID] = e
+	s.agents.m[rec.ID] = sess
 	s.agents.mu.Unlock()
-	return e, nil
+	return sess, nil
 }
 
 // reload brings an idle session up to the store's version, keeping the
 // secrets this process holds for the fields the store still lists.
-func (s *Server) reload(ctx context.Context, e *session, rec *store.Agent) error {
-	h, v, err := s.store.History(ctx, e.id)
+func (s *Server) reload(ctx context.Context, sess *session, rec *store.Agent) error {
+	h, v, err := s.store.History(ctx, sess.id)
 	if err != nil {
 		return storeStatus(err)
 	}
-	cfg, missing := agent.WithSecrets(rec.Spec.GetConfig(), e.s.Config(), rec.Secrets)
-	if err := e.s.Load(agent.Snapshot{History: h, Usage: rec.Usage}); err != nil {
+	cfg, missing := agent.WithSecrets(rec.Spec.GetConfig(), sess.engine.Config(), rec.Secrets)
+	if err := sess.engine.Load(agent.Snapshot{History: h, Usage: rec.Usage}); err != nil {
 		return nil // a run started meanwhile: its memory is the newest
 	}
-	if err := e.s.SetConfig(cfg); err != nil {
-		return failure(codes.Internal, agentv1.ErrorReason_ERROR_REASON_AGENT_UNREADABLE, "the stored config of agent %q is invalid: %v", agentID(e.id), err)
+	if err := sess.engine.SetConfig(cfg); err != nil {
+		return failure(codes.Internal, agentv1.ErrorReason_ERROR_REASON_AGENT_UNREADABLE, "the stored config of agent %q is invalid: %v", agentID(sess.id), err)
 	}
 	keys := agent.Secrets(cfg)
-	e.mu.Lock()
-	old := e.keys
-	e.keys, e.missing, e.version = keys, missing, v
-	e.tools, e.skills, e.applied = rec.Spec.GetTools(), rec.Spec.GetSkills(), nil
-	e.mu.Unlock()
+	sess.mu.Lock()
+	old := sess.keys
+	sess.keys, sess.missing, sess.version = keys, missing, v
+	sess.tools, sess.skills, sess.applied = rec.Spec.GetTools(), rec.Spec.GetSkills(), nil
+	sess.mu.Unlock()
 	s.secrets.Add(keys...)
 	s.secrets.Remove(old...)
 	return nil
@@ -315,42 +317,42 @@ func (s *Server) reload(ctx context.Context, e *session, rec *store.Agent) error
 
 // refresh points the session's tools and skills at the current catalog
 // when it changed since they were chosen.
-func (e *session) refresh(c *catalog) error {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	if e.applied == c {
+func (sess *session) refresh(c *catalog) error {
+	sess.mu.Lock()
+	defer sess.mu.Unlock()
+	if sess.applied == c {
 		return nil
 	}
-	tools, err := selectTools(c, e.tools, "agent.tools")
+	tools, err := selectTools(c, sess.tools, "agent.tools")
 	if err != nil {
 		return failure(codes.FailedPrecondition, agentv1.ErrorReason_ERROR_REASON_TOOL_GONE, "a tool this agent names is gone after a reload: %v", err)
 	}
-	skills, err := selectSkills(c, e.skills, "agent.skills")
+	skills, err := selectSkills(c, sess.skills, "agent.skills")
 	if err != nil {
 		return failure(codes.FailedPrecondition, agentv1.ErrorReason_ERROR_REASON_SKILL_GONE, "a skill this agent names is gone after a reload: %v", err)
 	}
-	e.s.SetTools(tools)
-	e.s.SetSkills(skills)
-	e.applied = c
+	sess.engine.SetTools(tools)
+	sess.engine.SetSkills(skills)
+	sess.applied = c
 	return nil
 }
 
 // wrote records that this process wrote the agent, which is now at version
 // v: the session's memory matches it unless another process wrote between.
-func (e *session) wrote(v int64) {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	if v == e.version+1 {
-		e.version = v
+func (sess *session) wrote(v int64) {
+	sess.mu.Lock()
+	defer sess.mu.Unlock()
+	if v == sess.version+1 {
+		sess.version = v
 	} else {
-		e.version = 0 // stale: reload when idle
+		sess.version = 0 // stale: reload when idle
 	}
 }
 
 // stale marks the session's memory as not matching the store: it is
 // reloaded when next used idle.
-func (e *session) stale() {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	e.version = 0
+func (sess *session) stale() {
+	sess.mu.Lock()
+	defer sess.mu.Unlock()
+	sess.version = 0
 }
