@@ -233,18 +233,9 @@ func (s *Server) Compact(req *agentv1.CompactRequest, stream agentv1.AgentServic
 	}
 	ctx, cancel := context.WithCancelCause(withRunOptions(stream.Context(), runOptions{}))
 	defer cancel(nil)
-	k := &sink{srv: s, send: func(ev *agentv1.Event) error { return stream.Send(&agentv1.CompactResponse{Event: ev}) }, onGone: cancel}
-	_, err = sess.engine.Compact(ctx, k.event)
-	if err != nil {
-		var je *agent.JournalError
-		if errors.As(err, &je) {
-			return storeStatus(je.Err)
-		}
-		if errors.Is(err, agent.ErrBusy) {
-			return failure(codes.FailedPrecondition, agentv1.ErrorReason_ERROR_REASON_RUN_ACTIVE, "the agent is running on another replica and could not be stopped")
-		}
-	}
-	return fieldsUnder(err, "", map[string]string{"config": "agent.config"})
+	out := &sink{srv: s, send: func(ev *agentv1.Event) error { return stream.Send(&agentv1.CompactResponse{Event: ev}) }, onGone: cancel}
+	_, err = sess.engine.Compact(ctx, out.event)
+	return compactError(err)
 }
 
 // answer stores a decision and hands it to the run, here or on the

@@ -12,6 +12,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/agentcore/agentcore/pkg/agent"
+	"github.com/agentcore/agentcore/pkg/auth"
 	"github.com/agentcore/agentcore/pkg/interceptor"
 	"github.com/agentcore/agentcore/pkg/profile"
 	"github.com/agentcore/agentcore/pkg/store"
@@ -26,44 +27,79 @@ const sendPrefix = "start"
 // on_disconnect CONTINUE the run outlives the stream: it runs on the
 // server's own goroutine and the stream only follows it.
 func (s *Server) Send(stream agentv1.AgentService_SendServer) error {
-	ctx := stream.Context()
-	t, err := s.tenant(ctx)
+	t, err := s.tenant(stream.Context())
 	if err != nil {
 		return err
 	}
+	start, err := receiveStart(stream)
+	if err != nil {
+		return err
+	}
+	sess, opts, err := s.prepareSend(stream.Context(), start)
+	if err != nil {
+		return err
+	}
+	release, err := s.admitSend(t, start.GetConfig())
+	if err != nil {
+		return err
+	}
+	detached := start.GetOnDisconnect() == agentv1.OnDisconnect_ON_DISCONNECT_CONTINUE
+	ctx, cancel, out := s.connectSend(stream, start.GetOnDisconnect(), &opts)
+	if !detached {
+		defer release()
+		defer cancel(nil)
+		_, err = sess.engine.Send(ctx, opts)
+		return s.sendError(err)
+	}
+	return s.followDetached(stream, sess, out, func() error {
+		_, err := sess.engine.Send(ctx, opts)
+		return err
+	}, func() { cancel(nil); release() })
+}
+
+// receiveStart reads a send's first message, which must start it.
+func receiveStart(stream agentv1.AgentService_SendServer) (*agentv1.StartRun, error) {
 	first, err := stream.Recv()
 	if err == io.EOF {
-		return invalidField("start", "the stream closed before a start message")
+		return nil, invalidField("start", "the stream closed before a start message")
 	}
 	if err != nil {
-		return err
+		return nil, err
 	}
 	start := first.GetStart()
 	if start == nil {
-		return invalidField("start", "the first message must be a start")
+		return nil, invalidField("start", "the first message must be a start")
 	}
 	if start.GetAgentId() == "" {
-		return invalidField("start.agent_id", "required")
+		return nil, invalidField("start.agent_id", "required")
 	}
 	if _, ok := agentv1.OnDisconnect_name[int32(start.GetOnDisconnect())]; !ok {
-		return invalidField("start.on_disconnect", "unknown value %d", start.GetOnDisconnect())
+		return nil, invalidField("start.on_disconnect", "unknown value %d", start.GetOnDisconnect())
 	}
+	return start, nil
+}
+
+// prepareSend finds the agent a send starts, checks that it can run (a
+// model, the secrets, the history's size) and returns the engine's options
+// for it, the tools it selects resolved.
+func (s *Server) prepareSend(ctx context.Context, start *agentv1.StartRun) (*session, agent.SendOptions, error) {
+	var opts agent.SendOptions
 	sess, err := s.agent(ctx, start.GetAgentId())
 	if err != nil {
-		return err
+		return nil, opts, err
 	}
 	c, err := s.catalog()
 	if err != nil {
-		return err
+		return nil, opts, err
 	}
 	if err := sess.refresh(c); err != nil {
-		return err
+		return nil, opts, err
 	}
 	if err := s.checkModel(sess, start.GetConfig()); err != nil {
-		return err
+		return nil, opts, err
 	}
 	if err := s.checkSecrets(sess, start.GetConfig()); err != nil {
-		return err
+		return nil, opts, err
 	}
 	// The rule of SetHistory: the history as the send finds it (its own
 	// replacement, or the agent's) may hold -max-history messages.
@@ -72,66 +108,77 @@ func (s *Server) Send(stream agentv1.AgentService_SendServer) error {
 		n, field = len(h.GetMessages()), "start.history.messages"
 	}
 	if err := s.checkHistorySize(n, field); err != nil {
-		return err
+		return nil, opts, err
 	}
-	opts := agent.SendOptions{
+	opts = agent.SendOptions{
 		Input: start.GetInput(), Config: start.GetConfig(), History: start.GetHistory(), Busy: start.GetBusyPolicy(),
 		PermissionMode: start.GetPermissionMode(), AskTools: start.GetAskTools(), Resume: start.GetResume(),
 	}
 	if sel := start.GetTools(); sel != nil {
 		if opts.Tools, err = selectTools(c, sel, "start.tools"); err != nil {
-			return err
+			return nil, opts, err
 		}
 	}
+	return sess, opts, nil
+}
+
+// admitSend counts a send of the tenant against the limits on running sends
+// and holds the secrets of its config override for the redactor; release
+// undoes both once the send has ended.
+func (s *Server) admitSend(t *auth.Tenant, override *agentv1.AgentConfig) (release func(), err error) {
 	done, err := s.agents.startRun(s.cfg.Limits.MaxConcurrentRuns, t)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	keys := agent.Secrets(start.GetConfig())
+	keys := agent.Secrets(override)
 	s.secrets.Add(keys...)
-	finish := func() {
+	return func() {
 		s.secrets.Remove(keys...)
 		done()
-	}
+	}, nil
+}
 
-	detached := start.GetOnDisconnect() == agentv1.OnDisconnect_ON_DISCONNECT_CONTINUE
-	base := ctx // holds the caller's tenant
+// connectSend joins a send to its stream: the run's context (the caller's,
+// without its cancellation when the run outlives the stream), its events
+// to the stream (out), and the client's later messages (permission answers,
+// stop) to the run, read on a goroutine of their own.
+func (s *Server) connectSend(stream agentv1.AgentService_SendServer, onDisconnect agentv1.OnDisconnect, opts *agent.SendOptions) (context.Context, context.CancelCauseFunc, *sink) {
+	detached := onDisconnect == agentv1.OnDisconnect_ON_DISCONNECT_CONTINUE
+	base := stream.Context() // holds the caller's tenant
 	if detached {
 		base = context.WithoutCancel(base)
 	}
-	ctx, cancel := context.WithCancelCause(withRunOptions(base, runOptions{onDisconnect: start.GetOnDisconnect()}))
-	k := &sink{srv: s, send: func(ev *agentv1.Event) error { return stream.Send(&agentv1.SendResponse{Event: ev}) }}
+	ctx, cancel := context.WithCancelCause(withRunOptions(base, runOptions{onDisconnect: onDisconnect}))
+	out := &sink{srv: s, send: func(ev *agentv1.Event) error { return stream.Send(&agentv1.SendResponse{Event: ev}) }}
 	if !detached {
-		k.onGone = cancel // the client going away stops the run
+		out.onGone = cancel // the client going away stops the run
 	}
-	r := &replies{srv: s, sink: k, detached: detached}
-	opts.OnPermission = r.ask
-	opts.OnEvent = k.event
-	go r.read(stream, cancel)
+	in := &inbound{srv: s, sink: out, detached: detached}
+	opts.OnPermission = in.ask
+	opts.OnEvent = out.event
+	go in.read(stream, cancel)
+	return ctx, cancel, out
+}
 
-	if !detached {
-		defer finish()
-		defer cancel(nil)
-		_, err = sess.engine.Send(ctx, opts)
-		return s.sendError(err)
-	}
+// followDetached runs a send that outlives its stream on the server's own
+// goroutine (run, then ended), and follows it on the stream until either
+// ends.
+func (s *Server) followDetached(stream agentv1.AgentService_SendServer, sess *session, out *sink, run func() error, ended func()) error {
 	result := make(chan error, 1)
 	s.bgRuns.Add(1)
 	go func() {
 		defer s.bgRuns.Done()
-		defer finish()
-		defer cancel(nil)
-		_, err := sess.engine.Send(ctx, opts)
-		result <- err
+		defer ended()
+		result <- run()
 	}()
 	select {
 	case err := <-result:
 		return s.sendError(err)
 	case <-stream.Context().Done():
-		k.detach()
-		run := k.run()
-		s.log.Debug("client left a run that goes on", "agent", sess.id, "run", run)
-		return status.Errorf(codes.Canceled, "the client went away; run %s goes on (on_disconnect CONTINUE): Attach follows it", run)
+		out.detach()
+		id := out.run()
+		s.log.Debug("client left a run that goes on", "agent", sess.id, "run", id)
+		return status.Errorf(codes.Canceled, "the client went away; run %s goes on (on_disconnect CONTINUE): Attach follows it", id)
 	}
 }
 
@@ -154,9 +201,9 @@ func (s *Server) checkModel(sess *session, override *agentv1.AgentConfig) error 
 			"or give config.base_url and config.model (or config.profile) to CreateAgent, UpdateAgent or this send")
 }
 
-// replies handles what the client sends on a Send stream after the start:
+// inbound handles what the client sends on a Send stream after the start:
 // permission answers and stop.
-type replies struct {
+type inbound struct {
 	srv      *Server
 	sink     *sink
 	detached bool
@@ -168,23 +215,23 @@ type replies struct {
 const closedText = "the client closed its side of the stream, so no one could approve this call"
 
 // ask is the run's permission hook.
-func (r *replies) ask(ctx context.Context, req agent.PermissionRequest) agent.Decision {
-	if !r.detached && r.closed.Load() {
-		return r.srv.replica.Decide(req.RunID, req.ToolCallID, false, closedText)
+func (in *inbound) ask(ctx context.Context, req agent.PermissionRequest) agent.Decision {
+	if !in.detached && in.closed.Load() {
+		return in.srv.replica.Decide(req.RunID, req.ToolCallID, false, closedText)
 	}
-	return r.srv.replica.Ask(ctx, req)
+	return in.srv.replica.Ask(ctx, req)
 }
 
 // read handles the client's messages until the stream ends.
-func (r *replies) read(stream agentv1.AgentService_SendServer, cancel context.CancelCauseFunc) {
+func (in *inbound) read(stream agentv1.AgentService_SendServer, cancel context.CancelCauseFunc) {
 	for {
 		msg, err := stream.Recv()
 		if err == io.EOF {
-			if !r.detached {
-				r.closed.Store(true)
-				if run := r.sink.run(); run != "" {
-					for _, call := range r.srv.replica.Waiting(run) {
-						r.srv.replica.Deliver(run, call, r.srv.replica.Decide(run, call, false, closedText))
+			if !in.detached {
+				in.closed.Store(true)
+				if run := in.sink.run(); run != "" {
+					for _, call := range in.srv.replica.Waiting(run) {
+						in.srv.replica.Deliver(run, call, in.srv.replica.Decide(run, call, false, closedText))
 					}
 				}
 			}
@@ -196,8 +243,8 @@ func (r *replies) read(stream agentv1.AgentService_SendServer, cancel context.Ca
 		switch {
 		case msg.GetPermission() != nil:
 			p := msg.GetPermission()
-			if run := r.sink.run(); run != "" {
-				_ = r.srv.answer(stream.Context(), run, p.GetToolCallId(), p.GetAllow(), p.GetReason())
+			if run := in.sink.run(); run != "" {
+				_ = in.srv.answer(stream.Context(), run, p.GetToolCallId(), p.GetAllow(), p.GetReason())
 			}
 		case msg.GetStop() != nil:
 			cancel(agent.ErrStopped)
@@ -217,10 +264,11 @@ type sink struct {
 	runID  string                     // the run's id, from its first event
 }
 
-func (k *sink) event(ev *agentv1.Event) {
-	s := k.srv
-	if r := ev.GetRetry(); r != nil {
-		r.Message = s.secrets.Redact(r.GetMessage())
+// event passes one event of the run on (the engine's OnEvent).
+func (out *sink) event(ev *agentv1.Event) {
+	s := out.srv
+	if retry := ev.GetRetry(); retry != nil {
+		retry.Message = s.secrets.Redact(retry.GetMessage())
 	}
 	if ev.GetModelDelta() == nil { // deltas are small; the rest may not be
 		ev = interceptor.FitMessage(ev, s.cfg.Limits.MaxMessageBytes-interceptor.MessageRoom)
@@ -234,33 +282,34 @@ func (k *sink) event(ev *agentv1.Event) {
 		}
 	}
 	s.events.Add(ev)
-	k.mu.Lock()
-	defer k.mu.Unlock()
-	if k.runID == "" {
-		k.runID = ev.GetRunId()
+	out.mu.Lock()
+	defer out.mu.Unlock()
+	if out.runID == "" {
+		out.runID = ev.GetRunId()
 	}
-	if k.send == nil {
+	if out.send == nil {
 		return
 	}
-	if err := k.send(ev); err != nil {
-		k.send = nil
-		if k.onGone != nil {
-			k.onGone(err)
+	if err := out.send(ev); err != nil {
+		out.send = nil
+		if out.onGone != nil {
+			out.onGone(err)
 		}
 	}
 }
 
 // detach stops sending to the client (its stream is ending).
-func (k *sink) detach() {
-	k.mu.Lock()
-	defer k.mu.Unlock()
-	k.send = nil
+func (out *sink) detach() {
+	out.mu.Lock()
+	defer out.mu.Unlock()
+	out.send = nil
 }
 
-func (k *sink) run() string {
-	k.mu.Lock()
-	defer k.mu.Unlock()
-	return k.runID
+// run returns the run's id, once its first event has passed.
+func (out *sink) run() string {
+	out.mu.Lock()
+	defer out.mu.Unlock()
+	return out.runID
 }
 
 // checkSecrets fails a send (or compaction) of an agent restored without

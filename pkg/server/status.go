@@ -282,6 +282,19 @@ func (s *Server) sendError(err error) error {
 	return fieldsUnder(err, sendPrefix, nil)
 }
 
+// compactError maps the error of a compaction to the status its stream
+// ends with.
+func compactError(err error) error {
+	var je *agent.JournalError
+	switch {
+	case errors.As(err, &je):
+		return storeStatus(je.Err)
+	case errors.Is(err, agent.ErrBusy):
+		return failure(codes.FailedPrecondition, agentv1.ErrorReason_ERROR_REASON_RUN_ACTIVE, "the agent is running on another replica and could not be stopped")
+	}
+	return fieldsUnder(err, "", map[string]string{"config": "agent.config"})
+}
+
 // limitFailure is RESOURCE_EXHAUSTED with the reason and, in the
 // ErrorInfo's metadata, whose limit it is: "server" or "tenant".
 func limitFailure(reason agentv1.ErrorReason, scope, format string, args ...any) error {
