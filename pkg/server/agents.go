@@ -94,56 +94,6 @@ func (s *Server) CreateAgent(ctx context.Context, req *agentv1.CreateAgentReques
 	return &agentv1.CreateAgentResponse{Agent: s.agentProto(rec, sess)}, nil
 }
 
-// checkAgentLimits fails a new agent beyond the server's limit or its
-// tenant's (the agents in the store, over every replica).
-func (s *Server) checkAgentLimits(ctx context.Context, t *auth.Tenant) error {
-	if s.agents.shuttingDown() {
-		return failure(codes.Unavailable, agentv1.ErrorReason_ERROR_REASON_SHUTTING_DOWN, "the server is shutting down")
-	}
-	if max := s.cfg.Limits.MaxSessions; max > 0 {
-		n, err := s.store.CountAgents(ctx)
-		if err != nil {
-			return storeStatus(err)
-		}
-		if n >= max {
-			return limitFailure(agentv1.ErrorReason_ERROR_REASON_SESSION_LIMIT, "server", "the server holds %d agents, its limit (-max-sessions); delete some first", n)
-		}
-	}
-	if max := t.MaxAgents; max > 0 {
-		recs, err := s.store.ListAgents(ctx, store.AgentQuery{Tenant: t.ID, Limit: max})
-		if err != nil {
-			return storeStatus(err)
-		}
-		if len(recs) >= max {
-			return limitFailure(agentv1.ErrorReason_ERROR_REASON_SESSION_LIMIT, "tenant", "this tenant holds %d agents, its limit (limits.agents); delete some first", len(recs))
-		}
-	}
-	return nil
-}
-
-// agentProto is the public view of a stored agent (with what this replica
-// knows of it, sess when loaded here): no secret in it.
-func (s *Server) agentProto(rec *store.Agent, sess *session) *agentv1.Agent {
-	missing := rec.Secrets
-	if sess != nil {
-		sess.mu.Lock()
-		missing = sess.missing
-		sess.mu.Unlock()
-	}
-	a := &agentv1.Agent{
-		Id: agentID(rec.ID), Config: rec.Spec.GetConfig(), State: agentv1.AgentState_AGENT_STATE_IDLE, RunId: rec.RunID,
-		HistoryLength: int32(rec.HistoryLength), Usage: rec.Usage,
-		HasApiKey:      slices.Contains(rec.Secrets, "config.api_key") || slices.Contains(rec.Secrets, "config.compact.api_key"),
-		ApiKeyRequired: len(missing) > 0,
-		Tools:          rec.Spec.GetTools(), Skills: rec.Spec.GetSkills(),
-		CreateTime: timestamppb.New(rec.Created), UpdateTime: timestamppb.New(rec.Updated),
-	}
-	if rec.RunID != "" {
-		a.State = agentv1.AgentState_AGENT_STATE_RUNNING
-	}
-	return a
-}
-
 // GetAgent returns one agent.
 func (s *Server) GetAgent(ctx context.Context, req *agentv1.GetAgentRequest) (*agentv1.GetAgentResponse, error) {
 	rec, err := s.agentRecord(ctx, req.GetAgentId())
@@ -151,19 +101,6 @@ func (s *Server) GetAgent(ctx context.Context, req *agentv1.GetAgentRequest) (*a
 		return nil, err
 	}
 	return &agentv1.GetAgentResponse{Agent: s.agentProto(rec, s.agents.cached(rec.ID))}, nil
-}
-
-// pageSize checks a page size: default 100, at most 1000.
-func pageSize(n int32) (int, error) {
-	switch {
-	case n < 0:
-		return 0, invalidField("page_size", "must not be negative")
-	case n == 0:
-		return defaultPageSize, nil
-	case n > maxPageSize:
-		return maxPageSize, nil
-	}
-	return int(n), nil
 }
 
 // ListAgents pages through the caller's agents ordered by id.
@@ -197,48 +134,6 @@ func (s *Server) ListAgents(ctx context.Context, req *agentv1.ListAgentsRequest)
 		resp.Agents = append(resp.Agents, s.agentProto(rec, s.agents.cached(rec.ID)))
 	}
 	return resp, nil
-}
-
-// DeleteAgent stops any run, here or on another replica, kills its tool
-// processes and deletes the agent with its history, runs and events.
-func (s *Server) DeleteAgent(ctx context.Context, req *agentv1.DeleteAgentRequest) (*agentv1.DeleteAgentResponse, error) {
-	rec, err := s.agentRecord(ctx, req.GetAgentId())
-	if err != nil {
-		return nil, err
-	}
-	stopped := false
-	if sess := s.agents.cached(rec.ID); sess != nil {
-		if stopped, err = sess.engine.Close(ctx); err != nil {
-			return nil, err
-		}
-		sess.mu.Lock()
-		keys := sess.keys
-		sess.mu.Unlock()
-		s.secrets.Remove(keys...)
-	}
-	if !stopped && rec.RunID != "" { // running on another replica
-		if err := s.stopRemote(ctx, rec.RunID, replica.CauseStopped); err != nil {
-			return nil, err
-		}
-		stopped = true
-	}
-	if err := s.store.DeleteAgent(ctx, rec.ID); err != nil && !errors.Is(err, store.ErrNotFound) {
-		return nil, storeStatus(err)
-	}
-	s.agents.mu.Lock()
-	delete(s.agents.m, rec.ID)
-	s.agents.mu.Unlock()
-	_ = s.store.Notify(ctx, store.Notice{Kind: store.NoticeAgent, AgentID: rec.ID})
-	return &agentv1.DeleteAgentResponse{StoppedRun: stopped}, nil
-}
-
-// checkHistorySize enforces the history limit on a history of n messages.
-func (s *Server) checkHistorySize(n int, field string) error {
-	if max := s.cfg.Limits.MaxHistory; max > 0 && n > max {
-		return failure(codes.ResourceExhausted, agentv1.ErrorReason_ERROR_REASON_HISTORY_LIMIT,
-			"%s holds %d messages, more than the server's limit of %d (-max-history)", field, n, max)
-	}
-	return nil
 }
 
 // UpdateAgent changes a session's config, tools or skills.
@@ -342,6 +237,111 @@ func (s *Server) UpdateAgent(ctx context.Context, req *agentv1.UpdateAgentReques
 		return nil, storeStatus(err)
 	}
 	return &agentv1.UpdateAgentResponse{Agent: s.agentProto(got, sess)}, nil
+}
+
+// DeleteAgent stops any run, here or on another replica, kills its tool
+// processes and deletes the agent with its history, runs and events.
+func (s *Server) DeleteAgent(ctx context.Context, req *agentv1.DeleteAgentRequest) (*agentv1.DeleteAgentResponse, error) {
+	rec, err := s.agentRecord(ctx, req.GetAgentId())
+	if err != nil {
+		return nil, err
+	}
+	stopped := false
+	if sess := s.agents.cached(rec.ID); sess != nil {
+		if stopped, err = sess.engine.Close(ctx); err != nil {
+			return nil, err
+		}
+		sess.mu.Lock()
+		keys := sess.keys
+		sess.mu.Unlock()
+		s.secrets.Remove(keys...)
+	}
+	if !stopped && rec.RunID != "" { // running on another replica
+		if err := s.stopRemote(ctx, rec.RunID, replica.CauseStopped); err != nil {
+			return nil, err
+		}
+		stopped = true
+	}
+	if err := s.store.DeleteAgent(ctx, rec.ID); err != nil && !errors.Is(err, store.ErrNotFound) {
+		return nil, storeStatus(err)
+	}
+	s.agents.mu.Lock()
+	delete(s.agents.m, rec.ID)
+	s.agents.mu.Unlock()
+	_ = s.store.Notify(ctx, store.Notice{Kind: store.NoticeAgent, AgentID: rec.ID})
+	return &agentv1.DeleteAgentResponse{StoppedRun: stopped}, nil
+}
+
+// checkAgentLimits fails a new agent beyond the server's limit or its
+// tenant's (the agents in the store, over every replica).
+func (s *Server) checkAgentLimits(ctx context.Context, t *auth.Tenant) error {
+	if s.agents.shuttingDown() {
+		return failure(codes.Unavailable, agentv1.ErrorReason_ERROR_REASON_SHUTTING_DOWN, "the server is shutting down")
+	}
+	if max := s.cfg.Limits.MaxSessions; max > 0 {
+		n, err := s.store.CountAgents(ctx)
+		if err != nil {
+			return storeStatus(err)
+		}
+		if n >= max {
+			return limitFailure(agentv1.ErrorReason_ERROR_REASON_SESSION_LIMIT, "server", "the server holds %d agents, its limit (-max-sessions); delete some first", n)
+		}
+	}
+	if max := t.MaxAgents; max > 0 {
+		recs, err := s.store.ListAgents(ctx, store.AgentQuery{Tenant: t.ID, Limit: max})
+		if err != nil {
+			return storeStatus(err)
+		}
+		if len(recs) >= max {
+			return limitFailure(agentv1.ErrorReason_ERROR_REASON_SESSION_LIMIT, "tenant", "this tenant holds %d agents, its limit (limits.agents); delete some first", len(recs))
+		}
+	}
+	return nil
+}
+
+// checkHistorySize enforces the history limit on a history of n messages.
+func (s *Server) checkHistorySize(n int, field string) error {
+	if max := s.cfg.Limits.MaxHistory; max > 0 && n > max {
+		return failure(codes.ResourceExhausted, agentv1.ErrorReason_ERROR_REASON_HISTORY_LIMIT,
+			"%s holds %d messages, more than the server's limit of %d (-max-history)", field, n, max)
+	}
+	return nil
+}
+
+// agentProto is the public view of a stored agent (with what this replica
+// knows of it, sess when loaded here): no secret in it.
+func (s *Server) agentProto(rec *store.Agent, sess *session) *agentv1.Agent {
+	missing := rec.Secrets
+	if sess != nil {
+		sess.mu.Lock()
+		missing = sess.missing
+		sess.mu.Unlock()
+	}
+	a := &agentv1.Agent{
+		Id: agentID(rec.ID), Config: rec.Spec.GetConfig(), State: agentv1.AgentState_AGENT_STATE_IDLE, RunId: rec.RunID,
+		HistoryLength: int32(rec.HistoryLength), Usage: rec.Usage,
+		HasApiKey:      slices.Contains(rec.Secrets, "config.api_key") || slices.Contains(rec.Secrets, "config.compact.api_key"),
+		ApiKeyRequired: len(missing) > 0,
+		Tools:          rec.Spec.GetTools(), Skills: rec.Spec.GetSkills(),
+		CreateTime: timestamppb.New(rec.Created), UpdateTime: timestamppb.New(rec.Updated),
+	}
+	if rec.RunID != "" {
+		a.State = agentv1.AgentState_AGENT_STATE_RUNNING
+	}
+	return a
+}
+
+// pageSize checks a page size: default 100, at most 1000.
+func pageSize(n int32) (int, error) {
+	switch {
+	case n < 0:
+		return 0, invalidField("page_size", "must not be negative")
+	case n == 0:
+		return defaultPageSize, nil
+	case n > maxPageSize:
+		return maxPageSize, nil
+	}
+	return int(n), nil
 }
 
 // copyPath copies the field at path from src to dst (clearing it when unset

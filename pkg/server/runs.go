@@ -17,6 +17,107 @@ import (
 	agentv1 "github.com/agentcore/agentcore/proto/agentcore/v1"
 )
 
+// GetRun returns one run.
+func (s *Server) GetRun(ctx context.Context, req *agentv1.GetRunRequest) (*agentv1.GetRunResponse, error) {
+	if req.GetRunId() == "" {
+		return nil, invalidField("run_id", "required")
+	}
+	r, err := s.getRun(ctx, req.GetRunId())
+	if err != nil {
+		return nil, err
+	}
+	return &agentv1.GetRunResponse{Run: s.runProto(ctx, r)}, nil
+}
+
+// ListRuns pages through runs, newest first.
+func (s *Server) ListRuns(ctx context.Context, req *agentv1.ListRunsRequest) (*agentv1.ListRunsResponse, error) {
+	size, err := pageSize(req.GetPageSize())
+	if err != nil {
+		return nil, err
+	}
+	t, err := s.tenant(ctx)
+	if err != nil {
+		return nil, err
+	}
+	q := store.RunQuery{Tenant: t.ID, State: req.GetState(), Limit: size + 1}
+	if _, ok := agentv1.RunState_name[int32(req.GetState())]; !ok {
+		return nil, invalidField("state", "unknown run state %d", req.GetState())
+	}
+	if tok := req.GetPageToken(); tok != "" {
+		c, ok := decodeRunCursor(tok)
+		if !ok {
+			return nil, invalidField("page_token", "not a token this server gave")
+		}
+		q.Before = c
+	}
+	if id := req.GetAgentId(); id != "" {
+		rec, err := s.agentRecord(ctx, id)
+		if err != nil {
+			return nil, err
+		}
+		q.AgentID = rec.ID
+	}
+	runs, err := s.store.ListRuns(ctx, q)
+	if err != nil {
+		return nil, storeStatus(err)
+	}
+	resp := &agentv1.ListRunsResponse{}
+	for i, r := range runs {
+		if i == size {
+			last := runs[i-1]
+			resp.NextPageToken = encodeRunCursor(last)
+			break
+		}
+		resp.Runs = append(resp.Runs, s.runProto(ctx, r))
+	}
+	return resp, nil
+}
+
+// Stop stops the run holding an agent (a send or compaction), here or on
+// another replica, and returns once it has stopped. Sends waiting their
+// turn, here or there, are not affected.
+func (s *Server) Stop(ctx context.Context, req *agentv1.StopRequest) (*agentv1.StopResponse, error) {
+	rec, err := s.agentRecord(ctx, req.GetAgentId())
+	if err != nil {
+		return nil, err
+	}
+	run := rec.RunID
+	if run == "" || req.GetRunId() != "" && req.GetRunId() != run {
+		return &agentv1.StopResponse{}, nil
+	}
+	if done := s.replica.Stop(run, agent.ErrStopped); done != nil {
+		select {
+		case <-done:
+		case <-ctx.Done():
+			return nil, toStatus(ctx.Err())
+		}
+		return &agentv1.StopResponse{Stopped: true}, nil
+	}
+	if err := s.stopRemote(ctx, run, replica.CauseStopped); err != nil {
+		return nil, err
+	}
+	return &agentv1.StopResponse{Stopped: true}, nil
+}
+
+// Compact runs a manual compaction and streams its events.
+func (s *Server) Compact(req *agentv1.CompactRequest, stream agentv1.AgentService_CompactServer) error {
+	sess, err := s.agent(stream.Context(), req.GetAgentId())
+	if err != nil {
+		return err
+	}
+	if err := s.checkModel(sess, nil); err != nil {
+		return err
+	}
+	if err := s.checkSecrets(sess, nil); err != nil {
+		return err
+	}
+	ctx, cancel := context.WithCancelCause(withRunOptions(stream.Context(), runOptions{}))
+	defer cancel(nil)
+	out := &sink{srv: s, send: func(ev *agentv1.Event) error { return stream.Send(&agentv1.CompactResponse{Event: ev}) }, onGone: cancel}
+	_, err = sess.engine.Compact(ctx, out.event)
+	return compactError(err)
+}
+
 // RespondPermission answers a run's permission request.
 func (s *Server) RespondPermission(ctx context.Context, req *agentv1.RespondPermissionRequest) (*agentv1.RespondPermissionResponse, error) {
 	var vs []Violation
@@ -77,62 +178,6 @@ func (s *Server) runProto(ctx context.Context, r *store.Run) *agentv1.Run {
 	return out
 }
 
-// GetRun returns one run.
-func (s *Server) GetRun(ctx context.Context, req *agentv1.GetRunRequest) (*agentv1.GetRunResponse, error) {
-	if req.GetRunId() == "" {
-		return nil, invalidField("run_id", "required")
-	}
-	r, err := s.getRun(ctx, req.GetRunId())
-	if err != nil {
-		return nil, err
-	}
-	return &agentv1.GetRunResponse{Run: s.runProto(ctx, r)}, nil
-}
-
-// ListRuns pages through runs, newest first.
-func (s *Server) ListRuns(ctx context.Context, req *agentv1.ListRunsRequest) (*agentv1.ListRunsResponse, error) {
-	size, err := pageSize(req.GetPageSize())
-	if err != nil {
-		return nil, err
-	}
-	t, err := s.tenant(ctx)
-	if err != nil {
-		return nil, err
-	}
-	q := store.RunQuery{Tenant: t.ID, State: req.GetState(), Limit: size + 1}
-	if _, ok := agentv1.RunState_name[int32(req.GetState())]; !ok {
-		return nil, invalidField("state", "unknown run state %d", req.GetState())
-	}
-	if tok := req.GetPageToken(); tok != "" {
-		c, ok := decodeRunCursor(tok)
-		if !ok {
-			return nil, invalidField("page_token", "not a token this server gave")
-		}
-		q.Before = c
-	}
-	if id := req.GetAgentId(); id != "" {
-		rec, err := s.agentRecord(ctx, id)
-		if err != nil {
-			return nil, err
-		}
-		q.AgentID = rec.ID
-	}
-	runs, err := s.store.ListRuns(ctx, q)
-	if err != nil {
-		return nil, storeStatus(err)
-	}
-	resp := &agentv1.ListRunsResponse{}
-	for i, r := range runs {
-		if i == size {
-			last := runs[i-1]
-			resp.NextPageToken = encodeRunCursor(last)
-			break
-		}
-		resp.Runs = append(resp.Runs, s.runProto(ctx, r))
-	}
-	return resp, nil
-}
-
 func encodeRunCursor(r *store.Run) string {
 	return base64.RawURLEncoding.EncodeToString([]byte(strconv.FormatInt(r.Started.UnixMicro(), 10) + ":" + r.ID))
 }
@@ -148,32 +193,6 @@ func decodeRunCursor(tok string) (*store.Cursor, bool) {
 		return nil, false
 	}
 	return &store.Cursor{Started: time.UnixMicro(n), ID: id}, true
-}
-
-// Stop stops the run holding an agent (a send or compaction), here or on
-// another replica, and returns once it has stopped. Sends waiting their
-// turn, here or there, are not affected.
-func (s *Server) Stop(ctx context.Context, req *agentv1.StopRequest) (*agentv1.StopResponse, error) {
-	rec, err := s.agentRecord(ctx, req.GetAgentId())
-	if err != nil {
-		return nil, err
-	}
-	run := rec.RunID
-	if run == "" || req.GetRunId() != "" && req.GetRunId() != run {
-		return &agentv1.StopResponse{}, nil
-	}
-	if done := s.replica.Stop(run, agent.ErrStopped); done != nil {
-		select {
-		case <-done:
-		case <-ctx.Done():
-			return nil, toStatus(ctx.Err())
-		}
-		return &agentv1.StopResponse{Stopped: true}, nil
-	}
-	if err := s.stopRemote(ctx, run, replica.CauseStopped); err != nil {
-		return nil, err
-	}
-	return &agentv1.StopResponse{Stopped: true}, nil
 }
 
 // stopRemote asks the replica running a run to stop it and waits until it
@@ -217,25 +236,6 @@ func (s *Server) stopRemote(ctx context.Context, run, cause string) error {
 			return toStatus(ctx.Err())
 		}
 	}
-}
-
-// Compact runs a manual compaction and streams its events.
-func (s *Server) Compact(req *agentv1.CompactRequest, stream agentv1.AgentService_CompactServer) error {
-	sess, err := s.agent(stream.Context(), req.GetAgentId())
-	if err != nil {
-		return err
-	}
-	if err := s.checkModel(sess, nil); err != nil {
-		return err
-	}
-	if err := s.checkSecrets(sess, nil); err != nil {
-		return err
-	}
-	ctx, cancel := context.WithCancelCause(withRunOptions(stream.Context(), runOptions{}))
-	defer cancel(nil)
-	out := &sink{srv: s, send: func(ev *agentv1.Event) error { return stream.Send(&agentv1.CompactResponse{Event: ev}) }, onGone: cancel}
-	_, err = sess.engine.Compact(ctx, out.event)
-	return compactError(err)
 }
 
 // answer stores a decision and hands it to the run, here or on the

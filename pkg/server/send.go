@@ -122,6 +122,46 @@ func (s *Server) prepareSend(ctx context.Context, start *agentv1.StartRun) (*ses
 	return sess, opts, nil
 }
 
+// checkModel fails a send that could reach no model, saying how to give one.
+func (s *Server) checkModel(sess *session, override *agentv1.AgentConfig) error {
+	c := sess.engine.StoredConfig() // read only; the send expands the same one
+	if override != nil {
+		c = agent.MergeConfig(c, override)
+	}
+	if exp, err := sess.expand(c); err == nil && exp.GetBaseUrl() != "" && exp.GetModel() == "" {
+		return failure(codes.FailedPrecondition, agentv1.ErrorReason_ERROR_REASON_NO_MODEL,
+			"no model: the agent's config gives a base URL (%s) but no model; set agent.config.model with UpdateAgent, or config.model in this send", profile.Host(exp.GetBaseUrl()))
+	}
+	if c.GetProfile() != "" || c.GetBaseUrl() != "" {
+		return nil
+	}
+	return failure(codes.FailedPrecondition, agentv1.ErrorReason_ERROR_REASON_NO_MODEL,
+		"no model configured: this agent's config names no profile and no base_url, and the server has no default model. "+
+			"Start agent-server with AGENTCORE_MODEL_BASE_URL and AGENTCORE_MODEL (key in AGENTCORE_MODEL_API_KEY), "+
+			"or give config.base_url and config.model (or config.profile) to CreateAgent, UpdateAgent or this send")
+}
+
+// checkSecrets fails a send (or compaction) of an agent restored without
+// the secrets its client gave, unless override supplies them.
+func (s *Server) checkSecrets(sess *session, override *agentv1.AgentConfig) error {
+	sess.mu.Lock()
+	missing := sess.missing
+	sess.mu.Unlock()
+	var still []string
+	for _, p := range missing {
+		if !agent.SecretGiven(p, override) {
+			still = append(still, p)
+		}
+	}
+	if len(still) == 0 {
+		return nil
+	}
+	return failure(codes.FailedPrecondition, agentv1.ErrorReason_ERROR_REASON_API_KEY_REQUIRED,
+		"this agent was restored from the store without %s: API keys and header values a client gives are never stored, only kept in the memory of the server that got them. "+
+			"Give them again with UpdateAgent (e.g. config.api_key) or in this send's config, or use a server profile (config.profile) that holds the key",
+		strings.Join(still, ", "))
+}
+
 // admitSend counts a send of the tenant against the limits on running sends
 // and holds the secrets of its config override for the redactor; release
 // undoes both once the send has ended.
@@ -180,25 +220,6 @@ func (s *Server) followDetached(stream agentv1.AgentService_SendServer, sess *se
 		s.log.Debug("client left a run that goes on", "agent", sess.id, "run", id)
 		return status.Errorf(codes.Canceled, "the client went away; run %s goes on (on_disconnect CONTINUE): Attach follows it", id)
 	}
-}
-
-// checkModel fails a send that could reach no model, saying how to give one.
-func (s *Server) checkModel(sess *session, override *agentv1.AgentConfig) error {
-	c := sess.engine.StoredConfig() // read only; the send expands the same one
-	if override != nil {
-		c = agent.MergeConfig(c, override)
-	}
-	if exp, err := sess.expand(c); err == nil && exp.GetBaseUrl() != "" && exp.GetModel() == "" {
-		return failure(codes.FailedPrecondition, agentv1.ErrorReason_ERROR_REASON_NO_MODEL,
-			"no model: the agent's config gives a base URL (%s) but no model; set agent.config.model with UpdateAgent, or config.model in this send", profile.Host(exp.GetBaseUrl()))
-	}
-	if c.GetProfile() != "" || c.GetBaseUrl() != "" {
-		return nil
-	}
-	return failure(codes.FailedPrecondition, agentv1.ErrorReason_ERROR_REASON_NO_MODEL,
-		"no model configured: this agent's config names no profile and no base_url, and the server has no default model. "+
-			"Start agent-server with AGENTCORE_MODEL_BASE_URL and AGENTCORE_MODEL (key in AGENTCORE_MODEL_API_KEY), "+
-			"or give config.base_url and config.model (or config.profile) to CreateAgent, UpdateAgent or this send")
 }
 
 // inbound handles what the client sends on a Send stream after the start:
@@ -310,25 +331,4 @@ func (out *sink) run() string {
 	out.mu.Lock()
 	defer out.mu.Unlock()
 	return out.runID
-}
-
-// checkSecrets fails a send (or compaction) of an agent restored without
-// the secrets its client gave, unless override supplies them.
-func (s *Server) checkSecrets(sess *session, override *agentv1.AgentConfig) error {
-	sess.mu.Lock()
-	missing := sess.missing
-	sess.mu.Unlock()
-	var still []string
-	for _, p := range missing {
-		if !agent.SecretGiven(p, override) {
-			still = append(still, p)
-		}
-	}
-	if len(still) == 0 {
-		return nil
-	}
-	return failure(codes.FailedPrecondition, agentv1.ErrorReason_ERROR_REASON_API_KEY_REQUIRED,
-		"this agent was restored from the store without %s: API keys and header values a client gives are never stored, only kept in the memory of the server that got them. "+
-			"Give them again with UpdateAgent (e.g. config.api_key) or in this send's config, or use a server profile (config.profile) that holds the key",
-		strings.Join(still, ", "))
 }

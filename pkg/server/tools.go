@@ -82,6 +82,36 @@ func (s *Server) catalog() (*catalog, error) {
 	return c, nil
 }
 
+// selectTools resolves a tool selection against the catalog; field names
+// the selection in errors. Unset means every tool.
+func selectTools(c *catalog, sel *agentv1.ToolSelection, field string) (*tool.Set, error) {
+	if sel == nil || sel.GetAll() {
+		return c.tools, nil
+	}
+	for i, n := range sel.GetNames() {
+		if _, ok := c.tools.Lookup(n); !ok {
+			return nil, invalidField(field+".names["+strconv.Itoa(i)+"]", "no tool %q on this server (it has %s)", n, strings.Join(c.tools.Names(), ", "))
+		}
+	}
+	return c.tools.Select(sel.GetNames()...)
+}
+
+// selectSkills resolves a skill selection. Unset means none.
+func selectSkills(c *catalog, sel *agentv1.SkillSelection, field string) (*skill.Set, error) {
+	if sel == nil {
+		return nil, nil
+	}
+	if sel.GetAll() {
+		return c.skills, nil
+	}
+	for i, n := range sel.GetNames() {
+		if _, ok := c.skills.Get(n); !ok {
+			return nil, invalidField(field+".names["+strconv.Itoa(i)+"]", "no skill %q on this server (it has %s)", n, strings.Join(c.skills.Names(), ", "))
+		}
+	}
+	return c.skills.Select(sel.GetNames()...)
+}
+
 // ListTools lists every tool and skill the server offers.
 func (s *Server) ListTools(ctx context.Context, _ *agentv1.ListToolsRequest) (*agentv1.ListToolsResponse, error) {
 	c, err := s.catalog()
@@ -213,34 +243,4 @@ func (s *Server) ReloadTools(ctx context.Context, _ *agentv1.ReloadToolsRequest)
 	}
 	c := s.tools.get()
 	return &agentv1.ReloadToolsResponse{Tools: int32(c.tools.Len()), Skills: int32(c.skills.Len())}, nil
-}
-
-// selectTools resolves a tool selection against the catalog; field names
-// the selection in errors. Unset means every tool.
-func selectTools(c *catalog, sel *agentv1.ToolSelection, field string) (*tool.Set, error) {
-	if sel == nil || sel.GetAll() {
-		return c.tools, nil
-	}
-	for i, n := range sel.GetNames() {
-		if _, ok := c.tools.Lookup(n); !ok {
-			return nil, invalidField(field+".names["+strconv.Itoa(i)+"]", "no tool %q on this server (it has %s)", n, strings.Join(c.tools.Names(), ", "))
-		}
-	}
-	return c.tools.Select(sel.GetNames()...)
-}
-
-// selectSkills resolves a skill selection. Unset means none.
-func selectSkills(c *catalog, sel *agentv1.SkillSelection, field string) (*skill.Set, error) {
-	if sel == nil {
-		return nil, nil
-	}
-	if sel.GetAll() {
-		return c.skills, nil
-	}
-	for i, n := range sel.GetNames() {
-		if _, ok := c.skills.Get(n); !ok {
-			return nil, invalidField(field+".names["+strconv.Itoa(i)+"]", "no skill %q on this server (it has %s)", n, strings.Join(c.skills.Names(), ", "))
-		}
-	}
-	return c.skills.Select(sel.GetNames()...)
 }
