@@ -56,12 +56,7 @@ func (s *Server) CreateAgent(ctx context.Context, req *agentv1.CreateAgentReques
 	cfg := s.profiles.WithDefault(a.GetConfig(), t)
 	sess := &session{tenant: t.ID, tools: a.GetTools(), skills: a.GetSkills(), applied: c, keys: agent.Secrets(a.GetConfig()),
 		expand: s.profiles.Expander(t.ID)}
-	engine, err := agent.New(agent.Options{
-		ID: id, Config: cfg, History: req.GetHistory(), Tools: tools, Skills: skills,
-		LLM: s.llm, Encoders: s.encoders, ExpandProfile: sess.expand, Logger: s.log.Named("agent"), Observer: s.tel,
-		MaxToolOutput: s.cfg.Limits.MaxToolOutput, MaxToolResultBytes: int(s.cfg.Limits.MaxToolResultBytes),
-		RedactToolOutput: s.secrets.RedactHeld, Journal: &journal{srv: s, sess: sess},
-	})
+	engine, err := s.newEngine(sess, agent.Options{ID: id, Config: cfg, History: req.GetHistory(), Tools: tools, Skills: skills})
 	if err != nil {
 		return nil, fieldsUnder(err, "", map[string]string{"config": "agent.config"})
 	}

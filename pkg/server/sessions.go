@@ -266,12 +266,7 @@ func (s *Server) agent(ctx context.Context, id string) (*session, error) {
 	}
 	sess := &session{id: rec.ID, tenant: rec.Tenant, version: v, tools: rec.Spec.GetTools(), skills: rec.Spec.GetSkills(), missing: rec.Secrets,
 		expand: s.profiles.Expander(rec.Tenant)}
-	engine, err := agent.New(agent.Options{
-		ID: agentID(rec.ID), Config: rec.Spec.GetConfig(), History: h, Usage: rec.Usage,
-		LLM: s.llm, Encoders: s.encoders, ExpandProfile: sess.expand, Logger: s.log.Named("agent"), Observer: s.tel,
-		MaxToolOutput: s.cfg.Limits.MaxToolOutput, MaxToolResultBytes: int(s.cfg.Limits.MaxToolResultBytes),
-		RedactToolOutput: s.secrets.RedactHeld, Journal: &journal{srv: s, sess: sess},
-	})
+	engine, err := s.newEngine(sess, agent.Options{ID: agentID(rec.ID), Config: rec.Spec.GetConfig(), History: h, Usage: rec.Usage})
 	if err != nil {
 		return nil, failure(codes.Internal, agentv1.ErrorReason_ERROR_REASON_AGENT_UNREADABLE, "the stored agent %q cannot be loaded: %v", id, err)
 	}
@@ -288,6 +283,17 @@ func (s *Server) agent(ctx context.Context, id string) (*session, error) {
 	s.agents.m[rec.ID] = sess
 	s.agents.mu.Unlock()
 	return sess, nil
+}
+
+// newEngine makes a session's engine: opts (id, config, history, usage,
+// tools, skills) with what the server gives every session (the model
+// client, the limits, the redaction of tool output, the journal).
+func (s *Server) newEngine(sess *session, opts agent.Options) (*agent.Session, error) {
+	opts.LLM, opts.Encoders, opts.ExpandProfile = s.llm, s.encoders, sess.expand
+	opts.Logger, opts.Observer = s.log.Named("agent"), s.tel
+	opts.MaxToolOutput, opts.MaxToolResultBytes = s.cfg.Limits.MaxToolOutput, int(s.cfg.Limits.MaxToolResultBytes)
+	opts.RedactToolOutput, opts.Journal = s.secrets.RedactHeld, &journal{srv: s, sess: sess}
+	return agent.New(opts)
 }
 
 // reload brings an idle session up to the store's version, keeping the
