@@ -41,8 +41,8 @@ type journal struct {
 	srv *Server
 	sess   *session
 	// writes holds the history writes that need not be durable yet and keeps
-	// them in order (writes.go).
-	writes historyWrites
+	// them in order.
+	writes agent.HeldWrites
 }
 
 var (
@@ -137,18 +137,18 @@ func (j *journal) sync(ctx context.Context, version int64) (*agent.Snapshot, err
 
 // Append writes a step's messages and the usage totals. A write that
 // need not be durable (the input, a response with tool calls) is held a
-// moment (holdWrite) so that the step's next write takes it along, one
+// moment (agent.HoldWrite) so that the step's next write takes it along, one
 // statement for the step, and otherwise goes on in the background while
 // the run goes on (the model request, the tool calls); the durable write
 // ending a step waits for what went before it, in order. A failed write
 // fails the run at the journal's next call; the session then reloads from
 // the store when idle.
 func (j *journal) Append(ctx context.Context, runID string, at int, msgs []*agentv1.Message, usage *agentv1.Usage, durable bool) error {
-	return j.writes.append(j.write, at, msgs, usage, durable)
+	return j.writes.Append(j.write, at, msgs, usage, durable)
 }
 
 // Release sends the write held back, before the run's tools run.
-func (j *journal) Release() { j.writes.release(j.write) }
+func (j *journal) Release() { j.writes.Release(j.write) }
 
 // write stores messages at position at, durably or not.
 func (j *journal) write(at int, msgs []*agentv1.Message, usage *agentv1.Usage, durable bool) error {
@@ -165,7 +165,7 @@ func (j *journal) write(at int, msgs []*agentv1.Message, usage *agentv1.Usage, d
 
 // Replace writes a history a send replaced.
 func (j *journal) Replace(ctx context.Context, runID string, msgs []*agentv1.Message) error {
-	if err := j.writes.flush(j.write); err != nil {
+	if err := j.writes.Flush(j.write); err != nil {
 		return err
 	}
 	ctx, cancel := context.WithTimeout(ctx, storeTimeout)
@@ -183,7 +183,7 @@ func (j *journal) Replace(ctx context.Context, runID string, msgs []*agentv1.Mes
 // ends failed (EVENTS_LOST).
 func (j *journal) End(info agent.JournalRun, res *agent.Result, err error) {
 	s := j.srv
-	if werr := j.writes.flush(j.write); werr != nil {
+	if werr := j.writes.Flush(j.write); werr != nil {
 		s.log.Error("the run's last history write failed", "run", info.ID, "agent", j.sess.id, "error", werr)
 	}
 	ended := s.replica.Ending(info.ID)

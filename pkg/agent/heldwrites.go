@@ -1,4 +1,4 @@
-package server
+package agent
 
 import (
 	"sync"
@@ -7,24 +7,25 @@ import (
 	agentv1 "github.com/agentcore/agentcore/proto/agentcore/v1"
 )
 
-// holdWrite is how long a history write that need not be durable yet waits
+// HoldWrite is how long a history write that need not be durable yet waits
 // for the step's next write to go with it: a step whose model answers
 // within it, and whose calls run no tool (unknown tools, a stop), costs one
 // statement (one transaction, one wait for the disk). The write held goes
-// at once when a tool is about to run (agent.JournalReleaser), so that a
-// crash while it runs finds the call; else after holdWrite, while the
+// at once when a tool is about to run (JournalReleaser), so that a
+// crash while it runs finds the call; else after HoldWrite, while the
 // step goes on.
-const holdWrite = 5 * time.Millisecond
+const HoldWrite = 5 * time.Millisecond
 
-// writeFunc stores messages at position at of the history, durably or not.
-type writeFunc func(at int, msgs []*agentv1.Message, usage *agentv1.Usage, durable bool) error
+// WriteFunc stores messages at position at of the history, durably or not.
+type WriteFunc func(at int, msgs []*agentv1.Message, usage *agentv1.Usage, durable bool) error
 
-// historyWrites orders a session's history writes: the ones that need not
-// be durable are held (holdWrite) to be joined by the next, then sent in
-// the background; each write waits for the one before it. Its methods are
-// called one at a time, by the run; the timer that sends a held write runs
-// beside them.
-type historyWrites struct {
+// HeldWrites orders a session's history writes for a Journal that holds
+// back the writes that need not be durable yet (JournalReleaser): they are
+// held (HoldWrite) to be joined by the next, then sent in the background;
+// each write waits for the one before it. Its methods are called one at a
+// time, by the run; the timer that sends a held write runs beside them.
+// The zero value is ready.
+type HeldWrites struct {
 	mu       sync.Mutex
 	held     *heldWrite    // not sent yet; guarded by mu
 	inflight *pendingWrite // the last write sent; guarded by mu
@@ -46,10 +47,10 @@ type pendingWrite struct {
 	err  error
 }
 
-// append writes msgs at position at: held when not durable, else at once
+// Append writes msgs at position at: held when not durable, else at once
 // with whatever is held before them, after the write in flight. Once a
-// write failed, it and every later call return its error (until flush).
-func (w *historyWrites) append(write writeFunc, at int, msgs []*agentv1.Message, usage *agentv1.Usage, durable bool) error {
+// write failed, it and every later call return its error (until Flush).
+func (w *HeldWrites) Append(write WriteFunc, at int, msgs []*agentv1.Message, usage *agentv1.Usage, durable bool) error {
 	w.mu.Lock()
 	if w.failed != nil {
 		defer w.mu.Unlock()
@@ -76,7 +77,7 @@ func (w *historyWrites) append(write writeFunc, at int, msgs []*agentv1.Message,
 	}
 	if !durable {
 		h := &heldWrite{at: at, msgs: msgs, usage: usage}
-		h.timer = time.AfterFunc(holdWrite, func() { w.expire(write, h) })
+		h.timer = time.AfterFunc(HoldWrite, func() { w.expire(write, h) })
 		w.held = h
 		w.mu.Unlock()
 		return nil
@@ -96,14 +97,14 @@ func (w *historyWrites) append(write writeFunc, at int, msgs []*agentv1.Message,
 	return nil
 }
 
-func (w *historyWrites) fail(err error) {
+func (w *HeldWrites) fail(err error) {
 	w.mu.Lock()
 	w.failed = err
 	w.mu.Unlock()
 }
 
 // expire sends h when its time is up, unless a later write took it.
-func (w *historyWrites) expire(write writeFunc, h *heldWrite) {
+func (w *HeldWrites) expire(write WriteFunc, h *heldWrite) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if w.held != h {
@@ -113,8 +114,8 @@ func (w *historyWrites) expire(write writeFunc, h *heldWrite) {
 	w.sendLocked(write, h)
 }
 
-// release sends what is held now (the run's tools are about to run).
-func (w *historyWrites) release(write writeFunc) {
+// Release sends what is held now (the run's tools are about to run).
+func (w *HeldWrites) Release(write WriteFunc) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if h := w.held; h != nil && w.failed == nil {
@@ -125,7 +126,7 @@ func (w *historyWrites) release(write writeFunc) {
 }
 
 // sendLocked starts writing h after the write in flight.
-func (w *historyWrites) sendLocked(write writeFunc, h *heldWrite) {
+func (w *HeldWrites) sendLocked(write WriteFunc, h *heldWrite) {
 	prev := w.inflight
 	p := &pendingWrite{done: make(chan struct{})}
 	w.inflight = p
@@ -141,9 +142,9 @@ func (w *historyWrites) sendLocked(write writeFunc, h *heldWrite) {
 	}()
 }
 
-// flush sends what is held and waits for every write; it returns the
+// Flush sends what is held and waits for every write; it returns the
 // first error, and the writes start afresh (the next run's).
-func (w *historyWrites) flush(write writeFunc) error {
+func (w *HeldWrites) Flush(write WriteFunc) error {
 	w.mu.Lock()
 	h, prev, failed := w.held, w.inflight, w.failed
 	w.held, w.inflight, w.failed = nil, nil, nil

@@ -1,4 +1,4 @@
-package server
+package agent
 
 import (
 	"errors"
@@ -11,7 +11,7 @@ import (
 	agentv1 "github.com/agentcore/agentcore/proto/agentcore/v1"
 )
 
-// writeLog records the writes historyWrites makes, as "at+n durable".
+// writeLog records the writes HeldWrites makes, as "at+n durable".
 type writeLog struct {
 	mu     sync.Mutex
 	writes []string
@@ -44,14 +44,14 @@ func (l *writeLog) waitSent(t *testing.T) {
 func TestHistoryWritesOfAStepGoTogether(t *testing.T) {
 	msg := history.User("m")
 	t.Run("a quick step is one durable write", func(t *testing.T) {
-		var w historyWrites
+		var w HeldWrites
 		l := &writeLog{}
 		for at, durable := range []bool{false, false, true} { // input, response with calls, results
-			if err := w.append(l.write, at, []*agentv1.Message{msg}, nil, durable); err != nil {
+			if err := w.Append(l.write, at, []*agentv1.Message{msg}, nil, durable); err != nil {
 				t.Fatal(err)
 			}
 		}
-		if err := w.flush(l.write); err != nil {
+		if err := w.Flush(l.write); err != nil {
 			t.Fatal(err)
 		}
 		if got := l.String(); got != "[0+3 true]" {
@@ -59,13 +59,13 @@ func TestHistoryWritesOfAStepGoTogether(t *testing.T) {
 		}
 	})
 	t.Run("a held write is sent when the step goes on", func(t *testing.T) {
-		var w historyWrites
+		var w HeldWrites
 		l := &writeLog{}
-		if err := w.append(l.write, 0, []*agentv1.Message{msg, msg}, nil, false); err != nil {
+		if err := w.Append(l.write, 0, []*agentv1.Message{msg, msg}, nil, false); err != nil {
 			t.Fatal(err)
 		}
 		l.waitSent(t)
-		if err := w.append(l.write, 2, []*agentv1.Message{msg}, nil, true); err != nil {
+		if err := w.Append(l.write, 2, []*agentv1.Message{msg}, nil, true); err != nil {
 			t.Fatal(err)
 		}
 		if got := l.String(); got != "[0+2 false 2+1 true]" {
@@ -73,11 +73,11 @@ func TestHistoryWritesOfAStepGoTogether(t *testing.T) {
 		}
 	})
 	t.Run("release sends what is held at once, before a tool runs", func(t *testing.T) {
-		var w historyWrites
+		var w HeldWrites
 		l := &writeLog{}
-		_ = w.append(l.write, 0, []*agentv1.Message{msg}, nil, false)
-		_ = w.append(l.write, 1, []*agentv1.Message{msg}, nil, false)
-		w.release(l.write)
+		_ = w.Append(l.write, 0, []*agentv1.Message{msg}, nil, false)
+		_ = w.Append(l.write, 1, []*agentv1.Message{msg}, nil, false)
+		w.Release(l.write)
 		w.mu.Lock()
 		held, sent := w.held, w.inflight
 		w.mu.Unlock()
@@ -87,40 +87,40 @@ func TestHistoryWritesOfAStepGoTogether(t *testing.T) {
 		if l.waitSent(t); l.String() != "[0+2 false]" {
 			t.Fatalf("released: writes %s", l)
 		}
-		w.release(l.write) // nothing held: nothing sent
-		if err := w.append(l.write, 2, []*agentv1.Message{msg}, nil, true); err != nil || l.String() != "[0+2 false 2+1 true]" {
+		w.Release(l.write) // nothing held: nothing sent
+		if err := w.Append(l.write, 2, []*agentv1.Message{msg}, nil, true); err != nil || l.String() != "[0+2 false 2+1 true]" {
 			t.Fatalf("after the release: %v, writes %s", err, l)
 		}
 	})
 	t.Run("flush sends what is held", func(t *testing.T) {
-		var w historyWrites
+		var w HeldWrites
 		l := &writeLog{}
-		_ = w.append(l.write, 0, []*agentv1.Message{msg}, nil, false)
-		if err := w.flush(l.write); err != nil || l.String() != "[0+1 false]" {
+		_ = w.Append(l.write, 0, []*agentv1.Message{msg}, nil, false)
+		if err := w.Flush(l.write); err != nil || l.String() != "[0+1 false]" {
 			t.Fatalf("flush: %v, writes %s", err, l)
 		}
-		if err := w.flush(l.write); err != nil || l.String() != "[0+1 false]" {
+		if err := w.Flush(l.write); err != nil || l.String() != "[0+1 false]" {
 			t.Fatalf("a second flush: %v, writes %s", err, l)
 		}
 	})
 	t.Run("a failed background write fails the next call, and no later write is sent", func(t *testing.T) {
-		var w historyWrites
+		var w HeldWrites
 		l := &writeLog{fail: errors.New("store down")}
-		_ = w.append(l.write, 0, []*agentv1.Message{msg}, nil, false)
+		_ = w.Append(l.write, 0, []*agentv1.Message{msg}, nil, false)
 		l.waitSent(t)
-		_ = w.append(l.write, 1, []*agentv1.Message{msg}, nil, false) // held behind the failing one
-		err := w.append(l.write, 2, []*agentv1.Message{msg}, nil, true)
+		_ = w.Append(l.write, 1, []*agentv1.Message{msg}, nil, false) // held behind the failing one
+		err := w.Append(l.write, 2, []*agentv1.Message{msg}, nil, true)
 		if err == nil || l.String() != "[0+1 false]" {
 			t.Fatalf("after a failed write: %v, writes %s", err, l)
 		}
-		if err := w.append(l.write, 1, []*agentv1.Message{msg}, nil, true); err == nil {
+		if err := w.Append(l.write, 1, []*agentv1.Message{msg}, nil, true); err == nil {
 			t.Fatal("a write after a failed one went on")
 		}
-		if err := w.flush(l.write); err == nil {
+		if err := w.Flush(l.write); err == nil {
 			t.Fatal("flush did not return the failure")
 		}
 		l.fail = nil
-		if err := w.append(l.write, 1, []*agentv1.Message{msg}, nil, true); err != nil || l.String() != "[0+1 false 1+1 true]" {
+		if err := w.Append(l.write, 1, []*agentv1.Message{msg}, nil, true); err != nil || l.String() != "[0+1 false 1+1 true]" {
 			t.Fatalf("the next run's write after flush: %v, writes %s", err, l)
 		}
 	})
