@@ -2,8 +2,6 @@ package server_test
 
 import (
 	"context"
-	"io"
-	"net"
 	"os/exec"
 	"runtime"
 	"testing"
@@ -12,8 +10,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/agentcore/agentcore/internal/fakemodel"
-	"github.com/agentcore/agentcore/pkg/config"
-	"github.com/agentcore/agentcore/pkg/serve"
+	"github.com/agentcore/agentcore/internal/servetest"
 	agentv1 "github.com/agentcore/agentcore/proto/agentcore/v1"
 	"github.com/agentcore/agentcore/sdk/client"
 )
@@ -21,7 +18,7 @@ import (
 // BenchmarkSendInProcess is one one-step send per iteration through a real
 // gRPC connection to an in-process server and the fake model: the server's
 // own cost per send, for profiling (-cpuprofile). The server runs as the
-// benchmarks in tests/ run it: JSON logs at info (the audit lines), a model
+// benchmarks in bench/ run it: JSON logs at info (the audit lines), a model
 // API key it holds (so every response is checked for it), the memory store.
 // With tools=all the agent offers every tool of the repository's plugins,
 // built into a temporary directory, as a server started with `make run` does.
@@ -43,23 +40,10 @@ func buildPlugins(b *testing.B) string {
 func benchSendInProcess(b *testing.B, toolDir string, tools []string) {
 	model := fakemodel.StartTB(b)
 	model.Handle(func(*fakemodel.Request) fakemodel.Turn { return fakemodel.Turn{Text: "ok"} })
-	cfg, err := config.Load([]string{"-store", "memory", "-listen", "127.0.0.1:0", "-tool-dir", toolDir, "-model-base-url", model.URL, "-model", "m",
-		"-log-format", "json", "-log-level", "info"},
-		func(k string) string {
-			if k == "AGENTCORE_MODEL_API_KEY" {
-				return "sk-bench-0123456789abcdef"
-			}
-			return ""
-		}, io.Discard)
-	if err != nil {
-		b.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	addr := make(chan net.Addr, 1)
-	done := make(chan error, 1)
-	go func() { done <- serve.Run(ctx, cfg, io.Discard, nil, func(a net.Addr) { addr <- a }) }()
-	defer func() { cancel(); <-done }()
-	c, err := client.Dial((<-addr).String())
+	target, stop := servetest.Start(b, []string{"-store", "memory", "-listen", "127.0.0.1:0", "-tool-dir", toolDir, "-model-base-url", model.URL, "-model", "m",
+		"-log-format", "json", "-log-level", "info"}, map[string]string{"AGENTCORE_MODEL_API_KEY": "sk-bench-0123456789abcdef"})
+	defer func() { _ = stop() }()
+	c, err := client.Dial(target)
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"net"
 	"os"
 	"path/filepath"
 	"sort"
@@ -15,9 +14,8 @@ import (
 
 	"github.com/agentcore/agentcore/internal/fakemodel"
 	"github.com/agentcore/agentcore/internal/pgtest"
-	"github.com/agentcore/agentcore/pkg/config"
+	"github.com/agentcore/agentcore/internal/servetest"
 	"github.com/agentcore/agentcore/pkg/history"
-	"github.com/agentcore/agentcore/pkg/serve"
 	"github.com/agentcore/agentcore/pkg/server"
 	"github.com/agentcore/agentcore/pkg/store"
 	"github.com/agentcore/agentcore/pkg/store/sqlite"
@@ -29,27 +27,12 @@ import (
 // until the benchmark ends, and returns a client.
 func benchServer(b *testing.B, model *fakemodel.Server, args ...string) *client.Client {
 	b.Helper()
-	cfg, err := config.Load(append([]string{"-listen", "127.0.0.1:0", "-tool-dir", b.TempDir(), "-model-base-url", model.URL, "-model", "m"}, args...),
-		func(string) string { return "" }, io.Discard)
+	target, stop := servetest.Start(b, append([]string{"-listen", "127.0.0.1:0", "-tool-dir", b.TempDir(), "-model-base-url", model.URL, "-model", "m"}, args...), nil)
+	c, err := client.Dial(target)
 	if err != nil {
 		b.Fatal(err)
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	addr := make(chan net.Addr, 1)
-	done := make(chan error, 1)
-	go func() { done <- serve.Run(ctx, cfg, io.Discard, nil, func(a net.Addr) { addr <- a }) }()
-	var a net.Addr
-	select {
-	case a = <-addr:
-	case err := <-done:
-		cancel()
-		b.Fatal(err)
-	}
-	c, err := client.Dial(a.String())
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(func() { c.Close(); cancel(); <-done })
+	b.Cleanup(func() { c.Close(); _ = stop() })
 	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(10 * time.Millisecond) {
 		if _, err := c.ListTools(context.Background()); err == nil || time.Now().After(deadline) {
 			return c

@@ -4,8 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
-	"net"
 	"strings"
 	"sync"
 	"testing"
@@ -15,8 +13,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/agentcore/agentcore/internal/fakemodel"
-	"github.com/agentcore/agentcore/pkg/config"
-	"github.com/agentcore/agentcore/pkg/serve"
+	"github.com/agentcore/agentcore/internal/servetest"
 	agentv1 "github.com/agentcore/agentcore/proto/agentcore/v1"
 	"github.com/agentcore/agentcore/sdk/client"
 )
@@ -26,30 +23,15 @@ import (
 // extra adds agent-server flags.
 func startServer(t *testing.T, model *fakemodel.Server, extra ...string) *client.Client {
 	t.Helper()
-	cfg, err := config.Load(append([]string{"-listen", "127.0.0.1:0", "-tool-dir", t.TempDir(), "-tool-limits", "off", "-store", "memory",
-		"-model-base-url", model.URL, "-model", "m"}, extra...), func(string) string { return "" }, io.Discard)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	addr := make(chan net.Addr, 1)
-	done := make(chan error, 1)
-	go func() { done <- serve.Run(ctx, cfg, io.Discard, nil, func(a net.Addr) { addr <- a }) }()
-	var a net.Addr
-	select {
-	case a = <-addr:
-	case err := <-done:
-		cancel()
-		t.Fatal(err)
-	}
-	c, err := client.Dial(a.String())
+	target, stop := servetest.Start(t, append([]string{"-listen", "127.0.0.1:0", "-tool-dir", t.TempDir(), "-tool-limits", "off", "-store", "memory",
+		"-model-base-url", model.URL, "-model", "m"}, extra...), nil)
+	c, err := client.Dial(target)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() {
 		c.Close()
-		cancel()
-		if err := <-done; err != nil {
+		if err := stop(); err != nil {
 			t.Errorf("server: %v", err)
 		}
 	})
