@@ -5,8 +5,6 @@ import (
 	"errors"
 	"time"
 
-	"google.golang.org/grpc/codes"
-
 	"github.com/agentcore/agentcore/pkg/agent"
 	"github.com/agentcore/agentcore/pkg/eventlog"
 	"github.com/agentcore/agentcore/pkg/llm"
@@ -38,8 +36,8 @@ func runOptionsFrom(ctx context.Context) runOptions {
 // journal is a session's agent.Journal: the store, the lease across
 // replicas, this replica's table of live runs.
 type journal struct {
-	srv *Server
-	sess   *session
+	srv  *Server
+	sess *session
 	// writes holds the history writes that need not be durable yet and keeps
 	// them in order.
 	writes agent.HeldWrites
@@ -103,8 +101,7 @@ func (j *journal) Begin(ctx context.Context, info agent.JournalRun) (*agent.Snap
 		s.replica.Forget(info.ID)
 		fctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), storeTimeout)
 		defer cancel()
-		_ = s.store.FinishRun(fctx, info.ID, agentv1.RunState_RUN_STATE_FAILED, nil, &agentv1.RunError{
-			Code: int32(codes.Unavailable), Reason: agentv1.ErrorReason_ERROR_REASON_STORE_UNAVAILABLE.Wire(), Message: err.Error()})
+		_ = s.store.FinishRun(fctx, info.ID, agentv1.RunState_RUN_STATE_FAILED, nil, syncFailedError(err))
 		return nil, err
 	}
 	return snap, nil

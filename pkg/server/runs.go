@@ -241,14 +241,8 @@ func (s *Server) stopRemote(ctx context.Context, run, cause string) error {
 // answer stores a decision and hands it to the run, here or on the
 // replica that runs it.
 func (s *Server) answer(ctx context.Context, run, call string, allow bool, reason string) error {
-	_, err := s.store.AnswerPermission(ctx, run, call, allow, reason)
-	switch {
-	case errors.Is(err, store.ErrNotFound):
-		return failure(codes.NotFound, agentv1.ErrorReason_ERROR_REASON_PERMISSION_NOT_FOUND, "run %q has no permission request for tool call %q", run, call)
-	case errors.Is(err, store.ErrConflict):
-		return failure(codes.FailedPrecondition, agentv1.ErrorReason_ERROR_REASON_PERMISSION_ANSWERED, "the permission request for tool call %q of run %q was answered already, or its run ended", call, run)
-	case err != nil:
-		return storeStatus(err)
+	if _, err := s.store.AnswerPermission(ctx, run, call, allow, reason); err != nil {
+		return answerStatus(err, run, call)
 	}
 	if s.replica.Running(run) {
 		s.replica.Deliver(run, call, agent.Decision{Allow: allow, Reason: reason})

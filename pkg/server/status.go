@@ -232,6 +232,18 @@ func storeStatus(err error) error {
 	return failure(codes.Unavailable, agentv1.ErrorReason_ERROR_REASON_STORE_UNAVAILABLE, "the store is unavailable: %v", err)
 }
 
+// answerStatus maps the store's refusal of an answer to the permission
+// request of tool call call in run run to a status.
+func answerStatus(err error, run, call string) error {
+	switch {
+	case errors.Is(err, store.ErrNotFound):
+		return failure(codes.NotFound, agentv1.ErrorReason_ERROR_REASON_PERMISSION_NOT_FOUND, "run %q has no permission request for tool call %q", run, call)
+	case errors.Is(err, store.ErrConflict):
+		return failure(codes.FailedPrecondition, agentv1.ErrorReason_ERROR_REASON_PERMISSION_ANSWERED, "the permission request for tool call %q of run %q was answered already, or its run ended", call, run)
+	}
+	return storeStatus(err)
+}
+
 // eventsLostStatus is the status of a run that lost events.
 func eventsLostStatus(err error) error {
 	return failure(codes.DataLoss, agentv1.ErrorReason_ERROR_REASON_EVENTS_LOST,
@@ -240,6 +252,12 @@ func eventsLostStatus(err error) error {
 
 // eventsLostError is the stored error of a run that lost events.
 func eventsLostError(err error) *agentv1.RunError { return runError(eventsLostStatus(err)) }
+
+// syncFailedError is the stored error of a run that could not read the
+// agent's history from the store as it began.
+func syncFailedError(err error) *agentv1.RunError {
+	return runError(failure(codes.Unavailable, agentv1.ErrorReason_ERROR_REASON_STORE_UNAVAILABLE, "%v", err))
+}
 
 // runError is a status error as a RunError.
 func runError(err error) *agentv1.RunError {
