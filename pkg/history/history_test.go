@@ -237,7 +237,8 @@ func TestRender(t *testing.T) {
 			}
 		})
 	}
-	// agent-core's README example, line for line.
+	// agent-core's README example of History.render, line for line (docs/api.md,
+	// "History as text", shows it too).
 	shot, _ := JSONOutput(json.RawMessage(`{"port":8080}`))
 	ref := []*agentv1.Message{
 		User("帮我读一下配置"),
