@@ -12,6 +12,7 @@ import (
 	"github.com/agentcore/agentcore/pkg/llm"
 	"github.com/agentcore/agentcore/pkg/tokens"
 	"github.com/agentcore/agentcore/pkg/tool"
+	"github.com/agentcore/agentcore/pkg/tool/truncate"
 	"github.com/agentcore/agentcore/pkg/window"
 	agentv1 "github.com/agentcore/agentcore/proto/agentcore/v1"
 )
@@ -250,7 +251,7 @@ func (r *run) record(out *llm.Result) ([]call, error) {
 	for _, ic := range out.InvalidToolCalls {
 		text := ic.Feedback
 		if ic.Arguments != "" {
-			text += "\n\nWhat you wrote:\n" + tool.TruncateText(ic.Arguments, int(r.cfg.MaxToolOutput))
+			text += "\n\nWhat you wrote:\n" + truncate.Text(ic.Arguments, int(r.cfg.MaxToolOutput))
 		}
 		invalid[ic.ID] = text
 	}

@@ -4,10 +4,9 @@ import (
 	"fmt"
 	"sort"
 
+	"github.com/agentcore/agentcore/pkg/tool/truncate"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/reflect/protoreflect"
-
-	"github.com/agentcore/agentcore/pkg/tool"
 )
 
 // MessageRoom is what a response or event leaves of -max-message-bytes
@@ -132,5 +131,5 @@ func CutForMessage(s string, keep int) string {
 		return s
 	}
 	note := fmt.Sprintf("\n[… %d of %d bytes cut: this value made the message larger than the server's limit (-max-message-bytes)]\n", len(s)-keep, len(s))
-	return tool.CutMiddle(s, keep, note)
+	return truncate.Middle(s, keep, note)
 }

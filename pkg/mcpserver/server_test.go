@@ -15,6 +15,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/agentcore/agentcore/pkg/tool"
+	"github.com/agentcore/agentcore/pkg/tool/truncate"
 	agentv1 "github.com/agentcore/agentcore/proto/agentcore/v1"
 )
 
@@ -267,7 +268,7 @@ func TestCallBoundsAndObserve(t *testing.T) {
 		t.Fatalf("text call: %+v %v", res, err)
 	}
 	text := res.Content[0].(*sdk.TextContent).Text
-	if want := tool.TruncateText(long, 50); text != want || !strings.HasPrefix(text, "aaaa") || !strings.HasSuffix(text, "zzzz") {
+	if want := truncate.Text(long, 50); text != want || !strings.HasPrefix(text, "aaaa") || !strings.HasSuffix(text, "zzzz") {
 		t.Errorf("text not cut to the limit of 50:\n%q\nwant\n%q", text, want)
 	}
 

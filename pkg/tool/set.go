@@ -12,6 +12,7 @@ import (
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
+	"github.com/agentcore/agentcore/pkg/tool/truncate"
 	agentv1 "github.com/agentcore/agentcore/proto/agentcore/v1"
 )
 
@@ -228,7 +229,7 @@ func (s *Set) execute(ctx context.Context, name string, input json.RawMessage, o
 	} else {
 		res = e.pool.run(ctx, e, input, opts)
 	}
-	res.Output = CapBytes(Truncate(RedactOutput(res.Output, opts.Redact), opts.Limit), opts.MaxBytes)
+	res.Output = truncate.Bytes(truncate.Output(RedactOutput(res.Output, opts.Redact), opts.Limit), opts.MaxBytes)
 	res.Duration = time.Since(start)
 	return res
 }

@@ -111,7 +111,7 @@ type Options struct {
 	// Limiter, if set, caps how many calls sharing it run at once; the rest queue.
 	Limiter *Limiter
 	// MaxBytes, when positive, caps the size of the output, media included,
-	// after Limit (see CapBytes): what one result may add to a history.
+	// after Limit (see truncate.Bytes): what one result may add to a history.
 	MaxBytes int
 	// Redact, if set, cleans the text of every output chunk before OnOutput
 	// gets it, and of the result before Limit and MaxBytes cut it (see

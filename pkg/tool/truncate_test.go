@@ -7,8 +7,6 @@ import (
 	"image/png"
 	"strings"
 	"testing"
-
-	agentv1 "github.com/agentcore/agentcore/proto/agentcore/v1"
 )
 
 func TestTruncateThroughExecute(t *testing.T) {
@@ -58,31 +56,5 @@ func TestOversizedResults(t *testing.T) {
 	}
 	if res := set.Execute(context.Background(), "plain_echo", json.RawMessage(`{"k":1}`), Options{}); res.Error {
 		t.Fatalf("the next call: %v", res.Output)
-	}
-}
-
-func TestCapBytes(t *testing.T) {
-	text := strings.Repeat("é", 5000) // 10,000 bytes
-	out := CapBytes(TextOutput(text), 1000)
-	if s := out.GetText(); len(s) > 1000 || !strings.HasPrefix(s, "éé") || !strings.HasSuffix(s, "éé") || !strings.Contains(s, "bytes cut from the middle") {
-		t.Fatalf("text: %d bytes %q", len(s), s)
-	}
-	if out := CapBytes(JSONOutput(json.RawMessage(`"`+strings.Repeat("a", 5000)+`"`)), 1000); out.GetText() == "" {
-		t.Fatal("cut JSON is not text")
-	}
-	small := TextOutput("ok")
-	if CapBytes(small, 1000) != small {
-		t.Fatal("an output that fits was copied")
-	}
-	content := &agentv1.ToolOutput{Value: &agentv1.ToolOutput_Content{Content: &agentv1.ContentParts{Parts: []*agentv1.Part{
-		{Kind: &agentv1.Part_Text{Text: strings.Repeat("t", 3000)}},
-		{Kind: &agentv1.Part_File{File: &agentv1.FilePart{MediaType: "image/png", Source: &agentv1.FilePart_Data{Data: make([]byte, 5000)}}}},
-	}}}}
-	capped := CapBytes(content, 2000)
-	if n := len(capped.GetContent().GetParts()); n != 2 || capped.GetContent().GetParts()[1].GetFile() != nil {
-		t.Fatalf("content: %v", capped)
-	}
-	if len(content.GetContent().GetParts()[1].GetFile().GetData()) != 5000 {
-		t.Fatal("the original output was changed")
 	}
 }

@@ -1,4 +1,7 @@
-package tool
+// Package truncate cuts tool outputs to the limits a history allows: by
+// characters for what the model reads, by encoded bytes for what a result
+// may add to a history, always from the middle with a notice in its place.
+package truncate
 
 import (
 	"fmt"
@@ -9,12 +12,12 @@ import (
 	agentv1 "github.com/agentcore/agentcore/proto/agentcore/v1"
 )
 
-// TruncateText cuts s to at most limit characters (runes) from the middle,
+// Text cuts s to at most limit characters (runes) from the middle,
 // keeping the head and the tail, and puts in their place a notice telling
 // the model how much was left out and to narrow the request or read it in
 // pages. The notice is not counted in limit. A limit of 0 or less, or a
 // string that fits, returns s unchanged.
-func TruncateText(s string, limit int) string {
+func Text(s string, limit int) string {
 	if limit <= 0 || len(s) <= limit {
 		return s // len counts bytes, which is at least the rune count
 	}
@@ -42,23 +45,23 @@ func byteOffset(s string, i int) int {
 	return len(s)
 }
 
-// Truncate applies TruncateText to a tool output: text as it is, JSON as
+// Output applies Text to a tool output: text as it is, JSON as
 // text (a cut JSON value is no longer JSON, so it becomes a text output),
 // and the text parts of content, sharing the limit in proportion to their
 // length. File parts are never cut. The output is not modified; a cut
 // output is a copy.
-func Truncate(out *agentv1.ToolOutput, limit int) *agentv1.ToolOutput {
+func Output(out *agentv1.ToolOutput, limit int) *agentv1.ToolOutput {
 	if limit <= 0 || out == nil {
 		return out
 	}
 	switch v := out.GetValue().(type) {
 	case *agentv1.ToolOutput_Text:
-		if t := TruncateText(v.Text, limit); t != v.Text {
-			return TextOutput(t)
+		if t := Text(v.Text, limit); t != v.Text {
+			return textOutput(t)
 		}
 	case *agentv1.ToolOutput_Json:
-		if t := TruncateText(v.Json, limit); t != v.Json {
-			return TextOutput(t)
+		if t := Text(v.Json, limit); t != v.Json {
+			return textOutput(t)
 		}
 	case *agentv1.ToolOutput_Content:
 		total := 0
@@ -75,27 +78,27 @@ func Truncate(out *agentv1.ToolOutput, limit int) *agentv1.ToolOutput {
 				continue
 			}
 			share := limit * utf8.RuneCountInString(t.Text) / total
-			t.Text = TruncateText(t.Text, max(share, 1))
+			t.Text = Text(t.Text, max(share, 1))
 		}
 		return cp
 	}
 	return out
 }
 
-// CapBytes bounds the encoded size of a tool output to about max bytes
+// Bytes bounds the encoded size of a tool output to about limit bytes
 // (what a result may add to a history): over it, file parts are replaced
 // by a note, largest first, then the text is cut from the middle by bytes
-// with a notice (JSON becoming text). A max of 0 or less, or an output that
+// with a notice (JSON becoming text). A limit of 0 or less, or an output that
 // fits, returns out unchanged; a capped output is a copy.
-func CapBytes(out *agentv1.ToolOutput, limit int) *agentv1.ToolOutput {
+func Bytes(out *agentv1.ToolOutput, limit int) *agentv1.ToolOutput {
 	if limit <= 0 || out == nil || proto.Size(out) <= limit {
 		return out
 	}
 	switch v := out.GetValue().(type) {
 	case *agentv1.ToolOutput_Text:
-		return TextOutput(truncateBytes(v.Text, limit))
+		return textOutput(truncateBytes(v.Text, limit))
 	case *agentv1.ToolOutput_Json:
-		return TextOutput(truncateBytes(v.Json, limit))
+		return textOutput(truncateBytes(v.Json, limit))
 	case *agentv1.ToolOutput_Content:
 		cp := proto.Clone(out).(*agentv1.ToolOutput)
 		parts := cp.GetContent().GetParts()
@@ -143,13 +146,13 @@ func truncateBytes(s string, limit int) string {
 	}
 	notice := fmt.Sprintf("\n\n[… %d of %d bytes cut from the middle: the result was larger than a tool result may take. "+
 		"Narrow the request (a filter, a range, a smaller scope) or fetch the rest in pages.]\n\n", len(s)-limit, len(s))
-	return CutMiddle(s, max(limit-len(notice), 0), notice)
+	return Middle(s, max(limit-len(notice), 0), notice)
 }
 
-// CutMiddle keeps about keep bytes of s, its head and its tail, cut at
+// Middle keeps about keep bytes of s, its head and its tail, cut at
 // UTF-8 boundaries, with notice in place of the middle. A string that fits
 // is returned as it is.
-func CutMiddle(s string, keep int, notice string) string {
+func Middle(s string, keep int, notice string) string {
 	if len(s) <= keep {
 		return s
 	}
@@ -161,4 +164,9 @@ func CutMiddle(s string, keep int, notice string) string {
 		ti++
 	}
 	return s[:head] + notice + s[ti:]
+}
+
+// textOutput is a text tool output.
+func textOutput(s string) *agentv1.ToolOutput {
+	return &agentv1.ToolOutput{Value: &agentv1.ToolOutput_Text{Text: s}}
 }
