@@ -194,7 +194,7 @@ func runCall(ctx context.Context, e env, args []string) int {
 	return exitOK
 }
 
-// outputJSON renders an output in the reference's shape: {type, value}.
+// outputJSON renders an output in agent-core's shape: {type, value}.
 func outputJSON(o *agentv1.ToolOutput) any {
 	type part struct {
 		Type      string `json:"type"`
