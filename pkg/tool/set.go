@@ -186,8 +186,9 @@ func (s *Set) known() string {
 // not match the tool's schema (the result says what is wrong and shows the
 // schema), a timeout or cancellation (the process group is killed at once),
 // a crash (exit status and the tail of stderr), a panic, an invalid result.
-// Live output goes to opts.OnOutput before Execute returns. With
-// opts.Redact, both are cleaned of what it removes.
+// Live output goes to opts.OnOutput before Execute returns, bounded and
+// coalesced by opts.Live. With opts.Redact, both are cleaned of what it
+// removes.
 func (s *Set) Execute(ctx context.Context, name string, input json.RawMessage, opts Options) Result {
 	if on, redact := opts.OnOutput, opts.Redact; on != nil && redact != nil {
 		opts.OnOutput = func(ch Chunk) {
@@ -195,7 +196,9 @@ func (s *Set) Execute(ctx context.Context, name string, input json.RawMessage, o
 			on(ch)
 		}
 	}
+	ctx, endLive := startLive(ctx, &opts)
 	res := s.execute(ctx, name, input, opts)
+	endLive()
 	if res.Outcome == "" {
 		res.Outcome = OutcomeOK
 		if res.Error {

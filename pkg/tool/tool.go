@@ -105,6 +105,9 @@ type Options struct {
 	// OnOutput, if set, receives the call's live output in order, one chunk
 	// at a time, all before Execute returns.
 	OnOutput func(Chunk)
+	// Live bounds and coalesces the chunks OnOutput receives; the zero
+	// value passes each on as it comes.
+	Live LiveOutput
 	// Limit, when positive, caps the characters of text output: longer text
 	// is cut from the middle with a notice (see Truncate). Media is never cut.
 	Limit int

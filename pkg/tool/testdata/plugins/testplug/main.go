@@ -45,6 +45,11 @@ type barrier struct {
 	MS  int    `json:"ms"`
 }
 
+type flood struct {
+	N      int  `json:"n"`
+	Stdout bool `json:"stdout,omitempty"`
+}
+
 type size struct {
 	N int `json:"n"`
 }
@@ -278,6 +283,20 @@ func main() {
 			}
 			return map[string]any{"pid": os.Getpid(), "pgid": unix.Getpgrp(), "stdin": stdin, "pdeathsig": mainThreadPdeathsig,
 				"gomaxprocs": runtime.GOMAXPROCS(0), "env_gomaxprocs": os.Getenv("GOMAXPROCS")}, nil
+		}),
+		tool.New("flood", "Emits n lines of 100 bytes (or writes them to stdout), or lines until stopped when n is 0; returns n.", func(ctx context.Context, in flood, emit tool.Emit) (any, error) {
+			line := strings.Repeat("x", 99) + "\n"
+			for i := 0; in.N == 0 || i < in.N; i++ {
+				if ctx.Err() != nil {
+					return nil, ctx.Err()
+				}
+				if in.Stdout {
+					fmt.Print(line)
+				} else {
+					emit(line)
+				}
+			}
+			return in.N, nil
 		}),
 		tool.New("big", "Returns n characters.", func(_ context.Context, in size, _ tool.Emit) (any, error) {
 			return strings.Repeat("a", in.N/2) + strings.Repeat("z", in.N-in.N/2), nil
