@@ -305,7 +305,13 @@ type AgentConfig struct {
 	NoToolPrompt *string `protobuf:"bytes,23,opt,name=no_tool_prompt,json=noToolPrompt,proto3,oneof" json:"no_tool_prompt,omitempty"`
 	// End a send after this many consecutive rounds without a tool call
 	// (default 1). 0 means never end for that reason.
-	NoToolRounds  *int32 `protobuf:"varint,24,opt,name=no_tool_rounds,json=noToolRounds,proto3,oneof" json:"no_tool_rounds,omitempty"`
+	NoToolRounds *int32 `protobuf:"varint,24,opt,name=no_tool_rounds,json=noToolRounds,proto3,oneof" json:"no_tool_rounds,omitempty"`
+	// Bytes of live output (ToolOutputEvents) one tool call streams and
+	// stores; past it, one ToolOutputCappedEvent says what was left out and
+	// the call runs on (its result is not affected). Unset: the server's
+	// limit (-max-live-output, 4 MiB by default), which a larger value
+	// cannot exceed.
+	MaxLiveOutput *int64 `protobuf:"varint,25,opt,name=max_live_output,json=maxLiveOutput,proto3,oneof" json:"max_live_output,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -504,6 +510,13 @@ func (x *AgentConfig) GetNoToolPrompt() string {
 func (x *AgentConfig) GetNoToolRounds() int32 {
 	if x != nil && x.NoToolRounds != nil {
 		return *x.NoToolRounds
+	}
+	return 0
+}
+
+func (x *AgentConfig) GetMaxLiveOutput() int64 {
+	if x != nil && x.MaxLiveOutput != nil {
+		return *x.MaxLiveOutput
 	}
 	return 0
 }
@@ -987,8 +1000,7 @@ var File_agentcore_v1_config_proto protoreflect.FileDescriptor
 
 const file_agentcore_v1_config_proto_rawDesc = "" +
 	"\n" +
-	"\x19agentcore/v1/config.proto\x12\fagentcore.v1\x1a\x1egoogle/protobuf/duration.proto\x1a\x1cgoogle/protobuf/struct.proto\"\xce\n" +
-	"\n" +
+	"\x19agentcore/v1/config.proto\x12\fagentcore.v1\x1a\x1egoogle/protobuf/duration.proto\x1a\x1cgoogle/protobuf/struct.proto\"\x8f\v\n" +
 	"\vAgentConfig\x12\x1d\n" +
 	"\aprofile\x18\x01 \x01(\tH\x00R\aprofile\x88\x01\x01\x12\x1e\n" +
 	"\bbase_url\x18\x02 \x01(\tH\x01R\abaseUrl\x88\x01\x01\x12\x1c\n" +
@@ -1016,7 +1028,8 @@ const file_agentcore_v1_config_proto_rawDesc = "" +
 	"\x11retry_max_elapsed\x18\x15 \x01(\v2\x19.google.protobuf.DurationR\x0fretryMaxElapsed\x12B\n" +
 	"\x0frequest_timeout\x18\x16 \x01(\v2\x19.google.protobuf.DurationR\x0erequestTimeout\x12)\n" +
 	"\x0eno_tool_prompt\x18\x17 \x01(\tH\vR\fnoToolPrompt\x88\x01\x01\x12)\n" +
-	"\x0eno_tool_rounds\x18\x18 \x01(\x05H\fR\fnoToolRounds\x88\x01\x01B\n" +
+	"\x0eno_tool_rounds\x18\x18 \x01(\x05H\fR\fnoToolRounds\x88\x01\x01\x12+\n" +
+	"\x0fmax_live_output\x18\x19 \x01(\x03H\rR\rmaxLiveOutput\x88\x01\x01B\n" +
 	"\n" +
 	"\b_profileB\v\n" +
 	"\t_base_urlB\n" +
@@ -1032,7 +1045,8 @@ const file_agentcore_v1_config_proto_rawDesc = "" +
 	"_max_stepsB\x17\n" +
 	"\x15_max_tool_concurrencyB\x11\n" +
 	"\x0f_no_tool_promptB\x11\n" +
-	"\x0f_no_tool_rounds\"\x95\x01\n" +
+	"\x0f_no_tool_roundsB\x12\n" +
+	"\x10_max_live_output\"\x95\x01\n" +
 	"\vCacheConfig\x12\x1d\n" +
 	"\aenabled\x18\x01 \x01(\bH\x00R\aenabled\x88\x01\x01\x12\x10\n" +
 	"\x03key\x18\x02 \x01(\tR\x03key\x12\x1c\n" +

@@ -293,6 +293,7 @@ type Event struct {
 	//	*Event_CompactDelta
 	//	*Event_CompactFinished
 	//	*Event_Result
+	//	*Event_ToolOutputCapped
 	Kind          isEvent_Kind `protobuf_oneof:"kind"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -482,6 +483,15 @@ func (x *Event) GetResult() *RunResultEvent {
 	return nil
 }
 
+func (x *Event) GetToolOutputCapped() *ToolOutputCappedEvent {
+	if x != nil {
+		if x, ok := x.Kind.(*Event_ToolOutputCapped); ok {
+			return x.ToolOutputCapped
+		}
+	}
+	return nil
+}
+
 type isEvent_Kind interface {
 	isEvent_Kind()
 }
@@ -542,6 +552,10 @@ type Event_Result struct {
 	Result *RunResultEvent `protobuf:"bytes,23,opt,name=result,proto3,oneof"`
 }
 
+type Event_ToolOutputCapped struct {
+	ToolOutputCapped *ToolOutputCappedEvent `protobuf:"bytes,24,opt,name=tool_output_capped,json=toolOutputCapped,proto3,oneof"`
+}
+
 func (*Event_RunStarted) isEvent_Kind() {}
 
 func (*Event_ModelRequest) isEvent_Kind() {}
@@ -569,6 +583,8 @@ func (*Event_CompactDelta) isEvent_Kind() {}
 func (*Event_CompactFinished) isEvent_Kind() {}
 
 func (*Event_Result) isEvent_Kind() {}
+
+func (*Event_ToolOutputCapped) isEvent_Kind() {}
 
 // RunStartedEvent opens a run (agent-core: onStart).
 type RunStartedEvent struct {
@@ -1221,6 +1237,108 @@ func (x *ToolOutputEvent) GetData() string {
 	return ""
 }
 
+// ToolOutputCappedEvent closes the live output of a tool call that went
+// over its cap (config.max_live_output, the server's -max-live-output): the
+// call's ToolOutputEvents hold its first max_bytes, the rest was neither
+// sent nor stored. It comes once, after the call's last ToolOutputEvent and
+// before its ToolResultEvent; the result is the tool's as ever.
+type ToolOutputCappedEvent struct {
+	state      protoimpl.MessageState `protogen:"open.v1"`
+	ToolCallId string                 `protobuf:"bytes,1,opt,name=tool_call_id,json=toolCallId,proto3" json:"tool_call_id,omitempty"`
+	ToolName   string                 `protobuf:"bytes,2,opt,name=tool_name,json=toolName,proto3" json:"tool_name,omitempty"`
+	// The cap, and the bytes of live output the call's events hold (at most the cap).
+	MaxBytes  int64 `protobuf:"varint,3,opt,name=max_bytes,json=maxBytes,proto3" json:"max_bytes,omitempty"`
+	KeptBytes int64 `protobuf:"varint,4,opt,name=kept_bytes,json=keptBytes,proto3" json:"kept_bytes,omitempty"`
+	// The live output left out: its bytes, and the chunks that lost all or
+	// part of theirs.
+	DroppedBytes  int64 `protobuf:"varint,5,opt,name=dropped_bytes,json=droppedBytes,proto3" json:"dropped_bytes,omitempty"`
+	DroppedChunks int64 `protobuf:"varint,6,opt,name=dropped_chunks,json=droppedChunks,proto3" json:"dropped_chunks,omitempty"`
+	// The call was stopped at the cap (the server's -live-output-stop): its
+	// result says so.
+	Stopped       bool `protobuf:"varint,7,opt,name=stopped,proto3" json:"stopped,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ToolOutputCappedEvent) Reset() {
+	*x = ToolOutputCappedEvent{}
+	mi := &file_agentcore_v1_event_proto_msgTypes[10]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ToolOutputCappedEvent) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ToolOutputCappedEvent) ProtoMessage() {}
+
+func (x *ToolOutputCappedEvent) ProtoReflect() protoreflect.Message {
+	mi := &file_agentcore_v1_event_proto_msgTypes[10]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ToolOutputCappedEvent.ProtoReflect.Descriptor instead.
+func (*ToolOutputCappedEvent) Descriptor() ([]byte, []int) {
+	return file_agentcore_v1_event_proto_rawDescGZIP(), []int{10}
+}
+
+func (x *ToolOutputCappedEvent) GetToolCallId() string {
+	if x != nil {
+		return x.ToolCallId
+	}
+	return ""
+}
+
+func (x *ToolOutputCappedEvent) GetToolName() string {
+	if x != nil {
+		return x.ToolName
+	}
+	return ""
+}
+
+func (x *ToolOutputCappedEvent) GetMaxBytes() int64 {
+	if x != nil {
+		return x.MaxBytes
+	}
+	return 0
+}
+
+func (x *ToolOutputCappedEvent) GetKeptBytes() int64 {
+	if x != nil {
+		return x.KeptBytes
+	}
+	return 0
+}
+
+func (x *ToolOutputCappedEvent) GetDroppedBytes() int64 {
+	if x != nil {
+		return x.DroppedBytes
+	}
+	return 0
+}
+
+func (x *ToolOutputCappedEvent) GetDroppedChunks() int64 {
+	if x != nil {
+		return x.DroppedChunks
+	}
+	return 0
+}
+
+func (x *ToolOutputCappedEvent) GetStopped() bool {
+	if x != nil {
+		return x.Stopped
+	}
+	return false
+}
+
 // ToolResultEvent is the result of a tool call (agent-core: onToolResult).
 type ToolResultEvent struct {
 	state      protoimpl.MessageState `protogen:"open.v1"`
@@ -1238,7 +1356,7 @@ type ToolResultEvent struct {
 
 func (x *ToolResultEvent) Reset() {
 	*x = ToolResultEvent{}
-	mi := &file_agentcore_v1_event_proto_msgTypes[10]
+	mi := &file_agentcore_v1_event_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1250,7 +1368,7 @@ func (x *ToolResultEvent) String() string {
 func (*ToolResultEvent) ProtoMessage() {}
 
 func (x *ToolResultEvent) ProtoReflect() protoreflect.Message {
-	mi := &file_agentcore_v1_event_proto_msgTypes[10]
+	mi := &file_agentcore_v1_event_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1263,7 +1381,7 @@ func (x *ToolResultEvent) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ToolResultEvent.ProtoReflect.Descriptor instead.
 func (*ToolResultEvent) Descriptor() ([]byte, []int) {
-	return file_agentcore_v1_event_proto_rawDescGZIP(), []int{10}
+	return file_agentcore_v1_event_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *ToolResultEvent) GetStep() int32 {
@@ -1327,7 +1445,7 @@ type StepEvent struct {
 
 func (x *StepEvent) Reset() {
 	*x = StepEvent{}
-	mi := &file_agentcore_v1_event_proto_msgTypes[11]
+	mi := &file_agentcore_v1_event_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1339,7 +1457,7 @@ func (x *StepEvent) String() string {
 func (*StepEvent) ProtoMessage() {}
 
 func (x *StepEvent) ProtoReflect() protoreflect.Message {
-	mi := &file_agentcore_v1_event_proto_msgTypes[11]
+	mi := &file_agentcore_v1_event_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1352,7 +1470,7 @@ func (x *StepEvent) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StepEvent.ProtoReflect.Descriptor instead.
 func (*StepEvent) Descriptor() ([]byte, []int) {
-	return file_agentcore_v1_event_proto_rawDescGZIP(), []int{11}
+	return file_agentcore_v1_event_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *StepEvent) GetStep() int32 {
@@ -1394,7 +1512,7 @@ type RetryEvent struct {
 
 func (x *RetryEvent) Reset() {
 	*x = RetryEvent{}
-	mi := &file_agentcore_v1_event_proto_msgTypes[12]
+	mi := &file_agentcore_v1_event_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1406,7 +1524,7 @@ func (x *RetryEvent) String() string {
 func (*RetryEvent) ProtoMessage() {}
 
 func (x *RetryEvent) ProtoReflect() protoreflect.Message {
-	mi := &file_agentcore_v1_event_proto_msgTypes[12]
+	mi := &file_agentcore_v1_event_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1419,7 +1537,7 @@ func (x *RetryEvent) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RetryEvent.ProtoReflect.Descriptor instead.
 func (*RetryEvent) Descriptor() ([]byte, []int) {
-	return file_agentcore_v1_event_proto_rawDescGZIP(), []int{12}
+	return file_agentcore_v1_event_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *RetryEvent) GetAttempt() int32 {
@@ -1477,7 +1595,7 @@ type CompactStartedEvent struct {
 
 func (x *CompactStartedEvent) Reset() {
 	*x = CompactStartedEvent{}
-	mi := &file_agentcore_v1_event_proto_msgTypes[13]
+	mi := &file_agentcore_v1_event_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1489,7 +1607,7 @@ func (x *CompactStartedEvent) String() string {
 func (*CompactStartedEvent) ProtoMessage() {}
 
 func (x *CompactStartedEvent) ProtoReflect() protoreflect.Message {
-	mi := &file_agentcore_v1_event_proto_msgTypes[13]
+	mi := &file_agentcore_v1_event_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1502,7 +1620,7 @@ func (x *CompactStartedEvent) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CompactStartedEvent.ProtoReflect.Descriptor instead.
 func (*CompactStartedEvent) Descriptor() ([]byte, []int) {
-	return file_agentcore_v1_event_proto_rawDescGZIP(), []int{13}
+	return file_agentcore_v1_event_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *CompactStartedEvent) GetTokens() int64 {
@@ -1529,7 +1647,7 @@ type CompactDeltaEvent struct {
 
 func (x *CompactDeltaEvent) Reset() {
 	*x = CompactDeltaEvent{}
-	mi := &file_agentcore_v1_event_proto_msgTypes[14]
+	mi := &file_agentcore_v1_event_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1541,7 +1659,7 @@ func (x *CompactDeltaEvent) String() string {
 func (*CompactDeltaEvent) ProtoMessage() {}
 
 func (x *CompactDeltaEvent) ProtoReflect() protoreflect.Message {
-	mi := &file_agentcore_v1_event_proto_msgTypes[14]
+	mi := &file_agentcore_v1_event_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1554,7 +1672,7 @@ func (x *CompactDeltaEvent) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CompactDeltaEvent.ProtoReflect.Descriptor instead.
 func (*CompactDeltaEvent) Descriptor() ([]byte, []int) {
-	return file_agentcore_v1_event_proto_rawDescGZIP(), []int{14}
+	return file_agentcore_v1_event_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *CompactDeltaEvent) GetText() string {
@@ -1575,7 +1693,7 @@ type CompactFinishedEvent struct {
 
 func (x *CompactFinishedEvent) Reset() {
 	*x = CompactFinishedEvent{}
-	mi := &file_agentcore_v1_event_proto_msgTypes[15]
+	mi := &file_agentcore_v1_event_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1587,7 +1705,7 @@ func (x *CompactFinishedEvent) String() string {
 func (*CompactFinishedEvent) ProtoMessage() {}
 
 func (x *CompactFinishedEvent) ProtoReflect() protoreflect.Message {
-	mi := &file_agentcore_v1_event_proto_msgTypes[15]
+	mi := &file_agentcore_v1_event_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1600,7 +1718,7 @@ func (x *CompactFinishedEvent) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CompactFinishedEvent.ProtoReflect.Descriptor instead.
 func (*CompactFinishedEvent) Descriptor() ([]byte, []int) {
-	return file_agentcore_v1_event_proto_rawDescGZIP(), []int{15}
+	return file_agentcore_v1_event_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *CompactFinishedEvent) GetSummary() string {
@@ -1635,7 +1753,7 @@ type RunResultEvent struct {
 
 func (x *RunResultEvent) Reset() {
 	*x = RunResultEvent{}
-	mi := &file_agentcore_v1_event_proto_msgTypes[16]
+	mi := &file_agentcore_v1_event_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1647,7 +1765,7 @@ func (x *RunResultEvent) String() string {
 func (*RunResultEvent) ProtoMessage() {}
 
 func (x *RunResultEvent) ProtoReflect() protoreflect.Message {
-	mi := &file_agentcore_v1_event_proto_msgTypes[16]
+	mi := &file_agentcore_v1_event_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1660,7 +1778,7 @@ func (x *RunResultEvent) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RunResultEvent.ProtoReflect.Descriptor instead.
 func (*RunResultEvent) Descriptor() ([]byte, []int) {
-	return file_agentcore_v1_event_proto_rawDescGZIP(), []int{16}
+	return file_agentcore_v1_event_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *RunResultEvent) GetText() string {
@@ -1702,7 +1820,7 @@ var File_agentcore_v1_event_proto protoreflect.FileDescriptor
 
 const file_agentcore_v1_event_proto_rawDesc = "" +
 	"\n" +
-	"\x18agentcore/v1/event.proto\x12\fagentcore.v1\x1a\x1aagentcore/v1/message.proto\x1a\x1egoogle/protobuf/duration.proto\x1a\x1cgoogle/protobuf/struct.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\x96\b\n" +
+	"\x18agentcore/v1/event.proto\x12\fagentcore.v1\x1a\x1aagentcore/v1/message.proto\x1a\x1egoogle/protobuf/duration.proto\x1a\x1cgoogle/protobuf/struct.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\xeb\b\n" +
 	"\x05Event\x12\x10\n" +
 	"\x03seq\x18\x01 \x01(\x03R\x03seq\x12.\n" +
 	"\x04time\x18\x02 \x01(\v2\x1a.google.protobuf.TimestampR\x04time\x12\x15\n" +
@@ -1725,7 +1843,8 @@ const file_agentcore_v1_event_proto_rawDesc = "" +
 	"\x0fcompact_started\x18\x14 \x01(\v2!.agentcore.v1.CompactStartedEventH\x00R\x0ecompactStarted\x12F\n" +
 	"\rcompact_delta\x18\x15 \x01(\v2\x1f.agentcore.v1.CompactDeltaEventH\x00R\fcompactDelta\x12O\n" +
 	"\x10compact_finished\x18\x16 \x01(\v2\".agentcore.v1.CompactFinishedEventH\x00R\x0fcompactFinished\x126\n" +
-	"\x06result\x18\x17 \x01(\v2\x1c.agentcore.v1.RunResultEventH\x00R\x06resultB\x06\n" +
+	"\x06result\x18\x17 \x01(\v2\x1c.agentcore.v1.RunResultEventH\x00R\x06result\x12S\n" +
+	"\x12tool_output_capped\x18\x18 \x01(\v2#.agentcore.v1.ToolOutputCappedEventH\x00R\x10toolOutputCappedB\x06\n" +
 	"\x04kind\",\n" +
 	"\x0fRunStartedEvent\x12\x19\n" +
 	"\bagent_id\x18\x01 \x01(\tR\aagentId\"\x89\x01\n" +
@@ -1775,7 +1894,17 @@ const file_agentcore_v1_event_proto_rawDesc = "" +
 	"toolCallId\x12\x1b\n" +
 	"\ttool_name\x18\x02 \x01(\tR\btoolName\x122\n" +
 	"\x06stream\x18\x03 \x01(\x0e2\x1a.agentcore.v1.OutputStreamR\x06stream\x12\x12\n" +
-	"\x04data\x18\x04 \x01(\tR\x04data\"\xf7\x01\n" +
+	"\x04data\x18\x04 \x01(\tR\x04data\"\xf8\x01\n" +
+	"\x15ToolOutputCappedEvent\x12 \n" +
+	"\ftool_call_id\x18\x01 \x01(\tR\n" +
+	"toolCallId\x12\x1b\n" +
+	"\ttool_name\x18\x02 \x01(\tR\btoolName\x12\x1b\n" +
+	"\tmax_bytes\x18\x03 \x01(\x03R\bmaxBytes\x12\x1d\n" +
+	"\n" +
+	"kept_bytes\x18\x04 \x01(\x03R\tkeptBytes\x12#\n" +
+	"\rdropped_bytes\x18\x05 \x01(\x03R\fdroppedBytes\x12%\n" +
+	"\x0edropped_chunks\x18\x06 \x01(\x03R\rdroppedChunks\x12\x18\n" +
+	"\astopped\x18\a \x01(\bR\astopped\"\xf7\x01\n" +
 	"\x0fToolResultEvent\x12\x12\n" +
 	"\x04step\x18\x01 \x01(\x05R\x04step\x12 \n" +
 	"\ftool_call_id\x18\x02 \x01(\tR\n" +
@@ -1850,7 +1979,7 @@ func file_agentcore_v1_event_proto_rawDescGZIP() []byte {
 }
 
 var file_agentcore_v1_event_proto_enumTypes = make([]protoimpl.EnumInfo, 4)
-var file_agentcore_v1_event_proto_msgTypes = make([]protoimpl.MessageInfo, 17)
+var file_agentcore_v1_event_proto_msgTypes = make([]protoimpl.MessageInfo, 18)
 var file_agentcore_v1_event_proto_goTypes = []any{
 	(PermissionOutcome)(0),         // 0: agentcore.v1.PermissionOutcome
 	(OutputStream)(0),              // 1: agentcore.v1.OutputStream
@@ -1866,23 +1995,24 @@ var file_agentcore_v1_event_proto_goTypes = []any{
 	(*ToolCallEvent)(nil),          // 11: agentcore.v1.ToolCallEvent
 	(*PermissionDecision)(nil),     // 12: agentcore.v1.PermissionDecision
 	(*ToolOutputEvent)(nil),        // 13: agentcore.v1.ToolOutputEvent
-	(*ToolResultEvent)(nil),        // 14: agentcore.v1.ToolResultEvent
-	(*StepEvent)(nil),              // 15: agentcore.v1.StepEvent
-	(*RetryEvent)(nil),             // 16: agentcore.v1.RetryEvent
-	(*CompactStartedEvent)(nil),    // 17: agentcore.v1.CompactStartedEvent
-	(*CompactDeltaEvent)(nil),      // 18: agentcore.v1.CompactDeltaEvent
-	(*CompactFinishedEvent)(nil),   // 19: agentcore.v1.CompactFinishedEvent
-	(*RunResultEvent)(nil),         // 20: agentcore.v1.RunResultEvent
-	(*timestamppb.Timestamp)(nil),  // 21: google.protobuf.Timestamp
-	(*ToolCallPart)(nil),           // 22: agentcore.v1.ToolCallPart
-	(*Usage)(nil),                  // 23: agentcore.v1.Usage
-	(*ToolOutput)(nil),             // 24: agentcore.v1.ToolOutput
-	(*durationpb.Duration)(nil),    // 25: google.protobuf.Duration
-	(*ToolResultPart)(nil),         // 26: agentcore.v1.ToolResultPart
-	(*structpb.Value)(nil),         // 27: google.protobuf.Value
+	(*ToolOutputCappedEvent)(nil),  // 14: agentcore.v1.ToolOutputCappedEvent
+	(*ToolResultEvent)(nil),        // 15: agentcore.v1.ToolResultEvent
+	(*StepEvent)(nil),              // 16: agentcore.v1.StepEvent
+	(*RetryEvent)(nil),             // 17: agentcore.v1.RetryEvent
+	(*CompactStartedEvent)(nil),    // 18: agentcore.v1.CompactStartedEvent
+	(*CompactDeltaEvent)(nil),      // 19: agentcore.v1.CompactDeltaEvent
+	(*CompactFinishedEvent)(nil),   // 20: agentcore.v1.CompactFinishedEvent
+	(*RunResultEvent)(nil),         // 21: agentcore.v1.RunResultEvent
+	(*timestamppb.Timestamp)(nil),  // 22: google.protobuf.Timestamp
+	(*ToolCallPart)(nil),           // 23: agentcore.v1.ToolCallPart
+	(*Usage)(nil),                  // 24: agentcore.v1.Usage
+	(*ToolOutput)(nil),             // 25: agentcore.v1.ToolOutput
+	(*durationpb.Duration)(nil),    // 26: google.protobuf.Duration
+	(*ToolResultPart)(nil),         // 27: agentcore.v1.ToolResultPart
+	(*structpb.Value)(nil),         // 28: google.protobuf.Value
 }
 var file_agentcore_v1_event_proto_depIdxs = []int32{
-	21, // 0: agentcore.v1.Event.time:type_name -> google.protobuf.Timestamp
+	22, // 0: agentcore.v1.Event.time:type_name -> google.protobuf.Timestamp
 	5,  // 1: agentcore.v1.Event.run_started:type_name -> agentcore.v1.RunStartedEvent
 	6,  // 2: agentcore.v1.Event.model_request:type_name -> agentcore.v1.ModelRequestEvent
 	7,  // 3: agentcore.v1.Event.model_delta:type_name -> agentcore.v1.ModelDeltaEvent
@@ -1890,34 +2020,35 @@ var file_agentcore_v1_event_proto_depIdxs = []int32{
 	10, // 5: agentcore.v1.Event.permission_request:type_name -> agentcore.v1.PermissionRequestEvent
 	11, // 6: agentcore.v1.Event.tool_call:type_name -> agentcore.v1.ToolCallEvent
 	13, // 7: agentcore.v1.Event.tool_output:type_name -> agentcore.v1.ToolOutputEvent
-	14, // 8: agentcore.v1.Event.tool_result:type_name -> agentcore.v1.ToolResultEvent
-	15, // 9: agentcore.v1.Event.step:type_name -> agentcore.v1.StepEvent
-	16, // 10: agentcore.v1.Event.retry:type_name -> agentcore.v1.RetryEvent
-	17, // 11: agentcore.v1.Event.compact_started:type_name -> agentcore.v1.CompactStartedEvent
-	18, // 12: agentcore.v1.Event.compact_delta:type_name -> agentcore.v1.CompactDeltaEvent
-	19, // 13: agentcore.v1.Event.compact_finished:type_name -> agentcore.v1.CompactFinishedEvent
-	20, // 14: agentcore.v1.Event.result:type_name -> agentcore.v1.RunResultEvent
-	8,  // 15: agentcore.v1.ModelDeltaEvent.tool_call:type_name -> agentcore.v1.ToolCallDelta
-	22, // 16: agentcore.v1.ModelResponseEvent.tool_calls:type_name -> agentcore.v1.ToolCallPart
-	23, // 17: agentcore.v1.ModelResponseEvent.usage:type_name -> agentcore.v1.Usage
-	12, // 18: agentcore.v1.ToolCallEvent.permission:type_name -> agentcore.v1.PermissionDecision
-	0,  // 19: agentcore.v1.PermissionDecision.outcome:type_name -> agentcore.v1.PermissionOutcome
-	1,  // 20: agentcore.v1.ToolOutputEvent.stream:type_name -> agentcore.v1.OutputStream
-	24, // 21: agentcore.v1.ToolResultEvent.output:type_name -> agentcore.v1.ToolOutput
-	25, // 22: agentcore.v1.ToolResultEvent.duration:type_name -> google.protobuf.Duration
-	9,  // 23: agentcore.v1.StepEvent.response:type_name -> agentcore.v1.ModelResponseEvent
-	26, // 24: agentcore.v1.StepEvent.tool_results:type_name -> agentcore.v1.ToolResultPart
-	2,  // 25: agentcore.v1.RetryEvent.kind:type_name -> agentcore.v1.ErrorKind
-	25, // 26: agentcore.v1.RetryEvent.delay:type_name -> google.protobuf.Duration
-	23, // 27: agentcore.v1.CompactFinishedEvent.usage:type_name -> agentcore.v1.Usage
-	23, // 28: agentcore.v1.RunResultEvent.usage:type_name -> agentcore.v1.Usage
-	3,  // 29: agentcore.v1.RunResultEvent.reason:type_name -> agentcore.v1.EndReason
-	27, // 30: agentcore.v1.RunResultEvent.output:type_name -> google.protobuf.Value
-	31, // [31:31] is the sub-list for method output_type
-	31, // [31:31] is the sub-list for method input_type
-	31, // [31:31] is the sub-list for extension type_name
-	31, // [31:31] is the sub-list for extension extendee
-	0,  // [0:31] is the sub-list for field type_name
+	15, // 8: agentcore.v1.Event.tool_result:type_name -> agentcore.v1.ToolResultEvent
+	16, // 9: agentcore.v1.Event.step:type_name -> agentcore.v1.StepEvent
+	17, // 10: agentcore.v1.Event.retry:type_name -> agentcore.v1.RetryEvent
+	18, // 11: agentcore.v1.Event.compact_started:type_name -> agentcore.v1.CompactStartedEvent
+	19, // 12: agentcore.v1.Event.compact_delta:type_name -> agentcore.v1.CompactDeltaEvent
+	20, // 13: agentcore.v1.Event.compact_finished:type_name -> agentcore.v1.CompactFinishedEvent
+	21, // 14: agentcore.v1.Event.result:type_name -> agentcore.v1.RunResultEvent
+	14, // 15: agentcore.v1.Event.tool_output_capped:type_name -> agentcore.v1.ToolOutputCappedEvent
+	8,  // 16: agentcore.v1.ModelDeltaEvent.tool_call:type_name -> agentcore.v1.ToolCallDelta
+	23, // 17: agentcore.v1.ModelResponseEvent.tool_calls:type_name -> agentcore.v1.ToolCallPart
+	24, // 18: agentcore.v1.ModelResponseEvent.usage:type_name -> agentcore.v1.Usage
+	12, // 19: agentcore.v1.ToolCallEvent.permission:type_name -> agentcore.v1.PermissionDecision
+	0,  // 20: agentcore.v1.PermissionDecision.outcome:type_name -> agentcore.v1.PermissionOutcome
+	1,  // 21: agentcore.v1.ToolOutputEvent.stream:type_name -> agentcore.v1.OutputStream
+	25, // 22: agentcore.v1.ToolResultEvent.output:type_name -> agentcore.v1.ToolOutput
+	26, // 23: agentcore.v1.ToolResultEvent.duration:type_name -> google.protobuf.Duration
+	9,  // 24: agentcore.v1.StepEvent.response:type_name -> agentcore.v1.ModelResponseEvent
+	27, // 25: agentcore.v1.StepEvent.tool_results:type_name -> agentcore.v1.ToolResultPart
+	2,  // 26: agentcore.v1.RetryEvent.kind:type_name -> agentcore.v1.ErrorKind
+	26, // 27: agentcore.v1.RetryEvent.delay:type_name -> google.protobuf.Duration
+	24, // 28: agentcore.v1.CompactFinishedEvent.usage:type_name -> agentcore.v1.Usage
+	24, // 29: agentcore.v1.RunResultEvent.usage:type_name -> agentcore.v1.Usage
+	3,  // 30: agentcore.v1.RunResultEvent.reason:type_name -> agentcore.v1.EndReason
+	28, // 31: agentcore.v1.RunResultEvent.output:type_name -> google.protobuf.Value
+	32, // [32:32] is the sub-list for method output_type
+	32, // [32:32] is the sub-list for method input_type
+	32, // [32:32] is the sub-list for extension type_name
+	32, // [32:32] is the sub-list for extension extendee
+	0,  // [0:32] is the sub-list for field type_name
 }
 
 func init() { file_agentcore_v1_event_proto_init() }
@@ -1941,6 +2072,7 @@ func file_agentcore_v1_event_proto_init() {
 		(*Event_CompactDelta)(nil),
 		(*Event_CompactFinished)(nil),
 		(*Event_Result)(nil),
+		(*Event_ToolOutputCapped)(nil),
 	}
 	file_agentcore_v1_event_proto_msgTypes[3].OneofWrappers = []any{
 		(*ModelDeltaEvent_Text)(nil),
@@ -1953,7 +2085,7 @@ func file_agentcore_v1_event_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_agentcore_v1_event_proto_rawDesc), len(file_agentcore_v1_event_proto_rawDesc)),
 			NumEnums:      4,
-			NumMessages:   17,
+			NumMessages:   18,
 			NumExtensions: 0,
 			NumServices:   0,
 		},

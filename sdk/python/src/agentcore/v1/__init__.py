@@ -163,6 +163,7 @@ from .event_pb2 import (
     ToolCallEvent as ToolCallEvent,
     PermissionDecision as PermissionDecision,
     ToolOutputEvent as ToolOutputEvent,
+    ToolOutputCappedEvent as ToolOutputCappedEvent,
     ToolResultEvent as ToolResultEvent,
     StepEvent as StepEvent,
     RetryEvent as RetryEvent,

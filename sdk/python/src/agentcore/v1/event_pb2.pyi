@@ -54,7 +54,7 @@ class CompactStartedEvent(_message.Message):
     def __init__(self, tokens: _Optional[int] = ..., manual: bool = ...) -> None: ...
 
 class Event(_message.Message):
-    __slots__ = ["compact_delta", "compact_finished", "compact_started", "model_delta", "model_request", "model_response", "permission_request", "result", "retry", "run_id", "run_started", "seq", "step", "time", "tool_call", "tool_output", "tool_result"]
+    __slots__ = ["compact_delta", "compact_finished", "compact_started", "model_delta", "model_request", "model_response", "permission_request", "result", "retry", "run_id", "run_started", "seq", "step", "time", "tool_call", "tool_output", "tool_output_capped", "tool_result"]
     COMPACT_DELTA_FIELD_NUMBER: _ClassVar[int]
     COMPACT_FINISHED_FIELD_NUMBER: _ClassVar[int]
     COMPACT_STARTED_FIELD_NUMBER: _ClassVar[int]
@@ -70,6 +70,7 @@ class Event(_message.Message):
     STEP_FIELD_NUMBER: _ClassVar[int]
     TIME_FIELD_NUMBER: _ClassVar[int]
     TOOL_CALL_FIELD_NUMBER: _ClassVar[int]
+    TOOL_OUTPUT_CAPPED_FIELD_NUMBER: _ClassVar[int]
     TOOL_OUTPUT_FIELD_NUMBER: _ClassVar[int]
     TOOL_RESULT_FIELD_NUMBER: _ClassVar[int]
     compact_delta: CompactDeltaEvent
@@ -88,8 +89,9 @@ class Event(_message.Message):
     time: _timestamp_pb2.Timestamp
     tool_call: ToolCallEvent
     tool_output: ToolOutputEvent
+    tool_output_capped: ToolOutputCappedEvent
     tool_result: ToolResultEvent
-    def __init__(self, seq: _Optional[int] = ..., time: _Optional[_Union[_timestamp_pb2.Timestamp, _Mapping]] = ..., run_id: _Optional[str] = ..., run_started: _Optional[_Union[RunStartedEvent, _Mapping]] = ..., model_request: _Optional[_Union[ModelRequestEvent, _Mapping]] = ..., model_delta: _Optional[_Union[ModelDeltaEvent, _Mapping]] = ..., model_response: _Optional[_Union[ModelResponseEvent, _Mapping]] = ..., permission_request: _Optional[_Union[PermissionRequestEvent, _Mapping]] = ..., tool_call: _Optional[_Union[ToolCallEvent, _Mapping]] = ..., tool_output: _Optional[_Union[ToolOutputEvent, _Mapping]] = ..., tool_result: _Optional[_Union[ToolResultEvent, _Mapping]] = ..., step: _Optional[_Union[StepEvent, _Mapping]] = ..., retry: _Optional[_Union[RetryEvent, _Mapping]] = ..., compact_started: _Optional[_Union[CompactStartedEvent, _Mapping]] = ..., compact_delta: _Optional[_Union[CompactDeltaEvent, _Mapping]] = ..., compact_finished: _Optional[_Union[CompactFinishedEvent, _Mapping]] = ..., result: _Optional[_Union[RunResultEvent, _Mapping]] = ...) -> None: ...
+    def __init__(self, seq: _Optional[int] = ..., time: _Optional[_Union[_timestamp_pb2.Timestamp, _Mapping]] = ..., run_id: _Optional[str] = ..., run_started: _Optional[_Union[RunStartedEvent, _Mapping]] = ..., model_request: _Optional[_Union[ModelRequestEvent, _Mapping]] = ..., model_delta: _Optional[_Union[ModelDeltaEvent, _Mapping]] = ..., model_response: _Optional[_Union[ModelResponseEvent, _Mapping]] = ..., permission_request: _Optional[_Union[PermissionRequestEvent, _Mapping]] = ..., tool_call: _Optional[_Union[ToolCallEvent, _Mapping]] = ..., tool_output: _Optional[_Union[ToolOutputEvent, _Mapping]] = ..., tool_result: _Optional[_Union[ToolResultEvent, _Mapping]] = ..., step: _Optional[_Union[StepEvent, _Mapping]] = ..., retry: _Optional[_Union[RetryEvent, _Mapping]] = ..., compact_started: _Optional[_Union[CompactStartedEvent, _Mapping]] = ..., compact_delta: _Optional[_Union[CompactDeltaEvent, _Mapping]] = ..., compact_finished: _Optional[_Union[CompactFinishedEvent, _Mapping]] = ..., result: _Optional[_Union[RunResultEvent, _Mapping]] = ..., tool_output_capped: _Optional[_Union[ToolOutputCappedEvent, _Mapping]] = ...) -> None: ...
 
 class ModelDeltaEvent(_message.Message):
     __slots__ = ["reasoning", "step", "text", "tool_call"]
@@ -220,6 +222,24 @@ class ToolCallEvent(_message.Message):
     tool_call_id: str
     tool_name: str
     def __init__(self, step: _Optional[int] = ..., tool_call_id: _Optional[str] = ..., tool_name: _Optional[str] = ..., arguments: _Optional[str] = ..., permission: _Optional[_Union[PermissionDecision, _Mapping]] = ...) -> None: ...
+
+class ToolOutputCappedEvent(_message.Message):
+    __slots__ = ["dropped_bytes", "dropped_chunks", "kept_bytes", "max_bytes", "stopped", "tool_call_id", "tool_name"]
+    DROPPED_BYTES_FIELD_NUMBER: _ClassVar[int]
+    DROPPED_CHUNKS_FIELD_NUMBER: _ClassVar[int]
+    KEPT_BYTES_FIELD_NUMBER: _ClassVar[int]
+    MAX_BYTES_FIELD_NUMBER: _ClassVar[int]
+    STOPPED_FIELD_NUMBER: _ClassVar[int]
+    TOOL_CALL_ID_FIELD_NUMBER: _ClassVar[int]
+    TOOL_NAME_FIELD_NUMBER: _ClassVar[int]
+    dropped_bytes: int
+    dropped_chunks: int
+    kept_bytes: int
+    max_bytes: int
+    stopped: bool
+    tool_call_id: str
+    tool_name: str
+    def __init__(self, tool_call_id: _Optional[str] = ..., tool_name: _Optional[str] = ..., max_bytes: _Optional[int] = ..., kept_bytes: _Optional[int] = ..., dropped_bytes: _Optional[int] = ..., dropped_chunks: _Optional[int] = ..., stopped: bool = ...) -> None: ...
 
 class ToolOutputEvent(_message.Message):
     __slots__ = ["data", "stream", "tool_call_id", "tool_name"]

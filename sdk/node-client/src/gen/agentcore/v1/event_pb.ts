@@ -14,7 +14,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file agentcore/v1/event.proto.
  */
 export const file_agentcore_v1_event: GenFile = /*@__PURE__*/
-  fileDesc("ChhhZ2VudGNvcmUvdjEvZXZlbnQucHJvdG8SDGFnZW50Y29yZS52MSLWBgoFRXZlbnQSCwoDc2VxGAEgASgDEigKBHRpbWUYAiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEg4KBnJ1bl9pZBgDIAEoCRI0CgtydW5fc3RhcnRlZBgKIAEoCzIdLmFnZW50Y29yZS52MS5SdW5TdGFydGVkRXZlbnRIABI4Cg1tb2RlbF9yZXF1ZXN0GAsgASgLMh8uYWdlbnRjb3JlLnYxLk1vZGVsUmVxdWVzdEV2ZW50SAASNAoLbW9kZWxfZGVsdGEYDCABKAsyHS5hZ2VudGNvcmUudjEuTW9kZWxEZWx0YUV2ZW50SAASOgoObW9kZWxfcmVzcG9uc2UYDSABKAsyIC5hZ2VudGNvcmUudjEuTW9kZWxSZXNwb25zZUV2ZW50SAASQgoScGVybWlzc2lvbl9yZXF1ZXN0GA4gASgLMiQuYWdlbnRjb3JlLnYxLlBlcm1pc3Npb25SZXF1ZXN0RXZlbnRIABIwCgl0b29sX2NhbGwYDyABKAsyGy5hZ2VudGNvcmUudjEuVG9vbENhbGxFdmVudEgAEjQKC3Rvb2xfb3V0cHV0GBAgASgLMh0uYWdlbnRjb3JlLnYxLlRvb2xPdXRwdXRFdmVudEgAEjQKC3Rvb2xfcmVzdWx0GBEgASgLMh0uYWdlbnRjb3JlLnYxLlRvb2xSZXN1bHRFdmVudEgAEicKBHN0ZXAYEiABKAsyFy5hZ2VudGNvcmUudjEuU3RlcEV2ZW50SAASKQoFcmV0cnkYEyABKAsyGC5hZ2VudGNvcmUudjEuUmV0cnlFdmVudEgAEjwKD2NvbXBhY3Rfc3RhcnRlZBgUIAEoCzIhLmFnZW50Y29yZS52MS5Db21wYWN0U3RhcnRlZEV2ZW50SAASOAoNY29tcGFjdF9kZWx0YRgVIAEoCzIfLmFnZW50Y29yZS52MS5Db21wYWN0RGVsdGFFdmVudEgAEj4KEGNvbXBhY3RfZmluaXNoZWQYFiABKAsyIi5hZ2VudGNvcmUudjEuQ29tcGFjdEZpbmlzaGVkRXZlbnRIABIuCgZyZXN1bHQYFyABKAsyHC5hZ2VudGNvcmUudjEuUnVuUmVzdWx0RXZlbnRIAEIGCgRraW5kIiMKD1J1blN0YXJ0ZWRFdmVudBIQCghhZ2VudF9pZBgBIAEoCSJfChFNb2RlbFJlcXVlc3RFdmVudBIMCgRzdGVwGAEgASgFEhUKDW1lc3NhZ2VfY291bnQYAiABKAUSFgoOdG9rZW5fZXN0aW1hdGUYAyABKAMSDQoFdG9vbHMYBCADKAkifwoPTW9kZWxEZWx0YUV2ZW50EgwKBHN0ZXAYASABKAUSDgoEdGV4dBgCIAEoCUgAEhMKCXJlYXNvbmluZxgDIAEoCUgAEjAKCXRvb2xfY2FsbBgEIAEoCzIbLmFnZW50Y29yZS52MS5Ub29sQ2FsbERlbHRhSABCBwoFZGVsdGEiSwoNVG9vbENhbGxEZWx0YRINCgVpbmRleBgBIAEoBRIKCgJpZBgCIAEoCRIMCgRuYW1lGAMgASgJEhEKCWFyZ3VtZW50cxgEIAEoCSKuAQoSTW9kZWxSZXNwb25zZUV2ZW50EgwKBHN0ZXAYASABKAUSDAoEdGV4dBgCIAEoCRIRCglyZWFzb25pbmcYAyABKAkSLgoKdG9vbF9jYWxscxgEIAMoCzIaLmFnZW50Y29yZS52MS5Ub29sQ2FsbFBhcnQSIgoFdXNhZ2UYBSABKAsyEy5hZ2VudGNvcmUudjEuVXNhZ2USFQoNZmluaXNoX3JlYXNvbhgGIAEoCSJUChZQZXJtaXNzaW9uUmVxdWVzdEV2ZW50EhQKDHRvb2xfY2FsbF9pZBgBIAEoCRIRCgl0b29sX25hbWUYAiABKAkSEQoJYXJndW1lbnRzGAMgASgJIo8BCg1Ub29sQ2FsbEV2ZW50EgwKBHN0ZXAYASABKAUSFAoMdG9vbF9jYWxsX2lkGAIgASgJEhEKCXRvb2xfbmFtZRgDIAEoCRIRCglhcmd1bWVudHMYBCABKAkSNAoKcGVybWlzc2lvbhgFIAEoCzIgLmFnZW50Y29yZS52MS5QZXJtaXNzaW9uRGVjaXNpb24iVgoSUGVybWlzc2lvbkRlY2lzaW9uEjAKB291dGNvbWUYASABKA4yHy5hZ2VudGNvcmUudjEuUGVybWlzc2lvbk91dGNvbWUSDgoGcmVhc29uGAIgASgJInQKD1Rvb2xPdXRwdXRFdmVudBIUCgx0b29sX2NhbGxfaWQYASABKAkSEQoJdG9vbF9uYW1lGAIgASgJEioKBnN0cmVhbRgDIAEoDjIaLmFnZW50Y29yZS52MS5PdXRwdXRTdHJlYW0SDAoEZGF0YRgEIAEoCSK8AQoPVG9vbFJlc3VsdEV2ZW50EgwKBHN0ZXAYASABKAUSFAoMdG9vbF9jYWxsX2lkGAIgASgJEhEKCXRvb2xfbmFtZRgDIAEoCRIoCgZvdXRwdXQYBCABKAsyGC5hZ2VudGNvcmUudjEuVG9vbE91dHB1dBINCgVlcnJvchgFIAEoCBIMCgRzdG9wGAYgASgIEisKCGR1cmF0aW9uGAcgASgLMhkuZ29vZ2xlLnByb3RvYnVmLkR1cmF0aW9uIoEBCglTdGVwRXZlbnQSDAoEc3RlcBgBIAEoBRIyCghyZXNwb25zZRgCIAEoCzIgLmFnZW50Y29yZS52MS5Nb2RlbFJlc3BvbnNlRXZlbnQSMgoMdG9vbF9yZXN1bHRzGAMgAygLMhwuYWdlbnRjb3JlLnYxLlRvb2xSZXN1bHRQYXJ0IqABCgpSZXRyeUV2ZW50Eg8KB2F0dGVtcHQYASABKAUSJQoEa2luZBgCIAEoDjIXLmFnZW50Y29yZS52MS5FcnJvcktpbmQSDwoHbWVzc2FnZRgDIAEoCRIOCgZzdGF0dXMYBCABKAUSKAoFZGVsYXkYBSABKAsyGS5nb29nbGUucHJvdG9idWYuRHVyYXRpb24SDwoHY29tcGFjdBgGIAEoCCI1ChNDb21wYWN0U3RhcnRlZEV2ZW50Eg4KBnRva2VucxgBIAEoAxIOCgZtYW51YWwYAiABKAgiIQoRQ29tcGFjdERlbHRhRXZlbnQSDAoEdGV4dBgBIAEoCSJLChRDb21wYWN0RmluaXNoZWRFdmVudBIPCgdzdW1tYXJ5GAEgASgJEiIKBXVzYWdlGAIgASgLMhMuYWdlbnRjb3JlLnYxLlVzYWdlIqIBCg5SdW5SZXN1bHRFdmVudBIMCgR0ZXh0GAEgASgJEg0KBXN0ZXBzGAIgASgFEiIKBXVzYWdlGAMgASgLMhMuYWdlbnRjb3JlLnYxLlVzYWdlEicKBnJlYXNvbhgEIAEoDjIXLmFnZW50Y29yZS52MS5FbmRSZWFzb24SJgoGb3V0cHV0GAUgASgLMhYuZ29vZ2xlLnByb3RvYnVmLlZhbHVlKpsBChFQZXJtaXNzaW9uT3V0Y29tZRIiCh5QRVJNSVNTSU9OX09VVENPTUVfVU5TUEVDSUZJRUQQABIeChpQRVJNSVNTSU9OX09VVENPTUVfQUxMT1dFRBABEh0KGVBFUk1JU1NJT05fT1VUQ09NRV9ERU5JRUQQAhIjCh9QRVJNSVNTSU9OX09VVENPTUVfTk9UX0FOU1dFUkVEEAMqewoMT3V0cHV0U3RyZWFtEh0KGU9VVFBVVF9TVFJFQU1fVU5TUEVDSUZJRUQQABIYChRPVVRQVVRfU1RSRUFNX09VVFBVVBABEhgKFE9VVFBVVF9TVFJFQU1fU1RET1VUEAISGAoUT1VUUFVUX1NUUkVBTV9TVERFUlIQAyrhAQoJRXJyb3JLaW5kEhoKFkVSUk9SX0tJTkRfVU5TUEVDSUZJRUQQABIWChJFUlJPUl9LSU5EX0FCT1JURUQQARITCg9FUlJPUl9LSU5EX0FVVEgQAhIUChBFUlJPUl9LSU5EX0xJTUlUEAMSFgoSRVJST1JfS0lORF9USU1FT1VUEAQSFQoRRVJST1JfS0lORF9TRVJWRVIQBRIWChJFUlJPUl9LSU5EX05FVFdPUksQBhIWChJFUlJPUl9LSU5EX1JFUVVFU1QQBxIWChJFUlJPUl9LSU5EX1VOS05PV04QCCp0CglFbmRSZWFzb24SGgoWRU5EX1JFQVNPTl9VTlNQRUNJRklFRBAAEhYKEkVORF9SRUFTT05fTk9fVE9PTBABEhgKFEVORF9SRUFTT05fVE9PTF9TVE9QEAISGQoVRU5EX1JFQVNPTl9TVEVQX0xJTUlUEANCO1o5Z2l0aHViLmNvbS9hZ2VudGNvcmUvYWdlbnRjb3JlL3Byb3RvL2FnZW50Y29yZS92MTthZ2VudHYxYgZwcm90bzM", [file_agentcore_v1_message, file_google_protobuf_duration, file_google_protobuf_struct, file_google_protobuf_timestamp]);
+  fileDesc("ChhhZ2VudGNvcmUvdjEvZXZlbnQucHJvdG8SDGFnZW50Y29yZS52MSKZBwoFRXZlbnQSCwoDc2VxGAEgASgDEigKBHRpbWUYAiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEg4KBnJ1bl9pZBgDIAEoCRI0CgtydW5fc3RhcnRlZBgKIAEoCzIdLmFnZW50Y29yZS52MS5SdW5TdGFydGVkRXZlbnRIABI4Cg1tb2RlbF9yZXF1ZXN0GAsgASgLMh8uYWdlbnRjb3JlLnYxLk1vZGVsUmVxdWVzdEV2ZW50SAASNAoLbW9kZWxfZGVsdGEYDCABKAsyHS5hZ2VudGNvcmUudjEuTW9kZWxEZWx0YUV2ZW50SAASOgoObW9kZWxfcmVzcG9uc2UYDSABKAsyIC5hZ2VudGNvcmUudjEuTW9kZWxSZXNwb25zZUV2ZW50SAASQgoScGVybWlzc2lvbl9yZXF1ZXN0GA4gASgLMiQuYWdlbnRjb3JlLnYxLlBlcm1pc3Npb25SZXF1ZXN0RXZlbnRIABIwCgl0b29sX2NhbGwYDyABKAsyGy5hZ2VudGNvcmUudjEuVG9vbENhbGxFdmVudEgAEjQKC3Rvb2xfb3V0cHV0GBAgASgLMh0uYWdlbnRjb3JlLnYxLlRvb2xPdXRwdXRFdmVudEgAEjQKC3Rvb2xfcmVzdWx0GBEgASgLMh0uYWdlbnRjb3JlLnYxLlRvb2xSZXN1bHRFdmVudEgAEicKBHN0ZXAYEiABKAsyFy5hZ2VudGNvcmUudjEuU3RlcEV2ZW50SAASKQoFcmV0cnkYEyABKAsyGC5hZ2VudGNvcmUudjEuUmV0cnlFdmVudEgAEjwKD2NvbXBhY3Rfc3RhcnRlZBgUIAEoCzIhLmFnZW50Y29yZS52MS5Db21wYWN0U3RhcnRlZEV2ZW50SAASOAoNY29tcGFjdF9kZWx0YRgVIAEoCzIfLmFnZW50Y29yZS52MS5Db21wYWN0RGVsdGFFdmVudEgAEj4KEGNvbXBhY3RfZmluaXNoZWQYFiABKAsyIi5hZ2VudGNvcmUudjEuQ29tcGFjdEZpbmlzaGVkRXZlbnRIABIuCgZyZXN1bHQYFyABKAsyHC5hZ2VudGNvcmUudjEuUnVuUmVzdWx0RXZlbnRIABJBChJ0b29sX291dHB1dF9jYXBwZWQYGCABKAsyIy5hZ2VudGNvcmUudjEuVG9vbE91dHB1dENhcHBlZEV2ZW50SABCBgoEa2luZCIjCg9SdW5TdGFydGVkRXZlbnQSEAoIYWdlbnRfaWQYASABKAkiXwoRTW9kZWxSZXF1ZXN0RXZlbnQSDAoEc3RlcBgBIAEoBRIVCg1tZXNzYWdlX2NvdW50GAIgASgFEhYKDnRva2VuX2VzdGltYXRlGAMgASgDEg0KBXRvb2xzGAQgAygJIn8KD01vZGVsRGVsdGFFdmVudBIMCgRzdGVwGAEgASgFEg4KBHRleHQYAiABKAlIABITCglyZWFzb25pbmcYAyABKAlIABIwCgl0b29sX2NhbGwYBCABKAsyGy5hZ2VudGNvcmUudjEuVG9vbENhbGxEZWx0YUgAQgcKBWRlbHRhIksKDVRvb2xDYWxsRGVsdGESDQoFaW5kZXgYASABKAUSCgoCaWQYAiABKAkSDAoEbmFtZRgDIAEoCRIRCglhcmd1bWVudHMYBCABKAkirgEKEk1vZGVsUmVzcG9uc2VFdmVudBIMCgRzdGVwGAEgASgFEgwKBHRleHQYAiABKAkSEQoJcmVhc29uaW5nGAMgASgJEi4KCnRvb2xfY2FsbHMYBCADKAsyGi5hZ2VudGNvcmUudjEuVG9vbENhbGxQYXJ0EiIKBXVzYWdlGAUgASgLMhMuYWdlbnRjb3JlLnYxLlVzYWdlEhUKDWZpbmlzaF9yZWFzb24YBiABKAkiVAoWUGVybWlzc2lvblJlcXVlc3RFdmVudBIUCgx0b29sX2NhbGxfaWQYASABKAkSEQoJdG9vbF9uYW1lGAIgASgJEhEKCWFyZ3VtZW50cxgDIAEoCSKPAQoNVG9vbENhbGxFdmVudBIMCgRzdGVwGAEgASgFEhQKDHRvb2xfY2FsbF9pZBgCIAEoCRIRCgl0b29sX25hbWUYAyABKAkSEQoJYXJndW1lbnRzGAQgASgJEjQKCnBlcm1pc3Npb24YBSABKAsyIC5hZ2VudGNvcmUudjEuUGVybWlzc2lvbkRlY2lzaW9uIlYKElBlcm1pc3Npb25EZWNpc2lvbhIwCgdvdXRjb21lGAEgASgOMh8uYWdlbnRjb3JlLnYxLlBlcm1pc3Npb25PdXRjb21lEg4KBnJlYXNvbhgCIAEoCSJ0Cg9Ub29sT3V0cHV0RXZlbnQSFAoMdG9vbF9jYWxsX2lkGAEgASgJEhEKCXRvb2xfbmFtZRgCIAEoCRIqCgZzdHJlYW0YAyABKA4yGi5hZ2VudGNvcmUudjEuT3V0cHV0U3RyZWFtEgwKBGRhdGEYBCABKAkipwEKFVRvb2xPdXRwdXRDYXBwZWRFdmVudBIUCgx0b29sX2NhbGxfaWQYASABKAkSEQoJdG9vbF9uYW1lGAIgASgJEhEKCW1heF9ieXRlcxgDIAEoAxISCgprZXB0X2J5dGVzGAQgASgDEhUKDWRyb3BwZWRfYnl0ZXMYBSABKAMSFgoOZHJvcHBlZF9jaHVua3MYBiABKAMSDwoHc3RvcHBlZBgHIAEoCCK8AQoPVG9vbFJlc3VsdEV2ZW50EgwKBHN0ZXAYASABKAUSFAoMdG9vbF9jYWxsX2lkGAIgASgJEhEKCXRvb2xfbmFtZRgDIAEoCRIoCgZvdXRwdXQYBCABKAsyGC5hZ2VudGNvcmUudjEuVG9vbE91dHB1dBINCgVlcnJvchgFIAEoCBIMCgRzdG9wGAYgASgIEisKCGR1cmF0aW9uGAcgASgLMhkuZ29vZ2xlLnByb3RvYnVmLkR1cmF0aW9uIoEBCglTdGVwRXZlbnQSDAoEc3RlcBgBIAEoBRIyCghyZXNwb25zZRgCIAEoCzIgLmFnZW50Y29yZS52MS5Nb2RlbFJlc3BvbnNlRXZlbnQSMgoMdG9vbF9yZXN1bHRzGAMgAygLMhwuYWdlbnRjb3JlLnYxLlRvb2xSZXN1bHRQYXJ0IqABCgpSZXRyeUV2ZW50Eg8KB2F0dGVtcHQYASABKAUSJQoEa2luZBgCIAEoDjIXLmFnZW50Y29yZS52MS5FcnJvcktpbmQSDwoHbWVzc2FnZRgDIAEoCRIOCgZzdGF0dXMYBCABKAUSKAoFZGVsYXkYBSABKAsyGS5nb29nbGUucHJvdG9idWYuRHVyYXRpb24SDwoHY29tcGFjdBgGIAEoCCI1ChNDb21wYWN0U3RhcnRlZEV2ZW50Eg4KBnRva2VucxgBIAEoAxIOCgZtYW51YWwYAiABKAgiIQoRQ29tcGFjdERlbHRhRXZlbnQSDAoEdGV4dBgBIAEoCSJLChRDb21wYWN0RmluaXNoZWRFdmVudBIPCgdzdW1tYXJ5GAEgASgJEiIKBXVzYWdlGAIgASgLMhMuYWdlbnRjb3JlLnYxLlVzYWdlIqIBCg5SdW5SZXN1bHRFdmVudBIMCgR0ZXh0GAEgASgJEg0KBXN0ZXBzGAIgASgFEiIKBXVzYWdlGAMgASgLMhMuYWdlbnRjb3JlLnYxLlVzYWdlEicKBnJlYXNvbhgEIAEoDjIXLmFnZW50Y29yZS52MS5FbmRSZWFzb24SJgoGb3V0cHV0GAUgASgLMhYuZ29vZ2xlLnByb3RvYnVmLlZhbHVlKpsBChFQZXJtaXNzaW9uT3V0Y29tZRIiCh5QRVJNSVNTSU9OX09VVENPTUVfVU5TUEVDSUZJRUQQABIeChpQRVJNSVNTSU9OX09VVENPTUVfQUxMT1dFRBABEh0KGVBFUk1JU1NJT05fT1VUQ09NRV9ERU5JRUQQAhIjCh9QRVJNSVNTSU9OX09VVENPTUVfTk9UX0FOU1dFUkVEEAMqewoMT3V0cHV0U3RyZWFtEh0KGU9VVFBVVF9TVFJFQU1fVU5TUEVDSUZJRUQQABIYChRPVVRQVVRfU1RSRUFNX09VVFBVVBABEhgKFE9VVFBVVF9TVFJFQU1fU1RET1VUEAISGAoUT1VUUFVUX1NUUkVBTV9TVERFUlIQAyrhAQoJRXJyb3JLaW5kEhoKFkVSUk9SX0tJTkRfVU5TUEVDSUZJRUQQABIWChJFUlJPUl9LSU5EX0FCT1JURUQQARITCg9FUlJPUl9LSU5EX0FVVEgQAhIUChBFUlJPUl9LSU5EX0xJTUlUEAMSFgoSRVJST1JfS0lORF9USU1FT1VUEAQSFQoRRVJST1JfS0lORF9TRVJWRVIQBRIWChJFUlJPUl9LSU5EX05FVFdPUksQBhIWChJFUlJPUl9LSU5EX1JFUVVFU1QQBxIWChJFUlJPUl9LSU5EX1VOS05PV04QCCp0CglFbmRSZWFzb24SGgoWRU5EX1JFQVNPTl9VTlNQRUNJRklFRBAAEhYKEkVORF9SRUFTT05fTk9fVE9PTBABEhgKFEVORF9SRUFTT05fVE9PTF9TVE9QEAISGQoVRU5EX1JFQVNPTl9TVEVQX0xJTUlUEANCO1o5Z2l0aHViLmNvbS9hZ2VudGNvcmUvYWdlbnRjb3JlL3Byb3RvL2FnZW50Y29yZS92MTthZ2VudHYxYgZwcm90bzM", [file_agentcore_v1_message, file_google_protobuf_duration, file_google_protobuf_struct, file_google_protobuf_timestamp]);
 
 /**
  * Event is one step of a run, streamed in order. The engine emits exactly
@@ -129,6 +129,12 @@ export type Event = Message<"agentcore.v1.Event"> & {
      */
     value: RunResultEvent;
     case: "result";
+  } | {
+    /**
+     * @generated from field: agentcore.v1.ToolOutputCappedEvent tool_output_capped = 24;
+     */
+    value: ToolOutputCappedEvent;
+    case: "toolOutputCapped";
   } | { case: undefined; value?: undefined };
 };
 
@@ -466,6 +472,67 @@ export const ToolOutputEventSchema: GenMessage<ToolOutputEvent> = /*@__PURE__*/
   messageDesc(file_agentcore_v1_event, 9);
 
 /**
+ * ToolOutputCappedEvent closes the live output of a tool call that went
+ * over its cap (config.max_live_output, the server's -max-live-output): the
+ * call's ToolOutputEvents hold its first max_bytes, the rest was neither
+ * sent nor stored. It comes once, after the call's last ToolOutputEvent and
+ * before its ToolResultEvent; the result is the tool's as ever.
+ *
+ * @generated from message agentcore.v1.ToolOutputCappedEvent
+ */
+export type ToolOutputCappedEvent = Message<"agentcore.v1.ToolOutputCappedEvent"> & {
+  /**
+   * @generated from field: string tool_call_id = 1;
+   */
+  toolCallId: string;
+
+  /**
+   * @generated from field: string tool_name = 2;
+   */
+  toolName: string;
+
+  /**
+   * The cap, and the bytes of live output the call's events hold (at most the cap).
+   *
+   * @generated from field: int64 max_bytes = 3;
+   */
+  maxBytes: bigint;
+
+  /**
+   * @generated from field: int64 kept_bytes = 4;
+   */
+  keptBytes: bigint;
+
+  /**
+   * The live output left out: its bytes, and the chunks that lost all or
+   * part of theirs.
+   *
+   * @generated from field: int64 dropped_bytes = 5;
+   */
+  droppedBytes: bigint;
+
+  /**
+   * @generated from field: int64 dropped_chunks = 6;
+   */
+  droppedChunks: bigint;
+
+  /**
+   * The call was stopped at the cap (the server's -live-output-stop): its
+   * result says so.
+   *
+   * @generated from field: bool stopped = 7;
+   */
+  stopped: boolean;
+};
+
+/**
+ * Describes the message agentcore.v1.ToolOutputCappedEvent.
+ * Use `create(ToolOutputCappedEventSchema)` to create a new message.
+ */
+export const ToolOutputCappedEventSchema: GenMessage<ToolOutputCappedEvent> = /*@__PURE__*/
+  messageDesc(file_agentcore_v1_event, 10);
+
+/**
  * ToolResultEvent is the result of a tool call (agent-core: onToolResult).
  *
  * @generated from message agentcore.v1.ToolResultEvent
@@ -514,7 +581,7 @@ export type ToolResultEvent = Message<"agentcore.v1.ToolResultEvent"> & {
  * Use `create(ToolResultEventSchema)` to create a new message.
  */
 export const ToolResultEventSchema: GenMessage<ToolResultEvent> = /*@__PURE__*/
-  messageDesc(file_agentcore_v1_event, 10);
+  messageDesc(file_agentcore_v1_event, 11);
 
 /**
  * StepEvent closes one round of model and tools (agent-core: onStep).
@@ -543,7 +610,7 @@ export type StepEvent = Message<"agentcore.v1.StepEvent"> & {
  * Use `create(StepEventSchema)` to create a new message.
  */
 export const StepEventSchema: GenMessage<StepEvent> = /*@__PURE__*/
-  messageDesc(file_agentcore_v1_event, 11);
+  messageDesc(file_agentcore_v1_event, 12);
 
 /**
  * RetryEvent is sent before a retry (agent-core: onRetry).
@@ -593,7 +660,7 @@ export type RetryEvent = Message<"agentcore.v1.RetryEvent"> & {
  * Use `create(RetryEventSchema)` to create a new message.
  */
 export const RetryEventSchema: GenMessage<RetryEvent> = /*@__PURE__*/
-  messageDesc(file_agentcore_v1_event, 12);
+  messageDesc(file_agentcore_v1_event, 13);
 
 /**
  * CompactStartedEvent opens a compaction (agent-core: onCompact compact-start).
@@ -621,7 +688,7 @@ export type CompactStartedEvent = Message<"agentcore.v1.CompactStartedEvent"> & 
  * Use `create(CompactStartedEventSchema)` to create a new message.
  */
 export const CompactStartedEventSchema: GenMessage<CompactStartedEvent> = /*@__PURE__*/
-  messageDesc(file_agentcore_v1_event, 13);
+  messageDesc(file_agentcore_v1_event, 14);
 
 /**
  * CompactDeltaEvent is streamed summary text.
@@ -640,7 +707,7 @@ export type CompactDeltaEvent = Message<"agentcore.v1.CompactDeltaEvent"> & {
  * Use `create(CompactDeltaEventSchema)` to create a new message.
  */
 export const CompactDeltaEventSchema: GenMessage<CompactDeltaEvent> = /*@__PURE__*/
-  messageDesc(file_agentcore_v1_event, 14);
+  messageDesc(file_agentcore_v1_event, 15);
 
 /**
  * CompactFinishedEvent closes a compaction; the summary was appended to history.
@@ -664,7 +731,7 @@ export type CompactFinishedEvent = Message<"agentcore.v1.CompactFinishedEvent"> 
  * Use `create(CompactFinishedEventSchema)` to create a new message.
  */
 export const CompactFinishedEventSchema: GenMessage<CompactFinishedEvent> = /*@__PURE__*/
-  messageDesc(file_agentcore_v1_event, 15);
+  messageDesc(file_agentcore_v1_event, 16);
 
 /**
  * RunResultEvent is the result of a send, the last event of a successful run.
@@ -711,7 +778,7 @@ export type RunResultEvent = Message<"agentcore.v1.RunResultEvent"> & {
  * Use `create(RunResultEventSchema)` to create a new message.
  */
 export const RunResultEventSchema: GenMessage<RunResultEvent> = /*@__PURE__*/
-  messageDesc(file_agentcore_v1_event, 16);
+  messageDesc(file_agentcore_v1_event, 17);
 
 /**
  * PermissionOutcome says how a permission request ended.
