@@ -104,6 +104,9 @@ func (s *Session) resolve(stored *agentv1.AgentConfig, needEndpoint bool) (*llm.
 	if limit := int64(s.opts.MaxToolOutput); limit > 0 && (cfg.MaxToolOutput == 0 || cfg.MaxToolOutput > limit) {
 		cfg.MaxToolOutput = limit
 	}
+	if limit := s.opts.MaxLiveOutput; limit > 0 && (cfg.MaxLiveOutput == 0 || cfg.MaxLiveOutput > limit) {
+		cfg.MaxLiveOutput = limit
+	}
 	if needEndpoint && s.opts.Model == nil {
 		if err := problems.addErr(cfg.RequireEndpoint(), "history"); err != nil {
 			return nil, err

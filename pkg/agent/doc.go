@@ -59,6 +59,9 @@
 //     Text output is cut to max_tool_output characters (media never);
 //     Options.MaxToolOutput is its default and ceiling, and a result larger
 //     than Options.MaxToolResultBytes loses its files, then text, to a note.
+//     A call's live output (ToolOutputEvents, coalesced when it comes fast)
+//     stops at max_live_output bytes (Options.MaxLiveOutput is its default
+//     and ceiling); one ToolOutputCappedEvent then says what was left out.
 //  6. The send ends `tool-stop` when a tool returned stop, after the round's
 //     results are written; `step-limit` when the round was the max_steps-th,
 //     also after its results are written, so a next send continues from

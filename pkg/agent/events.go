@@ -9,6 +9,7 @@ import (
 	"google.golang.org/protobuf/types/known/timestamppb"
 
 	"github.com/agentcore/agentcore/pkg/llm"
+	"github.com/agentcore/agentcore/pkg/tool"
 	agentv1 "github.com/agentcore/agentcore/proto/agentcore/v1"
 )
 
@@ -87,6 +88,14 @@ func (e *emitter) toolCall(step int, id, name, args string, perm *agentv1.Permis
 func (e *emitter) toolOutput(id, name string, stream agentv1.OutputStream, data string) {
 	e.emit(&agentv1.Event{Kind: &agentv1.Event_ToolOutput{ToolOutput: &agentv1.ToolOutputEvent{
 		ToolCallId: id, ToolName: name, Stream: stream, Data: data,
+	}}})
+}
+
+// toolOutputCapped emits what a call's live output cap left out.
+func (e *emitter) toolOutputCapped(id, name string, c tool.Capped) {
+	e.emit(&agentv1.Event{Kind: &agentv1.Event_ToolOutputCapped{ToolOutputCapped: &agentv1.ToolOutputCappedEvent{
+		ToolCallId: id, ToolName: name, MaxBytes: c.MaxBytes, KeptBytes: c.KeptBytes,
+		DroppedBytes: c.DroppedBytes, DroppedChunks: c.DroppedChunks, Stopped: c.Stopped,
 	}}})
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -403,5 +404,83 @@ func TestNewValidates(t *testing.T) {
 	want := "agent_id config.provider.temperature history[0].parts[0].tool_result.tool_call_id"
 	if strings.Join(fields, " ") != want {
 		t.Fatalf("fields = %v, want %s", fields, want)
+	}
+}
+
+// TestLiveOutputCap: a shell call printing 2 MB streams its first
+// max_live_output bytes in a few coalesced ToolOutputEvents, then one
+// ToolOutputCappedEvent before its result, which is the tool's; the
+// server's bound is the default and ceiling of an agent's own; with
+// LiveOutputStop the call is stopped at the cap.
+func TestLiveOutputCap(t *testing.T) {
+	const printed = 2_000_000
+	tests := []struct {
+		name   string
+		own    *int64
+		server int64
+		stop   bool
+		want   int64 // the cap that applies
+	}{
+		{"unset takes the server's", nil, 100_000, false, 100_000},
+		{"more than the server's is lowered", proto.Int64(500_000), 100_000, false, 100_000},
+		{"less than the server's is kept", proto.Int64(30_000), 100_000, false, 30_000},
+		{"stopped at the cap", nil, 100_000, true, 100_000},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s, srv := newSession(t, func(o *agent.Options) {
+				o.Tools = pick(t, "shell")
+				o.Config.MaxLiveOutput = tt.own
+				o.MaxLiveOutput, o.LiveOutputStop = tt.server, tt.stop
+			})
+			srv.Push(
+				fakemodel.Turn{ToolCalls: []fakemodel.ToolCall{{ID: "c1", Name: "shell", Arguments: fmt.Sprintf(`{"command":"yes 0123456789abcdefghijklmnopqrstuvwxyz | head -c %d; echo done"}`, printed)}}},
+				fakemodel.Turn{Text: "read it"},
+			)
+			rec := newRecorder()
+			if _, err := s.Send(context.Background(), agent.SendOptions{Input: input("go"), OnEvent: rec.add}); err != nil {
+				t.Fatal(err)
+			}
+			var kept int64
+			var outputs int
+			var capped *agentv1.ToolOutputCappedEvent
+			var result *agentv1.ToolResultEvent
+			for _, e := range rec.all() {
+				switch {
+				case e.GetToolOutput() != nil:
+					if capped != nil {
+						t.Fatal("output after the capped event")
+					}
+					kept += int64(len(e.GetToolOutput().GetData()))
+					outputs++
+				case e.GetToolOutputCapped() != nil:
+					if capped != nil {
+						t.Fatal("two capped events")
+					}
+					capped = e.GetToolOutputCapped()
+				case e.GetToolResult() != nil:
+					result = e.GetToolResult()
+				}
+			}
+			if capped == nil || result == nil {
+				t.Fatalf("capped %v, result %v", capped, result)
+			}
+			if kept != tt.want || capped.GetKeptBytes() != kept || capped.GetMaxBytes() != tt.want || capped.GetToolCallId() != "c1" || capped.GetStopped() != tt.stop {
+				t.Errorf("%d bytes in %d events; capped %v", kept, outputs, capped)
+			}
+			if outputs > 20 {
+				t.Errorf("%d output events for %d bytes: not coalesced", outputs, kept)
+			}
+			text := result.GetOutput().GetText() + result.GetOutput().GetJson()
+			if tt.stop {
+				if !result.GetError() || !strings.Contains(text, "live output went over the cap") {
+					t.Errorf("stopped call's result: %v %.200s", result.GetError(), text)
+				}
+				return
+			}
+			if capped.GetDroppedBytes() != printed+5-kept || result.GetError() || !strings.Contains(text, "done") {
+				t.Errorf("dropped %d; result %v %.200s", capped.GetDroppedBytes(), result.GetError(), text)
+			}
+		})
 	}
 }

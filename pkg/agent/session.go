@@ -61,6 +61,14 @@ type Options struct {
 	// MaxToolResultBytes, when positive, caps what one tool result adds to
 	// the history, media included (tool.Options.MaxBytes).
 	MaxToolResultBytes int
+	// MaxLiveOutput, when positive, is the bytes of live output
+	// (ToolOutputEvents) one tool call emits when the config sets no
+	// max_live_output, and the most it may set; past it, one
+	// ToolOutputCappedEvent says what was left out.
+	MaxLiveOutput int64
+	// LiveOutputStop stops a tool call whose live output goes over its cap,
+	// instead of letting it run on unseen.
+	LiveOutputStop bool
 	// RedactToolOutput, when set, cleans tool results and their live output
 	// before they become events, history and so the next model request
 	// (tool.Options.Redact), e.g. of the secrets the caller holds.
@@ -119,7 +127,8 @@ func New(opts Options) (*Session, error) {
 		opts.Observer = NopObserver{}
 	}
 	s.opts = Options{LLM: opts.LLM, Encoders: opts.Encoders, Model: opts.Model, ExpandProfile: opts.ExpandProfile, Logger: opts.Logger, Observer: opts.Observer,
-		MaxToolOutput: opts.MaxToolOutput, MaxToolResultBytes: opts.MaxToolResultBytes, RedactToolOutput: opts.RedactToolOutput, Journal: opts.Journal}
+		MaxToolOutput: opts.MaxToolOutput, MaxToolResultBytes: opts.MaxToolResultBytes, MaxLiveOutput: opts.MaxLiveOutput, LiveOutputStop: opts.LiveOutputStop,
+		RedactToolOutput: opts.RedactToolOutput, Journal: opts.Journal}
 	if _, err := s.resolve(s.config, false); err != nil {
 		if err := problems.addErr(err, "history"); err != nil {
 			return nil, err

@@ -196,6 +196,12 @@ func (r *run) runTool(ctx context.Context, step int, c *agentv1.ToolCallPart) (*
 	runtime.Gosched()
 	if r.emit.on() {
 		opts.OnOutput = func(ch tool.Chunk) { r.emit.toolOutput(id, name, ch.Stream, ch.Data) }
+		opts.Live = tool.LiveOutput{MaxBytes: r.cfg.MaxLiveOutput, Stop: r.session.opts.LiveOutputStop, Interval: tool.DefaultLiveInterval,
+			OnCapped: func(c tool.Capped) {
+				r.session.opts.Logger.Info("tool live output over its cap: the rest was not streamed or stored", "agent", r.session.id, "run", r.id,
+					"call", id, "tool", name, "max_bytes", c.MaxBytes, "dropped_bytes", c.DroppedBytes, "stopped", c.Stopped)
+				r.emit.toolOutputCapped(id, name, c)
+			}}
 	}
 	r.toolCalls.Add(1)
 	_, tc.Known = r.tools.set.Lookup(name)

@@ -152,6 +152,12 @@ type Limits struct {
 	// MaxToolResultBytes is the most bytes one tool result may add to a
 	// history, media included.
 	MaxToolResultBytes Bytes
+	// MaxLiveOutput is the most bytes of live output one tool call streams
+	// to clients and keeps in the event log; a client may ask for less.
+	MaxLiveOutput Bytes
+	// LiveOutputStop stops a tool call whose live output goes over
+	// MaxLiveOutput, instead of letting it run on unseen.
+	LiveOutputStop bool
 	// RetryMaxElapsed is how long a failing model request is retried; a
 	// client may ask for less, not more.
 	RetryMaxElapsed time.Duration

@@ -141,6 +141,8 @@ type Config struct {
 	Provider ProviderOptions
 	// MaxToolOutput cuts tool text output longer than this many characters; 0: no limit.
 	MaxToolOutput int64
+	// MaxLiveOutput caps the bytes of live output one tool call streams; 0: no limit.
+	MaxLiveOutput int64
 	// MaxTokens is the context budget in tokens; 0: no estimate, no compaction.
 	MaxTokens int64
 	// CompactThreshold is the share of MaxTokens that triggers compaction (default 0.8).

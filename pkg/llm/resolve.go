@@ -125,6 +125,12 @@ func ResolveConfig(public *agentv1.AgentConfig) (*Config, error) {
 			problems.add("config.max_tool_output", "must be at least 1 character")
 		}
 	}
+	if public.MaxLiveOutput != nil {
+		cfg.MaxLiveOutput = public.GetMaxLiveOutput()
+		if cfg.MaxLiveOutput < 1 {
+			problems.add("config.max_live_output", "must be at least 1 byte")
+		}
+	}
 	if public.MaxTokens != nil {
 		cfg.MaxTokens = public.GetMaxTokens()
 		if cfg.MaxTokens < 1 {

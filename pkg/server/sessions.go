@@ -292,6 +292,7 @@ func (s *Server) newEngine(sess *session, opts agent.Options) (*agent.Session, e
 	opts.LLM, opts.Encoders, opts.ExpandProfile = s.llm, s.encoders, sess.expand
 	opts.Logger, opts.Observer = s.log.Named("agent"), s.tel
 	opts.MaxToolOutput, opts.MaxToolResultBytes = s.cfg.Limits.MaxToolOutput, int(s.cfg.Limits.MaxToolResultBytes)
+	opts.MaxLiveOutput, opts.LiveOutputStop = int64(s.cfg.Limits.MaxLiveOutput), s.cfg.Limits.LiveOutputStop
 	opts.RedactToolOutput, opts.Journal = s.secrets.RedactHeld, &journal{srv: s, sess: sess}
 	return agent.New(opts)
 }
