@@ -141,6 +141,13 @@ func tsScripts(t *testing.T) map[string]string {
 			}
 			return fakemodel.Turn{Text: "fine now"}
 		}),
+		// chatty runs a shell command printing three lines, then says done.
+		"chatty": suite.Router.Add(t, func(step int, _ *fakemodel.Request) fakemodel.Turn {
+			if step == 0 {
+				return fakemodel.Turn{ToolCalls: []fakemodel.ToolCall{{ID: "call_sh", Name: "shell", Arguments: `{"command":"for i in 1 2 3; do echo line $i; done"}`}}}
+			}
+			return fakemodel.Turn{Text: "done"}
+		}),
 		"auth": suite.Router.Add(t, func(int, *fakemodel.Request) fakemodel.Turn {
 			return fakemodel.Turn{Status: 401, ErrorBody: `{"error":{"message":"bad key","type":"invalid_request_error"}}`}
 		}),

@@ -43,6 +43,11 @@ type Callbacks struct {
 	OnToolCall func(*agentv1.ToolCallEvent)
 	// OnToolOutput: live output of a running tool (onToolOutput).
 	OnToolOutput func(*agentv1.ToolOutputEvent)
+	// OnToolOutputCapped: a tool call's live output went over its cap (the
+	// server's -max-live-output, config.max_live_output); the rest was not
+	// sent, and the event says how much. It comes once, before the call's
+	// result.
+	OnToolOutputCapped func(*agentv1.ToolOutputCappedEvent)
 	// OnToolResult: a tool call finished (onToolResult).
 	OnToolResult func(*agentv1.ToolResultEvent)
 	// OnStep: a round of model and tools finished (onStep).
@@ -264,6 +269,10 @@ func dispatch(e *agentv1.Event, cb *Callbacks) *Result {
 	case *agentv1.Event_ToolOutput:
 		if cb.OnToolOutput != nil {
 			cb.OnToolOutput(k.ToolOutput)
+		}
+	case *agentv1.Event_ToolOutputCapped:
+		if cb.OnToolOutputCapped != nil {
+			cb.OnToolOutputCapped(k.ToolOutputCapped)
 		}
 	case *agentv1.Event_ToolResult:
 		if cb.OnToolResult != nil {

@@ -19,6 +19,7 @@ import {
   type RunResultEvent,
   type StepEvent,
   type ToolCallEvent,
+  type ToolOutputCappedEvent,
   type ToolOutputEvent,
   type ToolResultEvent,
 } from "./gen/agentcore/v1/event_pb";
@@ -86,6 +87,12 @@ export interface Callbacks {
   onToolCall?(e: ToolCallEvent): void;
   /** Live output of a running tool (onToolOutput). */
   onToolOutput?(e: ToolOutputEvent): void;
+  /**
+   * A tool call's live output went over its cap (the server's -max-live-output,
+   * config.maxLiveOutput): the rest was not sent, and the event says how much.
+   * It comes once, before the call's result.
+   */
+  onToolOutputCapped?(e: ToolOutputCappedEvent): void;
   /** A tool call finished (onToolResult). */
   onToolResult?(e: ToolResultEvent): void;
   /** A round of model and tools finished (onStep). */
@@ -348,6 +355,9 @@ export class RunStream implements AsyncIterable<Event> {
         break;
       case "toolOutput":
         cb.onToolOutput?.(k.value);
+        break;
+      case "toolOutputCapped":
+        cb.onToolOutputCapped?.(k.value);
         break;
       case "toolResult":
         cb.onToolResult?.(k.value);

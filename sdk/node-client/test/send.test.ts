@@ -62,6 +62,35 @@ describe("send", { skip, concurrency: true }, () => {
     await a.delete();
   });
 
+  test("a send lowers the live output cap: one capped event says what was left out", async () => {
+    const a = await newAgent(c, "chatty");
+    let output = "";
+    const capped: pb.ToolOutputCappedEvent[] = [];
+    const order: string[] = [];
+    const result = await a.send({
+      input: "Print three lines.",
+      config: { maxLiveOutput: 10n },
+      callbacks: {
+        onToolOutput: (e) => (output += e.data),
+        onToolOutputCapped: (e) => {
+          capped.push(e);
+          order.push("capped");
+        },
+        onToolResult: () => order.push("result"),
+      },
+    });
+    assert.equal(result.text, "done");
+    assert.equal(output, "line 1\nlin");
+    assert.equal(capped.length, 1);
+    const [e] = capped;
+    assert.deepEqual(
+      [e?.toolCallId, e?.maxBytes, e?.keptBytes, e?.droppedBytes, e?.stopped],
+      ["call_sh", 10n, 10n, 11n, false],
+    );
+    assert.deepEqual(order, ["capped", "result"]);
+    await a.delete();
+  });
+
   test("a denied call tells the model why, and false denies too", async () => {
     for (const [answer, why] of [
       [deny("not today"), "not today"],

@@ -42,6 +42,24 @@ class SendScenarios(Scenario):
         self.assertEqual(seqs, list(range(1, len(seqs) + 1)))
         self.assertEqual(rec.events()[-1].WhichOneof("kind"), "result")
 
+    def test_a_send_lowers_the_live_output_cap(self) -> None:
+        a = self.agent(
+            turn(calls=[call("call_count", "count", n=3, delay_ms=10)]),
+            turn(text="Done: " + RESULTS),
+        )
+        rec = Recorder()
+        res = a.send("Count to 3.", rec.callbacks, config=v1.AgentConfig(max_live_output=20), timeout=TIMEOUT)
+
+        self.assertEqual(res.text, "Done: counted to 3")
+        self.assertEqual("".join(o.data for o in rec.of("on_tool_output")), "counted to 1\ncounted")
+        [capped] = rec.of("on_tool_output_capped")
+        self.assertEqual((capped.tool_call_id, capped.max_bytes, capped.kept_bytes, capped.dropped_bytes, capped.dropped_chunks, capped.stopped),
+                         ("call_count", 20, 20, 19, 2, False))
+        [result] = rec.of("on_tool_result")
+        self.assertEqual(output_text(result.output), "counted to 3", "the result is the tool's, whatever the live output cap")
+        names = rec.names()
+        self.assertLess(names.index("on_tool_output_capped"), names.index("on_tool_result"))
+
     def test_send_stream_yields_the_events_the_callbacks_get(self) -> None:
         a = self.agent(*HELLO)
         rec = Recorder()

@@ -137,6 +137,8 @@ class Events(unittest.TestCase):
             v1.Event(seq=4, compact_delta=v1.CompactDeltaEvent(text="s")),
             v1.Event(seq=5, permission_request=v1.PermissionRequestEvent(tool_call_id="c")),
             v1.Event(seq=6, retry=v1.RetryEvent(attempt=1)),
+            v1.Event(seq=7, tool_output=v1.ToolOutputEvent(tool_call_id="c", data="x")),
+            v1.Event(seq=8, tool_output_capped=v1.ToolOutputCappedEvent(tool_call_id="c", dropped_bytes=9)),
         ]
         for e in events:
             for fn, arg in calls(e, cb):
@@ -148,6 +150,8 @@ class Events(unittest.TestCase):
             "on_event", "on_compact",
             "on_event",  # on_permission runs beside the stream, not here
             "on_event", "on_retry",
+            "on_event", "on_tool_output",
+            "on_event", "on_tool_output_capped",
         ])
 
     def test_the_result(self):

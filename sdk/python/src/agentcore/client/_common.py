@@ -77,6 +77,10 @@ class Callbacks:
     """A tool call starts (onToolCall)."""
     on_tool_output: Optional[Callable[[v1.ToolOutputEvent], Any]] = None
     """Live output of a running tool (onToolOutput)."""
+    on_tool_output_capped: Optional[Callable[[v1.ToolOutputCappedEvent], Any]] = None
+    """A tool call's live output went over its cap (the server's -max-live-output,
+    config.max_live_output): the rest was not sent, and the event says how much.
+    It comes once, before the call's result."""
     on_tool_result: Optional[Callable[[v1.ToolResultEvent], Any]] = None
     """A tool call finished (onToolResult)."""
     on_step: Optional[Callable[[v1.StepEvent], Any]] = None
@@ -151,6 +155,8 @@ def calls(event: v1.Event, cb: Callbacks) -> List[Tuple[Callable[[Any], Any], An
         out.append((cb.on_tool_call, event.tool_call))
     elif kind == "tool_output" and cb.on_tool_output:
         out.append((cb.on_tool_output, event.tool_output))
+    elif kind == "tool_output_capped" and cb.on_tool_output_capped:
+        out.append((cb.on_tool_output_capped, event.tool_output_capped))
     elif kind == "tool_result" and cb.on_tool_result:
         out.append((cb.on_tool_result, event.tool_result))
     elif kind == "step" and cb.on_step:
