@@ -1,16 +1,13 @@
 package bench
 
 import (
-	"bufio"
 	"context"
 	"fmt"
-	"os"
 	"path/filepath"
-	"strconv"
-	"strings"
 	"testing"
 	"time"
 
+	"github.com/agentcore/agentcore/internal/e2e"
 	"github.com/agentcore/agentcore/internal/fakemodel"
 	agentv1 "github.com/agentcore/agentcore/proto/agentcore/v1"
 	"github.com/agentcore/agentcore/sdk/client"
@@ -54,8 +51,14 @@ func BenchmarkOutputFlood(b *testing.B) {
 		return fakemodel.Turn{Text: "done"}
 	})
 	a := benchAgentsOn(b, c, 1, system, []string{"shell"})[0]
+	must := func(n int64, err error) int64 {
+		if err != nil {
+			b.Fatal(err)
+		}
+		return n
+	}
 	db := filepath.Join(data, "agentcore.db")
-	before := fileSize(b, db)
+	before := must(e2e.FileSize(db))
 	var events int
 	var took time.Duration
 	b.ResetTimer()
@@ -70,41 +73,8 @@ func BenchmarkOutputFlood(b *testing.B) {
 		}
 	}
 	b.StopTimer()
-	b.ReportMetric(float64(procStatusKB(b, srv.Cmd.Process.Pid, "VmHWM"))/1024, "peak-rss-MB")
-	b.ReportMetric(float64(fileSize(b, db)-before)/float64(b.N)/(1<<20), "db-MB/flood")
+	b.ReportMetric(float64(must(e2e.ProcMemory(srv.Cmd.Process.Pid, "VmHWM")))/(1<<20), "peak-rss-MB")
+	b.ReportMetric(float64(must(e2e.FileSize(db))-before)/float64(b.N)/(1<<20), "db-MB/flood")
 	b.ReportMetric(float64(events)/float64(b.N), "events/flood")
 	b.ReportMetric(took.Seconds()/float64(b.N), "s/flood")
-}
-
-// procStatusKB returns a field in kB of /proc/PID/status (VmHWM: the
-// peak resident set).
-func procStatusKB(b *testing.B, pid int, field string) int64 {
-	b.Helper()
-	f, err := os.Open("/proc/" + strconv.Itoa(pid) + "/status")
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		if v, ok := strings.CutPrefix(sc.Text(), field+":"); ok {
-			kb, _ := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")), 10, 64)
-			return kb
-		}
-	}
-	b.Fatalf("no %s in /proc/%d/status", field, pid)
-	return 0
-}
-
-// fileSize is a file's size, 0 when it is missing.
-func fileSize(b *testing.B, path string) int64 {
-	b.Helper()
-	info, err := os.Stat(path)
-	if os.IsNotExist(err) {
-		return 0
-	}
-	if err != nil {
-		b.Fatal(err)
-	}
-	return info.Size()
 }

@@ -1,7 +1,6 @@
 package tests
 
 import (
-	"bufio"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -80,7 +79,7 @@ func TestOutputFlood(t *testing.T) {
 	if err != nil || res.Text != "done" || len(results) != 2 {
 		t.Fatalf("send: %v %v, %d results", res, err, len(results))
 	}
-	peak := procStatus(t, p.Cmd.Process.Pid, "VmHWM")
+	peak := procMemory(t, p.Cmd.Process.Pid, "VmHWM")
 	grown, wal := fileBytes(t, db)-before, fileBytes(t, db+"-wal")
 	t.Logf("%d MiB printed in %s: %d output events (%d bytes), agent-server peak RSS %d MiB, database +%d KiB (%s)",
 		flood>>20, took.Round(time.Millisecond), outputs, kept, peak>>20, grown>>10, fileSizes(t, data))
@@ -132,24 +131,15 @@ func TestOutputFlood(t *testing.T) {
 	}
 }
 
-// procStatus returns a field in kB of /proc/PID/status (VmHWM: the peak
-// resident set) in bytes.
-func procStatus(t *testing.T, pid int, field string) int64 {
+// procMemory returns a memory field of /proc/PID/status in bytes (VmRSS,
+// VmHWM: the peak resident set).
+func procMemory(t *testing.T, pid int, field string) int64 {
 	t.Helper()
-	f, err := os.Open(fmt.Sprintf("/proc/%d/status", pid))
+	n, err := e2e.ProcMemory(pid, field)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		if v, ok := strings.CutPrefix(sc.Text(), field+":"); ok {
-			kb, _ := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")), 10, 64)
-			return kb << 10
-		}
-	}
-	t.Fatalf("no %s", field)
-	return 0
+	return n
 }
 
 // fileSizes lists the files in dir with their sizes in KiB.
@@ -171,12 +161,9 @@ func fileSizes(t *testing.T, dir string) string {
 // fileBytes is a file's size, 0 when it is missing.
 func fileBytes(t *testing.T, path string) int64 {
 	t.Helper()
-	info, err := os.Stat(path)
-	if os.IsNotExist(err) {
-		return 0
-	}
+	n, err := e2e.FileSize(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return info.Size()
+	return n
 }
