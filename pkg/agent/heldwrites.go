@@ -11,9 +11,9 @@ import (
 // for the step's next write to go with it: a step whose model answers
 // within it, and whose calls run no tool (unknown tools, a stop), costs one
 // statement (one transaction, one wait for the disk). The write held goes
-// at once when a tool is about to run (JournalReleaser), so that a
-// crash while it runs finds the call; else after HoldWrite, while the
-// step goes on.
+// at once when a tool is about to run (JournalReleaser), and the tool waits
+// for it, so that a crash while it runs finds the call; else after
+// HoldWrite, while the step goes on.
 const HoldWrite = 5 * time.Millisecond
 
 // WriteFunc stores messages at position at of the history, durably or not.
@@ -114,15 +114,31 @@ func (w *HeldWrites) expire(write WriteFunc, h *heldWrite) {
 	w.sendLocked(write, h)
 }
 
-// Release sends what is held now (the run's tools are about to run).
-func (w *HeldWrites) Release(write WriteFunc) {
+// Release sends what is held now and waits until every write sent is
+// stored: the run's tools are about to run, and a call must be on record
+// before it has any effect. A failed write is returned, and by every later
+// call until Flush.
+func (w *HeldWrites) Release(write WriteFunc) error {
 	w.mu.Lock()
-	defer w.mu.Unlock()
-	if h := w.held; h != nil && w.failed == nil {
+	if w.failed != nil {
+		defer w.mu.Unlock()
+		return w.failed
+	}
+	if h := w.held; h != nil {
 		h.timer.Stop()
 		w.held = nil
 		w.sendLocked(write, h)
 	}
+	p := w.inflight
+	w.mu.Unlock()
+	if p == nil {
+		return nil
+	}
+	if <-p.done; p.err != nil {
+		w.fail(p.err)
+		return p.err
+	}
+	return nil
 }
 
 // sendLocked starts writing h after the write in flight.

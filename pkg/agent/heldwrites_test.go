@@ -72,24 +72,47 @@ func TestHistoryWritesOfAStepGoTogether(t *testing.T) {
 			t.Fatalf("writes %s", got)
 		}
 	})
-	t.Run("release sends what is held at once, before a tool runs", func(t *testing.T) {
+	t.Run("release stores what is held before a tool runs", func(t *testing.T) {
 		var w HeldWrites
 		l := &writeLog{}
 		_ = w.Append(l.write, 0, []*agentv1.Message{msg}, nil, false)
 		_ = w.Append(l.write, 1, []*agentv1.Message{msg}, nil, false)
-		w.Release(l.write)
-		w.mu.Lock()
-		held, sent := w.held, w.inflight
-		w.mu.Unlock()
-		if held != nil || sent == nil {
-			t.Fatal("release left the write held")
+		if err := w.Release(l.write); err != nil {
+			t.Fatal(err)
 		}
-		if l.waitSent(t); l.String() != "[0+2 false]" {
+		if l.String() != "[0+2 false]" { // no wait: Release returns once it is stored
 			t.Fatalf("released: writes %s", l)
 		}
-		w.Release(l.write) // nothing held: nothing sent
+		if err := w.Release(l.write); err != nil { // nothing held: nothing sent
+			t.Fatal(err)
+		}
 		if err := w.Append(l.write, 2, []*agentv1.Message{msg}, nil, true); err != nil || l.String() != "[0+2 false 2+1 true]" {
 			t.Fatalf("after the release: %v, writes %s", err, l)
+		}
+	})
+	t.Run("release waits for a write sent before and returns its failure", func(t *testing.T) {
+		var w HeldWrites
+		l := &writeLog{fail: errors.New("store down")}
+		gate := make(chan struct{})
+		slow := func(at int, msgs []*agentv1.Message, u *agentv1.Usage, durable bool) error {
+			<-gate
+			return l.write(at, msgs, u, durable)
+		}
+		_ = w.Append(slow, 0, []*agentv1.Message{msg}, nil, false)
+		time.Sleep(2 * HoldWrite) // the held write is sent, and waits at the gate
+		released := make(chan error, 1)
+		go func() { released <- w.Release(slow) }()
+		select {
+		case err := <-released:
+			t.Fatalf("release returned (%v) before the write it waits for was stored", err)
+		case <-time.After(20 * time.Millisecond):
+		}
+		close(gate)
+		if err := <-released; err == nil || l.String() != "[0+1 false]" {
+			t.Fatalf("release: %v, writes %s", err, l)
+		}
+		if err := w.Append(l.write, 1, []*agentv1.Message{msg}, nil, true); err == nil {
+			t.Fatal("a write after a failed release went on")
 		}
 	})
 	t.Run("flush sends what is held", func(t *testing.T) {

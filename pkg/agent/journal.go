@@ -40,10 +40,12 @@ type Journal interface {
 
 // JournalReleaser is a Journal that may hold back the writes that need not
 // be durable yet (Append) to join them to the next: a run calls Release
-// before it runs a tool (or asks permission for one), so that a write held
-// is on its way while the tool works, and a crash then finds the call.
+// before it runs a tool (or asks permission for one), which returns once
+// every write held or in flight is stored, so that a crash while the tool
+// works finds the call. An error means the calls are not on record: the
+// run runs none of them and fails.
 type JournalReleaser interface {
-	Release()
+	Release() error
 }
 
 // JournalRun describes a run to the journal.
@@ -96,11 +98,12 @@ func (r *run) begin(info JournalRun) error {
 	return nil
 }
 
-// releaseJournal sends the writes the journal holds back, before tools run.
-func (r *run) releaseJournal() {
+// releaseJournal stores the writes the journal holds back, before tools run.
+func (r *run) releaseJournal() error {
 	if j, ok := r.session.opts.Journal.(JournalReleaser); ok && r.begun {
-		j.Release()
+		return j.Release()
 	}
+	return nil
 }
 
 // commit appends msgs to the history and adds usage to the run's and the

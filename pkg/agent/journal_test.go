@@ -95,13 +95,18 @@ func TestJournalGetsEveryStepInOrder(t *testing.T) {
 	}
 }
 
-// releasingJournal is a bookJournal that records Release.
-type releasingJournal struct{ bookJournal }
+// releasingJournal is a bookJournal that records Release, which returns
+// fail.
+type releasingJournal struct {
+	bookJournal
+	fail error
+}
 
-func (j *releasingJournal) Release() {
+func (j *releasingJournal) Release() error {
 	j.mu.Lock()
 	defer j.mu.Unlock()
 	j.calls = append(j.calls, "release")
+	return j.fail
 }
 
 // A journal that holds writes back is told to send them before a tool
@@ -118,6 +123,22 @@ func TestJournalReleaseBeforeAToolRuns(t *testing.T) {
 	want := "begin compaction=false; append 0+1; append 1+1; append 2+1 durable; append 3+1; release; append 4+1 durable; append 5+1 durable; end ok=true"
 	if got := j.log(); got != want {
 		t.Fatalf("journal calls:\n%s\nwant:\n%s", got, want)
+	}
+}
+
+// A call whose record cannot be stored does not run: the model learns so.
+func TestJournalReleaseFailureRunsNoTool(t *testing.T) {
+	j := &releasingJournal{fail: errors.New("disk full")}
+	s, srv := newSession(t, func(o *agent.Options) { o.Tools = pick(t, "add"); o.Journal = j })
+	srv.Push(fakemodel.Turn{ToolCalls: []fakemodel.ToolCall{add("c1")}})
+	srv.Push(fakemodel.Turn{Text: "gave up"})
+	if _, err := s.Send(context.Background(), agent.SendOptions{Input: input("add 2 and 3")}); err != nil {
+		t.Fatal(err)
+	}
+	h := s.History()
+	res := h[2].GetParts()[0].GetToolResult()
+	if !res.GetError() || !strings.Contains(res.GetOutput().GetText(), "could not be stored, so the call did not run") {
+		t.Fatalf("the call's result: %v", res)
 	}
 }
 

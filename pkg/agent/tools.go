@@ -112,6 +112,9 @@ func (p permission) asks(name string) bool {
 const (
 	// deniedText answers a call the permission hook refused.
 	deniedText = "Permission denied: the user did not allow this call of %s, so it did not run. Do not repeat it unchanged."
+	// unrecordedText answers a call that did not run because the history
+	// holding it could not be stored.
+	unrecordedText = "Not run: the history holding this call of %s could not be stored, so the call did not run."
 	// notRunText answers a call the run was stopped before it ran.
 	notRunText = "Not run: the run was stopped while this call of %s waited for permission."
 )
@@ -125,7 +128,15 @@ func (r *run) runTools(ctx context.Context, step int, calls []call) ([]*agentv1.
 	stops := make([]bool, len(calls))
 	for _, c := range calls {
 		if _, known := r.tools.set.Lookup(c.part.GetName()); known && c.invalid == "" {
-			r.releaseJournal() // a call about to run is stored before it has any effect
+			// A call about to run is stored before it has any effect; when
+			// it cannot be, none runs, and the run fails at its next write.
+			if err := r.releaseJournal(); err != nil {
+				for i, c := range calls {
+					if c.invalid == "" {
+						calls[i].invalid = fmt.Sprintf(unrecordedText, c.part.GetName())
+					}
+				}
+			}
 			break
 		}
 	}

@@ -144,8 +144,8 @@ func (j *journal) Append(ctx context.Context, runID string, at int, msgs []*agen
 	return j.writes.Append(j.write, at, msgs, usage, durable)
 }
 
-// Release sends the write held back, before the run's tools run.
-func (j *journal) Release() { j.writes.Release(j.write) }
+// Release stores the write held back, before the run's tools run.
+func (j *journal) Release() error { return j.writes.Release(j.write) }
 
 // write stores messages at position at, durably or not.
 func (j *journal) write(at int, msgs []*agentv1.Message, usage *agentv1.Usage, durable bool) error {
