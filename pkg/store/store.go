@@ -152,8 +152,12 @@ type Run struct {
 	Ended        time.Time
 	// LastSeq is the seq of the last stored event. Set by the store.
 	LastSeq int64
-	// Purged says the run's events were swept (DeleteEvents). Set by the store.
+	// Purged says the run's events were swept (DeleteEvents, TrimEvents).
+	// Set by the store.
 	Purged bool
+	// EventBytes is the size of the run's stored events (their encoded
+	// form), 0 once they were swept. Set by the store.
+	EventBytes int64
 	// AgentVersion is the agent's version when StartRun took its lease, set
 	// by StartRun on the run it was given (not kept): the caller knows
 	// without another read whether the agent changed since it last saw it.
@@ -350,6 +354,13 @@ type Events interface {
 	// DeleteEvents deletes the events of runs that ended before t and
 	// returns how many it deleted.
 	DeleteEvents(ctx context.Context, t time.Time) (int64, error)
+	// TrimEvents deletes the events of ended runs by size: those of each
+	// run whose events hold more than perRun bytes, then those of the runs
+	// that ended first until the events of every run, running ones
+	// included, hold at most total bytes (or no ended run's are left). A
+	// bound of 0 is no bound. The runs stay, Purged. It returns how many
+	// events it deleted.
+	TrimEvents(ctx context.Context, perRun, total int64) (int64, error)
 }
 
 // Permissions keeps permission requests.

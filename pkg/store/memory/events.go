@@ -30,6 +30,14 @@ func keepEvent(ev *agentv1.Event) storedEvent {
 	return storedEvent{seq: ev.GetSeq(), msg: proto.Clone(ev).(*agentv1.Event)}
 }
 
+// size is the size of the event's encoded form.
+func (e storedEvent) size() int64 {
+	if e.msg != nil {
+		return int64(proto.Size(e.msg))
+	}
+	return int64(len(e.data))
+}
+
 // event returns a copy of the stored event.
 func (e storedEvent) event() (*agentv1.Event, error) {
 	if e.msg != nil {
@@ -78,7 +86,9 @@ func (s *Store) AppendEvents(ctx context.Context, events []*agentv1.Event, ends 
 			continue
 		}
 		for _, ev := range evs {
-			r.events = append(r.events, keepEvent(ev))
+			e := keepEvent(ev)
+			r.events = append(r.events, e)
+			r.r.EventBytes += e.size()
 		}
 		r.r.LastSeq = last
 		ns = append(ns, store.Notice{Kind: store.NoticeEvents, RunID: id, Seq: last})
@@ -130,10 +140,51 @@ func (s *Store) DeleteEvents(ctx context.Context, t time.Time) (int64, error) {
 	var n int64
 	for _, r := range s.runs {
 		if r.r.Done() && r.r.Ended.Before(t) && len(r.events) > 0 {
-			n += int64(len(r.events))
-			r.events = nil
-			r.r.Purged = true
+			n += r.purge()
 		}
 	}
 	return n, nil
+}
+
+// TrimEvents deletes the events of ended runs over perRun bytes, then of
+// the runs that ended first while all hold more than total.
+func (s *Store) TrimEvents(ctx context.Context, perRun, total int64) (int64, error) {
+	if err := s.lock(ctx); err != nil {
+		return 0, err
+	}
+	defer s.mu.Unlock()
+	var n, sum int64
+	var ended []*run
+	for _, r := range s.runs {
+		if r.r.Done() && len(r.events) > 0 && perRun > 0 && r.r.EventBytes > perRun {
+			n += r.purge()
+		}
+		sum += r.r.EventBytes
+		if r.r.Done() && len(r.events) > 0 {
+			ended = append(ended, r)
+		}
+	}
+	if total <= 0 || sum <= total {
+		return n, nil
+	}
+	sort.Slice(ended, func(i, j int) bool {
+		a, b := ended[i].r, ended[j].r
+		return a.Ended.Before(b.Ended) || a.Ended.Equal(b.Ended) && a.ID < b.ID
+	})
+	for _, r := range ended {
+		if sum <= total {
+			break
+		}
+		sum -= r.r.EventBytes
+		n += r.purge()
+	}
+	return n, nil
+}
+
+// purge deletes the run's events and returns how many there were.
+func (r *run) purge() int64 {
+	n := int64(len(r.events))
+	r.events = nil
+	r.r.Purged, r.r.EventBytes = true, 0
+	return n
 }

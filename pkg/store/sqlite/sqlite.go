@@ -3,7 +3,10 @@
 // process. It runs in WAL mode with one writer connection (writes queue in
 // Go instead of retrying on SQLITE_BUSY) beside a pool of readers, and
 // takes an exclusive lock on PATH.lock so that a second process cannot
-// share the file by mistake: replicas need PostgreSQL.
+// share the file by mistake: replicas need PostgreSQL. The file gives the
+// pages of deleted events back (auto_vacuum INCREMENTAL, an incremental
+// vacuum after each sweep) and the WAL is cut back to 8 MiB after a
+// checkpoint, so that the disk it takes follows what it holds.
 package sqlite
 
 import (
@@ -18,6 +21,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"syscall"
+	"time"
 
 	_ "modernc.org/sqlite" // the database/sql driver "sqlite"
 
@@ -73,7 +77,9 @@ func open(ctx context.Context, path string, o Options) (*Store, error) {
 		}
 		return "file:" + path + "?" + q.Encode() + extra
 	}
-	w, err := sql.Open("sqlite", dsn("&_txlock=immediate"))
+	// auto_vacuum takes effect when a new file's first table is made; an
+	// older file is converted once, below.
+	w, err := sql.Open("sqlite", dsn("&_txlock=immediate&_pragma=auto_vacuum(INCREMENTAL)&_pragma=journal_size_limit(8388608)"))
 	if err != nil {
 		s.unlock()
 		return nil, fmt.Errorf("sqlite: %w", err)
@@ -103,11 +109,66 @@ func open(ctx context.Context, path string, o Options) (*Store, error) {
 	if err == nil {
 		err = s.Migrate(ctx, ms, o.upTo, "")
 	}
+	if err == nil {
+		err = s.incrementalVacuum(ctx)
+	}
 	if err != nil {
 		s.Close()
 		return nil, err
 	}
 	return s, nil
+}
+
+// incrementalVacuum converts a file made without auto_vacuum INCREMENTAL
+// (by an older agent-server) with one VACUUM, which rewrites it whole: once,
+// at the first start of a newer server.
+func (s *Store) incrementalVacuum(ctx context.Context) error {
+	var mode int
+	if err := s.Writer.QueryRowContext(ctx, "PRAGMA auto_vacuum").Scan(&mode); err != nil {
+		return fmt.Errorf("sqlite: %w", err)
+	}
+	if mode == autoVacuumIncremental {
+		return nil
+	}
+	if _, err := s.Writer.ExecContext(ctx, "PRAGMA auto_vacuum = INCREMENTAL"); err != nil {
+		return fmt.Errorf("sqlite: %w", err)
+	}
+	if _, err := s.Writer.ExecContext(ctx, "VACUUM"); err != nil {
+		return fmt.Errorf("sqlite: converting %s to auto_vacuum INCREMENTAL: %w", s.path, err)
+	}
+	return nil
+}
+
+// autoVacuumIncremental is PRAGMA auto_vacuum's value for INCREMENTAL.
+const autoVacuumIncremental = 2
+
+// DeleteEvents deletes the events of runs that ended before t, then gives
+// their pages back to the file system.
+func (s *Store) DeleteEvents(ctx context.Context, t time.Time) (int64, error) {
+	n, err := s.DB.DeleteEvents(ctx, t)
+	if err == nil && n > 0 {
+		err = s.vacuum(ctx)
+	}
+	return n, err
+}
+
+// TrimEvents deletes events by size (store.Events), then gives their pages
+// back to the file system.
+func (s *Store) TrimEvents(ctx context.Context, perRun, total int64) (int64, error) {
+	n, err := s.DB.TrimEvents(ctx, perRun, total)
+	if err == nil && n > 0 {
+		err = s.vacuum(ctx)
+	}
+	return n, err
+}
+
+// vacuum frees the file's unused pages (the file shrinks at the WAL's next
+// checkpoint).
+func (s *Store) vacuum(ctx context.Context) error {
+	if _, err := s.Writer.ExecContext(ctx, "PRAGMA incremental_vacuum"); err != nil {
+		return fmt.Errorf("sqlite: incremental vacuum: %w", err)
+	}
+	return nil
 }
 
 func (s *Store) notifyAll(ctx context.Context, ns []store.Notice) {

@@ -2,6 +2,8 @@ package sqlite
 
 import (
 	"context"
+	"database/sql"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -53,8 +55,8 @@ func TestMigrationsForward(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer s.Close()
-	if v, _ := s.Version(ctx); v != 2 {
-		t.Fatalf("schema version %d after reopening, want 2", v)
+	if v, _ := s.Version(ctx); v != 3 {
+		t.Fatalf("schema version %d after reopening, want 3", v)
 	}
 	msgs, _, err := s.History(ctx, "kept")
 	if err != nil || len(msgs) != 1 {
@@ -96,4 +98,66 @@ func BenchmarkStep(b *testing.B) {
 	}
 	defer s.Close()
 	storetest.Bench(b, s)
+}
+
+// TestDeletedEventsGiveTheirSpaceBack: a file made without auto_vacuum (as
+// agent-server made them before) is converted when opened; the pages of
+// events swept by size go back to the file system, so that the file
+// shrinks to about what it held before them.
+func TestDeletedEventsGiveTheirSpaceBack(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "agentcore.db")
+	old, err := sql.Open("sqlite", "file:"+path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := old.Exec("CREATE TABLE older (x INTEGER)"); err != nil {
+		t.Fatal(err)
+	}
+	old.Close()
+	s, err := Open(ctx, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	var mode int
+	if err := s.Writer.QueryRowContext(ctx, "PRAGMA auto_vacuum").Scan(&mode); err != nil || mode != autoVacuumIncremental {
+		t.Fatalf("auto_vacuum %d, %v; want INCREMENTAL (2)", mode, err)
+	}
+	size := func() int64 {
+		t.Helper()
+		if _, err := s.Writer.ExecContext(ctx, "PRAGMA wal_checkpoint(TRUNCATE)"); err != nil {
+			t.Fatal(err)
+		}
+		info, err := os.Stat(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return info.Size()
+	}
+	a := &store.Agent{ID: "a", Spec: &agentv1.Agent{}, Created: time.Now(), Updated: time.Now()}
+	if err := s.CreateAgent(ctx, a, nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.StartRun(ctx, &store.Run{ID: "run_1", AgentID: "a", Owner: "me"}, time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	before := size()
+	var evs []*agentv1.Event
+	for i := range 80 {
+		evs = append(evs, &agentv1.Event{Seq: int64(i + 1), RunId: "run_1", Kind: &agentv1.Event_ToolOutput{
+			ToolOutput: &agentv1.ToolOutputEvent{Data: strings.Repeat("x", 64<<10)}}})
+	}
+	if err := s.AppendEvents(ctx, evs, store.RunEnd{RunID: "run_1", State: agentv1.RunState_RUN_STATE_SUCCEEDED}); err != nil {
+		t.Fatal(err)
+	}
+	full := size()
+	if n, err := s.TrimEvents(ctx, 1<<20, 0); err != nil || n != 80 {
+		t.Fatalf("TrimEvents = %d, %v", n, err)
+	}
+	after := size()
+	t.Logf("file: %d KiB, %d KiB with 5 MiB of events, %d KiB once they were swept", before>>10, full>>10, after>>10)
+	if full < before+5<<20 || after > before+256<<10 {
+		t.Errorf("file %d bytes before, %d with the events, %d after: their pages were not given back", before, full, after)
+	}
 }

@@ -71,6 +71,8 @@ func Run(t *testing.T, h Harness) {
 		{"Events", testEvents},
 		{"EventsWithEnds", testEventsWithEnds},
 		{"DeleteEvents", testDeleteEvents},
+		{"EventBytes", testEventBytes},
+		{"TrimEvents", testTrimEvents},
 		{"Permissions", testPermissions},
 		{"Notices", testNotices},
 		{"ConcurrentAppends", testConcurrentAppends},

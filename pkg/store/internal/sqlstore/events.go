@@ -58,7 +58,7 @@ func (db *DB) AppendEvents(ctx context.Context, events []*agentv1.Event, ends ..
 // appendRunEvents stores a batch of one run's events.
 func (db *DB) appendRunEvents(ctx context.Context, tx *Tx, run string, evs []*agentv1.Event) error {
 	args := make([]any, 0, 3*len(evs))
-	var last int64
+	var last, size int64
 	for i, ev := range evs {
 		if i > 0 && ev.GetSeq() <= last {
 			return fmt.Errorf("event %d of run %q after %d: %w", ev.GetSeq(), run, last, store.ErrConflict)
@@ -69,9 +69,11 @@ func (db *DB) appendRunEvents(ctx context.Context, tx *Tx, run string, evs []*ag
 			return err
 		}
 		args = append(args, run, ev.GetSeq(), b)
+		size += int64(len(b))
 	}
 	// The update checks the batch follows the stored events and locks the run.
-	res, err := tx.ExecContext(ctx, db.q(`UPDATE runs SET last_seq = $2 WHERE id = $1 AND last_seq < $3`), run, last, evs[0].GetSeq())
+	res, err := tx.ExecContext(ctx, db.q(`UPDATE runs SET last_seq = $2, event_bytes = event_bytes + $4 WHERE id = $1 AND last_seq < $3`),
+		run, last, evs[0].GetSeq(), size)
 	if err != nil {
 		return db.wrap(err)
 	}
@@ -134,7 +136,7 @@ func (db *DB) DeleteEvents(ctx context.Context, t time.Time) (int64, error) {
 			return db.wrap(err)
 		}
 		n, _ = res.RowsAffected()
-		_, err = tx.ExecContext(ctx, db.q(`UPDATE runs SET purged = 1 WHERE state <> $1 AND purged = 0 AND ended < $2 AND last_seq > 0`),
+		_, err = tx.ExecContext(ctx, db.q(`UPDATE runs SET purged = 1, event_bytes = 0 WHERE state <> $1 AND purged = 0 AND ended < $2 AND last_seq > 0`),
 			int32(agentv1.RunState_RUN_STATE_RUNNING), Micros(t))
 		return db.wrap(err)
 	})

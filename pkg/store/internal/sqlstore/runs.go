@@ -156,7 +156,7 @@ func (db *DB) finish(ctx context.Context, tx *Tx, notify func(store.Notice), e s
 	return nil
 }
 
-const runCols = `id, agent_id, tenant, compaction, on_disconnect, state, result, error, owner, lease_expires, started, ended, last_seq, purged, {now}`
+const runCols = `id, agent_id, tenant, compaction, on_disconnect, state, result, error, owner, lease_expires, started, ended, last_seq, purged, event_bytes, {now}`
 
 func scanRun(row interface{ Scan(...any) error }) (*store.Run, error) {
 	var (
@@ -166,7 +166,7 @@ func scanRun(row interface{ Scan(...any) error }) (*store.Run, error) {
 		result, rerr                        []byte
 		exp, started, ended, lastSeq, nowUS int64
 	)
-	if err := row.Scan(&r.ID, &r.AgentID, &r.Tenant, &compaction, &onDisc, &state, &result, &rerr, &r.Owner, &exp, &started, &ended, &lastSeq, &purged, &nowUS); err != nil {
+	if err := row.Scan(&r.ID, &r.AgentID, &r.Tenant, &compaction, &onDisc, &state, &result, &rerr, &r.Owner, &exp, &started, &ended, &lastSeq, &purged, &r.EventBytes, &nowUS); err != nil {
 		return nil, err
 	}
 	r.Compaction, r.Purged = compaction != 0, purged != 0
