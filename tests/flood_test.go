@@ -129,6 +129,72 @@ func TestOutputFlood(t *testing.T) {
 	if replayed != liveCap || replayedCapped != 1 {
 		t.Errorf("Attach replayed %d bytes and %d capped events", replayed, replayedCapped)
 	}
+	// GetRun tells what the run's events take: the cap, the results (each
+	// twice: its tool_result and step events; 32,000 characters at most)
+	// and the rest of the run.
+	if r, err := c.Run(ctx, res.RunID); err != nil || r.GetEventBytes() < liveCap || r.GetEventBytes() > liveCap+256<<10 {
+		t.Errorf("GetRun: %d event bytes (%v), want the cap (%d) and a little", r.GetEventBytes(), err, liveCap)
+	}
+}
+
+// TestEventRetentionBySize: the events of an ended run over
+// -event-retention-run-bytes are deleted at the next sweep, long before
+// -event-retention; GetRun keeps the run, with events_expired and no event
+// bytes, Attach says EVENTS_EXPIRED, and a small run's events stay.
+func TestEventRetentionBySize(t *testing.T) {
+	t.Parallel()
+	// -event-retention 4s sweeps every second.
+	_, c := ownServer(t, privatePlugins(t, "shell"), "-event-retention", "4s", "-event-retention-run-bytes", "1MiB")
+	system := suite.Router.Add(t, func(step int, req *fakemodel.Request) fakemodel.Turn {
+		if step == 0 {
+			return fakemodel.Turn{ToolCalls: []fakemodel.ToolCall{{ID: "c1", Name: "shell", Arguments: toJSON(t, map[string]any{
+				"command": "yes 'a line' | head -c " + e2e.LastUserText(req)})}}}
+		}
+		return fakemodel.Turn{Text: "done"}
+	})
+	ctx := e2e.Context(t, time.Minute)
+	run := func(bytes string) *agentv1.Run {
+		a, err := c.CreateAgent(ctx, client.AgentOptions{Config: &agentv1.AgentConfig{System: proto.String(system)}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		res, err := a.Send(ctx, bytes, client.Callbacks{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		r, err := c.Run(ctx, res.RunID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return r
+	}
+	big, small := run("2000000"), run("1000")
+	if big.GetEventBytes() < 2_000_000 || small.GetEventBytes() > 100_000 || big.GetEventsExpired() {
+		t.Fatalf("event bytes: big run %d, small run %d", big.GetEventBytes(), small.GetEventBytes())
+	}
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(100 * time.Millisecond) {
+		r, err := c.Run(ctx, big.GetId())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r.GetEventsExpired() {
+			if r.GetEventBytes() != 0 || r.GetState() != agentv1.RunState_RUN_STATE_SUCCEEDED {
+				t.Errorf("the swept run: %v", r)
+			}
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the big run's events were not swept")
+		}
+	}
+	// Swept by size, seconds before its age: the small run, which ended
+	// later, keeps its events.
+	if r, err := c.Run(ctx, small.GetId()); err != nil || r.GetEventsExpired() || r.GetEventBytes() != small.GetEventBytes() {
+		t.Errorf("the small run: %v, %v", r, err)
+	}
+	if _, err := c.Attach(ctx, big.GetId(), 0, client.Callbacks{}); client.ReasonOf(err) != client.ReasonEventsExpired {
+		t.Errorf("Attach of the swept run: %v", err)
+	}
 }
 
 // procMemory returns a memory field of /proc/PID/status in bytes (VmRSS,

@@ -108,6 +108,12 @@ type Config struct {
 	DataDir string
 	// EventRetention is how long the events of ended runs are kept.
 	EventRetention time.Duration
+	// EventRetentionRunBytes: the events of an ended run that hold more
+	// are deleted at the next sweep (0: no bound).
+	EventRetentionRunBytes Bytes
+	// EventRetentionBytes bounds the events of all runs: over it, those of
+	// the runs that ended first are deleted (0: no bound).
+	EventRetentionBytes Bytes
 	// LeaseTTL is how long a running agent's lease lasts unless renewed.
 	LeaseTTL time.Duration
 	// PermissionTimeout is how long a permission request waits for an answer.

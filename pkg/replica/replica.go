@@ -35,6 +35,10 @@ type Options struct {
 	// EventRetention is how long the events of an ended run are kept
 	// (-event-retention).
 	EventRetention time.Duration
+	// EventRetentionRunBytes and EventRetentionBytes bound the stored
+	// events by size, per ended run and in all (store.TrimEvents; 0: no
+	// bound).
+	EventRetentionRunBytes, EventRetentionBytes int64
 	// Log gets what goes wrong with the store.
 	Log hclog.Logger
 }
@@ -72,7 +76,8 @@ func (rp *Replica) Maintain(ctx context.Context) {
 	defer renew.Stop()
 	sweep := time.NewTicker(rp.opts.LeaseTTL / 2)
 	defer sweep.Stop()
-	retention := time.NewTicker(min(max(rp.opts.EventRetention/4, time.Second), 10*time.Minute))
+	// Each minute at least: the bounds by size must follow a burst of runs.
+	retention := time.NewTicker(min(max(rp.opts.EventRetention/4, time.Second), time.Minute))
 	defer retention.Stop()
 	for {
 		select {
@@ -112,7 +117,8 @@ func containsSorted(ids []string, id string) bool {
 	return i < len(ids) && ids[i] == id
 }
 
-// sweepEvents deletes the events of runs that ended before the retention.
+// sweepEvents deletes the events of runs that ended before the retention,
+// then those the bounds by size leave out.
 func (rp *Replica) sweepEvents(ctx context.Context) {
 	n, err := rp.opts.Store.DeleteEvents(ctx, time.Now().Add(-rp.opts.EventRetention))
 	switch {
@@ -120,5 +126,13 @@ func (rp *Replica) sweepEvents(ctx context.Context) {
 		rp.opts.Log.Warn("sweeping old events", "error", err)
 	case n > 0:
 		rp.opts.Log.Debug("old events swept", "events", n)
+	}
+	n, err = rp.opts.Store.TrimEvents(ctx, rp.opts.EventRetentionRunBytes, rp.opts.EventRetentionBytes)
+	switch {
+	case err != nil && ctx.Err() == nil:
+		rp.opts.Log.Warn("sweeping events over the size bounds", "error", err)
+	case n > 0:
+		rp.opts.Log.Info("events over the size bounds swept", "events", n,
+			"run_bound", rp.opts.EventRetentionRunBytes, "total_bound", rp.opts.EventRetentionBytes)
 	}
 }

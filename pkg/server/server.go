@@ -216,7 +216,8 @@ func New(opts Options) (*Server, error) {
 	}
 	s.store = st
 	s.replica = replica.New(replica.Options{Store: st, ID: cfg.ReplicaID, LeaseTTL: cfg.LeaseTTL,
-		PermissionTimeout: cfg.PermissionTimeout, EventRetention: cfg.EventRetention, Log: log})
+		PermissionTimeout: cfg.PermissionTimeout, EventRetention: cfg.EventRetention,
+		EventRetentionRunBytes: int64(cfg.EventRetentionRunBytes), EventRetentionBytes: int64(cfg.EventRetentionBytes), Log: log})
 	// A run whose events the store could not keep is stopped.
 	s.events = eventlog.New(st, log.Named("events"), func(runID string, err error) { s.replica.Stop(runID, err) })
 	ctx, cancel := context.WithCancel(context.Background())
