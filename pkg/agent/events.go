@@ -9,7 +9,7 @@ import (
 	"google.golang.org/protobuf/types/known/timestamppb"
 
 	"github.com/agentcore/agentcore/pkg/llm"
-	"github.com/agentcore/agentcore/pkg/tool"
+	"github.com/agentcore/agentcore/pkg/tool/live"
 	agentv1 "github.com/agentcore/agentcore/proto/agentcore/v1"
 )
 
@@ -92,7 +92,7 @@ func (e *emitter) toolOutput(id, name string, stream agentv1.OutputStream, data 
 }
 
 // toolOutputCapped emits what a call's live output cap left out.
-func (e *emitter) toolOutputCapped(id, name string, c tool.Capped) {
+func (e *emitter) toolOutputCapped(id, name string, c live.Capped) {
 	e.emit(&agentv1.Event{Kind: &agentv1.Event_ToolOutputCapped{ToolOutputCapped: &agentv1.ToolOutputCappedEvent{
 		ToolCallId: id, ToolName: name, MaxBytes: c.MaxBytes, KeptBytes: c.KeptBytes,
 		DroppedBytes: c.DroppedBytes, DroppedChunks: c.DroppedChunks, Stopped: c.Stopped,

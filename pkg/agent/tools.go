@@ -13,6 +13,7 @@ import (
 	"github.com/agentcore/agentcore/pkg/llm"
 	"github.com/agentcore/agentcore/pkg/skill"
 	"github.com/agentcore/agentcore/pkg/tool"
+	"github.com/agentcore/agentcore/pkg/tool/live"
 	pluginv1 "github.com/agentcore/agentcore/proto/agentcore/plugin/v1"
 	agentv1 "github.com/agentcore/agentcore/proto/agentcore/v1"
 )
@@ -207,8 +208,8 @@ func (r *run) runTool(ctx context.Context, step int, c *agentv1.ToolCallPart) (*
 	runtime.Gosched()
 	if r.emit.on() {
 		opts.OnOutput = func(ch tool.Chunk) { r.emit.toolOutput(id, name, ch.Stream, ch.Data) }
-		opts.Live = tool.LiveOutput{MaxBytes: r.cfg.MaxLiveOutput, Stop: r.session.opts.LiveOutputStop, Interval: tool.DefaultLiveInterval,
-			OnCapped: func(c tool.Capped) {
+		opts.Live = live.Options{MaxBytes: r.cfg.MaxLiveOutput, Stop: r.session.opts.LiveOutputStop, Interval: live.DefaultInterval,
+			OnCapped: func(c live.Capped) {
 				r.session.opts.Logger.Info("tool live output over its cap: the rest was not streamed or stored", "agent", r.session.id, "run", r.id,
 					"call", id, "tool", name, "max_bytes", c.MaxBytes, "dropped_bytes", c.DroppedBytes, "stopped", c.Stopped)
 				r.emit.toolOutputCapped(id, name, c)

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/agentcore/agentcore/pkg/tool/live"
 	agentv1 "github.com/agentcore/agentcore/proto/agentcore/v1"
 )
 
@@ -100,8 +101,8 @@ func TestOutputArrivesInOrderBeforeTheResult(t *testing.T) {
 	var streams = map[agentv1.OutputStream]*strings.Builder{}
 	pos := map[string]int{}
 	for i, c := range chunks {
-		if len(c.Data) > MaxChunkBytes {
-			t.Errorf("chunk %d holds %d bytes, more than %d", i, len(c.Data), MaxChunkBytes)
+		if len(c.Data) > live.MaxChunkBytes {
+			t.Errorf("chunk %d holds %d bytes, more than %d", i, len(c.Data), live.MaxChunkBytes)
 		}
 		if streams[c.Stream] == nil {
 			streams[c.Stream] = &strings.Builder{}

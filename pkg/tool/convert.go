@@ -7,6 +7,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/agentcore/agentcore/pkg/tool/live"
 	pluginv1 "github.com/agentcore/agentcore/proto/agentcore/plugin/v1"
 	agentv1 "github.com/agentcore/agentcore/proto/agentcore/v1"
 )
@@ -121,17 +122,13 @@ func (d *chunkDecoder) write(stream pluginv1.OutputStream, data []byte) {
 	d.emit(s, data)
 }
 
-// MaxChunkBytes bounds the data of one Chunk: longer output is passed on
-// in pieces, so that no event carrying it nears a message size limit.
-const MaxChunkBytes = 64 << 10
-
-// emit passes data on in chunks of at most MaxChunkBytes, cut between
+// emit passes data on in chunks of at most live.MaxChunkBytes, cut between
 // UTF-8 sequences.
 func (d *chunkDecoder) emit(s agentv1.OutputStream, data []byte) {
 	for len(data) > 0 {
 		cut := len(data)
-		if cut > MaxChunkBytes {
-			cut = MaxChunkBytes
+		if cut > live.MaxChunkBytes {
+			cut = live.MaxChunkBytes
 			for i := cut; i > cut-utf8.UTFMax; i-- {
 				if utf8.RuneStart(data[i]) {
 					cut = i

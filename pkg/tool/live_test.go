@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	agentv1 "github.com/agentcore/agentcore/proto/agentcore/v1"
+	"github.com/agentcore/agentcore/pkg/tool/live"
 )
 
 // TestLiveOutputCapAndCoalescing floods a plugin's live output (emitted
@@ -29,12 +29,12 @@ func TestLiveOutputCapAndCoalescing(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			var chunks []Chunk
-			var capped []Capped
+			var capped []live.Capped
 			kept := 0
 			res := set.Execute(context.Background(), "flood", json.RawMessage(tt.input), Options{
 				OnOutput: func(c Chunk) { chunks = append(chunks, c); kept += len(c.Data) },
-				Live: LiveOutput{MaxBytes: capBytes, Interval: 20 * time.Millisecond, Stop: tt.stop,
-					OnCapped: func(c Capped) { capped = append(capped, c) }},
+				Live: live.Options{MaxBytes: capBytes, Interval: 20 * time.Millisecond, Stop: tt.stop,
+					OnCapped: func(c live.Capped) { capped = append(capped, c) }},
 			})
 			if kept != capBytes {
 				t.Errorf("%d bytes passed on, want the cap, %d", kept, capBytes)
@@ -87,54 +87,8 @@ func TestLiveOutputPassesQuietOutputAtOnce(t *testing.T) {
 		t.Fatal(err)
 	}
 	res := set.Execute(context.Background(), "slow", nil, Options{OnOutput: func(c Chunk) { got = append(got, c.Data) },
-		Live: LiveOutput{Interval: 20 * time.Millisecond}})
+		Live: live.Options{Interval: 20 * time.Millisecond}})
 	if res.Error || strings.Join(got, ",") != "a,b,c" {
 		t.Fatalf("%v %v; chunks %q", res.Error, res.Output, got)
-	}
-}
-
-// TestLiveOutputWrite: how chunks are cut at the cap, merged and ordered.
-func TestLiveOutputWrite(t *testing.T) {
-	out, errs := agentv1.OutputStream_OUTPUT_STREAM_STDOUT, agentv1.OutputStream_OUTPUT_STREAM_STDERR
-	tests := []struct {
-		name   string
-		cfg    LiveOutput
-		writes []Chunk
-		want   []Chunk
-		capped Capped
-	}{
-		{"cut between UTF-8 sequences", LiveOutput{MaxBytes: 5}, []Chunk{{out, "héllo wörld"}, {out, "more"}},
-			[]Chunk{{out, "héll"}}, Capped{MaxBytes: 5, KeptBytes: 5, DroppedBytes: 13 - 5 + 4, DroppedChunks: 2}},
-		{"merged by stream, in order", LiveOutput{Interval: time.Hour}, []Chunk{{out, "a"}, {out, "b"}, {out, "c"}, {errs, "d"}, {out, "e"}},
-			[]Chunk{{out, "a"}, {out, "bc"}, {errs, "d"}, {out, "e"}}, Capped{}},
-		{"merged up to MaxChunkBytes", LiveOutput{Interval: time.Hour}, []Chunk{{out, "a"}, {out, strings.Repeat("b", MaxChunkBytes-1)}, {out, "cc"}, {out, "d"}},
-			[]Chunk{{out, "a"}, {out, strings.Repeat("b", MaxChunkBytes-1)}, {out, "ccd"}}, Capped{}},
-		{"under the cap", LiveOutput{MaxBytes: 10}, []Chunk{{out, "12345"}, {out, "67890"}},
-			[]Chunk{{out, "12345"}, {out, "67890"}}, Capped{}},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			var got []Chunk
-			var capped Capped
-			tt.cfg.OnCapped = func(c Capped) { capped = c }
-			opts := Options{OnOutput: func(c Chunk) { got = append(got, c) }, Live: tt.cfg}
-			_, end := startLive(context.Background(), &opts)
-			for _, c := range tt.writes {
-				opts.OnOutput(c)
-			}
-			end()
-			if len(got) != len(tt.want) {
-				t.Fatalf("%d chunks, want %d", len(got), len(tt.want))
-			}
-			for i := range got {
-				if got[i] != tt.want[i] {
-					t.Errorf("chunk %d: %s %d bytes %.20q, want %s %d bytes %.20q", i, got[i].Stream, len(got[i].Data), got[i].Data,
-						tt.want[i].Stream, len(tt.want[i].Data), tt.want[i].Data)
-				}
-			}
-			if capped != tt.capped {
-				t.Errorf("capped %+v, want %+v", capped, tt.capped)
-			}
-		})
 	}
 }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
+	"github.com/agentcore/agentcore/pkg/tool/live"
 	"github.com/agentcore/agentcore/pkg/tool/truncate"
 	agentv1 "github.com/agentcore/agentcore/proto/agentcore/v1"
 )
@@ -196,7 +197,8 @@ func (s *Set) Execute(ctx context.Context, name string, input json.RawMessage, o
 			on(ch)
 		}
 	}
-	ctx, endLive := startLive(ctx, &opts)
+	ctx, onOutput, endLive := live.Start(ctx, opts.Live, opts.OnOutput)
+	opts.OnOutput = onOutput
 	res := s.execute(ctx, name, input, opts)
 	endLive()
 	if res.Outcome == "" {

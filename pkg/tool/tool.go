@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/agentcore/agentcore/pkg/tool/limits"
+	"github.com/agentcore/agentcore/pkg/tool/live"
 	agentv1 "github.com/agentcore/agentcore/proto/agentcore/v1"
 )
 
@@ -84,13 +85,8 @@ func (r Result) Part(callID, toolName string) *agentv1.ToolResultPart {
 	return &agentv1.ToolResultPart{ToolCallId: callID, ToolName: toolName, Output: r.Output, Error: r.Error}
 }
 
-// Chunk is a piece of live output of a running call.
-type Chunk struct {
-	// Stream is output (emitted by the tool), stdout or stderr.
-	Stream agentv1.OutputStream
-	// Data is valid UTF-8.
-	Data string
-}
+// Chunk is a piece of a call's live output.
+type Chunk = live.Chunk
 
 // Options tune one call.
 type Options struct {
@@ -107,7 +103,7 @@ type Options struct {
 	OnOutput func(Chunk)
 	// Live bounds and coalesces the chunks OnOutput receives; the zero
 	// value passes each on as it comes.
-	Live LiveOutput
+	Live live.Options
 	// Limit, when positive, caps the characters of text output: longer text
 	// is cut from the middle with a notice (see Truncate). Media is never cut.
 	Limit int

@@ -1,4 +1,7 @@
-package tool
+// Package live bounds and coalesces the live output of a tool call on its
+// way to a client: a byte cap per call, the rest counted and reported once,
+// and chunks that come faster than an interval merged.
+package live
 
 import (
 	"context"
@@ -11,15 +14,27 @@ import (
 	agentv1 "github.com/agentcore/agentcore/proto/agentcore/v1"
 )
 
-// LiveOutput bounds and coalesces the live output of one call on its way
-// to Options.OnOutput. The zero value passes every chunk on as it comes.
-type LiveOutput struct {
+// Chunk is a piece of a call's live output.
+type Chunk struct {
+	// Stream is output (emitted by the tool), stdout or stderr.
+	Stream agentv1.OutputStream
+	// Data is valid UTF-8.
+	Data string
+}
+
+// MaxChunkBytes bounds the data of one Chunk: longer output is passed on
+// in pieces, so that no event carrying it nears a message size limit.
+const MaxChunkBytes = 64 << 10
+
+// Options bound and coalesce the live output of one call on its way to its
+// consumer. The zero value passes every chunk on as it comes.
+type Options struct {
 	// MaxBytes, when positive, is how many bytes of the call's live output
-	// reach OnOutput; the rest is counted and dropped, and OnCapped says
+	// reach the consumer; the rest is counted and dropped, and OnCapped says
 	// how much. The call's result is not affected.
 	MaxBytes int64
 	// Stop, with MaxBytes, stops the call once its output goes over
-	// MaxBytes (its result says why) instead of letting it run on unseen.
+	// MaxBytes (Start's context is cancelled with ErrCap) instead of letting it run on unseen.
 	Stop bool
 	// Interval, when positive, coalesces chunks that come faster than this:
 	// after a chunk is passed on, the next waits until Interval has passed,
@@ -28,7 +43,7 @@ type LiveOutput struct {
 	// once; a flood becomes one chunk per Interval or per MaxChunkBytes.
 	Interval time.Duration
 	// OnCapped, if set, is told once, after the call's last chunk and
-	// before Execute returns, what MaxBytes kept out; never when nothing was.
+	// before the call ends, what MaxBytes kept out; never when nothing was.
 	OnCapped func(Capped)
 }
 
@@ -39,25 +54,25 @@ type Capped struct {
 	// DroppedBytes and DroppedChunks count the output not passed on: the
 	// chunks that lost all or part of their data.
 	DroppedBytes, DroppedChunks int64
-	// Stopped says the call was stopped at the cap (LiveOutput.Stop).
+	// Stopped says the call was stopped at the cap (Options.Stop).
 	Stopped bool
 }
 
-// DefaultLiveInterval is the coalescing interval of live output a service
+// DefaultInterval is the coalescing interval of live output a service
 // uses: fifty chunks a second are more than a person reads, and a flood
 // costs at most that many events a second per call.
-const DefaultLiveInterval = 20 * time.Millisecond
+const DefaultInterval = 20 * time.Millisecond
 
-// ErrLiveOutputCap is the cause of a call stopped because its live output
-// went over LiveOutput.MaxBytes with LiveOutput.Stop set.
-var ErrLiveOutputCap = errors.New("its live output went over the cap")
+// ErrCap is the cause of a call stopped because its live output went
+// over Options.MaxBytes with Options.Stop set.
+var ErrCap = errors.New("its live output went over the cap")
 
-// liveOutput is one call's LiveOutput at work between the tool and
-// OnOutput. Chunks are passed on under mu, so that one that waits for its
+// output is one call's Options at work between the tool and its
+// consumer. Chunks are passed on under mu, so that one that waits for its
 // consumer (a slow client) holds back the tool's next ones: the tool's
 // stream, not a buffer here, takes up the difference.
-type liveOutput struct {
-	cfg  LiveOutput
+type output struct {
+	cfg  Options
 	on   func(Chunk)
 	stop context.CancelCauseFunc // the call's, for cfg.Stop
 
@@ -70,30 +85,29 @@ type liveOutput struct {
 	closed bool
 }
 
-// startLive wraps opts.OnOutput with opts.Live, when it asks for anything,
-// and returns the call's context (stopped at the cap with Stop) and the
-// function that ends it: it passes on what is held, then calls OnCapped.
-func startLive(ctx context.Context, opts *Options) (context.Context, func()) {
-	cfg := opts.Live
-	if opts.OnOutput == nil || cfg.MaxBytes <= 0 && cfg.Interval <= 0 {
-		return ctx, func() {}
+// Start wraps on, a call's consumer of live output, with cfg when it asks
+// for anything. It returns the call's context (cancelled at the cap with
+// Stop), the function the call's chunks go to, and the function that ends
+// the call's output: it passes on what is held, then calls OnCapped.
+func Start(ctx context.Context, cfg Options, on func(Chunk)) (context.Context, func(Chunk), func()) {
+	if on == nil || cfg.MaxBytes <= 0 && cfg.Interval <= 0 {
+		return ctx, on, func() {}
 	}
-	l := &liveOutput{cfg: cfg, on: opts.OnOutput}
+	l := &output{cfg: cfg, on: on}
 	l.capped.MaxBytes = max(cfg.MaxBytes, 0)
 	var cancel context.CancelCauseFunc = func(error) {}
 	if cfg.Stop && cfg.MaxBytes > 0 {
 		ctx, cancel = context.WithCancelCause(ctx)
 		l.stop = cancel
 	}
-	opts.OnOutput = l.write
-	return ctx, func() {
+	return ctx, l.write, func() {
 		l.close()
 		cancel(nil)
 	}
 }
 
 // write takes one chunk of the call.
-func (l *liveOutput) write(ch Chunk) {
+func (l *output) write(ch Chunk) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.closed || ch.Data == "" {
@@ -109,7 +123,7 @@ func (l *liveOutput) write(ch Chunk) {
 			data = kept
 			if l.stop != nil && !l.capped.Stopped {
 				l.capped.Stopped = true
-				l.stop(fmt.Errorf("%w of %d bytes", ErrLiveOutputCap, limit))
+				l.stop(fmt.Errorf("%w of %d bytes", ErrCap, limit))
 			}
 		}
 		l.capped.KeptBytes += int64(len(data))
@@ -133,7 +147,7 @@ func (l *liveOutput) write(ch Chunk) {
 }
 
 // tick passes on what was held for the interval.
-func (l *liveOutput) tick() {
+func (l *output) tick() {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.timer = nil
@@ -143,7 +157,7 @@ func (l *liveOutput) tick() {
 }
 
 // passLocked passes the held chunk on. The caller holds mu.
-func (l *liveOutput) passLocked() {
+func (l *output) passLocked() {
 	if len(l.held) == 0 {
 		return
 	}
@@ -159,7 +173,7 @@ func (l *liveOutput) passLocked() {
 // close passes on what is held and reports what the cap kept out: the
 // call is over, and later chunks (an in-process tool's stray goroutine)
 // are dropped.
-func (l *liveOutput) close() {
+func (l *output) close() {
 	l.mu.Lock()
 	l.closed = true
 	if l.timer != nil {
