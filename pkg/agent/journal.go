@@ -127,6 +127,7 @@ func (r *run) commit(durable bool, usage *agentv1.Usage, msgs ...*agentv1.Messag
 	}
 	s.mu.Lock()
 	s.history = append(s.history, msgs...)
+	s.historyBytes += historyFootprint(msgs)
 	if usage != nil {
 		addUsage(s.usage, usage)
 	}

@@ -100,7 +100,9 @@ type Session struct {
 	usage    *agentv1.Usage
 	counter  *tokens.Counter
 	encoders *tokens.Encoders // own set when Options.Encoders is nil
-	slot     slot
+	// historyBytes is the history's share of Footprint, kept as it changes.
+	historyBytes int64
+	slot         slot
 }
 
 // New returns an idle session. An invalid id, config or history is a
@@ -142,6 +144,7 @@ func New(opts Options) (*Session, error) {
 	}
 	s.updated = s.created
 	s.history = append([]*agentv1.Message(nil), opts.History...)
+	s.historyBytes = historyFootprint(s.history)
 	s.tools, s.skills = opts.Tools, opts.Skills
 	s.usage = cloneUsage(opts.Usage)
 	return s, nil
@@ -242,6 +245,7 @@ func (s *Session) SetHistory(h []*agentv1.Message) error {
 
 func (s *Session) setHistoryLocked(h []*agentv1.Message) {
 	s.history = append([]*agentv1.Message(nil), h...)
+	s.historyBytes = historyFootprint(s.history)
 	s.updated = time.Now()
 	if s.counter != nil {
 		s.counter.Retain(s.history)

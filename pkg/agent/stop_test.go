@@ -206,3 +206,28 @@ func TestContextDeadlineIsTimeout(t *testing.T) {
 		t.Fatalf("err = %v", err)
 	}
 }
+
+// TestCloseIdle: CloseIdle leaves a session with a run active alone, and
+// closes an idle one (a later send fails ErrClosed), once.
+func TestCloseIdle(t *testing.T) {
+	s, srv := newSession(t, nil)
+	srv.Push(fakemodel.Turn{Text: "slow", Delay: 300 * time.Millisecond})
+	rec := newRecorder()
+	ch := sendAsync(s, agent.SendOptions{Input: input("one"), OnEvent: rec.add})
+	rec.wait(t, func(e *agentv1.Event) bool { return e.GetModelRequest() != nil })
+	if s.CloseIdle() {
+		t.Fatal("CloseIdle closed a session with a run active")
+	}
+	if o := receive(t, ch); o.err != nil || o.res.Text != "slow" {
+		t.Fatalf("the run: %v, %v", o.res, o.err)
+	}
+	if !s.CloseIdle() {
+		t.Fatal("CloseIdle left an idle session open")
+	}
+	if s.CloseIdle() {
+		t.Fatal("CloseIdle closed a closed session again")
+	}
+	if _, err := s.Send(context.Background(), agent.SendOptions{Input: input("two")}); !isAborted(err, agent.ErrClosed) {
+		t.Fatalf("send after CloseIdle: %v", err)
+	}
+}
