@@ -146,6 +146,13 @@ type Config struct {
 type Limits struct {
 	// MaxSessions is how many agents may exist at once.
 	MaxSessions int
+	// MaxLoadedAgents is how many agents may be held in memory at once; the
+	// least recently used idle ones are dropped beyond it (the store holds them).
+	MaxLoadedAgents int
+	// AgentMemory is the memory the agents held in memory may take, as
+	// their footprints estimate it; the least recently used idle ones are
+	// dropped beyond it.
+	AgentMemory Bytes
 	// MaxConcurrentRuns is how many sends may run at once, over all agents.
 	MaxConcurrentRuns int
 	// MaxMessageBytes is the largest gRPC message received or sent.

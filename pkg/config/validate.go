@@ -137,7 +137,7 @@ func (c *Config) checkLimits(bad func(string, ...any)) {
 		name string
 		v    int
 	}{
-		{"max-sessions", c.Limits.MaxSessions}, {"max-runs", c.Limits.MaxConcurrentRuns},
+		{"max-sessions", c.Limits.MaxSessions}, {"max-runs", c.Limits.MaxConcurrentRuns}, {"max-loaded-agents", c.Limits.MaxLoadedAgents},
 		{"max-message-bytes", c.Limits.MaxMessageBytes}, {"max-history", c.Limits.MaxHistory},
 		{"max-idle-plugins", c.MaxIdlePlugins}, {"min-idle-plugins", c.MinIdlePlugins}, {"max-tool-output", c.Limits.MaxToolOutput},
 		{"plugin-gomaxprocs", c.PluginGOMAXPROCS},

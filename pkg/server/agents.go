@@ -74,18 +74,14 @@ func (s *Server) CreateAgent(ctx context.Context, req *agentv1.CreateAgentReques
 		}
 		return nil, storeStatus(err)
 	}
-	sess.version = rec.Version
+	sess.version, sess.created = rec.Version, rec.Created
 	rec.HistoryLength = len(req.GetHistory()) // as GetAgent reports it
-	s.agents.mu.Lock()
-	old := s.agents.m[sess.id] // a stale copy of an agent deleted elsewhere
-	s.agents.m[sess.id] = sess
-	s.agents.mu.Unlock()
-	if old != nil {
+	s.secrets.Add(sess.keys...)
+	if old := s.agents.put(sess); old != nil { // a stale copy of an agent deleted elsewhere
 		ctx, cancel := context.WithTimeout(context.Background(), closeTimeout)
 		_, _ = old.engine.Close(ctx)
 		cancel()
 	}
-	s.secrets.Add(sess.keys...)
 	return &agentv1.CreateAgentResponse{Agent: s.agentProto(rec, sess)}, nil
 }
 
@@ -141,6 +137,7 @@ func (s *Server) UpdateAgent(ctx context.Context, req *agentv1.UpdateAgentReques
 	if err != nil {
 		return nil, err
 	}
+	defer s.agents.unpin(sess)
 	c, err := s.catalog()
 	if err != nil {
 		return nil, err
@@ -260,9 +257,7 @@ func (s *Server) DeleteAgent(ctx context.Context, req *agentv1.DeleteAgentReques
 	if err := s.store.DeleteAgent(ctx, rec.ID); err != nil && !errors.Is(err, store.ErrNotFound) {
 		return nil, storeStatus(err)
 	}
-	s.agents.mu.Lock()
-	delete(s.agents.m, rec.ID)
-	s.agents.mu.Unlock()
+	s.agents.remove(rec.ID)
 	_ = s.store.Notify(ctx, store.Notice{Kind: store.NoticeAgent, AgentID: rec.ID})
 	return &agentv1.DeleteAgentResponse{StoppedRun: stopped}, nil
 }

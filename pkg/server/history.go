@@ -119,6 +119,7 @@ func (s *Server) SetHistory(ctx context.Context, req *agentv1.SetHistoryRequest)
 	if err != nil {
 		return nil, err
 	}
+	defer s.agents.unpin(sess)
 	if err := s.checkHistorySize(len(req.GetMessages()), "messages"); err != nil {
 		return nil, err
 	}
@@ -145,6 +146,7 @@ func (s *Server) PreviewContext(ctx context.Context, req *agentv1.PreviewContext
 	if err != nil {
 		return nil, err
 	}
+	defer s.agents.unpin(sess)
 	if c, err := s.catalog(); err == nil {
 		if err := sess.refresh(c); err != nil {
 			return nil, err

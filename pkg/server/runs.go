@@ -105,6 +105,7 @@ func (s *Server) Compact(req *agentv1.CompactRequest, stream agentv1.AgentServic
 	if err != nil {
 		return err
 	}
+	defer s.agents.unpin(sess)
 	if err := s.checkModel(sess, nil); err != nil {
 		return err
 	}

@@ -39,10 +39,14 @@ func (s *Server) Send(stream agentv1.AgentService_SendServer) error {
 	if err != nil {
 		return err
 	}
-	release, err := s.admitSend(t, start.GetConfig())
+	admitted, err := s.admitSend(t, start.GetConfig())
 	if err != nil {
+		s.agents.unpin(sess)
 		return err
 	}
+	// The session stays pinned (in memory) until the run has ended, which
+	// may be after the stream (on_disconnect CONTINUE).
+	release := func() { admitted(); s.agents.unpin(sess) }
 	detached := start.GetOnDisconnect() == agentv1.OnDisconnect_ON_DISCONNECT_CONTINUE
 	ctx, cancel, out := s.connectSend(stream, start.GetOnDisconnect(), &opts)
 	if !detached {
@@ -80,26 +84,37 @@ func receiveStart(stream agentv1.AgentService_SendServer) (*agentv1.StartRun, er
 }
 
 // prepareSend finds the agent a send starts, checks that it can run (a
-// model, the secrets, the history's size) and returns the engine's options
-// for it, the tools it selects resolved.
+// model, the secrets, the history's size) and returns its session, pinned
+// for the send, and the engine's options for it, the tools it selects
+// resolved.
 func (s *Server) prepareSend(ctx context.Context, start *agentv1.StartRun) (*session, agent.SendOptions, error) {
-	var opts agent.SendOptions
 	sess, err := s.agent(ctx, start.GetAgentId())
 	if err != nil {
+		return nil, agent.SendOptions{}, err
+	}
+	opts, err := s.sendOptions(sess, start)
+	if err != nil {
+		s.agents.unpin(sess)
 		return nil, opts, err
 	}
+	return sess, opts, nil
+}
+
+// sendOptions checks that a send of sess can run and returns its options.
+func (s *Server) sendOptions(sess *session, start *agentv1.StartRun) (agent.SendOptions, error) {
+	var opts agent.SendOptions
 	c, err := s.catalog()
 	if err != nil {
-		return nil, opts, err
+		return opts, err
 	}
 	if err := sess.refresh(c); err != nil {
-		return nil, opts, err
+		return opts, err
 	}
 	if err := s.checkModel(sess, start.GetConfig()); err != nil {
-		return nil, opts, err
+		return opts, err
 	}
 	if err := s.checkSecrets(sess, start.GetConfig()); err != nil {
-		return nil, opts, err
+		return opts, err
 	}
 	// The rule of SetHistory: the history as the send finds it (its own
 	// replacement, or the agent's) may hold -max-history messages.
@@ -108,7 +123,7 @@ func (s *Server) prepareSend(ctx context.Context, start *agentv1.StartRun) (*ses
 		n, field = len(h.GetMessages()), "start.history.messages"
 	}
 	if err := s.checkHistorySize(n, field); err != nil {
-		return nil, opts, err
+		return opts, err
 	}
 	opts = agent.SendOptions{
 		Input: start.GetInput(), Config: start.GetConfig(), History: start.GetHistory(), Busy: start.GetBusyPolicy(),
@@ -116,10 +131,10 @@ func (s *Server) prepareSend(ctx context.Context, start *agentv1.StartRun) (*ses
 	}
 	if sel := start.GetTools(); sel != nil {
 		if opts.Tools, err = selectTools(c, sel, "start.tools"); err != nil {
-			return nil, opts, err
+			return opts, err
 		}
 	}
-	return sess, opts, nil
+	return opts, nil
 }
 
 // checkModel fails a send that could reach no model, saying how to give one.

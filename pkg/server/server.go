@@ -199,7 +199,7 @@ func New(opts Options) (*Server, error) {
 		IdleConnsPerHost: idleModelConns(cfg.Limits.MaxConcurrentRuns),
 	})
 	s.encoders = tokens.NewEncoders()
-	s.agents.init()
+	s.agents.init(registryLimits{maxLoaded: cfg.Limits.MaxLoadedAgents, maxBytes: int64(cfg.Limits.AgentMemory)}, sec, tel)
 
 	st := opts.Store
 	if st == nil {
@@ -229,6 +229,14 @@ func New(opts Options) (*Server, error) {
 	go func() { defer s.bg.Done(); s.replica.Maintain(ctx) }()
 	log.Info("store open", "store", opts.Config.StoreName(), "replica", opts.Config.ReplicaID)
 	tel.GaugeFunc("agentcore_agents", "Agents the server holds now.", s.agentCount)
+	tel.GaugeFunc("agentcore_agents_loaded", "Agents held in memory now (-max-loaded-agents bounds the idle ones).", func() float64 {
+		n, _ := s.agents.loaded()
+		return float64(n)
+	})
+	tel.GaugeFunc("agentcore_agents_loaded_bytes", "What the agents held in memory cost, as -agent-memory counts it: their footprints estimated in bytes of live heap, times the garbage collector's room (GOGC).", func() float64 {
+		_, b := s.agents.loaded()
+		return float64(b)
+	})
 	return s, nil
 }
 

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"container/list"
 	"context"
 	"errors"
 	"strings"
@@ -11,7 +12,9 @@ import (
 
 	"github.com/agentcore/agentcore/pkg/agent"
 	"github.com/agentcore/agentcore/pkg/auth"
+	"github.com/agentcore/agentcore/pkg/redact"
 	"github.com/agentcore/agentcore/pkg/store"
+	"github.com/agentcore/agentcore/pkg/telemetry"
 	agentv1 "github.com/agentcore/agentcore/proto/agentcore/v1"
 )
 
@@ -43,6 +46,15 @@ type session struct {
 	// expand is the session's ExpandProfile (the tenant's, remembering its
 	// last expansion); set once, before the session is shared.
 	expand func(*agentv1.AgentConfig) (*agentv1.AgentConfig, error)
+	// created is when the agent was created, as the store has it.
+	created time.Time
+
+	// Guarded by registry.mu: the calls using the session (it is not
+	// dropped while one does), its place in the order of use, what it costs
+	// as last counted.
+	pins int
+	used *list.Element
+	size int64
 }
 
 // storeID is an agent's id in the store: each tenant has its own agent ids,
@@ -60,19 +72,32 @@ func agentID(storeID string) string {
 	return storeID[strings.LastIndexByte(storeID, '/')+1:]
 }
 
-// registry holds the sessions loaded here, by store id, and counts running
-// sends, in all and per tenant.
+// registry holds the sessions loaded here, by store id, within its limits
+// (evict.go), and counts running sends, in all and per tenant.
 type registry struct {
 	mu      sync.RWMutex
 	m       map[string]*session
 	running int
 	runs    map[string]int // per tenant
 	closing bool
+
+	limits registryLimits
+	// lru holds the sessions of m, most recently used first; bytes sums
+	// their costs; evicted are the agents dropped from memory.
+	lru     list.List
+	bytes   int64
+	evicted map[string]dropped
+	// room is what a byte of footprint costs the process (gcRoom).
+	room    float64
+	secrets *redact.Secrets
+	tel     *telemetry.Telemetry
 }
 
-func (r *registry) init() {
+func (r *registry) init(limits registryLimits, secrets *redact.Secrets, tel *telemetry.Telemetry) {
 	r.m = map[string]*session{}
 	r.runs = map[string]int{}
+	r.evicted = map[string]dropped{}
+	r.limits, r.room, r.secrets, r.tel = limits, gcRoom(), secrets, tel
 }
 
 // cached returns the session loaded here, if any.
@@ -84,11 +109,7 @@ func (r *registry) cached(key string) *session {
 
 // forget drops a session (its agent is gone) and closes it.
 func (r *registry) forget(key string) {
-	r.mu.Lock()
-	sess := r.m[key]
-	delete(r.m, key)
-	r.mu.Unlock()
-	if sess != nil {
+	if sess := r.remove(key); sess != nil {
 		ctx, cancel := context.WithTimeout(context.Background(), closeTimeout)
 		defer cancel()
 		_, _ = sess.engine.Close(ctx)
@@ -154,6 +175,8 @@ func (r *registry) closeAll() {
 	r.closing = true
 	all := r.m
 	r.m = map[string]*session{}
+	r.lru.Init()
+	r.bytes = 0
 	r.mu.Unlock()
 	ctx, cancel := context.WithTimeout(context.Background(), closeTimeout)
 	defer cancel()
@@ -239,50 +262,64 @@ func (s *Server) cachedAgent(ctx context.Context, id string) (*session, error) {
 
 // agent returns the caller's agent of that id, as a session on this
 // replica: loaded from the store, or reloaded when another process changed
-// the agent (unless it runs here, where its memory is the newest).
+// the agent (unless it runs here, where its memory is the newest). The
+// session is pinned for the call, which must unpin it
+// (s.agents.unpin(sess)) when done with it: until then it is not dropped
+// from memory.
 func (s *Server) agent(ctx context.Context, id string) (*session, error) {
+	for {
+		sess, pinned, err := s.lookup(ctx, id)
+		if err != nil || pinned {
+			return sess, err
+		}
+		if s.agents.pin(sess) {
+			return sess, nil
+		}
+		// Dropped from memory since it was found: load it again.
+	}
+}
+
+// lookup finds the caller's agent of that id for agent: the session loaded
+// here, or one loaded from the store and registered, then pinned.
+func (s *Server) lookup(ctx context.Context, id string) (sess *session, pinned bool, err error) {
 	if sess, err := s.cachedAgent(ctx, id); sess != nil || err != nil {
-		return sess, err
+		return sess, false, err
 	}
 	rec, err := s.agentRecord(ctx, id)
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
 	if sess := s.agents.cached(rec.ID); sess != nil {
 		sess.mu.Lock()
 		synced := sess.version == rec.Version
 		sess.mu.Unlock()
 		if synced || sess.engine.State().Running {
-			return sess, nil
+			return sess, false, nil
 		}
 		if err := s.reload(ctx, sess, rec); err != nil {
-			return nil, err
+			return nil, false, err
 		}
-		return sess, nil
+		return sess, false, nil
 	}
 	h, v, err := s.store.History(ctx, rec.ID)
 	if err != nil {
-		return nil, storeStatus(err)
+		return nil, false, storeStatus(err)
 	}
-	sess := &session{id: rec.ID, tenant: rec.Tenant, version: v, tools: rec.Spec.GetTools(), skills: rec.Spec.GetSkills(), missing: rec.Secrets,
-		expand: s.profiles.Expander(rec.Tenant)}
-	engine, err := s.newEngine(sess, agent.Options{ID: agentID(rec.ID), Config: rec.Spec.GetConfig(), History: h, Usage: rec.Usage})
+	cfg, missing := rec.Spec.GetConfig(), rec.Secrets
+	var keys []string
+	if held := s.agents.held(rec); held != nil {
+		cfg, missing = agent.WithSecrets(cfg, held, rec.Secrets)
+		keys = agent.Secrets(cfg)
+	}
+	sess = &session{id: rec.ID, tenant: rec.Tenant, version: v, tools: rec.Spec.GetTools(), skills: rec.Spec.GetSkills(),
+		keys: keys, missing: missing, expand: s.profiles.Expander(rec.Tenant), created: rec.Created}
+	engine, err := s.newEngine(sess, agent.Options{ID: agentID(rec.ID), Config: cfg, History: h, Usage: rec.Usage})
 	if err != nil {
-		return nil, failure(codes.Internal, agentv1.ErrorReason_ERROR_REASON_AGENT_UNREADABLE, "the stored agent %q cannot be loaded: %v", id, err)
+		return nil, false, failure(codes.Internal, agentv1.ErrorReason_ERROR_REASON_AGENT_UNREADABLE, "the stored agent %q cannot be loaded: %v", id, err)
 	}
 	sess.engine = engine
-	s.agents.mu.Lock()
-	if other := s.agents.m[rec.ID]; other != nil {
-		s.agents.mu.Unlock()
-		return other, nil
-	}
-	if s.agents.closing {
-		s.agents.mu.Unlock()
-		return nil, failure(codes.Unavailable, agentv1.ErrorReason_ERROR_REASON_SHUTTING_DOWN, "the server is shutting down")
-	}
-	s.agents.m[rec.ID] = sess
-	s.agents.mu.Unlock()
-	return sess, nil
+	sess, err = s.agents.add(sess)
+	return sess, err == nil, err
 }
 
 // newEngine makes a session's engine: opts (id, config, history, usage,

@@ -57,6 +57,9 @@ type metrics struct {
 	limitHits   *prometheus.CounterVec // limit
 	streams     prometheus.Gauge       //
 
+	agentEvictions *prometheus.CounterVec // cause
+	agentReloads   prometheus.Counter     //
+
 	// The series a step moves, looked up once per label set: hashing the
 	// label values is most of a metric update's cost.
 	tokenSeries [5]prometheus.Counter // by tokenTypes
@@ -148,9 +151,16 @@ func newMetrics(reg *prometheus.Registry) *metrics {
 		limitHits: registered.counter("agentcore_limit_hits_total",
 			"Requests refused or calls killed at a limit, by limit: sessions, runs, history (server limits), tool (a tool's resource limit), and any other *_LIMIT reason.", "limit"),
 		streams: registered.gauge("agentcore_grpc_streams_active", "gRPC streams open now (Send, Compact, ExecuteTool)."),
+
+		agentEvictions: registered.counter("agentcore_agent_evictions_total",
+			"Idle agents dropped from memory (the store keeps them), by cause: count (-max-loaded-agents) or memory (-agent-memory).", "cause"),
+		agentReloads: registered.counterOne("agentcore_agent_reloads_total", "Agents loaded from the store again after this server dropped them from memory."),
 	}
 	for i, typ := range tokenTypes {
 		out.tokenSeries[i] = out.tokens.WithLabelValues(typ)
+	}
+	for _, cause := range []string{"count", "memory"} {
+		out.agentEvictions.WithLabelValues(cause) // at 0 from the start
 	}
 	build := registered.gaugeVec("agentcore_build_info", "The running binary: its version and Go version; the value is 1.", "version", "go_version")
 	goVersion := "unknown"
@@ -167,6 +177,12 @@ type factory struct{ reg *prometheus.Registry }
 
 func (f factory) counter(name, help string, labels ...string) *prometheus.CounterVec {
 	c := prometheus.NewCounterVec(prometheus.CounterOpts{Name: name, Help: help}, labels)
+	f.reg.MustRegister(c)
+	return c
+}
+
+func (f factory) counterOne(name, help string) prometheus.Counter {
+	c := prometheus.NewCounter(prometheus.CounterOpts{Name: name, Help: help})
 	f.reg.MustRegister(c)
 	return c
 }
@@ -194,6 +210,16 @@ func (f factory) histogram(name, help string, buckets []float64, labels ...strin
 func (t *Telemetry) GaugeFunc(name, help string, fn func() float64) {
 	t.reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: name, Help: help}, fn))
 }
+
+// AgentEvicted counts an idle agent dropped from memory, by cause: count
+// or memory.
+func (t *Telemetry) AgentEvicted(cause string) {
+	t.metrics.agentEvictions.WithLabelValues(cause).Inc()
+}
+
+// AgentReloaded counts an agent loaded from the store again after it was
+// dropped from memory.
+func (t *Telemetry) AgentReloaded() { t.metrics.agentReloads.Inc() }
 
 // LimitHit counts one request refused or call killed at a limit: the
 // hook for limits enforced outside this package's view (the server's
