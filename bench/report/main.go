@@ -54,6 +54,8 @@ var suites = []struct {
 	{pkg: "./pkg/server/", bench: "^BenchmarkStoreAddedLatency$", benchtime: "150x"},
 	{pkg: "./bench/", bench: "^BenchmarkConcurrentSends$", benchtime: "1x"},
 	{pkg: "./bench/", bench: "^(BenchmarkOutputFlood|BenchmarkStoreBytes)$", benchtime: "1x"},
+	// An iteration starts three servers and touches 2,000 agents on each.
+	{pkg: "./bench/", bench: "^BenchmarkAgentsRSS$", benchtime: "1x"},
 	{pkg: "./pkg/server/", bench: "^BenchmarkAttachReplay$"},
 	{pkg: "./pkg/server/", bench: "^BenchmarkReplicaAbort$", benchtime: "100x", needs: "AGENTCORE_TEST_POSTGRES"},
 	{pkg: "./pkg/telemetry/", bench: "^(BenchmarkStep|BenchmarkObserverStep)$", longer: 3},
@@ -243,6 +245,22 @@ var rows = []row{
 		fig: "BenchmarkReplicaAbort stop-p99-ms", floor: "BenchmarkReplicaAbort stop-p50-ms", floorWhat: "its p50",
 		goal: "≤ 100 ms", met: func(fig, _ float64) bool { return fig <= 100 },
 		missing: "(not measured: set AGENTCORE_TEST_POSTGRES)"},
+
+	// Memory against the agents touched: the loaded agents' budget.
+	{area: "memory", what: "agent-server RSS after 2,000 agents touched (200 messages of 200 characters each, SetHistory, SQLite), -agent-memory 64MiB, over its start", unit: "MiB",
+		fig: "BenchmarkAgentsRSS budget-n2000-rss-MiB", floor: "BenchmarkAgentsRSS one-n2000-rss-MiB",
+		floorWhat: "the same traffic keeping one agent in memory (-max-loaded-agents 1)", delta: true,
+		goal: "the budget ±10 % (57.6–70.4 MiB)", met: func(fig, floor float64) bool { return fig-floor >= 0.9*64 && fig-floor <= 1.1*64 }},
+	{area: "memory", what: "… after 1,000 agents", unit: "MiB", fig: "BenchmarkAgentsRSS budget-n1000-rss-MiB", floor: "BenchmarkAgentsRSS one-n1000-rss-MiB",
+		floorWhat: "the same, one agent in memory", delta: true, goal: "≤ the budget + 10 % (70.4 MiB)", met: func(fig, floor float64) bool { return fig-floor <= 1.1*64 }},
+	{area: "memory", what: "… after 500 agents", unit: "MiB", fig: "BenchmarkAgentsRSS budget-n500-rss-MiB", floor: "BenchmarkAgentsRSS one-n500-rss-MiB",
+		floorWhat: "the same, one agent in memory", delta: true, goal: "≤ the budget + 10 % (70.4 MiB)", met: func(fig, floor float64) bool { return fig-floor <= 1.1*64 }},
+	{area: "memory", what: "… every agent kept in memory (-agent-memory 0 -max-loaded-agents 0, as before the bound), 2,000 agents", unit: "MiB",
+		fig: "BenchmarkAgentsRSS all-n2000-rss-MiB", floor: "BenchmarkAgentsRSS one-n2000-rss-MiB", floorWhat: "the same, one agent in memory", delta: true,
+		goal: "(grows with every agent touched)"},
+	{area: "memory", what: "first send to an agent dropped from memory (loaded again: its record and 200 messages read from SQLite), p50", unit: "ms",
+		fig: "BenchmarkAgentsRSS reload-send-p50-ms", floor: "BenchmarkAgentsRSS loaded-send-p50-ms",
+		floorWhat: "the first send to an agent still in memory (its history's tokens counted too)", delta: true, goal: "(what a drop costs the agent's next call)"},
 
 	// What telemetry costs a loop step (CPU of the process; the three
 	// variants take turns within one benchmark).
