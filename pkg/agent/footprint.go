@@ -16,7 +16,7 @@ import (
 const (
 	// sessionBytes is an idle session with an empty history: the Session,
 	// its config and usage, its slot.
-	sessionBytes = 2 << 10
+	sessionBytes = 1 << 10
 	// messageBytes is a Message struct and its slot in the history.
 	messageBytes = 136
 	// partBytes is a Part struct, its oneof wrapper and its slot in the

@@ -19,9 +19,9 @@ import (
 
 // sessionBytes is what the server keeps beside a session's engine: the
 // session, its journal, its profile expander and its place in the
-// registry, and its share of what the gRPC server keeps for it (measured:
-// agents with empty histories, TestLoadedAgentsBounded's figures).
-const sessionBytes = 4 << 10
+// registry (TestAgentCostMatchesHeap: an agent with an empty history takes
+// about 1.2 KiB of heap in all, engine included).
+const sessionBytes = 256
 
 // dropped is what the registry keeps of an agent it dropped from memory:
 // the config holding the secrets its client gave (none is stored, so a

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"runtime"
 	"strconv"
 	"strings"
 	"testing"
@@ -174,7 +175,7 @@ func TestEvictionByMemory(t *testing.T) {
 	h := textMessages(100, 1000)
 	// What one agent costs: its footprint and the server's share, with the
 	// garbage collector's room; the budget holds two.
-	one := int64(float64(100*(1000+6+136+88)+2<<10+sessionBytes) * gcRoom())
+	one := int64(float64(100*(1000+6+136+88)+1<<10+sessionBytes) * gcRoom())
 	budget := one * 5 / 2
 	s := startEvictServer(t, "-agent-memory", itoa(budget))
 	for i := range 5 {
@@ -350,4 +351,57 @@ func reasonOfErr(err error) client.Reason {
 		return e.Reason
 	}
 	return ""
+}
+
+// TestAgentCostMatchesHeap holds what the registry counts for an agent
+// (its engine's footprint and sessionBytes, before the garbage collector's
+// room) to the heap: agents created in-process, with empty histories and
+// with 200 messages decoded as from the wire, add live heap within 15 % of
+// the sum.
+func TestAgentCostMatchesHeap(t *testing.T) {
+	s := newServer(t, "-store", "sqlite:"+t.TempDir()+"/a.db", "-max-loaded-agents", "0", "-agent-memory", "0")
+	ctx := context.Background()
+	live := func() int64 {
+		runtime.GC()
+		runtime.GC()
+		var ms runtime.MemStats
+		runtime.ReadMemStats(&ms)
+		return int64(ms.HeapAlloc)
+	}
+	wire, err := proto.Marshal(&agentv1.CreateAgentRequest{History: textMessages(200, 200)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct {
+		name     string
+		n        int
+		messages bool
+	}{{"empty", 1000, false}, {"200 messages", 100, true}} {
+		t.Run(tt.name, func(t *testing.T) {
+			before := live()
+			for i := range tt.n {
+				req := &agentv1.CreateAgentRequest{}
+				if tt.messages {
+					if err := proto.Unmarshal(wire, req); err != nil {
+						t.Fatal(err)
+					}
+				}
+				req.AgentId = strings.ReplaceAll(tt.name, " ", "-") + itoa(int64(i))
+				if _, err := s.CreateAgent(ctx, req); err != nil {
+					t.Fatal(err)
+				}
+			}
+			measured := live() - before
+			var counted int64
+			for _, sess := range s.agents.all() {
+				if strings.HasPrefix(sess.id, strings.ReplaceAll(tt.name, " ", "-")) {
+					counted += sess.engine.Footprint() + sessionBytes
+				}
+			}
+			t.Logf("%s: %d B/agent measured, %d counted", tt.name, measured/int64(tt.n), counted/int64(tt.n))
+			if r := float64(counted) / float64(measured); r < 0.85 || r > 1.15 {
+				t.Errorf("counted %d, measured %d: off by more than 15 %%", counted, measured)
+			}
+		})
+	}
 }
