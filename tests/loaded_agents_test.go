@@ -19,7 +19,7 @@ import (
 const (
 	touchedAgents   = 2000
 	touchedMessages = 200
-	agentBudget     = 64 << 20
+	agentBudget     = 128 << 20
 )
 
 // memoryServer is an agent-server with /metrics, its client and the
@@ -80,7 +80,7 @@ func (ms *memoryServer) touch(t *testing.T, system string) ([]string, map[string
 
 // TestLoadedAgentsBounded is the measurement through the real
 // binary: 2,000 agents given 200-message histories with SetHistory
-// (default store, SQLite). With -agent-memory 64MiB, the server's RSS
+// (default store, SQLite). With -agent-memory 128MiB, the server's RSS
 // after it exceeds its baseline by the budget ±10 %; the baseline is the
 // same server after the same traffic keeping one agent in memory
 // (-max-loaded-agents 1), so that what the traffic itself leaves (the

@@ -75,6 +75,14 @@ func TestLoadPrecedence(t *testing.T) {
 			if len(c.Profiles) != 0 || c.AuthToken != "" {
 				t.Errorf("no profile and no token expected: %v", c)
 			}
+			if c.Limits.MaxLoadedAgents != 1000 || c.Limits.AgentMemory != 256<<20 {
+				t.Errorf("loaded agents' bounds: %d, %v", c.Limits.MaxLoadedAgents, c.Limits.AgentMemory)
+			}
+		}},
+		{"loaded agents' bounds", []string{"-max-loaded-agents", "0"}, map[string]string{"AGENTCORE_AGENT_MEMORY": "64MiB"}, func(t *testing.T, c *Config) {
+			if c.Limits.MaxLoadedAgents != 0 || c.Limits.AgentMemory != 64<<20 {
+				t.Errorf("loaded agents' bounds: %d, %v", c.Limits.MaxLoadedAgents, c.Limits.AgentMemory)
+			}
 		}},
 		{"file", []string{"-config", file}, map[string]string{"CHEAP_KEY": "sk-cheap"}, func(t *testing.T, c *Config) {
 			if c.Listen != "0.0.0.0:6000" || c.Limits.MaxSessions != 7 || c.LogFormat != "json" || c.ShutdownGrace != 3*time.Second {
@@ -197,6 +205,8 @@ func TestLoadErrors(t *testing.T) {
 		{"empty mcp unix socket path", []string{"-mcp-listen", "unix://"}, nil, `mcp-listen "unix://": the unix socket path is empty`},
 		{"bad number", []string{"-max-sessions", "many"}, nil, "max-sessions"},
 		{"negative", []string{"-max-runs", "-1"}, nil, "max-runs"},
+		{"negative loaded agents", []string{"-max-loaded-agents", "-1"}, nil, "max-loaded-agents"},
+		{"bad agent memory", []string{"-agent-memory", "lots"}, nil, "agent-memory"},
 		{"bad duration env", nil, map[string]string{"AGENTCORE_SHUTDOWN_GRACE": "soon"}, "AGENTCORE_SHUTDOWN_GRACE"},
 		{"bad protocol", []string{"-model-protocol", "smoke"}, nil, "unknown protocol"},
 		{"bad log format", []string{"-log-format", "xml"}, nil, "log format"},

@@ -239,14 +239,12 @@ func (s *Server) DeleteAgent(ctx context.Context, req *agentv1.DeleteAgentReques
 		return nil, err
 	}
 	stopped := false
-	if sess := s.agents.cached(rec.ID); sess != nil {
+	sess := s.agents.cached(rec.ID)
+	if sess != nil {
 		if stopped, err = sess.engine.Close(ctx); err != nil {
 			return nil, err
 		}
-		sess.mu.Lock()
-		keys := sess.keys
-		sess.mu.Unlock()
-		s.secrets.Remove(keys...)
+		s.secrets.Remove(sess.heldKeys()...)
 	}
 	if !stopped && rec.RunID != "" { // running on another replica
 		if err := s.stopRemote(ctx, rec.RunID, replica.CauseStopped); err != nil {
@@ -257,7 +255,10 @@ func (s *Server) DeleteAgent(ctx context.Context, req *agentv1.DeleteAgentReques
 	if err := s.store.DeleteAgent(ctx, rec.ID); err != nil && !errors.Is(err, store.ErrNotFound) {
 		return nil, storeStatus(err)
 	}
-	s.agents.remove(rec.ID)
+	if late := s.agents.remove(rec.ID); late != nil && late != sess { // loaded again meanwhile
+		_, _ = late.engine.Close(ctx)
+		s.secrets.Remove(late.heldKeys()...)
+	}
 	_ = s.store.Notify(ctx, store.Notice{Kind: store.NoticeAgent, AgentID: rec.ID})
 	return &agentv1.DeleteAgentResponse{StoppedRun: stopped}, nil
 }

@@ -193,9 +193,7 @@ func (r *registry) evictLocked() {
 			if r.limits.maxLoaded > 0 && len(r.m) > r.limits.maxLoaded {
 				cause = "count"
 			}
-			sess.mu.Lock()
-			d := dropped{keys: sess.keys, created: sess.created}
-			sess.mu.Unlock()
+			d := dropped{keys: sess.heldKeys(), created: sess.created}
 			if len(d.keys) > 0 {
 				d.config = sess.engine.StoredConfig()
 			}

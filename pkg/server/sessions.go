@@ -393,6 +393,13 @@ func (sess *session) wrote(v int64) {
 	}
 }
 
+// heldKeys returns the secrets of the session's config.
+func (sess *session) heldKeys() []string {
+	sess.mu.Lock()
+	defer sess.mu.Unlock()
+	return sess.keys
+}
+
 // stale marks the session's memory as not matching the store: it is
 // reloaded when next used idle.
 func (sess *session) stale() {
