@@ -8,11 +8,11 @@ import (
 	"fmt"
 	"net/http"
 	"slices"
-	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/agentcore/agentcore/internal/e2e"
 	"github.com/agentcore/agentcore/internal/fakemodel"
 	agentv1 "github.com/agentcore/agentcore/proto/agentcore/v1"
 	"github.com/agentcore/agentcore/sdk/client"
@@ -49,7 +49,7 @@ func BenchmarkSendHistory(b *testing.B) {
 	a := benchAgents(b, 1, system, []string{})[0]
 	histories := make([][]*agentv1.Message, len(historyLengths))
 	for i, n := range historyLengths {
-		histories[i] = longHistory(n)
+		histories[i] = e2e.History(n, 200)
 	}
 	send, floor, set := make([][]time.Duration, len(historyLengths)), make([][]time.Duration, len(historyLengths)), make([][]time.Duration, len(historyLengths))
 	size := make([]int, len(historyLengths))
@@ -84,22 +84,6 @@ func BenchmarkSendHistory(b *testing.B) {
 	b.ReportMetric(slope(send)*1000, "send-µs/msg")
 	b.ReportMetric(slope(floor)*1000, "floor-µs/msg")
 	b.ReportMetric(slope(set)*1000, "sethistory-µs/msg")
-}
-
-// longHistory returns n messages of 200 characters, user and assistant in
-// turn, ending with the assistant's.
-func longHistory(n int) []*agentv1.Message {
-	msgs := make([]*agentv1.Message, n)
-	for i := range msgs {
-		role := agentv1.Role_ROLE_USER
-		if i%2 == 1 || i == n-1 {
-			role = agentv1.Role_ROLE_ASSISTANT
-		}
-		text := fmt.Sprintf("message %d: ", i)
-		text += strings.Repeat("lorem ipsum ", 20)[:200-len(text)]
-		msgs[i] = &agentv1.Message{Role: role, Parts: []*agentv1.Part{{Kind: &agentv1.Part_Text{Text: text}}}}
-	}
-	return msgs
 }
 
 // directSend is the floor under a send: it decodes body (an OpenAI chat

@@ -2,14 +2,9 @@ package tests
 
 import (
 	"context"
-	"fmt"
 	"net/http"
-	"strings"
 	"testing"
 	"time"
-
-	"github.com/prometheus/common/expfmt"
-	"github.com/prometheus/common/model"
 
 	"github.com/agentcore/agentcore/internal/e2e"
 	"github.com/agentcore/agentcore/internal/fakemodel"
@@ -17,42 +12,14 @@ import (
 	"github.com/agentcore/agentcore/sdk/client"
 )
 
-// scrapeMetrics reads /metrics with the Prometheus text parser: every
-// sample by series name with sorted labels (histograms as _count and _sum).
+// scrapeMetrics reads /metrics (e2e.Scrape).
 func scrapeMetrics(t *testing.T, addr string) map[string]float64 {
 	t.Helper()
-	resp, err := http.Get("http://" + addr + "/metrics")
+	m, err := e2e.Scrape(addr)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer resp.Body.Close()
-	parser := expfmt.NewTextParser(model.UTF8Validation)
-	families, err := parser.TextToMetricFamilies(resp.Body)
-	if err != nil {
-		t.Fatalf("parsing /metrics: %v", err)
-	}
-	out := map[string]float64{}
-	for name, f := range families {
-		for _, m := range f.GetMetric() {
-			var labels []string
-			for _, l := range m.GetLabel() {
-				labels = append(labels, fmt.Sprintf("%s=%q", l.GetName(), l.GetValue()))
-			}
-			suffix := ""
-			if len(labels) > 0 {
-				suffix = "{" + strings.Join(labels, ",") + "}"
-			}
-			switch {
-			case m.GetCounter() != nil:
-				out[name+suffix] = m.GetCounter().GetValue()
-			case m.GetGauge() != nil:
-				out[name+suffix] = m.GetGauge().GetValue()
-			case m.GetHistogram() != nil:
-				out[name+"_count"+suffix] = float64(m.GetHistogram().GetSampleCount())
-			}
-		}
-	}
-	return out
+	return m
 }
 
 // moved checks that each metric of want moved by exactly its value from before to after.

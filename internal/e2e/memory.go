@@ -74,9 +74,10 @@ feed:
 	return ids, err
 }
 
-// Scrape reads a Prometheus /metrics endpoint at addr: every counter and
-// gauge sample by series name, with its labels as name{k="v",…} in the
-// order the endpoint gives them.
+// Scrape reads a Prometheus /metrics endpoint at addr with the Prometheus
+// text parser: every counter and gauge sample, and every histogram's count
+// as NAME_count, by series name with its labels as name{k="v",…} (sorted,
+// as the endpoint gives them).
 func Scrape(addr string) (map[string]float64, error) {
 	resp, err := http.Get("http://" + addr + "/metrics")
 	if err != nil {
@@ -99,11 +100,14 @@ func Scrape(addr string) (map[string]float64, error) {
 			if len(labels) > 0 {
 				key += "{" + strings.Join(labels, ",") + "}"
 			}
+			suffix := key[len(name):]
 			switch {
 			case m.GetCounter() != nil:
 				out[key] = m.GetCounter().GetValue()
 			case m.GetGauge() != nil:
 				out[key] = m.GetGauge().GetValue()
+			case m.GetHistogram() != nil:
+				out[name+"_count"+suffix] = float64(m.GetHistogram().GetSampleCount())
 			}
 		}
 	}
