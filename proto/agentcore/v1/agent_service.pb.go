@@ -218,6 +218,12 @@ type Agent struct {
 	// fails FAILED_PRECONDITION (API_KEY_REQUIRED) until they are given again
 	// with UpdateAgent or in the send's config.
 	ApiKeyRequired bool `protobuf:"varint,12,opt,name=api_key_required,json=apiKeyRequired,proto3" json:"api_key_required,omitempty"`
+	// Output only: the model a send of this agent would use now, with the
+	// server's profiles as they are (a send's config override aside). An
+	// agent whose config names no profile and no base_url follows the
+	// server's default profile at each send. Unset when the agent reaches no
+	// model: a send fails FAILED_PRECONDITION (NO_MODEL).
+	EffectiveModel *EffectiveModel `protobuf:"bytes,13,opt,name=effective_model,json=effectiveModel,proto3" json:"effective_model,omitempty"`
 	unknownFields  protoimpl.UnknownFields
 	sizeCache      protoimpl.SizeCache
 }
@@ -336,6 +342,98 @@ func (x *Agent) GetApiKeyRequired() bool {
 	return false
 }
 
+func (x *Agent) GetEffectiveModel() *EffectiveModel {
+	if x != nil {
+		return x.EffectiveModel
+	}
+	return nil
+}
+
+// EffectiveModel says which model an agent uses: never its API key, nor
+// the base URL's path or query.
+type EffectiveModel struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The profile it uses; empty when its own config gives base_url and model.
+	Profile string `protobuf:"bytes,1,opt,name=profile,proto3" json:"profile,omitempty"`
+	// The profile is the server's default, followed because the agent's
+	// config names no profile and no base_url (or the name "default" of a
+	// server that has no profile of that name).
+	FollowsDefault bool `protobuf:"varint,2,opt,name=follows_default,json=followsDefault,proto3" json:"follows_default,omitempty"`
+	// The model name sent to the provider.
+	Model string `protobuf:"bytes,3,opt,name=model,proto3" json:"model,omitempty"`
+	// The wire protocol (chat when the config leaves it unset).
+	Protocol Protocol `protobuf:"varint,4,opt,name=protocol,proto3,enum=agentcore.v1.Protocol" json:"protocol,omitempty"`
+	// The host (and port) of the base URL the requests go to.
+	BaseUrlHost   string `protobuf:"bytes,5,opt,name=base_url_host,json=baseUrlHost,proto3" json:"base_url_host,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *EffectiveModel) Reset() {
+	*x = EffectiveModel{}
+	mi := &file_agentcore_v1_agent_service_proto_msgTypes[1]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *EffectiveModel) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*EffectiveModel) ProtoMessage() {}
+
+func (x *EffectiveModel) ProtoReflect() protoreflect.Message {
+	mi := &file_agentcore_v1_agent_service_proto_msgTypes[1]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use EffectiveModel.ProtoReflect.Descriptor instead.
+func (*EffectiveModel) Descriptor() ([]byte, []int) {
+	return file_agentcore_v1_agent_service_proto_rawDescGZIP(), []int{1}
+}
+
+func (x *EffectiveModel) GetProfile() string {
+	if x != nil {
+		return x.Profile
+	}
+	return ""
+}
+
+func (x *EffectiveModel) GetFollowsDefault() bool {
+	if x != nil {
+		return x.FollowsDefault
+	}
+	return false
+}
+
+func (x *EffectiveModel) GetModel() string {
+	if x != nil {
+		return x.Model
+	}
+	return ""
+}
+
+func (x *EffectiveModel) GetProtocol() Protocol {
+	if x != nil {
+		return x.Protocol
+	}
+	return Protocol_PROTOCOL_UNSPECIFIED
+}
+
+func (x *EffectiveModel) GetBaseUrlHost() string {
+	if x != nil {
+		return x.BaseUrlHost
+	}
+	return ""
+}
+
 // ToolSelection names tools.
 type ToolSelection struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -349,7 +447,7 @@ type ToolSelection struct {
 
 func (x *ToolSelection) Reset() {
 	*x = ToolSelection{}
-	mi := &file_agentcore_v1_agent_service_proto_msgTypes[1]
+	mi := &file_agentcore_v1_agent_service_proto_msgTypes[2]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -361,7 +459,7 @@ func (x *ToolSelection) String() string {
 func (*ToolSelection) ProtoMessage() {}
 
 func (x *ToolSelection) ProtoReflect() protoreflect.Message {
-	mi := &file_agentcore_v1_agent_service_proto_msgTypes[1]
+	mi := &file_agentcore_v1_agent_service_proto_msgTypes[2]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -374,7 +472,7 @@ func (x *ToolSelection) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ToolSelection.ProtoReflect.Descriptor instead.
 func (*ToolSelection) Descriptor() ([]byte, []int) {
-	return file_agentcore_v1_agent_service_proto_rawDescGZIP(), []int{1}
+	return file_agentcore_v1_agent_service_proto_rawDescGZIP(), []int{2}
 }
 
 func (x *ToolSelection) GetAll() bool {
@@ -404,7 +502,7 @@ type SkillSelection struct {
 
 func (x *SkillSelection) Reset() {
 	*x = SkillSelection{}
-	mi := &file_agentcore_v1_agent_service_proto_msgTypes[2]
+	mi := &file_agentcore_v1_agent_service_proto_msgTypes[3]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -416,7 +514,7 @@ func (x *SkillSelection) String() string {
 func (*SkillSelection) ProtoMessage() {}
 
 func (x *SkillSelection) ProtoReflect() protoreflect.Message {
-	mi := &file_agentcore_v1_agent_service_proto_msgTypes[2]
+	mi := &file_agentcore_v1_agent_service_proto_msgTypes[3]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -429,7 +527,7 @@ func (x *SkillSelection) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SkillSelection.ProtoReflect.Descriptor instead.
 func (*SkillSelection) Descriptor() ([]byte, []int) {
-	return file_agentcore_v1_agent_service_proto_rawDescGZIP(), []int{2}
+	return file_agentcore_v1_agent_service_proto_rawDescGZIP(), []int{3}
 }
 
 func (x *SkillSelection) GetAll() bool {
@@ -461,7 +559,7 @@ type CreateAgentRequest struct {
 
 func (x *CreateAgentRequest) Reset() {
 	*x = CreateAgentRequest{}
-	mi := &file_agentcore_v1_agent_service_proto_msgTypes[3]
+	mi := &file_agentcore_v1_agent_service_proto_msgTypes[4]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -473,7 +571,7 @@ func (x *CreateAgentRequest) String() string {
 func (*CreateAgentRequest) ProtoMessage() {}
 
 func (x *CreateAgentRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_agentcore_v1_agent_service_proto_msgTypes[3]
+	mi := &file_agentcore_v1_agent_service_proto_msgTypes[4]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -486,7 +584,7 @@ func (x *CreateAgentRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateAgentRequest.ProtoReflect.Descriptor instead.
 func (*CreateAgentRequest) Descriptor() ([]byte, []int) {
-	return file_agentcore_v1_agent_service_proto_rawDescGZIP(), []int{3}
+	return file_agentcore_v1_agent_service_proto_rawDescGZIP(), []int{4}
 }
 
 func (x *CreateAgentRequest) GetAgentId() string {
@@ -520,7 +618,7 @@ type CreateAgentResponse struct {
 
 func (x *CreateAgentResponse) Reset() {
 	*x = CreateAgentResponse{}
-	mi := &file_agentcore_v1_agent_service_proto_msgTypes[4]
+	mi := &file_agentcore_v1_agent_service_proto_msgTypes[5]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -532,7 +630,7 @@ func (x *CreateAgentResponse) String() string {
 func (*CreateAgentResponse) ProtoMessage() {}
 
 func (x *CreateAgentResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_agentcore_v1_agent_service_proto_msgTypes[4]
+	mi := &file_agentcore_v1_agent_service_proto_msgTypes[5]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -545,7 +643,7 @@ func (x *CreateAgentResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateAgentResponse.ProtoReflect.Descriptor instead.
 func (*CreateAgentResponse) Descriptor() ([]byte, []int) {
-	return file_agentcore_v1_agent_service_proto_rawDescGZIP(), []int{4}
+	return file_agentcore_v1_agent_service_proto_rawDescGZIP(), []int{5}
 }
 
 func (x *CreateAgentResponse) GetAgent() *Agent {
@@ -565,7 +663,7 @@ type GetAgentRequest struct {
 
 func (x *GetAgentRequest) Reset() {
 	*x = GetAgentRequest{}
-	mi := &file_agentcore_v1_agent_service_proto_msgTypes[5]
+	mi := &file_agentcore_v1_agent_service_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -577,7 +675,7 @@ func (x *GetAgentRequest) String() string {
 func (*GetAgentRequest) ProtoMessage() {}
 
 func (x *GetAgentRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_agentcore_v1_agent_service_proto_msgTypes[5]
+	mi := &file_agentcore_v1_agent_service_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -590,7 +688,7 @@ func (x *GetAgentRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetAgentRequest.ProtoReflect.Descriptor instead.
 func (*GetAgentRequest) Descriptor() ([]byte, []int) {
-	return file_agentcore_v1_agent_service_proto_rawDescGZIP(), []int{5}
+	return file_agentcore_v1_agent_service_proto_rawDescGZIP(), []int{6}
 }
 
 func (x *GetAgentRequest) GetAgentId() string {
@@ -610,7 +708,7 @@ type GetAgentResponse struct {
 
 func (x *GetAgentResponse) Reset() {
 	*x = GetAgentResponse{}
-	mi := &file_agentcore_v1_agent_service_proto_msgTypes[6]
+	mi := &file_agentcore_v1_agent_service_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -622,7 +720,7 @@ func (x *GetAgentResponse) String() string {
 func (*GetAgentResponse) ProtoMessage() {}
 
 func (x *GetAgentResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_agentcore_v1_agent_service_proto_msgTypes[6]
+	mi := &file_agentcore_v1_agent_service_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -635,7 +733,7 @@ func (x *GetAgentResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetAgentResponse.ProtoReflect.Descriptor instead.
 func (*GetAgentResponse) Descriptor() ([]byte, []int) {
-	return file_agentcore_v1_agent_service_proto_rawDescGZIP(), []int{6}
+	return file_agentcore_v1_agent_service_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *GetAgentResponse) GetAgent() *Agent {
@@ -657,7 +755,7 @@ type ListAgentsRequest struct {
 
 func (x *ListAgentsRequest) Reset() {
 	*x = ListAgentsRequest{}
-	mi := &file_agentcore_v1_agent_service_proto_msgTypes[7]
+	mi := &file_agentcore_v1_agent_service_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -669,7 +767,7 @@ func (x *ListAgentsRequest) String() string {
 func (*ListAgentsRequest) ProtoMessage() {}
 
 func (x *ListAgentsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_agentcore_v1_agent_service_proto_msgTypes[7]
+	mi := &file_agentcore_v1_agent_service_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -682,7 +780,7 @@ func (x *ListAgentsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListAgentsRequest.ProtoReflect.Descriptor instead.
 func (*ListAgentsRequest) Descriptor() ([]byte, []int) {
-	return file_agentcore_v1_agent_service_proto_rawDescGZIP(), []int{7}
+	return file_agentcore_v1_agent_service_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *ListAgentsRequest) GetPageSize() int32 {
@@ -710,7 +808,7 @@ type ListAgentsResponse struct {
 
 func (x *ListAgentsResponse) Reset() {
 	*x = ListAgentsResponse{}
-	mi := &file_agentcore_v1_agent_service_proto_msgTypes[8]
+	mi := &file_agentcore_v1_agent_service_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -722,7 +820,7 @@ func (x *ListAgentsResponse) String() string {
 func (*ListAgentsResponse) ProtoMessage() {}
 
 func (x *ListAgentsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_agentcore_v1_agent_service_proto_msgTypes[8]
+	mi := &file_agentcore_v1_agent_service_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -735,7 +833,7 @@ func (x *ListAgentsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListAgentsResponse.ProtoReflect.Descriptor instead.
 func (*ListAgentsResponse) Descriptor() ([]byte, []int) {
-	return file_agentcore_v1_agent_service_proto_rawDescGZIP(), []int{8}
+	return file_agentcore_v1_agent_service_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *ListAgentsResponse) GetAgents() []*Agent {
@@ -766,7 +864,7 @@ type UpdateAgentRequest struct {
 
 func (x *UpdateAgentRequest) Reset() {
 	*x = UpdateAgentRequest{}
-	mi := &file_agentcore_v1_agent_service_proto_msgTypes[9]
+	mi := &file_agentcore_v1_agent_service_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -778,7 +876,7 @@ func (x *UpdateAgentRequest) String() string {
 func (*UpdateAgentRequest) ProtoMessage() {}
 
 func (x *UpdateAgentRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_agentcore_v1_agent_service_proto_msgTypes[9]
+	mi := &file_agentcore_v1_agent_service_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -791,7 +889,7 @@ func (x *UpdateAgentRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UpdateAgentRequest.ProtoReflect.Descriptor instead.
 func (*UpdateAgentRequest) Descriptor() ([]byte, []int) {
-	return file_agentcore_v1_agent_service_proto_rawDescGZIP(), []int{9}
+	return file_agentcore_v1_agent_service_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *UpdateAgentRequest) GetAgent() *Agent {
@@ -818,7 +916,7 @@ type UpdateAgentResponse struct {
 
 func (x *UpdateAgentResponse) Reset() {
 	*x = UpdateAgentResponse{}
-	mi := &file_agentcore_v1_agent_service_proto_msgTypes[10]
+	mi := &file_agentcore_v1_agent_service_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -830,7 +928,7 @@ func (x *UpdateAgentResponse) String() string {
 func (*UpdateAgentResponse) ProtoMessage() {}
 
 func (x *UpdateAgentResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_agentcore_v1_agent_service_proto_msgTypes[10]
+	mi := &file_agentcore_v1_agent_service_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -843,7 +941,7 @@ func (x *UpdateAgentResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UpdateAgentResponse.ProtoReflect.Descriptor instead.
 func (*UpdateAgentResponse) Descriptor() ([]byte, []int) {
-	return file_agentcore_v1_agent_service_proto_rawDescGZIP(), []int{10}
+	return file_agentcore_v1_agent_service_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *UpdateAgentResponse) GetAgent() *Agent {
@@ -863,7 +961,7 @@ type DeleteAgentRequest struct {
 
 func (x *DeleteAgentRequest) Reset() {
 	*x = DeleteAgentRequest{}
-	mi := &file_agentcore_v1_agent_service_proto_msgTypes[11]
+	mi := &file_agentcore_v1_agent_service_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -875,7 +973,7 @@ func (x *DeleteAgentRequest) String() string {
 func (*DeleteAgentRequest) ProtoMessage() {}
 
 func (x *DeleteAgentRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_agentcore_v1_agent_service_proto_msgTypes[11]
+	mi := &file_agentcore_v1_agent_service_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -888,7 +986,7 @@ func (x *DeleteAgentRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeleteAgentRequest.ProtoReflect.Descriptor instead.
 func (*DeleteAgentRequest) Descriptor() ([]byte, []int) {
-	return file_agentcore_v1_agent_service_proto_rawDescGZIP(), []int{11}
+	return file_agentcore_v1_agent_service_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *DeleteAgentRequest) GetAgentId() string {
@@ -908,7 +1006,7 @@ type DeleteAgentResponse struct {
 
 func (x *DeleteAgentResponse) Reset() {
 	*x = DeleteAgentResponse{}
-	mi := &file_agentcore_v1_agent_service_proto_msgTypes[12]
+	mi := &file_agentcore_v1_agent_service_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -920,7 +1018,7 @@ func (x *DeleteAgentResponse) String() string {
 func (*DeleteAgentResponse) ProtoMessage() {}
 
 func (x *DeleteAgentResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_agentcore_v1_agent_service_proto_msgTypes[12]
+	mi := &file_agentcore_v1_agent_service_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -933,7 +1031,7 @@ func (x *DeleteAgentResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeleteAgentResponse.ProtoReflect.Descriptor instead.
 func (*DeleteAgentResponse) Descriptor() ([]byte, []int) {
-	return file_agentcore_v1_agent_service_proto_rawDescGZIP(), []int{12}
+	return file_agentcore_v1_agent_service_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *DeleteAgentResponse) GetStoppedRun() bool {
@@ -958,7 +1056,7 @@ type SendRequest struct {
 
 func (x *SendRequest) Reset() {
 	*x = SendRequest{}
-	mi := &file_agentcore_v1_agent_service_proto_msgTypes[13]
+	mi := &file_agentcore_v1_agent_service_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -970,7 +1068,7 @@ func (x *SendRequest) String() string {
 func (*SendRequest) ProtoMessage() {}
 
 func (x *SendRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_agentcore_v1_agent_service_proto_msgTypes[13]
+	mi := &file_agentcore_v1_agent_service_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -983,7 +1081,7 @@ func (x *SendRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SendRequest.ProtoReflect.Descriptor instead.
 func (*SendRequest) Descriptor() ([]byte, []int) {
-	return file_agentcore_v1_agent_service_proto_rawDescGZIP(), []int{13}
+	return file_agentcore_v1_agent_service_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *SendRequest) GetKind() isSendRequest_Kind {
@@ -1074,7 +1172,7 @@ type StartRun struct {
 
 func (x *StartRun) Reset() {
 	*x = StartRun{}
-	mi := &file_agentcore_v1_agent_service_proto_msgTypes[14]
+	mi := &file_agentcore_v1_agent_service_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1086,7 +1184,7 @@ func (x *StartRun) String() string {
 func (*StartRun) ProtoMessage() {}
 
 func (x *StartRun) ProtoReflect() protoreflect.Message {
-	mi := &file_agentcore_v1_agent_service_proto_msgTypes[14]
+	mi := &file_agentcore_v1_agent_service_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1099,7 +1197,7 @@ func (x *StartRun) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StartRun.ProtoReflect.Descriptor instead.
 func (*StartRun) Descriptor() ([]byte, []int) {
-	return file_agentcore_v1_agent_service_proto_rawDescGZIP(), []int{14}
+	return file_agentcore_v1_agent_service_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *StartRun) GetAgentId() string {
@@ -1182,7 +1280,7 @@ type HistoryReplacement struct {
 
 func (x *HistoryReplacement) Reset() {
 	*x = HistoryReplacement{}
-	mi := &file_agentcore_v1_agent_service_proto_msgTypes[15]
+	mi := &file_agentcore_v1_agent_service_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1194,7 +1292,7 @@ func (x *HistoryReplacement) String() string {
 func (*HistoryReplacement) ProtoMessage() {}
 
 func (x *HistoryReplacement) ProtoReflect() protoreflect.Message {
-	mi := &file_agentcore_v1_agent_service_proto_msgTypes[15]
+	mi := &file_agentcore_v1_agent_service_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1207,7 +1305,7 @@ func (x *HistoryReplacement) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HistoryReplacement.ProtoReflect.Descriptor instead.
 func (*HistoryReplacement) Descriptor() ([]byte, []int) {
-	return file_agentcore_v1_agent_service_proto_rawDescGZIP(), []int{15}
+	return file_agentcore_v1_agent_service_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *HistoryReplacement) GetMessages() []*Message {
@@ -1230,7 +1328,7 @@ type PermissionReply struct {
 
 func (x *PermissionReply) Reset() {
 	*x = PermissionReply{}
-	mi := &file_agentcore_v1_agent_service_proto_msgTypes[16]
+	mi := &file_agentcore_v1_agent_service_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1242,7 +1340,7 @@ func (x *PermissionReply) String() string {
 func (*PermissionReply) ProtoMessage() {}
 
 func (x *PermissionReply) ProtoReflect() protoreflect.Message {
-	mi := &file_agentcore_v1_agent_service_proto_msgTypes[16]
+	mi := &file_agentcore_v1_agent_service_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1255,7 +1353,7 @@ func (x *PermissionReply) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PermissionReply.ProtoReflect.Descriptor instead.
 func (*PermissionReply) Descriptor() ([]byte, []int) {
-	return file_agentcore_v1_agent_service_proto_rawDescGZIP(), []int{16}
+	return file_agentcore_v1_agent_service_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *PermissionReply) GetToolCallId() string {
@@ -1288,7 +1386,7 @@ type StopRun struct {
 
 func (x *StopRun) Reset() {
 	*x = StopRun{}
-	mi := &file_agentcore_v1_agent_service_proto_msgTypes[17]
+	mi := &file_agentcore_v1_agent_service_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1300,7 +1398,7 @@ func (x *StopRun) String() string {
 func (*StopRun) ProtoMessage() {}
 
 func (x *StopRun) ProtoReflect() protoreflect.Message {
-	mi := &file_agentcore_v1_agent_service_proto_msgTypes[17]
+	mi := &file_agentcore_v1_agent_service_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1313,7 +1411,7 @@ func (x *StopRun) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StopRun.ProtoReflect.Descriptor instead.
 func (*StopRun) Descriptor() ([]byte, []int) {
-	return file_agentcore_v1_agent_service_proto_rawDescGZIP(), []int{17}
+	return file_agentcore_v1_agent_service_proto_rawDescGZIP(), []int{18}
 }
 
 // SendResponse is one event of the run.
@@ -1326,7 +1424,7 @@ type SendResponse struct {
 
 func (x *SendResponse) Reset() {
 	*x = SendResponse{}
-	mi := &file_agentcore_v1_agent_service_proto_msgTypes[18]
+	mi := &file_agentcore_v1_agent_service_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1338,7 +1436,7 @@ func (x *SendResponse) String() string {
 func (*SendResponse) ProtoMessage() {}
 
 func (x *SendResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_agentcore_v1_agent_service_proto_msgTypes[18]
+	mi := &file_agentcore_v1_agent_service_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1351,7 +1449,7 @@ func (x *SendResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SendResponse.ProtoReflect.Descriptor instead.
 func (*SendResponse) Descriptor() ([]byte, []int) {
-	return file_agentcore_v1_agent_service_proto_rawDescGZIP(), []int{18}
+	return file_agentcore_v1_agent_service_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *SendResponse) GetEvent() *Event {
@@ -1373,7 +1471,7 @@ type StopRequest struct {
 
 func (x *StopRequest) Reset() {
 	*x = StopRequest{}
-	mi := &file_agentcore_v1_agent_service_proto_msgTypes[19]
+	mi := &file_agentcore_v1_agent_service_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1385,7 +1483,7 @@ func (x *StopRequest) String() string {
 func (*StopRequest) ProtoMessage() {}
 
 func (x *StopRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_agentcore_v1_agent_service_proto_msgTypes[19]
+	mi := &file_agentcore_v1_agent_service_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1398,7 +1496,7 @@ func (x *StopRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StopRequest.ProtoReflect.Descriptor instead.
 func (*StopRequest) Descriptor() ([]byte, []int) {
-	return file_agentcore_v1_agent_service_proto_rawDescGZIP(), []int{19}
+	return file_agentcore_v1_agent_service_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *StopRequest) GetAgentId() string {
@@ -1425,7 +1523,7 @@ type StopResponse struct {
 
 func (x *StopResponse) Reset() {
 	*x = StopResponse{}
-	mi := &file_agentcore_v1_agent_service_proto_msgTypes[20]
+	mi := &file_agentcore_v1_agent_service_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1437,7 +1535,7 @@ func (x *StopResponse) String() string {
 func (*StopResponse) ProtoMessage() {}
 
 func (x *StopResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_agentcore_v1_agent_service_proto_msgTypes[20]
+	mi := &file_agentcore_v1_agent_service_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1450,7 +1548,7 @@ func (x *StopResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StopResponse.ProtoReflect.Descriptor instead.
 func (*StopResponse) Descriptor() ([]byte, []int) {
-	return file_agentcore_v1_agent_service_proto_rawDescGZIP(), []int{20}
+	return file_agentcore_v1_agent_service_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *StopResponse) GetStopped() bool {
@@ -1470,7 +1568,7 @@ type CompactRequest struct {
 
 func (x *CompactRequest) Reset() {
 	*x = CompactRequest{}
-	mi := &file_agentcore_v1_agent_service_proto_msgTypes[21]
+	mi := &file_agentcore_v1_agent_service_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1482,7 +1580,7 @@ func (x *CompactRequest) String() string {
 func (*CompactRequest) ProtoMessage() {}
 
 func (x *CompactRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_agentcore_v1_agent_service_proto_msgTypes[21]
+	mi := &file_agentcore_v1_agent_service_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1495,7 +1593,7 @@ func (x *CompactRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CompactRequest.ProtoReflect.Descriptor instead.
 func (*CompactRequest) Descriptor() ([]byte, []int) {
-	return file_agentcore_v1_agent_service_proto_rawDescGZIP(), []int{21}
+	return file_agentcore_v1_agent_service_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *CompactRequest) GetAgentId() string {
@@ -1515,7 +1613,7 @@ type CompactResponse struct {
 
 func (x *CompactResponse) Reset() {
 	*x = CompactResponse{}
-	mi := &file_agentcore_v1_agent_service_proto_msgTypes[22]
+	mi := &file_agentcore_v1_agent_service_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1527,7 +1625,7 @@ func (x *CompactResponse) String() string {
 func (*CompactResponse) ProtoMessage() {}
 
 func (x *CompactResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_agentcore_v1_agent_service_proto_msgTypes[22]
+	mi := &file_agentcore_v1_agent_service_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1540,7 +1638,7 @@ func (x *CompactResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CompactResponse.ProtoReflect.Descriptor instead.
 func (*CompactResponse) Descriptor() ([]byte, []int) {
-	return file_agentcore_v1_agent_service_proto_rawDescGZIP(), []int{22}
+	return file_agentcore_v1_agent_service_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *CompactResponse) GetEvent() *Event {
@@ -1571,7 +1669,7 @@ type GetHistoryRequest struct {
 
 func (x *GetHistoryRequest) Reset() {
 	*x = GetHistoryRequest{}
-	mi := &file_agentcore_v1_agent_service_proto_msgTypes[23]
+	mi := &file_agentcore_v1_agent_service_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1583,7 +1681,7 @@ func (x *GetHistoryRequest) String() string {
 func (*GetHistoryRequest) ProtoMessage() {}
 
 func (x *GetHistoryRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_agentcore_v1_agent_service_proto_msgTypes[23]
+	mi := &file_agentcore_v1_agent_service_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1596,7 +1694,7 @@ func (x *GetHistoryRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetHistoryRequest.ProtoReflect.Descriptor instead.
 func (*GetHistoryRequest) Descriptor() ([]byte, []int) {
-	return file_agentcore_v1_agent_service_proto_rawDescGZIP(), []int{23}
+	return file_agentcore_v1_agent_service_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *GetHistoryRequest) GetAgentId() string {
@@ -1644,7 +1742,7 @@ type Turn struct {
 
 func (x *Turn) Reset() {
 	*x = Turn{}
-	mi := &file_agentcore_v1_agent_service_proto_msgTypes[24]
+	mi := &file_agentcore_v1_agent_service_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1656,7 +1754,7 @@ func (x *Turn) String() string {
 func (*Turn) ProtoMessage() {}
 
 func (x *Turn) ProtoReflect() protoreflect.Message {
-	mi := &file_agentcore_v1_agent_service_proto_msgTypes[24]
+	mi := &file_agentcore_v1_agent_service_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1669,7 +1767,7 @@ func (x *Turn) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Turn.ProtoReflect.Descriptor instead.
 func (*Turn) Descriptor() ([]byte, []int) {
-	return file_agentcore_v1_agent_service_proto_rawDescGZIP(), []int{24}
+	return file_agentcore_v1_agent_service_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *Turn) GetMessageIndexes() []int32 {
@@ -1697,7 +1795,7 @@ type GetHistoryResponse struct {
 
 func (x *GetHistoryResponse) Reset() {
 	*x = GetHistoryResponse{}
-	mi := &file_agentcore_v1_agent_service_proto_msgTypes[25]
+	mi := &file_agentcore_v1_agent_service_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1709,7 +1807,7 @@ func (x *GetHistoryResponse) String() string {
 func (*GetHistoryResponse) ProtoMessage() {}
 
 func (x *GetHistoryResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_agentcore_v1_agent_service_proto_msgTypes[25]
+	mi := &file_agentcore_v1_agent_service_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1722,7 +1820,7 @@ func (x *GetHistoryResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetHistoryResponse.ProtoReflect.Descriptor instead.
 func (*GetHistoryResponse) Descriptor() ([]byte, []int) {
-	return file_agentcore_v1_agent_service_proto_rawDescGZIP(), []int{25}
+	return file_agentcore_v1_agent_service_proto_rawDescGZIP(), []int{26}
 }
 
 func (x *GetHistoryResponse) GetMessages() []*Message {
@@ -1778,7 +1876,7 @@ type SetHistoryRequest struct {
 
 func (x *SetHistoryRequest) Reset() {
 	*x = SetHistoryRequest{}
-	mi := &file_agentcore_v1_agent_service_proto_msgTypes[26]
+	mi := &file_agentcore_v1_agent_service_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1790,7 +1888,7 @@ func (x *SetHistoryRequest) String() string {
 func (*SetHistoryRequest) ProtoMessage() {}
 
 func (x *SetHistoryRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_agentcore_v1_agent_service_proto_msgTypes[26]
+	mi := &file_agentcore_v1_agent_service_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1803,7 +1901,7 @@ func (x *SetHistoryRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetHistoryRequest.ProtoReflect.Descriptor instead.
 func (*SetHistoryRequest) Descriptor() ([]byte, []int) {
-	return file_agentcore_v1_agent_service_proto_rawDescGZIP(), []int{26}
+	return file_agentcore_v1_agent_service_proto_rawDescGZIP(), []int{27}
 }
 
 func (x *SetHistoryRequest) GetAgentId() string {
@@ -1830,7 +1928,7 @@ type SetHistoryResponse struct {
 
 func (x *SetHistoryResponse) Reset() {
 	*x = SetHistoryResponse{}
-	mi := &file_agentcore_v1_agent_service_proto_msgTypes[27]
+	mi := &file_agentcore_v1_agent_service_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1842,7 +1940,7 @@ func (x *SetHistoryResponse) String() string {
 func (*SetHistoryResponse) ProtoMessage() {}
 
 func (x *SetHistoryResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_agentcore_v1_agent_service_proto_msgTypes[27]
+	mi := &file_agentcore_v1_agent_service_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1855,7 +1953,7 @@ func (x *SetHistoryResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetHistoryResponse.ProtoReflect.Descriptor instead.
 func (*SetHistoryResponse) Descriptor() ([]byte, []int) {
-	return file_agentcore_v1_agent_service_proto_rawDescGZIP(), []int{27}
+	return file_agentcore_v1_agent_service_proto_rawDescGZIP(), []int{28}
 }
 
 func (x *SetHistoryResponse) GetHistoryLength() int32 {
@@ -1877,7 +1975,7 @@ type PreviewContextRequest struct {
 
 func (x *PreviewContextRequest) Reset() {
 	*x = PreviewContextRequest{}
-	mi := &file_agentcore_v1_agent_service_proto_msgTypes[28]
+	mi := &file_agentcore_v1_agent_service_proto_msgTypes[29]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1889,7 +1987,7 @@ func (x *PreviewContextRequest) String() string {
 func (*PreviewContextRequest) ProtoMessage() {}
 
 func (x *PreviewContextRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_agentcore_v1_agent_service_proto_msgTypes[28]
+	mi := &file_agentcore_v1_agent_service_proto_msgTypes[29]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1902,7 +2000,7 @@ func (x *PreviewContextRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PreviewContextRequest.ProtoReflect.Descriptor instead.
 func (*PreviewContextRequest) Descriptor() ([]byte, []int) {
-	return file_agentcore_v1_agent_service_proto_rawDescGZIP(), []int{28}
+	return file_agentcore_v1_agent_service_proto_rawDescGZIP(), []int{29}
 }
 
 func (x *PreviewContextRequest) GetAgentId() string {
@@ -1939,7 +2037,7 @@ type PreviewContextResponse struct {
 
 func (x *PreviewContextResponse) Reset() {
 	*x = PreviewContextResponse{}
-	mi := &file_agentcore_v1_agent_service_proto_msgTypes[29]
+	mi := &file_agentcore_v1_agent_service_proto_msgTypes[30]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1951,7 +2049,7 @@ func (x *PreviewContextResponse) String() string {
 func (*PreviewContextResponse) ProtoMessage() {}
 
 func (x *PreviewContextResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_agentcore_v1_agent_service_proto_msgTypes[29]
+	mi := &file_agentcore_v1_agent_service_proto_msgTypes[30]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1964,7 +2062,7 @@ func (x *PreviewContextResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PreviewContextResponse.ProtoReflect.Descriptor instead.
 func (*PreviewContextResponse) Descriptor() ([]byte, []int) {
-	return file_agentcore_v1_agent_service_proto_rawDescGZIP(), []int{29}
+	return file_agentcore_v1_agent_service_proto_rawDescGZIP(), []int{30}
 }
 
 func (x *PreviewContextResponse) GetSystem() string {
@@ -2018,7 +2116,7 @@ type ListToolsRequest struct {
 
 func (x *ListToolsRequest) Reset() {
 	*x = ListToolsRequest{}
-	mi := &file_agentcore_v1_agent_service_proto_msgTypes[30]
+	mi := &file_agentcore_v1_agent_service_proto_msgTypes[31]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2030,7 +2128,7 @@ func (x *ListToolsRequest) String() string {
 func (*ListToolsRequest) ProtoMessage() {}
 
 func (x *ListToolsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_agentcore_v1_agent_service_proto_msgTypes[30]
+	mi := &file_agentcore_v1_agent_service_proto_msgTypes[31]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2043,7 +2141,7 @@ func (x *ListToolsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListToolsRequest.ProtoReflect.Descriptor instead.
 func (*ListToolsRequest) Descriptor() ([]byte, []int) {
-	return file_agentcore_v1_agent_service_proto_rawDescGZIP(), []int{30}
+	return file_agentcore_v1_agent_service_proto_rawDescGZIP(), []int{31}
 }
 
 // ToolInfo describes a tool.
@@ -2068,7 +2166,7 @@ type ToolInfo struct {
 
 func (x *ToolInfo) Reset() {
 	*x = ToolInfo{}
-	mi := &file_agentcore_v1_agent_service_proto_msgTypes[31]
+	mi := &file_agentcore_v1_agent_service_proto_msgTypes[32]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2080,7 +2178,7 @@ func (x *ToolInfo) String() string {
 func (*ToolInfo) ProtoMessage() {}
 
 func (x *ToolInfo) ProtoReflect() protoreflect.Message {
-	mi := &file_agentcore_v1_agent_service_proto_msgTypes[31]
+	mi := &file_agentcore_v1_agent_service_proto_msgTypes[32]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2093,7 +2191,7 @@ func (x *ToolInfo) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ToolInfo.ProtoReflect.Descriptor instead.
 func (*ToolInfo) Descriptor() ([]byte, []int) {
-	return file_agentcore_v1_agent_service_proto_rawDescGZIP(), []int{31}
+	return file_agentcore_v1_agent_service_proto_rawDescGZIP(), []int{32}
 }
 
 func (x *ToolInfo) GetName() string {
@@ -2170,7 +2268,7 @@ type ToolLimits struct {
 
 func (x *ToolLimits) Reset() {
 	*x = ToolLimits{}
-	mi := &file_agentcore_v1_agent_service_proto_msgTypes[32]
+	mi := &file_agentcore_v1_agent_service_proto_msgTypes[33]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2182,7 +2280,7 @@ func (x *ToolLimits) String() string {
 func (*ToolLimits) ProtoMessage() {}
 
 func (x *ToolLimits) ProtoReflect() protoreflect.Message {
-	mi := &file_agentcore_v1_agent_service_proto_msgTypes[32]
+	mi := &file_agentcore_v1_agent_service_proto_msgTypes[33]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2195,7 +2293,7 @@ func (x *ToolLimits) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ToolLimits.ProtoReflect.Descriptor instead.
 func (*ToolLimits) Descriptor() ([]byte, []int) {
-	return file_agentcore_v1_agent_service_proto_rawDescGZIP(), []int{32}
+	return file_agentcore_v1_agent_service_proto_rawDescGZIP(), []int{33}
 }
 
 func (x *ToolLimits) GetMemoryBytes() uint64 {
@@ -2239,7 +2337,7 @@ type SkillInfo struct {
 
 func (x *SkillInfo) Reset() {
 	*x = SkillInfo{}
-	mi := &file_agentcore_v1_agent_service_proto_msgTypes[33]
+	mi := &file_agentcore_v1_agent_service_proto_msgTypes[34]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2251,7 +2349,7 @@ func (x *SkillInfo) String() string {
 func (*SkillInfo) ProtoMessage() {}
 
 func (x *SkillInfo) ProtoReflect() protoreflect.Message {
-	mi := &file_agentcore_v1_agent_service_proto_msgTypes[33]
+	mi := &file_agentcore_v1_agent_service_proto_msgTypes[34]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2264,7 +2362,7 @@ func (x *SkillInfo) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SkillInfo.ProtoReflect.Descriptor instead.
 func (*SkillInfo) Descriptor() ([]byte, []int) {
-	return file_agentcore_v1_agent_service_proto_rawDescGZIP(), []int{33}
+	return file_agentcore_v1_agent_service_proto_rawDescGZIP(), []int{34}
 }
 
 func (x *SkillInfo) GetName() string {
@@ -2304,7 +2402,7 @@ type ListToolsResponse struct {
 
 func (x *ListToolsResponse) Reset() {
 	*x = ListToolsResponse{}
-	mi := &file_agentcore_v1_agent_service_proto_msgTypes[34]
+	mi := &file_agentcore_v1_agent_service_proto_msgTypes[35]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2316,7 +2414,7 @@ func (x *ListToolsResponse) String() string {
 func (*ListToolsResponse) ProtoMessage() {}
 
 func (x *ListToolsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_agentcore_v1_agent_service_proto_msgTypes[34]
+	mi := &file_agentcore_v1_agent_service_proto_msgTypes[35]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2329,7 +2427,7 @@ func (x *ListToolsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListToolsResponse.ProtoReflect.Descriptor instead.
 func (*ListToolsResponse) Descriptor() ([]byte, []int) {
-	return file_agentcore_v1_agent_service_proto_rawDescGZIP(), []int{34}
+	return file_agentcore_v1_agent_service_proto_rawDescGZIP(), []int{35}
 }
 
 func (x *ListToolsResponse) GetTools() []*ToolInfo {
@@ -2367,7 +2465,7 @@ type ExecuteToolRequest struct {
 
 func (x *ExecuteToolRequest) Reset() {
 	*x = ExecuteToolRequest{}
-	mi := &file_agentcore_v1_agent_service_proto_msgTypes[35]
+	mi := &file_agentcore_v1_agent_service_proto_msgTypes[36]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2379,7 +2477,7 @@ func (x *ExecuteToolRequest) String() string {
 func (*ExecuteToolRequest) ProtoMessage() {}
 
 func (x *ExecuteToolRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_agentcore_v1_agent_service_proto_msgTypes[35]
+	mi := &file_agentcore_v1_agent_service_proto_msgTypes[36]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2392,7 +2490,7 @@ func (x *ExecuteToolRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ExecuteToolRequest.ProtoReflect.Descriptor instead.
 func (*ExecuteToolRequest) Descriptor() ([]byte, []int) {
-	return file_agentcore_v1_agent_service_proto_rawDescGZIP(), []int{35}
+	return file_agentcore_v1_agent_service_proto_rawDescGZIP(), []int{36}
 }
 
 func (x *ExecuteToolRequest) GetName() string {
@@ -2427,7 +2525,7 @@ type ToolOutputChunk struct {
 
 func (x *ToolOutputChunk) Reset() {
 	*x = ToolOutputChunk{}
-	mi := &file_agentcore_v1_agent_service_proto_msgTypes[36]
+	mi := &file_agentcore_v1_agent_service_proto_msgTypes[37]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2439,7 +2537,7 @@ func (x *ToolOutputChunk) String() string {
 func (*ToolOutputChunk) ProtoMessage() {}
 
 func (x *ToolOutputChunk) ProtoReflect() protoreflect.Message {
-	mi := &file_agentcore_v1_agent_service_proto_msgTypes[36]
+	mi := &file_agentcore_v1_agent_service_proto_msgTypes[37]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2452,7 +2550,7 @@ func (x *ToolOutputChunk) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ToolOutputChunk.ProtoReflect.Descriptor instead.
 func (*ToolOutputChunk) Descriptor() ([]byte, []int) {
-	return file_agentcore_v1_agent_service_proto_rawDescGZIP(), []int{36}
+	return file_agentcore_v1_agent_service_proto_rawDescGZIP(), []int{37}
 }
 
 func (x *ToolOutputChunk) GetStream() OutputStream {
@@ -2482,7 +2580,7 @@ type DirectToolResult struct {
 
 func (x *DirectToolResult) Reset() {
 	*x = DirectToolResult{}
-	mi := &file_agentcore_v1_agent_service_proto_msgTypes[37]
+	mi := &file_agentcore_v1_agent_service_proto_msgTypes[38]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2494,7 +2592,7 @@ func (x *DirectToolResult) String() string {
 func (*DirectToolResult) ProtoMessage() {}
 
 func (x *DirectToolResult) ProtoReflect() protoreflect.Message {
-	mi := &file_agentcore_v1_agent_service_proto_msgTypes[37]
+	mi := &file_agentcore_v1_agent_service_proto_msgTypes[38]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2507,7 +2605,7 @@ func (x *DirectToolResult) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DirectToolResult.ProtoReflect.Descriptor instead.
 func (*DirectToolResult) Descriptor() ([]byte, []int) {
-	return file_agentcore_v1_agent_service_proto_rawDescGZIP(), []int{37}
+	return file_agentcore_v1_agent_service_proto_rawDescGZIP(), []int{38}
 }
 
 func (x *DirectToolResult) GetOutput() *ToolOutput {
@@ -2552,7 +2650,7 @@ type ExecuteToolResponse struct {
 
 func (x *ExecuteToolResponse) Reset() {
 	*x = ExecuteToolResponse{}
-	mi := &file_agentcore_v1_agent_service_proto_msgTypes[38]
+	mi := &file_agentcore_v1_agent_service_proto_msgTypes[39]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2564,7 +2662,7 @@ func (x *ExecuteToolResponse) String() string {
 func (*ExecuteToolResponse) ProtoMessage() {}
 
 func (x *ExecuteToolResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_agentcore_v1_agent_service_proto_msgTypes[38]
+	mi := &file_agentcore_v1_agent_service_proto_msgTypes[39]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2577,7 +2675,7 @@ func (x *ExecuteToolResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ExecuteToolResponse.ProtoReflect.Descriptor instead.
 func (*ExecuteToolResponse) Descriptor() ([]byte, []int) {
-	return file_agentcore_v1_agent_service_proto_rawDescGZIP(), []int{38}
+	return file_agentcore_v1_agent_service_proto_rawDescGZIP(), []int{39}
 }
 
 func (x *ExecuteToolResponse) GetKind() isExecuteToolResponse_Kind {
@@ -2630,7 +2728,7 @@ type ReloadToolsRequest struct {
 
 func (x *ReloadToolsRequest) Reset() {
 	*x = ReloadToolsRequest{}
-	mi := &file_agentcore_v1_agent_service_proto_msgTypes[39]
+	mi := &file_agentcore_v1_agent_service_proto_msgTypes[40]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2642,7 +2740,7 @@ func (x *ReloadToolsRequest) String() string {
 func (*ReloadToolsRequest) ProtoMessage() {}
 
 func (x *ReloadToolsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_agentcore_v1_agent_service_proto_msgTypes[39]
+	mi := &file_agentcore_v1_agent_service_proto_msgTypes[40]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2655,7 +2753,7 @@ func (x *ReloadToolsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReloadToolsRequest.ProtoReflect.Descriptor instead.
 func (*ReloadToolsRequest) Descriptor() ([]byte, []int) {
-	return file_agentcore_v1_agent_service_proto_rawDescGZIP(), []int{39}
+	return file_agentcore_v1_agent_service_proto_rawDescGZIP(), []int{40}
 }
 
 // ReloadToolsResponse reports what was found.
@@ -2669,7 +2767,7 @@ type ReloadToolsResponse struct {
 
 func (x *ReloadToolsResponse) Reset() {
 	*x = ReloadToolsResponse{}
-	mi := &file_agentcore_v1_agent_service_proto_msgTypes[40]
+	mi := &file_agentcore_v1_agent_service_proto_msgTypes[41]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2681,7 +2779,7 @@ func (x *ReloadToolsResponse) String() string {
 func (*ReloadToolsResponse) ProtoMessage() {}
 
 func (x *ReloadToolsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_agentcore_v1_agent_service_proto_msgTypes[40]
+	mi := &file_agentcore_v1_agent_service_proto_msgTypes[41]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2694,7 +2792,7 @@ func (x *ReloadToolsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReloadToolsResponse.ProtoReflect.Descriptor instead.
 func (*ReloadToolsResponse) Descriptor() ([]byte, []int) {
-	return file_agentcore_v1_agent_service_proto_rawDescGZIP(), []int{40}
+	return file_agentcore_v1_agent_service_proto_rawDescGZIP(), []int{41}
 }
 
 func (x *ReloadToolsResponse) GetTools() int32 {
@@ -2725,7 +2823,7 @@ type AttachRequest struct {
 
 func (x *AttachRequest) Reset() {
 	*x = AttachRequest{}
-	mi := &file_agentcore_v1_agent_service_proto_msgTypes[41]
+	mi := &file_agentcore_v1_agent_service_proto_msgTypes[42]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2737,7 +2835,7 @@ func (x *AttachRequest) String() string {
 func (*AttachRequest) ProtoMessage() {}
 
 func (x *AttachRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_agentcore_v1_agent_service_proto_msgTypes[41]
+	mi := &file_agentcore_v1_agent_service_proto_msgTypes[42]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2750,7 +2848,7 @@ func (x *AttachRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AttachRequest.ProtoReflect.Descriptor instead.
 func (*AttachRequest) Descriptor() ([]byte, []int) {
-	return file_agentcore_v1_agent_service_proto_rawDescGZIP(), []int{41}
+	return file_agentcore_v1_agent_service_proto_rawDescGZIP(), []int{42}
 }
 
 func (x *AttachRequest) GetRunId() string {
@@ -2784,7 +2882,7 @@ type AttachResponse struct {
 
 func (x *AttachResponse) Reset() {
 	*x = AttachResponse{}
-	mi := &file_agentcore_v1_agent_service_proto_msgTypes[42]
+	mi := &file_agentcore_v1_agent_service_proto_msgTypes[43]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2796,7 +2894,7 @@ func (x *AttachResponse) String() string {
 func (*AttachResponse) ProtoMessage() {}
 
 func (x *AttachResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_agentcore_v1_agent_service_proto_msgTypes[42]
+	mi := &file_agentcore_v1_agent_service_proto_msgTypes[43]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2809,7 +2907,7 @@ func (x *AttachResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AttachResponse.ProtoReflect.Descriptor instead.
 func (*AttachResponse) Descriptor() ([]byte, []int) {
-	return file_agentcore_v1_agent_service_proto_rawDescGZIP(), []int{42}
+	return file_agentcore_v1_agent_service_proto_rawDescGZIP(), []int{43}
 }
 
 func (x *AttachResponse) GetEvent() *Event {
@@ -2829,7 +2927,7 @@ type GetRunRequest struct {
 
 func (x *GetRunRequest) Reset() {
 	*x = GetRunRequest{}
-	mi := &file_agentcore_v1_agent_service_proto_msgTypes[43]
+	mi := &file_agentcore_v1_agent_service_proto_msgTypes[44]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2841,7 +2939,7 @@ func (x *GetRunRequest) String() string {
 func (*GetRunRequest) ProtoMessage() {}
 
 func (x *GetRunRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_agentcore_v1_agent_service_proto_msgTypes[43]
+	mi := &file_agentcore_v1_agent_service_proto_msgTypes[44]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2854,7 +2952,7 @@ func (x *GetRunRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetRunRequest.ProtoReflect.Descriptor instead.
 func (*GetRunRequest) Descriptor() ([]byte, []int) {
-	return file_agentcore_v1_agent_service_proto_rawDescGZIP(), []int{43}
+	return file_agentcore_v1_agent_service_proto_rawDescGZIP(), []int{44}
 }
 
 func (x *GetRunRequest) GetRunId() string {
@@ -2874,7 +2972,7 @@ type GetRunResponse struct {
 
 func (x *GetRunResponse) Reset() {
 	*x = GetRunResponse{}
-	mi := &file_agentcore_v1_agent_service_proto_msgTypes[44]
+	mi := &file_agentcore_v1_agent_service_proto_msgTypes[45]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2886,7 +2984,7 @@ func (x *GetRunResponse) String() string {
 func (*GetRunResponse) ProtoMessage() {}
 
 func (x *GetRunResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_agentcore_v1_agent_service_proto_msgTypes[44]
+	mi := &file_agentcore_v1_agent_service_proto_msgTypes[45]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2899,7 +2997,7 @@ func (x *GetRunResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetRunResponse.ProtoReflect.Descriptor instead.
 func (*GetRunResponse) Descriptor() ([]byte, []int) {
-	return file_agentcore_v1_agent_service_proto_rawDescGZIP(), []int{44}
+	return file_agentcore_v1_agent_service_proto_rawDescGZIP(), []int{45}
 }
 
 func (x *GetRunResponse) GetRun() *Run {
@@ -2925,7 +3023,7 @@ type ListRunsRequest struct {
 
 func (x *ListRunsRequest) Reset() {
 	*x = ListRunsRequest{}
-	mi := &file_agentcore_v1_agent_service_proto_msgTypes[45]
+	mi := &file_agentcore_v1_agent_service_proto_msgTypes[46]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2937,7 +3035,7 @@ func (x *ListRunsRequest) String() string {
 func (*ListRunsRequest) ProtoMessage() {}
 
 func (x *ListRunsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_agentcore_v1_agent_service_proto_msgTypes[45]
+	mi := &file_agentcore_v1_agent_service_proto_msgTypes[46]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2950,7 +3048,7 @@ func (x *ListRunsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListRunsRequest.ProtoReflect.Descriptor instead.
 func (*ListRunsRequest) Descriptor() ([]byte, []int) {
-	return file_agentcore_v1_agent_service_proto_rawDescGZIP(), []int{45}
+	return file_agentcore_v1_agent_service_proto_rawDescGZIP(), []int{46}
 }
 
 func (x *ListRunsRequest) GetAgentId() string {
@@ -2992,7 +3090,7 @@ type ListRunsResponse struct {
 
 func (x *ListRunsResponse) Reset() {
 	*x = ListRunsResponse{}
-	mi := &file_agentcore_v1_agent_service_proto_msgTypes[46]
+	mi := &file_agentcore_v1_agent_service_proto_msgTypes[47]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3004,7 +3102,7 @@ func (x *ListRunsResponse) String() string {
 func (*ListRunsResponse) ProtoMessage() {}
 
 func (x *ListRunsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_agentcore_v1_agent_service_proto_msgTypes[46]
+	mi := &file_agentcore_v1_agent_service_proto_msgTypes[47]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3017,7 +3115,7 @@ func (x *ListRunsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListRunsResponse.ProtoReflect.Descriptor instead.
 func (*ListRunsResponse) Descriptor() ([]byte, []int) {
-	return file_agentcore_v1_agent_service_proto_rawDescGZIP(), []int{46}
+	return file_agentcore_v1_agent_service_proto_rawDescGZIP(), []int{47}
 }
 
 func (x *ListRunsResponse) GetRuns() []*Run {
@@ -3048,7 +3146,7 @@ type RespondPermissionRequest struct {
 
 func (x *RespondPermissionRequest) Reset() {
 	*x = RespondPermissionRequest{}
-	mi := &file_agentcore_v1_agent_service_proto_msgTypes[47]
+	mi := &file_agentcore_v1_agent_service_proto_msgTypes[48]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3060,7 +3158,7 @@ func (x *RespondPermissionRequest) String() string {
 func (*RespondPermissionRequest) ProtoMessage() {}
 
 func (x *RespondPermissionRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_agentcore_v1_agent_service_proto_msgTypes[47]
+	mi := &file_agentcore_v1_agent_service_proto_msgTypes[48]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3073,7 +3171,7 @@ func (x *RespondPermissionRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RespondPermissionRequest.ProtoReflect.Descriptor instead.
 func (*RespondPermissionRequest) Descriptor() ([]byte, []int) {
-	return file_agentcore_v1_agent_service_proto_rawDescGZIP(), []int{47}
+	return file_agentcore_v1_agent_service_proto_rawDescGZIP(), []int{48}
 }
 
 func (x *RespondPermissionRequest) GetRunId() string {
@@ -3113,7 +3211,7 @@ type RespondPermissionResponse struct {
 
 func (x *RespondPermissionResponse) Reset() {
 	*x = RespondPermissionResponse{}
-	mi := &file_agentcore_v1_agent_service_proto_msgTypes[48]
+	mi := &file_agentcore_v1_agent_service_proto_msgTypes[49]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3125,7 +3223,7 @@ func (x *RespondPermissionResponse) String() string {
 func (*RespondPermissionResponse) ProtoMessage() {}
 
 func (x *RespondPermissionResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_agentcore_v1_agent_service_proto_msgTypes[48]
+	mi := &file_agentcore_v1_agent_service_proto_msgTypes[49]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3138,14 +3236,14 @@ func (x *RespondPermissionResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RespondPermissionResponse.ProtoReflect.Descriptor instead.
 func (*RespondPermissionResponse) Descriptor() ([]byte, []int) {
-	return file_agentcore_v1_agent_service_proto_rawDescGZIP(), []int{48}
+	return file_agentcore_v1_agent_service_proto_rawDescGZIP(), []int{49}
 }
 
 var File_agentcore_v1_agent_service_proto protoreflect.FileDescriptor
 
 const file_agentcore_v1_agent_service_proto_rawDesc = "" +
 	"\n" +
-	" agentcore/v1/agent_service.proto\x12\fagentcore.v1\x1a\x19agentcore/v1/config.proto\x1a\x18agentcore/v1/event.proto\x1a\x1aagentcore/v1/message.proto\x1a\x16agentcore/v1/run.proto\x1a\x1cgoogle/api/annotations.proto\x1a\x1egoogle/protobuf/duration.proto\x1a google/protobuf/field_mask.proto\x1a\x1cgoogle/protobuf/struct.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\x90\x04\n" +
+	" agentcore/v1/agent_service.proto\x12\fagentcore.v1\x1a\x19agentcore/v1/config.proto\x1a\x18agentcore/v1/event.proto\x1a\x1aagentcore/v1/message.proto\x1a\x16agentcore/v1/run.proto\x1a\x1cgoogle/api/annotations.proto\x1a\x1egoogle/protobuf/duration.proto\x1a google/protobuf/field_mask.proto\x1a\x1cgoogle/protobuf/struct.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\xd7\x04\n" +
 	"\x05Agent\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x121\n" +
 	"\x06config\x18\x02 \x01(\v2\x19.agentcore.v1.AgentConfigR\x06config\x121\n" +
@@ -3161,7 +3259,14 @@ const file_agentcore_v1_agent_service_proto_rawDesc = "" +
 	"createTime\x12;\n" +
 	"\vupdate_time\x18\v \x01(\v2\x1a.google.protobuf.TimestampR\n" +
 	"updateTime\x12(\n" +
-	"\x10api_key_required\x18\f \x01(\bR\x0eapiKeyRequired\"7\n" +
+	"\x10api_key_required\x18\f \x01(\bR\x0eapiKeyRequired\x12E\n" +
+	"\x0feffective_model\x18\r \x01(\v2\x1c.agentcore.v1.EffectiveModelR\x0eeffectiveModel\"\xc1\x01\n" +
+	"\x0eEffectiveModel\x12\x18\n" +
+	"\aprofile\x18\x01 \x01(\tR\aprofile\x12'\n" +
+	"\x0ffollows_default\x18\x02 \x01(\bR\x0efollowsDefault\x12\x14\n" +
+	"\x05model\x18\x03 \x01(\tR\x05model\x122\n" +
+	"\bprotocol\x18\x04 \x01(\x0e2\x16.agentcore.v1.ProtocolR\bprotocol\x12\"\n" +
+	"\rbase_url_host\x18\x05 \x01(\tR\vbaseUrlHost\"7\n" +
 	"\rToolSelection\x12\x10\n" +
 	"\x03all\x18\x01 \x01(\bR\x03all\x12\x14\n" +
 	"\x05names\x18\x02 \x03(\tR\x05names\"8\n" +
@@ -3394,166 +3499,170 @@ func file_agentcore_v1_agent_service_proto_rawDescGZIP() []byte {
 }
 
 var file_agentcore_v1_agent_service_proto_enumTypes = make([]protoimpl.EnumInfo, 3)
-var file_agentcore_v1_agent_service_proto_msgTypes = make([]protoimpl.MessageInfo, 49)
+var file_agentcore_v1_agent_service_proto_msgTypes = make([]protoimpl.MessageInfo, 50)
 var file_agentcore_v1_agent_service_proto_goTypes = []any{
 	(AgentState)(0),                   // 0: agentcore.v1.AgentState
 	(BusyPolicy)(0),                   // 1: agentcore.v1.BusyPolicy
 	(PermissionMode)(0),               // 2: agentcore.v1.PermissionMode
 	(*Agent)(nil),                     // 3: agentcore.v1.Agent
-	(*ToolSelection)(nil),             // 4: agentcore.v1.ToolSelection
-	(*SkillSelection)(nil),            // 5: agentcore.v1.SkillSelection
-	(*CreateAgentRequest)(nil),        // 6: agentcore.v1.CreateAgentRequest
-	(*CreateAgentResponse)(nil),       // 7: agentcore.v1.CreateAgentResponse
-	(*GetAgentRequest)(nil),           // 8: agentcore.v1.GetAgentRequest
-	(*GetAgentResponse)(nil),          // 9: agentcore.v1.GetAgentResponse
-	(*ListAgentsRequest)(nil),         // 10: agentcore.v1.ListAgentsRequest
-	(*ListAgentsResponse)(nil),        // 11: agentcore.v1.ListAgentsResponse
-	(*UpdateAgentRequest)(nil),        // 12: agentcore.v1.UpdateAgentRequest
-	(*UpdateAgentResponse)(nil),       // 13: agentcore.v1.UpdateAgentResponse
-	(*DeleteAgentRequest)(nil),        // 14: agentcore.v1.DeleteAgentRequest
-	(*DeleteAgentResponse)(nil),       // 15: agentcore.v1.DeleteAgentResponse
-	(*SendRequest)(nil),               // 16: agentcore.v1.SendRequest
-	(*StartRun)(nil),                  // 17: agentcore.v1.StartRun
-	(*HistoryReplacement)(nil),        // 18: agentcore.v1.HistoryReplacement
-	(*PermissionReply)(nil),           // 19: agentcore.v1.PermissionReply
-	(*StopRun)(nil),                   // 20: agentcore.v1.StopRun
-	(*SendResponse)(nil),              // 21: agentcore.v1.SendResponse
-	(*StopRequest)(nil),               // 22: agentcore.v1.StopRequest
-	(*StopResponse)(nil),              // 23: agentcore.v1.StopResponse
-	(*CompactRequest)(nil),            // 24: agentcore.v1.CompactRequest
-	(*CompactResponse)(nil),           // 25: agentcore.v1.CompactResponse
-	(*GetHistoryRequest)(nil),         // 26: agentcore.v1.GetHistoryRequest
-	(*Turn)(nil),                      // 27: agentcore.v1.Turn
-	(*GetHistoryResponse)(nil),        // 28: agentcore.v1.GetHistoryResponse
-	(*SetHistoryRequest)(nil),         // 29: agentcore.v1.SetHistoryRequest
-	(*SetHistoryResponse)(nil),        // 30: agentcore.v1.SetHistoryResponse
-	(*PreviewContextRequest)(nil),     // 31: agentcore.v1.PreviewContextRequest
-	(*PreviewContextResponse)(nil),    // 32: agentcore.v1.PreviewContextResponse
-	(*ListToolsRequest)(nil),          // 33: agentcore.v1.ListToolsRequest
-	(*ToolInfo)(nil),                  // 34: agentcore.v1.ToolInfo
-	(*ToolLimits)(nil),                // 35: agentcore.v1.ToolLimits
-	(*SkillInfo)(nil),                 // 36: agentcore.v1.SkillInfo
-	(*ListToolsResponse)(nil),         // 37: agentcore.v1.ListToolsResponse
-	(*ExecuteToolRequest)(nil),        // 38: agentcore.v1.ExecuteToolRequest
-	(*ToolOutputChunk)(nil),           // 39: agentcore.v1.ToolOutputChunk
-	(*DirectToolResult)(nil),          // 40: agentcore.v1.DirectToolResult
-	(*ExecuteToolResponse)(nil),       // 41: agentcore.v1.ExecuteToolResponse
-	(*ReloadToolsRequest)(nil),        // 42: agentcore.v1.ReloadToolsRequest
-	(*ReloadToolsResponse)(nil),       // 43: agentcore.v1.ReloadToolsResponse
-	(*AttachRequest)(nil),             // 44: agentcore.v1.AttachRequest
-	(*AttachResponse)(nil),            // 45: agentcore.v1.AttachResponse
-	(*GetRunRequest)(nil),             // 46: agentcore.v1.GetRunRequest
-	(*GetRunResponse)(nil),            // 47: agentcore.v1.GetRunResponse
-	(*ListRunsRequest)(nil),           // 48: agentcore.v1.ListRunsRequest
-	(*ListRunsResponse)(nil),          // 49: agentcore.v1.ListRunsResponse
-	(*RespondPermissionRequest)(nil),  // 50: agentcore.v1.RespondPermissionRequest
-	(*RespondPermissionResponse)(nil), // 51: agentcore.v1.RespondPermissionResponse
-	(*AgentConfig)(nil),               // 52: agentcore.v1.AgentConfig
-	(*Usage)(nil),                     // 53: agentcore.v1.Usage
-	(*timestamppb.Timestamp)(nil),     // 54: google.protobuf.Timestamp
-	(*Message)(nil),                   // 55: agentcore.v1.Message
-	(*fieldmaskpb.FieldMask)(nil),     // 56: google.protobuf.FieldMask
-	(*Part)(nil),                      // 57: agentcore.v1.Part
-	(OnDisconnect)(0),                 // 58: agentcore.v1.OnDisconnect
-	(*Event)(nil),                     // 59: agentcore.v1.Event
-	(*structpb.Struct)(nil),           // 60: google.protobuf.Struct
-	(*durationpb.Duration)(nil),       // 61: google.protobuf.Duration
-	(OutputStream)(0),                 // 62: agentcore.v1.OutputStream
-	(*ToolOutput)(nil),                // 63: agentcore.v1.ToolOutput
-	(*Run)(nil),                       // 64: agentcore.v1.Run
-	(RunState)(0),                     // 65: agentcore.v1.RunState
+	(*EffectiveModel)(nil),            // 4: agentcore.v1.EffectiveModel
+	(*ToolSelection)(nil),             // 5: agentcore.v1.ToolSelection
+	(*SkillSelection)(nil),            // 6: agentcore.v1.SkillSelection
+	(*CreateAgentRequest)(nil),        // 7: agentcore.v1.CreateAgentRequest
+	(*CreateAgentResponse)(nil),       // 8: agentcore.v1.CreateAgentResponse
+	(*GetAgentRequest)(nil),           // 9: agentcore.v1.GetAgentRequest
+	(*GetAgentResponse)(nil),          // 10: agentcore.v1.GetAgentResponse
+	(*ListAgentsRequest)(nil),         // 11: agentcore.v1.ListAgentsRequest
+	(*ListAgentsResponse)(nil),        // 12: agentcore.v1.ListAgentsResponse
+	(*UpdateAgentRequest)(nil),        // 13: agentcore.v1.UpdateAgentRequest
+	(*UpdateAgentResponse)(nil),       // 14: agentcore.v1.UpdateAgentResponse
+	(*DeleteAgentRequest)(nil),        // 15: agentcore.v1.DeleteAgentRequest
+	(*DeleteAgentResponse)(nil),       // 16: agentcore.v1.DeleteAgentResponse
+	(*SendRequest)(nil),               // 17: agentcore.v1.SendRequest
+	(*StartRun)(nil),                  // 18: agentcore.v1.StartRun
+	(*HistoryReplacement)(nil),        // 19: agentcore.v1.HistoryReplacement
+	(*PermissionReply)(nil),           // 20: agentcore.v1.PermissionReply
+	(*StopRun)(nil),                   // 21: agentcore.v1.StopRun
+	(*SendResponse)(nil),              // 22: agentcore.v1.SendResponse
+	(*StopRequest)(nil),               // 23: agentcore.v1.StopRequest
+	(*StopResponse)(nil),              // 24: agentcore.v1.StopResponse
+	(*CompactRequest)(nil),            // 25: agentcore.v1.CompactRequest
+	(*CompactResponse)(nil),           // 26: agentcore.v1.CompactResponse
+	(*GetHistoryRequest)(nil),         // 27: agentcore.v1.GetHistoryRequest
+	(*Turn)(nil),                      // 28: agentcore.v1.Turn
+	(*GetHistoryResponse)(nil),        // 29: agentcore.v1.GetHistoryResponse
+	(*SetHistoryRequest)(nil),         // 30: agentcore.v1.SetHistoryRequest
+	(*SetHistoryResponse)(nil),        // 31: agentcore.v1.SetHistoryResponse
+	(*PreviewContextRequest)(nil),     // 32: agentcore.v1.PreviewContextRequest
+	(*PreviewContextResponse)(nil),    // 33: agentcore.v1.PreviewContextResponse
+	(*ListToolsRequest)(nil),          // 34: agentcore.v1.ListToolsRequest
+	(*ToolInfo)(nil),                  // 35: agentcore.v1.ToolInfo
+	(*ToolLimits)(nil),                // 36: agentcore.v1.ToolLimits
+	(*SkillInfo)(nil),                 // 37: agentcore.v1.SkillInfo
+	(*ListToolsResponse)(nil),         // 38: agentcore.v1.ListToolsResponse
+	(*ExecuteToolRequest)(nil),        // 39: agentcore.v1.ExecuteToolRequest
+	(*ToolOutputChunk)(nil),           // 40: agentcore.v1.ToolOutputChunk
+	(*DirectToolResult)(nil),          // 41: agentcore.v1.DirectToolResult
+	(*ExecuteToolResponse)(nil),       // 42: agentcore.v1.ExecuteToolResponse
+	(*ReloadToolsRequest)(nil),        // 43: agentcore.v1.ReloadToolsRequest
+	(*ReloadToolsResponse)(nil),       // 44: agentcore.v1.ReloadToolsResponse
+	(*AttachRequest)(nil),             // 45: agentcore.v1.AttachRequest
+	(*AttachResponse)(nil),            // 46: agentcore.v1.AttachResponse
+	(*GetRunRequest)(nil),             // 47: agentcore.v1.GetRunRequest
+	(*GetRunResponse)(nil),            // 48: agentcore.v1.GetRunResponse
+	(*ListRunsRequest)(nil),           // 49: agentcore.v1.ListRunsRequest
+	(*ListRunsResponse)(nil),          // 50: agentcore.v1.ListRunsResponse
+	(*RespondPermissionRequest)(nil),  // 51: agentcore.v1.RespondPermissionRequest
+	(*RespondPermissionResponse)(nil), // 52: agentcore.v1.RespondPermissionResponse
+	(*AgentConfig)(nil),               // 53: agentcore.v1.AgentConfig
+	(*Usage)(nil),                     // 54: agentcore.v1.Usage
+	(*timestamppb.Timestamp)(nil),     // 55: google.protobuf.Timestamp
+	(Protocol)(0),                     // 56: agentcore.v1.Protocol
+	(*Message)(nil),                   // 57: agentcore.v1.Message
+	(*fieldmaskpb.FieldMask)(nil),     // 58: google.protobuf.FieldMask
+	(*Part)(nil),                      // 59: agentcore.v1.Part
+	(OnDisconnect)(0),                 // 60: agentcore.v1.OnDisconnect
+	(*Event)(nil),                     // 61: agentcore.v1.Event
+	(*structpb.Struct)(nil),           // 62: google.protobuf.Struct
+	(*durationpb.Duration)(nil),       // 63: google.protobuf.Duration
+	(OutputStream)(0),                 // 64: agentcore.v1.OutputStream
+	(*ToolOutput)(nil),                // 65: agentcore.v1.ToolOutput
+	(*Run)(nil),                       // 66: agentcore.v1.Run
+	(RunState)(0),                     // 67: agentcore.v1.RunState
 }
 var file_agentcore_v1_agent_service_proto_depIdxs = []int32{
-	52, // 0: agentcore.v1.Agent.config:type_name -> agentcore.v1.AgentConfig
-	4,  // 1: agentcore.v1.Agent.tools:type_name -> agentcore.v1.ToolSelection
-	5,  // 2: agentcore.v1.Agent.skills:type_name -> agentcore.v1.SkillSelection
+	53, // 0: agentcore.v1.Agent.config:type_name -> agentcore.v1.AgentConfig
+	5,  // 1: agentcore.v1.Agent.tools:type_name -> agentcore.v1.ToolSelection
+	6,  // 2: agentcore.v1.Agent.skills:type_name -> agentcore.v1.SkillSelection
 	0,  // 3: agentcore.v1.Agent.state:type_name -> agentcore.v1.AgentState
-	53, // 4: agentcore.v1.Agent.usage:type_name -> agentcore.v1.Usage
-	54, // 5: agentcore.v1.Agent.create_time:type_name -> google.protobuf.Timestamp
-	54, // 6: agentcore.v1.Agent.update_time:type_name -> google.protobuf.Timestamp
-	3,  // 7: agentcore.v1.CreateAgentRequest.agent:type_name -> agentcore.v1.Agent
-	55, // 8: agentcore.v1.CreateAgentRequest.history:type_name -> agentcore.v1.Message
-	3,  // 9: agentcore.v1.CreateAgentResponse.agent:type_name -> agentcore.v1.Agent
-	3,  // 10: agentcore.v1.GetAgentResponse.agent:type_name -> agentcore.v1.Agent
-	3,  // 11: agentcore.v1.ListAgentsResponse.agents:type_name -> agentcore.v1.Agent
-	3,  // 12: agentcore.v1.UpdateAgentRequest.agent:type_name -> agentcore.v1.Agent
-	56, // 13: agentcore.v1.UpdateAgentRequest.update_mask:type_name -> google.protobuf.FieldMask
-	3,  // 14: agentcore.v1.UpdateAgentResponse.agent:type_name -> agentcore.v1.Agent
-	17, // 15: agentcore.v1.SendRequest.start:type_name -> agentcore.v1.StartRun
-	19, // 16: agentcore.v1.SendRequest.permission:type_name -> agentcore.v1.PermissionReply
-	20, // 17: agentcore.v1.SendRequest.stop:type_name -> agentcore.v1.StopRun
-	57, // 18: agentcore.v1.StartRun.input:type_name -> agentcore.v1.Part
-	52, // 19: agentcore.v1.StartRun.config:type_name -> agentcore.v1.AgentConfig
-	18, // 20: agentcore.v1.StartRun.history:type_name -> agentcore.v1.HistoryReplacement
-	4,  // 21: agentcore.v1.StartRun.tools:type_name -> agentcore.v1.ToolSelection
-	2,  // 22: agentcore.v1.StartRun.permission_mode:type_name -> agentcore.v1.PermissionMode
-	1,  // 23: agentcore.v1.StartRun.busy_policy:type_name -> agentcore.v1.BusyPolicy
-	58, // 24: agentcore.v1.StartRun.on_disconnect:type_name -> agentcore.v1.OnDisconnect
-	55, // 25: agentcore.v1.HistoryReplacement.messages:type_name -> agentcore.v1.Message
-	59, // 26: agentcore.v1.SendResponse.event:type_name -> agentcore.v1.Event
-	59, // 27: agentcore.v1.CompactResponse.event:type_name -> agentcore.v1.Event
-	55, // 28: agentcore.v1.GetHistoryResponse.messages:type_name -> agentcore.v1.Message
-	27, // 29: agentcore.v1.GetHistoryResponse.turns:type_name -> agentcore.v1.Turn
-	55, // 30: agentcore.v1.SetHistoryRequest.messages:type_name -> agentcore.v1.Message
-	57, // 31: agentcore.v1.PreviewContextRequest.input:type_name -> agentcore.v1.Part
-	55, // 32: agentcore.v1.PreviewContextResponse.messages:type_name -> agentcore.v1.Message
-	60, // 33: agentcore.v1.ToolInfo.input_schema:type_name -> google.protobuf.Struct
-	61, // 34: agentcore.v1.ToolInfo.timeout:type_name -> google.protobuf.Duration
-	35, // 35: agentcore.v1.ToolInfo.limits:type_name -> agentcore.v1.ToolLimits
-	61, // 36: agentcore.v1.ToolLimits.cpu_time:type_name -> google.protobuf.Duration
-	34, // 37: agentcore.v1.ListToolsResponse.tools:type_name -> agentcore.v1.ToolInfo
-	36, // 38: agentcore.v1.ListToolsResponse.skills:type_name -> agentcore.v1.SkillInfo
-	60, // 39: agentcore.v1.ExecuteToolRequest.input:type_name -> google.protobuf.Struct
-	62, // 40: agentcore.v1.ToolOutputChunk.stream:type_name -> agentcore.v1.OutputStream
-	63, // 41: agentcore.v1.DirectToolResult.output:type_name -> agentcore.v1.ToolOutput
-	61, // 42: agentcore.v1.DirectToolResult.duration:type_name -> google.protobuf.Duration
-	39, // 43: agentcore.v1.ExecuteToolResponse.output:type_name -> agentcore.v1.ToolOutputChunk
-	40, // 44: agentcore.v1.ExecuteToolResponse.result:type_name -> agentcore.v1.DirectToolResult
-	59, // 45: agentcore.v1.AttachResponse.event:type_name -> agentcore.v1.Event
-	64, // 46: agentcore.v1.GetRunResponse.run:type_name -> agentcore.v1.Run
-	65, // 47: agentcore.v1.ListRunsRequest.state:type_name -> agentcore.v1.RunState
-	64, // 48: agentcore.v1.ListRunsResponse.runs:type_name -> agentcore.v1.Run
-	6,  // 49: agentcore.v1.AgentService.CreateAgent:input_type -> agentcore.v1.CreateAgentRequest
-	8,  // 50: agentcore.v1.AgentService.GetAgent:input_type -> agentcore.v1.GetAgentRequest
-	10, // 51: agentcore.v1.AgentService.ListAgents:input_type -> agentcore.v1.ListAgentsRequest
-	12, // 52: agentcore.v1.AgentService.UpdateAgent:input_type -> agentcore.v1.UpdateAgentRequest
-	14, // 53: agentcore.v1.AgentService.DeleteAgent:input_type -> agentcore.v1.DeleteAgentRequest
-	16, // 54: agentcore.v1.AgentService.Send:input_type -> agentcore.v1.SendRequest
-	22, // 55: agentcore.v1.AgentService.Stop:input_type -> agentcore.v1.StopRequest
-	24, // 56: agentcore.v1.AgentService.Compact:input_type -> agentcore.v1.CompactRequest
-	26, // 57: agentcore.v1.AgentService.GetHistory:input_type -> agentcore.v1.GetHistoryRequest
-	29, // 58: agentcore.v1.AgentService.SetHistory:input_type -> agentcore.v1.SetHistoryRequest
-	31, // 59: agentcore.v1.AgentService.PreviewContext:input_type -> agentcore.v1.PreviewContextRequest
-	33, // 60: agentcore.v1.AgentService.ListTools:input_type -> agentcore.v1.ListToolsRequest
-	38, // 61: agentcore.v1.AgentService.ExecuteTool:input_type -> agentcore.v1.ExecuteToolRequest
-	42, // 62: agentcore.v1.AgentService.ReloadTools:input_type -> agentcore.v1.ReloadToolsRequest
-	44, // 63: agentcore.v1.AgentService.Attach:input_type -> agentcore.v1.AttachRequest
-	46, // 64: agentcore.v1.AgentService.GetRun:input_type -> agentcore.v1.GetRunRequest
-	48, // 65: agentcore.v1.AgentService.ListRuns:input_type -> agentcore.v1.ListRunsRequest
-	50, // 66: agentcore.v1.AgentService.RespondPermission:input_type -> agentcore.v1.RespondPermissionRequest
-	7,  // 67: agentcore.v1.AgentService.CreateAgent:output_type -> agentcore.v1.CreateAgentResponse
-	9,  // 68: agentcore.v1.AgentService.GetAgent:output_type -> agentcore.v1.GetAgentResponse
-	11, // 69: agentcore.v1.AgentService.ListAgents:output_type -> agentcore.v1.ListAgentsResponse
-	13, // 70: agentcore.v1.AgentService.UpdateAgent:output_type -> agentcore.v1.UpdateAgentResponse
-	15, // 71: agentcore.v1.AgentService.DeleteAgent:output_type -> agentcore.v1.DeleteAgentResponse
-	21, // 72: agentcore.v1.AgentService.Send:output_type -> agentcore.v1.SendResponse
-	23, // 73: agentcore.v1.AgentService.Stop:output_type -> agentcore.v1.StopResponse
-	25, // 74: agentcore.v1.AgentService.Compact:output_type -> agentcore.v1.CompactResponse
-	28, // 75: agentcore.v1.AgentService.GetHistory:output_type -> agentcore.v1.GetHistoryResponse
-	30, // 76: agentcore.v1.AgentService.SetHistory:output_type -> agentcore.v1.SetHistoryResponse
-	32, // 77: agentcore.v1.AgentService.PreviewContext:output_type -> agentcore.v1.PreviewContextResponse
-	37, // 78: agentcore.v1.AgentService.ListTools:output_type -> agentcore.v1.ListToolsResponse
-	41, // 79: agentcore.v1.AgentService.ExecuteTool:output_type -> agentcore.v1.ExecuteToolResponse
-	43, // 80: agentcore.v1.AgentService.ReloadTools:output_type -> agentcore.v1.ReloadToolsResponse
-	45, // 81: agentcore.v1.AgentService.Attach:output_type -> agentcore.v1.AttachResponse
-	47, // 82: agentcore.v1.AgentService.GetRun:output_type -> agentcore.v1.GetRunResponse
-	49, // 83: agentcore.v1.AgentService.ListRuns:output_type -> agentcore.v1.ListRunsResponse
-	51, // 84: agentcore.v1.AgentService.RespondPermission:output_type -> agentcore.v1.RespondPermissionResponse
-	67, // [67:85] is the sub-list for method output_type
-	49, // [49:67] is the sub-list for method input_type
-	49, // [49:49] is the sub-list for extension type_name
-	49, // [49:49] is the sub-list for extension extendee
-	0,  // [0:49] is the sub-list for field type_name
+	54, // 4: agentcore.v1.Agent.usage:type_name -> agentcore.v1.Usage
+	55, // 5: agentcore.v1.Agent.create_time:type_name -> google.protobuf.Timestamp
+	55, // 6: agentcore.v1.Agent.update_time:type_name -> google.protobuf.Timestamp
+	4,  // 7: agentcore.v1.Agent.effective_model:type_name -> agentcore.v1.EffectiveModel
+	56, // 8: agentcore.v1.EffectiveModel.protocol:type_name -> agentcore.v1.Protocol
+	3,  // 9: agentcore.v1.CreateAgentRequest.agent:type_name -> agentcore.v1.Agent
+	57, // 10: agentcore.v1.CreateAgentRequest.history:type_name -> agentcore.v1.Message
+	3,  // 11: agentcore.v1.CreateAgentResponse.agent:type_name -> agentcore.v1.Agent
+	3,  // 12: agentcore.v1.GetAgentResponse.agent:type_name -> agentcore.v1.Agent
+	3,  // 13: agentcore.v1.ListAgentsResponse.agents:type_name -> agentcore.v1.Agent
+	3,  // 14: agentcore.v1.UpdateAgentRequest.agent:type_name -> agentcore.v1.Agent
+	58, // 15: agentcore.v1.UpdateAgentRequest.update_mask:type_name -> google.protobuf.FieldMask
+	3,  // 16: agentcore.v1.UpdateAgentResponse.agent:type_name -> agentcore.v1.Agent
+	18, // 17: agentcore.v1.SendRequest.start:type_name -> agentcore.v1.StartRun
+	20, // 18: agentcore.v1.SendRequest.permission:type_name -> agentcore.v1.PermissionReply
+	21, // 19: agentcore.v1.SendRequest.stop:type_name -> agentcore.v1.StopRun
+	59, // 20: agentcore.v1.StartRun.input:type_name -> agentcore.v1.Part
+	53, // 21: agentcore.v1.StartRun.config:type_name -> agentcore.v1.AgentConfig
+	19, // 22: agentcore.v1.StartRun.history:type_name -> agentcore.v1.HistoryReplacement
+	5,  // 23: agentcore.v1.StartRun.tools:type_name -> agentcore.v1.ToolSelection
+	2,  // 24: agentcore.v1.StartRun.permission_mode:type_name -> agentcore.v1.PermissionMode
+	1,  // 25: agentcore.v1.StartRun.busy_policy:type_name -> agentcore.v1.BusyPolicy
+	60, // 26: agentcore.v1.StartRun.on_disconnect:type_name -> agentcore.v1.OnDisconnect
+	57, // 27: agentcore.v1.HistoryReplacement.messages:type_name -> agentcore.v1.Message
+	61, // 28: agentcore.v1.SendResponse.event:type_name -> agentcore.v1.Event
+	61, // 29: agentcore.v1.CompactResponse.event:type_name -> agentcore.v1.Event
+	57, // 30: agentcore.v1.GetHistoryResponse.messages:type_name -> agentcore.v1.Message
+	28, // 31: agentcore.v1.GetHistoryResponse.turns:type_name -> agentcore.v1.Turn
+	57, // 32: agentcore.v1.SetHistoryRequest.messages:type_name -> agentcore.v1.Message
+	59, // 33: agentcore.v1.PreviewContextRequest.input:type_name -> agentcore.v1.Part
+	57, // 34: agentcore.v1.PreviewContextResponse.messages:type_name -> agentcore.v1.Message
+	62, // 35: agentcore.v1.ToolInfo.input_schema:type_name -> google.protobuf.Struct
+	63, // 36: agentcore.v1.ToolInfo.timeout:type_name -> google.protobuf.Duration
+	36, // 37: agentcore.v1.ToolInfo.limits:type_name -> agentcore.v1.ToolLimits
+	63, // 38: agentcore.v1.ToolLimits.cpu_time:type_name -> google.protobuf.Duration
+	35, // 39: agentcore.v1.ListToolsResponse.tools:type_name -> agentcore.v1.ToolInfo
+	37, // 40: agentcore.v1.ListToolsResponse.skills:type_name -> agentcore.v1.SkillInfo
+	62, // 41: agentcore.v1.ExecuteToolRequest.input:type_name -> google.protobuf.Struct
+	64, // 42: agentcore.v1.ToolOutputChunk.stream:type_name -> agentcore.v1.OutputStream
+	65, // 43: agentcore.v1.DirectToolResult.output:type_name -> agentcore.v1.ToolOutput
+	63, // 44: agentcore.v1.DirectToolResult.duration:type_name -> google.protobuf.Duration
+	40, // 45: agentcore.v1.ExecuteToolResponse.output:type_name -> agentcore.v1.ToolOutputChunk
+	41, // 46: agentcore.v1.ExecuteToolResponse.result:type_name -> agentcore.v1.DirectToolResult
+	61, // 47: agentcore.v1.AttachResponse.event:type_name -> agentcore.v1.Event
+	66, // 48: agentcore.v1.GetRunResponse.run:type_name -> agentcore.v1.Run
+	67, // 49: agentcore.v1.ListRunsRequest.state:type_name -> agentcore.v1.RunState
+	66, // 50: agentcore.v1.ListRunsResponse.runs:type_name -> agentcore.v1.Run
+	7,  // 51: agentcore.v1.AgentService.CreateAgent:input_type -> agentcore.v1.CreateAgentRequest
+	9,  // 52: agentcore.v1.AgentService.GetAgent:input_type -> agentcore.v1.GetAgentRequest
+	11, // 53: agentcore.v1.AgentService.ListAgents:input_type -> agentcore.v1.ListAgentsRequest
+	13, // 54: agentcore.v1.AgentService.UpdateAgent:input_type -> agentcore.v1.UpdateAgentRequest
+	15, // 55: agentcore.v1.AgentService.DeleteAgent:input_type -> agentcore.v1.DeleteAgentRequest
+	17, // 56: agentcore.v1.AgentService.Send:input_type -> agentcore.v1.SendRequest
+	23, // 57: agentcore.v1.AgentService.Stop:input_type -> agentcore.v1.StopRequest
+	25, // 58: agentcore.v1.AgentService.Compact:input_type -> agentcore.v1.CompactRequest
+	27, // 59: agentcore.v1.AgentService.GetHistory:input_type -> agentcore.v1.GetHistoryRequest
+	30, // 60: agentcore.v1.AgentService.SetHistory:input_type -> agentcore.v1.SetHistoryRequest
+	32, // 61: agentcore.v1.AgentService.PreviewContext:input_type -> agentcore.v1.PreviewContextRequest
+	34, // 62: agentcore.v1.AgentService.ListTools:input_type -> agentcore.v1.ListToolsRequest
+	39, // 63: agentcore.v1.AgentService.ExecuteTool:input_type -> agentcore.v1.ExecuteToolRequest
+	43, // 64: agentcore.v1.AgentService.ReloadTools:input_type -> agentcore.v1.ReloadToolsRequest
+	45, // 65: agentcore.v1.AgentService.Attach:input_type -> agentcore.v1.AttachRequest
+	47, // 66: agentcore.v1.AgentService.GetRun:input_type -> agentcore.v1.GetRunRequest
+	49, // 67: agentcore.v1.AgentService.ListRuns:input_type -> agentcore.v1.ListRunsRequest
+	51, // 68: agentcore.v1.AgentService.RespondPermission:input_type -> agentcore.v1.RespondPermissionRequest
+	8,  // 69: agentcore.v1.AgentService.CreateAgent:output_type -> agentcore.v1.CreateAgentResponse
+	10, // 70: agentcore.v1.AgentService.GetAgent:output_type -> agentcore.v1.GetAgentResponse
+	12, // 71: agentcore.v1.AgentService.ListAgents:output_type -> agentcore.v1.ListAgentsResponse
+	14, // 72: agentcore.v1.AgentService.UpdateAgent:output_type -> agentcore.v1.UpdateAgentResponse
+	16, // 73: agentcore.v1.AgentService.DeleteAgent:output_type -> agentcore.v1.DeleteAgentResponse
+	22, // 74: agentcore.v1.AgentService.Send:output_type -> agentcore.v1.SendResponse
+	24, // 75: agentcore.v1.AgentService.Stop:output_type -> agentcore.v1.StopResponse
+	26, // 76: agentcore.v1.AgentService.Compact:output_type -> agentcore.v1.CompactResponse
+	29, // 77: agentcore.v1.AgentService.GetHistory:output_type -> agentcore.v1.GetHistoryResponse
+	31, // 78: agentcore.v1.AgentService.SetHistory:output_type -> agentcore.v1.SetHistoryResponse
+	33, // 79: agentcore.v1.AgentService.PreviewContext:output_type -> agentcore.v1.PreviewContextResponse
+	38, // 80: agentcore.v1.AgentService.ListTools:output_type -> agentcore.v1.ListToolsResponse
+	42, // 81: agentcore.v1.AgentService.ExecuteTool:output_type -> agentcore.v1.ExecuteToolResponse
+	44, // 82: agentcore.v1.AgentService.ReloadTools:output_type -> agentcore.v1.ReloadToolsResponse
+	46, // 83: agentcore.v1.AgentService.Attach:output_type -> agentcore.v1.AttachResponse
+	48, // 84: agentcore.v1.AgentService.GetRun:output_type -> agentcore.v1.GetRunResponse
+	50, // 85: agentcore.v1.AgentService.ListRuns:output_type -> agentcore.v1.ListRunsResponse
+	52, // 86: agentcore.v1.AgentService.RespondPermission:output_type -> agentcore.v1.RespondPermissionResponse
+	69, // [69:87] is the sub-list for method output_type
+	51, // [51:69] is the sub-list for method input_type
+	51, // [51:51] is the sub-list for extension type_name
+	51, // [51:51] is the sub-list for extension extendee
+	0,  // [0:51] is the sub-list for field type_name
 }
 
 func init() { file_agentcore_v1_agent_service_proto_init() }
@@ -3565,12 +3674,12 @@ func file_agentcore_v1_agent_service_proto_init() {
 	file_agentcore_v1_event_proto_init()
 	file_agentcore_v1_message_proto_init()
 	file_agentcore_v1_run_proto_init()
-	file_agentcore_v1_agent_service_proto_msgTypes[13].OneofWrappers = []any{
+	file_agentcore_v1_agent_service_proto_msgTypes[14].OneofWrappers = []any{
 		(*SendRequest_Start)(nil),
 		(*SendRequest_Permission)(nil),
 		(*SendRequest_Stop)(nil),
 	}
-	file_agentcore_v1_agent_service_proto_msgTypes[38].OneofWrappers = []any{
+	file_agentcore_v1_agent_service_proto_msgTypes[39].OneofWrappers = []any{
 		(*ExecuteToolResponse_Output)(nil),
 		(*ExecuteToolResponse_Result)(nil),
 	}
@@ -3580,7 +3689,7 @@ func file_agentcore_v1_agent_service_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_agentcore_v1_agent_service_proto_rawDesc), len(file_agentcore_v1_agent_service_proto_rawDesc)),
 			NumEnums:      3,
-			NumMessages:   49,
+			NumMessages:   50,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -3,6 +3,7 @@
 
 from .agent_service_pb2 import (
     Agent as Agent,
+    EffectiveModel as EffectiveModel,
     ToolSelection as ToolSelection,
     SkillSelection as SkillSelection,
     CreateAgentRequest as CreateAgentRequest,

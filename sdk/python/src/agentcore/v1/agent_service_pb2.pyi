@@ -26,10 +26,11 @@ PERMISSION_MODE_ASK_LISTED: PermissionMode
 PERMISSION_MODE_UNSPECIFIED: PermissionMode
 
 class Agent(_message.Message):
-    __slots__ = ["api_key_required", "config", "create_time", "has_api_key", "history_length", "id", "run_id", "skills", "state", "tools", "update_time", "usage"]
+    __slots__ = ["api_key_required", "config", "create_time", "effective_model", "has_api_key", "history_length", "id", "run_id", "skills", "state", "tools", "update_time", "usage"]
     API_KEY_REQUIRED_FIELD_NUMBER: _ClassVar[int]
     CONFIG_FIELD_NUMBER: _ClassVar[int]
     CREATE_TIME_FIELD_NUMBER: _ClassVar[int]
+    EFFECTIVE_MODEL_FIELD_NUMBER: _ClassVar[int]
     HAS_API_KEY_FIELD_NUMBER: _ClassVar[int]
     HISTORY_LENGTH_FIELD_NUMBER: _ClassVar[int]
     ID_FIELD_NUMBER: _ClassVar[int]
@@ -42,6 +43,7 @@ class Agent(_message.Message):
     api_key_required: bool
     config: _config_pb2.AgentConfig
     create_time: _timestamp_pb2.Timestamp
+    effective_model: EffectiveModel
     has_api_key: bool
     history_length: int
     id: str
@@ -51,7 +53,7 @@ class Agent(_message.Message):
     tools: ToolSelection
     update_time: _timestamp_pb2.Timestamp
     usage: _message_pb2.Usage
-    def __init__(self, id: _Optional[str] = ..., config: _Optional[_Union[_config_pb2.AgentConfig, _Mapping]] = ..., tools: _Optional[_Union[ToolSelection, _Mapping]] = ..., skills: _Optional[_Union[SkillSelection, _Mapping]] = ..., state: _Optional[_Union[AgentState, str]] = ..., run_id: _Optional[str] = ..., history_length: _Optional[int] = ..., usage: _Optional[_Union[_message_pb2.Usage, _Mapping]] = ..., has_api_key: bool = ..., create_time: _Optional[_Union[_timestamp_pb2.Timestamp, _Mapping]] = ..., update_time: _Optional[_Union[_timestamp_pb2.Timestamp, _Mapping]] = ..., api_key_required: bool = ...) -> None: ...
+    def __init__(self, id: _Optional[str] = ..., config: _Optional[_Union[_config_pb2.AgentConfig, _Mapping]] = ..., tools: _Optional[_Union[ToolSelection, _Mapping]] = ..., skills: _Optional[_Union[SkillSelection, _Mapping]] = ..., state: _Optional[_Union[AgentState, str]] = ..., run_id: _Optional[str] = ..., history_length: _Optional[int] = ..., usage: _Optional[_Union[_message_pb2.Usage, _Mapping]] = ..., has_api_key: bool = ..., create_time: _Optional[_Union[_timestamp_pb2.Timestamp, _Mapping]] = ..., update_time: _Optional[_Union[_timestamp_pb2.Timestamp, _Mapping]] = ..., api_key_required: bool = ..., effective_model: _Optional[_Union[EffectiveModel, _Mapping]] = ...) -> None: ...
 
 class AttachRequest(_message.Message):
     __slots__ = ["after_seq", "agent_id", "run_id"]
@@ -120,6 +122,20 @@ class DirectToolResult(_message.Message):
     output: _message_pb2.ToolOutput
     stop: bool
     def __init__(self, output: _Optional[_Union[_message_pb2.ToolOutput, _Mapping]] = ..., error: bool = ..., stop: bool = ..., duration: _Optional[_Union[_duration_pb2.Duration, _Mapping]] = ...) -> None: ...
+
+class EffectiveModel(_message.Message):
+    __slots__ = ["base_url_host", "follows_default", "model", "profile", "protocol"]
+    BASE_URL_HOST_FIELD_NUMBER: _ClassVar[int]
+    FOLLOWS_DEFAULT_FIELD_NUMBER: _ClassVar[int]
+    MODEL_FIELD_NUMBER: _ClassVar[int]
+    PROFILE_FIELD_NUMBER: _ClassVar[int]
+    PROTOCOL_FIELD_NUMBER: _ClassVar[int]
+    base_url_host: str
+    follows_default: bool
+    model: str
+    profile: str
+    protocol: _config_pb2.Protocol
+    def __init__(self, profile: _Optional[str] = ..., follows_default: bool = ..., model: _Optional[str] = ..., protocol: _Optional[_Union[_config_pb2.Protocol, str]] = ..., base_url_host: _Optional[str] = ...) -> None: ...
 
 class ExecuteToolRequest(_message.Message):
     __slots__ = ["input", "limit", "name"]

@@ -4,7 +4,7 @@
 
 import type { GenEnum, GenFile, GenMessage, GenService } from "@bufbuild/protobuf/codegenv2";
 import { enumDesc, fileDesc, messageDesc, serviceDesc } from "@bufbuild/protobuf/codegenv2";
-import type { AgentConfig } from "./config_pb";
+import type { AgentConfig, Protocol } from "./config_pb";
 import { file_agentcore_v1_config } from "./config_pb";
 import type { Event, OutputStream } from "./event_pb";
 import { file_agentcore_v1_event } from "./event_pb";
@@ -21,7 +21,7 @@ import type { JsonObject, Message } from "@bufbuild/protobuf";
  * Describes the file agentcore/v1/agent_service.proto.
  */
 export const file_agentcore_v1_agent_service: GenFile = /*@__PURE__*/
-  fileDesc("CiBhZ2VudGNvcmUvdjEvYWdlbnRfc2VydmljZS5wcm90bxIMYWdlbnRjb3JlLnYxIp4DCgVBZ2VudBIKCgJpZBgBIAEoCRIpCgZjb25maWcYAiABKAsyGS5hZ2VudGNvcmUudjEuQWdlbnRDb25maWcSKgoFdG9vbHMYAyABKAsyGy5hZ2VudGNvcmUudjEuVG9vbFNlbGVjdGlvbhIsCgZza2lsbHMYBCABKAsyHC5hZ2VudGNvcmUudjEuU2tpbGxTZWxlY3Rpb24SJwoFc3RhdGUYBSABKA4yGC5hZ2VudGNvcmUudjEuQWdlbnRTdGF0ZRIOCgZydW5faWQYBiABKAkSFgoOaGlzdG9yeV9sZW5ndGgYByABKAUSIgoFdXNhZ2UYCCABKAsyEy5hZ2VudGNvcmUudjEuVXNhZ2USEwoLaGFzX2FwaV9rZXkYCSABKAgSLwoLY3JlYXRlX3RpbWUYCiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEi8KC3VwZGF0ZV90aW1lGAsgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIYChBhcGlfa2V5X3JlcXVpcmVkGAwgASgIIisKDVRvb2xTZWxlY3Rpb24SCwoDYWxsGAEgASgIEg0KBW5hbWVzGAIgAygJIiwKDlNraWxsU2VsZWN0aW9uEgsKA2FsbBgBIAEoCBINCgVuYW1lcxgCIAMoCSJyChJDcmVhdGVBZ2VudFJlcXVlc3QSEAoIYWdlbnRfaWQYASABKAkSIgoFYWdlbnQYAiABKAsyEy5hZ2VudGNvcmUudjEuQWdlbnQSJgoHaGlzdG9yeRgDIAMoCzIVLmFnZW50Y29yZS52MS5NZXNzYWdlIjkKE0NyZWF0ZUFnZW50UmVzcG9uc2USIgoFYWdlbnQYASABKAsyEy5hZ2VudGNvcmUudjEuQWdlbnQiIwoPR2V0QWdlbnRSZXF1ZXN0EhAKCGFnZW50X2lkGAEgASgJIjYKEEdldEFnZW50UmVzcG9uc2USIgoFYWdlbnQYASABKAsyEy5hZ2VudGNvcmUudjEuQWdlbnQiOgoRTGlzdEFnZW50c1JlcXVlc3QSEQoJcGFnZV9zaXplGAEgASgFEhIKCnBhZ2VfdG9rZW4YAiABKAkiUgoSTGlzdEFnZW50c1Jlc3BvbnNlEiMKBmFnZW50cxgBIAMoCzITLmFnZW50Y29yZS52MS5BZ2VudBIXCg9uZXh0X3BhZ2VfdG9rZW4YAiABKAkiaQoSVXBkYXRlQWdlbnRSZXF1ZXN0EiIKBWFnZW50GAEgASgLMhMuYWdlbnRjb3JlLnYxLkFnZW50Ei8KC3VwZGF0ZV9tYXNrGAIgASgLMhouZ29vZ2xlLnByb3RvYnVmLkZpZWxkTWFzayI5ChNVcGRhdGVBZ2VudFJlc3BvbnNlEiIKBWFnZW50GAEgASgLMhMuYWdlbnRjb3JlLnYxLkFnZW50IiYKEkRlbGV0ZUFnZW50UmVxdWVzdBIQCghhZ2VudF9pZBgBIAEoCSIqChNEZWxldGVBZ2VudFJlc3BvbnNlEhMKC3N0b3BwZWRfcnVuGAEgASgIIpoBCgtTZW5kUmVxdWVzdBInCgVzdGFydBgBIAEoCzIWLmFnZW50Y29yZS52MS5TdGFydFJ1bkgAEjMKCnBlcm1pc3Npb24YAiABKAsyHS5hZ2VudGNvcmUudjEuUGVybWlzc2lvblJlcGx5SAASJQoEc3RvcBgDIAEoCzIVLmFnZW50Y29yZS52MS5TdG9wUnVuSABCBgoEa2luZCKFAwoIU3RhcnRSdW4SEAoIYWdlbnRfaWQYASABKAkSIQoFaW5wdXQYAiADKAsyEi5hZ2VudGNvcmUudjEuUGFydBIpCgZjb25maWcYAyABKAsyGS5hZ2VudGNvcmUudjEuQWdlbnRDb25maWcSMQoHaGlzdG9yeRgEIAEoCzIgLmFnZW50Y29yZS52MS5IaXN0b3J5UmVwbGFjZW1lbnQSKgoFdG9vbHMYBSABKAsyGy5hZ2VudGNvcmUudjEuVG9vbFNlbGVjdGlvbhI1Cg9wZXJtaXNzaW9uX21vZGUYBiABKA4yHC5hZ2VudGNvcmUudjEuUGVybWlzc2lvbk1vZGUSEQoJYXNrX3Rvb2xzGAcgAygJEi0KC2J1c3lfcG9saWN5GAggASgOMhguYWdlbnRjb3JlLnYxLkJ1c3lQb2xpY3kSMQoNb25fZGlzY29ubmVjdBgJIAEoDjIaLmFnZW50Y29yZS52MS5PbkRpc2Nvbm5lY3QSDgoGcmVzdW1lGAogASgIIj0KEkhpc3RvcnlSZXBsYWNlbWVudBInCghtZXNzYWdlcxgBIAMoCzIVLmFnZW50Y29yZS52MS5NZXNzYWdlIkYKD1Blcm1pc3Npb25SZXBseRIUCgx0b29sX2NhbGxfaWQYASABKAkSDQoFYWxsb3cYAiABKAgSDgoGcmVhc29uGAMgASgJIgkKB1N0b3BSdW4iMgoMU2VuZFJlc3BvbnNlEiIKBWV2ZW50GAEgASgLMhMuYWdlbnRjb3JlLnYxLkV2ZW50Ii8KC1N0b3BSZXF1ZXN0EhAKCGFnZW50X2lkGAEgASgJEg4KBnJ1bl9pZBgCIAEoCSIfCgxTdG9wUmVzcG9uc2USDwoHc3RvcHBlZBgBIAEoCCIiCg5Db21wYWN0UmVxdWVzdBIQCghhZ2VudF9pZBgBIAEoCSI1Cg9Db21wYWN0UmVzcG9uc2USIgoFZXZlbnQYASABKAsyEy5hZ2VudGNvcmUudjEuRXZlbnQifQoRR2V0SGlzdG9yeVJlcXVlc3QSEAoIYWdlbnRfaWQYASABKAkSFQoNaW5jbHVkZV90dXJucxgCIAEoCBIYChBpbmNsdWRlX3JlbmRlcmVkGAMgASgIEhEKCXBhZ2Vfc2l6ZRgEIAEoBRISCgpwYWdlX3Rva2VuGAUgASgJIh8KBFR1cm4SFwoPbWVzc2FnZV9pbmRleGVzGAEgAygFIrgBChJHZXRIaXN0b3J5UmVzcG9uc2USJwoIbWVzc2FnZXMYASADKAsyFS5hZ2VudGNvcmUudjEuTWVzc2FnZRIhCgV0dXJucxgCIAMoCzISLmFnZW50Y29yZS52MS5UdXJuEhAKCHJlbmRlcmVkGAMgASgJEhcKD25leHRfcGFnZV90b2tlbhgEIAEoCRITCgtzdGFydF9pbmRleBgFIAEoBRIWCg5oaXN0b3J5X2xlbmd0aBgGIAEoBSJOChFTZXRIaXN0b3J5UmVxdWVzdBIQCghhZ2VudF9pZBgBIAEoCRInCghtZXNzYWdlcxgCIAMoCzIVLmFnZW50Y29yZS52MS5NZXNzYWdlIiwKElNldEhpc3RvcnlSZXNwb25zZRIWCg5oaXN0b3J5X2xlbmd0aBgBIAEoBSJMChVQcmV2aWV3Q29udGV4dFJlcXVlc3QSEAoIYWdlbnRfaWQYASABKAkSIQoFaW5wdXQYAiADKAsyEi5hZ2VudGNvcmUudjEuUGFydCKkAQoWUHJldmlld0NvbnRleHRSZXNwb25zZRIOCgZzeXN0ZW0YASABKAkSJwoIbWVzc2FnZXMYAiADKAsyFS5hZ2VudGNvcmUudjEuTWVzc2FnZRIOCgZ0b2tlbnMYAyABKAMSEgoKbWF4X3Rva2VucxgEIAEoAxIVCg13b3VsZF9jb21wYWN0GAUgASgIEhYKDmhpc3RvcnlfdG9rZW5zGAYgASgDIhIKEExpc3RUb29sc1JlcXVlc3Qi6QEKCFRvb2xJbmZvEgwKBG5hbWUYASABKAkSEwoLZGVzY3JpcHRpb24YAiABKAkSLQoMaW5wdXRfc2NoZW1hGAMgASgLMhcuZ29vZ2xlLnByb3RvYnVmLlN0cnVjdBIOCgZzb3VyY2UYBCABKAkSKgoHdGltZW91dBgFIAEoCzIZLmdvb2dsZS5wcm90b2J1Zi5EdXJhdGlvbhIRCglyZWFkX29ubHkYBiABKAgSEgoKaWRlbXBvdGVudBgHIAEoCBIoCgZsaW1pdHMYCCABKAsyGC5hZ2VudGNvcmUudjEuVG9vbExpbWl0cyJ+CgpUb29sTGltaXRzEhQKDG1lbW9yeV9ieXRlcxgBIAEoBBIVCg1tYXhfcHJvY2Vzc2VzGAIgASgNEisKCGNwdV90aW1lGAMgASgLMhkuZ29vZ2xlLnByb3RvYnVmLkR1cmF0aW9uEhYKDm1heF9vcGVuX2ZpbGVzGAQgASgNIj4KCVNraWxsSW5mbxIMCgRuYW1lGAEgASgJEhMKC2Rlc2NyaXB0aW9uGAIgASgJEg4KBnNvdXJjZRgDIAEoCSJ9ChFMaXN0VG9vbHNSZXNwb25zZRIlCgV0b29scxgBIAMoCzIWLmFnZW50Y29yZS52MS5Ub29sSW5mbxInCgZza2lsbHMYAiADKAsyFy5hZ2VudGNvcmUudjEuU2tpbGxJbmZvEhgKEGxpbWl0c19tZWNoYW5pc20YAyABKAkiWQoSRXhlY3V0ZVRvb2xSZXF1ZXN0EgwKBG5hbWUYASABKAkSJgoFaW5wdXQYAiABKAsyFy5nb29nbGUucHJvdG9idWYuU3RydWN0Eg0KBWxpbWl0GAMgASgDIksKD1Rvb2xPdXRwdXRDaHVuaxIqCgZzdHJlYW0YASABKA4yGi5hZ2VudGNvcmUudjEuT3V0cHV0U3RyZWFtEgwKBGRhdGEYAiABKAkihgEKEERpcmVjdFRvb2xSZXN1bHQSKAoGb3V0cHV0GAEgASgLMhguYWdlbnRjb3JlLnYxLlRvb2xPdXRwdXQSDQoFZXJyb3IYAiABKAgSDAoEc3RvcBgDIAEoCBIrCghkdXJhdGlvbhgEIAEoCzIZLmdvb2dsZS5wcm90b2J1Zi5EdXJhdGlvbiKAAQoTRXhlY3V0ZVRvb2xSZXNwb25zZRIvCgZvdXRwdXQYASABKAsyHS5hZ2VudGNvcmUudjEuVG9vbE91dHB1dENodW5rSAASMAoGcmVzdWx0GAIgASgLMh4uYWdlbnRjb3JlLnYxLkRpcmVjdFRvb2xSZXN1bHRIAEIGCgRraW5kIhQKElJlbG9hZFRvb2xzUmVxdWVzdCI0ChNSZWxvYWRUb29sc1Jlc3BvbnNlEg0KBXRvb2xzGAEgASgFEg4KBnNraWxscxgCIAEoBSJECg1BdHRhY2hSZXF1ZXN0Eg4KBnJ1bl9pZBgBIAEoCRIQCghhZ2VudF9pZBgCIAEoCRIRCglhZnRlcl9zZXEYAyABKAMiNAoOQXR0YWNoUmVzcG9uc2USIgoFZXZlbnQYASABKAsyEy5hZ2VudGNvcmUudjEuRXZlbnQiHwoNR2V0UnVuUmVxdWVzdBIOCgZydW5faWQYASABKAkiMAoOR2V0UnVuUmVzcG9uc2USHgoDcnVuGAEgASgLMhEuYWdlbnRjb3JlLnYxLlJ1biJxCg9MaXN0UnVuc1JlcXVlc3QSEAoIYWdlbnRfaWQYASABKAkSEQoJcGFnZV9zaXplGAIgASgFEhIKCnBhZ2VfdG9rZW4YAyABKAkSJQoFc3RhdGUYBCABKA4yFi5hZ2VudGNvcmUudjEuUnVuU3RhdGUiTAoQTGlzdFJ1bnNSZXNwb25zZRIfCgRydW5zGAEgAygLMhEuYWdlbnRjb3JlLnYxLlJ1bhIXCg9uZXh0X3BhZ2VfdG9rZW4YAiABKAkiXwoYUmVzcG9uZFBlcm1pc3Npb25SZXF1ZXN0Eg4KBnJ1bl9pZBgBIAEoCRIUCgx0b29sX2NhbGxfaWQYAiABKAkSDQoFYWxsb3cYAyABKAgSDgoGcmVhc29uGAQgASgJIhsKGVJlc3BvbmRQZXJtaXNzaW9uUmVzcG9uc2UqWAoKQWdlbnRTdGF0ZRIbChdBR0VOVF9TVEFURV9VTlNQRUNJRklFRBAAEhQKEEFHRU5UX1NUQVRFX0lETEUQARIXChNBR0VOVF9TVEFURV9SVU5OSU5HEAIqcQoKQnVzeVBvbGljeRIbChdCVVNZX1BPTElDWV9VTlNQRUNJRklFRBAAEhcKE0JVU1lfUE9MSUNZX1JFUExBQ0UQARIWChJCVVNZX1BPTElDWV9SRUpFQ1QQAhIVChFCVVNZX1BPTElDWV9RVUVVRRADKo0BCg5QZXJtaXNzaW9uTW9kZRIfChtQRVJNSVNTSU9OX01PREVfVU5TUEVDSUZJRUQQABIdChlQRVJNSVNTSU9OX01PREVfQUxMT1dfQUxMEAESGwoXUEVSTUlTU0lPTl9NT0RFX0FTS19BTEwQAhIeChpQRVJNSVNTSU9OX01PREVfQVNLX0xJU1RFRBADMqYQCgxBZ2VudFNlcnZpY2USaQoLQ3JlYXRlQWdlbnQSIC5hZ2VudGNvcmUudjEuQ3JlYXRlQWdlbnRSZXF1ZXN0GiEuYWdlbnRjb3JlLnYxLkNyZWF0ZUFnZW50UmVzcG9uc2UiFYLT5JMCDzoBKiIKL3YxL2FnZW50cxJoCghHZXRBZ2VudBIdLmFnZW50Y29yZS52MS5HZXRBZ2VudFJlcXVlc3QaHi5hZ2VudGNvcmUudjEuR2V0QWdlbnRSZXNwb25zZSIdgtPkkwIXEhUvdjEvYWdlbnRzL3thZ2VudF9pZH0SYwoKTGlzdEFnZW50cxIfLmFnZW50Y29yZS52MS5MaXN0QWdlbnRzUmVxdWVzdBogLmFnZW50Y29yZS52MS5MaXN0QWdlbnRzUmVzcG9uc2UiEoLT5JMCDBIKL3YxL2FnZW50cxJ4CgtVcGRhdGVBZ2VudBIgLmFnZW50Y29yZS52MS5VcGRhdGVBZ2VudFJlcXVlc3QaIS5hZ2VudGNvcmUudjEuVXBkYXRlQWdlbnRSZXNwb25zZSIkgtPkkwIeOgVhZ2VudDIVL3YxL2FnZW50cy97YWdlbnQuaWR9EnEKC0RlbGV0ZUFnZW50EiAuYWdlbnRjb3JlLnYxLkRlbGV0ZUFnZW50UmVxdWVzdBohLmFnZW50Y29yZS52MS5EZWxldGVBZ2VudFJlc3BvbnNlIh2C0+STAhcqFS92MS9hZ2VudHMve2FnZW50X2lkfRJBCgRTZW5kEhkuYWdlbnRjb3JlLnYxLlNlbmRSZXF1ZXN0GhouYWdlbnRjb3JlLnYxLlNlbmRSZXNwb25zZSgBMAESZAoEU3RvcBIZLmFnZW50Y29yZS52MS5TdG9wUmVxdWVzdBoaLmFnZW50Y29yZS52MS5TdG9wUmVzcG9uc2UiJYLT5JMCHzoBKiIaL3YxL2FnZW50cy97YWdlbnRfaWR9OnN0b3AScgoHQ29tcGFjdBIcLmFnZW50Y29yZS52MS5Db21wYWN0UmVxdWVzdBodLmFnZW50Y29yZS52MS5Db21wYWN0UmVzcG9uc2UiKILT5JMCIjoBKiIdL3YxL2FnZW50cy97YWdlbnRfaWR9OmNvbXBhY3QwARJ2CgpHZXRIaXN0b3J5Eh8uYWdlbnRjb3JlLnYxLkdldEhpc3RvcnlSZXF1ZXN0GiAuYWdlbnRjb3JlLnYxLkdldEhpc3RvcnlSZXNwb25zZSIlgtPkkwIfEh0vdjEvYWdlbnRzL3thZ2VudF9pZH0vaGlzdG9yeRJ5CgpTZXRIaXN0b3J5Eh8uYWdlbnRjb3JlLnYxLlNldEhpc3RvcnlSZXF1ZXN0GiAuYWdlbnRjb3JlLnYxLlNldEhpc3RvcnlSZXNwb25zZSIogtPkkwIiOgEqGh0vdjEvYWdlbnRzL3thZ2VudF9pZH0vaGlzdG9yeRKMAQoOUHJldmlld0NvbnRleHQSIy5hZ2VudGNvcmUudjEuUHJldmlld0NvbnRleHRSZXF1ZXN0GiQuYWdlbnRjb3JlLnYxLlByZXZpZXdDb250ZXh0UmVzcG9uc2UiL4LT5JMCKToBKiIkL3YxL2FnZW50cy97YWdlbnRfaWR9OnByZXZpZXdDb250ZXh0El8KCUxpc3RUb29scxIeLmFnZW50Y29yZS52MS5MaXN0VG9vbHNSZXF1ZXN0Gh8uYWdlbnRjb3JlLnYxLkxpc3RUb29sc1Jlc3BvbnNlIhGC0+STAgsSCS92MS90b29scxJ5CgtFeGVjdXRlVG9vbBIgLmFnZW50Y29yZS52MS5FeGVjdXRlVG9vbFJlcXVlc3QaIS5hZ2VudGNvcmUudjEuRXhlY3V0ZVRvb2xSZXNwb25zZSIjgtPkkwIdOgEqIhgvdjEvdG9vbHMve25hbWV9OmV4ZWN1dGUwARJvCgtSZWxvYWRUb29scxIgLmFnZW50Y29yZS52MS5SZWxvYWRUb29sc1JlcXVlc3QaIS5hZ2VudGNvcmUudjEuUmVsb2FkVG9vbHNSZXNwb25zZSIbgtPkkwIVOgEqIhAvdjEvdG9vbHM6cmVsb2FkEocBCgZBdHRhY2gSGy5hZ2VudGNvcmUudjEuQXR0YWNoUmVxdWVzdBocLmFnZW50Y29yZS52MS5BdHRhY2hSZXNwb25zZSJAgtPkkwI6Wh4SHC92MS9hZ2VudHMve2FnZW50X2lkfTphdHRhY2gSGC92MS9ydW5zL3tydW5faWR9OmF0dGFjaDABEl4KBkdldFJ1bhIbLmFnZW50Y29yZS52MS5HZXRSdW5SZXF1ZXN0GhwuYWdlbnRjb3JlLnYxLkdldFJ1blJlc3BvbnNlIhmC0+STAhMSES92MS9ydW5zL3tydW5faWR9EnkKCExpc3RSdW5zEh0uYWdlbnRjb3JlLnYxLkxpc3RSdW5zUmVxdWVzdBoeLmFnZW50Y29yZS52MS5MaXN0UnVuc1Jlc3BvbnNlIi6C0+STAihaHBIaL3YxL2FnZW50cy97YWdlbnRfaWR9L3J1bnMSCC92MS9ydW5zEp0BChFSZXNwb25kUGVybWlzc2lvbhImLmFnZW50Y29yZS52MS5SZXNwb25kUGVybWlzc2lvblJlcXVlc3QaJy5hZ2VudGNvcmUudjEuUmVzcG9uZFBlcm1pc3Npb25SZXNwb25zZSI3gtPkkwIxOgEqIiwvdjEvcnVucy97cnVuX2lkfS9wZXJtaXNzaW9ucy97dG9vbF9jYWxsX2lkfUI7WjlnaXRodWIuY29tL2FnZW50Y29yZS9hZ2VudGNvcmUvcHJvdG8vYWdlbnRjb3JlL3YxO2FnZW50djFiBnByb3RvMw", [file_agentcore_v1_config, file_agentcore_v1_event, file_agentcore_v1_message, file_agentcore_v1_run, file_google_api_annotations, file_google_protobuf_duration, file_google_protobuf_field_mask, file_google_protobuf_struct, file_google_protobuf_timestamp]);
+  fileDesc("CiBhZ2VudGNvcmUvdjEvYWdlbnRfc2VydmljZS5wcm90bxIMYWdlbnRjb3JlLnYxItUDCgVBZ2VudBIKCgJpZBgBIAEoCRIpCgZjb25maWcYAiABKAsyGS5hZ2VudGNvcmUudjEuQWdlbnRDb25maWcSKgoFdG9vbHMYAyABKAsyGy5hZ2VudGNvcmUudjEuVG9vbFNlbGVjdGlvbhIsCgZza2lsbHMYBCABKAsyHC5hZ2VudGNvcmUudjEuU2tpbGxTZWxlY3Rpb24SJwoFc3RhdGUYBSABKA4yGC5hZ2VudGNvcmUudjEuQWdlbnRTdGF0ZRIOCgZydW5faWQYBiABKAkSFgoOaGlzdG9yeV9sZW5ndGgYByABKAUSIgoFdXNhZ2UYCCABKAsyEy5hZ2VudGNvcmUudjEuVXNhZ2USEwoLaGFzX2FwaV9rZXkYCSABKAgSLwoLY3JlYXRlX3RpbWUYCiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEi8KC3VwZGF0ZV90aW1lGAsgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIYChBhcGlfa2V5X3JlcXVpcmVkGAwgASgIEjUKD2VmZmVjdGl2ZV9tb2RlbBgNIAEoCzIcLmFnZW50Y29yZS52MS5FZmZlY3RpdmVNb2RlbCKKAQoORWZmZWN0aXZlTW9kZWwSDwoHcHJvZmlsZRgBIAEoCRIXCg9mb2xsb3dzX2RlZmF1bHQYAiABKAgSDQoFbW9kZWwYAyABKAkSKAoIcHJvdG9jb2wYBCABKA4yFi5hZ2VudGNvcmUudjEuUHJvdG9jb2wSFQoNYmFzZV91cmxfaG9zdBgFIAEoCSIrCg1Ub29sU2VsZWN0aW9uEgsKA2FsbBgBIAEoCBINCgVuYW1lcxgCIAMoCSIsCg5Ta2lsbFNlbGVjdGlvbhILCgNhbGwYASABKAgSDQoFbmFtZXMYAiADKAkicgoSQ3JlYXRlQWdlbnRSZXF1ZXN0EhAKCGFnZW50X2lkGAEgASgJEiIKBWFnZW50GAIgASgLMhMuYWdlbnRjb3JlLnYxLkFnZW50EiYKB2hpc3RvcnkYAyADKAsyFS5hZ2VudGNvcmUudjEuTWVzc2FnZSI5ChNDcmVhdGVBZ2VudFJlc3BvbnNlEiIKBWFnZW50GAEgASgLMhMuYWdlbnRjb3JlLnYxLkFnZW50IiMKD0dldEFnZW50UmVxdWVzdBIQCghhZ2VudF9pZBgBIAEoCSI2ChBHZXRBZ2VudFJlc3BvbnNlEiIKBWFnZW50GAEgASgLMhMuYWdlbnRjb3JlLnYxLkFnZW50IjoKEUxpc3RBZ2VudHNSZXF1ZXN0EhEKCXBhZ2Vfc2l6ZRgBIAEoBRISCgpwYWdlX3Rva2VuGAIgASgJIlIKEkxpc3RBZ2VudHNSZXNwb25zZRIjCgZhZ2VudHMYASADKAsyEy5hZ2VudGNvcmUudjEuQWdlbnQSFwoPbmV4dF9wYWdlX3Rva2VuGAIgASgJImkKElVwZGF0ZUFnZW50UmVxdWVzdBIiCgVhZ2VudBgBIAEoCzITLmFnZW50Y29yZS52MS5BZ2VudBIvCgt1cGRhdGVfbWFzaxgCIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5GaWVsZE1hc2siOQoTVXBkYXRlQWdlbnRSZXNwb25zZRIiCgVhZ2VudBgBIAEoCzITLmFnZW50Y29yZS52MS5BZ2VudCImChJEZWxldGVBZ2VudFJlcXVlc3QSEAoIYWdlbnRfaWQYASABKAkiKgoTRGVsZXRlQWdlbnRSZXNwb25zZRITCgtzdG9wcGVkX3J1bhgBIAEoCCKaAQoLU2VuZFJlcXVlc3QSJwoFc3RhcnQYASABKAsyFi5hZ2VudGNvcmUudjEuU3RhcnRSdW5IABIzCgpwZXJtaXNzaW9uGAIgASgLMh0uYWdlbnRjb3JlLnYxLlBlcm1pc3Npb25SZXBseUgAEiUKBHN0b3AYAyABKAsyFS5hZ2VudGNvcmUudjEuU3RvcFJ1bkgAQgYKBGtpbmQihQMKCFN0YXJ0UnVuEhAKCGFnZW50X2lkGAEgASgJEiEKBWlucHV0GAIgAygLMhIuYWdlbnRjb3JlLnYxLlBhcnQSKQoGY29uZmlnGAMgASgLMhkuYWdlbnRjb3JlLnYxLkFnZW50Q29uZmlnEjEKB2hpc3RvcnkYBCABKAsyIC5hZ2VudGNvcmUudjEuSGlzdG9yeVJlcGxhY2VtZW50EioKBXRvb2xzGAUgASgLMhsuYWdlbnRjb3JlLnYxLlRvb2xTZWxlY3Rpb24SNQoPcGVybWlzc2lvbl9tb2RlGAYgASgOMhwuYWdlbnRjb3JlLnYxLlBlcm1pc3Npb25Nb2RlEhEKCWFza190b29scxgHIAMoCRItCgtidXN5X3BvbGljeRgIIAEoDjIYLmFnZW50Y29yZS52MS5CdXN5UG9saWN5EjEKDW9uX2Rpc2Nvbm5lY3QYCSABKA4yGi5hZ2VudGNvcmUudjEuT25EaXNjb25uZWN0Eg4KBnJlc3VtZRgKIAEoCCI9ChJIaXN0b3J5UmVwbGFjZW1lbnQSJwoIbWVzc2FnZXMYASADKAsyFS5hZ2VudGNvcmUudjEuTWVzc2FnZSJGCg9QZXJtaXNzaW9uUmVwbHkSFAoMdG9vbF9jYWxsX2lkGAEgASgJEg0KBWFsbG93GAIgASgIEg4KBnJlYXNvbhgDIAEoCSIJCgdTdG9wUnVuIjIKDFNlbmRSZXNwb25zZRIiCgVldmVudBgBIAEoCzITLmFnZW50Y29yZS52MS5FdmVudCIvCgtTdG9wUmVxdWVzdBIQCghhZ2VudF9pZBgBIAEoCRIOCgZydW5faWQYAiABKAkiHwoMU3RvcFJlc3BvbnNlEg8KB3N0b3BwZWQYASABKAgiIgoOQ29tcGFjdFJlcXVlc3QSEAoIYWdlbnRfaWQYASABKAkiNQoPQ29tcGFjdFJlc3BvbnNlEiIKBWV2ZW50GAEgASgLMhMuYWdlbnRjb3JlLnYxLkV2ZW50In0KEUdldEhpc3RvcnlSZXF1ZXN0EhAKCGFnZW50X2lkGAEgASgJEhUKDWluY2x1ZGVfdHVybnMYAiABKAgSGAoQaW5jbHVkZV9yZW5kZXJlZBgDIAEoCBIRCglwYWdlX3NpemUYBCABKAUSEgoKcGFnZV90b2tlbhgFIAEoCSIfCgRUdXJuEhcKD21lc3NhZ2VfaW5kZXhlcxgBIAMoBSK4AQoSR2V0SGlzdG9yeVJlc3BvbnNlEicKCG1lc3NhZ2VzGAEgAygLMhUuYWdlbnRjb3JlLnYxLk1lc3NhZ2USIQoFdHVybnMYAiADKAsyEi5hZ2VudGNvcmUudjEuVHVybhIQCghyZW5kZXJlZBgDIAEoCRIXCg9uZXh0X3BhZ2VfdG9rZW4YBCABKAkSEwoLc3RhcnRfaW5kZXgYBSABKAUSFgoOaGlzdG9yeV9sZW5ndGgYBiABKAUiTgoRU2V0SGlzdG9yeVJlcXVlc3QSEAoIYWdlbnRfaWQYASABKAkSJwoIbWVzc2FnZXMYAiADKAsyFS5hZ2VudGNvcmUudjEuTWVzc2FnZSIsChJTZXRIaXN0b3J5UmVzcG9uc2USFgoOaGlzdG9yeV9sZW5ndGgYASABKAUiTAoVUHJldmlld0NvbnRleHRSZXF1ZXN0EhAKCGFnZW50X2lkGAEgASgJEiEKBWlucHV0GAIgAygLMhIuYWdlbnRjb3JlLnYxLlBhcnQipAEKFlByZXZpZXdDb250ZXh0UmVzcG9uc2USDgoGc3lzdGVtGAEgASgJEicKCG1lc3NhZ2VzGAIgAygLMhUuYWdlbnRjb3JlLnYxLk1lc3NhZ2USDgoGdG9rZW5zGAMgASgDEhIKCm1heF90b2tlbnMYBCABKAMSFQoNd291bGRfY29tcGFjdBgFIAEoCBIWCg5oaXN0b3J5X3Rva2VucxgGIAEoAyISChBMaXN0VG9vbHNSZXF1ZXN0IukBCghUb29sSW5mbxIMCgRuYW1lGAEgASgJEhMKC2Rlc2NyaXB0aW9uGAIgASgJEi0KDGlucHV0X3NjaGVtYRgDIAEoCzIXLmdvb2dsZS5wcm90b2J1Zi5TdHJ1Y3QSDgoGc291cmNlGAQgASgJEioKB3RpbWVvdXQYBSABKAsyGS5nb29nbGUucHJvdG9idWYuRHVyYXRpb24SEQoJcmVhZF9vbmx5GAYgASgIEhIKCmlkZW1wb3RlbnQYByABKAgSKAoGbGltaXRzGAggASgLMhguYWdlbnRjb3JlLnYxLlRvb2xMaW1pdHMifgoKVG9vbExpbWl0cxIUCgxtZW1vcnlfYnl0ZXMYASABKAQSFQoNbWF4X3Byb2Nlc3NlcxgCIAEoDRIrCghjcHVfdGltZRgDIAEoCzIZLmdvb2dsZS5wcm90b2J1Zi5EdXJhdGlvbhIWCg5tYXhfb3Blbl9maWxlcxgEIAEoDSI+CglTa2lsbEluZm8SDAoEbmFtZRgBIAEoCRITCgtkZXNjcmlwdGlvbhgCIAEoCRIOCgZzb3VyY2UYAyABKAkifQoRTGlzdFRvb2xzUmVzcG9uc2USJQoFdG9vbHMYASADKAsyFi5hZ2VudGNvcmUudjEuVG9vbEluZm8SJwoGc2tpbGxzGAIgAygLMhcuYWdlbnRjb3JlLnYxLlNraWxsSW5mbxIYChBsaW1pdHNfbWVjaGFuaXNtGAMgASgJIlkKEkV4ZWN1dGVUb29sUmVxdWVzdBIMCgRuYW1lGAEgASgJEiYKBWlucHV0GAIgASgLMhcuZ29vZ2xlLnByb3RvYnVmLlN0cnVjdBINCgVsaW1pdBgDIAEoAyJLCg9Ub29sT3V0cHV0Q2h1bmsSKgoGc3RyZWFtGAEgASgOMhouYWdlbnRjb3JlLnYxLk91dHB1dFN0cmVhbRIMCgRkYXRhGAIgASgJIoYBChBEaXJlY3RUb29sUmVzdWx0EigKBm91dHB1dBgBIAEoCzIYLmFnZW50Y29yZS52MS5Ub29sT3V0cHV0Eg0KBWVycm9yGAIgASgIEgwKBHN0b3AYAyABKAgSKwoIZHVyYXRpb24YBCABKAsyGS5nb29nbGUucHJvdG9idWYuRHVyYXRpb24igAEKE0V4ZWN1dGVUb29sUmVzcG9uc2USLwoGb3V0cHV0GAEgASgLMh0uYWdlbnRjb3JlLnYxLlRvb2xPdXRwdXRDaHVua0gAEjAKBnJlc3VsdBgCIAEoCzIeLmFnZW50Y29yZS52MS5EaXJlY3RUb29sUmVzdWx0SABCBgoEa2luZCIUChJSZWxvYWRUb29sc1JlcXVlc3QiNAoTUmVsb2FkVG9vbHNSZXNwb25zZRINCgV0b29scxgBIAEoBRIOCgZza2lsbHMYAiABKAUiRAoNQXR0YWNoUmVxdWVzdBIOCgZydW5faWQYASABKAkSEAoIYWdlbnRfaWQYAiABKAkSEQoJYWZ0ZXJfc2VxGAMgASgDIjQKDkF0dGFjaFJlc3BvbnNlEiIKBWV2ZW50GAEgASgLMhMuYWdlbnRjb3JlLnYxLkV2ZW50Ih8KDUdldFJ1blJlcXVlc3QSDgoGcnVuX2lkGAEgASgJIjAKDkdldFJ1blJlc3BvbnNlEh4KA3J1bhgBIAEoCzIRLmFnZW50Y29yZS52MS5SdW4icQoPTGlzdFJ1bnNSZXF1ZXN0EhAKCGFnZW50X2lkGAEgASgJEhEKCXBhZ2Vfc2l6ZRgCIAEoBRISCgpwYWdlX3Rva2VuGAMgASgJEiUKBXN0YXRlGAQgASgOMhYuYWdlbnRjb3JlLnYxLlJ1blN0YXRlIkwKEExpc3RSdW5zUmVzcG9uc2USHwoEcnVucxgBIAMoCzIRLmFnZW50Y29yZS52MS5SdW4SFwoPbmV4dF9wYWdlX3Rva2VuGAIgASgJIl8KGFJlc3BvbmRQZXJtaXNzaW9uUmVxdWVzdBIOCgZydW5faWQYASABKAkSFAoMdG9vbF9jYWxsX2lkGAIgASgJEg0KBWFsbG93GAMgASgIEg4KBnJlYXNvbhgEIAEoCSIbChlSZXNwb25kUGVybWlzc2lvblJlc3BvbnNlKlgKCkFnZW50U3RhdGUSGwoXQUdFTlRfU1RBVEVfVU5TUEVDSUZJRUQQABIUChBBR0VOVF9TVEFURV9JRExFEAESFwoTQUdFTlRfU1RBVEVfUlVOTklORxACKnEKCkJ1c3lQb2xpY3kSGwoXQlVTWV9QT0xJQ1lfVU5TUEVDSUZJRUQQABIXChNCVVNZX1BPTElDWV9SRVBMQUNFEAESFgoSQlVTWV9QT0xJQ1lfUkVKRUNUEAISFQoRQlVTWV9QT0xJQ1lfUVVFVUUQAyqNAQoOUGVybWlzc2lvbk1vZGUSHwobUEVSTUlTU0lPTl9NT0RFX1VOU1BFQ0lGSUVEEAASHQoZUEVSTUlTU0lPTl9NT0RFX0FMTE9XX0FMTBABEhsKF1BFUk1JU1NJT05fTU9ERV9BU0tfQUxMEAISHgoaUEVSTUlTU0lPTl9NT0RFX0FTS19MSVNURUQQAzKmEAoMQWdlbnRTZXJ2aWNlEmkKC0NyZWF0ZUFnZW50EiAuYWdlbnRjb3JlLnYxLkNyZWF0ZUFnZW50UmVxdWVzdBohLmFnZW50Y29yZS52MS5DcmVhdGVBZ2VudFJlc3BvbnNlIhWC0+STAg86ASoiCi92MS9hZ2VudHMSaAoIR2V0QWdlbnQSHS5hZ2VudGNvcmUudjEuR2V0QWdlbnRSZXF1ZXN0Gh4uYWdlbnRjb3JlLnYxLkdldEFnZW50UmVzcG9uc2UiHYLT5JMCFxIVL3YxL2FnZW50cy97YWdlbnRfaWR9EmMKCkxpc3RBZ2VudHMSHy5hZ2VudGNvcmUudjEuTGlzdEFnZW50c1JlcXVlc3QaIC5hZ2VudGNvcmUudjEuTGlzdEFnZW50c1Jlc3BvbnNlIhKC0+STAgwSCi92MS9hZ2VudHMSeAoLVXBkYXRlQWdlbnQSIC5hZ2VudGNvcmUudjEuVXBkYXRlQWdlbnRSZXF1ZXN0GiEuYWdlbnRjb3JlLnYxLlVwZGF0ZUFnZW50UmVzcG9uc2UiJILT5JMCHjoFYWdlbnQyFS92MS9hZ2VudHMve2FnZW50LmlkfRJxCgtEZWxldGVBZ2VudBIgLmFnZW50Y29yZS52MS5EZWxldGVBZ2VudFJlcXVlc3QaIS5hZ2VudGNvcmUudjEuRGVsZXRlQWdlbnRSZXNwb25zZSIdgtPkkwIXKhUvdjEvYWdlbnRzL3thZ2VudF9pZH0SQQoEU2VuZBIZLmFnZW50Y29yZS52MS5TZW5kUmVxdWVzdBoaLmFnZW50Y29yZS52MS5TZW5kUmVzcG9uc2UoATABEmQKBFN0b3ASGS5hZ2VudGNvcmUudjEuU3RvcFJlcXVlc3QaGi5hZ2VudGNvcmUudjEuU3RvcFJlc3BvbnNlIiWC0+STAh86ASoiGi92MS9hZ2VudHMve2FnZW50X2lkfTpzdG9wEnIKB0NvbXBhY3QSHC5hZ2VudGNvcmUudjEuQ29tcGFjdFJlcXVlc3QaHS5hZ2VudGNvcmUudjEuQ29tcGFjdFJlc3BvbnNlIiiC0+STAiI6ASoiHS92MS9hZ2VudHMve2FnZW50X2lkfTpjb21wYWN0MAESdgoKR2V0SGlzdG9yeRIfLmFnZW50Y29yZS52MS5HZXRIaXN0b3J5UmVxdWVzdBogLmFnZW50Y29yZS52MS5HZXRIaXN0b3J5UmVzcG9uc2UiJYLT5JMCHxIdL3YxL2FnZW50cy97YWdlbnRfaWR9L2hpc3RvcnkSeQoKU2V0SGlzdG9yeRIfLmFnZW50Y29yZS52MS5TZXRIaXN0b3J5UmVxdWVzdBogLmFnZW50Y29yZS52MS5TZXRIaXN0b3J5UmVzcG9uc2UiKILT5JMCIjoBKhodL3YxL2FnZW50cy97YWdlbnRfaWR9L2hpc3RvcnkSjAEKDlByZXZpZXdDb250ZXh0EiMuYWdlbnRjb3JlLnYxLlByZXZpZXdDb250ZXh0UmVxdWVzdBokLmFnZW50Y29yZS52MS5QcmV2aWV3Q29udGV4dFJlc3BvbnNlIi+C0+STAik6ASoiJC92MS9hZ2VudHMve2FnZW50X2lkfTpwcmV2aWV3Q29udGV4dBJfCglMaXN0VG9vbHMSHi5hZ2VudGNvcmUudjEuTGlzdFRvb2xzUmVxdWVzdBofLmFnZW50Y29yZS52MS5MaXN0VG9vbHNSZXNwb25zZSIRgtPkkwILEgkvdjEvdG9vbHMSeQoLRXhlY3V0ZVRvb2wSIC5hZ2VudGNvcmUudjEuRXhlY3V0ZVRvb2xSZXF1ZXN0GiEuYWdlbnRjb3JlLnYxLkV4ZWN1dGVUb29sUmVzcG9uc2UiI4LT5JMCHToBKiIYL3YxL3Rvb2xzL3tuYW1lfTpleGVjdXRlMAESbwoLUmVsb2FkVG9vbHMSIC5hZ2VudGNvcmUudjEuUmVsb2FkVG9vbHNSZXF1ZXN0GiEuYWdlbnRjb3JlLnYxLlJlbG9hZFRvb2xzUmVzcG9uc2UiG4LT5JMCFToBKiIQL3YxL3Rvb2xzOnJlbG9hZBKHAQoGQXR0YWNoEhsuYWdlbnRjb3JlLnYxLkF0dGFjaFJlcXVlc3QaHC5hZ2VudGNvcmUudjEuQXR0YWNoUmVzcG9uc2UiQILT5JMCOloeEhwvdjEvYWdlbnRzL3thZ2VudF9pZH06YXR0YWNoEhgvdjEvcnVucy97cnVuX2lkfTphdHRhY2gwARJeCgZHZXRSdW4SGy5hZ2VudGNvcmUudjEuR2V0UnVuUmVxdWVzdBocLmFnZW50Y29yZS52MS5HZXRSdW5SZXNwb25zZSIZgtPkkwITEhEvdjEvcnVucy97cnVuX2lkfRJ5CghMaXN0UnVucxIdLmFnZW50Y29yZS52MS5MaXN0UnVuc1JlcXVlc3QaHi5hZ2VudGNvcmUudjEuTGlzdFJ1bnNSZXNwb25zZSIugtPkkwIoWhwSGi92MS9hZ2VudHMve2FnZW50X2lkfS9ydW5zEggvdjEvcnVucxKdAQoRUmVzcG9uZFBlcm1pc3Npb24SJi5hZ2VudGNvcmUudjEuUmVzcG9uZFBlcm1pc3Npb25SZXF1ZXN0GicuYWdlbnRjb3JlLnYxLlJlc3BvbmRQZXJtaXNzaW9uUmVzcG9uc2UiN4LT5JMCMToBKiIsL3YxL3J1bnMve3J1bl9pZH0vcGVybWlzc2lvbnMve3Rvb2xfY2FsbF9pZH1CO1o5Z2l0aHViLmNvbS9hZ2VudGNvcmUvYWdlbnRjb3JlL3Byb3RvL2FnZW50Y29yZS92MTthZ2VudHYxYgZwcm90bzM", [file_agentcore_v1_config, file_agentcore_v1_event, file_agentcore_v1_message, file_agentcore_v1_run, file_google_api_annotations, file_google_protobuf_duration, file_google_protobuf_field_mask, file_google_protobuf_struct, file_google_protobuf_timestamp]);
 
 /**
  * Agent is a session.
@@ -111,6 +111,17 @@ export type Agent = Message<"agentcore.v1.Agent"> & {
    * @generated from field: bool api_key_required = 12;
    */
   apiKeyRequired: boolean;
+
+  /**
+   * Output only: the model a send of this agent would use now, with the
+   * server's profiles as they are (a send's config override aside). An
+   * agent whose config names no profile and no base_url follows the
+   * server's default profile at each send. Unset when the agent reaches no
+   * model: a send fails FAILED_PRECONDITION (NO_MODEL).
+   *
+   * @generated from field: agentcore.v1.EffectiveModel effective_model = 13;
+   */
+  effectiveModel?: EffectiveModel | undefined;
 };
 
 /**
@@ -119,6 +130,58 @@ export type Agent = Message<"agentcore.v1.Agent"> & {
  */
 export const AgentSchema: GenMessage<Agent> = /*@__PURE__*/
   messageDesc(file_agentcore_v1_agent_service, 0);
+
+/**
+ * EffectiveModel says which model an agent uses: never its API key, nor
+ * the base URL's path or query.
+ *
+ * @generated from message agentcore.v1.EffectiveModel
+ */
+export type EffectiveModel = Message<"agentcore.v1.EffectiveModel"> & {
+  /**
+   * The profile it uses; empty when its own config gives base_url and model.
+   *
+   * @generated from field: string profile = 1;
+   */
+  profile: string;
+
+  /**
+   * The profile is the server's default, followed because the agent's
+   * config names no profile and no base_url (or the name "default" of a
+   * server that has no profile of that name).
+   *
+   * @generated from field: bool follows_default = 2;
+   */
+  followsDefault: boolean;
+
+  /**
+   * The model name sent to the provider.
+   *
+   * @generated from field: string model = 3;
+   */
+  model: string;
+
+  /**
+   * The wire protocol (chat when the config leaves it unset).
+   *
+   * @generated from field: agentcore.v1.Protocol protocol = 4;
+   */
+  protocol: Protocol;
+
+  /**
+   * The host (and port) of the base URL the requests go to.
+   *
+   * @generated from field: string base_url_host = 5;
+   */
+  baseUrlHost: string;
+};
+
+/**
+ * Describes the message agentcore.v1.EffectiveModel.
+ * Use `create(EffectiveModelSchema)` to create a new message.
+ */
+export const EffectiveModelSchema: GenMessage<EffectiveModel> = /*@__PURE__*/
+  messageDesc(file_agentcore_v1_agent_service, 1);
 
 /**
  * ToolSelection names tools.
@@ -146,7 +209,7 @@ export type ToolSelection = Message<"agentcore.v1.ToolSelection"> & {
  * Use `create(ToolSelectionSchema)` to create a new message.
  */
 export const ToolSelectionSchema: GenMessage<ToolSelection> = /*@__PURE__*/
-  messageDesc(file_agentcore_v1_agent_service, 1);
+  messageDesc(file_agentcore_v1_agent_service, 2);
 
 /**
  * SkillSelection names skills.
@@ -174,7 +237,7 @@ export type SkillSelection = Message<"agentcore.v1.SkillSelection"> & {
  * Use `create(SkillSelectionSchema)` to create a new message.
  */
 export const SkillSelectionSchema: GenMessage<SkillSelection> = /*@__PURE__*/
-  messageDesc(file_agentcore_v1_agent_service, 2);
+  messageDesc(file_agentcore_v1_agent_service, 3);
 
 /**
  * CreateAgentRequest creates a session.
@@ -209,7 +272,7 @@ export type CreateAgentRequest = Message<"agentcore.v1.CreateAgentRequest"> & {
  * Use `create(CreateAgentRequestSchema)` to create a new message.
  */
 export const CreateAgentRequestSchema: GenMessage<CreateAgentRequest> = /*@__PURE__*/
-  messageDesc(file_agentcore_v1_agent_service, 3);
+  messageDesc(file_agentcore_v1_agent_service, 4);
 
 /**
  * CreateAgentResponse returns the new session.
@@ -228,7 +291,7 @@ export type CreateAgentResponse = Message<"agentcore.v1.CreateAgentResponse"> & 
  * Use `create(CreateAgentResponseSchema)` to create a new message.
  */
 export const CreateAgentResponseSchema: GenMessage<CreateAgentResponse> = /*@__PURE__*/
-  messageDesc(file_agentcore_v1_agent_service, 4);
+  messageDesc(file_agentcore_v1_agent_service, 5);
 
 /**
  * GetAgentRequest names a session.
@@ -247,7 +310,7 @@ export type GetAgentRequest = Message<"agentcore.v1.GetAgentRequest"> & {
  * Use `create(GetAgentRequestSchema)` to create a new message.
  */
 export const GetAgentRequestSchema: GenMessage<GetAgentRequest> = /*@__PURE__*/
-  messageDesc(file_agentcore_v1_agent_service, 5);
+  messageDesc(file_agentcore_v1_agent_service, 6);
 
 /**
  * GetAgentResponse returns a session.
@@ -266,7 +329,7 @@ export type GetAgentResponse = Message<"agentcore.v1.GetAgentResponse"> & {
  * Use `create(GetAgentResponseSchema)` to create a new message.
  */
 export const GetAgentResponseSchema: GenMessage<GetAgentResponse> = /*@__PURE__*/
-  messageDesc(file_agentcore_v1_agent_service, 6);
+  messageDesc(file_agentcore_v1_agent_service, 7);
 
 /**
  * ListAgentsRequest pages through sessions.
@@ -292,7 +355,7 @@ export type ListAgentsRequest = Message<"agentcore.v1.ListAgentsRequest"> & {
  * Use `create(ListAgentsRequestSchema)` to create a new message.
  */
 export const ListAgentsRequestSchema: GenMessage<ListAgentsRequest> = /*@__PURE__*/
-  messageDesc(file_agentcore_v1_agent_service, 7);
+  messageDesc(file_agentcore_v1_agent_service, 8);
 
 /**
  * ListAgentsResponse is one page of sessions.
@@ -316,7 +379,7 @@ export type ListAgentsResponse = Message<"agentcore.v1.ListAgentsResponse"> & {
  * Use `create(ListAgentsResponseSchema)` to create a new message.
  */
 export const ListAgentsResponseSchema: GenMessage<ListAgentsResponse> = /*@__PURE__*/
-  messageDesc(file_agentcore_v1_agent_service, 8);
+  messageDesc(file_agentcore_v1_agent_service, 9);
 
 /**
  * UpdateAgentRequest changes a session.
@@ -345,7 +408,7 @@ export type UpdateAgentRequest = Message<"agentcore.v1.UpdateAgentRequest"> & {
  * Use `create(UpdateAgentRequestSchema)` to create a new message.
  */
 export const UpdateAgentRequestSchema: GenMessage<UpdateAgentRequest> = /*@__PURE__*/
-  messageDesc(file_agentcore_v1_agent_service, 9);
+  messageDesc(file_agentcore_v1_agent_service, 10);
 
 /**
  * UpdateAgentResponse returns the changed session.
@@ -364,7 +427,7 @@ export type UpdateAgentResponse = Message<"agentcore.v1.UpdateAgentResponse"> & 
  * Use `create(UpdateAgentResponseSchema)` to create a new message.
  */
 export const UpdateAgentResponseSchema: GenMessage<UpdateAgentResponse> = /*@__PURE__*/
-  messageDesc(file_agentcore_v1_agent_service, 10);
+  messageDesc(file_agentcore_v1_agent_service, 11);
 
 /**
  * DeleteAgentRequest names a session.
@@ -383,7 +446,7 @@ export type DeleteAgentRequest = Message<"agentcore.v1.DeleteAgentRequest"> & {
  * Use `create(DeleteAgentRequestSchema)` to create a new message.
  */
 export const DeleteAgentRequestSchema: GenMessage<DeleteAgentRequest> = /*@__PURE__*/
-  messageDesc(file_agentcore_v1_agent_service, 11);
+  messageDesc(file_agentcore_v1_agent_service, 12);
 
 /**
  * DeleteAgentResponse says whether a run was stopped.
@@ -402,7 +465,7 @@ export type DeleteAgentResponse = Message<"agentcore.v1.DeleteAgentResponse"> & 
  * Use `create(DeleteAgentResponseSchema)` to create a new message.
  */
 export const DeleteAgentResponseSchema: GenMessage<DeleteAgentResponse> = /*@__PURE__*/
-  messageDesc(file_agentcore_v1_agent_service, 12);
+  messageDesc(file_agentcore_v1_agent_service, 13);
 
 /**
  * SendRequest is a client message on the Send stream.
@@ -445,7 +508,7 @@ export type SendRequest = Message<"agentcore.v1.SendRequest"> & {
  * Use `create(SendRequestSchema)` to create a new message.
  */
 export const SendRequestSchema: GenMessage<SendRequest> = /*@__PURE__*/
-  messageDesc(file_agentcore_v1_agent_service, 13);
+  messageDesc(file_agentcore_v1_agent_service, 14);
 
 /**
  * StartRun starts a run (agent-core's agent.send).
@@ -526,7 +589,7 @@ export type StartRun = Message<"agentcore.v1.StartRun"> & {
  * Use `create(StartRunSchema)` to create a new message.
  */
 export const StartRunSchema: GenMessage<StartRun> = /*@__PURE__*/
-  messageDesc(file_agentcore_v1_agent_service, 14);
+  messageDesc(file_agentcore_v1_agent_service, 15);
 
 /**
  * HistoryReplacement is a whole new history.
@@ -545,7 +608,7 @@ export type HistoryReplacement = Message<"agentcore.v1.HistoryReplacement"> & {
  * Use `create(HistoryReplacementSchema)` to create a new message.
  */
 export const HistoryReplacementSchema: GenMessage<HistoryReplacement> = /*@__PURE__*/
-  messageDesc(file_agentcore_v1_agent_service, 15);
+  messageDesc(file_agentcore_v1_agent_service, 16);
 
 /**
  * PermissionReply answers a permission request.
@@ -576,7 +639,7 @@ export type PermissionReply = Message<"agentcore.v1.PermissionReply"> & {
  * Use `create(PermissionReplySchema)` to create a new message.
  */
 export const PermissionReplySchema: GenMessage<PermissionReply> = /*@__PURE__*/
-  messageDesc(file_agentcore_v1_agent_service, 16);
+  messageDesc(file_agentcore_v1_agent_service, 17);
 
 /**
  * StopRun stops the run of this stream.
@@ -591,7 +654,7 @@ export type StopRun = Message<"agentcore.v1.StopRun"> & {
  * Use `create(StopRunSchema)` to create a new message.
  */
 export const StopRunSchema: GenMessage<StopRun> = /*@__PURE__*/
-  messageDesc(file_agentcore_v1_agent_service, 17);
+  messageDesc(file_agentcore_v1_agent_service, 18);
 
 /**
  * SendResponse is one event of the run.
@@ -610,7 +673,7 @@ export type SendResponse = Message<"agentcore.v1.SendResponse"> & {
  * Use `create(SendResponseSchema)` to create a new message.
  */
 export const SendResponseSchema: GenMessage<SendResponse> = /*@__PURE__*/
-  messageDesc(file_agentcore_v1_agent_service, 18);
+  messageDesc(file_agentcore_v1_agent_service, 19);
 
 /**
  * StopRequest names a session.
@@ -636,7 +699,7 @@ export type StopRequest = Message<"agentcore.v1.StopRequest"> & {
  * Use `create(StopRequestSchema)` to create a new message.
  */
 export const StopRequestSchema: GenMessage<StopRequest> = /*@__PURE__*/
-  messageDesc(file_agentcore_v1_agent_service, 19);
+  messageDesc(file_agentcore_v1_agent_service, 20);
 
 /**
  * StopResponse says whether a run was stopped.
@@ -655,7 +718,7 @@ export type StopResponse = Message<"agentcore.v1.StopResponse"> & {
  * Use `create(StopResponseSchema)` to create a new message.
  */
 export const StopResponseSchema: GenMessage<StopResponse> = /*@__PURE__*/
-  messageDesc(file_agentcore_v1_agent_service, 20);
+  messageDesc(file_agentcore_v1_agent_service, 21);
 
 /**
  * CompactRequest asks for a manual compaction.
@@ -674,7 +737,7 @@ export type CompactRequest = Message<"agentcore.v1.CompactRequest"> & {
  * Use `create(CompactRequestSchema)` to create a new message.
  */
 export const CompactRequestSchema: GenMessage<CompactRequest> = /*@__PURE__*/
-  messageDesc(file_agentcore_v1_agent_service, 21);
+  messageDesc(file_agentcore_v1_agent_service, 22);
 
 /**
  * CompactResponse is one event of the compaction.
@@ -693,7 +756,7 @@ export type CompactResponse = Message<"agentcore.v1.CompactResponse"> & {
  * Use `create(CompactResponseSchema)` to create a new message.
  */
 export const CompactResponseSchema: GenMessage<CompactResponse> = /*@__PURE__*/
-  messageDesc(file_agentcore_v1_agent_service, 22);
+  messageDesc(file_agentcore_v1_agent_service, 23);
 
 /**
  * GetHistoryRequest reads history.
@@ -743,7 +806,7 @@ export type GetHistoryRequest = Message<"agentcore.v1.GetHistoryRequest"> & {
  * Use `create(GetHistoryRequestSchema)` to create a new message.
  */
 export const GetHistoryRequestSchema: GenMessage<GetHistoryRequest> = /*@__PURE__*/
-  messageDesc(file_agentcore_v1_agent_service, 23);
+  messageDesc(file_agentcore_v1_agent_service, 24);
 
 /**
  * Turn is one turn: indexes into the history.
@@ -762,7 +825,7 @@ export type Turn = Message<"agentcore.v1.Turn"> & {
  * Use `create(TurnSchema)` to create a new message.
  */
 export const TurnSchema: GenMessage<Turn> = /*@__PURE__*/
-  messageDesc(file_agentcore_v1_agent_service, 24);
+  messageDesc(file_agentcore_v1_agent_service, 25);
 
 /**
  * GetHistoryResponse is the history.
@@ -812,7 +875,7 @@ export type GetHistoryResponse = Message<"agentcore.v1.GetHistoryResponse"> & {
  * Use `create(GetHistoryResponseSchema)` to create a new message.
  */
 export const GetHistoryResponseSchema: GenMessage<GetHistoryResponse> = /*@__PURE__*/
-  messageDesc(file_agentcore_v1_agent_service, 25);
+  messageDesc(file_agentcore_v1_agent_service, 26);
 
 /**
  * SetHistoryRequest replaces history.
@@ -836,7 +899,7 @@ export type SetHistoryRequest = Message<"agentcore.v1.SetHistoryRequest"> & {
  * Use `create(SetHistoryRequestSchema)` to create a new message.
  */
 export const SetHistoryRequestSchema: GenMessage<SetHistoryRequest> = /*@__PURE__*/
-  messageDesc(file_agentcore_v1_agent_service, 26);
+  messageDesc(file_agentcore_v1_agent_service, 27);
 
 /**
  * SetHistoryResponse confirms the replacement.
@@ -855,7 +918,7 @@ export type SetHistoryResponse = Message<"agentcore.v1.SetHistoryResponse"> & {
  * Use `create(SetHistoryResponseSchema)` to create a new message.
  */
 export const SetHistoryResponseSchema: GenMessage<SetHistoryResponse> = /*@__PURE__*/
-  messageDesc(file_agentcore_v1_agent_service, 27);
+  messageDesc(file_agentcore_v1_agent_service, 28);
 
 /**
  * PreviewContextRequest asks what the next model request would hold.
@@ -881,7 +944,7 @@ export type PreviewContextRequest = Message<"agentcore.v1.PreviewContextRequest"
  * Use `create(PreviewContextRequestSchema)` to create a new message.
  */
 export const PreviewContextRequestSchema: GenMessage<PreviewContextRequest> = /*@__PURE__*/
-  messageDesc(file_agentcore_v1_agent_service, 28);
+  messageDesc(file_agentcore_v1_agent_service, 29);
 
 /**
  * PreviewContextResponse is the context the model would see.
@@ -935,7 +998,7 @@ export type PreviewContextResponse = Message<"agentcore.v1.PreviewContextRespons
  * Use `create(PreviewContextResponseSchema)` to create a new message.
  */
 export const PreviewContextResponseSchema: GenMessage<PreviewContextResponse> = /*@__PURE__*/
-  messageDesc(file_agentcore_v1_agent_service, 29);
+  messageDesc(file_agentcore_v1_agent_service, 30);
 
 /**
  * ListToolsRequest lists tools.
@@ -950,7 +1013,7 @@ export type ListToolsRequest = Message<"agentcore.v1.ListToolsRequest"> & {
  * Use `create(ListToolsRequestSchema)` to create a new message.
  */
 export const ListToolsRequestSchema: GenMessage<ListToolsRequest> = /*@__PURE__*/
-  messageDesc(file_agentcore_v1_agent_service, 30);
+  messageDesc(file_agentcore_v1_agent_service, 31);
 
 /**
  * ToolInfo describes a tool.
@@ -1012,7 +1075,7 @@ export type ToolInfo = Message<"agentcore.v1.ToolInfo"> & {
  * Use `create(ToolInfoSchema)` to create a new message.
  */
 export const ToolInfoSchema: GenMessage<ToolInfo> = /*@__PURE__*/
-  messageDesc(file_agentcore_v1_agent_service, 31);
+  messageDesc(file_agentcore_v1_agent_service, 32);
 
 /**
  * ToolLimits bound one tool call's process tree. An unset or zero field
@@ -1055,7 +1118,7 @@ export type ToolLimits = Message<"agentcore.v1.ToolLimits"> & {
  * Use `create(ToolLimitsSchema)` to create a new message.
  */
 export const ToolLimitsSchema: GenMessage<ToolLimits> = /*@__PURE__*/
-  messageDesc(file_agentcore_v1_agent_service, 32);
+  messageDesc(file_agentcore_v1_agent_service, 33);
 
 /**
  * SkillInfo describes a skill.
@@ -1086,7 +1149,7 @@ export type SkillInfo = Message<"agentcore.v1.SkillInfo"> & {
  * Use `create(SkillInfoSchema)` to create a new message.
  */
 export const SkillInfoSchema: GenMessage<SkillInfo> = /*@__PURE__*/
-  messageDesc(file_agentcore_v1_agent_service, 33);
+  messageDesc(file_agentcore_v1_agent_service, 34);
 
 /**
  * ListToolsResponse lists tools and skills.
@@ -1120,7 +1183,7 @@ export type ListToolsResponse = Message<"agentcore.v1.ListToolsResponse"> & {
  * Use `create(ListToolsResponseSchema)` to create a new message.
  */
 export const ListToolsResponseSchema: GenMessage<ListToolsResponse> = /*@__PURE__*/
-  messageDesc(file_agentcore_v1_agent_service, 34);
+  messageDesc(file_agentcore_v1_agent_service, 35);
 
 /**
  * ExecuteToolRequest runs one tool.
@@ -1152,7 +1215,7 @@ export type ExecuteToolRequest = Message<"agentcore.v1.ExecuteToolRequest"> & {
  * Use `create(ExecuteToolRequestSchema)` to create a new message.
  */
 export const ExecuteToolRequestSchema: GenMessage<ExecuteToolRequest> = /*@__PURE__*/
-  messageDesc(file_agentcore_v1_agent_service, 35);
+  messageDesc(file_agentcore_v1_agent_service, 36);
 
 /**
  * ToolOutputChunk is live output of a direct tool call.
@@ -1176,7 +1239,7 @@ export type ToolOutputChunk = Message<"agentcore.v1.ToolOutputChunk"> & {
  * Use `create(ToolOutputChunkSchema)` to create a new message.
  */
 export const ToolOutputChunkSchema: GenMessage<ToolOutputChunk> = /*@__PURE__*/
-  messageDesc(file_agentcore_v1_agent_service, 36);
+  messageDesc(file_agentcore_v1_agent_service, 37);
 
 /**
  * DirectToolResult is the result of a direct tool call.
@@ -1210,7 +1273,7 @@ export type DirectToolResult = Message<"agentcore.v1.DirectToolResult"> & {
  * Use `create(DirectToolResultSchema)` to create a new message.
  */
 export const DirectToolResultSchema: GenMessage<DirectToolResult> = /*@__PURE__*/
-  messageDesc(file_agentcore_v1_agent_service, 37);
+  messageDesc(file_agentcore_v1_agent_service, 38);
 
 /**
  * ExecuteToolResponse is a chunk of output, then the result.
@@ -1241,7 +1304,7 @@ export type ExecuteToolResponse = Message<"agentcore.v1.ExecuteToolResponse"> & 
  * Use `create(ExecuteToolResponseSchema)` to create a new message.
  */
 export const ExecuteToolResponseSchema: GenMessage<ExecuteToolResponse> = /*@__PURE__*/
-  messageDesc(file_agentcore_v1_agent_service, 38);
+  messageDesc(file_agentcore_v1_agent_service, 39);
 
 /**
  * ReloadToolsRequest rescans tools.
@@ -1256,7 +1319,7 @@ export type ReloadToolsRequest = Message<"agentcore.v1.ReloadToolsRequest"> & {
  * Use `create(ReloadToolsRequestSchema)` to create a new message.
  */
 export const ReloadToolsRequestSchema: GenMessage<ReloadToolsRequest> = /*@__PURE__*/
-  messageDesc(file_agentcore_v1_agent_service, 39);
+  messageDesc(file_agentcore_v1_agent_service, 40);
 
 /**
  * ReloadToolsResponse reports what was found.
@@ -1280,7 +1343,7 @@ export type ReloadToolsResponse = Message<"agentcore.v1.ReloadToolsResponse"> & 
  * Use `create(ReloadToolsResponseSchema)` to create a new message.
  */
 export const ReloadToolsResponseSchema: GenMessage<ReloadToolsResponse> = /*@__PURE__*/
-  messageDesc(file_agentcore_v1_agent_service, 40);
+  messageDesc(file_agentcore_v1_agent_service, 41);
 
 /**
  * AttachRequest names a run, or an agent for its latest run.
@@ -1313,7 +1376,7 @@ export type AttachRequest = Message<"agentcore.v1.AttachRequest"> & {
  * Use `create(AttachRequestSchema)` to create a new message.
  */
 export const AttachRequestSchema: GenMessage<AttachRequest> = /*@__PURE__*/
-  messageDesc(file_agentcore_v1_agent_service, 41);
+  messageDesc(file_agentcore_v1_agent_service, 42);
 
 /**
  * AttachResponse is one event of the run.
@@ -1332,7 +1395,7 @@ export type AttachResponse = Message<"agentcore.v1.AttachResponse"> & {
  * Use `create(AttachResponseSchema)` to create a new message.
  */
 export const AttachResponseSchema: GenMessage<AttachResponse> = /*@__PURE__*/
-  messageDesc(file_agentcore_v1_agent_service, 42);
+  messageDesc(file_agentcore_v1_agent_service, 43);
 
 /**
  * GetRunRequest names a run.
@@ -1351,7 +1414,7 @@ export type GetRunRequest = Message<"agentcore.v1.GetRunRequest"> & {
  * Use `create(GetRunRequestSchema)` to create a new message.
  */
 export const GetRunRequestSchema: GenMessage<GetRunRequest> = /*@__PURE__*/
-  messageDesc(file_agentcore_v1_agent_service, 43);
+  messageDesc(file_agentcore_v1_agent_service, 44);
 
 /**
  * GetRunResponse returns a run.
@@ -1370,7 +1433,7 @@ export type GetRunResponse = Message<"agentcore.v1.GetRunResponse"> & {
  * Use `create(GetRunResponseSchema)` to create a new message.
  */
 export const GetRunResponseSchema: GenMessage<GetRunResponse> = /*@__PURE__*/
-  messageDesc(file_agentcore_v1_agent_service, 44);
+  messageDesc(file_agentcore_v1_agent_service, 45);
 
 /**
  * ListRunsRequest pages through runs, newest first.
@@ -1410,7 +1473,7 @@ export type ListRunsRequest = Message<"agentcore.v1.ListRunsRequest"> & {
  * Use `create(ListRunsRequestSchema)` to create a new message.
  */
 export const ListRunsRequestSchema: GenMessage<ListRunsRequest> = /*@__PURE__*/
-  messageDesc(file_agentcore_v1_agent_service, 45);
+  messageDesc(file_agentcore_v1_agent_service, 46);
 
 /**
  * ListRunsResponse is one page of runs.
@@ -1434,7 +1497,7 @@ export type ListRunsResponse = Message<"agentcore.v1.ListRunsResponse"> & {
  * Use `create(ListRunsResponseSchema)` to create a new message.
  */
 export const ListRunsResponseSchema: GenMessage<ListRunsResponse> = /*@__PURE__*/
-  messageDesc(file_agentcore_v1_agent_service, 46);
+  messageDesc(file_agentcore_v1_agent_service, 47);
 
 /**
  * RespondPermissionRequest answers a permission request of a run.
@@ -1470,7 +1533,7 @@ export type RespondPermissionRequest = Message<"agentcore.v1.RespondPermissionRe
  * Use `create(RespondPermissionRequestSchema)` to create a new message.
  */
 export const RespondPermissionRequestSchema: GenMessage<RespondPermissionRequest> = /*@__PURE__*/
-  messageDesc(file_agentcore_v1_agent_service, 47);
+  messageDesc(file_agentcore_v1_agent_service, 48);
 
 /**
  * RespondPermissionResponse confirms the answer reached the run.
@@ -1485,7 +1548,7 @@ export type RespondPermissionResponse = Message<"agentcore.v1.RespondPermissionR
  * Use `create(RespondPermissionResponseSchema)` to create a new message.
  */
 export const RespondPermissionResponseSchema: GenMessage<RespondPermissionResponse> = /*@__PURE__*/
-  messageDesc(file_agentcore_v1_agent_service, 48);
+  messageDesc(file_agentcore_v1_agent_service, 49);
 
 /**
  * AgentState says whether a session is running.
