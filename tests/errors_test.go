@@ -391,8 +391,8 @@ func TestNoSecretsInGetAgent(t *testing.T) {
 		t.Errorf("a tool sees the API key in its environment (or env printed nothing): %.200s", out)
 	}
 	st, _ := a.Get(e2e.Context(t, 5*time.Second))
-	if !st.GetHasApiKey() || st.GetConfig().GetProfile() != "default" {
-		t.Errorf("has_api_key %v, profile %q", st.GetHasApiKey(), st.GetConfig().GetProfile())
+	if em := st.GetEffectiveModel(); !st.GetHasApiKey() || em.GetProfile() != "default" || !em.GetFollowsDefault() {
+		t.Errorf("has_api_key %v, effective model %v", st.GetHasApiKey(), em)
 	}
 }
 

@@ -74,7 +74,8 @@ func hasAPIKey(c *agentv1.AgentConfig) bool {
 // *ValidationError.
 func (s *Session) resolve(stored *agentv1.AgentConfig, needEndpoint bool) (*llm.Config, error) {
 	var problems violations
-	if s.opts.ExpandProfile != nil && (stored.GetProfile() != "" || stored.GetCompact().GetProfile() != "") {
+	// The expander also fills in a default profile a config names none of.
+	if s.opts.ExpandProfile != nil {
 		exp, err := s.opts.ExpandProfile(stored)
 		if err != nil {
 			if err := problems.addErr(err, "history"); err != nil {

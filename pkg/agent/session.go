@@ -47,7 +47,8 @@ type Options struct {
 	Model model.ToolCallingChatModel
 	// ExpandProfile, when set, fills in a config that names a profile
 	// (config.profile or config.compact.profile) before it is resolved, e.g.
-	// from the server's model profiles. It returns a new config, or one it
+	// from the server's model profiles, and may fill in a default profile
+	// for one that names none; it sees every config the session resolves. It returns a new config, or one it
 	// returned before for the same config (the session never changes a
 	// config it was given or got back); its error may be a
 	// *ValidationError. Without it, a profile name is invalid.

@@ -34,34 +34,81 @@ func New(cfg *config.Config, lookup func(id string) (*auth.Tenant, bool)) *Profi
 	return &Profiles{cfg: cfg, tenant: lookup}
 }
 
-// WithDefault names the server's default profile in a config that names no
-// profile and no base URL, so that such an agent uses the server's model,
-// when the tenant may use it.
-func (p *Profiles) WithDefault(c *agentv1.AgentConfig, t *auth.Tenant) *agentv1.AgentConfig {
-	name := p.defaultFor(c, t)
-	if name == "" {
-		return c
+// An agent whose config names no profile and no base URL follows the
+// server's default profile: it is looked up at each use (a send, a
+// compaction, GetAgent), never written into the stored config, so that an
+// agent created before the server had a model, or before its operator
+// changed -default-profile, uses the model the server has now.
+//
+// Agents created by servers before this rule carry the default pinned as
+// config.profile. A stored config naming a profile is honoured as named
+// (the store cannot tell a pinned name from one a client chose), with one
+// exception: the name "default" (config.DefaultProfile, the profile the
+// model flags and variables fill in) on a server that has no profile of
+// that name means the server's current default profile. Those pinned
+// agents keep working when the operator moves from AGENTCORE_MODEL_* to a
+// config file whose default profile has another name.
+
+// profileName returns the profile a config of the tenant uses and whether
+// it is the server's default followed (not named by the config): "" when
+// it uses none.
+func (p *Profiles) profileName(c *agentv1.AgentConfig, t *auth.Tenant) (name string, follows bool) {
+	name = c.GetProfile()
+	switch {
+	case name == "" && c.GetBaseUrl() == "":
+		d := p.defaultFor(t)
+		return d, d != ""
+	case name == config.DefaultProfile && p.cfg.Profiles[name] == nil:
+		if d := p.defaultFor(t); d != "" {
+			return d, true
+		}
 	}
-	if c == nil {
-		c = &agentv1.AgentConfig{}
-	} else {
-		c = proto.Clone(c).(*agentv1.AgentConfig)
-	}
-	c.Profile = &name
-	return c
+	return name, false
 }
 
-// defaultFor returns the name of the profile a config that names no
-// profile and no base URL uses: the server's default, when there is one
-// and the tenant may use it; "" otherwise.
-func (p *Profiles) defaultFor(c *agentv1.AgentConfig, t *auth.Tenant) string {
-	if c.GetProfile() != "" || c.GetBaseUrl() != "" {
-		return ""
-	}
+// defaultFor returns the name of the server's default profile when there
+// is one and the tenant may use it; "" otherwise.
+func (p *Profiles) defaultFor(t *auth.Tenant) string {
 	if d, ok := p.cfg.Profile(""); !ok || !t.AllowsProfile(d.Name) {
 		return ""
 	}
 	return p.cfg.DefaultProfile
+}
+
+// lookup returns the tenant of id as the tokens file has it now; a tenant
+// gone from it may use no profile any more.
+func (p *Profiles) lookup(id string) *auth.Tenant {
+	if t, ok := p.tenant(id); ok {
+		return t
+	}
+	return &auth.Tenant{ID: id, Profiles: []string{}}
+}
+
+// Effective says which model a stored config of the tenant would use now,
+// with the server's profiles as they are: the profile (named, or the
+// default followed), the model, the protocol and the base URL's host
+// (never a key, nor the URL's path or query). It returns nil when the
+// config reaches no model: a send would fail for want of one.
+func (p *Profiles) Effective(c *agentv1.AgentConfig, tenant string) *agentv1.EffectiveModel {
+	t := p.lookup(tenant)
+	name, follows := p.profileName(c, t)
+	exp := c
+	if name != "" {
+		prof, ok := p.profileFor(t, name)
+		if !ok {
+			return nil
+		}
+		exp = agent.MergeConfig(prof.AgentConfig(), c)
+	}
+	if exp.GetBaseUrl() == "" || exp.GetModel() == "" {
+		return nil
+	}
+	proto := exp.GetProtocol()
+	if proto == agentv1.Protocol_PROTOCOL_UNSPECIFIED {
+		proto = agentv1.Protocol_PROTOCOL_CHAT // llm.ResolveConfig's default
+	}
+	return &agentv1.EffectiveModel{Profile: name, FollowsDefault: follows, Model: exp.GetModel(),
+		Protocol: proto, BaseUrlHost: Host(exp.GetBaseUrl())}
 }
 
 // Expander returns the agent.Options.ExpandProfile of a session of a
@@ -72,11 +119,7 @@ func (p *Profiles) defaultFor(c *agentv1.AgentConfig, t *auth.Tenant) string {
 func (p *Profiles) Expander(tenant string) func(*agentv1.AgentConfig) (*agentv1.AgentConfig, error) {
 	var memo atomic.Pointer[expansion]
 	return func(c *agentv1.AgentConfig) (*agentv1.AgentConfig, error) {
-		t, ok := p.tenant(tenant)
-		if !ok { // the tenant is gone from the tokens file: no profile is its any more
-			t = &auth.Tenant{ID: tenant, Profiles: []string{}}
-		}
-		return p.expand(c, t, &memo)
+		return p.expand(c, p.lookup(tenant), &memo)
 	}
 }
 
@@ -88,14 +131,17 @@ type expansion struct {
 	main, comp *config.Profile
 }
 
-// expand fills in the profiles a config names, those the tenant may use,
-// and refuses a config that would send a profile's key elsewhere than to
+// expand fills in the profiles a config names (or the default it follows),
+// those the tenant may use, and refuses a config that would send a profile's key elsewhere than to
 // the profile's endpoints (checkKeyBinding). memo, when not nil, holds the
 // last expansion, returned again for the same config and profiles.
 func (p *Profiles) expand(c *agentv1.AgentConfig, t *auth.Tenant, memo *atomic.Pointer[expansion]) (*agentv1.AgentConfig, error) {
+	if c == nil {
+		c = &agentv1.AgentConfig{}
+	}
 	var vs []agent.FieldViolation
 	var main, comp *config.Profile
-	if name := c.GetProfile(); name != "" {
+	if name, _ := p.profileName(c, t); name != "" {
 		prof, ok := p.profileFor(t, name)
 		if !ok {
 			vs = append(vs, agent.FieldViolation{Field: "config.profile", Description: p.unknownProfile(t, name)})
@@ -181,22 +227,20 @@ func mergeCompact(p *config.Profile, c *agentv1.CompactConfig) *agentv1.CompactC
 }
 
 // CheckRunnable refuses a config of the tenant that can never reach a
-// model: one that, with its profile filled in, has a base URL and no
-// model, or a model and neither a base URL nor a profile (a config naming
-// neither may still get both from a send's override, and fails that send
-// for want of a model). Bad fields are an *agent.ValidationError, named as
-// in an agent's config ("config.model").
+// model: one that, with its profile (or the server's default) filled in,
+// has a base URL and no model, or a model and neither a base URL nor a
+// profile (a config naming neither may still get both from a send's
+// override, and fails that send for want of a model). Bad fields are an
+// *agent.ValidationError, named as in an agent's config ("config.model").
 func (p *Profiles) CheckRunnable(c *agentv1.AgentConfig, tenant string) error {
-	exp := c
-	if c.GetProfile() != "" || c.GetCompact().GetProfile() != "" {
-		e, err := p.Expander(tenant)(c)
-		if err != nil {
-			return err
-		}
-		exp = e
+	exp, err := p.Expander(tenant)(c)
+	if err != nil {
+		return err
 	}
 	where := "the config"
-	if name := c.GetProfile(); name != "" {
+	if name, follows := p.profileName(c, p.lookup(tenant)); follows {
+		where = "the config and the server's default profile " + name
+	} else if name != "" {
 		where = "the config and its profile " + name
 	}
 	switch {

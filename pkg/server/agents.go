@@ -53,7 +53,7 @@ func (s *Server) CreateAgent(ctx context.Context, req *agentv1.CreateAgentReques
 	if err := s.checkHistorySize(len(req.GetHistory()), "history"); err != nil {
 		return nil, err
 	}
-	cfg := s.profiles.WithDefault(a.GetConfig(), t)
+	cfg := a.GetConfig()
 	sess := &session{tenant: t.ID, tools: a.GetTools(), skills: a.GetSkills(), applied: c, keys: agent.Secrets(a.GetConfig()),
 		expand: s.profiles.Expander(t.ID)}
 	engine, err := s.newEngine(sess, agent.Options{ID: id, Config: cfg, History: req.GetHistory(), Tools: tools, Skills: skills})
@@ -175,7 +175,6 @@ func (s *Server) UpdateAgent(ctx context.Context, req *agentv1.UpdateAgentReques
 	if err != nil {
 		return nil, err
 	}
-	next = s.profiles.WithDefault(next, t)
 	if err := s.profiles.CheckRunnable(next, t.ID); err != nil {
 		return nil, fieldsUnder(err, "", map[string]string{"config": "agent.config"})
 	}
@@ -315,6 +314,7 @@ func (s *Server) agentProto(rec *store.Agent, sess *session) *agentv1.Agent {
 		ApiKeyRequired: len(missing) > 0,
 		Tools:          rec.Spec.GetTools(), Skills: rec.Spec.GetSkills(),
 		CreateTime: timestamppb.New(rec.Created), UpdateTime: timestamppb.New(rec.Updated),
+		EffectiveModel: s.profiles.Effective(rec.Spec.GetConfig(), rec.Tenant),
 	}
 	if rec.RunID != "" {
 		a.State = agentv1.AgentState_AGENT_STATE_RUNNING

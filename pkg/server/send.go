@@ -143,11 +143,15 @@ func (s *Server) checkModel(sess *session, override *agentv1.AgentConfig) error 
 	if override != nil {
 		c = agent.MergeConfig(c, override)
 	}
-	if exp, err := sess.expand(c); err == nil && exp.GetBaseUrl() != "" && exp.GetModel() == "" {
+	exp, err := sess.expand(c)
+	if err != nil {
+		return nil // the send fails with the expansion's own violations
+	}
+	if exp.GetBaseUrl() != "" && exp.GetModel() == "" {
 		return failure(codes.FailedPrecondition, agentv1.ErrorReason_ERROR_REASON_NO_MODEL,
 			"no model: the agent's config gives a base URL (%s) but no model; set agent.config.model with UpdateAgent, or config.model in this send", profile.Host(exp.GetBaseUrl()))
 	}
-	if c.GetProfile() != "" || c.GetBaseUrl() != "" {
+	if exp.GetBaseUrl() != "" || c.GetProfile() != "" {
 		return nil
 	}
 	return failure(codes.FailedPrecondition, agentv1.ErrorReason_ERROR_REASON_NO_MODEL,

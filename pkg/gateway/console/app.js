@@ -285,30 +285,25 @@ async function agentPage(signal, id) {
 }
 
 /**
- * modelView says which model an agent uses, as far as GetAgent tells: its
- * config's model, profile and base URL's host. An agent whose model comes
- * from a profile (the server's default one included) has no model in its
- * config: the profile is named instead.
- *
- * TODO(issue 32, item 1): GetAgent is to say which model an agent uses now
- * (profile, model, protocol, base URL host); show that field here, keeping
- * the ids model-name and model-profile, which the browser test reads.
+ * modelView says which model an agent uses now, as GetAgent's
+ * effectiveModel tells it (profile, model, protocol, base URL host; an agent
+ * that names no model follows the server's default profile). Without it
+ * (an agent that reaches no model) it says so, from the config.
  */
 function modelView(agent) {
+  const m = agent.effectiveModel;
+  if (m) {
+    const profile = m.profile ? [m.followsDefault ? " · the server's default profile " : ' · profile ', h('code#model-profile', m.profile)] : null;
+    const protocol = m.protocol ? [' (', protocolName(m.protocol), ')'] : null;
+    return h('span.model', 'model ', h('code#model-name', m.model), ' at ', h('code', m.baseUrlHost), protocol, profile);
+  }
   const c = agent.config || {};
-  const profile = c.profile ? h('code#model-profile', c.profile) : null;
-  const host = c.baseUrl ? [' at ', h('code', hostOf(c.baseUrl))] : null;
-  if (c.model) return h('span.model', 'model ', h('code#model-name', c.model), host, profile ? [' · profile ', profile] : null);
-  if (profile) return h('span.model', 'model from profile ', profile, host);
-  return h('span.model', "the server's default model", host);
+  if (c.profile) return h('span.model', 'no model: profile ', h('code#model-profile', c.profile), ' is not on this server');
+  return h('span.model.no-model', 'no model: the agent names none and the server has no default model');
 }
 
-function hostOf(url) {
-  try {
-    return new URL(url).host;
-  } catch {
-    return url;
-  }
+function protocolName(p) {
+  return String(p).replace(/^PROTOCOL_/, '').toLowerCase();
 }
 
 // ---- runs --------------------------------------------------------------
