@@ -416,21 +416,7 @@ func TestFailEarly(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(stray, "notes.sh"), []byte("#!/bin/sh\necho these are my notes\n"), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	run := func(env []string, args ...string) (int, string) {
-		cmd := exec.Command(suite.Bin, append([]string{"-listen", "127.0.0.1:0", "-log-format", "json"}, args...)...)
-		cmd.Env = append(os.Environ(), env...)
-		done := make(chan struct{})
-		time.AfterFunc(20*time.Second, func() {
-			select {
-			case <-done:
-			default:
-				_ = cmd.Process.Signal(syscall.SIGTERM)
-			}
-		})
-		out, _ := cmd.CombinedOutput()
-		close(done)
-		return cmd.ProcessState.ExitCode(), string(out)
-	}
+	run := runServerOnce
 	t.Run("a stray executable", func(t *testing.T) {
 		code, out := run(nil, "-tool-dir", stray)
 		want := "not an agentcore plugin (no handshake line on stdout): " + filepath.Join(stray, "notes.sh") + "; remove it or clear its executable bit"
@@ -470,4 +456,24 @@ func TestFailEarly(t *testing.T) {
 			t.Fatalf("no warning naming the variable:\n%s", p.Logs())
 		}
 	})
+}
+
+// runServerOnce runs agent-server with args and the environment added to
+// the test's, for a start meant to fail: it returns the exit status and
+// what it printed, stopping it (SIGTERM) if it still runs after 20 s.
+func runServerOnce(env []string, args ...string) (int, string) {
+	// A memory store: a start that should have failed must not touch the developer's home.
+	cmd := exec.Command(suite.Bin, append([]string{"-listen", "127.0.0.1:0", "-log-format", "json", "-store", "memory"}, args...)...)
+	cmd.Env = append(os.Environ(), env...)
+	done := make(chan struct{})
+	time.AfterFunc(20*time.Second, func() {
+		select {
+		case <-done:
+		default:
+			_ = cmd.Process.Signal(syscall.SIGTERM)
+		}
+	})
+	out, _ := cmd.CombinedOutput()
+	close(done)
+	return cmd.ProcessState.ExitCode(), string(out)
 }

@@ -139,6 +139,7 @@ func (r *run) loop() (*Result, error) {
 			ToolSet:         tools,
 			Model:           model,
 			ConversionCache: &r.conv,
+			Reached:         step > 1, // the run's earlier requests were answered
 			OnDelta: func(d llm.Delta) {
 				if mc.FirstDelta.IsZero() {
 					mc.FirstDelta = time.Now()

@@ -136,6 +136,9 @@ type Config struct {
 	authTokenEnv, authTokenFile string
 	// defaultModel collects the model flags and variables for the default profile.
 	defaultModel Profile
+	// origin says where a setting's value came from, by flag name: its
+	// flag, its variable or its config file key, for messages.
+	origin map[string]string
 	// otlpSecrets are the header values of every OTLP headers variable.
 	otlpSecrets []string
 	// storeEnvSecret is set when AGENTCORE_STORE holds a password.
@@ -176,6 +179,12 @@ type Limits struct {
 	RetryMaxElapsed time.Duration
 	// RetryMaxDelay caps one wait between retries; a client may ask for less.
 	RetryMaxDelay time.Duration
+	// RetryUnreachable is how long a model request that cannot reach its
+	// service at all (connection refused, DNS failure, TLS handshake
+	// failure) is retried when the service has not answered yet in its
+	// send; 0 fails it at its first attempt. Later in a send such failures
+	// are retried within RetryMaxElapsed, as other network errors are.
+	RetryUnreachable time.Duration
 }
 
 // ToolLimits are the resource limits of tool calls: for each kind, what a

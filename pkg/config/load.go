@@ -46,6 +46,7 @@ func Load(args []string, getenv func(string) string, help io.Writer) (*Config, e
 			if err := s.set(c, v); err != nil {
 				return nil, fmt.Errorf("%s: %w", s.Env, err)
 			}
+			c.setOrigin(s.Flag, s.Env)
 		}
 	}
 	fs := newFlagSet(c, help)
@@ -99,7 +100,30 @@ func (f *flagValue) Set(v string) error {
 		f.s.reset(f.c)
 		f.seen = true
 	}
+	f.c.setOrigin(f.s.Flag, "-"+f.s.Flag)
 	return f.s.set(f.c, v)
+}
+
+// setOrigin records where a setting's value came from.
+func (c *Config) setOrigin(flag, from string) {
+	if c.origin == nil {
+		c.origin = map[string]string{}
+	}
+	c.origin[flag] = from
+}
+
+// originOf says where a setting's value came from: its flag, variable or
+// config file key; all three when it is not known.
+func (c *Config) originOf(flag string) string {
+	if o := c.origin[flag]; o != "" {
+		return o
+	}
+	for _, s := range settings() {
+		if s.Flag == flag {
+			return "-" + s.Flag + " (" + s.Env + ", " + s.File + ")"
+		}
+	}
+	return "-" + flag
 }
 
 func newFlagSet(c *Config, help io.Writer) *flag.FlagSet {
@@ -159,6 +183,7 @@ func loadFile(c *Config, path string) error {
 				return fmt.Errorf("config file %s: %s: %w", path, k, err)
 			}
 		}
+		c.setOrigin(s.Flag, "config file key "+k)
 	}
 	c.Profiles = map[string]*Profile{}
 	for name, v := range profiles {

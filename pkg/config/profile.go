@@ -221,6 +221,56 @@ func (c *Config) finishProfiles(getenv func(string) string, bad func(string, ...
 	}
 }
 
+// checkBaseURLs fails a model base URL that is not an absolute http or
+// https URL with a host, naming the flag, variable or config file key that
+// set it: such a URL would only fail later, at every CreateAgent or send,
+// blaming a field the user never set.
+func (c *Config) checkBaseURLs(bad func(string, ...any)) {
+	for _, name := range c.ProfileNames() {
+		p := c.Profiles[name]
+		where := "config file key profiles." + name + ".base_url"
+		if name == DefaultProfile && c.defaultModel.BaseURL != "" {
+			where = c.originOf("model-base-url")
+		}
+		if p.BaseURL != "" {
+			if err := CheckBaseURL(p.BaseURL); err != nil {
+				bad("%s %q: %w", where, p.BaseURL, err)
+			}
+		}
+		if u := p.Defaults.GetBaseUrl(); u != "" {
+			if err := CheckBaseURL(u); err != nil {
+				bad("config file key profiles.%s.defaults.baseUrl %q: %w", name, u, err)
+			}
+		}
+	}
+}
+
+// CheckBaseURL checks that s is a model service's base URL: an absolute
+// http or https URL with a host, without credentials. The error says what
+// is wrong and, for a URL without a scheme, what was likely meant.
+func CheckBaseURL(s string) error {
+	u, err := url.Parse(s)
+	switch {
+	case !strings.Contains(s, "://"):
+		return fmt.Errorf("not an absolute URL (no http:// or https://); did you mean %q?", "http://"+strings.TrimLeft(s, "/"))
+	case err != nil:
+		var ue *url.Error
+		if errors.As(err, &ue) {
+			err = ue.Err
+		}
+		return fmt.Errorf("not a URL: %w", err)
+	case u.Scheme != "http" && u.Scheme != "https":
+		return fmt.Errorf("scheme %q: want http or https", u.Scheme)
+	case u.Host == "" || u.Hostname() == "":
+		return errors.New("no host: want an absolute http or https URL such as https://api.openai.com/v1")
+	case u.User != nil:
+		return errors.New("must not hold credentials: give the key in the variable api_key_env names (AGENTCORE_MODEL_API_KEY for the default profile)")
+	case u.RawQuery != "" || u.Fragment != "":
+		return errors.New("must not have a query or a fragment: the protocol adds its own path to it")
+	}
+	return nil
+}
+
 // checkDefaultModel fails a default model set by half (a base URL without
 // a model, or the reverse), naming both settings, and warns when the
 // variable meant to hold a profile's API key is empty.

@@ -19,6 +19,7 @@ func (c *Config) finish(getenv func(string) string) error {
 	bad := func(format string, args ...any) { errs = append(errs, fmt.Errorf(format, args...)) }
 	c.readAuthToken(getenv, bad)
 	c.finishProfiles(getenv, bad)
+	c.checkBaseURLs(bad)
 	c.checkDefaultModel(bad, getenv)
 	c.checkListeners(bad)
 	c.checkAccess(bad)
@@ -166,6 +167,7 @@ func (c *Config) checkDurations(bad func(string, ...any)) {
 		v    time.Duration
 	}{{"shutdown-grace", c.ShutdownGrace}, {"keepalive-time", c.KeepaliveTime}, {"keepalive-timeout", c.KeepaliveTimeout},
 		{"retry-max-elapsed", c.Limits.RetryMaxElapsed}, {"retry-max-delay", c.Limits.RetryMaxDelay},
+		{"retry-unreachable", c.Limits.RetryUnreachable},
 		{"event-retention", c.EventRetention}, {"permission-timeout", c.PermissionTimeout}} {
 		if d.v < 0 {
 			bad("-%s %s: must not be negative", d.name, d.v)

@@ -44,6 +44,13 @@ type Options struct {
 	// RetryMaxDelay, when positive, caps one backoff (Retry-After included)
 	// whatever a config asks for.
 	RetryMaxDelay time.Duration
+	// RetryUnreachable, when positive, bounds the retrying of a request
+	// whose every attempt failed to reach the service (Error.Unreachable)
+	// and whose caller has not been answered yet (Request.Reached false):
+	// a wrong base URL or a service that is down fails within it instead of
+	// after RetryMaxElapsed. NoRetry fails such a request at its first
+	// attempt; zero sets no bound of its own.
+	RetryUnreachable time.Duration
 }
 
 // MaxIdleConnsPerHost is how many idle connections the default HTTP client
@@ -63,8 +70,9 @@ type Client struct {
 	jitter func() float64
 	now    func() time.Time
 	newID  func() string
-	// maxElapsed and maxDelay are Options.RetryMaxElapsed and RetryMaxDelay.
-	maxElapsed, maxDelay time.Duration
+	// maxElapsed, maxDelay and unreachable are Options.RetryMaxElapsed,
+	// RetryMaxDelay and RetryUnreachable.
+	maxElapsed, maxDelay, unreachable time.Duration
 
 	mu       sync.Mutex
 	textOnly map[string]bool // model key -> rejected native tools
@@ -81,8 +89,9 @@ func NewClient(opts Options) *Client {
 		newID:    opts.NewID,
 		textOnly: map[string]bool{},
 
-		maxElapsed: opts.RetryMaxElapsed,
-		maxDelay:   opts.RetryMaxDelay,
+		maxElapsed:  opts.RetryMaxElapsed,
+		maxDelay:    opts.RetryMaxDelay,
+		unreachable: opts.RetryUnreachable,
 	}
 	if c.http == nil {
 		t := http.DefaultTransport.(*http.Transport).Clone()

@@ -71,6 +71,11 @@ type Request struct {
 	OnDelta func(Delta)
 	// OnRetry is called before each retry.
 	OnRetry func(Retry)
+	// Reached says that the model service answered an earlier request of
+	// the caller's run: a failure to reach it now (a restart, a network
+	// blip) is retried as other network errors are, not cut short by
+	// Options.RetryUnreachable.
+	Reached bool
 }
 
 // HeaderModel is a caller's eino model that can take extra request headers

@@ -68,7 +68,7 @@ func (c *Client) request(ctx context.Context, req Request, text, native bool) (*
 		}
 		return streamOnce(ctx, m, msgs, opts, req.OnDelta)
 	}
-	return c.retry(ctx, cfg, req.OnRetry, once)
+	return c.retry(ctx, cfg, req, once)
 }
 
 // model returns the chat model for one request, with tools bound when native.

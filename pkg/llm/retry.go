@@ -17,10 +17,13 @@ import (
 )
 
 // retry runs once until it succeeds or fails for good. Every failed
-// attempt is logged at WARN.
-func (c *Client) retry(ctx context.Context, cfg *Config, onRetry func(Retry), once func(context.Context) (*schema.Message, bool, error)) (*schema.Message, error) {
+// attempt is logged at WARN. While every attempt failed to reach the
+// service and the caller's run has not reached it yet, the retrying is
+// bounded by the client's RetryUnreachable as well.
+func (c *Client) retry(ctx context.Context, cfg *Config, req Request, once func(context.Context) (*schema.Message, bool, error)) (*schema.Message, error) {
 	start := c.now()
 	maxElapsed := c.elapsedBound(cfg)
+	neverReached := !req.Reached && c.unreachable != 0
 	for attempt := 1; ; attempt++ {
 		msg, delivered, err := c.attempt(ctx, cfg.RequestTimeout, once)
 		if err == nil {
@@ -30,27 +33,44 @@ func (c *Client) retry(ctx context.Context, cfg *Config, onRetry func(Retry), on
 			return nil, cancelled(ctx, err)
 		}
 		pe := asError(err)
+		if pe.Endpoint == "" && req.Model == nil {
+			pe.Endpoint = baseEndpoint(cfg.BaseURL) // a failure in a stream: the request's own path is not known here
+		}
 		if pe.Retryable && !transientStatus(pe.Status) {
 			pe.Retryable = false
 		}
-		if !pe.Retryable || delivered || maxElapsed == NoRetry {
+		bound, what := maxElapsed, "retry_max_elapsed"
+		if neverReached = neverReached && pe.Unreachable; neverReached && (bound == 0 || bound != NoRetry && c.unreachable < bound) {
+			bound, what = c.unreachable, "-retry-unreachable: the service was never reached in this send"
+		}
+		if !pe.Retryable || delivered || bound == NoRetry {
 			c.logAttempt(cfg, attempt, pe, "not retried")
 			return nil, pe
 		}
 		delay := c.backoff(cfg, attempt, pe.RetryAfter)
-		if maxElapsed > 0 && c.now().Sub(start)+delay > maxElapsed {
+		if bound > 0 && c.now().Sub(start)+delay > bound {
 			c.logAttempt(cfg, attempt, pe, "giving up: retried for "+c.now().Sub(start).Round(time.Millisecond).String()+
-				", and the next wait would pass retry_max_elapsed ("+maxElapsed.String()+")")
+				", and the next wait would pass "+what+" ("+bound.String()+")")
 			return nil, pe
 		}
 		c.logAttempt(cfg, attempt, pe, "retrying in "+delay.Round(time.Millisecond).String())
-		if onRetry != nil {
-			onRetry(Retry{Attempt: attempt, Err: pe, Delay: delay})
+		if req.OnRetry != nil {
+			req.OnRetry(Retry{Attempt: attempt, Err: pe, Delay: delay})
 		}
 		if err := c.sleep(ctx, delay); err != nil || ctx.Err() != nil {
 			return nil, cancelled(ctx, pe)
 		}
 	}
+}
+
+// baseEndpoint is a base URL's host and path, as provider.Endpoint gives
+// them; "" for an unparsable URL.
+func baseEndpoint(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return ""
+	}
+	return provider.Endpoint(u)
 }
 
 // attempt makes one request within the request timeout.
@@ -158,7 +178,7 @@ func (c *Client) logAttempt(cfg *Config, attempt int, e *Error, next string) {
 	if u, err := url.Parse(cfg.BaseURL); err == nil && u.Host != "" {
 		host = u.Host
 	}
-	c.log.Warn("model request failed", "host", host, "model", cfg.Model, "attempt", attempt,
+	c.log.Warn("model request failed", "host", host, "endpoint", e.Endpoint, "model", cfg.Model, "attempt", attempt,
 		"status", e.Status, "kind", e.Kind, "message", shorten(e.Message, maxLoggedMessage), "next", next)
 }
 

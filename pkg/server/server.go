@@ -196,6 +196,7 @@ func New(opts Options) (*Server, error) {
 	}
 	s.llm = llm.NewClient(llm.Options{
 		Logger: log.Named("llm"), RetryMaxElapsed: cfg.Limits.RetryMaxElapsed, RetryMaxDelay: cfg.Limits.RetryMaxDelay,
+		RetryUnreachable: retryUnreachable(cfg.Limits.RetryUnreachable),
 		IdleConnsPerHost: idleModelConns(cfg.Limits.MaxConcurrentRuns),
 	})
 	s.encoders = tokens.NewEncoders()
@@ -267,6 +268,15 @@ const closeTimeout = 5 * time.Second
 // noLimitModelConns is how many idle model connections per endpoint are
 // kept when -max-runs sets no limit: the default -max-runs.
 const noLimitModelConns = 4096
+
+// retryUnreachable is -retry-unreachable as the model client takes it: 0
+// (fail at the first attempt) is llm.NoRetry.
+func retryUnreachable(d time.Duration) time.Duration {
+	if d == 0 {
+		return llm.NoRetry
+	}
+	return d
+}
 
 // idleModelConns is how many idle connections the model client keeps per
 // endpoint: one per run that may be asking a model at once (-max-runs), so

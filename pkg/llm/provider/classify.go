@@ -2,11 +2,14 @@ package provider
 
 import (
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"encoding/json"
 	"errors"
 	"io"
 	"net"
 	"net/http"
+	"net/url"
 	"strconv"
 	"strings"
 	"time"
@@ -42,7 +45,11 @@ func FromStatus(status int, header http.Header, body []byte) *Error {
 	code, msg, retryDelay := parseErrorBody(body)
 	e.Code, e.Message = code, msg
 	if e.Message == "" {
-		e.Message = truncate(strings.TrimSpace(string(body)))
+		if isHTML(header, body) {
+			e.Message = htmlSummary(body)
+		} else {
+			e.Message = truncate(strings.TrimSpace(string(body)))
+		}
 	}
 	if e.Message == "" {
 		e.Message = http.StatusText(status)
@@ -104,11 +111,44 @@ func FromTransport(ctx context.Context, err error) *Error {
 	if errors.Is(err, ErrRequestTimeout) {
 		return &Error{Kind: KindTimeout, Retryable: true, Message: ErrRequestTimeout.Error(), Err: err}
 	}
+	msg := err.Error()
+	var ue *url.Error
+	if errors.As(err, &ue) {
+		// Its text repeats the whole URL, query included: the Endpoint names
+		// the host and path instead.
+		msg = ue.Err.Error()
+	}
+	unreachable := isUnreachable(err)
+	if unreachable {
+		msg = "cannot reach the model service: " + msg
+	}
 	var ne net.Error
 	if errors.As(err, &ne) && ne.Timeout() {
-		return &Error{Kind: KindTimeout, Retryable: true, Message: err.Error(), Err: err}
+		return &Error{Kind: KindTimeout, Retryable: true, Message: msg, Unreachable: unreachable, Err: err}
 	}
-	return &Error{Kind: KindNetwork, Retryable: true, Message: err.Error(), Err: err}
+	return &Error{Kind: KindNetwork, Retryable: true, Message: msg, Unreachable: unreachable, Err: err}
+}
+
+// isUnreachable reports whether a transport error means that the request
+// never reached the service: no connection (refused, no route, a dial that
+// timed out), a host name that did not resolve, or a failed TLS handshake.
+func isUnreachable(err error) bool {
+	var dns *net.DNSError
+	var op *net.OpError
+	var verify *tls.CertificateVerificationError
+	var header tls.RecordHeaderError
+	var alert tls.AlertError
+	var unknownCA x509.UnknownAuthorityError
+	var hostname x509.HostnameError
+	var invalid x509.CertificateInvalidError
+	switch {
+	case errors.As(err, &dns), errors.As(err, &verify), errors.As(err, &header), errors.As(err, &alert),
+		errors.As(err, &unknownCA), errors.As(err, &hostname), errors.As(err, &invalid):
+		return true
+	case errors.As(err, &op):
+		return op.Op == "dial" || op.Op == "remote error" // the latter: a TLS alert from the peer
+	}
+	return false
 }
 
 // Unknown reports a success response whose body has the wrong shape, or a

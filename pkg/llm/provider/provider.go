@@ -184,6 +184,14 @@ type Error struct {
 	Retryable bool
 	// RetryAfter is the server's requested delay, 0 if none.
 	RetryAfter time.Duration
+	// Endpoint is the host and path the request went to (never its query,
+	// which may hold a key, nor credentials); empty when not known.
+	Endpoint string
+	// Unreachable says that the request never reached the model service:
+	// the connection was refused, the host name did not resolve, or the
+	// TLS handshake failed. Such an error is KindNetwork (or KindTimeout
+	// for a dial that timed out), retryable as those are.
+	Unreachable bool
 	// Err is the underlying error, if any.
 	Err error
 }
@@ -195,6 +203,9 @@ func (e *Error) Error() string {
 	}
 	if e.Code != "" {
 		s += " " + e.Code
+	}
+	if e.Endpoint != "" {
+		s += " calling " + e.Endpoint
 	}
 	if e.Message != "" {
 		s += ": " + e.Message

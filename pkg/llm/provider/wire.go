@@ -9,6 +9,7 @@ import (
 	"io"
 	"mime"
 	"net/http"
+	"net/url"
 	"strings"
 	"unicode"
 
@@ -44,7 +45,7 @@ func Post(ctx context.Context, client *http.Client, url string, header http.Head
 	}
 	resp, err := client.Do(req)
 	if err != nil {
-		return nil, FromTransport(ctx, err)
+		return nil, atEndpoint(FromTransport(ctx, err), req)
 	}
 	if resp.StatusCode >= 200 && resp.StatusCode < 300 {
 		return resp, nil
@@ -52,9 +53,27 @@ func Post(ctx context.Context, client *http.Client, url string, header http.Head
 	defer resp.Body.Close()
 	data, err := io.ReadAll(io.LimitReader(resp.Body, maxErrorBody))
 	if err != nil && ctx.Err() != nil {
-		return nil, FromTransport(ctx, err)
+		return nil, atEndpoint(FromTransport(ctx, err), req)
 	}
-	return nil, FromStatus(resp.StatusCode, resp.Header, data)
+	return nil, atEndpoint(FromStatus(resp.StatusCode, resp.Header, data), req)
+}
+
+// atEndpoint names the request's host and path in its error.
+func atEndpoint(e *Error, req *http.Request) *Error {
+	if e.Endpoint == "" {
+		e.Endpoint = Endpoint(req.URL)
+	}
+	return e
+}
+
+// Endpoint is a URL's host and path, as errors and logs name the endpoint
+// called: never its query (Gemini's key may sit there), fragment or
+// credentials.
+func Endpoint(u *url.URL) string {
+	if u == nil {
+		return ""
+	}
+	return u.Host + u.EscapedPath()
 }
 
 // ReadBody reads a whole 2xx response body, classifying a failure to read it.
