@@ -245,6 +245,16 @@ func TestLoadErrors(t *testing.T) {
 		{"bad bool", []string{"-insecure=perhaps"}, nil, "insecure"},
 		{"bad plugin user", []string{"-plugin-user", ":x"}, nil, "plugin-user"},
 		{"socket owner over tcp", []string{"-socket-owner", "nobody"}, nil, "not a unix socket"},
+		{"base URL without a scheme", nil, map[string]string{"AGENTCORE_MODEL_BASE_URL": "127.0.0.1:18080/v1", "AGENTCORE_MODEL": "m"},
+			`AGENTCORE_MODEL_BASE_URL "127.0.0.1:18080/v1": not an absolute URL (no http:// or https://); did you mean "http://127.0.0.1:18080/v1"?`},
+		{"base URL flag with a bad scheme", []string{"-model-base-url", "htp://x", "-model", "m"}, nil, `-model-base-url "htp://x": scheme "htp": want http or https`},
+		{"base URL from the file", []string{"-config", writeFile(t, "g.yaml", "model: {base_url: \"https://\", model: m}\n")}, nil,
+			`config file key model.base_url "https://": no host`},
+		{"base URL with credentials", []string{"-model-base-url", "https://u:sk-x@h/v1", "-model", "m"}, nil, "must not hold credentials"},
+		{"profile base URL", []string{"-config", writeFile(t, "h.yaml", "profiles:\n  p:\n    base_url: api.example.com\n    model: m\n")}, nil,
+			`config file key profiles.p.base_url "api.example.com": not an absolute URL`},
+		{"profile defaults base URL", []string{"-config", writeFile(t, "i.yaml", "profiles:\n  p:\n    defaults: {baseUrl: \"ftp://x\"}\n")}, nil,
+			`profiles.p.defaults.baseUrl "ftp://x": scheme "ftp"`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

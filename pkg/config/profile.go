@@ -234,15 +234,26 @@ func (c *Config) checkBaseURLs(bad func(string, ...any)) {
 		}
 		if p.BaseURL != "" {
 			if err := CheckBaseURL(p.BaseURL); err != nil {
-				bad("%s %q: %w", where, p.BaseURL, err)
+				bad("%s %q: %w", where, withoutCredentials(p.BaseURL), err)
 			}
 		}
 		if u := p.Defaults.GetBaseUrl(); u != "" {
 			if err := CheckBaseURL(u); err != nil {
-				bad("config file key profiles.%s.defaults.baseUrl %q: %w", name, u, err)
+				bad("config file key profiles.%s.defaults.baseUrl %q: %w", name, withoutCredentials(u), err)
 			}
 		}
 	}
+}
+
+// withoutCredentials is a URL as a message may repeat it: without the
+// user and password it may hold.
+func withoutCredentials(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil || u.User == nil {
+		return raw
+	}
+	u.User = nil
+	return u.String()
 }
 
 // CheckBaseURL checks that s is a model service's base URL: an absolute
