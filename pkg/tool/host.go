@@ -298,8 +298,11 @@ func (h *Host) isClosed() bool {
 // that kind; other executable files are plugins; other files are skipped.
 // An executable that fails the handshake or Describe fails the scan, which
 // names its path and why. Tools of later paths override earlier ones by
-// name; within one path a name offered twice is an error. The processes
-// started for Describe stay in their pools, warm for the first calls.
+// name (each shadowed tool logged at WARN, and a plugin whose every tool
+// is shadowed stopped); within one path a name offered twice is an error.
+// The processes started for Describe stay in their pools, warm for the
+// first calls. Folders of other projects' files (node_modules, virtual
+// environments…) and executables that are no program are skipped (scan.go).
 func (h *Host) Scan(ctx context.Context, paths ...string) (*Set, error) {
 	sets := make([]*Set, 0, len(paths))
 	var errs []error
@@ -314,6 +317,7 @@ func (h *Host) Scan(ctx context.Context, paths ...string) (*Set, error) {
 	if err := errors.Join(errs...); err != nil {
 		return nil, err
 	}
+	h.shadow(sets)
 	return Merge(sets...), nil
 }
 
@@ -397,13 +401,18 @@ func (h *Host) find(root string) ([]Command, error) {
 		if err != nil {
 			return err
 		}
-		if path != abs && strings.HasPrefix(d.Name(), ".") {
-			if d.IsDir() {
+		if path == abs {
+			return nil
+		}
+		if d.IsDir() {
+			if why := skippedFolder(path, d.Name()); why != "" {
+				h.log.Debug("tool scan: skipping a folder", "path", path, "why", why)
 				return filepath.SkipDir
 			}
 			return nil
 		}
-		if d.IsDir() {
+		if strings.HasPrefix(d.Name(), ".") {
+			h.log.Debug("tool scan: skipping a file", "path", path, "why", "a hidden file")
 			return nil
 		}
 		info, err := os.Stat(path) // follows symlinks
@@ -436,8 +445,13 @@ func (h *Host) classify(path string, info fs.FileInfo) (Command, bool, error) {
 		}
 	}
 	if info.Mode().IsRegular() && info.Mode().Perm()&0o111 != 0 {
+		if why := notAProgram(path); why != "" {
+			h.log.Debug("tool scan: skipping a file", "path", path, "why", why)
+			return Command{}, false, nil
+		}
 		return Command{Path: path}, true, nil
 	}
+	h.log.Debug("tool scan: skipping a file", "path", path, "why", "not executable and of no tool source kind")
 	return Command{}, false, nil
 }
 
