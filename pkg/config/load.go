@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/agnivade/levenshtein"
 	"gopkg.in/yaml.v3"
 )
 
@@ -21,7 +22,7 @@ func Load(args []string, getenv func(string) string, help io.Writer) (*Config, e
 	// A first pass over the flags finds the config file.
 	probe := defaults()
 	if err := newFlagSet(probe, io.Discard).Parse(args); err != nil && !errors.Is(err, flag.ErrHelp) {
-		return nil, err
+		return nil, suggestFlag(err)
 	}
 	if probe.Version {
 		return probe, nil // -version needs nothing else to be right
@@ -136,6 +137,31 @@ func newFlagSet(c *Config, help io.Writer) *flag.FlagSet {
 		fs.Var(&flagValue{s: s, c: c}, s.Flag, s.Usage)
 	}
 	return fs
+}
+
+// undefinedFlag starts the flag package's error for a flag it does not know.
+const undefinedFlag = "flag provided but not defined: -"
+
+// suggestFlag adds to the flag package's error for an unknown flag the
+// known flag closest to it, when one is close enough to be a typo
+// (-tool-dri: did you mean -tool-dir?).
+func suggestFlag(err error) error {
+	name, ok := strings.CutPrefix(err.Error(), undefinedFlag)
+	if !ok {
+		return err
+	}
+	name = strings.TrimPrefix(name, "-")
+	best, dist := "", 0
+	for _, s := range settings() {
+		d := levenshtein.ComputeDistance(name, s.Flag)
+		if best == "" || d < dist {
+			best, dist = s.Flag, d
+		}
+	}
+	if dist > max(2, len(name)/3) {
+		return fmt.Errorf("%w (agent-server -help lists every flag)", err)
+	}
+	return fmt.Errorf("%w; did you mean -%s? (agent-server -help lists every flag)", err, best)
 }
 
 // loadFile reads the config file into c.
