@@ -14,8 +14,10 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/url"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 	"time"
 
@@ -119,9 +121,11 @@ func Run(ctx context.Context, cfg *config.Config, logOut io.Writer, kinds []tool
 		return err
 	}
 	defer front.close()
-	if _, ok := cfg.Profile(""); !ok {
+	if p, ok := cfg.Profile(""); !ok {
 		log.Warn("no default model: agents must name a profile or give base_url and model in their config " +
 			"(set AGENTCORE_MODEL_BASE_URL and AGENTCORE_MODEL, or -model-base-url and -model)")
+	} else {
+		logDefaultModel(log, p)
 	}
 	if onListen != nil {
 		onListen(lis.Addr())
@@ -247,4 +251,26 @@ func shutdown(gs *grpc.Server, dr *interceptor.Drain, hs *health.Server, srv *se
 		<-stopped
 	}
 	<-drained
+}
+
+// logDefaultModel says which default model the server picked up: the
+// profile, model, protocol, the base URL's host and path (never its query,
+// nor the key) and where the key comes from.
+func logDefaultModel(log hclog.Logger, p *config.Profile) {
+	endpoint := p.BaseURL
+	if u, err := url.Parse(p.BaseURL); err == nil {
+		endpoint = u.Host + u.EscapedPath()
+	}
+	protocol := "chat"
+	if p.Protocol != agentv1.Protocol_PROTOCOL_UNSPECIFIED {
+		protocol = strings.ToLower(strings.TrimPrefix(p.Protocol.String(), "PROTOCOL_"))
+	}
+	key := "none"
+	switch {
+	case p.APIKey != "" && p.APIKeyFile != "":
+		key = "from the file " + p.APIKeyFile
+	case p.APIKey != "":
+		key = "from " + p.APIKeyEnv
+	}
+	log.Info("default model", "profile", p.Name, "model", p.Model, "protocol", protocol, "base_url", endpoint, "api_key", key)
 }

@@ -70,6 +70,12 @@ func (s *Server) LoadTools(ctx context.Context) error {
 		s.frozen.Forget(old.list) // a call still sending it encodes it itself
 	}
 	s.log.Info("tools loaded", "tools", tools.Len(), "skills", skills.Len())
+	switch {
+	case len(paths) == 0:
+		s.log.Warn("no tool directory: agents have no tools to call; give -tool-dir (AGENTCORE_TOOL_DIRS, tool_dirs) a folder of tool plugins, e.g. bin/plugins after make build")
+	case tools.Len() == 0:
+		s.log.Warn("no tools found: agents have no tools to call; the tool paths hold no executable plugin", "paths", paths)
+	}
 	return nil
 }
 
