@@ -25,8 +25,10 @@ const (
 	ReasonTimeout Reason = "TIMEOUT"
 	// UNAVAILABLE: the model service failed (HTTP 5xx). Retry later.
 	ReasonServer Reason = "SERVER"
-	// UNAVAILABLE: the model service could not be reached or the connection
-	// broke. Check base_url and the network; retry.
+	// UNAVAILABLE: the model service could not be reached (the message says
+	// "cannot reach the model service", with the host and path called; a
+	// send that never reached it fails within -retry-unreachable, 5 s) or
+	// the connection broke. Check base_url and the network; retry.
 	ReasonNetwork Reason = "NETWORK"
 	// FAILED_PRECONDITION: the model service rejected the request (another
 	// HTTP 4xx: an unknown model, a bad parameter, a context too long). Read
@@ -77,7 +79,10 @@ const (
 	// FAILED_PRECONDITION: a send could reach no model: the agent's config
 	// names no profile and no base_url and the server has no default model,
 	// or it gives a base_url without a model. Set them (UpdateAgent, or the
-	// send's config) or start the server with a default model.
+	// send's config) or start the server with a default model: an agent that
+	// names no model follows the server's default profile at each send,
+	// agents created before included. GetAgent's effective_model says which
+	// model an agent would use (unset: none).
 	ReasonNoModel Reason = "NO_MODEL"
 	// FAILED_PRECONDITION: the agent was restored from the store without an
 	// API key or header value a client gave (those are kept in the memory of

@@ -190,6 +190,60 @@ func (PermissionMode) EnumDescriptor() ([]byte, []int) {
 	return file_agentcore_v1_agent_service_proto_rawDescGZIP(), []int{2}
 }
 
+// RenderLabels are the words the rendered history puts around parts that
+// are not plain text: tool calls, results, reasoning, summaries, media.
+type RenderLabels int32
+
+const (
+	// The server's default (-render-labels).
+	RenderLabels_RENDER_LABELS_UNSPECIFIED RenderLabels = 0
+	// English: [call read {...}], [read result], [thinking], [image].
+	RenderLabels_RENDER_LABELS_ENGLISH RenderLabels = 1
+	// agent-core's own, in Chinese: [调用 read {...}], [read 返回], [思考], [图片].
+	RenderLabels_RENDER_LABELS_ORIGINAL RenderLabels = 2
+)
+
+// Enum value maps for RenderLabels.
+var (
+	RenderLabels_name = map[int32]string{
+		0: "RENDER_LABELS_UNSPECIFIED",
+		1: "RENDER_LABELS_ENGLISH",
+		2: "RENDER_LABELS_ORIGINAL",
+	}
+	RenderLabels_value = map[string]int32{
+		"RENDER_LABELS_UNSPECIFIED": 0,
+		"RENDER_LABELS_ENGLISH":     1,
+		"RENDER_LABELS_ORIGINAL":    2,
+	}
+)
+
+func (x RenderLabels) Enum() *RenderLabels {
+	p := new(RenderLabels)
+	*p = x
+	return p
+}
+
+func (x RenderLabels) String() string {
+	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
+}
+
+func (RenderLabels) Descriptor() protoreflect.EnumDescriptor {
+	return file_agentcore_v1_agent_service_proto_enumTypes[3].Descriptor()
+}
+
+func (RenderLabels) Type() protoreflect.EnumType {
+	return &file_agentcore_v1_agent_service_proto_enumTypes[3]
+}
+
+func (x RenderLabels) Number() protoreflect.EnumNumber {
+	return protoreflect.EnumNumber(x)
+}
+
+// Deprecated: Use RenderLabels.Descriptor instead.
+func (RenderLabels) EnumDescriptor() ([]byte, []int) {
+	return file_agentcore_v1_agent_service_proto_rawDescGZIP(), []int{3}
+}
+
 // Agent is a session.
 type Agent struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -1662,7 +1716,10 @@ type GetHistoryRequest struct {
 	// the whole history unless it is larger than the server's message limit.
 	PageSize int32 `protobuf:"varint,4,opt,name=page_size,json=pageSize,proto3" json:"page_size,omitempty"`
 	// The next_page_token of the previous page; empty for the first page.
-	PageToken     string `protobuf:"bytes,5,opt,name=page_token,json=pageToken,proto3" json:"page_token,omitempty"`
+	PageToken string `protobuf:"bytes,5,opt,name=page_token,json=pageToken,proto3" json:"page_token,omitempty"`
+	// The labels of the rendered text; unset: the server's -render-labels
+	// (English unless its operator chose agent-core's).
+	RenderLabels  RenderLabels `protobuf:"varint,6,opt,name=render_labels,json=renderLabels,proto3,enum=agentcore.v1.RenderLabels" json:"render_labels,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1730,6 +1787,13 @@ func (x *GetHistoryRequest) GetPageToken() string {
 		return x.PageToken
 	}
 	return ""
+}
+
+func (x *GetHistoryRequest) GetRenderLabels() RenderLabels {
+	if x != nil {
+		return x.RenderLabels
+	}
+	return RenderLabels_RENDER_LABELS_UNSPECIFIED
 }
 
 // Turn is one turn: indexes into the history.
@@ -3339,14 +3403,15 @@ const file_agentcore_v1_agent_service_proto_rawDesc = "" +
 	"\x0eCompactRequest\x12\x19\n" +
 	"\bagent_id\x18\x01 \x01(\tR\aagentId\"<\n" +
 	"\x0fCompactResponse\x12)\n" +
-	"\x05event\x18\x01 \x01(\v2\x13.agentcore.v1.EventR\x05event\"\xba\x01\n" +
+	"\x05event\x18\x01 \x01(\v2\x13.agentcore.v1.EventR\x05event\"\xfb\x01\n" +
 	"\x11GetHistoryRequest\x12\x19\n" +
 	"\bagent_id\x18\x01 \x01(\tR\aagentId\x12#\n" +
 	"\rinclude_turns\x18\x02 \x01(\bR\fincludeTurns\x12)\n" +
 	"\x10include_rendered\x18\x03 \x01(\bR\x0fincludeRendered\x12\x1b\n" +
 	"\tpage_size\x18\x04 \x01(\x05R\bpageSize\x12\x1d\n" +
 	"\n" +
-	"page_token\x18\x05 \x01(\tR\tpageToken\"/\n" +
+	"page_token\x18\x05 \x01(\tR\tpageToken\x12?\n" +
+	"\rrender_labels\x18\x06 \x01(\x0e2\x1a.agentcore.v1.RenderLabelsR\frenderLabels\"/\n" +
 	"\x04Turn\x12'\n" +
 	"\x0fmessage_indexes\x18\x01 \x03(\x05R\x0emessageIndexes\"\xfd\x01\n" +
 	"\x12GetHistoryResponse\x121\n" +
@@ -3460,7 +3525,11 @@ const file_agentcore_v1_agent_service_proto_rawDesc = "" +
 	"\x1bPERMISSION_MODE_UNSPECIFIED\x10\x00\x12\x1d\n" +
 	"\x19PERMISSION_MODE_ALLOW_ALL\x10\x01\x12\x1b\n" +
 	"\x17PERMISSION_MODE_ASK_ALL\x10\x02\x12\x1e\n" +
-	"\x1aPERMISSION_MODE_ASK_LISTED\x10\x032\xa6\x10\n" +
+	"\x1aPERMISSION_MODE_ASK_LISTED\x10\x03*d\n" +
+	"\fRenderLabels\x12\x1d\n" +
+	"\x19RENDER_LABELS_UNSPECIFIED\x10\x00\x12\x19\n" +
+	"\x15RENDER_LABELS_ENGLISH\x10\x01\x12\x1a\n" +
+	"\x16RENDER_LABELS_ORIGINAL\x10\x022\xa6\x10\n" +
 	"\fAgentService\x12i\n" +
 	"\vCreateAgent\x12 .agentcore.v1.CreateAgentRequest\x1a!.agentcore.v1.CreateAgentResponse\"\x15\x82\xd3\xe4\x93\x02\x0f:\x01*\"\n" +
 	"/v1/agents\x12h\n" +
@@ -3498,171 +3567,173 @@ func file_agentcore_v1_agent_service_proto_rawDescGZIP() []byte {
 	return file_agentcore_v1_agent_service_proto_rawDescData
 }
 
-var file_agentcore_v1_agent_service_proto_enumTypes = make([]protoimpl.EnumInfo, 3)
+var file_agentcore_v1_agent_service_proto_enumTypes = make([]protoimpl.EnumInfo, 4)
 var file_agentcore_v1_agent_service_proto_msgTypes = make([]protoimpl.MessageInfo, 50)
 var file_agentcore_v1_agent_service_proto_goTypes = []any{
 	(AgentState)(0),                   // 0: agentcore.v1.AgentState
 	(BusyPolicy)(0),                   // 1: agentcore.v1.BusyPolicy
 	(PermissionMode)(0),               // 2: agentcore.v1.PermissionMode
-	(*Agent)(nil),                     // 3: agentcore.v1.Agent
-	(*EffectiveModel)(nil),            // 4: agentcore.v1.EffectiveModel
-	(*ToolSelection)(nil),             // 5: agentcore.v1.ToolSelection
-	(*SkillSelection)(nil),            // 6: agentcore.v1.SkillSelection
-	(*CreateAgentRequest)(nil),        // 7: agentcore.v1.CreateAgentRequest
-	(*CreateAgentResponse)(nil),       // 8: agentcore.v1.CreateAgentResponse
-	(*GetAgentRequest)(nil),           // 9: agentcore.v1.GetAgentRequest
-	(*GetAgentResponse)(nil),          // 10: agentcore.v1.GetAgentResponse
-	(*ListAgentsRequest)(nil),         // 11: agentcore.v1.ListAgentsRequest
-	(*ListAgentsResponse)(nil),        // 12: agentcore.v1.ListAgentsResponse
-	(*UpdateAgentRequest)(nil),        // 13: agentcore.v1.UpdateAgentRequest
-	(*UpdateAgentResponse)(nil),       // 14: agentcore.v1.UpdateAgentResponse
-	(*DeleteAgentRequest)(nil),        // 15: agentcore.v1.DeleteAgentRequest
-	(*DeleteAgentResponse)(nil),       // 16: agentcore.v1.DeleteAgentResponse
-	(*SendRequest)(nil),               // 17: agentcore.v1.SendRequest
-	(*StartRun)(nil),                  // 18: agentcore.v1.StartRun
-	(*HistoryReplacement)(nil),        // 19: agentcore.v1.HistoryReplacement
-	(*PermissionReply)(nil),           // 20: agentcore.v1.PermissionReply
-	(*StopRun)(nil),                   // 21: agentcore.v1.StopRun
-	(*SendResponse)(nil),              // 22: agentcore.v1.SendResponse
-	(*StopRequest)(nil),               // 23: agentcore.v1.StopRequest
-	(*StopResponse)(nil),              // 24: agentcore.v1.StopResponse
-	(*CompactRequest)(nil),            // 25: agentcore.v1.CompactRequest
-	(*CompactResponse)(nil),           // 26: agentcore.v1.CompactResponse
-	(*GetHistoryRequest)(nil),         // 27: agentcore.v1.GetHistoryRequest
-	(*Turn)(nil),                      // 28: agentcore.v1.Turn
-	(*GetHistoryResponse)(nil),        // 29: agentcore.v1.GetHistoryResponse
-	(*SetHistoryRequest)(nil),         // 30: agentcore.v1.SetHistoryRequest
-	(*SetHistoryResponse)(nil),        // 31: agentcore.v1.SetHistoryResponse
-	(*PreviewContextRequest)(nil),     // 32: agentcore.v1.PreviewContextRequest
-	(*PreviewContextResponse)(nil),    // 33: agentcore.v1.PreviewContextResponse
-	(*ListToolsRequest)(nil),          // 34: agentcore.v1.ListToolsRequest
-	(*ToolInfo)(nil),                  // 35: agentcore.v1.ToolInfo
-	(*ToolLimits)(nil),                // 36: agentcore.v1.ToolLimits
-	(*SkillInfo)(nil),                 // 37: agentcore.v1.SkillInfo
-	(*ListToolsResponse)(nil),         // 38: agentcore.v1.ListToolsResponse
-	(*ExecuteToolRequest)(nil),        // 39: agentcore.v1.ExecuteToolRequest
-	(*ToolOutputChunk)(nil),           // 40: agentcore.v1.ToolOutputChunk
-	(*DirectToolResult)(nil),          // 41: agentcore.v1.DirectToolResult
-	(*ExecuteToolResponse)(nil),       // 42: agentcore.v1.ExecuteToolResponse
-	(*ReloadToolsRequest)(nil),        // 43: agentcore.v1.ReloadToolsRequest
-	(*ReloadToolsResponse)(nil),       // 44: agentcore.v1.ReloadToolsResponse
-	(*AttachRequest)(nil),             // 45: agentcore.v1.AttachRequest
-	(*AttachResponse)(nil),            // 46: agentcore.v1.AttachResponse
-	(*GetRunRequest)(nil),             // 47: agentcore.v1.GetRunRequest
-	(*GetRunResponse)(nil),            // 48: agentcore.v1.GetRunResponse
-	(*ListRunsRequest)(nil),           // 49: agentcore.v1.ListRunsRequest
-	(*ListRunsResponse)(nil),          // 50: agentcore.v1.ListRunsResponse
-	(*RespondPermissionRequest)(nil),  // 51: agentcore.v1.RespondPermissionRequest
-	(*RespondPermissionResponse)(nil), // 52: agentcore.v1.RespondPermissionResponse
-	(*AgentConfig)(nil),               // 53: agentcore.v1.AgentConfig
-	(*Usage)(nil),                     // 54: agentcore.v1.Usage
-	(*timestamppb.Timestamp)(nil),     // 55: google.protobuf.Timestamp
-	(Protocol)(0),                     // 56: agentcore.v1.Protocol
-	(*Message)(nil),                   // 57: agentcore.v1.Message
-	(*fieldmaskpb.FieldMask)(nil),     // 58: google.protobuf.FieldMask
-	(*Part)(nil),                      // 59: agentcore.v1.Part
-	(OnDisconnect)(0),                 // 60: agentcore.v1.OnDisconnect
-	(*Event)(nil),                     // 61: agentcore.v1.Event
-	(*structpb.Struct)(nil),           // 62: google.protobuf.Struct
-	(*durationpb.Duration)(nil),       // 63: google.protobuf.Duration
-	(OutputStream)(0),                 // 64: agentcore.v1.OutputStream
-	(*ToolOutput)(nil),                // 65: agentcore.v1.ToolOutput
-	(*Run)(nil),                       // 66: agentcore.v1.Run
-	(RunState)(0),                     // 67: agentcore.v1.RunState
+	(RenderLabels)(0),                 // 3: agentcore.v1.RenderLabels
+	(*Agent)(nil),                     // 4: agentcore.v1.Agent
+	(*EffectiveModel)(nil),            // 5: agentcore.v1.EffectiveModel
+	(*ToolSelection)(nil),             // 6: agentcore.v1.ToolSelection
+	(*SkillSelection)(nil),            // 7: agentcore.v1.SkillSelection
+	(*CreateAgentRequest)(nil),        // 8: agentcore.v1.CreateAgentRequest
+	(*CreateAgentResponse)(nil),       // 9: agentcore.v1.CreateAgentResponse
+	(*GetAgentRequest)(nil),           // 10: agentcore.v1.GetAgentRequest
+	(*GetAgentResponse)(nil),          // 11: agentcore.v1.GetAgentResponse
+	(*ListAgentsRequest)(nil),         // 12: agentcore.v1.ListAgentsRequest
+	(*ListAgentsResponse)(nil),        // 13: agentcore.v1.ListAgentsResponse
+	(*UpdateAgentRequest)(nil),        // 14: agentcore.v1.UpdateAgentRequest
+	(*UpdateAgentResponse)(nil),       // 15: agentcore.v1.UpdateAgentResponse
+	(*DeleteAgentRequest)(nil),        // 16: agentcore.v1.DeleteAgentRequest
+	(*DeleteAgentResponse)(nil),       // 17: agentcore.v1.DeleteAgentResponse
+	(*SendRequest)(nil),               // 18: agentcore.v1.SendRequest
+	(*StartRun)(nil),                  // 19: agentcore.v1.StartRun
+	(*HistoryReplacement)(nil),        // 20: agentcore.v1.HistoryReplacement
+	(*PermissionReply)(nil),           // 21: agentcore.v1.PermissionReply
+	(*StopRun)(nil),                   // 22: agentcore.v1.StopRun
+	(*SendResponse)(nil),              // 23: agentcore.v1.SendResponse
+	(*StopRequest)(nil),               // 24: agentcore.v1.StopRequest
+	(*StopResponse)(nil),              // 25: agentcore.v1.StopResponse
+	(*CompactRequest)(nil),            // 26: agentcore.v1.CompactRequest
+	(*CompactResponse)(nil),           // 27: agentcore.v1.CompactResponse
+	(*GetHistoryRequest)(nil),         // 28: agentcore.v1.GetHistoryRequest
+	(*Turn)(nil),                      // 29: agentcore.v1.Turn
+	(*GetHistoryResponse)(nil),        // 30: agentcore.v1.GetHistoryResponse
+	(*SetHistoryRequest)(nil),         // 31: agentcore.v1.SetHistoryRequest
+	(*SetHistoryResponse)(nil),        // 32: agentcore.v1.SetHistoryResponse
+	(*PreviewContextRequest)(nil),     // 33: agentcore.v1.PreviewContextRequest
+	(*PreviewContextResponse)(nil),    // 34: agentcore.v1.PreviewContextResponse
+	(*ListToolsRequest)(nil),          // 35: agentcore.v1.ListToolsRequest
+	(*ToolInfo)(nil),                  // 36: agentcore.v1.ToolInfo
+	(*ToolLimits)(nil),                // 37: agentcore.v1.ToolLimits
+	(*SkillInfo)(nil),                 // 38: agentcore.v1.SkillInfo
+	(*ListToolsResponse)(nil),         // 39: agentcore.v1.ListToolsResponse
+	(*ExecuteToolRequest)(nil),        // 40: agentcore.v1.ExecuteToolRequest
+	(*ToolOutputChunk)(nil),           // 41: agentcore.v1.ToolOutputChunk
+	(*DirectToolResult)(nil),          // 42: agentcore.v1.DirectToolResult
+	(*ExecuteToolResponse)(nil),       // 43: agentcore.v1.ExecuteToolResponse
+	(*ReloadToolsRequest)(nil),        // 44: agentcore.v1.ReloadToolsRequest
+	(*ReloadToolsResponse)(nil),       // 45: agentcore.v1.ReloadToolsResponse
+	(*AttachRequest)(nil),             // 46: agentcore.v1.AttachRequest
+	(*AttachResponse)(nil),            // 47: agentcore.v1.AttachResponse
+	(*GetRunRequest)(nil),             // 48: agentcore.v1.GetRunRequest
+	(*GetRunResponse)(nil),            // 49: agentcore.v1.GetRunResponse
+	(*ListRunsRequest)(nil),           // 50: agentcore.v1.ListRunsRequest
+	(*ListRunsResponse)(nil),          // 51: agentcore.v1.ListRunsResponse
+	(*RespondPermissionRequest)(nil),  // 52: agentcore.v1.RespondPermissionRequest
+	(*RespondPermissionResponse)(nil), // 53: agentcore.v1.RespondPermissionResponse
+	(*AgentConfig)(nil),               // 54: agentcore.v1.AgentConfig
+	(*Usage)(nil),                     // 55: agentcore.v1.Usage
+	(*timestamppb.Timestamp)(nil),     // 56: google.protobuf.Timestamp
+	(Protocol)(0),                     // 57: agentcore.v1.Protocol
+	(*Message)(nil),                   // 58: agentcore.v1.Message
+	(*fieldmaskpb.FieldMask)(nil),     // 59: google.protobuf.FieldMask
+	(*Part)(nil),                      // 60: agentcore.v1.Part
+	(OnDisconnect)(0),                 // 61: agentcore.v1.OnDisconnect
+	(*Event)(nil),                     // 62: agentcore.v1.Event
+	(*structpb.Struct)(nil),           // 63: google.protobuf.Struct
+	(*durationpb.Duration)(nil),       // 64: google.protobuf.Duration
+	(OutputStream)(0),                 // 65: agentcore.v1.OutputStream
+	(*ToolOutput)(nil),                // 66: agentcore.v1.ToolOutput
+	(*Run)(nil),                       // 67: agentcore.v1.Run
+	(RunState)(0),                     // 68: agentcore.v1.RunState
 }
 var file_agentcore_v1_agent_service_proto_depIdxs = []int32{
-	53, // 0: agentcore.v1.Agent.config:type_name -> agentcore.v1.AgentConfig
-	5,  // 1: agentcore.v1.Agent.tools:type_name -> agentcore.v1.ToolSelection
-	6,  // 2: agentcore.v1.Agent.skills:type_name -> agentcore.v1.SkillSelection
+	54, // 0: agentcore.v1.Agent.config:type_name -> agentcore.v1.AgentConfig
+	6,  // 1: agentcore.v1.Agent.tools:type_name -> agentcore.v1.ToolSelection
+	7,  // 2: agentcore.v1.Agent.skills:type_name -> agentcore.v1.SkillSelection
 	0,  // 3: agentcore.v1.Agent.state:type_name -> agentcore.v1.AgentState
-	54, // 4: agentcore.v1.Agent.usage:type_name -> agentcore.v1.Usage
-	55, // 5: agentcore.v1.Agent.create_time:type_name -> google.protobuf.Timestamp
-	55, // 6: agentcore.v1.Agent.update_time:type_name -> google.protobuf.Timestamp
-	4,  // 7: agentcore.v1.Agent.effective_model:type_name -> agentcore.v1.EffectiveModel
-	56, // 8: agentcore.v1.EffectiveModel.protocol:type_name -> agentcore.v1.Protocol
-	3,  // 9: agentcore.v1.CreateAgentRequest.agent:type_name -> agentcore.v1.Agent
-	57, // 10: agentcore.v1.CreateAgentRequest.history:type_name -> agentcore.v1.Message
-	3,  // 11: agentcore.v1.CreateAgentResponse.agent:type_name -> agentcore.v1.Agent
-	3,  // 12: agentcore.v1.GetAgentResponse.agent:type_name -> agentcore.v1.Agent
-	3,  // 13: agentcore.v1.ListAgentsResponse.agents:type_name -> agentcore.v1.Agent
-	3,  // 14: agentcore.v1.UpdateAgentRequest.agent:type_name -> agentcore.v1.Agent
-	58, // 15: agentcore.v1.UpdateAgentRequest.update_mask:type_name -> google.protobuf.FieldMask
-	3,  // 16: agentcore.v1.UpdateAgentResponse.agent:type_name -> agentcore.v1.Agent
-	18, // 17: agentcore.v1.SendRequest.start:type_name -> agentcore.v1.StartRun
-	20, // 18: agentcore.v1.SendRequest.permission:type_name -> agentcore.v1.PermissionReply
-	21, // 19: agentcore.v1.SendRequest.stop:type_name -> agentcore.v1.StopRun
-	59, // 20: agentcore.v1.StartRun.input:type_name -> agentcore.v1.Part
-	53, // 21: agentcore.v1.StartRun.config:type_name -> agentcore.v1.AgentConfig
-	19, // 22: agentcore.v1.StartRun.history:type_name -> agentcore.v1.HistoryReplacement
-	5,  // 23: agentcore.v1.StartRun.tools:type_name -> agentcore.v1.ToolSelection
+	55, // 4: agentcore.v1.Agent.usage:type_name -> agentcore.v1.Usage
+	56, // 5: agentcore.v1.Agent.create_time:type_name -> google.protobuf.Timestamp
+	56, // 6: agentcore.v1.Agent.update_time:type_name -> google.protobuf.Timestamp
+	5,  // 7: agentcore.v1.Agent.effective_model:type_name -> agentcore.v1.EffectiveModel
+	57, // 8: agentcore.v1.EffectiveModel.protocol:type_name -> agentcore.v1.Protocol
+	4,  // 9: agentcore.v1.CreateAgentRequest.agent:type_name -> agentcore.v1.Agent
+	58, // 10: agentcore.v1.CreateAgentRequest.history:type_name -> agentcore.v1.Message
+	4,  // 11: agentcore.v1.CreateAgentResponse.agent:type_name -> agentcore.v1.Agent
+	4,  // 12: agentcore.v1.GetAgentResponse.agent:type_name -> agentcore.v1.Agent
+	4,  // 13: agentcore.v1.ListAgentsResponse.agents:type_name -> agentcore.v1.Agent
+	4,  // 14: agentcore.v1.UpdateAgentRequest.agent:type_name -> agentcore.v1.Agent
+	59, // 15: agentcore.v1.UpdateAgentRequest.update_mask:type_name -> google.protobuf.FieldMask
+	4,  // 16: agentcore.v1.UpdateAgentResponse.agent:type_name -> agentcore.v1.Agent
+	19, // 17: agentcore.v1.SendRequest.start:type_name -> agentcore.v1.StartRun
+	21, // 18: agentcore.v1.SendRequest.permission:type_name -> agentcore.v1.PermissionReply
+	22, // 19: agentcore.v1.SendRequest.stop:type_name -> agentcore.v1.StopRun
+	60, // 20: agentcore.v1.StartRun.input:type_name -> agentcore.v1.Part
+	54, // 21: agentcore.v1.StartRun.config:type_name -> agentcore.v1.AgentConfig
+	20, // 22: agentcore.v1.StartRun.history:type_name -> agentcore.v1.HistoryReplacement
+	6,  // 23: agentcore.v1.StartRun.tools:type_name -> agentcore.v1.ToolSelection
 	2,  // 24: agentcore.v1.StartRun.permission_mode:type_name -> agentcore.v1.PermissionMode
 	1,  // 25: agentcore.v1.StartRun.busy_policy:type_name -> agentcore.v1.BusyPolicy
-	60, // 26: agentcore.v1.StartRun.on_disconnect:type_name -> agentcore.v1.OnDisconnect
-	57, // 27: agentcore.v1.HistoryReplacement.messages:type_name -> agentcore.v1.Message
-	61, // 28: agentcore.v1.SendResponse.event:type_name -> agentcore.v1.Event
-	61, // 29: agentcore.v1.CompactResponse.event:type_name -> agentcore.v1.Event
-	57, // 30: agentcore.v1.GetHistoryResponse.messages:type_name -> agentcore.v1.Message
-	28, // 31: agentcore.v1.GetHistoryResponse.turns:type_name -> agentcore.v1.Turn
-	57, // 32: agentcore.v1.SetHistoryRequest.messages:type_name -> agentcore.v1.Message
-	59, // 33: agentcore.v1.PreviewContextRequest.input:type_name -> agentcore.v1.Part
-	57, // 34: agentcore.v1.PreviewContextResponse.messages:type_name -> agentcore.v1.Message
-	62, // 35: agentcore.v1.ToolInfo.input_schema:type_name -> google.protobuf.Struct
-	63, // 36: agentcore.v1.ToolInfo.timeout:type_name -> google.protobuf.Duration
-	36, // 37: agentcore.v1.ToolInfo.limits:type_name -> agentcore.v1.ToolLimits
-	63, // 38: agentcore.v1.ToolLimits.cpu_time:type_name -> google.protobuf.Duration
-	35, // 39: agentcore.v1.ListToolsResponse.tools:type_name -> agentcore.v1.ToolInfo
-	37, // 40: agentcore.v1.ListToolsResponse.skills:type_name -> agentcore.v1.SkillInfo
-	62, // 41: agentcore.v1.ExecuteToolRequest.input:type_name -> google.protobuf.Struct
-	64, // 42: agentcore.v1.ToolOutputChunk.stream:type_name -> agentcore.v1.OutputStream
-	65, // 43: agentcore.v1.DirectToolResult.output:type_name -> agentcore.v1.ToolOutput
-	63, // 44: agentcore.v1.DirectToolResult.duration:type_name -> google.protobuf.Duration
-	40, // 45: agentcore.v1.ExecuteToolResponse.output:type_name -> agentcore.v1.ToolOutputChunk
-	41, // 46: agentcore.v1.ExecuteToolResponse.result:type_name -> agentcore.v1.DirectToolResult
-	61, // 47: agentcore.v1.AttachResponse.event:type_name -> agentcore.v1.Event
-	66, // 48: agentcore.v1.GetRunResponse.run:type_name -> agentcore.v1.Run
-	67, // 49: agentcore.v1.ListRunsRequest.state:type_name -> agentcore.v1.RunState
-	66, // 50: agentcore.v1.ListRunsResponse.runs:type_name -> agentcore.v1.Run
-	7,  // 51: agentcore.v1.AgentService.CreateAgent:input_type -> agentcore.v1.CreateAgentRequest
-	9,  // 52: agentcore.v1.AgentService.GetAgent:input_type -> agentcore.v1.GetAgentRequest
-	11, // 53: agentcore.v1.AgentService.ListAgents:input_type -> agentcore.v1.ListAgentsRequest
-	13, // 54: agentcore.v1.AgentService.UpdateAgent:input_type -> agentcore.v1.UpdateAgentRequest
-	15, // 55: agentcore.v1.AgentService.DeleteAgent:input_type -> agentcore.v1.DeleteAgentRequest
-	17, // 56: agentcore.v1.AgentService.Send:input_type -> agentcore.v1.SendRequest
-	23, // 57: agentcore.v1.AgentService.Stop:input_type -> agentcore.v1.StopRequest
-	25, // 58: agentcore.v1.AgentService.Compact:input_type -> agentcore.v1.CompactRequest
-	27, // 59: agentcore.v1.AgentService.GetHistory:input_type -> agentcore.v1.GetHistoryRequest
-	30, // 60: agentcore.v1.AgentService.SetHistory:input_type -> agentcore.v1.SetHistoryRequest
-	32, // 61: agentcore.v1.AgentService.PreviewContext:input_type -> agentcore.v1.PreviewContextRequest
-	34, // 62: agentcore.v1.AgentService.ListTools:input_type -> agentcore.v1.ListToolsRequest
-	39, // 63: agentcore.v1.AgentService.ExecuteTool:input_type -> agentcore.v1.ExecuteToolRequest
-	43, // 64: agentcore.v1.AgentService.ReloadTools:input_type -> agentcore.v1.ReloadToolsRequest
-	45, // 65: agentcore.v1.AgentService.Attach:input_type -> agentcore.v1.AttachRequest
-	47, // 66: agentcore.v1.AgentService.GetRun:input_type -> agentcore.v1.GetRunRequest
-	49, // 67: agentcore.v1.AgentService.ListRuns:input_type -> agentcore.v1.ListRunsRequest
-	51, // 68: agentcore.v1.AgentService.RespondPermission:input_type -> agentcore.v1.RespondPermissionRequest
-	8,  // 69: agentcore.v1.AgentService.CreateAgent:output_type -> agentcore.v1.CreateAgentResponse
-	10, // 70: agentcore.v1.AgentService.GetAgent:output_type -> agentcore.v1.GetAgentResponse
-	12, // 71: agentcore.v1.AgentService.ListAgents:output_type -> agentcore.v1.ListAgentsResponse
-	14, // 72: agentcore.v1.AgentService.UpdateAgent:output_type -> agentcore.v1.UpdateAgentResponse
-	16, // 73: agentcore.v1.AgentService.DeleteAgent:output_type -> agentcore.v1.DeleteAgentResponse
-	22, // 74: agentcore.v1.AgentService.Send:output_type -> agentcore.v1.SendResponse
-	24, // 75: agentcore.v1.AgentService.Stop:output_type -> agentcore.v1.StopResponse
-	26, // 76: agentcore.v1.AgentService.Compact:output_type -> agentcore.v1.CompactResponse
-	29, // 77: agentcore.v1.AgentService.GetHistory:output_type -> agentcore.v1.GetHistoryResponse
-	31, // 78: agentcore.v1.AgentService.SetHistory:output_type -> agentcore.v1.SetHistoryResponse
-	33, // 79: agentcore.v1.AgentService.PreviewContext:output_type -> agentcore.v1.PreviewContextResponse
-	38, // 80: agentcore.v1.AgentService.ListTools:output_type -> agentcore.v1.ListToolsResponse
-	42, // 81: agentcore.v1.AgentService.ExecuteTool:output_type -> agentcore.v1.ExecuteToolResponse
-	44, // 82: agentcore.v1.AgentService.ReloadTools:output_type -> agentcore.v1.ReloadToolsResponse
-	46, // 83: agentcore.v1.AgentService.Attach:output_type -> agentcore.v1.AttachResponse
-	48, // 84: agentcore.v1.AgentService.GetRun:output_type -> agentcore.v1.GetRunResponse
-	50, // 85: agentcore.v1.AgentService.ListRuns:output_type -> agentcore.v1.ListRunsResponse
-	52, // 86: agentcore.v1.AgentService.RespondPermission:output_type -> agentcore.v1.RespondPermissionResponse
-	69, // [69:87] is the sub-list for method output_type
-	51, // [51:69] is the sub-list for method input_type
-	51, // [51:51] is the sub-list for extension type_name
-	51, // [51:51] is the sub-list for extension extendee
-	0,  // [0:51] is the sub-list for field type_name
+	61, // 26: agentcore.v1.StartRun.on_disconnect:type_name -> agentcore.v1.OnDisconnect
+	58, // 27: agentcore.v1.HistoryReplacement.messages:type_name -> agentcore.v1.Message
+	62, // 28: agentcore.v1.SendResponse.event:type_name -> agentcore.v1.Event
+	62, // 29: agentcore.v1.CompactResponse.event:type_name -> agentcore.v1.Event
+	3,  // 30: agentcore.v1.GetHistoryRequest.render_labels:type_name -> agentcore.v1.RenderLabels
+	58, // 31: agentcore.v1.GetHistoryResponse.messages:type_name -> agentcore.v1.Message
+	29, // 32: agentcore.v1.GetHistoryResponse.turns:type_name -> agentcore.v1.Turn
+	58, // 33: agentcore.v1.SetHistoryRequest.messages:type_name -> agentcore.v1.Message
+	60, // 34: agentcore.v1.PreviewContextRequest.input:type_name -> agentcore.v1.Part
+	58, // 35: agentcore.v1.PreviewContextResponse.messages:type_name -> agentcore.v1.Message
+	63, // 36: agentcore.v1.ToolInfo.input_schema:type_name -> google.protobuf.Struct
+	64, // 37: agentcore.v1.ToolInfo.timeout:type_name -> google.protobuf.Duration
+	37, // 38: agentcore.v1.ToolInfo.limits:type_name -> agentcore.v1.ToolLimits
+	64, // 39: agentcore.v1.ToolLimits.cpu_time:type_name -> google.protobuf.Duration
+	36, // 40: agentcore.v1.ListToolsResponse.tools:type_name -> agentcore.v1.ToolInfo
+	38, // 41: agentcore.v1.ListToolsResponse.skills:type_name -> agentcore.v1.SkillInfo
+	63, // 42: agentcore.v1.ExecuteToolRequest.input:type_name -> google.protobuf.Struct
+	65, // 43: agentcore.v1.ToolOutputChunk.stream:type_name -> agentcore.v1.OutputStream
+	66, // 44: agentcore.v1.DirectToolResult.output:type_name -> agentcore.v1.ToolOutput
+	64, // 45: agentcore.v1.DirectToolResult.duration:type_name -> google.protobuf.Duration
+	41, // 46: agentcore.v1.ExecuteToolResponse.output:type_name -> agentcore.v1.ToolOutputChunk
+	42, // 47: agentcore.v1.ExecuteToolResponse.result:type_name -> agentcore.v1.DirectToolResult
+	62, // 48: agentcore.v1.AttachResponse.event:type_name -> agentcore.v1.Event
+	67, // 49: agentcore.v1.GetRunResponse.run:type_name -> agentcore.v1.Run
+	68, // 50: agentcore.v1.ListRunsRequest.state:type_name -> agentcore.v1.RunState
+	67, // 51: agentcore.v1.ListRunsResponse.runs:type_name -> agentcore.v1.Run
+	8,  // 52: agentcore.v1.AgentService.CreateAgent:input_type -> agentcore.v1.CreateAgentRequest
+	10, // 53: agentcore.v1.AgentService.GetAgent:input_type -> agentcore.v1.GetAgentRequest
+	12, // 54: agentcore.v1.AgentService.ListAgents:input_type -> agentcore.v1.ListAgentsRequest
+	14, // 55: agentcore.v1.AgentService.UpdateAgent:input_type -> agentcore.v1.UpdateAgentRequest
+	16, // 56: agentcore.v1.AgentService.DeleteAgent:input_type -> agentcore.v1.DeleteAgentRequest
+	18, // 57: agentcore.v1.AgentService.Send:input_type -> agentcore.v1.SendRequest
+	24, // 58: agentcore.v1.AgentService.Stop:input_type -> agentcore.v1.StopRequest
+	26, // 59: agentcore.v1.AgentService.Compact:input_type -> agentcore.v1.CompactRequest
+	28, // 60: agentcore.v1.AgentService.GetHistory:input_type -> agentcore.v1.GetHistoryRequest
+	31, // 61: agentcore.v1.AgentService.SetHistory:input_type -> agentcore.v1.SetHistoryRequest
+	33, // 62: agentcore.v1.AgentService.PreviewContext:input_type -> agentcore.v1.PreviewContextRequest
+	35, // 63: agentcore.v1.AgentService.ListTools:input_type -> agentcore.v1.ListToolsRequest
+	40, // 64: agentcore.v1.AgentService.ExecuteTool:input_type -> agentcore.v1.ExecuteToolRequest
+	44, // 65: agentcore.v1.AgentService.ReloadTools:input_type -> agentcore.v1.ReloadToolsRequest
+	46, // 66: agentcore.v1.AgentService.Attach:input_type -> agentcore.v1.AttachRequest
+	48, // 67: agentcore.v1.AgentService.GetRun:input_type -> agentcore.v1.GetRunRequest
+	50, // 68: agentcore.v1.AgentService.ListRuns:input_type -> agentcore.v1.ListRunsRequest
+	52, // 69: agentcore.v1.AgentService.RespondPermission:input_type -> agentcore.v1.RespondPermissionRequest
+	9,  // 70: agentcore.v1.AgentService.CreateAgent:output_type -> agentcore.v1.CreateAgentResponse
+	11, // 71: agentcore.v1.AgentService.GetAgent:output_type -> agentcore.v1.GetAgentResponse
+	13, // 72: agentcore.v1.AgentService.ListAgents:output_type -> agentcore.v1.ListAgentsResponse
+	15, // 73: agentcore.v1.AgentService.UpdateAgent:output_type -> agentcore.v1.UpdateAgentResponse
+	17, // 74: agentcore.v1.AgentService.DeleteAgent:output_type -> agentcore.v1.DeleteAgentResponse
+	23, // 75: agentcore.v1.AgentService.Send:output_type -> agentcore.v1.SendResponse
+	25, // 76: agentcore.v1.AgentService.Stop:output_type -> agentcore.v1.StopResponse
+	27, // 77: agentcore.v1.AgentService.Compact:output_type -> agentcore.v1.CompactResponse
+	30, // 78: agentcore.v1.AgentService.GetHistory:output_type -> agentcore.v1.GetHistoryResponse
+	32, // 79: agentcore.v1.AgentService.SetHistory:output_type -> agentcore.v1.SetHistoryResponse
+	34, // 80: agentcore.v1.AgentService.PreviewContext:output_type -> agentcore.v1.PreviewContextResponse
+	39, // 81: agentcore.v1.AgentService.ListTools:output_type -> agentcore.v1.ListToolsResponse
+	43, // 82: agentcore.v1.AgentService.ExecuteTool:output_type -> agentcore.v1.ExecuteToolResponse
+	45, // 83: agentcore.v1.AgentService.ReloadTools:output_type -> agentcore.v1.ReloadToolsResponse
+	47, // 84: agentcore.v1.AgentService.Attach:output_type -> agentcore.v1.AttachResponse
+	49, // 85: agentcore.v1.AgentService.GetRun:output_type -> agentcore.v1.GetRunResponse
+	51, // 86: agentcore.v1.AgentService.ListRuns:output_type -> agentcore.v1.ListRunsResponse
+	53, // 87: agentcore.v1.AgentService.RespondPermission:output_type -> agentcore.v1.RespondPermissionResponse
+	70, // [70:88] is the sub-list for method output_type
+	52, // [52:70] is the sub-list for method input_type
+	52, // [52:52] is the sub-list for extension type_name
+	52, // [52:52] is the sub-list for extension extendee
+	0,  // [0:52] is the sub-list for field type_name
 }
 
 func init() { file_agentcore_v1_agent_service_proto_init() }
@@ -3688,7 +3759,7 @@ func file_agentcore_v1_agent_service_proto_init() {
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_agentcore_v1_agent_service_proto_rawDesc), len(file_agentcore_v1_agent_service_proto_rawDesc)),
-			NumEnums:      3,
+			NumEnums:      4,
 			NumMessages:   50,
 			NumExtensions: 0,
 			NumServices:   1,

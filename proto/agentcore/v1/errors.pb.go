@@ -55,8 +55,10 @@ const (
 	ErrorReason_ERROR_REASON_TIMEOUT ErrorReason = 4
 	// UNAVAILABLE: the model service failed (HTTP 5xx). Retry later.
 	ErrorReason_ERROR_REASON_SERVER ErrorReason = 5
-	// UNAVAILABLE: the model service could not be reached or the connection
-	// broke. Check base_url and the network; retry.
+	// UNAVAILABLE: the model service could not be reached (the message says
+	// "cannot reach the model service", with the host and path called; a
+	// send that never reached it fails within -retry-unreachable, 5 s) or
+	// the connection broke. Check base_url and the network; retry.
 	ErrorReason_ERROR_REASON_NETWORK ErrorReason = 6
 	// FAILED_PRECONDITION: the model service rejected the request (another
 	// HTTP 4xx: an unknown model, a bad parameter, a context too long). Read
@@ -101,7 +103,10 @@ const (
 	// FAILED_PRECONDITION: a send could reach no model: the agent's config
 	// names no profile and no base_url and the server has no default model,
 	// or it gives a base_url without a model. Set them (UpdateAgent, or the
-	// send's config) or start the server with a default model.
+	// send's config) or start the server with a default model: an agent that
+	// names no model follows the server's default profile at each send,
+	// agents created before included. GetAgent's effective_model says which
+	// model an agent would use (unset: none).
 	ErrorReason_ERROR_REASON_NO_MODEL ErrorReason = 17
 	// FAILED_PRECONDITION: the agent was restored from the store without an
 	// API key or header value a client gave (those are kept in the memory of

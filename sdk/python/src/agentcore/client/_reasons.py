@@ -17,7 +17,11 @@ class Reason:
     # (the model service's HTTP status, "0" if none), code (the provider's
     # error code, when it gave one) and, for a stopped run, cause ("replaced",
     # "stopped" or "closed"); a google.rpc.RetryInfo comes with it when the
-    # provider asked for a delay.
+    # provider asked for a delay. The message names the host and path called
+    # (never the query or the key), and an HTML error page is cut to its
+    # title: "model error: server error (HTTP 501) calling
+    # 127.0.0.1:18080/v1/chat/completions: 501 Not Implemented". How
+    # requests are retried is below the tables, in "Model requests: retries".
     ABORTED: Final = "ABORTED"
     """CANCELLED, or over HTTP ABORTED without an ErrorInfo: the call or run
     was cancelled: the client went away, StopRun or Stop, a newer send
@@ -42,8 +46,10 @@ class Reason:
     """UNAVAILABLE: the model service failed (HTTP 5xx). Retry later."""
 
     NETWORK: Final = "NETWORK"
-    """UNAVAILABLE: the model service could not be reached or the connection
-    broke. Check base_url and the network; retry."""
+    """UNAVAILABLE: the model service could not be reached (the message says
+    "cannot reach the model service", with the host and path called; a
+    send that never reached it fails within -retry-unreachable, 5 s) or
+    the connection broke. Check base_url and the network; retry."""
 
     REQUEST: Final = "REQUEST"
     """FAILED_PRECONDITION: the model service rejected the request (another
@@ -101,7 +107,10 @@ class Reason:
     """FAILED_PRECONDITION: a send could reach no model: the agent's config
     names no profile and no base_url and the server has no default model,
     or it gives a base_url without a model. Set them (UpdateAgent, or the
-    send's config) or start the server with a default model."""
+    send's config) or start the server with a default model: an agent that
+    names no model follows the server's default profile at each send,
+    agents created before included. GetAgent's effective_model says which
+    model an agent would use (unset: none)."""
 
     API_KEY_REQUIRED: Final = "API_KEY_REQUIRED"
     """FAILED_PRECONDITION: the agent was restored from the store without an

@@ -55,6 +55,7 @@ from .agent_service_pb2 import (
     AgentState as AgentState,
     BusyPolicy as BusyPolicy,
     PermissionMode as PermissionMode,
+    RenderLabels as RenderLabels,
     AGENT_STATE_UNSPECIFIED as AGENT_STATE_UNSPECIFIED,
     AGENT_STATE_IDLE as AGENT_STATE_IDLE,
     AGENT_STATE_RUNNING as AGENT_STATE_RUNNING,
@@ -66,6 +67,9 @@ from .agent_service_pb2 import (
     PERMISSION_MODE_ALLOW_ALL as PERMISSION_MODE_ALLOW_ALL,
     PERMISSION_MODE_ASK_ALL as PERMISSION_MODE_ASK_ALL,
     PERMISSION_MODE_ASK_LISTED as PERMISSION_MODE_ASK_LISTED,
+    RENDER_LABELS_UNSPECIFIED as RENDER_LABELS_UNSPECIFIED,
+    RENDER_LABELS_ENGLISH as RENDER_LABELS_ENGLISH,
+    RENDER_LABELS_ORIGINAL as RENDER_LABELS_ORIGINAL,
 )
 from .config_pb2 import (
     AgentConfig as AgentConfig,

@@ -24,6 +24,9 @@ PERMISSION_MODE_ALLOW_ALL: PermissionMode
 PERMISSION_MODE_ASK_ALL: PermissionMode
 PERMISSION_MODE_ASK_LISTED: PermissionMode
 PERMISSION_MODE_UNSPECIFIED: PermissionMode
+RENDER_LABELS_ENGLISH: RenderLabels
+RENDER_LABELS_ORIGINAL: RenderLabels
+RENDER_LABELS_UNSPECIFIED: RenderLabels
 
 class Agent(_message.Message):
     __slots__ = ["api_key_required", "config", "create_time", "effective_model", "has_api_key", "history_length", "id", "run_id", "skills", "state", "tools", "update_time", "usage"]
@@ -168,18 +171,20 @@ class GetAgentResponse(_message.Message):
     def __init__(self, agent: _Optional[_Union[Agent, _Mapping]] = ...) -> None: ...
 
 class GetHistoryRequest(_message.Message):
-    __slots__ = ["agent_id", "include_rendered", "include_turns", "page_size", "page_token"]
+    __slots__ = ["agent_id", "include_rendered", "include_turns", "page_size", "page_token", "render_labels"]
     AGENT_ID_FIELD_NUMBER: _ClassVar[int]
     INCLUDE_RENDERED_FIELD_NUMBER: _ClassVar[int]
     INCLUDE_TURNS_FIELD_NUMBER: _ClassVar[int]
     PAGE_SIZE_FIELD_NUMBER: _ClassVar[int]
     PAGE_TOKEN_FIELD_NUMBER: _ClassVar[int]
+    RENDER_LABELS_FIELD_NUMBER: _ClassVar[int]
     agent_id: str
     include_rendered: bool
     include_turns: bool
     page_size: int
     page_token: str
-    def __init__(self, agent_id: _Optional[str] = ..., include_turns: bool = ..., include_rendered: bool = ..., page_size: _Optional[int] = ..., page_token: _Optional[str] = ...) -> None: ...
+    render_labels: RenderLabels
+    def __init__(self, agent_id: _Optional[str] = ..., include_turns: bool = ..., include_rendered: bool = ..., page_size: _Optional[int] = ..., page_token: _Optional[str] = ..., render_labels: _Optional[_Union[RenderLabels, str]] = ...) -> None: ...
 
 class GetHistoryResponse(_message.Message):
     __slots__ = ["history_length", "messages", "next_page_token", "rendered", "start_index", "turns"]
@@ -492,4 +497,7 @@ class BusyPolicy(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     __slots__ = []
 
 class PermissionMode(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+    __slots__ = []
+
+class RenderLabels(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     __slots__ = []

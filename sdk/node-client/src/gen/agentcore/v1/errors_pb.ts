@@ -78,8 +78,10 @@ export enum ErrorReason {
   SERVER = 5,
 
   /**
-   * UNAVAILABLE: the model service could not be reached or the connection
-   * broke. Check base_url and the network; retry.
+   * UNAVAILABLE: the model service could not be reached (the message says
+   * "cannot reach the model service", with the host and path called; a
+   * send that never reached it fails within -retry-unreachable, 5 s) or
+   * the connection broke. Check base_url and the network; retry.
    *
    * @generated from enum value: ERROR_REASON_NETWORK = 6;
    */
@@ -179,7 +181,10 @@ export enum ErrorReason {
    * FAILED_PRECONDITION: a send could reach no model: the agent's config
    * names no profile and no base_url and the server has no default model,
    * or it gives a base_url without a model. Set them (UpdateAgent, or the
-   * send's config) or start the server with a default model.
+   * send's config) or start the server with a default model: an agent that
+   * names no model follows the server's default profile at each send,
+   * agents created before included. GetAgent's effective_model says which
+   * model an agent would use (unset: none).
    *
    * @generated from enum value: ERROR_REASON_NO_MODEL = 17;
    */
