@@ -107,17 +107,17 @@ func runDelete(ctx context.Context, e *env, args []string) int {
 func runHistory(ctx context.Context, e *env, args []string) int {
 	c := newCommand(e, "history", "history AGENT [--turns] [--labels zh|en] [--json]")
 	turns := c.fs.Bool("turns", false, "group it into turns (a model response with its tool calls and their results)")
-	labels := c.fs.String("labels", "zh", "the labels of calls, results and summaries: zh, as agent-core's History.render has them, or en")
+	labels := c.fs.String("labels", "en", "the labels of calls, results and summaries: en, or zh, as agent-core's History.render has them")
 	asJSON := c.fs.Bool("json", false, "print each message (with --turns: each turn, an array) as JSON on a line of its own")
 	pos, code, ok := c.parse(args, 1, 1)
 	if !ok {
 		return code
 	}
-	l := history.Chinese()
+	l := history.English()
 	switch *labels {
-	case "zh":
 	case "en":
-		l = history.English()
+	case "zh":
+		l = history.Chinese()
 	default:
 		return usageError(e, fmt.Errorf("history: --labels %q: want zh or en", *labels))
 	}

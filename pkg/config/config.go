@@ -95,6 +95,9 @@ type Config struct {
 	Pprof bool
 	// TraceContent puts message content in trace spans.
 	TraceContent bool
+	// RenderLabels are the labels of GetHistory's rendered text when a
+	// request names none: "english" or "original" (agent-core's, in Chinese).
+	RenderLabels string
 	// Version asks to print the version and exit (-version).
 	Version bool
 	// MCPListen, when set, is host:port or unix:PATH where the hosted tools

@@ -230,6 +230,9 @@ func settings() []Setting {
 		{Flag: "trace-content", Env: "AGENTCORE_TRACE_CONTENT", File: "telemetry.trace_content", Default: "false",
 			Usage: "put message content (prompts, answers, tool arguments and results) in trace spans",
 			ptr:   func(c *Config) any { return &c.TraceContent }},
+		{Flag: "render-labels", Env: "AGENTCORE_RENDER_LABELS", File: "render_labels", Default: "english",
+			Usage: "labels of the history GetHistory renders as text when a request names none: english ([call read …], [read result]) or original (agent-core's: [调用 read …], [read 返回])",
+			ptr:   func(c *Config) any { return &c.RenderLabels }},
 		{Flag: "version", Usage: "print the version (from the build info) and exit",
 			ptr: func(c *Config) any { return &c.Version }},
 	}

@@ -121,13 +121,17 @@ func (c *Config) checkAccess(bad func(string, ...any)) {
 	}
 }
 
-// checkLogging checks the log format and level.
+// checkLogging checks the log format and level, and the rendered
+// history's labels.
 func (c *Config) checkLogging(bad func(string, ...any)) {
 	if c.LogFormat != "text" && c.LogFormat != "json" {
 		bad("log format %q: want text or json", c.LogFormat)
 	}
 	if hclog.LevelFromString(c.LogLevel) == hclog.NoLevel {
 		bad("log level %q: want trace, debug, info, warn or error", c.LogLevel)
+	}
+	if c.RenderLabels != "english" && c.RenderLabels != "original" {
+		bad("render labels %q: want english or original (agent-core's)", c.RenderLabels)
 	}
 }
 

@@ -217,8 +217,8 @@ func TestRender(t *testing.T) {
 		golden string
 		render func([]*agentv1.Message) string
 	}{
-		{"render.zh.golden", Render},
-		{"render.en.golden", func(h []*agentv1.Message) string { return RenderWith(h, English()) }},
+		{"render.zh.golden", func(h []*agentv1.Message) string { return RenderWith(h, Chinese()) }},
+		{"render.en.golden", Render},
 	} {
 		t.Run(tt.golden, func(t *testing.T) {
 			got := tt.render(renderHistory()) + "\n"
@@ -252,7 +252,7 @@ func TestRender(t *testing.T) {
 		`tool: [read 返回] {"port":8080}`,
 		`user: 这张图呢 [图片]`,
 	}, "\n")
-	if got := Render(ref); got != want {
+	if got := RenderWith(ref, Chinese()); got != want {
 		t.Errorf("Render(agent-core example) =\n%s\nwant\n%s", got, want)
 	}
 }

@@ -19,7 +19,8 @@ type Labels struct {
 	File      string // "[文件]", or "[文件 a.pdf]" when the file has a name
 }
 
-// Chinese are agent-core's labels, the default.
+// Chinese are agent-core's own labels, as its History.render prints them
+// (the "original" labels of LabelsNamed).
 func Chinese() Labels {
 	return Labels{
 		Reasoning: "思考", Call: "调用", Result: "返回", Failed: "出错", Summary: "总结",
@@ -27,7 +28,7 @@ func Chinese() Labels {
 	}
 }
 
-// English are the same labels in English.
+// English are the same labels in English, the default.
 func English() Labels {
 	return Labels{
 		Reasoning: "thinking", Call: "call", Result: "result", Failed: "error", Summary: "summary",
@@ -35,15 +36,30 @@ func English() Labels {
 	}
 }
 
+// LabelsNamed returns the labels called name: "english" (or "en"), or
+// "original" (or "zh"), agent-core's; false for another name.
+func LabelsNamed(name string) (Labels, bool) {
+	switch strings.ToLower(strings.TrimSpace(name)) {
+	case "english", "en":
+		return English(), true
+	case "original", "zh":
+		return Chinese(), true
+	}
+	return Labels{}, false
+}
+
 // Render prints a history as text, one line per message in history order,
-// as agent-core's History.render does:
+// as agent-core's History.render does, with English labels:
 //
-//	user: 帮我读一下配置
-//	assistant: [思考] 我来读 [调用 read {"path":"a.json"}]
-//	tool: [read 返回] {"port":8080}
-//	user: 这张图呢 [图片]
+//	user: read the config for me
+//	assistant: [thinking] I'll read it [call read {"path":"a.json"}]
+//	tool: [read result] {"port":8080}
+//	user: and this picture? [image]
+//
+// RenderWith(h, Chinese()) prints agent-core's own labels ([调用 read …],
+// [read 返回]).
 func Render(h []*agentv1.Message) string {
-	return RenderWith(h, Chinese())
+	return RenderWith(h, English())
 }
 
 // RenderWith is Render with other labels, e.g. English().

@@ -72,9 +72,10 @@ func (s *Server) GetHistory(ctx context.Context, req *agentv1.GetHistoryRequest)
 		resp.NextPageToken = historyPageToken(end, len(h))
 	}
 	if req.GetIncludeRendered() {
-		text := history.Render(resp.Messages)
+		labels := s.renderLabels(req.GetRenderLabels())
+		text := history.RenderWith(resp.Messages, labels)
 		if start == 0 && end == len(h) {
-			text = history.Render(h) // the whole history, as it always was
+			text = history.RenderWith(h, labels) // the whole history, as it always was
 		}
 		room := s.cfg.Limits.MaxMessageBytes - interceptor.MessageRoom - proto.Size(resp)
 		resp.Rendered = interceptor.CutForMessage(text, max(room-interceptor.NoteSize, 0))
@@ -160,4 +161,19 @@ func (s *Server) PreviewContext(ctx context.Context, req *agentv1.PreviewContext
 		System: p.System, Messages: p.Messages, Tokens: int64(p.Tokens), MaxTokens: int64(p.MaxTokens),
 		WouldCompact: p.WouldCompact, HistoryTokens: int64(p.HistoryTokens),
 	}, nil
+}
+
+// renderLabels are the labels a GetHistory asked for, else the server's
+// -render-labels.
+func (s *Server) renderLabels(asked agentv1.RenderLabels) history.Labels {
+	switch asked {
+	case agentv1.RenderLabels_RENDER_LABELS_ENGLISH:
+		return history.English()
+	case agentv1.RenderLabels_RENDER_LABELS_ORIGINAL:
+		return history.Chinese()
+	}
+	if l, ok := history.LabelsNamed(s.cfg.RenderLabels); ok {
+		return l
+	}
+	return history.English()
 }

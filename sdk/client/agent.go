@@ -404,9 +404,16 @@ func (a *Agent) Turns(ctx context.Context) ([][]*agentv1.Message, error) {
 	return turns, nil
 }
 
-// Render returns the history as text, as agent-core's History.render.
+// Render returns the history as text, as agent-core's History.render, with
+// the server's labels (English unless its -render-labels says original).
 func (a *Agent) Render(ctx context.Context) (string, error) {
-	h, err := a.history(ctx, &agentv1.GetHistoryRequest{AgentId: a.ID, IncludeRendered: true})
+	return a.RenderWith(ctx, agentv1.RenderLabels_RENDER_LABELS_UNSPECIFIED)
+}
+
+// RenderWith is Render with the labels asked for: RENDER_LABELS_ENGLISH, or
+// RENDER_LABELS_ORIGINAL for agent-core's own ([调用 read …], [read 返回]).
+func (a *Agent) RenderWith(ctx context.Context, labels agentv1.RenderLabels) (string, error) {
+	h, err := a.history(ctx, &agentv1.GetHistoryRequest{AgentId: a.ID, IncludeRendered: true, RenderLabels: labels})
 	return strings.Join(h.rendered, "\n"), err
 }
 
