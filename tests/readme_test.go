@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -55,13 +56,19 @@ func docPages(t *testing.T) []docPage {
 // grpcurlCall matches the documentation's grpcurl commands with a request body.
 var grpcurlCall = regexp.MustCompile(`grpcurl -plaintext -d '([^']*)'\s+\S+\s+agentcore\.v1\.AgentService/(\w+)`)
 
-// TestReadmeGrpcurl runs the grpcurl commands of the README and docs/, in
-// order, against the real server: each body must be a valid request and each
-// call must succeed.
+// readmeTool matches the name of the tool the README's first program serves.
+var readmeTool = regexp.MustCompile(`tool\.New\("(\w+)"`)
+
+// TestReadmeGrpcurl follows the five-minute start: it builds the tool the
+// README writes, starts a server with it beside the ready plugins, and runs
+// the grpcurl commands of the README and docs/ in order against it, the
+// model calling the README's tool: each body must be a valid request, each
+// call must succeed, and the tool the README calls must be the one it wrote.
 func TestReadmeGrpcurl(t *testing.T) {
 	type call struct{ page, body, method string }
 	var calls []call
-	for _, p := range docPages(t) {
+	pages := docPages(t)
+	for _, p := range pages {
 		text := strings.ReplaceAll(p.text, "\\\n", " ") // join continued lines
 		for _, m := range grpcurlCall.FindAllStringSubmatch(text, -1) {
 			calls = append(calls, call{p.path, m[1], m[2]})
@@ -70,17 +77,39 @@ func TestReadmeGrpcurl(t *testing.T) {
 	if len(calls) < 4 {
 		t.Fatalf("found %d grpcurl calls in the README and docs/", len(calls))
 	}
+	first := goProgram.FindStringSubmatch(pages[0].text)
+	name := readmeTool.FindStringSubmatch(first[1])
+	if name == nil {
+		t.Fatalf("the README's first program serves no tool:\n%s", first[1])
+	}
+	dir := privatePlugins(t, "hello", "shell")
+	src := filepath.Join(t.TempDir(), "main.go")
+	if err := os.WriteFile(src, []byte(first[1]), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	build := e2e.Go("build", "-o", filepath.Join(dir, name[1]), src)
+	build.Env = append(os.Environ(), "CGO_ENABLED=0")
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("building the README's tool: %v\n%s", err, out)
+	}
+	for _, c := range calls {
+		if c.method == "ExecuteTool" && !strings.Contains(c.body, `"name": "`+name[1]+`"`) {
+			t.Errorf("%s calls another tool than the %s it wrote: %s", c.page, name[1], c.body)
+		}
+	}
+	var toolSaid atomic.Value // what the README's tool answered the model
 	const system = "Use the tools to do the task."
 	suite.Router.Set(t, system, func(step int, req *fakemodel.Request) fakemodel.Turn {
 		if step == 0 {
-			return fakemodel.Turn{ToolCalls: []fakemodel.ToolCall{{ID: "c1", Name: "say_hello", Arguments: `{"name":"Ming"}`}}}
+			return fakemodel.Turn{ToolCalls: []fakemodel.ToolCall{{ID: "c1", Name: name[1], Arguments: `{"name":"Ming"}`}}}
 		}
-		return fakemodel.Turn{Text: "Done: " + strings.Join(e2e.LastToolResults(req), "")}
+		results := strings.Join(e2e.LastToolResults(req), "")
+		toolSaid.Store(results)
+		return fakemodel.Turn{Text: "Done: " + results}
 	})
-	t.Cleanup(func() {
-		_, _ = suite.client.API().DeleteAgent(context.Background(), &agentv1.DeleteAgentRequest{AgentId: "demo"})
-	})
-	conn, err := grpc.NewClient(suite.server.Addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	p, _ := ownServer(t, dir)
+	t.Cleanup(func() { stopServer(t, p) })
+	conn, err := grpc.NewClient(p.Addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -107,6 +136,9 @@ func TestReadmeGrpcurl(t *testing.T) {
 		if err != nil {
 			t.Errorf("%s's %s %s: %v", c.page, method, body, err)
 		}
+	}
+	if said, _ := toolSaid.Load().(string); said != "Hello, Ming!" {
+		t.Errorf("the README's tool answered the model %q, want Hello, Ming!", said)
 	}
 }
 
