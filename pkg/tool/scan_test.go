@@ -1,33 +1,15 @@
 package tool
 
 import (
-	"bytes"
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/hashicorp/go-hclog"
+
+	"github.com/agentcore/agentcore/pkg/internal/syncbuf"
 )
-
-// lockedBuffer is a log output tests read while plugins may still write.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
 
 // TestScanSkipsOtherProjectsFiles fills a tool directory as a Node.js or
 // Python project does: executables under node_modules, a virtual
@@ -48,7 +30,7 @@ func TestScanSkipsOtherProjectsFiles(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, "index.js"), []byte("'use strict';\nmodule.exports = {};\n"), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	var logs lockedBuffer
+	var logs syncbuf.Buffer
 	h := newHost(t, Config{Logger: hclog.New(&hclog.LoggerOptions{Output: &logs, Level: hclog.Debug})})
 	set := scan(t, h, dir)
 	if s, ok := set.Lookup("echo"); !ok || s.Source != filepath.Join(dir, "testplug") {
@@ -77,7 +59,7 @@ func TestShadowedPluginIsStopped(t *testing.T) {
 	copyFile(t, filepath.Join(dirs.good, "testplug"), filepath.Join(first, "testplug"), 0o755)
 	copyFile(t, filepath.Join(dirs.ready, "hello"), filepath.Join(first, "hello"), 0o755)
 	copyFile(t, filepath.Join(dirs.good, "testplug"), filepath.Join(second, "other"), 0o755)
-	var logs lockedBuffer
+	var logs syncbuf.Buffer
 	h := newHost(t, Config{Logger: hclog.New(&hclog.LoggerOptions{Output: &logs, Level: hclog.Info})})
 	scan(t, h, first, second)
 	want := "[WARN]  tool shadowed: a later tool path offers a tool of the same name: tool=echo wins=" +
