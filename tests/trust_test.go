@@ -3,6 +3,7 @@ package tests
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"os/exec"
 	"slices"
@@ -32,7 +33,9 @@ func TestServerKeyStaysWithItsEndpoint(t *testing.T) {
 	attacker.Handle(func(*fakemodel.Request) fakemodel.Turn { return fakemodel.Turn{Text: "from the other endpoint"} })
 	api := suite.client.API()
 	ctx := e2e.Context(t, 30*time.Second)
-	legit := newAgent(t, e2e.TwoTools, nil) // the default profile, holding the server's key
+	// It names the default profile, holding the server's key. (An agent that
+	// names none follows it only while it names no base_url either: below.)
+	legit := newAgent(t, e2e.TwoTools, &agentv1.AgentConfig{Profile: proto.String("default")})
 	input := []*agentv1.Part{{Kind: &agentv1.Part_Text{Text: "hi"}}}
 	elsewhere := proto.String(attacker.URL)
 
@@ -99,6 +102,25 @@ func TestServerKeyStaysWithItsEndpoint(t *testing.T) {
 	reqs := attacker.Requests()
 	if len(reqs) != 1 || reqs[0].Header.Get("Authorization") != "Bearer sk-client-own-0123456789" {
 		t.Fatalf("the other endpoint got %d requests, authorization %q", len(reqs), reqs[0].Header.Get("Authorization"))
+	}
+
+	// An agent following the server's default profile that is given a
+	// base_url of its own stops following it: the server's key stays home.
+	follower := newAgent(t, e2e.TwoTools, nil)
+	if _, err := api.UpdateAgent(ctx, &agentv1.UpdateAgentRequest{
+		Agent:      &agentv1.Agent{Id: follower.ID, Config: &agentv1.AgentConfig{BaseUrl: elsewhere, Model: proto.String("m")}},
+		UpdateMask: &fieldmaskpb.FieldMask{Paths: []string{"config.base_url", "config.model"}},
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if st, err := follower.Get(ctx); err != nil || st.GetEffectiveModel().GetProfile() != "" || st.GetEffectiveModel().GetBaseUrlHost() != mustHost(t, attacker.URL) {
+		t.Fatalf("the follower's effective model after its base_url was set: %v %v", st.GetEffectiveModel(), err)
+	}
+	if res, err := follower.Send(ctx, "hi", client.Callbacks{}); err != nil || res.Text != "from the other endpoint" {
+		t.Fatalf("send of the follower with its own base_url: %+v %v", res, err)
+	}
+	if reqs := attacker.Requests(); len(reqs) != 2 || strings.Contains(fmt.Sprint(reqs[1].Header), e2e.TestKey) {
+		t.Fatalf("the other endpoint got %d requests, the last with the server's key: %v", len(reqs), len(reqs) == 2 && strings.Contains(fmt.Sprint(reqs[1].Header), e2e.TestKey))
 	}
 }
 
