@@ -141,6 +141,11 @@ const (
 	// without a gap; a running run is stopped and ends failed. GetRun has the
 	// outcome and the agent's history holds what it did.
 	ReasonEventsLost Reason = "EVENTS_LOST"
+	// ABORTED, in a stored run: the run was cut off by a crash and resumed as
+	// many times as the server allows (-resume-attempts) and was cut off again:
+	// something in it may be crashing the server. Its history was repaired;
+	// look at the server's log, then send again.
+	ReasonResumeLimit Reason = "RESUME_LIMIT"
 	// NOT_FOUND: RespondPermission names a run and tool call with no
 	// permission request. Fix the ids.
 	ReasonPermissionNotFound Reason = "PERMISSION_NOT_FOUND"

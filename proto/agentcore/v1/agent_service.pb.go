@@ -2880,7 +2880,12 @@ type AttachRequest struct {
 	RunId   string `protobuf:"bytes,1,opt,name=run_id,json=runId,proto3" json:"run_id,omitempty"`
 	AgentId string `protobuf:"bytes,2,opt,name=agent_id,json=agentId,proto3" json:"agent_id,omitempty"`
 	// Stream the events after this seq (0: from the first).
-	AfterSeq      int64 `protobuf:"varint,3,opt,name=after_seq,json=afterSeq,proto3" json:"after_seq,omitempty"`
+	AfterSeq int64 `protobuf:"varint,3,opt,name=after_seq,json=afterSeq,proto3" json:"after_seq,omitempty"`
+	// The attempt of the event after_seq names (its Event.attempt). When the
+	// run was resumed since that attempt, the events after the resumption's
+	// point were never stored and another attempt replaced them: the stream
+	// then starts at the first RunResumedEvent after that attempt.
+	Attempt       int32 `protobuf:"varint,4,opt,name=attempt,proto3" json:"attempt,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -2932,6 +2937,13 @@ func (x *AttachRequest) GetAgentId() string {
 func (x *AttachRequest) GetAfterSeq() int64 {
 	if x != nil {
 		return x.AfterSeq
+	}
+	return 0
+}
+
+func (x *AttachRequest) GetAttempt() int32 {
+	if x != nil {
+		return x.Attempt
 	}
 	return 0
 }
@@ -3483,11 +3495,12 @@ const file_agentcore_v1_agent_service_proto_rawDesc = "" +
 	"\x12ReloadToolsRequest\"C\n" +
 	"\x13ReloadToolsResponse\x12\x14\n" +
 	"\x05tools\x18\x01 \x01(\x05R\x05tools\x12\x16\n" +
-	"\x06skills\x18\x02 \x01(\x05R\x06skills\"^\n" +
+	"\x06skills\x18\x02 \x01(\x05R\x06skills\"x\n" +
 	"\rAttachRequest\x12\x15\n" +
 	"\x06run_id\x18\x01 \x01(\tR\x05runId\x12\x19\n" +
 	"\bagent_id\x18\x02 \x01(\tR\aagentId\x12\x1b\n" +
-	"\tafter_seq\x18\x03 \x01(\x03R\bafterSeq\";\n" +
+	"\tafter_seq\x18\x03 \x01(\x03R\bafterSeq\x12\x18\n" +
+	"\aattempt\x18\x04 \x01(\x05R\aattempt\";\n" +
 	"\x0eAttachResponse\x12)\n" +
 	"\x05event\x18\x01 \x01(\v2\x13.agentcore.v1.EventR\x05event\"&\n" +
 	"\rGetRunRequest\x12\x15\n" +

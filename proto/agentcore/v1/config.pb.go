@@ -195,6 +195,117 @@ func (MediaFallback) EnumDescriptor() ([]byte, []int) {
 	return file_agentcore_v1_config_proto_rawDescGZIP(), []int{2}
 }
 
+// OnInterrupt says what happens to a run cut off by a crash.
+type OnInterrupt int32
+
+const (
+	// The server's default (-on-interrupt, itself fail unless set).
+	OnInterrupt_ON_INTERRUPT_UNSPECIFIED OnInterrupt = 0
+	// End the run interrupted, its history repaired: a client sends again, or
+	// sends with resume.
+	OnInterrupt_ON_INTERRUPT_FAIL OnInterrupt = 1
+	// Resume the run without a client, with the same run id, from its last
+	// durable step, at most -resume-attempts times.
+	OnInterrupt_ON_INTERRUPT_RESUME OnInterrupt = 2
+)
+
+// Enum value maps for OnInterrupt.
+var (
+	OnInterrupt_name = map[int32]string{
+		0: "ON_INTERRUPT_UNSPECIFIED",
+		1: "ON_INTERRUPT_FAIL",
+		2: "ON_INTERRUPT_RESUME",
+	}
+	OnInterrupt_value = map[string]int32{
+		"ON_INTERRUPT_UNSPECIFIED": 0,
+		"ON_INTERRUPT_FAIL":        1,
+		"ON_INTERRUPT_RESUME":      2,
+	}
+)
+
+func (x OnInterrupt) Enum() *OnInterrupt {
+	p := new(OnInterrupt)
+	*p = x
+	return p
+}
+
+func (x OnInterrupt) String() string {
+	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
+}
+
+func (OnInterrupt) Descriptor() protoreflect.EnumDescriptor {
+	return file_agentcore_v1_config_proto_enumTypes[3].Descriptor()
+}
+
+func (OnInterrupt) Type() protoreflect.EnumType {
+	return &file_agentcore_v1_config_proto_enumTypes[3]
+}
+
+func (x OnInterrupt) Number() protoreflect.EnumNumber {
+	return protoreflect.EnumNumber(x)
+}
+
+// Deprecated: Use OnInterrupt.Descriptor instead.
+func (OnInterrupt) EnumDescriptor() ([]byte, []int) {
+	return file_agentcore_v1_config_proto_rawDescGZIP(), []int{3}
+}
+
+// CutCalls says how a resumed run answers a call of a tool that is neither
+// idempotent nor read-only which a crash cut off.
+type CutCalls int32
+
+const (
+	// As CUT_CALLS_REPORT.
+	CutCalls_CUT_CALLS_UNSPECIFIED CutCalls = 0
+	// The call gets an error result saying that it may or may not have run.
+	CutCalls_CUT_CALLS_REPORT CutCalls = 1
+	// The run asks permission to run the call again (a permission request
+	// answered through RespondPermission or the run's stream); denied or
+	// unanswered, the call is reported as with CUT_CALLS_REPORT.
+	CutCalls_CUT_CALLS_ASK CutCalls = 2
+)
+
+// Enum value maps for CutCalls.
+var (
+	CutCalls_name = map[int32]string{
+		0: "CUT_CALLS_UNSPECIFIED",
+		1: "CUT_CALLS_REPORT",
+		2: "CUT_CALLS_ASK",
+	}
+	CutCalls_value = map[string]int32{
+		"CUT_CALLS_UNSPECIFIED": 0,
+		"CUT_CALLS_REPORT":      1,
+		"CUT_CALLS_ASK":         2,
+	}
+)
+
+func (x CutCalls) Enum() *CutCalls {
+	p := new(CutCalls)
+	*p = x
+	return p
+}
+
+func (x CutCalls) String() string {
+	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
+}
+
+func (CutCalls) Descriptor() protoreflect.EnumDescriptor {
+	return file_agentcore_v1_config_proto_enumTypes[4].Descriptor()
+}
+
+func (CutCalls) Type() protoreflect.EnumType {
+	return &file_agentcore_v1_config_proto_enumTypes[4]
+}
+
+func (x CutCalls) Number() protoreflect.EnumNumber {
+	return protoreflect.EnumNumber(x)
+}
+
+// Deprecated: Use CutCalls.Descriptor instead.
+func (CutCalls) EnumDescriptor() ([]byte, []int) {
+	return file_agentcore_v1_config_proto_rawDescGZIP(), []int{4}
+}
+
 // OutputKind is the shape of a structured result.
 type OutputKind int32
 
@@ -235,11 +346,11 @@ func (x OutputKind) String() string {
 }
 
 func (OutputKind) Descriptor() protoreflect.EnumDescriptor {
-	return file_agentcore_v1_config_proto_enumTypes[3].Descriptor()
+	return file_agentcore_v1_config_proto_enumTypes[5].Descriptor()
 }
 
 func (OutputKind) Type() protoreflect.EnumType {
-	return &file_agentcore_v1_config_proto_enumTypes[3]
+	return &file_agentcore_v1_config_proto_enumTypes[5]
 }
 
 func (x OutputKind) Number() protoreflect.EnumNumber {
@@ -248,7 +359,7 @@ func (x OutputKind) Number() protoreflect.EnumNumber {
 
 // Deprecated: Use OutputKind.Descriptor instead.
 func (OutputKind) EnumDescriptor() ([]byte, []int) {
-	return file_agentcore_v1_config_proto_rawDescGZIP(), []int{3}
+	return file_agentcore_v1_config_proto_rawDescGZIP(), []int{5}
 }
 
 // AgentConfig is the model configuration of an agent, agent-core's
@@ -312,6 +423,14 @@ type AgentConfig struct {
 	// limit (-max-live-output, 4 MiB by default), which a larger value
 	// cannot exceed.
 	MaxLiveOutput *int64 `protobuf:"varint,25,opt,name=max_live_output,json=maxLiveOutput,proto3,oneof" json:"max_live_output,omitempty"`
+	// What happens to a run this config runs when its server crashes or is
+	// killed: resumed (on this server's restart, or by another replica once
+	// the run's lease expires) or ended interrupted. Unset: the server's
+	// default (-on-interrupt).
+	OnInterrupt OnInterrupt `protobuf:"varint,26,opt,name=on_interrupt,json=onInterrupt,proto3,enum=agentcore.v1.OnInterrupt" json:"on_interrupt,omitempty"`
+	// How a resumed run answers a tool call the crash cut off, when the tool
+	// is neither idempotent nor read-only (those run again). Unset: report.
+	CutCalls      CutCalls `protobuf:"varint,27,opt,name=cut_calls,json=cutCalls,proto3,enum=agentcore.v1.CutCalls" json:"cut_calls,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -519,6 +638,20 @@ func (x *AgentConfig) GetMaxLiveOutput() int64 {
 		return *x.MaxLiveOutput
 	}
 	return 0
+}
+
+func (x *AgentConfig) GetOnInterrupt() OnInterrupt {
+	if x != nil {
+		return x.OnInterrupt
+	}
+	return OnInterrupt_ON_INTERRUPT_UNSPECIFIED
+}
+
+func (x *AgentConfig) GetCutCalls() CutCalls {
+	if x != nil {
+		return x.CutCalls
+	}
+	return CutCalls_CUT_CALLS_UNSPECIFIED
 }
 
 // CacheConfig controls prompt caching.
@@ -1000,7 +1133,7 @@ var File_agentcore_v1_config_proto protoreflect.FileDescriptor
 
 const file_agentcore_v1_config_proto_rawDesc = "" +
 	"\n" +
-	"\x19agentcore/v1/config.proto\x12\fagentcore.v1\x1a\x1egoogle/protobuf/duration.proto\x1a\x1cgoogle/protobuf/struct.proto\"\x8f\v\n" +
+	"\x19agentcore/v1/config.proto\x12\fagentcore.v1\x1a\x1egoogle/protobuf/duration.proto\x1a\x1cgoogle/protobuf/struct.proto\"\x82\f\n" +
 	"\vAgentConfig\x12\x1d\n" +
 	"\aprofile\x18\x01 \x01(\tH\x00R\aprofile\x88\x01\x01\x12\x1e\n" +
 	"\bbase_url\x18\x02 \x01(\tH\x01R\abaseUrl\x88\x01\x01\x12\x1c\n" +
@@ -1029,7 +1162,9 @@ const file_agentcore_v1_config_proto_rawDesc = "" +
 	"\x0frequest_timeout\x18\x16 \x01(\v2\x19.google.protobuf.DurationR\x0erequestTimeout\x12)\n" +
 	"\x0eno_tool_prompt\x18\x17 \x01(\tH\vR\fnoToolPrompt\x88\x01\x01\x12)\n" +
 	"\x0eno_tool_rounds\x18\x18 \x01(\x05H\fR\fnoToolRounds\x88\x01\x01\x12+\n" +
-	"\x0fmax_live_output\x18\x19 \x01(\x03H\rR\rmaxLiveOutput\x88\x01\x01B\n" +
+	"\x0fmax_live_output\x18\x19 \x01(\x03H\rR\rmaxLiveOutput\x88\x01\x01\x12<\n" +
+	"\fon_interrupt\x18\x1a \x01(\x0e2\x19.agentcore.v1.OnInterruptR\vonInterrupt\x123\n" +
+	"\tcut_calls\x18\x1b \x01(\x0e2\x16.agentcore.v1.CutCallsR\bcutCallsB\n" +
 	"\n" +
 	"\b_profileB\v\n" +
 	"\t_base_urlB\n" +
@@ -1130,7 +1265,15 @@ const file_agentcore_v1_config_proto_rawDesc = "" +
 	"\rMediaFallback\x12\x1e\n" +
 	"\x1aMEDIA_FALLBACK_UNSPECIFIED\x10\x00\x12\x18\n" +
 	"\x14MEDIA_FALLBACK_ERROR\x10\x01\x12\x18\n" +
-	"\x14MEDIA_FALLBACK_STRIP\x10\x02*n\n" +
+	"\x14MEDIA_FALLBACK_STRIP\x10\x02*[\n" +
+	"\vOnInterrupt\x12\x1c\n" +
+	"\x18ON_INTERRUPT_UNSPECIFIED\x10\x00\x12\x15\n" +
+	"\x11ON_INTERRUPT_FAIL\x10\x01\x12\x17\n" +
+	"\x13ON_INTERRUPT_RESUME\x10\x02*N\n" +
+	"\bCutCalls\x12\x19\n" +
+	"\x15CUT_CALLS_UNSPECIFIED\x10\x00\x12\x14\n" +
+	"\x10CUT_CALLS_REPORT\x10\x01\x12\x11\n" +
+	"\rCUT_CALLS_ASK\x10\x02*n\n" +
 	"\n" +
 	"OutputKind\x12\x1b\n" +
 	"\x17OUTPUT_KIND_UNSPECIFIED\x10\x00\x12\x16\n" +
@@ -1150,48 +1293,52 @@ func file_agentcore_v1_config_proto_rawDescGZIP() []byte {
 	return file_agentcore_v1_config_proto_rawDescData
 }
 
-var file_agentcore_v1_config_proto_enumTypes = make([]protoimpl.EnumInfo, 4)
+var file_agentcore_v1_config_proto_enumTypes = make([]protoimpl.EnumInfo, 6)
 var file_agentcore_v1_config_proto_msgTypes = make([]protoimpl.MessageInfo, 7)
 var file_agentcore_v1_config_proto_goTypes = []any{
 	(Protocol)(0),               // 0: agentcore.v1.Protocol
 	(ToolMode)(0),               // 1: agentcore.v1.ToolMode
 	(MediaFallback)(0),          // 2: agentcore.v1.MediaFallback
-	(OutputKind)(0),             // 3: agentcore.v1.OutputKind
-	(*AgentConfig)(nil),         // 4: agentcore.v1.AgentConfig
-	(*CacheConfig)(nil),         // 5: agentcore.v1.CacheConfig
-	(*Capabilities)(nil),        // 6: agentcore.v1.Capabilities
-	(*ProviderOptions)(nil),     // 7: agentcore.v1.ProviderOptions
-	(*CompactConfig)(nil),       // 8: agentcore.v1.CompactConfig
-	(*OutputFormat)(nil),        // 9: agentcore.v1.OutputFormat
-	nil,                         // 10: agentcore.v1.ProviderOptions.HeadersEntry
-	(*durationpb.Duration)(nil), // 11: google.protobuf.Duration
-	(*structpb.Struct)(nil),     // 12: google.protobuf.Struct
+	(OnInterrupt)(0),            // 3: agentcore.v1.OnInterrupt
+	(CutCalls)(0),               // 4: agentcore.v1.CutCalls
+	(OutputKind)(0),             // 5: agentcore.v1.OutputKind
+	(*AgentConfig)(nil),         // 6: agentcore.v1.AgentConfig
+	(*CacheConfig)(nil),         // 7: agentcore.v1.CacheConfig
+	(*Capabilities)(nil),        // 8: agentcore.v1.Capabilities
+	(*ProviderOptions)(nil),     // 9: agentcore.v1.ProviderOptions
+	(*CompactConfig)(nil),       // 10: agentcore.v1.CompactConfig
+	(*OutputFormat)(nil),        // 11: agentcore.v1.OutputFormat
+	nil,                         // 12: agentcore.v1.ProviderOptions.HeadersEntry
+	(*durationpb.Duration)(nil), // 13: google.protobuf.Duration
+	(*structpb.Struct)(nil),     // 14: google.protobuf.Struct
 }
 var file_agentcore_v1_config_proto_depIdxs = []int32{
 	0,  // 0: agentcore.v1.AgentConfig.protocol:type_name -> agentcore.v1.Protocol
-	5,  // 1: agentcore.v1.AgentConfig.cache:type_name -> agentcore.v1.CacheConfig
+	7,  // 1: agentcore.v1.AgentConfig.cache:type_name -> agentcore.v1.CacheConfig
 	1,  // 2: agentcore.v1.AgentConfig.tool_mode:type_name -> agentcore.v1.ToolMode
-	6,  // 3: agentcore.v1.AgentConfig.capabilities:type_name -> agentcore.v1.Capabilities
+	8,  // 3: agentcore.v1.AgentConfig.capabilities:type_name -> agentcore.v1.Capabilities
 	2,  // 4: agentcore.v1.AgentConfig.media_fallback:type_name -> agentcore.v1.MediaFallback
-	7,  // 5: agentcore.v1.AgentConfig.provider:type_name -> agentcore.v1.ProviderOptions
-	8,  // 6: agentcore.v1.AgentConfig.compact:type_name -> agentcore.v1.CompactConfig
-	9,  // 7: agentcore.v1.AgentConfig.output:type_name -> agentcore.v1.OutputFormat
-	11, // 8: agentcore.v1.AgentConfig.retry_max_delay:type_name -> google.protobuf.Duration
-	11, // 9: agentcore.v1.AgentConfig.retry_max_elapsed:type_name -> google.protobuf.Duration
-	11, // 10: agentcore.v1.AgentConfig.request_timeout:type_name -> google.protobuf.Duration
-	12, // 11: agentcore.v1.CacheConfig.body:type_name -> google.protobuf.Struct
-	10, // 12: agentcore.v1.ProviderOptions.headers:type_name -> agentcore.v1.ProviderOptions.HeadersEntry
-	12, // 13: agentcore.v1.ProviderOptions.body:type_name -> google.protobuf.Struct
-	12, // 14: agentcore.v1.ProviderOptions.provider_options:type_name -> google.protobuf.Struct
-	0,  // 15: agentcore.v1.CompactConfig.protocol:type_name -> agentcore.v1.Protocol
-	7,  // 16: agentcore.v1.CompactConfig.provider:type_name -> agentcore.v1.ProviderOptions
-	3,  // 17: agentcore.v1.OutputFormat.kind:type_name -> agentcore.v1.OutputKind
-	12, // 18: agentcore.v1.OutputFormat.schema:type_name -> google.protobuf.Struct
-	19, // [19:19] is the sub-list for method output_type
-	19, // [19:19] is the sub-list for method input_type
-	19, // [19:19] is the sub-list for extension type_name
-	19, // [19:19] is the sub-list for extension extendee
-	0,  // [0:19] is the sub-list for field type_name
+	9,  // 5: agentcore.v1.AgentConfig.provider:type_name -> agentcore.v1.ProviderOptions
+	10, // 6: agentcore.v1.AgentConfig.compact:type_name -> agentcore.v1.CompactConfig
+	11, // 7: agentcore.v1.AgentConfig.output:type_name -> agentcore.v1.OutputFormat
+	13, // 8: agentcore.v1.AgentConfig.retry_max_delay:type_name -> google.protobuf.Duration
+	13, // 9: agentcore.v1.AgentConfig.retry_max_elapsed:type_name -> google.protobuf.Duration
+	13, // 10: agentcore.v1.AgentConfig.request_timeout:type_name -> google.protobuf.Duration
+	3,  // 11: agentcore.v1.AgentConfig.on_interrupt:type_name -> agentcore.v1.OnInterrupt
+	4,  // 12: agentcore.v1.AgentConfig.cut_calls:type_name -> agentcore.v1.CutCalls
+	14, // 13: agentcore.v1.CacheConfig.body:type_name -> google.protobuf.Struct
+	12, // 14: agentcore.v1.ProviderOptions.headers:type_name -> agentcore.v1.ProviderOptions.HeadersEntry
+	14, // 15: agentcore.v1.ProviderOptions.body:type_name -> google.protobuf.Struct
+	14, // 16: agentcore.v1.ProviderOptions.provider_options:type_name -> google.protobuf.Struct
+	0,  // 17: agentcore.v1.CompactConfig.protocol:type_name -> agentcore.v1.Protocol
+	9,  // 18: agentcore.v1.CompactConfig.provider:type_name -> agentcore.v1.ProviderOptions
+	5,  // 19: agentcore.v1.OutputFormat.kind:type_name -> agentcore.v1.OutputKind
+	14, // 20: agentcore.v1.OutputFormat.schema:type_name -> google.protobuf.Struct
+	21, // [21:21] is the sub-list for method output_type
+	21, // [21:21] is the sub-list for method input_type
+	21, // [21:21] is the sub-list for extension type_name
+	21, // [21:21] is the sub-list for extension extendee
+	0,  // [0:21] is the sub-list for field type_name
 }
 
 func init() { file_agentcore_v1_config_proto_init() }
@@ -1209,7 +1356,7 @@ func file_agentcore_v1_config_proto_init() {
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_agentcore_v1_config_proto_rawDesc), len(file_agentcore_v1_config_proto_rawDesc)),
-			NumEnums:      4,
+			NumEnums:      6,
 			NumMessages:   7,
 			NumExtensions: 0,
 			NumServices:   0,

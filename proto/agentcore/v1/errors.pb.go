@@ -159,6 +159,11 @@ const (
 	// without a gap; a running run is stopped and ends failed. GetRun has the
 	// outcome and the agent's history holds what it did.
 	ErrorReason_ERROR_REASON_EVENTS_LOST ErrorReason = 31
+	// ABORTED, in a stored run: the run was cut off by a crash and resumed as
+	// many times as the server allows (-resume-attempts) and was cut off again:
+	// something in it may be crashing the server. Its history was repaired;
+	// look at the server's log, then send again.
+	ErrorReason_ERROR_REASON_RESUME_LIMIT ErrorReason = 55
 	// NOT_FOUND: RespondPermission names a run and tool call with no
 	// permission request. Fix the ids.
 	ErrorReason_ERROR_REASON_PERMISSION_NOT_FOUND ErrorReason = 32
@@ -253,6 +258,7 @@ var (
 		29: "ERROR_REASON_RUN_INTERRUPTED",
 		30: "ERROR_REASON_EVENTS_EXPIRED",
 		31: "ERROR_REASON_EVENTS_LOST",
+		55: "ERROR_REASON_RESUME_LIMIT",
 		32: "ERROR_REASON_PERMISSION_NOT_FOUND",
 		33: "ERROR_REASON_PERMISSION_ANSWERED",
 		34: "ERROR_REASON_TOOLS_NOT_LOADED",
@@ -310,6 +316,7 @@ var (
 		"ERROR_REASON_RUN_INTERRUPTED":      29,
 		"ERROR_REASON_EVENTS_EXPIRED":       30,
 		"ERROR_REASON_EVENTS_LOST":          31,
+		"ERROR_REASON_RESUME_LIMIT":         55,
 		"ERROR_REASON_PERMISSION_NOT_FOUND": 32,
 		"ERROR_REASON_PERMISSION_ANSWERED":  33,
 		"ERROR_REASON_TOOLS_NOT_LOADED":     34,
@@ -367,7 +374,7 @@ var File_agentcore_v1_errors_proto protoreflect.FileDescriptor
 
 const file_agentcore_v1_errors_proto_rawDesc = "" +
 	"\n" +
-	"\x19agentcore/v1/errors.proto\x12\fagentcore.v1*\xdd\r\n" +
+	"\x19agentcore/v1/errors.proto\x12\fagentcore.v1*\xfc\r\n" +
 	"\vErrorReason\x12\x1c\n" +
 	"\x18ERROR_REASON_UNSPECIFIED\x10\x00\x12\x18\n" +
 	"\x14ERROR_REASON_ABORTED\x10\x01\x12\x15\n" +
@@ -401,7 +408,8 @@ const file_agentcore_v1_errors_proto_rawDesc = "" +
 	"\x1aERROR_REASON_RUN_NOT_FOUND\x10\x1c\x12 \n" +
 	"\x1cERROR_REASON_RUN_INTERRUPTED\x10\x1d\x12\x1f\n" +
 	"\x1bERROR_REASON_EVENTS_EXPIRED\x10\x1e\x12\x1c\n" +
-	"\x18ERROR_REASON_EVENTS_LOST\x10\x1f\x12%\n" +
+	"\x18ERROR_REASON_EVENTS_LOST\x10\x1f\x12\x1d\n" +
+	"\x19ERROR_REASON_RESUME_LIMIT\x107\x12%\n" +
 	"!ERROR_REASON_PERMISSION_NOT_FOUND\x10 \x12$\n" +
 	" ERROR_REASON_PERMISSION_ANSWERED\x10!\x12!\n" +
 	"\x1dERROR_REASON_TOOLS_NOT_LOADED\x10\"\x12\x1f\n" +

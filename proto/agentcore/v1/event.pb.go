@@ -277,6 +277,10 @@ type Event struct {
 	Time *timestamppb.Timestamp `protobuf:"bytes,2,opt,name=time,proto3" json:"time,omitempty"`
 	// The run this event belongs to.
 	RunId string `protobuf:"bytes,3,opt,name=run_id,json=runId,proto3" json:"run_id,omitempty"`
+	// Which attempt of the run emitted the event: 0 for the run as it
+	// started, 1 and more after each resumption following a crash (see
+	// RunResumedEvent). A client that reconnects gives it back to Attach.
+	Attempt int32 `protobuf:"varint,4,opt,name=attempt,proto3" json:"attempt,omitempty"`
 	// Types that are valid to be assigned to Kind:
 	//
 	//	*Event_RunStarted
@@ -294,6 +298,7 @@ type Event struct {
 	//	*Event_CompactFinished
 	//	*Event_Result
 	//	*Event_ToolOutputCapped
+	//	*Event_RunResumed
 	Kind          isEvent_Kind `protobuf_oneof:"kind"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -348,6 +353,13 @@ func (x *Event) GetRunId() string {
 		return x.RunId
 	}
 	return ""
+}
+
+func (x *Event) GetAttempt() int32 {
+	if x != nil {
+		return x.Attempt
+	}
+	return 0
 }
 
 func (x *Event) GetKind() isEvent_Kind {
@@ -492,6 +504,15 @@ func (x *Event) GetToolOutputCapped() *ToolOutputCappedEvent {
 	return nil
 }
 
+func (x *Event) GetRunResumed() *RunResumedEvent {
+	if x != nil {
+		if x, ok := x.Kind.(*Event_RunResumed); ok {
+			return x.RunResumed
+		}
+	}
+	return nil
+}
+
 type isEvent_Kind interface {
 	isEvent_Kind()
 }
@@ -556,6 +577,10 @@ type Event_ToolOutputCapped struct {
 	ToolOutputCapped *ToolOutputCappedEvent `protobuf:"bytes,24,opt,name=tool_output_capped,json=toolOutputCapped,proto3,oneof"`
 }
 
+type Event_RunResumed struct {
+	RunResumed *RunResumedEvent `protobuf:"bytes,25,opt,name=run_resumed,json=runResumed,proto3,oneof"`
+}
+
 func (*Event_RunStarted) isEvent_Kind() {}
 
 func (*Event_ModelRequest) isEvent_Kind() {}
@@ -586,6 +611,94 @@ func (*Event_Result) isEvent_Kind() {}
 
 func (*Event_ToolOutputCapped) isEvent_Kind() {}
 
+func (*Event_RunResumed) isEvent_Kind() {}
+
+// RunResumedEvent opens an attempt of a run that a crash cut off, resumed
+// by a server without any client (on_interrupt resume). Its seq follows the
+// last event the store kept: events a client saw on a Send stream after
+// that one were never stored and are replaced by this attempt's.
+type RunResumedEvent struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The attempt this event opens: 1 for the first resumption.
+	Attempt int32 `protobuf:"varint,1,opt,name=attempt,proto3" json:"attempt,omitempty"`
+	// The replica that resumed the run.
+	Replica string `protobuf:"bytes,2,opt,name=replica,proto3" json:"replica,omitempty"`
+	// The step the run goes on from (the steps before it are in the history).
+	Step int32 `protobuf:"varint,3,opt,name=step,proto3" json:"step,omitempty"`
+	// The cut-off calls run again (their tools are idempotent or read-only,
+	// or a person allowed it) and those answered with a result saying they
+	// may or may not have run.
+	RerunCallIds    []string `protobuf:"bytes,4,rep,name=rerun_call_ids,json=rerunCallIds,proto3" json:"rerun_call_ids,omitempty"`
+	ReportedCallIds []string `protobuf:"bytes,5,rep,name=reported_call_ids,json=reportedCallIds,proto3" json:"reported_call_ids,omitempty"`
+	unknownFields   protoimpl.UnknownFields
+	sizeCache       protoimpl.SizeCache
+}
+
+func (x *RunResumedEvent) Reset() {
+	*x = RunResumedEvent{}
+	mi := &file_agentcore_v1_event_proto_msgTypes[1]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RunResumedEvent) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RunResumedEvent) ProtoMessage() {}
+
+func (x *RunResumedEvent) ProtoReflect() protoreflect.Message {
+	mi := &file_agentcore_v1_event_proto_msgTypes[1]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RunResumedEvent.ProtoReflect.Descriptor instead.
+func (*RunResumedEvent) Descriptor() ([]byte, []int) {
+	return file_agentcore_v1_event_proto_rawDescGZIP(), []int{1}
+}
+
+func (x *RunResumedEvent) GetAttempt() int32 {
+	if x != nil {
+		return x.Attempt
+	}
+	return 0
+}
+
+func (x *RunResumedEvent) GetReplica() string {
+	if x != nil {
+		return x.Replica
+	}
+	return ""
+}
+
+func (x *RunResumedEvent) GetStep() int32 {
+	if x != nil {
+		return x.Step
+	}
+	return 0
+}
+
+func (x *RunResumedEvent) GetRerunCallIds() []string {
+	if x != nil {
+		return x.RerunCallIds
+	}
+	return nil
+}
+
+func (x *RunResumedEvent) GetReportedCallIds() []string {
+	if x != nil {
+		return x.ReportedCallIds
+	}
+	return nil
+}
+
 // RunStartedEvent opens a run (agent-core: onStart).
 type RunStartedEvent struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
@@ -596,7 +709,7 @@ type RunStartedEvent struct {
 
 func (x *RunStartedEvent) Reset() {
 	*x = RunStartedEvent{}
-	mi := &file_agentcore_v1_event_proto_msgTypes[1]
+	mi := &file_agentcore_v1_event_proto_msgTypes[2]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -608,7 +721,7 @@ func (x *RunStartedEvent) String() string {
 func (*RunStartedEvent) ProtoMessage() {}
 
 func (x *RunStartedEvent) ProtoReflect() protoreflect.Message {
-	mi := &file_agentcore_v1_event_proto_msgTypes[1]
+	mi := &file_agentcore_v1_event_proto_msgTypes[2]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -621,7 +734,7 @@ func (x *RunStartedEvent) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RunStartedEvent.ProtoReflect.Descriptor instead.
 func (*RunStartedEvent) Descriptor() ([]byte, []int) {
-	return file_agentcore_v1_event_proto_rawDescGZIP(), []int{1}
+	return file_agentcore_v1_event_proto_rawDescGZIP(), []int{2}
 }
 
 func (x *RunStartedEvent) GetAgentId() string {
@@ -648,7 +761,7 @@ type ModelRequestEvent struct {
 
 func (x *ModelRequestEvent) Reset() {
 	*x = ModelRequestEvent{}
-	mi := &file_agentcore_v1_event_proto_msgTypes[2]
+	mi := &file_agentcore_v1_event_proto_msgTypes[3]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -660,7 +773,7 @@ func (x *ModelRequestEvent) String() string {
 func (*ModelRequestEvent) ProtoMessage() {}
 
 func (x *ModelRequestEvent) ProtoReflect() protoreflect.Message {
-	mi := &file_agentcore_v1_event_proto_msgTypes[2]
+	mi := &file_agentcore_v1_event_proto_msgTypes[3]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -673,7 +786,7 @@ func (x *ModelRequestEvent) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ModelRequestEvent.ProtoReflect.Descriptor instead.
 func (*ModelRequestEvent) Descriptor() ([]byte, []int) {
-	return file_agentcore_v1_event_proto_rawDescGZIP(), []int{2}
+	return file_agentcore_v1_event_proto_rawDescGZIP(), []int{3}
 }
 
 func (x *ModelRequestEvent) GetStep() int32 {
@@ -720,7 +833,7 @@ type ModelDeltaEvent struct {
 
 func (x *ModelDeltaEvent) Reset() {
 	*x = ModelDeltaEvent{}
-	mi := &file_agentcore_v1_event_proto_msgTypes[3]
+	mi := &file_agentcore_v1_event_proto_msgTypes[4]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -732,7 +845,7 @@ func (x *ModelDeltaEvent) String() string {
 func (*ModelDeltaEvent) ProtoMessage() {}
 
 func (x *ModelDeltaEvent) ProtoReflect() protoreflect.Message {
-	mi := &file_agentcore_v1_event_proto_msgTypes[3]
+	mi := &file_agentcore_v1_event_proto_msgTypes[4]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -745,7 +858,7 @@ func (x *ModelDeltaEvent) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ModelDeltaEvent.ProtoReflect.Descriptor instead.
 func (*ModelDeltaEvent) Descriptor() ([]byte, []int) {
-	return file_agentcore_v1_event_proto_rawDescGZIP(), []int{3}
+	return file_agentcore_v1_event_proto_rawDescGZIP(), []int{4}
 }
 
 func (x *ModelDeltaEvent) GetStep() int32 {
@@ -827,7 +940,7 @@ type ToolCallDelta struct {
 
 func (x *ToolCallDelta) Reset() {
 	*x = ToolCallDelta{}
-	mi := &file_agentcore_v1_event_proto_msgTypes[4]
+	mi := &file_agentcore_v1_event_proto_msgTypes[5]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -839,7 +952,7 @@ func (x *ToolCallDelta) String() string {
 func (*ToolCallDelta) ProtoMessage() {}
 
 func (x *ToolCallDelta) ProtoReflect() protoreflect.Message {
-	mi := &file_agentcore_v1_event_proto_msgTypes[4]
+	mi := &file_agentcore_v1_event_proto_msgTypes[5]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -852,7 +965,7 @@ func (x *ToolCallDelta) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ToolCallDelta.ProtoReflect.Descriptor instead.
 func (*ToolCallDelta) Descriptor() ([]byte, []int) {
-	return file_agentcore_v1_event_proto_rawDescGZIP(), []int{4}
+	return file_agentcore_v1_event_proto_rawDescGZIP(), []int{5}
 }
 
 func (x *ToolCallDelta) GetIndex() int32 {
@@ -898,7 +1011,7 @@ type ModelResponseEvent struct {
 
 func (x *ModelResponseEvent) Reset() {
 	*x = ModelResponseEvent{}
-	mi := &file_agentcore_v1_event_proto_msgTypes[5]
+	mi := &file_agentcore_v1_event_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -910,7 +1023,7 @@ func (x *ModelResponseEvent) String() string {
 func (*ModelResponseEvent) ProtoMessage() {}
 
 func (x *ModelResponseEvent) ProtoReflect() protoreflect.Message {
-	mi := &file_agentcore_v1_event_proto_msgTypes[5]
+	mi := &file_agentcore_v1_event_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -923,7 +1036,7 @@ func (x *ModelResponseEvent) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ModelResponseEvent.ProtoReflect.Descriptor instead.
 func (*ModelResponseEvent) Descriptor() ([]byte, []int) {
-	return file_agentcore_v1_event_proto_rawDescGZIP(), []int{5}
+	return file_agentcore_v1_event_proto_rawDescGZIP(), []int{6}
 }
 
 func (x *ModelResponseEvent) GetStep() int32 {
@@ -982,7 +1095,7 @@ type PermissionRequestEvent struct {
 
 func (x *PermissionRequestEvent) Reset() {
 	*x = PermissionRequestEvent{}
-	mi := &file_agentcore_v1_event_proto_msgTypes[6]
+	mi := &file_agentcore_v1_event_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -994,7 +1107,7 @@ func (x *PermissionRequestEvent) String() string {
 func (*PermissionRequestEvent) ProtoMessage() {}
 
 func (x *PermissionRequestEvent) ProtoReflect() protoreflect.Message {
-	mi := &file_agentcore_v1_event_proto_msgTypes[6]
+	mi := &file_agentcore_v1_event_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1007,7 +1120,7 @@ func (x *PermissionRequestEvent) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PermissionRequestEvent.ProtoReflect.Descriptor instead.
 func (*PermissionRequestEvent) Descriptor() ([]byte, []int) {
-	return file_agentcore_v1_event_proto_rawDescGZIP(), []int{6}
+	return file_agentcore_v1_event_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *PermissionRequestEvent) GetToolCallId() string {
@@ -1050,7 +1163,7 @@ type ToolCallEvent struct {
 
 func (x *ToolCallEvent) Reset() {
 	*x = ToolCallEvent{}
-	mi := &file_agentcore_v1_event_proto_msgTypes[7]
+	mi := &file_agentcore_v1_event_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1062,7 +1175,7 @@ func (x *ToolCallEvent) String() string {
 func (*ToolCallEvent) ProtoMessage() {}
 
 func (x *ToolCallEvent) ProtoReflect() protoreflect.Message {
-	mi := &file_agentcore_v1_event_proto_msgTypes[7]
+	mi := &file_agentcore_v1_event_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1075,7 +1188,7 @@ func (x *ToolCallEvent) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ToolCallEvent.ProtoReflect.Descriptor instead.
 func (*ToolCallEvent) Descriptor() ([]byte, []int) {
-	return file_agentcore_v1_event_proto_rawDescGZIP(), []int{7}
+	return file_agentcore_v1_event_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *ToolCallEvent) GetStep() int32 {
@@ -1126,7 +1239,7 @@ type PermissionDecision struct {
 
 func (x *PermissionDecision) Reset() {
 	*x = PermissionDecision{}
-	mi := &file_agentcore_v1_event_proto_msgTypes[8]
+	mi := &file_agentcore_v1_event_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1138,7 +1251,7 @@ func (x *PermissionDecision) String() string {
 func (*PermissionDecision) ProtoMessage() {}
 
 func (x *PermissionDecision) ProtoReflect() protoreflect.Message {
-	mi := &file_agentcore_v1_event_proto_msgTypes[8]
+	mi := &file_agentcore_v1_event_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1151,7 +1264,7 @@ func (x *PermissionDecision) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PermissionDecision.ProtoReflect.Descriptor instead.
 func (*PermissionDecision) Descriptor() ([]byte, []int) {
-	return file_agentcore_v1_event_proto_rawDescGZIP(), []int{8}
+	return file_agentcore_v1_event_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *PermissionDecision) GetOutcome() PermissionOutcome {
@@ -1181,7 +1294,7 @@ type ToolOutputEvent struct {
 
 func (x *ToolOutputEvent) Reset() {
 	*x = ToolOutputEvent{}
-	mi := &file_agentcore_v1_event_proto_msgTypes[9]
+	mi := &file_agentcore_v1_event_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1193,7 +1306,7 @@ func (x *ToolOutputEvent) String() string {
 func (*ToolOutputEvent) ProtoMessage() {}
 
 func (x *ToolOutputEvent) ProtoReflect() protoreflect.Message {
-	mi := &file_agentcore_v1_event_proto_msgTypes[9]
+	mi := &file_agentcore_v1_event_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1206,7 +1319,7 @@ func (x *ToolOutputEvent) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ToolOutputEvent.ProtoReflect.Descriptor instead.
 func (*ToolOutputEvent) Descriptor() ([]byte, []int) {
-	return file_agentcore_v1_event_proto_rawDescGZIP(), []int{9}
+	return file_agentcore_v1_event_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *ToolOutputEvent) GetToolCallId() string {
@@ -1262,7 +1375,7 @@ type ToolOutputCappedEvent struct {
 
 func (x *ToolOutputCappedEvent) Reset() {
 	*x = ToolOutputCappedEvent{}
-	mi := &file_agentcore_v1_event_proto_msgTypes[10]
+	mi := &file_agentcore_v1_event_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1274,7 +1387,7 @@ func (x *ToolOutputCappedEvent) String() string {
 func (*ToolOutputCappedEvent) ProtoMessage() {}
 
 func (x *ToolOutputCappedEvent) ProtoReflect() protoreflect.Message {
-	mi := &file_agentcore_v1_event_proto_msgTypes[10]
+	mi := &file_agentcore_v1_event_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1287,7 +1400,7 @@ func (x *ToolOutputCappedEvent) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ToolOutputCappedEvent.ProtoReflect.Descriptor instead.
 func (*ToolOutputCappedEvent) Descriptor() ([]byte, []int) {
-	return file_agentcore_v1_event_proto_rawDescGZIP(), []int{10}
+	return file_agentcore_v1_event_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *ToolOutputCappedEvent) GetToolCallId() string {
@@ -1356,7 +1469,7 @@ type ToolResultEvent struct {
 
 func (x *ToolResultEvent) Reset() {
 	*x = ToolResultEvent{}
-	mi := &file_agentcore_v1_event_proto_msgTypes[11]
+	mi := &file_agentcore_v1_event_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1368,7 +1481,7 @@ func (x *ToolResultEvent) String() string {
 func (*ToolResultEvent) ProtoMessage() {}
 
 func (x *ToolResultEvent) ProtoReflect() protoreflect.Message {
-	mi := &file_agentcore_v1_event_proto_msgTypes[11]
+	mi := &file_agentcore_v1_event_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1381,7 +1494,7 @@ func (x *ToolResultEvent) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ToolResultEvent.ProtoReflect.Descriptor instead.
 func (*ToolResultEvent) Descriptor() ([]byte, []int) {
-	return file_agentcore_v1_event_proto_rawDescGZIP(), []int{11}
+	return file_agentcore_v1_event_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *ToolResultEvent) GetStep() int32 {
@@ -1445,7 +1558,7 @@ type StepEvent struct {
 
 func (x *StepEvent) Reset() {
 	*x = StepEvent{}
-	mi := &file_agentcore_v1_event_proto_msgTypes[12]
+	mi := &file_agentcore_v1_event_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1457,7 +1570,7 @@ func (x *StepEvent) String() string {
 func (*StepEvent) ProtoMessage() {}
 
 func (x *StepEvent) ProtoReflect() protoreflect.Message {
-	mi := &file_agentcore_v1_event_proto_msgTypes[12]
+	mi := &file_agentcore_v1_event_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1470,7 +1583,7 @@ func (x *StepEvent) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StepEvent.ProtoReflect.Descriptor instead.
 func (*StepEvent) Descriptor() ([]byte, []int) {
-	return file_agentcore_v1_event_proto_rawDescGZIP(), []int{12}
+	return file_agentcore_v1_event_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *StepEvent) GetStep() int32 {
@@ -1512,7 +1625,7 @@ type RetryEvent struct {
 
 func (x *RetryEvent) Reset() {
 	*x = RetryEvent{}
-	mi := &file_agentcore_v1_event_proto_msgTypes[13]
+	mi := &file_agentcore_v1_event_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1524,7 +1637,7 @@ func (x *RetryEvent) String() string {
 func (*RetryEvent) ProtoMessage() {}
 
 func (x *RetryEvent) ProtoReflect() protoreflect.Message {
-	mi := &file_agentcore_v1_event_proto_msgTypes[13]
+	mi := &file_agentcore_v1_event_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1537,7 +1650,7 @@ func (x *RetryEvent) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RetryEvent.ProtoReflect.Descriptor instead.
 func (*RetryEvent) Descriptor() ([]byte, []int) {
-	return file_agentcore_v1_event_proto_rawDescGZIP(), []int{13}
+	return file_agentcore_v1_event_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *RetryEvent) GetAttempt() int32 {
@@ -1595,7 +1708,7 @@ type CompactStartedEvent struct {
 
 func (x *CompactStartedEvent) Reset() {
 	*x = CompactStartedEvent{}
-	mi := &file_agentcore_v1_event_proto_msgTypes[14]
+	mi := &file_agentcore_v1_event_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1607,7 +1720,7 @@ func (x *CompactStartedEvent) String() string {
 func (*CompactStartedEvent) ProtoMessage() {}
 
 func (x *CompactStartedEvent) ProtoReflect() protoreflect.Message {
-	mi := &file_agentcore_v1_event_proto_msgTypes[14]
+	mi := &file_agentcore_v1_event_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1620,7 +1733,7 @@ func (x *CompactStartedEvent) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CompactStartedEvent.ProtoReflect.Descriptor instead.
 func (*CompactStartedEvent) Descriptor() ([]byte, []int) {
-	return file_agentcore_v1_event_proto_rawDescGZIP(), []int{14}
+	return file_agentcore_v1_event_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *CompactStartedEvent) GetTokens() int64 {
@@ -1647,7 +1760,7 @@ type CompactDeltaEvent struct {
 
 func (x *CompactDeltaEvent) Reset() {
 	*x = CompactDeltaEvent{}
-	mi := &file_agentcore_v1_event_proto_msgTypes[15]
+	mi := &file_agentcore_v1_event_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1659,7 +1772,7 @@ func (x *CompactDeltaEvent) String() string {
 func (*CompactDeltaEvent) ProtoMessage() {}
 
 func (x *CompactDeltaEvent) ProtoReflect() protoreflect.Message {
-	mi := &file_agentcore_v1_event_proto_msgTypes[15]
+	mi := &file_agentcore_v1_event_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1672,7 +1785,7 @@ func (x *CompactDeltaEvent) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CompactDeltaEvent.ProtoReflect.Descriptor instead.
 func (*CompactDeltaEvent) Descriptor() ([]byte, []int) {
-	return file_agentcore_v1_event_proto_rawDescGZIP(), []int{15}
+	return file_agentcore_v1_event_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *CompactDeltaEvent) GetText() string {
@@ -1693,7 +1806,7 @@ type CompactFinishedEvent struct {
 
 func (x *CompactFinishedEvent) Reset() {
 	*x = CompactFinishedEvent{}
-	mi := &file_agentcore_v1_event_proto_msgTypes[16]
+	mi := &file_agentcore_v1_event_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1705,7 +1818,7 @@ func (x *CompactFinishedEvent) String() string {
 func (*CompactFinishedEvent) ProtoMessage() {}
 
 func (x *CompactFinishedEvent) ProtoReflect() protoreflect.Message {
-	mi := &file_agentcore_v1_event_proto_msgTypes[16]
+	mi := &file_agentcore_v1_event_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1718,7 +1831,7 @@ func (x *CompactFinishedEvent) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CompactFinishedEvent.ProtoReflect.Descriptor instead.
 func (*CompactFinishedEvent) Descriptor() ([]byte, []int) {
-	return file_agentcore_v1_event_proto_rawDescGZIP(), []int{16}
+	return file_agentcore_v1_event_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *CompactFinishedEvent) GetSummary() string {
@@ -1753,7 +1866,7 @@ type RunResultEvent struct {
 
 func (x *RunResultEvent) Reset() {
 	*x = RunResultEvent{}
-	mi := &file_agentcore_v1_event_proto_msgTypes[17]
+	mi := &file_agentcore_v1_event_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1765,7 +1878,7 @@ func (x *RunResultEvent) String() string {
 func (*RunResultEvent) ProtoMessage() {}
 
 func (x *RunResultEvent) ProtoReflect() protoreflect.Message {
-	mi := &file_agentcore_v1_event_proto_msgTypes[17]
+	mi := &file_agentcore_v1_event_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1778,7 +1891,7 @@ func (x *RunResultEvent) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RunResultEvent.ProtoReflect.Descriptor instead.
 func (*RunResultEvent) Descriptor() ([]byte, []int) {
-	return file_agentcore_v1_event_proto_rawDescGZIP(), []int{17}
+	return file_agentcore_v1_event_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *RunResultEvent) GetText() string {
@@ -1820,11 +1933,12 @@ var File_agentcore_v1_event_proto protoreflect.FileDescriptor
 
 const file_agentcore_v1_event_proto_rawDesc = "" +
 	"\n" +
-	"\x18agentcore/v1/event.proto\x12\fagentcore.v1\x1a\x1aagentcore/v1/message.proto\x1a\x1egoogle/protobuf/duration.proto\x1a\x1cgoogle/protobuf/struct.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\xeb\b\n" +
+	"\x18agentcore/v1/event.proto\x12\fagentcore.v1\x1a\x1aagentcore/v1/message.proto\x1a\x1egoogle/protobuf/duration.proto\x1a\x1cgoogle/protobuf/struct.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\xc7\t\n" +
 	"\x05Event\x12\x10\n" +
 	"\x03seq\x18\x01 \x01(\x03R\x03seq\x12.\n" +
 	"\x04time\x18\x02 \x01(\v2\x1a.google.protobuf.TimestampR\x04time\x12\x15\n" +
-	"\x06run_id\x18\x03 \x01(\tR\x05runId\x12@\n" +
+	"\x06run_id\x18\x03 \x01(\tR\x05runId\x12\x18\n" +
+	"\aattempt\x18\x04 \x01(\x05R\aattempt\x12@\n" +
 	"\vrun_started\x18\n" +
 	" \x01(\v2\x1d.agentcore.v1.RunStartedEventH\x00R\n" +
 	"runStarted\x12F\n" +
@@ -1844,8 +1958,16 @@ const file_agentcore_v1_event_proto_rawDesc = "" +
 	"\rcompact_delta\x18\x15 \x01(\v2\x1f.agentcore.v1.CompactDeltaEventH\x00R\fcompactDelta\x12O\n" +
 	"\x10compact_finished\x18\x16 \x01(\v2\".agentcore.v1.CompactFinishedEventH\x00R\x0fcompactFinished\x126\n" +
 	"\x06result\x18\x17 \x01(\v2\x1c.agentcore.v1.RunResultEventH\x00R\x06result\x12S\n" +
-	"\x12tool_output_capped\x18\x18 \x01(\v2#.agentcore.v1.ToolOutputCappedEventH\x00R\x10toolOutputCappedB\x06\n" +
-	"\x04kind\",\n" +
+	"\x12tool_output_capped\x18\x18 \x01(\v2#.agentcore.v1.ToolOutputCappedEventH\x00R\x10toolOutputCapped\x12@\n" +
+	"\vrun_resumed\x18\x19 \x01(\v2\x1d.agentcore.v1.RunResumedEventH\x00R\n" +
+	"runResumedB\x06\n" +
+	"\x04kind\"\xab\x01\n" +
+	"\x0fRunResumedEvent\x12\x18\n" +
+	"\aattempt\x18\x01 \x01(\x05R\aattempt\x12\x18\n" +
+	"\areplica\x18\x02 \x01(\tR\areplica\x12\x12\n" +
+	"\x04step\x18\x03 \x01(\x05R\x04step\x12$\n" +
+	"\x0ererun_call_ids\x18\x04 \x03(\tR\frerunCallIds\x12*\n" +
+	"\x11reported_call_ids\x18\x05 \x03(\tR\x0freportedCallIds\",\n" +
 	"\x0fRunStartedEvent\x12\x19\n" +
 	"\bagent_id\x18\x01 \x01(\tR\aagentId\"\x89\x01\n" +
 	"\x11ModelRequestEvent\x12\x12\n" +
@@ -1979,76 +2101,78 @@ func file_agentcore_v1_event_proto_rawDescGZIP() []byte {
 }
 
 var file_agentcore_v1_event_proto_enumTypes = make([]protoimpl.EnumInfo, 4)
-var file_agentcore_v1_event_proto_msgTypes = make([]protoimpl.MessageInfo, 18)
+var file_agentcore_v1_event_proto_msgTypes = make([]protoimpl.MessageInfo, 19)
 var file_agentcore_v1_event_proto_goTypes = []any{
 	(PermissionOutcome)(0),         // 0: agentcore.v1.PermissionOutcome
 	(OutputStream)(0),              // 1: agentcore.v1.OutputStream
 	(ErrorKind)(0),                 // 2: agentcore.v1.ErrorKind
 	(EndReason)(0),                 // 3: agentcore.v1.EndReason
 	(*Event)(nil),                  // 4: agentcore.v1.Event
-	(*RunStartedEvent)(nil),        // 5: agentcore.v1.RunStartedEvent
-	(*ModelRequestEvent)(nil),      // 6: agentcore.v1.ModelRequestEvent
-	(*ModelDeltaEvent)(nil),        // 7: agentcore.v1.ModelDeltaEvent
-	(*ToolCallDelta)(nil),          // 8: agentcore.v1.ToolCallDelta
-	(*ModelResponseEvent)(nil),     // 9: agentcore.v1.ModelResponseEvent
-	(*PermissionRequestEvent)(nil), // 10: agentcore.v1.PermissionRequestEvent
-	(*ToolCallEvent)(nil),          // 11: agentcore.v1.ToolCallEvent
-	(*PermissionDecision)(nil),     // 12: agentcore.v1.PermissionDecision
-	(*ToolOutputEvent)(nil),        // 13: agentcore.v1.ToolOutputEvent
-	(*ToolOutputCappedEvent)(nil),  // 14: agentcore.v1.ToolOutputCappedEvent
-	(*ToolResultEvent)(nil),        // 15: agentcore.v1.ToolResultEvent
-	(*StepEvent)(nil),              // 16: agentcore.v1.StepEvent
-	(*RetryEvent)(nil),             // 17: agentcore.v1.RetryEvent
-	(*CompactStartedEvent)(nil),    // 18: agentcore.v1.CompactStartedEvent
-	(*CompactDeltaEvent)(nil),      // 19: agentcore.v1.CompactDeltaEvent
-	(*CompactFinishedEvent)(nil),   // 20: agentcore.v1.CompactFinishedEvent
-	(*RunResultEvent)(nil),         // 21: agentcore.v1.RunResultEvent
-	(*timestamppb.Timestamp)(nil),  // 22: google.protobuf.Timestamp
-	(*ToolCallPart)(nil),           // 23: agentcore.v1.ToolCallPart
-	(*Usage)(nil),                  // 24: agentcore.v1.Usage
-	(*ToolOutput)(nil),             // 25: agentcore.v1.ToolOutput
-	(*durationpb.Duration)(nil),    // 26: google.protobuf.Duration
-	(*ToolResultPart)(nil),         // 27: agentcore.v1.ToolResultPart
-	(*structpb.Value)(nil),         // 28: google.protobuf.Value
+	(*RunResumedEvent)(nil),        // 5: agentcore.v1.RunResumedEvent
+	(*RunStartedEvent)(nil),        // 6: agentcore.v1.RunStartedEvent
+	(*ModelRequestEvent)(nil),      // 7: agentcore.v1.ModelRequestEvent
+	(*ModelDeltaEvent)(nil),        // 8: agentcore.v1.ModelDeltaEvent
+	(*ToolCallDelta)(nil),          // 9: agentcore.v1.ToolCallDelta
+	(*ModelResponseEvent)(nil),     // 10: agentcore.v1.ModelResponseEvent
+	(*PermissionRequestEvent)(nil), // 11: agentcore.v1.PermissionRequestEvent
+	(*ToolCallEvent)(nil),          // 12: agentcore.v1.ToolCallEvent
+	(*PermissionDecision)(nil),     // 13: agentcore.v1.PermissionDecision
+	(*ToolOutputEvent)(nil),        // 14: agentcore.v1.ToolOutputEvent
+	(*ToolOutputCappedEvent)(nil),  // 15: agentcore.v1.ToolOutputCappedEvent
+	(*ToolResultEvent)(nil),        // 16: agentcore.v1.ToolResultEvent
+	(*StepEvent)(nil),              // 17: agentcore.v1.StepEvent
+	(*RetryEvent)(nil),             // 18: agentcore.v1.RetryEvent
+	(*CompactStartedEvent)(nil),    // 19: agentcore.v1.CompactStartedEvent
+	(*CompactDeltaEvent)(nil),      // 20: agentcore.v1.CompactDeltaEvent
+	(*CompactFinishedEvent)(nil),   // 21: agentcore.v1.CompactFinishedEvent
+	(*RunResultEvent)(nil),         // 22: agentcore.v1.RunResultEvent
+	(*timestamppb.Timestamp)(nil),  // 23: google.protobuf.Timestamp
+	(*ToolCallPart)(nil),           // 24: agentcore.v1.ToolCallPart
+	(*Usage)(nil),                  // 25: agentcore.v1.Usage
+	(*ToolOutput)(nil),             // 26: agentcore.v1.ToolOutput
+	(*durationpb.Duration)(nil),    // 27: google.protobuf.Duration
+	(*ToolResultPart)(nil),         // 28: agentcore.v1.ToolResultPart
+	(*structpb.Value)(nil),         // 29: google.protobuf.Value
 }
 var file_agentcore_v1_event_proto_depIdxs = []int32{
-	22, // 0: agentcore.v1.Event.time:type_name -> google.protobuf.Timestamp
-	5,  // 1: agentcore.v1.Event.run_started:type_name -> agentcore.v1.RunStartedEvent
-	6,  // 2: agentcore.v1.Event.model_request:type_name -> agentcore.v1.ModelRequestEvent
-	7,  // 3: agentcore.v1.Event.model_delta:type_name -> agentcore.v1.ModelDeltaEvent
-	9,  // 4: agentcore.v1.Event.model_response:type_name -> agentcore.v1.ModelResponseEvent
-	10, // 5: agentcore.v1.Event.permission_request:type_name -> agentcore.v1.PermissionRequestEvent
-	11, // 6: agentcore.v1.Event.tool_call:type_name -> agentcore.v1.ToolCallEvent
-	13, // 7: agentcore.v1.Event.tool_output:type_name -> agentcore.v1.ToolOutputEvent
-	15, // 8: agentcore.v1.Event.tool_result:type_name -> agentcore.v1.ToolResultEvent
-	16, // 9: agentcore.v1.Event.step:type_name -> agentcore.v1.StepEvent
-	17, // 10: agentcore.v1.Event.retry:type_name -> agentcore.v1.RetryEvent
-	18, // 11: agentcore.v1.Event.compact_started:type_name -> agentcore.v1.CompactStartedEvent
-	19, // 12: agentcore.v1.Event.compact_delta:type_name -> agentcore.v1.CompactDeltaEvent
-	20, // 13: agentcore.v1.Event.compact_finished:type_name -> agentcore.v1.CompactFinishedEvent
-	21, // 14: agentcore.v1.Event.result:type_name -> agentcore.v1.RunResultEvent
-	14, // 15: agentcore.v1.Event.tool_output_capped:type_name -> agentcore.v1.ToolOutputCappedEvent
-	8,  // 16: agentcore.v1.ModelDeltaEvent.tool_call:type_name -> agentcore.v1.ToolCallDelta
-	23, // 17: agentcore.v1.ModelResponseEvent.tool_calls:type_name -> agentcore.v1.ToolCallPart
-	24, // 18: agentcore.v1.ModelResponseEvent.usage:type_name -> agentcore.v1.Usage
-	12, // 19: agentcore.v1.ToolCallEvent.permission:type_name -> agentcore.v1.PermissionDecision
-	0,  // 20: agentcore.v1.PermissionDecision.outcome:type_name -> agentcore.v1.PermissionOutcome
-	1,  // 21: agentcore.v1.ToolOutputEvent.stream:type_name -> agentcore.v1.OutputStream
-	25, // 22: agentcore.v1.ToolResultEvent.output:type_name -> agentcore.v1.ToolOutput
-	26, // 23: agentcore.v1.ToolResultEvent.duration:type_name -> google.protobuf.Duration
-	9,  // 24: agentcore.v1.StepEvent.response:type_name -> agentcore.v1.ModelResponseEvent
-	27, // 25: agentcore.v1.StepEvent.tool_results:type_name -> agentcore.v1.ToolResultPart
-	2,  // 26: agentcore.v1.RetryEvent.kind:type_name -> agentcore.v1.ErrorKind
-	26, // 27: agentcore.v1.RetryEvent.delay:type_name -> google.protobuf.Duration
-	24, // 28: agentcore.v1.CompactFinishedEvent.usage:type_name -> agentcore.v1.Usage
-	24, // 29: agentcore.v1.RunResultEvent.usage:type_name -> agentcore.v1.Usage
-	3,  // 30: agentcore.v1.RunResultEvent.reason:type_name -> agentcore.v1.EndReason
-	28, // 31: agentcore.v1.RunResultEvent.output:type_name -> google.protobuf.Value
-	32, // [32:32] is the sub-list for method output_type
-	32, // [32:32] is the sub-list for method input_type
-	32, // [32:32] is the sub-list for extension type_name
-	32, // [32:32] is the sub-list for extension extendee
-	0,  // [0:32] is the sub-list for field type_name
+	23, // 0: agentcore.v1.Event.time:type_name -> google.protobuf.Timestamp
+	6,  // 1: agentcore.v1.Event.run_started:type_name -> agentcore.v1.RunStartedEvent
+	7,  // 2: agentcore.v1.Event.model_request:type_name -> agentcore.v1.ModelRequestEvent
+	8,  // 3: agentcore.v1.Event.model_delta:type_name -> agentcore.v1.ModelDeltaEvent
+	10, // 4: agentcore.v1.Event.model_response:type_name -> agentcore.v1.ModelResponseEvent
+	11, // 5: agentcore.v1.Event.permission_request:type_name -> agentcore.v1.PermissionRequestEvent
+	12, // 6: agentcore.v1.Event.tool_call:type_name -> agentcore.v1.ToolCallEvent
+	14, // 7: agentcore.v1.Event.tool_output:type_name -> agentcore.v1.ToolOutputEvent
+	16, // 8: agentcore.v1.Event.tool_result:type_name -> agentcore.v1.ToolResultEvent
+	17, // 9: agentcore.v1.Event.step:type_name -> agentcore.v1.StepEvent
+	18, // 10: agentcore.v1.Event.retry:type_name -> agentcore.v1.RetryEvent
+	19, // 11: agentcore.v1.Event.compact_started:type_name -> agentcore.v1.CompactStartedEvent
+	20, // 12: agentcore.v1.Event.compact_delta:type_name -> agentcore.v1.CompactDeltaEvent
+	21, // 13: agentcore.v1.Event.compact_finished:type_name -> agentcore.v1.CompactFinishedEvent
+	22, // 14: agentcore.v1.Event.result:type_name -> agentcore.v1.RunResultEvent
+	15, // 15: agentcore.v1.Event.tool_output_capped:type_name -> agentcore.v1.ToolOutputCappedEvent
+	5,  // 16: agentcore.v1.Event.run_resumed:type_name -> agentcore.v1.RunResumedEvent
+	9,  // 17: agentcore.v1.ModelDeltaEvent.tool_call:type_name -> agentcore.v1.ToolCallDelta
+	24, // 18: agentcore.v1.ModelResponseEvent.tool_calls:type_name -> agentcore.v1.ToolCallPart
+	25, // 19: agentcore.v1.ModelResponseEvent.usage:type_name -> agentcore.v1.Usage
+	13, // 20: agentcore.v1.ToolCallEvent.permission:type_name -> agentcore.v1.PermissionDecision
+	0,  // 21: agentcore.v1.PermissionDecision.outcome:type_name -> agentcore.v1.PermissionOutcome
+	1,  // 22: agentcore.v1.ToolOutputEvent.stream:type_name -> agentcore.v1.OutputStream
+	26, // 23: agentcore.v1.ToolResultEvent.output:type_name -> agentcore.v1.ToolOutput
+	27, // 24: agentcore.v1.ToolResultEvent.duration:type_name -> google.protobuf.Duration
+	10, // 25: agentcore.v1.StepEvent.response:type_name -> agentcore.v1.ModelResponseEvent
+	28, // 26: agentcore.v1.StepEvent.tool_results:type_name -> agentcore.v1.ToolResultPart
+	2,  // 27: agentcore.v1.RetryEvent.kind:type_name -> agentcore.v1.ErrorKind
+	27, // 28: agentcore.v1.RetryEvent.delay:type_name -> google.protobuf.Duration
+	25, // 29: agentcore.v1.CompactFinishedEvent.usage:type_name -> agentcore.v1.Usage
+	25, // 30: agentcore.v1.RunResultEvent.usage:type_name -> agentcore.v1.Usage
+	3,  // 31: agentcore.v1.RunResultEvent.reason:type_name -> agentcore.v1.EndReason
+	29, // 32: agentcore.v1.RunResultEvent.output:type_name -> google.protobuf.Value
+	33, // [33:33] is the sub-list for method output_type
+	33, // [33:33] is the sub-list for method input_type
+	33, // [33:33] is the sub-list for extension type_name
+	33, // [33:33] is the sub-list for extension extendee
+	0,  // [0:33] is the sub-list for field type_name
 }
 
 func init() { file_agentcore_v1_event_proto_init() }
@@ -2073,8 +2197,9 @@ func file_agentcore_v1_event_proto_init() {
 		(*Event_CompactFinished)(nil),
 		(*Event_Result)(nil),
 		(*Event_ToolOutputCapped)(nil),
+		(*Event_RunResumed)(nil),
 	}
-	file_agentcore_v1_event_proto_msgTypes[3].OneofWrappers = []any{
+	file_agentcore_v1_event_proto_msgTypes[4].OneofWrappers = []any{
 		(*ModelDeltaEvent_Text)(nil),
 		(*ModelDeltaEvent_Reasoning)(nil),
 		(*ModelDeltaEvent_ToolCall)(nil),
@@ -2085,7 +2210,7 @@ func file_agentcore_v1_event_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_agentcore_v1_event_proto_rawDesc), len(file_agentcore_v1_event_proto_rawDesc)),
 			NumEnums:      4,
-			NumMessages:   18,
+			NumMessages:   19,
 			NumExtensions: 0,
 			NumServices:   0,
 		},

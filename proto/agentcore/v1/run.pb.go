@@ -170,7 +170,9 @@ type Run struct {
 	// Bytes of the run's events in the store (their encoded form), for
 	// Attach; 0 once they were deleted (events_expired). The retention by
 	// size (-event-retention-run-bytes, -event-retention-bytes) counts these.
-	EventBytes    int64 `protobuf:"varint,15,opt,name=event_bytes,json=eventBytes,proto3" json:"event_bytes,omitempty"`
+	EventBytes int64 `protobuf:"varint,15,opt,name=event_bytes,json=eventBytes,proto3" json:"event_bytes,omitempty"`
+	// How many times the run was resumed after a crash (on_interrupt resume).
+	Attempts      int32 `protobuf:"varint,16,opt,name=attempts,proto3" json:"attempts,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -310,6 +312,13 @@ func (x *Run) GetEventBytes() int64 {
 	return 0
 }
 
+func (x *Run) GetAttempts() int32 {
+	if x != nil {
+		return x.Attempts
+	}
+	return 0
+}
+
 // RunError is the gRPC status a run ended with, as its Send stream got it.
 type RunError struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -386,7 +395,7 @@ var File_agentcore_v1_run_proto protoreflect.FileDescriptor
 
 const file_agentcore_v1_run_proto_rawDesc = "" +
 	"\n" +
-	"\x16agentcore/v1/run.proto\x12\fagentcore.v1\x1a\x18agentcore/v1/event.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\xb1\x05\n" +
+	"\x16agentcore/v1/run.proto\x12\fagentcore.v1\x1a\x18agentcore/v1/event.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\xcd\x05\n" +
 	"\x03Run\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x19\n" +
 	"\bagent_id\x18\x02 \x01(\tR\aagentId\x12,\n" +
@@ -407,7 +416,8 @@ const file_agentcore_v1_run_proto_rawDesc = "" +
 	"\x13pending_permissions\x18\r \x03(\v2$.agentcore.v1.PermissionRequestEventR\x12pendingPermissions\x12%\n" +
 	"\x0eevents_expired\x18\x0e \x01(\bR\reventsExpired\x12\x1f\n" +
 	"\vevent_bytes\x18\x0f \x01(\x03R\n" +
-	"eventBytes\"\xcf\x01\n" +
+	"eventBytes\x12\x1a\n" +
+	"\battempts\x18\x10 \x01(\x05R\battempts\"\xcf\x01\n" +
 	"\bRunError\x12\x12\n" +
 	"\x04code\x18\x01 \x01(\x05R\x04code\x12\x18\n" +
 	"\amessage\x18\x02 \x01(\tR\amessage\x12\x16\n" +

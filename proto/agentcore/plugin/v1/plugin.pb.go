@@ -543,7 +543,17 @@ type ExecuteRequest struct {
 	// The caller's trace context as W3C Trace Context fields ("traceparent",
 	// "tracestate"), so the plugin's own spans join the caller's trace. Empty
 	// when the host is not tracing.
-	TraceContext  map[string]string `protobuf:"bytes,4,rep,name=trace_context,json=traceContext,proto3" json:"trace_context,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
+	TraceContext map[string]string `protobuf:"bytes,4,rep,name=trace_context,json=traceContext,proto3" json:"trace_context,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
+	// The call's idempotency key: the same for every execution of this call,
+	// also when agent-server runs it again after a crash cut it off (the run's
+	// id and the model's call id, "RUN_ID/CALL_ID"). A tool with side effects
+	// keeps the keys it acted on and answers a key it has seen with its first
+	// result, so that its effect happens once. Empty outside a run.
+	IdempotencyKey string `protobuf:"bytes,5,opt,name=idempotency_key,json=idempotencyKey,proto3" json:"idempotency_key,omitempty"`
+	// Which execution of the call this is: 1 the first time; 2 or more when
+	// agent-server runs the call again after a crash cut it off (the run's
+	// attempt: an earlier execution may or may not have had its effect).
+	Attempt       uint32 `protobuf:"varint,6,opt,name=attempt,proto3" json:"attempt,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -604,6 +614,20 @@ func (x *ExecuteRequest) GetTraceContext() map[string]string {
 		return x.TraceContext
 	}
 	return nil
+}
+
+func (x *ExecuteRequest) GetIdempotencyKey() string {
+	if x != nil {
+		return x.IdempotencyKey
+	}
+	return ""
+}
+
+func (x *ExecuteRequest) GetAttempt() uint32 {
+	if x != nil {
+		return x.Attempt
+	}
+	return 0
 }
 
 // ExecuteResponse is one message of a call's stream: output chunks, then the result.
@@ -1131,13 +1155,15 @@ const file_agentcore_plugin_v1_plugin_proto_rawDesc = "" +
 	"\tread_only\x18\x01 \x01(\bR\breadOnly\x12\x1e\n" +
 	"\n" +
 	"idempotent\x18\x02 \x01(\bR\n" +
-	"idempotent\"\xf9\x01\n" +
+	"idempotent\"\xbc\x02\n" +
 	"\x0eExecuteRequest\x12\x12\n" +
 	"\x04tool\x18\x01 \x01(\tR\x04tool\x12\x1d\n" +
 	"\n" +
 	"input_json\x18\x02 \x01(\tR\tinputJson\x12\x17\n" +
 	"\acall_id\x18\x03 \x01(\tR\x06callId\x12Z\n" +
-	"\rtrace_context\x18\x04 \x03(\v25.agentcore.plugin.v1.ExecuteRequest.TraceContextEntryR\ftraceContext\x1a?\n" +
+	"\rtrace_context\x18\x04 \x03(\v25.agentcore.plugin.v1.ExecuteRequest.TraceContextEntryR\ftraceContext\x12'\n" +
+	"\x0fidempotency_key\x18\x05 \x01(\tR\x0eidempotencyKey\x12\x18\n" +
+	"\aattempt\x18\x06 \x01(\rR\aattempt\x1a?\n" +
 	"\x11TraceContextEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"\x91\x01\n" +

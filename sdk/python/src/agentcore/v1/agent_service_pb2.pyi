@@ -59,14 +59,16 @@ class Agent(_message.Message):
     def __init__(self, id: _Optional[str] = ..., config: _Optional[_Union[_config_pb2.AgentConfig, _Mapping]] = ..., tools: _Optional[_Union[ToolSelection, _Mapping]] = ..., skills: _Optional[_Union[SkillSelection, _Mapping]] = ..., state: _Optional[_Union[AgentState, str]] = ..., run_id: _Optional[str] = ..., history_length: _Optional[int] = ..., usage: _Optional[_Union[_message_pb2.Usage, _Mapping]] = ..., has_api_key: bool = ..., create_time: _Optional[_Union[_timestamp_pb2.Timestamp, _Mapping]] = ..., update_time: _Optional[_Union[_timestamp_pb2.Timestamp, _Mapping]] = ..., api_key_required: bool = ..., effective_model: _Optional[_Union[EffectiveModel, _Mapping]] = ...) -> None: ...
 
 class AttachRequest(_message.Message):
-    __slots__ = ["after_seq", "agent_id", "run_id"]
+    __slots__ = ["after_seq", "agent_id", "attempt", "run_id"]
     AFTER_SEQ_FIELD_NUMBER: _ClassVar[int]
     AGENT_ID_FIELD_NUMBER: _ClassVar[int]
+    ATTEMPT_FIELD_NUMBER: _ClassVar[int]
     RUN_ID_FIELD_NUMBER: _ClassVar[int]
     after_seq: int
     agent_id: str
+    attempt: int
     run_id: str
-    def __init__(self, run_id: _Optional[str] = ..., agent_id: _Optional[str] = ..., after_seq: _Optional[int] = ...) -> None: ...
+    def __init__(self, run_id: _Optional[str] = ..., agent_id: _Optional[str] = ..., after_seq: _Optional[int] = ..., attempt: _Optional[int] = ...) -> None: ...
 
 class AttachResponse(_message.Message):
     __slots__ = ["event"]

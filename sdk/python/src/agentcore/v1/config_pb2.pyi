@@ -6,10 +6,16 @@ from google.protobuf import descriptor as _descriptor
 from google.protobuf import message as _message
 from typing import ClassVar as _ClassVar, Iterable as _Iterable, Mapping as _Mapping, Optional as _Optional, Union as _Union
 
+CUT_CALLS_ASK: CutCalls
+CUT_CALLS_REPORT: CutCalls
+CUT_CALLS_UNSPECIFIED: CutCalls
 DESCRIPTOR: _descriptor.FileDescriptor
 MEDIA_FALLBACK_ERROR: MediaFallback
 MEDIA_FALLBACK_STRIP: MediaFallback
 MEDIA_FALLBACK_UNSPECIFIED: MediaFallback
+ON_INTERRUPT_FAIL: OnInterrupt
+ON_INTERRUPT_RESUME: OnInterrupt
+ON_INTERRUPT_UNSPECIFIED: OnInterrupt
 OUTPUT_KIND_ARRAY: OutputKind
 OUTPUT_KIND_JSON: OutputKind
 OUTPUT_KIND_OBJECT: OutputKind
@@ -25,13 +31,14 @@ TOOL_MODE_TEXT: ToolMode
 TOOL_MODE_UNSPECIFIED: ToolMode
 
 class AgentConfig(_message.Message):
-    __slots__ = ["api_key", "base_url", "cache", "capabilities", "compact", "compact_threshold", "max_live_output", "max_steps", "max_tokens", "max_tool_concurrency", "max_tool_output", "media_fallback", "model", "no_tool_prompt", "no_tool_rounds", "output", "profile", "protocol", "provider", "request_timeout", "retry_max_delay", "retry_max_elapsed", "stream", "system", "tool_mode"]
+    __slots__ = ["api_key", "base_url", "cache", "capabilities", "compact", "compact_threshold", "cut_calls", "max_live_output", "max_steps", "max_tokens", "max_tool_concurrency", "max_tool_output", "media_fallback", "model", "no_tool_prompt", "no_tool_rounds", "on_interrupt", "output", "profile", "protocol", "provider", "request_timeout", "retry_max_delay", "retry_max_elapsed", "stream", "system", "tool_mode"]
     API_KEY_FIELD_NUMBER: _ClassVar[int]
     BASE_URL_FIELD_NUMBER: _ClassVar[int]
     CACHE_FIELD_NUMBER: _ClassVar[int]
     CAPABILITIES_FIELD_NUMBER: _ClassVar[int]
     COMPACT_FIELD_NUMBER: _ClassVar[int]
     COMPACT_THRESHOLD_FIELD_NUMBER: _ClassVar[int]
+    CUT_CALLS_FIELD_NUMBER: _ClassVar[int]
     MAX_LIVE_OUTPUT_FIELD_NUMBER: _ClassVar[int]
     MAX_STEPS_FIELD_NUMBER: _ClassVar[int]
     MAX_TOKENS_FIELD_NUMBER: _ClassVar[int]
@@ -41,6 +48,7 @@ class AgentConfig(_message.Message):
     MODEL_FIELD_NUMBER: _ClassVar[int]
     NO_TOOL_PROMPT_FIELD_NUMBER: _ClassVar[int]
     NO_TOOL_ROUNDS_FIELD_NUMBER: _ClassVar[int]
+    ON_INTERRUPT_FIELD_NUMBER: _ClassVar[int]
     OUTPUT_FIELD_NUMBER: _ClassVar[int]
     PROFILE_FIELD_NUMBER: _ClassVar[int]
     PROTOCOL_FIELD_NUMBER: _ClassVar[int]
@@ -57,6 +65,7 @@ class AgentConfig(_message.Message):
     capabilities: Capabilities
     compact: CompactConfig
     compact_threshold: float
+    cut_calls: CutCalls
     max_live_output: int
     max_steps: int
     max_tokens: int
@@ -66,6 +75,7 @@ class AgentConfig(_message.Message):
     model: str
     no_tool_prompt: str
     no_tool_rounds: int
+    on_interrupt: OnInterrupt
     output: OutputFormat
     profile: str
     protocol: Protocol
@@ -76,7 +86,7 @@ class AgentConfig(_message.Message):
     stream: bool
     system: str
     tool_mode: ToolMode
-    def __init__(self, profile: _Optional[str] = ..., base_url: _Optional[str] = ..., api_key: _Optional[str] = ..., model: _Optional[str] = ..., protocol: _Optional[_Union[Protocol, str]] = ..., system: _Optional[str] = ..., stream: bool = ..., cache: _Optional[_Union[CacheConfig, _Mapping]] = ..., tool_mode: _Optional[_Union[ToolMode, str]] = ..., capabilities: _Optional[_Union[Capabilities, _Mapping]] = ..., media_fallback: _Optional[_Union[MediaFallback, str]] = ..., provider: _Optional[_Union[ProviderOptions, _Mapping]] = ..., max_tool_output: _Optional[int] = ..., max_tokens: _Optional[int] = ..., compact_threshold: _Optional[float] = ..., compact: _Optional[_Union[CompactConfig, _Mapping]] = ..., output: _Optional[_Union[OutputFormat, _Mapping]] = ..., max_steps: _Optional[int] = ..., max_tool_concurrency: _Optional[int] = ..., retry_max_delay: _Optional[_Union[_duration_pb2.Duration, _Mapping]] = ..., retry_max_elapsed: _Optional[_Union[_duration_pb2.Duration, _Mapping]] = ..., request_timeout: _Optional[_Union[_duration_pb2.Duration, _Mapping]] = ..., no_tool_prompt: _Optional[str] = ..., no_tool_rounds: _Optional[int] = ..., max_live_output: _Optional[int] = ...) -> None: ...
+    def __init__(self, profile: _Optional[str] = ..., base_url: _Optional[str] = ..., api_key: _Optional[str] = ..., model: _Optional[str] = ..., protocol: _Optional[_Union[Protocol, str]] = ..., system: _Optional[str] = ..., stream: bool = ..., cache: _Optional[_Union[CacheConfig, _Mapping]] = ..., tool_mode: _Optional[_Union[ToolMode, str]] = ..., capabilities: _Optional[_Union[Capabilities, _Mapping]] = ..., media_fallback: _Optional[_Union[MediaFallback, str]] = ..., provider: _Optional[_Union[ProviderOptions, _Mapping]] = ..., max_tool_output: _Optional[int] = ..., max_tokens: _Optional[int] = ..., compact_threshold: _Optional[float] = ..., compact: _Optional[_Union[CompactConfig, _Mapping]] = ..., output: _Optional[_Union[OutputFormat, _Mapping]] = ..., max_steps: _Optional[int] = ..., max_tool_concurrency: _Optional[int] = ..., retry_max_delay: _Optional[_Union[_duration_pb2.Duration, _Mapping]] = ..., retry_max_elapsed: _Optional[_Union[_duration_pb2.Duration, _Mapping]] = ..., request_timeout: _Optional[_Union[_duration_pb2.Duration, _Mapping]] = ..., no_tool_prompt: _Optional[str] = ..., no_tool_rounds: _Optional[int] = ..., max_live_output: _Optional[int] = ..., on_interrupt: _Optional[_Union[OnInterrupt, str]] = ..., cut_calls: _Optional[_Union[CutCalls, str]] = ...) -> None: ...
 
 class CacheConfig(_message.Message):
     __slots__ = ["body", "enabled", "key", "retention"]
@@ -180,6 +190,12 @@ class ToolMode(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     __slots__ = []
 
 class MediaFallback(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+    __slots__ = []
+
+class OnInterrupt(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+    __slots__ = []
+
+class CutCalls(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     __slots__ = []
 
 class OutputKind(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):

@@ -17,7 +17,7 @@ from google.protobuf import struct_pb2 as google_dot_protobuf_dot_struct__pb2
 from google.protobuf import timestamp_pb2 as google_dot_protobuf_dot_timestamp__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x18\x61gentcore/v1/event.proto\x12\x0c\x61gentcore.v1\x1a\x1a\x61gentcore/v1/message.proto\x1a\x1egoogle/protobuf/duration.proto\x1a\x1cgoogle/protobuf/struct.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\xeb\x08\n\x05\x45vent\x12\x10\n\x03seq\x18\x01 \x01(\x03R\x03seq\x12.\n\x04time\x18\x02 \x01(\x0b\x32\x1a.google.protobuf.TimestampR\x04time\x12\x15\n\x06run_id\x18\x03 \x01(\tR\x05runId\x12@\n\x0brun_started\x18\n \x01(\x0b\x32\x1d.agentcore.v1.RunStartedEventH\x00R\nrunStarted\x12\x46\n\rmodel_request\x18\x0b \x01(\x0b\x32\x1f.agentcore.v1.ModelRequestEventH\x00R\x0cmodelRequest\x12@\n\x0bmodel_delta\x18\x0c \x01(\x0b\x32\x1d.agentcore.v1.ModelDeltaEventH\x00R\nmodelDelta\x12I\n\x0emodel_response\x18\r \x01(\x0b\x32 .agentcore.v1.ModelResponseEventH\x00R\rmodelResponse\x12U\n\x12permission_request\x18\x0e \x01(\x0b\x32$.agentcore.v1.PermissionRequestEventH\x00R\x11permissionRequest\x12:\n\ttool_call\x18\x0f \x01(\x0b\x32\x1b.agentcore.v1.ToolCallEventH\x00R\x08toolCall\x12@\n\x0btool_output\x18\x10 \x01(\x0b\x32\x1d.agentcore.v1.ToolOutputEventH\x00R\ntoolOutput\x12@\n\x0btool_result\x18\x11 \x01(\x0b\x32\x1d.agentcore.v1.ToolResultEventH\x00R\ntoolResult\x12-\n\x04step\x18\x12 \x01(\x0b\x32\x17.agentcore.v1.StepEventH\x00R\x04step\x12\x30\n\x05retry\x18\x13 \x01(\x0b\x32\x18.agentcore.v1.RetryEventH\x00R\x05retry\x12L\n\x0f\x63ompact_started\x18\x14 \x01(\x0b\x32!.agentcore.v1.CompactStartedEventH\x00R\x0e\x63ompactStarted\x12\x46\n\rcompact_delta\x18\x15 \x01(\x0b\x32\x1f.agentcore.v1.CompactDeltaEventH\x00R\x0c\x63ompactDelta\x12O\n\x10\x63ompact_finished\x18\x16 \x01(\x0b\x32\".agentcore.v1.CompactFinishedEventH\x00R\x0f\x63ompactFinished\x12\x36\n\x06result\x18\x17 \x01(\x0b\x32\x1c.agentcore.v1.RunResultEventH\x00R\x06result\x12S\n\x12tool_output_capped\x18\x18 \x01(\x0b\x32#.agentcore.v1.ToolOutputCappedEventH\x00R\x10toolOutputCappedB\x06\n\x04kind\",\n\x0fRunStartedEvent\x12\x19\n\x08\x61gent_id\x18\x01 \x01(\tR\x07\x61gentId\"\x89\x01\n\x11ModelRequestEvent\x12\x12\n\x04step\x18\x01 \x01(\x05R\x04step\x12#\n\rmessage_count\x18\x02 \x01(\x05R\x0cmessageCount\x12%\n\x0etoken_estimate\x18\x03 \x01(\x03R\rtokenEstimate\x12\x14\n\x05tools\x18\x04 \x03(\tR\x05tools\"\xa0\x01\n\x0fModelDeltaEvent\x12\x12\n\x04step\x18\x01 \x01(\x05R\x04step\x12\x14\n\x04text\x18\x02 \x01(\tH\x00R\x04text\x12\x1e\n\treasoning\x18\x03 \x01(\tH\x00R\treasoning\x12:\n\ttool_call\x18\x04 \x01(\x0b\x32\x1b.agentcore.v1.ToolCallDeltaH\x00R\x08toolCallB\x07\n\x05\x64\x65lta\"g\n\rToolCallDelta\x12\x14\n\x05index\x18\x01 \x01(\x05R\x05index\x12\x0e\n\x02id\x18\x02 \x01(\tR\x02id\x12\x12\n\x04name\x18\x03 \x01(\tR\x04name\x12\x1c\n\targuments\x18\x04 \x01(\tR\targuments\"\xe5\x01\n\x12ModelResponseEvent\x12\x12\n\x04step\x18\x01 \x01(\x05R\x04step\x12\x12\n\x04text\x18\x02 \x01(\tR\x04text\x12\x1c\n\treasoning\x18\x03 \x01(\tR\treasoning\x12\x39\n\ntool_calls\x18\x04 \x03(\x0b\x32\x1a.agentcore.v1.ToolCallPartR\ttoolCalls\x12)\n\x05usage\x18\x05 \x01(\x0b\x32\x13.agentcore.v1.UsageR\x05usage\x12#\n\rfinish_reason\x18\x06 \x01(\tR\x0c\x66inishReason\"u\n\x16PermissionRequestEvent\x12 \n\x0ctool_call_id\x18\x01 \x01(\tR\ntoolCallId\x12\x1b\n\ttool_name\x18\x02 \x01(\tR\x08toolName\x12\x1c\n\targuments\x18\x03 \x01(\tR\targuments\"\xc2\x01\n\rToolCallEvent\x12\x12\n\x04step\x18\x01 \x01(\x05R\x04step\x12 \n\x0ctool_call_id\x18\x02 \x01(\tR\ntoolCallId\x12\x1b\n\ttool_name\x18\x03 \x01(\tR\x08toolName\x12\x1c\n\targuments\x18\x04 \x01(\tR\targuments\x12@\n\npermission\x18\x05 \x01(\x0b\x32 .agentcore.v1.PermissionDecisionR\npermission\"g\n\x12PermissionDecision\x12\x39\n\x07outcome\x18\x01 \x01(\x0e\x32\x1f.agentcore.v1.PermissionOutcomeR\x07outcome\x12\x16\n\x06reason\x18\x02 \x01(\tR\x06reason\"\x98\x01\n\x0fToolOutputEvent\x12 \n\x0ctool_call_id\x18\x01 \x01(\tR\ntoolCallId\x12\x1b\n\ttool_name\x18\x02 \x01(\tR\x08toolName\x12\x32\n\x06stream\x18\x03 \x01(\x0e\x32\x1a.agentcore.v1.OutputStreamR\x06stream\x12\x12\n\x04\x64\x61ta\x18\x04 \x01(\tR\x04\x64\x61ta\"\xf8\x01\n\x15ToolOutputCappedEvent\x12 \n\x0ctool_call_id\x18\x01 \x01(\tR\ntoolCallId\x12\x1b\n\ttool_name\x18\x02 \x01(\tR\x08toolName\x12\x1b\n\tmax_bytes\x18\x03 \x01(\x03R\x08maxBytes\x12\x1d\n\nkept_bytes\x18\x04 \x01(\x03R\tkeptBytes\x12#\n\rdropped_bytes\x18\x05 \x01(\x03R\x0c\x64roppedBytes\x12%\n\x0e\x64ropped_chunks\x18\x06 \x01(\x03R\rdroppedChunks\x12\x18\n\x07stopped\x18\x07 \x01(\x08R\x07stopped\"\xf7\x01\n\x0fToolResultEvent\x12\x12\n\x04step\x18\x01 \x01(\x05R\x04step\x12 \n\x0ctool_call_id\x18\x02 \x01(\tR\ntoolCallId\x12\x1b\n\ttool_name\x18\x03 \x01(\tR\x08toolName\x12\x30\n\x06output\x18\x04 \x01(\x0b\x32\x18.agentcore.v1.ToolOutputR\x06output\x12\x14\n\x05\x65rror\x18\x05 \x01(\x08R\x05\x65rror\x12\x12\n\x04stop\x18\x06 \x01(\x08R\x04stop\x12\x35\n\x08\x64uration\x18\x07 \x01(\x0b\x32\x19.google.protobuf.DurationR\x08\x64uration\"\x9e\x01\n\tStepEvent\x12\x12\n\x04step\x18\x01 \x01(\x05R\x04step\x12<\n\x08response\x18\x02 \x01(\x0b\x32 .agentcore.v1.ModelResponseEventR\x08response\x12?\n\x0ctool_results\x18\x03 \x03(\x0b\x32\x1c.agentcore.v1.ToolResultPartR\x0btoolResults\"\xd0\x01\n\nRetryEvent\x12\x18\n\x07\x61ttempt\x18\x01 \x01(\x05R\x07\x61ttempt\x12+\n\x04kind\x18\x02 \x01(\x0e\x32\x17.agentcore.v1.ErrorKindR\x04kind\x12\x18\n\x07message\x18\x03 \x01(\tR\x07message\x12\x16\n\x06status\x18\x04 \x01(\x05R\x06status\x12/\n\x05\x64\x65lay\x18\x05 \x01(\x0b\x32\x19.google.protobuf.DurationR\x05\x64\x65lay\x12\x18\n\x07\x63ompact\x18\x06 \x01(\x08R\x07\x63ompact\"E\n\x13\x43ompactStartedEvent\x12\x16\n\x06tokens\x18\x01 \x01(\x03R\x06tokens\x12\x16\n\x06manual\x18\x02 \x01(\x08R\x06manual\"\'\n\x11\x43ompactDeltaEvent\x12\x12\n\x04text\x18\x01 \x01(\tR\x04text\"[\n\x14\x43ompactFinishedEvent\x12\x18\n\x07summary\x18\x01 \x01(\tR\x07summary\x12)\n\x05usage\x18\x02 \x01(\x0b\x32\x13.agentcore.v1.UsageR\x05usage\"\xc6\x01\n\x0eRunResultEvent\x12\x12\n\x04text\x18\x01 \x01(\tR\x04text\x12\x14\n\x05steps\x18\x02 \x01(\x05R\x05steps\x12)\n\x05usage\x18\x03 \x01(\x0b\x32\x13.agentcore.v1.UsageR\x05usage\x12/\n\x06reason\x18\x04 \x01(\x0e\x32\x17.agentcore.v1.EndReasonR\x06reason\x12.\n\x06output\x18\x05 \x01(\x0b\x32\x16.google.protobuf.ValueR\x06output*\x9b\x01\n\x11PermissionOutcome\x12\"\n\x1ePERMISSION_OUTCOME_UNSPECIFIED\x10\x00\x12\x1e\n\x1aPERMISSION_OUTCOME_ALLOWED\x10\x01\x12\x1d\n\x19PERMISSION_OUTCOME_DENIED\x10\x02\x12#\n\x1fPERMISSION_OUTCOME_NOT_ANSWERED\x10\x03*{\n\x0cOutputStream\x12\x1d\n\x19OUTPUT_STREAM_UNSPECIFIED\x10\x00\x12\x18\n\x14OUTPUT_STREAM_OUTPUT\x10\x01\x12\x18\n\x14OUTPUT_STREAM_STDOUT\x10\x02\x12\x18\n\x14OUTPUT_STREAM_STDERR\x10\x03*\xe1\x01\n\tErrorKind\x12\x1a\n\x16\x45RROR_KIND_UNSPECIFIED\x10\x00\x12\x16\n\x12\x45RROR_KIND_ABORTED\x10\x01\x12\x13\n\x0f\x45RROR_KIND_AUTH\x10\x02\x12\x14\n\x10\x45RROR_KIND_LIMIT\x10\x03\x12\x16\n\x12\x45RROR_KIND_TIMEOUT\x10\x04\x12\x15\n\x11\x45RROR_KIND_SERVER\x10\x05\x12\x16\n\x12\x45RROR_KIND_NETWORK\x10\x06\x12\x16\n\x12\x45RROR_KIND_REQUEST\x10\x07\x12\x16\n\x12\x45RROR_KIND_UNKNOWN\x10\x08*t\n\tEndReason\x12\x1a\n\x16\x45ND_REASON_UNSPECIFIED\x10\x00\x12\x16\n\x12\x45ND_REASON_NO_TOOL\x10\x01\x12\x18\n\x14\x45ND_REASON_TOOL_STOP\x10\x02\x12\x19\n\x15\x45ND_REASON_STEP_LIMIT\x10\x03\x42;Z9github.com/agentcore/agentcore/proto/agentcore/v1;agentv1b\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x18\x61gentcore/v1/event.proto\x12\x0c\x61gentcore.v1\x1a\x1a\x61gentcore/v1/message.proto\x1a\x1egoogle/protobuf/duration.proto\x1a\x1cgoogle/protobuf/struct.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\xc7\t\n\x05\x45vent\x12\x10\n\x03seq\x18\x01 \x01(\x03R\x03seq\x12.\n\x04time\x18\x02 \x01(\x0b\x32\x1a.google.protobuf.TimestampR\x04time\x12\x15\n\x06run_id\x18\x03 \x01(\tR\x05runId\x12\x18\n\x07\x61ttempt\x18\x04 \x01(\x05R\x07\x61ttempt\x12@\n\x0brun_started\x18\n \x01(\x0b\x32\x1d.agentcore.v1.RunStartedEventH\x00R\nrunStarted\x12\x46\n\rmodel_request\x18\x0b \x01(\x0b\x32\x1f.agentcore.v1.ModelRequestEventH\x00R\x0cmodelRequest\x12@\n\x0bmodel_delta\x18\x0c \x01(\x0b\x32\x1d.agentcore.v1.ModelDeltaEventH\x00R\nmodelDelta\x12I\n\x0emodel_response\x18\r \x01(\x0b\x32 .agentcore.v1.ModelResponseEventH\x00R\rmodelResponse\x12U\n\x12permission_request\x18\x0e \x01(\x0b\x32$.agentcore.v1.PermissionRequestEventH\x00R\x11permissionRequest\x12:\n\ttool_call\x18\x0f \x01(\x0b\x32\x1b.agentcore.v1.ToolCallEventH\x00R\x08toolCall\x12@\n\x0btool_output\x18\x10 \x01(\x0b\x32\x1d.agentcore.v1.ToolOutputEventH\x00R\ntoolOutput\x12@\n\x0btool_result\x18\x11 \x01(\x0b\x32\x1d.agentcore.v1.ToolResultEventH\x00R\ntoolResult\x12-\n\x04step\x18\x12 \x01(\x0b\x32\x17.agentcore.v1.StepEventH\x00R\x04step\x12\x30\n\x05retry\x18\x13 \x01(\x0b\x32\x18.agentcore.v1.RetryEventH\x00R\x05retry\x12L\n\x0f\x63ompact_started\x18\x14 \x01(\x0b\x32!.agentcore.v1.CompactStartedEventH\x00R\x0e\x63ompactStarted\x12\x46\n\rcompact_delta\x18\x15 \x01(\x0b\x32\x1f.agentcore.v1.CompactDeltaEventH\x00R\x0c\x63ompactDelta\x12O\n\x10\x63ompact_finished\x18\x16 \x01(\x0b\x32\".agentcore.v1.CompactFinishedEventH\x00R\x0f\x63ompactFinished\x12\x36\n\x06result\x18\x17 \x01(\x0b\x32\x1c.agentcore.v1.RunResultEventH\x00R\x06result\x12S\n\x12tool_output_capped\x18\x18 \x01(\x0b\x32#.agentcore.v1.ToolOutputCappedEventH\x00R\x10toolOutputCapped\x12@\n\x0brun_resumed\x18\x19 \x01(\x0b\x32\x1d.agentcore.v1.RunResumedEventH\x00R\nrunResumedB\x06\n\x04kind\"\xab\x01\n\x0fRunResumedEvent\x12\x18\n\x07\x61ttempt\x18\x01 \x01(\x05R\x07\x61ttempt\x12\x18\n\x07replica\x18\x02 \x01(\tR\x07replica\x12\x12\n\x04step\x18\x03 \x01(\x05R\x04step\x12$\n\x0ererun_call_ids\x18\x04 \x03(\tR\x0crerunCallIds\x12*\n\x11reported_call_ids\x18\x05 \x03(\tR\x0freportedCallIds\",\n\x0fRunStartedEvent\x12\x19\n\x08\x61gent_id\x18\x01 \x01(\tR\x07\x61gentId\"\x89\x01\n\x11ModelRequestEvent\x12\x12\n\x04step\x18\x01 \x01(\x05R\x04step\x12#\n\rmessage_count\x18\x02 \x01(\x05R\x0cmessageCount\x12%\n\x0etoken_estimate\x18\x03 \x01(\x03R\rtokenEstimate\x12\x14\n\x05tools\x18\x04 \x03(\tR\x05tools\"\xa0\x01\n\x0fModelDeltaEvent\x12\x12\n\x04step\x18\x01 \x01(\x05R\x04step\x12\x14\n\x04text\x18\x02 \x01(\tH\x00R\x04text\x12\x1e\n\treasoning\x18\x03 \x01(\tH\x00R\treasoning\x12:\n\ttool_call\x18\x04 \x01(\x0b\x32\x1b.agentcore.v1.ToolCallDeltaH\x00R\x08toolCallB\x07\n\x05\x64\x65lta\"g\n\rToolCallDelta\x12\x14\n\x05index\x18\x01 \x01(\x05R\x05index\x12\x0e\n\x02id\x18\x02 \x01(\tR\x02id\x12\x12\n\x04name\x18\x03 \x01(\tR\x04name\x12\x1c\n\targuments\x18\x04 \x01(\tR\targuments\"\xe5\x01\n\x12ModelResponseEvent\x12\x12\n\x04step\x18\x01 \x01(\x05R\x04step\x12\x12\n\x04text\x18\x02 \x01(\tR\x04text\x12\x1c\n\treasoning\x18\x03 \x01(\tR\treasoning\x12\x39\n\ntool_calls\x18\x04 \x03(\x0b\x32\x1a.agentcore.v1.ToolCallPartR\ttoolCalls\x12)\n\x05usage\x18\x05 \x01(\x0b\x32\x13.agentcore.v1.UsageR\x05usage\x12#\n\rfinish_reason\x18\x06 \x01(\tR\x0c\x66inishReason\"u\n\x16PermissionRequestEvent\x12 \n\x0ctool_call_id\x18\x01 \x01(\tR\ntoolCallId\x12\x1b\n\ttool_name\x18\x02 \x01(\tR\x08toolName\x12\x1c\n\targuments\x18\x03 \x01(\tR\targuments\"\xc2\x01\n\rToolCallEvent\x12\x12\n\x04step\x18\x01 \x01(\x05R\x04step\x12 \n\x0ctool_call_id\x18\x02 \x01(\tR\ntoolCallId\x12\x1b\n\ttool_name\x18\x03 \x01(\tR\x08toolName\x12\x1c\n\targuments\x18\x04 \x01(\tR\targuments\x12@\n\npermission\x18\x05 \x01(\x0b\x32 .agentcore.v1.PermissionDecisionR\npermission\"g\n\x12PermissionDecision\x12\x39\n\x07outcome\x18\x01 \x01(\x0e\x32\x1f.agentcore.v1.PermissionOutcomeR\x07outcome\x12\x16\n\x06reason\x18\x02 \x01(\tR\x06reason\"\x98\x01\n\x0fToolOutputEvent\x12 \n\x0ctool_call_id\x18\x01 \x01(\tR\ntoolCallId\x12\x1b\n\ttool_name\x18\x02 \x01(\tR\x08toolName\x12\x32\n\x06stream\x18\x03 \x01(\x0e\x32\x1a.agentcore.v1.OutputStreamR\x06stream\x12\x12\n\x04\x64\x61ta\x18\x04 \x01(\tR\x04\x64\x61ta\"\xf8\x01\n\x15ToolOutputCappedEvent\x12 \n\x0ctool_call_id\x18\x01 \x01(\tR\ntoolCallId\x12\x1b\n\ttool_name\x18\x02 \x01(\tR\x08toolName\x12\x1b\n\tmax_bytes\x18\x03 \x01(\x03R\x08maxBytes\x12\x1d\n\nkept_bytes\x18\x04 \x01(\x03R\tkeptBytes\x12#\n\rdropped_bytes\x18\x05 \x01(\x03R\x0c\x64roppedBytes\x12%\n\x0e\x64ropped_chunks\x18\x06 \x01(\x03R\rdroppedChunks\x12\x18\n\x07stopped\x18\x07 \x01(\x08R\x07stopped\"\xf7\x01\n\x0fToolResultEvent\x12\x12\n\x04step\x18\x01 \x01(\x05R\x04step\x12 \n\x0ctool_call_id\x18\x02 \x01(\tR\ntoolCallId\x12\x1b\n\ttool_name\x18\x03 \x01(\tR\x08toolName\x12\x30\n\x06output\x18\x04 \x01(\x0b\x32\x18.agentcore.v1.ToolOutputR\x06output\x12\x14\n\x05\x65rror\x18\x05 \x01(\x08R\x05\x65rror\x12\x12\n\x04stop\x18\x06 \x01(\x08R\x04stop\x12\x35\n\x08\x64uration\x18\x07 \x01(\x0b\x32\x19.google.protobuf.DurationR\x08\x64uration\"\x9e\x01\n\tStepEvent\x12\x12\n\x04step\x18\x01 \x01(\x05R\x04step\x12<\n\x08response\x18\x02 \x01(\x0b\x32 .agentcore.v1.ModelResponseEventR\x08response\x12?\n\x0ctool_results\x18\x03 \x03(\x0b\x32\x1c.agentcore.v1.ToolResultPartR\x0btoolResults\"\xd0\x01\n\nRetryEvent\x12\x18\n\x07\x61ttempt\x18\x01 \x01(\x05R\x07\x61ttempt\x12+\n\x04kind\x18\x02 \x01(\x0e\x32\x17.agentcore.v1.ErrorKindR\x04kind\x12\x18\n\x07message\x18\x03 \x01(\tR\x07message\x12\x16\n\x06status\x18\x04 \x01(\x05R\x06status\x12/\n\x05\x64\x65lay\x18\x05 \x01(\x0b\x32\x19.google.protobuf.DurationR\x05\x64\x65lay\x12\x18\n\x07\x63ompact\x18\x06 \x01(\x08R\x07\x63ompact\"E\n\x13\x43ompactStartedEvent\x12\x16\n\x06tokens\x18\x01 \x01(\x03R\x06tokens\x12\x16\n\x06manual\x18\x02 \x01(\x08R\x06manual\"\'\n\x11\x43ompactDeltaEvent\x12\x12\n\x04text\x18\x01 \x01(\tR\x04text\"[\n\x14\x43ompactFinishedEvent\x12\x18\n\x07summary\x18\x01 \x01(\tR\x07summary\x12)\n\x05usage\x18\x02 \x01(\x0b\x32\x13.agentcore.v1.UsageR\x05usage\"\xc6\x01\n\x0eRunResultEvent\x12\x12\n\x04text\x18\x01 \x01(\tR\x04text\x12\x14\n\x05steps\x18\x02 \x01(\x05R\x05steps\x12)\n\x05usage\x18\x03 \x01(\x0b\x32\x13.agentcore.v1.UsageR\x05usage\x12/\n\x06reason\x18\x04 \x01(\x0e\x32\x17.agentcore.v1.EndReasonR\x06reason\x12.\n\x06output\x18\x05 \x01(\x0b\x32\x16.google.protobuf.ValueR\x06output*\x9b\x01\n\x11PermissionOutcome\x12\"\n\x1ePERMISSION_OUTCOME_UNSPECIFIED\x10\x00\x12\x1e\n\x1aPERMISSION_OUTCOME_ALLOWED\x10\x01\x12\x1d\n\x19PERMISSION_OUTCOME_DENIED\x10\x02\x12#\n\x1fPERMISSION_OUTCOME_NOT_ANSWERED\x10\x03*{\n\x0cOutputStream\x12\x1d\n\x19OUTPUT_STREAM_UNSPECIFIED\x10\x00\x12\x18\n\x14OUTPUT_STREAM_OUTPUT\x10\x01\x12\x18\n\x14OUTPUT_STREAM_STDOUT\x10\x02\x12\x18\n\x14OUTPUT_STREAM_STDERR\x10\x03*\xe1\x01\n\tErrorKind\x12\x1a\n\x16\x45RROR_KIND_UNSPECIFIED\x10\x00\x12\x16\n\x12\x45RROR_KIND_ABORTED\x10\x01\x12\x13\n\x0f\x45RROR_KIND_AUTH\x10\x02\x12\x14\n\x10\x45RROR_KIND_LIMIT\x10\x03\x12\x16\n\x12\x45RROR_KIND_TIMEOUT\x10\x04\x12\x15\n\x11\x45RROR_KIND_SERVER\x10\x05\x12\x16\n\x12\x45RROR_KIND_NETWORK\x10\x06\x12\x16\n\x12\x45RROR_KIND_REQUEST\x10\x07\x12\x16\n\x12\x45RROR_KIND_UNKNOWN\x10\x08*t\n\tEndReason\x12\x1a\n\x16\x45ND_REASON_UNSPECIFIED\x10\x00\x12\x16\n\x12\x45ND_REASON_NO_TOOL\x10\x01\x12\x18\n\x14\x45ND_REASON_TOOL_STOP\x10\x02\x12\x19\n\x15\x45ND_REASON_STEP_LIMIT\x10\x03\x42;Z9github.com/agentcore/agentcore/proto/agentcore/v1;agentv1b\x06proto3')
 
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, globals())
 _builder.BuildTopDescriptorsAndMessages(DESCRIPTOR, 'agentcore.v1.event_pb2', globals())
@@ -25,48 +25,50 @@ if _descriptor._USE_C_DESCRIPTORS == False:
 
   DESCRIPTOR._options = None
   DESCRIPTOR._serialized_options = b'Z9github.com/agentcore/agentcore/proto/agentcore/v1;agentv1'
-  _PERMISSIONOUTCOME._serialized_start=3841
-  _PERMISSIONOUTCOME._serialized_end=3996
-  _OUTPUTSTREAM._serialized_start=3998
-  _OUTPUTSTREAM._serialized_end=4121
-  _ERRORKIND._serialized_start=4124
-  _ERRORKIND._serialized_end=4349
-  _ENDREASON._serialized_start=4351
-  _ENDREASON._serialized_end=4467
+  _PERMISSIONOUTCOME._serialized_start=4107
+  _PERMISSIONOUTCOME._serialized_end=4262
+  _OUTPUTSTREAM._serialized_start=4264
+  _OUTPUTSTREAM._serialized_end=4387
+  _ERRORKIND._serialized_start=4390
+  _ERRORKIND._serialized_end=4615
+  _ENDREASON._serialized_start=4617
+  _ENDREASON._serialized_end=4733
   _EVENT._serialized_start=166
-  _EVENT._serialized_end=1297
-  _RUNSTARTEDEVENT._serialized_start=1299
-  _RUNSTARTEDEVENT._serialized_end=1343
-  _MODELREQUESTEVENT._serialized_start=1346
-  _MODELREQUESTEVENT._serialized_end=1483
-  _MODELDELTAEVENT._serialized_start=1486
-  _MODELDELTAEVENT._serialized_end=1646
-  _TOOLCALLDELTA._serialized_start=1648
-  _TOOLCALLDELTA._serialized_end=1751
-  _MODELRESPONSEEVENT._serialized_start=1754
-  _MODELRESPONSEEVENT._serialized_end=1983
-  _PERMISSIONREQUESTEVENT._serialized_start=1985
-  _PERMISSIONREQUESTEVENT._serialized_end=2102
-  _TOOLCALLEVENT._serialized_start=2105
-  _TOOLCALLEVENT._serialized_end=2299
-  _PERMISSIONDECISION._serialized_start=2301
-  _PERMISSIONDECISION._serialized_end=2404
-  _TOOLOUTPUTEVENT._serialized_start=2407
-  _TOOLOUTPUTEVENT._serialized_end=2559
-  _TOOLOUTPUTCAPPEDEVENT._serialized_start=2562
-  _TOOLOUTPUTCAPPEDEVENT._serialized_end=2810
-  _TOOLRESULTEVENT._serialized_start=2813
-  _TOOLRESULTEVENT._serialized_end=3060
-  _STEPEVENT._serialized_start=3063
-  _STEPEVENT._serialized_end=3221
-  _RETRYEVENT._serialized_start=3224
-  _RETRYEVENT._serialized_end=3432
-  _COMPACTSTARTEDEVENT._serialized_start=3434
-  _COMPACTSTARTEDEVENT._serialized_end=3503
-  _COMPACTDELTAEVENT._serialized_start=3505
-  _COMPACTDELTAEVENT._serialized_end=3544
-  _COMPACTFINISHEDEVENT._serialized_start=3546
-  _COMPACTFINISHEDEVENT._serialized_end=3637
-  _RUNRESULTEVENT._serialized_start=3640
-  _RUNRESULTEVENT._serialized_end=3838
+  _EVENT._serialized_end=1389
+  _RUNRESUMEDEVENT._serialized_start=1392
+  _RUNRESUMEDEVENT._serialized_end=1563
+  _RUNSTARTEDEVENT._serialized_start=1565
+  _RUNSTARTEDEVENT._serialized_end=1609
+  _MODELREQUESTEVENT._serialized_start=1612
+  _MODELREQUESTEVENT._serialized_end=1749
+  _MODELDELTAEVENT._serialized_start=1752
+  _MODELDELTAEVENT._serialized_end=1912
+  _TOOLCALLDELTA._serialized_start=1914
+  _TOOLCALLDELTA._serialized_end=2017
+  _MODELRESPONSEEVENT._serialized_start=2020
+  _MODELRESPONSEEVENT._serialized_end=2249
+  _PERMISSIONREQUESTEVENT._serialized_start=2251
+  _PERMISSIONREQUESTEVENT._serialized_end=2368
+  _TOOLCALLEVENT._serialized_start=2371
+  _TOOLCALLEVENT._serialized_end=2565
+  _PERMISSIONDECISION._serialized_start=2567
+  _PERMISSIONDECISION._serialized_end=2670
+  _TOOLOUTPUTEVENT._serialized_start=2673
+  _TOOLOUTPUTEVENT._serialized_end=2825
+  _TOOLOUTPUTCAPPEDEVENT._serialized_start=2828
+  _TOOLOUTPUTCAPPEDEVENT._serialized_end=3076
+  _TOOLRESULTEVENT._serialized_start=3079
+  _TOOLRESULTEVENT._serialized_end=3326
+  _STEPEVENT._serialized_start=3329
+  _STEPEVENT._serialized_end=3487
+  _RETRYEVENT._serialized_start=3490
+  _RETRYEVENT._serialized_end=3698
+  _COMPACTSTARTEDEVENT._serialized_start=3700
+  _COMPACTSTARTEDEVENT._serialized_end=3769
+  _COMPACTDELTAEVENT._serialized_start=3771
+  _COMPACTDELTAEVENT._serialized_end=3810
+  _COMPACTFINISHEDEVENT._serialized_start=3812
+  _COMPACTFINISHEDEVENT._serialized_end=3903
+  _RUNRESULTEVENT._serialized_start=3906
+  _RUNRESULTEVENT._serialized_end=4104
 # @@protoc_insertion_point(module_scope)

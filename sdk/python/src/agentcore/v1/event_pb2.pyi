@@ -54,7 +54,8 @@ class CompactStartedEvent(_message.Message):
     def __init__(self, tokens: _Optional[int] = ..., manual: bool = ...) -> None: ...
 
 class Event(_message.Message):
-    __slots__ = ["compact_delta", "compact_finished", "compact_started", "model_delta", "model_request", "model_response", "permission_request", "result", "retry", "run_id", "run_started", "seq", "step", "time", "tool_call", "tool_output", "tool_output_capped", "tool_result"]
+    __slots__ = ["attempt", "compact_delta", "compact_finished", "compact_started", "model_delta", "model_request", "model_response", "permission_request", "result", "retry", "run_id", "run_resumed", "run_started", "seq", "step", "time", "tool_call", "tool_output", "tool_output_capped", "tool_result"]
+    ATTEMPT_FIELD_NUMBER: _ClassVar[int]
     COMPACT_DELTA_FIELD_NUMBER: _ClassVar[int]
     COMPACT_FINISHED_FIELD_NUMBER: _ClassVar[int]
     COMPACT_STARTED_FIELD_NUMBER: _ClassVar[int]
@@ -65,6 +66,7 @@ class Event(_message.Message):
     RESULT_FIELD_NUMBER: _ClassVar[int]
     RETRY_FIELD_NUMBER: _ClassVar[int]
     RUN_ID_FIELD_NUMBER: _ClassVar[int]
+    RUN_RESUMED_FIELD_NUMBER: _ClassVar[int]
     RUN_STARTED_FIELD_NUMBER: _ClassVar[int]
     SEQ_FIELD_NUMBER: _ClassVar[int]
     STEP_FIELD_NUMBER: _ClassVar[int]
@@ -73,6 +75,7 @@ class Event(_message.Message):
     TOOL_OUTPUT_CAPPED_FIELD_NUMBER: _ClassVar[int]
     TOOL_OUTPUT_FIELD_NUMBER: _ClassVar[int]
     TOOL_RESULT_FIELD_NUMBER: _ClassVar[int]
+    attempt: int
     compact_delta: CompactDeltaEvent
     compact_finished: CompactFinishedEvent
     compact_started: CompactStartedEvent
@@ -83,6 +86,7 @@ class Event(_message.Message):
     result: RunResultEvent
     retry: RetryEvent
     run_id: str
+    run_resumed: RunResumedEvent
     run_started: RunStartedEvent
     seq: int
     step: StepEvent
@@ -91,7 +95,7 @@ class Event(_message.Message):
     tool_output: ToolOutputEvent
     tool_output_capped: ToolOutputCappedEvent
     tool_result: ToolResultEvent
-    def __init__(self, seq: _Optional[int] = ..., time: _Optional[_Union[_timestamp_pb2.Timestamp, _Mapping]] = ..., run_id: _Optional[str] = ..., run_started: _Optional[_Union[RunStartedEvent, _Mapping]] = ..., model_request: _Optional[_Union[ModelRequestEvent, _Mapping]] = ..., model_delta: _Optional[_Union[ModelDeltaEvent, _Mapping]] = ..., model_response: _Optional[_Union[ModelResponseEvent, _Mapping]] = ..., permission_request: _Optional[_Union[PermissionRequestEvent, _Mapping]] = ..., tool_call: _Optional[_Union[ToolCallEvent, _Mapping]] = ..., tool_output: _Optional[_Union[ToolOutputEvent, _Mapping]] = ..., tool_result: _Optional[_Union[ToolResultEvent, _Mapping]] = ..., step: _Optional[_Union[StepEvent, _Mapping]] = ..., retry: _Optional[_Union[RetryEvent, _Mapping]] = ..., compact_started: _Optional[_Union[CompactStartedEvent, _Mapping]] = ..., compact_delta: _Optional[_Union[CompactDeltaEvent, _Mapping]] = ..., compact_finished: _Optional[_Union[CompactFinishedEvent, _Mapping]] = ..., result: _Optional[_Union[RunResultEvent, _Mapping]] = ..., tool_output_capped: _Optional[_Union[ToolOutputCappedEvent, _Mapping]] = ...) -> None: ...
+    def __init__(self, seq: _Optional[int] = ..., time: _Optional[_Union[_timestamp_pb2.Timestamp, _Mapping]] = ..., run_id: _Optional[str] = ..., attempt: _Optional[int] = ..., run_started: _Optional[_Union[RunStartedEvent, _Mapping]] = ..., model_request: _Optional[_Union[ModelRequestEvent, _Mapping]] = ..., model_delta: _Optional[_Union[ModelDeltaEvent, _Mapping]] = ..., model_response: _Optional[_Union[ModelResponseEvent, _Mapping]] = ..., permission_request: _Optional[_Union[PermissionRequestEvent, _Mapping]] = ..., tool_call: _Optional[_Union[ToolCallEvent, _Mapping]] = ..., tool_output: _Optional[_Union[ToolOutputEvent, _Mapping]] = ..., tool_result: _Optional[_Union[ToolResultEvent, _Mapping]] = ..., step: _Optional[_Union[StepEvent, _Mapping]] = ..., retry: _Optional[_Union[RetryEvent, _Mapping]] = ..., compact_started: _Optional[_Union[CompactStartedEvent, _Mapping]] = ..., compact_delta: _Optional[_Union[CompactDeltaEvent, _Mapping]] = ..., compact_finished: _Optional[_Union[CompactFinishedEvent, _Mapping]] = ..., result: _Optional[_Union[RunResultEvent, _Mapping]] = ..., tool_output_capped: _Optional[_Union[ToolOutputCappedEvent, _Mapping]] = ..., run_resumed: _Optional[_Union[RunResumedEvent, _Mapping]] = ...) -> None: ...
 
 class ModelDeltaEvent(_message.Message):
     __slots__ = ["reasoning", "step", "text", "tool_call"]
@@ -180,6 +184,20 @@ class RunResultEvent(_message.Message):
     text: str
     usage: _message_pb2.Usage
     def __init__(self, text: _Optional[str] = ..., steps: _Optional[int] = ..., usage: _Optional[_Union[_message_pb2.Usage, _Mapping]] = ..., reason: _Optional[_Union[EndReason, str]] = ..., output: _Optional[_Union[_struct_pb2.Value, _Mapping]] = ...) -> None: ...
+
+class RunResumedEvent(_message.Message):
+    __slots__ = ["attempt", "replica", "reported_call_ids", "rerun_call_ids", "step"]
+    ATTEMPT_FIELD_NUMBER: _ClassVar[int]
+    REPLICA_FIELD_NUMBER: _ClassVar[int]
+    REPORTED_CALL_IDS_FIELD_NUMBER: _ClassVar[int]
+    RERUN_CALL_IDS_FIELD_NUMBER: _ClassVar[int]
+    STEP_FIELD_NUMBER: _ClassVar[int]
+    attempt: int
+    replica: str
+    reported_call_ids: _containers.RepeatedScalarFieldContainer[str]
+    rerun_call_ids: _containers.RepeatedScalarFieldContainer[str]
+    step: int
+    def __init__(self, attempt: _Optional[int] = ..., replica: _Optional[str] = ..., step: _Optional[int] = ..., rerun_call_ids: _Optional[_Iterable[str]] = ..., reported_call_ids: _Optional[_Iterable[str]] = ...) -> None: ...
 
 class RunStartedEvent(_message.Message):
     __slots__ = ["agent_id"]

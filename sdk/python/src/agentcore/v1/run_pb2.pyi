@@ -18,8 +18,9 @@ RUN_STATE_SUCCEEDED: RunState
 RUN_STATE_UNSPECIFIED: RunState
 
 class Run(_message.Message):
-    __slots__ = ["agent_id", "compaction", "end_time", "error", "event_bytes", "events_expired", "id", "last_seq", "lease_expire_time", "on_disconnect", "pending_permissions", "replica", "result", "start_time", "state"]
+    __slots__ = ["agent_id", "attempts", "compaction", "end_time", "error", "event_bytes", "events_expired", "id", "last_seq", "lease_expire_time", "on_disconnect", "pending_permissions", "replica", "result", "start_time", "state"]
     AGENT_ID_FIELD_NUMBER: _ClassVar[int]
+    ATTEMPTS_FIELD_NUMBER: _ClassVar[int]
     COMPACTION_FIELD_NUMBER: _ClassVar[int]
     END_TIME_FIELD_NUMBER: _ClassVar[int]
     ERROR_FIELD_NUMBER: _ClassVar[int]
@@ -35,6 +36,7 @@ class Run(_message.Message):
     START_TIME_FIELD_NUMBER: _ClassVar[int]
     STATE_FIELD_NUMBER: _ClassVar[int]
     agent_id: str
+    attempts: int
     compaction: bool
     end_time: _timestamp_pb2.Timestamp
     error: RunError
@@ -49,7 +51,7 @@ class Run(_message.Message):
     result: _event_pb2.RunResultEvent
     start_time: _timestamp_pb2.Timestamp
     state: RunState
-    def __init__(self, id: _Optional[str] = ..., agent_id: _Optional[str] = ..., state: _Optional[_Union[RunState, str]] = ..., result: _Optional[_Union[_event_pb2.RunResultEvent, _Mapping]] = ..., error: _Optional[_Union[RunError, _Mapping]] = ..., start_time: _Optional[_Union[_timestamp_pb2.Timestamp, _Mapping]] = ..., end_time: _Optional[_Union[_timestamp_pb2.Timestamp, _Mapping]] = ..., replica: _Optional[str] = ..., lease_expire_time: _Optional[_Union[_timestamp_pb2.Timestamp, _Mapping]] = ..., last_seq: _Optional[int] = ..., on_disconnect: _Optional[_Union[OnDisconnect, str]] = ..., compaction: bool = ..., pending_permissions: _Optional[_Iterable[_Union[_event_pb2.PermissionRequestEvent, _Mapping]]] = ..., events_expired: bool = ..., event_bytes: _Optional[int] = ...) -> None: ...
+    def __init__(self, id: _Optional[str] = ..., agent_id: _Optional[str] = ..., state: _Optional[_Union[RunState, str]] = ..., result: _Optional[_Union[_event_pb2.RunResultEvent, _Mapping]] = ..., error: _Optional[_Union[RunError, _Mapping]] = ..., start_time: _Optional[_Union[_timestamp_pb2.Timestamp, _Mapping]] = ..., end_time: _Optional[_Union[_timestamp_pb2.Timestamp, _Mapping]] = ..., replica: _Optional[str] = ..., lease_expire_time: _Optional[_Union[_timestamp_pb2.Timestamp, _Mapping]] = ..., last_seq: _Optional[int] = ..., on_disconnect: _Optional[_Union[OnDisconnect, str]] = ..., compaction: bool = ..., pending_permissions: _Optional[_Iterable[_Union[_event_pb2.PermissionRequestEvent, _Mapping]]] = ..., events_expired: bool = ..., event_bytes: _Optional[int] = ..., attempts: _Optional[int] = ...) -> None: ...
 
 class RunError(_message.Message):
     __slots__ = ["code", "message", "metadata", "reason"]

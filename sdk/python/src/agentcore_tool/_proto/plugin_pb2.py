@@ -14,7 +14,7 @@ _sym_db = _symbol_database.Default()
 from google.protobuf import duration_pb2 as google_dot_protobuf_dot_duration__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n agentcore/plugin/v1/plugin.proto\x12\x13\x61gentcore.plugin.v1\x1a\x1egoogle/protobuf/duration.proto\"P\n\x0eSessionRequest\x12\x36\n\x07\x65xecute\x18\x01 \x01(\x0b\x32#.agentcore.plugin.v1.ExecuteRequestH\x00\x42\x06\n\x04kind\"R\n\x0fSessionResponse\x12\x37\n\x07\x65xecute\x18\x01 \x01(\x0b\x32$.agentcore.plugin.v1.ExecuteResponseH\x00\x42\x06\n\x04kind\"\x11\n\x0f\x44\x65scribeRequest\"@\n\x10\x44\x65scribeResponse\x12,\n\x05tools\x18\x01 \x03(\x0b\x32\x1d.agentcore.plugin.v1.ToolSpec\"\xd4\x01\n\x08ToolSpec\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\x13\n\x0b\x64\x65scription\x18\x02 \x01(\t\x12\x19\n\x11input_schema_json\x18\x03 \x01(\t\x12*\n\x07timeout\x18\x04 \x01(\x0b\x32\x19.google.protobuf.Duration\x12-\n\x05hints\x18\x05 \x01(\x0b\x32\x1e.agentcore.plugin.v1.ToolHints\x12/\n\x06limits\x18\x06 \x01(\x0b\x32\x1f.agentcore.plugin.v1.ToolLimits\"~\n\nToolLimits\x12\x14\n\x0cmemory_bytes\x18\x01 \x01(\x04\x12\x15\n\rmax_processes\x18\x02 \x01(\r\x12+\n\x08\x63pu_time\x18\x03 \x01(\x0b\x32\x19.google.protobuf.Duration\x12\x16\n\x0emax_open_files\x18\x04 \x01(\r\"2\n\tToolHints\x12\x11\n\tread_only\x18\x01 \x01(\x08\x12\x12\n\nidempotent\x18\x02 \x01(\x08\"\xc6\x01\n\x0e\x45xecuteRequest\x12\x0c\n\x04tool\x18\x01 \x01(\t\x12\x12\n\ninput_json\x18\x02 \x01(\t\x12\x0f\n\x07\x63\x61ll_id\x18\x03 \x01(\t\x12L\n\rtrace_context\x18\x04 \x03(\x0b\x32\x35.agentcore.plugin.v1.ExecuteRequest.TraceContextEntry\x1a\x33\n\x11TraceContextEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\t:\x02\x38\x01\"\x81\x01\n\x0f\x45xecuteResponse\x12\x32\n\x06output\x18\x01 \x01(\x0b\x32 .agentcore.plugin.v1.OutputChunkH\x00\x12\x31\n\x06result\x18\x02 \x01(\x0b\x32\x1f.agentcore.plugin.v1.ToolResultH\x00\x42\x07\n\x05\x65vent\"N\n\x0bOutputChunk\x12\x31\n\x06stream\x18\x01 \x01(\x0e\x32!.agentcore.plugin.v1.OutputStream\x12\x0c\n\x04\x64\x61ta\x18\x02 \x01(\x0c\"\x89\x01\n\nToolResult\x12\x0e\n\x04text\x18\x01 \x01(\tH\x00\x12\x0e\n\x04json\x18\x02 \x01(\tH\x00\x12\x34\n\x07\x63ontent\x18\x03 \x01(\x0b\x32!.agentcore.plugin.v1.ContentPartsH\x00\x12\x0c\n\x04stop\x18\x04 \x01(\x08\x12\r\n\x05\x65rror\x18\x05 \x01(\tB\x08\n\x06output\"?\n\x0c\x43ontentParts\x12/\n\x05parts\x18\x01 \x03(\x0b\x32 .agentcore.plugin.v1.ContentPart\"T\n\x0b\x43ontentPart\x12\x0e\n\x04text\x18\x01 \x01(\tH\x00\x12-\n\x04\x66ile\x18\x02 \x01(\x0b\x32\x1d.agentcore.plugin.v1.FilePartH\x00\x42\x06\n\x04part\"Y\n\x08\x46ilePart\x12\x12\n\nmedia_type\x18\x01 \x01(\t\x12\x0e\n\x04\x64\x61ta\x18\x02 \x01(\x0cH\x00\x12\r\n\x03url\x18\x03 \x01(\tH\x00\x12\x10\n\x08\x66ilename\x18\x04 \x01(\tB\x08\n\x06source*{\n\x0cOutputStream\x12\x1d\n\x19OUTPUT_STREAM_UNSPECIFIED\x10\x00\x12\x18\n\x14OUTPUT_STREAM_OUTPUT\x10\x01\x12\x18\n\x14OUTPUT_STREAM_STDOUT\x10\x02\x12\x18\n\x14OUTPUT_STREAM_STDERR\x10\x03\x32\x9e\x02\n\x11ToolPluginService\x12W\n\x08\x44\x65scribe\x12$.agentcore.plugin.v1.DescribeRequest\x1a%.agentcore.plugin.v1.DescribeResponse\x12V\n\x07\x45xecute\x12#.agentcore.plugin.v1.ExecuteRequest\x1a$.agentcore.plugin.v1.ExecuteResponse0\x01\x12X\n\x07Session\x12#.agentcore.plugin.v1.SessionRequest\x1a$.agentcore.plugin.v1.SessionResponse(\x01\x30\x01\x42\x43ZAgithub.com/agentcore/agentcore/proto/agentcore/plugin/v1;pluginv1b\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n agentcore/plugin/v1/plugin.proto\x12\x13\x61gentcore.plugin.v1\x1a\x1egoogle/protobuf/duration.proto\"P\n\x0eSessionRequest\x12\x36\n\x07\x65xecute\x18\x01 \x01(\x0b\x32#.agentcore.plugin.v1.ExecuteRequestH\x00\x42\x06\n\x04kind\"R\n\x0fSessionResponse\x12\x37\n\x07\x65xecute\x18\x01 \x01(\x0b\x32$.agentcore.plugin.v1.ExecuteResponseH\x00\x42\x06\n\x04kind\"\x11\n\x0f\x44\x65scribeRequest\"@\n\x10\x44\x65scribeResponse\x12,\n\x05tools\x18\x01 \x03(\x0b\x32\x1d.agentcore.plugin.v1.ToolSpec\"\xd4\x01\n\x08ToolSpec\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\x13\n\x0b\x64\x65scription\x18\x02 \x01(\t\x12\x19\n\x11input_schema_json\x18\x03 \x01(\t\x12*\n\x07timeout\x18\x04 \x01(\x0b\x32\x19.google.protobuf.Duration\x12-\n\x05hints\x18\x05 \x01(\x0b\x32\x1e.agentcore.plugin.v1.ToolHints\x12/\n\x06limits\x18\x06 \x01(\x0b\x32\x1f.agentcore.plugin.v1.ToolLimits\"~\n\nToolLimits\x12\x14\n\x0cmemory_bytes\x18\x01 \x01(\x04\x12\x15\n\rmax_processes\x18\x02 \x01(\r\x12+\n\x08\x63pu_time\x18\x03 \x01(\x0b\x32\x19.google.protobuf.Duration\x12\x16\n\x0emax_open_files\x18\x04 \x01(\r\"2\n\tToolHints\x12\x11\n\tread_only\x18\x01 \x01(\x08\x12\x12\n\nidempotent\x18\x02 \x01(\x08\"\xf0\x01\n\x0e\x45xecuteRequest\x12\x0c\n\x04tool\x18\x01 \x01(\t\x12\x12\n\ninput_json\x18\x02 \x01(\t\x12\x0f\n\x07\x63\x61ll_id\x18\x03 \x01(\t\x12L\n\rtrace_context\x18\x04 \x03(\x0b\x32\x35.agentcore.plugin.v1.ExecuteRequest.TraceContextEntry\x12\x17\n\x0fidempotency_key\x18\x05 \x01(\t\x12\x0f\n\x07\x61ttempt\x18\x06 \x01(\r\x1a\x33\n\x11TraceContextEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\t:\x02\x38\x01\"\x81\x01\n\x0f\x45xecuteResponse\x12\x32\n\x06output\x18\x01 \x01(\x0b\x32 .agentcore.plugin.v1.OutputChunkH\x00\x12\x31\n\x06result\x18\x02 \x01(\x0b\x32\x1f.agentcore.plugin.v1.ToolResultH\x00\x42\x07\n\x05\x65vent\"N\n\x0bOutputChunk\x12\x31\n\x06stream\x18\x01 \x01(\x0e\x32!.agentcore.plugin.v1.OutputStream\x12\x0c\n\x04\x64\x61ta\x18\x02 \x01(\x0c\"\x89\x01\n\nToolResult\x12\x0e\n\x04text\x18\x01 \x01(\tH\x00\x12\x0e\n\x04json\x18\x02 \x01(\tH\x00\x12\x34\n\x07\x63ontent\x18\x03 \x01(\x0b\x32!.agentcore.plugin.v1.ContentPartsH\x00\x12\x0c\n\x04stop\x18\x04 \x01(\x08\x12\r\n\x05\x65rror\x18\x05 \x01(\tB\x08\n\x06output\"?\n\x0c\x43ontentParts\x12/\n\x05parts\x18\x01 \x03(\x0b\x32 .agentcore.plugin.v1.ContentPart\"T\n\x0b\x43ontentPart\x12\x0e\n\x04text\x18\x01 \x01(\tH\x00\x12-\n\x04\x66ile\x18\x02 \x01(\x0b\x32\x1d.agentcore.plugin.v1.FilePartH\x00\x42\x06\n\x04part\"Y\n\x08\x46ilePart\x12\x12\n\nmedia_type\x18\x01 \x01(\t\x12\x0e\n\x04\x64\x61ta\x18\x02 \x01(\x0cH\x00\x12\r\n\x03url\x18\x03 \x01(\tH\x00\x12\x10\n\x08\x66ilename\x18\x04 \x01(\tB\x08\n\x06source*{\n\x0cOutputStream\x12\x1d\n\x19OUTPUT_STREAM_UNSPECIFIED\x10\x00\x12\x18\n\x14OUTPUT_STREAM_OUTPUT\x10\x01\x12\x18\n\x14OUTPUT_STREAM_STDOUT\x10\x02\x12\x18\n\x14OUTPUT_STREAM_STDERR\x10\x03\x32\x9e\x02\n\x11ToolPluginService\x12W\n\x08\x44\x65scribe\x12$.agentcore.plugin.v1.DescribeRequest\x1a%.agentcore.plugin.v1.DescribeResponse\x12V\n\x07\x45xecute\x12#.agentcore.plugin.v1.ExecuteRequest\x1a$.agentcore.plugin.v1.ExecuteResponse0\x01\x12X\n\x07Session\x12#.agentcore.plugin.v1.SessionRequest\x1a$.agentcore.plugin.v1.SessionResponse(\x01\x30\x01\x42\x43ZAgithub.com/agentcore/agentcore/proto/agentcore/plugin/v1;pluginv1b\x06proto3')
 
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, globals())
 _builder.BuildTopDescriptorsAndMessages(DESCRIPTOR, 'agentcore.plugin.v1.plugin_pb2', globals())
@@ -24,8 +24,8 @@ if _descriptor._USE_C_DESCRIPTORS == False:
   DESCRIPTOR._serialized_options = b'ZAgithub.com/agentcore/agentcore/proto/agentcore/plugin/v1;pluginv1'
   _EXECUTEREQUEST_TRACECONTEXTENTRY._options = None
   _EXECUTEREQUEST_TRACECONTEXTENTRY._serialized_options = b'8\001'
-  _OUTPUTSTREAM._serialized_start=1530
-  _OUTPUTSTREAM._serialized_end=1653
+  _OUTPUTSTREAM._serialized_start=1572
+  _OUTPUTSTREAM._serialized_end=1695
   _SESSIONREQUEST._serialized_start=89
   _SESSIONREQUEST._serialized_end=169
   _SESSIONRESPONSE._serialized_start=171
@@ -41,21 +41,21 @@ if _descriptor._USE_C_DESCRIPTORS == False:
   _TOOLHINTS._serialized_start=683
   _TOOLHINTS._serialized_end=733
   _EXECUTEREQUEST._serialized_start=736
-  _EXECUTEREQUEST._serialized_end=934
-  _EXECUTEREQUEST_TRACECONTEXTENTRY._serialized_start=883
-  _EXECUTEREQUEST_TRACECONTEXTENTRY._serialized_end=934
-  _EXECUTERESPONSE._serialized_start=937
-  _EXECUTERESPONSE._serialized_end=1066
-  _OUTPUTCHUNK._serialized_start=1068
-  _OUTPUTCHUNK._serialized_end=1146
-  _TOOLRESULT._serialized_start=1149
-  _TOOLRESULT._serialized_end=1286
-  _CONTENTPARTS._serialized_start=1288
-  _CONTENTPARTS._serialized_end=1351
-  _CONTENTPART._serialized_start=1353
-  _CONTENTPART._serialized_end=1437
-  _FILEPART._serialized_start=1439
-  _FILEPART._serialized_end=1528
-  _TOOLPLUGINSERVICE._serialized_start=1656
-  _TOOLPLUGINSERVICE._serialized_end=1942
+  _EXECUTEREQUEST._serialized_end=976
+  _EXECUTEREQUEST_TRACECONTEXTENTRY._serialized_start=925
+  _EXECUTEREQUEST_TRACECONTEXTENTRY._serialized_end=976
+  _EXECUTERESPONSE._serialized_start=979
+  _EXECUTERESPONSE._serialized_end=1108
+  _OUTPUTCHUNK._serialized_start=1110
+  _OUTPUTCHUNK._serialized_end=1188
+  _TOOLRESULT._serialized_start=1191
+  _TOOLRESULT._serialized_end=1328
+  _CONTENTPARTS._serialized_start=1330
+  _CONTENTPARTS._serialized_end=1393
+  _CONTENTPART._serialized_start=1395
+  _CONTENTPART._serialized_end=1479
+  _FILEPART._serialized_start=1481
+  _FILEPART._serialized_end=1570
+  _TOOLPLUGINSERVICE._serialized_start=1698
+  _TOOLPLUGINSERVICE._serialized_end=1984
 # @@protoc_insertion_point(module_scope)

@@ -36,7 +36,7 @@ class DescribeResponse(_message.Message):
     def __init__(self, tools: _Optional[_Iterable[_Union[ToolSpec, _Mapping]]] = ...) -> None: ...
 
 class ExecuteRequest(_message.Message):
-    __slots__ = ["call_id", "input_json", "tool", "trace_context"]
+    __slots__ = ["attempt", "call_id", "idempotency_key", "input_json", "tool", "trace_context"]
     class TraceContextEntry(_message.Message):
         __slots__ = ["key", "value"]
         KEY_FIELD_NUMBER: _ClassVar[int]
@@ -44,15 +44,19 @@ class ExecuteRequest(_message.Message):
         key: str
         value: str
         def __init__(self, key: _Optional[str] = ..., value: _Optional[str] = ...) -> None: ...
+    ATTEMPT_FIELD_NUMBER: _ClassVar[int]
     CALL_ID_FIELD_NUMBER: _ClassVar[int]
+    IDEMPOTENCY_KEY_FIELD_NUMBER: _ClassVar[int]
     INPUT_JSON_FIELD_NUMBER: _ClassVar[int]
     TOOL_FIELD_NUMBER: _ClassVar[int]
     TRACE_CONTEXT_FIELD_NUMBER: _ClassVar[int]
+    attempt: int
     call_id: str
+    idempotency_key: str
     input_json: str
     tool: str
     trace_context: _containers.ScalarMap[str, str]
-    def __init__(self, tool: _Optional[str] = ..., input_json: _Optional[str] = ..., call_id: _Optional[str] = ..., trace_context: _Optional[_Mapping[str, str]] = ...) -> None: ...
+    def __init__(self, tool: _Optional[str] = ..., input_json: _Optional[str] = ..., call_id: _Optional[str] = ..., trace_context: _Optional[_Mapping[str, str]] = ..., idempotency_key: _Optional[str] = ..., attempt: _Optional[int] = ...) -> None: ...
 
 class ExecuteResponse(_message.Message):
     __slots__ = ["output", "result"]

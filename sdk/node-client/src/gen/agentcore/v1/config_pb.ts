@@ -12,7 +12,7 @@ import type { JsonObject, Message } from "@bufbuild/protobuf";
  * Describes the file agentcore/v1/config.proto.
  */
 export const file_agentcore_v1_config: GenFile = /*@__PURE__*/
-  fileDesc("ChlhZ2VudGNvcmUvdjEvY29uZmlnLnByb3RvEgxhZ2VudGNvcmUudjEi5ggKC0FnZW50Q29uZmlnEhQKB3Byb2ZpbGUYASABKAlIAIgBARIVCghiYXNlX3VybBgCIAEoCUgBiAEBEhQKB2FwaV9rZXkYAyABKAlIAogBARISCgVtb2RlbBgEIAEoCUgDiAEBEigKCHByb3RvY29sGAUgASgOMhYuYWdlbnRjb3JlLnYxLlByb3RvY29sEhMKBnN5c3RlbRgGIAEoCUgEiAEBEhMKBnN0cmVhbRgHIAEoCEgFiAEBEigKBWNhY2hlGAggASgLMhkuYWdlbnRjb3JlLnYxLkNhY2hlQ29uZmlnEikKCXRvb2xfbW9kZRgJIAEoDjIWLmFnZW50Y29yZS52MS5Ub29sTW9kZRIwCgxjYXBhYmlsaXRpZXMYCiABKAsyGi5hZ2VudGNvcmUudjEuQ2FwYWJpbGl0aWVzEjMKDm1lZGlhX2ZhbGxiYWNrGAsgASgOMhsuYWdlbnRjb3JlLnYxLk1lZGlhRmFsbGJhY2sSLwoIcHJvdmlkZXIYDCABKAsyHS5hZ2VudGNvcmUudjEuUHJvdmlkZXJPcHRpb25zEhwKD21heF90b29sX291dHB1dBgNIAEoA0gGiAEBEhcKCm1heF90b2tlbnMYDiABKANIB4gBARIeChFjb21wYWN0X3RocmVzaG9sZBgPIAEoAUgIiAEBEiwKB2NvbXBhY3QYECABKAsyGy5hZ2VudGNvcmUudjEuQ29tcGFjdENvbmZpZxIqCgZvdXRwdXQYESABKAsyGi5hZ2VudGNvcmUudjEuT3V0cHV0Rm9ybWF0EhYKCW1heF9zdGVwcxgSIAEoBUgJiAEBEiEKFG1heF90b29sX2NvbmN1cnJlbmN5GBMgASgFSAqIAQESMgoPcmV0cnlfbWF4X2RlbGF5GBQgASgLMhkuZ29vZ2xlLnByb3RvYnVmLkR1cmF0aW9uEjQKEXJldHJ5X21heF9lbGFwc2VkGBUgASgLMhkuZ29vZ2xlLnByb3RvYnVmLkR1cmF0aW9uEjIKD3JlcXVlc3RfdGltZW91dBgWIAEoCzIZLmdvb2dsZS5wcm90b2J1Zi5EdXJhdGlvbhIbCg5ub190b29sX3Byb21wdBgXIAEoCUgLiAEBEhsKDm5vX3Rvb2xfcm91bmRzGBggASgFSAyIAQESHAoPbWF4X2xpdmVfb3V0cHV0GBkgASgDSA2IAQFCCgoIX3Byb2ZpbGVCCwoJX2Jhc2VfdXJsQgoKCF9hcGlfa2V5QggKBl9tb2RlbEIJCgdfc3lzdGVtQgkKB19zdHJlYW1CEgoQX21heF90b29sX291dHB1dEINCgtfbWF4X3Rva2Vuc0IUChJfY29tcGFjdF90aHJlc2hvbGRCDAoKX21heF9zdGVwc0IXChVfbWF4X3Rvb2xfY29uY3VycmVuY3lCEQoPX25vX3Rvb2xfcHJvbXB0QhEKD19ub190b29sX3JvdW5kc0ISChBfbWF4X2xpdmVfb3V0cHV0InYKC0NhY2hlQ29uZmlnEhQKB2VuYWJsZWQYASABKAhIAIgBARILCgNrZXkYAiABKAkSEQoJcmV0ZW50aW9uGAMgASgJEiUKBGJvZHkYBCABKAsyFy5nb29nbGUucHJvdG9idWYuU3RydWN0QgoKCF9lbmFibGVkIqgCCgxDYXBhYmlsaXRpZXMSEgoFaW1hZ2UYASABKAhIAIgBARISCgVhdWRpbxgCIAEoCEgBiAEBEhIKBXZpZGVvGAMgASgISAKIAQESEQoEZmlsZRgEIAEoCEgDiAEBEhIKBXRvb2xzGAUgASgISASIAQESHgoRc3RydWN0dXJlZF9vdXRwdXQYBiABKAhIBYgBARIYCgt0b29sX2Nob2ljZRgHIAEoCEgGiAEBEhYKCXJlYXNvbmluZxgIIAEoCEgHiAEBQggKBl9pbWFnZUIICgZfYXVkaW9CCAoGX3ZpZGVvQgcKBV9maWxlQggKBl90b29sc0IUChJfc3RydWN0dXJlZF9vdXRwdXRCDgoMX3Rvb2xfY2hvaWNlQgwKCl9yZWFzb25pbmcinQQKD1Byb3ZpZGVyT3B0aW9ucxIYCgt0ZW1wZXJhdHVyZRgBIAEoAUgAiAEBEhIKBXRvcF9wGAIgASgBSAGIAQESEgoFdG9wX2sYAyABKAVIAogBARIeChFtYXhfb3V0cHV0X3Rva2VucxgEIAEoBUgDiAEBEgwKBHN0b3AYBSADKAkSEQoEc2VlZBgGIAEoA0gEiAEBEh0KEHByZXNlbmNlX3BlbmFsdHkYByABKAFIBYgBARIeChFmcmVxdWVuY3lfcGVuYWx0eRgIIAEoAUgGiAEBEhMKC3Rvb2xfY2hvaWNlGAkgASgJEjsKB2hlYWRlcnMYCiADKAsyKi5hZ2VudGNvcmUudjEuUHJvdmlkZXJPcHRpb25zLkhlYWRlcnNFbnRyeRIlCgRib2R5GAsgASgLMhcuZ29vZ2xlLnByb3RvYnVmLlN0cnVjdBIxChBwcm92aWRlcl9vcHRpb25zGAwgASgLMhcuZ29vZ2xlLnByb3RvYnVmLlN0cnVjdBouCgxIZWFkZXJzRW50cnkSCwoDa2V5GAEgASgJEg0KBXZhbHVlGAIgASgJOgI4AUIOCgxfdGVtcGVyYXR1cmVCCAoGX3RvcF9wQggKBl90b3Bfa0IUChJfbWF4X291dHB1dF90b2tlbnNCBwoFX3NlZWRCEwoRX3ByZXNlbmNlX3BlbmFsdHlCFAoSX2ZyZXF1ZW5jeV9wZW5hbHR5IvABCg1Db21wYWN0Q29uZmlnEhQKB3Byb2ZpbGUYASABKAlIAIgBARIVCghiYXNlX3VybBgCIAEoCUgBiAEBEhQKB2FwaV9rZXkYAyABKAlIAogBARISCgVtb2RlbBgEIAEoCUgDiAEBEigKCHByb3RvY29sGAUgASgOMhYuYWdlbnRjb3JlLnYxLlByb3RvY29sEi8KCHByb3ZpZGVyGAYgASgLMh0uYWdlbnRjb3JlLnYxLlByb3ZpZGVyT3B0aW9uc0IKCghfcHJvZmlsZUILCglfYmFzZV91cmxCCgoIX2FwaV9rZXlCCAoGX21vZGVsIoIBCgxPdXRwdXRGb3JtYXQSJgoEa2luZBgBIAEoDjIYLmFnZW50Y29yZS52MS5PdXRwdXRLaW5kEicKBnNjaGVtYRgCIAEoCzIXLmdvb2dsZS5wcm90b2J1Zi5TdHJ1Y3QSDAoEbmFtZRgDIAEoCRITCgtkZXNjcmlwdGlvbhgEIAEoCSp8CghQcm90b2NvbBIYChRQUk9UT0NPTF9VTlNQRUNJRklFRBAAEhEKDVBST1RPQ09MX0NIQVQQARIWChJQUk9UT0NPTF9SRVNQT05TRVMQAhIWChJQUk9UT0NPTF9BTlRIUk9QSUMQAxITCg9QUk9UT0NPTF9HRU1JTkkQBCpjCghUb29sTW9kZRIZChVUT09MX01PREVfVU5TUEVDSUZJRUQQABIUChBUT09MX01PREVfTkFUSVZFEAESEgoOVE9PTF9NT0RFX1RFWFQQAhISCg5UT09MX01PREVfQVVUTxADKmMKDU1lZGlhRmFsbGJhY2sSHgoaTUVESUFfRkFMTEJBQ0tfVU5TUEVDSUZJRUQQABIYChRNRURJQV9GQUxMQkFDS19FUlJPUhABEhgKFE1FRElBX0ZBTExCQUNLX1NUUklQEAIqbgoKT3V0cHV0S2luZBIbChdPVVRQVVRfS0lORF9VTlNQRUNJRklFRBAAEhYKEk9VVFBVVF9LSU5EX09CSkVDVBABEhUKEU9VVFBVVF9LSU5EX0FSUkFZEAISFAoQT1VUUFVUX0tJTkRfSlNPThADQjtaOWdpdGh1Yi5jb20vYWdlbnRjb3JlL2FnZW50Y29yZS9wcm90by9hZ2VudGNvcmUvdjE7YWdlbnR2MWIGcHJvdG8z", [file_google_protobuf_duration, file_google_protobuf_struct]);
+  fileDesc("ChlhZ2VudGNvcmUvdjEvY29uZmlnLnByb3RvEgxhZ2VudGNvcmUudjEiwgkKC0FnZW50Q29uZmlnEhQKB3Byb2ZpbGUYASABKAlIAIgBARIVCghiYXNlX3VybBgCIAEoCUgBiAEBEhQKB2FwaV9rZXkYAyABKAlIAogBARISCgVtb2RlbBgEIAEoCUgDiAEBEigKCHByb3RvY29sGAUgASgOMhYuYWdlbnRjb3JlLnYxLlByb3RvY29sEhMKBnN5c3RlbRgGIAEoCUgEiAEBEhMKBnN0cmVhbRgHIAEoCEgFiAEBEigKBWNhY2hlGAggASgLMhkuYWdlbnRjb3JlLnYxLkNhY2hlQ29uZmlnEikKCXRvb2xfbW9kZRgJIAEoDjIWLmFnZW50Y29yZS52MS5Ub29sTW9kZRIwCgxjYXBhYmlsaXRpZXMYCiABKAsyGi5hZ2VudGNvcmUudjEuQ2FwYWJpbGl0aWVzEjMKDm1lZGlhX2ZhbGxiYWNrGAsgASgOMhsuYWdlbnRjb3JlLnYxLk1lZGlhRmFsbGJhY2sSLwoIcHJvdmlkZXIYDCABKAsyHS5hZ2VudGNvcmUudjEuUHJvdmlkZXJPcHRpb25zEhwKD21heF90b29sX291dHB1dBgNIAEoA0gGiAEBEhcKCm1heF90b2tlbnMYDiABKANIB4gBARIeChFjb21wYWN0X3RocmVzaG9sZBgPIAEoAUgIiAEBEiwKB2NvbXBhY3QYECABKAsyGy5hZ2VudGNvcmUudjEuQ29tcGFjdENvbmZpZxIqCgZvdXRwdXQYESABKAsyGi5hZ2VudGNvcmUudjEuT3V0cHV0Rm9ybWF0EhYKCW1heF9zdGVwcxgSIAEoBUgJiAEBEiEKFG1heF90b29sX2NvbmN1cnJlbmN5GBMgASgFSAqIAQESMgoPcmV0cnlfbWF4X2RlbGF5GBQgASgLMhkuZ29vZ2xlLnByb3RvYnVmLkR1cmF0aW9uEjQKEXJldHJ5X21heF9lbGFwc2VkGBUgASgLMhkuZ29vZ2xlLnByb3RvYnVmLkR1cmF0aW9uEjIKD3JlcXVlc3RfdGltZW91dBgWIAEoCzIZLmdvb2dsZS5wcm90b2J1Zi5EdXJhdGlvbhIbCg5ub190b29sX3Byb21wdBgXIAEoCUgLiAEBEhsKDm5vX3Rvb2xfcm91bmRzGBggASgFSAyIAQESHAoPbWF4X2xpdmVfb3V0cHV0GBkgASgDSA2IAQESLwoMb25faW50ZXJydXB0GBogASgOMhkuYWdlbnRjb3JlLnYxLk9uSW50ZXJydXB0EikKCWN1dF9jYWxscxgbIAEoDjIWLmFnZW50Y29yZS52MS5DdXRDYWxsc0IKCghfcHJvZmlsZUILCglfYmFzZV91cmxCCgoIX2FwaV9rZXlCCAoGX21vZGVsQgkKB19zeXN0ZW1CCQoHX3N0cmVhbUISChBfbWF4X3Rvb2xfb3V0cHV0Qg0KC19tYXhfdG9rZW5zQhQKEl9jb21wYWN0X3RocmVzaG9sZEIMCgpfbWF4X3N0ZXBzQhcKFV9tYXhfdG9vbF9jb25jdXJyZW5jeUIRCg9fbm9fdG9vbF9wcm9tcHRCEQoPX25vX3Rvb2xfcm91bmRzQhIKEF9tYXhfbGl2ZV9vdXRwdXQidgoLQ2FjaGVDb25maWcSFAoHZW5hYmxlZBgBIAEoCEgAiAEBEgsKA2tleRgCIAEoCRIRCglyZXRlbnRpb24YAyABKAkSJQoEYm9keRgEIAEoCzIXLmdvb2dsZS5wcm90b2J1Zi5TdHJ1Y3RCCgoIX2VuYWJsZWQiqAIKDENhcGFiaWxpdGllcxISCgVpbWFnZRgBIAEoCEgAiAEBEhIKBWF1ZGlvGAIgASgISAGIAQESEgoFdmlkZW8YAyABKAhIAogBARIRCgRmaWxlGAQgASgISAOIAQESEgoFdG9vbHMYBSABKAhIBIgBARIeChFzdHJ1Y3R1cmVkX291dHB1dBgGIAEoCEgFiAEBEhgKC3Rvb2xfY2hvaWNlGAcgASgISAaIAQESFgoJcmVhc29uaW5nGAggASgISAeIAQFCCAoGX2ltYWdlQggKBl9hdWRpb0IICgZfdmlkZW9CBwoFX2ZpbGVCCAoGX3Rvb2xzQhQKEl9zdHJ1Y3R1cmVkX291dHB1dEIOCgxfdG9vbF9jaG9pY2VCDAoKX3JlYXNvbmluZyKdBAoPUHJvdmlkZXJPcHRpb25zEhgKC3RlbXBlcmF0dXJlGAEgASgBSACIAQESEgoFdG9wX3AYAiABKAFIAYgBARISCgV0b3BfaxgDIAEoBUgCiAEBEh4KEW1heF9vdXRwdXRfdG9rZW5zGAQgASgFSAOIAQESDAoEc3RvcBgFIAMoCRIRCgRzZWVkGAYgASgDSASIAQESHQoQcHJlc2VuY2VfcGVuYWx0eRgHIAEoAUgFiAEBEh4KEWZyZXF1ZW5jeV9wZW5hbHR5GAggASgBSAaIAQESEwoLdG9vbF9jaG9pY2UYCSABKAkSOwoHaGVhZGVycxgKIAMoCzIqLmFnZW50Y29yZS52MS5Qcm92aWRlck9wdGlvbnMuSGVhZGVyc0VudHJ5EiUKBGJvZHkYCyABKAsyFy5nb29nbGUucHJvdG9idWYuU3RydWN0EjEKEHByb3ZpZGVyX29wdGlvbnMYDCABKAsyFy5nb29nbGUucHJvdG9idWYuU3RydWN0Gi4KDEhlYWRlcnNFbnRyeRILCgNrZXkYASABKAkSDQoFdmFsdWUYAiABKAk6AjgBQg4KDF90ZW1wZXJhdHVyZUIICgZfdG9wX3BCCAoGX3RvcF9rQhQKEl9tYXhfb3V0cHV0X3Rva2Vuc0IHCgVfc2VlZEITChFfcHJlc2VuY2VfcGVuYWx0eUIUChJfZnJlcXVlbmN5X3BlbmFsdHki8AEKDUNvbXBhY3RDb25maWcSFAoHcHJvZmlsZRgBIAEoCUgAiAEBEhUKCGJhc2VfdXJsGAIgASgJSAGIAQESFAoHYXBpX2tleRgDIAEoCUgCiAEBEhIKBW1vZGVsGAQgASgJSAOIAQESKAoIcHJvdG9jb2wYBSABKA4yFi5hZ2VudGNvcmUudjEuUHJvdG9jb2wSLwoIcHJvdmlkZXIYBiABKAsyHS5hZ2VudGNvcmUudjEuUHJvdmlkZXJPcHRpb25zQgoKCF9wcm9maWxlQgsKCV9iYXNlX3VybEIKCghfYXBpX2tleUIICgZfbW9kZWwiggEKDE91dHB1dEZvcm1hdBImCgRraW5kGAEgASgOMhguYWdlbnRjb3JlLnYxLk91dHB1dEtpbmQSJwoGc2NoZW1hGAIgASgLMhcuZ29vZ2xlLnByb3RvYnVmLlN0cnVjdBIMCgRuYW1lGAMgASgJEhMKC2Rlc2NyaXB0aW9uGAQgASgJKnwKCFByb3RvY29sEhgKFFBST1RPQ09MX1VOU1BFQ0lGSUVEEAASEQoNUFJPVE9DT0xfQ0hBVBABEhYKElBST1RPQ09MX1JFU1BPTlNFUxACEhYKElBST1RPQ09MX0FOVEhST1BJQxADEhMKD1BST1RPQ09MX0dFTUlOSRAEKmMKCFRvb2xNb2RlEhkKFVRPT0xfTU9ERV9VTlNQRUNJRklFRBAAEhQKEFRPT0xfTU9ERV9OQVRJVkUQARISCg5UT09MX01PREVfVEVYVBACEhIKDlRPT0xfTU9ERV9BVVRPEAMqYwoNTWVkaWFGYWxsYmFjaxIeChpNRURJQV9GQUxMQkFDS19VTlNQRUNJRklFRBAAEhgKFE1FRElBX0ZBTExCQUNLX0VSUk9SEAESGAoUTUVESUFfRkFMTEJBQ0tfU1RSSVAQAipbCgtPbkludGVycnVwdBIcChhPTl9JTlRFUlJVUFRfVU5TUEVDSUZJRUQQABIVChFPTl9JTlRFUlJVUFRfRkFJTBABEhcKE09OX0lOVEVSUlVQVF9SRVNVTUUQAipOCghDdXRDYWxscxIZChVDVVRfQ0FMTFNfVU5TUEVDSUZJRUQQABIUChBDVVRfQ0FMTFNfUkVQT1JUEAESEQoNQ1VUX0NBTExTX0FTSxACKm4KCk91dHB1dEtpbmQSGwoXT1VUUFVUX0tJTkRfVU5TUEVDSUZJRUQQABIWChJPVVRQVVRfS0lORF9PQkpFQ1QQARIVChFPVVRQVVRfS0lORF9BUlJBWRACEhQKEE9VVFBVVF9LSU5EX0pTT04QA0I7WjlnaXRodWIuY29tL2FnZW50Y29yZS9hZ2VudGNvcmUvcHJvdG8vYWdlbnRjb3JlL3YxO2FnZW50djFiBnByb3RvMw", [file_google_protobuf_duration, file_google_protobuf_struct]);
 
 /**
  * AgentConfig is the model configuration of an agent, agent-core's
@@ -198,6 +198,24 @@ export type AgentConfig = Message<"agentcore.v1.AgentConfig"> & {
    * @generated from field: optional int64 max_live_output = 25;
    */
   maxLiveOutput?: bigint | undefined;
+
+  /**
+   * What happens to a run this config runs when its server crashes or is
+   * killed: resumed (on this server's restart, or by another replica once
+   * the run's lease expires) or ended interrupted. Unset: the server's
+   * default (-on-interrupt).
+   *
+   * @generated from field: agentcore.v1.OnInterrupt on_interrupt = 26;
+   */
+  onInterrupt: OnInterrupt;
+
+  /**
+   * How a resumed run answers a tool call the crash cut off, when the tool
+   * is neither idempotent nor read-only (those run again). Unset: report.
+   *
+   * @generated from field: agentcore.v1.CutCalls cut_calls = 27;
+   */
+  cutCalls: CutCalls;
 };
 
 /**
@@ -605,6 +623,79 @@ export const MediaFallbackSchema: GenEnum<MediaFallback> = /*@__PURE__*/
   enumDesc(file_agentcore_v1_config, 2);
 
 /**
+ * OnInterrupt says what happens to a run cut off by a crash.
+ *
+ * @generated from enum agentcore.v1.OnInterrupt
+ */
+export enum OnInterrupt {
+  /**
+   * The server's default (-on-interrupt, itself fail unless set).
+   *
+   * @generated from enum value: ON_INTERRUPT_UNSPECIFIED = 0;
+   */
+  UNSPECIFIED = 0,
+
+  /**
+   * End the run interrupted, its history repaired: a client sends again, or
+   * sends with resume.
+   *
+   * @generated from enum value: ON_INTERRUPT_FAIL = 1;
+   */
+  FAIL = 1,
+
+  /**
+   * Resume the run without a client, with the same run id, from its last
+   * durable step, at most -resume-attempts times.
+   *
+   * @generated from enum value: ON_INTERRUPT_RESUME = 2;
+   */
+  RESUME = 2,
+}
+
+/**
+ * Describes the enum agentcore.v1.OnInterrupt.
+ */
+export const OnInterruptSchema: GenEnum<OnInterrupt> = /*@__PURE__*/
+  enumDesc(file_agentcore_v1_config, 3);
+
+/**
+ * CutCalls says how a resumed run answers a call of a tool that is neither
+ * idempotent nor read-only which a crash cut off.
+ *
+ * @generated from enum agentcore.v1.CutCalls
+ */
+export enum CutCalls {
+  /**
+   * As CUT_CALLS_REPORT.
+   *
+   * @generated from enum value: CUT_CALLS_UNSPECIFIED = 0;
+   */
+  UNSPECIFIED = 0,
+
+  /**
+   * The call gets an error result saying that it may or may not have run.
+   *
+   * @generated from enum value: CUT_CALLS_REPORT = 1;
+   */
+  REPORT = 1,
+
+  /**
+   * The run asks permission to run the call again (a permission request
+   * answered through RespondPermission or the run's stream); denied or
+   * unanswered, the call is reported as with CUT_CALLS_REPORT.
+   *
+   * @generated from enum value: CUT_CALLS_ASK = 2;
+   */
+  ASK = 2,
+}
+
+/**
+ * Describes the enum agentcore.v1.CutCalls.
+ */
+export const CutCallsSchema: GenEnum<CutCalls> = /*@__PURE__*/
+  enumDesc(file_agentcore_v1_config, 4);
+
+/**
  * OutputKind is the shape of a structured result.
  *
  * @generated from enum agentcore.v1.OutputKind
@@ -641,5 +732,5 @@ export enum OutputKind {
  * Describes the enum agentcore.v1.OutputKind.
  */
 export const OutputKindSchema: GenEnum<OutputKind> = /*@__PURE__*/
-  enumDesc(file_agentcore_v1_config, 3);
+  enumDesc(file_agentcore_v1_config, 5);
 

@@ -14,7 +14,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file agentcore/v1/event.proto.
  */
 export const file_agentcore_v1_event: GenFile = /*@__PURE__*/
-  fileDesc("ChhhZ2VudGNvcmUvdjEvZXZlbnQucHJvdG8SDGFnZW50Y29yZS52MSKZBwoFRXZlbnQSCwoDc2VxGAEgASgDEigKBHRpbWUYAiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEg4KBnJ1bl9pZBgDIAEoCRI0CgtydW5fc3RhcnRlZBgKIAEoCzIdLmFnZW50Y29yZS52MS5SdW5TdGFydGVkRXZlbnRIABI4Cg1tb2RlbF9yZXF1ZXN0GAsgASgLMh8uYWdlbnRjb3JlLnYxLk1vZGVsUmVxdWVzdEV2ZW50SAASNAoLbW9kZWxfZGVsdGEYDCABKAsyHS5hZ2VudGNvcmUudjEuTW9kZWxEZWx0YUV2ZW50SAASOgoObW9kZWxfcmVzcG9uc2UYDSABKAsyIC5hZ2VudGNvcmUudjEuTW9kZWxSZXNwb25zZUV2ZW50SAASQgoScGVybWlzc2lvbl9yZXF1ZXN0GA4gASgLMiQuYWdlbnRjb3JlLnYxLlBlcm1pc3Npb25SZXF1ZXN0RXZlbnRIABIwCgl0b29sX2NhbGwYDyABKAsyGy5hZ2VudGNvcmUudjEuVG9vbENhbGxFdmVudEgAEjQKC3Rvb2xfb3V0cHV0GBAgASgLMh0uYWdlbnRjb3JlLnYxLlRvb2xPdXRwdXRFdmVudEgAEjQKC3Rvb2xfcmVzdWx0GBEgASgLMh0uYWdlbnRjb3JlLnYxLlRvb2xSZXN1bHRFdmVudEgAEicKBHN0ZXAYEiABKAsyFy5hZ2VudGNvcmUudjEuU3RlcEV2ZW50SAASKQoFcmV0cnkYEyABKAsyGC5hZ2VudGNvcmUudjEuUmV0cnlFdmVudEgAEjwKD2NvbXBhY3Rfc3RhcnRlZBgUIAEoCzIhLmFnZW50Y29yZS52MS5Db21wYWN0U3RhcnRlZEV2ZW50SAASOAoNY29tcGFjdF9kZWx0YRgVIAEoCzIfLmFnZW50Y29yZS52MS5Db21wYWN0RGVsdGFFdmVudEgAEj4KEGNvbXBhY3RfZmluaXNoZWQYFiABKAsyIi5hZ2VudGNvcmUudjEuQ29tcGFjdEZpbmlzaGVkRXZlbnRIABIuCgZyZXN1bHQYFyABKAsyHC5hZ2VudGNvcmUudjEuUnVuUmVzdWx0RXZlbnRIABJBChJ0b29sX291dHB1dF9jYXBwZWQYGCABKAsyIy5hZ2VudGNvcmUudjEuVG9vbE91dHB1dENhcHBlZEV2ZW50SABCBgoEa2luZCIjCg9SdW5TdGFydGVkRXZlbnQSEAoIYWdlbnRfaWQYASABKAkiXwoRTW9kZWxSZXF1ZXN0RXZlbnQSDAoEc3RlcBgBIAEoBRIVCg1tZXNzYWdlX2NvdW50GAIgASgFEhYKDnRva2VuX2VzdGltYXRlGAMgASgDEg0KBXRvb2xzGAQgAygJIn8KD01vZGVsRGVsdGFFdmVudBIMCgRzdGVwGAEgASgFEg4KBHRleHQYAiABKAlIABITCglyZWFzb25pbmcYAyABKAlIABIwCgl0b29sX2NhbGwYBCABKAsyGy5hZ2VudGNvcmUudjEuVG9vbENhbGxEZWx0YUgAQgcKBWRlbHRhIksKDVRvb2xDYWxsRGVsdGESDQoFaW5kZXgYASABKAUSCgoCaWQYAiABKAkSDAoEbmFtZRgDIAEoCRIRCglhcmd1bWVudHMYBCABKAkirgEKEk1vZGVsUmVzcG9uc2VFdmVudBIMCgRzdGVwGAEgASgFEgwKBHRleHQYAiABKAkSEQoJcmVhc29uaW5nGAMgASgJEi4KCnRvb2xfY2FsbHMYBCADKAsyGi5hZ2VudGNvcmUudjEuVG9vbENhbGxQYXJ0EiIKBXVzYWdlGAUgASgLMhMuYWdlbnRjb3JlLnYxLlVzYWdlEhUKDWZpbmlzaF9yZWFzb24YBiABKAkiVAoWUGVybWlzc2lvblJlcXVlc3RFdmVudBIUCgx0b29sX2NhbGxfaWQYASABKAkSEQoJdG9vbF9uYW1lGAIgASgJEhEKCWFyZ3VtZW50cxgDIAEoCSKPAQoNVG9vbENhbGxFdmVudBIMCgRzdGVwGAEgASgFEhQKDHRvb2xfY2FsbF9pZBgCIAEoCRIRCgl0b29sX25hbWUYAyABKAkSEQoJYXJndW1lbnRzGAQgASgJEjQKCnBlcm1pc3Npb24YBSABKAsyIC5hZ2VudGNvcmUudjEuUGVybWlzc2lvbkRlY2lzaW9uIlYKElBlcm1pc3Npb25EZWNpc2lvbhIwCgdvdXRjb21lGAEgASgOMh8uYWdlbnRjb3JlLnYxLlBlcm1pc3Npb25PdXRjb21lEg4KBnJlYXNvbhgCIAEoCSJ0Cg9Ub29sT3V0cHV0RXZlbnQSFAoMdG9vbF9jYWxsX2lkGAEgASgJEhEKCXRvb2xfbmFtZRgCIAEoCRIqCgZzdHJlYW0YAyABKA4yGi5hZ2VudGNvcmUudjEuT3V0cHV0U3RyZWFtEgwKBGRhdGEYBCABKAkipwEKFVRvb2xPdXRwdXRDYXBwZWRFdmVudBIUCgx0b29sX2NhbGxfaWQYASABKAkSEQoJdG9vbF9uYW1lGAIgASgJEhEKCW1heF9ieXRlcxgDIAEoAxISCgprZXB0X2J5dGVzGAQgASgDEhUKDWRyb3BwZWRfYnl0ZXMYBSABKAMSFgoOZHJvcHBlZF9jaHVua3MYBiABKAMSDwoHc3RvcHBlZBgHIAEoCCK8AQoPVG9vbFJlc3VsdEV2ZW50EgwKBHN0ZXAYASABKAUSFAoMdG9vbF9jYWxsX2lkGAIgASgJEhEKCXRvb2xfbmFtZRgDIAEoCRIoCgZvdXRwdXQYBCABKAsyGC5hZ2VudGNvcmUudjEuVG9vbE91dHB1dBINCgVlcnJvchgFIAEoCBIMCgRzdG9wGAYgASgIEisKCGR1cmF0aW9uGAcgASgLMhkuZ29vZ2xlLnByb3RvYnVmLkR1cmF0aW9uIoEBCglTdGVwRXZlbnQSDAoEc3RlcBgBIAEoBRIyCghyZXNwb25zZRgCIAEoCzIgLmFnZW50Y29yZS52MS5Nb2RlbFJlc3BvbnNlRXZlbnQSMgoMdG9vbF9yZXN1bHRzGAMgAygLMhwuYWdlbnRjb3JlLnYxLlRvb2xSZXN1bHRQYXJ0IqABCgpSZXRyeUV2ZW50Eg8KB2F0dGVtcHQYASABKAUSJQoEa2luZBgCIAEoDjIXLmFnZW50Y29yZS52MS5FcnJvcktpbmQSDwoHbWVzc2FnZRgDIAEoCRIOCgZzdGF0dXMYBCABKAUSKAoFZGVsYXkYBSABKAsyGS5nb29nbGUucHJvdG9idWYuRHVyYXRpb24SDwoHY29tcGFjdBgGIAEoCCI1ChNDb21wYWN0U3RhcnRlZEV2ZW50Eg4KBnRva2VucxgBIAEoAxIOCgZtYW51YWwYAiABKAgiIQoRQ29tcGFjdERlbHRhRXZlbnQSDAoEdGV4dBgBIAEoCSJLChRDb21wYWN0RmluaXNoZWRFdmVudBIPCgdzdW1tYXJ5GAEgASgJEiIKBXVzYWdlGAIgASgLMhMuYWdlbnRjb3JlLnYxLlVzYWdlIqIBCg5SdW5SZXN1bHRFdmVudBIMCgR0ZXh0GAEgASgJEg0KBXN0ZXBzGAIgASgFEiIKBXVzYWdlGAMgASgLMhMuYWdlbnRjb3JlLnYxLlVzYWdlEicKBnJlYXNvbhgEIAEoDjIXLmFnZW50Y29yZS52MS5FbmRSZWFzb24SJgoGb3V0cHV0GAUgASgLMhYuZ29vZ2xlLnByb3RvYnVmLlZhbHVlKpsBChFQZXJtaXNzaW9uT3V0Y29tZRIiCh5QRVJNSVNTSU9OX09VVENPTUVfVU5TUEVDSUZJRUQQABIeChpQRVJNSVNTSU9OX09VVENPTUVfQUxMT1dFRBABEh0KGVBFUk1JU1NJT05fT1VUQ09NRV9ERU5JRUQQAhIjCh9QRVJNSVNTSU9OX09VVENPTUVfTk9UX0FOU1dFUkVEEAMqewoMT3V0cHV0U3RyZWFtEh0KGU9VVFBVVF9TVFJFQU1fVU5TUEVDSUZJRUQQABIYChRPVVRQVVRfU1RSRUFNX09VVFBVVBABEhgKFE9VVFBVVF9TVFJFQU1fU1RET1VUEAISGAoUT1VUUFVUX1NUUkVBTV9TVERFUlIQAyrhAQoJRXJyb3JLaW5kEhoKFkVSUk9SX0tJTkRfVU5TUEVDSUZJRUQQABIWChJFUlJPUl9LSU5EX0FCT1JURUQQARITCg9FUlJPUl9LSU5EX0FVVEgQAhIUChBFUlJPUl9LSU5EX0xJTUlUEAMSFgoSRVJST1JfS0lORF9USU1FT1VUEAQSFQoRRVJST1JfS0lORF9TRVJWRVIQBRIWChJFUlJPUl9LSU5EX05FVFdPUksQBhIWChJFUlJPUl9LSU5EX1JFUVVFU1QQBxIWChJFUlJPUl9LSU5EX1VOS05PV04QCCp0CglFbmRSZWFzb24SGgoWRU5EX1JFQVNPTl9VTlNQRUNJRklFRBAAEhYKEkVORF9SRUFTT05fTk9fVE9PTBABEhgKFEVORF9SRUFTT05fVE9PTF9TVE9QEAISGQoVRU5EX1JFQVNPTl9TVEVQX0xJTUlUEANCO1o5Z2l0aHViLmNvbS9hZ2VudGNvcmUvYWdlbnRjb3JlL3Byb3RvL2FnZW50Y29yZS92MTthZ2VudHYxYgZwcm90bzM", [file_agentcore_v1_message, file_google_protobuf_duration, file_google_protobuf_struct, file_google_protobuf_timestamp]);
+  fileDesc("ChhhZ2VudGNvcmUvdjEvZXZlbnQucHJvdG8SDGFnZW50Y29yZS52MSLgBwoFRXZlbnQSCwoDc2VxGAEgASgDEigKBHRpbWUYAiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEg4KBnJ1bl9pZBgDIAEoCRIPCgdhdHRlbXB0GAQgASgFEjQKC3J1bl9zdGFydGVkGAogASgLMh0uYWdlbnRjb3JlLnYxLlJ1blN0YXJ0ZWRFdmVudEgAEjgKDW1vZGVsX3JlcXVlc3QYCyABKAsyHy5hZ2VudGNvcmUudjEuTW9kZWxSZXF1ZXN0RXZlbnRIABI0Cgttb2RlbF9kZWx0YRgMIAEoCzIdLmFnZW50Y29yZS52MS5Nb2RlbERlbHRhRXZlbnRIABI6Cg5tb2RlbF9yZXNwb25zZRgNIAEoCzIgLmFnZW50Y29yZS52MS5Nb2RlbFJlc3BvbnNlRXZlbnRIABJCChJwZXJtaXNzaW9uX3JlcXVlc3QYDiABKAsyJC5hZ2VudGNvcmUudjEuUGVybWlzc2lvblJlcXVlc3RFdmVudEgAEjAKCXRvb2xfY2FsbBgPIAEoCzIbLmFnZW50Y29yZS52MS5Ub29sQ2FsbEV2ZW50SAASNAoLdG9vbF9vdXRwdXQYECABKAsyHS5hZ2VudGNvcmUudjEuVG9vbE91dHB1dEV2ZW50SAASNAoLdG9vbF9yZXN1bHQYESABKAsyHS5hZ2VudGNvcmUudjEuVG9vbFJlc3VsdEV2ZW50SAASJwoEc3RlcBgSIAEoCzIXLmFnZW50Y29yZS52MS5TdGVwRXZlbnRIABIpCgVyZXRyeRgTIAEoCzIYLmFnZW50Y29yZS52MS5SZXRyeUV2ZW50SAASPAoPY29tcGFjdF9zdGFydGVkGBQgASgLMiEuYWdlbnRjb3JlLnYxLkNvbXBhY3RTdGFydGVkRXZlbnRIABI4Cg1jb21wYWN0X2RlbHRhGBUgASgLMh8uYWdlbnRjb3JlLnYxLkNvbXBhY3REZWx0YUV2ZW50SAASPgoQY29tcGFjdF9maW5pc2hlZBgWIAEoCzIiLmFnZW50Y29yZS52MS5Db21wYWN0RmluaXNoZWRFdmVudEgAEi4KBnJlc3VsdBgXIAEoCzIcLmFnZW50Y29yZS52MS5SdW5SZXN1bHRFdmVudEgAEkEKEnRvb2xfb3V0cHV0X2NhcHBlZBgYIAEoCzIjLmFnZW50Y29yZS52MS5Ub29sT3V0cHV0Q2FwcGVkRXZlbnRIABI0CgtydW5fcmVzdW1lZBgZIAEoCzIdLmFnZW50Y29yZS52MS5SdW5SZXN1bWVkRXZlbnRIAEIGCgRraW5kInQKD1J1blJlc3VtZWRFdmVudBIPCgdhdHRlbXB0GAEgASgFEg8KB3JlcGxpY2EYAiABKAkSDAoEc3RlcBgDIAEoBRIWCg5yZXJ1bl9jYWxsX2lkcxgEIAMoCRIZChFyZXBvcnRlZF9jYWxsX2lkcxgFIAMoCSIjCg9SdW5TdGFydGVkRXZlbnQSEAoIYWdlbnRfaWQYASABKAkiXwoRTW9kZWxSZXF1ZXN0RXZlbnQSDAoEc3RlcBgBIAEoBRIVCg1tZXNzYWdlX2NvdW50GAIgASgFEhYKDnRva2VuX2VzdGltYXRlGAMgASgDEg0KBXRvb2xzGAQgAygJIn8KD01vZGVsRGVsdGFFdmVudBIMCgRzdGVwGAEgASgFEg4KBHRleHQYAiABKAlIABITCglyZWFzb25pbmcYAyABKAlIABIwCgl0b29sX2NhbGwYBCABKAsyGy5hZ2VudGNvcmUudjEuVG9vbENhbGxEZWx0YUgAQgcKBWRlbHRhIksKDVRvb2xDYWxsRGVsdGESDQoFaW5kZXgYASABKAUSCgoCaWQYAiABKAkSDAoEbmFtZRgDIAEoCRIRCglhcmd1bWVudHMYBCABKAkirgEKEk1vZGVsUmVzcG9uc2VFdmVudBIMCgRzdGVwGAEgASgFEgwKBHRleHQYAiABKAkSEQoJcmVhc29uaW5nGAMgASgJEi4KCnRvb2xfY2FsbHMYBCADKAsyGi5hZ2VudGNvcmUudjEuVG9vbENhbGxQYXJ0EiIKBXVzYWdlGAUgASgLMhMuYWdlbnRjb3JlLnYxLlVzYWdlEhUKDWZpbmlzaF9yZWFzb24YBiABKAkiVAoWUGVybWlzc2lvblJlcXVlc3RFdmVudBIUCgx0b29sX2NhbGxfaWQYASABKAkSEQoJdG9vbF9uYW1lGAIgASgJEhEKCWFyZ3VtZW50cxgDIAEoCSKPAQoNVG9vbENhbGxFdmVudBIMCgRzdGVwGAEgASgFEhQKDHRvb2xfY2FsbF9pZBgCIAEoCRIRCgl0b29sX25hbWUYAyABKAkSEQoJYXJndW1lbnRzGAQgASgJEjQKCnBlcm1pc3Npb24YBSABKAsyIC5hZ2VudGNvcmUudjEuUGVybWlzc2lvbkRlY2lzaW9uIlYKElBlcm1pc3Npb25EZWNpc2lvbhIwCgdvdXRjb21lGAEgASgOMh8uYWdlbnRjb3JlLnYxLlBlcm1pc3Npb25PdXRjb21lEg4KBnJlYXNvbhgCIAEoCSJ0Cg9Ub29sT3V0cHV0RXZlbnQSFAoMdG9vbF9jYWxsX2lkGAEgASgJEhEKCXRvb2xfbmFtZRgCIAEoCRIqCgZzdHJlYW0YAyABKA4yGi5hZ2VudGNvcmUudjEuT3V0cHV0U3RyZWFtEgwKBGRhdGEYBCABKAkipwEKFVRvb2xPdXRwdXRDYXBwZWRFdmVudBIUCgx0b29sX2NhbGxfaWQYASABKAkSEQoJdG9vbF9uYW1lGAIgASgJEhEKCW1heF9ieXRlcxgDIAEoAxISCgprZXB0X2J5dGVzGAQgASgDEhUKDWRyb3BwZWRfYnl0ZXMYBSABKAMSFgoOZHJvcHBlZF9jaHVua3MYBiABKAMSDwoHc3RvcHBlZBgHIAEoCCK8AQoPVG9vbFJlc3VsdEV2ZW50EgwKBHN0ZXAYASABKAUSFAoMdG9vbF9jYWxsX2lkGAIgASgJEhEKCXRvb2xfbmFtZRgDIAEoCRIoCgZvdXRwdXQYBCABKAsyGC5hZ2VudGNvcmUudjEuVG9vbE91dHB1dBINCgVlcnJvchgFIAEoCBIMCgRzdG9wGAYgASgIEisKCGR1cmF0aW9uGAcgASgLMhkuZ29vZ2xlLnByb3RvYnVmLkR1cmF0aW9uIoEBCglTdGVwRXZlbnQSDAoEc3RlcBgBIAEoBRIyCghyZXNwb25zZRgCIAEoCzIgLmFnZW50Y29yZS52MS5Nb2RlbFJlc3BvbnNlRXZlbnQSMgoMdG9vbF9yZXN1bHRzGAMgAygLMhwuYWdlbnRjb3JlLnYxLlRvb2xSZXN1bHRQYXJ0IqABCgpSZXRyeUV2ZW50Eg8KB2F0dGVtcHQYASABKAUSJQoEa2luZBgCIAEoDjIXLmFnZW50Y29yZS52MS5FcnJvcktpbmQSDwoHbWVzc2FnZRgDIAEoCRIOCgZzdGF0dXMYBCABKAUSKAoFZGVsYXkYBSABKAsyGS5nb29nbGUucHJvdG9idWYuRHVyYXRpb24SDwoHY29tcGFjdBgGIAEoCCI1ChNDb21wYWN0U3RhcnRlZEV2ZW50Eg4KBnRva2VucxgBIAEoAxIOCgZtYW51YWwYAiABKAgiIQoRQ29tcGFjdERlbHRhRXZlbnQSDAoEdGV4dBgBIAEoCSJLChRDb21wYWN0RmluaXNoZWRFdmVudBIPCgdzdW1tYXJ5GAEgASgJEiIKBXVzYWdlGAIgASgLMhMuYWdlbnRjb3JlLnYxLlVzYWdlIqIBCg5SdW5SZXN1bHRFdmVudBIMCgR0ZXh0GAEgASgJEg0KBXN0ZXBzGAIgASgFEiIKBXVzYWdlGAMgASgLMhMuYWdlbnRjb3JlLnYxLlVzYWdlEicKBnJlYXNvbhgEIAEoDjIXLmFnZW50Y29yZS52MS5FbmRSZWFzb24SJgoGb3V0cHV0GAUgASgLMhYuZ29vZ2xlLnByb3RvYnVmLlZhbHVlKpsBChFQZXJtaXNzaW9uT3V0Y29tZRIiCh5QRVJNSVNTSU9OX09VVENPTUVfVU5TUEVDSUZJRUQQABIeChpQRVJNSVNTSU9OX09VVENPTUVfQUxMT1dFRBABEh0KGVBFUk1JU1NJT05fT1VUQ09NRV9ERU5JRUQQAhIjCh9QRVJNSVNTSU9OX09VVENPTUVfTk9UX0FOU1dFUkVEEAMqewoMT3V0cHV0U3RyZWFtEh0KGU9VVFBVVF9TVFJFQU1fVU5TUEVDSUZJRUQQABIYChRPVVRQVVRfU1RSRUFNX09VVFBVVBABEhgKFE9VVFBVVF9TVFJFQU1fU1RET1VUEAISGAoUT1VUUFVUX1NUUkVBTV9TVERFUlIQAyrhAQoJRXJyb3JLaW5kEhoKFkVSUk9SX0tJTkRfVU5TUEVDSUZJRUQQABIWChJFUlJPUl9LSU5EX0FCT1JURUQQARITCg9FUlJPUl9LSU5EX0FVVEgQAhIUChBFUlJPUl9LSU5EX0xJTUlUEAMSFgoSRVJST1JfS0lORF9USU1FT1VUEAQSFQoRRVJST1JfS0lORF9TRVJWRVIQBRIWChJFUlJPUl9LSU5EX05FVFdPUksQBhIWChJFUlJPUl9LSU5EX1JFUVVFU1QQBxIWChJFUlJPUl9LSU5EX1VOS05PV04QCCp0CglFbmRSZWFzb24SGgoWRU5EX1JFQVNPTl9VTlNQRUNJRklFRBAAEhYKEkVORF9SRUFTT05fTk9fVE9PTBABEhgKFEVORF9SRUFTT05fVE9PTF9TVE9QEAISGQoVRU5EX1JFQVNPTl9TVEVQX0xJTUlUEANCO1o5Z2l0aHViLmNvbS9hZ2VudGNvcmUvYWdlbnRjb3JlL3Byb3RvL2FnZW50Y29yZS92MTthZ2VudHYxYgZwcm90bzM", [file_agentcore_v1_message, file_google_protobuf_duration, file_google_protobuf_struct, file_google_protobuf_timestamp]);
 
 /**
  * Event is one step of a run, streamed in order. The engine emits exactly
@@ -41,6 +41,15 @@ export type Event = Message<"agentcore.v1.Event"> & {
    * @generated from field: string run_id = 3;
    */
   runId: string;
+
+  /**
+   * Which attempt of the run emitted the event: 0 for the run as it
+   * started, 1 and more after each resumption following a crash (see
+   * RunResumedEvent). A client that reconnects gives it back to Attach.
+   *
+   * @generated from field: int32 attempt = 4;
+   */
+  attempt: number;
 
   /**
    * @generated from oneof agentcore.v1.Event.kind
@@ -135,6 +144,12 @@ export type Event = Message<"agentcore.v1.Event"> & {
      */
     value: ToolOutputCappedEvent;
     case: "toolOutputCapped";
+  } | {
+    /**
+     * @generated from field: agentcore.v1.RunResumedEvent run_resumed = 25;
+     */
+    value: RunResumedEvent;
+    case: "runResumed";
   } | { case: undefined; value?: undefined };
 };
 
@@ -144,6 +159,58 @@ export type Event = Message<"agentcore.v1.Event"> & {
  */
 export const EventSchema: GenMessage<Event> = /*@__PURE__*/
   messageDesc(file_agentcore_v1_event, 0);
+
+/**
+ * RunResumedEvent opens an attempt of a run that a crash cut off, resumed
+ * by a server without any client (on_interrupt resume). Its seq follows the
+ * last event the store kept: events a client saw on a Send stream after
+ * that one were never stored and are replaced by this attempt's.
+ *
+ * @generated from message agentcore.v1.RunResumedEvent
+ */
+export type RunResumedEvent = Message<"agentcore.v1.RunResumedEvent"> & {
+  /**
+   * The attempt this event opens: 1 for the first resumption.
+   *
+   * @generated from field: int32 attempt = 1;
+   */
+  attempt: number;
+
+  /**
+   * The replica that resumed the run.
+   *
+   * @generated from field: string replica = 2;
+   */
+  replica: string;
+
+  /**
+   * The step the run goes on from (the steps before it are in the history).
+   *
+   * @generated from field: int32 step = 3;
+   */
+  step: number;
+
+  /**
+   * The cut-off calls run again (their tools are idempotent or read-only,
+   * or a person allowed it) and those answered with a result saying they
+   * may or may not have run.
+   *
+   * @generated from field: repeated string rerun_call_ids = 4;
+   */
+  rerunCallIds: string[];
+
+  /**
+   * @generated from field: repeated string reported_call_ids = 5;
+   */
+  reportedCallIds: string[];
+};
+
+/**
+ * Describes the message agentcore.v1.RunResumedEvent.
+ * Use `create(RunResumedEventSchema)` to create a new message.
+ */
+export const RunResumedEventSchema: GenMessage<RunResumedEvent> = /*@__PURE__*/
+  messageDesc(file_agentcore_v1_event, 1);
 
 /**
  * RunStartedEvent opens a run (agent-core: onStart).
@@ -162,7 +229,7 @@ export type RunStartedEvent = Message<"agentcore.v1.RunStartedEvent"> & {
  * Use `create(RunStartedEventSchema)` to create a new message.
  */
 export const RunStartedEventSchema: GenMessage<RunStartedEvent> = /*@__PURE__*/
-  messageDesc(file_agentcore_v1_event, 1);
+  messageDesc(file_agentcore_v1_event, 2);
 
 /**
  * ModelRequestEvent is sent before each model request (agent-core: onLLMStart).
@@ -204,7 +271,7 @@ export type ModelRequestEvent = Message<"agentcore.v1.ModelRequestEvent"> & {
  * Use `create(ModelRequestEventSchema)` to create a new message.
  */
 export const ModelRequestEventSchema: GenMessage<ModelRequestEvent> = /*@__PURE__*/
-  messageDesc(file_agentcore_v1_event, 2);
+  messageDesc(file_agentcore_v1_event, 3);
 
 /**
  * ModelDeltaEvent is one streamed piece of the model's response (agent-core: onLLMEvent).
@@ -246,7 +313,7 @@ export type ModelDeltaEvent = Message<"agentcore.v1.ModelDeltaEvent"> & {
  * Use `create(ModelDeltaEventSchema)` to create a new message.
  */
 export const ModelDeltaEventSchema: GenMessage<ModelDeltaEvent> = /*@__PURE__*/
-  messageDesc(file_agentcore_v1_event, 3);
+  messageDesc(file_agentcore_v1_event, 4);
 
 /**
  * ToolCallDelta is a streamed piece of a tool call.
@@ -286,7 +353,7 @@ export type ToolCallDelta = Message<"agentcore.v1.ToolCallDelta"> & {
  * Use `create(ToolCallDeltaSchema)` to create a new message.
  */
 export const ToolCallDeltaSchema: GenMessage<ToolCallDelta> = /*@__PURE__*/
-  messageDesc(file_agentcore_v1_event, 4);
+  messageDesc(file_agentcore_v1_event, 5);
 
 /**
  * ModelResponseEvent is the model's complete response (agent-core: onLLMFinish).
@@ -330,7 +397,7 @@ export type ModelResponseEvent = Message<"agentcore.v1.ModelResponseEvent"> & {
  * Use `create(ModelResponseEventSchema)` to create a new message.
  */
 export const ModelResponseEventSchema: GenMessage<ModelResponseEvent> = /*@__PURE__*/
-  messageDesc(file_agentcore_v1_event, 5);
+  messageDesc(file_agentcore_v1_event, 6);
 
 /**
  * PermissionRequestEvent asks the client whether a tool call may run
@@ -362,7 +429,7 @@ export type PermissionRequestEvent = Message<"agentcore.v1.PermissionRequestEven
  * Use `create(PermissionRequestEventSchema)` to create a new message.
  */
 export const PermissionRequestEventSchema: GenMessage<PermissionRequestEvent> = /*@__PURE__*/
-  messageDesc(file_agentcore_v1_event, 6);
+  messageDesc(file_agentcore_v1_event, 7);
 
 /**
  * ToolCallEvent is sent when a tool call starts (agent-core: onToolCall).
@@ -408,7 +475,7 @@ export type ToolCallEvent = Message<"agentcore.v1.ToolCallEvent"> & {
  * Use `create(ToolCallEventSchema)` to create a new message.
  */
 export const ToolCallEventSchema: GenMessage<ToolCallEvent> = /*@__PURE__*/
-  messageDesc(file_agentcore_v1_event, 7);
+  messageDesc(file_agentcore_v1_event, 8);
 
 /**
  * PermissionDecision is the answer a permission request got.
@@ -435,7 +502,7 @@ export type PermissionDecision = Message<"agentcore.v1.PermissionDecision"> & {
  * Use `create(PermissionDecisionSchema)` to create a new message.
  */
 export const PermissionDecisionSchema: GenMessage<PermissionDecision> = /*@__PURE__*/
-  messageDesc(file_agentcore_v1_event, 8);
+  messageDesc(file_agentcore_v1_event, 9);
 
 /**
  * ToolOutputEvent is live output of a running tool call (agent-core: onToolOutput).
@@ -469,7 +536,7 @@ export type ToolOutputEvent = Message<"agentcore.v1.ToolOutputEvent"> & {
  * Use `create(ToolOutputEventSchema)` to create a new message.
  */
 export const ToolOutputEventSchema: GenMessage<ToolOutputEvent> = /*@__PURE__*/
-  messageDesc(file_agentcore_v1_event, 9);
+  messageDesc(file_agentcore_v1_event, 10);
 
 /**
  * ToolOutputCappedEvent closes the live output of a tool call that went
@@ -530,7 +597,7 @@ export type ToolOutputCappedEvent = Message<"agentcore.v1.ToolOutputCappedEvent"
  * Use `create(ToolOutputCappedEventSchema)` to create a new message.
  */
 export const ToolOutputCappedEventSchema: GenMessage<ToolOutputCappedEvent> = /*@__PURE__*/
-  messageDesc(file_agentcore_v1_event, 10);
+  messageDesc(file_agentcore_v1_event, 11);
 
 /**
  * ToolResultEvent is the result of a tool call (agent-core: onToolResult).
@@ -581,7 +648,7 @@ export type ToolResultEvent = Message<"agentcore.v1.ToolResultEvent"> & {
  * Use `create(ToolResultEventSchema)` to create a new message.
  */
 export const ToolResultEventSchema: GenMessage<ToolResultEvent> = /*@__PURE__*/
-  messageDesc(file_agentcore_v1_event, 11);
+  messageDesc(file_agentcore_v1_event, 12);
 
 /**
  * StepEvent closes one round of model and tools (agent-core: onStep).
@@ -610,7 +677,7 @@ export type StepEvent = Message<"agentcore.v1.StepEvent"> & {
  * Use `create(StepEventSchema)` to create a new message.
  */
 export const StepEventSchema: GenMessage<StepEvent> = /*@__PURE__*/
-  messageDesc(file_agentcore_v1_event, 12);
+  messageDesc(file_agentcore_v1_event, 13);
 
 /**
  * RetryEvent is sent before a retry (agent-core: onRetry).
@@ -660,7 +727,7 @@ export type RetryEvent = Message<"agentcore.v1.RetryEvent"> & {
  * Use `create(RetryEventSchema)` to create a new message.
  */
 export const RetryEventSchema: GenMessage<RetryEvent> = /*@__PURE__*/
-  messageDesc(file_agentcore_v1_event, 13);
+  messageDesc(file_agentcore_v1_event, 14);
 
 /**
  * CompactStartedEvent opens a compaction (agent-core: onCompact compact-start).
@@ -688,7 +755,7 @@ export type CompactStartedEvent = Message<"agentcore.v1.CompactStartedEvent"> & 
  * Use `create(CompactStartedEventSchema)` to create a new message.
  */
 export const CompactStartedEventSchema: GenMessage<CompactStartedEvent> = /*@__PURE__*/
-  messageDesc(file_agentcore_v1_event, 14);
+  messageDesc(file_agentcore_v1_event, 15);
 
 /**
  * CompactDeltaEvent is streamed summary text.
@@ -707,7 +774,7 @@ export type CompactDeltaEvent = Message<"agentcore.v1.CompactDeltaEvent"> & {
  * Use `create(CompactDeltaEventSchema)` to create a new message.
  */
 export const CompactDeltaEventSchema: GenMessage<CompactDeltaEvent> = /*@__PURE__*/
-  messageDesc(file_agentcore_v1_event, 15);
+  messageDesc(file_agentcore_v1_event, 16);
 
 /**
  * CompactFinishedEvent closes a compaction; the summary was appended to history.
@@ -731,7 +798,7 @@ export type CompactFinishedEvent = Message<"agentcore.v1.CompactFinishedEvent"> 
  * Use `create(CompactFinishedEventSchema)` to create a new message.
  */
 export const CompactFinishedEventSchema: GenMessage<CompactFinishedEvent> = /*@__PURE__*/
-  messageDesc(file_agentcore_v1_event, 16);
+  messageDesc(file_agentcore_v1_event, 17);
 
 /**
  * RunResultEvent is the result of a send, the last event of a successful run.
@@ -778,7 +845,7 @@ export type RunResultEvent = Message<"agentcore.v1.RunResultEvent"> & {
  * Use `create(RunResultEventSchema)` to create a new message.
  */
 export const RunResultEventSchema: GenMessage<RunResultEvent> = /*@__PURE__*/
-  messageDesc(file_agentcore_v1_event, 17);
+  messageDesc(file_agentcore_v1_event, 18);
 
 /**
  * PermissionOutcome says how a permission request ended.
