@@ -194,7 +194,7 @@ func (r *run) runTool(ctx context.Context, step int, c *agentv1.ToolCallPart) (*
 		}
 	}
 	opts := tool.Options{CallID: id, Limit: int(r.cfg.MaxToolOutput), Limiter: r.limiter, MaxBytes: r.session.opts.MaxToolResultBytes,
-		Redact: r.session.opts.RedactToolOutput}
+		Redact: r.session.opts.RedactToolOutput, IdempotencyKey: r.id + "/" + id, Attempt: 1}
 	// The call is announced before it starts, and the run then yields
 	// twice: the goroutines this step woke (the event stream's writer with
 	// this event, the journal's write just released, the event log) run now

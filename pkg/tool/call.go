@@ -164,7 +164,8 @@ func (pl *pool) run(ctx context.Context, e *entry, input []byte, opts Options) R
 		oom = &oomScanner{}
 		dec.onStderr = oom.write
 	}
-	req := &pluginv1.ExecuteRequest{Tool: name, InputJson: string(input), CallId: opts.CallID, TraceContext: traceContext(ctx)}
+	req := &pluginv1.ExecuteRequest{Tool: name, InputJson: string(input), CallId: opts.CallID, TraceContext: traceContext(ctx),
+		IdempotencyKey: opts.IdempotencyKey, Attempt: uint32(max(opts.Attempt, 0))}
 	res, err := pr.call(req, dec, opts.OnStart)
 	// The watch's last look, before Check: a call over its CPU time since
 	// the last one is a breach too.

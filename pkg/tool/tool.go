@@ -92,6 +92,13 @@ type Chunk = live.Chunk
 type Options struct {
 	// CallID is the model's tool-call id, passed to the plugin for its logs.
 	CallID string
+	// IdempotencyKey names the call for the tool across its executions (a
+	// run's id and the call's id): a plugin gets it in ExecuteRequest, so
+	// that a tool with side effects can make them happen once.
+	IdempotencyKey string
+	// Attempt counts the executions of the call: 1 the first time, more
+	// when it runs again after a crash cut it off; 0 outside a run.
+	Attempt int
 	// OnStart, if set, is called once the call is handed to the tool: after
 	// its input passed validation, it got its turn (Limiter) and a process,
 	// and its request was sent; before any output. A call that fails before

@@ -52,6 +52,14 @@ export declare class Call {
   /** The model's tool-call id, for logs; may be empty. */
   readonly callId: string;
   /**
+   * The same for every execution of this call, also when agent-server runs it
+   * again after a crash cut it off ("RUN/CALL"): a tool with side effects
+   * answers a key it has seen with its first result. Empty outside a run.
+   */
+  readonly idempotencyKey: string;
+  /** 1 for the call's first execution, 2 or more when run again after a crash; 0 outside a run. */
+  readonly attempt: number;
+  /**
    * The W3C trace context ("traceparent", "tracestate") of the host's span of
    * this call, empty when the host is not tracing; commands started with run()
    * get it as TRACEPARENT and TRACESTATE.

@@ -270,6 +270,7 @@ func (s *server) run(ctx context.Context, c *call, req *pluginv1.ExecuteRequest)
 		}
 	}()
 	emit := func(text string) { c.sendAfterStdio(pluginv1.OutputStream_OUTPUT_STREAM_OUTPUT, []byte(text)) }
+	ctx = context.WithValue(ctx, callInfoKey{}, Call{ID: req.GetCallId(), IdempotencyKey: req.GetIdempotencyKey(), Attempt: int(req.GetAttempt())})
 	v, err := t.Handler(context.WithValue(ctx, callKey{}, c), json.RawMessage(req.GetInputJson()), emit)
 	return toResult(v, err)
 }

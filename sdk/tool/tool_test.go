@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -306,5 +307,30 @@ func TestCapResult(t *testing.T) {
 	parts := img.GetContent().GetParts()
 	if len(parts) != 2 || parts[0].GetText() != "caption" || !strings.Contains(parts[1].GetText(), "image/png file of") {
 		t.Fatalf("content: %v", parts)
+	}
+}
+
+// A handler reads its call's id, idempotency key and attempt from its ctx.
+func TestCallInfo(t *testing.T) {
+	s, err := newServer([]Tool{Raw("who", "", json.RawMessage(`{"type":"object"}`), func(ctx context.Context, _ json.RawMessage, _ Emit) (any, error) {
+		c := CallInfo(ctx)
+		return fmt.Sprintf("%s %s %d", c.ID, c.IdempotencyKey, c.Attempt), nil
+	})})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		req  *pluginv1.ExecuteRequest
+		want string
+	}{
+		{&pluginv1.ExecuteRequest{Tool: "who", CallId: "call_1", IdempotencyKey: "run_1/call_1", Attempt: 2}, "call_1 run_1/call_1 2"},
+		{&pluginv1.ExecuteRequest{Tool: "who"}, "  0"},
+	} {
+		if got := s.run(context.Background(), &call{}, tc.req).GetText(); got != tc.want {
+			t.Errorf("CallInfo = %q, want %q", got, tc.want)
+		}
+	}
+	if c := CallInfo(context.Background()); c != (Call{}) {
+		t.Errorf("CallInfo outside a handler = %+v", c)
 	}
 }

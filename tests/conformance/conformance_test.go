@@ -40,7 +40,7 @@ import (
 var redDot, _ = hex.DecodeString("89504e470d0a1a0a0000000d4948445200000001000000010802000000907753de0000000c4944415408d763f8cfc000000301010018dd8db00000000049454e44ae426082")
 
 // showcaseTools are the tools of every showcase plugin.
-var showcaseTools = []string{"count", "crash", "explode", "fail", "finish", "greet", "hog", "picture", "shell", "slow", "spawn", "spin", "swarm", "traced"}
+var showcaseTools = []string{"count", "crash", "explode", "fail", "finish", "greet", "hog", "keyed", "picture", "shell", "slow", "spawn", "spin", "swarm", "traced"}
 
 // lang is one SDK under test.
 type lang struct {
@@ -328,6 +328,8 @@ func contract(t *testing.T, l lang, lim *limits.Controller) {
 
 	t.Run("trace context", func(t *testing.T) { traceContext(t, ctx, set) })
 
+	t.Run("idempotency key", func(t *testing.T) { idempotencyKey(t, ctx, set) })
+
 	t.Run("protocol", func(t *testing.T) { protocol(t, l, func(t *testing.T) { enforced(t, ctx, set, lim) }) })
 }
 
@@ -365,6 +367,31 @@ func traceContext(t *testing.T, ctx context.Context, set *tool.Set) {
 			}
 			if want := c.parent + "|" + c.state + "\n"; c.checkEnvironment && res.stream(agentv1.OutputStream_OUTPUT_STREAM_STDOUT) != want {
 				t.Errorf("the command printed %q, want %q", res.stream(agentv1.OutputStream_OUTPUT_STREAM_STDOUT), want)
+			}
+		})
+	}
+}
+
+// idempotencyKey checks that a call's id, idempotency key and attempt
+// reach the tool, and that a call outside a run gets none.
+func idempotencyKey(t *testing.T, ctx context.Context, set *tool.Set) {
+	for _, c := range []struct {
+		name string
+		opts tool.Options
+		want string
+	}{
+		{"retried", tool.Options{CallID: "call_7", IdempotencyKey: "run_1/call_7", Attempt: 2}, `{"attempt":2,"call_id":"call_7","idempotency_key":"run_1/call_7"}`},
+		{"outside a run", tool.Options{}, `{"attempt":0,"call_id":"","idempotency_key":""}`},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			res := set.Execute(ctx, "keyed", []byte(`{}`), c.opts)
+			var got map[string]any
+			if err := json.Unmarshal([]byte(res.Output.GetText()+res.Output.GetJson()), &got); err != nil || res.Error {
+				t.Fatalf("result %v: %v", res.Output, err)
+			}
+			b, _ := json.Marshal(got) // keys sorted
+			if string(b) != c.want {
+				t.Errorf("the tool got %s, want %s", b, c.want)
 			}
 		})
 	}

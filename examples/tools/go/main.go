@@ -143,6 +143,11 @@ func main() {
 				err := tool.Run(ctx, exec.Command("sh", "-c", `echo "$TRACEPARENT|$TRACESTATE"`))
 				return map[string]string{"traceparent": tc["traceparent"], "tracestate": tc["tracestate"]}, err
 			}, tool.ReadOnly()),
+		tool.New("keyed", "Returns the call's id, idempotency key and attempt.",
+			func(ctx context.Context, in none, emit tool.Emit) (any, error) {
+				c := tool.CallInfo(ctx)
+				return map[string]any{"call_id": c.ID, "idempotency_key": c.IdempotencyKey, "attempt": c.Attempt}, nil
+			}, tool.ReadOnly()),
 		tool.New("slow", "Sleeps; the host kills it after 1s.",
 			func(ctx context.Context, in sleep, emit tool.Emit) (any, error) {
 				time.Sleep(time.Duration(in.Seconds * float64(time.Second)))

@@ -152,6 +152,13 @@ const traced = tool(
   { readOnly: true },
 );
 
+const keyed = tool(
+  'keyed',
+  'Returns the call\'s id, idempotency key and attempt.',
+  (input, call) => ({ call_id: call.callId, idempotency_key: call.idempotencyKey, attempt: call.attempt }),
+  { readOnly: true },
+);
+
 const slow = tool(
   'slow',
   'Sleeps; the host kills it after 1s.',
@@ -159,4 +166,4 @@ const slow = tool(
   { schema: object({ seconds: { type: 'number' } }), timeoutMs: 1000 },
 );
 
-serve(greet, count, shell, finish, picture, fail, explode, crash, spawnTree, hog, swarm, spin, traced, slow);
+serve(greet, count, shell, finish, picture, fail, explode, crash, spawnTree, hog, swarm, spin, traced, keyed, slow);

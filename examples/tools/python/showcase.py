@@ -151,6 +151,11 @@ def traced(inp: dict, call: Call) -> dict:
     return {"traceparent": call.trace_context.get("traceparent", ""), "tracestate": call.trace_context.get("tracestate", "")}
 
 
+@tool(description="Returns the call's id, idempotency key and attempt.", read_only=True)
+def keyed(inp: dict, call: Call) -> dict:
+    return {"call_id": call.call_id, "idempotency_key": call.idempotency_key, "attempt": call.attempt}
+
+
 @dataclass
 class Sleep:
     seconds: float
@@ -163,4 +168,4 @@ def slow(inp: Sleep) -> str:
 
 
 if __name__ == "__main__":
-    serve(greet, count, shell, finish, picture, fail, explode, crash, spawn, hog, swarm, spin, traced, slow)
+    serve(greet, count, shell, finish, picture, fail, explode, crash, spawn, hog, swarm, spin, traced, keyed, slow)

@@ -38,6 +38,19 @@ class Call {
     /** The model's tool-call id, for logs; may be empty. */
     this.callId = req.callId || '';
     /**
+     * The same for every execution of this call, also when agent-server runs
+     * it again after a crash cut it off ("RUN/CALL"). A tool with side
+     * effects keeps the keys it acted on and answers a key it has seen with
+     * its first result, so that its effect happens once. Empty outside a run.
+     */
+    this.idempotencyKey = req.idempotencyKey || '';
+    /**
+     * 1 for the call's first execution, 2 or more when agent-server runs it
+     * again after a crash (an earlier one may or may not have had its
+     * effect); 0 outside a run.
+     */
+    this.attempt = Number(req.attempt || 0);
+    /**
      * The W3C trace context ("traceparent", "tracestate") of the host's span
      * of this call (execute_tool), empty when the host is not tracing. With
      * OpenTelemetry, start the tool's spans in

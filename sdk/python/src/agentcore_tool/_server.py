@@ -49,6 +49,16 @@ class Call:
         self.tool: str = req.tool
         #: The model's tool-call id, for logs; may be empty.
         self.call_id: str = req.call_id
+        #: The same for every execution of this call, also when agent-server
+        #: runs it again after a crash cut it off ("RUN/CALL"). A tool with
+        #: side effects keeps the keys it acted on and answers a key it has
+        #: seen with its first result, so that its effect happens once.
+        #: Empty outside a run.
+        self.idempotency_key: str = req.idempotency_key
+        #: 1 for the call's first execution, 2 or more when agent-server runs
+        #: it again after a crash (an earlier one may or may not have had its
+        #: effect); 0 outside a run.
+        self.attempt: int = req.attempt
         #: The W3C trace context ("traceparent", "tracestate") of the host's
         #: span of this call (execute_tool), empty when the host is not
         #: tracing. With OpenTelemetry, start the tool's spans in
