@@ -162,6 +162,15 @@ type Run struct {
 	// by StartRun on the run it was given (not kept): the caller knows
 	// without another read whether the agent changed since it last saw it.
 	AgentVersion int64
+	// HistoryStart is the agent's history length when StartRun took its
+	// lease: where the run's messages begin. Set by the store.
+	HistoryStart int
+	// Resume is what a server needs to resume the run after a crash (the
+	// server's encoding); nil when the run is not to be resumed.
+	Resume []byte
+	// Attempts counts the times the run was taken over (TakeOverRun) to
+	// resume it.
+	Attempts int
 }
 
 // Done reports whether the run ended.
@@ -333,6 +342,13 @@ type Runs interface {
 	// interrupted) with its result or error, and releases its agent's lease
 	// if the run holds it. ErrConflict when the run already ended.
 	FinishRun(ctx context.Context, runID string, state agentv1.RunState, result *agentv1.RunResultEvent, runErr *agentv1.RunError) error
+	// TakeOverRun makes owner the owner of a running run cut off by a
+	// crash, to resume it: it takes the run's lease (and its agent's, when
+	// the run holds it) for ttl and counts one more attempt, provided the
+	// run still has attempts attempts; two processes taking the same run
+	// over cannot both succeed. It returns the run as taken over;
+	// ErrConflict when the run ended or another process took it over first.
+	TakeOverRun(ctx context.Context, runID, owner string, attempts int, ttl time.Duration) (*Run, error)
 	// GetRun returns a run (ErrNotFound).
 	GetRun(ctx context.Context, id string) (*Run, error)
 	// ListRuns pages through runs, newest first.

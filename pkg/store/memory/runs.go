@@ -14,6 +14,10 @@ import (
 
 func cloneRun(r *store.Run) *store.Run {
 	c := *r
+	c.Resume = append([]byte(nil), r.Resume...)
+	if r.Resume == nil {
+		c.Resume = nil
+	}
 	if r.Result != nil {
 		c.Result = proto.Clone(r.Result).(*agentv1.RunResultEvent)
 	}
@@ -52,9 +56,10 @@ func (s *Store) StartRun(ctx context.Context, r *store.Run, ttl time.Duration) e
 	c.Started = now
 	c.LeaseExpires = now.Add(ttl)
 	c.Tenant = a.a.Tenant
+	c.HistoryStart = len(a.history)
 	a.leaseRun, a.leaseOwner, a.leaseExpires = r.ID, r.Owner, c.LeaseExpires
 	s.runs[r.ID] = &run{r: c}
-	r.State, r.Started, r.LeaseExpires, r.Tenant = c.State, c.Started, c.LeaseExpires, c.Tenant
+	r.State, r.Started, r.LeaseExpires, r.Tenant, r.HistoryStart = c.State, c.Started, c.LeaseExpires, c.Tenant, c.HistoryStart
 	r.AgentVersion = a.a.Version
 	return nil
 }
@@ -78,6 +83,30 @@ func (s *Store) RenewLeases(ctx context.Context, owner string, ttl time.Duration
 	}
 	sort.Strings(ids)
 	return ids, nil
+}
+
+// TakeOverRun makes owner the owner of a running run, to resume it.
+func (s *Store) TakeOverRun(ctx context.Context, runID, owner string, attempts int, ttl time.Duration) (*store.Run, error) {
+	if err := s.lock(ctx); err != nil {
+		return nil, err
+	}
+	defer s.mu.Unlock()
+	r, ok := s.runs[runID]
+	switch {
+	case !ok:
+		return nil, fmt.Errorf("run %q: %w", runID, store.ErrNotFound)
+	case r.r.Done():
+		return nil, fmt.Errorf("run %q ended already (%s): %w", runID, r.r.State, store.ErrConflict)
+	case r.r.Attempts != attempts:
+		return nil, fmt.Errorf("run %q was taken over already (attempt %d): %w", runID, r.r.Attempts, store.ErrConflict)
+	}
+	until := time.Now().Add(ttl)
+	r.r.Owner, r.r.LeaseExpires = owner, until
+	r.r.Attempts++
+	if a := s.agents[r.r.AgentID]; a != nil && a.leaseRun == runID {
+		a.leaseOwner, a.leaseExpires = owner, until
+	}
+	return s.runOut(r), nil
 }
 
 // FinishRun ends a running run and releases its lease.

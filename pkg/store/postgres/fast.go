@@ -137,17 +137,18 @@ func (s *Store) AppendEvents(ctx context.Context, events []*agentv1.Event, ends 
 }
 
 // StartRun stores r as running and takes its agent's lease, in one round
-// trip (agentcore_start_run, migration 0003).
+// trip (agentcore_start_run, migration 0005).
 func (s *Store) StartRun(ctx context.Context, r *store.Run, ttl time.Duration) error {
 	var (
 		status                       string
 		tenant, leaseRun, leaseOwner sql.NullString
 		exp, now, version            sql.NullInt64
+		historyStart                 sql.NullInt32
 	)
 	running := int32(agentv1.RunState_RUN_STATE_RUNNING)
-	err := s.Relaxed.QueryRowContext(ctx, `SELECT * FROM agentcore_start_run($1, $2, $3, $4, $5, $6, $7)`,
-		r.AgentID, r.ID, sqlstore.BoolInt(r.Compaction), int32(r.OnDisconnect), r.Owner, ttl.Microseconds(), running).
-		Scan(&status, &tenant, &leaseRun, &leaseOwner, &exp, &now, &version)
+	err := s.Relaxed.QueryRowContext(ctx, `SELECT * FROM agentcore_start_run($1, $2, $3, $4, $5, $6, $7, $8)`,
+		r.AgentID, r.ID, sqlstore.BoolInt(r.Compaction), int32(r.OnDisconnect), r.Owner, ttl.Microseconds(), running, r.Resume).
+		Scan(&status, &tenant, &leaseRun, &leaseOwner, &exp, &now, &version, &historyStart)
 	if err != nil {
 		return fmt.Errorf("postgres: %w", err)
 	}
@@ -164,7 +165,7 @@ func (s *Store) StartRun(ctx context.Context, r *store.Run, ttl time.Duration) e
 	}
 	r.Tenant, r.State = tenant.String, agentv1.RunState_RUN_STATE_RUNNING
 	r.Started, r.LeaseExpires = sqlstore.Time(now.Int64), sqlstore.Time(now.Int64+ttl.Microseconds())
-	r.AgentVersion = version.Int64
+	r.AgentVersion, r.HistoryStart = version.Int64, int(historyStart.Int32)
 	return nil
 }
 

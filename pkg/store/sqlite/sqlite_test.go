@@ -55,15 +55,16 @@ func TestMigrationsForward(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer s.Close()
-	if v, _ := s.Version(ctx); v != 3 {
-		t.Fatalf("schema version %d after reopening, want 3", v)
+	if v, _ := s.Version(ctx); v != 4 {
+		t.Fatalf("schema version %d after reopening, want 4", v)
 	}
 	msgs, _, err := s.History(ctx, "kept")
 	if err != nil || len(msgs) != 1 {
 		t.Fatalf("history after migrating: %v, %v", msgs, err)
 	}
-	if err := s.StartRun(ctx, &store.Run{ID: "run_1", AgentID: "kept", Owner: "me"}, time.Minute); err != nil {
-		t.Fatalf("a run on the migrated schema: %v", err)
+	r := &store.Run{ID: "run_1", AgentID: "kept", Owner: "me", Resume: []byte("r")}
+	if err := s.StartRun(ctx, r, time.Minute); err != nil || r.HistoryStart != 1 {
+		t.Fatalf("a run on the migrated schema: history start %d, %v", r.HistoryStart, err)
 	}
 	s.Close()
 	// Opening an up-to-date database again changes nothing.

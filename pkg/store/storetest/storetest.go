@@ -67,6 +67,7 @@ func Run(t *testing.T, h Harness) {
 		{"DeleteAgent", testDeleteAgent},
 		{"RunLease", testRunLease},
 		{"ExpiredLease", testExpiredLease},
+		{"TakeOver", testTakeOver},
 		{"ListRuns", testListRuns},
 		{"Events", testEvents},
 		{"EventsWithEnds", testEventsWithEnds},

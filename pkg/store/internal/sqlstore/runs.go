@@ -19,9 +19,10 @@ func (db *DB) StartRun(ctx context.Context, r *store.Run, ttl time.Duration) err
 		var (
 			tenant, leaseRun, leaseOwner string
 			exp, now, version            int64
+			historyStart                 int
 		)
-		err := tx.QueryRowContext(ctx, db.q(`SELECT tenant, lease_run, lease_owner, lease_expires, {now}, version FROM agents WHERE id = $1{for_update}`),
-			r.AgentID).Scan(&tenant, &leaseRun, &leaseOwner, &exp, &now, &version)
+		err := tx.QueryRowContext(ctx, db.q(`SELECT tenant, lease_run, lease_owner, lease_expires, {now}, version, history_length FROM agents WHERE id = $1{for_update}`),
+			r.AgentID).Scan(&tenant, &leaseRun, &leaseOwner, &exp, &now, &version, &historyStart)
 		if errors.Is(err, sql.ErrNoRows) {
 			return fmt.Errorf("agent %q: %w", r.AgentID, store.ErrNotFound)
 		}
@@ -51,9 +52,10 @@ func (db *DB) StartRun(ctx context.Context, r *store.Run, ttl time.Duration) err
 				started = last.Int64 + 1
 			}
 		}
-		res, err := tx.ExecContext(ctx, db.q(`INSERT INTO runs (id, agent_id, tenant, compaction, on_disconnect, state, owner, lease_expires, started)
-			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) ON CONFLICT (id) DO NOTHING`),
-			r.ID, r.AgentID, tenant, BoolInt(r.Compaction), int32(r.OnDisconnect), int32(agentv1.RunState_RUN_STATE_RUNNING), r.Owner, until, started)
+		res, err := tx.ExecContext(ctx, db.q(`INSERT INTO runs (id, agent_id, tenant, compaction, on_disconnect, state, owner, lease_expires, started, history_start, resume)
+			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11) ON CONFLICT (id) DO NOTHING`),
+			r.ID, r.AgentID, tenant, BoolInt(r.Compaction), int32(r.OnDisconnect), int32(agentv1.RunState_RUN_STATE_RUNNING), r.Owner, until, started,
+			historyStart, r.Resume)
 		if err != nil {
 			return db.wrap(err)
 		}
@@ -65,7 +67,7 @@ func (db *DB) StartRun(ctx context.Context, r *store.Run, ttl time.Duration) err
 			return db.wrap(err)
 		}
 		r.Tenant, r.State, r.Started, r.LeaseExpires = tenant, agentv1.RunState_RUN_STATE_RUNNING, Time(started), Time(until)
-		r.AgentVersion = version
+		r.AgentVersion, r.HistoryStart = version, historyStart
 		return nil
 	})
 }
@@ -109,6 +111,42 @@ func (db *DB) RenewLeases(ctx context.Context, owner string, ttl time.Duration) 
 	}
 	sort.Strings(ids)
 	return ids, nil
+}
+
+// TakeOverRun makes owner the owner of a running run, to resume it.
+func (db *DB) TakeOverRun(ctx context.Context, runID, owner string, attempts int, ttl time.Duration) (*store.Run, error) {
+	var out *store.Run
+	err := db.relaxedTx(ctx, func(tx *Tx, _ func(store.Notice)) error {
+		var agentID string
+		err := tx.QueryRowContext(ctx, db.q(`UPDATE runs SET owner = $2, lease_expires = {now} + $3, attempts = attempts + 1
+			WHERE id = $1 AND state = $4 AND attempts = $5 RETURNING agent_id`),
+			runID, owner, ttl.Microseconds(), int32(agentv1.RunState_RUN_STATE_RUNNING), attempts).Scan(&agentID)
+		if errors.Is(err, sql.ErrNoRows) {
+			r, gerr := scanRun(tx.QueryRowContext(ctx, db.q(`SELECT `+runCols+` FROM runs WHERE id = $1`), runID))
+			switch {
+			case errors.Is(gerr, sql.ErrNoRows):
+				return fmt.Errorf("run %q: %w", runID, store.ErrNotFound)
+			case gerr != nil:
+				return db.wrap(gerr)
+			case r.Done():
+				return fmt.Errorf("run %q ended already (%s): %w", runID, r.State, store.ErrConflict)
+			}
+			return fmt.Errorf("run %q was taken over already (attempt %d): %w", runID, r.Attempts, store.ErrConflict)
+		}
+		if err != nil {
+			return db.wrap(err)
+		}
+		if _, err := tx.ExecContext(ctx, db.q(`UPDATE agents SET lease_owner = $2, lease_expires = {now} + $3 WHERE id = $1 AND lease_run = $4`),
+			agentID, owner, ttl.Microseconds(), runID); err != nil {
+			return db.wrap(err)
+		}
+		out, err = scanRun(tx.QueryRowContext(ctx, db.q(`SELECT `+runCols+` FROM runs WHERE id = $1`), runID))
+		return db.wrap(err)
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
 }
 
 // FinishRun ends a running run and releases its lease.
@@ -156,7 +194,7 @@ func (db *DB) finish(ctx context.Context, tx *Tx, notify func(store.Notice), e s
 	return nil
 }
 
-const runCols = `id, agent_id, tenant, compaction, on_disconnect, state, result, error, owner, lease_expires, started, ended, last_seq, purged, event_bytes, {now}`
+const runCols = `id, agent_id, tenant, compaction, on_disconnect, state, result, error, owner, lease_expires, started, ended, last_seq, purged, event_bytes, history_start, resume, attempts, {now}`
 
 func scanRun(row interface{ Scan(...any) error }) (*store.Run, error) {
 	var (
@@ -166,7 +204,8 @@ func scanRun(row interface{ Scan(...any) error }) (*store.Run, error) {
 		result, rerr                        []byte
 		exp, started, ended, lastSeq, nowUS int64
 	)
-	if err := row.Scan(&r.ID, &r.AgentID, &r.Tenant, &compaction, &onDisc, &state, &result, &rerr, &r.Owner, &exp, &started, &ended, &lastSeq, &purged, &r.EventBytes, &nowUS); err != nil {
+	if err := row.Scan(&r.ID, &r.AgentID, &r.Tenant, &compaction, &onDisc, &state, &result, &rerr, &r.Owner, &exp, &started, &ended, &lastSeq, &purged,
+		&r.EventBytes, &r.HistoryStart, &r.Resume, &r.Attempts, &nowUS); err != nil {
 		return nil, err
 	}
 	r.Compaction, r.Purged = compaction != 0, purged != 0
