@@ -21,6 +21,8 @@ type emitter struct {
 	seq   int64
 	runID string
 	fn    func(*agentv1.Event)
+	// attempt is the run's attempt (0 unless resumed after a crash).
+	attempt int32
 }
 
 // on reports whether anyone listens, so that events are not built for nobody.
@@ -37,6 +39,7 @@ func (e *emitter) emit(ev *agentv1.Event) {
 	ev.Seq = e.seq
 	ev.Time = timestamppb.Now()
 	ev.RunId = e.runID
+	ev.Attempt = e.attempt
 	e.fn(ev)
 }
 
@@ -71,10 +74,14 @@ func (e *emitter) modelResponse(m *agentv1.ModelResponseEvent) {
 	e.emit(&agentv1.Event{Kind: &agentv1.Event_ModelResponse{ModelResponse: m}})
 }
 
-func (e *emitter) permissionRequest(id, name, args string) {
+func (e *emitter) permissionRequest(id, name, args string, rerun bool) {
 	e.emit(&agentv1.Event{Kind: &agentv1.Event_PermissionRequest{PermissionRequest: &agentv1.PermissionRequestEvent{
-		ToolCallId: id, ToolName: name, Arguments: args,
+		ToolCallId: id, ToolName: name, Arguments: args, Rerun: rerun,
 	}}})
+}
+
+func (e *emitter) runResumed(m *agentv1.RunResumedEvent) {
+	e.emit(&agentv1.Event{Kind: &agentv1.Event_RunResumed{RunResumed: m}})
 }
 
 // toolCall emits a call's start; perm is the answer to its permission

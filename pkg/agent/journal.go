@@ -56,6 +56,10 @@ type JournalRun struct {
 	Compaction bool
 	// Busy is the send's busy policy (replace for a compaction).
 	Busy agentv1.BusyPolicy
+	// Attempt is 0 for a new run; more for a run resumed after a crash
+	// (SendOptions.Continue), which the journal holds already: Begin
+	// starts no new run then.
+	Attempt int
 	// Stop cancels the run with a cause (ErrStopped, ErrReplaced…), e.g.
 	// when another process asks for it.
 	Stop func(cause error)

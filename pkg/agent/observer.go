@@ -60,6 +60,9 @@ type RunInfo struct {
 	Model    string
 	// Start is when the run started.
 	Start time.Time
+	// Attempt is 0 for a run as it started, 1 and more for a run resumed
+	// after a crash (SendOptions.Continue).
+	Attempt int
 	// Steps counts the model rounds so far; ToolCalls the calls that ran.
 	Steps     int
 	ToolCalls int

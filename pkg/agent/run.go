@@ -50,7 +50,7 @@ type run struct {
 // context becomes the one the Observer returns.
 func (r *run) observe(compaction bool) {
 	r.info = RunInfo{
-		AgentID: r.session.id, RunID: r.id, Compaction: compaction,
+		AgentID: r.session.id, RunID: r.id, Compaction: compaction, Attempt: r.jrun.Attempt,
 		Protocol: string(r.cfg.Protocol), Model: r.cfg.Model, Start: time.Now(),
 	}
 	r.ctx = r.session.opts.Observer.RunStarted(r.ctx, &r.info)
@@ -83,8 +83,9 @@ func (r *run) modelCall(step int, w *window.Context, compaction bool) *ModelCall
 	return m
 }
 
-// loop is the agent loop of one send, after its input is in the history.
-func (r *run) loop() (*Result, error) {
+// loop is the agent loop of one send, after its input is in the history;
+// a continued run (c) first takes up where its history stands.
+func (r *run) loop(c *Continuation) (*Result, error) {
 	ctx := r.ctx
 	res := &Result{RunID: r.id, Usage: &agentv1.Usage{}}
 	r.usage = res.Usage
@@ -102,8 +103,15 @@ func (r *run) loop() (*Result, error) {
 	}
 	model := r.session.modelFor(r.cfg, false)
 	obs := r.session.opts.Observer
-	noTool := 0
-	for step := 1; ; step++ {
+	first, noTool := 1, 0
+	if c != nil {
+		next, n, done, err := r.resume(ctx, c, offered)
+		if err != nil || done != nil {
+			return done, err
+		}
+		first, noTool = next, n
+	}
+	for step := first; ; step++ {
 		if ctx.Err() != nil {
 			return nil, aborted(ctx)
 		}

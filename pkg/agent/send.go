@@ -42,6 +42,11 @@ type SendOptions struct {
 	// from the last turn, e.g. after a run was interrupted. ErrNothingToResume
 	// when the history is empty or ends with the model's answer.
 	Resume bool
+	// Continue, when set, resumes a run a crash cut off, as Resume does
+	// but keeping the run's id and event numbering, from the last durable
+	// step (see Continuation). The run is told to the journal as already
+	// started (JournalRun.Attempt).
+	Continue *Continuation
 	// OnEvent receives the run's events in order, numbered from 1, on one
 	// goroutine at a time. It must not block for long (tools wait on it) and
 	// must not call Send, Stop or Compact of the same session, which wait for
@@ -111,6 +116,10 @@ func (r *Result) Proto() *agentv1.RunResultEvent {
 // was stopped, replaced, closed or its context ended — of kind timeout when
 // ctx's deadline passed.
 func (s *Session) Send(ctx context.Context, opts SendOptions) (res *Result, err error) {
+	cont := opts.Continue
+	if cont != nil {
+		opts.Resume = true
+	}
 	input, perm, err := s.checkSend(opts)
 	if err != nil {
 		return nil, err
@@ -130,12 +139,19 @@ func (s *Session) Send(ctx context.Context, opts SendOptions) (res *Result, err 
 	}
 	defer func() { s.release(run, res, err) }()
 	run.session, run.cfg, run.perm = s, cfg, perm
-	if err := run.begin(JournalRun{Busy: opts.Busy}); err != nil {
+	info := JournalRun{Busy: opts.Busy}
+	if cont != nil {
+		run.id, info.Attempt = cont.RunID, cont.Attempt
+	}
+	if err := run.begin(info); err != nil {
 		return nil, err
 	}
 	run.observe(false)
 	defer func() { run.ended(res, err) }()
 	run.emit = &emitter{runID: run.id, fn: opts.OnEvent}
+	if cont != nil {
+		run.emit.seq, run.emit.attempt = cont.LastSeq, int32(cont.Attempt)
+	}
 	run.limiter = tool.NewLimiter(cfg.MaxToolConcurrency)
 
 	if opts.History != nil {
@@ -153,18 +169,20 @@ func (s *Session) Send(ctx context.Context, opts SendOptions) (res *Result, err 
 		return nil, err
 	}
 	s.opts.Logger.Debug("run started", "agent", s.id, "run", run.id)
-	if opts.Resume {
+	if opts.Resume && cont == nil {
 		if h := s.snapshot(); len(h) == 0 || h[len(h)-1].GetRole() == agentv1.Role_ROLE_ASSISTANT {
 			return nil, ErrNothingToResume
 		}
 	}
-	run.emit.runStarted(s.id)
+	if cont == nil {
+		run.emit.runStarted(s.id)
+	}
 	if !opts.Resume {
 		if err := run.commit(false, nil, input); err != nil { // durable with the step's first response
 			return nil, err
 		}
 	}
-	res, err = run.loop()
+	res, err = run.loop(cont)
 	if err != nil {
 		return nil, err // the Observer logs the run's end
 	}

@@ -152,25 +152,26 @@ func (r *run) runTools(ctx context.Context, step int, calls []call) ([]*agentv1.
 		}
 		if last >= 0 {
 			k := last
-			wg.Go(func() { results[k], stops[k] = r.runTool(ctx, step, calls[k].part) })
+			wg.Go(func() { results[k], stops[k] = r.runTool(ctx, step, calls[k].part, 1) })
 		}
 		last = i
 	}
 	if last >= 0 {
-		results[last], stops[last] = r.runTool(ctx, step, calls[last].part)
+		results[last], stops[last] = r.runTool(ctx, step, calls[last].part, 1)
 	}
 	wg.Wait()
 	return results, slices.Contains(stops, true)
 }
 
-// runTool asks permission when needed, then runs one call.
-func (r *run) runTool(ctx context.Context, step int, c *agentv1.ToolCallPart) (*agentv1.Part, bool) {
+// runTool asks permission when needed, then runs one call; attempt counts
+// its executions (more than 1: run again after a crash cut it off).
+func (r *run) runTool(ctx context.Context, step int, c *agentv1.ToolCallPart, attempt int) (*agentv1.Part, bool) {
 	id, name, args := c.GetId(), c.GetName(), c.GetArguments()
 	obs := r.session.opts.Observer
 	tc := &ToolCall{Run: &r.info, Step: step, ID: id, Name: name, Arguments: args}
 	var perm *agentv1.PermissionDecision // the answer, in the tool_call event
 	if r.perm.asks(name) {
-		r.emit.permissionRequest(id, name, args)
+		r.emit.permissionRequest(id, name, args, false)
 		d := r.perm.fn(ctx, PermissionRequest{RunID: r.id, Step: step, ToolCallID: id, ToolName: name, Arguments: args})
 		obs.PermissionDecided(ctx, tc, d, ctx.Err() != nil)
 		text := ""
@@ -194,7 +195,7 @@ func (r *run) runTool(ctx context.Context, step int, c *agentv1.ToolCallPart) (*
 		}
 	}
 	opts := tool.Options{CallID: id, Limit: int(r.cfg.MaxToolOutput), Limiter: r.limiter, MaxBytes: r.session.opts.MaxToolResultBytes,
-		Redact: r.session.opts.RedactToolOutput, IdempotencyKey: r.id + "/" + id, Attempt: 1}
+		Redact: r.session.opts.RedactToolOutput, IdempotencyKey: r.id + "/" + id, Attempt: attempt}
 	// The call is announced before it starts, and the run then yields
 	// twice: the goroutines this step woke (the event stream's writer with
 	// this event, the journal's write just released, the event log) run now

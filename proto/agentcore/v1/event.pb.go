@@ -625,9 +625,10 @@ type RunResumedEvent struct {
 	Replica string `protobuf:"bytes,2,opt,name=replica,proto3" json:"replica,omitempty"`
 	// The step the run goes on from (the steps before it are in the history).
 	Step int32 `protobuf:"varint,3,opt,name=step,proto3" json:"step,omitempty"`
-	// The cut-off calls run again (their tools are idempotent or read-only,
-	// or a person allowed it) and those answered with a result saying they
-	// may or may not have run.
+	// The calls the crash cut off, by id: those of idempotent or read-only
+	// tools, run again, and the others, answered with a result saying they
+	// may or may not have run (with cut_calls ASK, a permission request
+	// with rerun set asks first whether to run them again).
 	RerunCallIds    []string `protobuf:"bytes,4,rep,name=rerun_call_ids,json=rerunCallIds,proto3" json:"rerun_call_ids,omitempty"`
 	ReportedCallIds []string `protobuf:"bytes,5,rep,name=reported_call_ids,json=reportedCallIds,proto3" json:"reported_call_ids,omitempty"`
 	unknownFields   protoimpl.UnknownFields
@@ -1088,7 +1089,12 @@ type PermissionRequestEvent struct {
 	ToolCallId string                 `protobuf:"bytes,1,opt,name=tool_call_id,json=toolCallId,proto3" json:"tool_call_id,omitempty"`
 	ToolName   string                 `protobuf:"bytes,2,opt,name=tool_name,json=toolName,proto3" json:"tool_name,omitempty"`
 	// Arguments as JSON text.
-	Arguments     string `protobuf:"bytes,3,opt,name=arguments,proto3" json:"arguments,omitempty"`
+	Arguments string `protobuf:"bytes,3,opt,name=arguments,proto3" json:"arguments,omitempty"`
+	// The call was cut off by a crash and may have run already (cut_calls
+	// ASK): allowing it runs it again, denying it answers the model that it
+	// may or may not have run. tool_call_id is then the call's id with
+	// "#rerun" after it, the id to answer.
+	Rerun         bool `protobuf:"varint,4,opt,name=rerun,proto3" json:"rerun,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1142,6 +1148,13 @@ func (x *PermissionRequestEvent) GetArguments() string {
 		return x.Arguments
 	}
 	return ""
+}
+
+func (x *PermissionRequestEvent) GetRerun() bool {
+	if x != nil {
+		return x.Rerun
+	}
+	return false
 }
 
 // ToolCallEvent is sent when a tool call starts (agent-core: onToolCall).
@@ -1993,12 +2006,13 @@ const file_agentcore_v1_event_proto_rawDesc = "" +
 	"\n" +
 	"tool_calls\x18\x04 \x03(\v2\x1a.agentcore.v1.ToolCallPartR\ttoolCalls\x12)\n" +
 	"\x05usage\x18\x05 \x01(\v2\x13.agentcore.v1.UsageR\x05usage\x12#\n" +
-	"\rfinish_reason\x18\x06 \x01(\tR\ffinishReason\"u\n" +
+	"\rfinish_reason\x18\x06 \x01(\tR\ffinishReason\"\x8b\x01\n" +
 	"\x16PermissionRequestEvent\x12 \n" +
 	"\ftool_call_id\x18\x01 \x01(\tR\n" +
 	"toolCallId\x12\x1b\n" +
 	"\ttool_name\x18\x02 \x01(\tR\btoolName\x12\x1c\n" +
-	"\targuments\x18\x03 \x01(\tR\targuments\"\xc2\x01\n" +
+	"\targuments\x18\x03 \x01(\tR\targuments\x12\x14\n" +
+	"\x05rerun\x18\x04 \x01(\bR\x05rerun\"\xc2\x01\n" +
 	"\rToolCallEvent\x12\x12\n" +
 	"\x04step\x18\x01 \x01(\x05R\x04step\x12 \n" +
 	"\ftool_call_id\x18\x02 \x01(\tR\n" +

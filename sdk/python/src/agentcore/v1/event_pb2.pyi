@@ -146,14 +146,16 @@ class PermissionDecision(_message.Message):
     def __init__(self, outcome: _Optional[_Union[PermissionOutcome, str]] = ..., reason: _Optional[str] = ...) -> None: ...
 
 class PermissionRequestEvent(_message.Message):
-    __slots__ = ["arguments", "tool_call_id", "tool_name"]
+    __slots__ = ["arguments", "rerun", "tool_call_id", "tool_name"]
     ARGUMENTS_FIELD_NUMBER: _ClassVar[int]
+    RERUN_FIELD_NUMBER: _ClassVar[int]
     TOOL_CALL_ID_FIELD_NUMBER: _ClassVar[int]
     TOOL_NAME_FIELD_NUMBER: _ClassVar[int]
     arguments: str
+    rerun: bool
     tool_call_id: str
     tool_name: str
-    def __init__(self, tool_call_id: _Optional[str] = ..., tool_name: _Optional[str] = ..., arguments: _Optional[str] = ...) -> None: ...
+    def __init__(self, tool_call_id: _Optional[str] = ..., tool_name: _Optional[str] = ..., arguments: _Optional[str] = ..., rerun: bool = ...) -> None: ...
 
 class RetryEvent(_message.Message):
     __slots__ = ["attempt", "compact", "delay", "kind", "message", "status"]
