@@ -121,6 +121,11 @@ type Config struct {
 	LeaseTTL time.Duration
 	// PermissionTimeout is how long a permission request waits for an answer.
 	PermissionTimeout time.Duration
+	// OnInterrupt is what happens to a run cut off by a crash when its
+	// config says nothing: "fail" or "resume".
+	OnInterrupt string
+	// ResumeAttempts bounds how many times a run is resumed after a crash.
+	ResumeAttempts int
 	// ReplicaID names this server in the store (default: the host name).
 	ReplicaID string
 	// StorePassword is PGPASSWORD as Load read it: the PostgreSQL store's

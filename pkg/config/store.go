@@ -43,6 +43,16 @@ func (c *Config) finishStore(getenv func(string) string, bad func(string, ...any
 	if c.LeaseTTL < time.Second {
 		bad("-lease-ttl %s: must be at least 1s", c.LeaseTTL)
 	}
+	switch c.OnInterrupt {
+	case "fail", "resume":
+	case "":
+		c.OnInterrupt = "fail"
+	default:
+		bad("-on-interrupt %q: want fail or resume", c.OnInterrupt)
+	}
+	if c.ResumeAttempts < 0 {
+		bad("-resume-attempts %d: must be 0 or more", c.ResumeAttempts)
+	}
 }
 
 // StoreKind splits Store into its driver ("sqlite", "postgres", "memory"

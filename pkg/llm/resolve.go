@@ -94,6 +94,14 @@ func ResolveConfig(public *agentv1.AgentConfig) (*Config, error) {
 	default:
 		problems.add("config.tool_mode", "unknown tool mode %d", public.GetToolMode())
 	}
+	// The resume policy is the server's (see agentv1.OnInterrupt); only its
+	// values are checked here, with the rest of the config.
+	if _, ok := agentv1.OnInterrupt_name[int32(public.GetOnInterrupt())]; !ok {
+		problems.add("config.on_interrupt", "unknown value %d: want ON_INTERRUPT_FAIL or ON_INTERRUPT_RESUME", public.GetOnInterrupt())
+	}
+	if _, ok := agentv1.CutCalls_name[int32(public.GetCutCalls())]; !ok {
+		problems.add("config.cut_calls", "unknown value %d: want CUT_CALLS_REPORT or CUT_CALLS_ASK", public.GetCutCalls())
+	}
 	if caps := public.GetCapabilities(); caps != nil {
 		set := func(dst *bool, src *bool) {
 			if src != nil {

@@ -7,20 +7,40 @@ import (
 
 	"google.golang.org/grpc/codes"
 
+	"github.com/agentcore/agentcore/pkg/agent"
 	"github.com/agentcore/agentcore/pkg/history"
 	"github.com/agentcore/agentcore/pkg/store"
 	agentv1 "github.com/agentcore/agentcore/proto/agentcore/v1"
 )
-
-// interruptedText answers, in the repaired history, a call cut off by a
-// server that stopped.
-const interruptedText = "The server stopped (restart or crash) before this call of %s finished: it may or may not have run, and its result is lost."
 
 // Recover ends a run whose server is gone: its history is repaired (every
 // call of the last model response without a result gets an error result)
 // and it becomes interrupted, which releases the agent's lease. Two replicas
 // may try at once: the store lets one of each write through.
 func (rp *Replica) Recover(ctx context.Context, runID string) error {
+	return rp.end(ctx, runID, agentv1.RunState_RUN_STATE_INTERRUPTED, func(r *store.Run) *agentv1.RunError {
+		return &agentv1.RunError{
+			Code: int32(codes.Unavailable), Reason: agentv1.ErrorReason_ERROR_REASON_RUN_INTERRUPTED.Wire(),
+			Message: "the server running it (replica " + r.Owner + ") stopped before the run ended; its history was repaired: send again, or send with resume to go on",
+		}
+	})
+}
+
+// GiveUp ends a run taken over to be resumed that cannot be (why says
+// why), as Recover does.
+func (rp *Replica) GiveUp(ctx context.Context, runID, why string) error {
+	rp.opts.Log.Warn("run not resumed", "run", runID, "why", why)
+	return rp.end(ctx, runID, agentv1.RunState_RUN_STATE_INTERRUPTED, func(*store.Run) *agentv1.RunError {
+		return &agentv1.RunError{
+			Code: int32(codes.Unavailable), Reason: agentv1.ErrorReason_ERROR_REASON_RUN_INTERRUPTED.Wire(),
+			Message: "the run was cut off by a crash and could not be resumed (" + why + "); its history was repaired: send again, or send with resume to go on",
+		}
+	})
+}
+
+// end ends a run cut off by a crash in state, with the error errOf says,
+// its history repaired.
+func (rp *Replica) end(ctx context.Context, runID string, state agentv1.RunState, errOf func(*store.Run) *agentv1.RunError) error {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), storeTimeout)
 	defer cancel()
 	r, err := rp.opts.Store.GetRun(ctx, runID)
@@ -42,7 +62,7 @@ func (rp *Replica) Recover(ctx context.Context, runID string) error {
 		for _, p := range h[n-1].GetParts() {
 			if c := p.GetToolCall(); c != nil {
 				results = append(results, history.ToolResult(c.GetId(), c.GetName(),
-					history.TextOutput(fmt.Sprintf(interruptedText, c.GetName())), true))
+					history.TextOutput(fmt.Sprintf(agent.CutText, c.GetName())), true))
 			}
 		}
 		if len(results) > 0 {
@@ -52,16 +72,42 @@ func (rp *Replica) Recover(ctx context.Context, runID string) error {
 			}
 		}
 	}
-	err = rp.opts.Store.FinishRun(ctx, runID, agentv1.RunState_RUN_STATE_INTERRUPTED, nil, &agentv1.RunError{
-		Code: int32(codes.Unavailable), Reason: agentv1.ErrorReason_ERROR_REASON_RUN_INTERRUPTED.Wire(),
-		Message: "the server running it (replica " + r.Owner + ") stopped before the run ended; its history was repaired: send again, or send with resume to go on",
-	})
+	err = rp.opts.Store.FinishRun(ctx, runID, state, nil, errOf(r))
 	if err != nil && !errors.Is(err, store.ErrConflict) && !errors.Is(err, store.ErrNotFound) {
 		return err
 	}
 	if err == nil {
-		rp.opts.Log.Info("run interrupted", "run", runID, "agent", r.AgentID, "replica", r.Owner)
+		rp.opts.Log.Info("run ended after a crash", "run", runID, "agent", r.AgentID, "replica", r.Owner, "state", state, "attempts", r.Attempts)
 	}
+	return nil
+}
+
+// takeUp deals with a run cut off by a crash: it is resumed here when its
+// record asks for it and it has attempts left, ended failed when it has
+// none (a run that keeps crashing its server), else ended interrupted.
+func (rp *Replica) takeUp(ctx context.Context, r *store.Run) error {
+	if r.Resume == nil || r.Compaction || rp.opts.Resume == nil {
+		return rp.Recover(ctx, r.ID)
+	}
+	if r.Attempts >= rp.opts.ResumeAttempts {
+		return rp.end(ctx, r.ID, agentv1.RunState_RUN_STATE_FAILED, func(r *store.Run) *agentv1.RunError {
+			return &agentv1.RunError{
+				Code: int32(codes.Aborted), Reason: agentv1.ErrorReason_ERROR_REASON_RESUME_LIMIT.Wire(),
+				Message: fmt.Sprintf("the run was cut off by a crash %d times (resumed %d times, the server's -resume-attempts): "+
+					"something in it may be crashing the server; its history was repaired: look at the server's log, then send again", r.Attempts+1, r.Attempts),
+			}
+		})
+	}
+	taken, err := rp.opts.Store.TakeOverRun(ctx, r.ID, rp.opts.ID, r.Attempts, rp.opts.LeaseTTL)
+	if errors.Is(err, store.ErrConflict) || errors.Is(err, store.ErrNotFound) {
+		return nil // another replica took it, or it ended meanwhile
+	}
+	if err != nil {
+		return err
+	}
+	rp.opts.Log.Info("run resumed after a crash", "run", r.ID, "agent", r.AgentID, "attempt", taken.Attempts,
+		"replica", rp.opts.ID, "cut_off_replica", r.Owner, "last_seq", taken.LastSeq)
+	rp.opts.Resume(taken)
 	return nil
 }
 
@@ -86,7 +132,7 @@ func (rp *Replica) RecoverStale(ctx context.Context, startup bool) {
 				stale = true
 			}
 			if stale {
-				if err := rp.Recover(ctx, r.ID); err != nil {
+				if err := rp.takeUp(ctx, r); err != nil {
 					rp.opts.Log.Warn("recovering a run", "run", r.ID, "error", err)
 				}
 			}

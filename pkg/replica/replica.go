@@ -41,6 +41,13 @@ type Options struct {
 	EventRetentionRunBytes, EventRetentionBytes int64
 	// Log gets what goes wrong with the store.
 	Log hclog.Logger
+	// Resume, when set, resumes a run cut off by a crash whose record asks
+	// for it (store.Run.Resume): this replica took it over (a fresh lease,
+	// Attempts one more) and Resume must run it to its end or end it.
+	Resume func(r *store.Run)
+	// ResumeAttempts bounds how many times a run is taken over: cut off
+	// once more, it ends failed (RESUME_LIMIT) (-resume-attempts).
+	ResumeAttempts int
 }
 
 // Replica holds the runs executing here, the requests waiting for the

@@ -34,10 +34,27 @@ func (s *Server) Attach(req *agentv1.AttachRequest, stream agentv1.AgentService_
 	if r.Purged && last < r.LastSeq {
 		return failure(codes.OutOfRange, agentv1.ErrorReason_ERROR_REASON_EVENTS_EXPIRED, "the events of run %s were deleted after the server's event retention; GetRun has its outcome", r.ID)
 	}
+	// seen is the attempt of the event at last: the events of a later
+	// attempt replaced those after its resumption point, which the client
+	// may have seen on a Send stream without the store keeping them.
+	seen, rebasing := req.GetAttempt(), req.Attempt != nil
+	if rebasing && seen < int32(r.Attempts) && last > 0 {
+		if last, err = s.rebase(ctx, r.ID, seen, last); err != nil {
+			return err
+		}
+	}
 	for {
 		evs, err := s.store.Events(ctx, r.ID, last, attachPage)
 		if err != nil {
 			return storeStatus(err)
+		}
+		if n := len(evs); rebasing && n > 0 && evs[0].GetAttempt() > seen && evs[0].GetRunResumed() == nil && last > 0 {
+			// Resumed since the client's event: start from the resumption.
+			if last, err = s.rebase(ctx, r.ID, seen, last); err != nil {
+				return err
+			}
+			seen = evs[0].GetAttempt()
+			continue
 		}
 		for _, ev := range evs {
 			if ev.GetSeq() != last+1 { // seqs are given one by one: the store lost the ones between
@@ -46,7 +63,7 @@ func (s *Server) Attach(req *agentv1.AttachRequest, stream agentv1.AgentService_
 			if err := stream.Send(&agentv1.AttachResponse{Event: ev}); err != nil {
 				return err
 			}
-			last = ev.GetSeq()
+			last, seen = ev.GetSeq(), ev.GetAttempt()
 		}
 		if len(evs) == attachPage {
 			continue
@@ -69,6 +86,28 @@ func (s *Server) Attach(req *agentv1.AttachRequest, stream agentv1.AgentService_
 			return storeStatus(err)
 		}
 	}
+}
+
+// rebase returns where to follow a run from for a client that saw its
+// events up to last of attempt seen: before the first resumption after
+// that attempt when it comes before last, else last.
+func (s *Server) rebase(ctx context.Context, runID string, seen int32, last int64) (int64, error) {
+	for after := int64(0); after < last; {
+		evs, err := s.store.Events(ctx, runID, after, attachPage)
+		if err != nil {
+			return 0, storeStatus(err)
+		}
+		for _, ev := range evs {
+			if rs := ev.GetRunResumed(); rs != nil && rs.GetAttempt() > seen {
+				return min(last, ev.GetSeq()-1), nil
+			}
+			after = ev.GetSeq()
+		}
+		if len(evs) < attachPage {
+			break
+		}
+	}
+	return last, nil
 }
 
 // attachTarget is the run an Attach names, or its agent's latest.

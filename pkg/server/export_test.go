@@ -1,6 +1,10 @@
 package server
 
 import (
+	"encoding/json"
+
+	"google.golang.org/protobuf/proto"
+
 	"github.com/agentcore/agentcore/pkg/eventlog"
 	"github.com/agentcore/agentcore/pkg/store"
 	agentv1 "github.com/agentcore/agentcore/proto/agentcore/v1"
@@ -16,3 +20,17 @@ func StoredAgent(id, tenant string, cfg *agentv1.AgentConfig) *store.Agent {
 
 // EventLog returns the server's event log.
 func (s *Server) EventLog() *eventlog.Log { return s.events }
+
+// ResumeRecord is the resume record (store.Run.Resume) of a send that asked
+// for its run to be resumed after a crash.
+func ResumeRecord(start *agentv1.StartRun) []byte {
+	b, err := proto.Marshal(start)
+	if err != nil {
+		panic(err)
+	}
+	rec, err := json.Marshal(resumeSpec{Start: b})
+	if err != nil {
+		panic(err)
+	}
+	return rec
+}

@@ -3,6 +3,7 @@ package server
 import (
 	"context"
 	"errors"
+	"math/rand/v2"
 	"time"
 
 	"github.com/agentcore/agentcore/pkg/agent"
@@ -20,6 +21,9 @@ const storeTimeout = 30 * time.Second
 // runOptions are what a send tells the journal beside the engine's JournalRun.
 type runOptions struct {
 	onDisconnect agentv1.OnDisconnect
+	// resume is the run's resume record (store.Run.Resume); nil: the run
+	// ends interrupted when a crash cuts it off.
+	resume []byte
 }
 
 type runOptionsKey struct{}
@@ -41,6 +45,10 @@ type journal struct {
 	// writes holds the history writes that need not be durable yet and keeps
 	// them in order.
 	writes agent.HeldWrites
+	// resumable says the current run is resumed after a crash (it has a
+	// resume record); set by Begin (a session's runs begin and end one at
+	// a time).
+	resumable bool
 }
 
 var (
@@ -53,8 +61,13 @@ var (
 // it changed since this replica saw it.
 func (j *journal) Begin(ctx context.Context, info agent.JournalRun) (*agent.Snapshot, error) {
 	s, sess := j.srv, j.sess
+	if info.Attempt > 0 {
+		return j.beginResumed(ctx, info)
+	}
+	ro := runOptionsFrom(ctx)
+	j.resumable = ro.resume != nil
 	run := &store.Run{ID: info.ID, AgentID: sess.id, Owner: s.cfg.ReplicaID, Compaction: info.Compaction,
-		OnDisconnect: runOptionsFrom(ctx).onDisconnect}
+		OnDisconnect: ro.onDisconnect, Resume: ro.resume}
 	w := s.replica.WatchLease(sess.id)
 	defer w.Close()
 	stopped := ""
@@ -107,6 +120,24 @@ func (j *journal) Begin(ctx context.Context, info agent.JournalRun) (*agent.Snap
 	return snap, nil
 }
 
+// beginResumed begins a run this replica took over after a crash (it holds
+// its lease already) with the agent as the store has it.
+func (j *journal) beginResumed(ctx context.Context, info agent.JournalRun) (*agent.Snapshot, error) {
+	s, sess := j.srv, j.sess
+	j.resumable = true
+	v, err := s.store.AgentVersion(ctx, sess.id)
+	if err != nil {
+		return nil, err
+	}
+	s.replica.Started(info.ID, sess.id, info.Stop)
+	snap, err := j.sync(ctx, v)
+	if err != nil {
+		s.replica.Forget(info.ID)
+		return nil, err
+	}
+	return snap, nil
+}
+
 // sync returns the stored history and usage when another process changed
 // the agent since this one last wrote or read it: when the agent's version
 // as StartRun saw it is not the session's.
@@ -149,6 +180,9 @@ func (j *journal) Release() error { return j.writes.Release(j.write) }
 
 // write stores messages at position at, durably or not.
 func (j *journal) write(at int, msgs []*agentv1.Message, usage *agentv1.Usage, durable bool) error {
+	if p := j.srv.faults.killBeforeStepWrite; durable && p > 0 && rand.Float64() < p {
+		kill() // test-only: a crash between a step's end and its journal write
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), storeTimeout)
 	defer cancel()
 	v, err := j.srv.store.AppendHistory(ctx, j.sess.id, at, msgs, usage, durable)
@@ -187,6 +221,19 @@ func (j *journal) End(info agent.JournalRun, res *agent.Result, err error) {
 	ctx, cancel := context.WithTimeout(context.Background(), storeTimeout)
 	defer cancel()
 	state, result, rerr := s.outcome(res, err)
+	if state == agentv1.RunState_RUN_STATE_INTERRUPTED && j.resumable {
+		// Stopped by this server's shutdown: the run stays running, for
+		// this server's next start (or another replica, once its lease
+		// expires) to resume; its events go with the log's last writes.
+		s.log.Info("run left for the next start to resume", "run", info.ID, "agent", j.sess.id)
+		ended()
+		return
+	}
+	if errors.Is(err, replica.ErrLeaseLost) {
+		// Another replica took the run over: its end is theirs to write.
+		ended()
+		return
+	}
 	end := store.RunEnd{RunID: info.ID, State: state, Result: result, Error: rerr}
 	if eerr := s.events.End(ctx, end); eerr != nil {
 		if errors.Is(eerr, eventlog.ErrEventsLost) {

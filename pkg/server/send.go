@@ -39,6 +39,11 @@ func (s *Server) Send(stream agentv1.AgentService_SendServer) error {
 	if err != nil {
 		return err
 	}
+	resume, err := s.resumeSpecOf(sess, start)
+	if err != nil {
+		s.agents.unpin(sess)
+		return toStatus(err)
+	}
 	admitted, err := s.admitSend(t, start.GetConfig())
 	if err != nil {
 		s.agents.unpin(sess)
@@ -48,7 +53,7 @@ func (s *Server) Send(stream agentv1.AgentService_SendServer) error {
 	// may be after the stream (on_disconnect CONTINUE).
 	release := func() { admitted(); s.agents.unpin(sess) }
 	detached := start.GetOnDisconnect() == agentv1.OnDisconnect_ON_DISCONNECT_CONTINUE
-	ctx, cancel, out := s.connectSend(stream, start.GetOnDisconnect(), &opts)
+	ctx, cancel, out := s.connectSend(stream, runOptions{onDisconnect: start.GetOnDisconnect(), resume: resume}, &opts)
 	if !detached {
 		defer release()
 		defer cancel(nil)
@@ -201,13 +206,13 @@ func (s *Server) admitSend(t *auth.Tenant, override *agentv1.AgentConfig) (relea
 // without its cancellation when the run outlives the stream), its events
 // to the stream (out), and the client's later messages (permission answers,
 // stop) to the run, read on a goroutine of their own.
-func (s *Server) connectSend(stream agentv1.AgentService_SendServer, onDisconnect agentv1.OnDisconnect, opts *agent.SendOptions) (context.Context, context.CancelCauseFunc, *sink) {
-	detached := onDisconnect == agentv1.OnDisconnect_ON_DISCONNECT_CONTINUE
+func (s *Server) connectSend(stream agentv1.AgentService_SendServer, ro runOptions, opts *agent.SendOptions) (context.Context, context.CancelCauseFunc, *sink) {
+	detached := ro.onDisconnect == agentv1.OnDisconnect_ON_DISCONNECT_CONTINUE
 	base := stream.Context() // holds the caller's tenant
 	if detached {
 		base = context.WithoutCancel(base)
 	}
-	ctx, cancel := context.WithCancelCause(withRunOptions(base, runOptions{onDisconnect: onDisconnect}))
+	ctx, cancel := context.WithCancelCause(withRunOptions(base, ro))
 	out := &sink{srv: s, send: func(ev *agentv1.Event) error { return stream.Send(&agentv1.SendResponse{Event: ev}) }}
 	if !detached {
 		out.onGone = cancel // the client going away stops the run
@@ -312,6 +317,9 @@ func (out *sink) event(ev *agentv1.Event) {
 	}
 	if ev.GetModelDelta() == nil { // deltas are small; the rest may not be
 		ev = interceptor.FitMessage(ev, s.cfg.Limits.MaxMessageBytes-interceptor.MessageRoom)
+	}
+	if tc := ev.GetToolCall(); tc != nil && s.faults.killOnTool != "" && tc.GetToolName() == s.faults.killOnTool {
+		kill() // test-only: a run whose tool crashes its server
 	}
 	if p := ev.GetPermissionRequest(); p != nil {
 		ctx, cancel := context.WithTimeout(context.Background(), storeTimeout)

@@ -28,6 +28,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"sync"
 	"time"
 
@@ -109,15 +110,21 @@ type Server struct {
 	bgRuns sync.WaitGroup
 	bg     sync.WaitGroup
 	stopBG context.CancelFunc
+	// bgCtx is the context of the server's own work (runs it resumes after
+	// a crash), ended by stopBG.
+	bgCtx context.Context
+	// faults are the crash tests' fault hooks (test-only).
+	faults faults
 
 	closeOnce sync.Once
 }
 
 // New returns a Server with no tools loaded yet: call LoadTools. It reads
 // the tokens file, if any, resolves the plugin user, opens the store
-// (applying its migrations), ends the runs a previous life of this server
-// left running (interrupted, histories repaired) and starts the server's
-// loops; Close ends them.
+// (applying its migrations), resumes the runs a previous life of this
+// server left running when they ask for it and ends the others
+// (interrupted, histories repaired), and starts the server's loops; Close
+// ends them.
 func New(opts Options) (*Server, error) {
 	if opts.Config == nil {
 		return nil, errors.New("server: Options.Config is required")
@@ -201,6 +208,11 @@ func New(opts Options) (*Server, error) {
 	})
 	s.encoders = tokens.NewEncoders()
 	s.agents.init(registryLimits{maxLoaded: cfg.Limits.MaxLoadedAgents, maxBytes: int64(cfg.Limits.AgentMemory)}, sec, tel)
+	getenv := opts.Getenv
+	if getenv == nil {
+		getenv = os.Getenv
+	}
+	s.faults = faultsFrom(getenv)
 
 	st := opts.Store
 	if st == nil {
@@ -218,11 +230,12 @@ func New(opts Options) (*Server, error) {
 	s.store = st
 	s.replica = replica.New(replica.Options{Store: st, ID: cfg.ReplicaID, LeaseTTL: cfg.LeaseTTL,
 		PermissionTimeout: cfg.PermissionTimeout, EventRetention: cfg.EventRetention,
-		EventRetentionRunBytes: int64(cfg.EventRetentionRunBytes), EventRetentionBytes: int64(cfg.EventRetentionBytes), Log: log})
+		EventRetentionRunBytes: int64(cfg.EventRetentionRunBytes), EventRetentionBytes: int64(cfg.EventRetentionBytes), Log: log,
+		Resume: s.resume, ResumeAttempts: cfg.ResumeAttempts})
 	// A run whose events the store could not keep is stopped.
 	s.events = eventlog.New(st, log.Named("events"), func(runID string, err error) { s.replica.Stop(runID, err) })
 	ctx, cancel := context.WithCancel(context.Background())
-	s.stopBG = cancel
+	s.stopBG, s.bgCtx = cancel, ctx
 	s.replica.RecoverStale(ctx, true)
 	s.bg.Add(3)
 	go func() { defer s.bg.Done(); s.events.Run() }()

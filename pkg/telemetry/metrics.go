@@ -36,6 +36,7 @@ type metrics struct {
 	runsStarted *prometheus.CounterVec   // kind
 	runsEnded   *prometheus.CounterVec   // kind, reason, error_kind
 	runsActive  prometheus.Gauge         //
+	runsResumed prometheus.Counter       //
 	runDuration *prometheus.HistogramVec // kind
 
 	modelRequests *prometheus.CounterVec   // protocol, outcome
@@ -122,6 +123,7 @@ func newMetrics(reg *prometheus.Registry) *metrics {
 			"Runs ended, by why: reason no_tool, tool_stop, step_limit or compacted; or reason error with the error kind (aborted, auth, limit, timeout, server, network, request, unknown, invalid, internal).",
 			"kind", "reason", "error_kind"),
 		runsActive:  registered.gauge("agentcore_runs_active", "Runs running now."),
+		runsResumed: registered.counter("agentcore_runs_resumed_total", "Runs resumed after a crash cut them off (on_interrupt resume), each attempt counted; they count in runs started too.").WithLabelValues(),
 		runDuration: registered.histogram("agentcore_run_duration_seconds", "How long runs took, from taking the agent to the end.", secondsBuckets, "kind"),
 
 		modelRequests: registered.counter("agentcore_model_requests_total",

@@ -100,12 +100,19 @@ func (t *Telemetry) RunStarted(ctx context.Context, r *agent.RunInfo) context.Co
 	}
 	t.metrics.runsStarted.WithLabelValues(kind).Inc()
 	t.metrics.runsActive.Inc()
+	if r.Attempt > 0 {
+		t.metrics.runsResumed.Inc()
+	}
 	if !t.tracing {
 		return ctx
 	}
 	// The run's attributes go in at its end, in one call (see ModelStarted);
 	// the span starts now: the engine takes r.Start just before calling.
-	ctx, _ = t.tracer.Start(ctx, runOperation(r)+" "+r.AgentID, t.internalStart...)
+	ctx, span := t.tracer.Start(ctx, runOperation(r)+" "+r.AgentID, t.internalStart...)
+	if r.Attempt > 0 {
+		span.AddEvent("agentcore.run.resumed", trace.WithAttributes(
+			attribute.String("agentcore.run.id", r.RunID), attribute.Int("agentcore.run.attempt", r.Attempt)))
+	}
 	return ctx
 }
 

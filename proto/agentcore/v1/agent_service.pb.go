@@ -2884,8 +2884,9 @@ type AttachRequest struct {
 	// The attempt of the event after_seq names (its Event.attempt). When the
 	// run was resumed since that attempt, the events after the resumption's
 	// point were never stored and another attempt replaced them: the stream
-	// then starts at the first RunResumedEvent after that attempt.
-	Attempt       int32 `protobuf:"varint,4,opt,name=attempt,proto3" json:"attempt,omitempty"`
+	// then starts at the first RunResumedEvent after that attempt. Unset,
+	// the stream starts after after_seq whatever the attempts.
+	Attempt       *int32 `protobuf:"varint,4,opt,name=attempt,proto3,oneof" json:"attempt,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -2942,8 +2943,8 @@ func (x *AttachRequest) GetAfterSeq() int64 {
 }
 
 func (x *AttachRequest) GetAttempt() int32 {
-	if x != nil {
-		return x.Attempt
+	if x != nil && x.Attempt != nil {
+		return *x.Attempt
 	}
 	return 0
 }
@@ -3495,12 +3496,14 @@ const file_agentcore_v1_agent_service_proto_rawDesc = "" +
 	"\x12ReloadToolsRequest\"C\n" +
 	"\x13ReloadToolsResponse\x12\x14\n" +
 	"\x05tools\x18\x01 \x01(\x05R\x05tools\x12\x16\n" +
-	"\x06skills\x18\x02 \x01(\x05R\x06skills\"x\n" +
+	"\x06skills\x18\x02 \x01(\x05R\x06skills\"\x89\x01\n" +
 	"\rAttachRequest\x12\x15\n" +
 	"\x06run_id\x18\x01 \x01(\tR\x05runId\x12\x19\n" +
 	"\bagent_id\x18\x02 \x01(\tR\aagentId\x12\x1b\n" +
-	"\tafter_seq\x18\x03 \x01(\x03R\bafterSeq\x12\x18\n" +
-	"\aattempt\x18\x04 \x01(\x05R\aattempt\";\n" +
+	"\tafter_seq\x18\x03 \x01(\x03R\bafterSeq\x12\x1d\n" +
+	"\aattempt\x18\x04 \x01(\x05H\x00R\aattempt\x88\x01\x01B\n" +
+	"\n" +
+	"\b_attempt\";\n" +
 	"\x0eAttachResponse\x12)\n" +
 	"\x05event\x18\x01 \x01(\v2\x13.agentcore.v1.EventR\x05event\"&\n" +
 	"\rGetRunRequest\x12\x15\n" +
@@ -3767,6 +3770,7 @@ func file_agentcore_v1_agent_service_proto_init() {
 		(*ExecuteToolResponse_Output)(nil),
 		(*ExecuteToolResponse_Result)(nil),
 	}
+	file_agentcore_v1_agent_service_proto_msgTypes[42].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{

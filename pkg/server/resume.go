@@ -1,0 +1,176 @@
+package server
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"strconv"
+	"syscall"
+	"time"
+
+	"google.golang.org/protobuf/proto"
+
+	"github.com/agentcore/agentcore/pkg/agent"
+	"github.com/agentcore/agentcore/pkg/auth"
+	"github.com/agentcore/agentcore/pkg/store"
+	agentv1 "github.com/agentcore/agentcore/proto/agentcore/v1"
+)
+
+// resumeSpec is what a server needs to resume a run after a crash, kept
+// with the run (store.Run.Resume): the send as its client gave it, without
+// its input (in the history by then), its history replacement or any
+// secret.
+type resumeSpec struct {
+	// Start is the agentv1.StartRun of the send, so reduced.
+	Start []byte `json:"start"`
+	// Replaced, when the send replaced the history, is the length of the
+	// replacement: where the run's messages begin.
+	Replaced *int `json:"replaced,omitempty"`
+	// CutCalls is the send's agentv1.CutCalls.
+	CutCalls agentv1.CutCalls `json:"cut_calls,omitempty"`
+}
+
+// resumeSpecOf returns the resume spec of a send whose config asks for it
+// (on_interrupt resume, in the send's override, the agent's config or its
+// profile, else the server's -on-interrupt), nil when the run is to end
+// interrupted instead.
+func (s *Server) resumeSpecOf(sess *session, start *agentv1.StartRun) ([]byte, error) {
+	c := agent.MergeConfig(sess.engine.StoredConfig(), start.GetConfig())
+	if exp, err := sess.expand(c); err == nil {
+		c = exp
+	}
+	switch c.GetOnInterrupt() {
+	case agentv1.OnInterrupt_ON_INTERRUPT_FAIL:
+		return nil, nil
+	case agentv1.OnInterrupt_ON_INTERRUPT_UNSPECIFIED:
+		if s.cfg.OnInterrupt != "resume" {
+			return nil, nil
+		}
+	}
+	kept := proto.Clone(start).(*agentv1.StartRun)
+	kept.Input, kept.History, kept.Config = nil, nil, agent.Redact(start.GetConfig())
+	b, err := proto.Marshal(kept)
+	if err != nil {
+		return nil, err
+	}
+	spec := resumeSpec{Start: b, CutCalls: c.GetCutCalls()}
+	if h := start.GetHistory(); h != nil {
+		n := len(h.GetMessages())
+		spec.Replaced = &n
+	}
+	return json.Marshal(spec)
+}
+
+// resumePoll is how often a run taken over at start waits for the tools to
+// be loaded before it resumes.
+const resumePoll = 50 * time.Millisecond
+
+// resume runs a run this replica took over after a crash cut it off (the
+// replica's Resume), on a goroutine of its own; a run that cannot be resumed
+// ends interrupted.
+func (s *Server) resume(r *store.Run) {
+	s.bgRuns.Add(1)
+	go func() {
+		defer s.bgRuns.Done()
+		err := s.continueRun(r)
+		switch {
+		case err == nil, s.bgCtx.Err() != nil:
+			return // ended, or the server stops: the next start resumes it
+		case errors.Is(err, agent.ErrBusy):
+			err = s.replica.GiveUp(context.Background(), r.ID, "a new send took the agent first")
+		default:
+			err = s.replica.GiveUp(context.Background(), r.ID, s.secrets.Redact(err.Error()))
+		}
+		if err != nil {
+			s.log.Warn("run not ended", "run", r.ID, "error", err)
+		}
+	}()
+}
+
+// continueRun resumes a run taken over, once the tools are loaded, and
+// returns when it has ended (its end stored by the journal), or why it
+// could not start.
+func (s *Server) continueRun(r *store.Run) error {
+	ctx := s.bgCtx
+	for s.tools.get() == nil {
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(resumePoll):
+		}
+	}
+	var spec resumeSpec
+	start := &agentv1.StartRun{}
+	if err := json.Unmarshal(r.Resume, &spec); err != nil {
+		return fmt.Errorf("unreadable resume record: %w", err)
+	}
+	if err := proto.Unmarshal(spec.Start, start); err != nil {
+		return fmt.Errorf("unreadable resume record: %w", err)
+	}
+	t, ok := s.auth.Lookup(r.Tenant)
+	if !ok {
+		if r.Tenant != auth.DefaultTenant {
+			return fmt.Errorf("its tenant %q is no longer known", r.Tenant)
+		}
+		t = &auth.Tenant{}
+	}
+	ctx = auth.NewContext(ctx, t)
+	start.AgentId, start.Resume = agentID(r.AgentID), true
+	sess, opts, err := s.prepareSend(ctx, start)
+	if err != nil {
+		return err
+	}
+	defer s.agents.unpin(sess) // pinned for the run, as a send's
+	from := r.HistoryStart
+	if spec.Replaced != nil {
+		from = *spec.Replaced
+	}
+	opts.Busy = agentv1.BusyPolicy_BUSY_POLICY_REJECT // a send waiting here for the agent goes first
+	opts.Continue = &agent.Continuation{RunID: r.ID, Attempt: r.Attempts, LastSeq: r.LastSeq, HistoryStart: from,
+		CutCalls: spec.CutCalls, Replica: s.cfg.ReplicaID}
+	out := &sink{srv: s}
+	opts.OnEvent, opts.OnPermission = out.event, s.replica.Ask
+	ctx = withRunOptions(ctx, runOptions{onDisconnect: agentv1.OnDisconnect_ON_DISCONNECT_CONTINUE, resume: r.Resume})
+	_, err = sess.engine.Send(ctx, opts)
+	if err == nil {
+		return nil
+	}
+	// Failed once it began, the run's end is stored; failed before, it is
+	// still running here.
+	ctx, cancel := context.WithTimeout(context.Background(), storeTimeout)
+	defer cancel()
+	if now, gerr := s.store.GetRun(ctx, r.ID); gerr == nil && (now.Done() || now.Owner != s.cfg.ReplicaID) {
+		return nil
+	}
+	return err
+}
+
+// faults are the test-only fault hooks of the crash tests (tests/crash_test.go),
+// read from the environment at start; an operator never sets them.
+type faults struct {
+	// killBeforeStepWrite is the chance (0 to 1) that the process kills
+	// itself (SIGKILL) just before it writes the end of a step: between a
+	// step's end and its journal write. AGENTCORE_TEST_KILL_BEFORE_STEP_WRITE.
+	killBeforeStepWrite float64
+	// killOnTool names a tool whose every call kills the process as it
+	// starts: a run calling it crashes its server at each attempt.
+	// AGENTCORE_TEST_KILL_ON_TOOL.
+	killOnTool string
+}
+
+// faultsFrom reads the fault hooks from getenv.
+func faultsFrom(getenv func(string) string) faults {
+	f := faults{killOnTool: getenv("AGENTCORE_TEST_KILL_ON_TOOL")}
+	if p, err := strconv.ParseFloat(getenv("AGENTCORE_TEST_KILL_BEFORE_STEP_WRITE"), 64); err == nil {
+		f.killBeforeStepWrite = p
+	}
+	return f
+}
+
+// kill ends the process at once, as a crash would.
+func kill() {
+	_ = syscall.Kill(os.Getpid(), syscall.SIGKILL)
+	select {} // the signal is on its way
+}
