@@ -57,6 +57,10 @@ type Callbacks struct {
 	// OnCompact: compaction started, streamed a piece of summary, or finished
 	// (onCompact); the event holds one of the three.
 	OnCompact func(*agentv1.Event)
+	// OnResumed: the run's server crashed and a server resumed the run
+	// (on_interrupt resume); the events after it replace those after seq-1
+	// that this client may have seen on the broken stream.
+	OnResumed func(*agentv1.RunResumedEvent)
 }
 
 // Decision answers a permission request.
@@ -94,10 +98,13 @@ type SendOptions struct {
 	// (on_disconnect CONTINUE): Attach follows it again, RespondPermission
 	// answers it. Cancelling ctx then leaves the run running; Stop stops it.
 	Detach bool
-	// Reconnect makes SendWith survive a broken connection: the run goes
-	// on (as with Detach) and SendWith attaches again from the last event
-	// it saw, until the run ends or ctx is done. Permission requests seen
-	// after a reconnection are answered with RespondPermission.
+	// Reconnect makes SendWith survive a broken connection and a restart
+	// of the server: the run goes on (as with Detach) and SendWith attaches
+	// again from the last event it saw, until the run ends or ctx is done.
+	// A run resumed after its server crashed (on_interrupt resume) is
+	// followed to its end: its callbacks then get a RunResumedEvent and the
+	// events that replaced those the store never kept. Permission requests
+	// seen after a reconnection are answered with RespondPermission.
 	Reconnect bool
 	// Resume goes on from the stored history without input (Text and
 	// Parts empty), e.g. after a run was interrupted by a server restart.
@@ -203,7 +210,7 @@ func (a *Agent) send(ctx context.Context, start *agentv1.StartRun, o *SendOption
 			return nil, asError(err)
 		}
 		e := ev.GetEvent()
-		f.runID, f.seq = e.GetRunId(), e.GetSeq()
+		f.saw(e)
 		if r := dispatch(e, &o.Callbacks); r != nil {
 			res = r
 		}
@@ -285,6 +292,10 @@ func dispatch(e *agentv1.Event, cb *Callbacks) *Result {
 	case *agentv1.Event_Retry:
 		if cb.OnRetry != nil {
 			cb.OnRetry(k.Retry)
+		}
+	case *agentv1.Event_RunResumed:
+		if cb.OnResumed != nil {
+			cb.OnResumed(k.RunResumed)
 		}
 	case *agentv1.Event_CompactStarted, *agentv1.Event_CompactDelta, *agentv1.Event_CompactFinished:
 		if cb.OnCompact != nil {

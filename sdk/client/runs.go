@@ -12,10 +12,19 @@ import (
 	agentv1 "github.com/agentcore/agentcore/proto/agentcore/v1"
 )
 
-// follower is where a run was left: its id and the seq of the last event seen.
+// follower is where a run was left: its id, the seq of the last event
+// seen and the attempt that emitted it (a run resumed after a crash of its
+// server has a new attempt, whose events replace those the store never
+// kept: see AttachRequest.attempt).
 type follower struct {
-	runID string
-	seq   int64
+	runID   string
+	seq     int64
+	attempt int32
+}
+
+// saw records an event the follower passed on.
+func (f *follower) saw(e *agentv1.Event) {
+	f.runID, f.seq, f.attempt = e.GetRunId(), e.GetSeq(), e.GetAttempt()
 }
 
 // Attach follows a run from the event after afterSeq: the stored events,
@@ -61,7 +70,7 @@ func (c *Client) attach(ctx context.Context, req *agentv1.AttachRequest, f *foll
 			return nil, asError(err)
 		}
 		e := resp.GetEvent()
-		f.runID, f.seq = e.GetRunId(), e.GetSeq()
+		f.saw(e)
 		if r := dispatch(e, &cb); r != nil {
 			res = r
 		}
@@ -79,7 +88,9 @@ func (c *Client) attach(ctx context.Context, req *agentv1.AttachRequest, f *foll
 }
 
 // follow attaches to f's run from its last seq until the run ends, again
-// after each broken connection, waiting a little longer each time.
+// after each broken connection or server restart, waiting a little longer
+// each time. A run its server resumed after a crash is followed from where
+// the resumption replaced the events seen (a RunResumedEvent says so).
 func (c *Client) follow(ctx context.Context, f *follower, cb Callbacks) (*Result, error) {
 	wait := 100 * time.Millisecond
 	for {
@@ -88,7 +99,7 @@ func (c *Client) follow(ctx context.Context, f *follower, cb Callbacks) (*Result
 			return nil, &Error{Code: codes.Canceled, Kind: KindAborted, Reason: ReasonAborted, Message: ctx.Err().Error()}
 		case <-time.After(wait):
 		}
-		res, err := c.attach(ctx, &agentv1.AttachRequest{RunId: f.runID, AfterSeq: f.seq}, f, cb)
+		res, err := c.attach(ctx, &agentv1.AttachRequest{RunId: f.runID, AfterSeq: f.seq, Attempt: &f.attempt}, f, cb)
 		if err == nil || !transient(err) {
 			return res, err
 		}
@@ -96,14 +107,15 @@ func (c *Client) follow(ctx context.Context, f *follower, cb Callbacks) (*Result
 	}
 }
 
-// transient reports whether err is a broken connection rather than an
-// answer of the server (whose errors carry an ErrorInfo).
+// transient reports whether err is a broken connection or a server going
+// away rather than an answer of the server (whose errors carry an
+// ErrorInfo).
 func transient(err error) bool {
 	var e *Error
 	if !errors.As(err, &e) {
 		return false
 	}
-	return e.Reason == "" && e.Code == codes.Unavailable
+	return e.Code == codes.Unavailable && (e.Reason == "" || e.Reason == ReasonShuttingDown)
 }
 
 // RespondPermission answers a run's permission request from any
