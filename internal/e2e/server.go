@@ -135,7 +135,7 @@ func Launch(cmd *exec.Cmd, dial ...grpc.DialOption) (*Server, error) {
 	}
 	if err := p.WaitServing(30*time.Second, dial...); err != nil {
 		p.Kill()
-		return nil, err
+		return nil, fmt.Errorf("%w\n%s", err, p.Logs())
 	}
 	return p, nil
 }
@@ -193,7 +193,11 @@ func (p *Server) WaitServing(d time.Duration, dial ...grpc.DialOption) error {
 		if time.Now().After(deadline) {
 			return fmt.Errorf("not SERVING after %s (last: %v %v)", d, resp.GetStatus(), err)
 		}
-		time.Sleep(20 * time.Millisecond)
+		select {
+		case <-p.exited:
+			return fmt.Errorf("exited before it was SERVING: %v", p.err)
+		case <-time.After(20 * time.Millisecond):
+		}
 	}
 }
 

@@ -1,0 +1,716 @@
+package tests
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/backoff"
+	"google.golang.org/protobuf/proto"
+
+	"github.com/agentcore/agentcore/internal/e2e"
+	"github.com/agentcore/agentcore/internal/fakemodel"
+	"github.com/agentcore/agentcore/internal/pgtest"
+	"github.com/agentcore/agentcore/pkg/agent"
+	agentv1 "github.com/agentcore/agentcore/proto/agentcore/v1"
+	"github.com/agentcore/agentcore/sdk/client"
+)
+
+// The crash loop's size: AGENTCORE_CRASH_RUNS runs (default 8) while the
+// server is killed AGENTCORE_CRASH_KILLS times (default 5); the issue's
+// full size is 50 and 20 (see docs/development.md).
+func crashSize(t *testing.T) (runs, kills int) {
+	runs, kills = 8, 5
+	if v, err := strconv.Atoi(os.Getenv("AGENTCORE_CRASH_RUNS")); err == nil && v > 0 {
+		runs = v
+	}
+	if v, err := strconv.Atoi(os.Getenv("AGENTCORE_CRASH_KILLS")); err == nil && v > 0 {
+		kills = v
+	}
+	return runs, kills
+}
+
+// crashScript is the model of the crash tests: run i (its agent's system
+// prompt "PREFIX:i") takes 3 to 6 steps; each step but the last streams a
+// few pieces of text and calls record (idempotent) and, every other step,
+// note (not idempotent); the last answers. Every answer is numbered in its
+// usage (input tokens): the request that produced a stored response is
+// known, so a round asked again after its response was stored shows.
+type crashScript struct {
+	mu   sync.Mutex
+	reqs []modelCall // every request, in order; nonce = index + 1
+}
+
+// modelCall is one request the fake model got: the run it belongs to, how
+// many messages of the history it held, when.
+type modelCall struct {
+	system string
+	held   int
+	at     time.Time
+}
+
+func stepsOf(i int) int { return 3 + i%4 }
+
+func (s *crashScript) handle(req *fakemodel.Request) fakemodel.Turn {
+	var msgs []struct {
+		Role    string          `json:"role"`
+		Content json.RawMessage `json:"content"`
+	}
+	req.Field("messages", &msgs)
+	system, steps, held := "", 0, 0
+	for k, m := range msgs {
+		switch m.Role {
+		case "system":
+			var c any
+			_ = json.Unmarshal(m.Content, &c)
+			system = e2e.ContentText(c)
+		case "assistant":
+			steps++
+		}
+		// A step's tool results are one message of the history, one each
+		// in the request.
+		if m.Role != "system" && (m.Role != "tool" || k == 0 || msgs[k-1].Role != "tool") {
+			held++
+		}
+	}
+	s.mu.Lock()
+	s.reqs = append(s.reqs, modelCall{system: system, held: held, at: time.Now()})
+	nonce := len(s.reqs)
+	s.mu.Unlock()
+	_, num, _ := strings.Cut(system, ":")
+	i, _ := strconv.Atoi(num)
+	usage := &fakemodel.Usage{Input: nonce, Output: 1}
+	chunks := []string{fmt.Sprintf("run %d ", i), fmt.Sprintf("step %d", steps), "."}
+	if steps >= stepsOf(i)-1 {
+		return fakemodel.Turn{TextChunks: append(chunks, " Done."), ChunkDelay: 40 * time.Millisecond, Usage: usage}
+	}
+	n := i*100 + steps
+	// The calls take 100 to 300 ms, the same in every run of the script.
+	calls := []fakemodel.ToolCall{{ID: fmt.Sprintf("r%d_%d", i, steps), Name: "record", Arguments: fmt.Sprintf(`{"n":%d,"ms":%d}`, n, 100+(n*37)%200)}}
+	if steps%2 == 0 {
+		calls = append(calls, fakemodel.ToolCall{ID: fmt.Sprintf("n%d_%d", i, steps), Name: "note", Arguments: fmt.Sprintf(`{"n":%d,"ms":%d}`, n, 50+(n*53)%150)})
+	}
+	return fakemodel.Turn{TextChunks: chunks, ChunkDelay: 40 * time.Millisecond, ToolCalls: calls, Usage: usage}
+}
+
+// calls returns the requests logged for a system prompt.
+func (s *crashScript) calls(system string) []int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var out []int
+	for n, r := range s.reqs {
+		if r.system == system {
+			out = append(out, n+1)
+		}
+	}
+	return out
+}
+
+func (s *crashScript) held(nonce int) int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.reqs[nonce-1].held
+}
+
+// dialCrash dials a crash test's server: the channel tries again every
+// 100 ms at most, so that a client finds a restarted server at once (gRPC's
+// default backoff grows to two minutes).
+func dialCrash(t *testing.T, addr string) *client.Client {
+	t.Helper()
+	c, err := client.Dial(addr, client.WithDialOptions(grpc.WithConnectParams(grpc.ConnectParams{
+		Backoff: backoff.Config{BaseDelay: 50 * time.Millisecond, Multiplier: 1.2, MaxDelay: 100 * time.Millisecond}, MinConnectTimeout: time.Second,
+	})))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	return c
+}
+
+// crashNode is one agent-server of a crash test, killed and restarted on
+// the same address, store and replica id.
+type crashNode struct {
+	t    *testing.T
+	args []string
+	env  []string
+	addr string
+
+	mu       sync.Mutex
+	srv      *e2e.Server
+	kills    []time.Time // when the test killed it, or it killed itself
+	restarts []time.Time // when a new process started after one
+	logs     strings.Builder
+}
+
+func newCrashNode(t *testing.T, model *fakemodel.Server, dataDir, id string, extra []string, env ...string) *crashNode {
+	n := &crashNode{t: t, addr: freeAddr(t)}
+	n.args = append([]string{"-listen", n.addr, "-log-format", "json", "-log-level", "info", "-tool-dir", suite.TestPlugins,
+		"-shutdown-grace", "2s", "-replica-id", id, "-on-interrupt", "resume", "-resume-attempts", "1000"}, extra...)
+	n.env = append([]string{"AGENTCORE_MODEL_BASE_URL=" + model.URL, "AGENTCORE_MODEL=fake-model", "AGENTCORE_MODEL_API_KEY=" + e2e.TestKey,
+		"KEYED_DIR=" + dataDir}, env...)
+	n.start()
+	t.Cleanup(func() {
+		n.mu.Lock()
+		defer n.mu.Unlock()
+		if n.srv != nil {
+			_ = n.srv.Stop()
+			n.logs.WriteString(n.srv.Logs())
+		}
+	})
+	return n
+}
+
+// start starts the server, again when it dies before it serves (a run it
+// resumes at once may crash it: the poison run).
+func (n *crashNode) start() {
+	for try := 0; ; try++ {
+		cmd := exec.Command(suite.Bin, n.args...)
+		cmd.Env = append(os.Environ(), n.env...)
+		srv, err := e2e.Launch(cmd)
+		if err == nil {
+			n.mu.Lock()
+			n.srv = srv
+			n.mu.Unlock()
+			return
+		}
+		if try == 10 {
+			n.t.Errorf("restart: %v", err)
+			return
+		}
+		n.mu.Lock()
+		n.kills = append(n.kills, time.Now())
+		n.restarts = append(n.restarts, time.Now())
+		n.mu.Unlock()
+	}
+}
+
+// kill kills the server (unless it is dead already) and reports whether
+// it was running.
+func (n *crashNode) kill() bool {
+	n.mu.Lock()
+	srv := n.srv
+	n.srv = nil
+	n.mu.Unlock()
+	if srv == nil {
+		return false
+	}
+	srv.Kill()
+	n.mu.Lock()
+	n.kills = append(n.kills, time.Now())
+	n.logs.WriteString(srv.Logs())
+	n.mu.Unlock()
+	return true
+}
+
+// watch restarts the server each time it killed itself (a fault hook),
+// until ctx ends; after (when set) waits before the restart.
+func (n *crashNode) watch(ctx context.Context, wg *sync.WaitGroup) {
+	wg.Go(func() {
+		for ctx.Err() == nil {
+			n.mu.Lock()
+			srv := n.srv
+			n.mu.Unlock()
+			if srv == nil {
+				time.Sleep(20 * time.Millisecond)
+				continue
+			}
+			select {
+			case <-srv.Exited():
+				n.mu.Lock()
+				if n.srv == srv { // not the test's kill: the process killed itself
+					n.srv = nil
+					n.kills = append(n.kills, time.Now())
+					n.logs.WriteString(srv.Logs())
+					n.mu.Unlock()
+					n.restart()
+					continue
+				}
+				n.mu.Unlock()
+			case <-ctx.Done():
+			case <-time.After(50 * time.Millisecond):
+			}
+		}
+	})
+}
+
+func (n *crashNode) restart() {
+	n.mu.Lock()
+	n.restarts = append(n.restarts, time.Now())
+	n.mu.Unlock()
+	n.start()
+}
+
+// follower follows a run by Attach, again after each broken connection,
+// and checks that it sees every seq once, in order.
+type follower struct {
+	seqs    []int64
+	resumed []*agentv1.Event
+	result  *client.Result
+	err     error
+}
+
+func follow(ctx context.Context, c *client.Client, run string, after int64) *follower {
+	f := &follower{}
+	last := after
+	for ctx.Err() == nil {
+		res, err := c.Attach(ctx, run, last, client.Callbacks{OnEvent: func(e *agentv1.Event) {
+			f.seqs = append(f.seqs, e.GetSeq())
+			last = e.GetSeq()
+			if e.GetRunResumed() != nil {
+				f.resumed = append(f.resumed, e)
+			}
+		}})
+		if err == nil {
+			f.result = res
+			return f
+		}
+		var ce *client.Error
+		if errors.As(err, &ce) && ce.Reason != "" && ce.Reason != client.ReasonShuttingDown {
+			f.err = err
+			return f
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	f.err = ctx.Err()
+	return f
+}
+
+// checkSeqs fails unless seqs go after+1, after+2, … each once.
+func checkSeqs(t *testing.T, who string, after int64, seqs []int64) {
+	t.Helper()
+	for i, s := range seqs {
+		if s != after+int64(i)+1 {
+			t.Errorf("%s (after %d) saw seqs %v: not each once in order", who, after, seqs)
+			return
+		}
+	}
+}
+
+// crashRun is one run of the crash loop, as its clients saw it.
+type crashRun struct {
+	i         int
+	agent     string
+	runID     string
+	followers []*follower
+	afters    []int64
+	sendRes   *client.Result // a Send with Reconnect's result
+	sendErr   error
+}
+
+// startRun creates run i's agent and sends its task, again while the
+// server is down, never twice (busy policy reject: a send that started a
+// run before its answer was lost finds it).
+func startRun(ctx context.Context, c *client.Client, prefix string, i int) (*client.Agent, string, error) {
+	id := fmt.Sprintf("%s-%d", prefix, i)
+	cfg := &agentv1.AgentConfig{System: proto.String(fmt.Sprintf("%s:%d", prefix, i)), OnInterrupt: agentv1.OnInterrupt_ON_INTERRUPT_RESUME}
+	for ctx.Err() == nil {
+		a, err := c.CreateAgent(ctx, client.AgentOptions{ID: id, Config: cfg})
+		var ce *client.Error
+		if errors.As(err, &ce) && ce.Reason == client.ReasonAgentExists {
+			a, err = c.Agent(id), nil
+		}
+		if err != nil {
+			time.Sleep(50 * time.Millisecond)
+			continue
+		}
+		if runs, err := a.Runs(ctx); err == nil && len(runs) > 0 {
+			return a, runs[0].GetId(), nil
+		} else if err != nil {
+			time.Sleep(50 * time.Millisecond)
+			continue
+		}
+		started := make(chan string, 1)
+		go func() {
+			_, _ = a.SendWith(ctx, client.SendOptions{Text: "go", Detach: true, Busy: agentv1.BusyPolicy_BUSY_POLICY_REJECT,
+				Callbacks: client.Callbacks{OnStart: func(id string) { started <- id }}})
+		}()
+		select {
+		case id := <-started:
+			return a, id, nil
+		case <-time.After(2 * time.Second):
+		case <-ctx.Done():
+		}
+	}
+	return nil, "", ctx.Err()
+}
+
+// baseline runs the same script without crashes and returns each run's
+// history, by run number.
+func baseline(t *testing.T, model *fakemodel.Server, runs int) map[int][]*agentv1.Message {
+	dir := t.TempDir()
+	if err := os.Mkdir(filepath.Join(dir, "keys"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	node := newCrashNode(t, model, dir, "baseline", []string{"-store", "memory"})
+	c := dialCrash(t, node.addr)
+	ctx := e2e.Context(t, 5*time.Minute)
+	out := map[int][]*agentv1.Message{}
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	for i := range runs {
+		wg.Go(func() {
+			a, err := c.CreateAgent(ctx, client.AgentOptions{ID: fmt.Sprintf("base-%d", i), Config: &agentv1.AgentConfig{System: proto.String(fmt.Sprintf("base:%d", i))}})
+			if err == nil {
+				_, err = a.Send(ctx, "go", client.Callbacks{})
+			}
+			var h []*agentv1.Message
+			if err == nil {
+				h, err = a.History(ctx)
+			}
+			if err != nil {
+				t.Errorf("baseline run %d: %v", i, err)
+				return
+			}
+			mu.Lock()
+			out[i] = h
+			mu.Unlock()
+		})
+	}
+	wg.Wait()
+	return out
+}
+
+// crashFigures are a crash loop's measures.
+type crashFigures struct {
+	kills, runs, resumes int
+	fromKill             []time.Duration // kill to resumption (the RunResumedEvent's time)
+}
+
+// runCrashLoop runs the crash loop against nodes: runs runs, each followed
+// by clients, while killer kills nodes kills times; it checks every
+// outcome, and returns the figures.
+func runCrashLoop(t *testing.T, script *crashScript, model *fakemodel.Server, dir string, nodes []*crashNode, runs, kills int,
+	killer func(ctx context.Context, c *client.Client) bool) crashFigures {
+	ctx := e2e.Context(t, 10*time.Minute)
+	clients := make([]*client.Client, len(nodes))
+	for i, n := range nodes {
+		clients[i] = dialCrash(t, n.addr)
+	}
+	watchCtx, stopWatch := context.WithCancel(ctx)
+	var watchers sync.WaitGroup
+	for _, n := range nodes {
+		n.watch(watchCtx, &watchers)
+	}
+
+	all := make([]*crashRun, runs)
+	var wg sync.WaitGroup
+	// Runs start a few at a time, so that the kills find runs at every point.
+	sem := make(chan struct{}, max(4, runs/4))
+	for i := range runs {
+		r := &crashRun{i: i}
+		all[i] = r
+		wg.Go(func() {
+			sem <- struct{}{}
+			defer func() { <-sem }()
+			c := clients[i%len(clients)]
+			a, run, err := startRun(ctx, c, "crash", i)
+			if err != nil {
+				t.Errorf("run %d did not start: %v", i, err)
+				return
+			}
+			r.agent, r.runID = a.ID, run
+			r.followers, r.afters = make([]*follower, 2), make([]int64, 2)
+			var fw sync.WaitGroup
+			for k, after := range []int64{0, -1} {
+				fc := clients[(i+k)%len(clients)]
+				fw.Go(func() {
+					if after < 0 { // later: during or after a crash, from a seq seen by then
+						time.Sleep(time.Duration(rand.IntN(3000)) * time.Millisecond)
+						if got, err := fc.Run(ctx, run); err == nil {
+							after = rand.Int64N(got.GetLastSeq() + 1)
+						} else {
+							after = 0
+						}
+					}
+					r.followers[k], r.afters[k] = follow(ctx, fc, run, after), after
+				})
+			}
+			fw.Wait()
+		})
+	}
+	killed := 0
+	for killed < kills {
+		time.Sleep(time.Duration(200+rand.IntN(1800)) * time.Millisecond)
+		if killer(ctx, clients[0]) {
+			killed++
+		}
+		if ctx.Err() != nil {
+			break
+		}
+	}
+	wg.Wait()
+	stopWatch()
+	watchers.Wait()
+
+	fig := crashFigures{runs: runs}
+	for _, n := range nodes {
+		fig.kills += len(n.kills)
+	}
+	base := baseline(t, model, runs)
+	var killTimes []time.Time
+	for _, n := range nodes {
+		killTimes = append(killTimes, n.kills...)
+	}
+	slices.SortFunc(killTimes, func(a, b time.Time) int { return a.Compare(b) })
+	c := clients[0]
+	for _, r := range all {
+		if r.runID == "" {
+			continue
+		}
+		got, err := c.Run(ctx, r.runID)
+		if err != nil || got.GetState() != agentv1.RunState_RUN_STATE_SUCCEEDED {
+			t.Errorf("run %d (%s): %v, %v", r.i, r.runID, got, err)
+			continue
+		}
+		fig.resumes += int(got.GetAttempts())
+		for k, f := range r.followers {
+			who := fmt.Sprintf("run %d follower %d", r.i, k)
+			if f.err != nil || f.result == nil {
+				t.Errorf("%s: %v", who, f.err)
+			}
+			checkSeqs(t, who, r.afters[k], f.seqs)
+			if k == 0 {
+				for _, e := range f.resumed {
+					at := e.GetTime().AsTime()
+					i, _ := slices.BinarySearchFunc(killTimes, at, func(a, b time.Time) int { return a.Compare(b) })
+					if i > 0 {
+						fig.fromKill = append(fig.fromKill, at.Sub(killTimes[i-1]))
+					}
+				}
+			}
+		}
+		h, err := c.Agent(r.agent).History(ctx)
+		if err != nil {
+			t.Errorf("run %d: history: %v", r.i, err)
+			continue
+		}
+		checkHistory(t, r, h, base[r.i], script, dir)
+	}
+	checkEffects(t, all, dir)
+	return fig
+}
+
+// checkHistory compares a run's history with the same run's without
+// crashes: equal but for the results of cut-off note calls, which say that
+// they may or may not have run; and every response in it was the last
+// request of its round.
+func checkHistory(t *testing.T, r *crashRun, got, want []*agentv1.Message, script *crashScript, dir string) {
+	t.Helper()
+	if len(got) != len(want) {
+		t.Errorf("run %d: %d messages, without crashes %d", r.i, len(got), len(want))
+		return
+	}
+	cut := fmt.Sprintf(agent.CutText, "note")
+	for i := range got {
+		g, w := proto.Clone(got[i]).(*agentv1.Message), proto.Clone(want[i]).(*agentv1.Message)
+		nonce := int(g.GetUsage().GetInputTokens())
+		for _, m := range []*agentv1.Message{g, w} {
+			m.Id, m.CreateTime, m.Usage = "", nil, nil
+		}
+		for k, p := range g.GetParts() {
+			tr := p.GetToolResult()
+			if tr.GetToolName() == "note" && tr.GetError() && tr.GetOutput().GetText() == cut && k < len(w.GetParts()) {
+				w.GetParts()[k] = p // the documented note on a cut non-idempotent call
+			}
+		}
+		if !proto.Equal(g, w) {
+			t.Errorf("run %d: message %d\n%v\nwithout crashes\n%v", r.i, i, g, w)
+		}
+		if g.GetRole() == agentv1.Role_ROLE_ASSISTANT {
+			if script.held(nonce) != i {
+				t.Errorf("run %d: the response at %d came from a request holding %d messages", r.i, i, script.held(nonce))
+			}
+			for _, n := range script.calls(fmt.Sprintf("crash:%d", r.i)) {
+				if n > nonce && script.held(n) == i {
+					t.Errorf("run %d: the round at %d was asked again (request %d) after its response (request %d) was stored", r.i, i, n, nonce)
+				}
+			}
+		}
+	}
+}
+
+// checkEffects checks the tools' effects: each record call of the final
+// histories had its effect once (its key's file), and no other had one;
+// each note call ran at most once.
+func checkEffects(t *testing.T, runs []*crashRun, dir string) {
+	t.Helper()
+	want := map[string]bool{}
+	for _, r := range runs {
+		for i := range stepsOf(r.i) - 1 {
+			want[strings.ReplaceAll(fmt.Sprintf("%s/r%d_%d", r.runID, r.i, i), "/", "_")] = true
+		}
+	}
+	keys, err := os.ReadDir(filepath.Join(dir, "keys"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	have := map[string]bool{}
+	for _, k := range keys {
+		have[k.Name()] = true
+		if !want[k.Name()] {
+			t.Errorf("an effect of a call not in any history: %s", k.Name())
+		}
+	}
+	for k := range want {
+		if !have[k] {
+			t.Errorf("the call %s had no effect", k)
+		}
+	}
+	notes, _ := os.ReadFile(filepath.Join(dir, "notes"))
+	seen := map[string]bool{}
+	for _, line := range strings.Fields(string(notes)) {
+		if seen[line] {
+			t.Errorf("the note call %s ran twice", line)
+		}
+		seen[line] = true
+	}
+}
+
+func percentile(ds []time.Duration, p float64) time.Duration {
+	if len(ds) == 0 {
+		return 0
+	}
+	s := slices.Clone(ds)
+	slices.Sort(s)
+	return s[min(len(s)-1, int(p*float64(len(s))))]
+}
+
+func (f crashFigures) report(t *testing.T, what string) {
+	t.Logf("%s: %d kills, %d runs succeeded, %d resumptions; kill to resumption p50 %v, p99 %v (%d measured)",
+		what, f.kills, f.runs, f.resumes, percentile(f.fromKill, 0.5).Round(time.Millisecond), percentile(f.fromKill, 0.99).Round(time.Millisecond), len(f.fromKill))
+}
+
+// crashDir is a folder for the keyed plugin's records.
+func crashDir(t *testing.T) string {
+	dir := t.TempDir()
+	if err := os.Mkdir(filepath.Join(dir, "keys"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+// TestCrashLoopSQLite kills agent-server (SIGKILL) at random points of its
+// runs, and at the test-only point between a step's end and its journal
+// write, and restarts it on the same SQLite store: every run resumes and
+// ends as it would have without the crashes.
+func TestCrashLoopSQLite(t *testing.T) {
+	runs, kills := crashSize(t)
+	script := &crashScript{}
+	model := fakemodel.StartTB(t)
+	model.Handle(script.handle)
+	dir := crashDir(t)
+	node := newCrashNode(t, model, dir, "crash-sqlite", []string{"-store", "sqlite:" + filepath.Join(t.TempDir(), "agentcore.db")},
+		"AGENTCORE_TEST_KILL_BEFORE_STEP_WRITE=0.02")
+	fig := runCrashLoop(t, script, model, dir, []*crashNode{node}, runs, kills, func(ctx context.Context, _ *client.Client) bool {
+		if !node.kill() {
+			return false
+		}
+		node.restart()
+		return true
+	})
+	fig.report(t, "SQLite")
+}
+
+// TestCrashLoopPostgresReplicas runs the crash loop on two replicas sharing
+// a PostgreSQL store, killing the replica that owns the most running runs
+// and restarting it only after its leases expired: the other replica
+// resumes its runs.
+func TestCrashLoopPostgresReplicas(t *testing.T) {
+	runs, kills := crashSize(t)
+	dsn := pgtest.Schema(t)
+	script := &crashScript{}
+	model := fakemodel.StartTB(t)
+	model.Handle(script.handle)
+	dir := crashDir(t)
+	args := []string{"-store", dsn, "-lease-ttl", "1s"}
+	nodes := []*crashNode{
+		newCrashNode(t, model, dir, "crash-a", args),
+		newCrashNode(t, model, dir, "crash-b", args),
+	}
+	fig := runCrashLoop(t, script, model, dir, nodes, runs, kills, func(ctx context.Context, c *client.Client) bool {
+		owners := map[string]int{}
+		for _, n := range nodes {
+			nc, err := client.Dial(n.addr)
+			if err != nil {
+				continue
+			}
+			running, err := nc.Runs(ctx, client.RunFilter{State: agentv1.RunState_RUN_STATE_RUNNING})
+			nc.Close()
+			if err != nil {
+				continue
+			}
+			for _, r := range running {
+				owners[r.GetReplica()]++
+			}
+			break
+		}
+		victim := nodes[0]
+		if owners["crash-b"] > owners["crash-a"] {
+			victim = nodes[1]
+		}
+		if !victim.kill() {
+			return false
+		}
+		go func() {
+			time.Sleep(2500 * time.Millisecond) // past the lease: the survivor resumes the runs
+			victim.restart()
+		}()
+		return true
+	})
+	fig.report(t, "PostgreSQL, two replicas")
+}
+
+// TestPoisonRun: a run whose tool call crashes its server at each attempt
+// is resumed -resume-attempts times, then ends failed (RESUME_LIMIT); the
+// server stays up and the agent works.
+func TestPoisonRun(t *testing.T) {
+	script := &crashScript{}
+	model := fakemodel.StartTB(t)
+	model.Handle(script.handle)
+	dir := crashDir(t)
+	node := newCrashNode(t, model, dir, "poison", []string{"-store", "sqlite:" + filepath.Join(t.TempDir(), "agentcore.db"), "-resume-attempts", "3"},
+		"AGENTCORE_TEST_KILL_ON_TOOL=record")
+	ctx := e2e.Context(t, 2*time.Minute)
+	watchCtx, stop := context.WithCancel(ctx)
+	var wg sync.WaitGroup
+	node.watch(watchCtx, &wg)
+	defer func() { stop(); wg.Wait() }()
+	c := dialCrash(t, node.addr)
+	_, run, err := startRun(ctx, c, "crash", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := follow(ctx, c, run, 0)
+	var ce *client.Error
+	if !errors.As(f.err, &ce) || ce.Reason != "RESUME_LIMIT" {
+		t.Fatalf("following the poison run: %v", f.err)
+	}
+	got, err := c.Run(ctx, run)
+	if err != nil || got.GetState() != agentv1.RunState_RUN_STATE_FAILED || got.GetAttempts() != 3 {
+		t.Fatalf("the poison run: %v, %v", got, err)
+	}
+	checkSeqs(t, "the poison run's follower", 0, f.seqs)
+	node.mu.Lock()
+	crashes := len(node.kills)
+	node.mu.Unlock()
+	if crashes != 4 {
+		t.Errorf("the server crashed %d times, want 4 (the run and its 3 resumptions)", crashes)
+	}
+	a := c.Agent("crash-0")
+	h, err := a.History(ctx)
+	if err != nil || len(h) != 3 || !strings.Contains(h[2].GetParts()[0].GetToolResult().GetOutput().GetText(), "may or may not have run") {
+		t.Fatalf("the poison run's history: %v, %v", h, err)
+	}
+}
