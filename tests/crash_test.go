@@ -127,11 +127,11 @@ func (s *crashScript) held(nonce int) int {
 // dialCrash dials a crash test's server: the channel tries again every
 // 100 ms at most, so that a client finds a restarted server at once (gRPC's
 // default backoff grows to two minutes).
-func dialCrash(t *testing.T, addr string) *client.Client {
+func dialCrash(t *testing.T, addr string, opts ...client.Option) *client.Client {
 	t.Helper()
-	c, err := client.Dial(addr, client.WithDialOptions(grpc.WithConnectParams(grpc.ConnectParams{
+	c, err := client.Dial(addr, append(opts, client.WithDialOptions(grpc.WithConnectParams(grpc.ConnectParams{
 		Backoff: backoff.Config{BaseDelay: 50 * time.Millisecond, Multiplier: 1.2, MaxDelay: 100 * time.Millisecond}, MinConnectTimeout: time.Second,
-	})))
+	})))...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -634,7 +634,7 @@ func TestCrashLoopPostgresReplicas(t *testing.T) {
 	model := fakemodel.StartTB(t)
 	model.Handle(script.handle)
 	dir := crashDir(t)
-	args := []string{"-store", dsn, "-lease-ttl", "1s"}
+	args := []string{"-store", dsn, "-lease-ttl", "2s"}
 	nodes := []*crashNode{
 		newCrashNode(t, model, dir, "crash-a", args),
 		newCrashNode(t, model, dir, "crash-b", args),
@@ -664,7 +664,7 @@ func TestCrashLoopPostgresReplicas(t *testing.T) {
 			return false
 		}
 		go func() {
-			time.Sleep(2500 * time.Millisecond) // past the lease: the survivor resumes the runs
+			time.Sleep(4 * time.Second) // past the lease: the survivor resumes the runs
 			victim.restart()
 		}()
 		return true
@@ -680,14 +680,14 @@ func TestPoisonRun(t *testing.T) {
 	model := fakemodel.StartTB(t)
 	model.Handle(script.handle)
 	dir := crashDir(t)
-	node := newCrashNode(t, model, dir, "poison", []string{"-store", "sqlite:" + filepath.Join(t.TempDir(), "agentcore.db"), "-resume-attempts", "3"},
-		"AGENTCORE_TEST_KILL_ON_TOOL=record")
+	node := newCrashNode(t, model, dir, "poison", []string{"-store", "sqlite:" + filepath.Join(t.TempDir(), "agentcore.db"), "-resume-attempts", "3",
+		"-http-listen", freeAddr(t)}, "AGENTCORE_TEST_KILL_ON_TOOL=record", "AGENTCORE_AUTH_TOKEN="+e2e.HTTPToken)
 	ctx := e2e.Context(t, 2*time.Minute)
 	watchCtx, stop := context.WithCancel(ctx)
 	var wg sync.WaitGroup
 	node.watch(watchCtx, &wg)
 	defer func() { stop(); wg.Wait() }()
-	c := dialCrash(t, node.addr)
+	c := dialCrash(t, node.addr, client.WithToken(e2e.HTTPToken))
 	_, run, err := startRun(ctx, c, "crash", 0)
 	if err != nil {
 		t.Fatal(err)
@@ -702,6 +702,9 @@ func TestPoisonRun(t *testing.T) {
 		t.Fatalf("the poison run: %v, %v", got, err)
 	}
 	checkSeqs(t, "the poison run's follower", 0, f.seqs)
+	if len(f.resumed) != 3 {
+		t.Errorf("%d resumptions seen, want 3", len(f.resumed))
+	}
 	node.mu.Lock()
 	crashes := len(node.kills)
 	node.mu.Unlock()
@@ -712,5 +715,21 @@ func TestPoisonRun(t *testing.T) {
 	h, err := a.History(ctx)
 	if err != nil || len(h) != 3 || !strings.Contains(h[2].GetParts()[0].GetToolResult().GetOutput().GetText(), "may or may not have run") {
 		t.Fatalf("the poison run's history: %v, %v", h, err)
+	}
+
+	// The web console says the run was resumed after a crash.
+	dir = consoleModules(t)
+	http := ""
+	for i, a := range node.args {
+		if a == "-http-listen" {
+			http = node.args[i+1]
+		}
+	}
+	cmd := exec.CommandContext(ctx, "node", "resumed.mjs")
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "CONSOLE_URL=http://"+http, "CONSOLE_TOKEN="+e2e.HTTPToken, "CONSOLE_RUN="+run,
+		"CONSOLE_RESUMED=resumed after a crash (3 times)", "CHROMIUM="+chromiumPath())
+	if out, err := cmd.CombinedOutput(); err != nil || !strings.HasSuffix(strings.TrimSpace(string(out)), "ok") {
+		t.Fatalf("node resumed.mjs: %v\n%s", err, out)
 	}
 }

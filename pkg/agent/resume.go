@@ -25,6 +25,10 @@ type Continuation struct {
 	// HistoryStart is where the run's messages begin in the history (its
 	// input, or its first response for a send with resume).
 	HistoryStart int
+	// Input is the send's input: stored with the run's first step, it is
+	// not in the history when the crash came before that step's end, and
+	// goes in first then.
+	Input []*agentv1.Part
 	// CutCalls says how a cut-off call of a tool neither idempotent nor
 	// read-only is answered: reported as may-or-may-not-have-run, or (ASK)
 	// after asking permission to run it again (OnPermission).

@@ -22,6 +22,7 @@ func TestContinueAfterACrash(t *testing.T) {
 		name     string
 		history  []*agentv1.Message
 		cutCalls agentv1.CutCalls
+		input    []*agentv1.Part
 		allow    *bool // the answer to a rerun request; nil: no one answers
 		turns    []fakemodel.Turn
 		kinds    string
@@ -77,7 +78,7 @@ func TestContinueAfterACrash(t *testing.T) {
 			srv.Push(tc.turns...)
 			rec := newRecorder()
 			opts := agent.SendOptions{
-				Continue: &agent.Continuation{RunID: "run_cut", Attempt: 2, LastSeq: 7, HistoryStart: len(prior), CutCalls: tc.cutCalls, Replica: "r1"},
+				Continue: &agent.Continuation{RunID: "run_cut", Attempt: 2, LastSeq: 7, HistoryStart: len(prior), CutCalls: tc.cutCalls, Replica: "r1", Input: tc.input},
 				OnEvent:  rec.add,
 			}
 			if tc.allow != nil {
@@ -117,6 +118,12 @@ func TestContinueAfterACrash(t *testing.T) {
 			if n := len(srv.Requests()); n != tc.requests {
 				t.Errorf("%d model requests, want %d", n, tc.requests)
 			}
+			if tc.input != nil {
+				h := s.History()
+				if len(h) != len(prior)+2 || textOfMessage(h[len(prior)]) != "go" {
+					t.Errorf("history after a resumption that stored the input: %v", h)
+				}
+			}
 			if len(tc.history) == 2 {
 				rs := rec.all()[0].GetRunResumed()
 				if rs.GetAttempt() != 2 || rs.GetReplica() != "r1" || rs.GetStep() != 1 ||
@@ -135,4 +142,12 @@ func TestContinueAfterACrash(t *testing.T) {
 			}
 		})
 	}
+}
+
+func textOfMessage(m *agentv1.Message) string {
+	var b strings.Builder
+	for _, p := range m.GetParts() {
+		b.WriteString(p.GetText())
+	}
+	return b.String()
 }

@@ -177,6 +177,9 @@ func (s *Session) Send(ctx context.Context, opts SendOptions) (res *Result, err 
 	if cont == nil {
 		run.emit.runStarted(s.id)
 	}
+	if cont != nil && len(cont.Input) > 0 && s.HistoryLength() <= cont.HistoryStart {
+		opts.Resume, input = false, history.UserParts(cont.Input...) // the crash came before the input was stored
+	}
 	if !opts.Resume {
 		if err := run.commit(false, nil, input); err != nil { // durable with the step's first response
 			return nil, err

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 
 	"google.golang.org/grpc/codes"
 
@@ -107,8 +108,40 @@ func (rp *Replica) takeUp(ctx context.Context, r *store.Run) error {
 	}
 	rp.opts.Log.Info("run resumed after a crash", "run", r.ID, "agent", r.AgentID, "attempt", taken.Attempts,
 		"replica", rp.opts.ID, "cut_off_replica", r.Owner, "last_seq", taken.LastSeq)
+	rp.resuming.add(r.ID)
 	rp.opts.Resume(taken)
 	return nil
+}
+
+// Resumed says that a run this replica took over has started (Started) or
+// will not: the sweep may look at it again.
+func (rp *Replica) Resumed(id string) { rp.resuming.remove(id) }
+
+// idSet is a set of run ids.
+type idSet struct {
+	mu sync.Mutex
+	m  map[string]bool
+}
+
+func (s *idSet) add(id string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.m == nil {
+		s.m = map[string]bool{}
+	}
+	s.m[id] = true
+}
+
+func (s *idSet) remove(id string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	delete(s.m, id)
+}
+
+func (s *idSet) has(id string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.m[id]
 }
 
 // recoverPage is how many running runs RecoverStale reads at a time.
@@ -127,7 +160,7 @@ func (rp *Replica) RecoverStale(ctx context.Context, startup bool) {
 			return
 		}
 		for _, r := range runs {
-			stale := r.LeaseExpired && !rp.live.has(r.ID)
+			stale := r.LeaseExpired && !rp.live.has(r.ID) && !rp.resuming.has(r.ID)
 			if startup && (!rp.opts.Store.Shared() || r.Owner == rp.opts.ID) {
 				stale = true
 			}

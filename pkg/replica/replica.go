@@ -57,6 +57,9 @@ type Replica struct {
 	live  liveRuns
 	watch watchers
 	perms permWaiters
+	// resuming are the runs taken over here to be resumed, until their
+	// goroutine is done with them (Resumed).
+	resuming idSet
 }
 
 // New returns a replica with nothing running yet.

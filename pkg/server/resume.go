@@ -20,8 +20,7 @@ import (
 
 // resumeSpec is what a server needs to resume a run after a crash, kept
 // with the run (store.Run.Resume): the send as its client gave it, without
-// its input (in the history by then), its history replacement or any
-// secret.
+// its history replacement or any secret.
 type resumeSpec struct {
 	// Start is the agentv1.StartRun of the send, so reduced.
 	Start []byte `json:"start"`
@@ -49,8 +48,9 @@ func (s *Server) resumeSpecOf(sess *session, start *agentv1.StartRun) ([]byte, e
 			return nil, nil
 		}
 	}
+	// The input is kept: a crash may come before the step that stores it.
 	kept := proto.Clone(start).(*agentv1.StartRun)
-	kept.Input, kept.History, kept.Config = nil, nil, agent.Redact(start.GetConfig())
+	kept.History, kept.Config = nil, agent.Redact(start.GetConfig())
 	b, err := proto.Marshal(kept)
 	if err != nil {
 		return nil, err
@@ -74,10 +74,13 @@ func (s *Server) resume(r *store.Run) {
 	s.bgRuns.Add(1)
 	go func() {
 		defer s.bgRuns.Done()
+		defer s.replica.Resumed(r.ID)
 		err := s.continueRun(r)
 		switch {
 		case err == nil, s.bgCtx.Err() != nil:
 			return // ended, or the server stops: the next start resumes it
+		case !s.stillMine(r):
+			return // taken over again since, or ended
 		case errors.Is(err, agent.ErrBusy):
 			err = s.replica.GiveUp(context.Background(), r.ID, "a new send took the agent first")
 		default:
@@ -87,6 +90,15 @@ func (s *Server) resume(r *store.Run) {
 			s.log.Warn("run not ended", "run", r.ID, "error", err)
 		}
 	}()
+}
+
+// stillMine reports whether a run taken over is still running here, at the
+// attempt r took it over with.
+func (s *Server) stillMine(r *store.Run) bool {
+	ctx, cancel := context.WithTimeout(context.Background(), storeTimeout)
+	defer cancel()
+	now, err := s.store.GetRun(ctx, r.ID)
+	return err == nil && !now.Done() && now.Owner == s.cfg.ReplicaID && now.Attempts == r.Attempts
 }
 
 // continueRun resumes a run taken over, once the tools are loaded, and
@@ -117,7 +129,8 @@ func (s *Server) continueRun(r *store.Run) error {
 		t = &auth.Tenant{}
 	}
 	ctx = auth.NewContext(ctx, t)
-	start.AgentId, start.Resume = agentID(r.AgentID), true
+	input := start.GetInput()
+	start.AgentId, start.Resume, start.Input = agentID(r.AgentID), true, nil
 	sess, opts, err := s.prepareSend(ctx, start)
 	if err != nil {
 		return err
@@ -129,21 +142,13 @@ func (s *Server) continueRun(r *store.Run) error {
 	}
 	opts.Busy = agentv1.BusyPolicy_BUSY_POLICY_REJECT // a send waiting here for the agent goes first
 	opts.Continue = &agent.Continuation{RunID: r.ID, Attempt: r.Attempts, LastSeq: r.LastSeq, HistoryStart: from,
-		CutCalls: spec.CutCalls, Replica: s.cfg.ReplicaID}
+		Input: input, CutCalls: spec.CutCalls, Replica: s.cfg.ReplicaID}
 	out := &sink{srv: s}
 	opts.OnEvent, opts.OnPermission = out.event, s.replica.Ask
 	ctx = withRunOptions(ctx, runOptions{onDisconnect: agentv1.OnDisconnect_ON_DISCONNECT_CONTINUE, resume: r.Resume})
 	_, err = sess.engine.Send(ctx, opts)
-	if err == nil {
-		return nil
-	}
-	// Failed once it began, the run's end is stored; failed before, it is
-	// still running here.
-	ctx, cancel := context.WithTimeout(context.Background(), storeTimeout)
-	defer cancel()
-	if now, gerr := s.store.GetRun(ctx, r.ID); gerr == nil && (now.Done() || now.Owner != s.cfg.ReplicaID) {
-		return nil
-	}
+	// Failed once it began, the run's end is stored (resume checks); failed
+	// before, it is still running here.
 	return err
 }
 
@@ -154,8 +159,8 @@ type faults struct {
 	// itself (SIGKILL) just before it writes the end of a step: between a
 	// step's end and its journal write. AGENTCORE_TEST_KILL_BEFORE_STEP_WRITE.
 	killBeforeStepWrite float64
-	// killOnTool names a tool whose every call kills the process as it
-	// starts: a run calling it crashes its server at each attempt.
+	// killOnTool names a tool whose every call kills the process a moment
+	// after it starts: a run calling it crashes its server at each attempt.
 	// AGENTCORE_TEST_KILL_ON_TOOL.
 	killOnTool string
 }
@@ -168,6 +173,10 @@ func faultsFrom(getenv func(string) string) faults {
 	}
 	return f
 }
+
+// killOnToolAfter is how long a call of faults.killOnTool runs before it
+// crashes the server: its events are stored by then.
+const killOnToolAfter = 50 * time.Millisecond
 
 // kill ends the process at once, as a crash would.
 func kill() {

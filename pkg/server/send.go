@@ -7,6 +7,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
@@ -319,7 +320,7 @@ func (out *sink) event(ev *agentv1.Event) {
 		ev = interceptor.FitMessage(ev, s.cfg.Limits.MaxMessageBytes-interceptor.MessageRoom)
 	}
 	if tc := ev.GetToolCall(); tc != nil && s.faults.killOnTool != "" && tc.GetToolName() == s.faults.killOnTool {
-		kill() // test-only: a run whose tool crashes its server
+		time.AfterFunc(killOnToolAfter, kill) // test-only: a run whose tool crashes its server
 	}
 	if p := ev.GetPermissionRequest(); p != nil {
 		ctx, cancel := context.WithTimeout(context.Background(), storeTimeout)

@@ -350,6 +350,11 @@ async function runsPage(signal) {
   if (!signal.aborted) fillRuns(body, runs);
 }
 
+/** resumedText says how often a run was resumed after a crash of its server. */
+function resumedText(n) {
+  return n === 1 ? 'resumed after a crash' : `resumed after a crash (${n} times)`;
+}
+
 async function runPage(signal, runId) {
   const p = api.path;
   const info = h('div.agent-info');
@@ -369,6 +374,7 @@ async function runPage(signal, runId) {
       r.endTime ? h('span#run-duration', `took ${runDuration(r)}`) : null,
       h('span', `${r.lastSeq || 0} events`),
       r.replica ? h('span', `replica ${r.replica}`) : null,
+      r.attempts ? h('span.badge.resumed#run-resumed', resumedText(r.attempts)) : null,
       r.error ? h('span.error', runErrorText(r.error)) : null);
     return r;
   };

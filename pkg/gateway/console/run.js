@@ -83,6 +83,11 @@ export class RunView {
     if (ev.runId) this.runId = ev.runId;
     if (ev.runStarted) {
       append(this.el, h('div.line.muted', `run ${ev.runId} started ${time(ev.time)}`));
+    } else if (ev.runResumed) {
+      const r = ev.runResumed;
+      const cut = (r.rerunCallIds || []).length + (r.reportedCallIds || []).length;
+      append(this.el, h('div.line.resumed', `resumed after a crash ${time(ev.time)}: attempt ${r.attempt}${r.replica ? ` on replica ${r.replica}` : ''}, from step ${r.step}` +
+        (cut ? `; ${(r.rerunCallIds || []).length} cut-off call(s) run again, ${(r.reportedCallIds || []).length} reported` : '')));
     } else if (ev.modelRequest) {
       this.step(ev.modelRequest.step, ev.modelRequest);
     } else if (ev.modelDelta) {
