@@ -191,10 +191,12 @@ export function aborted(signal: AbortSignal | undefined): AgentcoreError {
 }
 
 /**
- * transient reports whether e is a broken connection rather than an answer of
- * the server (whose errors carry an ErrorInfo reason): a lost connection, or
- * UNAVAILABLE without a reason (as a proxy in between says it).
+ * transient reports whether e is a broken connection or a server going away
+ * rather than an answer of the server (whose errors carry an ErrorInfo
+ * reason): a lost connection, UNAVAILABLE without a reason (as a proxy in
+ * between says it), or SHUTTING_DOWN (it comes back, or another replica
+ * resumes the run).
  */
 export function transient(e: AgentcoreError): boolean {
-  return e.connectionLost || (e.reason === "" && e.code === Code.Unavailable);
+  return e.connectionLost || (e.code === Code.Unavailable && (e.reason === "" || e.reason === "SHUTTING_DOWN"));
 }

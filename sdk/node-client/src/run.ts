@@ -17,6 +17,7 @@ import {
   type PermissionRequestEvent,
   type RetryEvent,
   type RunResultEvent,
+  type RunResumedEvent,
   type StepEvent,
   type ToolCallEvent,
   type ToolOutputCappedEvent,
@@ -101,6 +102,11 @@ export interface Callbacks {
   onRetry?(e: RetryEvent): void;
   /** Compaction started, streamed a piece of summary, or finished (onCompact): the event holds one of the three. */
   onCompact?(e: Event): void;
+  /**
+   * The run's server crashed and a server resumed the run (on_interrupt resume): the events after it
+   * replace those after its seq-1 that this client may have seen on the broken stream.
+   */
+  onResumed?(e: RunResumedEvent): void;
 }
 
 /** agent-core's names of the end reasons. */
@@ -178,6 +184,7 @@ export class RunStream implements AsyncIterable<Event> {
   #runId = "";
   #agentId = "";
   #seq = 0n;
+  #attempt = 0; // the attempt of the last event read: Attach is given it back
 
   /** Made by Agent.stream, Client.follow and Agent.follow. */
   constructor(api: ConnectClient<typeof AgentService>, source: Source, o: RunStreamOptions = {}) {
@@ -288,7 +295,7 @@ export class RunStream implements AsyncIterable<Event> {
         }
         await sleep(wait, this.#abort.signal);
         if (signal?.aborted) throw aborted(signal);
-        events = this.#attachEvents({ runId: this.#runId, afterSeq: this.#seq });
+        events = this.#attachEvents({ runId: this.#runId, afterSeq: this.#seq, attempt: this.#attempt });
       }
     } catch (e) {
       this.#settle.reject(e);
@@ -328,6 +335,7 @@ export class RunStream implements AsyncIterable<Event> {
   /** dispatch records where the run is, calls the callbacks of e and returns the result when e is it. */
   #dispatch(e: Event): Result | undefined {
     this.#seq = e.seq;
+    this.#attempt = e.attempt;
     if (e.runId !== "") this.#runId = e.runId;
     const cb = this.#callbacks;
     cb.onEvent?.(e);
@@ -372,6 +380,9 @@ export class RunStream implements AsyncIterable<Event> {
       case "compactDelta":
       case "compactFinished":
         cb.onCompact?.(e);
+        break;
+      case "runResumed":
+        cb.onResumed?.(k.value);
         break;
       case "result":
         return toResult(e.runId, k.value);

@@ -6,7 +6,7 @@ import { describe, test } from "node:test";
 import { create } from "@bufbuild/protobuf";
 import { ConnectError } from "@connectrpc/connect";
 import { AgentcoreError, Code, Reason, image, kinds, parseTarget, pb, reasonName, text, user } from "../src/index";
-import { toError } from "../src/errors";
+import { toError, transient } from "../src/errors";
 import { Queue } from "../src/queue";
 
 describe("parseTarget", () => {
@@ -88,6 +88,14 @@ describe("toError", () => {
     assert.equal(plain.code, Code.Unknown);
     assert.equal(plain.kind, "");
   });
+});
+
+test("a server going away is worth waiting out; its answers are not", () => {
+  const info = (reason: string) => [{ desc: pb.ErrorInfoSchema, value: { reason, domain: "agentcore" } }];
+  const answered = () => new Headers({ "grpc-status": "14" }); // the server's own answer, not a lost connection
+  assert.equal(transient(toError(new ConnectError("restarting", Code.Unavailable))), true);
+  assert.equal(transient(toError(new ConnectError("shutting down", Code.Unavailable, answered(), info("SHUTTING_DOWN")))), true);
+  assert.equal(transient(toError(new ConnectError("interrupted", Code.Unavailable, answered(), info("RUN_INTERRUPTED")))), false);
 });
 
 test("the kinds are the proto's ErrorKind names", () => {

@@ -21,6 +21,7 @@ from agentcore.client import _status_pb2  # noqa: E402
 from agentcore.client._common import SendOptions, calls, decision_of, result_of, start_request, to_struct  # noqa: E402
 from agentcore.client._errors import from_status, transient  # noqa: E402
 from agentcore.client._run import _check_sync  # noqa: E402
+from agentcore.client._runstate import RunState  # noqa: E402
 from agentcore.v1 import agent_service_pb2, agent_service_pb2_grpc  # noqa: E402
 
 
@@ -139,6 +140,7 @@ class Events(unittest.TestCase):
             v1.Event(seq=6, retry=v1.RetryEvent(attempt=1)),
             v1.Event(seq=7, tool_output=v1.ToolOutputEvent(tool_call_id="c", data="x")),
             v1.Event(seq=8, tool_output_capped=v1.ToolOutputCappedEvent(tool_call_id="c", dropped_bytes=9)),
+            v1.Event(seq=9, attempt=1, run_resumed=v1.RunResumedEvent(attempt=1)),
         ]
         for e in events:
             for fn, arg in calls(e, cb):
@@ -152,7 +154,16 @@ class Events(unittest.TestCase):
             "on_event", "on_retry",
             "on_event", "on_tool_output",
             "on_event", "on_tool_output_capped",
+            "on_event", "on_resumed",
         ])
+
+    def test_reconnecting_gives_attach_the_attempt(self):
+        st = RunState(None, None, v1.AttachRequest(run_id="r", after_seq=0), True, None)
+        self.assertFalse(st._attach_request().HasField("attempt") and st.attempt)
+        st._seen(v1.Event(seq=12, run_id="r", attempt=2, run_resumed=v1.RunResumedEvent(attempt=2)))
+        req = st._attach_request()
+        self.assertEqual((req.run_id, req.after_seq, req.attempt, req.HasField("attempt")), ("r", 12, 2, True))
+        self.assertTrue(transient(from_status(grpc.StatusCode.UNAVAILABLE, "restarting", None)))
 
     def test_the_result(self):
         e = v1.Event(seq=9, run_id="r1", result=v1.RunResultEvent(text="done", steps=2, reason=v1.END_REASON_TOOL_STOP))

@@ -90,6 +90,10 @@ class Callbacks:
     on_compact: Optional[Callable[[v1.Event], Any]] = None
     """Compaction started, streamed a piece of summary or finished (onCompact):
     the event holds compact_started, compact_delta or compact_finished."""
+    on_resumed: Optional[Callable[[v1.RunResumedEvent], Any]] = None
+    """The run's server crashed and a server resumed the run (on_interrupt
+    resume): the events after it replace those after its seq-1 that this
+    client may have seen on the broken stream."""
 
 
 _END_REASON_PREFIX = "END_REASON_"
@@ -165,6 +169,8 @@ def calls(event: v1.Event, cb: Callbacks) -> List[Tuple[Callable[[Any], Any], An
         out.append((cb.on_retry, event.retry))
     elif kind in ("compact_started", "compact_delta", "compact_finished") and cb.on_compact:
         out.append((cb.on_compact, event))
+    elif kind == "run_resumed" and cb.on_resumed:
+        out.append((cb.on_resumed, event.run_resumed))
     return out
 
 

@@ -138,9 +138,9 @@ def from_rpc_error(e: grpc.RpcError) -> AgentcoreError:
 
 
 def transient(e: AgentcoreError) -> bool:
-    """A broken connection rather than an answer of the server (whose errors
-    carry a reason): worth attaching again."""
-    return e.code == grpc.StatusCode.UNAVAILABLE and not e.reason
+    """A broken connection or a server going away rather than an answer of
+    the server (whose errors carry a reason): worth attaching again."""
+    return e.code == grpc.StatusCode.UNAVAILABLE and (not e.reason or e.reason == Reason.SHUTTING_DOWN)
 
 
 def ended_without_result(run_id: str, last_seq: int) -> AgentcoreError:

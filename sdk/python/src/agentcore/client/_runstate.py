@@ -37,6 +37,9 @@ class RunState:
         self.agent_id = start.start.agent_id if start else attach.agent_id if attach else ""
         self.last_seq = attach.after_seq if attach else 0
         """The seq of the last event seen: attach after it to follow the run on."""
+        self.attempt = attach.attempt if attach is not None and attach.HasField("attempt") else 0
+        """The attempt of the last event seen (0 until the run is resumed
+        after a crash of its server): Attach is given it back."""
         self.result: Optional[Result] = None
         """The result, once the run has succeeded."""
 
@@ -55,12 +58,12 @@ class RunState:
         """The Attach of the next stream: as asked, or, once the run is
         known, after the last event seen."""
         if self.run_id:
-            return v1.AttachRequest(run_id=self.run_id, after_seq=self.last_seq)
+            return v1.AttachRequest(run_id=self.run_id, after_seq=self.last_seq, attempt=self.attempt)
         return self._attach or v1.AttachRequest()
 
     def _seen(self, e: v1.Event) -> None:
         """Notes an event: the run's id, the last seq, the agent, the result."""
-        self.run_id, self.last_seq = e.run_id or self.run_id, e.seq
+        self.run_id, self.last_seq, self.attempt = e.run_id or self.run_id, e.seq, e.attempt
         if e.WhichOneof("kind") == "run_started":
             self.agent_id = e.run_started.agent_id
         r = result_of(e)
