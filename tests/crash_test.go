@@ -13,6 +13,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -307,12 +308,16 @@ type crashRun struct {
 	afters    []int64
 	sendRes   *client.Result // a Send with Reconnect's result
 	sendErr   error
+	sendDone  chan struct{} // closed once the Send with Reconnect returned; nil: detached
 }
 
 // startRun creates run i's agent and sends its task, again while the
 // server is down, never twice (busy policy reject: a send that started a
-// run before its answer was lost finds it).
-func startRun(ctx context.Context, c *client.Client, prefix string, i int) (*client.Agent, string, error) {
+// run before its answer was lost finds it). With sent set, the send
+// reconnects (the Go client's Send with Reconnect, followed across the
+// restarts) and sent is called with its outcome; else it is detached.
+func startRun(ctx context.Context, c *client.Client, prefix string, i int, sent func(*client.Result, error)) (*client.Agent, string, error) {
+	var began atomic.Bool // a send saw the run start: it reports
 	id := fmt.Sprintf("%s-%d", prefix, i)
 	cfg := &agentv1.AgentConfig{System: proto.String(fmt.Sprintf("%s:%d", prefix, i)), OnInterrupt: agentv1.OnInterrupt_ON_INTERRUPT_RESUME}
 	for ctx.Err() == nil {
@@ -326,15 +331,23 @@ func startRun(ctx context.Context, c *client.Client, prefix string, i int) (*cli
 			continue
 		}
 		if runs, err := a.Runs(ctx); err == nil && len(runs) > 0 {
-			return a, runs[0].GetId(), nil
+			if began.Load() {
+				return a, runs[0].GetId(), nil
+			}
+			return a, runs[0].GetId(), errNotSent
 		} else if err != nil {
 			time.Sleep(50 * time.Millisecond)
 			continue
 		}
 		started := make(chan string, 1)
+		report := sent
 		go func() {
-			_, _ = a.SendWith(ctx, client.SendOptions{Text: "go", Detach: true, Busy: agentv1.BusyPolicy_BUSY_POLICY_REJECT,
-				Callbacks: client.Callbacks{OnStart: func(id string) { started <- id }}})
+			var mine atomic.Bool // this send started the run
+			res, err := a.SendWith(ctx, client.SendOptions{Text: "go", Detach: report == nil, Reconnect: report != nil, Busy: agentv1.BusyPolicy_BUSY_POLICY_REJECT,
+				Callbacks: client.Callbacks{OnStart: func(id string) { mine.Store(true); began.Store(true); started <- id }}})
+			if report != nil && mine.Load() {
+				report(res, err)
+			}
 		}()
 		select {
 		case id := <-started:
@@ -345,6 +358,10 @@ func startRun(ctx context.Context, c *client.Client, prefix string, i int) (*cli
 	}
 	return nil, "", ctx.Err()
 }
+
+// errNotSent is startRun's word that it found the run started by an
+// earlier try, whose send's answer was lost.
+var errNotSent = errors.New("the run was found, not sent")
 
 // baseline runs the same script without crashes and returns each run's
 // history, by run number.
@@ -415,7 +432,16 @@ func runCrashLoop(t *testing.T, script *crashScript, model *fakemodel.Server, di
 			sem <- struct{}{}
 			defer func() { <-sem }()
 			c := clients[i%len(clients)]
-			a, run, err := startRun(ctx, c, "crash", i)
+			var sent func(*client.Result, error)
+			if i%2 == 0 {
+				done := make(chan struct{})
+				r.sendDone = done
+				sent = func(res *client.Result, err error) { r.sendRes, r.sendErr = res, err; close(done) }
+			}
+			a, run, err := startRun(ctx, c, "crash", i, sent)
+			if errors.Is(err, errNotSent) {
+				r.sendDone, err = nil, nil // no send follows it: its followers do
+			}
 			if err != nil {
 				t.Errorf("run %d did not start: %v", i, err)
 				return
@@ -475,6 +501,16 @@ func runCrashLoop(t *testing.T, script *crashScript, model *fakemodel.Server, di
 			continue
 		}
 		fig.resumes += int(got.GetAttempts())
+		if r.sendDone != nil {
+			select {
+			case <-r.sendDone:
+				if want := base[r.i]; r.sendErr != nil || r.sendRes.Text != textOfMessage(want[len(want)-1]) {
+					t.Errorf("run %d: the Send with Reconnect got %+v, %v", r.i, r.sendRes, r.sendErr)
+				}
+			case <-ctx.Done():
+				t.Errorf("run %d: the Send with Reconnect did not return", r.i)
+			}
+		}
 		for k, f := range r.followers {
 			who := fmt.Sprintf("run %d follower %d", r.i, k)
 			if f.err != nil || f.result == nil {
@@ -688,8 +724,8 @@ func TestPoisonRun(t *testing.T) {
 	node.watch(watchCtx, &wg)
 	defer func() { stop(); wg.Wait() }()
 	c := dialCrash(t, node.addr, client.WithToken(e2e.HTTPToken))
-	_, run, err := startRun(ctx, c, "crash", 0)
-	if err != nil {
+	_, run, err := startRun(ctx, c, "crash", 0, nil)
+	if err != nil && !errors.Is(err, errNotSent) {
 		t.Fatal(err)
 	}
 	f := follow(ctx, c, run, 0)
@@ -732,4 +768,13 @@ func TestPoisonRun(t *testing.T) {
 	if out, err := cmd.CombinedOutput(); err != nil || !strings.HasSuffix(strings.TrimSpace(string(out)), "ok") {
 		t.Fatalf("node resumed.mjs: %v\n%s", err, out)
 	}
+}
+
+// textOfMessage joins the text parts of a message.
+func textOfMessage(m *agentv1.Message) string {
+	var b strings.Builder
+	for _, p := range m.GetParts() {
+		b.WriteString(p.GetText())
+	}
+	return b.String()
 }
