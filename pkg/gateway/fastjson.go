@@ -43,6 +43,8 @@ func appendEventJSON(b []byte, ev *agentv1.Event) ([]byte, bool) {
 	b = append(b, `,"runId":`...)
 	ok := true
 	b, ok = appendString(b, ev.GetRunId(), ok)
+	b = append(b, `,"attempt":`...)
+	b = strconv.AppendInt(b, int64(ev.GetAttempt()), 10)
 	b = append(b, `,"`+kind+`":{`...)
 	if d := ev.GetModelDelta(); d != nil {
 		b = append(b, `"step":`...)

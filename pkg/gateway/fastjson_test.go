@@ -30,7 +30,7 @@ func TestFastEventJSON(t *testing.T) {
 			&agentv1.Event{Seq: seq, Time: ts, Kind: &agentv1.Event_ModelDelta{ModelDelta: &agentv1.ModelDeltaEvent{Step: -1, Delta: &agentv1.ModelDeltaEvent_Reasoning{Reasoning: tx}}}},
 			&agentv1.Event{Seq: math.MaxInt64, Time: ts, RunId: "run_1", Kind: &agentv1.Event_ModelDelta{ModelDelta: &agentv1.ModelDeltaEvent{Step: 2,
 				Delta: &agentv1.ModelDeltaEvent_ToolCall{ToolCall: &agentv1.ToolCallDelta{Index: int32(i), Id: tx, Name: "shell", Arguments: tx}}}}},
-			&agentv1.Event{Seq: seq, Time: ts, RunId: "run_1", Kind: &agentv1.Event_ModelDelta{ModelDelta: &agentv1.ModelDeltaEvent{}}},
+			&agentv1.Event{Seq: seq, Time: ts, RunId: "run_1", Attempt: int32(i), Kind: &agentv1.Event_ModelDelta{ModelDelta: &agentv1.ModelDeltaEvent{}}},
 			&agentv1.Event{Seq: seq, Time: ts, RunId: "run_1", Kind: &agentv1.Event_ModelDelta{ModelDelta: &agentv1.ModelDeltaEvent{
 				Delta: &agentv1.ModelDeltaEvent_ToolCall{ToolCall: &agentv1.ToolCallDelta{}}}}},
 			&agentv1.Event{Seq: seq, Time: ts, RunId: "run_1", Kind: &agentv1.Event_ToolOutput{ToolOutput: &agentv1.ToolOutputEvent{
