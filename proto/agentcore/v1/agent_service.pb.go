@@ -278,8 +278,14 @@ type Agent struct {
 	// server's default profile at each send. Unset when the agent reaches no
 	// model: a send fails FAILED_PRECONDITION (NO_MODEL).
 	EffectiveModel *EffectiveModel `protobuf:"bytes,13,opt,name=effective_model,json=effectiveModel,proto3" json:"effective_model,omitempty"`
-	unknownFields  protoimpl.UnknownFields
-	sizeCache      protoimpl.SizeCache
+	// Other agents (of the same tenant) this agent may call as tools: a call
+	// starts a child run of that agent.
+	AgentTools []*AgentTool `protobuf:"bytes,14,rep,name=agent_tools,json=agentTools,proto3" json:"agent_tools,omitempty"`
+	// The budget of the runs this agent starts (as a root, or as a child:
+	// then for its subtree) when the send gives none.
+	Budget        *Budget `protobuf:"bytes,15,opt,name=budget,proto3" json:"budget,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *Agent) Reset() {
@@ -403,6 +409,20 @@ func (x *Agent) GetEffectiveModel() *EffectiveModel {
 	return nil
 }
 
+func (x *Agent) GetAgentTools() []*AgentTool {
+	if x != nil {
+		return x.AgentTools
+	}
+	return nil
+}
+
+func (x *Agent) GetBudget() *Budget {
+	if x != nil {
+		return x.Budget
+	}
+	return nil
+}
+
 // EffectiveModel says which model an agent uses: never its API key, nor
 // the base URL's path or query.
 type EffectiveModel struct {
@@ -488,6 +508,97 @@ func (x *EffectiveModel) GetBaseUrlHost() string {
 	return ""
 }
 
+// AgentTool offers another agent to the model as a tool. A call starts a
+// child run of that agent (its own run, stored, with parent_run_id and
+// root_run_id); its events travel up the parent's stream; its final text
+// (or structured output, as JSON) is the call's result.
+type AgentTool struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The agent to call, of the same tenant.
+	AgentId string `protobuf:"bytes,1,opt,name=agent_id,json=agentId,proto3" json:"agent_id,omitempty"`
+	// The tool's name as the model sees it. Default: agent_id, with any
+	// character other than letters, digits, '_' and '-' replaced by '_'.
+	Name string `protobuf:"bytes,2,opt,name=name,proto3" json:"name,omitempty"`
+	// What the model is told the agent does. Default: "Hand a task to the
+	// agent <agent_id>; it answers with the result."
+	Description string `protobuf:"bytes,3,opt,name=description,proto3" json:"description,omitempty"`
+	// The input's JSON Schema. Default: an object with one required string,
+	// task, which becomes the child's input; with a schema of its own the
+	// arguments, as JSON text, are the input.
+	InputSchema *structpb.Struct `protobuf:"bytes,4,opt,name=input_schema,json=inputSchema,proto3" json:"input_schema,omitempty"`
+	// When the agent is running already: queue (default: wait for it) or
+	// reject (the call fails at once). Replace is not allowed: it would stop
+	// another caller's run.
+	BusyPolicy    BusyPolicy `protobuf:"varint,5,opt,name=busy_policy,json=busyPolicy,proto3,enum=agentcore.v1.BusyPolicy" json:"busy_policy,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *AgentTool) Reset() {
+	*x = AgentTool{}
+	mi := &file_agentcore_v1_agent_service_proto_msgTypes[2]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *AgentTool) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*AgentTool) ProtoMessage() {}
+
+func (x *AgentTool) ProtoReflect() protoreflect.Message {
+	mi := &file_agentcore_v1_agent_service_proto_msgTypes[2]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use AgentTool.ProtoReflect.Descriptor instead.
+func (*AgentTool) Descriptor() ([]byte, []int) {
+	return file_agentcore_v1_agent_service_proto_rawDescGZIP(), []int{2}
+}
+
+func (x *AgentTool) GetAgentId() string {
+	if x != nil {
+		return x.AgentId
+	}
+	return ""
+}
+
+func (x *AgentTool) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *AgentTool) GetDescription() string {
+	if x != nil {
+		return x.Description
+	}
+	return ""
+}
+
+func (x *AgentTool) GetInputSchema() *structpb.Struct {
+	if x != nil {
+		return x.InputSchema
+	}
+	return nil
+}
+
+func (x *AgentTool) GetBusyPolicy() BusyPolicy {
+	if x != nil {
+		return x.BusyPolicy
+	}
+	return BusyPolicy_BUSY_POLICY_UNSPECIFIED
+}
+
 // ToolSelection names tools.
 type ToolSelection struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -501,7 +612,7 @@ type ToolSelection struct {
 
 func (x *ToolSelection) Reset() {
 	*x = ToolSelection{}
-	mi := &file_agentcore_v1_agent_service_proto_msgTypes[2]
+	mi := &file_agentcore_v1_agent_service_proto_msgTypes[3]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -513,7 +624,7 @@ func (x *ToolSelection) String() string {
 func (*ToolSelection) ProtoMessage() {}
 
 func (x *ToolSelection) ProtoReflect() protoreflect.Message {
-	mi := &file_agentcore_v1_agent_service_proto_msgTypes[2]
+	mi := &file_agentcore_v1_agent_service_proto_msgTypes[3]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -526,7 +637,7 @@ func (x *ToolSelection) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ToolSelection.ProtoReflect.Descriptor instead.
 func (*ToolSelection) Descriptor() ([]byte, []int) {
-	return file_agentcore_v1_agent_service_proto_rawDescGZIP(), []int{2}
+	return file_agentcore_v1_agent_service_proto_rawDescGZIP(), []int{3}
 }
 
 func (x *ToolSelection) GetAll() bool {
@@ -556,7 +667,7 @@ type SkillSelection struct {
 
 func (x *SkillSelection) Reset() {
 	*x = SkillSelection{}
-	mi := &file_agentcore_v1_agent_service_proto_msgTypes[3]
+	mi := &file_agentcore_v1_agent_service_proto_msgTypes[4]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -568,7 +679,7 @@ func (x *SkillSelection) String() string {
 func (*SkillSelection) ProtoMessage() {}
 
 func (x *SkillSelection) ProtoReflect() protoreflect.Message {
-	mi := &file_agentcore_v1_agent_service_proto_msgTypes[3]
+	mi := &file_agentcore_v1_agent_service_proto_msgTypes[4]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -581,7 +692,7 @@ func (x *SkillSelection) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SkillSelection.ProtoReflect.Descriptor instead.
 func (*SkillSelection) Descriptor() ([]byte, []int) {
-	return file_agentcore_v1_agent_service_proto_rawDescGZIP(), []int{3}
+	return file_agentcore_v1_agent_service_proto_rawDescGZIP(), []int{4}
 }
 
 func (x *SkillSelection) GetAll() bool {
@@ -613,7 +724,7 @@ type CreateAgentRequest struct {
 
 func (x *CreateAgentRequest) Reset() {
 	*x = CreateAgentRequest{}
-	mi := &file_agentcore_v1_agent_service_proto_msgTypes[4]
+	mi := &file_agentcore_v1_agent_service_proto_msgTypes[5]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -625,7 +736,7 @@ func (x *CreateAgentRequest) String() string {
 func (*CreateAgentRequest) ProtoMessage() {}
 
 func (x *CreateAgentRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_agentcore_v1_agent_service_proto_msgTypes[4]
+	mi := &file_agentcore_v1_agent_service_proto_msgTypes[5]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -638,7 +749,7 @@ func (x *CreateAgentRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateAgentRequest.ProtoReflect.Descriptor instead.
 func (*CreateAgentRequest) Descriptor() ([]byte, []int) {
-	return file_agentcore_v1_agent_service_proto_rawDescGZIP(), []int{4}
+	return file_agentcore_v1_agent_service_proto_rawDescGZIP(), []int{5}
 }
 
 func (x *CreateAgentRequest) GetAgentId() string {
@@ -672,7 +783,7 @@ type CreateAgentResponse struct {
 
 func (x *CreateAgentResponse) Reset() {
 	*x = CreateAgentResponse{}
-	mi := &file_agentcore_v1_agent_service_proto_msgTypes[5]
+	mi := &file_agentcore_v1_agent_service_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -684,7 +795,7 @@ func (x *CreateAgentResponse) String() string {
 func (*CreateAgentResponse) ProtoMessage() {}
 
 func (x *CreateAgentResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_agentcore_v1_agent_service_proto_msgTypes[5]
+	mi := &file_agentcore_v1_agent_service_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -697,7 +808,7 @@ func (x *CreateAgentResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateAgentResponse.ProtoReflect.Descriptor instead.
 func (*CreateAgentResponse) Descriptor() ([]byte, []int) {
-	return file_agentcore_v1_agent_service_proto_rawDescGZIP(), []int{5}
+	return file_agentcore_v1_agent_service_proto_rawDescGZIP(), []int{6}
 }
 
 func (x *CreateAgentResponse) GetAgent() *Agent {
@@ -717,7 +828,7 @@ type GetAgentRequest struct {
 
 func (x *GetAgentRequest) Reset() {
 	*x = GetAgentRequest{}
-	mi := &file_agentcore_v1_agent_service_proto_msgTypes[6]
+	mi := &file_agentcore_v1_agent_service_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -729,7 +840,7 @@ func (x *GetAgentRequest) String() string {
 func (*GetAgentRequest) ProtoMessage() {}
 
 func (x *GetAgentRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_agentcore_v1_agent_service_proto_msgTypes[6]
+	mi := &file_agentcore_v1_agent_service_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -742,7 +853,7 @@ func (x *GetAgentRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetAgentRequest.ProtoReflect.Descriptor instead.
 func (*GetAgentRequest) Descriptor() ([]byte, []int) {
-	return file_agentcore_v1_agent_service_proto_rawDescGZIP(), []int{6}
+	return file_agentcore_v1_agent_service_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *GetAgentRequest) GetAgentId() string {
@@ -762,7 +873,7 @@ type GetAgentResponse struct {
 
 func (x *GetAgentResponse) Reset() {
 	*x = GetAgentResponse{}
-	mi := &file_agentcore_v1_agent_service_proto_msgTypes[7]
+	mi := &file_agentcore_v1_agent_service_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -774,7 +885,7 @@ func (x *GetAgentResponse) String() string {
 func (*GetAgentResponse) ProtoMessage() {}
 
 func (x *GetAgentResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_agentcore_v1_agent_service_proto_msgTypes[7]
+	mi := &file_agentcore_v1_agent_service_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -787,7 +898,7 @@ func (x *GetAgentResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetAgentResponse.ProtoReflect.Descriptor instead.
 func (*GetAgentResponse) Descriptor() ([]byte, []int) {
-	return file_agentcore_v1_agent_service_proto_rawDescGZIP(), []int{7}
+	return file_agentcore_v1_agent_service_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *GetAgentResponse) GetAgent() *Agent {
@@ -809,7 +920,7 @@ type ListAgentsRequest struct {
 
 func (x *ListAgentsRequest) Reset() {
 	*x = ListAgentsRequest{}
-	mi := &file_agentcore_v1_agent_service_proto_msgTypes[8]
+	mi := &file_agentcore_v1_agent_service_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -821,7 +932,7 @@ func (x *ListAgentsRequest) String() string {
 func (*ListAgentsRequest) ProtoMessage() {}
 
 func (x *ListAgentsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_agentcore_v1_agent_service_proto_msgTypes[8]
+	mi := &file_agentcore_v1_agent_service_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -834,7 +945,7 @@ func (x *ListAgentsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListAgentsRequest.ProtoReflect.Descriptor instead.
 func (*ListAgentsRequest) Descriptor() ([]byte, []int) {
-	return file_agentcore_v1_agent_service_proto_rawDescGZIP(), []int{8}
+	return file_agentcore_v1_agent_service_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *ListAgentsRequest) GetPageSize() int32 {
@@ -862,7 +973,7 @@ type ListAgentsResponse struct {
 
 func (x *ListAgentsResponse) Reset() {
 	*x = ListAgentsResponse{}
-	mi := &file_agentcore_v1_agent_service_proto_msgTypes[9]
+	mi := &file_agentcore_v1_agent_service_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -874,7 +985,7 @@ func (x *ListAgentsResponse) String() string {
 func (*ListAgentsResponse) ProtoMessage() {}
 
 func (x *ListAgentsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_agentcore_v1_agent_service_proto_msgTypes[9]
+	mi := &file_agentcore_v1_agent_service_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -887,7 +998,7 @@ func (x *ListAgentsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListAgentsResponse.ProtoReflect.Descriptor instead.
 func (*ListAgentsResponse) Descriptor() ([]byte, []int) {
-	return file_agentcore_v1_agent_service_proto_rawDescGZIP(), []int{9}
+	return file_agentcore_v1_agent_service_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *ListAgentsResponse) GetAgents() []*Agent {
@@ -918,7 +1029,7 @@ type UpdateAgentRequest struct {
 
 func (x *UpdateAgentRequest) Reset() {
 	*x = UpdateAgentRequest{}
-	mi := &file_agentcore_v1_agent_service_proto_msgTypes[10]
+	mi := &file_agentcore_v1_agent_service_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -930,7 +1041,7 @@ func (x *UpdateAgentRequest) String() string {
 func (*UpdateAgentRequest) ProtoMessage() {}
 
 func (x *UpdateAgentRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_agentcore_v1_agent_service_proto_msgTypes[10]
+	mi := &file_agentcore_v1_agent_service_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -943,7 +1054,7 @@ func (x *UpdateAgentRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UpdateAgentRequest.ProtoReflect.Descriptor instead.
 func (*UpdateAgentRequest) Descriptor() ([]byte, []int) {
-	return file_agentcore_v1_agent_service_proto_rawDescGZIP(), []int{10}
+	return file_agentcore_v1_agent_service_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *UpdateAgentRequest) GetAgent() *Agent {
@@ -970,7 +1081,7 @@ type UpdateAgentResponse struct {
 
 func (x *UpdateAgentResponse) Reset() {
 	*x = UpdateAgentResponse{}
-	mi := &file_agentcore_v1_agent_service_proto_msgTypes[11]
+	mi := &file_agentcore_v1_agent_service_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -982,7 +1093,7 @@ func (x *UpdateAgentResponse) String() string {
 func (*UpdateAgentResponse) ProtoMessage() {}
 
 func (x *UpdateAgentResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_agentcore_v1_agent_service_proto_msgTypes[11]
+	mi := &file_agentcore_v1_agent_service_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -995,7 +1106,7 @@ func (x *UpdateAgentResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UpdateAgentResponse.ProtoReflect.Descriptor instead.
 func (*UpdateAgentResponse) Descriptor() ([]byte, []int) {
-	return file_agentcore_v1_agent_service_proto_rawDescGZIP(), []int{11}
+	return file_agentcore_v1_agent_service_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *UpdateAgentResponse) GetAgent() *Agent {
@@ -1015,7 +1126,7 @@ type DeleteAgentRequest struct {
 
 func (x *DeleteAgentRequest) Reset() {
 	*x = DeleteAgentRequest{}
-	mi := &file_agentcore_v1_agent_service_proto_msgTypes[12]
+	mi := &file_agentcore_v1_agent_service_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1027,7 +1138,7 @@ func (x *DeleteAgentRequest) String() string {
 func (*DeleteAgentRequest) ProtoMessage() {}
 
 func (x *DeleteAgentRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_agentcore_v1_agent_service_proto_msgTypes[12]
+	mi := &file_agentcore_v1_agent_service_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1040,7 +1151,7 @@ func (x *DeleteAgentRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeleteAgentRequest.ProtoReflect.Descriptor instead.
 func (*DeleteAgentRequest) Descriptor() ([]byte, []int) {
-	return file_agentcore_v1_agent_service_proto_rawDescGZIP(), []int{12}
+	return file_agentcore_v1_agent_service_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *DeleteAgentRequest) GetAgentId() string {
@@ -1060,7 +1171,7 @@ type DeleteAgentResponse struct {
 
 func (x *DeleteAgentResponse) Reset() {
 	*x = DeleteAgentResponse{}
-	mi := &file_agentcore_v1_agent_service_proto_msgTypes[13]
+	mi := &file_agentcore_v1_agent_service_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1072,7 +1183,7 @@ func (x *DeleteAgentResponse) String() string {
 func (*DeleteAgentResponse) ProtoMessage() {}
 
 func (x *DeleteAgentResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_agentcore_v1_agent_service_proto_msgTypes[13]
+	mi := &file_agentcore_v1_agent_service_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1085,7 +1196,7 @@ func (x *DeleteAgentResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeleteAgentResponse.ProtoReflect.Descriptor instead.
 func (*DeleteAgentResponse) Descriptor() ([]byte, []int) {
-	return file_agentcore_v1_agent_service_proto_rawDescGZIP(), []int{13}
+	return file_agentcore_v1_agent_service_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *DeleteAgentResponse) GetStoppedRun() bool {
@@ -1110,7 +1221,7 @@ type SendRequest struct {
 
 func (x *SendRequest) Reset() {
 	*x = SendRequest{}
-	mi := &file_agentcore_v1_agent_service_proto_msgTypes[14]
+	mi := &file_agentcore_v1_agent_service_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1122,7 +1233,7 @@ func (x *SendRequest) String() string {
 func (*SendRequest) ProtoMessage() {}
 
 func (x *SendRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_agentcore_v1_agent_service_proto_msgTypes[14]
+	mi := &file_agentcore_v1_agent_service_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1135,7 +1246,7 @@ func (x *SendRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SendRequest.ProtoReflect.Descriptor instead.
 func (*SendRequest) Descriptor() ([]byte, []int) {
-	return file_agentcore_v1_agent_service_proto_rawDescGZIP(), []int{14}
+	return file_agentcore_v1_agent_service_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *SendRequest) GetKind() isSendRequest_Kind {
@@ -1219,14 +1330,17 @@ type StartRun struct {
 	OnDisconnect OnDisconnect `protobuf:"varint,9,opt,name=on_disconnect,json=onDisconnect,proto3,enum=agentcore.v1.OnDisconnect" json:"on_disconnect,omitempty"`
 	// Re-enter the loop from the stored history without new input (input
 	// must be empty), e.g. after a run was interrupted by a restart.
-	Resume        bool `protobuf:"varint,10,opt,name=resume,proto3" json:"resume,omitempty"`
+	Resume bool `protobuf:"varint,10,opt,name=resume,proto3" json:"resume,omitempty"`
+	// Limits on what this run and its child runs may spend together. Unset:
+	// the agent's budget, else the tenant's.
+	Budget        *Budget `protobuf:"bytes,11,opt,name=budget,proto3" json:"budget,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *StartRun) Reset() {
 	*x = StartRun{}
-	mi := &file_agentcore_v1_agent_service_proto_msgTypes[15]
+	mi := &file_agentcore_v1_agent_service_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1238,7 +1352,7 @@ func (x *StartRun) String() string {
 func (*StartRun) ProtoMessage() {}
 
 func (x *StartRun) ProtoReflect() protoreflect.Message {
-	mi := &file_agentcore_v1_agent_service_proto_msgTypes[15]
+	mi := &file_agentcore_v1_agent_service_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1251,7 +1365,7 @@ func (x *StartRun) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StartRun.ProtoReflect.Descriptor instead.
 func (*StartRun) Descriptor() ([]byte, []int) {
-	return file_agentcore_v1_agent_service_proto_rawDescGZIP(), []int{15}
+	return file_agentcore_v1_agent_service_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *StartRun) GetAgentId() string {
@@ -1324,6 +1438,13 @@ func (x *StartRun) GetResume() bool {
 	return false
 }
 
+func (x *StartRun) GetBudget() *Budget {
+	if x != nil {
+		return x.Budget
+	}
+	return nil
+}
+
 // HistoryReplacement is a whole new history.
 type HistoryReplacement struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
@@ -1334,7 +1455,7 @@ type HistoryReplacement struct {
 
 func (x *HistoryReplacement) Reset() {
 	*x = HistoryReplacement{}
-	mi := &file_agentcore_v1_agent_service_proto_msgTypes[16]
+	mi := &file_agentcore_v1_agent_service_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1346,7 +1467,7 @@ func (x *HistoryReplacement) String() string {
 func (*HistoryReplacement) ProtoMessage() {}
 
 func (x *HistoryReplacement) ProtoReflect() protoreflect.Message {
-	mi := &file_agentcore_v1_agent_service_proto_msgTypes[16]
+	mi := &file_agentcore_v1_agent_service_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1359,7 +1480,7 @@ func (x *HistoryReplacement) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HistoryReplacement.ProtoReflect.Descriptor instead.
 func (*HistoryReplacement) Descriptor() ([]byte, []int) {
-	return file_agentcore_v1_agent_service_proto_rawDescGZIP(), []int{16}
+	return file_agentcore_v1_agent_service_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *HistoryReplacement) GetMessages() []*Message {
@@ -1375,14 +1496,17 @@ type PermissionReply struct {
 	ToolCallId string                 `protobuf:"bytes,1,opt,name=tool_call_id,json=toolCallId,proto3" json:"tool_call_id,omitempty"`
 	Allow      bool                   `protobuf:"varint,2,opt,name=allow,proto3" json:"allow,omitempty"`
 	// Told to the model when denied.
-	Reason        string `protobuf:"bytes,3,opt,name=reason,proto3" json:"reason,omitempty"`
+	Reason string `protobuf:"bytes,3,opt,name=reason,proto3" json:"reason,omitempty"`
+	// The run asking: a child run's id (its request came as a ChildRunEvent).
+	// Empty: the stream's own run.
+	RunId         string `protobuf:"bytes,4,opt,name=run_id,json=runId,proto3" json:"run_id,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *PermissionReply) Reset() {
 	*x = PermissionReply{}
-	mi := &file_agentcore_v1_agent_service_proto_msgTypes[17]
+	mi := &file_agentcore_v1_agent_service_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1394,7 +1518,7 @@ func (x *PermissionReply) String() string {
 func (*PermissionReply) ProtoMessage() {}
 
 func (x *PermissionReply) ProtoReflect() protoreflect.Message {
-	mi := &file_agentcore_v1_agent_service_proto_msgTypes[17]
+	mi := &file_agentcore_v1_agent_service_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1407,7 +1531,7 @@ func (x *PermissionReply) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PermissionReply.ProtoReflect.Descriptor instead.
 func (*PermissionReply) Descriptor() ([]byte, []int) {
-	return file_agentcore_v1_agent_service_proto_rawDescGZIP(), []int{17}
+	return file_agentcore_v1_agent_service_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *PermissionReply) GetToolCallId() string {
@@ -1431,6 +1555,13 @@ func (x *PermissionReply) GetReason() string {
 	return ""
 }
 
+func (x *PermissionReply) GetRunId() string {
+	if x != nil {
+		return x.RunId
+	}
+	return ""
+}
+
 // StopRun stops the run of this stream.
 type StopRun struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
@@ -1440,7 +1571,7 @@ type StopRun struct {
 
 func (x *StopRun) Reset() {
 	*x = StopRun{}
-	mi := &file_agentcore_v1_agent_service_proto_msgTypes[18]
+	mi := &file_agentcore_v1_agent_service_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1452,7 +1583,7 @@ func (x *StopRun) String() string {
 func (*StopRun) ProtoMessage() {}
 
 func (x *StopRun) ProtoReflect() protoreflect.Message {
-	mi := &file_agentcore_v1_agent_service_proto_msgTypes[18]
+	mi := &file_agentcore_v1_agent_service_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1465,7 +1596,7 @@ func (x *StopRun) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StopRun.ProtoReflect.Descriptor instead.
 func (*StopRun) Descriptor() ([]byte, []int) {
-	return file_agentcore_v1_agent_service_proto_rawDescGZIP(), []int{18}
+	return file_agentcore_v1_agent_service_proto_rawDescGZIP(), []int{19}
 }
 
 // SendResponse is one event of the run.
@@ -1478,7 +1609,7 @@ type SendResponse struct {
 
 func (x *SendResponse) Reset() {
 	*x = SendResponse{}
-	mi := &file_agentcore_v1_agent_service_proto_msgTypes[19]
+	mi := &file_agentcore_v1_agent_service_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1490,7 +1621,7 @@ func (x *SendResponse) String() string {
 func (*SendResponse) ProtoMessage() {}
 
 func (x *SendResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_agentcore_v1_agent_service_proto_msgTypes[19]
+	mi := &file_agentcore_v1_agent_service_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1503,7 +1634,7 @@ func (x *SendResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SendResponse.ProtoReflect.Descriptor instead.
 func (*SendResponse) Descriptor() ([]byte, []int) {
-	return file_agentcore_v1_agent_service_proto_rawDescGZIP(), []int{19}
+	return file_agentcore_v1_agent_service_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *SendResponse) GetEvent() *Event {
@@ -1525,7 +1656,7 @@ type StopRequest struct {
 
 func (x *StopRequest) Reset() {
 	*x = StopRequest{}
-	mi := &file_agentcore_v1_agent_service_proto_msgTypes[20]
+	mi := &file_agentcore_v1_agent_service_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1537,7 +1668,7 @@ func (x *StopRequest) String() string {
 func (*StopRequest) ProtoMessage() {}
 
 func (x *StopRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_agentcore_v1_agent_service_proto_msgTypes[20]
+	mi := &file_agentcore_v1_agent_service_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1550,7 +1681,7 @@ func (x *StopRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StopRequest.ProtoReflect.Descriptor instead.
 func (*StopRequest) Descriptor() ([]byte, []int) {
-	return file_agentcore_v1_agent_service_proto_rawDescGZIP(), []int{20}
+	return file_agentcore_v1_agent_service_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *StopRequest) GetAgentId() string {
@@ -1577,7 +1708,7 @@ type StopResponse struct {
 
 func (x *StopResponse) Reset() {
 	*x = StopResponse{}
-	mi := &file_agentcore_v1_agent_service_proto_msgTypes[21]
+	mi := &file_agentcore_v1_agent_service_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1589,7 +1720,7 @@ func (x *StopResponse) String() string {
 func (*StopResponse) ProtoMessage() {}
 
 func (x *StopResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_agentcore_v1_agent_service_proto_msgTypes[21]
+	mi := &file_agentcore_v1_agent_service_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1602,7 +1733,7 @@ func (x *StopResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StopResponse.ProtoReflect.Descriptor instead.
 func (*StopResponse) Descriptor() ([]byte, []int) {
-	return file_agentcore_v1_agent_service_proto_rawDescGZIP(), []int{21}
+	return file_agentcore_v1_agent_service_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *StopResponse) GetStopped() bool {
@@ -1622,7 +1753,7 @@ type CompactRequest struct {
 
 func (x *CompactRequest) Reset() {
 	*x = CompactRequest{}
-	mi := &file_agentcore_v1_agent_service_proto_msgTypes[22]
+	mi := &file_agentcore_v1_agent_service_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1634,7 +1765,7 @@ func (x *CompactRequest) String() string {
 func (*CompactRequest) ProtoMessage() {}
 
 func (x *CompactRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_agentcore_v1_agent_service_proto_msgTypes[22]
+	mi := &file_agentcore_v1_agent_service_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1647,7 +1778,7 @@ func (x *CompactRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CompactRequest.ProtoReflect.Descriptor instead.
 func (*CompactRequest) Descriptor() ([]byte, []int) {
-	return file_agentcore_v1_agent_service_proto_rawDescGZIP(), []int{22}
+	return file_agentcore_v1_agent_service_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *CompactRequest) GetAgentId() string {
@@ -1667,7 +1798,7 @@ type CompactResponse struct {
 
 func (x *CompactResponse) Reset() {
 	*x = CompactResponse{}
-	mi := &file_agentcore_v1_agent_service_proto_msgTypes[23]
+	mi := &file_agentcore_v1_agent_service_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1679,7 +1810,7 @@ func (x *CompactResponse) String() string {
 func (*CompactResponse) ProtoMessage() {}
 
 func (x *CompactResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_agentcore_v1_agent_service_proto_msgTypes[23]
+	mi := &file_agentcore_v1_agent_service_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1692,7 +1823,7 @@ func (x *CompactResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CompactResponse.ProtoReflect.Descriptor instead.
 func (*CompactResponse) Descriptor() ([]byte, []int) {
-	return file_agentcore_v1_agent_service_proto_rawDescGZIP(), []int{23}
+	return file_agentcore_v1_agent_service_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *CompactResponse) GetEvent() *Event {
@@ -1726,7 +1857,7 @@ type GetHistoryRequest struct {
 
 func (x *GetHistoryRequest) Reset() {
 	*x = GetHistoryRequest{}
-	mi := &file_agentcore_v1_agent_service_proto_msgTypes[24]
+	mi := &file_agentcore_v1_agent_service_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1738,7 +1869,7 @@ func (x *GetHistoryRequest) String() string {
 func (*GetHistoryRequest) ProtoMessage() {}
 
 func (x *GetHistoryRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_agentcore_v1_agent_service_proto_msgTypes[24]
+	mi := &file_agentcore_v1_agent_service_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1751,7 +1882,7 @@ func (x *GetHistoryRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetHistoryRequest.ProtoReflect.Descriptor instead.
 func (*GetHistoryRequest) Descriptor() ([]byte, []int) {
-	return file_agentcore_v1_agent_service_proto_rawDescGZIP(), []int{24}
+	return file_agentcore_v1_agent_service_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *GetHistoryRequest) GetAgentId() string {
@@ -1806,7 +1937,7 @@ type Turn struct {
 
 func (x *Turn) Reset() {
 	*x = Turn{}
-	mi := &file_agentcore_v1_agent_service_proto_msgTypes[25]
+	mi := &file_agentcore_v1_agent_service_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1818,7 +1949,7 @@ func (x *Turn) String() string {
 func (*Turn) ProtoMessage() {}
 
 func (x *Turn) ProtoReflect() protoreflect.Message {
-	mi := &file_agentcore_v1_agent_service_proto_msgTypes[25]
+	mi := &file_agentcore_v1_agent_service_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1831,7 +1962,7 @@ func (x *Turn) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Turn.ProtoReflect.Descriptor instead.
 func (*Turn) Descriptor() ([]byte, []int) {
-	return file_agentcore_v1_agent_service_proto_rawDescGZIP(), []int{25}
+	return file_agentcore_v1_agent_service_proto_rawDescGZIP(), []int{26}
 }
 
 func (x *Turn) GetMessageIndexes() []int32 {
@@ -1859,7 +1990,7 @@ type GetHistoryResponse struct {
 
 func (x *GetHistoryResponse) Reset() {
 	*x = GetHistoryResponse{}
-	mi := &file_agentcore_v1_agent_service_proto_msgTypes[26]
+	mi := &file_agentcore_v1_agent_service_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1871,7 +2002,7 @@ func (x *GetHistoryResponse) String() string {
 func (*GetHistoryResponse) ProtoMessage() {}
 
 func (x *GetHistoryResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_agentcore_v1_agent_service_proto_msgTypes[26]
+	mi := &file_agentcore_v1_agent_service_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1884,7 +2015,7 @@ func (x *GetHistoryResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetHistoryResponse.ProtoReflect.Descriptor instead.
 func (*GetHistoryResponse) Descriptor() ([]byte, []int) {
-	return file_agentcore_v1_agent_service_proto_rawDescGZIP(), []int{26}
+	return file_agentcore_v1_agent_service_proto_rawDescGZIP(), []int{27}
 }
 
 func (x *GetHistoryResponse) GetMessages() []*Message {
@@ -1940,7 +2071,7 @@ type SetHistoryRequest struct {
 
 func (x *SetHistoryRequest) Reset() {
 	*x = SetHistoryRequest{}
-	mi := &file_agentcore_v1_agent_service_proto_msgTypes[27]
+	mi := &file_agentcore_v1_agent_service_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1952,7 +2083,7 @@ func (x *SetHistoryRequest) String() string {
 func (*SetHistoryRequest) ProtoMessage() {}
 
 func (x *SetHistoryRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_agentcore_v1_agent_service_proto_msgTypes[27]
+	mi := &file_agentcore_v1_agent_service_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1965,7 +2096,7 @@ func (x *SetHistoryRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetHistoryRequest.ProtoReflect.Descriptor instead.
 func (*SetHistoryRequest) Descriptor() ([]byte, []int) {
-	return file_agentcore_v1_agent_service_proto_rawDescGZIP(), []int{27}
+	return file_agentcore_v1_agent_service_proto_rawDescGZIP(), []int{28}
 }
 
 func (x *SetHistoryRequest) GetAgentId() string {
@@ -1992,7 +2123,7 @@ type SetHistoryResponse struct {
 
 func (x *SetHistoryResponse) Reset() {
 	*x = SetHistoryResponse{}
-	mi := &file_agentcore_v1_agent_service_proto_msgTypes[28]
+	mi := &file_agentcore_v1_agent_service_proto_msgTypes[29]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2004,7 +2135,7 @@ func (x *SetHistoryResponse) String() string {
 func (*SetHistoryResponse) ProtoMessage() {}
 
 func (x *SetHistoryResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_agentcore_v1_agent_service_proto_msgTypes[28]
+	mi := &file_agentcore_v1_agent_service_proto_msgTypes[29]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2017,7 +2148,7 @@ func (x *SetHistoryResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetHistoryResponse.ProtoReflect.Descriptor instead.
 func (*SetHistoryResponse) Descriptor() ([]byte, []int) {
-	return file_agentcore_v1_agent_service_proto_rawDescGZIP(), []int{28}
+	return file_agentcore_v1_agent_service_proto_rawDescGZIP(), []int{29}
 }
 
 func (x *SetHistoryResponse) GetHistoryLength() int32 {
@@ -2039,7 +2170,7 @@ type PreviewContextRequest struct {
 
 func (x *PreviewContextRequest) Reset() {
 	*x = PreviewContextRequest{}
-	mi := &file_agentcore_v1_agent_service_proto_msgTypes[29]
+	mi := &file_agentcore_v1_agent_service_proto_msgTypes[30]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2051,7 +2182,7 @@ func (x *PreviewContextRequest) String() string {
 func (*PreviewContextRequest) ProtoMessage() {}
 
 func (x *PreviewContextRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_agentcore_v1_agent_service_proto_msgTypes[29]
+	mi := &file_agentcore_v1_agent_service_proto_msgTypes[30]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2064,7 +2195,7 @@ func (x *PreviewContextRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PreviewContextRequest.ProtoReflect.Descriptor instead.
 func (*PreviewContextRequest) Descriptor() ([]byte, []int) {
-	return file_agentcore_v1_agent_service_proto_rawDescGZIP(), []int{29}
+	return file_agentcore_v1_agent_service_proto_rawDescGZIP(), []int{30}
 }
 
 func (x *PreviewContextRequest) GetAgentId() string {
@@ -2101,7 +2232,7 @@ type PreviewContextResponse struct {
 
 func (x *PreviewContextResponse) Reset() {
 	*x = PreviewContextResponse{}
-	mi := &file_agentcore_v1_agent_service_proto_msgTypes[30]
+	mi := &file_agentcore_v1_agent_service_proto_msgTypes[31]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2113,7 +2244,7 @@ func (x *PreviewContextResponse) String() string {
 func (*PreviewContextResponse) ProtoMessage() {}
 
 func (x *PreviewContextResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_agentcore_v1_agent_service_proto_msgTypes[30]
+	mi := &file_agentcore_v1_agent_service_proto_msgTypes[31]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2126,7 +2257,7 @@ func (x *PreviewContextResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PreviewContextResponse.ProtoReflect.Descriptor instead.
 func (*PreviewContextResponse) Descriptor() ([]byte, []int) {
-	return file_agentcore_v1_agent_service_proto_rawDescGZIP(), []int{30}
+	return file_agentcore_v1_agent_service_proto_rawDescGZIP(), []int{31}
 }
 
 func (x *PreviewContextResponse) GetSystem() string {
@@ -2180,7 +2311,7 @@ type ListToolsRequest struct {
 
 func (x *ListToolsRequest) Reset() {
 	*x = ListToolsRequest{}
-	mi := &file_agentcore_v1_agent_service_proto_msgTypes[31]
+	mi := &file_agentcore_v1_agent_service_proto_msgTypes[32]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2192,7 +2323,7 @@ func (x *ListToolsRequest) String() string {
 func (*ListToolsRequest) ProtoMessage() {}
 
 func (x *ListToolsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_agentcore_v1_agent_service_proto_msgTypes[31]
+	mi := &file_agentcore_v1_agent_service_proto_msgTypes[32]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2205,7 +2336,7 @@ func (x *ListToolsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListToolsRequest.ProtoReflect.Descriptor instead.
 func (*ListToolsRequest) Descriptor() ([]byte, []int) {
-	return file_agentcore_v1_agent_service_proto_rawDescGZIP(), []int{31}
+	return file_agentcore_v1_agent_service_proto_rawDescGZIP(), []int{32}
 }
 
 // ToolInfo describes a tool.
@@ -2230,7 +2361,7 @@ type ToolInfo struct {
 
 func (x *ToolInfo) Reset() {
 	*x = ToolInfo{}
-	mi := &file_agentcore_v1_agent_service_proto_msgTypes[32]
+	mi := &file_agentcore_v1_agent_service_proto_msgTypes[33]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2242,7 +2373,7 @@ func (x *ToolInfo) String() string {
 func (*ToolInfo) ProtoMessage() {}
 
 func (x *ToolInfo) ProtoReflect() protoreflect.Message {
-	mi := &file_agentcore_v1_agent_service_proto_msgTypes[32]
+	mi := &file_agentcore_v1_agent_service_proto_msgTypes[33]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2255,7 +2386,7 @@ func (x *ToolInfo) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ToolInfo.ProtoReflect.Descriptor instead.
 func (*ToolInfo) Descriptor() ([]byte, []int) {
-	return file_agentcore_v1_agent_service_proto_rawDescGZIP(), []int{32}
+	return file_agentcore_v1_agent_service_proto_rawDescGZIP(), []int{33}
 }
 
 func (x *ToolInfo) GetName() string {
@@ -2332,7 +2463,7 @@ type ToolLimits struct {
 
 func (x *ToolLimits) Reset() {
 	*x = ToolLimits{}
-	mi := &file_agentcore_v1_agent_service_proto_msgTypes[33]
+	mi := &file_agentcore_v1_agent_service_proto_msgTypes[34]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2344,7 +2475,7 @@ func (x *ToolLimits) String() string {
 func (*ToolLimits) ProtoMessage() {}
 
 func (x *ToolLimits) ProtoReflect() protoreflect.Message {
-	mi := &file_agentcore_v1_agent_service_proto_msgTypes[33]
+	mi := &file_agentcore_v1_agent_service_proto_msgTypes[34]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2357,7 +2488,7 @@ func (x *ToolLimits) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ToolLimits.ProtoReflect.Descriptor instead.
 func (*ToolLimits) Descriptor() ([]byte, []int) {
-	return file_agentcore_v1_agent_service_proto_rawDescGZIP(), []int{33}
+	return file_agentcore_v1_agent_service_proto_rawDescGZIP(), []int{34}
 }
 
 func (x *ToolLimits) GetMemoryBytes() uint64 {
@@ -2401,7 +2532,7 @@ type SkillInfo struct {
 
 func (x *SkillInfo) Reset() {
 	*x = SkillInfo{}
-	mi := &file_agentcore_v1_agent_service_proto_msgTypes[34]
+	mi := &file_agentcore_v1_agent_service_proto_msgTypes[35]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2413,7 +2544,7 @@ func (x *SkillInfo) String() string {
 func (*SkillInfo) ProtoMessage() {}
 
 func (x *SkillInfo) ProtoReflect() protoreflect.Message {
-	mi := &file_agentcore_v1_agent_service_proto_msgTypes[34]
+	mi := &file_agentcore_v1_agent_service_proto_msgTypes[35]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2426,7 +2557,7 @@ func (x *SkillInfo) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SkillInfo.ProtoReflect.Descriptor instead.
 func (*SkillInfo) Descriptor() ([]byte, []int) {
-	return file_agentcore_v1_agent_service_proto_rawDescGZIP(), []int{34}
+	return file_agentcore_v1_agent_service_proto_rawDescGZIP(), []int{35}
 }
 
 func (x *SkillInfo) GetName() string {
@@ -2466,7 +2597,7 @@ type ListToolsResponse struct {
 
 func (x *ListToolsResponse) Reset() {
 	*x = ListToolsResponse{}
-	mi := &file_agentcore_v1_agent_service_proto_msgTypes[35]
+	mi := &file_agentcore_v1_agent_service_proto_msgTypes[36]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2478,7 +2609,7 @@ func (x *ListToolsResponse) String() string {
 func (*ListToolsResponse) ProtoMessage() {}
 
 func (x *ListToolsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_agentcore_v1_agent_service_proto_msgTypes[35]
+	mi := &file_agentcore_v1_agent_service_proto_msgTypes[36]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2491,7 +2622,7 @@ func (x *ListToolsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListToolsResponse.ProtoReflect.Descriptor instead.
 func (*ListToolsResponse) Descriptor() ([]byte, []int) {
-	return file_agentcore_v1_agent_service_proto_rawDescGZIP(), []int{35}
+	return file_agentcore_v1_agent_service_proto_rawDescGZIP(), []int{36}
 }
 
 func (x *ListToolsResponse) GetTools() []*ToolInfo {
@@ -2529,7 +2660,7 @@ type ExecuteToolRequest struct {
 
 func (x *ExecuteToolRequest) Reset() {
 	*x = ExecuteToolRequest{}
-	mi := &file_agentcore_v1_agent_service_proto_msgTypes[36]
+	mi := &file_agentcore_v1_agent_service_proto_msgTypes[37]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2541,7 +2672,7 @@ func (x *ExecuteToolRequest) String() string {
 func (*ExecuteToolRequest) ProtoMessage() {}
 
 func (x *ExecuteToolRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_agentcore_v1_agent_service_proto_msgTypes[36]
+	mi := &file_agentcore_v1_agent_service_proto_msgTypes[37]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2554,7 +2685,7 @@ func (x *ExecuteToolRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ExecuteToolRequest.ProtoReflect.Descriptor instead.
 func (*ExecuteToolRequest) Descriptor() ([]byte, []int) {
-	return file_agentcore_v1_agent_service_proto_rawDescGZIP(), []int{36}
+	return file_agentcore_v1_agent_service_proto_rawDescGZIP(), []int{37}
 }
 
 func (x *ExecuteToolRequest) GetName() string {
@@ -2589,7 +2720,7 @@ type ToolOutputChunk struct {
 
 func (x *ToolOutputChunk) Reset() {
 	*x = ToolOutputChunk{}
-	mi := &file_agentcore_v1_agent_service_proto_msgTypes[37]
+	mi := &file_agentcore_v1_agent_service_proto_msgTypes[38]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2601,7 +2732,7 @@ func (x *ToolOutputChunk) String() string {
 func (*ToolOutputChunk) ProtoMessage() {}
 
 func (x *ToolOutputChunk) ProtoReflect() protoreflect.Message {
-	mi := &file_agentcore_v1_agent_service_proto_msgTypes[37]
+	mi := &file_agentcore_v1_agent_service_proto_msgTypes[38]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2614,7 +2745,7 @@ func (x *ToolOutputChunk) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ToolOutputChunk.ProtoReflect.Descriptor instead.
 func (*ToolOutputChunk) Descriptor() ([]byte, []int) {
-	return file_agentcore_v1_agent_service_proto_rawDescGZIP(), []int{37}
+	return file_agentcore_v1_agent_service_proto_rawDescGZIP(), []int{38}
 }
 
 func (x *ToolOutputChunk) GetStream() OutputStream {
@@ -2644,7 +2775,7 @@ type DirectToolResult struct {
 
 func (x *DirectToolResult) Reset() {
 	*x = DirectToolResult{}
-	mi := &file_agentcore_v1_agent_service_proto_msgTypes[38]
+	mi := &file_agentcore_v1_agent_service_proto_msgTypes[39]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2656,7 +2787,7 @@ func (x *DirectToolResult) String() string {
 func (*DirectToolResult) ProtoMessage() {}
 
 func (x *DirectToolResult) ProtoReflect() protoreflect.Message {
-	mi := &file_agentcore_v1_agent_service_proto_msgTypes[38]
+	mi := &file_agentcore_v1_agent_service_proto_msgTypes[39]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2669,7 +2800,7 @@ func (x *DirectToolResult) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DirectToolResult.ProtoReflect.Descriptor instead.
 func (*DirectToolResult) Descriptor() ([]byte, []int) {
-	return file_agentcore_v1_agent_service_proto_rawDescGZIP(), []int{38}
+	return file_agentcore_v1_agent_service_proto_rawDescGZIP(), []int{39}
 }
 
 func (x *DirectToolResult) GetOutput() *ToolOutput {
@@ -2714,7 +2845,7 @@ type ExecuteToolResponse struct {
 
 func (x *ExecuteToolResponse) Reset() {
 	*x = ExecuteToolResponse{}
-	mi := &file_agentcore_v1_agent_service_proto_msgTypes[39]
+	mi := &file_agentcore_v1_agent_service_proto_msgTypes[40]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2726,7 +2857,7 @@ func (x *ExecuteToolResponse) String() string {
 func (*ExecuteToolResponse) ProtoMessage() {}
 
 func (x *ExecuteToolResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_agentcore_v1_agent_service_proto_msgTypes[39]
+	mi := &file_agentcore_v1_agent_service_proto_msgTypes[40]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2739,7 +2870,7 @@ func (x *ExecuteToolResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ExecuteToolResponse.ProtoReflect.Descriptor instead.
 func (*ExecuteToolResponse) Descriptor() ([]byte, []int) {
-	return file_agentcore_v1_agent_service_proto_rawDescGZIP(), []int{39}
+	return file_agentcore_v1_agent_service_proto_rawDescGZIP(), []int{40}
 }
 
 func (x *ExecuteToolResponse) GetKind() isExecuteToolResponse_Kind {
@@ -2792,7 +2923,7 @@ type ReloadToolsRequest struct {
 
 func (x *ReloadToolsRequest) Reset() {
 	*x = ReloadToolsRequest{}
-	mi := &file_agentcore_v1_agent_service_proto_msgTypes[40]
+	mi := &file_agentcore_v1_agent_service_proto_msgTypes[41]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2804,7 +2935,7 @@ func (x *ReloadToolsRequest) String() string {
 func (*ReloadToolsRequest) ProtoMessage() {}
 
 func (x *ReloadToolsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_agentcore_v1_agent_service_proto_msgTypes[40]
+	mi := &file_agentcore_v1_agent_service_proto_msgTypes[41]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2817,7 +2948,7 @@ func (x *ReloadToolsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReloadToolsRequest.ProtoReflect.Descriptor instead.
 func (*ReloadToolsRequest) Descriptor() ([]byte, []int) {
-	return file_agentcore_v1_agent_service_proto_rawDescGZIP(), []int{40}
+	return file_agentcore_v1_agent_service_proto_rawDescGZIP(), []int{41}
 }
 
 // ReloadToolsResponse reports what was found.
@@ -2831,7 +2962,7 @@ type ReloadToolsResponse struct {
 
 func (x *ReloadToolsResponse) Reset() {
 	*x = ReloadToolsResponse{}
-	mi := &file_agentcore_v1_agent_service_proto_msgTypes[41]
+	mi := &file_agentcore_v1_agent_service_proto_msgTypes[42]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2843,7 +2974,7 @@ func (x *ReloadToolsResponse) String() string {
 func (*ReloadToolsResponse) ProtoMessage() {}
 
 func (x *ReloadToolsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_agentcore_v1_agent_service_proto_msgTypes[41]
+	mi := &file_agentcore_v1_agent_service_proto_msgTypes[42]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2856,7 +2987,7 @@ func (x *ReloadToolsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReloadToolsResponse.ProtoReflect.Descriptor instead.
 func (*ReloadToolsResponse) Descriptor() ([]byte, []int) {
-	return file_agentcore_v1_agent_service_proto_rawDescGZIP(), []int{41}
+	return file_agentcore_v1_agent_service_proto_rawDescGZIP(), []int{42}
 }
 
 func (x *ReloadToolsResponse) GetTools() int32 {
@@ -2893,7 +3024,7 @@ type AttachRequest struct {
 
 func (x *AttachRequest) Reset() {
 	*x = AttachRequest{}
-	mi := &file_agentcore_v1_agent_service_proto_msgTypes[42]
+	mi := &file_agentcore_v1_agent_service_proto_msgTypes[43]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2905,7 +3036,7 @@ func (x *AttachRequest) String() string {
 func (*AttachRequest) ProtoMessage() {}
 
 func (x *AttachRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_agentcore_v1_agent_service_proto_msgTypes[42]
+	mi := &file_agentcore_v1_agent_service_proto_msgTypes[43]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2918,7 +3049,7 @@ func (x *AttachRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AttachRequest.ProtoReflect.Descriptor instead.
 func (*AttachRequest) Descriptor() ([]byte, []int) {
-	return file_agentcore_v1_agent_service_proto_rawDescGZIP(), []int{42}
+	return file_agentcore_v1_agent_service_proto_rawDescGZIP(), []int{43}
 }
 
 func (x *AttachRequest) GetRunId() string {
@@ -2959,7 +3090,7 @@ type AttachResponse struct {
 
 func (x *AttachResponse) Reset() {
 	*x = AttachResponse{}
-	mi := &file_agentcore_v1_agent_service_proto_msgTypes[43]
+	mi := &file_agentcore_v1_agent_service_proto_msgTypes[44]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2971,7 +3102,7 @@ func (x *AttachResponse) String() string {
 func (*AttachResponse) ProtoMessage() {}
 
 func (x *AttachResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_agentcore_v1_agent_service_proto_msgTypes[43]
+	mi := &file_agentcore_v1_agent_service_proto_msgTypes[44]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2984,7 +3115,7 @@ func (x *AttachResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AttachResponse.ProtoReflect.Descriptor instead.
 func (*AttachResponse) Descriptor() ([]byte, []int) {
-	return file_agentcore_v1_agent_service_proto_rawDescGZIP(), []int{43}
+	return file_agentcore_v1_agent_service_proto_rawDescGZIP(), []int{44}
 }
 
 func (x *AttachResponse) GetEvent() *Event {
@@ -3004,7 +3135,7 @@ type GetRunRequest struct {
 
 func (x *GetRunRequest) Reset() {
 	*x = GetRunRequest{}
-	mi := &file_agentcore_v1_agent_service_proto_msgTypes[44]
+	mi := &file_agentcore_v1_agent_service_proto_msgTypes[45]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3016,7 +3147,7 @@ func (x *GetRunRequest) String() string {
 func (*GetRunRequest) ProtoMessage() {}
 
 func (x *GetRunRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_agentcore_v1_agent_service_proto_msgTypes[44]
+	mi := &file_agentcore_v1_agent_service_proto_msgTypes[45]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3029,7 +3160,7 @@ func (x *GetRunRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetRunRequest.ProtoReflect.Descriptor instead.
 func (*GetRunRequest) Descriptor() ([]byte, []int) {
-	return file_agentcore_v1_agent_service_proto_rawDescGZIP(), []int{44}
+	return file_agentcore_v1_agent_service_proto_rawDescGZIP(), []int{45}
 }
 
 func (x *GetRunRequest) GetRunId() string {
@@ -3049,7 +3180,7 @@ type GetRunResponse struct {
 
 func (x *GetRunResponse) Reset() {
 	*x = GetRunResponse{}
-	mi := &file_agentcore_v1_agent_service_proto_msgTypes[45]
+	mi := &file_agentcore_v1_agent_service_proto_msgTypes[46]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3061,7 +3192,7 @@ func (x *GetRunResponse) String() string {
 func (*GetRunResponse) ProtoMessage() {}
 
 func (x *GetRunResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_agentcore_v1_agent_service_proto_msgTypes[45]
+	mi := &file_agentcore_v1_agent_service_proto_msgTypes[46]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3074,7 +3205,7 @@ func (x *GetRunResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetRunResponse.ProtoReflect.Descriptor instead.
 func (*GetRunResponse) Descriptor() ([]byte, []int) {
-	return file_agentcore_v1_agent_service_proto_rawDescGZIP(), []int{45}
+	return file_agentcore_v1_agent_service_proto_rawDescGZIP(), []int{46}
 }
 
 func (x *GetRunResponse) GetRun() *Run {
@@ -3093,14 +3224,16 @@ type ListRunsRequest struct {
 	PageSize  int32  `protobuf:"varint,2,opt,name=page_size,json=pageSize,proto3" json:"page_size,omitempty"`
 	PageToken string `protobuf:"bytes,3,opt,name=page_token,json=pageToken,proto3" json:"page_token,omitempty"`
 	// Only runs in this state; UNSPECIFIED: any.
-	State         RunState `protobuf:"varint,4,opt,name=state,proto3,enum=agentcore.v1.RunState" json:"state,omitempty"`
+	State RunState `protobuf:"varint,4,opt,name=state,proto3,enum=agentcore.v1.RunState" json:"state,omitempty"`
+	// Only the runs of this tree: the root and its descendants.
+	RootRunId     string `protobuf:"bytes,5,opt,name=root_run_id,json=rootRunId,proto3" json:"root_run_id,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *ListRunsRequest) Reset() {
 	*x = ListRunsRequest{}
-	mi := &file_agentcore_v1_agent_service_proto_msgTypes[46]
+	mi := &file_agentcore_v1_agent_service_proto_msgTypes[47]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3112,7 +3245,7 @@ func (x *ListRunsRequest) String() string {
 func (*ListRunsRequest) ProtoMessage() {}
 
 func (x *ListRunsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_agentcore_v1_agent_service_proto_msgTypes[46]
+	mi := &file_agentcore_v1_agent_service_proto_msgTypes[47]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3125,7 +3258,7 @@ func (x *ListRunsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListRunsRequest.ProtoReflect.Descriptor instead.
 func (*ListRunsRequest) Descriptor() ([]byte, []int) {
-	return file_agentcore_v1_agent_service_proto_rawDescGZIP(), []int{46}
+	return file_agentcore_v1_agent_service_proto_rawDescGZIP(), []int{47}
 }
 
 func (x *ListRunsRequest) GetAgentId() string {
@@ -3156,6 +3289,13 @@ func (x *ListRunsRequest) GetState() RunState {
 	return RunState_RUN_STATE_UNSPECIFIED
 }
 
+func (x *ListRunsRequest) GetRootRunId() string {
+	if x != nil {
+		return x.RootRunId
+	}
+	return ""
+}
+
 // ListRunsResponse is one page of runs.
 type ListRunsResponse struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
@@ -3167,7 +3307,7 @@ type ListRunsResponse struct {
 
 func (x *ListRunsResponse) Reset() {
 	*x = ListRunsResponse{}
-	mi := &file_agentcore_v1_agent_service_proto_msgTypes[47]
+	mi := &file_agentcore_v1_agent_service_proto_msgTypes[48]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3179,7 +3319,7 @@ func (x *ListRunsResponse) String() string {
 func (*ListRunsResponse) ProtoMessage() {}
 
 func (x *ListRunsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_agentcore_v1_agent_service_proto_msgTypes[47]
+	mi := &file_agentcore_v1_agent_service_proto_msgTypes[48]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3192,7 +3332,7 @@ func (x *ListRunsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListRunsResponse.ProtoReflect.Descriptor instead.
 func (*ListRunsResponse) Descriptor() ([]byte, []int) {
-	return file_agentcore_v1_agent_service_proto_rawDescGZIP(), []int{47}
+	return file_agentcore_v1_agent_service_proto_rawDescGZIP(), []int{48}
 }
 
 func (x *ListRunsResponse) GetRuns() []*Run {
@@ -3223,7 +3363,7 @@ type RespondPermissionRequest struct {
 
 func (x *RespondPermissionRequest) Reset() {
 	*x = RespondPermissionRequest{}
-	mi := &file_agentcore_v1_agent_service_proto_msgTypes[48]
+	mi := &file_agentcore_v1_agent_service_proto_msgTypes[49]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3235,7 +3375,7 @@ func (x *RespondPermissionRequest) String() string {
 func (*RespondPermissionRequest) ProtoMessage() {}
 
 func (x *RespondPermissionRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_agentcore_v1_agent_service_proto_msgTypes[48]
+	mi := &file_agentcore_v1_agent_service_proto_msgTypes[49]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3248,7 +3388,7 @@ func (x *RespondPermissionRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RespondPermissionRequest.ProtoReflect.Descriptor instead.
 func (*RespondPermissionRequest) Descriptor() ([]byte, []int) {
-	return file_agentcore_v1_agent_service_proto_rawDescGZIP(), []int{48}
+	return file_agentcore_v1_agent_service_proto_rawDescGZIP(), []int{49}
 }
 
 func (x *RespondPermissionRequest) GetRunId() string {
@@ -3288,7 +3428,7 @@ type RespondPermissionResponse struct {
 
 func (x *RespondPermissionResponse) Reset() {
 	*x = RespondPermissionResponse{}
-	mi := &file_agentcore_v1_agent_service_proto_msgTypes[49]
+	mi := &file_agentcore_v1_agent_service_proto_msgTypes[50]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3300,7 +3440,7 @@ func (x *RespondPermissionResponse) String() string {
 func (*RespondPermissionResponse) ProtoMessage() {}
 
 func (x *RespondPermissionResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_agentcore_v1_agent_service_proto_msgTypes[49]
+	mi := &file_agentcore_v1_agent_service_proto_msgTypes[50]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3313,14 +3453,14 @@ func (x *RespondPermissionResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RespondPermissionResponse.ProtoReflect.Descriptor instead.
 func (*RespondPermissionResponse) Descriptor() ([]byte, []int) {
-	return file_agentcore_v1_agent_service_proto_rawDescGZIP(), []int{49}
+	return file_agentcore_v1_agent_service_proto_rawDescGZIP(), []int{50}
 }
 
 var File_agentcore_v1_agent_service_proto protoreflect.FileDescriptor
 
 const file_agentcore_v1_agent_service_proto_rawDesc = "" +
 	"\n" +
-	" agentcore/v1/agent_service.proto\x12\fagentcore.v1\x1a\x19agentcore/v1/config.proto\x1a\x18agentcore/v1/event.proto\x1a\x1aagentcore/v1/message.proto\x1a\x16agentcore/v1/run.proto\x1a\x1cgoogle/api/annotations.proto\x1a\x1egoogle/protobuf/duration.proto\x1a google/protobuf/field_mask.proto\x1a\x1cgoogle/protobuf/struct.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\xd7\x04\n" +
+	" agentcore/v1/agent_service.proto\x12\fagentcore.v1\x1a\x19agentcore/v1/config.proto\x1a\x18agentcore/v1/event.proto\x1a\x1aagentcore/v1/message.proto\x1a\x16agentcore/v1/run.proto\x1a\x1cgoogle/api/annotations.proto\x1a\x1egoogle/protobuf/duration.proto\x1a google/protobuf/field_mask.proto\x1a\x1cgoogle/protobuf/struct.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\xbf\x05\n" +
 	"\x05Agent\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x121\n" +
 	"\x06config\x18\x02 \x01(\v2\x19.agentcore.v1.AgentConfigR\x06config\x121\n" +
@@ -3337,13 +3477,23 @@ const file_agentcore_v1_agent_service_proto_rawDesc = "" +
 	"\vupdate_time\x18\v \x01(\v2\x1a.google.protobuf.TimestampR\n" +
 	"updateTime\x12(\n" +
 	"\x10api_key_required\x18\f \x01(\bR\x0eapiKeyRequired\x12E\n" +
-	"\x0feffective_model\x18\r \x01(\v2\x1c.agentcore.v1.EffectiveModelR\x0eeffectiveModel\"\xc1\x01\n" +
+	"\x0feffective_model\x18\r \x01(\v2\x1c.agentcore.v1.EffectiveModelR\x0eeffectiveModel\x128\n" +
+	"\vagent_tools\x18\x0e \x03(\v2\x17.agentcore.v1.AgentToolR\n" +
+	"agentTools\x12,\n" +
+	"\x06budget\x18\x0f \x01(\v2\x14.agentcore.v1.BudgetR\x06budget\"\xc1\x01\n" +
 	"\x0eEffectiveModel\x12\x18\n" +
 	"\aprofile\x18\x01 \x01(\tR\aprofile\x12'\n" +
 	"\x0ffollows_default\x18\x02 \x01(\bR\x0efollowsDefault\x12\x14\n" +
 	"\x05model\x18\x03 \x01(\tR\x05model\x122\n" +
 	"\bprotocol\x18\x04 \x01(\x0e2\x16.agentcore.v1.ProtocolR\bprotocol\x12\"\n" +
-	"\rbase_url_host\x18\x05 \x01(\tR\vbaseUrlHost\"7\n" +
+	"\rbase_url_host\x18\x05 \x01(\tR\vbaseUrlHost\"\xd3\x01\n" +
+	"\tAgentTool\x12\x19\n" +
+	"\bagent_id\x18\x01 \x01(\tR\aagentId\x12\x12\n" +
+	"\x04name\x18\x02 \x01(\tR\x04name\x12 \n" +
+	"\vdescription\x18\x03 \x01(\tR\vdescription\x12:\n" +
+	"\finput_schema\x18\x04 \x01(\v2\x17.google.protobuf.StructR\vinputSchema\x129\n" +
+	"\vbusy_policy\x18\x05 \x01(\x0e2\x18.agentcore.v1.BusyPolicyR\n" +
+	"busyPolicy\"7\n" +
 	"\rToolSelection\x12\x10\n" +
 	"\x03all\x18\x01 \x01(\bR\x03all\x12\x14\n" +
 	"\x05names\x18\x02 \x03(\tR\x05names\"8\n" +
@@ -3384,7 +3534,7 @@ const file_agentcore_v1_agent_service_proto_rawDesc = "" +
 	"permission\x18\x02 \x01(\v2\x1d.agentcore.v1.PermissionReplyH\x00R\n" +
 	"permission\x12+\n" +
 	"\x04stop\x18\x03 \x01(\v2\x15.agentcore.v1.StopRunH\x00R\x04stopB\x06\n" +
-	"\x04kind\"\xe9\x03\n" +
+	"\x04kind\"\x97\x04\n" +
 	"\bStartRun\x12\x19\n" +
 	"\bagent_id\x18\x01 \x01(\tR\aagentId\x12(\n" +
 	"\x05input\x18\x02 \x03(\v2\x12.agentcore.v1.PartR\x05input\x121\n" +
@@ -3397,14 +3547,16 @@ const file_agentcore_v1_agent_service_proto_rawDesc = "" +
 	"busyPolicy\x12?\n" +
 	"\ron_disconnect\x18\t \x01(\x0e2\x1a.agentcore.v1.OnDisconnectR\fonDisconnect\x12\x16\n" +
 	"\x06resume\x18\n" +
-	" \x01(\bR\x06resume\"G\n" +
+	" \x01(\bR\x06resume\x12,\n" +
+	"\x06budget\x18\v \x01(\v2\x14.agentcore.v1.BudgetR\x06budget\"G\n" +
 	"\x12HistoryReplacement\x121\n" +
-	"\bmessages\x18\x01 \x03(\v2\x15.agentcore.v1.MessageR\bmessages\"a\n" +
+	"\bmessages\x18\x01 \x03(\v2\x15.agentcore.v1.MessageR\bmessages\"x\n" +
 	"\x0fPermissionReply\x12 \n" +
 	"\ftool_call_id\x18\x01 \x01(\tR\n" +
 	"toolCallId\x12\x14\n" +
 	"\x05allow\x18\x02 \x01(\bR\x05allow\x12\x16\n" +
-	"\x06reason\x18\x03 \x01(\tR\x06reason\"\t\n" +
+	"\x06reason\x18\x03 \x01(\tR\x06reason\x12\x15\n" +
+	"\x06run_id\x18\x04 \x01(\tR\x05runId\"\t\n" +
 	"\aStopRun\"9\n" +
 	"\fSendResponse\x12)\n" +
 	"\x05event\x18\x01 \x01(\v2\x13.agentcore.v1.EventR\x05event\"?\n" +
@@ -3509,13 +3661,14 @@ const file_agentcore_v1_agent_service_proto_rawDesc = "" +
 	"\rGetRunRequest\x12\x15\n" +
 	"\x06run_id\x18\x01 \x01(\tR\x05runId\"5\n" +
 	"\x0eGetRunResponse\x12#\n" +
-	"\x03run\x18\x01 \x01(\v2\x11.agentcore.v1.RunR\x03run\"\x96\x01\n" +
+	"\x03run\x18\x01 \x01(\v2\x11.agentcore.v1.RunR\x03run\"\xb6\x01\n" +
 	"\x0fListRunsRequest\x12\x19\n" +
 	"\bagent_id\x18\x01 \x01(\tR\aagentId\x12\x1b\n" +
 	"\tpage_size\x18\x02 \x01(\x05R\bpageSize\x12\x1d\n" +
 	"\n" +
 	"page_token\x18\x03 \x01(\tR\tpageToken\x12,\n" +
-	"\x05state\x18\x04 \x01(\x0e2\x16.agentcore.v1.RunStateR\x05state\"a\n" +
+	"\x05state\x18\x04 \x01(\x0e2\x16.agentcore.v1.RunStateR\x05state\x12\x1e\n" +
+	"\vroot_run_id\x18\x05 \x01(\tR\trootRunId\"a\n" +
 	"\x10ListRunsResponse\x12%\n" +
 	"\x04runs\x18\x01 \x03(\v2\x11.agentcore.v1.RunR\x04runs\x12&\n" +
 	"\x0fnext_page_token\x18\x02 \x01(\tR\rnextPageToken\"\x81\x01\n" +
@@ -3584,7 +3737,7 @@ func file_agentcore_v1_agent_service_proto_rawDescGZIP() []byte {
 }
 
 var file_agentcore_v1_agent_service_proto_enumTypes = make([]protoimpl.EnumInfo, 4)
-var file_agentcore_v1_agent_service_proto_msgTypes = make([]protoimpl.MessageInfo, 50)
+var file_agentcore_v1_agent_service_proto_msgTypes = make([]protoimpl.MessageInfo, 51)
 var file_agentcore_v1_agent_service_proto_goTypes = []any{
 	(AgentState)(0),                   // 0: agentcore.v1.AgentState
 	(BusyPolicy)(0),                   // 1: agentcore.v1.BusyPolicy
@@ -3592,164 +3745,171 @@ var file_agentcore_v1_agent_service_proto_goTypes = []any{
 	(RenderLabels)(0),                 // 3: agentcore.v1.RenderLabels
 	(*Agent)(nil),                     // 4: agentcore.v1.Agent
 	(*EffectiveModel)(nil),            // 5: agentcore.v1.EffectiveModel
-	(*ToolSelection)(nil),             // 6: agentcore.v1.ToolSelection
-	(*SkillSelection)(nil),            // 7: agentcore.v1.SkillSelection
-	(*CreateAgentRequest)(nil),        // 8: agentcore.v1.CreateAgentRequest
-	(*CreateAgentResponse)(nil),       // 9: agentcore.v1.CreateAgentResponse
-	(*GetAgentRequest)(nil),           // 10: agentcore.v1.GetAgentRequest
-	(*GetAgentResponse)(nil),          // 11: agentcore.v1.GetAgentResponse
-	(*ListAgentsRequest)(nil),         // 12: agentcore.v1.ListAgentsRequest
-	(*ListAgentsResponse)(nil),        // 13: agentcore.v1.ListAgentsResponse
-	(*UpdateAgentRequest)(nil),        // 14: agentcore.v1.UpdateAgentRequest
-	(*UpdateAgentResponse)(nil),       // 15: agentcore.v1.UpdateAgentResponse
-	(*DeleteAgentRequest)(nil),        // 16: agentcore.v1.DeleteAgentRequest
-	(*DeleteAgentResponse)(nil),       // 17: agentcore.v1.DeleteAgentResponse
-	(*SendRequest)(nil),               // 18: agentcore.v1.SendRequest
-	(*StartRun)(nil),                  // 19: agentcore.v1.StartRun
-	(*HistoryReplacement)(nil),        // 20: agentcore.v1.HistoryReplacement
-	(*PermissionReply)(nil),           // 21: agentcore.v1.PermissionReply
-	(*StopRun)(nil),                   // 22: agentcore.v1.StopRun
-	(*SendResponse)(nil),              // 23: agentcore.v1.SendResponse
-	(*StopRequest)(nil),               // 24: agentcore.v1.StopRequest
-	(*StopResponse)(nil),              // 25: agentcore.v1.StopResponse
-	(*CompactRequest)(nil),            // 26: agentcore.v1.CompactRequest
-	(*CompactResponse)(nil),           // 27: agentcore.v1.CompactResponse
-	(*GetHistoryRequest)(nil),         // 28: agentcore.v1.GetHistoryRequest
-	(*Turn)(nil),                      // 29: agentcore.v1.Turn
-	(*GetHistoryResponse)(nil),        // 30: agentcore.v1.GetHistoryResponse
-	(*SetHistoryRequest)(nil),         // 31: agentcore.v1.SetHistoryRequest
-	(*SetHistoryResponse)(nil),        // 32: agentcore.v1.SetHistoryResponse
-	(*PreviewContextRequest)(nil),     // 33: agentcore.v1.PreviewContextRequest
-	(*PreviewContextResponse)(nil),    // 34: agentcore.v1.PreviewContextResponse
-	(*ListToolsRequest)(nil),          // 35: agentcore.v1.ListToolsRequest
-	(*ToolInfo)(nil),                  // 36: agentcore.v1.ToolInfo
-	(*ToolLimits)(nil),                // 37: agentcore.v1.ToolLimits
-	(*SkillInfo)(nil),                 // 38: agentcore.v1.SkillInfo
-	(*ListToolsResponse)(nil),         // 39: agentcore.v1.ListToolsResponse
-	(*ExecuteToolRequest)(nil),        // 40: agentcore.v1.ExecuteToolRequest
-	(*ToolOutputChunk)(nil),           // 41: agentcore.v1.ToolOutputChunk
-	(*DirectToolResult)(nil),          // 42: agentcore.v1.DirectToolResult
-	(*ExecuteToolResponse)(nil),       // 43: agentcore.v1.ExecuteToolResponse
-	(*ReloadToolsRequest)(nil),        // 44: agentcore.v1.ReloadToolsRequest
-	(*ReloadToolsResponse)(nil),       // 45: agentcore.v1.ReloadToolsResponse
-	(*AttachRequest)(nil),             // 46: agentcore.v1.AttachRequest
-	(*AttachResponse)(nil),            // 47: agentcore.v1.AttachResponse
-	(*GetRunRequest)(nil),             // 48: agentcore.v1.GetRunRequest
-	(*GetRunResponse)(nil),            // 49: agentcore.v1.GetRunResponse
-	(*ListRunsRequest)(nil),           // 50: agentcore.v1.ListRunsRequest
-	(*ListRunsResponse)(nil),          // 51: agentcore.v1.ListRunsResponse
-	(*RespondPermissionRequest)(nil),  // 52: agentcore.v1.RespondPermissionRequest
-	(*RespondPermissionResponse)(nil), // 53: agentcore.v1.RespondPermissionResponse
-	(*AgentConfig)(nil),               // 54: agentcore.v1.AgentConfig
-	(*Usage)(nil),                     // 55: agentcore.v1.Usage
-	(*timestamppb.Timestamp)(nil),     // 56: google.protobuf.Timestamp
-	(Protocol)(0),                     // 57: agentcore.v1.Protocol
-	(*Message)(nil),                   // 58: agentcore.v1.Message
-	(*fieldmaskpb.FieldMask)(nil),     // 59: google.protobuf.FieldMask
-	(*Part)(nil),                      // 60: agentcore.v1.Part
-	(OnDisconnect)(0),                 // 61: agentcore.v1.OnDisconnect
-	(*Event)(nil),                     // 62: agentcore.v1.Event
-	(*structpb.Struct)(nil),           // 63: google.protobuf.Struct
-	(*durationpb.Duration)(nil),       // 64: google.protobuf.Duration
-	(OutputStream)(0),                 // 65: agentcore.v1.OutputStream
-	(*ToolOutput)(nil),                // 66: agentcore.v1.ToolOutput
-	(*Run)(nil),                       // 67: agentcore.v1.Run
-	(RunState)(0),                     // 68: agentcore.v1.RunState
+	(*AgentTool)(nil),                 // 6: agentcore.v1.AgentTool
+	(*ToolSelection)(nil),             // 7: agentcore.v1.ToolSelection
+	(*SkillSelection)(nil),            // 8: agentcore.v1.SkillSelection
+	(*CreateAgentRequest)(nil),        // 9: agentcore.v1.CreateAgentRequest
+	(*CreateAgentResponse)(nil),       // 10: agentcore.v1.CreateAgentResponse
+	(*GetAgentRequest)(nil),           // 11: agentcore.v1.GetAgentRequest
+	(*GetAgentResponse)(nil),          // 12: agentcore.v1.GetAgentResponse
+	(*ListAgentsRequest)(nil),         // 13: agentcore.v1.ListAgentsRequest
+	(*ListAgentsResponse)(nil),        // 14: agentcore.v1.ListAgentsResponse
+	(*UpdateAgentRequest)(nil),        // 15: agentcore.v1.UpdateAgentRequest
+	(*UpdateAgentResponse)(nil),       // 16: agentcore.v1.UpdateAgentResponse
+	(*DeleteAgentRequest)(nil),        // 17: agentcore.v1.DeleteAgentRequest
+	(*DeleteAgentResponse)(nil),       // 18: agentcore.v1.DeleteAgentResponse
+	(*SendRequest)(nil),               // 19: agentcore.v1.SendRequest
+	(*StartRun)(nil),                  // 20: agentcore.v1.StartRun
+	(*HistoryReplacement)(nil),        // 21: agentcore.v1.HistoryReplacement
+	(*PermissionReply)(nil),           // 22: agentcore.v1.PermissionReply
+	(*StopRun)(nil),                   // 23: agentcore.v1.StopRun
+	(*SendResponse)(nil),              // 24: agentcore.v1.SendResponse
+	(*StopRequest)(nil),               // 25: agentcore.v1.StopRequest
+	(*StopResponse)(nil),              // 26: agentcore.v1.StopResponse
+	(*CompactRequest)(nil),            // 27: agentcore.v1.CompactRequest
+	(*CompactResponse)(nil),           // 28: agentcore.v1.CompactResponse
+	(*GetHistoryRequest)(nil),         // 29: agentcore.v1.GetHistoryRequest
+	(*Turn)(nil),                      // 30: agentcore.v1.Turn
+	(*GetHistoryResponse)(nil),        // 31: agentcore.v1.GetHistoryResponse
+	(*SetHistoryRequest)(nil),         // 32: agentcore.v1.SetHistoryRequest
+	(*SetHistoryResponse)(nil),        // 33: agentcore.v1.SetHistoryResponse
+	(*PreviewContextRequest)(nil),     // 34: agentcore.v1.PreviewContextRequest
+	(*PreviewContextResponse)(nil),    // 35: agentcore.v1.PreviewContextResponse
+	(*ListToolsRequest)(nil),          // 36: agentcore.v1.ListToolsRequest
+	(*ToolInfo)(nil),                  // 37: agentcore.v1.ToolInfo
+	(*ToolLimits)(nil),                // 38: agentcore.v1.ToolLimits
+	(*SkillInfo)(nil),                 // 39: agentcore.v1.SkillInfo
+	(*ListToolsResponse)(nil),         // 40: agentcore.v1.ListToolsResponse
+	(*ExecuteToolRequest)(nil),        // 41: agentcore.v1.ExecuteToolRequest
+	(*ToolOutputChunk)(nil),           // 42: agentcore.v1.ToolOutputChunk
+	(*DirectToolResult)(nil),          // 43: agentcore.v1.DirectToolResult
+	(*ExecuteToolResponse)(nil),       // 44: agentcore.v1.ExecuteToolResponse
+	(*ReloadToolsRequest)(nil),        // 45: agentcore.v1.ReloadToolsRequest
+	(*ReloadToolsResponse)(nil),       // 46: agentcore.v1.ReloadToolsResponse
+	(*AttachRequest)(nil),             // 47: agentcore.v1.AttachRequest
+	(*AttachResponse)(nil),            // 48: agentcore.v1.AttachResponse
+	(*GetRunRequest)(nil),             // 49: agentcore.v1.GetRunRequest
+	(*GetRunResponse)(nil),            // 50: agentcore.v1.GetRunResponse
+	(*ListRunsRequest)(nil),           // 51: agentcore.v1.ListRunsRequest
+	(*ListRunsResponse)(nil),          // 52: agentcore.v1.ListRunsResponse
+	(*RespondPermissionRequest)(nil),  // 53: agentcore.v1.RespondPermissionRequest
+	(*RespondPermissionResponse)(nil), // 54: agentcore.v1.RespondPermissionResponse
+	(*AgentConfig)(nil),               // 55: agentcore.v1.AgentConfig
+	(*Usage)(nil),                     // 56: agentcore.v1.Usage
+	(*timestamppb.Timestamp)(nil),     // 57: google.protobuf.Timestamp
+	(*Budget)(nil),                    // 58: agentcore.v1.Budget
+	(Protocol)(0),                     // 59: agentcore.v1.Protocol
+	(*structpb.Struct)(nil),           // 60: google.protobuf.Struct
+	(*Message)(nil),                   // 61: agentcore.v1.Message
+	(*fieldmaskpb.FieldMask)(nil),     // 62: google.protobuf.FieldMask
+	(*Part)(nil),                      // 63: agentcore.v1.Part
+	(OnDisconnect)(0),                 // 64: agentcore.v1.OnDisconnect
+	(*Event)(nil),                     // 65: agentcore.v1.Event
+	(*durationpb.Duration)(nil),       // 66: google.protobuf.Duration
+	(OutputStream)(0),                 // 67: agentcore.v1.OutputStream
+	(*ToolOutput)(nil),                // 68: agentcore.v1.ToolOutput
+	(*Run)(nil),                       // 69: agentcore.v1.Run
+	(RunState)(0),                     // 70: agentcore.v1.RunState
 }
 var file_agentcore_v1_agent_service_proto_depIdxs = []int32{
-	54, // 0: agentcore.v1.Agent.config:type_name -> agentcore.v1.AgentConfig
-	6,  // 1: agentcore.v1.Agent.tools:type_name -> agentcore.v1.ToolSelection
-	7,  // 2: agentcore.v1.Agent.skills:type_name -> agentcore.v1.SkillSelection
+	55, // 0: agentcore.v1.Agent.config:type_name -> agentcore.v1.AgentConfig
+	7,  // 1: agentcore.v1.Agent.tools:type_name -> agentcore.v1.ToolSelection
+	8,  // 2: agentcore.v1.Agent.skills:type_name -> agentcore.v1.SkillSelection
 	0,  // 3: agentcore.v1.Agent.state:type_name -> agentcore.v1.AgentState
-	55, // 4: agentcore.v1.Agent.usage:type_name -> agentcore.v1.Usage
-	56, // 5: agentcore.v1.Agent.create_time:type_name -> google.protobuf.Timestamp
-	56, // 6: agentcore.v1.Agent.update_time:type_name -> google.protobuf.Timestamp
+	56, // 4: agentcore.v1.Agent.usage:type_name -> agentcore.v1.Usage
+	57, // 5: agentcore.v1.Agent.create_time:type_name -> google.protobuf.Timestamp
+	57, // 6: agentcore.v1.Agent.update_time:type_name -> google.protobuf.Timestamp
 	5,  // 7: agentcore.v1.Agent.effective_model:type_name -> agentcore.v1.EffectiveModel
-	57, // 8: agentcore.v1.EffectiveModel.protocol:type_name -> agentcore.v1.Protocol
-	4,  // 9: agentcore.v1.CreateAgentRequest.agent:type_name -> agentcore.v1.Agent
-	58, // 10: agentcore.v1.CreateAgentRequest.history:type_name -> agentcore.v1.Message
-	4,  // 11: agentcore.v1.CreateAgentResponse.agent:type_name -> agentcore.v1.Agent
-	4,  // 12: agentcore.v1.GetAgentResponse.agent:type_name -> agentcore.v1.Agent
-	4,  // 13: agentcore.v1.ListAgentsResponse.agents:type_name -> agentcore.v1.Agent
-	4,  // 14: agentcore.v1.UpdateAgentRequest.agent:type_name -> agentcore.v1.Agent
-	59, // 15: agentcore.v1.UpdateAgentRequest.update_mask:type_name -> google.protobuf.FieldMask
-	4,  // 16: agentcore.v1.UpdateAgentResponse.agent:type_name -> agentcore.v1.Agent
-	19, // 17: agentcore.v1.SendRequest.start:type_name -> agentcore.v1.StartRun
-	21, // 18: agentcore.v1.SendRequest.permission:type_name -> agentcore.v1.PermissionReply
-	22, // 19: agentcore.v1.SendRequest.stop:type_name -> agentcore.v1.StopRun
-	60, // 20: agentcore.v1.StartRun.input:type_name -> agentcore.v1.Part
-	54, // 21: agentcore.v1.StartRun.config:type_name -> agentcore.v1.AgentConfig
-	20, // 22: agentcore.v1.StartRun.history:type_name -> agentcore.v1.HistoryReplacement
-	6,  // 23: agentcore.v1.StartRun.tools:type_name -> agentcore.v1.ToolSelection
-	2,  // 24: agentcore.v1.StartRun.permission_mode:type_name -> agentcore.v1.PermissionMode
-	1,  // 25: agentcore.v1.StartRun.busy_policy:type_name -> agentcore.v1.BusyPolicy
-	61, // 26: agentcore.v1.StartRun.on_disconnect:type_name -> agentcore.v1.OnDisconnect
-	58, // 27: agentcore.v1.HistoryReplacement.messages:type_name -> agentcore.v1.Message
-	62, // 28: agentcore.v1.SendResponse.event:type_name -> agentcore.v1.Event
-	62, // 29: agentcore.v1.CompactResponse.event:type_name -> agentcore.v1.Event
-	3,  // 30: agentcore.v1.GetHistoryRequest.render_labels:type_name -> agentcore.v1.RenderLabels
-	58, // 31: agentcore.v1.GetHistoryResponse.messages:type_name -> agentcore.v1.Message
-	29, // 32: agentcore.v1.GetHistoryResponse.turns:type_name -> agentcore.v1.Turn
-	58, // 33: agentcore.v1.SetHistoryRequest.messages:type_name -> agentcore.v1.Message
-	60, // 34: agentcore.v1.PreviewContextRequest.input:type_name -> agentcore.v1.Part
-	58, // 35: agentcore.v1.PreviewContextResponse.messages:type_name -> agentcore.v1.Message
-	63, // 36: agentcore.v1.ToolInfo.input_schema:type_name -> google.protobuf.Struct
-	64, // 37: agentcore.v1.ToolInfo.timeout:type_name -> google.protobuf.Duration
-	37, // 38: agentcore.v1.ToolInfo.limits:type_name -> agentcore.v1.ToolLimits
-	64, // 39: agentcore.v1.ToolLimits.cpu_time:type_name -> google.protobuf.Duration
-	36, // 40: agentcore.v1.ListToolsResponse.tools:type_name -> agentcore.v1.ToolInfo
-	38, // 41: agentcore.v1.ListToolsResponse.skills:type_name -> agentcore.v1.SkillInfo
-	63, // 42: agentcore.v1.ExecuteToolRequest.input:type_name -> google.protobuf.Struct
-	65, // 43: agentcore.v1.ToolOutputChunk.stream:type_name -> agentcore.v1.OutputStream
-	66, // 44: agentcore.v1.DirectToolResult.output:type_name -> agentcore.v1.ToolOutput
-	64, // 45: agentcore.v1.DirectToolResult.duration:type_name -> google.protobuf.Duration
-	41, // 46: agentcore.v1.ExecuteToolResponse.output:type_name -> agentcore.v1.ToolOutputChunk
-	42, // 47: agentcore.v1.ExecuteToolResponse.result:type_name -> agentcore.v1.DirectToolResult
-	62, // 48: agentcore.v1.AttachResponse.event:type_name -> agentcore.v1.Event
-	67, // 49: agentcore.v1.GetRunResponse.run:type_name -> agentcore.v1.Run
-	68, // 50: agentcore.v1.ListRunsRequest.state:type_name -> agentcore.v1.RunState
-	67, // 51: agentcore.v1.ListRunsResponse.runs:type_name -> agentcore.v1.Run
-	8,  // 52: agentcore.v1.AgentService.CreateAgent:input_type -> agentcore.v1.CreateAgentRequest
-	10, // 53: agentcore.v1.AgentService.GetAgent:input_type -> agentcore.v1.GetAgentRequest
-	12, // 54: agentcore.v1.AgentService.ListAgents:input_type -> agentcore.v1.ListAgentsRequest
-	14, // 55: agentcore.v1.AgentService.UpdateAgent:input_type -> agentcore.v1.UpdateAgentRequest
-	16, // 56: agentcore.v1.AgentService.DeleteAgent:input_type -> agentcore.v1.DeleteAgentRequest
-	18, // 57: agentcore.v1.AgentService.Send:input_type -> agentcore.v1.SendRequest
-	24, // 58: agentcore.v1.AgentService.Stop:input_type -> agentcore.v1.StopRequest
-	26, // 59: agentcore.v1.AgentService.Compact:input_type -> agentcore.v1.CompactRequest
-	28, // 60: agentcore.v1.AgentService.GetHistory:input_type -> agentcore.v1.GetHistoryRequest
-	31, // 61: agentcore.v1.AgentService.SetHistory:input_type -> agentcore.v1.SetHistoryRequest
-	33, // 62: agentcore.v1.AgentService.PreviewContext:input_type -> agentcore.v1.PreviewContextRequest
-	35, // 63: agentcore.v1.AgentService.ListTools:input_type -> agentcore.v1.ListToolsRequest
-	40, // 64: agentcore.v1.AgentService.ExecuteTool:input_type -> agentcore.v1.ExecuteToolRequest
-	44, // 65: agentcore.v1.AgentService.ReloadTools:input_type -> agentcore.v1.ReloadToolsRequest
-	46, // 66: agentcore.v1.AgentService.Attach:input_type -> agentcore.v1.AttachRequest
-	48, // 67: agentcore.v1.AgentService.GetRun:input_type -> agentcore.v1.GetRunRequest
-	50, // 68: agentcore.v1.AgentService.ListRuns:input_type -> agentcore.v1.ListRunsRequest
-	52, // 69: agentcore.v1.AgentService.RespondPermission:input_type -> agentcore.v1.RespondPermissionRequest
-	9,  // 70: agentcore.v1.AgentService.CreateAgent:output_type -> agentcore.v1.CreateAgentResponse
-	11, // 71: agentcore.v1.AgentService.GetAgent:output_type -> agentcore.v1.GetAgentResponse
-	13, // 72: agentcore.v1.AgentService.ListAgents:output_type -> agentcore.v1.ListAgentsResponse
-	15, // 73: agentcore.v1.AgentService.UpdateAgent:output_type -> agentcore.v1.UpdateAgentResponse
-	17, // 74: agentcore.v1.AgentService.DeleteAgent:output_type -> agentcore.v1.DeleteAgentResponse
-	23, // 75: agentcore.v1.AgentService.Send:output_type -> agentcore.v1.SendResponse
-	25, // 76: agentcore.v1.AgentService.Stop:output_type -> agentcore.v1.StopResponse
-	27, // 77: agentcore.v1.AgentService.Compact:output_type -> agentcore.v1.CompactResponse
-	30, // 78: agentcore.v1.AgentService.GetHistory:output_type -> agentcore.v1.GetHistoryResponse
-	32, // 79: agentcore.v1.AgentService.SetHistory:output_type -> agentcore.v1.SetHistoryResponse
-	34, // 80: agentcore.v1.AgentService.PreviewContext:output_type -> agentcore.v1.PreviewContextResponse
-	39, // 81: agentcore.v1.AgentService.ListTools:output_type -> agentcore.v1.ListToolsResponse
-	43, // 82: agentcore.v1.AgentService.ExecuteTool:output_type -> agentcore.v1.ExecuteToolResponse
-	45, // 83: agentcore.v1.AgentService.ReloadTools:output_type -> agentcore.v1.ReloadToolsResponse
-	47, // 84: agentcore.v1.AgentService.Attach:output_type -> agentcore.v1.AttachResponse
-	49, // 85: agentcore.v1.AgentService.GetRun:output_type -> agentcore.v1.GetRunResponse
-	51, // 86: agentcore.v1.AgentService.ListRuns:output_type -> agentcore.v1.ListRunsResponse
-	53, // 87: agentcore.v1.AgentService.RespondPermission:output_type -> agentcore.v1.RespondPermissionResponse
-	70, // [70:88] is the sub-list for method output_type
-	52, // [52:70] is the sub-list for method input_type
-	52, // [52:52] is the sub-list for extension type_name
-	52, // [52:52] is the sub-list for extension extendee
-	0,  // [0:52] is the sub-list for field type_name
+	6,  // 8: agentcore.v1.Agent.agent_tools:type_name -> agentcore.v1.AgentTool
+	58, // 9: agentcore.v1.Agent.budget:type_name -> agentcore.v1.Budget
+	59, // 10: agentcore.v1.EffectiveModel.protocol:type_name -> agentcore.v1.Protocol
+	60, // 11: agentcore.v1.AgentTool.input_schema:type_name -> google.protobuf.Struct
+	1,  // 12: agentcore.v1.AgentTool.busy_policy:type_name -> agentcore.v1.BusyPolicy
+	4,  // 13: agentcore.v1.CreateAgentRequest.agent:type_name -> agentcore.v1.Agent
+	61, // 14: agentcore.v1.CreateAgentRequest.history:type_name -> agentcore.v1.Message
+	4,  // 15: agentcore.v1.CreateAgentResponse.agent:type_name -> agentcore.v1.Agent
+	4,  // 16: agentcore.v1.GetAgentResponse.agent:type_name -> agentcore.v1.Agent
+	4,  // 17: agentcore.v1.ListAgentsResponse.agents:type_name -> agentcore.v1.Agent
+	4,  // 18: agentcore.v1.UpdateAgentRequest.agent:type_name -> agentcore.v1.Agent
+	62, // 19: agentcore.v1.UpdateAgentRequest.update_mask:type_name -> google.protobuf.FieldMask
+	4,  // 20: agentcore.v1.UpdateAgentResponse.agent:type_name -> agentcore.v1.Agent
+	20, // 21: agentcore.v1.SendRequest.start:type_name -> agentcore.v1.StartRun
+	22, // 22: agentcore.v1.SendRequest.permission:type_name -> agentcore.v1.PermissionReply
+	23, // 23: agentcore.v1.SendRequest.stop:type_name -> agentcore.v1.StopRun
+	63, // 24: agentcore.v1.StartRun.input:type_name -> agentcore.v1.Part
+	55, // 25: agentcore.v1.StartRun.config:type_name -> agentcore.v1.AgentConfig
+	21, // 26: agentcore.v1.StartRun.history:type_name -> agentcore.v1.HistoryReplacement
+	7,  // 27: agentcore.v1.StartRun.tools:type_name -> agentcore.v1.ToolSelection
+	2,  // 28: agentcore.v1.StartRun.permission_mode:type_name -> agentcore.v1.PermissionMode
+	1,  // 29: agentcore.v1.StartRun.busy_policy:type_name -> agentcore.v1.BusyPolicy
+	64, // 30: agentcore.v1.StartRun.on_disconnect:type_name -> agentcore.v1.OnDisconnect
+	58, // 31: agentcore.v1.StartRun.budget:type_name -> agentcore.v1.Budget
+	61, // 32: agentcore.v1.HistoryReplacement.messages:type_name -> agentcore.v1.Message
+	65, // 33: agentcore.v1.SendResponse.event:type_name -> agentcore.v1.Event
+	65, // 34: agentcore.v1.CompactResponse.event:type_name -> agentcore.v1.Event
+	3,  // 35: agentcore.v1.GetHistoryRequest.render_labels:type_name -> agentcore.v1.RenderLabels
+	61, // 36: agentcore.v1.GetHistoryResponse.messages:type_name -> agentcore.v1.Message
+	30, // 37: agentcore.v1.GetHistoryResponse.turns:type_name -> agentcore.v1.Turn
+	61, // 38: agentcore.v1.SetHistoryRequest.messages:type_name -> agentcore.v1.Message
+	63, // 39: agentcore.v1.PreviewContextRequest.input:type_name -> agentcore.v1.Part
+	61, // 40: agentcore.v1.PreviewContextResponse.messages:type_name -> agentcore.v1.Message
+	60, // 41: agentcore.v1.ToolInfo.input_schema:type_name -> google.protobuf.Struct
+	66, // 42: agentcore.v1.ToolInfo.timeout:type_name -> google.protobuf.Duration
+	38, // 43: agentcore.v1.ToolInfo.limits:type_name -> agentcore.v1.ToolLimits
+	66, // 44: agentcore.v1.ToolLimits.cpu_time:type_name -> google.protobuf.Duration
+	37, // 45: agentcore.v1.ListToolsResponse.tools:type_name -> agentcore.v1.ToolInfo
+	39, // 46: agentcore.v1.ListToolsResponse.skills:type_name -> agentcore.v1.SkillInfo
+	60, // 47: agentcore.v1.ExecuteToolRequest.input:type_name -> google.protobuf.Struct
+	67, // 48: agentcore.v1.ToolOutputChunk.stream:type_name -> agentcore.v1.OutputStream
+	68, // 49: agentcore.v1.DirectToolResult.output:type_name -> agentcore.v1.ToolOutput
+	66, // 50: agentcore.v1.DirectToolResult.duration:type_name -> google.protobuf.Duration
+	42, // 51: agentcore.v1.ExecuteToolResponse.output:type_name -> agentcore.v1.ToolOutputChunk
+	43, // 52: agentcore.v1.ExecuteToolResponse.result:type_name -> agentcore.v1.DirectToolResult
+	65, // 53: agentcore.v1.AttachResponse.event:type_name -> agentcore.v1.Event
+	69, // 54: agentcore.v1.GetRunResponse.run:type_name -> agentcore.v1.Run
+	70, // 55: agentcore.v1.ListRunsRequest.state:type_name -> agentcore.v1.RunState
+	69, // 56: agentcore.v1.ListRunsResponse.runs:type_name -> agentcore.v1.Run
+	9,  // 57: agentcore.v1.AgentService.CreateAgent:input_type -> agentcore.v1.CreateAgentRequest
+	11, // 58: agentcore.v1.AgentService.GetAgent:input_type -> agentcore.v1.GetAgentRequest
+	13, // 59: agentcore.v1.AgentService.ListAgents:input_type -> agentcore.v1.ListAgentsRequest
+	15, // 60: agentcore.v1.AgentService.UpdateAgent:input_type -> agentcore.v1.UpdateAgentRequest
+	17, // 61: agentcore.v1.AgentService.DeleteAgent:input_type -> agentcore.v1.DeleteAgentRequest
+	19, // 62: agentcore.v1.AgentService.Send:input_type -> agentcore.v1.SendRequest
+	25, // 63: agentcore.v1.AgentService.Stop:input_type -> agentcore.v1.StopRequest
+	27, // 64: agentcore.v1.AgentService.Compact:input_type -> agentcore.v1.CompactRequest
+	29, // 65: agentcore.v1.AgentService.GetHistory:input_type -> agentcore.v1.GetHistoryRequest
+	32, // 66: agentcore.v1.AgentService.SetHistory:input_type -> agentcore.v1.SetHistoryRequest
+	34, // 67: agentcore.v1.AgentService.PreviewContext:input_type -> agentcore.v1.PreviewContextRequest
+	36, // 68: agentcore.v1.AgentService.ListTools:input_type -> agentcore.v1.ListToolsRequest
+	41, // 69: agentcore.v1.AgentService.ExecuteTool:input_type -> agentcore.v1.ExecuteToolRequest
+	45, // 70: agentcore.v1.AgentService.ReloadTools:input_type -> agentcore.v1.ReloadToolsRequest
+	47, // 71: agentcore.v1.AgentService.Attach:input_type -> agentcore.v1.AttachRequest
+	49, // 72: agentcore.v1.AgentService.GetRun:input_type -> agentcore.v1.GetRunRequest
+	51, // 73: agentcore.v1.AgentService.ListRuns:input_type -> agentcore.v1.ListRunsRequest
+	53, // 74: agentcore.v1.AgentService.RespondPermission:input_type -> agentcore.v1.RespondPermissionRequest
+	10, // 75: agentcore.v1.AgentService.CreateAgent:output_type -> agentcore.v1.CreateAgentResponse
+	12, // 76: agentcore.v1.AgentService.GetAgent:output_type -> agentcore.v1.GetAgentResponse
+	14, // 77: agentcore.v1.AgentService.ListAgents:output_type -> agentcore.v1.ListAgentsResponse
+	16, // 78: agentcore.v1.AgentService.UpdateAgent:output_type -> agentcore.v1.UpdateAgentResponse
+	18, // 79: agentcore.v1.AgentService.DeleteAgent:output_type -> agentcore.v1.DeleteAgentResponse
+	24, // 80: agentcore.v1.AgentService.Send:output_type -> agentcore.v1.SendResponse
+	26, // 81: agentcore.v1.AgentService.Stop:output_type -> agentcore.v1.StopResponse
+	28, // 82: agentcore.v1.AgentService.Compact:output_type -> agentcore.v1.CompactResponse
+	31, // 83: agentcore.v1.AgentService.GetHistory:output_type -> agentcore.v1.GetHistoryResponse
+	33, // 84: agentcore.v1.AgentService.SetHistory:output_type -> agentcore.v1.SetHistoryResponse
+	35, // 85: agentcore.v1.AgentService.PreviewContext:output_type -> agentcore.v1.PreviewContextResponse
+	40, // 86: agentcore.v1.AgentService.ListTools:output_type -> agentcore.v1.ListToolsResponse
+	44, // 87: agentcore.v1.AgentService.ExecuteTool:output_type -> agentcore.v1.ExecuteToolResponse
+	46, // 88: agentcore.v1.AgentService.ReloadTools:output_type -> agentcore.v1.ReloadToolsResponse
+	48, // 89: agentcore.v1.AgentService.Attach:output_type -> agentcore.v1.AttachResponse
+	50, // 90: agentcore.v1.AgentService.GetRun:output_type -> agentcore.v1.GetRunResponse
+	52, // 91: agentcore.v1.AgentService.ListRuns:output_type -> agentcore.v1.ListRunsResponse
+	54, // 92: agentcore.v1.AgentService.RespondPermission:output_type -> agentcore.v1.RespondPermissionResponse
+	75, // [75:93] is the sub-list for method output_type
+	57, // [57:75] is the sub-list for method input_type
+	57, // [57:57] is the sub-list for extension type_name
+	57, // [57:57] is the sub-list for extension extendee
+	0,  // [0:57] is the sub-list for field type_name
 }
 
 func init() { file_agentcore_v1_agent_service_proto_init() }
@@ -3761,23 +3921,23 @@ func file_agentcore_v1_agent_service_proto_init() {
 	file_agentcore_v1_event_proto_init()
 	file_agentcore_v1_message_proto_init()
 	file_agentcore_v1_run_proto_init()
-	file_agentcore_v1_agent_service_proto_msgTypes[14].OneofWrappers = []any{
+	file_agentcore_v1_agent_service_proto_msgTypes[15].OneofWrappers = []any{
 		(*SendRequest_Start)(nil),
 		(*SendRequest_Permission)(nil),
 		(*SendRequest_Stop)(nil),
 	}
-	file_agentcore_v1_agent_service_proto_msgTypes[39].OneofWrappers = []any{
+	file_agentcore_v1_agent_service_proto_msgTypes[40].OneofWrappers = []any{
 		(*ExecuteToolResponse_Output)(nil),
 		(*ExecuteToolResponse_Result)(nil),
 	}
-	file_agentcore_v1_agent_service_proto_msgTypes[42].OneofWrappers = []any{}
+	file_agentcore_v1_agent_service_proto_msgTypes[43].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_agentcore_v1_agent_service_proto_rawDesc), len(file_agentcore_v1_agent_service_proto_rawDesc)),
 			NumEnums:      4,
-			NumMessages:   50,
+			NumMessages:   51,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

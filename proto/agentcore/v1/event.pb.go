@@ -24,6 +24,68 @@ const (
 	_ = protoimpl.EnforceVersion(protoimpl.MaxVersion - 20)
 )
 
+// BudgetLimit names one limit of a budget.
+type BudgetLimit int32
+
+const (
+	BudgetLimit_BUDGET_LIMIT_UNSPECIFIED    BudgetLimit = 0
+	BudgetLimit_BUDGET_LIMIT_INPUT_TOKENS   BudgetLimit = 1
+	BudgetLimit_BUDGET_LIMIT_OUTPUT_TOKENS  BudgetLimit = 2
+	BudgetLimit_BUDGET_LIMIT_MODEL_REQUESTS BudgetLimit = 3
+	BudgetLimit_BUDGET_LIMIT_TOOL_CALLS     BudgetLimit = 4
+	BudgetLimit_BUDGET_LIMIT_WALL_TIME      BudgetLimit = 5
+	BudgetLimit_BUDGET_LIMIT_COST           BudgetLimit = 6
+)
+
+// Enum value maps for BudgetLimit.
+var (
+	BudgetLimit_name = map[int32]string{
+		0: "BUDGET_LIMIT_UNSPECIFIED",
+		1: "BUDGET_LIMIT_INPUT_TOKENS",
+		2: "BUDGET_LIMIT_OUTPUT_TOKENS",
+		3: "BUDGET_LIMIT_MODEL_REQUESTS",
+		4: "BUDGET_LIMIT_TOOL_CALLS",
+		5: "BUDGET_LIMIT_WALL_TIME",
+		6: "BUDGET_LIMIT_COST",
+	}
+	BudgetLimit_value = map[string]int32{
+		"BUDGET_LIMIT_UNSPECIFIED":    0,
+		"BUDGET_LIMIT_INPUT_TOKENS":   1,
+		"BUDGET_LIMIT_OUTPUT_TOKENS":  2,
+		"BUDGET_LIMIT_MODEL_REQUESTS": 3,
+		"BUDGET_LIMIT_TOOL_CALLS":     4,
+		"BUDGET_LIMIT_WALL_TIME":      5,
+		"BUDGET_LIMIT_COST":           6,
+	}
+)
+
+func (x BudgetLimit) Enum() *BudgetLimit {
+	p := new(BudgetLimit)
+	*p = x
+	return p
+}
+
+func (x BudgetLimit) String() string {
+	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
+}
+
+func (BudgetLimit) Descriptor() protoreflect.EnumDescriptor {
+	return file_agentcore_v1_event_proto_enumTypes[0].Descriptor()
+}
+
+func (BudgetLimit) Type() protoreflect.EnumType {
+	return &file_agentcore_v1_event_proto_enumTypes[0]
+}
+
+func (x BudgetLimit) Number() protoreflect.EnumNumber {
+	return protoreflect.EnumNumber(x)
+}
+
+// Deprecated: Use BudgetLimit.Descriptor instead.
+func (BudgetLimit) EnumDescriptor() ([]byte, []int) {
+	return file_agentcore_v1_event_proto_rawDescGZIP(), []int{0}
+}
+
 // PermissionOutcome says how a permission request ended.
 type PermissionOutcome int32
 
@@ -64,11 +126,11 @@ func (x PermissionOutcome) String() string {
 }
 
 func (PermissionOutcome) Descriptor() protoreflect.EnumDescriptor {
-	return file_agentcore_v1_event_proto_enumTypes[0].Descriptor()
+	return file_agentcore_v1_event_proto_enumTypes[1].Descriptor()
 }
 
 func (PermissionOutcome) Type() protoreflect.EnumType {
-	return &file_agentcore_v1_event_proto_enumTypes[0]
+	return &file_agentcore_v1_event_proto_enumTypes[1]
 }
 
 func (x PermissionOutcome) Number() protoreflect.EnumNumber {
@@ -77,7 +139,7 @@ func (x PermissionOutcome) Number() protoreflect.EnumNumber {
 
 // Deprecated: Use PermissionOutcome.Descriptor instead.
 func (PermissionOutcome) EnumDescriptor() ([]byte, []int) {
-	return file_agentcore_v1_event_proto_rawDescGZIP(), []int{0}
+	return file_agentcore_v1_event_proto_rawDescGZIP(), []int{1}
 }
 
 // OutputStream says where tool output came from.
@@ -120,11 +182,11 @@ func (x OutputStream) String() string {
 }
 
 func (OutputStream) Descriptor() protoreflect.EnumDescriptor {
-	return file_agentcore_v1_event_proto_enumTypes[1].Descriptor()
+	return file_agentcore_v1_event_proto_enumTypes[2].Descriptor()
 }
 
 func (OutputStream) Type() protoreflect.EnumType {
-	return &file_agentcore_v1_event_proto_enumTypes[1]
+	return &file_agentcore_v1_event_proto_enumTypes[2]
 }
 
 func (x OutputStream) Number() protoreflect.EnumNumber {
@@ -133,7 +195,7 @@ func (x OutputStream) Number() protoreflect.EnumNumber {
 
 // Deprecated: Use OutputStream.Descriptor instead.
 func (OutputStream) EnumDescriptor() ([]byte, []int) {
-	return file_agentcore_v1_event_proto_rawDescGZIP(), []int{1}
+	return file_agentcore_v1_event_proto_rawDescGZIP(), []int{2}
 }
 
 // ErrorKind classifies model errors (agent-core: error.kind).
@@ -196,11 +258,11 @@ func (x ErrorKind) String() string {
 }
 
 func (ErrorKind) Descriptor() protoreflect.EnumDescriptor {
-	return file_agentcore_v1_event_proto_enumTypes[2].Descriptor()
+	return file_agentcore_v1_event_proto_enumTypes[3].Descriptor()
 }
 
 func (ErrorKind) Type() protoreflect.EnumType {
-	return &file_agentcore_v1_event_proto_enumTypes[2]
+	return &file_agentcore_v1_event_proto_enumTypes[3]
 }
 
 func (x ErrorKind) Number() protoreflect.EnumNumber {
@@ -209,7 +271,7 @@ func (x ErrorKind) Number() protoreflect.EnumNumber {
 
 // Deprecated: Use ErrorKind.Descriptor instead.
 func (ErrorKind) EnumDescriptor() ([]byte, []int) {
-	return file_agentcore_v1_event_proto_rawDescGZIP(), []int{2}
+	return file_agentcore_v1_event_proto_rawDescGZIP(), []int{3}
 }
 
 // EndReason says why a send ended normally.
@@ -223,6 +285,9 @@ const (
 	EndReason_END_REASON_TOOL_STOP EndReason = 2
 	// max_steps was reached; tool results were saved and a new send continues.
 	EndReason_END_REASON_STEP_LIMIT EndReason = 3
+	// A limit of the run's budget (or of an ancestor's) was reached: see its
+	// BudgetExceededEvent. The history is whole; a new send continues.
+	EndReason_END_REASON_BUDGET EndReason = 4
 )
 
 // Enum value maps for EndReason.
@@ -232,12 +297,14 @@ var (
 		1: "END_REASON_NO_TOOL",
 		2: "END_REASON_TOOL_STOP",
 		3: "END_REASON_STEP_LIMIT",
+		4: "END_REASON_BUDGET",
 	}
 	EndReason_value = map[string]int32{
 		"END_REASON_UNSPECIFIED": 0,
 		"END_REASON_NO_TOOL":     1,
 		"END_REASON_TOOL_STOP":   2,
 		"END_REASON_STEP_LIMIT":  3,
+		"END_REASON_BUDGET":      4,
 	}
 )
 
@@ -252,11 +319,11 @@ func (x EndReason) String() string {
 }
 
 func (EndReason) Descriptor() protoreflect.EnumDescriptor {
-	return file_agentcore_v1_event_proto_enumTypes[3].Descriptor()
+	return file_agentcore_v1_event_proto_enumTypes[4].Descriptor()
 }
 
 func (EndReason) Type() protoreflect.EnumType {
-	return &file_agentcore_v1_event_proto_enumTypes[3]
+	return &file_agentcore_v1_event_proto_enumTypes[4]
 }
 
 func (x EndReason) Number() protoreflect.EnumNumber {
@@ -265,7 +332,7 @@ func (x EndReason) Number() protoreflect.EnumNumber {
 
 // Deprecated: Use EndReason.Descriptor instead.
 func (EndReason) EnumDescriptor() ([]byte, []int) {
-	return file_agentcore_v1_event_proto_rawDescGZIP(), []int{3}
+	return file_agentcore_v1_event_proto_rawDescGZIP(), []int{4}
 }
 
 // Event is one step of a run, streamed in order. The engine emits exactly
@@ -299,6 +366,8 @@ type Event struct {
 	//	*Event_Result
 	//	*Event_ToolOutputCapped
 	//	*Event_RunResumed
+	//	*Event_Child
+	//	*Event_BudgetExceeded
 	Kind          isEvent_Kind `protobuf_oneof:"kind"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -513,6 +582,24 @@ func (x *Event) GetRunResumed() *RunResumedEvent {
 	return nil
 }
 
+func (x *Event) GetChild() *ChildRunEvent {
+	if x != nil {
+		if x, ok := x.Kind.(*Event_Child); ok {
+			return x.Child
+		}
+	}
+	return nil
+}
+
+func (x *Event) GetBudgetExceeded() *BudgetExceededEvent {
+	if x != nil {
+		if x, ok := x.Kind.(*Event_BudgetExceeded); ok {
+			return x.BudgetExceeded
+		}
+	}
+	return nil
+}
+
 type isEvent_Kind interface {
 	isEvent_Kind()
 }
@@ -581,6 +668,16 @@ type Event_RunResumed struct {
 	RunResumed *RunResumedEvent `protobuf:"bytes,25,opt,name=run_resumed,json=runResumed,proto3,oneof"`
 }
 
+type Event_Child struct {
+	// An event of a child run, carried on the streams of its ancestors.
+	Child *ChildRunEvent `protobuf:"bytes,26,opt,name=child,proto3,oneof"`
+}
+
+type Event_BudgetExceeded struct {
+	// A limit of the run's budget was reached: the run ends (END_REASON_BUDGET).
+	BudgetExceeded *BudgetExceededEvent `protobuf:"bytes,27,opt,name=budget_exceeded,json=budgetExceeded,proto3,oneof"`
+}
+
 func (*Event_RunStarted) isEvent_Kind() {}
 
 func (*Event_ModelRequest) isEvent_Kind() {}
@@ -612,6 +709,10 @@ func (*Event_Result) isEvent_Kind() {}
 func (*Event_ToolOutputCapped) isEvent_Kind() {}
 
 func (*Event_RunResumed) isEvent_Kind() {}
+
+func (*Event_Child) isEvent_Kind() {}
+
+func (*Event_BudgetExceeded) isEvent_Kind() {}
 
 // RunResumedEvent opens an attempt of a run that a crash cut off, resumed
 // by a server without any client (on_interrupt resume). Its seq follows the
@@ -700,6 +801,174 @@ func (x *RunResumedEvent) GetReportedCallIds() []string {
 	return nil
 }
 
+// ChildRunEvent is an event of a child run (a run another run started by
+// calling an agent as a tool), as the streams of its parent and every
+// ancestor carry it: one Send or Attach on the root shows the whole tree.
+// Its seq is the carrying stream's; event keeps the child's own seq and
+// run id. A grandchild's events reach the root once, not wrapped twice.
+type ChildRunEvent struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The child run the event belongs to.
+	RunId string `protobuf:"bytes,1,opt,name=run_id,json=runId,proto3" json:"run_id,omitempty"`
+	// The agent the child run runs.
+	AgentId string `protobuf:"bytes,2,opt,name=agent_id,json=agentId,proto3" json:"agent_id,omitempty"`
+	// The run whose tool call started the child run.
+	ParentRunId string `protobuf:"bytes,3,opt,name=parent_run_id,json=parentRunId,proto3" json:"parent_run_id,omitempty"`
+	// 1 for a child of the root, 2 for a grandchild…
+	Depth int32 `protobuf:"varint,4,opt,name=depth,proto3" json:"depth,omitempty"`
+	// The parent's tool call that started the child run.
+	ToolCallId string `protobuf:"bytes,5,opt,name=tool_call_id,json=toolCallId,proto3" json:"tool_call_id,omitempty"`
+	// The child's event, with the child's seq and run id.
+	Event         *Event `protobuf:"bytes,6,opt,name=event,proto3" json:"event,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ChildRunEvent) Reset() {
+	*x = ChildRunEvent{}
+	mi := &file_agentcore_v1_event_proto_msgTypes[2]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ChildRunEvent) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ChildRunEvent) ProtoMessage() {}
+
+func (x *ChildRunEvent) ProtoReflect() protoreflect.Message {
+	mi := &file_agentcore_v1_event_proto_msgTypes[2]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ChildRunEvent.ProtoReflect.Descriptor instead.
+func (*ChildRunEvent) Descriptor() ([]byte, []int) {
+	return file_agentcore_v1_event_proto_rawDescGZIP(), []int{2}
+}
+
+func (x *ChildRunEvent) GetRunId() string {
+	if x != nil {
+		return x.RunId
+	}
+	return ""
+}
+
+func (x *ChildRunEvent) GetAgentId() string {
+	if x != nil {
+		return x.AgentId
+	}
+	return ""
+}
+
+func (x *ChildRunEvent) GetParentRunId() string {
+	if x != nil {
+		return x.ParentRunId
+	}
+	return ""
+}
+
+func (x *ChildRunEvent) GetDepth() int32 {
+	if x != nil {
+		return x.Depth
+	}
+	return 0
+}
+
+func (x *ChildRunEvent) GetToolCallId() string {
+	if x != nil {
+		return x.ToolCallId
+	}
+	return ""
+}
+
+func (x *ChildRunEvent) GetEvent() *Event {
+	if x != nil {
+		return x.Event
+	}
+	return nil
+}
+
+// BudgetExceededEvent says which limit of a budget ended the run: the
+// run's own, or one of an ancestor's (the limits count across the tree).
+type BudgetExceededEvent struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	Limit BudgetLimit            `protobuf:"varint,1,opt,name=limit,proto3,enum=agentcore.v1.BudgetLimit" json:"limit,omitempty"`
+	// The run whose budget holds the limit (this run or an ancestor).
+	BudgetRunId string `protobuf:"bytes,2,opt,name=budget_run_id,json=budgetRunId,proto3" json:"budget_run_id,omitempty"`
+	// The limit, and what the tree under budget_run_id used of it (tokens,
+	// requests, calls, seconds or currency units).
+	Max           float64 `protobuf:"fixed64,3,opt,name=max,proto3" json:"max,omitempty"`
+	Used          float64 `protobuf:"fixed64,4,opt,name=used,proto3" json:"used,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *BudgetExceededEvent) Reset() {
+	*x = BudgetExceededEvent{}
+	mi := &file_agentcore_v1_event_proto_msgTypes[3]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *BudgetExceededEvent) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*BudgetExceededEvent) ProtoMessage() {}
+
+func (x *BudgetExceededEvent) ProtoReflect() protoreflect.Message {
+	mi := &file_agentcore_v1_event_proto_msgTypes[3]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use BudgetExceededEvent.ProtoReflect.Descriptor instead.
+func (*BudgetExceededEvent) Descriptor() ([]byte, []int) {
+	return file_agentcore_v1_event_proto_rawDescGZIP(), []int{3}
+}
+
+func (x *BudgetExceededEvent) GetLimit() BudgetLimit {
+	if x != nil {
+		return x.Limit
+	}
+	return BudgetLimit_BUDGET_LIMIT_UNSPECIFIED
+}
+
+func (x *BudgetExceededEvent) GetBudgetRunId() string {
+	if x != nil {
+		return x.BudgetRunId
+	}
+	return ""
+}
+
+func (x *BudgetExceededEvent) GetMax() float64 {
+	if x != nil {
+		return x.Max
+	}
+	return 0
+}
+
+func (x *BudgetExceededEvent) GetUsed() float64 {
+	if x != nil {
+		return x.Used
+	}
+	return 0
+}
+
 // RunStartedEvent opens a run (agent-core: onStart).
 type RunStartedEvent struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
@@ -710,7 +979,7 @@ type RunStartedEvent struct {
 
 func (x *RunStartedEvent) Reset() {
 	*x = RunStartedEvent{}
-	mi := &file_agentcore_v1_event_proto_msgTypes[2]
+	mi := &file_agentcore_v1_event_proto_msgTypes[4]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -722,7 +991,7 @@ func (x *RunStartedEvent) String() string {
 func (*RunStartedEvent) ProtoMessage() {}
 
 func (x *RunStartedEvent) ProtoReflect() protoreflect.Message {
-	mi := &file_agentcore_v1_event_proto_msgTypes[2]
+	mi := &file_agentcore_v1_event_proto_msgTypes[4]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -735,7 +1004,7 @@ func (x *RunStartedEvent) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RunStartedEvent.ProtoReflect.Descriptor instead.
 func (*RunStartedEvent) Descriptor() ([]byte, []int) {
-	return file_agentcore_v1_event_proto_rawDescGZIP(), []int{2}
+	return file_agentcore_v1_event_proto_rawDescGZIP(), []int{4}
 }
 
 func (x *RunStartedEvent) GetAgentId() string {
@@ -762,7 +1031,7 @@ type ModelRequestEvent struct {
 
 func (x *ModelRequestEvent) Reset() {
 	*x = ModelRequestEvent{}
-	mi := &file_agentcore_v1_event_proto_msgTypes[3]
+	mi := &file_agentcore_v1_event_proto_msgTypes[5]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -774,7 +1043,7 @@ func (x *ModelRequestEvent) String() string {
 func (*ModelRequestEvent) ProtoMessage() {}
 
 func (x *ModelRequestEvent) ProtoReflect() protoreflect.Message {
-	mi := &file_agentcore_v1_event_proto_msgTypes[3]
+	mi := &file_agentcore_v1_event_proto_msgTypes[5]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -787,7 +1056,7 @@ func (x *ModelRequestEvent) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ModelRequestEvent.ProtoReflect.Descriptor instead.
 func (*ModelRequestEvent) Descriptor() ([]byte, []int) {
-	return file_agentcore_v1_event_proto_rawDescGZIP(), []int{3}
+	return file_agentcore_v1_event_proto_rawDescGZIP(), []int{5}
 }
 
 func (x *ModelRequestEvent) GetStep() int32 {
@@ -834,7 +1103,7 @@ type ModelDeltaEvent struct {
 
 func (x *ModelDeltaEvent) Reset() {
 	*x = ModelDeltaEvent{}
-	mi := &file_agentcore_v1_event_proto_msgTypes[4]
+	mi := &file_agentcore_v1_event_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -846,7 +1115,7 @@ func (x *ModelDeltaEvent) String() string {
 func (*ModelDeltaEvent) ProtoMessage() {}
 
 func (x *ModelDeltaEvent) ProtoReflect() protoreflect.Message {
-	mi := &file_agentcore_v1_event_proto_msgTypes[4]
+	mi := &file_agentcore_v1_event_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -859,7 +1128,7 @@ func (x *ModelDeltaEvent) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ModelDeltaEvent.ProtoReflect.Descriptor instead.
 func (*ModelDeltaEvent) Descriptor() ([]byte, []int) {
-	return file_agentcore_v1_event_proto_rawDescGZIP(), []int{4}
+	return file_agentcore_v1_event_proto_rawDescGZIP(), []int{6}
 }
 
 func (x *ModelDeltaEvent) GetStep() int32 {
@@ -941,7 +1210,7 @@ type ToolCallDelta struct {
 
 func (x *ToolCallDelta) Reset() {
 	*x = ToolCallDelta{}
-	mi := &file_agentcore_v1_event_proto_msgTypes[5]
+	mi := &file_agentcore_v1_event_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -953,7 +1222,7 @@ func (x *ToolCallDelta) String() string {
 func (*ToolCallDelta) ProtoMessage() {}
 
 func (x *ToolCallDelta) ProtoReflect() protoreflect.Message {
-	mi := &file_agentcore_v1_event_proto_msgTypes[5]
+	mi := &file_agentcore_v1_event_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -966,7 +1235,7 @@ func (x *ToolCallDelta) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ToolCallDelta.ProtoReflect.Descriptor instead.
 func (*ToolCallDelta) Descriptor() ([]byte, []int) {
-	return file_agentcore_v1_event_proto_rawDescGZIP(), []int{5}
+	return file_agentcore_v1_event_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *ToolCallDelta) GetIndex() int32 {
@@ -1012,7 +1281,7 @@ type ModelResponseEvent struct {
 
 func (x *ModelResponseEvent) Reset() {
 	*x = ModelResponseEvent{}
-	mi := &file_agentcore_v1_event_proto_msgTypes[6]
+	mi := &file_agentcore_v1_event_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1024,7 +1293,7 @@ func (x *ModelResponseEvent) String() string {
 func (*ModelResponseEvent) ProtoMessage() {}
 
 func (x *ModelResponseEvent) ProtoReflect() protoreflect.Message {
-	mi := &file_agentcore_v1_event_proto_msgTypes[6]
+	mi := &file_agentcore_v1_event_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1037,7 +1306,7 @@ func (x *ModelResponseEvent) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ModelResponseEvent.ProtoReflect.Descriptor instead.
 func (*ModelResponseEvent) Descriptor() ([]byte, []int) {
-	return file_agentcore_v1_event_proto_rawDescGZIP(), []int{6}
+	return file_agentcore_v1_event_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *ModelResponseEvent) GetStep() int32 {
@@ -1101,7 +1370,7 @@ type PermissionRequestEvent struct {
 
 func (x *PermissionRequestEvent) Reset() {
 	*x = PermissionRequestEvent{}
-	mi := &file_agentcore_v1_event_proto_msgTypes[7]
+	mi := &file_agentcore_v1_event_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1113,7 +1382,7 @@ func (x *PermissionRequestEvent) String() string {
 func (*PermissionRequestEvent) ProtoMessage() {}
 
 func (x *PermissionRequestEvent) ProtoReflect() protoreflect.Message {
-	mi := &file_agentcore_v1_event_proto_msgTypes[7]
+	mi := &file_agentcore_v1_event_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1126,7 +1395,7 @@ func (x *PermissionRequestEvent) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PermissionRequestEvent.ProtoReflect.Descriptor instead.
 func (*PermissionRequestEvent) Descriptor() ([]byte, []int) {
-	return file_agentcore_v1_event_proto_rawDescGZIP(), []int{7}
+	return file_agentcore_v1_event_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *PermissionRequestEvent) GetToolCallId() string {
@@ -1176,7 +1445,7 @@ type ToolCallEvent struct {
 
 func (x *ToolCallEvent) Reset() {
 	*x = ToolCallEvent{}
-	mi := &file_agentcore_v1_event_proto_msgTypes[8]
+	mi := &file_agentcore_v1_event_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1188,7 +1457,7 @@ func (x *ToolCallEvent) String() string {
 func (*ToolCallEvent) ProtoMessage() {}
 
 func (x *ToolCallEvent) ProtoReflect() protoreflect.Message {
-	mi := &file_agentcore_v1_event_proto_msgTypes[8]
+	mi := &file_agentcore_v1_event_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1201,7 +1470,7 @@ func (x *ToolCallEvent) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ToolCallEvent.ProtoReflect.Descriptor instead.
 func (*ToolCallEvent) Descriptor() ([]byte, []int) {
-	return file_agentcore_v1_event_proto_rawDescGZIP(), []int{8}
+	return file_agentcore_v1_event_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *ToolCallEvent) GetStep() int32 {
@@ -1252,7 +1521,7 @@ type PermissionDecision struct {
 
 func (x *PermissionDecision) Reset() {
 	*x = PermissionDecision{}
-	mi := &file_agentcore_v1_event_proto_msgTypes[9]
+	mi := &file_agentcore_v1_event_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1264,7 +1533,7 @@ func (x *PermissionDecision) String() string {
 func (*PermissionDecision) ProtoMessage() {}
 
 func (x *PermissionDecision) ProtoReflect() protoreflect.Message {
-	mi := &file_agentcore_v1_event_proto_msgTypes[9]
+	mi := &file_agentcore_v1_event_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1277,7 +1546,7 @@ func (x *PermissionDecision) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PermissionDecision.ProtoReflect.Descriptor instead.
 func (*PermissionDecision) Descriptor() ([]byte, []int) {
-	return file_agentcore_v1_event_proto_rawDescGZIP(), []int{9}
+	return file_agentcore_v1_event_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *PermissionDecision) GetOutcome() PermissionOutcome {
@@ -1307,7 +1576,7 @@ type ToolOutputEvent struct {
 
 func (x *ToolOutputEvent) Reset() {
 	*x = ToolOutputEvent{}
-	mi := &file_agentcore_v1_event_proto_msgTypes[10]
+	mi := &file_agentcore_v1_event_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1319,7 +1588,7 @@ func (x *ToolOutputEvent) String() string {
 func (*ToolOutputEvent) ProtoMessage() {}
 
 func (x *ToolOutputEvent) ProtoReflect() protoreflect.Message {
-	mi := &file_agentcore_v1_event_proto_msgTypes[10]
+	mi := &file_agentcore_v1_event_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1332,7 +1601,7 @@ func (x *ToolOutputEvent) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ToolOutputEvent.ProtoReflect.Descriptor instead.
 func (*ToolOutputEvent) Descriptor() ([]byte, []int) {
-	return file_agentcore_v1_event_proto_rawDescGZIP(), []int{10}
+	return file_agentcore_v1_event_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *ToolOutputEvent) GetToolCallId() string {
@@ -1388,7 +1657,7 @@ type ToolOutputCappedEvent struct {
 
 func (x *ToolOutputCappedEvent) Reset() {
 	*x = ToolOutputCappedEvent{}
-	mi := &file_agentcore_v1_event_proto_msgTypes[11]
+	mi := &file_agentcore_v1_event_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1400,7 +1669,7 @@ func (x *ToolOutputCappedEvent) String() string {
 func (*ToolOutputCappedEvent) ProtoMessage() {}
 
 func (x *ToolOutputCappedEvent) ProtoReflect() protoreflect.Message {
-	mi := &file_agentcore_v1_event_proto_msgTypes[11]
+	mi := &file_agentcore_v1_event_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1413,7 +1682,7 @@ func (x *ToolOutputCappedEvent) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ToolOutputCappedEvent.ProtoReflect.Descriptor instead.
 func (*ToolOutputCappedEvent) Descriptor() ([]byte, []int) {
-	return file_agentcore_v1_event_proto_rawDescGZIP(), []int{11}
+	return file_agentcore_v1_event_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *ToolOutputCappedEvent) GetToolCallId() string {
@@ -1482,7 +1751,7 @@ type ToolResultEvent struct {
 
 func (x *ToolResultEvent) Reset() {
 	*x = ToolResultEvent{}
-	mi := &file_agentcore_v1_event_proto_msgTypes[12]
+	mi := &file_agentcore_v1_event_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1494,7 +1763,7 @@ func (x *ToolResultEvent) String() string {
 func (*ToolResultEvent) ProtoMessage() {}
 
 func (x *ToolResultEvent) ProtoReflect() protoreflect.Message {
-	mi := &file_agentcore_v1_event_proto_msgTypes[12]
+	mi := &file_agentcore_v1_event_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1507,7 +1776,7 @@ func (x *ToolResultEvent) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ToolResultEvent.ProtoReflect.Descriptor instead.
 func (*ToolResultEvent) Descriptor() ([]byte, []int) {
-	return file_agentcore_v1_event_proto_rawDescGZIP(), []int{12}
+	return file_agentcore_v1_event_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *ToolResultEvent) GetStep() int32 {
@@ -1571,7 +1840,7 @@ type StepEvent struct {
 
 func (x *StepEvent) Reset() {
 	*x = StepEvent{}
-	mi := &file_agentcore_v1_event_proto_msgTypes[13]
+	mi := &file_agentcore_v1_event_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1583,7 +1852,7 @@ func (x *StepEvent) String() string {
 func (*StepEvent) ProtoMessage() {}
 
 func (x *StepEvent) ProtoReflect() protoreflect.Message {
-	mi := &file_agentcore_v1_event_proto_msgTypes[13]
+	mi := &file_agentcore_v1_event_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1596,7 +1865,7 @@ func (x *StepEvent) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StepEvent.ProtoReflect.Descriptor instead.
 func (*StepEvent) Descriptor() ([]byte, []int) {
-	return file_agentcore_v1_event_proto_rawDescGZIP(), []int{13}
+	return file_agentcore_v1_event_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *StepEvent) GetStep() int32 {
@@ -1638,7 +1907,7 @@ type RetryEvent struct {
 
 func (x *RetryEvent) Reset() {
 	*x = RetryEvent{}
-	mi := &file_agentcore_v1_event_proto_msgTypes[14]
+	mi := &file_agentcore_v1_event_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1650,7 +1919,7 @@ func (x *RetryEvent) String() string {
 func (*RetryEvent) ProtoMessage() {}
 
 func (x *RetryEvent) ProtoReflect() protoreflect.Message {
-	mi := &file_agentcore_v1_event_proto_msgTypes[14]
+	mi := &file_agentcore_v1_event_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1663,7 +1932,7 @@ func (x *RetryEvent) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RetryEvent.ProtoReflect.Descriptor instead.
 func (*RetryEvent) Descriptor() ([]byte, []int) {
-	return file_agentcore_v1_event_proto_rawDescGZIP(), []int{14}
+	return file_agentcore_v1_event_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *RetryEvent) GetAttempt() int32 {
@@ -1721,7 +1990,7 @@ type CompactStartedEvent struct {
 
 func (x *CompactStartedEvent) Reset() {
 	*x = CompactStartedEvent{}
-	mi := &file_agentcore_v1_event_proto_msgTypes[15]
+	mi := &file_agentcore_v1_event_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1733,7 +2002,7 @@ func (x *CompactStartedEvent) String() string {
 func (*CompactStartedEvent) ProtoMessage() {}
 
 func (x *CompactStartedEvent) ProtoReflect() protoreflect.Message {
-	mi := &file_agentcore_v1_event_proto_msgTypes[15]
+	mi := &file_agentcore_v1_event_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1746,7 +2015,7 @@ func (x *CompactStartedEvent) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CompactStartedEvent.ProtoReflect.Descriptor instead.
 func (*CompactStartedEvent) Descriptor() ([]byte, []int) {
-	return file_agentcore_v1_event_proto_rawDescGZIP(), []int{15}
+	return file_agentcore_v1_event_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *CompactStartedEvent) GetTokens() int64 {
@@ -1773,7 +2042,7 @@ type CompactDeltaEvent struct {
 
 func (x *CompactDeltaEvent) Reset() {
 	*x = CompactDeltaEvent{}
-	mi := &file_agentcore_v1_event_proto_msgTypes[16]
+	mi := &file_agentcore_v1_event_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1785,7 +2054,7 @@ func (x *CompactDeltaEvent) String() string {
 func (*CompactDeltaEvent) ProtoMessage() {}
 
 func (x *CompactDeltaEvent) ProtoReflect() protoreflect.Message {
-	mi := &file_agentcore_v1_event_proto_msgTypes[16]
+	mi := &file_agentcore_v1_event_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1798,7 +2067,7 @@ func (x *CompactDeltaEvent) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CompactDeltaEvent.ProtoReflect.Descriptor instead.
 func (*CompactDeltaEvent) Descriptor() ([]byte, []int) {
-	return file_agentcore_v1_event_proto_rawDescGZIP(), []int{16}
+	return file_agentcore_v1_event_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *CompactDeltaEvent) GetText() string {
@@ -1819,7 +2088,7 @@ type CompactFinishedEvent struct {
 
 func (x *CompactFinishedEvent) Reset() {
 	*x = CompactFinishedEvent{}
-	mi := &file_agentcore_v1_event_proto_msgTypes[17]
+	mi := &file_agentcore_v1_event_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1831,7 +2100,7 @@ func (x *CompactFinishedEvent) String() string {
 func (*CompactFinishedEvent) ProtoMessage() {}
 
 func (x *CompactFinishedEvent) ProtoReflect() protoreflect.Message {
-	mi := &file_agentcore_v1_event_proto_msgTypes[17]
+	mi := &file_agentcore_v1_event_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1844,7 +2113,7 @@ func (x *CompactFinishedEvent) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CompactFinishedEvent.ProtoReflect.Descriptor instead.
 func (*CompactFinishedEvent) Descriptor() ([]byte, []int) {
-	return file_agentcore_v1_event_proto_rawDescGZIP(), []int{17}
+	return file_agentcore_v1_event_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *CompactFinishedEvent) GetSummary() string {
@@ -1872,14 +2141,18 @@ type RunResultEvent struct {
 	Usage  *Usage    `protobuf:"bytes,3,opt,name=usage,proto3" json:"usage,omitempty"`
 	Reason EndReason `protobuf:"varint,4,opt,name=reason,proto3,enum=agentcore.v1.EndReason" json:"reason,omitempty"`
 	// The structured output, when an output format was set.
-	Output        *structpb.Value `protobuf:"bytes,5,opt,name=output,proto3" json:"output,omitempty"`
+	Output *structpb.Value `protobuf:"bytes,5,opt,name=output,proto3" json:"output,omitempty"`
+	// What this run spent, without its child runs.
+	RunUsage *RunUsage `protobuf:"bytes,6,opt,name=run_usage,json=runUsage,proto3" json:"run_usage,omitempty"`
+	// What this run and all its descendants spent.
+	TreeUsage     *RunUsage `protobuf:"bytes,7,opt,name=tree_usage,json=treeUsage,proto3" json:"tree_usage,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *RunResultEvent) Reset() {
 	*x = RunResultEvent{}
-	mi := &file_agentcore_v1_event_proto_msgTypes[18]
+	mi := &file_agentcore_v1_event_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1891,7 +2164,7 @@ func (x *RunResultEvent) String() string {
 func (*RunResultEvent) ProtoMessage() {}
 
 func (x *RunResultEvent) ProtoReflect() protoreflect.Message {
-	mi := &file_agentcore_v1_event_proto_msgTypes[18]
+	mi := &file_agentcore_v1_event_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1904,7 +2177,7 @@ func (x *RunResultEvent) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RunResultEvent.ProtoReflect.Descriptor instead.
 func (*RunResultEvent) Descriptor() ([]byte, []int) {
-	return file_agentcore_v1_event_proto_rawDescGZIP(), []int{18}
+	return file_agentcore_v1_event_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *RunResultEvent) GetText() string {
@@ -1942,11 +2215,210 @@ func (x *RunResultEvent) GetOutput() *structpb.Value {
 	return nil
 }
 
+func (x *RunResultEvent) GetRunUsage() *RunUsage {
+	if x != nil {
+		return x.RunUsage
+	}
+	return nil
+}
+
+func (x *RunResultEvent) GetTreeUsage() *RunUsage {
+	if x != nil {
+		return x.TreeUsage
+	}
+	return nil
+}
+
+// RunUsage is what a run (or a run tree) spent, in the units a budget
+// limits.
+type RunUsage struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	InputTokens   int64                  `protobuf:"varint,1,opt,name=input_tokens,json=inputTokens,proto3" json:"input_tokens,omitempty"`
+	OutputTokens  int64                  `protobuf:"varint,2,opt,name=output_tokens,json=outputTokens,proto3" json:"output_tokens,omitempty"`
+	ModelRequests int64                  `protobuf:"varint,3,opt,name=model_requests,json=modelRequests,proto3" json:"model_requests,omitempty"`
+	ToolCalls     int64                  `protobuf:"varint,4,opt,name=tool_calls,json=toolCalls,proto3" json:"tool_calls,omitempty"`
+	WallTime      *durationpb.Duration   `protobuf:"bytes,5,opt,name=wall_time,json=wallTime,proto3" json:"wall_time,omitempty"`
+	// In the currency of the configured prices; 0 when no price applies.
+	Cost float64 `protobuf:"fixed64,6,opt,name=cost,proto3" json:"cost,omitempty"`
+	// Child runs started (under tree_usage: descendants).
+	ChildRuns     int64 `protobuf:"varint,7,opt,name=child_runs,json=childRuns,proto3" json:"child_runs,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *RunUsage) Reset() {
+	*x = RunUsage{}
+	mi := &file_agentcore_v1_event_proto_msgTypes[21]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RunUsage) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RunUsage) ProtoMessage() {}
+
+func (x *RunUsage) ProtoReflect() protoreflect.Message {
+	mi := &file_agentcore_v1_event_proto_msgTypes[21]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RunUsage.ProtoReflect.Descriptor instead.
+func (*RunUsage) Descriptor() ([]byte, []int) {
+	return file_agentcore_v1_event_proto_rawDescGZIP(), []int{21}
+}
+
+func (x *RunUsage) GetInputTokens() int64 {
+	if x != nil {
+		return x.InputTokens
+	}
+	return 0
+}
+
+func (x *RunUsage) GetOutputTokens() int64 {
+	if x != nil {
+		return x.OutputTokens
+	}
+	return 0
+}
+
+func (x *RunUsage) GetModelRequests() int64 {
+	if x != nil {
+		return x.ModelRequests
+	}
+	return 0
+}
+
+func (x *RunUsage) GetToolCalls() int64 {
+	if x != nil {
+		return x.ToolCalls
+	}
+	return 0
+}
+
+func (x *RunUsage) GetWallTime() *durationpb.Duration {
+	if x != nil {
+		return x.WallTime
+	}
+	return nil
+}
+
+func (x *RunUsage) GetCost() float64 {
+	if x != nil {
+		return x.Cost
+	}
+	return 0
+}
+
+func (x *RunUsage) GetChildRuns() int64 {
+	if x != nil {
+		return x.ChildRuns
+	}
+	return 0
+}
+
+// Budget limits what a run and all its descendants may spend together.
+// Unset fields are not limited. Input tokens include cache reads.
+type Budget struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	InputTokens   *int64                 `protobuf:"varint,1,opt,name=input_tokens,json=inputTokens,proto3,oneof" json:"input_tokens,omitempty"`
+	OutputTokens  *int64                 `protobuf:"varint,2,opt,name=output_tokens,json=outputTokens,proto3,oneof" json:"output_tokens,omitempty"`
+	ModelRequests *int64                 `protobuf:"varint,3,opt,name=model_requests,json=modelRequests,proto3,oneof" json:"model_requests,omitempty"`
+	ToolCalls     *int64                 `protobuf:"varint,4,opt,name=tool_calls,json=toolCalls,proto3,oneof" json:"tool_calls,omitempty"`
+	WallTime      *durationpb.Duration   `protobuf:"bytes,5,opt,name=wall_time,json=wallTime,proto3" json:"wall_time,omitempty"`
+	// In the currency of the server's prices (price per million tokens per
+	// profile or model); a run whose model has no price spends nothing.
+	Cost          *float64 `protobuf:"fixed64,6,opt,name=cost,proto3,oneof" json:"cost,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *Budget) Reset() {
+	*x = Budget{}
+	mi := &file_agentcore_v1_event_proto_msgTypes[22]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Budget) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Budget) ProtoMessage() {}
+
+func (x *Budget) ProtoReflect() protoreflect.Message {
+	mi := &file_agentcore_v1_event_proto_msgTypes[22]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Budget.ProtoReflect.Descriptor instead.
+func (*Budget) Descriptor() ([]byte, []int) {
+	return file_agentcore_v1_event_proto_rawDescGZIP(), []int{22}
+}
+
+func (x *Budget) GetInputTokens() int64 {
+	if x != nil && x.InputTokens != nil {
+		return *x.InputTokens
+	}
+	return 0
+}
+
+func (x *Budget) GetOutputTokens() int64 {
+	if x != nil && x.OutputTokens != nil {
+		return *x.OutputTokens
+	}
+	return 0
+}
+
+func (x *Budget) GetModelRequests() int64 {
+	if x != nil && x.ModelRequests != nil {
+		return *x.ModelRequests
+	}
+	return 0
+}
+
+func (x *Budget) GetToolCalls() int64 {
+	if x != nil && x.ToolCalls != nil {
+		return *x.ToolCalls
+	}
+	return 0
+}
+
+func (x *Budget) GetWallTime() *durationpb.Duration {
+	if x != nil {
+		return x.WallTime
+	}
+	return nil
+}
+
+func (x *Budget) GetCost() float64 {
+	if x != nil && x.Cost != nil {
+		return *x.Cost
+	}
+	return 0
+}
+
 var File_agentcore_v1_event_proto protoreflect.FileDescriptor
 
 const file_agentcore_v1_event_proto_rawDesc = "" +
 	"\n" +
-	"\x18agentcore/v1/event.proto\x12\fagentcore.v1\x1a\x1aagentcore/v1/message.proto\x1a\x1egoogle/protobuf/duration.proto\x1a\x1cgoogle/protobuf/struct.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\xc7\t\n" +
+	"\x18agentcore/v1/event.proto\x12\fagentcore.v1\x1a\x1aagentcore/v1/message.proto\x1a\x1egoogle/protobuf/duration.proto\x1a\x1cgoogle/protobuf/struct.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\xca\n" +
+	"\n" +
 	"\x05Event\x12\x10\n" +
 	"\x03seq\x18\x01 \x01(\x03R\x03seq\x12.\n" +
 	"\x04time\x18\x02 \x01(\v2\x1a.google.protobuf.TimestampR\x04time\x12\x15\n" +
@@ -1973,14 +2445,29 @@ const file_agentcore_v1_event_proto_rawDesc = "" +
 	"\x06result\x18\x17 \x01(\v2\x1c.agentcore.v1.RunResultEventH\x00R\x06result\x12S\n" +
 	"\x12tool_output_capped\x18\x18 \x01(\v2#.agentcore.v1.ToolOutputCappedEventH\x00R\x10toolOutputCapped\x12@\n" +
 	"\vrun_resumed\x18\x19 \x01(\v2\x1d.agentcore.v1.RunResumedEventH\x00R\n" +
-	"runResumedB\x06\n" +
+	"runResumed\x123\n" +
+	"\x05child\x18\x1a \x01(\v2\x1b.agentcore.v1.ChildRunEventH\x00R\x05child\x12L\n" +
+	"\x0fbudget_exceeded\x18\x1b \x01(\v2!.agentcore.v1.BudgetExceededEventH\x00R\x0ebudgetExceededB\x06\n" +
 	"\x04kind\"\xab\x01\n" +
 	"\x0fRunResumedEvent\x12\x18\n" +
 	"\aattempt\x18\x01 \x01(\x05R\aattempt\x12\x18\n" +
 	"\areplica\x18\x02 \x01(\tR\areplica\x12\x12\n" +
 	"\x04step\x18\x03 \x01(\x05R\x04step\x12$\n" +
 	"\x0ererun_call_ids\x18\x04 \x03(\tR\frerunCallIds\x12*\n" +
-	"\x11reported_call_ids\x18\x05 \x03(\tR\x0freportedCallIds\",\n" +
+	"\x11reported_call_ids\x18\x05 \x03(\tR\x0freportedCallIds\"\xc8\x01\n" +
+	"\rChildRunEvent\x12\x15\n" +
+	"\x06run_id\x18\x01 \x01(\tR\x05runId\x12\x19\n" +
+	"\bagent_id\x18\x02 \x01(\tR\aagentId\x12\"\n" +
+	"\rparent_run_id\x18\x03 \x01(\tR\vparentRunId\x12\x14\n" +
+	"\x05depth\x18\x04 \x01(\x05R\x05depth\x12 \n" +
+	"\ftool_call_id\x18\x05 \x01(\tR\n" +
+	"toolCallId\x12)\n" +
+	"\x05event\x18\x06 \x01(\v2\x13.agentcore.v1.EventR\x05event\"\x90\x01\n" +
+	"\x13BudgetExceededEvent\x12/\n" +
+	"\x05limit\x18\x01 \x01(\x0e2\x19.agentcore.v1.BudgetLimitR\x05limit\x12\"\n" +
+	"\rbudget_run_id\x18\x02 \x01(\tR\vbudgetRunId\x12\x10\n" +
+	"\x03max\x18\x03 \x01(\x01R\x03max\x12\x12\n" +
+	"\x04used\x18\x04 \x01(\x01R\x04used\",\n" +
 	"\x0fRunStartedEvent\x12\x19\n" +
 	"\bagent_id\x18\x01 \x01(\tR\aagentId\"\x89\x01\n" +
 	"\x11ModelRequestEvent\x12\x12\n" +
@@ -2069,13 +2556,47 @@ const file_agentcore_v1_event_proto_rawDesc = "" +
 	"\x04text\x18\x01 \x01(\tR\x04text\"[\n" +
 	"\x14CompactFinishedEvent\x12\x18\n" +
 	"\asummary\x18\x01 \x01(\tR\asummary\x12)\n" +
-	"\x05usage\x18\x02 \x01(\v2\x13.agentcore.v1.UsageR\x05usage\"\xc6\x01\n" +
+	"\x05usage\x18\x02 \x01(\v2\x13.agentcore.v1.UsageR\x05usage\"\xb2\x02\n" +
 	"\x0eRunResultEvent\x12\x12\n" +
 	"\x04text\x18\x01 \x01(\tR\x04text\x12\x14\n" +
 	"\x05steps\x18\x02 \x01(\x05R\x05steps\x12)\n" +
 	"\x05usage\x18\x03 \x01(\v2\x13.agentcore.v1.UsageR\x05usage\x12/\n" +
 	"\x06reason\x18\x04 \x01(\x0e2\x17.agentcore.v1.EndReasonR\x06reason\x12.\n" +
-	"\x06output\x18\x05 \x01(\v2\x16.google.protobuf.ValueR\x06output*\x9b\x01\n" +
+	"\x06output\x18\x05 \x01(\v2\x16.google.protobuf.ValueR\x06output\x123\n" +
+	"\trun_usage\x18\x06 \x01(\v2\x16.agentcore.v1.RunUsageR\brunUsage\x125\n" +
+	"\n" +
+	"tree_usage\x18\a \x01(\v2\x16.agentcore.v1.RunUsageR\ttreeUsage\"\x83\x02\n" +
+	"\bRunUsage\x12!\n" +
+	"\finput_tokens\x18\x01 \x01(\x03R\vinputTokens\x12#\n" +
+	"\routput_tokens\x18\x02 \x01(\x03R\foutputTokens\x12%\n" +
+	"\x0emodel_requests\x18\x03 \x01(\x03R\rmodelRequests\x12\x1d\n" +
+	"\n" +
+	"tool_calls\x18\x04 \x01(\x03R\ttoolCalls\x126\n" +
+	"\twall_time\x18\x05 \x01(\v2\x19.google.protobuf.DurationR\bwallTime\x12\x12\n" +
+	"\x04cost\x18\x06 \x01(\x01R\x04cost\x12\x1d\n" +
+	"\n" +
+	"child_runs\x18\a \x01(\x03R\tchildRuns\"\xc9\x02\n" +
+	"\x06Budget\x12&\n" +
+	"\finput_tokens\x18\x01 \x01(\x03H\x00R\vinputTokens\x88\x01\x01\x12(\n" +
+	"\routput_tokens\x18\x02 \x01(\x03H\x01R\foutputTokens\x88\x01\x01\x12*\n" +
+	"\x0emodel_requests\x18\x03 \x01(\x03H\x02R\rmodelRequests\x88\x01\x01\x12\"\n" +
+	"\n" +
+	"tool_calls\x18\x04 \x01(\x03H\x03R\ttoolCalls\x88\x01\x01\x126\n" +
+	"\twall_time\x18\x05 \x01(\v2\x19.google.protobuf.DurationR\bwallTime\x12\x17\n" +
+	"\x04cost\x18\x06 \x01(\x01H\x04R\x04cost\x88\x01\x01B\x0f\n" +
+	"\r_input_tokensB\x10\n" +
+	"\x0e_output_tokensB\x11\n" +
+	"\x0f_model_requestsB\r\n" +
+	"\v_tool_callsB\a\n" +
+	"\x05_cost*\xdb\x01\n" +
+	"\vBudgetLimit\x12\x1c\n" +
+	"\x18BUDGET_LIMIT_UNSPECIFIED\x10\x00\x12\x1d\n" +
+	"\x19BUDGET_LIMIT_INPUT_TOKENS\x10\x01\x12\x1e\n" +
+	"\x1aBUDGET_LIMIT_OUTPUT_TOKENS\x10\x02\x12\x1f\n" +
+	"\x1bBUDGET_LIMIT_MODEL_REQUESTS\x10\x03\x12\x1b\n" +
+	"\x17BUDGET_LIMIT_TOOL_CALLS\x10\x04\x12\x1a\n" +
+	"\x16BUDGET_LIMIT_WALL_TIME\x10\x05\x12\x15\n" +
+	"\x11BUDGET_LIMIT_COST\x10\x06*\x9b\x01\n" +
 	"\x11PermissionOutcome\x12\"\n" +
 	"\x1ePERMISSION_OUTCOME_UNSPECIFIED\x10\x00\x12\x1e\n" +
 	"\x1aPERMISSION_OUTCOME_ALLOWED\x10\x01\x12\x1d\n" +
@@ -2095,12 +2616,13 @@ const file_agentcore_v1_event_proto_rawDesc = "" +
 	"\x11ERROR_KIND_SERVER\x10\x05\x12\x16\n" +
 	"\x12ERROR_KIND_NETWORK\x10\x06\x12\x16\n" +
 	"\x12ERROR_KIND_REQUEST\x10\a\x12\x16\n" +
-	"\x12ERROR_KIND_UNKNOWN\x10\b*t\n" +
+	"\x12ERROR_KIND_UNKNOWN\x10\b*\x8b\x01\n" +
 	"\tEndReason\x12\x1a\n" +
 	"\x16END_REASON_UNSPECIFIED\x10\x00\x12\x16\n" +
 	"\x12END_REASON_NO_TOOL\x10\x01\x12\x18\n" +
 	"\x14END_REASON_TOOL_STOP\x10\x02\x12\x19\n" +
-	"\x15END_REASON_STEP_LIMIT\x10\x03B;Z9github.com/agentcore/agentcore/proto/agentcore/v1;agentv1b\x06proto3"
+	"\x15END_REASON_STEP_LIMIT\x10\x03\x12\x15\n" +
+	"\x11END_REASON_BUDGET\x10\x04B;Z9github.com/agentcore/agentcore/proto/agentcore/v1;agentv1b\x06proto3"
 
 var (
 	file_agentcore_v1_event_proto_rawDescOnce sync.Once
@@ -2114,79 +2636,92 @@ func file_agentcore_v1_event_proto_rawDescGZIP() []byte {
 	return file_agentcore_v1_event_proto_rawDescData
 }
 
-var file_agentcore_v1_event_proto_enumTypes = make([]protoimpl.EnumInfo, 4)
-var file_agentcore_v1_event_proto_msgTypes = make([]protoimpl.MessageInfo, 19)
+var file_agentcore_v1_event_proto_enumTypes = make([]protoimpl.EnumInfo, 5)
+var file_agentcore_v1_event_proto_msgTypes = make([]protoimpl.MessageInfo, 23)
 var file_agentcore_v1_event_proto_goTypes = []any{
-	(PermissionOutcome)(0),         // 0: agentcore.v1.PermissionOutcome
-	(OutputStream)(0),              // 1: agentcore.v1.OutputStream
-	(ErrorKind)(0),                 // 2: agentcore.v1.ErrorKind
-	(EndReason)(0),                 // 3: agentcore.v1.EndReason
-	(*Event)(nil),                  // 4: agentcore.v1.Event
-	(*RunResumedEvent)(nil),        // 5: agentcore.v1.RunResumedEvent
-	(*RunStartedEvent)(nil),        // 6: agentcore.v1.RunStartedEvent
-	(*ModelRequestEvent)(nil),      // 7: agentcore.v1.ModelRequestEvent
-	(*ModelDeltaEvent)(nil),        // 8: agentcore.v1.ModelDeltaEvent
-	(*ToolCallDelta)(nil),          // 9: agentcore.v1.ToolCallDelta
-	(*ModelResponseEvent)(nil),     // 10: agentcore.v1.ModelResponseEvent
-	(*PermissionRequestEvent)(nil), // 11: agentcore.v1.PermissionRequestEvent
-	(*ToolCallEvent)(nil),          // 12: agentcore.v1.ToolCallEvent
-	(*PermissionDecision)(nil),     // 13: agentcore.v1.PermissionDecision
-	(*ToolOutputEvent)(nil),        // 14: agentcore.v1.ToolOutputEvent
-	(*ToolOutputCappedEvent)(nil),  // 15: agentcore.v1.ToolOutputCappedEvent
-	(*ToolResultEvent)(nil),        // 16: agentcore.v1.ToolResultEvent
-	(*StepEvent)(nil),              // 17: agentcore.v1.StepEvent
-	(*RetryEvent)(nil),             // 18: agentcore.v1.RetryEvent
-	(*CompactStartedEvent)(nil),    // 19: agentcore.v1.CompactStartedEvent
-	(*CompactDeltaEvent)(nil),      // 20: agentcore.v1.CompactDeltaEvent
-	(*CompactFinishedEvent)(nil),   // 21: agentcore.v1.CompactFinishedEvent
-	(*RunResultEvent)(nil),         // 22: agentcore.v1.RunResultEvent
-	(*timestamppb.Timestamp)(nil),  // 23: google.protobuf.Timestamp
-	(*ToolCallPart)(nil),           // 24: agentcore.v1.ToolCallPart
-	(*Usage)(nil),                  // 25: agentcore.v1.Usage
-	(*ToolOutput)(nil),             // 26: agentcore.v1.ToolOutput
-	(*durationpb.Duration)(nil),    // 27: google.protobuf.Duration
-	(*ToolResultPart)(nil),         // 28: agentcore.v1.ToolResultPart
-	(*structpb.Value)(nil),         // 29: google.protobuf.Value
+	(BudgetLimit)(0),               // 0: agentcore.v1.BudgetLimit
+	(PermissionOutcome)(0),         // 1: agentcore.v1.PermissionOutcome
+	(OutputStream)(0),              // 2: agentcore.v1.OutputStream
+	(ErrorKind)(0),                 // 3: agentcore.v1.ErrorKind
+	(EndReason)(0),                 // 4: agentcore.v1.EndReason
+	(*Event)(nil),                  // 5: agentcore.v1.Event
+	(*RunResumedEvent)(nil),        // 6: agentcore.v1.RunResumedEvent
+	(*ChildRunEvent)(nil),          // 7: agentcore.v1.ChildRunEvent
+	(*BudgetExceededEvent)(nil),    // 8: agentcore.v1.BudgetExceededEvent
+	(*RunStartedEvent)(nil),        // 9: agentcore.v1.RunStartedEvent
+	(*ModelRequestEvent)(nil),      // 10: agentcore.v1.ModelRequestEvent
+	(*ModelDeltaEvent)(nil),        // 11: agentcore.v1.ModelDeltaEvent
+	(*ToolCallDelta)(nil),          // 12: agentcore.v1.ToolCallDelta
+	(*ModelResponseEvent)(nil),     // 13: agentcore.v1.ModelResponseEvent
+	(*PermissionRequestEvent)(nil), // 14: agentcore.v1.PermissionRequestEvent
+	(*ToolCallEvent)(nil),          // 15: agentcore.v1.ToolCallEvent
+	(*PermissionDecision)(nil),     // 16: agentcore.v1.PermissionDecision
+	(*ToolOutputEvent)(nil),        // 17: agentcore.v1.ToolOutputEvent
+	(*ToolOutputCappedEvent)(nil),  // 18: agentcore.v1.ToolOutputCappedEvent
+	(*ToolResultEvent)(nil),        // 19: agentcore.v1.ToolResultEvent
+	(*StepEvent)(nil),              // 20: agentcore.v1.StepEvent
+	(*RetryEvent)(nil),             // 21: agentcore.v1.RetryEvent
+	(*CompactStartedEvent)(nil),    // 22: agentcore.v1.CompactStartedEvent
+	(*CompactDeltaEvent)(nil),      // 23: agentcore.v1.CompactDeltaEvent
+	(*CompactFinishedEvent)(nil),   // 24: agentcore.v1.CompactFinishedEvent
+	(*RunResultEvent)(nil),         // 25: agentcore.v1.RunResultEvent
+	(*RunUsage)(nil),               // 26: agentcore.v1.RunUsage
+	(*Budget)(nil),                 // 27: agentcore.v1.Budget
+	(*timestamppb.Timestamp)(nil),  // 28: google.protobuf.Timestamp
+	(*ToolCallPart)(nil),           // 29: agentcore.v1.ToolCallPart
+	(*Usage)(nil),                  // 30: agentcore.v1.Usage
+	(*ToolOutput)(nil),             // 31: agentcore.v1.ToolOutput
+	(*durationpb.Duration)(nil),    // 32: google.protobuf.Duration
+	(*ToolResultPart)(nil),         // 33: agentcore.v1.ToolResultPart
+	(*structpb.Value)(nil),         // 34: google.protobuf.Value
 }
 var file_agentcore_v1_event_proto_depIdxs = []int32{
-	23, // 0: agentcore.v1.Event.time:type_name -> google.protobuf.Timestamp
-	6,  // 1: agentcore.v1.Event.run_started:type_name -> agentcore.v1.RunStartedEvent
-	7,  // 2: agentcore.v1.Event.model_request:type_name -> agentcore.v1.ModelRequestEvent
-	8,  // 3: agentcore.v1.Event.model_delta:type_name -> agentcore.v1.ModelDeltaEvent
-	10, // 4: agentcore.v1.Event.model_response:type_name -> agentcore.v1.ModelResponseEvent
-	11, // 5: agentcore.v1.Event.permission_request:type_name -> agentcore.v1.PermissionRequestEvent
-	12, // 6: agentcore.v1.Event.tool_call:type_name -> agentcore.v1.ToolCallEvent
-	14, // 7: agentcore.v1.Event.tool_output:type_name -> agentcore.v1.ToolOutputEvent
-	16, // 8: agentcore.v1.Event.tool_result:type_name -> agentcore.v1.ToolResultEvent
-	17, // 9: agentcore.v1.Event.step:type_name -> agentcore.v1.StepEvent
-	18, // 10: agentcore.v1.Event.retry:type_name -> agentcore.v1.RetryEvent
-	19, // 11: agentcore.v1.Event.compact_started:type_name -> agentcore.v1.CompactStartedEvent
-	20, // 12: agentcore.v1.Event.compact_delta:type_name -> agentcore.v1.CompactDeltaEvent
-	21, // 13: agentcore.v1.Event.compact_finished:type_name -> agentcore.v1.CompactFinishedEvent
-	22, // 14: agentcore.v1.Event.result:type_name -> agentcore.v1.RunResultEvent
-	15, // 15: agentcore.v1.Event.tool_output_capped:type_name -> agentcore.v1.ToolOutputCappedEvent
-	5,  // 16: agentcore.v1.Event.run_resumed:type_name -> agentcore.v1.RunResumedEvent
-	9,  // 17: agentcore.v1.ModelDeltaEvent.tool_call:type_name -> agentcore.v1.ToolCallDelta
-	24, // 18: agentcore.v1.ModelResponseEvent.tool_calls:type_name -> agentcore.v1.ToolCallPart
-	25, // 19: agentcore.v1.ModelResponseEvent.usage:type_name -> agentcore.v1.Usage
-	13, // 20: agentcore.v1.ToolCallEvent.permission:type_name -> agentcore.v1.PermissionDecision
-	0,  // 21: agentcore.v1.PermissionDecision.outcome:type_name -> agentcore.v1.PermissionOutcome
-	1,  // 22: agentcore.v1.ToolOutputEvent.stream:type_name -> agentcore.v1.OutputStream
-	26, // 23: agentcore.v1.ToolResultEvent.output:type_name -> agentcore.v1.ToolOutput
-	27, // 24: agentcore.v1.ToolResultEvent.duration:type_name -> google.protobuf.Duration
-	10, // 25: agentcore.v1.StepEvent.response:type_name -> agentcore.v1.ModelResponseEvent
-	28, // 26: agentcore.v1.StepEvent.tool_results:type_name -> agentcore.v1.ToolResultPart
-	2,  // 27: agentcore.v1.RetryEvent.kind:type_name -> agentcore.v1.ErrorKind
-	27, // 28: agentcore.v1.RetryEvent.delay:type_name -> google.protobuf.Duration
-	25, // 29: agentcore.v1.CompactFinishedEvent.usage:type_name -> agentcore.v1.Usage
-	25, // 30: agentcore.v1.RunResultEvent.usage:type_name -> agentcore.v1.Usage
-	3,  // 31: agentcore.v1.RunResultEvent.reason:type_name -> agentcore.v1.EndReason
-	29, // 32: agentcore.v1.RunResultEvent.output:type_name -> google.protobuf.Value
-	33, // [33:33] is the sub-list for method output_type
-	33, // [33:33] is the sub-list for method input_type
-	33, // [33:33] is the sub-list for extension type_name
-	33, // [33:33] is the sub-list for extension extendee
-	0,  // [0:33] is the sub-list for field type_name
+	28, // 0: agentcore.v1.Event.time:type_name -> google.protobuf.Timestamp
+	9,  // 1: agentcore.v1.Event.run_started:type_name -> agentcore.v1.RunStartedEvent
+	10, // 2: agentcore.v1.Event.model_request:type_name -> agentcore.v1.ModelRequestEvent
+	11, // 3: agentcore.v1.Event.model_delta:type_name -> agentcore.v1.ModelDeltaEvent
+	13, // 4: agentcore.v1.Event.model_response:type_name -> agentcore.v1.ModelResponseEvent
+	14, // 5: agentcore.v1.Event.permission_request:type_name -> agentcore.v1.PermissionRequestEvent
+	15, // 6: agentcore.v1.Event.tool_call:type_name -> agentcore.v1.ToolCallEvent
+	17, // 7: agentcore.v1.Event.tool_output:type_name -> agentcore.v1.ToolOutputEvent
+	19, // 8: agentcore.v1.Event.tool_result:type_name -> agentcore.v1.ToolResultEvent
+	20, // 9: agentcore.v1.Event.step:type_name -> agentcore.v1.StepEvent
+	21, // 10: agentcore.v1.Event.retry:type_name -> agentcore.v1.RetryEvent
+	22, // 11: agentcore.v1.Event.compact_started:type_name -> agentcore.v1.CompactStartedEvent
+	23, // 12: agentcore.v1.Event.compact_delta:type_name -> agentcore.v1.CompactDeltaEvent
+	24, // 13: agentcore.v1.Event.compact_finished:type_name -> agentcore.v1.CompactFinishedEvent
+	25, // 14: agentcore.v1.Event.result:type_name -> agentcore.v1.RunResultEvent
+	18, // 15: agentcore.v1.Event.tool_output_capped:type_name -> agentcore.v1.ToolOutputCappedEvent
+	6,  // 16: agentcore.v1.Event.run_resumed:type_name -> agentcore.v1.RunResumedEvent
+	7,  // 17: agentcore.v1.Event.child:type_name -> agentcore.v1.ChildRunEvent
+	8,  // 18: agentcore.v1.Event.budget_exceeded:type_name -> agentcore.v1.BudgetExceededEvent
+	5,  // 19: agentcore.v1.ChildRunEvent.event:type_name -> agentcore.v1.Event
+	0,  // 20: agentcore.v1.BudgetExceededEvent.limit:type_name -> agentcore.v1.BudgetLimit
+	12, // 21: agentcore.v1.ModelDeltaEvent.tool_call:type_name -> agentcore.v1.ToolCallDelta
+	29, // 22: agentcore.v1.ModelResponseEvent.tool_calls:type_name -> agentcore.v1.ToolCallPart
+	30, // 23: agentcore.v1.ModelResponseEvent.usage:type_name -> agentcore.v1.Usage
+	16, // 24: agentcore.v1.ToolCallEvent.permission:type_name -> agentcore.v1.PermissionDecision
+	1,  // 25: agentcore.v1.PermissionDecision.outcome:type_name -> agentcore.v1.PermissionOutcome
+	2,  // 26: agentcore.v1.ToolOutputEvent.stream:type_name -> agentcore.v1.OutputStream
+	31, // 27: agentcore.v1.ToolResultEvent.output:type_name -> agentcore.v1.ToolOutput
+	32, // 28: agentcore.v1.ToolResultEvent.duration:type_name -> google.protobuf.Duration
+	13, // 29: agentcore.v1.StepEvent.response:type_name -> agentcore.v1.ModelResponseEvent
+	33, // 30: agentcore.v1.StepEvent.tool_results:type_name -> agentcore.v1.ToolResultPart
+	3,  // 31: agentcore.v1.RetryEvent.kind:type_name -> agentcore.v1.ErrorKind
+	32, // 32: agentcore.v1.RetryEvent.delay:type_name -> google.protobuf.Duration
+	30, // 33: agentcore.v1.CompactFinishedEvent.usage:type_name -> agentcore.v1.Usage
+	30, // 34: agentcore.v1.RunResultEvent.usage:type_name -> agentcore.v1.Usage
+	4,  // 35: agentcore.v1.RunResultEvent.reason:type_name -> agentcore.v1.EndReason
+	34, // 36: agentcore.v1.RunResultEvent.output:type_name -> google.protobuf.Value
+	26, // 37: agentcore.v1.RunResultEvent.run_usage:type_name -> agentcore.v1.RunUsage
+	26, // 38: agentcore.v1.RunResultEvent.tree_usage:type_name -> agentcore.v1.RunUsage
+	32, // 39: agentcore.v1.RunUsage.wall_time:type_name -> google.protobuf.Duration
+	32, // 40: agentcore.v1.Budget.wall_time:type_name -> google.protobuf.Duration
+	41, // [41:41] is the sub-list for method output_type
+	41, // [41:41] is the sub-list for method input_type
+	41, // [41:41] is the sub-list for extension type_name
+	41, // [41:41] is the sub-list for extension extendee
+	0,  // [0:41] is the sub-list for field type_name
 }
 
 func init() { file_agentcore_v1_event_proto_init() }
@@ -2212,19 +2747,22 @@ func file_agentcore_v1_event_proto_init() {
 		(*Event_Result)(nil),
 		(*Event_ToolOutputCapped)(nil),
 		(*Event_RunResumed)(nil),
+		(*Event_Child)(nil),
+		(*Event_BudgetExceeded)(nil),
 	}
-	file_agentcore_v1_event_proto_msgTypes[4].OneofWrappers = []any{
+	file_agentcore_v1_event_proto_msgTypes[6].OneofWrappers = []any{
 		(*ModelDeltaEvent_Text)(nil),
 		(*ModelDeltaEvent_Reasoning)(nil),
 		(*ModelDeltaEvent_ToolCall)(nil),
 	}
+	file_agentcore_v1_event_proto_msgTypes[22].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_agentcore_v1_event_proto_rawDesc), len(file_agentcore_v1_event_proto_rawDesc)),
-			NumEnums:      4,
-			NumMessages:   19,
+			NumEnums:      5,
+			NumMessages:   23,
 			NumExtensions: 0,
 			NumServices:   0,
 		},

@@ -172,7 +172,15 @@ type Run struct {
 	// size (-event-retention-run-bytes, -event-retention-bytes) counts these.
 	EventBytes int64 `protobuf:"varint,15,opt,name=event_bytes,json=eventBytes,proto3" json:"event_bytes,omitempty"`
 	// How many times the run was resumed after a crash (on_interrupt resume).
-	Attempts      int32 `protobuf:"varint,16,opt,name=attempts,proto3" json:"attempts,omitempty"`
+	Attempts int32 `protobuf:"varint,16,opt,name=attempts,proto3" json:"attempts,omitempty"`
+	// For a child run (an agent called as a tool): the run whose tool call
+	// started it, and the root of its tree; empty for a root run.
+	ParentRunId string `protobuf:"bytes,17,opt,name=parent_run_id,json=parentRunId,proto3" json:"parent_run_id,omitempty"`
+	RootRunId   string `protobuf:"bytes,18,opt,name=root_run_id,json=rootRunId,proto3" json:"root_run_id,omitempty"`
+	// 0 for a root run, 1 for its children…
+	Depth int32 `protobuf:"varint,19,opt,name=depth,proto3" json:"depth,omitempty"`
+	// The parent's tool call that started it.
+	ToolCallId    string `protobuf:"bytes,20,opt,name=tool_call_id,json=toolCallId,proto3" json:"tool_call_id,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -319,6 +327,34 @@ func (x *Run) GetAttempts() int32 {
 	return 0
 }
 
+func (x *Run) GetParentRunId() string {
+	if x != nil {
+		return x.ParentRunId
+	}
+	return ""
+}
+
+func (x *Run) GetRootRunId() string {
+	if x != nil {
+		return x.RootRunId
+	}
+	return ""
+}
+
+func (x *Run) GetDepth() int32 {
+	if x != nil {
+		return x.Depth
+	}
+	return 0
+}
+
+func (x *Run) GetToolCallId() string {
+	if x != nil {
+		return x.ToolCallId
+	}
+	return ""
+}
+
 // RunError is the gRPC status a run ended with, as its Send stream got it.
 type RunError struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -395,7 +431,7 @@ var File_agentcore_v1_run_proto protoreflect.FileDescriptor
 
 const file_agentcore_v1_run_proto_rawDesc = "" +
 	"\n" +
-	"\x16agentcore/v1/run.proto\x12\fagentcore.v1\x1a\x18agentcore/v1/event.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\xcd\x05\n" +
+	"\x16agentcore/v1/run.proto\x12\fagentcore.v1\x1a\x18agentcore/v1/event.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\xc9\x06\n" +
 	"\x03Run\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x19\n" +
 	"\bagent_id\x18\x02 \x01(\tR\aagentId\x12,\n" +
@@ -417,7 +453,12 @@ const file_agentcore_v1_run_proto_rawDesc = "" +
 	"\x0eevents_expired\x18\x0e \x01(\bR\reventsExpired\x12\x1f\n" +
 	"\vevent_bytes\x18\x0f \x01(\x03R\n" +
 	"eventBytes\x12\x1a\n" +
-	"\battempts\x18\x10 \x01(\x05R\battempts\"\xcf\x01\n" +
+	"\battempts\x18\x10 \x01(\x05R\battempts\x12\"\n" +
+	"\rparent_run_id\x18\x11 \x01(\tR\vparentRunId\x12\x1e\n" +
+	"\vroot_run_id\x18\x12 \x01(\tR\trootRunId\x12\x14\n" +
+	"\x05depth\x18\x13 \x01(\x05R\x05depth\x12 \n" +
+	"\ftool_call_id\x18\x14 \x01(\tR\n" +
+	"toolCallId\"\xcf\x01\n" +
 	"\bRunError\x12\x12\n" +
 	"\x04code\x18\x01 \x01(\x05R\x04code\x12\x18\n" +
 	"\amessage\x18\x02 \x01(\tR\amessage\x12\x16\n" +

@@ -29,8 +29,10 @@ RENDER_LABELS_ORIGINAL: RenderLabels
 RENDER_LABELS_UNSPECIFIED: RenderLabels
 
 class Agent(_message.Message):
-    __slots__ = ["api_key_required", "config", "create_time", "effective_model", "has_api_key", "history_length", "id", "run_id", "skills", "state", "tools", "update_time", "usage"]
+    __slots__ = ["agent_tools", "api_key_required", "budget", "config", "create_time", "effective_model", "has_api_key", "history_length", "id", "run_id", "skills", "state", "tools", "update_time", "usage"]
+    AGENT_TOOLS_FIELD_NUMBER: _ClassVar[int]
     API_KEY_REQUIRED_FIELD_NUMBER: _ClassVar[int]
+    BUDGET_FIELD_NUMBER: _ClassVar[int]
     CONFIG_FIELD_NUMBER: _ClassVar[int]
     CREATE_TIME_FIELD_NUMBER: _ClassVar[int]
     EFFECTIVE_MODEL_FIELD_NUMBER: _ClassVar[int]
@@ -43,7 +45,9 @@ class Agent(_message.Message):
     TOOLS_FIELD_NUMBER: _ClassVar[int]
     UPDATE_TIME_FIELD_NUMBER: _ClassVar[int]
     USAGE_FIELD_NUMBER: _ClassVar[int]
+    agent_tools: _containers.RepeatedCompositeFieldContainer[AgentTool]
     api_key_required: bool
+    budget: _event_pb2.Budget
     config: _config_pb2.AgentConfig
     create_time: _timestamp_pb2.Timestamp
     effective_model: EffectiveModel
@@ -56,7 +60,21 @@ class Agent(_message.Message):
     tools: ToolSelection
     update_time: _timestamp_pb2.Timestamp
     usage: _message_pb2.Usage
-    def __init__(self, id: _Optional[str] = ..., config: _Optional[_Union[_config_pb2.AgentConfig, _Mapping]] = ..., tools: _Optional[_Union[ToolSelection, _Mapping]] = ..., skills: _Optional[_Union[SkillSelection, _Mapping]] = ..., state: _Optional[_Union[AgentState, str]] = ..., run_id: _Optional[str] = ..., history_length: _Optional[int] = ..., usage: _Optional[_Union[_message_pb2.Usage, _Mapping]] = ..., has_api_key: bool = ..., create_time: _Optional[_Union[_timestamp_pb2.Timestamp, _Mapping]] = ..., update_time: _Optional[_Union[_timestamp_pb2.Timestamp, _Mapping]] = ..., api_key_required: bool = ..., effective_model: _Optional[_Union[EffectiveModel, _Mapping]] = ...) -> None: ...
+    def __init__(self, id: _Optional[str] = ..., config: _Optional[_Union[_config_pb2.AgentConfig, _Mapping]] = ..., tools: _Optional[_Union[ToolSelection, _Mapping]] = ..., skills: _Optional[_Union[SkillSelection, _Mapping]] = ..., state: _Optional[_Union[AgentState, str]] = ..., run_id: _Optional[str] = ..., history_length: _Optional[int] = ..., usage: _Optional[_Union[_message_pb2.Usage, _Mapping]] = ..., has_api_key: bool = ..., create_time: _Optional[_Union[_timestamp_pb2.Timestamp, _Mapping]] = ..., update_time: _Optional[_Union[_timestamp_pb2.Timestamp, _Mapping]] = ..., api_key_required: bool = ..., effective_model: _Optional[_Union[EffectiveModel, _Mapping]] = ..., agent_tools: _Optional[_Iterable[_Union[AgentTool, _Mapping]]] = ..., budget: _Optional[_Union[_event_pb2.Budget, _Mapping]] = ...) -> None: ...
+
+class AgentTool(_message.Message):
+    __slots__ = ["agent_id", "busy_policy", "description", "input_schema", "name"]
+    AGENT_ID_FIELD_NUMBER: _ClassVar[int]
+    BUSY_POLICY_FIELD_NUMBER: _ClassVar[int]
+    DESCRIPTION_FIELD_NUMBER: _ClassVar[int]
+    INPUT_SCHEMA_FIELD_NUMBER: _ClassVar[int]
+    NAME_FIELD_NUMBER: _ClassVar[int]
+    agent_id: str
+    busy_policy: BusyPolicy
+    description: str
+    input_schema: _struct_pb2.Struct
+    name: str
+    def __init__(self, agent_id: _Optional[str] = ..., name: _Optional[str] = ..., description: _Optional[str] = ..., input_schema: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ..., busy_policy: _Optional[_Union[BusyPolicy, str]] = ...) -> None: ...
 
 class AttachRequest(_message.Message):
     __slots__ = ["after_seq", "agent_id", "attempt", "run_id"]
@@ -239,16 +257,18 @@ class ListAgentsResponse(_message.Message):
     def __init__(self, agents: _Optional[_Iterable[_Union[Agent, _Mapping]]] = ..., next_page_token: _Optional[str] = ...) -> None: ...
 
 class ListRunsRequest(_message.Message):
-    __slots__ = ["agent_id", "page_size", "page_token", "state"]
+    __slots__ = ["agent_id", "page_size", "page_token", "root_run_id", "state"]
     AGENT_ID_FIELD_NUMBER: _ClassVar[int]
     PAGE_SIZE_FIELD_NUMBER: _ClassVar[int]
     PAGE_TOKEN_FIELD_NUMBER: _ClassVar[int]
+    ROOT_RUN_ID_FIELD_NUMBER: _ClassVar[int]
     STATE_FIELD_NUMBER: _ClassVar[int]
     agent_id: str
     page_size: int
     page_token: str
+    root_run_id: str
     state: _run_pb2.RunState
-    def __init__(self, agent_id: _Optional[str] = ..., page_size: _Optional[int] = ..., page_token: _Optional[str] = ..., state: _Optional[_Union[_run_pb2.RunState, str]] = ...) -> None: ...
+    def __init__(self, agent_id: _Optional[str] = ..., page_size: _Optional[int] = ..., page_token: _Optional[str] = ..., state: _Optional[_Union[_run_pb2.RunState, str]] = ..., root_run_id: _Optional[str] = ...) -> None: ...
 
 class ListRunsResponse(_message.Message):
     __slots__ = ["next_page_token", "runs"]
@@ -273,14 +293,16 @@ class ListToolsResponse(_message.Message):
     def __init__(self, tools: _Optional[_Iterable[_Union[ToolInfo, _Mapping]]] = ..., skills: _Optional[_Iterable[_Union[SkillInfo, _Mapping]]] = ..., limits_mechanism: _Optional[str] = ...) -> None: ...
 
 class PermissionReply(_message.Message):
-    __slots__ = ["allow", "reason", "tool_call_id"]
+    __slots__ = ["allow", "reason", "run_id", "tool_call_id"]
     ALLOW_FIELD_NUMBER: _ClassVar[int]
     REASON_FIELD_NUMBER: _ClassVar[int]
+    RUN_ID_FIELD_NUMBER: _ClassVar[int]
     TOOL_CALL_ID_FIELD_NUMBER: _ClassVar[int]
     allow: bool
     reason: str
+    run_id: str
     tool_call_id: str
-    def __init__(self, tool_call_id: _Optional[str] = ..., allow: bool = ..., reason: _Optional[str] = ...) -> None: ...
+    def __init__(self, tool_call_id: _Optional[str] = ..., allow: bool = ..., reason: _Optional[str] = ..., run_id: _Optional[str] = ...) -> None: ...
 
 class PreviewContextRequest(_message.Message):
     __slots__ = ["agent_id", "input"]
@@ -383,9 +405,10 @@ class SkillSelection(_message.Message):
     def __init__(self, all: bool = ..., names: _Optional[_Iterable[str]] = ...) -> None: ...
 
 class StartRun(_message.Message):
-    __slots__ = ["agent_id", "ask_tools", "busy_policy", "config", "history", "input", "on_disconnect", "permission_mode", "resume", "tools"]
+    __slots__ = ["agent_id", "ask_tools", "budget", "busy_policy", "config", "history", "input", "on_disconnect", "permission_mode", "resume", "tools"]
     AGENT_ID_FIELD_NUMBER: _ClassVar[int]
     ASK_TOOLS_FIELD_NUMBER: _ClassVar[int]
+    BUDGET_FIELD_NUMBER: _ClassVar[int]
     BUSY_POLICY_FIELD_NUMBER: _ClassVar[int]
     CONFIG_FIELD_NUMBER: _ClassVar[int]
     HISTORY_FIELD_NUMBER: _ClassVar[int]
@@ -396,6 +419,7 @@ class StartRun(_message.Message):
     TOOLS_FIELD_NUMBER: _ClassVar[int]
     agent_id: str
     ask_tools: _containers.RepeatedScalarFieldContainer[str]
+    budget: _event_pb2.Budget
     busy_policy: BusyPolicy
     config: _config_pb2.AgentConfig
     history: HistoryReplacement
@@ -404,7 +428,7 @@ class StartRun(_message.Message):
     permission_mode: PermissionMode
     resume: bool
     tools: ToolSelection
-    def __init__(self, agent_id: _Optional[str] = ..., input: _Optional[_Iterable[_Union[_message_pb2.Part, _Mapping]]] = ..., config: _Optional[_Union[_config_pb2.AgentConfig, _Mapping]] = ..., history: _Optional[_Union[HistoryReplacement, _Mapping]] = ..., tools: _Optional[_Union[ToolSelection, _Mapping]] = ..., permission_mode: _Optional[_Union[PermissionMode, str]] = ..., ask_tools: _Optional[_Iterable[str]] = ..., busy_policy: _Optional[_Union[BusyPolicy, str]] = ..., on_disconnect: _Optional[_Union[_run_pb2.OnDisconnect, str]] = ..., resume: bool = ...) -> None: ...
+    def __init__(self, agent_id: _Optional[str] = ..., input: _Optional[_Iterable[_Union[_message_pb2.Part, _Mapping]]] = ..., config: _Optional[_Union[_config_pb2.AgentConfig, _Mapping]] = ..., history: _Optional[_Union[HistoryReplacement, _Mapping]] = ..., tools: _Optional[_Union[ToolSelection, _Mapping]] = ..., permission_mode: _Optional[_Union[PermissionMode, str]] = ..., ask_tools: _Optional[_Iterable[str]] = ..., busy_policy: _Optional[_Union[BusyPolicy, str]] = ..., on_disconnect: _Optional[_Union[_run_pb2.OnDisconnect, str]] = ..., resume: bool = ..., budget: _Optional[_Union[_event_pb2.Budget, _Mapping]] = ...) -> None: ...
 
 class StopRequest(_message.Message):
     __slots__ = ["agent_id", "run_id"]

@@ -8,7 +8,15 @@ from google.protobuf import descriptor as _descriptor
 from google.protobuf import message as _message
 from typing import ClassVar as _ClassVar, Iterable as _Iterable, Mapping as _Mapping, Optional as _Optional, Union as _Union
 
+BUDGET_LIMIT_COST: BudgetLimit
+BUDGET_LIMIT_INPUT_TOKENS: BudgetLimit
+BUDGET_LIMIT_MODEL_REQUESTS: BudgetLimit
+BUDGET_LIMIT_OUTPUT_TOKENS: BudgetLimit
+BUDGET_LIMIT_TOOL_CALLS: BudgetLimit
+BUDGET_LIMIT_UNSPECIFIED: BudgetLimit
+BUDGET_LIMIT_WALL_TIME: BudgetLimit
 DESCRIPTOR: _descriptor.FileDescriptor
+END_REASON_BUDGET: EndReason
 END_REASON_NO_TOOL: EndReason
 END_REASON_STEP_LIMIT: EndReason
 END_REASON_TOOL_STOP: EndReason
@@ -30,6 +38,50 @@ PERMISSION_OUTCOME_ALLOWED: PermissionOutcome
 PERMISSION_OUTCOME_DENIED: PermissionOutcome
 PERMISSION_OUTCOME_NOT_ANSWERED: PermissionOutcome
 PERMISSION_OUTCOME_UNSPECIFIED: PermissionOutcome
+
+class Budget(_message.Message):
+    __slots__ = ["cost", "input_tokens", "model_requests", "output_tokens", "tool_calls", "wall_time"]
+    COST_FIELD_NUMBER: _ClassVar[int]
+    INPUT_TOKENS_FIELD_NUMBER: _ClassVar[int]
+    MODEL_REQUESTS_FIELD_NUMBER: _ClassVar[int]
+    OUTPUT_TOKENS_FIELD_NUMBER: _ClassVar[int]
+    TOOL_CALLS_FIELD_NUMBER: _ClassVar[int]
+    WALL_TIME_FIELD_NUMBER: _ClassVar[int]
+    cost: float
+    input_tokens: int
+    model_requests: int
+    output_tokens: int
+    tool_calls: int
+    wall_time: _duration_pb2.Duration
+    def __init__(self, input_tokens: _Optional[int] = ..., output_tokens: _Optional[int] = ..., model_requests: _Optional[int] = ..., tool_calls: _Optional[int] = ..., wall_time: _Optional[_Union[_duration_pb2.Duration, _Mapping]] = ..., cost: _Optional[float] = ...) -> None: ...
+
+class BudgetExceededEvent(_message.Message):
+    __slots__ = ["budget_run_id", "limit", "max", "used"]
+    BUDGET_RUN_ID_FIELD_NUMBER: _ClassVar[int]
+    LIMIT_FIELD_NUMBER: _ClassVar[int]
+    MAX_FIELD_NUMBER: _ClassVar[int]
+    USED_FIELD_NUMBER: _ClassVar[int]
+    budget_run_id: str
+    limit: BudgetLimit
+    max: float
+    used: float
+    def __init__(self, limit: _Optional[_Union[BudgetLimit, str]] = ..., budget_run_id: _Optional[str] = ..., max: _Optional[float] = ..., used: _Optional[float] = ...) -> None: ...
+
+class ChildRunEvent(_message.Message):
+    __slots__ = ["agent_id", "depth", "event", "parent_run_id", "run_id", "tool_call_id"]
+    AGENT_ID_FIELD_NUMBER: _ClassVar[int]
+    DEPTH_FIELD_NUMBER: _ClassVar[int]
+    EVENT_FIELD_NUMBER: _ClassVar[int]
+    PARENT_RUN_ID_FIELD_NUMBER: _ClassVar[int]
+    RUN_ID_FIELD_NUMBER: _ClassVar[int]
+    TOOL_CALL_ID_FIELD_NUMBER: _ClassVar[int]
+    agent_id: str
+    depth: int
+    event: Event
+    parent_run_id: str
+    run_id: str
+    tool_call_id: str
+    def __init__(self, run_id: _Optional[str] = ..., agent_id: _Optional[str] = ..., parent_run_id: _Optional[str] = ..., depth: _Optional[int] = ..., tool_call_id: _Optional[str] = ..., event: _Optional[_Union[Event, _Mapping]] = ...) -> None: ...
 
 class CompactDeltaEvent(_message.Message):
     __slots__ = ["text"]
@@ -54,8 +106,10 @@ class CompactStartedEvent(_message.Message):
     def __init__(self, tokens: _Optional[int] = ..., manual: bool = ...) -> None: ...
 
 class Event(_message.Message):
-    __slots__ = ["attempt", "compact_delta", "compact_finished", "compact_started", "model_delta", "model_request", "model_response", "permission_request", "result", "retry", "run_id", "run_resumed", "run_started", "seq", "step", "time", "tool_call", "tool_output", "tool_output_capped", "tool_result"]
+    __slots__ = ["attempt", "budget_exceeded", "child", "compact_delta", "compact_finished", "compact_started", "model_delta", "model_request", "model_response", "permission_request", "result", "retry", "run_id", "run_resumed", "run_started", "seq", "step", "time", "tool_call", "tool_output", "tool_output_capped", "tool_result"]
     ATTEMPT_FIELD_NUMBER: _ClassVar[int]
+    BUDGET_EXCEEDED_FIELD_NUMBER: _ClassVar[int]
+    CHILD_FIELD_NUMBER: _ClassVar[int]
     COMPACT_DELTA_FIELD_NUMBER: _ClassVar[int]
     COMPACT_FINISHED_FIELD_NUMBER: _ClassVar[int]
     COMPACT_STARTED_FIELD_NUMBER: _ClassVar[int]
@@ -76,6 +130,8 @@ class Event(_message.Message):
     TOOL_OUTPUT_FIELD_NUMBER: _ClassVar[int]
     TOOL_RESULT_FIELD_NUMBER: _ClassVar[int]
     attempt: int
+    budget_exceeded: BudgetExceededEvent
+    child: ChildRunEvent
     compact_delta: CompactDeltaEvent
     compact_finished: CompactFinishedEvent
     compact_started: CompactStartedEvent
@@ -95,7 +151,7 @@ class Event(_message.Message):
     tool_output: ToolOutputEvent
     tool_output_capped: ToolOutputCappedEvent
     tool_result: ToolResultEvent
-    def __init__(self, seq: _Optional[int] = ..., time: _Optional[_Union[_timestamp_pb2.Timestamp, _Mapping]] = ..., run_id: _Optional[str] = ..., attempt: _Optional[int] = ..., run_started: _Optional[_Union[RunStartedEvent, _Mapping]] = ..., model_request: _Optional[_Union[ModelRequestEvent, _Mapping]] = ..., model_delta: _Optional[_Union[ModelDeltaEvent, _Mapping]] = ..., model_response: _Optional[_Union[ModelResponseEvent, _Mapping]] = ..., permission_request: _Optional[_Union[PermissionRequestEvent, _Mapping]] = ..., tool_call: _Optional[_Union[ToolCallEvent, _Mapping]] = ..., tool_output: _Optional[_Union[ToolOutputEvent, _Mapping]] = ..., tool_result: _Optional[_Union[ToolResultEvent, _Mapping]] = ..., step: _Optional[_Union[StepEvent, _Mapping]] = ..., retry: _Optional[_Union[RetryEvent, _Mapping]] = ..., compact_started: _Optional[_Union[CompactStartedEvent, _Mapping]] = ..., compact_delta: _Optional[_Union[CompactDeltaEvent, _Mapping]] = ..., compact_finished: _Optional[_Union[CompactFinishedEvent, _Mapping]] = ..., result: _Optional[_Union[RunResultEvent, _Mapping]] = ..., tool_output_capped: _Optional[_Union[ToolOutputCappedEvent, _Mapping]] = ..., run_resumed: _Optional[_Union[RunResumedEvent, _Mapping]] = ...) -> None: ...
+    def __init__(self, seq: _Optional[int] = ..., time: _Optional[_Union[_timestamp_pb2.Timestamp, _Mapping]] = ..., run_id: _Optional[str] = ..., attempt: _Optional[int] = ..., run_started: _Optional[_Union[RunStartedEvent, _Mapping]] = ..., model_request: _Optional[_Union[ModelRequestEvent, _Mapping]] = ..., model_delta: _Optional[_Union[ModelDeltaEvent, _Mapping]] = ..., model_response: _Optional[_Union[ModelResponseEvent, _Mapping]] = ..., permission_request: _Optional[_Union[PermissionRequestEvent, _Mapping]] = ..., tool_call: _Optional[_Union[ToolCallEvent, _Mapping]] = ..., tool_output: _Optional[_Union[ToolOutputEvent, _Mapping]] = ..., tool_result: _Optional[_Union[ToolResultEvent, _Mapping]] = ..., step: _Optional[_Union[StepEvent, _Mapping]] = ..., retry: _Optional[_Union[RetryEvent, _Mapping]] = ..., compact_started: _Optional[_Union[CompactStartedEvent, _Mapping]] = ..., compact_delta: _Optional[_Union[CompactDeltaEvent, _Mapping]] = ..., compact_finished: _Optional[_Union[CompactFinishedEvent, _Mapping]] = ..., result: _Optional[_Union[RunResultEvent, _Mapping]] = ..., tool_output_capped: _Optional[_Union[ToolOutputCappedEvent, _Mapping]] = ..., run_resumed: _Optional[_Union[RunResumedEvent, _Mapping]] = ..., child: _Optional[_Union[ChildRunEvent, _Mapping]] = ..., budget_exceeded: _Optional[_Union[BudgetExceededEvent, _Mapping]] = ...) -> None: ...
 
 class ModelDeltaEvent(_message.Message):
     __slots__ = ["reasoning", "step", "text", "tool_call"]
@@ -174,18 +230,22 @@ class RetryEvent(_message.Message):
     def __init__(self, attempt: _Optional[int] = ..., kind: _Optional[_Union[ErrorKind, str]] = ..., message: _Optional[str] = ..., status: _Optional[int] = ..., delay: _Optional[_Union[_duration_pb2.Duration, _Mapping]] = ..., compact: bool = ...) -> None: ...
 
 class RunResultEvent(_message.Message):
-    __slots__ = ["output", "reason", "steps", "text", "usage"]
+    __slots__ = ["output", "reason", "run_usage", "steps", "text", "tree_usage", "usage"]
     OUTPUT_FIELD_NUMBER: _ClassVar[int]
     REASON_FIELD_NUMBER: _ClassVar[int]
+    RUN_USAGE_FIELD_NUMBER: _ClassVar[int]
     STEPS_FIELD_NUMBER: _ClassVar[int]
     TEXT_FIELD_NUMBER: _ClassVar[int]
+    TREE_USAGE_FIELD_NUMBER: _ClassVar[int]
     USAGE_FIELD_NUMBER: _ClassVar[int]
     output: _struct_pb2.Value
     reason: EndReason
+    run_usage: RunUsage
     steps: int
     text: str
+    tree_usage: RunUsage
     usage: _message_pb2.Usage
-    def __init__(self, text: _Optional[str] = ..., steps: _Optional[int] = ..., usage: _Optional[_Union[_message_pb2.Usage, _Mapping]] = ..., reason: _Optional[_Union[EndReason, str]] = ..., output: _Optional[_Union[_struct_pb2.Value, _Mapping]] = ...) -> None: ...
+    def __init__(self, text: _Optional[str] = ..., steps: _Optional[int] = ..., usage: _Optional[_Union[_message_pb2.Usage, _Mapping]] = ..., reason: _Optional[_Union[EndReason, str]] = ..., output: _Optional[_Union[_struct_pb2.Value, _Mapping]] = ..., run_usage: _Optional[_Union[RunUsage, _Mapping]] = ..., tree_usage: _Optional[_Union[RunUsage, _Mapping]] = ...) -> None: ...
 
 class RunResumedEvent(_message.Message):
     __slots__ = ["attempt", "replica", "reported_call_ids", "rerun_call_ids", "step"]
@@ -206,6 +266,24 @@ class RunStartedEvent(_message.Message):
     AGENT_ID_FIELD_NUMBER: _ClassVar[int]
     agent_id: str
     def __init__(self, agent_id: _Optional[str] = ...) -> None: ...
+
+class RunUsage(_message.Message):
+    __slots__ = ["child_runs", "cost", "input_tokens", "model_requests", "output_tokens", "tool_calls", "wall_time"]
+    CHILD_RUNS_FIELD_NUMBER: _ClassVar[int]
+    COST_FIELD_NUMBER: _ClassVar[int]
+    INPUT_TOKENS_FIELD_NUMBER: _ClassVar[int]
+    MODEL_REQUESTS_FIELD_NUMBER: _ClassVar[int]
+    OUTPUT_TOKENS_FIELD_NUMBER: _ClassVar[int]
+    TOOL_CALLS_FIELD_NUMBER: _ClassVar[int]
+    WALL_TIME_FIELD_NUMBER: _ClassVar[int]
+    child_runs: int
+    cost: float
+    input_tokens: int
+    model_requests: int
+    output_tokens: int
+    tool_calls: int
+    wall_time: _duration_pb2.Duration
+    def __init__(self, input_tokens: _Optional[int] = ..., output_tokens: _Optional[int] = ..., model_requests: _Optional[int] = ..., tool_calls: _Optional[int] = ..., wall_time: _Optional[_Union[_duration_pb2.Duration, _Mapping]] = ..., cost: _Optional[float] = ..., child_runs: _Optional[int] = ...) -> None: ...
 
 class StepEvent(_message.Message):
     __slots__ = ["response", "step", "tool_results"]
@@ -290,6 +368,9 @@ class ToolResultEvent(_message.Message):
     tool_call_id: str
     tool_name: str
     def __init__(self, step: _Optional[int] = ..., tool_call_id: _Optional[str] = ..., tool_name: _Optional[str] = ..., output: _Optional[_Union[_message_pb2.ToolOutput, _Mapping]] = ..., error: bool = ..., stop: bool = ..., duration: _Optional[_Union[_duration_pb2.Duration, _Mapping]] = ...) -> None: ...
+
+class BudgetLimit(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+    __slots__ = []
 
 class PermissionOutcome(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     __slots__ = []

@@ -18,10 +18,11 @@ RUN_STATE_SUCCEEDED: RunState
 RUN_STATE_UNSPECIFIED: RunState
 
 class Run(_message.Message):
-    __slots__ = ["agent_id", "attempts", "compaction", "end_time", "error", "event_bytes", "events_expired", "id", "last_seq", "lease_expire_time", "on_disconnect", "pending_permissions", "replica", "result", "start_time", "state"]
+    __slots__ = ["agent_id", "attempts", "compaction", "depth", "end_time", "error", "event_bytes", "events_expired", "id", "last_seq", "lease_expire_time", "on_disconnect", "parent_run_id", "pending_permissions", "replica", "result", "root_run_id", "start_time", "state", "tool_call_id"]
     AGENT_ID_FIELD_NUMBER: _ClassVar[int]
     ATTEMPTS_FIELD_NUMBER: _ClassVar[int]
     COMPACTION_FIELD_NUMBER: _ClassVar[int]
+    DEPTH_FIELD_NUMBER: _ClassVar[int]
     END_TIME_FIELD_NUMBER: _ClassVar[int]
     ERROR_FIELD_NUMBER: _ClassVar[int]
     EVENTS_EXPIRED_FIELD_NUMBER: _ClassVar[int]
@@ -30,14 +31,18 @@ class Run(_message.Message):
     LAST_SEQ_FIELD_NUMBER: _ClassVar[int]
     LEASE_EXPIRE_TIME_FIELD_NUMBER: _ClassVar[int]
     ON_DISCONNECT_FIELD_NUMBER: _ClassVar[int]
+    PARENT_RUN_ID_FIELD_NUMBER: _ClassVar[int]
     PENDING_PERMISSIONS_FIELD_NUMBER: _ClassVar[int]
     REPLICA_FIELD_NUMBER: _ClassVar[int]
     RESULT_FIELD_NUMBER: _ClassVar[int]
+    ROOT_RUN_ID_FIELD_NUMBER: _ClassVar[int]
     START_TIME_FIELD_NUMBER: _ClassVar[int]
     STATE_FIELD_NUMBER: _ClassVar[int]
+    TOOL_CALL_ID_FIELD_NUMBER: _ClassVar[int]
     agent_id: str
     attempts: int
     compaction: bool
+    depth: int
     end_time: _timestamp_pb2.Timestamp
     error: RunError
     event_bytes: int
@@ -46,12 +51,15 @@ class Run(_message.Message):
     last_seq: int
     lease_expire_time: _timestamp_pb2.Timestamp
     on_disconnect: OnDisconnect
+    parent_run_id: str
     pending_permissions: _containers.RepeatedCompositeFieldContainer[_event_pb2.PermissionRequestEvent]
     replica: str
     result: _event_pb2.RunResultEvent
+    root_run_id: str
     start_time: _timestamp_pb2.Timestamp
     state: RunState
-    def __init__(self, id: _Optional[str] = ..., agent_id: _Optional[str] = ..., state: _Optional[_Union[RunState, str]] = ..., result: _Optional[_Union[_event_pb2.RunResultEvent, _Mapping]] = ..., error: _Optional[_Union[RunError, _Mapping]] = ..., start_time: _Optional[_Union[_timestamp_pb2.Timestamp, _Mapping]] = ..., end_time: _Optional[_Union[_timestamp_pb2.Timestamp, _Mapping]] = ..., replica: _Optional[str] = ..., lease_expire_time: _Optional[_Union[_timestamp_pb2.Timestamp, _Mapping]] = ..., last_seq: _Optional[int] = ..., on_disconnect: _Optional[_Union[OnDisconnect, str]] = ..., compaction: bool = ..., pending_permissions: _Optional[_Iterable[_Union[_event_pb2.PermissionRequestEvent, _Mapping]]] = ..., events_expired: bool = ..., event_bytes: _Optional[int] = ..., attempts: _Optional[int] = ...) -> None: ...
+    tool_call_id: str
+    def __init__(self, id: _Optional[str] = ..., agent_id: _Optional[str] = ..., state: _Optional[_Union[RunState, str]] = ..., result: _Optional[_Union[_event_pb2.RunResultEvent, _Mapping]] = ..., error: _Optional[_Union[RunError, _Mapping]] = ..., start_time: _Optional[_Union[_timestamp_pb2.Timestamp, _Mapping]] = ..., end_time: _Optional[_Union[_timestamp_pb2.Timestamp, _Mapping]] = ..., replica: _Optional[str] = ..., lease_expire_time: _Optional[_Union[_timestamp_pb2.Timestamp, _Mapping]] = ..., last_seq: _Optional[int] = ..., on_disconnect: _Optional[_Union[OnDisconnect, str]] = ..., compaction: bool = ..., pending_permissions: _Optional[_Iterable[_Union[_event_pb2.PermissionRequestEvent, _Mapping]]] = ..., events_expired: bool = ..., event_bytes: _Optional[int] = ..., attempts: _Optional[int] = ..., parent_run_id: _Optional[str] = ..., root_run_id: _Optional[str] = ..., depth: _Optional[int] = ..., tool_call_id: _Optional[str] = ...) -> None: ...
 
 class RunError(_message.Message):
     __slots__ = ["code", "message", "metadata", "reason"]

@@ -6,7 +6,7 @@ import type { GenEnum, GenFile, GenMessage, GenService } from "@bufbuild/protobu
 import { enumDesc, fileDesc, messageDesc, serviceDesc } from "@bufbuild/protobuf/codegenv2";
 import type { AgentConfig, Protocol } from "./config_pb";
 import { file_agentcore_v1_config } from "./config_pb";
-import type { Event, OutputStream } from "./event_pb";
+import type { Budget, Event, OutputStream } from "./event_pb";
 import { file_agentcore_v1_event } from "./event_pb";
 import type { Message as Message$1, Part, ToolOutput, Usage } from "./message_pb";
 import { file_agentcore_v1_message } from "./message_pb";
@@ -21,7 +21,7 @@ import type { JsonObject, Message } from "@bufbuild/protobuf";
  * Describes the file agentcore/v1/agent_service.proto.
  */
 export const file_agentcore_v1_agent_service: GenFile = /*@__PURE__*/
-  fileDesc("CiBhZ2VudGNvcmUvdjEvYWdlbnRfc2VydmljZS5wcm90bxIMYWdlbnRjb3JlLnYxItUDCgVBZ2VudBIKCgJpZBgBIAEoCRIpCgZjb25maWcYAiABKAsyGS5hZ2VudGNvcmUudjEuQWdlbnRDb25maWcSKgoFdG9vbHMYAyABKAsyGy5hZ2VudGNvcmUudjEuVG9vbFNlbGVjdGlvbhIsCgZza2lsbHMYBCABKAsyHC5hZ2VudGNvcmUudjEuU2tpbGxTZWxlY3Rpb24SJwoFc3RhdGUYBSABKA4yGC5hZ2VudGNvcmUudjEuQWdlbnRTdGF0ZRIOCgZydW5faWQYBiABKAkSFgoOaGlzdG9yeV9sZW5ndGgYByABKAUSIgoFdXNhZ2UYCCABKAsyEy5hZ2VudGNvcmUudjEuVXNhZ2USEwoLaGFzX2FwaV9rZXkYCSABKAgSLwoLY3JlYXRlX3RpbWUYCiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEi8KC3VwZGF0ZV90aW1lGAsgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIYChBhcGlfa2V5X3JlcXVpcmVkGAwgASgIEjUKD2VmZmVjdGl2ZV9tb2RlbBgNIAEoCzIcLmFnZW50Y29yZS52MS5FZmZlY3RpdmVNb2RlbCKKAQoORWZmZWN0aXZlTW9kZWwSDwoHcHJvZmlsZRgBIAEoCRIXCg9mb2xsb3dzX2RlZmF1bHQYAiABKAgSDQoFbW9kZWwYAyABKAkSKAoIcHJvdG9jb2wYBCABKA4yFi5hZ2VudGNvcmUudjEuUHJvdG9jb2wSFQoNYmFzZV91cmxfaG9zdBgFIAEoCSIrCg1Ub29sU2VsZWN0aW9uEgsKA2FsbBgBIAEoCBINCgVuYW1lcxgCIAMoCSIsCg5Ta2lsbFNlbGVjdGlvbhILCgNhbGwYASABKAgSDQoFbmFtZXMYAiADKAkicgoSQ3JlYXRlQWdlbnRSZXF1ZXN0EhAKCGFnZW50X2lkGAEgASgJEiIKBWFnZW50GAIgASgLMhMuYWdlbnRjb3JlLnYxLkFnZW50EiYKB2hpc3RvcnkYAyADKAsyFS5hZ2VudGNvcmUudjEuTWVzc2FnZSI5ChNDcmVhdGVBZ2VudFJlc3BvbnNlEiIKBWFnZW50GAEgASgLMhMuYWdlbnRjb3JlLnYxLkFnZW50IiMKD0dldEFnZW50UmVxdWVzdBIQCghhZ2VudF9pZBgBIAEoCSI2ChBHZXRBZ2VudFJlc3BvbnNlEiIKBWFnZW50GAEgASgLMhMuYWdlbnRjb3JlLnYxLkFnZW50IjoKEUxpc3RBZ2VudHNSZXF1ZXN0EhEKCXBhZ2Vfc2l6ZRgBIAEoBRISCgpwYWdlX3Rva2VuGAIgASgJIlIKEkxpc3RBZ2VudHNSZXNwb25zZRIjCgZhZ2VudHMYASADKAsyEy5hZ2VudGNvcmUudjEuQWdlbnQSFwoPbmV4dF9wYWdlX3Rva2VuGAIgASgJImkKElVwZGF0ZUFnZW50UmVxdWVzdBIiCgVhZ2VudBgBIAEoCzITLmFnZW50Y29yZS52MS5BZ2VudBIvCgt1cGRhdGVfbWFzaxgCIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5GaWVsZE1hc2siOQoTVXBkYXRlQWdlbnRSZXNwb25zZRIiCgVhZ2VudBgBIAEoCzITLmFnZW50Y29yZS52MS5BZ2VudCImChJEZWxldGVBZ2VudFJlcXVlc3QSEAoIYWdlbnRfaWQYASABKAkiKgoTRGVsZXRlQWdlbnRSZXNwb25zZRITCgtzdG9wcGVkX3J1bhgBIAEoCCKaAQoLU2VuZFJlcXVlc3QSJwoFc3RhcnQYASABKAsyFi5hZ2VudGNvcmUudjEuU3RhcnRSdW5IABIzCgpwZXJtaXNzaW9uGAIgASgLMh0uYWdlbnRjb3JlLnYxLlBlcm1pc3Npb25SZXBseUgAEiUKBHN0b3AYAyABKAsyFS5hZ2VudGNvcmUudjEuU3RvcFJ1bkgAQgYKBGtpbmQihQMKCFN0YXJ0UnVuEhAKCGFnZW50X2lkGAEgASgJEiEKBWlucHV0GAIgAygLMhIuYWdlbnRjb3JlLnYxLlBhcnQSKQoGY29uZmlnGAMgASgLMhkuYWdlbnRjb3JlLnYxLkFnZW50Q29uZmlnEjEKB2hpc3RvcnkYBCABKAsyIC5hZ2VudGNvcmUudjEuSGlzdG9yeVJlcGxhY2VtZW50EioKBXRvb2xzGAUgASgLMhsuYWdlbnRjb3JlLnYxLlRvb2xTZWxlY3Rpb24SNQoPcGVybWlzc2lvbl9tb2RlGAYgASgOMhwuYWdlbnRjb3JlLnYxLlBlcm1pc3Npb25Nb2RlEhEKCWFza190b29scxgHIAMoCRItCgtidXN5X3BvbGljeRgIIAEoDjIYLmFnZW50Y29yZS52MS5CdXN5UG9saWN5EjEKDW9uX2Rpc2Nvbm5lY3QYCSABKA4yGi5hZ2VudGNvcmUudjEuT25EaXNjb25uZWN0Eg4KBnJlc3VtZRgKIAEoCCI9ChJIaXN0b3J5UmVwbGFjZW1lbnQSJwoIbWVzc2FnZXMYASADKAsyFS5hZ2VudGNvcmUudjEuTWVzc2FnZSJGCg9QZXJtaXNzaW9uUmVwbHkSFAoMdG9vbF9jYWxsX2lkGAEgASgJEg0KBWFsbG93GAIgASgIEg4KBnJlYXNvbhgDIAEoCSIJCgdTdG9wUnVuIjIKDFNlbmRSZXNwb25zZRIiCgVldmVudBgBIAEoCzITLmFnZW50Y29yZS52MS5FdmVudCIvCgtTdG9wUmVxdWVzdBIQCghhZ2VudF9pZBgBIAEoCRIOCgZydW5faWQYAiABKAkiHwoMU3RvcFJlc3BvbnNlEg8KB3N0b3BwZWQYASABKAgiIgoOQ29tcGFjdFJlcXVlc3QSEAoIYWdlbnRfaWQYASABKAkiNQoPQ29tcGFjdFJlc3BvbnNlEiIKBWV2ZW50GAEgASgLMhMuYWdlbnRjb3JlLnYxLkV2ZW50IrABChFHZXRIaXN0b3J5UmVxdWVzdBIQCghhZ2VudF9pZBgBIAEoCRIVCg1pbmNsdWRlX3R1cm5zGAIgASgIEhgKEGluY2x1ZGVfcmVuZGVyZWQYAyABKAgSEQoJcGFnZV9zaXplGAQgASgFEhIKCnBhZ2VfdG9rZW4YBSABKAkSMQoNcmVuZGVyX2xhYmVscxgGIAEoDjIaLmFnZW50Y29yZS52MS5SZW5kZXJMYWJlbHMiHwoEVHVybhIXCg9tZXNzYWdlX2luZGV4ZXMYASADKAUiuAEKEkdldEhpc3RvcnlSZXNwb25zZRInCghtZXNzYWdlcxgBIAMoCzIVLmFnZW50Y29yZS52MS5NZXNzYWdlEiEKBXR1cm5zGAIgAygLMhIuYWdlbnRjb3JlLnYxLlR1cm4SEAoIcmVuZGVyZWQYAyABKAkSFwoPbmV4dF9wYWdlX3Rva2VuGAQgASgJEhMKC3N0YXJ0X2luZGV4GAUgASgFEhYKDmhpc3RvcnlfbGVuZ3RoGAYgASgFIk4KEVNldEhpc3RvcnlSZXF1ZXN0EhAKCGFnZW50X2lkGAEgASgJEicKCG1lc3NhZ2VzGAIgAygLMhUuYWdlbnRjb3JlLnYxLk1lc3NhZ2UiLAoSU2V0SGlzdG9yeVJlc3BvbnNlEhYKDmhpc3RvcnlfbGVuZ3RoGAEgASgFIkwKFVByZXZpZXdDb250ZXh0UmVxdWVzdBIQCghhZ2VudF9pZBgBIAEoCRIhCgVpbnB1dBgCIAMoCzISLmFnZW50Y29yZS52MS5QYXJ0IqQBChZQcmV2aWV3Q29udGV4dFJlc3BvbnNlEg4KBnN5c3RlbRgBIAEoCRInCghtZXNzYWdlcxgCIAMoCzIVLmFnZW50Y29yZS52MS5NZXNzYWdlEg4KBnRva2VucxgDIAEoAxISCgptYXhfdG9rZW5zGAQgASgDEhUKDXdvdWxkX2NvbXBhY3QYBSABKAgSFgoOaGlzdG9yeV90b2tlbnMYBiABKAMiEgoQTGlzdFRvb2xzUmVxdWVzdCLpAQoIVG9vbEluZm8SDAoEbmFtZRgBIAEoCRITCgtkZXNjcmlwdGlvbhgCIAEoCRItCgxpbnB1dF9zY2hlbWEYAyABKAsyFy5nb29nbGUucHJvdG9idWYuU3RydWN0Eg4KBnNvdXJjZRgEIAEoCRIqCgd0aW1lb3V0GAUgASgLMhkuZ29vZ2xlLnByb3RvYnVmLkR1cmF0aW9uEhEKCXJlYWRfb25seRgGIAEoCBISCgppZGVtcG90ZW50GAcgASgIEigKBmxpbWl0cxgIIAEoCzIYLmFnZW50Y29yZS52MS5Ub29sTGltaXRzIn4KClRvb2xMaW1pdHMSFAoMbWVtb3J5X2J5dGVzGAEgASgEEhUKDW1heF9wcm9jZXNzZXMYAiABKA0SKwoIY3B1X3RpbWUYAyABKAsyGS5nb29nbGUucHJvdG9idWYuRHVyYXRpb24SFgoObWF4X29wZW5fZmlsZXMYBCABKA0iPgoJU2tpbGxJbmZvEgwKBG5hbWUYASABKAkSEwoLZGVzY3JpcHRpb24YAiABKAkSDgoGc291cmNlGAMgASgJIn0KEUxpc3RUb29sc1Jlc3BvbnNlEiUKBXRvb2xzGAEgAygLMhYuYWdlbnRjb3JlLnYxLlRvb2xJbmZvEicKBnNraWxscxgCIAMoCzIXLmFnZW50Y29yZS52MS5Ta2lsbEluZm8SGAoQbGltaXRzX21lY2hhbmlzbRgDIAEoCSJZChJFeGVjdXRlVG9vbFJlcXVlc3QSDAoEbmFtZRgBIAEoCRImCgVpbnB1dBgCIAEoCzIXLmdvb2dsZS5wcm90b2J1Zi5TdHJ1Y3QSDQoFbGltaXQYAyABKAMiSwoPVG9vbE91dHB1dENodW5rEioKBnN0cmVhbRgBIAEoDjIaLmFnZW50Y29yZS52MS5PdXRwdXRTdHJlYW0SDAoEZGF0YRgCIAEoCSKGAQoQRGlyZWN0VG9vbFJlc3VsdBIoCgZvdXRwdXQYASABKAsyGC5hZ2VudGNvcmUudjEuVG9vbE91dHB1dBINCgVlcnJvchgCIAEoCBIMCgRzdG9wGAMgASgIEisKCGR1cmF0aW9uGAQgASgLMhkuZ29vZ2xlLnByb3RvYnVmLkR1cmF0aW9uIoABChNFeGVjdXRlVG9vbFJlc3BvbnNlEi8KBm91dHB1dBgBIAEoCzIdLmFnZW50Y29yZS52MS5Ub29sT3V0cHV0Q2h1bmtIABIwCgZyZXN1bHQYAiABKAsyHi5hZ2VudGNvcmUudjEuRGlyZWN0VG9vbFJlc3VsdEgAQgYKBGtpbmQiFAoSUmVsb2FkVG9vbHNSZXF1ZXN0IjQKE1JlbG9hZFRvb2xzUmVzcG9uc2USDQoFdG9vbHMYASABKAUSDgoGc2tpbGxzGAIgASgFImYKDUF0dGFjaFJlcXVlc3QSDgoGcnVuX2lkGAEgASgJEhAKCGFnZW50X2lkGAIgASgJEhEKCWFmdGVyX3NlcRgDIAEoAxIUCgdhdHRlbXB0GAQgASgFSACIAQFCCgoIX2F0dGVtcHQiNAoOQXR0YWNoUmVzcG9uc2USIgoFZXZlbnQYASABKAsyEy5hZ2VudGNvcmUudjEuRXZlbnQiHwoNR2V0UnVuUmVxdWVzdBIOCgZydW5faWQYASABKAkiMAoOR2V0UnVuUmVzcG9uc2USHgoDcnVuGAEgASgLMhEuYWdlbnRjb3JlLnYxLlJ1biJxCg9MaXN0UnVuc1JlcXVlc3QSEAoIYWdlbnRfaWQYASABKAkSEQoJcGFnZV9zaXplGAIgASgFEhIKCnBhZ2VfdG9rZW4YAyABKAkSJQoFc3RhdGUYBCABKA4yFi5hZ2VudGNvcmUudjEuUnVuU3RhdGUiTAoQTGlzdFJ1bnNSZXNwb25zZRIfCgRydW5zGAEgAygLMhEuYWdlbnRjb3JlLnYxLlJ1bhIXCg9uZXh0X3BhZ2VfdG9rZW4YAiABKAkiXwoYUmVzcG9uZFBlcm1pc3Npb25SZXF1ZXN0Eg4KBnJ1bl9pZBgBIAEoCRIUCgx0b29sX2NhbGxfaWQYAiABKAkSDQoFYWxsb3cYAyABKAgSDgoGcmVhc29uGAQgASgJIhsKGVJlc3BvbmRQZXJtaXNzaW9uUmVzcG9uc2UqWAoKQWdlbnRTdGF0ZRIbChdBR0VOVF9TVEFURV9VTlNQRUNJRklFRBAAEhQKEEFHRU5UX1NUQVRFX0lETEUQARIXChNBR0VOVF9TVEFURV9SVU5OSU5HEAIqcQoKQnVzeVBvbGljeRIbChdCVVNZX1BPTElDWV9VTlNQRUNJRklFRBAAEhcKE0JVU1lfUE9MSUNZX1JFUExBQ0UQARIWChJCVVNZX1BPTElDWV9SRUpFQ1QQAhIVChFCVVNZX1BPTElDWV9RVUVVRRADKo0BCg5QZXJtaXNzaW9uTW9kZRIfChtQRVJNSVNTSU9OX01PREVfVU5TUEVDSUZJRUQQABIdChlQRVJNSVNTSU9OX01PREVfQUxMT1dfQUxMEAESGwoXUEVSTUlTU0lPTl9NT0RFX0FTS19BTEwQAhIeChpQRVJNSVNTSU9OX01PREVfQVNLX0xJU1RFRBADKmQKDFJlbmRlckxhYmVscxIdChlSRU5ERVJfTEFCRUxTX1VOU1BFQ0lGSUVEEAASGQoVUkVOREVSX0xBQkVMU19FTkdMSVNIEAESGgoWUkVOREVSX0xBQkVMU19PUklHSU5BTBACMqYQCgxBZ2VudFNlcnZpY2USaQoLQ3JlYXRlQWdlbnQSIC5hZ2VudGNvcmUudjEuQ3JlYXRlQWdlbnRSZXF1ZXN0GiEuYWdlbnRjb3JlLnYxLkNyZWF0ZUFnZW50UmVzcG9uc2UiFYLT5JMCDzoBKiIKL3YxL2FnZW50cxJoCghHZXRBZ2VudBIdLmFnZW50Y29yZS52MS5HZXRBZ2VudFJlcXVlc3QaHi5hZ2VudGNvcmUudjEuR2V0QWdlbnRSZXNwb25zZSIdgtPkkwIXEhUvdjEvYWdlbnRzL3thZ2VudF9pZH0SYwoKTGlzdEFnZW50cxIfLmFnZW50Y29yZS52MS5MaXN0QWdlbnRzUmVxdWVzdBogLmFnZW50Y29yZS52MS5MaXN0QWdlbnRzUmVzcG9uc2UiEoLT5JMCDBIKL3YxL2FnZW50cxJ4CgtVcGRhdGVBZ2VudBIgLmFnZW50Y29yZS52MS5VcGRhdGVBZ2VudFJlcXVlc3QaIS5hZ2VudGNvcmUudjEuVXBkYXRlQWdlbnRSZXNwb25zZSIkgtPkkwIeOgVhZ2VudDIVL3YxL2FnZW50cy97YWdlbnQuaWR9EnEKC0RlbGV0ZUFnZW50EiAuYWdlbnRjb3JlLnYxLkRlbGV0ZUFnZW50UmVxdWVzdBohLmFnZW50Y29yZS52MS5EZWxldGVBZ2VudFJlc3BvbnNlIh2C0+STAhcqFS92MS9hZ2VudHMve2FnZW50X2lkfRJBCgRTZW5kEhkuYWdlbnRjb3JlLnYxLlNlbmRSZXF1ZXN0GhouYWdlbnRjb3JlLnYxLlNlbmRSZXNwb25zZSgBMAESZAoEU3RvcBIZLmFnZW50Y29yZS52MS5TdG9wUmVxdWVzdBoaLmFnZW50Y29yZS52MS5TdG9wUmVzcG9uc2UiJYLT5JMCHzoBKiIaL3YxL2FnZW50cy97YWdlbnRfaWR9OnN0b3AScgoHQ29tcGFjdBIcLmFnZW50Y29yZS52MS5Db21wYWN0UmVxdWVzdBodLmFnZW50Y29yZS52MS5Db21wYWN0UmVzcG9uc2UiKILT5JMCIjoBKiIdL3YxL2FnZW50cy97YWdlbnRfaWR9OmNvbXBhY3QwARJ2CgpHZXRIaXN0b3J5Eh8uYWdlbnRjb3JlLnYxLkdldEhpc3RvcnlSZXF1ZXN0GiAuYWdlbnRjb3JlLnYxLkdldEhpc3RvcnlSZXNwb25zZSIlgtPkkwIfEh0vdjEvYWdlbnRzL3thZ2VudF9pZH0vaGlzdG9yeRJ5CgpTZXRIaXN0b3J5Eh8uYWdlbnRjb3JlLnYxLlNldEhpc3RvcnlSZXF1ZXN0GiAuYWdlbnRjb3JlLnYxLlNldEhpc3RvcnlSZXNwb25zZSIogtPkkwIiOgEqGh0vdjEvYWdlbnRzL3thZ2VudF9pZH0vaGlzdG9yeRKMAQoOUHJldmlld0NvbnRleHQSIy5hZ2VudGNvcmUudjEuUHJldmlld0NvbnRleHRSZXF1ZXN0GiQuYWdlbnRjb3JlLnYxLlByZXZpZXdDb250ZXh0UmVzcG9uc2UiL4LT5JMCKToBKiIkL3YxL2FnZW50cy97YWdlbnRfaWR9OnByZXZpZXdDb250ZXh0El8KCUxpc3RUb29scxIeLmFnZW50Y29yZS52MS5MaXN0VG9vbHNSZXF1ZXN0Gh8uYWdlbnRjb3JlLnYxLkxpc3RUb29sc1Jlc3BvbnNlIhGC0+STAgsSCS92MS90b29scxJ5CgtFeGVjdXRlVG9vbBIgLmFnZW50Y29yZS52MS5FeGVjdXRlVG9vbFJlcXVlc3QaIS5hZ2VudGNvcmUudjEuRXhlY3V0ZVRvb2xSZXNwb25zZSIjgtPkkwIdOgEqIhgvdjEvdG9vbHMve25hbWV9OmV4ZWN1dGUwARJvCgtSZWxvYWRUb29scxIgLmFnZW50Y29yZS52MS5SZWxvYWRUb29sc1JlcXVlc3QaIS5hZ2VudGNvcmUudjEuUmVsb2FkVG9vbHNSZXNwb25zZSIbgtPkkwIVOgEqIhAvdjEvdG9vbHM6cmVsb2FkEocBCgZBdHRhY2gSGy5hZ2VudGNvcmUudjEuQXR0YWNoUmVxdWVzdBocLmFnZW50Y29yZS52MS5BdHRhY2hSZXNwb25zZSJAgtPkkwI6Wh4SHC92MS9hZ2VudHMve2FnZW50X2lkfTphdHRhY2gSGC92MS9ydW5zL3tydW5faWR9OmF0dGFjaDABEl4KBkdldFJ1bhIbLmFnZW50Y29yZS52MS5HZXRSdW5SZXF1ZXN0GhwuYWdlbnRjb3JlLnYxLkdldFJ1blJlc3BvbnNlIhmC0+STAhMSES92MS9ydW5zL3tydW5faWR9EnkKCExpc3RSdW5zEh0uYWdlbnRjb3JlLnYxLkxpc3RSdW5zUmVxdWVzdBoeLmFnZW50Y29yZS52MS5MaXN0UnVuc1Jlc3BvbnNlIi6C0+STAihaHBIaL3YxL2FnZW50cy97YWdlbnRfaWR9L3J1bnMSCC92MS9ydW5zEp0BChFSZXNwb25kUGVybWlzc2lvbhImLmFnZW50Y29yZS52MS5SZXNwb25kUGVybWlzc2lvblJlcXVlc3QaJy5hZ2VudGNvcmUudjEuUmVzcG9uZFBlcm1pc3Npb25SZXNwb25zZSI3gtPkkwIxOgEqIiwvdjEvcnVucy97cnVuX2lkfS9wZXJtaXNzaW9ucy97dG9vbF9jYWxsX2lkfUI7WjlnaXRodWIuY29tL2FnZW50Y29yZS9hZ2VudGNvcmUvcHJvdG8vYWdlbnRjb3JlL3YxO2FnZW50djFiBnByb3RvMw", [file_agentcore_v1_config, file_agentcore_v1_event, file_agentcore_v1_message, file_agentcore_v1_run, file_google_api_annotations, file_google_protobuf_duration, file_google_protobuf_field_mask, file_google_protobuf_struct, file_google_protobuf_timestamp]);
+  fileDesc("CiBhZ2VudGNvcmUvdjEvYWdlbnRfc2VydmljZS5wcm90bxIMYWdlbnRjb3JlLnYxIqkECgVBZ2VudBIKCgJpZBgBIAEoCRIpCgZjb25maWcYAiABKAsyGS5hZ2VudGNvcmUudjEuQWdlbnRDb25maWcSKgoFdG9vbHMYAyABKAsyGy5hZ2VudGNvcmUudjEuVG9vbFNlbGVjdGlvbhIsCgZza2lsbHMYBCABKAsyHC5hZ2VudGNvcmUudjEuU2tpbGxTZWxlY3Rpb24SJwoFc3RhdGUYBSABKA4yGC5hZ2VudGNvcmUudjEuQWdlbnRTdGF0ZRIOCgZydW5faWQYBiABKAkSFgoOaGlzdG9yeV9sZW5ndGgYByABKAUSIgoFdXNhZ2UYCCABKAsyEy5hZ2VudGNvcmUudjEuVXNhZ2USEwoLaGFzX2FwaV9rZXkYCSABKAgSLwoLY3JlYXRlX3RpbWUYCiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEi8KC3VwZGF0ZV90aW1lGAsgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIYChBhcGlfa2V5X3JlcXVpcmVkGAwgASgIEjUKD2VmZmVjdGl2ZV9tb2RlbBgNIAEoCzIcLmFnZW50Y29yZS52MS5FZmZlY3RpdmVNb2RlbBIsCgthZ2VudF90b29scxgOIAMoCzIXLmFnZW50Y29yZS52MS5BZ2VudFRvb2wSJAoGYnVkZ2V0GA8gASgLMhQuYWdlbnRjb3JlLnYxLkJ1ZGdldCKKAQoORWZmZWN0aXZlTW9kZWwSDwoHcHJvZmlsZRgBIAEoCRIXCg9mb2xsb3dzX2RlZmF1bHQYAiABKAgSDQoFbW9kZWwYAyABKAkSKAoIcHJvdG9jb2wYBCABKA4yFi5hZ2VudGNvcmUudjEuUHJvdG9jb2wSFQoNYmFzZV91cmxfaG9zdBgFIAEoCSKeAQoJQWdlbnRUb29sEhAKCGFnZW50X2lkGAEgASgJEgwKBG5hbWUYAiABKAkSEwoLZGVzY3JpcHRpb24YAyABKAkSLQoMaW5wdXRfc2NoZW1hGAQgASgLMhcuZ29vZ2xlLnByb3RvYnVmLlN0cnVjdBItCgtidXN5X3BvbGljeRgFIAEoDjIYLmFnZW50Y29yZS52MS5CdXN5UG9saWN5IisKDVRvb2xTZWxlY3Rpb24SCwoDYWxsGAEgASgIEg0KBW5hbWVzGAIgAygJIiwKDlNraWxsU2VsZWN0aW9uEgsKA2FsbBgBIAEoCBINCgVuYW1lcxgCIAMoCSJyChJDcmVhdGVBZ2VudFJlcXVlc3QSEAoIYWdlbnRfaWQYASABKAkSIgoFYWdlbnQYAiABKAsyEy5hZ2VudGNvcmUudjEuQWdlbnQSJgoHaGlzdG9yeRgDIAMoCzIVLmFnZW50Y29yZS52MS5NZXNzYWdlIjkKE0NyZWF0ZUFnZW50UmVzcG9uc2USIgoFYWdlbnQYASABKAsyEy5hZ2VudGNvcmUudjEuQWdlbnQiIwoPR2V0QWdlbnRSZXF1ZXN0EhAKCGFnZW50X2lkGAEgASgJIjYKEEdldEFnZW50UmVzcG9uc2USIgoFYWdlbnQYASABKAsyEy5hZ2VudGNvcmUudjEuQWdlbnQiOgoRTGlzdEFnZW50c1JlcXVlc3QSEQoJcGFnZV9zaXplGAEgASgFEhIKCnBhZ2VfdG9rZW4YAiABKAkiUgoSTGlzdEFnZW50c1Jlc3BvbnNlEiMKBmFnZW50cxgBIAMoCzITLmFnZW50Y29yZS52MS5BZ2VudBIXCg9uZXh0X3BhZ2VfdG9rZW4YAiABKAkiaQoSVXBkYXRlQWdlbnRSZXF1ZXN0EiIKBWFnZW50GAEgASgLMhMuYWdlbnRjb3JlLnYxLkFnZW50Ei8KC3VwZGF0ZV9tYXNrGAIgASgLMhouZ29vZ2xlLnByb3RvYnVmLkZpZWxkTWFzayI5ChNVcGRhdGVBZ2VudFJlc3BvbnNlEiIKBWFnZW50GAEgASgLMhMuYWdlbnRjb3JlLnYxLkFnZW50IiYKEkRlbGV0ZUFnZW50UmVxdWVzdBIQCghhZ2VudF9pZBgBIAEoCSIqChNEZWxldGVBZ2VudFJlc3BvbnNlEhMKC3N0b3BwZWRfcnVuGAEgASgIIpoBCgtTZW5kUmVxdWVzdBInCgVzdGFydBgBIAEoCzIWLmFnZW50Y29yZS52MS5TdGFydFJ1bkgAEjMKCnBlcm1pc3Npb24YAiABKAsyHS5hZ2VudGNvcmUudjEuUGVybWlzc2lvblJlcGx5SAASJQoEc3RvcBgDIAEoCzIVLmFnZW50Y29yZS52MS5TdG9wUnVuSABCBgoEa2luZCKrAwoIU3RhcnRSdW4SEAoIYWdlbnRfaWQYASABKAkSIQoFaW5wdXQYAiADKAsyEi5hZ2VudGNvcmUudjEuUGFydBIpCgZjb25maWcYAyABKAsyGS5hZ2VudGNvcmUudjEuQWdlbnRDb25maWcSMQoHaGlzdG9yeRgEIAEoCzIgLmFnZW50Y29yZS52MS5IaXN0b3J5UmVwbGFjZW1lbnQSKgoFdG9vbHMYBSABKAsyGy5hZ2VudGNvcmUudjEuVG9vbFNlbGVjdGlvbhI1Cg9wZXJtaXNzaW9uX21vZGUYBiABKA4yHC5hZ2VudGNvcmUudjEuUGVybWlzc2lvbk1vZGUSEQoJYXNrX3Rvb2xzGAcgAygJEi0KC2J1c3lfcG9saWN5GAggASgOMhguYWdlbnRjb3JlLnYxLkJ1c3lQb2xpY3kSMQoNb25fZGlzY29ubmVjdBgJIAEoDjIaLmFnZW50Y29yZS52MS5PbkRpc2Nvbm5lY3QSDgoGcmVzdW1lGAogASgIEiQKBmJ1ZGdldBgLIAEoCzIULmFnZW50Y29yZS52MS5CdWRnZXQiPQoSSGlzdG9yeVJlcGxhY2VtZW50EicKCG1lc3NhZ2VzGAEgAygLMhUuYWdlbnRjb3JlLnYxLk1lc3NhZ2UiVgoPUGVybWlzc2lvblJlcGx5EhQKDHRvb2xfY2FsbF9pZBgBIAEoCRINCgVhbGxvdxgCIAEoCBIOCgZyZWFzb24YAyABKAkSDgoGcnVuX2lkGAQgASgJIgkKB1N0b3BSdW4iMgoMU2VuZFJlc3BvbnNlEiIKBWV2ZW50GAEgASgLMhMuYWdlbnRjb3JlLnYxLkV2ZW50Ii8KC1N0b3BSZXF1ZXN0EhAKCGFnZW50X2lkGAEgASgJEg4KBnJ1bl9pZBgCIAEoCSIfCgxTdG9wUmVzcG9uc2USDwoHc3RvcHBlZBgBIAEoCCIiCg5Db21wYWN0UmVxdWVzdBIQCghhZ2VudF9pZBgBIAEoCSI1Cg9Db21wYWN0UmVzcG9uc2USIgoFZXZlbnQYASABKAsyEy5hZ2VudGNvcmUudjEuRXZlbnQisAEKEUdldEhpc3RvcnlSZXF1ZXN0EhAKCGFnZW50X2lkGAEgASgJEhUKDWluY2x1ZGVfdHVybnMYAiABKAgSGAoQaW5jbHVkZV9yZW5kZXJlZBgDIAEoCBIRCglwYWdlX3NpemUYBCABKAUSEgoKcGFnZV90b2tlbhgFIAEoCRIxCg1yZW5kZXJfbGFiZWxzGAYgASgOMhouYWdlbnRjb3JlLnYxLlJlbmRlckxhYmVscyIfCgRUdXJuEhcKD21lc3NhZ2VfaW5kZXhlcxgBIAMoBSK4AQoSR2V0SGlzdG9yeVJlc3BvbnNlEicKCG1lc3NhZ2VzGAEgAygLMhUuYWdlbnRjb3JlLnYxLk1lc3NhZ2USIQoFdHVybnMYAiADKAsyEi5hZ2VudGNvcmUudjEuVHVybhIQCghyZW5kZXJlZBgDIAEoCRIXCg9uZXh0X3BhZ2VfdG9rZW4YBCABKAkSEwoLc3RhcnRfaW5kZXgYBSABKAUSFgoOaGlzdG9yeV9sZW5ndGgYBiABKAUiTgoRU2V0SGlzdG9yeVJlcXVlc3QSEAoIYWdlbnRfaWQYASABKAkSJwoIbWVzc2FnZXMYAiADKAsyFS5hZ2VudGNvcmUudjEuTWVzc2FnZSIsChJTZXRIaXN0b3J5UmVzcG9uc2USFgoOaGlzdG9yeV9sZW5ndGgYASABKAUiTAoVUHJldmlld0NvbnRleHRSZXF1ZXN0EhAKCGFnZW50X2lkGAEgASgJEiEKBWlucHV0GAIgAygLMhIuYWdlbnRjb3JlLnYxLlBhcnQipAEKFlByZXZpZXdDb250ZXh0UmVzcG9uc2USDgoGc3lzdGVtGAEgASgJEicKCG1lc3NhZ2VzGAIgAygLMhUuYWdlbnRjb3JlLnYxLk1lc3NhZ2USDgoGdG9rZW5zGAMgASgDEhIKCm1heF90b2tlbnMYBCABKAMSFQoNd291bGRfY29tcGFjdBgFIAEoCBIWCg5oaXN0b3J5X3Rva2VucxgGIAEoAyISChBMaXN0VG9vbHNSZXF1ZXN0IukBCghUb29sSW5mbxIMCgRuYW1lGAEgASgJEhMKC2Rlc2NyaXB0aW9uGAIgASgJEi0KDGlucHV0X3NjaGVtYRgDIAEoCzIXLmdvb2dsZS5wcm90b2J1Zi5TdHJ1Y3QSDgoGc291cmNlGAQgASgJEioKB3RpbWVvdXQYBSABKAsyGS5nb29nbGUucHJvdG9idWYuRHVyYXRpb24SEQoJcmVhZF9vbmx5GAYgASgIEhIKCmlkZW1wb3RlbnQYByABKAgSKAoGbGltaXRzGAggASgLMhguYWdlbnRjb3JlLnYxLlRvb2xMaW1pdHMifgoKVG9vbExpbWl0cxIUCgxtZW1vcnlfYnl0ZXMYASABKAQSFQoNbWF4X3Byb2Nlc3NlcxgCIAEoDRIrCghjcHVfdGltZRgDIAEoCzIZLmdvb2dsZS5wcm90b2J1Zi5EdXJhdGlvbhIWCg5tYXhfb3Blbl9maWxlcxgEIAEoDSI+CglTa2lsbEluZm8SDAoEbmFtZRgBIAEoCRITCgtkZXNjcmlwdGlvbhgCIAEoCRIOCgZzb3VyY2UYAyABKAkifQoRTGlzdFRvb2xzUmVzcG9uc2USJQoFdG9vbHMYASADKAsyFi5hZ2VudGNvcmUudjEuVG9vbEluZm8SJwoGc2tpbGxzGAIgAygLMhcuYWdlbnRjb3JlLnYxLlNraWxsSW5mbxIYChBsaW1pdHNfbWVjaGFuaXNtGAMgASgJIlkKEkV4ZWN1dGVUb29sUmVxdWVzdBIMCgRuYW1lGAEgASgJEiYKBWlucHV0GAIgASgLMhcuZ29vZ2xlLnByb3RvYnVmLlN0cnVjdBINCgVsaW1pdBgDIAEoAyJLCg9Ub29sT3V0cHV0Q2h1bmsSKgoGc3RyZWFtGAEgASgOMhouYWdlbnRjb3JlLnYxLk91dHB1dFN0cmVhbRIMCgRkYXRhGAIgASgJIoYBChBEaXJlY3RUb29sUmVzdWx0EigKBm91dHB1dBgBIAEoCzIYLmFnZW50Y29yZS52MS5Ub29sT3V0cHV0Eg0KBWVycm9yGAIgASgIEgwKBHN0b3AYAyABKAgSKwoIZHVyYXRpb24YBCABKAsyGS5nb29nbGUucHJvdG9idWYuRHVyYXRpb24igAEKE0V4ZWN1dGVUb29sUmVzcG9uc2USLwoGb3V0cHV0GAEgASgLMh0uYWdlbnRjb3JlLnYxLlRvb2xPdXRwdXRDaHVua0gAEjAKBnJlc3VsdBgCIAEoCzIeLmFnZW50Y29yZS52MS5EaXJlY3RUb29sUmVzdWx0SABCBgoEa2luZCIUChJSZWxvYWRUb29sc1JlcXVlc3QiNAoTUmVsb2FkVG9vbHNSZXNwb25zZRINCgV0b29scxgBIAEoBRIOCgZza2lsbHMYAiABKAUiZgoNQXR0YWNoUmVxdWVzdBIOCgZydW5faWQYASABKAkSEAoIYWdlbnRfaWQYAiABKAkSEQoJYWZ0ZXJfc2VxGAMgASgDEhQKB2F0dGVtcHQYBCABKAVIAIgBAUIKCghfYXR0ZW1wdCI0Cg5BdHRhY2hSZXNwb25zZRIiCgVldmVudBgBIAEoCzITLmFnZW50Y29yZS52MS5FdmVudCIfCg1HZXRSdW5SZXF1ZXN0Eg4KBnJ1bl9pZBgBIAEoCSIwCg5HZXRSdW5SZXNwb25zZRIeCgNydW4YASABKAsyES5hZ2VudGNvcmUudjEuUnVuIoYBCg9MaXN0UnVuc1JlcXVlc3QSEAoIYWdlbnRfaWQYASABKAkSEQoJcGFnZV9zaXplGAIgASgFEhIKCnBhZ2VfdG9rZW4YAyABKAkSJQoFc3RhdGUYBCABKA4yFi5hZ2VudGNvcmUudjEuUnVuU3RhdGUSEwoLcm9vdF9ydW5faWQYBSABKAkiTAoQTGlzdFJ1bnNSZXNwb25zZRIfCgRydW5zGAEgAygLMhEuYWdlbnRjb3JlLnYxLlJ1bhIXCg9uZXh0X3BhZ2VfdG9rZW4YAiABKAkiXwoYUmVzcG9uZFBlcm1pc3Npb25SZXF1ZXN0Eg4KBnJ1bl9pZBgBIAEoCRIUCgx0b29sX2NhbGxfaWQYAiABKAkSDQoFYWxsb3cYAyABKAgSDgoGcmVhc29uGAQgASgJIhsKGVJlc3BvbmRQZXJtaXNzaW9uUmVzcG9uc2UqWAoKQWdlbnRTdGF0ZRIbChdBR0VOVF9TVEFURV9VTlNQRUNJRklFRBAAEhQKEEFHRU5UX1NUQVRFX0lETEUQARIXChNBR0VOVF9TVEFURV9SVU5OSU5HEAIqcQoKQnVzeVBvbGljeRIbChdCVVNZX1BPTElDWV9VTlNQRUNJRklFRBAAEhcKE0JVU1lfUE9MSUNZX1JFUExBQ0UQARIWChJCVVNZX1BPTElDWV9SRUpFQ1QQAhIVChFCVVNZX1BPTElDWV9RVUVVRRADKo0BCg5QZXJtaXNzaW9uTW9kZRIfChtQRVJNSVNTSU9OX01PREVfVU5TUEVDSUZJRUQQABIdChlQRVJNSVNTSU9OX01PREVfQUxMT1dfQUxMEAESGwoXUEVSTUlTU0lPTl9NT0RFX0FTS19BTEwQAhIeChpQRVJNSVNTSU9OX01PREVfQVNLX0xJU1RFRBADKmQKDFJlbmRlckxhYmVscxIdChlSRU5ERVJfTEFCRUxTX1VOU1BFQ0lGSUVEEAASGQoVUkVOREVSX0xBQkVMU19FTkdMSVNIEAESGgoWUkVOREVSX0xBQkVMU19PUklHSU5BTBACMqYQCgxBZ2VudFNlcnZpY2USaQoLQ3JlYXRlQWdlbnQSIC5hZ2VudGNvcmUudjEuQ3JlYXRlQWdlbnRSZXF1ZXN0GiEuYWdlbnRjb3JlLnYxLkNyZWF0ZUFnZW50UmVzcG9uc2UiFYLT5JMCDzoBKiIKL3YxL2FnZW50cxJoCghHZXRBZ2VudBIdLmFnZW50Y29yZS52MS5HZXRBZ2VudFJlcXVlc3QaHi5hZ2VudGNvcmUudjEuR2V0QWdlbnRSZXNwb25zZSIdgtPkkwIXEhUvdjEvYWdlbnRzL3thZ2VudF9pZH0SYwoKTGlzdEFnZW50cxIfLmFnZW50Y29yZS52MS5MaXN0QWdlbnRzUmVxdWVzdBogLmFnZW50Y29yZS52MS5MaXN0QWdlbnRzUmVzcG9uc2UiEoLT5JMCDBIKL3YxL2FnZW50cxJ4CgtVcGRhdGVBZ2VudBIgLmFnZW50Y29yZS52MS5VcGRhdGVBZ2VudFJlcXVlc3QaIS5hZ2VudGNvcmUudjEuVXBkYXRlQWdlbnRSZXNwb25zZSIkgtPkkwIeOgVhZ2VudDIVL3YxL2FnZW50cy97YWdlbnQuaWR9EnEKC0RlbGV0ZUFnZW50EiAuYWdlbnRjb3JlLnYxLkRlbGV0ZUFnZW50UmVxdWVzdBohLmFnZW50Y29yZS52MS5EZWxldGVBZ2VudFJlc3BvbnNlIh2C0+STAhcqFS92MS9hZ2VudHMve2FnZW50X2lkfRJBCgRTZW5kEhkuYWdlbnRjb3JlLnYxLlNlbmRSZXF1ZXN0GhouYWdlbnRjb3JlLnYxLlNlbmRSZXNwb25zZSgBMAESZAoEU3RvcBIZLmFnZW50Y29yZS52MS5TdG9wUmVxdWVzdBoaLmFnZW50Y29yZS52MS5TdG9wUmVzcG9uc2UiJYLT5JMCHzoBKiIaL3YxL2FnZW50cy97YWdlbnRfaWR9OnN0b3AScgoHQ29tcGFjdBIcLmFnZW50Y29yZS52MS5Db21wYWN0UmVxdWVzdBodLmFnZW50Y29yZS52MS5Db21wYWN0UmVzcG9uc2UiKILT5JMCIjoBKiIdL3YxL2FnZW50cy97YWdlbnRfaWR9OmNvbXBhY3QwARJ2CgpHZXRIaXN0b3J5Eh8uYWdlbnRjb3JlLnYxLkdldEhpc3RvcnlSZXF1ZXN0GiAuYWdlbnRjb3JlLnYxLkdldEhpc3RvcnlSZXNwb25zZSIlgtPkkwIfEh0vdjEvYWdlbnRzL3thZ2VudF9pZH0vaGlzdG9yeRJ5CgpTZXRIaXN0b3J5Eh8uYWdlbnRjb3JlLnYxLlNldEhpc3RvcnlSZXF1ZXN0GiAuYWdlbnRjb3JlLnYxLlNldEhpc3RvcnlSZXNwb25zZSIogtPkkwIiOgEqGh0vdjEvYWdlbnRzL3thZ2VudF9pZH0vaGlzdG9yeRKMAQoOUHJldmlld0NvbnRleHQSIy5hZ2VudGNvcmUudjEuUHJldmlld0NvbnRleHRSZXF1ZXN0GiQuYWdlbnRjb3JlLnYxLlByZXZpZXdDb250ZXh0UmVzcG9uc2UiL4LT5JMCKToBKiIkL3YxL2FnZW50cy97YWdlbnRfaWR9OnByZXZpZXdDb250ZXh0El8KCUxpc3RUb29scxIeLmFnZW50Y29yZS52MS5MaXN0VG9vbHNSZXF1ZXN0Gh8uYWdlbnRjb3JlLnYxLkxpc3RUb29sc1Jlc3BvbnNlIhGC0+STAgsSCS92MS90b29scxJ5CgtFeGVjdXRlVG9vbBIgLmFnZW50Y29yZS52MS5FeGVjdXRlVG9vbFJlcXVlc3QaIS5hZ2VudGNvcmUudjEuRXhlY3V0ZVRvb2xSZXNwb25zZSIjgtPkkwIdOgEqIhgvdjEvdG9vbHMve25hbWV9OmV4ZWN1dGUwARJvCgtSZWxvYWRUb29scxIgLmFnZW50Y29yZS52MS5SZWxvYWRUb29sc1JlcXVlc3QaIS5hZ2VudGNvcmUudjEuUmVsb2FkVG9vbHNSZXNwb25zZSIbgtPkkwIVOgEqIhAvdjEvdG9vbHM6cmVsb2FkEocBCgZBdHRhY2gSGy5hZ2VudGNvcmUudjEuQXR0YWNoUmVxdWVzdBocLmFnZW50Y29yZS52MS5BdHRhY2hSZXNwb25zZSJAgtPkkwI6Wh4SHC92MS9hZ2VudHMve2FnZW50X2lkfTphdHRhY2gSGC92MS9ydW5zL3tydW5faWR9OmF0dGFjaDABEl4KBkdldFJ1bhIbLmFnZW50Y29yZS52MS5HZXRSdW5SZXF1ZXN0GhwuYWdlbnRjb3JlLnYxLkdldFJ1blJlc3BvbnNlIhmC0+STAhMSES92MS9ydW5zL3tydW5faWR9EnkKCExpc3RSdW5zEh0uYWdlbnRjb3JlLnYxLkxpc3RSdW5zUmVxdWVzdBoeLmFnZW50Y29yZS52MS5MaXN0UnVuc1Jlc3BvbnNlIi6C0+STAihaHBIaL3YxL2FnZW50cy97YWdlbnRfaWR9L3J1bnMSCC92MS9ydW5zEp0BChFSZXNwb25kUGVybWlzc2lvbhImLmFnZW50Y29yZS52MS5SZXNwb25kUGVybWlzc2lvblJlcXVlc3QaJy5hZ2VudGNvcmUudjEuUmVzcG9uZFBlcm1pc3Npb25SZXNwb25zZSI3gtPkkwIxOgEqIiwvdjEvcnVucy97cnVuX2lkfS9wZXJtaXNzaW9ucy97dG9vbF9jYWxsX2lkfUI7WjlnaXRodWIuY29tL2FnZW50Y29yZS9hZ2VudGNvcmUvcHJvdG8vYWdlbnRjb3JlL3YxO2FnZW50djFiBnByb3RvMw", [file_agentcore_v1_config, file_agentcore_v1_event, file_agentcore_v1_message, file_agentcore_v1_run, file_google_api_annotations, file_google_protobuf_duration, file_google_protobuf_field_mask, file_google_protobuf_struct, file_google_protobuf_timestamp]);
 
 /**
  * Agent is a session.
@@ -122,6 +122,22 @@ export type Agent = Message<"agentcore.v1.Agent"> & {
    * @generated from field: agentcore.v1.EffectiveModel effective_model = 13;
    */
   effectiveModel?: EffectiveModel | undefined;
+
+  /**
+   * Other agents (of the same tenant) this agent may call as tools: a call
+   * starts a child run of that agent.
+   *
+   * @generated from field: repeated agentcore.v1.AgentTool agent_tools = 14;
+   */
+  agentTools: AgentTool[];
+
+  /**
+   * The budget of the runs this agent starts (as a root, or as a child:
+   * then for its subtree) when the send gives none.
+   *
+   * @generated from field: agentcore.v1.Budget budget = 15;
+   */
+  budget?: Budget | undefined;
 };
 
 /**
@@ -184,6 +200,64 @@ export const EffectiveModelSchema: GenMessage<EffectiveModel> = /*@__PURE__*/
   messageDesc(file_agentcore_v1_agent_service, 1);
 
 /**
+ * AgentTool offers another agent to the model as a tool. A call starts a
+ * child run of that agent (its own run, stored, with parent_run_id and
+ * root_run_id); its events travel up the parent's stream; its final text
+ * (or structured output, as JSON) is the call's result.
+ *
+ * @generated from message agentcore.v1.AgentTool
+ */
+export type AgentTool = Message<"agentcore.v1.AgentTool"> & {
+  /**
+   * The agent to call, of the same tenant.
+   *
+   * @generated from field: string agent_id = 1;
+   */
+  agentId: string;
+
+  /**
+   * The tool's name as the model sees it. Default: agent_id, with any
+   * character other than letters, digits, '_' and '-' replaced by '_'.
+   *
+   * @generated from field: string name = 2;
+   */
+  name: string;
+
+  /**
+   * What the model is told the agent does. Default: "Hand a task to the
+   * agent <agent_id>; it answers with the result."
+   *
+   * @generated from field: string description = 3;
+   */
+  description: string;
+
+  /**
+   * The input's JSON Schema. Default: an object with one required string,
+   * task, which becomes the child's input; with a schema of its own the
+   * arguments, as JSON text, are the input.
+   *
+   * @generated from field: google.protobuf.Struct input_schema = 4;
+   */
+  inputSchema?: JsonObject | undefined;
+
+  /**
+   * When the agent is running already: queue (default: wait for it) or
+   * reject (the call fails at once). Replace is not allowed: it would stop
+   * another caller's run.
+   *
+   * @generated from field: agentcore.v1.BusyPolicy busy_policy = 5;
+   */
+  busyPolicy: BusyPolicy;
+};
+
+/**
+ * Describes the message agentcore.v1.AgentTool.
+ * Use `create(AgentToolSchema)` to create a new message.
+ */
+export const AgentToolSchema: GenMessage<AgentTool> = /*@__PURE__*/
+  messageDesc(file_agentcore_v1_agent_service, 2);
+
+/**
  * ToolSelection names tools.
  *
  * @generated from message agentcore.v1.ToolSelection
@@ -209,7 +283,7 @@ export type ToolSelection = Message<"agentcore.v1.ToolSelection"> & {
  * Use `create(ToolSelectionSchema)` to create a new message.
  */
 export const ToolSelectionSchema: GenMessage<ToolSelection> = /*@__PURE__*/
-  messageDesc(file_agentcore_v1_agent_service, 2);
+  messageDesc(file_agentcore_v1_agent_service, 3);
 
 /**
  * SkillSelection names skills.
@@ -237,7 +311,7 @@ export type SkillSelection = Message<"agentcore.v1.SkillSelection"> & {
  * Use `create(SkillSelectionSchema)` to create a new message.
  */
 export const SkillSelectionSchema: GenMessage<SkillSelection> = /*@__PURE__*/
-  messageDesc(file_agentcore_v1_agent_service, 3);
+  messageDesc(file_agentcore_v1_agent_service, 4);
 
 /**
  * CreateAgentRequest creates a session.
@@ -272,7 +346,7 @@ export type CreateAgentRequest = Message<"agentcore.v1.CreateAgentRequest"> & {
  * Use `create(CreateAgentRequestSchema)` to create a new message.
  */
 export const CreateAgentRequestSchema: GenMessage<CreateAgentRequest> = /*@__PURE__*/
-  messageDesc(file_agentcore_v1_agent_service, 4);
+  messageDesc(file_agentcore_v1_agent_service, 5);
 
 /**
  * CreateAgentResponse returns the new session.
@@ -291,7 +365,7 @@ export type CreateAgentResponse = Message<"agentcore.v1.CreateAgentResponse"> & 
  * Use `create(CreateAgentResponseSchema)` to create a new message.
  */
 export const CreateAgentResponseSchema: GenMessage<CreateAgentResponse> = /*@__PURE__*/
-  messageDesc(file_agentcore_v1_agent_service, 5);
+  messageDesc(file_agentcore_v1_agent_service, 6);
 
 /**
  * GetAgentRequest names a session.
@@ -310,7 +384,7 @@ export type GetAgentRequest = Message<"agentcore.v1.GetAgentRequest"> & {
  * Use `create(GetAgentRequestSchema)` to create a new message.
  */
 export const GetAgentRequestSchema: GenMessage<GetAgentRequest> = /*@__PURE__*/
-  messageDesc(file_agentcore_v1_agent_service, 6);
+  messageDesc(file_agentcore_v1_agent_service, 7);
 
 /**
  * GetAgentResponse returns a session.
@@ -329,7 +403,7 @@ export type GetAgentResponse = Message<"agentcore.v1.GetAgentResponse"> & {
  * Use `create(GetAgentResponseSchema)` to create a new message.
  */
 export const GetAgentResponseSchema: GenMessage<GetAgentResponse> = /*@__PURE__*/
-  messageDesc(file_agentcore_v1_agent_service, 7);
+  messageDesc(file_agentcore_v1_agent_service, 8);
 
 /**
  * ListAgentsRequest pages through sessions.
@@ -355,7 +429,7 @@ export type ListAgentsRequest = Message<"agentcore.v1.ListAgentsRequest"> & {
  * Use `create(ListAgentsRequestSchema)` to create a new message.
  */
 export const ListAgentsRequestSchema: GenMessage<ListAgentsRequest> = /*@__PURE__*/
-  messageDesc(file_agentcore_v1_agent_service, 8);
+  messageDesc(file_agentcore_v1_agent_service, 9);
 
 /**
  * ListAgentsResponse is one page of sessions.
@@ -379,7 +453,7 @@ export type ListAgentsResponse = Message<"agentcore.v1.ListAgentsResponse"> & {
  * Use `create(ListAgentsResponseSchema)` to create a new message.
  */
 export const ListAgentsResponseSchema: GenMessage<ListAgentsResponse> = /*@__PURE__*/
-  messageDesc(file_agentcore_v1_agent_service, 9);
+  messageDesc(file_agentcore_v1_agent_service, 10);
 
 /**
  * UpdateAgentRequest changes a session.
@@ -408,7 +482,7 @@ export type UpdateAgentRequest = Message<"agentcore.v1.UpdateAgentRequest"> & {
  * Use `create(UpdateAgentRequestSchema)` to create a new message.
  */
 export const UpdateAgentRequestSchema: GenMessage<UpdateAgentRequest> = /*@__PURE__*/
-  messageDesc(file_agentcore_v1_agent_service, 10);
+  messageDesc(file_agentcore_v1_agent_service, 11);
 
 /**
  * UpdateAgentResponse returns the changed session.
@@ -427,7 +501,7 @@ export type UpdateAgentResponse = Message<"agentcore.v1.UpdateAgentResponse"> & 
  * Use `create(UpdateAgentResponseSchema)` to create a new message.
  */
 export const UpdateAgentResponseSchema: GenMessage<UpdateAgentResponse> = /*@__PURE__*/
-  messageDesc(file_agentcore_v1_agent_service, 11);
+  messageDesc(file_agentcore_v1_agent_service, 12);
 
 /**
  * DeleteAgentRequest names a session.
@@ -446,7 +520,7 @@ export type DeleteAgentRequest = Message<"agentcore.v1.DeleteAgentRequest"> & {
  * Use `create(DeleteAgentRequestSchema)` to create a new message.
  */
 export const DeleteAgentRequestSchema: GenMessage<DeleteAgentRequest> = /*@__PURE__*/
-  messageDesc(file_agentcore_v1_agent_service, 12);
+  messageDesc(file_agentcore_v1_agent_service, 13);
 
 /**
  * DeleteAgentResponse says whether a run was stopped.
@@ -465,7 +539,7 @@ export type DeleteAgentResponse = Message<"agentcore.v1.DeleteAgentResponse"> & 
  * Use `create(DeleteAgentResponseSchema)` to create a new message.
  */
 export const DeleteAgentResponseSchema: GenMessage<DeleteAgentResponse> = /*@__PURE__*/
-  messageDesc(file_agentcore_v1_agent_service, 13);
+  messageDesc(file_agentcore_v1_agent_service, 14);
 
 /**
  * SendRequest is a client message on the Send stream.
@@ -508,7 +582,7 @@ export type SendRequest = Message<"agentcore.v1.SendRequest"> & {
  * Use `create(SendRequestSchema)` to create a new message.
  */
 export const SendRequestSchema: GenMessage<SendRequest> = /*@__PURE__*/
-  messageDesc(file_agentcore_v1_agent_service, 14);
+  messageDesc(file_agentcore_v1_agent_service, 15);
 
 /**
  * StartRun starts a run (agent-core's agent.send).
@@ -582,6 +656,14 @@ export type StartRun = Message<"agentcore.v1.StartRun"> & {
    * @generated from field: bool resume = 10;
    */
   resume: boolean;
+
+  /**
+   * Limits on what this run and its child runs may spend together. Unset:
+   * the agent's budget, else the tenant's.
+   *
+   * @generated from field: agentcore.v1.Budget budget = 11;
+   */
+  budget?: Budget | undefined;
 };
 
 /**
@@ -589,7 +671,7 @@ export type StartRun = Message<"agentcore.v1.StartRun"> & {
  * Use `create(StartRunSchema)` to create a new message.
  */
 export const StartRunSchema: GenMessage<StartRun> = /*@__PURE__*/
-  messageDesc(file_agentcore_v1_agent_service, 15);
+  messageDesc(file_agentcore_v1_agent_service, 16);
 
 /**
  * HistoryReplacement is a whole new history.
@@ -608,7 +690,7 @@ export type HistoryReplacement = Message<"agentcore.v1.HistoryReplacement"> & {
  * Use `create(HistoryReplacementSchema)` to create a new message.
  */
 export const HistoryReplacementSchema: GenMessage<HistoryReplacement> = /*@__PURE__*/
-  messageDesc(file_agentcore_v1_agent_service, 16);
+  messageDesc(file_agentcore_v1_agent_service, 17);
 
 /**
  * PermissionReply answers a permission request.
@@ -632,6 +714,14 @@ export type PermissionReply = Message<"agentcore.v1.PermissionReply"> & {
    * @generated from field: string reason = 3;
    */
   reason: string;
+
+  /**
+   * The run asking: a child run's id (its request came as a ChildRunEvent).
+   * Empty: the stream's own run.
+   *
+   * @generated from field: string run_id = 4;
+   */
+  runId: string;
 };
 
 /**
@@ -639,7 +729,7 @@ export type PermissionReply = Message<"agentcore.v1.PermissionReply"> & {
  * Use `create(PermissionReplySchema)` to create a new message.
  */
 export const PermissionReplySchema: GenMessage<PermissionReply> = /*@__PURE__*/
-  messageDesc(file_agentcore_v1_agent_service, 17);
+  messageDesc(file_agentcore_v1_agent_service, 18);
 
 /**
  * StopRun stops the run of this stream.
@@ -654,7 +744,7 @@ export type StopRun = Message<"agentcore.v1.StopRun"> & {
  * Use `create(StopRunSchema)` to create a new message.
  */
 export const StopRunSchema: GenMessage<StopRun> = /*@__PURE__*/
-  messageDesc(file_agentcore_v1_agent_service, 18);
+  messageDesc(file_agentcore_v1_agent_service, 19);
 
 /**
  * SendResponse is one event of the run.
@@ -673,7 +763,7 @@ export type SendResponse = Message<"agentcore.v1.SendResponse"> & {
  * Use `create(SendResponseSchema)` to create a new message.
  */
 export const SendResponseSchema: GenMessage<SendResponse> = /*@__PURE__*/
-  messageDesc(file_agentcore_v1_agent_service, 19);
+  messageDesc(file_agentcore_v1_agent_service, 20);
 
 /**
  * StopRequest names a session.
@@ -699,7 +789,7 @@ export type StopRequest = Message<"agentcore.v1.StopRequest"> & {
  * Use `create(StopRequestSchema)` to create a new message.
  */
 export const StopRequestSchema: GenMessage<StopRequest> = /*@__PURE__*/
-  messageDesc(file_agentcore_v1_agent_service, 20);
+  messageDesc(file_agentcore_v1_agent_service, 21);
 
 /**
  * StopResponse says whether a run was stopped.
@@ -718,7 +808,7 @@ export type StopResponse = Message<"agentcore.v1.StopResponse"> & {
  * Use `create(StopResponseSchema)` to create a new message.
  */
 export const StopResponseSchema: GenMessage<StopResponse> = /*@__PURE__*/
-  messageDesc(file_agentcore_v1_agent_service, 21);
+  messageDesc(file_agentcore_v1_agent_service, 22);
 
 /**
  * CompactRequest asks for a manual compaction.
@@ -737,7 +827,7 @@ export type CompactRequest = Message<"agentcore.v1.CompactRequest"> & {
  * Use `create(CompactRequestSchema)` to create a new message.
  */
 export const CompactRequestSchema: GenMessage<CompactRequest> = /*@__PURE__*/
-  messageDesc(file_agentcore_v1_agent_service, 22);
+  messageDesc(file_agentcore_v1_agent_service, 23);
 
 /**
  * CompactResponse is one event of the compaction.
@@ -756,7 +846,7 @@ export type CompactResponse = Message<"agentcore.v1.CompactResponse"> & {
  * Use `create(CompactResponseSchema)` to create a new message.
  */
 export const CompactResponseSchema: GenMessage<CompactResponse> = /*@__PURE__*/
-  messageDesc(file_agentcore_v1_agent_service, 23);
+  messageDesc(file_agentcore_v1_agent_service, 24);
 
 /**
  * GetHistoryRequest reads history.
@@ -814,7 +904,7 @@ export type GetHistoryRequest = Message<"agentcore.v1.GetHistoryRequest"> & {
  * Use `create(GetHistoryRequestSchema)` to create a new message.
  */
 export const GetHistoryRequestSchema: GenMessage<GetHistoryRequest> = /*@__PURE__*/
-  messageDesc(file_agentcore_v1_agent_service, 24);
+  messageDesc(file_agentcore_v1_agent_service, 25);
 
 /**
  * Turn is one turn: indexes into the history.
@@ -833,7 +923,7 @@ export type Turn = Message<"agentcore.v1.Turn"> & {
  * Use `create(TurnSchema)` to create a new message.
  */
 export const TurnSchema: GenMessage<Turn> = /*@__PURE__*/
-  messageDesc(file_agentcore_v1_agent_service, 25);
+  messageDesc(file_agentcore_v1_agent_service, 26);
 
 /**
  * GetHistoryResponse is the history.
@@ -883,7 +973,7 @@ export type GetHistoryResponse = Message<"agentcore.v1.GetHistoryResponse"> & {
  * Use `create(GetHistoryResponseSchema)` to create a new message.
  */
 export const GetHistoryResponseSchema: GenMessage<GetHistoryResponse> = /*@__PURE__*/
-  messageDesc(file_agentcore_v1_agent_service, 26);
+  messageDesc(file_agentcore_v1_agent_service, 27);
 
 /**
  * SetHistoryRequest replaces history.
@@ -907,7 +997,7 @@ export type SetHistoryRequest = Message<"agentcore.v1.SetHistoryRequest"> & {
  * Use `create(SetHistoryRequestSchema)` to create a new message.
  */
 export const SetHistoryRequestSchema: GenMessage<SetHistoryRequest> = /*@__PURE__*/
-  messageDesc(file_agentcore_v1_agent_service, 27);
+  messageDesc(file_agentcore_v1_agent_service, 28);
 
 /**
  * SetHistoryResponse confirms the replacement.
@@ -926,7 +1016,7 @@ export type SetHistoryResponse = Message<"agentcore.v1.SetHistoryResponse"> & {
  * Use `create(SetHistoryResponseSchema)` to create a new message.
  */
 export const SetHistoryResponseSchema: GenMessage<SetHistoryResponse> = /*@__PURE__*/
-  messageDesc(file_agentcore_v1_agent_service, 28);
+  messageDesc(file_agentcore_v1_agent_service, 29);
 
 /**
  * PreviewContextRequest asks what the next model request would hold.
@@ -952,7 +1042,7 @@ export type PreviewContextRequest = Message<"agentcore.v1.PreviewContextRequest"
  * Use `create(PreviewContextRequestSchema)` to create a new message.
  */
 export const PreviewContextRequestSchema: GenMessage<PreviewContextRequest> = /*@__PURE__*/
-  messageDesc(file_agentcore_v1_agent_service, 29);
+  messageDesc(file_agentcore_v1_agent_service, 30);
 
 /**
  * PreviewContextResponse is the context the model would see.
@@ -1006,7 +1096,7 @@ export type PreviewContextResponse = Message<"agentcore.v1.PreviewContextRespons
  * Use `create(PreviewContextResponseSchema)` to create a new message.
  */
 export const PreviewContextResponseSchema: GenMessage<PreviewContextResponse> = /*@__PURE__*/
-  messageDesc(file_agentcore_v1_agent_service, 30);
+  messageDesc(file_agentcore_v1_agent_service, 31);
 
 /**
  * ListToolsRequest lists tools.
@@ -1021,7 +1111,7 @@ export type ListToolsRequest = Message<"agentcore.v1.ListToolsRequest"> & {
  * Use `create(ListToolsRequestSchema)` to create a new message.
  */
 export const ListToolsRequestSchema: GenMessage<ListToolsRequest> = /*@__PURE__*/
-  messageDesc(file_agentcore_v1_agent_service, 31);
+  messageDesc(file_agentcore_v1_agent_service, 32);
 
 /**
  * ToolInfo describes a tool.
@@ -1083,7 +1173,7 @@ export type ToolInfo = Message<"agentcore.v1.ToolInfo"> & {
  * Use `create(ToolInfoSchema)` to create a new message.
  */
 export const ToolInfoSchema: GenMessage<ToolInfo> = /*@__PURE__*/
-  messageDesc(file_agentcore_v1_agent_service, 32);
+  messageDesc(file_agentcore_v1_agent_service, 33);
 
 /**
  * ToolLimits bound one tool call's process tree. An unset or zero field
@@ -1126,7 +1216,7 @@ export type ToolLimits = Message<"agentcore.v1.ToolLimits"> & {
  * Use `create(ToolLimitsSchema)` to create a new message.
  */
 export const ToolLimitsSchema: GenMessage<ToolLimits> = /*@__PURE__*/
-  messageDesc(file_agentcore_v1_agent_service, 33);
+  messageDesc(file_agentcore_v1_agent_service, 34);
 
 /**
  * SkillInfo describes a skill.
@@ -1157,7 +1247,7 @@ export type SkillInfo = Message<"agentcore.v1.SkillInfo"> & {
  * Use `create(SkillInfoSchema)` to create a new message.
  */
 export const SkillInfoSchema: GenMessage<SkillInfo> = /*@__PURE__*/
-  messageDesc(file_agentcore_v1_agent_service, 34);
+  messageDesc(file_agentcore_v1_agent_service, 35);
 
 /**
  * ListToolsResponse lists tools and skills.
@@ -1191,7 +1281,7 @@ export type ListToolsResponse = Message<"agentcore.v1.ListToolsResponse"> & {
  * Use `create(ListToolsResponseSchema)` to create a new message.
  */
 export const ListToolsResponseSchema: GenMessage<ListToolsResponse> = /*@__PURE__*/
-  messageDesc(file_agentcore_v1_agent_service, 35);
+  messageDesc(file_agentcore_v1_agent_service, 36);
 
 /**
  * ExecuteToolRequest runs one tool.
@@ -1223,7 +1313,7 @@ export type ExecuteToolRequest = Message<"agentcore.v1.ExecuteToolRequest"> & {
  * Use `create(ExecuteToolRequestSchema)` to create a new message.
  */
 export const ExecuteToolRequestSchema: GenMessage<ExecuteToolRequest> = /*@__PURE__*/
-  messageDesc(file_agentcore_v1_agent_service, 36);
+  messageDesc(file_agentcore_v1_agent_service, 37);
 
 /**
  * ToolOutputChunk is live output of a direct tool call.
@@ -1247,7 +1337,7 @@ export type ToolOutputChunk = Message<"agentcore.v1.ToolOutputChunk"> & {
  * Use `create(ToolOutputChunkSchema)` to create a new message.
  */
 export const ToolOutputChunkSchema: GenMessage<ToolOutputChunk> = /*@__PURE__*/
-  messageDesc(file_agentcore_v1_agent_service, 37);
+  messageDesc(file_agentcore_v1_agent_service, 38);
 
 /**
  * DirectToolResult is the result of a direct tool call.
@@ -1281,7 +1371,7 @@ export type DirectToolResult = Message<"agentcore.v1.DirectToolResult"> & {
  * Use `create(DirectToolResultSchema)` to create a new message.
  */
 export const DirectToolResultSchema: GenMessage<DirectToolResult> = /*@__PURE__*/
-  messageDesc(file_agentcore_v1_agent_service, 38);
+  messageDesc(file_agentcore_v1_agent_service, 39);
 
 /**
  * ExecuteToolResponse is a chunk of output, then the result.
@@ -1312,7 +1402,7 @@ export type ExecuteToolResponse = Message<"agentcore.v1.ExecuteToolResponse"> & 
  * Use `create(ExecuteToolResponseSchema)` to create a new message.
  */
 export const ExecuteToolResponseSchema: GenMessage<ExecuteToolResponse> = /*@__PURE__*/
-  messageDesc(file_agentcore_v1_agent_service, 39);
+  messageDesc(file_agentcore_v1_agent_service, 40);
 
 /**
  * ReloadToolsRequest rescans tools.
@@ -1327,7 +1417,7 @@ export type ReloadToolsRequest = Message<"agentcore.v1.ReloadToolsRequest"> & {
  * Use `create(ReloadToolsRequestSchema)` to create a new message.
  */
 export const ReloadToolsRequestSchema: GenMessage<ReloadToolsRequest> = /*@__PURE__*/
-  messageDesc(file_agentcore_v1_agent_service, 40);
+  messageDesc(file_agentcore_v1_agent_service, 41);
 
 /**
  * ReloadToolsResponse reports what was found.
@@ -1351,7 +1441,7 @@ export type ReloadToolsResponse = Message<"agentcore.v1.ReloadToolsResponse"> & 
  * Use `create(ReloadToolsResponseSchema)` to create a new message.
  */
 export const ReloadToolsResponseSchema: GenMessage<ReloadToolsResponse> = /*@__PURE__*/
-  messageDesc(file_agentcore_v1_agent_service, 41);
+  messageDesc(file_agentcore_v1_agent_service, 42);
 
 /**
  * AttachRequest names a run, or an agent for its latest run.
@@ -1395,7 +1485,7 @@ export type AttachRequest = Message<"agentcore.v1.AttachRequest"> & {
  * Use `create(AttachRequestSchema)` to create a new message.
  */
 export const AttachRequestSchema: GenMessage<AttachRequest> = /*@__PURE__*/
-  messageDesc(file_agentcore_v1_agent_service, 42);
+  messageDesc(file_agentcore_v1_agent_service, 43);
 
 /**
  * AttachResponse is one event of the run.
@@ -1414,7 +1504,7 @@ export type AttachResponse = Message<"agentcore.v1.AttachResponse"> & {
  * Use `create(AttachResponseSchema)` to create a new message.
  */
 export const AttachResponseSchema: GenMessage<AttachResponse> = /*@__PURE__*/
-  messageDesc(file_agentcore_v1_agent_service, 43);
+  messageDesc(file_agentcore_v1_agent_service, 44);
 
 /**
  * GetRunRequest names a run.
@@ -1433,7 +1523,7 @@ export type GetRunRequest = Message<"agentcore.v1.GetRunRequest"> & {
  * Use `create(GetRunRequestSchema)` to create a new message.
  */
 export const GetRunRequestSchema: GenMessage<GetRunRequest> = /*@__PURE__*/
-  messageDesc(file_agentcore_v1_agent_service, 44);
+  messageDesc(file_agentcore_v1_agent_service, 45);
 
 /**
  * GetRunResponse returns a run.
@@ -1452,7 +1542,7 @@ export type GetRunResponse = Message<"agentcore.v1.GetRunResponse"> & {
  * Use `create(GetRunResponseSchema)` to create a new message.
  */
 export const GetRunResponseSchema: GenMessage<GetRunResponse> = /*@__PURE__*/
-  messageDesc(file_agentcore_v1_agent_service, 45);
+  messageDesc(file_agentcore_v1_agent_service, 46);
 
 /**
  * ListRunsRequest pages through runs, newest first.
@@ -1485,6 +1575,13 @@ export type ListRunsRequest = Message<"agentcore.v1.ListRunsRequest"> & {
    * @generated from field: agentcore.v1.RunState state = 4;
    */
   state: RunState;
+
+  /**
+   * Only the runs of this tree: the root and its descendants.
+   *
+   * @generated from field: string root_run_id = 5;
+   */
+  rootRunId: string;
 };
 
 /**
@@ -1492,7 +1589,7 @@ export type ListRunsRequest = Message<"agentcore.v1.ListRunsRequest"> & {
  * Use `create(ListRunsRequestSchema)` to create a new message.
  */
 export const ListRunsRequestSchema: GenMessage<ListRunsRequest> = /*@__PURE__*/
-  messageDesc(file_agentcore_v1_agent_service, 46);
+  messageDesc(file_agentcore_v1_agent_service, 47);
 
 /**
  * ListRunsResponse is one page of runs.
@@ -1516,7 +1613,7 @@ export type ListRunsResponse = Message<"agentcore.v1.ListRunsResponse"> & {
  * Use `create(ListRunsResponseSchema)` to create a new message.
  */
 export const ListRunsResponseSchema: GenMessage<ListRunsResponse> = /*@__PURE__*/
-  messageDesc(file_agentcore_v1_agent_service, 47);
+  messageDesc(file_agentcore_v1_agent_service, 48);
 
 /**
  * RespondPermissionRequest answers a permission request of a run.
@@ -1552,7 +1649,7 @@ export type RespondPermissionRequest = Message<"agentcore.v1.RespondPermissionRe
  * Use `create(RespondPermissionRequestSchema)` to create a new message.
  */
 export const RespondPermissionRequestSchema: GenMessage<RespondPermissionRequest> = /*@__PURE__*/
-  messageDesc(file_agentcore_v1_agent_service, 48);
+  messageDesc(file_agentcore_v1_agent_service, 49);
 
 /**
  * RespondPermissionResponse confirms the answer reached the run.
@@ -1567,7 +1664,7 @@ export type RespondPermissionResponse = Message<"agentcore.v1.RespondPermissionR
  * Use `create(RespondPermissionResponseSchema)` to create a new message.
  */
 export const RespondPermissionResponseSchema: GenMessage<RespondPermissionResponse> = /*@__PURE__*/
-  messageDesc(file_agentcore_v1_agent_service, 49);
+  messageDesc(file_agentcore_v1_agent_service, 50);
 
 /**
  * AgentState says whether a session is running.

@@ -14,7 +14,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file agentcore/v1/event.proto.
  */
 export const file_agentcore_v1_event: GenFile = /*@__PURE__*/
-  fileDesc("ChhhZ2VudGNvcmUvdjEvZXZlbnQucHJvdG8SDGFnZW50Y29yZS52MSLgBwoFRXZlbnQSCwoDc2VxGAEgASgDEigKBHRpbWUYAiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEg4KBnJ1bl9pZBgDIAEoCRIPCgdhdHRlbXB0GAQgASgFEjQKC3J1bl9zdGFydGVkGAogASgLMh0uYWdlbnRjb3JlLnYxLlJ1blN0YXJ0ZWRFdmVudEgAEjgKDW1vZGVsX3JlcXVlc3QYCyABKAsyHy5hZ2VudGNvcmUudjEuTW9kZWxSZXF1ZXN0RXZlbnRIABI0Cgttb2RlbF9kZWx0YRgMIAEoCzIdLmFnZW50Y29yZS52MS5Nb2RlbERlbHRhRXZlbnRIABI6Cg5tb2RlbF9yZXNwb25zZRgNIAEoCzIgLmFnZW50Y29yZS52MS5Nb2RlbFJlc3BvbnNlRXZlbnRIABJCChJwZXJtaXNzaW9uX3JlcXVlc3QYDiABKAsyJC5hZ2VudGNvcmUudjEuUGVybWlzc2lvblJlcXVlc3RFdmVudEgAEjAKCXRvb2xfY2FsbBgPIAEoCzIbLmFnZW50Y29yZS52MS5Ub29sQ2FsbEV2ZW50SAASNAoLdG9vbF9vdXRwdXQYECABKAsyHS5hZ2VudGNvcmUudjEuVG9vbE91dHB1dEV2ZW50SAASNAoLdG9vbF9yZXN1bHQYESABKAsyHS5hZ2VudGNvcmUudjEuVG9vbFJlc3VsdEV2ZW50SAASJwoEc3RlcBgSIAEoCzIXLmFnZW50Y29yZS52MS5TdGVwRXZlbnRIABIpCgVyZXRyeRgTIAEoCzIYLmFnZW50Y29yZS52MS5SZXRyeUV2ZW50SAASPAoPY29tcGFjdF9zdGFydGVkGBQgASgLMiEuYWdlbnRjb3JlLnYxLkNvbXBhY3RTdGFydGVkRXZlbnRIABI4Cg1jb21wYWN0X2RlbHRhGBUgASgLMh8uYWdlbnRjb3JlLnYxLkNvbXBhY3REZWx0YUV2ZW50SAASPgoQY29tcGFjdF9maW5pc2hlZBgWIAEoCzIiLmFnZW50Y29yZS52MS5Db21wYWN0RmluaXNoZWRFdmVudEgAEi4KBnJlc3VsdBgXIAEoCzIcLmFnZW50Y29yZS52MS5SdW5SZXN1bHRFdmVudEgAEkEKEnRvb2xfb3V0cHV0X2NhcHBlZBgYIAEoCzIjLmFnZW50Y29yZS52MS5Ub29sT3V0cHV0Q2FwcGVkRXZlbnRIABI0CgtydW5fcmVzdW1lZBgZIAEoCzIdLmFnZW50Y29yZS52MS5SdW5SZXN1bWVkRXZlbnRIAEIGCgRraW5kInQKD1J1blJlc3VtZWRFdmVudBIPCgdhdHRlbXB0GAEgASgFEg8KB3JlcGxpY2EYAiABKAkSDAoEc3RlcBgDIAEoBRIWCg5yZXJ1bl9jYWxsX2lkcxgEIAMoCRIZChFyZXBvcnRlZF9jYWxsX2lkcxgFIAMoCSIjCg9SdW5TdGFydGVkRXZlbnQSEAoIYWdlbnRfaWQYASABKAkiXwoRTW9kZWxSZXF1ZXN0RXZlbnQSDAoEc3RlcBgBIAEoBRIVCg1tZXNzYWdlX2NvdW50GAIgASgFEhYKDnRva2VuX2VzdGltYXRlGAMgASgDEg0KBXRvb2xzGAQgAygJIn8KD01vZGVsRGVsdGFFdmVudBIMCgRzdGVwGAEgASgFEg4KBHRleHQYAiABKAlIABITCglyZWFzb25pbmcYAyABKAlIABIwCgl0b29sX2NhbGwYBCABKAsyGy5hZ2VudGNvcmUudjEuVG9vbENhbGxEZWx0YUgAQgcKBWRlbHRhIksKDVRvb2xDYWxsRGVsdGESDQoFaW5kZXgYASABKAUSCgoCaWQYAiABKAkSDAoEbmFtZRgDIAEoCRIRCglhcmd1bWVudHMYBCABKAkirgEKEk1vZGVsUmVzcG9uc2VFdmVudBIMCgRzdGVwGAEgASgFEgwKBHRleHQYAiABKAkSEQoJcmVhc29uaW5nGAMgASgJEi4KCnRvb2xfY2FsbHMYBCADKAsyGi5hZ2VudGNvcmUudjEuVG9vbENhbGxQYXJ0EiIKBXVzYWdlGAUgASgLMhMuYWdlbnRjb3JlLnYxLlVzYWdlEhUKDWZpbmlzaF9yZWFzb24YBiABKAkiYwoWUGVybWlzc2lvblJlcXVlc3RFdmVudBIUCgx0b29sX2NhbGxfaWQYASABKAkSEQoJdG9vbF9uYW1lGAIgASgJEhEKCWFyZ3VtZW50cxgDIAEoCRINCgVyZXJ1bhgEIAEoCCKPAQoNVG9vbENhbGxFdmVudBIMCgRzdGVwGAEgASgFEhQKDHRvb2xfY2FsbF9pZBgCIAEoCRIRCgl0b29sX25hbWUYAyABKAkSEQoJYXJndW1lbnRzGAQgASgJEjQKCnBlcm1pc3Npb24YBSABKAsyIC5hZ2VudGNvcmUudjEuUGVybWlzc2lvbkRlY2lzaW9uIlYKElBlcm1pc3Npb25EZWNpc2lvbhIwCgdvdXRjb21lGAEgASgOMh8uYWdlbnRjb3JlLnYxLlBlcm1pc3Npb25PdXRjb21lEg4KBnJlYXNvbhgCIAEoCSJ0Cg9Ub29sT3V0cHV0RXZlbnQSFAoMdG9vbF9jYWxsX2lkGAEgASgJEhEKCXRvb2xfbmFtZRgCIAEoCRIqCgZzdHJlYW0YAyABKA4yGi5hZ2VudGNvcmUudjEuT3V0cHV0U3RyZWFtEgwKBGRhdGEYBCABKAkipwEKFVRvb2xPdXRwdXRDYXBwZWRFdmVudBIUCgx0b29sX2NhbGxfaWQYASABKAkSEQoJdG9vbF9uYW1lGAIgASgJEhEKCW1heF9ieXRlcxgDIAEoAxISCgprZXB0X2J5dGVzGAQgASgDEhUKDWRyb3BwZWRfYnl0ZXMYBSABKAMSFgoOZHJvcHBlZF9jaHVua3MYBiABKAMSDwoHc3RvcHBlZBgHIAEoCCK8AQoPVG9vbFJlc3VsdEV2ZW50EgwKBHN0ZXAYASABKAUSFAoMdG9vbF9jYWxsX2lkGAIgASgJEhEKCXRvb2xfbmFtZRgDIAEoCRIoCgZvdXRwdXQYBCABKAsyGC5hZ2VudGNvcmUudjEuVG9vbE91dHB1dBINCgVlcnJvchgFIAEoCBIMCgRzdG9wGAYgASgIEisKCGR1cmF0aW9uGAcgASgLMhkuZ29vZ2xlLnByb3RvYnVmLkR1cmF0aW9uIoEBCglTdGVwRXZlbnQSDAoEc3RlcBgBIAEoBRIyCghyZXNwb25zZRgCIAEoCzIgLmFnZW50Y29yZS52MS5Nb2RlbFJlc3BvbnNlRXZlbnQSMgoMdG9vbF9yZXN1bHRzGAMgAygLMhwuYWdlbnRjb3JlLnYxLlRvb2xSZXN1bHRQYXJ0IqABCgpSZXRyeUV2ZW50Eg8KB2F0dGVtcHQYASABKAUSJQoEa2luZBgCIAEoDjIXLmFnZW50Y29yZS52MS5FcnJvcktpbmQSDwoHbWVzc2FnZRgDIAEoCRIOCgZzdGF0dXMYBCABKAUSKAoFZGVsYXkYBSABKAsyGS5nb29nbGUucHJvdG9idWYuRHVyYXRpb24SDwoHY29tcGFjdBgGIAEoCCI1ChNDb21wYWN0U3RhcnRlZEV2ZW50Eg4KBnRva2VucxgBIAEoAxIOCgZtYW51YWwYAiABKAgiIQoRQ29tcGFjdERlbHRhRXZlbnQSDAoEdGV4dBgBIAEoCSJLChRDb21wYWN0RmluaXNoZWRFdmVudBIPCgdzdW1tYXJ5GAEgASgJEiIKBXVzYWdlGAIgASgLMhMuYWdlbnRjb3JlLnYxLlVzYWdlIqIBCg5SdW5SZXN1bHRFdmVudBIMCgR0ZXh0GAEgASgJEg0KBXN0ZXBzGAIgASgFEiIKBXVzYWdlGAMgASgLMhMuYWdlbnRjb3JlLnYxLlVzYWdlEicKBnJlYXNvbhgEIAEoDjIXLmFnZW50Y29yZS52MS5FbmRSZWFzb24SJgoGb3V0cHV0GAUgASgLMhYuZ29vZ2xlLnByb3RvYnVmLlZhbHVlKpsBChFQZXJtaXNzaW9uT3V0Y29tZRIiCh5QRVJNSVNTSU9OX09VVENPTUVfVU5TUEVDSUZJRUQQABIeChpQRVJNSVNTSU9OX09VVENPTUVfQUxMT1dFRBABEh0KGVBFUk1JU1NJT05fT1VUQ09NRV9ERU5JRUQQAhIjCh9QRVJNSVNTSU9OX09VVENPTUVfTk9UX0FOU1dFUkVEEAMqewoMT3V0cHV0U3RyZWFtEh0KGU9VVFBVVF9TVFJFQU1fVU5TUEVDSUZJRUQQABIYChRPVVRQVVRfU1RSRUFNX09VVFBVVBABEhgKFE9VVFBVVF9TVFJFQU1fU1RET1VUEAISGAoUT1VUUFVUX1NUUkVBTV9TVERFUlIQAyrhAQoJRXJyb3JLaW5kEhoKFkVSUk9SX0tJTkRfVU5TUEVDSUZJRUQQABIWChJFUlJPUl9LSU5EX0FCT1JURUQQARITCg9FUlJPUl9LSU5EX0FVVEgQAhIUChBFUlJPUl9LSU5EX0xJTUlUEAMSFgoSRVJST1JfS0lORF9USU1FT1VUEAQSFQoRRVJST1JfS0lORF9TRVJWRVIQBRIWChJFUlJPUl9LSU5EX05FVFdPUksQBhIWChJFUlJPUl9LSU5EX1JFUVVFU1QQBxIWChJFUlJPUl9LSU5EX1VOS05PV04QCCp0CglFbmRSZWFzb24SGgoWRU5EX1JFQVNPTl9VTlNQRUNJRklFRBAAEhYKEkVORF9SRUFTT05fTk9fVE9PTBABEhgKFEVORF9SRUFTT05fVE9PTF9TVE9QEAISGQoVRU5EX1JFQVNPTl9TVEVQX0xJTUlUEANCO1o5Z2l0aHViLmNvbS9hZ2VudGNvcmUvYWdlbnRjb3JlL3Byb3RvL2FnZW50Y29yZS92MTthZ2VudHYxYgZwcm90bzM", [file_agentcore_v1_message, file_google_protobuf_duration, file_google_protobuf_struct, file_google_protobuf_timestamp]);
+  fileDesc("ChhhZ2VudGNvcmUvdjEvZXZlbnQucHJvdG8SDGFnZW50Y29yZS52MSLMCAoFRXZlbnQSCwoDc2VxGAEgASgDEigKBHRpbWUYAiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEg4KBnJ1bl9pZBgDIAEoCRIPCgdhdHRlbXB0GAQgASgFEjQKC3J1bl9zdGFydGVkGAogASgLMh0uYWdlbnRjb3JlLnYxLlJ1blN0YXJ0ZWRFdmVudEgAEjgKDW1vZGVsX3JlcXVlc3QYCyABKAsyHy5hZ2VudGNvcmUudjEuTW9kZWxSZXF1ZXN0RXZlbnRIABI0Cgttb2RlbF9kZWx0YRgMIAEoCzIdLmFnZW50Y29yZS52MS5Nb2RlbERlbHRhRXZlbnRIABI6Cg5tb2RlbF9yZXNwb25zZRgNIAEoCzIgLmFnZW50Y29yZS52MS5Nb2RlbFJlc3BvbnNlRXZlbnRIABJCChJwZXJtaXNzaW9uX3JlcXVlc3QYDiABKAsyJC5hZ2VudGNvcmUudjEuUGVybWlzc2lvblJlcXVlc3RFdmVudEgAEjAKCXRvb2xfY2FsbBgPIAEoCzIbLmFnZW50Y29yZS52MS5Ub29sQ2FsbEV2ZW50SAASNAoLdG9vbF9vdXRwdXQYECABKAsyHS5hZ2VudGNvcmUudjEuVG9vbE91dHB1dEV2ZW50SAASNAoLdG9vbF9yZXN1bHQYESABKAsyHS5hZ2VudGNvcmUudjEuVG9vbFJlc3VsdEV2ZW50SAASJwoEc3RlcBgSIAEoCzIXLmFnZW50Y29yZS52MS5TdGVwRXZlbnRIABIpCgVyZXRyeRgTIAEoCzIYLmFnZW50Y29yZS52MS5SZXRyeUV2ZW50SAASPAoPY29tcGFjdF9zdGFydGVkGBQgASgLMiEuYWdlbnRjb3JlLnYxLkNvbXBhY3RTdGFydGVkRXZlbnRIABI4Cg1jb21wYWN0X2RlbHRhGBUgASgLMh8uYWdlbnRjb3JlLnYxLkNvbXBhY3REZWx0YUV2ZW50SAASPgoQY29tcGFjdF9maW5pc2hlZBgWIAEoCzIiLmFnZW50Y29yZS52MS5Db21wYWN0RmluaXNoZWRFdmVudEgAEi4KBnJlc3VsdBgXIAEoCzIcLmFnZW50Y29yZS52MS5SdW5SZXN1bHRFdmVudEgAEkEKEnRvb2xfb3V0cHV0X2NhcHBlZBgYIAEoCzIjLmFnZW50Y29yZS52MS5Ub29sT3V0cHV0Q2FwcGVkRXZlbnRIABI0CgtydW5fcmVzdW1lZBgZIAEoCzIdLmFnZW50Y29yZS52MS5SdW5SZXN1bWVkRXZlbnRIABIsCgVjaGlsZBgaIAEoCzIbLmFnZW50Y29yZS52MS5DaGlsZFJ1bkV2ZW50SAASPAoPYnVkZ2V0X2V4Y2VlZGVkGBsgASgLMiEuYWdlbnRjb3JlLnYxLkJ1ZGdldEV4Y2VlZGVkRXZlbnRIAEIGCgRraW5kInQKD1J1blJlc3VtZWRFdmVudBIPCgdhdHRlbXB0GAEgASgFEg8KB3JlcGxpY2EYAiABKAkSDAoEc3RlcBgDIAEoBRIWCg5yZXJ1bl9jYWxsX2lkcxgEIAMoCRIZChFyZXBvcnRlZF9jYWxsX2lkcxgFIAMoCSKRAQoNQ2hpbGRSdW5FdmVudBIOCgZydW5faWQYASABKAkSEAoIYWdlbnRfaWQYAiABKAkSFQoNcGFyZW50X3J1bl9pZBgDIAEoCRINCgVkZXB0aBgEIAEoBRIUCgx0b29sX2NhbGxfaWQYBSABKAkSIgoFZXZlbnQYBiABKAsyEy5hZ2VudGNvcmUudjEuRXZlbnQicQoTQnVkZ2V0RXhjZWVkZWRFdmVudBIoCgVsaW1pdBgBIAEoDjIZLmFnZW50Y29yZS52MS5CdWRnZXRMaW1pdBIVCg1idWRnZXRfcnVuX2lkGAIgASgJEgsKA21heBgDIAEoARIMCgR1c2VkGAQgASgBIiMKD1J1blN0YXJ0ZWRFdmVudBIQCghhZ2VudF9pZBgBIAEoCSJfChFNb2RlbFJlcXVlc3RFdmVudBIMCgRzdGVwGAEgASgFEhUKDW1lc3NhZ2VfY291bnQYAiABKAUSFgoOdG9rZW5fZXN0aW1hdGUYAyABKAMSDQoFdG9vbHMYBCADKAkifwoPTW9kZWxEZWx0YUV2ZW50EgwKBHN0ZXAYASABKAUSDgoEdGV4dBgCIAEoCUgAEhMKCXJlYXNvbmluZxgDIAEoCUgAEjAKCXRvb2xfY2FsbBgEIAEoCzIbLmFnZW50Y29yZS52MS5Ub29sQ2FsbERlbHRhSABCBwoFZGVsdGEiSwoNVG9vbENhbGxEZWx0YRINCgVpbmRleBgBIAEoBRIKCgJpZBgCIAEoCRIMCgRuYW1lGAMgASgJEhEKCWFyZ3VtZW50cxgEIAEoCSKuAQoSTW9kZWxSZXNwb25zZUV2ZW50EgwKBHN0ZXAYASABKAUSDAoEdGV4dBgCIAEoCRIRCglyZWFzb25pbmcYAyABKAkSLgoKdG9vbF9jYWxscxgEIAMoCzIaLmFnZW50Y29yZS52MS5Ub29sQ2FsbFBhcnQSIgoFdXNhZ2UYBSABKAsyEy5hZ2VudGNvcmUudjEuVXNhZ2USFQoNZmluaXNoX3JlYXNvbhgGIAEoCSJjChZQZXJtaXNzaW9uUmVxdWVzdEV2ZW50EhQKDHRvb2xfY2FsbF9pZBgBIAEoCRIRCgl0b29sX25hbWUYAiABKAkSEQoJYXJndW1lbnRzGAMgASgJEg0KBXJlcnVuGAQgASgIIo8BCg1Ub29sQ2FsbEV2ZW50EgwKBHN0ZXAYASABKAUSFAoMdG9vbF9jYWxsX2lkGAIgASgJEhEKCXRvb2xfbmFtZRgDIAEoCRIRCglhcmd1bWVudHMYBCABKAkSNAoKcGVybWlzc2lvbhgFIAEoCzIgLmFnZW50Y29yZS52MS5QZXJtaXNzaW9uRGVjaXNpb24iVgoSUGVybWlzc2lvbkRlY2lzaW9uEjAKB291dGNvbWUYASABKA4yHy5hZ2VudGNvcmUudjEuUGVybWlzc2lvbk91dGNvbWUSDgoGcmVhc29uGAIgASgJInQKD1Rvb2xPdXRwdXRFdmVudBIUCgx0b29sX2NhbGxfaWQYASABKAkSEQoJdG9vbF9uYW1lGAIgASgJEioKBnN0cmVhbRgDIAEoDjIaLmFnZW50Y29yZS52MS5PdXRwdXRTdHJlYW0SDAoEZGF0YRgEIAEoCSKnAQoVVG9vbE91dHB1dENhcHBlZEV2ZW50EhQKDHRvb2xfY2FsbF9pZBgBIAEoCRIRCgl0b29sX25hbWUYAiABKAkSEQoJbWF4X2J5dGVzGAMgASgDEhIKCmtlcHRfYnl0ZXMYBCABKAMSFQoNZHJvcHBlZF9ieXRlcxgFIAEoAxIWCg5kcm9wcGVkX2NodW5rcxgGIAEoAxIPCgdzdG9wcGVkGAcgASgIIrwBCg9Ub29sUmVzdWx0RXZlbnQSDAoEc3RlcBgBIAEoBRIUCgx0b29sX2NhbGxfaWQYAiABKAkSEQoJdG9vbF9uYW1lGAMgASgJEigKBm91dHB1dBgEIAEoCzIYLmFnZW50Y29yZS52MS5Ub29sT3V0cHV0Eg0KBWVycm9yGAUgASgIEgwKBHN0b3AYBiABKAgSKwoIZHVyYXRpb24YByABKAsyGS5nb29nbGUucHJvdG9idWYuRHVyYXRpb24igQEKCVN0ZXBFdmVudBIMCgRzdGVwGAEgASgFEjIKCHJlc3BvbnNlGAIgASgLMiAuYWdlbnRjb3JlLnYxLk1vZGVsUmVzcG9uc2VFdmVudBIyCgx0b29sX3Jlc3VsdHMYAyADKAsyHC5hZ2VudGNvcmUudjEuVG9vbFJlc3VsdFBhcnQioAEKClJldHJ5RXZlbnQSDwoHYXR0ZW1wdBgBIAEoBRIlCgRraW5kGAIgASgOMhcuYWdlbnRjb3JlLnYxLkVycm9yS2luZBIPCgdtZXNzYWdlGAMgASgJEg4KBnN0YXR1cxgEIAEoBRIoCgVkZWxheRgFIAEoCzIZLmdvb2dsZS5wcm90b2J1Zi5EdXJhdGlvbhIPCgdjb21wYWN0GAYgASgIIjUKE0NvbXBhY3RTdGFydGVkRXZlbnQSDgoGdG9rZW5zGAEgASgDEg4KBm1hbnVhbBgCIAEoCCIhChFDb21wYWN0RGVsdGFFdmVudBIMCgR0ZXh0GAEgASgJIksKFENvbXBhY3RGaW5pc2hlZEV2ZW50Eg8KB3N1bW1hcnkYASABKAkSIgoFdXNhZ2UYAiABKAsyEy5hZ2VudGNvcmUudjEuVXNhZ2Ui+QEKDlJ1blJlc3VsdEV2ZW50EgwKBHRleHQYASABKAkSDQoFc3RlcHMYAiABKAUSIgoFdXNhZ2UYAyABKAsyEy5hZ2VudGNvcmUudjEuVXNhZ2USJwoGcmVhc29uGAQgASgOMhcuYWdlbnRjb3JlLnYxLkVuZFJlYXNvbhImCgZvdXRwdXQYBSABKAsyFi5nb29nbGUucHJvdG9idWYuVmFsdWUSKQoJcnVuX3VzYWdlGAYgASgLMhYuYWdlbnRjb3JlLnYxLlJ1blVzYWdlEioKCnRyZWVfdXNhZ2UYByABKAsyFi5hZ2VudGNvcmUudjEuUnVuVXNhZ2UiswEKCFJ1blVzYWdlEhQKDGlucHV0X3Rva2VucxgBIAEoAxIVCg1vdXRwdXRfdG9rZW5zGAIgASgDEhYKDm1vZGVsX3JlcXVlc3RzGAMgASgDEhIKCnRvb2xfY2FsbHMYBCABKAMSLAoJd2FsbF90aW1lGAUgASgLMhkuZ29vZ2xlLnByb3RvYnVmLkR1cmF0aW9uEgwKBGNvc3QYBiABKAESEgoKY2hpbGRfcnVucxgHIAEoAyKEAgoGQnVkZ2V0EhkKDGlucHV0X3Rva2VucxgBIAEoA0gAiAEBEhoKDW91dHB1dF90b2tlbnMYAiABKANIAYgBARIbCg5tb2RlbF9yZXF1ZXN0cxgDIAEoA0gCiAEBEhcKCnRvb2xfY2FsbHMYBCABKANIA4gBARIsCgl3YWxsX3RpbWUYBSABKAsyGS5nb29nbGUucHJvdG9idWYuRHVyYXRpb24SEQoEY29zdBgGIAEoAUgEiAEBQg8KDV9pbnB1dF90b2tlbnNCEAoOX291dHB1dF90b2tlbnNCEQoPX21vZGVsX3JlcXVlc3RzQg0KC190b29sX2NhbGxzQgcKBV9jb3N0KtsBCgtCdWRnZXRMaW1pdBIcChhCVURHRVRfTElNSVRfVU5TUEVDSUZJRUQQABIdChlCVURHRVRfTElNSVRfSU5QVVRfVE9LRU5TEAESHgoaQlVER0VUX0xJTUlUX09VVFBVVF9UT0tFTlMQAhIfChtCVURHRVRfTElNSVRfTU9ERUxfUkVRVUVTVFMQAxIbChdCVURHRVRfTElNSVRfVE9PTF9DQUxMUxAEEhoKFkJVREdFVF9MSU1JVF9XQUxMX1RJTUUQBRIVChFCVURHRVRfTElNSVRfQ09TVBAGKpsBChFQZXJtaXNzaW9uT3V0Y29tZRIiCh5QRVJNSVNTSU9OX09VVENPTUVfVU5TUEVDSUZJRUQQABIeChpQRVJNSVNTSU9OX09VVENPTUVfQUxMT1dFRBABEh0KGVBFUk1JU1NJT05fT1VUQ09NRV9ERU5JRUQQAhIjCh9QRVJNSVNTSU9OX09VVENPTUVfTk9UX0FOU1dFUkVEEAMqewoMT3V0cHV0U3RyZWFtEh0KGU9VVFBVVF9TVFJFQU1fVU5TUEVDSUZJRUQQABIYChRPVVRQVVRfU1RSRUFNX09VVFBVVBABEhgKFE9VVFBVVF9TVFJFQU1fU1RET1VUEAISGAoUT1VUUFVUX1NUUkVBTV9TVERFUlIQAyrhAQoJRXJyb3JLaW5kEhoKFkVSUk9SX0tJTkRfVU5TUEVDSUZJRUQQABIWChJFUlJPUl9LSU5EX0FCT1JURUQQARITCg9FUlJPUl9LSU5EX0FVVEgQAhIUChBFUlJPUl9LSU5EX0xJTUlUEAMSFgoSRVJST1JfS0lORF9USU1FT1VUEAQSFQoRRVJST1JfS0lORF9TRVJWRVIQBRIWChJFUlJPUl9LSU5EX05FVFdPUksQBhIWChJFUlJPUl9LSU5EX1JFUVVFU1QQBxIWChJFUlJPUl9LSU5EX1VOS05PV04QCCqLAQoJRW5kUmVhc29uEhoKFkVORF9SRUFTT05fVU5TUEVDSUZJRUQQABIWChJFTkRfUkVBU09OX05PX1RPT0wQARIYChRFTkRfUkVBU09OX1RPT0xfU1RPUBACEhkKFUVORF9SRUFTT05fU1RFUF9MSU1JVBADEhUKEUVORF9SRUFTT05fQlVER0VUEARCO1o5Z2l0aHViLmNvbS9hZ2VudGNvcmUvYWdlbnRjb3JlL3Byb3RvL2FnZW50Y29yZS92MTthZ2VudHYxYgZwcm90bzM", [file_agentcore_v1_message, file_google_protobuf_duration, file_google_protobuf_struct, file_google_protobuf_timestamp]);
 
 /**
  * Event is one step of a run, streamed in order. The engine emits exactly
@@ -150,6 +150,22 @@ export type Event = Message<"agentcore.v1.Event"> & {
      */
     value: RunResumedEvent;
     case: "runResumed";
+  } | {
+    /**
+     * An event of a child run, carried on the streams of its ancestors.
+     *
+     * @generated from field: agentcore.v1.ChildRunEvent child = 26;
+     */
+    value: ChildRunEvent;
+    case: "child";
+  } | {
+    /**
+     * A limit of the run's budget was reached: the run ends (END_REASON_BUDGET).
+     *
+     * @generated from field: agentcore.v1.BudgetExceededEvent budget_exceeded = 27;
+     */
+    value: BudgetExceededEvent;
+    case: "budgetExceeded";
   } | { case: undefined; value?: undefined };
 };
 
@@ -214,6 +230,106 @@ export const RunResumedEventSchema: GenMessage<RunResumedEvent> = /*@__PURE__*/
   messageDesc(file_agentcore_v1_event, 1);
 
 /**
+ * ChildRunEvent is an event of a child run (a run another run started by
+ * calling an agent as a tool), as the streams of its parent and every
+ * ancestor carry it: one Send or Attach on the root shows the whole tree.
+ * Its seq is the carrying stream's; event keeps the child's own seq and
+ * run id. A grandchild's events reach the root once, not wrapped twice.
+ *
+ * @generated from message agentcore.v1.ChildRunEvent
+ */
+export type ChildRunEvent = Message<"agentcore.v1.ChildRunEvent"> & {
+  /**
+   * The child run the event belongs to.
+   *
+   * @generated from field: string run_id = 1;
+   */
+  runId: string;
+
+  /**
+   * The agent the child run runs.
+   *
+   * @generated from field: string agent_id = 2;
+   */
+  agentId: string;
+
+  /**
+   * The run whose tool call started the child run.
+   *
+   * @generated from field: string parent_run_id = 3;
+   */
+  parentRunId: string;
+
+  /**
+   * 1 for a child of the root, 2 for a grandchild…
+   *
+   * @generated from field: int32 depth = 4;
+   */
+  depth: number;
+
+  /**
+   * The parent's tool call that started the child run.
+   *
+   * @generated from field: string tool_call_id = 5;
+   */
+  toolCallId: string;
+
+  /**
+   * The child's event, with the child's seq and run id.
+   *
+   * @generated from field: agentcore.v1.Event event = 6;
+   */
+  event?: Event | undefined;
+};
+
+/**
+ * Describes the message agentcore.v1.ChildRunEvent.
+ * Use `create(ChildRunEventSchema)` to create a new message.
+ */
+export const ChildRunEventSchema: GenMessage<ChildRunEvent> = /*@__PURE__*/
+  messageDesc(file_agentcore_v1_event, 2);
+
+/**
+ * BudgetExceededEvent says which limit of a budget ended the run: the
+ * run's own, or one of an ancestor's (the limits count across the tree).
+ *
+ * @generated from message agentcore.v1.BudgetExceededEvent
+ */
+export type BudgetExceededEvent = Message<"agentcore.v1.BudgetExceededEvent"> & {
+  /**
+   * @generated from field: agentcore.v1.BudgetLimit limit = 1;
+   */
+  limit: BudgetLimit;
+
+  /**
+   * The run whose budget holds the limit (this run or an ancestor).
+   *
+   * @generated from field: string budget_run_id = 2;
+   */
+  budgetRunId: string;
+
+  /**
+   * The limit, and what the tree under budget_run_id used of it (tokens,
+   * requests, calls, seconds or currency units).
+   *
+   * @generated from field: double max = 3;
+   */
+  max: number;
+
+  /**
+   * @generated from field: double used = 4;
+   */
+  used: number;
+};
+
+/**
+ * Describes the message agentcore.v1.BudgetExceededEvent.
+ * Use `create(BudgetExceededEventSchema)` to create a new message.
+ */
+export const BudgetExceededEventSchema: GenMessage<BudgetExceededEvent> = /*@__PURE__*/
+  messageDesc(file_agentcore_v1_event, 3);
+
+/**
  * RunStartedEvent opens a run (agent-core: onStart).
  *
  * @generated from message agentcore.v1.RunStartedEvent
@@ -230,7 +346,7 @@ export type RunStartedEvent = Message<"agentcore.v1.RunStartedEvent"> & {
  * Use `create(RunStartedEventSchema)` to create a new message.
  */
 export const RunStartedEventSchema: GenMessage<RunStartedEvent> = /*@__PURE__*/
-  messageDesc(file_agentcore_v1_event, 2);
+  messageDesc(file_agentcore_v1_event, 4);
 
 /**
  * ModelRequestEvent is sent before each model request (agent-core: onLLMStart).
@@ -272,7 +388,7 @@ export type ModelRequestEvent = Message<"agentcore.v1.ModelRequestEvent"> & {
  * Use `create(ModelRequestEventSchema)` to create a new message.
  */
 export const ModelRequestEventSchema: GenMessage<ModelRequestEvent> = /*@__PURE__*/
-  messageDesc(file_agentcore_v1_event, 3);
+  messageDesc(file_agentcore_v1_event, 5);
 
 /**
  * ModelDeltaEvent is one streamed piece of the model's response (agent-core: onLLMEvent).
@@ -314,7 +430,7 @@ export type ModelDeltaEvent = Message<"agentcore.v1.ModelDeltaEvent"> & {
  * Use `create(ModelDeltaEventSchema)` to create a new message.
  */
 export const ModelDeltaEventSchema: GenMessage<ModelDeltaEvent> = /*@__PURE__*/
-  messageDesc(file_agentcore_v1_event, 4);
+  messageDesc(file_agentcore_v1_event, 6);
 
 /**
  * ToolCallDelta is a streamed piece of a tool call.
@@ -354,7 +470,7 @@ export type ToolCallDelta = Message<"agentcore.v1.ToolCallDelta"> & {
  * Use `create(ToolCallDeltaSchema)` to create a new message.
  */
 export const ToolCallDeltaSchema: GenMessage<ToolCallDelta> = /*@__PURE__*/
-  messageDesc(file_agentcore_v1_event, 5);
+  messageDesc(file_agentcore_v1_event, 7);
 
 /**
  * ModelResponseEvent is the model's complete response (agent-core: onLLMFinish).
@@ -398,7 +514,7 @@ export type ModelResponseEvent = Message<"agentcore.v1.ModelResponseEvent"> & {
  * Use `create(ModelResponseEventSchema)` to create a new message.
  */
 export const ModelResponseEventSchema: GenMessage<ModelResponseEvent> = /*@__PURE__*/
-  messageDesc(file_agentcore_v1_event, 6);
+  messageDesc(file_agentcore_v1_event, 8);
 
 /**
  * PermissionRequestEvent asks the client whether a tool call may run
@@ -440,7 +556,7 @@ export type PermissionRequestEvent = Message<"agentcore.v1.PermissionRequestEven
  * Use `create(PermissionRequestEventSchema)` to create a new message.
  */
 export const PermissionRequestEventSchema: GenMessage<PermissionRequestEvent> = /*@__PURE__*/
-  messageDesc(file_agentcore_v1_event, 7);
+  messageDesc(file_agentcore_v1_event, 9);
 
 /**
  * ToolCallEvent is sent when a tool call starts (agent-core: onToolCall).
@@ -486,7 +602,7 @@ export type ToolCallEvent = Message<"agentcore.v1.ToolCallEvent"> & {
  * Use `create(ToolCallEventSchema)` to create a new message.
  */
 export const ToolCallEventSchema: GenMessage<ToolCallEvent> = /*@__PURE__*/
-  messageDesc(file_agentcore_v1_event, 8);
+  messageDesc(file_agentcore_v1_event, 10);
 
 /**
  * PermissionDecision is the answer a permission request got.
@@ -513,7 +629,7 @@ export type PermissionDecision = Message<"agentcore.v1.PermissionDecision"> & {
  * Use `create(PermissionDecisionSchema)` to create a new message.
  */
 export const PermissionDecisionSchema: GenMessage<PermissionDecision> = /*@__PURE__*/
-  messageDesc(file_agentcore_v1_event, 9);
+  messageDesc(file_agentcore_v1_event, 11);
 
 /**
  * ToolOutputEvent is live output of a running tool call (agent-core: onToolOutput).
@@ -547,7 +663,7 @@ export type ToolOutputEvent = Message<"agentcore.v1.ToolOutputEvent"> & {
  * Use `create(ToolOutputEventSchema)` to create a new message.
  */
 export const ToolOutputEventSchema: GenMessage<ToolOutputEvent> = /*@__PURE__*/
-  messageDesc(file_agentcore_v1_event, 10);
+  messageDesc(file_agentcore_v1_event, 12);
 
 /**
  * ToolOutputCappedEvent closes the live output of a tool call that went
@@ -608,7 +724,7 @@ export type ToolOutputCappedEvent = Message<"agentcore.v1.ToolOutputCappedEvent"
  * Use `create(ToolOutputCappedEventSchema)` to create a new message.
  */
 export const ToolOutputCappedEventSchema: GenMessage<ToolOutputCappedEvent> = /*@__PURE__*/
-  messageDesc(file_agentcore_v1_event, 11);
+  messageDesc(file_agentcore_v1_event, 13);
 
 /**
  * ToolResultEvent is the result of a tool call (agent-core: onToolResult).
@@ -659,7 +775,7 @@ export type ToolResultEvent = Message<"agentcore.v1.ToolResultEvent"> & {
  * Use `create(ToolResultEventSchema)` to create a new message.
  */
 export const ToolResultEventSchema: GenMessage<ToolResultEvent> = /*@__PURE__*/
-  messageDesc(file_agentcore_v1_event, 12);
+  messageDesc(file_agentcore_v1_event, 14);
 
 /**
  * StepEvent closes one round of model and tools (agent-core: onStep).
@@ -688,7 +804,7 @@ export type StepEvent = Message<"agentcore.v1.StepEvent"> & {
  * Use `create(StepEventSchema)` to create a new message.
  */
 export const StepEventSchema: GenMessage<StepEvent> = /*@__PURE__*/
-  messageDesc(file_agentcore_v1_event, 13);
+  messageDesc(file_agentcore_v1_event, 15);
 
 /**
  * RetryEvent is sent before a retry (agent-core: onRetry).
@@ -738,7 +854,7 @@ export type RetryEvent = Message<"agentcore.v1.RetryEvent"> & {
  * Use `create(RetryEventSchema)` to create a new message.
  */
 export const RetryEventSchema: GenMessage<RetryEvent> = /*@__PURE__*/
-  messageDesc(file_agentcore_v1_event, 14);
+  messageDesc(file_agentcore_v1_event, 16);
 
 /**
  * CompactStartedEvent opens a compaction (agent-core: onCompact compact-start).
@@ -766,7 +882,7 @@ export type CompactStartedEvent = Message<"agentcore.v1.CompactStartedEvent"> & 
  * Use `create(CompactStartedEventSchema)` to create a new message.
  */
 export const CompactStartedEventSchema: GenMessage<CompactStartedEvent> = /*@__PURE__*/
-  messageDesc(file_agentcore_v1_event, 15);
+  messageDesc(file_agentcore_v1_event, 17);
 
 /**
  * CompactDeltaEvent is streamed summary text.
@@ -785,7 +901,7 @@ export type CompactDeltaEvent = Message<"agentcore.v1.CompactDeltaEvent"> & {
  * Use `create(CompactDeltaEventSchema)` to create a new message.
  */
 export const CompactDeltaEventSchema: GenMessage<CompactDeltaEvent> = /*@__PURE__*/
-  messageDesc(file_agentcore_v1_event, 16);
+  messageDesc(file_agentcore_v1_event, 18);
 
 /**
  * CompactFinishedEvent closes a compaction; the summary was appended to history.
@@ -809,7 +925,7 @@ export type CompactFinishedEvent = Message<"agentcore.v1.CompactFinishedEvent"> 
  * Use `create(CompactFinishedEventSchema)` to create a new message.
  */
 export const CompactFinishedEventSchema: GenMessage<CompactFinishedEvent> = /*@__PURE__*/
-  messageDesc(file_agentcore_v1_event, 17);
+  messageDesc(file_agentcore_v1_event, 19);
 
 /**
  * RunResultEvent is the result of a send, the last event of a successful run.
@@ -849,6 +965,20 @@ export type RunResultEvent = Message<"agentcore.v1.RunResultEvent"> & {
    * @generated from field: google.protobuf.Value output = 5;
    */
   output?: Value | undefined;
+
+  /**
+   * What this run spent, without its child runs.
+   *
+   * @generated from field: agentcore.v1.RunUsage run_usage = 6;
+   */
+  runUsage?: RunUsage | undefined;
+
+  /**
+   * What this run and all its descendants spent.
+   *
+   * @generated from field: agentcore.v1.RunUsage tree_usage = 7;
+   */
+  treeUsage?: RunUsage | undefined;
 };
 
 /**
@@ -856,7 +986,157 @@ export type RunResultEvent = Message<"agentcore.v1.RunResultEvent"> & {
  * Use `create(RunResultEventSchema)` to create a new message.
  */
 export const RunResultEventSchema: GenMessage<RunResultEvent> = /*@__PURE__*/
-  messageDesc(file_agentcore_v1_event, 18);
+  messageDesc(file_agentcore_v1_event, 20);
+
+/**
+ * RunUsage is what a run (or a run tree) spent, in the units a budget
+ * limits.
+ *
+ * @generated from message agentcore.v1.RunUsage
+ */
+export type RunUsage = Message<"agentcore.v1.RunUsage"> & {
+  /**
+   * @generated from field: int64 input_tokens = 1;
+   */
+  inputTokens: bigint;
+
+  /**
+   * @generated from field: int64 output_tokens = 2;
+   */
+  outputTokens: bigint;
+
+  /**
+   * @generated from field: int64 model_requests = 3;
+   */
+  modelRequests: bigint;
+
+  /**
+   * @generated from field: int64 tool_calls = 4;
+   */
+  toolCalls: bigint;
+
+  /**
+   * @generated from field: google.protobuf.Duration wall_time = 5;
+   */
+  wallTime?: Duration | undefined;
+
+  /**
+   * In the currency of the configured prices; 0 when no price applies.
+   *
+   * @generated from field: double cost = 6;
+   */
+  cost: number;
+
+  /**
+   * Child runs started (under tree_usage: descendants).
+   *
+   * @generated from field: int64 child_runs = 7;
+   */
+  childRuns: bigint;
+};
+
+/**
+ * Describes the message agentcore.v1.RunUsage.
+ * Use `create(RunUsageSchema)` to create a new message.
+ */
+export const RunUsageSchema: GenMessage<RunUsage> = /*@__PURE__*/
+  messageDesc(file_agentcore_v1_event, 21);
+
+/**
+ * Budget limits what a run and all its descendants may spend together.
+ * Unset fields are not limited. Input tokens include cache reads.
+ *
+ * @generated from message agentcore.v1.Budget
+ */
+export type Budget = Message<"agentcore.v1.Budget"> & {
+  /**
+   * @generated from field: optional int64 input_tokens = 1;
+   */
+  inputTokens?: bigint | undefined;
+
+  /**
+   * @generated from field: optional int64 output_tokens = 2;
+   */
+  outputTokens?: bigint | undefined;
+
+  /**
+   * @generated from field: optional int64 model_requests = 3;
+   */
+  modelRequests?: bigint | undefined;
+
+  /**
+   * @generated from field: optional int64 tool_calls = 4;
+   */
+  toolCalls?: bigint | undefined;
+
+  /**
+   * @generated from field: google.protobuf.Duration wall_time = 5;
+   */
+  wallTime?: Duration | undefined;
+
+  /**
+   * In the currency of the server's prices (price per million tokens per
+   * profile or model); a run whose model has no price spends nothing.
+   *
+   * @generated from field: optional double cost = 6;
+   */
+  cost?: number | undefined;
+};
+
+/**
+ * Describes the message agentcore.v1.Budget.
+ * Use `create(BudgetSchema)` to create a new message.
+ */
+export const BudgetSchema: GenMessage<Budget> = /*@__PURE__*/
+  messageDesc(file_agentcore_v1_event, 22);
+
+/**
+ * BudgetLimit names one limit of a budget.
+ *
+ * @generated from enum agentcore.v1.BudgetLimit
+ */
+export enum BudgetLimit {
+  /**
+   * @generated from enum value: BUDGET_LIMIT_UNSPECIFIED = 0;
+   */
+  UNSPECIFIED = 0,
+
+  /**
+   * @generated from enum value: BUDGET_LIMIT_INPUT_TOKENS = 1;
+   */
+  INPUT_TOKENS = 1,
+
+  /**
+   * @generated from enum value: BUDGET_LIMIT_OUTPUT_TOKENS = 2;
+   */
+  OUTPUT_TOKENS = 2,
+
+  /**
+   * @generated from enum value: BUDGET_LIMIT_MODEL_REQUESTS = 3;
+   */
+  MODEL_REQUESTS = 3,
+
+  /**
+   * @generated from enum value: BUDGET_LIMIT_TOOL_CALLS = 4;
+   */
+  TOOL_CALLS = 4,
+
+  /**
+   * @generated from enum value: BUDGET_LIMIT_WALL_TIME = 5;
+   */
+  WALL_TIME = 5,
+
+  /**
+   * @generated from enum value: BUDGET_LIMIT_COST = 6;
+   */
+  COST = 6,
+}
+
+/**
+ * Describes the enum agentcore.v1.BudgetLimit.
+ */
+export const BudgetLimitSchema: GenEnum<BudgetLimit> = /*@__PURE__*/
+  enumDesc(file_agentcore_v1_event, 0);
 
 /**
  * PermissionOutcome says how a permission request ended.
@@ -895,7 +1175,7 @@ export enum PermissionOutcome {
  * Describes the enum agentcore.v1.PermissionOutcome.
  */
 export const PermissionOutcomeSchema: GenEnum<PermissionOutcome> = /*@__PURE__*/
-  enumDesc(file_agentcore_v1_event, 0);
+  enumDesc(file_agentcore_v1_event, 1);
 
 /**
  * OutputStream says where tool output came from.
@@ -934,7 +1214,7 @@ export enum OutputStream {
  * Describes the enum agentcore.v1.OutputStream.
  */
 export const OutputStreamSchema: GenEnum<OutputStream> = /*@__PURE__*/
-  enumDesc(file_agentcore_v1_event, 1);
+  enumDesc(file_agentcore_v1_event, 2);
 
 /**
  * ErrorKind classifies model errors (agent-core: error.kind).
@@ -1008,7 +1288,7 @@ export enum ErrorKind {
  * Describes the enum agentcore.v1.ErrorKind.
  */
 export const ErrorKindSchema: GenEnum<ErrorKind> = /*@__PURE__*/
-  enumDesc(file_agentcore_v1_event, 2);
+  enumDesc(file_agentcore_v1_event, 3);
 
 /**
  * EndReason says why a send ended normally.
@@ -1041,11 +1321,19 @@ export enum EndReason {
    * @generated from enum value: END_REASON_STEP_LIMIT = 3;
    */
   STEP_LIMIT = 3,
+
+  /**
+   * A limit of the run's budget (or of an ancestor's) was reached: see its
+   * BudgetExceededEvent. The history is whole; a new send continues.
+   *
+   * @generated from enum value: END_REASON_BUDGET = 4;
+   */
+  BUDGET = 4,
 }
 
 /**
  * Describes the enum agentcore.v1.EndReason.
  */
 export const EndReasonSchema: GenEnum<EndReason> = /*@__PURE__*/
-  enumDesc(file_agentcore_v1_event, 3);
+  enumDesc(file_agentcore_v1_event, 4);
 

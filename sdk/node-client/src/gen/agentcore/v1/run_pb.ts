@@ -14,7 +14,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file agentcore/v1/run.proto.
  */
 export const file_agentcore_v1_run: GenFile = /*@__PURE__*/
-  fileDesc("ChZhZ2VudGNvcmUvdjEvcnVuLnByb3RvEgxhZ2VudGNvcmUudjEioAQKA1J1bhIKCgJpZBgBIAEoCRIQCghhZ2VudF9pZBgCIAEoCRIlCgVzdGF0ZRgDIAEoDjIWLmFnZW50Y29yZS52MS5SdW5TdGF0ZRIsCgZyZXN1bHQYBCABKAsyHC5hZ2VudGNvcmUudjEuUnVuUmVzdWx0RXZlbnQSJQoFZXJyb3IYBSABKAsyFi5hZ2VudGNvcmUudjEuUnVuRXJyb3ISLgoKc3RhcnRfdGltZRgGIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASLAoIZW5kX3RpbWUYByABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEg8KB3JlcGxpY2EYCCABKAkSNQoRbGVhc2VfZXhwaXJlX3RpbWUYCSABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEhAKCGxhc3Rfc2VxGAogASgDEjEKDW9uX2Rpc2Nvbm5lY3QYCyABKA4yGi5hZ2VudGNvcmUudjEuT25EaXNjb25uZWN0EhIKCmNvbXBhY3Rpb24YDCABKAgSQQoTcGVuZGluZ19wZXJtaXNzaW9ucxgNIAMoCzIkLmFnZW50Y29yZS52MS5QZXJtaXNzaW9uUmVxdWVzdEV2ZW50EhYKDmV2ZW50c19leHBpcmVkGA4gASgIEhMKC2V2ZW50X2J5dGVzGA8gASgDEhAKCGF0dGVtcHRzGBAgASgFIqIBCghSdW5FcnJvchIMCgRjb2RlGAEgASgFEg8KB21lc3NhZ2UYAiABKAkSDgoGcmVhc29uGAMgASgJEjYKCG1ldGFkYXRhGAQgAygLMiQuYWdlbnRjb3JlLnYxLlJ1bkVycm9yLk1ldGFkYXRhRW50cnkaLwoNTWV0YWRhdGFFbnRyeRILCgNrZXkYASABKAkSDQoFdmFsdWUYAiABKAk6AjgBKp0BCghSdW5TdGF0ZRIZChVSVU5fU1RBVEVfVU5TUEVDSUZJRUQQABIVChFSVU5fU1RBVEVfUlVOTklORxABEhcKE1JVTl9TVEFURV9TVUNDRUVERUQQAhIUChBSVU5fU1RBVEVfRkFJTEVEEAMSFQoRUlVOX1NUQVRFX1NUT1BQRUQQBBIZChVSVU5fU1RBVEVfSU5URVJSVVBURUQQBSphCgxPbkRpc2Nvbm5lY3QSHQoZT05fRElTQ09OTkVDVF9VTlNQRUNJRklFRBAAEhYKEk9OX0RJU0NPTk5FQ1RfU1RPUBABEhoKFk9OX0RJU0NPTk5FQ1RfQ09OVElOVUUQAkI7WjlnaXRodWIuY29tL2FnZW50Y29yZS9hZ2VudGNvcmUvcHJvdG8vYWdlbnRjb3JlL3YxO2FnZW50djFiBnByb3RvMw", [file_agentcore_v1_event, file_google_protobuf_timestamp]);
+  fileDesc("ChZhZ2VudGNvcmUvdjEvcnVuLnByb3RvEgxhZ2VudGNvcmUudjEi8QQKA1J1bhIKCgJpZBgBIAEoCRIQCghhZ2VudF9pZBgCIAEoCRIlCgVzdGF0ZRgDIAEoDjIWLmFnZW50Y29yZS52MS5SdW5TdGF0ZRIsCgZyZXN1bHQYBCABKAsyHC5hZ2VudGNvcmUudjEuUnVuUmVzdWx0RXZlbnQSJQoFZXJyb3IYBSABKAsyFi5hZ2VudGNvcmUudjEuUnVuRXJyb3ISLgoKc3RhcnRfdGltZRgGIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASLAoIZW5kX3RpbWUYByABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEg8KB3JlcGxpY2EYCCABKAkSNQoRbGVhc2VfZXhwaXJlX3RpbWUYCSABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEhAKCGxhc3Rfc2VxGAogASgDEjEKDW9uX2Rpc2Nvbm5lY3QYCyABKA4yGi5hZ2VudGNvcmUudjEuT25EaXNjb25uZWN0EhIKCmNvbXBhY3Rpb24YDCABKAgSQQoTcGVuZGluZ19wZXJtaXNzaW9ucxgNIAMoCzIkLmFnZW50Y29yZS52MS5QZXJtaXNzaW9uUmVxdWVzdEV2ZW50EhYKDmV2ZW50c19leHBpcmVkGA4gASgIEhMKC2V2ZW50X2J5dGVzGA8gASgDEhAKCGF0dGVtcHRzGBAgASgFEhUKDXBhcmVudF9ydW5faWQYESABKAkSEwoLcm9vdF9ydW5faWQYEiABKAkSDQoFZGVwdGgYEyABKAUSFAoMdG9vbF9jYWxsX2lkGBQgASgJIqIBCghSdW5FcnJvchIMCgRjb2RlGAEgASgFEg8KB21lc3NhZ2UYAiABKAkSDgoGcmVhc29uGAMgASgJEjYKCG1ldGFkYXRhGAQgAygLMiQuYWdlbnRjb3JlLnYxLlJ1bkVycm9yLk1ldGFkYXRhRW50cnkaLwoNTWV0YWRhdGFFbnRyeRILCgNrZXkYASABKAkSDQoFdmFsdWUYAiABKAk6AjgBKp0BCghSdW5TdGF0ZRIZChVSVU5fU1RBVEVfVU5TUEVDSUZJRUQQABIVChFSVU5fU1RBVEVfUlVOTklORxABEhcKE1JVTl9TVEFURV9TVUNDRUVERUQQAhIUChBSVU5fU1RBVEVfRkFJTEVEEAMSFQoRUlVOX1NUQVRFX1NUT1BQRUQQBBIZChVSVU5fU1RBVEVfSU5URVJSVVBURUQQBSphCgxPbkRpc2Nvbm5lY3QSHQoZT05fRElTQ09OTkVDVF9VTlNQRUNJRklFRBAAEhYKEk9OX0RJU0NPTk5FQ1RfU1RPUBABEhoKFk9OX0RJU0NPTk5FQ1RfQ09OVElOVUUQAkI7WjlnaXRodWIuY29tL2FnZW50Y29yZS9hZ2VudGNvcmUvcHJvdG8vYWdlbnRjb3JlL3YxO2FnZW50djFiBnByb3RvMw", [file_agentcore_v1_event, file_google_protobuf_timestamp]);
 
 /**
  * Run is one send (or manual compaction) of an agent, kept by the server
@@ -127,6 +127,33 @@ export type Run = Message<"agentcore.v1.Run"> & {
    * @generated from field: int32 attempts = 16;
    */
   attempts: number;
+
+  /**
+   * For a child run (an agent called as a tool): the run whose tool call
+   * started it, and the root of its tree; empty for a root run.
+   *
+   * @generated from field: string parent_run_id = 17;
+   */
+  parentRunId: string;
+
+  /**
+   * @generated from field: string root_run_id = 18;
+   */
+  rootRunId: string;
+
+  /**
+   * 0 for a root run, 1 for its children…
+   *
+   * @generated from field: int32 depth = 19;
+   */
+  depth: number;
+
+  /**
+   * The parent's tool call that started it.
+   *
+   * @generated from field: string tool_call_id = 20;
+   */
+  toolCallId: string;
 };
 
 /**
