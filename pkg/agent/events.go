@@ -157,6 +157,10 @@ func (e *emitter) compactFinished(summary string, u *agentv1.Usage) {
 	}}})
 }
 
+func (e *emitter) budgetExceeded(b *agentv1.BudgetExceededEvent) {
+	e.emit(&agentv1.Event{Kind: &agentv1.Event_BudgetExceeded{BudgetExceeded: b}})
+}
+
 func (e *emitter) result(r *Result) {
 	if !e.on() {
 		return

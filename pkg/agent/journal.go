@@ -139,6 +139,9 @@ func (r *run) commit(durable bool, usage *agentv1.Usage, msgs ...*agentv1.Messag
 	if usage != nil && r.usage != nil {
 		addUsage(r.usage, usage)
 	}
+	if usage != nil && r.budget != nil {
+		r.budget.spent(usage, r.price)
+	}
 	return nil
 }
 

@@ -68,6 +68,9 @@ type RunInfo struct {
 	ToolCalls int
 	// Usage is summed over the run's model responses so far.
 	Usage *agentv1.Usage
+	// Budget counts what the run and its child runs spent (RunUsage); nil
+	// for a compaction.
+	Budget *Budget
 }
 
 // ModelCall describes one model request to an Observer.

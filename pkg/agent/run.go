@@ -44,6 +44,12 @@ type run struct {
 	// toolCalls counts the calls that ran (from the tools' goroutines).
 	info      RunInfo
 	toolCalls atomic.Int64
+	// budget counts what the run spends, within its limits and its
+	// ancestors'; price is its model's; over is the limit a tool call
+	// found reached (the run ends after the round).
+	budget *Budget
+	price  Price
+	over   atomic.Pointer[BudgetError]
 }
 
 // observe tells the session's Observer that the run starts; the run's
@@ -51,7 +57,7 @@ type run struct {
 func (r *run) observe(compaction bool) {
 	r.info = RunInfo{
 		AgentID: r.session.id, RunID: r.id, Compaction: compaction, Attempt: r.jrun.Attempt,
-		Protocol: string(r.cfg.Protocol), Model: r.cfg.Model, Start: time.Now(),
+		Protocol: string(r.cfg.Protocol), Model: r.cfg.Model, Start: time.Now(), Budget: r.budget,
 	}
 	r.ctx = r.session.opts.Observer.RunStarted(r.ctx, &r.info)
 }
@@ -113,7 +119,10 @@ func (r *run) loop(c *Continuation) (*Result, error) {
 	}
 	for step := first; ; step++ {
 		if ctx.Err() != nil {
-			return nil, aborted(ctx)
+			return r.cut(ctx, res)
+		}
+		if be := r.budget.take(true); be != nil {
+			return r.overBudget(res, be)
 		}
 		w, err := r.window(offered)
 		if err != nil {
@@ -121,6 +130,9 @@ func (r *run) loop(c *Continuation) (*Result, error) {
 		}
 		if w.Compact { // at most once per round, however large the result
 			if _, err := r.compact(ctx, w, false); err != nil {
+				if ctx.Err() != nil {
+					return r.cut(ctx, res)
+				}
 				return nil, err
 			}
 			if w, err = r.window(offered); err != nil {
@@ -160,6 +172,9 @@ func (r *run) loop(c *Continuation) (*Result, error) {
 			},
 		})
 		obs.ModelEnded(mctx, mc, out, err)
+		if err != nil && ctx.Err() != nil {
+			return r.cut(ctx, res)
+		}
 		if err != nil {
 			if out != nil && out.Message != nil && errors.Is(err, llm.ErrInvalidOutput) {
 				if _, jerr := r.record(out); jerr != nil { // the answer is kept; the send fails
@@ -202,18 +217,37 @@ func (r *run) loop(c *Continuation) (*Result, error) {
 			return nil, err
 		}
 		if ctx.Err() != nil {
-			return nil, aborted(ctx)
+			return r.cut(ctx, res)
 		}
 		r.emit.step(step, resp, results)
 		switch {
 		case stop:
 			res.Reason = agentv1.EndReason_END_REASON_TOOL_STOP
 			return res, nil
+		case r.over.Load() != nil:
+			return r.overBudget(res, r.over.Load())
 		case r.cfg.MaxSteps > 0 && step >= r.cfg.MaxSteps:
 			res.Reason = agentv1.EndReason_END_REASON_STEP_LIMIT
 			return res, nil
 		}
 	}
+}
+
+// cut ends a run whose context ended: normally when a wall time of its
+// budget passed, else aborted.
+func (r *run) cut(ctx context.Context, res *Result) (*Result, error) {
+	var be *BudgetError
+	if errors.As(context.Cause(ctx), &be) {
+		return r.overBudget(res, be)
+	}
+	return nil, aborted(ctx)
+}
+
+// overBudget ends a run whose budget (or an ancestor's) reached a limit.
+func (r *run) overBudget(res *Result, be *BudgetError) (*Result, error) {
+	r.emit.budgetExceeded(be.Proto())
+	res.Reason = agentv1.EndReason_END_REASON_BUDGET
+	return res, nil
 }
 
 // options are the window options of the run's requests.

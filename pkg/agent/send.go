@@ -52,6 +52,10 @@ type SendOptions struct {
 	// must not call Send, Stop or Compact of the same session, which wait for
 	// the run it is part of.
 	OnEvent func(*agentv1.Event)
+	// Budget limits what the run spends, with its ancestors' limits when it
+	// is a child run (NewBudget); nil means no limit of its own and no
+	// parent. A budget belongs to one run.
+	Budget *Budget
 }
 
 // PermissionRequest is a tool call waiting for approval. The run has just
@@ -94,11 +98,15 @@ type Result struct {
 	// Output is the structured output, set only when the config asks for one
 	// and the send ended no-tool.
 	Output *structpb.Value
+	// RunUsage is what the run spent, in a budget's units; TreeUsage what
+	// it spent with its child runs.
+	RunUsage, TreeUsage *agentv1.RunUsage
 }
 
 // Proto returns the result as the run's last event.
 func (r *Result) Proto() *agentv1.RunResultEvent {
-	return &agentv1.RunResultEvent{Text: r.Text, Steps: int32(r.Steps), Usage: r.Usage, Reason: r.Reason, Output: r.Output}
+	return &agentv1.RunResultEvent{Text: r.Text, Steps: int32(r.Steps), Usage: r.Usage, Reason: r.Reason, Output: r.Output,
+		RunUsage: r.RunUsage, TreeUsage: r.TreeUsage}
 }
 
 // Send appends the input to the history and loops "ask the model, run the
@@ -139,6 +147,13 @@ func (s *Session) Send(ctx context.Context, opts SendOptions) (res *Result, err 
 	}
 	defer func() { s.release(run, res, err) }()
 	run.session, run.cfg, run.perm = s, cfg, perm
+	run.budget = opts.Budget
+	if run.budget == nil {
+		run.budget = NewBudget(nil, nil)
+	}
+	if s.opts.Price != nil {
+		run.price, _ = s.opts.Price(asked.GetProfile(), cfg.Model)
+	}
 	info := JournalRun{Busy: opts.Busy}
 	if cont != nil {
 		run.id, info.Attempt = cont.RunID, cont.Attempt
@@ -146,8 +161,14 @@ func (s *Session) Send(ctx context.Context, opts SendOptions) (res *Result, err 
 	if err := run.begin(info); err != nil {
 		return nil, err
 	}
+	run.budget.bind(run.id)
 	run.observe(false)
 	defer func() { run.ended(res, err) }()
+	if at, why := run.budget.deadline(); !at.IsZero() {
+		var stopTimer context.CancelFunc
+		run.ctx, stopTimer = context.WithDeadlineCause(run.ctx, at, why)
+		defer stopTimer()
+	}
 	run.emit = &emitter{runID: run.id, fn: opts.OnEvent}
 	if cont != nil {
 		run.emit.seq, run.emit.attempt = cont.LastSeq, int32(cont.Attempt)
@@ -189,6 +210,7 @@ func (s *Session) Send(ctx context.Context, opts SendOptions) (res *Result, err 
 	if err != nil {
 		return nil, err // the Observer logs the run's end
 	}
+	res.RunUsage, res.TreeUsage = run.budget.RunUsage()
 	run.emit.result(res)
 	return res, nil
 }

@@ -81,6 +81,9 @@ type Options struct {
 	// Observer is told what the session's runs do (traces, metrics, logs);
 	// nil means NopObserver. Share one across sessions.
 	Observer Observer
+	// Price, when set, returns the price of a model's tokens (the config's
+	// profile name and model), for the cost a budget counts; false: free.
+	Price func(profile, model string) (Price, bool)
 }
 
 // Session is an agent: agent-core's Agent.create result. It holds an id,
@@ -131,7 +134,7 @@ func New(opts Options) (*Session, error) {
 	}
 	s.opts = Options{LLM: opts.LLM, Encoders: opts.Encoders, Model: opts.Model, ExpandProfile: opts.ExpandProfile, Logger: opts.Logger, Observer: opts.Observer,
 		MaxToolOutput: opts.MaxToolOutput, MaxToolResultBytes: opts.MaxToolResultBytes, MaxLiveOutput: opts.MaxLiveOutput, LiveOutputStop: opts.LiveOutputStop,
-		RedactToolOutput: opts.RedactToolOutput, Journal: opts.Journal}
+		RedactToolOutput: opts.RedactToolOutput, Journal: opts.Journal, Price: opts.Price}
 	if _, err := s.resolve(s.config, false); err != nil {
 		if err := problems.addErr(err, "history"); err != nil {
 			return nil, err

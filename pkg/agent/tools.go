@@ -118,6 +118,8 @@ const (
 	unrecordedText = "Not run: the history holding this call of %s could not be stored, so the call did not run."
 	// notRunText answers a call the run was stopped before it ran.
 	notRunText = "Not run: the run was stopped while this call of %s waited for permission."
+	// overBudgetText answers a call past a limit of the run's budget.
+	overBudgetText = "Not run: %v. This call of %s did not run, and the run ends after this round."
 )
 
 // runTools runs the calls of one round in parallel (the config's
@@ -194,6 +196,14 @@ func (r *run) runTool(ctx context.Context, step int, c *agentv1.ToolCallPart, at
 			return p, false
 		}
 	}
+	if be := r.budget.take(false); be != nil {
+		r.over.CompareAndSwap(nil, be)
+		p := history.ToolResult(id, name, history.TextOutput(fmt.Sprintf(overBudgetText, be, name)), true)
+		r.emit.toolCall(step, id, name, args, perm)
+		r.emit.toolResult(step, p.GetToolResult(), false, 0)
+		return p, false
+	}
+	ctx = withCall(ctx, &Call{AgentID: r.session.id, RunID: r.id, ToolCallID: id, Step: step, Budget: r.budget, emit: r.emit})
 	opts := tool.Options{CallID: id, Limit: int(r.cfg.MaxToolOutput), Limiter: r.limiter, MaxBytes: r.session.opts.MaxToolResultBytes,
 		Redact: r.session.opts.RedactToolOutput, IdempotencyKey: r.id + "/" + id, Attempt: attempt}
 	// The call is announced before it starts, and the run then yields
