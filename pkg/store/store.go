@@ -158,6 +158,11 @@ type Run struct {
 	// EventBytes is the size of the run's stored events (their encoded
 	// form), 0 once they were swept. Set by the store.
 	EventBytes int64
+	// ParentRunID, RootRunID and Depth place a child run (started by a
+	// tool call of another run, ToolCallID) in its tree; empty and 0 for a
+	// root run.
+	ParentRunID, RootRunID, ToolCallID string
+	Depth                              int
 	// AgentVersion is the agent's version when StartRun took its lease, set
 	// by StartRun on the run it was given (not kept): the caller knows
 	// without another read whether the agent changed since it last saw it.
@@ -185,6 +190,8 @@ type RunQuery struct {
 	AnyTenant bool
 	// State selects runs in that state; UNSPECIFIED means any.
 	State agentv1.RunState
+	// RootRunID selects one run tree: that run and its descendants.
+	RootRunID string
 	// Before lists runs older than this cursor (the last run of the previous page).
 	Before *Cursor
 	// Limit bounds the result; 0 means 100.

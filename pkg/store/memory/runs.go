@@ -189,6 +189,7 @@ func (s *Store) ListRuns(ctx context.Context, q store.RunQuery) ([]*store.Run, e
 		case q.AgentID != "" && r.r.AgentID != q.AgentID,
 			!q.AnyTenant && r.r.Tenant != q.Tenant,
 			q.State != agentv1.RunState_RUN_STATE_UNSPECIFIED && r.r.State != q.State,
+			q.RootRunID != "" && r.r.ID != q.RootRunID && r.r.RootRunID != q.RootRunID,
 			q.Before != nil && !newer(&store.Run{Started: q.Before.Started, ID: q.Before.ID}, r.r):
 			continue
 		}

@@ -163,6 +163,14 @@ func (s *Store) StartRun(ctx context.Context, r *store.Run, ttl time.Duration) e
 	default:
 		return fmt.Errorf("postgres: agentcore_start_run said %q", status)
 	}
+	if r.ParentRunID != "" {
+		// A child run, rare beside root runs: its place in the tree costs a
+		// second statement rather than a new start function.
+		if _, err := s.Relaxed.ExecContext(ctx, `UPDATE runs SET parent_run = $2, root_run = $3, depth = $4, tool_call = $5 WHERE id = $1`,
+			r.ID, r.ParentRunID, r.RootRunID, r.Depth, r.ToolCallID); err != nil {
+			return fmt.Errorf("postgres: %w", err)
+		}
+	}
 	r.Tenant, r.State = tenant.String, agentv1.RunState_RUN_STATE_RUNNING
 	r.Started, r.LeaseExpires = sqlstore.Time(now.Int64), sqlstore.Time(now.Int64+ttl.Microseconds())
 	r.AgentVersion, r.HistoryStart = version.Int64, int(historyStart.Int32)

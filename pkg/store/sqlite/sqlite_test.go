@@ -55,8 +55,8 @@ func TestMigrationsForward(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer s.Close()
-	if v, _ := s.Version(ctx); v != 4 {
-		t.Fatalf("schema version %d after reopening, want 4", v)
+	if v, _ := s.Version(ctx); v != 5 {
+		t.Fatalf("schema version %d after reopening, want 5", v)
 	}
 	msgs, _, err := s.History(ctx, "kept")
 	if err != nil || len(msgs) != 1 {

@@ -171,3 +171,41 @@ func testListRuns(t *testing.T, h Harness) {
 		t.Errorf("tenant other lists %v", theirs)
 	}
 }
+
+// testRunTree stores a root run with a child and a grandchild (of other
+// agents) and lists the tree.
+func testRunTree(t *testing.T, h Harness) {
+	s := open(t, h)
+	c := ctx(t)
+	for _, id := range []string{"t_root", "t_child", "t_grand", "t_other"} {
+		mustCreate(t, s, id)
+	}
+	mustStart(t, s, "t_root", "run_root", "x", time.Minute)
+	for _, r := range []*store.Run{
+		{ID: "run_child", AgentID: "t_child", Owner: "x", ParentRunID: "run_root", RootRunID: "run_root", Depth: 1, ToolCallID: "call_1"},
+		{ID: "run_grand", AgentID: "t_grand", Owner: "x", ParentRunID: "run_child", RootRunID: "run_root", Depth: 2, ToolCallID: "call_2"},
+	} {
+		if err := s.StartRun(c, r, time.Minute); err != nil {
+			t.Fatal(err)
+		}
+	}
+	mustStart(t, s, "t_other", "run_other", "x", time.Minute)
+	got, err := s.GetRun(c, "run_grand")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.ParentRunID != "run_child" || got.RootRunID != "run_root" || got.Depth != 2 || got.ToolCallID != "call_2" {
+		t.Errorf("the grandchild's place: %+v", got)
+	}
+	tree, err := s.ListRuns(c, store.RunQuery{RootRunID: "run_root"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ids []string
+	for _, r := range tree {
+		ids = append(ids, r.ID)
+	}
+	if fmt.Sprint(ids) != "[run_grand run_child run_root]" {
+		t.Errorf("the tree lists %v", ids)
+	}
+}

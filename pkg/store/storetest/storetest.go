@@ -69,6 +69,7 @@ func Run(t *testing.T, h Harness) {
 		{"ExpiredLease", testExpiredLease},
 		{"TakeOver", testTakeOver},
 		{"ListRuns", testListRuns},
+		{"RunTree", testRunTree},
 		{"Events", testEvents},
 		{"EventsWithEnds", testEventsWithEnds},
 		{"DeleteEvents", testDeleteEvents},

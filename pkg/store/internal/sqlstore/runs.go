@@ -52,10 +52,11 @@ func (db *DB) StartRun(ctx context.Context, r *store.Run, ttl time.Duration) err
 				started = last.Int64 + 1
 			}
 		}
-		res, err := tx.ExecContext(ctx, db.q(`INSERT INTO runs (id, agent_id, tenant, compaction, on_disconnect, state, owner, lease_expires, started, history_start, resume)
-			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11) ON CONFLICT (id) DO NOTHING`),
+		res, err := tx.ExecContext(ctx, db.q(`INSERT INTO runs (id, agent_id, tenant, compaction, on_disconnect, state, owner, lease_expires, started, history_start, resume,
+			parent_run, root_run, depth, tool_call)
+			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15) ON CONFLICT (id) DO NOTHING`),
 			r.ID, r.AgentID, tenant, BoolInt(r.Compaction), int32(r.OnDisconnect), int32(agentv1.RunState_RUN_STATE_RUNNING), r.Owner, until, started,
-			historyStart, r.Resume)
+			historyStart, r.Resume, r.ParentRunID, r.RootRunID, r.Depth, r.ToolCallID)
 		if err != nil {
 			return db.wrap(err)
 		}
@@ -194,7 +195,8 @@ func (db *DB) finish(ctx context.Context, tx *Tx, notify func(store.Notice), e s
 	return nil
 }
 
-const runCols = `id, agent_id, tenant, compaction, on_disconnect, state, result, error, owner, lease_expires, started, ended, last_seq, purged, event_bytes, history_start, resume, attempts, {now}`
+const runCols = `id, agent_id, tenant, compaction, on_disconnect, state, result, error, owner, lease_expires, started, ended, last_seq, purged, event_bytes, history_start, resume, attempts,
+	parent_run, root_run, depth, tool_call, {now}`
 
 func scanRun(row interface{ Scan(...any) error }) (*store.Run, error) {
 	var (
@@ -205,7 +207,7 @@ func scanRun(row interface{ Scan(...any) error }) (*store.Run, error) {
 		exp, started, ended, lastSeq, nowUS int64
 	)
 	if err := row.Scan(&r.ID, &r.AgentID, &r.Tenant, &compaction, &onDisc, &state, &result, &rerr, &r.Owner, &exp, &started, &ended, &lastSeq, &purged,
-		&r.EventBytes, &r.HistoryStart, &r.Resume, &r.Attempts, &nowUS); err != nil {
+		&r.EventBytes, &r.HistoryStart, &r.Resume, &r.Attempts, &r.ParentRunID, &r.RootRunID, &r.Depth, &r.ToolCallID, &nowUS); err != nil {
 		return nil, err
 	}
 	r.Compaction, r.Purged = compaction != 0, purged != 0
@@ -257,6 +259,10 @@ func (db *DB) ListRuns(ctx context.Context, q store.RunQuery) ([]*store.Run, err
 	}
 	if q.State != agentv1.RunState_RUN_STATE_UNSPECIFIED {
 		where = append(where, "state = "+arg(int32(q.State)))
+	}
+	if q.RootRunID != "" {
+		root := arg(q.RootRunID)
+		where = append(where, "(id = "+root+" OR root_run = "+root+")")
 	}
 	if c := q.Before; c != nil {
 		s := arg(Micros(c.Started))
