@@ -193,6 +193,12 @@ type Limits struct {
 	// send; 0 fails it at its first attempt. Later in a send such failures
 	// are retried within RetryMaxElapsed, as other network errors are.
 	RetryUnreachable time.Duration
+	// MaxRunDepth is how deep a run tree may grow: a root run is at depth
+	// 0, its child runs (agents called as tools) at 1; a call that would
+	// start a run deeper fails.
+	MaxRunDepth int
+	// MaxChildRuns is how many child runs one run may have running at once.
+	MaxChildRuns int
 }
 
 // ToolLimits are the resource limits of tool calls: for each kind, what a

@@ -48,6 +48,9 @@ profiles:
       system: be brief
       maxTokens: 1000
       provider: {temperature: 0.2}
+    prices:
+      small: {input: 0.5, output: 1.5}
+      "*": {input: 3, output: 15}
 `
 
 // trustBody is a config file with the trust boundary's settings.
@@ -99,6 +102,15 @@ func TestLoadPrecedence(t *testing.T) {
 			if ac.GetSystem() != "be brief" || ac.GetMaxTokens() != 1000 || ac.GetProvider().GetTemperature() != 0.2 ||
 				ac.GetBaseUrl() != "https://cheap.example/v1" || ac.GetApiKey() != "sk-cheap" || ac.GetProfile() != "cheap" {
 				t.Errorf("agent config of the profile: %v", ac)
+			}
+			if pr, ok := p.Price("small"); !ok || pr != (Price{Input: 0.5, Output: 1.5}) {
+				t.Errorf("price of small: %v %v", pr, ok)
+			}
+			if pr, ok := p.Price("large"); !ok || pr.Output != 15 {
+				t.Errorf("price of another model: %v %v", pr, ok)
+			}
+			if c.Limits.MaxRunDepth != 3 || c.Limits.MaxChildRuns != 8 {
+				t.Errorf("run tree bounds %d, %d", c.Limits.MaxRunDepth, c.Limits.MaxChildRuns)
 			}
 		}},
 		{"env over file", []string{"-config", file}, map[string]string{"AGENTCORE_LISTEN": "unix:/tmp/a.sock", "AGENTCORE_TOOL_DIRS": "/e1:/e2"}, func(t *testing.T, c *Config) {
@@ -193,6 +205,7 @@ func TestLoadErrors(t *testing.T) {
 	unknownKey := writeFile(t, "c.yaml", "listn: x\n")
 	badDefaults := writeFile(t, "d.yaml", "profiles:\n  p:\n    defaults: {temperature: 2}\n")
 	tokenFile := writeFile(t, "empty", "\n")
+	badPrice := writeFile(t, "g.yaml", "profiles:\n  p:\n    prices: {m: {input: 1, outptu: 2}}\n")
 	tests := []struct {
 		name string
 		args []string
@@ -207,6 +220,8 @@ func TestLoadErrors(t *testing.T) {
 		{"negative", []string{"-max-runs", "-1"}, nil, "max-runs"},
 		{"negative loaded agents", []string{"-max-loaded-agents", "-1"}, nil, "max-loaded-agents"},
 		{"bad agent memory", []string{"-agent-memory", "lots"}, nil, "agent-memory"},
+		{"negative depth", []string{"-max-run-depth", "-1"}, nil, "max-run-depth"},
+		{"bad price", []string{"-config", badPrice}, nil, "profiles.p.prices"},
 		{"bad duration env", nil, map[string]string{"AGENTCORE_SHUTDOWN_GRACE": "soon"}, "AGENTCORE_SHUTDOWN_GRACE"},
 		{"bad protocol", []string{"-model-protocol", "smoke"}, nil, "unknown protocol"},
 		{"bad log format", []string{"-log-format", "xml"}, nil, "log format"},

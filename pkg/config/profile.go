@@ -1,6 +1,7 @@
 package config
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -35,6 +36,24 @@ type Profile struct {
 	// Defaults are further config fields (system, provider, max_tokens…) the
 	// profile supplies; an agent's own fields override them.
 	Defaults *agentv1.AgentConfig
+	// Prices are what tokens cost per million, by model name; "*" prices
+	// the profile's other models. Budgets count cost with them.
+	Prices map[string]Price
+}
+
+// Price is what a model's tokens cost, per million, in any one currency.
+type Price struct {
+	Input  float64 `json:"input"`
+	Output float64 `json:"output"`
+}
+
+// Price returns the price of model's tokens under the profile.
+func (p *Profile) Price(model string) (Price, bool) {
+	if pr, ok := p.Prices[model]; ok {
+		return pr, true
+	}
+	pr, ok := p.Prices["*"]
+	return pr, ok
 }
 
 // AgentConfig returns the profile as an agent config: its defaults with the
@@ -124,6 +143,8 @@ func parseProfile(name string, v any) (*Profile, error) {
 					err = profileError(k, err)
 				}
 			}
+		case "prices":
+			err = parsePrices(p, val)
 		case "api_key":
 			err = profileError(k, errors.New("an API key must not be in the config file; set api_key_env to the name of the variable holding it"))
 		case "defaults":
@@ -145,8 +166,27 @@ func parseProfile(name string, v any) (*Profile, error) {
 	return p, nil
 }
 
+// parsePrices reads a profile's prices: {model: {input: n, output: n}}.
+func parsePrices(p *Profile, val any) error {
+	js, err := json.Marshal(val)
+	if err != nil {
+		return profileError("prices", err)
+	}
+	dec := json.NewDecoder(bytes.NewReader(js))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&p.Prices); err != nil {
+		return profileError("prices", fmt.Errorf("want {model: {input: price, output: price}} per million tokens: %w", err))
+	}
+	for m, pr := range p.Prices {
+		if pr.Input < 0 || pr.Output < 0 {
+			return profileError("prices."+m, errors.New("a price must not be negative"))
+		}
+	}
+	return nil
+}
+
 // profileKeys are the keys of a profile, for messages.
-const profileKeys = "base_url, model, protocol, api_key_env, api_key_file, allowed_base_urls, defaults"
+const profileKeys = "base_url, model, protocol, api_key_env, api_key_file, allowed_base_urls, defaults, prices"
 
 // ParseProtocol reads a protocol name: chat, responses, anthropic or gemini.
 func ParseProtocol(s string) (agentv1.Protocol, error) {

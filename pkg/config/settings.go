@@ -107,6 +107,12 @@ func settings() []Setting {
 		{Flag: "retry-unreachable", Env: "AGENTCORE_RETRY_UNREACHABLE", File: "limits.retry_unreachable", Default: "5s",
 			Usage: "how long a model request that cannot reach its service (connection refused, DNS failure, TLS handshake failure) is retried before the service has answered in its send (0: fail at the first attempt); later in a send such failures are retried within -retry-max-elapsed",
 			ptr:   func(c *Config) any { return &c.Limits.RetryUnreachable }},
+		{Flag: "max-run-depth", Env: "AGENTCORE_MAX_RUN_DEPTH", File: "limits.max_run_depth", Default: "3",
+			Usage: "how deep agents calling agents may go: a root run is at depth 0, a run it starts by calling an agent at 1; a call that would go deeper fails (0: no child runs)",
+			ptr:   func(c *Config) any { return &c.Limits.MaxRunDepth }},
+		{Flag: "max-child-runs", Env: "AGENTCORE_MAX_CHILD_RUNS", File: "limits.max_child_runs", Default: "8",
+			Usage: "child runs one run may have running at once (agents called as tools); a call beyond it fails (0: no limit)",
+			ptr:   func(c *Config) any { return &c.Limits.MaxChildRuns }},
 		{Flag: "tls-cert", Env: "AGENTCORE_TLS_CERT", File: "tls.cert",
 			Usage: "PEM certificate file: serve TLS (with -tls-key)",
 			ptr:   func(c *Config) any { return &c.TLS.CertFile }},
@@ -381,9 +387,9 @@ func Help() string {
 		}
 	}
 	b.WriteString("\nModel profiles are set in the config file only: profiles.NAME.base_url, .model,\n" +
-		".protocol, .api_key_env, .api_key_file, .allowed_base_urls, .defaults; an agent\n" +
-		"picks one with config.profile. A profile's key is sent only to its base_url\n" +
-		"and its allowed_base_urls.\n" +
+		".protocol, .api_key_env, .api_key_file, .allowed_base_urls, .defaults, .prices;\n" +
+		"an agent picks one with config.profile. A profile's key is sent only to its\n" +
+		"base_url and its allowed_base_urls.\n" +
 		"Limits per plugin or tool are set in the config file only: plugins.NAME.memory,\n" +
 		".processes, .cpu_time, .open_files (NAME: a plugin's file or a tool's name).\n")
 	return b.String()
@@ -433,7 +439,7 @@ func Table() string {
 		fmt.Fprintf(&b, "| `-%s` | %s | %s | %s | %s |\n", s.Flag, cell(s.Env), cell(file), def,
 			strings.ReplaceAll(s.Usage, "|", "\\|"))
 	}
-	b.WriteString("| - | - | `profiles.NAME.base_url`, `.model`, `.protocol`, `.api_key_env`, `.api_key_file`, `.allowed_base_urls`, `.defaults` | | a named model profile; `defaults` is any agent config in its JSON form (`system`, `maxTokens`, `provider`…); an agent picks it with `config.profile`; its key is sent only to `base_url` and the `allowed_base_urls` |\n")
+	b.WriteString("| - | - | `profiles.NAME.base_url`, `.model`, `.protocol`, `.api_key_env`, `.api_key_file`, `.allowed_base_urls`, `.defaults`, `.prices` | | a named model profile; `defaults` is any agent config in its JSON form (`system`, `maxTokens`, `provider`…); an agent picks it with `config.profile`; its key is sent only to `base_url` and the `allowed_base_urls`; `prices` are `{MODEL: {input: n, output: n}}` per million tokens (`*`: its other models), for budgets' cost |\n")
 	b.WriteString("| - | - | `plugins.NAME.memory`, `.processes`, `.cpu_time`, `.open_files` | | limits of a plugin's tools (NAME: its file name, e.g. `shell`) or of one tool (NAME: the tool's name), whatever they ask for and above the maximums; 0 or `none` lifts a limit |\n")
 	return b.String()
 }

@@ -145,7 +145,7 @@ func (c *Config) checkLimits(bad func(string, ...any)) {
 		{"max-sessions", c.Limits.MaxSessions}, {"max-runs", c.Limits.MaxConcurrentRuns}, {"max-loaded-agents", c.Limits.MaxLoadedAgents},
 		{"max-message-bytes", c.Limits.MaxMessageBytes}, {"max-history", c.Limits.MaxHistory},
 		{"max-idle-plugins", c.MaxIdlePlugins}, {"min-idle-plugins", c.MinIdlePlugins}, {"max-tool-output", c.Limits.MaxToolOutput},
-		{"plugin-gomaxprocs", c.PluginGOMAXPROCS},
+		{"plugin-gomaxprocs", c.PluginGOMAXPROCS}, {"max-run-depth", c.Limits.MaxRunDepth}, {"max-child-runs", c.Limits.MaxChildRuns},
 	} {
 		if n.v < 0 {
 			bad("-%s %d: must not be negative", n.name, n.v)
