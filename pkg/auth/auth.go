@@ -27,6 +27,8 @@ import (
 	"google.golang.org/grpc/credentials"
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/peer"
+
+	agentv1 "github.com/agentcore/agentcore/proto/agentcore/v1"
 )
 
 // DefaultTenant is the id of the tenant of a server without a tokens file
@@ -52,6 +54,9 @@ type Tenant struct {
 	// Profiles are the model profiles the tenant may use: nil means every
 	// profile, an empty list none.
 	Profiles []string
+	// Budget is the budget of the tenant's run trees when neither the send
+	// nor the agent gives one; nil: none.
+	Budget *agentv1.Budget
 }
 
 // AllowsProfile reports whether the tenant may use the named profile.

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 const tenantsFile = `
@@ -16,7 +17,7 @@ tenants:
   alice:
     admin: true
     tokens: ["alice-token-0123456789"]
-    limits: {agents: 2, concurrent_runs: 1}
+    limits: {agents: 2, concurrent_runs: 1, budget: {model_requests: 50, wall_time: 10m, cost: 2.5}}
     profiles: [main]
     client_certs:
       subjects: ["CN=alice,O=Acme"]
@@ -90,6 +91,9 @@ func TestCheck(t *testing.T) {
 	if !alice.Admin || alice.MaxAgents != 2 || alice.MaxConcurrentRuns != 1 || !alice.AllowsProfile("main") || alice.AllowsProfile("cheap") {
 		t.Errorf("alice %+v", alice)
 	}
+	if b := alice.Budget; b.GetModelRequests() != 50 || b.GetWallTime().AsDuration() != 10*time.Minute || b.GetCost() != 2.5 || b.InputTokens != nil {
+		t.Errorf("alice's budget %v", b)
+	}
 	bob, _ := a.Lookup("bob")
 	if bob.Admin || bob.AllowsProfile("main") {
 		t.Errorf("bob %+v: profiles [] allows none", bob)
@@ -157,6 +161,7 @@ func TestParseTenantsErrors(t *testing.T) {
 		{"no credential", "tenants:\n  a:\n    admin: true\n", "never be used"},
 		{"unknown profile", "tenants:\n  a:\n    tokens: [aaaaaaaaaaaaaaaaaaaa]\n    profiles: [nope]\n", "no profile \"nope\""},
 		{"negative limit", "tenants:\n  a:\n    tokens: [aaaaaaaaaaaaaaaaaaaa]\n    limits: {agents: -1}\n", "negative"},
+		{"bad budget", "tenants:\n  a:\n    tokens: [aaaaaaaaaaaaaaaaaaaa]\n    limits: {budget: {wall_time: 0s}}\n", "limits.budget"},
 		{"bad id", "tenants:\n  \"a b\":\n    tokens: [aaaaaaaaaaaaaaaaaaaa]\n", "tenant id"},
 		{"json too", `{"tenants": {"a": {"tokens": ["aaaaaaaaaaaaaaaaaaaa"], "admin": [1]}}}`, "bool"},
 	}

@@ -10,8 +10,12 @@ import (
 	"os"
 	"sort"
 	"strings"
+	"time"
 
+	"google.golang.org/protobuf/types/known/durationpb"
 	"gopkg.in/yaml.v3"
+
+	agentv1 "github.com/agentcore/agentcore/proto/agentcore/v1"
 )
 
 // MinPlainToken is the shortest plain token a tokens file may hold; a
@@ -50,14 +54,45 @@ type fileTenant struct {
 	Tokens []string `yaml:"tokens"`
 	Admin  bool     `yaml:"admin"`
 	Limits struct {
-		Agents         int `yaml:"agents"`
-		ConcurrentRuns int `yaml:"concurrent_runs"`
+		Agents         int         `yaml:"agents"`
+		ConcurrentRuns int         `yaml:"concurrent_runs"`
+		Budget         *fileBudget `yaml:"budget"`
 	} `yaml:"limits"`
 	Profiles    *[]string `yaml:"profiles"`
 	ClientCerts struct {
 		Subjects []string `yaml:"subjects"`
 		SANs     []string `yaml:"sans"`
 	} `yaml:"client_certs"`
+}
+
+// fileBudget is a tenant's default budget of run trees in a tokens file.
+type fileBudget struct {
+	InputTokens   *int64         `yaml:"input_tokens"`
+	OutputTokens  *int64         `yaml:"output_tokens"`
+	ModelRequests *int64         `yaml:"model_requests"`
+	ToolCalls     *int64         `yaml:"tool_calls"`
+	WallTime      *time.Duration `yaml:"wall_time"`
+	Cost          *float64       `yaml:"cost"`
+}
+
+// proto is the budget as the API has it; its problem, if any.
+func (b *fileBudget) proto() (*agentv1.Budget, error) {
+	out := &agentv1.Budget{InputTokens: b.InputTokens, OutputTokens: b.OutputTokens, ModelRequests: b.ModelRequests, ToolCalls: b.ToolCalls, Cost: b.Cost}
+	for _, n := range []*int64{b.InputTokens, b.OutputTokens, b.ModelRequests, b.ToolCalls} {
+		if n != nil && *n < 0 {
+			return nil, errors.New("a limit must not be negative")
+		}
+	}
+	if b.Cost != nil && *b.Cost < 0 {
+		return nil, errors.New("cost must not be negative")
+	}
+	if b.WallTime != nil {
+		if *b.WallTime <= 0 {
+			return nil, errors.New("wall_time must be a positive duration such as 10m")
+		}
+		out.WallTime = durationpb.New(*b.WallTime)
+	}
+	return out, nil
 }
 
 // ReadTenants reads a tokens file (see ParseTenants).
@@ -81,6 +116,8 @@ func ReadTenants(path string, profiles []string) ([]TenantSpec, error) {
 //	    admin: true                      # may call ReloadTools
 //	    tokens: ["sha256:<hex of the SHA-256 of the token>", "or-a-plain-token-of-16+-chars"]
 //	    limits: {agents: 100, concurrent_runs: 4}   # 0 or absent: the server's limits only
+//	    # limits.budget: the budget of run trees whose send and agent give none
+//	    # (input_tokens, output_tokens, model_requests, tool_calls, wall_time, cost)
 //	    profiles: [main, cheap]          # absent: every profile; []: none
 //	    client_certs:                    # mutual TLS: a verified certificate naming the tenant
 //	      subjects: ["CN=alice,O=Acme"]
@@ -125,6 +162,13 @@ func ParseTenants(data []byte, profiles []string) ([]TenantSpec, error) {
 		}
 		if ft.Limits.Agents < 0 || ft.Limits.ConcurrentRuns < 0 {
 			bad("tenants.%s.limits: must not be negative", id)
+		}
+		if ft.Limits.Budget != nil {
+			b, err := ft.Limits.Budget.proto()
+			if err != nil {
+				bad("tenants.%s.limits.budget: %w", id, err)
+			}
+			s.Tenant.Budget = b
 		}
 		if ft.Profiles != nil {
 			s.Tenant.Profiles = append([]string{}, (*ft.Profiles)...)
