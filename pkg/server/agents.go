@@ -18,6 +18,7 @@ import (
 	"github.com/agentcore/agentcore/pkg/auth"
 	"github.com/agentcore/agentcore/pkg/replica"
 	"github.com/agentcore/agentcore/pkg/store"
+	"github.com/agentcore/agentcore/pkg/tool"
 	agentv1 "github.com/agentcore/agentcore/proto/agentcore/v1"
 )
 
@@ -46,6 +47,16 @@ func (s *Server) CreateAgent(ctx context.Context, req *agentv1.CreateAgentReques
 	if err != nil {
 		return nil, err
 	}
+	agentSet, err := s.agentTools(a.GetAgentTools(), "agent.agent_tools")
+	if err != nil {
+		return nil, err
+	}
+	if err := checkBudget(a.GetBudget(), "agent.budget"); err != nil {
+		return nil, err
+	}
+	if agentSet != nil {
+		tools = tool.Merge(tools, agentSet)
+	}
 	id := req.GetAgentId()
 	if id == "" {
 		id = a.GetId()
@@ -55,7 +66,7 @@ func (s *Server) CreateAgent(ctx context.Context, req *agentv1.CreateAgentReques
 	}
 	cfg := a.GetConfig()
 	sess := &session{tenant: t.ID, tools: a.GetTools(), skills: a.GetSkills(), applied: c, keys: agent.Secrets(a.GetConfig()),
-		expand: s.profiles.Expander(t.ID)}
+		expand: s.profiles.Expander(t.ID), agentTools: a.GetAgentTools(), agentSet: agentSet, budget: a.GetBudget()}
 	engine, err := s.newEngine(sess, agent.Options{ID: id, Config: cfg, History: req.GetHistory(), Tools: tools, Skills: skills})
 	if err != nil {
 		return nil, fieldsUnder(err, "", map[string]string{"config": "agent.config"})
@@ -67,7 +78,7 @@ func (s *Server) CreateAgent(ctx context.Context, req *agentv1.CreateAgentReques
 	if err := s.checkAgentLimits(ctx, t); err != nil {
 		return nil, err
 	}
-	rec := storedAgent(sess.id, sess.tenant, cfg, a.GetTools(), a.GetSkills(), nil)
+	rec := storedAgent(sess.id, sess.tenant, cfg, sess.selections(), nil)
 	if err := s.store.CreateAgent(ctx, rec, req.GetHistory()); err != nil {
 		if errors.Is(err, store.ErrExists) {
 			return nil, failure(codes.AlreadyExists, agentv1.ErrorReason_ERROR_REASON_AGENT_EXISTS, "agent %q exists", engine.ID())
@@ -145,18 +156,23 @@ func (s *Server) UpdateAgent(ctx context.Context, req *agentv1.UpdateAgentReques
 	cur := sess.engine.Config()
 	next := cur
 	setTools, setSkills := a.GetTools() != nil, a.GetSkills() != nil
+	setAgentTools, setBudget := len(a.GetAgentTools()) > 0, a.GetBudget() != nil
 	paths := req.GetUpdateMask().GetPaths()
 	if len(paths) == 0 {
 		next = agent.MergeConfig(cur, a.GetConfig())
 	} else {
 		next = proto.Clone(cur).(*agentv1.AgentConfig)
-		setTools, setSkills = false, false
+		setTools, setSkills, setAgentTools, setBudget = false, false, false, false
 		for i, p := range paths {
 			switch {
 			case p == "tools":
 				setTools = true
 			case p == "skills":
 				setSkills = true
+			case p == "agent_tools":
+				setAgentTools = true
+			case p == "budget":
+				setBudget = true
 			case p == "config":
 				next = proto.Clone(a.GetConfig()).(*agentv1.AgentConfig)
 				if a.GetConfig() == nil {
@@ -167,7 +183,7 @@ func (s *Server) UpdateAgent(ctx context.Context, req *agentv1.UpdateAgentReques
 					return nil, invalidField("update_mask.paths["+strconv.Itoa(i)+"]", "%s", err)
 				}
 			default:
-				return nil, invalidField("update_mask.paths["+strconv.Itoa(i)+"]", "unknown path %q: want config, config.<field>, tools or skills", p)
+				return nil, invalidField("update_mask.paths["+strconv.Itoa(i)+"]", "unknown path %q: want config, config.<field>, tools, skills, agent_tools or budget", p)
 			}
 		}
 	}
@@ -189,6 +205,17 @@ func (s *Server) UpdateAgent(ctx context.Context, req *agentv1.UpdateAgentReques
 			return nil, err
 		}
 	}
+	var agentSet *tool.Set
+	if setAgentTools {
+		if agentSet, err = s.agentTools(a.GetAgentTools(), "agent.agent_tools"); err != nil {
+			return nil, err
+		}
+	}
+	if setBudget {
+		if err := checkBudget(a.GetBudget(), "agent.budget"); err != nil {
+			return nil, err
+		}
+	}
 	if err := sess.engine.SetConfig(next); err != nil {
 		return nil, fieldsUnder(err, "", map[string]string{"config": "agent.config"})
 	}
@@ -202,6 +229,12 @@ func (s *Server) UpdateAgent(ctx context.Context, req *agentv1.UpdateAgentReques
 	if setSkills {
 		sess.skills = a.GetSkills()
 	}
+	if setAgentTools {
+		sess.agentTools, sess.agentSet = a.GetAgentTools(), agentSet
+	}
+	if setBudget {
+		sess.budget = a.GetBudget()
+	}
 	sess.applied = nil // the next send resolves tools and skills again
 	var missing []string
 	for _, p := range sess.missing {
@@ -210,7 +243,7 @@ func (s *Server) UpdateAgent(ctx context.Context, req *agentv1.UpdateAgentReques
 		}
 	}
 	sess.missing = missing
-	rec := storedAgent(sess.id, sess.tenant, next, sess.tools, sess.skills, missing)
+	rec := storedAgent(sess.id, sess.tenant, next, sess.selectionsLocked(), missing)
 	sess.mu.Unlock()
 	s.secrets.Add(keys...)
 	s.secrets.Remove(old...)
@@ -312,7 +345,7 @@ func (s *Server) agentProto(rec *store.Agent, sess *session) *agentv1.Agent {
 		HistoryLength: int32(rec.HistoryLength), Usage: rec.Usage,
 		HasApiKey:      slices.Contains(rec.Secrets, "config.api_key") || slices.Contains(rec.Secrets, "config.compact.api_key"),
 		ApiKeyRequired: len(missing) > 0,
-		Tools:          rec.Spec.GetTools(), Skills: rec.Spec.GetSkills(),
+		Tools:          rec.Spec.GetTools(), Skills: rec.Spec.GetSkills(), AgentTools: rec.Spec.GetAgentTools(), Budget: rec.Spec.GetBudget(),
 		CreateTime: timestamppb.New(rec.Created), UpdateTime: timestamppb.New(rec.Updated),
 		EffectiveModel: s.profiles.Effective(rec.Spec.GetConfig(), rec.Tenant),
 	}
@@ -362,9 +395,23 @@ func copyPath(dst, src protoreflect.Message, path []string) string {
 	return copyPath(dst.Mutable(fd).Message(), sub, path[1:])
 }
 
+// selectionsLocked are the session's tools, skills, agent tools and budget
+// as the client gave them, for its stored spec; sess.mu is held.
+func (sess *session) selectionsLocked() *agentv1.Agent {
+	return &agentv1.Agent{Tools: sess.tools, Skills: sess.skills, AgentTools: sess.agentTools, Budget: sess.budget}
+}
+
+// selections are selectionsLocked, taking sess.mu.
+func (sess *session) selections() *agentv1.Agent {
+	sess.mu.Lock()
+	defer sess.mu.Unlock()
+	return sess.selectionsLocked()
+}
+
 // storedAgent is the store's record of a session: its config without
-// secrets, its selections and the secret fields the client gave.
-func storedAgent(id, tenant string, cfg *agentv1.AgentConfig, tools *agentv1.ToolSelection, skills *agentv1.SkillSelection, missing []string) *store.Agent {
+// secrets, its selections (tools, skills, agent tools, budget) and the
+// secret fields the client gave.
+func storedAgent(id, tenant string, cfg *agentv1.AgentConfig, sel *agentv1.Agent, missing []string) *store.Agent {
 	paths := agent.SecretPaths(cfg)
 	for _, m := range missing {
 		if !slices.Contains(paths, m) {
@@ -374,7 +421,7 @@ func storedAgent(id, tenant string, cfg *agentv1.AgentConfig, tools *agentv1.Too
 	now := time.Now()
 	return &store.Agent{
 		ID: id, Tenant: tenant,
-		Spec:    &agentv1.Agent{Config: agent.Redact(cfg), Tools: tools, Skills: skills},
+		Spec:    &agentv1.Agent{Config: agent.Redact(cfg), Tools: sel.GetTools(), Skills: sel.GetSkills(), AgentTools: sel.GetAgentTools(), Budget: sel.GetBudget()},
 		Secrets: paths, Created: now, Updated: now,
 	}
 }

@@ -15,7 +15,7 @@ import (
 // StoredAgent is the store's record of an agent of tenant with config cfg,
 // as CreateAgent writes it.
 func StoredAgent(id, tenant string, cfg *agentv1.AgentConfig) *store.Agent {
-	return storedAgent(id, tenant, cfg, nil, nil, nil)
+	return storedAgent(id, tenant, cfg, nil, nil)
 }
 
 // EventLog returns the server's event log.

@@ -24,6 +24,9 @@ type runOptions struct {
 	// resume is the run's resume record (store.Run.Resume); nil: the run
 	// ends interrupted when a crash cuts it off.
 	resume []byte
+	// tree places the run in its run tree and holds what it passes to the
+	// child runs it starts.
+	tree treeOptions
 }
 
 type runOptionsKey struct{}
@@ -67,7 +70,8 @@ func (j *journal) Begin(ctx context.Context, info agent.JournalRun) (*agent.Snap
 	ro := runOptionsFrom(ctx)
 	j.resumable = ro.resume != nil
 	run := &store.Run{ID: info.ID, AgentID: sess.id, Owner: s.cfg.ReplicaID, Compaction: info.Compaction,
-		OnDisconnect: ro.onDisconnect, Resume: ro.resume}
+		OnDisconnect: ro.onDisconnect, Resume: ro.resume,
+		ParentRunID: ro.tree.parent, RootRunID: ro.tree.root, Depth: ro.tree.depth, ToolCallID: ro.tree.toolCall}
 	w := s.replica.WatchLease(sess.id)
 	defer w.Close()
 	stopped := ""

@@ -39,7 +39,7 @@ func (s *Server) ListRuns(ctx context.Context, req *agentv1.ListRunsRequest) (*a
 	if err != nil {
 		return nil, err
 	}
-	q := store.RunQuery{Tenant: t.ID, State: req.GetState(), Limit: size + 1}
+	q := store.RunQuery{Tenant: t.ID, State: req.GetState(), RootRunID: req.GetRootRunId(), Limit: size + 1}
 	if _, ok := agentv1.RunState_name[int32(req.GetState())]; !ok {
 		return nil, invalidField("state", "unknown run state %d", req.GetState())
 	}
@@ -163,6 +163,7 @@ func (s *Server) runProto(ctx context.Context, r *store.Run) *agentv1.Run {
 		StartTime: timestamppb.New(r.Started), Replica: r.Owner, LastSeq: r.LastSeq,
 		OnDisconnect: r.OnDisconnect, Compaction: r.Compaction, EventsExpired: r.Purged, EventBytes: r.EventBytes,
 		Attempts: int32(r.Attempts),
+		ParentRunId: r.ParentRunID, RootRunId: r.RootRunID, Depth: int32(r.Depth), ToolCallId: r.ToolCallID,
 	}
 	if r.Done() {
 		out.EndTime = timestamppb.New(r.Ended)

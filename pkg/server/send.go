@@ -17,6 +17,7 @@ import (
 	"github.com/agentcore/agentcore/pkg/interceptor"
 	"github.com/agentcore/agentcore/pkg/profile"
 	"github.com/agentcore/agentcore/pkg/store"
+	"github.com/agentcore/agentcore/pkg/tool"
 	agentv1 "github.com/agentcore/agentcore/proto/agentcore/v1"
 )
 
@@ -45,6 +46,7 @@ func (s *Server) Send(stream agentv1.AgentService_SendServer) error {
 		s.agents.unpin(sess)
 		return toStatus(err)
 	}
+	opts.Budget = rootBudget(start.GetBudget(), sess, t)
 	admitted, err := s.admitSend(t, start.GetConfig())
 	if err != nil {
 		s.agents.unpin(sess)
@@ -131,6 +133,9 @@ func (s *Server) sendOptions(sess *session, start *agentv1.StartRun) (agent.Send
 	if err := s.checkHistorySize(n, field); err != nil {
 		return opts, err
 	}
+	if err := checkBudget(start.GetBudget(), "start.budget"); err != nil {
+		return opts, err
+	}
 	opts = agent.SendOptions{
 		Input: start.GetInput(), Config: start.GetConfig(), History: start.GetHistory(), Busy: start.GetBusyPolicy(),
 		PermissionMode: start.GetPermissionMode(), AskTools: start.GetAskTools(), Resume: start.GetResume(),
@@ -139,6 +144,11 @@ func (s *Server) sendOptions(sess *session, start *agentv1.StartRun) (agent.Send
 		if opts.Tools, err = selectTools(c, sel, "start.tools"); err != nil {
 			return opts, err
 		}
+		sess.mu.Lock()
+		if sess.agentSet != nil {
+			opts.Tools = tool.Merge(opts.Tools, sess.agentSet)
+		}
+		sess.mu.Unlock()
 	}
 	return opts, nil
 }
@@ -213,12 +223,13 @@ func (s *Server) connectSend(stream agentv1.AgentService_SendServer, ro runOptio
 	if detached {
 		base = context.WithoutCancel(base)
 	}
-	ctx, cancel := context.WithCancelCause(withRunOptions(base, ro))
 	out := &sink{srv: s, send: func(ev *agentv1.Event) error { return stream.Send(&agentv1.SendResponse{Event: ev}) }}
+	in := &inbound{srv: s, sink: out, detached: detached}
+	ro.tree = treeOptions{children: new(atomic.Int32), permMode: opts.PermissionMode, askTools: opts.AskTools, ask: in.ask}
+	ctx, cancel := context.WithCancelCause(withRunOptions(base, ro))
 	if !detached {
 		out.onGone = cancel // the client going away stops the run
 	}
-	in := &inbound{srv: s, sink: out, detached: detached}
 	opts.OnPermission = in.ask
 	opts.OnEvent = out.event
 	go in.read(stream, cancel)
@@ -290,6 +301,9 @@ func (in *inbound) read(stream agentv1.AgentService_SendServer, cancel context.C
 		case msg.GetPermission() != nil:
 			p := msg.GetPermission()
 			if run := in.sink.run(); run != "" {
+				if child := p.GetRunId(); child != "" && child != run && in.srv.inTree(stream.Context(), child, run) {
+					run = child // a child run's request, as the stream carried it
+				}
 				_ = in.srv.answer(stream.Context(), run, p.GetToolCallId(), p.GetAllow(), p.GetReason())
 			}
 		case msg.GetStop() != nil:

@@ -15,6 +15,7 @@ import (
 	"github.com/agentcore/agentcore/pkg/redact"
 	"github.com/agentcore/agentcore/pkg/store"
 	"github.com/agentcore/agentcore/pkg/telemetry"
+	"github.com/agentcore/agentcore/pkg/tool"
 	agentv1 "github.com/agentcore/agentcore/proto/agentcore/v1"
 )
 
@@ -43,6 +44,12 @@ type session struct {
 	// missing are the secret fields the stored agent had that this process
 	// does not hold (it was restored without them): sends need them again.
 	missing []string
+	// agentTools are the agents it may call as tools, as the client gave
+	// them, and agentSet their tools; budget is the default budget of its
+	// runs (nil: none).
+	agentTools []*agentv1.AgentTool
+	agentSet   *tool.Set
+	budget     *agentv1.Budget
 	// expand is the session's ExpandProfile (the tenant's, remembering its
 	// last expansion); set once, before the session is shared.
 	expand func(*agentv1.AgentConfig) (*agentv1.AgentConfig, error)
@@ -312,7 +319,11 @@ func (s *Server) lookup(ctx context.Context, id string) (sess *session, pinned b
 		keys = agent.Secrets(cfg)
 	}
 	sess = &session{id: rec.ID, tenant: rec.Tenant, version: v, tools: rec.Spec.GetTools(), skills: rec.Spec.GetSkills(),
-		keys: keys, missing: missing, expand: s.profiles.Expander(rec.Tenant), created: rec.Created}
+		keys: keys, missing: missing, expand: s.profiles.Expander(rec.Tenant), created: rec.Created,
+		agentTools: rec.Spec.GetAgentTools(), budget: rec.Spec.GetBudget()}
+	if sess.agentSet, err = s.agentTools(sess.agentTools, "agent.agent_tools"); err != nil {
+		return nil, false, failure(codes.Internal, agentv1.ErrorReason_ERROR_REASON_AGENT_UNREADABLE, "the stored agent %q cannot be loaded: %v", id, err)
+	}
 	engine, err := s.newEngine(sess, agent.Options{ID: agentID(rec.ID), Config: cfg, History: h, Usage: rec.Usage})
 	if err != nil {
 		return nil, false, failure(codes.Internal, agentv1.ErrorReason_ERROR_REASON_AGENT_UNREADABLE, "the stored agent %q cannot be loaded: %v", id, err)
@@ -326,7 +337,7 @@ func (s *Server) lookup(ctx context.Context, id string) (sess *session, pinned b
 // tools, skills) with what the server gives every session (the model
 // client, the limits, the redaction of tool output, the journal).
 func (s *Server) newEngine(sess *session, opts agent.Options) (*agent.Session, error) {
-	opts.LLM, opts.Encoders, opts.ExpandProfile = s.llm, s.encoders, sess.expand
+	opts.LLM, opts.Encoders, opts.ExpandProfile, opts.Price = s.llm, s.encoders, sess.expand, s.price
 	opts.Logger, opts.Observer = s.log.Named("agent"), s.tel
 	opts.MaxToolOutput, opts.MaxToolResultBytes = s.cfg.Limits.MaxToolOutput, int(s.cfg.Limits.MaxToolResultBytes)
 	opts.MaxLiveOutput, opts.LiveOutputStop = int64(s.cfg.Limits.MaxLiveOutput), s.cfg.Limits.LiveOutputStop
@@ -353,7 +364,12 @@ func (s *Server) reload(ctx context.Context, sess *session, rec *store.Agent) er
 	old := sess.keys
 	sess.keys, sess.missing, sess.version = keys, missing, v
 	sess.tools, sess.skills, sess.applied = rec.Spec.GetTools(), rec.Spec.GetSkills(), nil
+	sess.agentTools, sess.budget = rec.Spec.GetAgentTools(), rec.Spec.GetBudget()
+	sess.agentSet, err = s.agentTools(sess.agentTools, "agent.agent_tools")
 	sess.mu.Unlock()
+	if err != nil {
+		return failure(codes.Internal, agentv1.ErrorReason_ERROR_REASON_AGENT_UNREADABLE, "the stored agent tools of agent %q are invalid: %v", agentID(sess.id), err)
+	}
 	s.secrets.Add(keys...)
 	s.secrets.Remove(old...)
 	return nil
@@ -374,6 +390,9 @@ func (sess *session) refresh(c *catalog) error {
 	skills, err := selectSkills(c, sess.skills, "agent.skills")
 	if err != nil {
 		return failure(codes.FailedPrecondition, agentv1.ErrorReason_ERROR_REASON_SKILL_GONE, "a skill this agent names is gone after a reload: %v", err)
+	}
+	if sess.agentSet != nil {
+		tools = tool.Merge(tools, sess.agentSet)
 	}
 	sess.engine.SetTools(tools)
 	sess.engine.SetSkills(skills)

@@ -1,0 +1,282 @@
+package server
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"regexp"
+	"slices"
+	"strings"
+	"sync/atomic"
+
+	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/encoding/protojson"
+	"google.golang.org/protobuf/proto"
+
+	"github.com/agentcore/agentcore/pkg/agent"
+	"github.com/agentcore/agentcore/pkg/tool"
+	agentv1 "github.com/agentcore/agentcore/proto/agentcore/v1"
+)
+
+// A child run is a send to another stored agent that the server starts on
+// behalf of a tool call of a running agent: agents named in an agent's
+// agent_tools are offered to its model as in-process tools, and a call runs
+// that agent under the calling run. The child run is a run like any (its
+// own id, stored, its events in its own log, Attach and Stop work on it);
+// what makes it a child is carried in its context (runOptions): its parent,
+// root and depth, which its journal stores, and what it inherits from the
+// root send (the permission settings and hook, on_disconnect). Its context
+// descends from the tool call's, so stopping any ancestor stops it and
+// kills its tools; its budget is a child of the caller's, so the tree's
+// limits count it.
+
+// treeOptions are what a run passes down to the child runs it starts.
+type treeOptions struct {
+	// parent, root and toolCall name the run that started this one and the
+	// root of the tree (empty for a root run); depth is 0 for a root run.
+	parent, root, toolCall string
+	depth                  int
+	// agents are the store ids of the agents running above and in this run:
+	// one of them called again would wait for itself.
+	agents []string
+	// children counts the child runs running under this run (fan-out).
+	children *atomic.Int32
+	// perm and ask are the root send's permission settings and hook.
+	permMode agentv1.PermissionMode
+	askTools []string
+	ask      agent.PermissionFunc
+}
+
+// toolNameRe is what a model accepts as a tool name.
+var toolNameRe = regexp.MustCompile(`^[A-Za-z0-9_-]{1,64}$`)
+
+// defaultTaskSchema is the input of an agent tool without a schema of its own.
+const defaultTaskSchema = `{"type":"object","properties":{"task":{"type":"string","description":"The task for the agent, with everything it needs to know."}},"required":["task"]}`
+
+// agentToolName is the tool name of an agent tool.
+func agentToolName(at *agentv1.AgentTool) string {
+	if at.GetName() != "" {
+		return at.GetName()
+	}
+	return strings.Map(func(r rune) rune {
+		if r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '_' || r == '-' {
+			return r
+		}
+		return '_'
+	}, at.GetAgentId())
+}
+
+// agentTools builds the in-process tools of an agent's agent_tools, checking
+// them (field is where they sit in the request). An agent tool wins over a
+// plugin tool of the same name.
+func (s *Server) agentTools(specs []*agentv1.AgentTool, field string) (*tool.Set, error) {
+	if len(specs) == 0 {
+		return nil, nil
+	}
+	var vs []Violation
+	bad := func(i int, sub, format string, args ...any) {
+		vs = append(vs, Violation{Field: fmt.Sprintf("%s[%d]%s", field, i, sub), Description: fmt.Sprintf(format, args...)})
+	}
+	var sets []*tool.Set
+	names := map[string]bool{}
+	for i, at := range specs {
+		name := agentToolName(at)
+		switch {
+		case at.GetAgentId() == "":
+			bad(i, ".agent_id", "required: the id of an agent of the same tenant")
+			continue
+		case !toolNameRe.MatchString(name):
+			bad(i, ".name", "%q is not a tool name: 1 to 64 letters, digits, '_' or '-'", name)
+			continue
+		case names[name]:
+			bad(i, ".name", "another tool of this agent is named %q", name)
+			continue
+		case at.GetBusyPolicy() == agentv1.BusyPolicy_BUSY_POLICY_REPLACE:
+			bad(i, ".busy_policy", "replace is not allowed: it would stop another caller's run of the agent; use queue or reject")
+			continue
+		}
+		if _, ok := agentv1.BusyPolicy_name[int32(at.GetBusyPolicy())]; !ok {
+			bad(i, ".busy_policy", "unknown busy policy %d", at.GetBusyPolicy())
+			continue
+		}
+		names[name] = true
+		schema := json.RawMessage(defaultTaskSchema)
+		if at.GetInputSchema() != nil {
+			b, err := protojson.Marshal(at.GetInputSchema())
+			if err != nil {
+				bad(i, ".input_schema", "%v", err)
+				continue
+			}
+			schema = b
+		}
+		desc := at.GetDescription()
+		if desc == "" {
+			desc = "Hand a task to the agent " + at.GetAgentId() + "; it answers with the result."
+		}
+		set, err := tool.InProcess(tool.Spec{Name: name, Description: desc, InputSchema: schema, Source: "agent:" + at.GetAgentId()},
+			s.callAgent(proto.Clone(at).(*agentv1.AgentTool)))
+		if err != nil {
+			bad(i, ".input_schema", "%v", err)
+			continue
+		}
+		sets = append(sets, set)
+	}
+	if len(vs) > 0 {
+		return nil, invalid(vs...)
+	}
+	return tool.Merge(sets...), nil
+}
+
+// statusMessage is the message of an error as a status: what a caller's
+// model reads of a child run that could not run.
+func statusMessage(err error) string { return status.Convert(err).Message() }
+
+// refusal is a child run that was not started: the call's failed result
+// says why, for the model to read.
+func refusal(format string, args ...any) (tool.Result, error) {
+	return tool.Result{}, fmt.Errorf("child run refused: "+format, args...)
+}
+
+// callAgent is the function of an agent tool: it runs the agent as a child
+// run of the calling run and returns the child's answer.
+func (s *Server) callAgent(at *agentv1.AgentTool) tool.Func {
+	return func(ctx context.Context, input json.RawMessage, _ func(string)) (tool.Result, error) {
+		call := agent.CallFrom(ctx)
+		if call == nil {
+			return tool.Result{}, errors.New("an agent tool runs only in a run: send to the agent that names it")
+		}
+		up := runOptionsFrom(ctx)
+		tree := up.tree
+		depth := tree.depth + 1
+		if max := s.cfg.Limits.MaxRunDepth; depth > max {
+			return refusal("agent %s would run at depth %d, deeper than the server allows (%d, -max-run-depth)", at.GetAgentId(), depth, max)
+		}
+		sess, err := s.agent(ctx, at.GetAgentId())
+		if err != nil {
+			return refusal("agent %s: %s", at.GetAgentId(), statusMessage(err))
+		}
+		defer s.agents.unpin(sess) // held in memory until its run has ended
+		caller := callerID(ctx, s, call)
+		if sess.id == caller || slices.Contains(tree.agents, sess.id) {
+			return refusal("agent %s is running higher in this run tree, and an agent runs one run at a time: it would wait for itself", at.GetAgentId())
+		}
+		if max := s.cfg.Limits.MaxChildRuns; max > 0 && tree.children != nil {
+			if n := tree.children.Add(1); n > int32(max) {
+				tree.children.Add(-1)
+				return refusal("this run has %d child runs running, the server's limit (-max-child-runs)", max)
+			}
+			defer tree.children.Add(-1)
+		}
+		t, err := s.tenant(ctx)
+		if err != nil {
+			return refusal("%s", statusMessage(err))
+		}
+		c, err := s.catalog()
+		if err != nil {
+			return refusal("%s", statusMessage(err))
+		}
+		if err := sess.refresh(c); err != nil {
+			return refusal("agent %s: %s", at.GetAgentId(), statusMessage(err))
+		}
+		if err := s.checkModel(sess, nil); err != nil {
+			return refusal("agent %s: %s", at.GetAgentId(), statusMessage(err))
+		}
+		if err := s.checkSecrets(sess, nil); err != nil {
+			return refusal("agent %s: %s", at.GetAgentId(), statusMessage(err))
+		}
+		sess.mu.Lock()
+		limits := sess.budget
+		sess.mu.Unlock()
+		budget := agent.NewBudget(limits, call.Budget)
+		if err := call.Budget.StartChild(); err != nil {
+			return refusal("%v", err)
+		}
+		release, err := s.admitSend(t, nil)
+		if err != nil {
+			return refusal("%s", statusMessage(err))
+		}
+		defer release()
+
+		root := tree.root
+		if root == "" {
+			root = call.RunID
+		}
+		child := treeOptions{parent: call.RunID, root: root, toolCall: call.ToolCallID, depth: depth,
+			agents: append(slices.Clip(tree.agents), caller), children: new(atomic.Int32),
+			permMode: tree.permMode, askTools: tree.askTools, ask: tree.ask}
+		cctx := withRunOptions(ctx, runOptions{onDisconnect: up.onDisconnect, tree: child})
+		opts := agent.SendOptions{Input: []*agentv1.Part{{Kind: &agentv1.Part_Text{Text: taskText(at, input)}}},
+			Busy: at.GetBusyPolicy(), PermissionMode: tree.permMode, AskTools: tree.askTools, OnPermission: tree.ask, Budget: budget}
+		if opts.Busy == agentv1.BusyPolicy_BUSY_POLICY_UNSPECIFIED {
+			opts.Busy = agentv1.BusyPolicy_BUSY_POLICY_QUEUE
+		}
+		if opts.OnPermission == nil {
+			opts.OnPermission = s.replica.Ask
+		}
+		agentName := agentID(sess.id)
+		out := &sink{srv: s, send: func(ev *agentv1.Event) error {
+			if c := ev.GetChild(); c != nil { // a grandchild's, marked already
+				call.Emit(c)
+				return nil
+			}
+			call.Emit(&agentv1.ChildRunEvent{RunId: ev.GetRunId(), AgentId: agentName, ParentRunId: call.RunID, Depth: int32(depth),
+				ToolCallId: call.ToolCallID, Event: ev})
+			return nil
+		}}
+		opts.OnEvent = out.event
+		res, err := sess.engine.Send(cctx, opts)
+		if err != nil {
+			return tool.Result{}, fmt.Errorf("the run of agent %s failed: %s", agentName, statusMessage(s.sendError(err)))
+		}
+		return tool.Result{Output: tool.TextOutput(answerText(agentName, res))}, nil
+	}
+}
+
+// inTree reports whether run belongs to the tree rooted at root.
+func (s *Server) inTree(ctx context.Context, run, root string) bool {
+	r, err := s.store.GetRun(ctx, run)
+	return err == nil && r.RootRunID == root
+}
+
+// callerID is the store id of the calling run's agent.
+func callerID(ctx context.Context, s *Server, call *agent.Call) string {
+	t, err := s.tenant(ctx)
+	if err != nil {
+		return call.AgentID
+	}
+	return storeID(t.ID, call.AgentID)
+}
+
+// taskText is a call's arguments as the child's input: the task of the
+// default schema, else the arguments' JSON.
+func taskText(at *agentv1.AgentTool, input json.RawMessage) string {
+	if at.GetInputSchema() == nil {
+		var args struct {
+			Task string `json:"task"`
+		}
+		if json.Unmarshal(input, &args) == nil && strings.TrimSpace(args.Task) != "" {
+			return args.Task
+		}
+	}
+	return string(input)
+}
+
+// answerText is a child run's result as its caller's tool result: the
+// structured output as JSON, else the final text, with a note when the run
+// ended before the model was done.
+func answerText(name string, res *agent.Result) string {
+	text := res.Text
+	if res.Output != nil {
+		if b, err := protojson.Marshal(res.Output); err == nil {
+			text = string(b)
+		}
+	}
+	switch res.Reason {
+	case agentv1.EndReason_END_REASON_BUDGET:
+		text += "\n\n[agent " + name + " stopped early: the budget of the run tree was reached]"
+	case agentv1.EndReason_END_REASON_STEP_LIMIT:
+		text += "\n\n[agent " + name + " stopped early: it reached its max_steps]"
+	}
+	return text
+}
