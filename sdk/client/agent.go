@@ -61,6 +61,15 @@ type Callbacks struct {
 	// (on_interrupt resume); the events after it replace those after seq-1
 	// that this client may have seen on the broken stream.
 	OnResumed func(*agentv1.RunResumedEvent)
+	// OnChild: an event of a child run (an agent this run called as a tool,
+	// or one of its descendants), with the child's run id and depth. The
+	// other callbacks get the root run's own events only; a child's
+	// permission request goes to OnPermission too, and its answer to the
+	// child run.
+	OnChild func(*agentv1.ChildRunEvent)
+	// OnBudgetExceeded: a limit of the run tree's budget was reached and
+	// the run ends (END_REASON_BUDGET).
+	OnBudgetExceeded func(*agentv1.BudgetExceededEvent)
 }
 
 // Decision answers a permission request.
@@ -91,6 +100,9 @@ type SendOptions struct {
 	Tools []string
 	// AskTools limits permission requests to these tools (needs OnPermission).
 	AskTools []string
+	// Budget limits what the run and its child runs may spend together;
+	// nil: the agent's budget, else the tenant's.
+	Budget *agentv1.Budget
 	// Busy says what happens when the agent is already running: replace
 	// (default: the old run ends CANCELLED), reject or queue.
 	Busy agentv1.BusyPolicy
@@ -129,6 +141,9 @@ type Result struct {
 	Reason agentv1.EndReason
 	// Output is the structured output, when an output format was set.
 	Output *structpb.Value
+	// RunUsage is what the run spent (tokens, model requests, tool calls,
+	// wall time, cost); TreeUsage what it spent with its child runs.
+	RunUsage, TreeUsage *agentv1.RunUsage
 }
 
 // Send runs a task with text input and waits for its result.
@@ -144,7 +159,7 @@ func (a *Agent) SendWith(ctx context.Context, o SendOptions) (*Result, error) {
 		parts = []*agentv1.Part{{Kind: &agentv1.Part_Text{Text: o.Text}}}
 	}
 	start := &agentv1.StartRun{
-		AgentId: a.ID, Input: parts, Config: o.Config, BusyPolicy: o.Busy, Resume: o.Resume,
+		AgentId: a.ID, Input: parts, Config: o.Config, BusyPolicy: o.Busy, Resume: o.Resume, Budget: o.Budget,
 	}
 	if o.Detach || o.Reconnect {
 		start.OnDisconnect = agentv1.OnDisconnect_ON_DISCONNECT_CONTINUE
@@ -214,7 +229,11 @@ func (a *Agent) send(ctx context.Context, start *agentv1.StartRun, o *SendOption
 		if r := dispatch(e, &o.Callbacks); r != nil {
 			res = r
 		}
-		if p := e.GetPermissionRequest(); p != nil {
+		p, asker := e.GetPermissionRequest(), ""
+		if c := e.GetChild(); c != nil && c.GetEvent().GetPermissionRequest() != nil {
+			p, asker = c.GetEvent().GetPermissionRequest(), c.GetRunId()
+		}
+		if p != nil {
 			decide := o.Callbacks.OnPermission
 			asks.Add(1)
 			go func() {
@@ -231,7 +250,7 @@ func (a *Agent) send(ctx context.Context, start *agentv1.StartRun, o *SendOption
 					return
 				}
 				_ = send(&agentv1.SendRequest{Kind: &agentv1.SendRequest_Permission{Permission: &agentv1.PermissionReply{
-					ToolCallId: p.GetToolCallId(), Allow: d.Allow, Reason: d.Reason,
+					ToolCallId: p.GetToolCallId(), Allow: d.Allow, Reason: d.Reason, RunId: asker,
 				}}})
 			}()
 		}
@@ -301,11 +320,19 @@ func dispatch(e *agentv1.Event, cb *Callbacks) *Result {
 		if cb.OnCompact != nil {
 			cb.OnCompact(e)
 		}
+	case *agentv1.Event_Child:
+		if cb.OnChild != nil {
+			cb.OnChild(k.Child)
+		}
+	case *agentv1.Event_BudgetExceeded:
+		if cb.OnBudgetExceeded != nil {
+			cb.OnBudgetExceeded(k.BudgetExceeded)
+		}
 	case *agentv1.Event_Result:
 		r := k.Result
 		return &Result{
 			RunID: e.GetRunId(), Text: r.GetText(), Steps: int(r.GetSteps()), Usage: r.GetUsage(),
-			Reason: r.GetReason(), Output: r.GetOutput(),
+			Reason: r.GetReason(), Output: r.GetOutput(), RunUsage: r.GetRunUsage(), TreeUsage: r.GetTreeUsage(),
 		}
 	}
 	return nil

@@ -126,11 +126,15 @@ type AgentOptions struct {
 	AllSkills bool
 	// History is the initial history.
 	History []*agentv1.Message
+	// AgentTools are other agents this agent may call as tools (child runs).
+	AgentTools []*agentv1.AgentTool
+	// Budget is the default budget of the run trees this agent starts.
+	Budget *agentv1.Budget
 }
 
 // CreateAgent creates an agent.
 func (c *Client) CreateAgent(ctx context.Context, o AgentOptions) (*Agent, error) {
-	a := &agentv1.Agent{Config: o.Config}
+	a := &agentv1.Agent{Config: o.Config, AgentTools: o.AgentTools, Budget: o.Budget}
 	if o.Tools != nil {
 		a.Tools = &agentv1.ToolSelection{Names: o.Tools}
 	}

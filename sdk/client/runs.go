@@ -143,6 +143,8 @@ type RunFilter struct {
 	AgentID string
 	// State selects the runs in that state; RUN_STATE_UNSPECIFIED: any.
 	State agentv1.RunState
+	// RootRunID selects one run tree: that run and its child runs.
+	RootRunID string
 	// Max stops the list at that many runs, the newest; 0: all of them.
 	Max int
 }
@@ -154,7 +156,7 @@ const runsPage = 1000
 // selects.
 func (c *Client) Runs(ctx context.Context, f RunFilter) ([]*agentv1.Run, error) {
 	var out []*agentv1.Run
-	req := &agentv1.ListRunsRequest{AgentId: f.AgentID, State: f.State, PageSize: runsPage}
+	req := &agentv1.ListRunsRequest{AgentId: f.AgentID, State: f.State, RootRunId: f.RootRunID, PageSize: runsPage}
 	for {
 		if f.Max > 0 {
 			req.PageSize = int32(min(runsPage, f.Max-len(out)))
