@@ -122,6 +122,7 @@ class StartingARun(unittest.TestCase):
         self.assertTrue(s.HasField("history") and s.HasField("tools"), "an empty history or tool list is still given")
         self.assertEqual((s.config.model, s.on_disconnect, s.busy_policy), ("m", v1.ON_DISCONNECT_CONTINUE, v1.BUSY_POLICY_QUEUE))
         self.assertEqual(self.start(reconnect=True).on_disconnect, v1.ON_DISCONNECT_CONTINUE)
+        self.assertEqual(self.start(budget=v1.Budget(model_requests=4)).budget.model_requests, 4)
         self.assertEqual(self.start(busy=v1.BUSY_POLICY_REJECT).busy_policy, v1.BUSY_POLICY_REJECT)
         with self.assertRaises(ValueError):
             self.start(busy="sometimes")
@@ -141,6 +142,8 @@ class Events(unittest.TestCase):
             v1.Event(seq=7, tool_output=v1.ToolOutputEvent(tool_call_id="c", data="x")),
             v1.Event(seq=8, tool_output_capped=v1.ToolOutputCappedEvent(tool_call_id="c", dropped_bytes=9)),
             v1.Event(seq=9, attempt=1, run_resumed=v1.RunResumedEvent(attempt=1)),
+            v1.Event(seq=10, child=v1.ChildRunEvent(run_id="c", depth=2, event=v1.Event(seq=1, run_id="c"))),
+            v1.Event(seq=11, budget_exceeded=v1.BudgetExceededEvent(limit=v1.BUDGET_LIMIT_TOOL_CALLS, max=3, used=3)),
         ]
         for e in events:
             for fn, arg in calls(e, cb):
@@ -155,6 +158,8 @@ class Events(unittest.TestCase):
             "on_event", "on_tool_output",
             "on_event", "on_tool_output_capped",
             "on_event", "on_resumed",
+            "on_event", "on_child",
+            "on_event", "on_budget_exceeded",
         ])
 
     def test_reconnecting_gives_attach_the_attempt(self):
@@ -173,6 +178,10 @@ class Events(unittest.TestCase):
         self.assertIsNone(result_of(v1.Event(seq=1)))
         self.assertIsNone(result_of(v1.Event(result=v1.RunResultEvent())).output)
         self.assertEqual(reason_name(v1.END_REASON_STEP_LIMIT), "step-limit")
+        e = v1.Event(result=v1.RunResultEvent(reason=v1.END_REASON_BUDGET, run_usage=v1.RunUsage(model_requests=2),
+                                              tree_usage=v1.RunUsage(model_requests=5, child_runs=2, cost=0.25)))
+        r = result_of(e)
+        self.assertEqual((r.reason_name, r.run_usage.model_requests, r.tree_usage.child_runs, r.tree_usage.cost), ("budget", 2, 2, 0.25))
         self.assertEqual(reason_name(v1.END_REASON_UNSPECIFIED), "")
 
     def test_decisions(self):

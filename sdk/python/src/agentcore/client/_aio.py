@@ -194,13 +194,14 @@ class AsyncAgent:
         detach: bool = False,
         reconnect: bool = False,
         resume: bool = False,
+        budget: Optional[v1.Budget] = None,
         timeout: Optional[float] = None,
     ) -> Result:
         """Runs a task and returns its result (see Agent.send). Cancelling
         the task stops the run (unless detach or reconnect)."""
         return await self.send_stream(
             text, callbacks, parts=parts, config=config, history=history, tools=tools, ask=ask, ask_tools=ask_tools,
-            busy=busy, detach=detach, reconnect=reconnect, resume=resume, timeout=timeout,
+            busy=busy, detach=detach, reconnect=reconnect, resume=resume, budget=budget, timeout=timeout,
         ).wait()
 
     def send_stream(
@@ -218,10 +219,11 @@ class AsyncAgent:
         detach: bool = False,
         reconnect: bool = False,
         resume: bool = False,
+        budget: Optional[v1.Budget] = None,
         timeout: Optional[float] = None,
     ) -> AsyncRun:
         """send's events as an AsyncRun to iterate with async for."""
-        o = SendOptions(text, parts, config, history, tools, ask, ask_tools, busy, detach, reconnect, resume)
+        o = SendOptions(text, parts, config, history, tools, ask, ask_tools, busy, detach, reconnect, resume, budget)
         asks = bool(callbacks and callbacks.on_permission)
         return AsyncRun(self.client, callbacks, start=start_request(self.id, o, asks), reconnect=reconnect, timeout=timeout)
 

@@ -94,6 +94,12 @@ class Callbacks:
     """The run's server crashed and a server resumed the run (on_interrupt
     resume): the events after it replace those after its seq-1 that this
     client may have seen on the broken stream."""
+    on_child: Optional[Callable[[v1.ChildRunEvent], Any]] = None
+    """An event of a child run (an agent this run called as a tool, or one of
+    its descendants), with the child's run id and depth. A child's permission
+    request is answered with respond_permission(child.run_id, …)."""
+    on_budget_exceeded: Optional[Callable[[v1.BudgetExceededEvent], Any]] = None
+    """A limit of the run tree's budget was reached: the run ends (END_REASON_BUDGET)."""
 
 
 _END_REASON_PREFIX = "END_REASON_"
@@ -114,6 +120,10 @@ class Result:
     """Why the send ended: v1.END_REASON_NO_TOOL, END_REASON_TOOL_STOP or END_REASON_STEP_LIMIT."""
     output: Any = None
     """The structured output (a JSON value), when an output format was set."""
+    run_usage: Optional[v1.RunUsage] = None
+    """What the run spent: tokens, model requests, tool calls, wall time, cost."""
+    tree_usage: Optional[v1.RunUsage] = None
+    """What the run spent with its child runs."""
 
     @property
     def reason_name(self) -> str:
@@ -134,7 +144,7 @@ def result_of(event: v1.Event) -> Optional[Result]:
         return None
     r = event.result
     output = json_format.MessageToDict(r.output) if r.HasField("output") else None
-    return Result(event.run_id, r.text, r.steps, r.usage, r.reason, output)
+    return Result(event.run_id, r.text, r.steps, r.usage, r.reason, output, r.run_usage, r.tree_usage)
 
 
 def calls(event: v1.Event, cb: Callbacks) -> List[Tuple[Callable[[Any], Any], Any]]:
@@ -171,6 +181,10 @@ def calls(event: v1.Event, cb: Callbacks) -> List[Tuple[Callable[[Any], Any], An
         out.append((cb.on_compact, event))
     elif kind == "run_resumed" and cb.on_resumed:
         out.append((cb.on_resumed, event.run_resumed))
+    elif kind == "child" and cb.on_child:
+        out.append((cb.on_child, event.child))
+    elif kind == "budget_exceeded" and cb.on_budget_exceeded:
+        out.append((cb.on_budget_exceeded, event.budget_exceeded))
     return out
 
 
@@ -223,6 +237,8 @@ class SendOptions:
     again from the last event it saw, until the run ends."""
     resume: bool = False
     """Go on from the stored history without input."""
+    budget: Optional[v1.Budget] = None
+    """Limits on what the run and its child runs spend together."""
 
 
 def start_request(agent_id: str, o: SendOptions, asks: bool) -> v1.SendRequest:
@@ -238,6 +254,8 @@ def start_request(agent_id: str, o: SendOptions, asks: bool) -> v1.SendRequest:
     if o.tools is not None:
         start.tools.SetInParent()
         start.tools.names.extend(o.tools)
+    if o.budget is not None:
+        start.budget.CopyFrom(o.budget)
     if o.detach or o.reconnect:
         start.on_disconnect = v1.ON_DISCONNECT_CONTINUE
     asking = bool(o.ask_tools) or (o.ask if o.ask is not None else asks)

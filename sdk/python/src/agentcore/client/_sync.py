@@ -227,6 +227,7 @@ class Agent:
         detach: bool = False,
         reconnect: bool = False,
         resume: bool = False,
+        budget: Optional[v1.Budget] = None,
         timeout: Optional[float] = None,
     ) -> Result:
         """Runs a task and returns its result (agent-core's agent.send); the
@@ -238,11 +239,12 @@ class Agent:
         "queue"; detach: the run goes on when this client goes away;
         reconnect: a broken connection is survived by attaching again from
         the last event seen; resume: go on from the stored history without
-        input. Ctrl-C or another exception stops the run (unless detach or
+        input; budget: limits on what the run and its child runs spend.
+        Ctrl-C or another exception stops the run (unless detach or
         reconnect)."""
         return self.send_stream(
             text, callbacks, parts=parts, config=config, history=history, tools=tools, ask=ask, ask_tools=ask_tools,
-            busy=busy, detach=detach, reconnect=reconnect, resume=resume, timeout=timeout,
+            busy=busy, detach=detach, reconnect=reconnect, resume=resume, budget=budget, timeout=timeout,
         ).wait()
 
     def send_stream(
@@ -260,10 +262,11 @@ class Agent:
         detach: bool = False,
         reconnect: bool = False,
         resume: bool = False,
+        budget: Optional[v1.Budget] = None,
         timeout: Optional[float] = None,
     ) -> Run:
         """send's events as a Run to iterate (see send and Run)."""
-        o = SendOptions(text, parts, config, history, tools, ask, ask_tools, busy, detach, reconnect, resume)
+        o = SendOptions(text, parts, config, history, tools, ask, ask_tools, busy, detach, reconnect, resume, budget)
         asks = bool(callbacks and callbacks.on_permission)
         return Run(self.client, callbacks, start=start_request(self.id, o, asks), reconnect=reconnect, timeout=timeout)
 
