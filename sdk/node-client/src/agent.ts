@@ -9,7 +9,7 @@ import {
   type StartRunSchema,
 } from "./gen/agentcore/v1/agent_service_pb";
 import type { AgentConfigSchema } from "./gen/agentcore/v1/config_pb";
-import type { Event } from "./gen/agentcore/v1/event_pb";
+import type { BudgetSchema, Event } from "./gen/agentcore/v1/event_pb";
 import type { Message } from "./gen/agentcore/v1/message_pb";
 import { OnDisconnect, type Run } from "./gen/agentcore/v1/run_pb";
 import { AgentcoreError, toError } from "./errors";
@@ -55,6 +55,8 @@ export interface SendOptions {
   reconnect?: boolean;
   /** Go on from the stored history without input, e.g. after a run was interrupted by a server restart. */
   resume?: boolean;
+  /** Limits on what the run and its child runs spend together; unset: the agent's budget, else the tenant's. */
+  budget?: MessageInitShape<typeof BudgetSchema>;
   callbacks?: Callbacks;
   /** Aborting it stops the run (its tools are killed) unless detach or reconnect; the send rejects with kind aborted. */
   signal?: AbortSignal;
@@ -105,6 +107,7 @@ function startOf(agentId: string, o: SendOptions): MessageInitShape<typeof Start
     busyPolicy: o.busy ? busyPolicies[o.busy] : BusyPolicy.UNSPECIFIED,
     onDisconnect: o.detach || o.reconnect ? OnDisconnect.CONTINUE : OnDisconnect.UNSPECIFIED,
     resume: o.resume ?? false,
+    budget: o.budget,
   };
 }
 

@@ -1,4 +1,4 @@
-import type { JsonObject } from "@bufbuild/protobuf";
+import type { JsonObject, MessageInitShape } from "@bufbuild/protobuf";
 import {
   type CallOptions,
   type Client as ConnectClient,
@@ -10,11 +10,13 @@ import type { Http2SessionManager } from "@connectrpc/connect-node";
 import {
   type Agent as AgentInfo,
   AgentService,
+  type AgentToolSchema,
   type DirectToolResult,
   type ListToolsResponse,
   type ReloadToolsResponse,
   type ToolOutputChunk,
 } from "./gen/agentcore/v1/agent_service_pb";
+import type { BudgetSchema } from "./gen/agentcore/v1/event_pb";
 import type { Run } from "./gen/agentcore/v1/run_pb";
 import { Agent, type AgentConfigInit, type FollowOptions, type RunFilter, listRuns, mustHave, selections, wrap } from "./agent";
 import { AgentcoreError, toError } from "./errors";
@@ -35,6 +37,10 @@ export interface AgentOptions {
   allSkills?: boolean;
   /** The initial history. */
   history?: MessageInit[];
+  /** Other agents it may call as tools: each call starts a child run. */
+  agentTools?: MessageInitShape<typeof AgentToolSchema>[];
+  /** The default budget of the run trees it starts. */
+  budget?: MessageInitShape<typeof BudgetSchema>;
 }
 
 /** ExecuteOptions shape a direct tool call. */
@@ -78,7 +84,7 @@ export class Client {
 
   /** createAgent creates an agent and returns its handle. */
   async createAgent(o: AgentOptions = {}, call?: CallOptions): Promise<Agent> {
-    const agent = { config: o.config, ...selections(o) };
+    const agent = { config: o.config, ...selections(o), agentTools: o.agentTools ?? [], budget: o.budget };
     const resp = await wrap(this.api.createAgent({ agentId: o.id ?? "", agent, history: o.history ?? [] }, call), call);
     return new Agent(this.api, mustHave(resp.agent).id);
   }

@@ -9,6 +9,8 @@ import {
   type StartRunSchema,
 } from "./gen/agentcore/v1/agent_service_pb";
 import {
+  type BudgetExceededEvent,
+  type ChildRunEvent,
   EndReason,
   type Event,
   type ModelDeltaEvent,
@@ -18,6 +20,7 @@ import {
   type RetryEvent,
   type RunResultEvent,
   type RunResumedEvent,
+  type RunUsage,
   type StepEvent,
   type ToolCallEvent,
   type ToolOutputCappedEvent,
@@ -107,10 +110,18 @@ export interface Callbacks {
    * replace those after its seq-1 that this client may have seen on the broken stream.
    */
   onResumed?(e: RunResumedEvent): void;
+  /**
+   * An event of a child run (an agent this run called as a tool, or one of
+   * its descendants), with the child's run id and depth. A child's
+   * permission request is answered with Client.respondPermission(child.runId, …).
+   */
+  onChild?(e: ChildRunEvent): void;
+  /** A limit of the run tree's budget was reached: the run ends (reason "budget"). */
+  onBudgetExceeded?(e: BudgetExceededEvent): void;
 }
 
 /** agent-core's names of the end reasons. */
-export type EndReasonName = "no-tool" | "tool-stop" | "step-limit";
+export type EndReasonName = "no-tool" | "tool-stop" | "step-limit" | "budget";
 
 /** Result is a finished send (agent-core's resolved send). */
 export interface Result {
@@ -121,12 +132,16 @@ export interface Result {
   steps: number;
   /** Summed over the send. */
   usage: Usage | undefined;
-  /** Why the send ended: no-tool, tool-stop or step-limit, as agent-core says it. */
+  /** Why the send ended: no-tool, tool-stop or step-limit, as agent-core says it, or budget. */
   reason: EndReasonName;
   /** The same as the proto's enum. */
   endReason: EndReason;
   /** The structured output, when an output format was set. */
   output: JsonValue | undefined;
+  /** What the run spent: tokens, model requests, tool calls, wall time, cost. */
+  runUsage: RunUsage | undefined;
+  /** What the run spent with its child runs. */
+  treeUsage: RunUsage | undefined;
 }
 
 /** reasonName is agent-core's name of an end reason. */
@@ -143,6 +158,8 @@ function toResult(runId: string, r: RunResultEvent): Result {
     reason: reasonName(r.reason),
     endReason: r.reason,
     output: r.output ? toJson(ValueSchema, r.output) : undefined,
+    runUsage: r.runUsage,
+    treeUsage: r.treeUsage,
   };
 }
 
@@ -383,6 +400,12 @@ export class RunStream implements AsyncIterable<Event> {
         break;
       case "runResumed":
         cb.onResumed?.(k.value);
+        break;
+      case "child":
+        cb.onChild?.(k.value);
+        break;
+      case "budgetExceeded":
+        cb.onBudgetExceeded?.(k.value);
         break;
       case "result":
         return toResult(e.runId, k.value);

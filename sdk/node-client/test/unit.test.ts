@@ -3,7 +3,7 @@ import * as assert from "node:assert/strict";
 import { readFile } from "node:fs/promises";
 import * as path from "node:path";
 import { describe, test } from "node:test";
-import { create } from "@bufbuild/protobuf";
+import { create, fromBinary, toBinary } from "@bufbuild/protobuf";
 import { ConnectError } from "@connectrpc/connect";
 import { AgentcoreError, Code, Reason, image, kinds, parseTarget, pb, reasonName, text, user } from "../src/index";
 import { toError, transient } from "../src/errors";
@@ -106,6 +106,30 @@ test("reasonName says the end reasons as agent-core does", () => {
   assert.equal(reasonName(pb.EndReason.NO_TOOL), "no-tool");
   assert.equal(reasonName(pb.EndReason.TOOL_STOP), "tool-stop");
   assert.equal(reasonName(pb.EndReason.STEP_LIMIT), "step-limit");
+  assert.equal(reasonName(pb.EndReason.BUDGET), "budget");
+});
+
+test("child runs' events and budgets decode", () => {
+  const inner = create(pb.EventSchema, { seq: 3n, runId: "run_child", kind: { case: "toolCall", value: { toolName: "add" } } });
+  const wire = toBinary(pb.EventSchema, create(pb.EventSchema, {
+    seq: 9n,
+    runId: "run_root",
+    kind: { case: "child", value: { runId: "run_child", agentId: "helper", parentRunId: "run_root", depth: 1, event: inner } },
+  }));
+  const e = fromBinary(pb.EventSchema, wire);
+  assert.equal(e.kind.case, "child");
+  if (e.kind.case === "child") {
+    assert.equal(e.kind.value.depth, 1);
+    assert.equal(e.kind.value.event?.kind.case === "toolCall" && e.kind.value.event.kind.value.toolName, "add");
+  }
+  const b = fromBinary(pb.EventSchema, toBinary(pb.EventSchema, create(pb.EventSchema, {
+    kind: { case: "budgetExceeded", value: { limit: pb.BudgetLimit.COST, max: 2.5, used: 2.75 } },
+  })));
+  assert.equal(b.kind.case === "budgetExceeded" && b.kind.value.limit, pb.BudgetLimit.COST);
+  const r = fromBinary(pb.RunResultEventSchema, toBinary(pb.RunResultEventSchema, create(pb.RunResultEventSchema, {
+    treeUsage: { modelRequests: 5n, childRuns: 2n, cost: 0.5 },
+  })));
+  assert.equal(r.treeUsage?.childRuns, 2n);
 });
 
 test("parts and messages", () => {
