@@ -211,6 +211,9 @@ func (b *Budget) deadline() (time.Time, *BudgetError) {
 	return at, why
 }
 
+// Child reports whether b is the budget of a child run.
+func (b *Budget) Child() bool { return b.parent != nil }
+
 // RunUsage returns what b's run spent itself, and what it spent with its
 // descendants.
 func (b *Budget) RunUsage() (run, tree *agentv1.RunUsage) {

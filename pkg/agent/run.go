@@ -246,7 +246,7 @@ func (r *run) cut(ctx context.Context, res *Result) (*Result, error) {
 // overBudget ends a run whose budget (or an ancestor's) reached a limit.
 func (r *run) overBudget(res *Result, be *BudgetError) (*Result, error) {
 	r.emit.budgetExceeded(be.Proto())
-	res.Reason = agentv1.EndReason_END_REASON_BUDGET
+	res.Reason, res.Exceeded = agentv1.EndReason_END_REASON_BUDGET, be
 	return res, nil
 }
 

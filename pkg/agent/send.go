@@ -101,6 +101,8 @@ type Result struct {
 	// RunUsage is what the run spent, in a budget's units; TreeUsage what
 	// it spent with its child runs.
 	RunUsage, TreeUsage *agentv1.RunUsage
+	// Exceeded is the limit that ended the run, when Reason is BUDGET.
+	Exceeded *BudgetError
 }
 
 // Proto returns the result as the run's last event.

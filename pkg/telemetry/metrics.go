@@ -61,6 +61,10 @@ type metrics struct {
 	agentEvictions *prometheus.CounterVec // cause
 	agentReloads   prometheus.Counter     //
 
+	childRuns   prometheus.Counter     //
+	runCost     prometheus.Counter     //
+	budgetStops *prometheus.CounterVec // limit
+
 	// The series a step moves, looked up once per label set: hashing the
 	// label values is most of a metric update's cost.
 	tokenSeries [5]prometheus.Counter // by tokenTypes
@@ -157,6 +161,11 @@ func newMetrics(reg *prometheus.Registry) *metrics {
 		agentEvictions: registered.counter("agentcore_agent_evictions_total",
 			"Idle agents dropped from memory (the store keeps them), by cause: count (-max-loaded-agents) or memory (-agent-memory).", "cause"),
 		agentReloads: registered.counterOne("agentcore_agent_reloads_total", "Agents loaded from the store again after this server dropped them from memory."),
+
+		childRuns: registered.counterOne("agentcore_child_runs_total", "Child runs (agents called as tools) that ended."),
+		runCost:   registered.counterOne("agentcore_run_cost_total", "Cost of the runs' model responses at the configured prices (per million tokens), in their currency."),
+		budgetStops: registered.counter("agentcore_budget_exceeded_total",
+			"Runs ended by a limit of their run tree's budget, by limit: input_tokens, output_tokens, model_requests, tool_calls, wall_time, cost.", "limit"),
 	}
 	for i, typ := range tokenTypes {
 		out.tokenSeries[i] = out.tokens.WithLabelValues(typ)

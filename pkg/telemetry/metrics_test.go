@@ -13,8 +13,12 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/proto"
 
 	"github.com/agentcore/agentcore/internal/fakemodel"
+	"github.com/agentcore/agentcore/pkg/agent"
+	"github.com/agentcore/agentcore/pkg/history"
+	agentv1 "github.com/agentcore/agentcore/proto/agentcore/v1"
 )
 
 // TestMetricsWithoutTracing pins the metrics of runs when tracing is off
@@ -174,6 +178,30 @@ func TestLimitHits(t *testing.T) {
 		`agentcore_limit_hits_total{limit="tool_memory"}`: 1,
 		`agentcore_limit_hits_total{limit="agent_busy"}`:  0,
 		`agentcore_grpc_streams_active`:                   0,
+	} {
+		if diff[k] != v {
+			t.Errorf("%s moved by %v, want %v", k, diff[k], v)
+		}
+	}
+}
+
+// TestChildRunAndBudgetMetrics pins the metrics of a child run that its
+// tree's budget ended.
+func TestChildRunAndBudgetMetrics(t *testing.T) {
+	rig := newRig(t, false, false)
+	before := scrape(t, rig.tel)
+	rig.script(twoSteps)
+	root := agent.NewBudget(&agentv1.Budget{ModelRequests: proto.Int64(1)}, nil)
+	res, err := rig.sess.Send(context.Background(), agent.SendOptions{Input: []*agentv1.Part{history.Text("find it")}, Budget: agent.NewBudget(nil, root)})
+	if err != nil || res.Reason != agentv1.EndReason_END_REASON_BUDGET {
+		t.Fatalf("%v, %v", res, err)
+	}
+	diff := delta(before, scrape(t, rig.tel))
+	for k, v := range map[string]float64{
+		`agentcore_child_runs_total`:                                             1,
+		`agentcore_budget_exceeded_total{limit="model_requests"}`:                1,
+		`agentcore_runs_ended_total{error_kind="",kind="send",reason="budget"}`:  1,
+		`agentcore_runs_ended_total{error_kind="",kind="send",reason="no_tool"}`: 0,
 	} {
 		if diff[k] != v {
 			t.Errorf("%s moved by %v, want %v", k, diff[k], v)

@@ -43,17 +43,26 @@ const (
 	attrOutputMessages   = attribute.Key("gen_ai.output.messages")
 	attrErrorType        = attribute.Key("error.type")
 
-	attrRunID      = attribute.Key("agentcore.run.id")
-	attrReason     = attribute.Key("agentcore.run.reason")
-	attrSteps      = attribute.Key("agentcore.run.steps")
-	attrToolCalls  = attribute.Key("agentcore.run.tool_calls")
-	attrStep       = attribute.Key("agentcore.step")
-	attrProtocol   = attribute.Key("agentcore.protocol")
-	attrCompaction = attribute.Key("agentcore.compaction")
-	attrAttempt    = attribute.Key("agentcore.retry.attempt")
-	attrDelay      = attribute.Key("agentcore.retry.delay_ms")
-	attrStatus     = attribute.Key("http.response.status_code")
-	attrDecision   = attribute.Key("agentcore.permission.decision")
+	attrRunID = attribute.Key("agentcore.run.id")
+	// What a run spent at the configured prices, and what its run tree
+	// (the run and its child runs) spent.
+	attrCost          = attribute.Key("agentcore.run.cost")
+	attrTreeRequests  = attribute.Key("agentcore.run.tree.model_requests")
+	attrTreeToolCalls = attribute.Key("agentcore.run.tree.tool_calls")
+	attrTreeInput     = attribute.Key("agentcore.run.tree.input_tokens")
+	attrTreeOutput    = attribute.Key("agentcore.run.tree.output_tokens")
+	attrTreeCost      = attribute.Key("agentcore.run.tree.cost")
+	attrChildRuns     = attribute.Key("agentcore.run.child_runs")
+	attrReason        = attribute.Key("agentcore.run.reason")
+	attrSteps         = attribute.Key("agentcore.run.steps")
+	attrToolCalls     = attribute.Key("agentcore.run.tool_calls")
+	attrStep          = attribute.Key("agentcore.step")
+	attrProtocol      = attribute.Key("agentcore.protocol")
+	attrCompaction    = attribute.Key("agentcore.compaction")
+	attrAttempt       = attribute.Key("agentcore.retry.attempt")
+	attrDelay         = attribute.Key("agentcore.retry.delay_ms")
+	attrStatus        = attribute.Key("http.response.status_code")
+	attrDecision      = attribute.Key("agentcore.permission.decision")
 )
 
 // providerName is gen_ai.provider.name for a wire protocol: the provider
@@ -143,6 +152,19 @@ func (t *Telemetry) RunEnded(ctx context.Context, run *agent.RunInfo, res *agent
 	t.metrics.runsActive.Dec()
 	t.metrics.runsEnded.WithLabelValues(kind, reason, ekind).Inc()
 	t.metrics.runDuration.WithLabelValues(kind).Observe(elapsed.Seconds())
+	var own, tree *agentv1.RunUsage
+	if run.Budget != nil {
+		own, tree = run.Budget.RunUsage()
+		if own.GetCost() > 0 {
+			t.metrics.runCost.Add(own.GetCost())
+		}
+		if run.Budget.Child() {
+			t.metrics.childRuns.Inc()
+		}
+	}
+	if res != nil && res.Exceeded != nil {
+		t.metrics.budgetStops.WithLabelValues(strings.ToLower(strings.TrimPrefix(res.Exceeded.Limit.String(), "BUDGET_LIMIT_"))).Inc()
+	}
 
 	usage := run.Usage
 	fields := make([]any, 0, 24)
@@ -163,6 +185,16 @@ func (t *Telemetry) RunEnded(ctx context.Context, run *agent.RunInfo, res *agent
 	if n := usage.GetCacheWriteTokens(); n > 0 {
 		fields = append(fields, "cache_write_tokens", n)
 	}
+	if c := own.GetCost(); c > 0 {
+		fields = append(fields, "cost", c)
+	}
+	if n := tree.GetChildRuns(); n > 0 {
+		fields = append(fields, "child_runs", n, "tree_model_requests", tree.GetModelRequests(), "tree_tool_calls", tree.GetToolCalls(),
+			"tree_input_tokens", tree.GetInputTokens(), "tree_output_tokens", tree.GetOutputTokens())
+		if c := tree.GetCost(); c > 0 {
+			fields = append(fields, "tree_cost", c)
+		}
+	}
 	fields = append(fields, "duration", elapsed)
 	span := trace.SpanFromContext(ctx)
 	if sc := span.SpanContext(); sc.IsValid() {
@@ -177,7 +209,7 @@ func (t *Telemetry) RunEnded(ctx context.Context, run *agent.RunInfo, res *agent
 		span.End()
 		return
 	}
-	buf := t.attrBuf(10 + usageCount(usage))
+	buf := t.attrBuf(17 + usageCount(usage))
 	attrs := append(*buf,
 		attrOperation.String(runOperation(run)),
 		attrAgentID.String(run.AgentID),
@@ -188,6 +220,11 @@ func (t *Telemetry) RunEnded(ctx context.Context, run *agent.RunInfo, res *agent
 		attrRequestModel.String(run.Model),
 	)
 	attrs = append(appendUsage(attrs, usage), attrSteps.Int(run.Steps), attrToolCalls.Int(run.ToolCalls))
+	if tree != nil {
+		attrs = append(attrs, attrCost.Float64(own.GetCost()), attrTreeRequests.Int64(tree.GetModelRequests()), attrTreeToolCalls.Int64(tree.GetToolCalls()),
+			attrTreeInput.Int64(tree.GetInputTokens()), attrTreeOutput.Int64(tree.GetOutputTokens()), attrTreeCost.Float64(tree.GetCost()),
+			attrChildRuns.Int64(tree.GetChildRuns()))
+	}
 	if err == nil {
 		attrs = append(attrs, attrReason.String(reason))
 	}
