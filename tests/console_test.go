@@ -102,7 +102,9 @@ func consoleFail(int, *fakemodel.Request) fakemodel.Turn {
 // events stream (text, live tool output, result), try a tool; deny a call
 // with a reason, stop running runs from the agent's page and the run's,
 // and see a failed run's error kind; past runs' approvals, the agent's
-// model, the runs table's durations and errors. Screenshots are kept in a
+// model, the runs table's durations and errors; a run whose agent calls
+// another, its child run drawn inside the call and the tree in the runs
+// table. Screenshots are kept in a
 // temporary folder the log names (console-failure.png when a step failed).
 // The browser program waits on the console's own state; the budget below
 // only bounds a hang, for a step can take many times its usual time on a
@@ -125,6 +127,8 @@ func TestConsoleInBrowser(t *testing.T) {
 		"CONSOLE_URL="+h.url, "CONSOLE_TOKEN="+e2e.HTTPToken, "CONSOLE_SYSTEM="+system, "CONSOLE_SHOTS="+shots,
 		"CONSOLE_SYSTEM_DENY="+suite.Router.Add(t, consoleDeny), "CONSOLE_SYSTEM_SLOW="+suite.Router.Add(t, consoleSlow),
 		"CONSOLE_SYSTEM_FAIL="+suite.Router.Add(t, consoleFail),
+		"CONSOLE_SYSTEM_LEAD="+suite.Router.Add(t, delegating("The helper said: ", "helper", "do it")),
+		"CONSOLE_SYSTEM_HELPER="+suite.Router.Add(t, answer(func(*fakemodel.Request) string { return "the helper did it" })),
 		"CONSOLE_SECRETS="+e2e.TestKey, "CHROMIUM="+chromiumPath())
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out

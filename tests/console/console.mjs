@@ -43,6 +43,8 @@ const system = env('CONSOLE_SYSTEM');
 const systemDeny = env('CONSOLE_SYSTEM_DENY');
 const systemSlow = env('CONSOLE_SYSTEM_SLOW');
 const systemFail = env('CONSOLE_SYSTEM_FAIL');
+const systemLead = env('CONSOLE_SYSTEM_LEAD');
+const systemHelper = env('CONSOLE_SYSTEM_HELPER');
 const shots = env('CONSOLE_SHOTS');
 const secrets = [token, ...(process.env.CONSOLE_SECRETS || '').split(',')].filter(Boolean);
 const noSecret = async (page) => {
@@ -273,6 +275,38 @@ try {
     const error = await cell.innerText();
     if (!error.startsWith('AUTH') || !error.includes('bad key')) throw new Error(`the runs table's error column shows ${JSON.stringify(error)}`);
     await page.screenshot({path: join(shots, 'console-failed.png'), fullPage: true});
+  }
+
+  step('a run with a child run: the child drawn inside its call, the tree in the runs table');
+  {
+    const create = async (agent) => {
+      const resp = await fetch(url + '/v1/agents', {method: 'POST', headers: {authorization: `Bearer ${token}`, 'content-type': 'application/json'},
+        body: JSON.stringify({agent})});
+      if (!resp.ok) throw new Error(`creating ${agent.id}: ${resp.status} ${await resp.text()}`);
+    };
+    await create({id: 'console-helper', config: {system: systemHelper}, tools: {names: []}});
+    await create({id: 'console-lead', config: {system: systemLead}, tools: {names: []}, agentTools: [{agentId: 'console-helper', name: 'helper'}]});
+    await page.goto(url + '/#/agents/console-lead');
+    await shown('#/agents/console-lead');
+    await page.locator('#agent-tools-info', {hasText: 'calls agents: helper'}).waitFor();
+    await page.fill('#send-input', 'Ask the helper.');
+    await page.selectOption('#send-permission', 'PERMISSION_MODE_ALLOW_ALL');
+    await page.click('#send-button');
+    const run = page.locator('section.run').first();
+    const child = run.locator('.tool-call section.run.child-run[data-depth="1"]');
+    await child.locator('.event-text', {hasText: 'the helper did it'}).waitFor();
+    await child.locator('.run-result').waitFor();
+    await run.locator('.run-result .tree-usage', {hasText: '1 child runs'}).waitFor();
+    await run.locator('.run-result', {hasText: 'The helper said: the helper did it'}).waitFor();
+    await page.screenshot({path: join(shots, 'console-child-run.png'), fullPage: true});
+    await page.goto(url + '/#/runs');
+    await shown('#/runs');
+    const rows = page.locator('.runs-table tbody tr');
+    const cells = await rows.locator('td.run-id').evaluateAll((tds) => tds.slice(0, 2).map((td) => td.dataset.depth || '0'));
+    if (cells.join(',') !== '0,1') throw new Error(`the runs table lists the tree's runs at depths ${cells}, want the root then its child`);
+    await rows.nth(1).locator('a code').click();
+    await shown('#/runs/run_', '^=');
+    await page.locator('#run-parent', {hasText: 'child run of'}).waitFor();
   }
 
   await noSecret(page);

@@ -10,7 +10,7 @@
 
 import * as api from './api.js';
 import {h, append, clear, enumName, usageText, pretty, errorView, durationText, between} from './dom.js';
-import {RunView, partView} from './run.js';
+import {RunView, partView, runUsageText} from './run.js';
 
 const view = document.getElementById('view');
 
@@ -178,6 +178,9 @@ async function agentPage(signal, id) {
       h('span', usageText(agent.usage)),
       agent.hasApiKey ? h('span', 'API key set (never shown)') : null,
       agent.tools ? h('span', `tools: ${agent.tools.all ? 'all' : (agent.tools.names || []).join(', ') || 'none'}`) : null,
+      agent.agentTools?.length ? h('span#agent-tools-info', 'calls agents: ', ...agent.agentTools.flatMap((t, i) => [i ? ', ' : '',
+        h('a', {href: `#/agents/${encodeURIComponent(t.agentId)}`}, t.name || t.agentId)])) : null,
+      agent.budget ? h('span#agent-budget', `budget: ${budgetText(agent.budget)}`) : null,
       c.system ? h('details', h('summary', 'system prompt'), h('pre', c.system)) : null);
     return agent;
   };
@@ -312,15 +315,43 @@ function runsTable(body) {
   return h('table.runs-table', h('thead', h('tr', ['run', 'agent', 'state', 'started', 'duration', 'error', 'waiting for'].map((c) => h('th', c)))), body);
 }
 
-// fillRuns lists runs into a table body.
+// budgetText is a Budget's limits in a few words.
+function budgetText(b) {
+  const parts = [];
+  for (const [k, name] of [['inputTokens', 'input tokens'], ['outputTokens', 'output tokens'], ['modelRequests', 'model requests'],
+    ['toolCalls', 'tool calls'], ['cost', 'cost']]) {
+    if (b[k] !== undefined) parts.push(`${b[k]} ${name}`);
+  }
+  if (b.wallTime) parts.push(`${durationText(b.wallTime)} wall time`);
+  return parts.join(' · ') || 'none';
+}
+
+// asTree orders runs (newest first) as trees: each root run (or a child
+// whose parent is not in the list) followed by its child runs, oldest first,
+// each followed by its own.
+function asTree(runs) {
+  const kids = new Map();
+  const ids = new Set(runs.map((r) => r.id));
+  for (const r of [...runs].reverse()) {
+    if (r.parentRunId && ids.has(r.parentRunId)) kids.set(r.parentRunId, [...(kids.get(r.parentRunId) || []), r]);
+  }
+  const out = [];
+  const walk = (r) => { out.push(r); for (const k of kids.get(r.id) || []) walk(k); };
+  for (const r of runs) if (!r.parentRunId || !ids.has(r.parentRunId)) walk(r);
+  return out;
+}
+
+// fillRuns lists runs into a table body, child runs under their parents.
 function fillRuns(body, runs) {
   if (!runs.length) append(body, h('tr', h('td', {colSpan: 7}, 'No run yet.')));
-  for (const r of runs) {
+  for (const r of asTree(runs)) {
     const state = enumName(r.state, 'RUN_STATE_');
     const pending = (r.pendingPermissions || []).map((q) => q.toolName);
     const error = r.error ? runErrorText(r.error) : '';
+    const depth = Number(r.depth || 0);
+    const tree = depth ? {dataset: {depth: String(Math.min(depth, 5))}, title: `child run of ${r.parentRunId} (depth ${depth}), tree of ${r.rootRunId}`} : {};
     append(body, h('tr', {dataset: {run: r.id}},
-      h('td', h('a', {href: `#/runs/${encodeURIComponent(r.id)}`}, h('code', r.id))),
+      h('td.run-id', tree, h('a', {href: `#/runs/${encodeURIComponent(r.id)}`}, h('code', r.id))),
       h('td', h('a', {href: `#/agents/${encodeURIComponent(r.agentId)}`}, r.agentId)),
       h('td', h(`span.badge.${state}`, r.compaction ? `${state} (compaction)` : state)),
       h('td', r.startTime ? new Date(r.startTime).toLocaleString() : ''),
@@ -373,6 +404,9 @@ async function runPage(signal, runId) {
       r.endTime ? h('span', `ended ${new Date(r.endTime).toLocaleString()}`) : null,
       r.endTime ? h('span#run-duration', `took ${runDuration(r)}`) : null,
       h('span', `${r.lastSeq || 0} events`),
+      r.parentRunId ? h('span#run-parent', 'child run of ', h('a', {href: `#/runs/${encodeURIComponent(r.parentRunId)}`}, h('code', r.parentRunId)),
+        ` (depth ${r.depth}, tree of `, h('a', {href: `#/runs/${encodeURIComponent(r.rootRunId)}`}, h('code', r.rootRunId)), ')') : null,
+      r.result?.treeUsage ? h('span#run-usage', runUsageText(r.result.treeUsage)) : null,
       r.replica ? h('span', `replica ${r.replica}`) : null,
       r.attempts ? h('span.badge.resumed#run-resumed', resumedText(r.attempts)) : null,
       r.error ? h('span.error', runErrorText(r.error)) : null);

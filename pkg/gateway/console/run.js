@@ -1,6 +1,8 @@
 // A run as it happens: each event of a send (or compaction) drawn as it
 // arrives: model text as it streams, tool calls with their live output,
-// results, usage, retries, permission requests and errors.
+// results, usage, retries, permission requests and errors. A child run (an
+// agent called as a tool) is drawn inside the call that started it, from
+// the events its ancestors' streams carry.
 
 import {h, append, enumName, usageText, pretty, time, durationText} from './dom.js';
 
@@ -38,6 +40,15 @@ export function statusReason(st) {
   return {reason: '', metadata: {}};
 }
 
+/** runUsageText is a RunUsage (what a run or a run tree spent) in a few words. */
+export function runUsageText(u) {
+  const parts = [`${u.modelRequests || 0} model requests`, `${u.toolCalls || 0} tool calls`,
+    `${u.inputTokens || 0} in / ${u.outputTokens || 0} out tokens`];
+  if (u.childRuns) parts.push(`${u.childRuns} child runs`);
+  if (u.cost) parts.push(`cost ${Number(u.cost).toFixed(4)}`);
+  return parts.join(' · ');
+}
+
 /** answerText is a permission request's answer (a PermissionDecision) in words. */
 export function answerText(d) {
   switch (d.outcome) {
@@ -68,6 +79,26 @@ export class RunView {
     this.compaction = null;
     this.current = null; // the latest step
     this.ended = false;
+    this.children = new Map(); // child run id -> RunView, descendants at any depth (the root's map)
+  }
+
+  /** child draws an event of a child run (a ChildRunEvent) in the view of that run, made inside its parent's call. */
+  child(c) {
+    let v = this.children.get(c.runId);
+    if (!v) {
+      v = new RunView({answer: this.answer});
+      v.children = this.children; // one map for the tree: a grandchild finds its parent's view
+      v.el.classList.add('child-run');
+      v.el.dataset.run = c.runId;
+      v.el.dataset.depth = String(c.depth || 1);
+      append(v.el, h('div.line.muted', 'child run ', h('a', {href: `#/runs/${encodeURIComponent(c.runId)}`}, h('code', c.runId)),
+        ` of agent ${c.agentId} (depth ${c.depth || 1})`));
+      const parent = c.parentRunId === this.runId ? this : this.children.get(c.parentRunId);
+      const call = parent?.calls.get(c.toolCallId);
+      append(call ? call.el : (parent || this).el, v.el);
+      this.children.set(c.runId, v);
+    }
+    v.event({name: 'event', data: c.event});
   }
 
   /** event draws one event of the stream (a StreamEvent). */
@@ -135,6 +166,12 @@ export class RunView {
     } else if (ev.compactFinished) {
       if (this.compaction) this.compaction.textContent = ev.compactFinished.summary;
       append(this.el, h('div.line.muted', `compacted · ${usageText(ev.compactFinished.usage)}`));
+    } else if (ev.child) {
+      this.child(ev.child);
+    } else if (ev.budgetExceeded) {
+      const b = ev.budgetExceeded;
+      append(this.el, h('div.line.budget', `budget reached: ${enumName(b.limit, 'BUDGET_LIMIT_').replace(/-/g, ' ')} ${b.used ?? 0} of ${b.max ?? 0}` +
+        (b.budgetRunId && b.budgetRunId !== this.runId ? ` (the budget of run ${b.budgetRunId})` : '')));
     } else if (ev.result) {
       this.finish(ev.result);
     }
@@ -216,6 +253,7 @@ export class RunView {
     const out = r.output !== undefined && r.output !== null ? h('pre.output', pretty(r.output)) : null;
     append(this.el, h('div.run-result',
       h('div', h('strong', 'result: '), enumName(r.reason, 'END_REASON_'), ` · ${r.steps} steps · ${usageText(r.usage)}`),
+      r.treeUsage && Number(r.treeUsage.childRuns || 0) > 0 ? h('div.tree-usage', `with its child runs: ${runUsageText(r.treeUsage)}`) : null,
       r.text ? h('pre.text', r.text) : null, out));
   }
 
