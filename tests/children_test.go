@@ -136,8 +136,8 @@ func TestChildRunsNestInTheRootStream(t *testing.T) {
 		}
 		call := evs[0].GetToolCallId()
 		parent := evs[0].GetParentRunId()
-		started := pos(func(e *agentv1.Event) bool { return toolCallOf(e, parent) == call })
-		ended := pos(func(e *agentv1.Event) bool { return toolResultOf(e, parent) == call })
+		started := pos(func(e *agentv1.Event) bool { return eventOf(e, parent).GetToolCall().GetToolCallId() == call })
+		ended := pos(func(e *agentv1.Event) bool { return eventOf(e, parent).GetToolResult().GetToolCallId() == call })
 		if started < 0 || ended < 0 || !(started < first && last < ended) {
 			t.Errorf("run %s (call %s of %s): its events at %d..%d, the call at %d..%d", run, call, parent, first, last, started, ended)
 		}
@@ -184,26 +184,16 @@ func TestChildRunsNestInTheRootStream(t *testing.T) {
 	}
 }
 
-// toolCallOf is the call id of a tool_call event of run (the root's own,
-// or nested), or "".
-func toolCallOf(e *agentv1.Event, run string) string {
+// eventOf is e, or the child run's event it carries, when it belongs to run;
+// nil otherwise.
+func eventOf(e *agentv1.Event, run string) *agentv1.Event {
 	if c := e.GetChild(); c != nil {
 		e = c.GetEvent()
 	}
-	if e.GetRunId() == run {
-		return e.GetToolCall().GetToolCallId()
+	if e.GetRunId() != run {
+		return nil
 	}
-	return ""
-}
-
-func toolResultOf(e *agentv1.Event, run string) string {
-	if c := e.GetChild(); c != nil {
-		e = c.GetEvent()
-	}
-	if e.GetRunId() == run {
-		return e.GetToolResult().GetToolCallId()
-	}
-	return ""
+	return e
 }
 
 func TestStoppingTheRootKillsAGrandchildsTools(t *testing.T) {
