@@ -189,14 +189,14 @@ func (s *Server) callAgent(at *agentv1.AgentTool) tool.Func {
 		limits := sess.budget
 		sess.mu.Unlock()
 		budget := agent.NewBudget(limits, call.Budget)
-		if err := call.Budget.StartChild(); err != nil {
-			return refusal("%v", err)
-		}
 		release, err := s.admitSend(t, nil)
 		if err != nil {
 			return refusal("%s", statusMessage(err))
 		}
 		defer release()
+		if err := call.Budget.StartChild(); err != nil {
+			return refusal("%v", err)
+		}
 
 		root := tree.root
 		if root == "" {
