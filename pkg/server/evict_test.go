@@ -335,7 +335,7 @@ func TestEvictionKeepsClientSecrets(t *testing.T) {
 	if err := s.store.DeleteAgent(ctx, "twin"); err != nil {
 		t.Fatal(err)
 	}
-	rec := storedAgent("twin", "", cfg, nil, nil, nil)
+	rec := storedAgent("twin", "", cfg, nil, nil)
 	rec.Created = rec.Created.Add(time.Second)
 	if err := s.store.CreateAgent(ctx, rec, nil); err != nil {
 		t.Fatal(err)
