@@ -162,7 +162,7 @@ func (s *Server) runProto(ctx context.Context, r *store.Run) *agentv1.Run {
 		Id: r.ID, AgentId: agentID(r.AgentID), State: r.State, Result: r.Result, Error: r.Error,
 		StartTime: timestamppb.New(r.Started), Replica: r.Owner, LastSeq: r.LastSeq,
 		OnDisconnect: r.OnDisconnect, Compaction: r.Compaction, EventsExpired: r.Purged, EventBytes: r.EventBytes,
-		Attempts: int32(r.Attempts),
+		Attempts:    int32(r.Attempts),
 		ParentRunId: r.ParentRunID, RootRunId: r.RootRunID, Depth: int32(r.Depth), ToolCallId: r.ToolCallID,
 	}
 	if r.Done() {
