@@ -48,6 +48,12 @@ type treeOptions struct {
 	ask      agent.PermissionFunc
 }
 
+// rootTree is the tree of a root run: its send's permission settings and
+// hook, which its children inherit, and the count of its children.
+func rootTree(opts *agent.SendOptions, ask agent.PermissionFunc) treeOptions {
+	return treeOptions{children: new(atomic.Int32), permMode: opts.PermissionMode, askTools: opts.AskTools, ask: ask}
+}
+
 // toolNameRe is what a model accepts as a tool name.
 var toolNameRe = regexp.MustCompile(`^[A-Za-z0-9_-]{1,64}$`)
 

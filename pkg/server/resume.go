@@ -143,9 +143,13 @@ func (s *Server) continueRun(r *store.Run) error {
 	opts.Busy = agentv1.BusyPolicy_BUSY_POLICY_REJECT // a send waiting here for the agent goes first
 	opts.Continue = &agent.Continuation{RunID: r.ID, Attempt: r.Attempts, LastSeq: r.LastSeq, HistoryStart: from,
 		Input: input, CutCalls: spec.CutCalls, Replica: s.cfg.ReplicaID}
+	// The send's budget, counted afresh, and its permission settings bind
+	// the resumed run and its children as they bound the first attempt.
+	opts.Budget = rootBudget(start.GetBudget(), sess, t)
 	out := &sink{srv: s}
 	opts.OnEvent, opts.OnPermission = out.event, s.replica.Ask
-	ctx = withRunOptions(ctx, runOptions{onDisconnect: agentv1.OnDisconnect_ON_DISCONNECT_CONTINUE, resume: r.Resume})
+	ctx = withRunOptions(ctx, runOptions{onDisconnect: agentv1.OnDisconnect_ON_DISCONNECT_CONTINUE, resume: r.Resume,
+		tree: rootTree(&opts, s.replica.Ask)})
 	_, err = sess.engine.Send(ctx, opts)
 	// Failed once it began, the run's end is stored (resume checks); failed
 	// before, it is still running here.

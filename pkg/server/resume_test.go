@@ -21,8 +21,8 @@ import (
 // cutRun leaves in a SQLite store what a server killed mid-run leaves: a
 // running run that asked to be resumed, taken over attempts times already,
 // its first events stored, and a model response whose tool call has no
-// result. It returns the store's path.
-func cutRun(t *testing.T, attempts int) string {
+// result. It returns the store's path. budget is the cut send's.
+func cutRun(t *testing.T, attempts int, budget ...*agentv1.Budget) string {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), "agentcore.db")
 	ctx := ctxT(t)
@@ -36,6 +36,9 @@ func cutRun(t *testing.T, attempts int) string {
 		t.Fatal(err)
 	}
 	r := &store.Run{ID: "run_cut", AgentID: "cut", Owner: "an-old-host", Resume: server.ResumeRecord(&agentv1.StartRun{AgentId: "cut"})}
+	if len(budget) > 0 {
+		r.Resume = server.ResumeRecord(&agentv1.StartRun{AgentId: "cut", Budget: budget[0]})
+	}
 	if err := st.StartRun(ctx, r, time.Hour); err != nil {
 		t.Fatal(err)
 	}
@@ -94,6 +97,32 @@ func TestRestartResumesCutOffRuns(t *testing.T) {
 	if len(h) != 6 || !h[4].GetParts()[0].GetToolResult().GetError() || !strings.Contains(history.Render(h[4:5]), "may or may not have run") ||
 		h[5].GetRole() != agentv1.Role_ROLE_ASSISTANT {
 		t.Fatalf("history:\n%s", history.Render(h))
+	}
+	if n := len(model.Requests()); n != 1 {
+		t.Errorf("%d model requests, want 1", n)
+	}
+}
+
+// A resumed run keeps its send's budget: the model's first answer goes
+// over the output tokens the send allowed, and the run ends for its budget
+// instead of asking the model again.
+func TestResumedRunKeepsItsBudget(t *testing.T) {
+	model := fakemodel.StartTB(t)
+	model.Handle(func(r *fakemodel.Request) fakemodel.Turn {
+		return fakemodel.Turn{ToolCalls: []fakemodel.ToolCall{{ID: "c2", Name: "no_such_tool", Arguments: "{}"}},
+			Usage: &fakemodel.Usage{Input: 10, Output: 50}}
+	})
+	path := cutRun(t, 0, &agentv1.Budget{OutputTokens: proto.Int64(20)})
+	r := startReplica(t, model, "-store", "sqlite:"+path, "-resume-attempts", "3")
+	var exceeded *agentv1.BudgetExceededEvent
+	res, err := r.c.Attach(ctxT(t), "run_cut", 0, client.Callbacks{
+		OnBudgetExceeded: func(e *agentv1.BudgetExceededEvent) { exceeded = e },
+	})
+	if err != nil || res.Reason != agentv1.EndReason_END_REASON_BUDGET {
+		t.Fatalf("the resumed run: %+v, %v", res, err)
+	}
+	if exceeded.GetLimit() != agentv1.BudgetLimit_BUDGET_LIMIT_OUTPUT_TOKENS {
+		t.Errorf("budget_exceeded %v", exceeded)
 	}
 	if n := len(model.Requests()); n != 1 {
 		t.Errorf("%d model requests, want 1", n)

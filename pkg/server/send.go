@@ -225,7 +225,7 @@ func (s *Server) connectSend(stream agentv1.AgentService_SendServer, ro runOptio
 	}
 	out := &sink{srv: s, send: func(ev *agentv1.Event) error { return stream.Send(&agentv1.SendResponse{Event: ev}) }}
 	in := &inbound{srv: s, sink: out, detached: detached}
-	ro.tree = treeOptions{children: new(atomic.Int32), permMode: opts.PermissionMode, askTools: opts.AskTools, ask: in.ask}
+	ro.tree = rootTree(opts, in.ask)
 	ctx, cancel := context.WithCancelCause(withRunOptions(base, ro))
 	if !detached {
 		out.onGone = cancel // the client going away stops the run
