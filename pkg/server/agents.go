@@ -276,7 +276,6 @@ func (s *Server) DeleteAgent(ctx context.Context, req *agentv1.DeleteAgentReques
 		if stopped, err = sess.engine.Close(ctx); err != nil {
 			return nil, err
 		}
-		s.secrets.Remove(sess.heldKeys()...)
 	}
 	if !stopped && rec.RunID != "" { // running on another replica
 		if err := s.stopRemote(ctx, rec.RunID, replica.CauseStopped); err != nil {
@@ -287,8 +286,13 @@ func (s *Server) DeleteAgent(ctx context.Context, req *agentv1.DeleteAgentReques
 	if err := s.store.DeleteAgent(ctx, rec.ID); err != nil && !errors.Is(err, store.ErrNotFound) {
 		return nil, storeStatus(err)
 	}
-	if late := s.agents.remove(rec.ID); late != nil && late != sess { // loaded again meanwhile
-		_, _ = late.engine.Close(ctx)
+	// The registry's copy goes with its keys, once: the session closed
+	// above, one loaded again meanwhile, or the keys kept of it when it was
+	// dropped from memory while it closed (remove forgets those).
+	if late := s.agents.remove(rec.ID); late != nil {
+		if late != sess {
+			_, _ = late.engine.Close(ctx)
+		}
 		s.secrets.Remove(late.heldKeys()...)
 	}
 	_ = s.store.Notify(ctx, store.Notice{Kind: store.NoticeAgent, AgentID: rec.ID})

@@ -345,6 +345,34 @@ func TestEvictionKeepsClientSecrets(t *testing.T) {
 	}
 }
 
+// Two agents holding the same key: deleting one, here or on another
+// replica while it is dropped from memory, leaves the key redacted for the
+// other; once both are gone, it is not held.
+func TestEvictionSharedKeyCountedOnce(t *testing.T) {
+	const key = "sk-client-secret-shared-0123456789"
+	s := startEvictServer(t, "-max-loaded-agents", "1")
+	ctx := context.Background()
+	cfg := &agentv1.AgentConfig{BaseUrl: proto.String(s.model.URL), Model: proto.String("m"), ApiKey: proto.String(key)}
+	one := s.create(t, "one", nil, cfg)
+	s.create(t, "two", nil, cfg)
+	if err := one.Delete(ctx); err != nil { // dropped from memory, then deleted here
+		t.Fatal(err)
+	}
+	if s.secrets.Redact(key) == key {
+		t.Fatal("deleting one agent released the key the other holds")
+	}
+	s.create(t, "filler", nil, nil) // drops two
+	if err := s.store.DeleteAgent(ctx, "two"); err != nil { // as another replica would
+		t.Fatal(err)
+	}
+	if _, err := s.c.Agent("two").Get(ctx); reasonOfErr(err) != "AGENT_NOT_FOUND" {
+		t.Fatalf("get of the agent deleted elsewhere: %v", err)
+	}
+	if s.secrets.Redact(key) != key {
+		t.Fatal("the key of agents deleted here and elsewhere is still held")
+	}
+}
+
 func reasonOfErr(err error) client.Reason {
 	var e *client.Error
 	if errors.As(err, &e) {

@@ -114,12 +114,14 @@ func (r *registry) cached(key string) *session {
 	return r.m[key]
 }
 
-// forget drops a session (its agent is gone) and closes it.
+// forget drops the agent key (it is gone): its session, closed, and the
+// secrets kept of it, loaded or dropped.
 func (r *registry) forget(key string) {
 	if sess := r.remove(key); sess != nil {
 		ctx, cancel := context.WithTimeout(context.Background(), closeTimeout)
 		defer cancel()
 		_, _ = sess.engine.Close(ctx)
+		r.secrets.Remove(sess.heldKeys()...)
 	}
 }
 
@@ -223,9 +225,7 @@ func (s *Server) agentRecord(ctx context.Context, id string) (*store.Agent, erro
 	key := storeID(t.ID, id)
 	rec, err := s.store.GetAgent(ctx, key)
 	if errors.Is(err, store.ErrNotFound) {
-		if s.agents.cached(key) != nil {
-			s.agents.forget(key) // deleted by another replica
-		}
+		s.agents.forget(key) // deleted by another replica: loaded or dropped here
 		return nil, failure(codes.NotFound, agentv1.ErrorReason_ERROR_REASON_AGENT_NOT_FOUND, "no agent %q", id)
 	}
 	if err != nil {
