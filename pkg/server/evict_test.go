@@ -361,7 +361,7 @@ func TestEvictionSharedKeyCountedOnce(t *testing.T) {
 	if s.secrets.Redact(key) == key {
 		t.Fatal("deleting one agent released the key the other holds")
 	}
-	s.create(t, "filler", nil, nil) // drops two
+	s.create(t, "filler", nil, nil)                         // drops two
 	if err := s.store.DeleteAgent(ctx, "two"); err != nil { // as another replica would
 		t.Fatal(err)
 	}
