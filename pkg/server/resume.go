@@ -71,13 +71,18 @@ const resumePoll = 50 * time.Millisecond
 // replica's Resume), on a goroutine of its own; a run that cannot be resumed
 // ends interrupted.
 func (s *Server) resume(r *store.Run) {
+	s.closeMu.Lock()
+	defer s.closeMu.Unlock()
+	if s.closed {
+		return // the server stops: the next start resumes it
+	}
 	s.bgRuns.Add(1)
 	go func() {
 		defer s.bgRuns.Done()
 		defer s.replica.Resumed(r.ID)
 		err := s.continueRun(r)
 		switch {
-		case err == nil, s.bgCtx.Err() != nil:
+		case err == nil, s.bgCtx.Err() != nil, errors.Is(err, errClosing):
 			return // ended, or the server stops: the next start resumes it
 		case !s.stillMine(r):
 			return // taken over again since, or ended
@@ -101,6 +106,10 @@ func (s *Server) stillMine(r *store.Run) bool {
 	return err == nil && !now.Done() && now.Owner == s.cfg.ReplicaID && now.Attempts == r.Attempts
 }
 
+// errClosing ends a resumed run that had not started when the server began
+// to close: it is left for the next start.
+var errClosing = errors.New("the server is closing")
+
 // continueRun resumes a run taken over, once the tools are loaded, and
 // returns when it has ended (its end stored by the journal), or why it
 // could not start.
@@ -110,6 +119,8 @@ func (s *Server) continueRun(r *store.Run) error {
 		select {
 		case <-ctx.Done():
 			return ctx.Err()
+		case <-s.closing:
+			return errClosing
 		case <-time.After(resumePoll):
 		}
 	}

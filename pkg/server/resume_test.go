@@ -1,6 +1,7 @@
 package server_test
 
 import (
+	"io"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -10,6 +11,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/agentcore/agentcore/internal/fakemodel"
+	"github.com/agentcore/agentcore/pkg/config"
 	"github.com/agentcore/agentcore/pkg/history"
 	"github.com/agentcore/agentcore/pkg/server"
 	"github.com/agentcore/agentcore/pkg/store"
@@ -147,5 +149,44 @@ func TestPoisonRunEndsFailed(t *testing.T) {
 	}
 	if _, err := r.c.Agent("cut").Send(ctx, "again", client.Callbacks{}); err != nil {
 		t.Fatalf("a send after: %v", err)
+	}
+}
+
+// A server closed before its tools loaded does not wait for the run it
+// took over to resume (it waited for the tools forever): Close returns, and
+// the run is left running for the next start.
+func TestCloseBeforeToolsLeavesTheResumedRun(t *testing.T) {
+	path := cutRun(t, 0)
+	ctx := ctxT(t)
+	st, err := sqlite.Open(ctx, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := config.Load([]string{"-tool-limits", "off", "-tool-dir", t.TempDir(), "-model-base-url", "http://127.0.0.1:9", "-model", "m",
+		"-resume-attempts", "3"}, func(string) string { return "" }, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv, err := server.New(server.Options{Config: cfg, Store: st})
+	if err != nil {
+		t.Fatal(err)
+	}
+	closed := make(chan error, 1)
+	go func() { closed <- srv.Close() }()
+	select {
+	case err := <-closed:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatal("Close waits for a resumed run whose tools never loaded")
+	}
+	st, err = sqlite.Open(ctx, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	if r, err := st.GetRun(ctx, "run_cut"); err != nil || r.Done() {
+		t.Fatalf("the run after Close: %+v, %v; want it left running for the next start", r, err)
 	}
 }

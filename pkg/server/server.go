@@ -113,6 +113,13 @@ type Server struct {
 	// bgCtx is the context of the server's own work (runs it resumes after
 	// a crash), ended by stopBG.
 	bgCtx context.Context
+	// closing is closed when Close begins: a run taken over after a crash
+	// starts no more, and one waiting for the tools stops waiting (both are
+	// left for the next start). closed, under closeMu, orders the start of
+	// such a run before Close waits for bgRuns.
+	closing chan struct{}
+	closeMu sync.Mutex
+	closed  bool
 	// faults are the crash tests' fault hooks (test-only).
 	faults faults
 
@@ -235,7 +242,7 @@ func New(opts Options) (*Server, error) {
 	// A run whose events the store could not keep is stopped.
 	s.events = eventlog.New(st, log.Named("events"), func(runID string, err error) { s.replica.Stop(runID, err) })
 	ctx, cancel := context.WithCancel(context.Background())
-	s.stopBG, s.bgCtx = cancel, ctx
+	s.stopBG, s.bgCtx, s.closing = cancel, ctx, make(chan struct{})
 	s.replica.RecoverStale(ctx, true)
 	s.bg.Add(3)
 	go func() { defer s.bg.Done(); s.events.Run() }()
@@ -324,6 +331,10 @@ func (s *Server) Logger() hclog.Logger { return s.log }
 func (s *Server) Close() error {
 	var err error
 	s.closeOnce.Do(func() {
+		s.closeMu.Lock()
+		s.closed = true
+		close(s.closing)
+		s.closeMu.Unlock()
 		s.agents.closeAll()
 		s.bgRuns.Wait()
 		s.events.Close()
