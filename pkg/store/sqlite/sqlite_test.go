@@ -162,3 +162,25 @@ func TestDeletedEventsGiveTheirSpaceBack(t *testing.T) {
 		t.Errorf("file %d bytes before, %d with the events, %d after: their pages were not given back", before, full, after)
 	}
 }
+
+// TestQuietSweepTakesNoWriteLock: a size sweep that finds nothing over its
+// bounds does not wait for the one writer connection, which every write of
+// every run shares.
+func TestQuietSweepTakesNoWriteLock(t *testing.T) {
+	ctx := context.Background()
+	s, err := Open(ctx, filepath.Join(t.TempDir(), "agentcore.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	held, err := s.Writer.Conn(ctx) // a long write in progress
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer held.Close()
+	short, cancel := context.WithTimeout(ctx, 2*time.Second)
+	defer cancel()
+	if n, err := s.TrimEvents(short, 1<<20, 1<<30); err != nil || n != 0 {
+		t.Fatalf("TrimEvents with nothing over its bounds, while a write is in progress: %d, %v; want 0, nil at once", n, err)
+	}
+}

@@ -2,6 +2,8 @@ package sqlstore
 
 import (
 	"context"
+	"database/sql"
+	"errors"
 
 	"github.com/agentcore/agentcore/pkg/store"
 	agentv1 "github.com/agentcore/agentcore/proto/agentcore/v1"
@@ -15,6 +17,11 @@ func (db *DB) TrimEvents(ctx context.Context, perRun, total int64) (int64, error
 		return 0, nil
 	}
 	running := int32(agentv1.RunState_RUN_STATE_RUNNING)
+	// Most sweeps find nothing over either bound: they look on the reader
+	// and take no write lock (on SQLite, every writer's).
+	if over, err := db.overBounds(ctx, running, perRun, total); err != nil || !over {
+		return 0, err
+	}
 	var n int64
 	err := db.relaxedTx(ctx, func(tx *Tx, _ func(store.Notice)) error {
 		n = 0
@@ -80,6 +87,29 @@ func (db *DB) TrimEvents(ctx context.Context, perRun, total int64) (int64, error
 		return nil
 	})
 	return n, err
+}
+
+// overBounds reports whether an ended run's events hold more than perRun
+// bytes, or all runs' more than total.
+func (db *DB) overBounds(ctx context.Context, running int32, perRun, total int64) (bool, error) {
+	if perRun > 0 {
+		var one int
+		err := db.queryRow(ctx, db.q(`SELECT 1 FROM runs WHERE state <> $1 AND purged = 0 AND event_bytes > $2 LIMIT 1`), running, perRun).Scan(&one)
+		if err == nil {
+			return true, nil
+		}
+		if !errors.Is(err, sql.ErrNoRows) {
+			return false, db.wrap(err)
+		}
+	}
+	if total <= 0 {
+		return false, nil
+	}
+	var sum int64
+	if err := db.queryRow(ctx, db.q(`SELECT coalesce(sum(event_bytes), 0) FROM runs WHERE purged = 0`)).Scan(&sum); err != nil {
+		return false, db.wrap(err)
+	}
+	return sum > total, nil
 }
 
 // runIDs runs a query of run ids.
