@@ -1,6 +1,7 @@
 package profile
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 
@@ -135,5 +136,43 @@ func TestExpanderRemembers(t *testing.T) {
 	delete(cfg.Profiles, "main")
 	if _, err := exp(c2); err == nil || !strings.Contains(err.Error(), "no profile main") {
 		t.Errorf("a profile gone: %v", err)
+	}
+}
+
+// TestEffective: the model an agent's config reaches is the one a send
+// would use, and none when a send would refuse the config.
+func TestEffective(t *testing.T) {
+	authn, err := auth.New(auth.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := &config.Config{DefaultProfile: "main", Profiles: map[string]*config.Profile{
+		"main": {Name: "main", BaseURL: "https://api.example.com/v1/chat?x=1", Model: "big", APIKey: "sk-main"},
+	}}
+	p := New(cfg, authn.Lookup)
+	s := proto.String
+	tests := []struct {
+		name string
+		c    *agentv1.AgentConfig
+		want string // profile/follows/model/host, "" for none
+	}{
+		{"follows the default", &agentv1.AgentConfig{}, "main/true/big/api.example.com"},
+		{"names it", &agentv1.AgentConfig{Profile: s("main")}, "main/false/big/api.example.com"},
+		{"its own model", &agentv1.AgentConfig{Profile: s("main"), Model: s("small")}, "main/false/small/api.example.com"},
+		{"its own endpoint and key", &agentv1.AgentConfig{BaseUrl: s("http://127.0.0.1:9/v1"), ApiKey: s("own"), Model: s("m")}, "/false/m/127.0.0.1:9"},
+		{"the profile's key sent elsewhere", &agentv1.AgentConfig{Profile: s("main"), BaseUrl: s("https://evil.example/v1")}, ""},
+		{"a profile that is not there", &agentv1.AgentConfig{Profile: s("gone")}, ""},
+		{"an endpoint and no model", &agentv1.AgentConfig{BaseUrl: s("http://127.0.0.1:9/v1"), ApiKey: s("own")}, ""},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			got := ""
+			if e := p.Effective(tc.c, auth.DefaultTenant); e != nil {
+				got = fmt.Sprintf("%s/%v/%s/%s", e.GetProfile(), e.GetFollowsDefault(), e.GetModel(), e.GetBaseUrlHost())
+			}
+			if got != tc.want {
+				t.Errorf("Effective = %q, want %q", got, tc.want)
+			}
+		})
 	}
 }

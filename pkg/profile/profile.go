@@ -88,17 +88,13 @@ func (p *Profiles) lookup(id string) *auth.Tenant {
 // with the server's profiles as they are: the profile (named, or the
 // default followed), the model, the protocol and the base URL's host
 // (never a key, nor the URL's path or query). It returns nil when the
-// config reaches no model: a send would fail for want of one.
+// config reaches no model or a send would refuse it (expand).
 func (p *Profiles) Effective(c *agentv1.AgentConfig, tenant string) *agentv1.EffectiveModel {
 	t := p.lookup(tenant)
 	name, follows := p.profileName(c, t)
-	exp := c
-	if name != "" {
-		prof, ok := p.profileFor(t, name)
-		if !ok {
-			return nil
-		}
-		exp = agent.MergeConfig(prof.AgentConfig(), c)
+	exp, err := p.expand(c, t, nil) // what a send would use, or refuse
+	if err != nil {
+		return nil
 	}
 	if exp.GetBaseUrl() == "" || exp.GetModel() == "" {
 		return nil
