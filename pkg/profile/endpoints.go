@@ -1,13 +1,12 @@
 package profile
 
 import (
-	"net"
 	"net/url"
-	"path"
 	"strings"
 
 	"github.com/agentcore/agentcore/pkg/agent"
 	"github.com/agentcore/agentcore/pkg/config"
+	"github.com/agentcore/agentcore/pkg/internal/urlscope"
 	agentv1 "github.com/agentcore/agentcore/proto/agentcore/v1"
 )
 
@@ -158,63 +157,15 @@ func profileURL(p *config.Profile) string {
 
 // allowedFor reports whether u is one of the profile's endpoints.
 func allowedFor(p *config.Profile, u string) bool {
-	if base := profileURL(p); base != "" && urlWithin(u, base) {
+	if base := profileURL(p); base != "" && urlscope.Within(u, base) {
 		return true
 	}
 	for _, a := range p.AllowedBaseURLs {
-		if urlWithin(u, a) {
+		if urlscope.Within(u, a) {
 			return true
 		}
 	}
 	return false
-}
-
-// urlWithin reports whether u is base or below it: the same scheme, host and
-// port (default ports made explicit) and a path under base's path, segment
-// by segment. A path with dot segments or escaped slashes or dots, a query,
-// a fragment or credentials is never within (unless it is base exactly).
-func urlWithin(u, base string) bool {
-	if u == base {
-		return true
-	}
-	cu, err := url.Parse(u)
-	if err != nil || cu.User != nil || cu.RawQuery != "" || cu.Fragment != "" || cu.Opaque != "" {
-		return false
-	}
-	bu, err := url.Parse(base)
-	if err != nil {
-		return false
-	}
-	if !strings.EqualFold(cu.Scheme, bu.Scheme) || hostPort(cu) != hostPort(bu) {
-		return false
-	}
-	raw := strings.ToLower(cu.EscapedPath())
-	if strings.Contains(raw, "%2f") || strings.Contains(raw, "%2e") || strings.Contains(raw, "%5c") || strings.Contains(cu.Path, "\\") {
-		return false
-	}
-	for _, seg := range strings.Split(cu.Path, "/") {
-		if seg == "." || seg == ".." {
-			return false
-		}
-	}
-	bp := strings.TrimSuffix(path.Clean("/"+bu.Path), "/")
-	cp := path.Clean("/" + cu.Path)
-	return cp == bp || bp == "" || strings.HasPrefix(cp, bp+"/")
-}
-
-// hostPort is the URL's host in lower case with its port, the scheme's
-// default when absent.
-func hostPort(u *url.URL) string {
-	port := u.Port()
-	if port == "" {
-		switch strings.ToLower(u.Scheme) {
-		case "https":
-			port = "443"
-		case "http":
-			port = "80"
-		}
-	}
-	return net.JoinHostPort(strings.ToLower(strings.TrimSuffix(u.Hostname(), ".")), port)
 }
 
 // Host returns the host of a URL (never its path, which may hold a key).
