@@ -28,7 +28,7 @@ var layers = []struct {
 	{"the AgentService handlers", []string{"pkg/server"}},
 	{"what the handlers and the process use beside the engine", []string{
 		"pkg/interceptor", "pkg/replica", "pkg/profile", "pkg/eventlog", "pkg/redact",
-		"pkg/telemetry", "pkg/gateway", "pkg/mcpserver", "pkg/store/stores",
+		"pkg/telemetry", "pkg/gateway", "pkg/mcpserver", "pkg/store/stores", "pkg/webhook",
 	}},
 	{"the engine", []string{"pkg/agent"}},
 	{"the engine's context and MCP tools", []string{"pkg/mcp", "pkg/compact", "pkg/window"}},
