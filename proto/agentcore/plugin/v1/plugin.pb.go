@@ -90,12 +90,134 @@ func (OutputStream) EnumDescriptor() ([]byte, []int) {
 	return file_agentcore_plugin_v1_plugin_proto_rawDescGZIP(), []int{0}
 }
 
+// HostErrorCode classifies a HostError.
+type HostErrorCode int32
+
+const (
+	HostErrorCode_HOST_ERROR_CODE_UNSPECIFIED HostErrorCode = 0
+	// This host, or this run, cannot answer this kind of request (e.g. no
+	// model to sample, no person to ask).
+	HostErrorCode_HOST_ERROR_CODE_UNSUPPORTED HostErrorCode = 1
+	// The request is malformed (e.g. a schema that is not JSON).
+	HostErrorCode_HOST_ERROR_CODE_INVALID HostErrorCode = 2
+	// The person (or the permission mode) refused the request.
+	HostErrorCode_HOST_ERROR_CODE_DENIED HostErrorCode = 3
+	// The host tried and failed (e.g. the model's request failed).
+	HostErrorCode_HOST_ERROR_CODE_FAILED HostErrorCode = 4
+	// The call ended, or the host stopped, before the request was answered.
+	HostErrorCode_HOST_ERROR_CODE_CANCELLED HostErrorCode = 5
+)
+
+// Enum value maps for HostErrorCode.
+var (
+	HostErrorCode_name = map[int32]string{
+		0: "HOST_ERROR_CODE_UNSPECIFIED",
+		1: "HOST_ERROR_CODE_UNSUPPORTED",
+		2: "HOST_ERROR_CODE_INVALID",
+		3: "HOST_ERROR_CODE_DENIED",
+		4: "HOST_ERROR_CODE_FAILED",
+		5: "HOST_ERROR_CODE_CANCELLED",
+	}
+	HostErrorCode_value = map[string]int32{
+		"HOST_ERROR_CODE_UNSPECIFIED": 0,
+		"HOST_ERROR_CODE_UNSUPPORTED": 1,
+		"HOST_ERROR_CODE_INVALID":     2,
+		"HOST_ERROR_CODE_DENIED":      3,
+		"HOST_ERROR_CODE_FAILED":      4,
+		"HOST_ERROR_CODE_CANCELLED":   5,
+	}
+)
+
+func (x HostErrorCode) Enum() *HostErrorCode {
+	p := new(HostErrorCode)
+	*p = x
+	return p
+}
+
+func (x HostErrorCode) String() string {
+	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
+}
+
+func (HostErrorCode) Descriptor() protoreflect.EnumDescriptor {
+	return file_agentcore_plugin_v1_plugin_proto_enumTypes[1].Descriptor()
+}
+
+func (HostErrorCode) Type() protoreflect.EnumType {
+	return &file_agentcore_plugin_v1_plugin_proto_enumTypes[1]
+}
+
+func (x HostErrorCode) Number() protoreflect.EnumNumber {
+	return protoreflect.EnumNumber(x)
+}
+
+// Deprecated: Use HostErrorCode.Descriptor instead.
+func (HostErrorCode) EnumDescriptor() ([]byte, []int) {
+	return file_agentcore_plugin_v1_plugin_proto_rawDescGZIP(), []int{1}
+}
+
+// ElicitAction is how the person answered an ElicitRequest.
+type ElicitAction int32
+
+const (
+	ElicitAction_ELICIT_ACTION_UNSPECIFIED ElicitAction = 0
+	// Submitted the form: content holds the answer.
+	ElicitAction_ELICIT_ACTION_ACCEPT ElicitAction = 1
+	// Explicitly refused.
+	ElicitAction_ELICIT_ACTION_DECLINE ElicitAction = 2
+	// Dismissed without choosing, or no one answered in time.
+	ElicitAction_ELICIT_ACTION_CANCEL ElicitAction = 3
+)
+
+// Enum value maps for ElicitAction.
+var (
+	ElicitAction_name = map[int32]string{
+		0: "ELICIT_ACTION_UNSPECIFIED",
+		1: "ELICIT_ACTION_ACCEPT",
+		2: "ELICIT_ACTION_DECLINE",
+		3: "ELICIT_ACTION_CANCEL",
+	}
+	ElicitAction_value = map[string]int32{
+		"ELICIT_ACTION_UNSPECIFIED": 0,
+		"ELICIT_ACTION_ACCEPT":      1,
+		"ELICIT_ACTION_DECLINE":     2,
+		"ELICIT_ACTION_CANCEL":      3,
+	}
+)
+
+func (x ElicitAction) Enum() *ElicitAction {
+	p := new(ElicitAction)
+	*p = x
+	return p
+}
+
+func (x ElicitAction) String() string {
+	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
+}
+
+func (ElicitAction) Descriptor() protoreflect.EnumDescriptor {
+	return file_agentcore_plugin_v1_plugin_proto_enumTypes[2].Descriptor()
+}
+
+func (ElicitAction) Type() protoreflect.EnumType {
+	return &file_agentcore_plugin_v1_plugin_proto_enumTypes[2]
+}
+
+func (x ElicitAction) Number() protoreflect.EnumNumber {
+	return protoreflect.EnumNumber(x)
+}
+
+// Deprecated: Use ElicitAction.Descriptor instead.
+func (ElicitAction) EnumDescriptor() ([]byte, []int) {
+	return file_agentcore_plugin_v1_plugin_proto_rawDescGZIP(), []int{2}
+}
+
 // SessionRequest is one message from the host on a Session stream.
 type SessionRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// Types that are valid to be assigned to Kind:
 	//
 	//	*SessionRequest_Execute
+	//	*SessionRequest_HostResponse
 	Kind          isSessionRequest_Kind `protobuf_oneof:"kind"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -147,6 +269,15 @@ func (x *SessionRequest) GetExecute() *ExecuteRequest {
 	return nil
 }
 
+func (x *SessionRequest) GetHostResponse() *HostResponse {
+	if x != nil {
+		if x, ok := x.Kind.(*SessionRequest_HostResponse); ok {
+			return x.HostResponse
+		}
+	}
+	return nil
+}
+
 type isSessionRequest_Kind interface {
 	isSessionRequest_Kind()
 }
@@ -156,7 +287,14 @@ type SessionRequest_Execute struct {
 	Execute *ExecuteRequest `protobuf:"bytes,1,opt,name=execute,proto3,oneof"`
 }
 
+type SessionRequest_HostResponse struct {
+	// The host's answer to a HostRequest of the running call.
+	HostResponse *HostResponse `protobuf:"bytes,2,opt,name=host_response,json=hostResponse,proto3,oneof"`
+}
+
 func (*SessionRequest_Execute) isSessionRequest_Kind() {}
+
+func (*SessionRequest_HostResponse) isSessionRequest_Kind() {}
 
 // SessionResponse is one message from the plugin on a Session stream.
 type SessionResponse struct {
@@ -164,6 +302,7 @@ type SessionResponse struct {
 	// Types that are valid to be assigned to Kind:
 	//
 	//	*SessionResponse_Execute
+	//	*SessionResponse_HostRequest
 	Kind          isSessionResponse_Kind `protobuf_oneof:"kind"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -215,6 +354,15 @@ func (x *SessionResponse) GetExecute() *ExecuteResponse {
 	return nil
 }
 
+func (x *SessionResponse) GetHostRequest() *HostRequest {
+	if x != nil {
+		if x, ok := x.Kind.(*SessionResponse_HostRequest); ok {
+			return x.HostRequest
+		}
+	}
+	return nil
+}
+
 type isSessionResponse_Kind interface {
 	isSessionResponse_Kind()
 }
@@ -224,7 +372,15 @@ type SessionResponse_Execute struct {
 	Execute *ExecuteResponse `protobuf:"bytes,1,opt,name=execute,proto3,oneof"`
 }
 
+type SessionResponse_HostRequest struct {
+	// A request of the running call to its host, answered by a
+	// SessionRequest with a HostResponse of the same id.
+	HostRequest *HostRequest `protobuf:"bytes,2,opt,name=host_request,json=hostRequest,proto3,oneof"`
+}
+
 func (*SessionResponse_Execute) isSessionResponse_Kind() {}
+
+func (*SessionResponse_HostRequest) isSessionResponse_Kind() {}
 
 // DescribeRequest asks a plugin for its tools.
 type DescribeRequest struct {
@@ -553,7 +709,11 @@ type ExecuteRequest struct {
 	// Which execution of the call this is: 1 the first time; 2 or more when
 	// agent-server runs the call again after a crash cut it off (the run's
 	// attempt: an earlier execution may or may not have had its effect).
-	Attempt       uint32 `protobuf:"varint,6,opt,name=attempt,proto3" json:"attempt,omitempty"`
+	Attempt uint32 `protobuf:"varint,6,opt,name=attempt,proto3" json:"attempt,omitempty"`
+	// The host answers HostRequests of this call: it came on a Session whose
+	// host serves them. False through Execute and from hosts that do not: a
+	// plugin then must not send any (the SDKs fail them at once).
+	HostRequests  bool `protobuf:"varint,7,opt,name=host_requests,json=hostRequests,proto3" json:"host_requests,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -628,6 +788,13 @@ func (x *ExecuteRequest) GetAttempt() uint32 {
 		return x.Attempt
 	}
 	return 0
+}
+
+func (x *ExecuteRequest) GetHostRequests() bool {
+	if x != nil {
+		return x.HostRequests
+	}
+	return false
 }
 
 // ExecuteResponse is one message of a call's stream: output chunks, then the result.
@@ -1124,16 +1291,609 @@ func (*FilePart_Data) isFilePart_Source() {}
 
 func (*FilePart_Url) isFilePart_Source() {}
 
+// HostRequest is a request of a running call to its host, sent on the
+// call's Session between its output chunks and before its result: ask the
+// person behind the run a question (Elicit), or have the run's model
+// answer (Sample). The host answers each with a HostResponse of the same
+// id, in any order; requests may overlap. Requests sent after the call's
+// result, or outside a call, are never answered.
+type HostRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Chosen by the plugin, unique among the call's open requests.
+	Id uint64 `protobuf:"varint,1,opt,name=id,proto3" json:"id,omitempty"`
+	// Types that are valid to be assigned to Kind:
+	//
+	//	*HostRequest_Elicit
+	//	*HostRequest_Sample
+	Kind          isHostRequest_Kind `protobuf_oneof:"kind"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *HostRequest) Reset() {
+	*x = HostRequest{}
+	mi := &file_agentcore_plugin_v1_plugin_proto_msgTypes[14]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *HostRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*HostRequest) ProtoMessage() {}
+
+func (x *HostRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_agentcore_plugin_v1_plugin_proto_msgTypes[14]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use HostRequest.ProtoReflect.Descriptor instead.
+func (*HostRequest) Descriptor() ([]byte, []int) {
+	return file_agentcore_plugin_v1_plugin_proto_rawDescGZIP(), []int{14}
+}
+
+func (x *HostRequest) GetId() uint64 {
+	if x != nil {
+		return x.Id
+	}
+	return 0
+}
+
+func (x *HostRequest) GetKind() isHostRequest_Kind {
+	if x != nil {
+		return x.Kind
+	}
+	return nil
+}
+
+func (x *HostRequest) GetElicit() *ElicitRequest {
+	if x != nil {
+		if x, ok := x.Kind.(*HostRequest_Elicit); ok {
+			return x.Elicit
+		}
+	}
+	return nil
+}
+
+func (x *HostRequest) GetSample() *SampleRequest {
+	if x != nil {
+		if x, ok := x.Kind.(*HostRequest_Sample); ok {
+			return x.Sample
+		}
+	}
+	return nil
+}
+
+type isHostRequest_Kind interface {
+	isHostRequest_Kind()
+}
+
+type HostRequest_Elicit struct {
+	// Ask the person behind the run for input.
+	Elicit *ElicitRequest `protobuf:"bytes,2,opt,name=elicit,proto3,oneof"`
+}
+
+type HostRequest_Sample struct {
+	// Ask the run's model for a message.
+	Sample *SampleRequest `protobuf:"bytes,3,opt,name=sample,proto3,oneof"`
+}
+
+func (*HostRequest_Elicit) isHostRequest_Kind() {}
+
+func (*HostRequest_Sample) isHostRequest_Kind() {}
+
+// HostResponse answers the HostRequest with the same id.
+type HostResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	Id    uint64                 `protobuf:"varint,1,opt,name=id,proto3" json:"id,omitempty"`
+	// Types that are valid to be assigned to Kind:
+	//
+	//	*HostResponse_Elicit
+	//	*HostResponse_Sample
+	//	*HostResponse_Error
+	Kind          isHostResponse_Kind `protobuf_oneof:"kind"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *HostResponse) Reset() {
+	*x = HostResponse{}
+	mi := &file_agentcore_plugin_v1_plugin_proto_msgTypes[15]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *HostResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*HostResponse) ProtoMessage() {}
+
+func (x *HostResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_agentcore_plugin_v1_plugin_proto_msgTypes[15]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use HostResponse.ProtoReflect.Descriptor instead.
+func (*HostResponse) Descriptor() ([]byte, []int) {
+	return file_agentcore_plugin_v1_plugin_proto_rawDescGZIP(), []int{15}
+}
+
+func (x *HostResponse) GetId() uint64 {
+	if x != nil {
+		return x.Id
+	}
+	return 0
+}
+
+func (x *HostResponse) GetKind() isHostResponse_Kind {
+	if x != nil {
+		return x.Kind
+	}
+	return nil
+}
+
+func (x *HostResponse) GetElicit() *ElicitResponse {
+	if x != nil {
+		if x, ok := x.Kind.(*HostResponse_Elicit); ok {
+			return x.Elicit
+		}
+	}
+	return nil
+}
+
+func (x *HostResponse) GetSample() *SampleResponse {
+	if x != nil {
+		if x, ok := x.Kind.(*HostResponse_Sample); ok {
+			return x.Sample
+		}
+	}
+	return nil
+}
+
+func (x *HostResponse) GetError() *HostError {
+	if x != nil {
+		if x, ok := x.Kind.(*HostResponse_Error); ok {
+			return x.Error
+		}
+	}
+	return nil
+}
+
+type isHostResponse_Kind interface {
+	isHostResponse_Kind()
+}
+
+type HostResponse_Elicit struct {
+	Elicit *ElicitResponse `protobuf:"bytes,2,opt,name=elicit,proto3,oneof"`
+}
+
+type HostResponse_Sample struct {
+	Sample *SampleResponse `protobuf:"bytes,3,opt,name=sample,proto3,oneof"`
+}
+
+type HostResponse_Error struct {
+	// The host could not answer.
+	Error *HostError `protobuf:"bytes,4,opt,name=error,proto3,oneof"`
+}
+
+func (*HostResponse_Elicit) isHostResponse_Kind() {}
+
+func (*HostResponse_Sample) isHostResponse_Kind() {}
+
+func (*HostResponse_Error) isHostResponse_Kind() {}
+
+// HostError says why a host did not answer a request.
+type HostError struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	Code  HostErrorCode          `protobuf:"varint,1,opt,name=code,proto3,enum=agentcore.plugin.v1.HostErrorCode" json:"code,omitempty"`
+	// For logs and for the tool to pass on; written for a person.
+	Message       string `protobuf:"bytes,2,opt,name=message,proto3" json:"message,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *HostError) Reset() {
+	*x = HostError{}
+	mi := &file_agentcore_plugin_v1_plugin_proto_msgTypes[16]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *HostError) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*HostError) ProtoMessage() {}
+
+func (x *HostError) ProtoReflect() protoreflect.Message {
+	mi := &file_agentcore_plugin_v1_plugin_proto_msgTypes[16]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use HostError.ProtoReflect.Descriptor instead.
+func (*HostError) Descriptor() ([]byte, []int) {
+	return file_agentcore_plugin_v1_plugin_proto_rawDescGZIP(), []int{16}
+}
+
+func (x *HostError) GetCode() HostErrorCode {
+	if x != nil {
+		return x.Code
+	}
+	return HostErrorCode_HOST_ERROR_CODE_UNSPECIFIED
+}
+
+func (x *HostError) GetMessage() string {
+	if x != nil {
+		return x.Message
+	}
+	return ""
+}
+
+// ElicitRequest asks the person behind the run for input (MCP's
+// elicitation/create, form mode).
+type ElicitRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// What is asked, shown to the person.
+	Message string `protobuf:"bytes,1,opt,name=message,proto3" json:"message,omitempty"`
+	// A JSON Schema (as JSON text) of an object with primitive properties
+	// (string, number, integer, boolean, enums), the form to fill in.
+	// Defaults in it are applied to fields an accepting answer leaves out.
+	RequestedSchemaJson string `protobuf:"bytes,2,opt,name=requested_schema_json,json=requestedSchemaJson,proto3" json:"requested_schema_json,omitempty"`
+	unknownFields       protoimpl.UnknownFields
+	sizeCache           protoimpl.SizeCache
+}
+
+func (x *ElicitRequest) Reset() {
+	*x = ElicitRequest{}
+	mi := &file_agentcore_plugin_v1_plugin_proto_msgTypes[17]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ElicitRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ElicitRequest) ProtoMessage() {}
+
+func (x *ElicitRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_agentcore_plugin_v1_plugin_proto_msgTypes[17]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ElicitRequest.ProtoReflect.Descriptor instead.
+func (*ElicitRequest) Descriptor() ([]byte, []int) {
+	return file_agentcore_plugin_v1_plugin_proto_rawDescGZIP(), []int{17}
+}
+
+func (x *ElicitRequest) GetMessage() string {
+	if x != nil {
+		return x.Message
+	}
+	return ""
+}
+
+func (x *ElicitRequest) GetRequestedSchemaJson() string {
+	if x != nil {
+		return x.RequestedSchemaJson
+	}
+	return ""
+}
+
+// ElicitResponse is the person's answer.
+type ElicitResponse struct {
+	state  protoimpl.MessageState `protogen:"open.v1"`
+	Action ElicitAction           `protobuf:"varint,1,opt,name=action,proto3,enum=agentcore.plugin.v1.ElicitAction" json:"action,omitempty"`
+	// With ACCEPT: a JSON object (as JSON text) matching the schema, the
+	// schema's defaults filled in.
+	ContentJson   string `protobuf:"bytes,2,opt,name=content_json,json=contentJson,proto3" json:"content_json,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ElicitResponse) Reset() {
+	*x = ElicitResponse{}
+	mi := &file_agentcore_plugin_v1_plugin_proto_msgTypes[18]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ElicitResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ElicitResponse) ProtoMessage() {}
+
+func (x *ElicitResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_agentcore_plugin_v1_plugin_proto_msgTypes[18]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ElicitResponse.ProtoReflect.Descriptor instead.
+func (*ElicitResponse) Descriptor() ([]byte, []int) {
+	return file_agentcore_plugin_v1_plugin_proto_rawDescGZIP(), []int{18}
+}
+
+func (x *ElicitResponse) GetAction() ElicitAction {
+	if x != nil {
+		return x.Action
+	}
+	return ElicitAction_ELICIT_ACTION_UNSPECIFIED
+}
+
+func (x *ElicitResponse) GetContentJson() string {
+	if x != nil {
+		return x.ContentJson
+	}
+	return ""
+}
+
+// SampleRequest asks the run's model for one message (MCP's
+// sampling/createMessage).
+type SampleRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The conversation, oldest first.
+	Messages []*SampleMessage `protobuf:"bytes,1,rep,name=messages,proto3" json:"messages,omitempty"`
+	// A system prompt the plugin asks for; the host may use it.
+	SystemPrompt string `protobuf:"bytes,2,opt,name=system_prompt,json=systemPrompt,proto3" json:"system_prompt,omitempty"`
+	// The most tokens to generate; 0: the host's choice.
+	MaxTokens uint32 `protobuf:"varint,3,opt,name=max_tokens,json=maxTokens,proto3" json:"max_tokens,omitempty"`
+	// Sampling temperature; unset: the model's.
+	Temperature   *float64 `protobuf:"fixed64,4,opt,name=temperature,proto3,oneof" json:"temperature,omitempty"`
+	StopSequences []string `protobuf:"bytes,5,rep,name=stop_sequences,json=stopSequences,proto3" json:"stop_sequences,omitempty"`
+	// Model names the plugin prefers, best first (advice only).
+	ModelHints    []string `protobuf:"bytes,6,rep,name=model_hints,json=modelHints,proto3" json:"model_hints,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SampleRequest) Reset() {
+	*x = SampleRequest{}
+	mi := &file_agentcore_plugin_v1_plugin_proto_msgTypes[19]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SampleRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SampleRequest) ProtoMessage() {}
+
+func (x *SampleRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_agentcore_plugin_v1_plugin_proto_msgTypes[19]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SampleRequest.ProtoReflect.Descriptor instead.
+func (*SampleRequest) Descriptor() ([]byte, []int) {
+	return file_agentcore_plugin_v1_plugin_proto_rawDescGZIP(), []int{19}
+}
+
+func (x *SampleRequest) GetMessages() []*SampleMessage {
+	if x != nil {
+		return x.Messages
+	}
+	return nil
+}
+
+func (x *SampleRequest) GetSystemPrompt() string {
+	if x != nil {
+		return x.SystemPrompt
+	}
+	return ""
+}
+
+func (x *SampleRequest) GetMaxTokens() uint32 {
+	if x != nil {
+		return x.MaxTokens
+	}
+	return 0
+}
+
+func (x *SampleRequest) GetTemperature() float64 {
+	if x != nil && x.Temperature != nil {
+		return *x.Temperature
+	}
+	return 0
+}
+
+func (x *SampleRequest) GetStopSequences() []string {
+	if x != nil {
+		return x.StopSequences
+	}
+	return nil
+}
+
+func (x *SampleRequest) GetModelHints() []string {
+	if x != nil {
+		return x.ModelHints
+	}
+	return nil
+}
+
+// SampleMessage is one message of a SampleRequest or its answer.
+type SampleMessage struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// "user" or "assistant".
+	Role          string         `protobuf:"bytes,1,opt,name=role,proto3" json:"role,omitempty"`
+	Content       []*ContentPart `protobuf:"bytes,2,rep,name=content,proto3" json:"content,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SampleMessage) Reset() {
+	*x = SampleMessage{}
+	mi := &file_agentcore_plugin_v1_plugin_proto_msgTypes[20]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SampleMessage) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SampleMessage) ProtoMessage() {}
+
+func (x *SampleMessage) ProtoReflect() protoreflect.Message {
+	mi := &file_agentcore_plugin_v1_plugin_proto_msgTypes[20]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SampleMessage.ProtoReflect.Descriptor instead.
+func (*SampleMessage) Descriptor() ([]byte, []int) {
+	return file_agentcore_plugin_v1_plugin_proto_rawDescGZIP(), []int{20}
+}
+
+func (x *SampleMessage) GetRole() string {
+	if x != nil {
+		return x.Role
+	}
+	return ""
+}
+
+func (x *SampleMessage) GetContent() []*ContentPart {
+	if x != nil {
+		return x.Content
+	}
+	return nil
+}
+
+// SampleResponse is the model's message.
+type SampleResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// "assistant".
+	Role    string         `protobuf:"bytes,1,opt,name=role,proto3" json:"role,omitempty"`
+	Content []*ContentPart `protobuf:"bytes,2,rep,name=content,proto3" json:"content,omitempty"`
+	// The model that answered.
+	Model string `protobuf:"bytes,3,opt,name=model,proto3" json:"model,omitempty"`
+	// "endTurn", "stopSequence" or "maxTokens" (MCP's names).
+	StopReason    string `protobuf:"bytes,4,opt,name=stop_reason,json=stopReason,proto3" json:"stop_reason,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SampleResponse) Reset() {
+	*x = SampleResponse{}
+	mi := &file_agentcore_plugin_v1_plugin_proto_msgTypes[21]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SampleResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SampleResponse) ProtoMessage() {}
+
+func (x *SampleResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_agentcore_plugin_v1_plugin_proto_msgTypes[21]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SampleResponse.ProtoReflect.Descriptor instead.
+func (*SampleResponse) Descriptor() ([]byte, []int) {
+	return file_agentcore_plugin_v1_plugin_proto_rawDescGZIP(), []int{21}
+}
+
+func (x *SampleResponse) GetRole() string {
+	if x != nil {
+		return x.Role
+	}
+	return ""
+}
+
+func (x *SampleResponse) GetContent() []*ContentPart {
+	if x != nil {
+		return x.Content
+	}
+	return nil
+}
+
+func (x *SampleResponse) GetModel() string {
+	if x != nil {
+		return x.Model
+	}
+	return ""
+}
+
+func (x *SampleResponse) GetStopReason() string {
+	if x != nil {
+		return x.StopReason
+	}
+	return ""
+}
+
 var File_agentcore_plugin_v1_plugin_proto protoreflect.FileDescriptor
 
 const file_agentcore_plugin_v1_plugin_proto_rawDesc = "" +
 	"\n" +
-	" agentcore/plugin/v1/plugin.proto\x12\x13agentcore.plugin.v1\x1a\x1egoogle/protobuf/duration.proto\"Y\n" +
+	" agentcore/plugin/v1/plugin.proto\x12\x13agentcore.plugin.v1\x1a\x1egoogle/protobuf/duration.proto\"\xa3\x01\n" +
 	"\x0eSessionRequest\x12?\n" +
-	"\aexecute\x18\x01 \x01(\v2#.agentcore.plugin.v1.ExecuteRequestH\x00R\aexecuteB\x06\n" +
-	"\x04kind\"[\n" +
+	"\aexecute\x18\x01 \x01(\v2#.agentcore.plugin.v1.ExecuteRequestH\x00R\aexecute\x12H\n" +
+	"\rhost_response\x18\x02 \x01(\v2!.agentcore.plugin.v1.HostResponseH\x00R\fhostResponseB\x06\n" +
+	"\x04kind\"\xa2\x01\n" +
 	"\x0fSessionResponse\x12@\n" +
-	"\aexecute\x18\x01 \x01(\v2$.agentcore.plugin.v1.ExecuteResponseH\x00R\aexecuteB\x06\n" +
+	"\aexecute\x18\x01 \x01(\v2$.agentcore.plugin.v1.ExecuteResponseH\x00R\aexecute\x12E\n" +
+	"\fhost_request\x18\x02 \x01(\v2 .agentcore.plugin.v1.HostRequestH\x00R\vhostRequestB\x06\n" +
 	"\x04kind\"\x11\n" +
 	"\x0fDescribeRequest\"G\n" +
 	"\x10DescribeResponse\x123\n" +
@@ -1155,7 +1915,7 @@ const file_agentcore_plugin_v1_plugin_proto_rawDesc = "" +
 	"\tread_only\x18\x01 \x01(\bR\breadOnly\x12\x1e\n" +
 	"\n" +
 	"idempotent\x18\x02 \x01(\bR\n" +
-	"idempotent\"\xbc\x02\n" +
+	"idempotent\"\xe1\x02\n" +
 	"\x0eExecuteRequest\x12\x12\n" +
 	"\x04tool\x18\x01 \x01(\tR\x04tool\x12\x1d\n" +
 	"\n" +
@@ -1163,7 +1923,8 @@ const file_agentcore_plugin_v1_plugin_proto_rawDesc = "" +
 	"\acall_id\x18\x03 \x01(\tR\x06callId\x12Z\n" +
 	"\rtrace_context\x18\x04 \x03(\v25.agentcore.plugin.v1.ExecuteRequest.TraceContextEntryR\ftraceContext\x12'\n" +
 	"\x0fidempotency_key\x18\x05 \x01(\tR\x0eidempotencyKey\x12\x18\n" +
-	"\aattempt\x18\x06 \x01(\rR\aattempt\x1a?\n" +
+	"\aattempt\x18\x06 \x01(\rR\aattempt\x12#\n" +
+	"\rhost_requests\x18\a \x01(\bR\fhostRequests\x1a?\n" +
 	"\x11TraceContextEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"\x91\x01\n" +
@@ -1194,12 +1955,63 @@ const file_agentcore_plugin_v1_plugin_proto_rawDesc = "" +
 	"\x04data\x18\x02 \x01(\fH\x00R\x04data\x12\x12\n" +
 	"\x03url\x18\x03 \x01(\tH\x00R\x03url\x12\x1a\n" +
 	"\bfilename\x18\x04 \x01(\tR\bfilenameB\b\n" +
-	"\x06source*{\n" +
+	"\x06source\"\xa1\x01\n" +
+	"\vHostRequest\x12\x0e\n" +
+	"\x02id\x18\x01 \x01(\x04R\x02id\x12<\n" +
+	"\x06elicit\x18\x02 \x01(\v2\".agentcore.plugin.v1.ElicitRequestH\x00R\x06elicit\x12<\n" +
+	"\x06sample\x18\x03 \x01(\v2\".agentcore.plugin.v1.SampleRequestH\x00R\x06sampleB\x06\n" +
+	"\x04kind\"\xdc\x01\n" +
+	"\fHostResponse\x12\x0e\n" +
+	"\x02id\x18\x01 \x01(\x04R\x02id\x12=\n" +
+	"\x06elicit\x18\x02 \x01(\v2#.agentcore.plugin.v1.ElicitResponseH\x00R\x06elicit\x12=\n" +
+	"\x06sample\x18\x03 \x01(\v2#.agentcore.plugin.v1.SampleResponseH\x00R\x06sample\x126\n" +
+	"\x05error\x18\x04 \x01(\v2\x1e.agentcore.plugin.v1.HostErrorH\x00R\x05errorB\x06\n" +
+	"\x04kind\"]\n" +
+	"\tHostError\x126\n" +
+	"\x04code\x18\x01 \x01(\x0e2\".agentcore.plugin.v1.HostErrorCodeR\x04code\x12\x18\n" +
+	"\amessage\x18\x02 \x01(\tR\amessage\"]\n" +
+	"\rElicitRequest\x12\x18\n" +
+	"\amessage\x18\x01 \x01(\tR\amessage\x122\n" +
+	"\x15requested_schema_json\x18\x02 \x01(\tR\x13requestedSchemaJson\"n\n" +
+	"\x0eElicitResponse\x129\n" +
+	"\x06action\x18\x01 \x01(\x0e2!.agentcore.plugin.v1.ElicitActionR\x06action\x12!\n" +
+	"\fcontent_json\x18\x02 \x01(\tR\vcontentJson\"\x92\x02\n" +
+	"\rSampleRequest\x12>\n" +
+	"\bmessages\x18\x01 \x03(\v2\".agentcore.plugin.v1.SampleMessageR\bmessages\x12#\n" +
+	"\rsystem_prompt\x18\x02 \x01(\tR\fsystemPrompt\x12\x1d\n" +
+	"\n" +
+	"max_tokens\x18\x03 \x01(\rR\tmaxTokens\x12%\n" +
+	"\vtemperature\x18\x04 \x01(\x01H\x00R\vtemperature\x88\x01\x01\x12%\n" +
+	"\x0estop_sequences\x18\x05 \x03(\tR\rstopSequences\x12\x1f\n" +
+	"\vmodel_hints\x18\x06 \x03(\tR\n" +
+	"modelHintsB\x0e\n" +
+	"\f_temperature\"_\n" +
+	"\rSampleMessage\x12\x12\n" +
+	"\x04role\x18\x01 \x01(\tR\x04role\x12:\n" +
+	"\acontent\x18\x02 \x03(\v2 .agentcore.plugin.v1.ContentPartR\acontent\"\x97\x01\n" +
+	"\x0eSampleResponse\x12\x12\n" +
+	"\x04role\x18\x01 \x01(\tR\x04role\x12:\n" +
+	"\acontent\x18\x02 \x03(\v2 .agentcore.plugin.v1.ContentPartR\acontent\x12\x14\n" +
+	"\x05model\x18\x03 \x01(\tR\x05model\x12\x1f\n" +
+	"\vstop_reason\x18\x04 \x01(\tR\n" +
+	"stopReason*{\n" +
 	"\fOutputStream\x12\x1d\n" +
 	"\x19OUTPUT_STREAM_UNSPECIFIED\x10\x00\x12\x18\n" +
 	"\x14OUTPUT_STREAM_OUTPUT\x10\x01\x12\x18\n" +
 	"\x14OUTPUT_STREAM_STDOUT\x10\x02\x12\x18\n" +
-	"\x14OUTPUT_STREAM_STDERR\x10\x032\x9e\x02\n" +
+	"\x14OUTPUT_STREAM_STDERR\x10\x03*\xc5\x01\n" +
+	"\rHostErrorCode\x12\x1f\n" +
+	"\x1bHOST_ERROR_CODE_UNSPECIFIED\x10\x00\x12\x1f\n" +
+	"\x1bHOST_ERROR_CODE_UNSUPPORTED\x10\x01\x12\x1b\n" +
+	"\x17HOST_ERROR_CODE_INVALID\x10\x02\x12\x1a\n" +
+	"\x16HOST_ERROR_CODE_DENIED\x10\x03\x12\x1a\n" +
+	"\x16HOST_ERROR_CODE_FAILED\x10\x04\x12\x1d\n" +
+	"\x19HOST_ERROR_CODE_CANCELLED\x10\x05*|\n" +
+	"\fElicitAction\x12\x1d\n" +
+	"\x19ELICIT_ACTION_UNSPECIFIED\x10\x00\x12\x18\n" +
+	"\x14ELICIT_ACTION_ACCEPT\x10\x01\x12\x19\n" +
+	"\x15ELICIT_ACTION_DECLINE\x10\x02\x12\x18\n" +
+	"\x14ELICIT_ACTION_CANCEL\x10\x032\x9e\x02\n" +
 	"\x11ToolPluginService\x12W\n" +
 	"\bDescribe\x12$.agentcore.plugin.v1.DescribeRequest\x1a%.agentcore.plugin.v1.DescribeResponse\x12V\n" +
 	"\aExecute\x12#.agentcore.plugin.v1.ExecuteRequest\x1a$.agentcore.plugin.v1.ExecuteResponse0\x01\x12X\n" +
@@ -1217,53 +2029,75 @@ func file_agentcore_plugin_v1_plugin_proto_rawDescGZIP() []byte {
 	return file_agentcore_plugin_v1_plugin_proto_rawDescData
 }
 
-var file_agentcore_plugin_v1_plugin_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
-var file_agentcore_plugin_v1_plugin_proto_msgTypes = make([]protoimpl.MessageInfo, 15)
+var file_agentcore_plugin_v1_plugin_proto_enumTypes = make([]protoimpl.EnumInfo, 3)
+var file_agentcore_plugin_v1_plugin_proto_msgTypes = make([]protoimpl.MessageInfo, 23)
 var file_agentcore_plugin_v1_plugin_proto_goTypes = []any{
 	(OutputStream)(0),           // 0: agentcore.plugin.v1.OutputStream
-	(*SessionRequest)(nil),      // 1: agentcore.plugin.v1.SessionRequest
-	(*SessionResponse)(nil),     // 2: agentcore.plugin.v1.SessionResponse
-	(*DescribeRequest)(nil),     // 3: agentcore.plugin.v1.DescribeRequest
-	(*DescribeResponse)(nil),    // 4: agentcore.plugin.v1.DescribeResponse
-	(*ToolSpec)(nil),            // 5: agentcore.plugin.v1.ToolSpec
-	(*ToolLimits)(nil),          // 6: agentcore.plugin.v1.ToolLimits
-	(*ToolHints)(nil),           // 7: agentcore.plugin.v1.ToolHints
-	(*ExecuteRequest)(nil),      // 8: agentcore.plugin.v1.ExecuteRequest
-	(*ExecuteResponse)(nil),     // 9: agentcore.plugin.v1.ExecuteResponse
-	(*OutputChunk)(nil),         // 10: agentcore.plugin.v1.OutputChunk
-	(*ToolResult)(nil),          // 11: agentcore.plugin.v1.ToolResult
-	(*ContentParts)(nil),        // 12: agentcore.plugin.v1.ContentParts
-	(*ContentPart)(nil),         // 13: agentcore.plugin.v1.ContentPart
-	(*FilePart)(nil),            // 14: agentcore.plugin.v1.FilePart
-	nil,                         // 15: agentcore.plugin.v1.ExecuteRequest.TraceContextEntry
-	(*durationpb.Duration)(nil), // 16: google.protobuf.Duration
+	(HostErrorCode)(0),          // 1: agentcore.plugin.v1.HostErrorCode
+	(ElicitAction)(0),           // 2: agentcore.plugin.v1.ElicitAction
+	(*SessionRequest)(nil),      // 3: agentcore.plugin.v1.SessionRequest
+	(*SessionResponse)(nil),     // 4: agentcore.plugin.v1.SessionResponse
+	(*DescribeRequest)(nil),     // 5: agentcore.plugin.v1.DescribeRequest
+	(*DescribeResponse)(nil),    // 6: agentcore.plugin.v1.DescribeResponse
+	(*ToolSpec)(nil),            // 7: agentcore.plugin.v1.ToolSpec
+	(*ToolLimits)(nil),          // 8: agentcore.plugin.v1.ToolLimits
+	(*ToolHints)(nil),           // 9: agentcore.plugin.v1.ToolHints
+	(*ExecuteRequest)(nil),      // 10: agentcore.plugin.v1.ExecuteRequest
+	(*ExecuteResponse)(nil),     // 11: agentcore.plugin.v1.ExecuteResponse
+	(*OutputChunk)(nil),         // 12: agentcore.plugin.v1.OutputChunk
+	(*ToolResult)(nil),          // 13: agentcore.plugin.v1.ToolResult
+	(*ContentParts)(nil),        // 14: agentcore.plugin.v1.ContentParts
+	(*ContentPart)(nil),         // 15: agentcore.plugin.v1.ContentPart
+	(*FilePart)(nil),            // 16: agentcore.plugin.v1.FilePart
+	(*HostRequest)(nil),         // 17: agentcore.plugin.v1.HostRequest
+	(*HostResponse)(nil),        // 18: agentcore.plugin.v1.HostResponse
+	(*HostError)(nil),           // 19: agentcore.plugin.v1.HostError
+	(*ElicitRequest)(nil),       // 20: agentcore.plugin.v1.ElicitRequest
+	(*ElicitResponse)(nil),      // 21: agentcore.plugin.v1.ElicitResponse
+	(*SampleRequest)(nil),       // 22: agentcore.plugin.v1.SampleRequest
+	(*SampleMessage)(nil),       // 23: agentcore.plugin.v1.SampleMessage
+	(*SampleResponse)(nil),      // 24: agentcore.plugin.v1.SampleResponse
+	nil,                         // 25: agentcore.plugin.v1.ExecuteRequest.TraceContextEntry
+	(*durationpb.Duration)(nil), // 26: google.protobuf.Duration
 }
 var file_agentcore_plugin_v1_plugin_proto_depIdxs = []int32{
-	8,  // 0: agentcore.plugin.v1.SessionRequest.execute:type_name -> agentcore.plugin.v1.ExecuteRequest
-	9,  // 1: agentcore.plugin.v1.SessionResponse.execute:type_name -> agentcore.plugin.v1.ExecuteResponse
-	5,  // 2: agentcore.plugin.v1.DescribeResponse.tools:type_name -> agentcore.plugin.v1.ToolSpec
-	16, // 3: agentcore.plugin.v1.ToolSpec.timeout:type_name -> google.protobuf.Duration
-	7,  // 4: agentcore.plugin.v1.ToolSpec.hints:type_name -> agentcore.plugin.v1.ToolHints
-	6,  // 5: agentcore.plugin.v1.ToolSpec.limits:type_name -> agentcore.plugin.v1.ToolLimits
-	16, // 6: agentcore.plugin.v1.ToolLimits.cpu_time:type_name -> google.protobuf.Duration
-	15, // 7: agentcore.plugin.v1.ExecuteRequest.trace_context:type_name -> agentcore.plugin.v1.ExecuteRequest.TraceContextEntry
-	10, // 8: agentcore.plugin.v1.ExecuteResponse.output:type_name -> agentcore.plugin.v1.OutputChunk
-	11, // 9: agentcore.plugin.v1.ExecuteResponse.result:type_name -> agentcore.plugin.v1.ToolResult
-	0,  // 10: agentcore.plugin.v1.OutputChunk.stream:type_name -> agentcore.plugin.v1.OutputStream
-	12, // 11: agentcore.plugin.v1.ToolResult.content:type_name -> agentcore.plugin.v1.ContentParts
-	13, // 12: agentcore.plugin.v1.ContentParts.parts:type_name -> agentcore.plugin.v1.ContentPart
-	14, // 13: agentcore.plugin.v1.ContentPart.file:type_name -> agentcore.plugin.v1.FilePart
-	3,  // 14: agentcore.plugin.v1.ToolPluginService.Describe:input_type -> agentcore.plugin.v1.DescribeRequest
-	8,  // 15: agentcore.plugin.v1.ToolPluginService.Execute:input_type -> agentcore.plugin.v1.ExecuteRequest
-	1,  // 16: agentcore.plugin.v1.ToolPluginService.Session:input_type -> agentcore.plugin.v1.SessionRequest
-	4,  // 17: agentcore.plugin.v1.ToolPluginService.Describe:output_type -> agentcore.plugin.v1.DescribeResponse
-	9,  // 18: agentcore.plugin.v1.ToolPluginService.Execute:output_type -> agentcore.plugin.v1.ExecuteResponse
-	2,  // 19: agentcore.plugin.v1.ToolPluginService.Session:output_type -> agentcore.plugin.v1.SessionResponse
-	17, // [17:20] is the sub-list for method output_type
-	14, // [14:17] is the sub-list for method input_type
-	14, // [14:14] is the sub-list for extension type_name
-	14, // [14:14] is the sub-list for extension extendee
-	0,  // [0:14] is the sub-list for field type_name
+	10, // 0: agentcore.plugin.v1.SessionRequest.execute:type_name -> agentcore.plugin.v1.ExecuteRequest
+	18, // 1: agentcore.plugin.v1.SessionRequest.host_response:type_name -> agentcore.plugin.v1.HostResponse
+	11, // 2: agentcore.plugin.v1.SessionResponse.execute:type_name -> agentcore.plugin.v1.ExecuteResponse
+	17, // 3: agentcore.plugin.v1.SessionResponse.host_request:type_name -> agentcore.plugin.v1.HostRequest
+	7,  // 4: agentcore.plugin.v1.DescribeResponse.tools:type_name -> agentcore.plugin.v1.ToolSpec
+	26, // 5: agentcore.plugin.v1.ToolSpec.timeout:type_name -> google.protobuf.Duration
+	9,  // 6: agentcore.plugin.v1.ToolSpec.hints:type_name -> agentcore.plugin.v1.ToolHints
+	8,  // 7: agentcore.plugin.v1.ToolSpec.limits:type_name -> agentcore.plugin.v1.ToolLimits
+	26, // 8: agentcore.plugin.v1.ToolLimits.cpu_time:type_name -> google.protobuf.Duration
+	25, // 9: agentcore.plugin.v1.ExecuteRequest.trace_context:type_name -> agentcore.plugin.v1.ExecuteRequest.TraceContextEntry
+	12, // 10: agentcore.plugin.v1.ExecuteResponse.output:type_name -> agentcore.plugin.v1.OutputChunk
+	13, // 11: agentcore.plugin.v1.ExecuteResponse.result:type_name -> agentcore.plugin.v1.ToolResult
+	0,  // 12: agentcore.plugin.v1.OutputChunk.stream:type_name -> agentcore.plugin.v1.OutputStream
+	14, // 13: agentcore.plugin.v1.ToolResult.content:type_name -> agentcore.plugin.v1.ContentParts
+	15, // 14: agentcore.plugin.v1.ContentParts.parts:type_name -> agentcore.plugin.v1.ContentPart
+	16, // 15: agentcore.plugin.v1.ContentPart.file:type_name -> agentcore.plugin.v1.FilePart
+	20, // 16: agentcore.plugin.v1.HostRequest.elicit:type_name -> agentcore.plugin.v1.ElicitRequest
+	22, // 17: agentcore.plugin.v1.HostRequest.sample:type_name -> agentcore.plugin.v1.SampleRequest
+	21, // 18: agentcore.plugin.v1.HostResponse.elicit:type_name -> agentcore.plugin.v1.ElicitResponse
+	24, // 19: agentcore.plugin.v1.HostResponse.sample:type_name -> agentcore.plugin.v1.SampleResponse
+	19, // 20: agentcore.plugin.v1.HostResponse.error:type_name -> agentcore.plugin.v1.HostError
+	1,  // 21: agentcore.plugin.v1.HostError.code:type_name -> agentcore.plugin.v1.HostErrorCode
+	2,  // 22: agentcore.plugin.v1.ElicitResponse.action:type_name -> agentcore.plugin.v1.ElicitAction
+	23, // 23: agentcore.plugin.v1.SampleRequest.messages:type_name -> agentcore.plugin.v1.SampleMessage
+	15, // 24: agentcore.plugin.v1.SampleMessage.content:type_name -> agentcore.plugin.v1.ContentPart
+	15, // 25: agentcore.plugin.v1.SampleResponse.content:type_name -> agentcore.plugin.v1.ContentPart
+	5,  // 26: agentcore.plugin.v1.ToolPluginService.Describe:input_type -> agentcore.plugin.v1.DescribeRequest
+	10, // 27: agentcore.plugin.v1.ToolPluginService.Execute:input_type -> agentcore.plugin.v1.ExecuteRequest
+	3,  // 28: agentcore.plugin.v1.ToolPluginService.Session:input_type -> agentcore.plugin.v1.SessionRequest
+	6,  // 29: agentcore.plugin.v1.ToolPluginService.Describe:output_type -> agentcore.plugin.v1.DescribeResponse
+	11, // 30: agentcore.plugin.v1.ToolPluginService.Execute:output_type -> agentcore.plugin.v1.ExecuteResponse
+	4,  // 31: agentcore.plugin.v1.ToolPluginService.Session:output_type -> agentcore.plugin.v1.SessionResponse
+	29, // [29:32] is the sub-list for method output_type
+	26, // [26:29] is the sub-list for method input_type
+	26, // [26:26] is the sub-list for extension type_name
+	26, // [26:26] is the sub-list for extension extendee
+	0,  // [0:26] is the sub-list for field type_name
 }
 
 func init() { file_agentcore_plugin_v1_plugin_proto_init() }
@@ -1273,9 +2107,11 @@ func file_agentcore_plugin_v1_plugin_proto_init() {
 	}
 	file_agentcore_plugin_v1_plugin_proto_msgTypes[0].OneofWrappers = []any{
 		(*SessionRequest_Execute)(nil),
+		(*SessionRequest_HostResponse)(nil),
 	}
 	file_agentcore_plugin_v1_plugin_proto_msgTypes[1].OneofWrappers = []any{
 		(*SessionResponse_Execute)(nil),
+		(*SessionResponse_HostRequest)(nil),
 	}
 	file_agentcore_plugin_v1_plugin_proto_msgTypes[8].OneofWrappers = []any{
 		(*ExecuteResponse_Output)(nil),
@@ -1294,13 +2130,23 @@ func file_agentcore_plugin_v1_plugin_proto_init() {
 		(*FilePart_Data)(nil),
 		(*FilePart_Url)(nil),
 	}
+	file_agentcore_plugin_v1_plugin_proto_msgTypes[14].OneofWrappers = []any{
+		(*HostRequest_Elicit)(nil),
+		(*HostRequest_Sample)(nil),
+	}
+	file_agentcore_plugin_v1_plugin_proto_msgTypes[15].OneofWrappers = []any{
+		(*HostResponse_Elicit)(nil),
+		(*HostResponse_Sample)(nil),
+		(*HostResponse_Error)(nil),
+	}
+	file_agentcore_plugin_v1_plugin_proto_msgTypes[19].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_agentcore_plugin_v1_plugin_proto_rawDesc), len(file_agentcore_plugin_v1_plugin_proto_rawDesc)),
-			NumEnums:      1,
-			NumMessages:   15,
+			NumEnums:      3,
+			NumMessages:   23,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -6,6 +6,16 @@ from google.protobuf import message as _message
 from typing import ClassVar as _ClassVar, Iterable as _Iterable, Mapping as _Mapping, Optional as _Optional, Union as _Union
 
 DESCRIPTOR: _descriptor.FileDescriptor
+ELICIT_ACTION_ACCEPT: ElicitAction
+ELICIT_ACTION_CANCEL: ElicitAction
+ELICIT_ACTION_DECLINE: ElicitAction
+ELICIT_ACTION_UNSPECIFIED: ElicitAction
+HOST_ERROR_CODE_CANCELLED: HostErrorCode
+HOST_ERROR_CODE_DENIED: HostErrorCode
+HOST_ERROR_CODE_FAILED: HostErrorCode
+HOST_ERROR_CODE_INVALID: HostErrorCode
+HOST_ERROR_CODE_UNSPECIFIED: HostErrorCode
+HOST_ERROR_CODE_UNSUPPORTED: HostErrorCode
 OUTPUT_STREAM_OUTPUT: OutputStream
 OUTPUT_STREAM_STDERR: OutputStream
 OUTPUT_STREAM_STDOUT: OutputStream
@@ -35,8 +45,24 @@ class DescribeResponse(_message.Message):
     tools: _containers.RepeatedCompositeFieldContainer[ToolSpec]
     def __init__(self, tools: _Optional[_Iterable[_Union[ToolSpec, _Mapping]]] = ...) -> None: ...
 
+class ElicitRequest(_message.Message):
+    __slots__ = ["message", "requested_schema_json"]
+    MESSAGE_FIELD_NUMBER: _ClassVar[int]
+    REQUESTED_SCHEMA_JSON_FIELD_NUMBER: _ClassVar[int]
+    message: str
+    requested_schema_json: str
+    def __init__(self, message: _Optional[str] = ..., requested_schema_json: _Optional[str] = ...) -> None: ...
+
+class ElicitResponse(_message.Message):
+    __slots__ = ["action", "content_json"]
+    ACTION_FIELD_NUMBER: _ClassVar[int]
+    CONTENT_JSON_FIELD_NUMBER: _ClassVar[int]
+    action: ElicitAction
+    content_json: str
+    def __init__(self, action: _Optional[_Union[ElicitAction, str]] = ..., content_json: _Optional[str] = ...) -> None: ...
+
 class ExecuteRequest(_message.Message):
-    __slots__ = ["attempt", "call_id", "idempotency_key", "input_json", "tool", "trace_context"]
+    __slots__ = ["attempt", "call_id", "host_requests", "idempotency_key", "input_json", "tool", "trace_context"]
     class TraceContextEntry(_message.Message):
         __slots__ = ["key", "value"]
         KEY_FIELD_NUMBER: _ClassVar[int]
@@ -46,17 +72,19 @@ class ExecuteRequest(_message.Message):
         def __init__(self, key: _Optional[str] = ..., value: _Optional[str] = ...) -> None: ...
     ATTEMPT_FIELD_NUMBER: _ClassVar[int]
     CALL_ID_FIELD_NUMBER: _ClassVar[int]
+    HOST_REQUESTS_FIELD_NUMBER: _ClassVar[int]
     IDEMPOTENCY_KEY_FIELD_NUMBER: _ClassVar[int]
     INPUT_JSON_FIELD_NUMBER: _ClassVar[int]
     TOOL_FIELD_NUMBER: _ClassVar[int]
     TRACE_CONTEXT_FIELD_NUMBER: _ClassVar[int]
     attempt: int
     call_id: str
+    host_requests: bool
     idempotency_key: str
     input_json: str
     tool: str
     trace_context: _containers.ScalarMap[str, str]
-    def __init__(self, tool: _Optional[str] = ..., input_json: _Optional[str] = ..., call_id: _Optional[str] = ..., trace_context: _Optional[_Mapping[str, str]] = ..., idempotency_key: _Optional[str] = ..., attempt: _Optional[int] = ...) -> None: ...
+    def __init__(self, tool: _Optional[str] = ..., input_json: _Optional[str] = ..., call_id: _Optional[str] = ..., trace_context: _Optional[_Mapping[str, str]] = ..., idempotency_key: _Optional[str] = ..., attempt: _Optional[int] = ..., host_requests: bool = ...) -> None: ...
 
 class ExecuteResponse(_message.Message):
     __slots__ = ["output", "result"]
@@ -78,6 +106,36 @@ class FilePart(_message.Message):
     url: str
     def __init__(self, media_type: _Optional[str] = ..., data: _Optional[bytes] = ..., url: _Optional[str] = ..., filename: _Optional[str] = ...) -> None: ...
 
+class HostError(_message.Message):
+    __slots__ = ["code", "message"]
+    CODE_FIELD_NUMBER: _ClassVar[int]
+    MESSAGE_FIELD_NUMBER: _ClassVar[int]
+    code: HostErrorCode
+    message: str
+    def __init__(self, code: _Optional[_Union[HostErrorCode, str]] = ..., message: _Optional[str] = ...) -> None: ...
+
+class HostRequest(_message.Message):
+    __slots__ = ["elicit", "id", "sample"]
+    ELICIT_FIELD_NUMBER: _ClassVar[int]
+    ID_FIELD_NUMBER: _ClassVar[int]
+    SAMPLE_FIELD_NUMBER: _ClassVar[int]
+    elicit: ElicitRequest
+    id: int
+    sample: SampleRequest
+    def __init__(self, id: _Optional[int] = ..., elicit: _Optional[_Union[ElicitRequest, _Mapping]] = ..., sample: _Optional[_Union[SampleRequest, _Mapping]] = ...) -> None: ...
+
+class HostResponse(_message.Message):
+    __slots__ = ["elicit", "error", "id", "sample"]
+    ELICIT_FIELD_NUMBER: _ClassVar[int]
+    ERROR_FIELD_NUMBER: _ClassVar[int]
+    ID_FIELD_NUMBER: _ClassVar[int]
+    SAMPLE_FIELD_NUMBER: _ClassVar[int]
+    elicit: ElicitResponse
+    error: HostError
+    id: int
+    sample: SampleResponse
+    def __init__(self, id: _Optional[int] = ..., elicit: _Optional[_Union[ElicitResponse, _Mapping]] = ..., sample: _Optional[_Union[SampleResponse, _Mapping]] = ..., error: _Optional[_Union[HostError, _Mapping]] = ...) -> None: ...
+
 class OutputChunk(_message.Message):
     __slots__ = ["data", "stream"]
     DATA_FIELD_NUMBER: _ClassVar[int]
@@ -86,17 +144,57 @@ class OutputChunk(_message.Message):
     stream: OutputStream
     def __init__(self, stream: _Optional[_Union[OutputStream, str]] = ..., data: _Optional[bytes] = ...) -> None: ...
 
+class SampleMessage(_message.Message):
+    __slots__ = ["content", "role"]
+    CONTENT_FIELD_NUMBER: _ClassVar[int]
+    ROLE_FIELD_NUMBER: _ClassVar[int]
+    content: _containers.RepeatedCompositeFieldContainer[ContentPart]
+    role: str
+    def __init__(self, role: _Optional[str] = ..., content: _Optional[_Iterable[_Union[ContentPart, _Mapping]]] = ...) -> None: ...
+
+class SampleRequest(_message.Message):
+    __slots__ = ["max_tokens", "messages", "model_hints", "stop_sequences", "system_prompt", "temperature"]
+    MAX_TOKENS_FIELD_NUMBER: _ClassVar[int]
+    MESSAGES_FIELD_NUMBER: _ClassVar[int]
+    MODEL_HINTS_FIELD_NUMBER: _ClassVar[int]
+    STOP_SEQUENCES_FIELD_NUMBER: _ClassVar[int]
+    SYSTEM_PROMPT_FIELD_NUMBER: _ClassVar[int]
+    TEMPERATURE_FIELD_NUMBER: _ClassVar[int]
+    max_tokens: int
+    messages: _containers.RepeatedCompositeFieldContainer[SampleMessage]
+    model_hints: _containers.RepeatedScalarFieldContainer[str]
+    stop_sequences: _containers.RepeatedScalarFieldContainer[str]
+    system_prompt: str
+    temperature: float
+    def __init__(self, messages: _Optional[_Iterable[_Union[SampleMessage, _Mapping]]] = ..., system_prompt: _Optional[str] = ..., max_tokens: _Optional[int] = ..., temperature: _Optional[float] = ..., stop_sequences: _Optional[_Iterable[str]] = ..., model_hints: _Optional[_Iterable[str]] = ...) -> None: ...
+
+class SampleResponse(_message.Message):
+    __slots__ = ["content", "model", "role", "stop_reason"]
+    CONTENT_FIELD_NUMBER: _ClassVar[int]
+    MODEL_FIELD_NUMBER: _ClassVar[int]
+    ROLE_FIELD_NUMBER: _ClassVar[int]
+    STOP_REASON_FIELD_NUMBER: _ClassVar[int]
+    content: _containers.RepeatedCompositeFieldContainer[ContentPart]
+    model: str
+    role: str
+    stop_reason: str
+    def __init__(self, role: _Optional[str] = ..., content: _Optional[_Iterable[_Union[ContentPart, _Mapping]]] = ..., model: _Optional[str] = ..., stop_reason: _Optional[str] = ...) -> None: ...
+
 class SessionRequest(_message.Message):
-    __slots__ = ["execute"]
+    __slots__ = ["execute", "host_response"]
     EXECUTE_FIELD_NUMBER: _ClassVar[int]
+    HOST_RESPONSE_FIELD_NUMBER: _ClassVar[int]
     execute: ExecuteRequest
-    def __init__(self, execute: _Optional[_Union[ExecuteRequest, _Mapping]] = ...) -> None: ...
+    host_response: HostResponse
+    def __init__(self, execute: _Optional[_Union[ExecuteRequest, _Mapping]] = ..., host_response: _Optional[_Union[HostResponse, _Mapping]] = ...) -> None: ...
 
 class SessionResponse(_message.Message):
-    __slots__ = ["execute"]
+    __slots__ = ["execute", "host_request"]
     EXECUTE_FIELD_NUMBER: _ClassVar[int]
+    HOST_REQUEST_FIELD_NUMBER: _ClassVar[int]
     execute: ExecuteResponse
-    def __init__(self, execute: _Optional[_Union[ExecuteResponse, _Mapping]] = ...) -> None: ...
+    host_request: HostRequest
+    def __init__(self, execute: _Optional[_Union[ExecuteResponse, _Mapping]] = ..., host_request: _Optional[_Union[HostRequest, _Mapping]] = ...) -> None: ...
 
 class ToolHints(_message.Message):
     __slots__ = ["idempotent", "read_only"]
@@ -149,4 +247,10 @@ class ToolSpec(_message.Message):
     def __init__(self, name: _Optional[str] = ..., description: _Optional[str] = ..., input_schema_json: _Optional[str] = ..., timeout: _Optional[_Union[_duration_pb2.Duration, _Mapping]] = ..., hints: _Optional[_Union[ToolHints, _Mapping]] = ..., limits: _Optional[_Union[ToolLimits, _Mapping]] = ...) -> None: ...
 
 class OutputStream(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+    __slots__ = []
+
+class HostErrorCode(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+    __slots__ = []
+
+class ElicitAction(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     __slots__ = []
