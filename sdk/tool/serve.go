@@ -208,13 +208,23 @@ func (s *server) Describe(ctx context.Context, req *pluginv1.DescribeRequest) (*
 	return &pluginv1.DescribeResponse{Tools: s.specs}, nil
 }
 
-// Execute runs one call: its output, then its result.
+// Execute runs one call: its output, then its result. Its host answers
+// no requests: they travel on a Session.
 func (s *server) Execute(req *pluginv1.ExecuteRequest, stream grpc.ServerStreamingServer[pluginv1.ExecuteResponse]) error {
-	return s.serveCall(stream.Context(), req, stream.Send)
+	return s.serveCall(stream.Context(), req, stream.Send, nil)
 }
 
-// Session runs calls one after another on one stream.
+// Session runs calls one after another on one stream. Its messages are
+// read on a goroutine of their own, so that the host's answers to a
+// running call's requests reach it while the call runs; the goroutine ends
+// with the stream, when Session returns.
 func (s *server) Session(stream grpc.BidiStreamingServer[pluginv1.SessionRequest, pluginv1.SessionResponse]) error {
+	var sendMu sync.Mutex // the call's messages and its host requests share the stream
+	sendMsg := func(m *pluginv1.SessionResponse) error {
+		sendMu.Lock()
+		defer sendMu.Unlock()
+		return stream.Send(m)
+	}
 	send := func(r *pluginv1.ExecuteResponse) error {
 		// The message and its oneof wrapper in one allocation.
 		m := &struct {
@@ -222,32 +232,104 @@ func (s *server) Session(stream grpc.BidiStreamingServer[pluginv1.SessionRequest
 			kind pluginv1.SessionResponse_Execute
 		}{kind: pluginv1.SessionResponse_Execute{Execute: r}}
 		m.msg.Kind = &m.kind
-		return stream.Send(&m.msg)
+		return sendMsg(&m.msg)
 	}
+	sendHost := func(r *pluginv1.HostRequest) error {
+		return sendMsg(&pluginv1.SessionResponse{Kind: &pluginv1.SessionResponse_HostRequest{HostRequest: r}})
+	}
+	var cur sessionCall
+	calls := make(chan *pluginv1.ExecuteRequest)
+	bad := make(chan error, 1)
+	go func() {
+		defer close(calls)
+		for {
+			msg, err := stream.Recv()
+			if err != nil {
+				cur.end() // the host closed the session
+				return
+			}
+			switch k := msg.GetKind().(type) {
+			case *pluginv1.SessionRequest_Execute:
+				select {
+				case calls <- k.Execute:
+				case <-stream.Context().Done():
+					return
+				}
+			case *pluginv1.SessionRequest_HostResponse:
+				cur.deliver(k.HostResponse)
+			default:
+				bad <- status.Error(codes.InvalidArgument, "session message without a call")
+				return
+			}
+		}
+	}()
 	for {
-		msg, err := stream.Recv()
-		if err != nil {
-			return nil // the host closed the session
-		}
-		req := msg.GetExecute()
-		if req == nil {
-			return status.Error(codes.InvalidArgument, "session message without a call")
-		}
-		if err := s.serveCall(stream.Context(), req, send); err != nil {
+		select {
+		case req, ok := <-calls:
+			if !ok {
+				return nil // the host closed the session
+			}
+			var link *hostLink
+			if req.GetHostRequests() {
+				link = newHostLink(sendHost)
+			}
+			cur.set(link)
+			err := s.serveCall(stream.Context(), req, send, link)
+			cur.set(nil)
+			if err != nil {
+				return err
+			}
+		case err := <-bad:
 			return err
 		}
 	}
 }
 
-// serveCall runs one call, sending its output and result with send. The
-// call's context ends when the call does, so goroutines the tool left
-// behind see it done.
-func (s *server) serveCall(ctx context.Context, req *pluginv1.ExecuteRequest, send func(*pluginv1.ExecuteResponse) error) error {
+// sessionCall is the host link of a Session's running call, if any, for
+// the goroutine reading the host's answers.
+type sessionCall struct {
+	mu   sync.Mutex
+	link *hostLink
+}
+
+func (c *sessionCall) set(l *hostLink) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.link = l
+}
+
+func (c *sessionCall) deliver(res *pluginv1.HostResponse) {
+	c.mu.Lock()
+	l := c.link
+	c.mu.Unlock()
+	if l != nil {
+		l.deliver(res)
+	}
+}
+
+func (c *sessionCall) end() {
+	c.mu.Lock()
+	l := c.link
+	c.mu.Unlock()
+	if l != nil {
+		l.end()
+	}
+}
+
+// serveCall runs one call, sending its output and result with send; link,
+// if not nil, carries its requests to the host. The call's context ends
+// when the call does, so goroutines the tool left behind see it done.
+func (s *server) serveCall(ctx context.Context, req *pluginv1.ExecuteRequest, send func(*pluginv1.ExecuteResponse) error, link *hostLink) error {
 	s.stdioOnce.Do(s.stdio.takeOver)
 	s.callMu.Lock()
 	defer s.callMu.Unlock()
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
+	if link != nil {
+		ctx = context.WithValue(ctx, hostKey{}, link)
+		// Requests still waiting when the result goes fail, and later ones.
+		defer link.end()
+	}
 
 	c := &call{write: send, stdio: s.stdio}
 	s.stdio.attach(c)

@@ -24,7 +24,7 @@ func BenchmarkServeCall(b *testing.B) {
 	defer cancel()
 	b.ReportAllocs()
 	for b.Loop() {
-		if err := s.serveCall(ctx, req, send); err != nil {
+		if err := s.serveCall(ctx, req, send, nil); err != nil {
 			b.Fatal(err)
 		}
 	}

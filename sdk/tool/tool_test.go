@@ -259,7 +259,7 @@ func TestServeServiceRunsExecute(t *testing.T) {
 					}
 				}
 				return nil
-			})
+			}, nil)
 			if err != nil || strings.Join(got, "|") != tt.want {
 				t.Fatalf("sent %q (%v), want %q", strings.Join(got, "|"), err, tt.want)
 			}
