@@ -17,10 +17,11 @@ var errNoSession = errors.New("plugin has no Session")
 // call runs one call on the process: on its Session stream, or through
 // Execute when the plugin has no Session. It returns the plugin's result,
 // or an error when the stream failed before a result came.
-// started, if not nil, is called once, when the request is sent.
-func (pr *proc) call(req *pluginv1.ExecuteRequest, dec *chunkDecoder, started func()) (*pluginv1.ToolResult, error) {
+// started, if not nil, is called once, when the request is sent. host
+// answers the call's host requests (Session only); nil answers none.
+func (pr *proc) call(ctx context.Context, req *pluginv1.ExecuteRequest, dec *chunkDecoder, started func(), host *HostHandler) (*pluginv1.ToolResult, error) {
 	if !pr.noSession {
-		res, err := pr.callSession(req, dec, started)
+		res, err := pr.callSession(ctx, req, dec, started, host)
 		if !errors.Is(err, errNoSession) {
 			return res, err
 		}
@@ -30,7 +31,7 @@ func (pr *proc) call(req *pluginv1.ExecuteRequest, dec *chunkDecoder, started fu
 	return pr.callExecute(req, dec, started)
 }
 
-func (pr *proc) callSession(req *pluginv1.ExecuteRequest, dec *chunkDecoder, started func()) (*pluginv1.ToolResult, error) {
+func (pr *proc) callSession(ctx context.Context, req *pluginv1.ExecuteRequest, dec *chunkDecoder, started func(), host *HostHandler) (*pluginv1.ToolResult, error) {
 	if pr.sess == nil {
 		s, err := pr.rpc.Session(pr.sessCtx)
 		if err != nil {
@@ -38,6 +39,7 @@ func (pr *proc) callSession(req *pluginv1.ExecuteRequest, dec *chunkDecoder, sta
 		}
 		pr.sess = s
 	}
+	req.HostRequests = true
 	// On a stream the plugin ended, Send says io.EOF and Recv has the status.
 	if err := pr.sess.Send(sessionRequest(req)); err != nil && err != io.EOF {
 		return nil, err
@@ -45,6 +47,12 @@ func (pr *proc) callSession(req *pluginv1.ExecuteRequest, dec *chunkDecoder, sta
 	if started != nil {
 		started()
 	}
+	var hc *hostCalls // made at the call's first host request: most make none
+	defer func() {
+		if hc != nil {
+			hc.end()
+		}
+	}()
 	first := true
 	for {
 		msg, err := pr.sess.Recv()
@@ -59,6 +67,13 @@ func (pr *proc) callSession(req *pluginv1.ExecuteRequest, dec *chunkDecoder, sta
 			return nil, err
 		}
 		first = false
+		if hr := msg.GetHostRequest(); hr != nil {
+			if hc == nil {
+				hc = newHostCalls(ctx, host, pr.sess.Send)
+			}
+			hc.serve(hr)
+			continue
+		}
 		if res := handle(msg.GetExecute(), dec); res != nil {
 			return res, nil
 		}
@@ -166,7 +181,7 @@ func (pl *pool) run(ctx context.Context, e *entry, input []byte, opts Options) R
 	}
 	req := &pluginv1.ExecuteRequest{Tool: name, InputJson: string(input), CallId: opts.CallID, TraceContext: traceContext(ctx),
 		IdempotencyKey: opts.IdempotencyKey, Attempt: uint32(max(opts.Attempt, 0))}
-	res, err := pr.call(req, dec, opts.OnStart)
+	res, err := pr.call(ctx, req, dec, opts.OnStart, opts.HostHandler)
 	// The watch's last look, before Check: a call over its CPU time since
 	// the last one is a breach too.
 	stopCPU()

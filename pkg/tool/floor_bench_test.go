@@ -299,7 +299,7 @@ func BenchmarkWarmCallParts(b *testing.B) {
 			if err != nil {
 				b.Fatal(err)
 			}
-			if _, err := pr.callSession(req, &chunkDecoder{}, nil); err != nil {
+			if _, err := pr.callSession(context.Background(), req, &chunkDecoder{}, nil, nil); err != nil {
 				b.Fatal(err)
 			}
 			e.pool.put(pr)

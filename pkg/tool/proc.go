@@ -159,7 +159,7 @@ func (pr *proc) warmUp() error {
 	ctx, cancel := context.WithTimeout(context.Background(), warmUpTimeout)
 	defer cancel()
 	stop := context.AfterFunc(ctx, pr.stop)
-	_, err := pr.call(&pluginv1.ExecuteRequest{}, &chunkDecoder{}, nil)
+	_, err := pr.call(ctx, &pluginv1.ExecuteRequest{}, &chunkDecoder{}, nil, nil)
 	if !stop() {
 		return fmt.Errorf("no answer to a warm-up call within %s", warmUpTimeout)
 	}

@@ -124,6 +124,10 @@ type Options struct {
 	// RedactOutput), e.g. to keep secrets the caller holds out of what a
 	// tool found.
 	Redact func(string) string
+	// HostHandler, if set, answers the plugin's requests to its host during the
+	// call (ask the person behind the run, sample its model); unset, the
+	// plugin is told this host cannot. In-process tools get none.
+	HostHandler *HostHandler
 }
 
 // Func is the body of an in-process tool (see InProcess). It gets the

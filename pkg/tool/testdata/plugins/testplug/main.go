@@ -16,12 +16,14 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 	"unsafe"
 
 	"golang.org/x/sys/unix"
 
+	pluginv1 "github.com/agentcore/agentcore/proto/agentcore/plugin/v1"
 	"github.com/agentcore/agentcore/sdk/tool"
 )
 
@@ -314,6 +316,7 @@ func main() {
 		tool.New("stop", "Stops the loop.", func(context.Context, empty, tool.Emit) (any, error) {
 			return tool.Stop("bye"), nil
 		}),
+		tool.New("host_ask", "Asks its host: elicits (with n overlapping requests when n > 1) or samples, and reports the answers or the error.", askHost),
 		tool.New("fail", "Returns an error.", func(context.Context, empty, tool.Emit) (any, error) {
 			return nil, fmt.Errorf("it went wrong")
 		}),
@@ -322,4 +325,43 @@ func main() {
 				return input, nil
 			}, tool.ReadOnly(), tool.Idempotent()),
 	)
+}
+
+type ask struct {
+	Kind string `json:"kind"` // "elicit", "sample" or "late" (asks after the call from a goroutine it leaves)
+	N    int    `json:"n,omitempty"`
+}
+
+func askHost(ctx context.Context, in ask, _ tool.Emit) (any, error) {
+	switch in.Kind {
+	case "sample":
+		r, err := tool.Sample(ctx, &pluginv1.SampleRequest{MaxTokens: 7, Messages: []*pluginv1.SampleMessage{
+			{Role: "user", Content: []*pluginv1.ContentPart{{Part: &pluginv1.ContentPart_Text{Text: "hi"}}}}}})
+		if err != nil {
+			return "error: " + err.Error(), nil
+		}
+		return fmt.Sprintf("%s %s %s", r.GetModel(), r.GetStopReason(), r.GetContent()[0].GetText()), nil
+	case "late":
+		go func() {
+			<-ctx.Done() // the call has ended
+			_, err := tool.Elicit(ctx, "late", json.RawMessage(`{"type":"object"}`))
+			fmt.Fprintln(os.Stderr, "late elicit:", err)
+		}()
+		return "left", nil
+	}
+	n := max(in.N, 1)
+	out := make([]string, n)
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Go(func() {
+			e, err := tool.Elicit(ctx, fmt.Sprintf("question %d", i), json.RawMessage(`{"type":"object","properties":{"name":{"type":"string"}}}`))
+			if err != nil {
+				out[i] = "error: " + err.Error()
+				return
+			}
+			out[i] = fmt.Sprintf("%s %s", e.Action, e.Content)
+		})
+	}
+	wg.Wait()
+	return strings.Join(out, "\n"), nil
 }
