@@ -19,6 +19,7 @@ import (
 	"github.com/agentcore/agentcore/internal/mcptest"
 	"github.com/agentcore/agentcore/pkg/mcp"
 	"github.com/agentcore/agentcore/pkg/tool"
+	pluginv1 "github.com/agentcore/agentcore/proto/agentcore/plugin/v1"
 )
 
 // transports are the three ways to reach an MCP server.
@@ -311,6 +312,38 @@ func TestMCPThroughTheHost(t *testing.T) {
 				}
 			}
 			echo()
+
+			t.Run("server asks during the call", func(t *testing.T) {
+				host := &tool.HostHandler{
+					Elicit: func(_ context.Context, r *pluginv1.ElicitRequest) (*pluginv1.ElicitResponse, error) {
+						if r.GetMessage() != "Who are you?" || !strings.Contains(r.GetRequestedSchemaJson(), `"default":"hello"`) {
+							return nil, fmt.Errorf("unexpected request %v", r)
+						}
+						// The greeting left out: the schema's default fills it.
+						return &pluginv1.ElicitResponse{Action: pluginv1.ElicitAction_ELICIT_ACTION_ACCEPT, ContentJson: `{"name":"Ada"}`}, nil
+					},
+					Sample: func(_ context.Context, r *pluginv1.SampleRequest) (*pluginv1.SampleResponse, error) {
+						in := r.GetMessages()[0].GetContent()[0].GetText()
+						return &pluginv1.SampleResponse{Model: "m1", StopReason: "endTurn",
+							Content: []*pluginv1.ContentPart{{Part: &pluginv1.ContentPart_Text{Text: fmt.Sprintf("%d %s %q", r.GetMaxTokens(), r.GetSystemPrompt(), in)}}}}, nil
+					},
+				}
+				for _, c := range []struct{ tool, input, want string }{
+					{"ask_user", `{}`, "hello, Ada"},
+					{"ask_model", `{"text":"hi"}`, `m1 said: 50 Be brief. "hi"`},
+				} {
+					res := set.Execute(t.Context(), c.tool, json.RawMessage(c.input), tool.Options{HostHandler: host})
+					if got := tool.OutputText(res.Output); res.Error || got != c.want {
+						t.Errorf("%s: %q (error %v), want %q", c.tool, got, res.Error, c.want)
+					}
+				}
+				// A host that answers nothing: the server's request fails, and so its tool.
+				res := set.Execute(t.Context(), "ask_user", json.RawMessage(`{}`), tool.Options{})
+				if got := tool.OutputText(res.Output); !res.Error || !strings.Contains(got, "no one to ask") {
+					t.Errorf("without a host: %q", got)
+				}
+				echo()
+			})
 
 			t.Run("cancelled mid-call", func(t *testing.T) {
 				ctx, cancel := context.WithCancel(t.Context())

@@ -144,6 +144,8 @@ func NewServer(variant string, hooks Hooks) *sdk.Server {
 		time.Sleep(50 * time.Millisecond) // stderr is a separate pipe: let it arrive first
 		return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: "written"}}}, nil, nil
 	})
+	sdk.AddTool(srv, &sdk.Tool{Name: "ask_user", Description: "Asks the user for a name (elicitation) and greets them."}, askUser)
+	sdk.AddTool(srv, &sdk.Tool{Name: "ask_model", Description: "Asks the client's model (sampling) and returns its answer."}, askModel)
 	if hooks.Stdio {
 		sdk.AddTool(srv, &sdk.Tool{Name: "die", Description: "Exits mid-call."}, func(context.Context, *sdk.CallToolRequest, struct{}) (*sdk.CallToolResult, any, error) {
 			fmt.Fprintln(os.Stderr, "dying now")
@@ -235,4 +237,26 @@ func (s *HTTPServer) Close() {
 	}
 	s.CloseClientConnections()
 	s.Server.Close()
+}
+
+// askUser elicits a name (with a default greeting) during the call, as a
+// multi round-trip request (SEP-2322): the SDK sends elicitation/create
+// itself to a client of an older protocol version.
+func askUser(_ context.Context, req *sdk.CallToolRequest, _ struct{}) (*sdk.CallToolResult, any, error) {
+	r, ok := req.Params.InputResponses["who"].(*sdk.ElicitResult)
+	if !ok {
+		return &sdk.CallToolResult{InputRequests: sdk.InputRequestMap{"who": &sdk.ElicitParams{Message: "Who are you?", RequestedSchema: map[string]any{
+			"type": "object",
+			"properties": map[string]any{
+				"name":     map[string]any{"type": "string"},
+				"greeting": map[string]any{"type": "string", "default": "hello"},
+			},
+			"required": []string{"name"},
+		}}}}, nil, nil
+	}
+	text := r.Action
+	if r.Action == "accept" {
+		text = fmt.Sprintf("%v, %v", r.Content["greeting"], r.Content["name"])
+	}
+	return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: text}}}, nil, nil
 }

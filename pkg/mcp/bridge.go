@@ -121,7 +121,7 @@ func (b *Bridge) Call(ctx context.Context, tool, inputJSON string, emit func(*pl
 	}
 
 	token := b.token()
-	c.out.attach(token, emit)
+	c.out.attach(ctx, token, emit)
 	stop := context.AfterFunc(ctx, func() { c.abort(context.Cause(ctx)) })
 	res, err := c.run(ctx, e, args, token)
 	aborted := !stop()

@@ -105,9 +105,17 @@ func connect(ctx context.Context, def *Definition, base http.RoundTripper) (*con
 		return nil, fmt.Errorf("unknown transport %q", def.Transport.Type)
 	}
 	client := sdk.NewClient(clientInfo(), &sdk.ClientOptions{
-		// No roots, sampling or elicitation: the server may only answer.
-		// Progress is taken off the wire (see progress.go), not by a handler.
-		Capabilities: &sdk.ClientCapabilities{},
+		// No roots. Elicitation (form) and sampling go to the plugin's host
+		// during a call (hostreq.go). Progress is taken off the wire (see
+		// progress.go), not by a handler.
+		Capabilities: &sdk.ClientCapabilities{
+			Elicitation: &sdk.ElicitationCapabilities{Form: &sdk.FormElicitationCapabilities{}},
+			//lint:ignore SA1019 sampling is deprecated as of MCP 2026-07-28 (SEP-2577); servers of earlier versions still sample.
+			Sampling: &sdk.SamplingCapabilities{},
+		},
+		ElicitationHandler: c.out.elicit,
+		//lint:ignore SA1019 as Sampling above.
+		CreateMessageHandler: c.out.sample,
 	})
 	stop := context.AfterFunc(ctx, func() { c.cancel(context.Cause(ctx)) })
 	session, err := client.Connect(c.ctx, transport, nil)
@@ -269,25 +277,29 @@ func (b *releasingBody) Close() error {
 // sink routes a connection's progress notifications and stdio stderr to the
 // running call's output function, and keeps the tail of stderr for errors.
 // The output function is never called concurrently, nor after detach returns.
+// It also gives the server's requests to its client (elicitation,
+// sampling) the running call's context, through which they reach the host.
 type sink struct {
 	mu    sync.Mutex
+	call  context.Context // the running call's; nil between calls
 	token string
 	emit  func(*pluginv1.OutputChunk)
 	tail  []byte
 }
 
-// attach routes output to emit, and progress whose token is token.
-func (s *sink) attach(token string, emit func(*pluginv1.OutputChunk)) {
+// attach routes output to emit, progress whose token is token, and the
+// server's requests to the call of ctx.
+func (s *sink) attach(ctx context.Context, token string, emit func(*pluginv1.OutputChunk)) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.token, s.emit = token, emit
+	s.call, s.token, s.emit = ctx, token, emit
 }
 
 // detach stops routing; output arriving later is dropped.
 func (s *sink) detach() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.token, s.emit = "", nil
+	s.call, s.token, s.emit = nil, "", nil
 }
 
 func (s *sink) progress(p *sdk.ProgressNotificationParams) {

@@ -1,6 +1,7 @@
 package mcp
 
 import (
+	"context"
 	"strings"
 	"testing"
 
@@ -48,7 +49,7 @@ func TestToolResult(t *testing.T) {
 func TestSinkRoutesStderrUntilDetached(t *testing.T) {
 	var s sink
 	var got []byte
-	s.attach("t", func(c *pluginv1.OutputChunk) {
+	s.attach(context.Background(), "t", func(c *pluginv1.OutputChunk) {
 		if c.Stream != pluginv1.OutputStream_OUTPUT_STREAM_STDERR {
 			t.Errorf("stream %v", c.Stream)
 		}
