@@ -27,7 +27,7 @@ var layers = []struct {
 	{"the agent-server process", []string{"pkg/serve"}},
 	{"the AgentService handlers", []string{"pkg/server"}},
 	{"what the handlers and the process use beside the engine", []string{
-		"pkg/interceptor", "pkg/replica", "pkg/profile", "pkg/eventlog", "pkg/redact",
+		"pkg/interceptor", "pkg/replica", "pkg/profile", "pkg/eventlog", "pkg/redact", "pkg/sessions", "pkg/apierr", "pkg/catalog", "pkg/agenttool", "pkg/apireq",
 		"pkg/telemetry", "pkg/gateway", "pkg/mcpserver", "pkg/store/stores", "pkg/webhook",
 	}},
 	{"the engine", []string{"pkg/agent"}},

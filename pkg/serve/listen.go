@@ -16,7 +16,7 @@ import (
 	"google.golang.org/grpc/keepalive"
 
 	"github.com/agentcore/agentcore/pkg/config"
-	"github.com/agentcore/agentcore/pkg/tool"
+	"github.com/agentcore/agentcore/pkg/tool/osuser"
 )
 
 // tlsConfig is the servers' TLS configuration, nil without -tls-cert.
@@ -146,7 +146,7 @@ func listen(addr, owner string) (net.Listener, error) {
 		return nil, fmt.Errorf("listen %s: %w", addr, err)
 	}
 	if owner != "" {
-		uid, gid, err := tool.UserGroup(owner)
+		uid, gid, err := osuser.UserGroup(owner)
 		if err == nil {
 			err = os.Lchown(path, uid, gid)
 		}

@@ -5,27 +5,19 @@ import (
 	"encoding/base64"
 	"errors"
 	"slices"
-	"strconv"
-	"strings"
 	"time"
 
 	"google.golang.org/grpc/codes"
-	"google.golang.org/protobuf/proto"
-	"google.golang.org/protobuf/reflect/protoreflect"
 	"google.golang.org/protobuf/types/known/timestamppb"
 
 	"github.com/agentcore/agentcore/pkg/agent"
+	"github.com/agentcore/agentcore/pkg/apierr"
+	"github.com/agentcore/agentcore/pkg/apireq"
 	"github.com/agentcore/agentcore/pkg/auth"
 	"github.com/agentcore/agentcore/pkg/replica"
 	"github.com/agentcore/agentcore/pkg/store"
 	"github.com/agentcore/agentcore/pkg/tool"
 	agentv1 "github.com/agentcore/agentcore/proto/agentcore/v1"
-)
-
-// List paging.
-const (
-	defaultPageSize = 100
-	maxPageSize     = 1000
 )
 
 // CreateAgent creates a session owned by the caller's tenant and stores it.
@@ -51,7 +43,7 @@ func (s *Server) CreateAgent(ctx context.Context, req *agentv1.CreateAgentReques
 	if err != nil {
 		return nil, err
 	}
-	if err := checkBudget(a.GetBudget(), "agent.budget"); err != nil {
+	if err := apireq.CheckBudget(a.GetBudget(), "agent.budget"); err != nil {
 		return nil, err
 	}
 	if agentSet != nil {
@@ -69,10 +61,10 @@ func (s *Server) CreateAgent(ctx context.Context, req *agentv1.CreateAgentReques
 		expand: s.profiles.Expander(t.ID), agentTools: a.GetAgentTools(), agentSet: agentSet, budget: a.GetBudget()}
 	engine, err := s.newEngine(sess, agent.Options{ID: id, Config: cfg, History: req.GetHistory(), Tools: tools, Skills: skills})
 	if err != nil {
-		return nil, fieldsUnder(err, "", map[string]string{"config": "agent.config"})
+		return nil, apierr.FieldsUnder(err, "", map[string]string{"config": "agent.config"})
 	}
 	if err := s.profiles.CheckRunnable(cfg, t.ID); err != nil {
-		return nil, fieldsUnder(err, "", map[string]string{"config": "agent.config"})
+		return nil, apierr.FieldsUnder(err, "", map[string]string{"config": "agent.config"})
 	}
 	sess.engine, sess.id = engine, storeID(t.ID, engine.ID())
 	if err := s.checkAgentLimits(ctx, t); err != nil {
@@ -81,16 +73,16 @@ func (s *Server) CreateAgent(ctx context.Context, req *agentv1.CreateAgentReques
 	rec := storedAgent(sess.id, sess.tenant, cfg, sess.selections(), nil)
 	if err := s.store.CreateAgent(ctx, rec, req.GetHistory()); err != nil {
 		if errors.Is(err, store.ErrExists) {
-			return nil, failure(codes.AlreadyExists, agentv1.ErrorReason_ERROR_REASON_AGENT_EXISTS, "agent %q exists", engine.ID())
+			return nil, apierr.Failure(codes.AlreadyExists, agentv1.ErrorReason_ERROR_REASON_AGENT_EXISTS, "agent %q exists", engine.ID())
 		}
-		return nil, storeStatus(err)
+		return nil, apierr.Store(err)
 	}
 	sess.version, sess.created = rec.Version, rec.Created
 	rec.HistoryLength = len(req.GetHistory()) // as GetAgent reports it
 	s.secrets.Add(sess.keys...)
-	if old := s.agents.put(sess); old != nil { // a stale copy of an agent deleted elsewhere
+	if old, ok := s.agents.Put(sess); ok { // a stale copy of an agent deleted elsewhere
 		ctx, cancel := context.WithTimeout(context.Background(), closeTimeout)
-		_, _ = old.engine.Close(ctx)
+		old.Close(ctx)
 		cancel()
 	}
 	return &agentv1.CreateAgentResponse{Agent: s.agentProto(rec, sess)}, nil
@@ -102,7 +94,7 @@ func (s *Server) GetAgent(ctx context.Context, req *agentv1.GetAgentRequest) (*a
 	if err != nil {
 		return nil, err
 	}
-	return &agentv1.GetAgentResponse{Agent: s.agentProto(rec, s.agents.cached(rec.ID))}, nil
+	return &agentv1.GetAgentResponse{Agent: s.agentProto(rec, s.inMemory(rec.ID))}, nil
 }
 
 // ListAgents pages through the caller's agents ordered by id.
@@ -111,7 +103,7 @@ func (s *Server) ListAgents(ctx context.Context, req *agentv1.ListAgentsRequest)
 	if err != nil {
 		return nil, err
 	}
-	size, err := pageSize(req.GetPageSize())
+	size, err := apireq.PageSize(req.GetPageSize())
 	if err != nil {
 		return nil, err
 	}
@@ -119,13 +111,13 @@ func (s *Server) ListAgents(ctx context.Context, req *agentv1.ListAgentsRequest)
 	if tok := req.GetPageToken(); tok != "" {
 		b, err := base64.RawURLEncoding.DecodeString(tok)
 		if err != nil {
-			return nil, invalidField("page_token", "not a token this server gave")
+			return nil, apierr.InvalidField("page_token", "not a token this server gave")
 		}
 		after = storeID(t.ID, string(b))
 	}
 	recs, err := s.store.ListAgents(ctx, store.AgentQuery{Tenant: t.ID, After: after, Limit: size + 1})
 	if err != nil {
-		return nil, storeStatus(err)
+		return nil, apierr.Store(err)
 	}
 	resp := &agentv1.ListAgentsResponse{}
 	for i, rec := range recs {
@@ -133,7 +125,7 @@ func (s *Server) ListAgents(ctx context.Context, req *agentv1.ListAgentsRequest)
 			resp.NextPageToken = base64.RawURLEncoding.EncodeToString([]byte(agentID(recs[i-1].ID)))
 			break
 		}
-		resp.Agents = append(resp.Agents, s.agentProto(rec, s.agents.cached(rec.ID)))
+		resp.Agents = append(resp.Agents, s.agentProto(rec, s.inMemory(rec.ID)))
 	}
 	return resp, nil
 }
@@ -142,57 +134,28 @@ func (s *Server) ListAgents(ctx context.Context, req *agentv1.ListAgentsRequest)
 func (s *Server) UpdateAgent(ctx context.Context, req *agentv1.UpdateAgentRequest) (*agentv1.UpdateAgentResponse, error) {
 	a := req.GetAgent()
 	if a == nil {
-		return nil, invalidField("agent", "required, with agent.id naming the agent")
+		return nil, apierr.InvalidField("agent", "required, with agent.id naming the agent")
 	}
 	sess, err := s.agent(ctx, a.GetId())
 	if err != nil {
 		return nil, err
 	}
-	defer s.agents.unpin(sess)
+	defer s.agents.Unpin(sess)
 	c, err := s.catalog()
 	if err != nil {
 		return nil, err
 	}
-	cur := sess.engine.Config()
-	next := cur
-	setTools, setSkills := a.GetTools() != nil, a.GetSkills() != nil
-	setAgentTools, setBudget := len(a.GetAgentTools()) > 0, a.GetBudget() != nil
-	paths := req.GetUpdateMask().GetPaths()
-	if len(paths) == 0 {
-		next = agent.MergeConfig(cur, a.GetConfig())
-	} else {
-		next = proto.Clone(cur).(*agentv1.AgentConfig)
-		setTools, setSkills, setAgentTools, setBudget = false, false, false, false
-		for i, p := range paths {
-			switch {
-			case p == "tools":
-				setTools = true
-			case p == "skills":
-				setSkills = true
-			case p == "agent_tools":
-				setAgentTools = true
-			case p == "budget":
-				setBudget = true
-			case p == "config":
-				next = proto.Clone(a.GetConfig()).(*agentv1.AgentConfig)
-				if a.GetConfig() == nil {
-					next = &agentv1.AgentConfig{}
-				}
-			case strings.HasPrefix(p, "config."):
-				if err := copyPath(next.ProtoReflect(), a.GetConfig().ProtoReflect(), strings.Split(strings.TrimPrefix(p, "config."), ".")); err != "" {
-					return nil, invalidField("update_mask.paths["+strconv.Itoa(i)+"]", "%s", err)
-				}
-			default:
-				return nil, invalidField("update_mask.paths["+strconv.Itoa(i)+"]", "unknown path %q: want config, config.<field>, tools, skills, agent_tools or budget", p)
-			}
-		}
+	u, err := apireq.ApplyMask(sess.engine.Config(), a, req.GetUpdateMask().GetPaths())
+	if err != nil {
+		return nil, err
 	}
+	next, setTools, setSkills, setAgentTools, setBudget := u.Config, u.Tools, u.Skills, u.AgentTools, u.Budget
 	t, err := s.tenant(ctx)
 	if err != nil {
 		return nil, err
 	}
 	if err := s.profiles.CheckRunnable(next, t.ID); err != nil {
-		return nil, fieldsUnder(err, "", map[string]string{"config": "agent.config"})
+		return nil, apierr.FieldsUnder(err, "", map[string]string{"config": "agent.config"})
 	}
 	// Check the selections before anything changes.
 	if setTools {
@@ -212,12 +175,12 @@ func (s *Server) UpdateAgent(ctx context.Context, req *agentv1.UpdateAgentReques
 		}
 	}
 	if setBudget {
-		if err := checkBudget(a.GetBudget(), "agent.budget"); err != nil {
+		if err := apireq.CheckBudget(a.GetBudget(), "agent.budget"); err != nil {
 			return nil, err
 		}
 	}
 	if err := sess.engine.SetConfig(next); err != nil {
-		return nil, fieldsUnder(err, "", map[string]string{"config": "agent.config"})
+		return nil, apierr.FieldsUnder(err, "", map[string]string{"config": "agent.config"})
 	}
 	keys := agent.Secrets(next)
 	sess.mu.Lock()
@@ -250,7 +213,7 @@ func (s *Server) UpdateAgent(ctx context.Context, req *agentv1.UpdateAgentReques
 	v, err := s.store.UpdateAgent(ctx, rec)
 	if err != nil {
 		sess.stale() // memory is ahead of the store: reload when idle
-		return nil, storeStatus(err)
+		return nil, apierr.Store(err)
 	}
 	sess.wrote(v)
 	if err := sess.refresh(c); err != nil {
@@ -258,7 +221,7 @@ func (s *Server) UpdateAgent(ctx context.Context, req *agentv1.UpdateAgentReques
 	}
 	got, err := s.store.GetAgent(ctx, sess.id)
 	if err != nil {
-		return nil, storeStatus(err)
+		return nil, apierr.Store(err)
 	}
 	return &agentv1.UpdateAgentResponse{Agent: s.agentProto(got, sess)}, nil
 }
@@ -271,7 +234,7 @@ func (s *Server) DeleteAgent(ctx context.Context, req *agentv1.DeleteAgentReques
 		return nil, err
 	}
 	stopped := false
-	sess := s.agents.cached(rec.ID)
+	sess := s.inMemory(rec.ID)
 	if sess != nil {
 		if stopped, err = sess.engine.Close(ctx); err != nil {
 			return nil, err
@@ -284,16 +247,16 @@ func (s *Server) DeleteAgent(ctx context.Context, req *agentv1.DeleteAgentReques
 		stopped = true
 	}
 	if err := s.store.DeleteAgent(ctx, rec.ID); err != nil && !errors.Is(err, store.ErrNotFound) {
-		return nil, storeStatus(err)
+		return nil, apierr.Store(err)
 	}
 	// The registry's copy goes with its keys, once: the session closed
 	// above, one loaded again meanwhile, or the keys kept of it when it was
 	// dropped from memory while it closed (remove forgets those).
-	if late := s.agents.remove(rec.ID); late != nil {
+	if late, ok := s.agents.Remove(rec.ID); ok {
 		if late != sess {
-			_, _ = late.engine.Close(ctx)
+			late.Close(ctx)
 		}
-		s.secrets.Remove(late.heldKeys()...)
+		s.secrets.Remove(late.Keys()...)
 	}
 	_ = s.store.Notify(ctx, store.Notice{Kind: store.NoticeAgent, AgentID: rec.ID})
 	return &agentv1.DeleteAgentResponse{StoppedRun: stopped}, nil
@@ -302,25 +265,25 @@ func (s *Server) DeleteAgent(ctx context.Context, req *agentv1.DeleteAgentReques
 // checkAgentLimits fails a new agent beyond the server's limit or its
 // tenant's (the agents in the store, over every replica).
 func (s *Server) checkAgentLimits(ctx context.Context, t *auth.Tenant) error {
-	if s.agents.shuttingDown() {
-		return failure(codes.Unavailable, agentv1.ErrorReason_ERROR_REASON_SHUTTING_DOWN, "the server is shutting down")
+	if s.agents.ShuttingDown() {
+		return apierr.Failure(codes.Unavailable, agentv1.ErrorReason_ERROR_REASON_SHUTTING_DOWN, "the server is shutting down")
 	}
 	if max := s.cfg.Limits.MaxSessions; max > 0 {
 		n, err := s.store.CountAgents(ctx)
 		if err != nil {
-			return storeStatus(err)
+			return apierr.Store(err)
 		}
 		if n >= max {
-			return limitFailure(agentv1.ErrorReason_ERROR_REASON_SESSION_LIMIT, "server", "the server holds %d agents, its limit (-max-sessions); delete some first", n)
+			return apierr.LimitFailure(agentv1.ErrorReason_ERROR_REASON_SESSION_LIMIT, "server", "the server holds %d agents, its limit (-max-sessions); delete some first", n)
 		}
 	}
 	if max := t.MaxAgents; max > 0 {
 		recs, err := s.store.ListAgents(ctx, store.AgentQuery{Tenant: t.ID, Limit: max})
 		if err != nil {
-			return storeStatus(err)
+			return apierr.Store(err)
 		}
 		if len(recs) >= max {
-			return limitFailure(agentv1.ErrorReason_ERROR_REASON_SESSION_LIMIT, "tenant", "this tenant holds %d agents, its limit (limits.agents); delete some first", len(recs))
+			return apierr.LimitFailure(agentv1.ErrorReason_ERROR_REASON_SESSION_LIMIT, "tenant", "this tenant holds %d agents, its limit (limits.agents); delete some first", len(recs))
 		}
 	}
 	return nil
@@ -329,7 +292,7 @@ func (s *Server) checkAgentLimits(ctx context.Context, t *auth.Tenant) error {
 // checkHistorySize enforces the history limit on a history of n messages.
 func (s *Server) checkHistorySize(n int, field string) error {
 	if max := s.cfg.Limits.MaxHistory; max > 0 && n > max {
-		return failure(codes.ResourceExhausted, agentv1.ErrorReason_ERROR_REASON_HISTORY_LIMIT,
+		return apierr.Failure(codes.ResourceExhausted, agentv1.ErrorReason_ERROR_REASON_HISTORY_LIMIT,
 			"%s holds %d messages, more than the server's limit of %d (-max-history)", field, n, max)
 	}
 	return nil
@@ -357,46 +320,6 @@ func (s *Server) agentProto(rec *store.Agent, sess *session) *agentv1.Agent {
 		a.State = agentv1.AgentState_AGENT_STATE_RUNNING
 	}
 	return a
-}
-
-// pageSize checks a page size: default 100, at most 1000.
-func pageSize(n int32) (int, error) {
-	switch {
-	case n < 0:
-		return 0, invalidField("page_size", "must not be negative")
-	case n == 0:
-		return defaultPageSize, nil
-	case n > maxPageSize:
-		return maxPageSize, nil
-	}
-	return int(n), nil
-}
-
-// copyPath copies the field at path from src to dst (clearing it when unset
-// in src); it returns what is wrong with the path, or "".
-func copyPath(dst, src protoreflect.Message, path []string) string {
-	fd := dst.Descriptor().Fields().ByName(protoreflect.Name(path[0]))
-	if fd == nil {
-		return "config has no field " + strconv.Quote(path[0])
-	}
-	if len(path) == 1 {
-		if src.IsValid() && src.Has(fd) {
-			dst.Set(fd, src.Get(fd))
-		} else {
-			dst.Clear(fd)
-		}
-		return ""
-	}
-	if fd.Kind() != protoreflect.MessageKind || fd.IsList() || fd.IsMap() {
-		return strconv.Quote(path[0]) + " has no sub-fields"
-	}
-	var sub protoreflect.Message
-	if src.IsValid() && src.Has(fd) {
-		sub = src.Get(fd).Message()
-	} else {
-		sub = dst.Get(fd).Message().Type().Zero()
-	}
-	return copyPath(dst.Mutable(fd).Message(), sub, path[1:])
 }
 
 // selectionsLocked are the session's tools, skills, agent tools and budget

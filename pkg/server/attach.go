@@ -6,6 +6,7 @@ import (
 
 	"google.golang.org/grpc/codes"
 
+	"github.com/agentcore/agentcore/pkg/apierr"
 	"github.com/agentcore/agentcore/pkg/store"
 	agentv1 "github.com/agentcore/agentcore/proto/agentcore/v1"
 )
@@ -22,7 +23,7 @@ const attachPoll = time.Second
 func (s *Server) Attach(req *agentv1.AttachRequest, stream agentv1.AgentService_AttachServer) error {
 	ctx := stream.Context()
 	if req.GetAfterSeq() < 0 {
-		return invalidField("after_seq", "must not be negative")
+		return apierr.InvalidField("after_seq", "must not be negative")
 	}
 	r, err := s.attachTarget(ctx, req)
 	if err != nil {
@@ -32,7 +33,7 @@ func (s *Server) Attach(req *agentv1.AttachRequest, stream agentv1.AgentService_
 	defer w.Close()
 	last := req.GetAfterSeq()
 	if r.Purged && last < r.LastSeq {
-		return failure(codes.OutOfRange, agentv1.ErrorReason_ERROR_REASON_EVENTS_EXPIRED, "the events of run %s were deleted after the server's event retention; GetRun has its outcome", r.ID)
+		return apierr.Failure(codes.OutOfRange, agentv1.ErrorReason_ERROR_REASON_EVENTS_EXPIRED, "the events of run %s were deleted after the server's event retention; GetRun has its outcome", r.ID)
 	}
 	// seen is the attempt of the event at last: the events of a later
 	// attempt replaced those after its resumption point, which the client
@@ -46,7 +47,7 @@ func (s *Server) Attach(req *agentv1.AttachRequest, stream agentv1.AgentService_
 	for {
 		evs, err := s.store.Events(ctx, r.ID, last, attachPage)
 		if err != nil {
-			return storeStatus(err)
+			return apierr.Store(err)
 		}
 		if n := len(evs); rebasing && n > 0 && evs[0].GetAttempt() > seen && evs[0].GetRunResumed() == nil && last > 0 {
 			// Resumed since the client's event: start from the resumption.
@@ -58,7 +59,7 @@ func (s *Server) Attach(req *agentv1.AttachRequest, stream agentv1.AgentService_
 		}
 		for _, ev := range evs {
 			if ev.GetSeq() != last+1 { // seqs are given one by one: the store lost the ones between
-				return failure(codes.DataLoss, agentv1.ErrorReason_ERROR_REASON_EVENTS_LOST, "the stored events of run %s go from %d to %d: the store lost the ones between; GetRun has the run's outcome", r.ID, last, ev.GetSeq())
+				return apierr.Failure(codes.DataLoss, agentv1.ErrorReason_ERROR_REASON_EVENTS_LOST, "the stored events of run %s go from %d to %d: the store lost the ones between; GetRun has the run's outcome", r.ID, last, ev.GetSeq())
 			}
 			if err := stream.Send(&agentv1.AttachResponse{Event: ev}); err != nil {
 				return err
@@ -72,18 +73,18 @@ func (s *Server) Attach(req *agentv1.AttachRequest, stream agentv1.AgentService_
 			if r.State == agentv1.RunState_RUN_STATE_SUCCEEDED {
 				return nil
 			}
-			return runStatus(r.Error)
+			return apierr.RunStatus(r.Error)
 		}
 		if !r.Done() {
 			select {
 			case <-w.C():
 			case <-time.After(attachPoll):
 			case <-ctx.Done():
-				return toStatus(ctx.Err())
+				return apierr.FromError(ctx.Err())
 			}
 		}
 		if r, err = s.store.GetRun(ctx, r.ID); err != nil {
-			return storeStatus(err)
+			return apierr.Store(err)
 		}
 	}
 }
@@ -95,7 +96,7 @@ func (s *Server) rebase(ctx context.Context, runID string, seen int32, last int6
 	for after := int64(0); after < last; {
 		evs, err := s.store.Events(ctx, runID, after, attachPage)
 		if err != nil {
-			return 0, storeStatus(err)
+			return 0, apierr.Store(err)
 		}
 		for _, ev := range evs {
 			if rs := ev.GetRunResumed(); rs != nil && rs.GetAttempt() > seen {
@@ -115,12 +116,12 @@ func (s *Server) attachTarget(ctx context.Context, req *agentv1.AttachRequest) (
 	if id := req.GetRunId(); id != "" {
 		r, err := s.getRun(ctx, id)
 		if err == nil && req.GetAgentId() != "" && agentID(r.AgentID) != req.GetAgentId() {
-			return nil, invalidField("agent_id", "run %s belongs to agent %s", id, agentID(r.AgentID))
+			return nil, apierr.InvalidField("agent_id", "run %s belongs to agent %s", id, agentID(r.AgentID))
 		}
 		return r, err
 	}
 	if req.GetAgentId() == "" {
-		return nil, invalid(Violation{Field: "run_id", Description: "give run_id, or agent_id for its latest run"})
+		return nil, apierr.Invalid(apierr.Violation{Field: "run_id", Description: "give run_id, or agent_id for its latest run"})
 	}
 	rec, err := s.agentRecord(ctx, req.GetAgentId())
 	if err != nil {
@@ -128,10 +129,10 @@ func (s *Server) attachTarget(ctx context.Context, req *agentv1.AttachRequest) (
 	}
 	runs, err := s.store.ListRuns(ctx, store.RunQuery{AgentID: rec.ID, Tenant: rec.Tenant, Limit: 1})
 	if err != nil {
-		return nil, storeStatus(err)
+		return nil, apierr.Store(err)
 	}
 	if len(runs) == 0 {
-		return nil, failure(codes.NotFound, agentv1.ErrorReason_ERROR_REASON_RUN_NOT_FOUND, "agent %q has no run", req.GetAgentId())
+		return nil, apierr.Failure(codes.NotFound, agentv1.ErrorReason_ERROR_REASON_RUN_NOT_FOUND, "agent %q has no run", req.GetAgentId())
 	}
 	return runs[0], nil
 }

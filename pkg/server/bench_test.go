@@ -53,10 +53,10 @@ func BenchmarkIdleSessionMemory(b *testing.B) {
 		runtime.ReadMemStats(&after)
 		perSession = float64(after.HeapAlloc-before.HeapAlloc) / perRound
 		b.StopTimer()
-		srv.agents.closeAll()
-		srv.agents.mu.Lock()
-		srv.agents.closing = false
-		srv.agents.mu.Unlock()
+		for _, sess := range srv.agents.All() {
+			srv.agents.Remove(sess.Key())
+			sess.Close(context.Background())
+		}
 		b.StartTimer()
 	}
 	b.ReportMetric(perSession, "bytes/session")

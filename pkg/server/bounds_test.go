@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"google.golang.org/genproto/googleapis/rpc/errdetails"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/credentials/insecure"
@@ -203,7 +204,7 @@ func TestInvalidUTF8IsInvalidArgumentNamingTheField(t *testing.T) {
 				var resp []byte
 				err = conn.Invoke(ctx, method, &tt.req, &resp, grpc.ForceCodecV2(rawCodec{}))
 			}
-			_, fields, _ := details(err)
+			fields := badFields(err)
 			if status.Code(err) != codes.InvalidArgument || len(fields) != 1 || fields[0] != tt.field {
 				t.Fatalf("err = %v, fields %v; want INVALID_ARGUMENT naming %s", err, fields, tt.field)
 			}
@@ -216,13 +217,13 @@ func TestConfigsThatCanNeverRun(t *testing.T) {
 	ctx := context.Background()
 	base := "https://api.example.com/v1"
 	_, err := s.CreateAgent(ctx, &agentv1.CreateAgentRequest{Agent: &agentv1.Agent{Config: &agentv1.AgentConfig{BaseUrl: &base}}})
-	if _, fields, _ := details(err); status.Code(err) != codes.InvalidArgument || len(fields) != 1 || fields[0] != "agent.config.model" ||
+	if fields := badFields(err); status.Code(err) != codes.InvalidArgument || len(fields) != 1 || fields[0] != "agent.config.model" ||
 		!strings.Contains(err.Error(), "api.example.com") {
 		t.Fatalf("base URL without a model: %v", err)
 	}
 	model := "gpt"
 	_, err = s.CreateAgent(ctx, &agentv1.CreateAgentRequest{Agent: &agentv1.Agent{Config: &agentv1.AgentConfig{Model: &model}}})
-	if _, fields, _ := details(err); status.Code(err) != codes.InvalidArgument || len(fields) != 1 || fields[0] != "agent.config.base_url" {
+	if fields := badFields(err); status.Code(err) != codes.InvalidArgument || len(fields) != 1 || fields[0] != "agent.config.base_url" {
 		t.Fatalf("model without a base URL: %v", err)
 	}
 	// A config naming neither may still get both from a send: it is created.
@@ -230,7 +231,20 @@ func TestConfigsThatCanNeverRun(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, err = s.UpdateAgent(ctx, &agentv1.UpdateAgentRequest{Agent: &agentv1.Agent{Id: "later", Config: &agentv1.AgentConfig{BaseUrl: &base}}})
-	if _, fields, _ := details(err); status.Code(err) != codes.InvalidArgument || len(fields) != 1 || fields[0] != "agent.config.model" {
+	if fields := badFields(err); status.Code(err) != codes.InvalidArgument || len(fields) != 1 || fields[0] != "agent.config.model" {
 		t.Fatalf("UpdateAgent to a base URL without a model: %v", err)
 	}
+}
+
+// badFields are the fields a status's google.rpc.BadRequest names.
+func badFields(err error) []string {
+	var fields []string
+	for _, d := range status.Convert(err).Details() {
+		if br, ok := d.(*errdetails.BadRequest); ok {
+			for _, f := range br.GetFieldViolations() {
+				fields = append(fields, f.GetField())
+			}
+		}
+	}
+	return fields
 }

@@ -5,16 +5,14 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"regexp"
 	"slices"
-	"strings"
 	"sync/atomic"
 
 	"google.golang.org/grpc/status"
-	"google.golang.org/protobuf/encoding/protojson"
-	"google.golang.org/protobuf/proto"
 
 	"github.com/agentcore/agentcore/pkg/agent"
+	"github.com/agentcore/agentcore/pkg/agenttool"
+	"github.com/agentcore/agentcore/pkg/apierr"
 	"github.com/agentcore/agentcore/pkg/tool"
 	agentv1 "github.com/agentcore/agentcore/proto/agentcore/v1"
 )
@@ -54,84 +52,11 @@ func rootTree(opts *agent.SendOptions, ask agent.PermissionFunc) treeOptions {
 	return treeOptions{children: new(atomic.Int32), permMode: opts.PermissionMode, askTools: opts.AskTools, ask: ask}
 }
 
-// toolNameRe is what a model accepts as a tool name.
-var toolNameRe = regexp.MustCompile(`^[A-Za-z0-9_-]{1,64}$`)
-
-// defaultTaskSchema is the input of an agent tool without a schema of its own.
-const defaultTaskSchema = `{"type":"object","properties":{"task":{"type":"string","description":"The task for the agent, with everything it needs to know."}},"required":["task"]}`
-
-// agentToolName is the tool name of an agent tool.
-func agentToolName(at *agentv1.AgentTool) string {
-	if at.GetName() != "" {
-		return at.GetName()
-	}
-	return strings.Map(func(r rune) rune {
-		if r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '_' || r == '-' {
-			return r
-		}
-		return '_'
-	}, at.GetAgentId())
-}
-
 // agentTools builds the in-process tools of an agent's agent_tools, checking
-// them (field is where they sit in the request). An agent tool wins over a
-// plugin tool of the same name.
+// them (field is where they sit in the request).
 func (s *Server) agentTools(specs []*agentv1.AgentTool, field string) (*tool.Set, error) {
-	if len(specs) == 0 {
-		return nil, nil
-	}
-	var vs []Violation
-	bad := func(i int, sub, format string, args ...any) {
-		vs = append(vs, Violation{Field: fmt.Sprintf("%s[%d]%s", field, i, sub), Description: fmt.Sprintf(format, args...)})
-	}
-	var sets []*tool.Set
-	names := map[string]bool{}
-	for i, at := range specs {
-		name := agentToolName(at)
-		switch {
-		case at.GetAgentId() == "":
-			bad(i, ".agent_id", "required: the id of an agent of the same tenant")
-			continue
-		case !toolNameRe.MatchString(name):
-			bad(i, ".name", "%q is not a tool name: 1 to 64 letters, digits, '_' or '-'", name)
-			continue
-		case names[name]:
-			bad(i, ".name", "another tool of this agent is named %q", name)
-			continue
-		case at.GetBusyPolicy() == agentv1.BusyPolicy_BUSY_POLICY_REPLACE:
-			bad(i, ".busy_policy", "replace is not allowed: it would stop another caller's run of the agent; use queue or reject")
-			continue
-		}
-		if _, ok := agentv1.BusyPolicy_name[int32(at.GetBusyPolicy())]; !ok {
-			bad(i, ".busy_policy", "unknown busy policy %d", at.GetBusyPolicy())
-			continue
-		}
-		names[name] = true
-		schema := json.RawMessage(defaultTaskSchema)
-		if at.GetInputSchema() != nil {
-			b, err := protojson.Marshal(at.GetInputSchema())
-			if err != nil {
-				bad(i, ".input_schema", "%v", err)
-				continue
-			}
-			schema = b
-		}
-		desc := at.GetDescription()
-		if desc == "" {
-			desc = "Hand a task to the agent " + at.GetAgentId() + "; it answers with the result."
-		}
-		set, err := tool.InProcess(tool.Spec{Name: name, Description: desc, InputSchema: schema, Source: "agent:" + at.GetAgentId()},
-			s.callAgent(proto.Clone(at).(*agentv1.AgentTool)))
-		if err != nil {
-			bad(i, ".input_schema", "%v", err)
-			continue
-		}
-		sets = append(sets, set)
-	}
-	if len(vs) > 0 {
-		return nil, invalid(vs...)
-	}
-	return tool.Merge(sets...), nil
+	set, err := agenttool.Build(specs, field, s.callAgent)
+	return set, apierr.FromError(err)
 }
 
 // statusMessage is the message of an error as a status: what a caller's
@@ -162,7 +87,7 @@ func (s *Server) callAgent(at *agentv1.AgentTool) tool.Func {
 		if err != nil {
 			return refusal("agent %s: %s", at.GetAgentId(), statusMessage(err))
 		}
-		defer s.agents.unpin(sess) // held in memory until its run has ended
+		defer s.agents.Unpin(sess) // held in memory until its run has ended
 		caller := callerID(ctx, s, call)
 		if sess.id == caller || slices.Contains(tree.agents, sess.id) {
 			return refusal("agent %s is running higher in this run tree, and an agent runs one run at a time: it would wait for itself", at.GetAgentId())
@@ -212,7 +137,7 @@ func (s *Server) callAgent(at *agentv1.AgentTool) tool.Func {
 			agents: append(slices.Clip(tree.agents), caller), children: new(atomic.Int32),
 			permMode: tree.permMode, askTools: tree.askTools, ask: tree.ask}
 		cctx := withRunOptions(ctx, runOptions{onDisconnect: up.onDisconnect, tree: child})
-		opts := agent.SendOptions{Input: []*agentv1.Part{{Kind: &agentv1.Part_Text{Text: taskText(at, input)}}},
+		opts := agent.SendOptions{Input: []*agentv1.Part{{Kind: &agentv1.Part_Text{Text: agenttool.Task(at, input)}}},
 			Busy: at.GetBusyPolicy(), PermissionMode: tree.permMode, AskTools: tree.askTools, OnPermission: tree.ask, Budget: budget}
 		if opts.Busy == agentv1.BusyPolicy_BUSY_POLICY_UNSPECIFIED {
 			opts.Busy = agentv1.BusyPolicy_BUSY_POLICY_QUEUE
@@ -235,7 +160,7 @@ func (s *Server) callAgent(at *agentv1.AgentTool) tool.Func {
 		if err != nil {
 			return tool.Result{}, fmt.Errorf("the run of agent %s failed: %s", agentName, statusMessage(s.sendError(err)))
 		}
-		return tool.Result{Output: tool.TextOutput(answerText(agentName, res))}, nil
+		return tool.Result{Output: tool.TextOutput(agenttool.Answer(agentName, res))}, nil
 	}
 }
 
@@ -252,37 +177,4 @@ func callerID(ctx context.Context, s *Server, call *agent.Call) string {
 		return call.AgentID
 	}
 	return storeID(t.ID, call.AgentID)
-}
-
-// taskText is a call's arguments as the child's input: the task of the
-// default schema, else the arguments' JSON.
-func taskText(at *agentv1.AgentTool, input json.RawMessage) string {
-	if at.GetInputSchema() == nil {
-		var args struct {
-			Task string `json:"task"`
-		}
-		if json.Unmarshal(input, &args) == nil && strings.TrimSpace(args.Task) != "" {
-			return args.Task
-		}
-	}
-	return string(input)
-}
-
-// answerText is a child run's result as its caller's tool result: the
-// structured output as JSON, else the final text, with a note when the run
-// ended before the model was done.
-func answerText(name string, res *agent.Result) string {
-	text := res.Text
-	if res.Output != nil {
-		if b, err := protojson.Marshal(res.Output); err == nil {
-			text = string(b)
-		}
-	}
-	switch res.Reason {
-	case agentv1.EndReason_END_REASON_BUDGET:
-		text += "\n\n[agent " + name + " stopped early: the budget of the run tree was reached]"
-	case agentv1.EndReason_END_REASON_STEP_LIMIT:
-		text += "\n\n[agent " + name + " stopped early: it reached its max_steps]"
-	}
-	return text
 }

@@ -16,6 +16,7 @@ import (
 
 	"github.com/agentcore/agentcore/internal/fakemodel"
 	"github.com/agentcore/agentcore/pkg/history"
+	"github.com/agentcore/agentcore/pkg/sessions"
 	agentv1 "github.com/agentcore/agentcore/proto/agentcore/v1"
 	"github.com/agentcore/agentcore/sdk/client"
 )
@@ -49,7 +50,7 @@ func startEvictServer(t *testing.T, args ...string) *evictServer {
 }
 
 // loaded reports whether the agent id (default tenant) is in memory.
-func (s *evictServer) loaded(id string) bool { return s.agents.cached(id) != nil }
+func (s *evictServer) loaded(id string) bool { return s.inMemory(id) != nil }
 
 // metric reads a counter or gauge of the server's registry, the series
 // whose first label is label (any when empty); -1 when there is none.
@@ -175,7 +176,7 @@ func TestEvictionByMemory(t *testing.T) {
 	h := textMessages(100, 1000)
 	// What one agent costs: its footprint and the server's share, with the
 	// garbage collector's room; the budget holds two.
-	one := int64(float64(100*(1000+6+136+88)+1<<10+sessionBytes) * gcRoom())
+	one := int64(float64(100*(1000+6+136+88)+1<<10+sessionBytes) * sessions.GCRoom())
 	budget := one * 5 / 2
 	s := startEvictServer(t, "-agent-memory", itoa(budget))
 	for i := range 5 {
@@ -233,7 +234,7 @@ func TestEvictionSparesAgentsInUse(t *testing.T) {
 		queued <- err
 	}()
 	waitFor(t, "queued", func() bool {
-		sess := s.agents.cached("busy")
+		sess := s.inMemory("busy")
 		return sess != nil && sess.engine.State().Waiting == 1
 	})
 	// asking: a run waiting for a permission answer, its client gone.
@@ -274,7 +275,7 @@ func TestEvictionSparesAgentsInUse(t *testing.T) {
 	if err := within(t, queued); err != nil {
 		t.Fatalf("the queued send: %v", err)
 	}
-	waitFor(t, "back within the limit", func() bool { n, _ := s.agents.loaded(); return n <= 1 })
+	waitFor(t, "back within the limit", func() bool { n, _ := s.agents.Loaded(); return n <= 1 })
 
 	if _, err := s.c.Agent("asking").Send(ctx, "and now?", client.Callbacks{}); err != nil {
 		t.Fatal(err)
@@ -421,7 +422,7 @@ func TestAgentCostMatchesHeap(t *testing.T) {
 			}
 			measured := live() - before
 			var counted int64
-			for _, sess := range s.agents.all() {
+			for _, sess := range s.agents.All() {
 				if strings.HasPrefix(sess.id, strings.ReplaceAll(tt.name, " ", "-")) {
 					counted += sess.engine.Footprint() + sessionBytes
 				}

@@ -2,13 +2,12 @@ package server
 
 import (
 	"context"
-	"encoding/base64"
-	"strconv"
-	"strings"
 
 	"google.golang.org/grpc/codes"
 	"google.golang.org/protobuf/proto"
 
+	"github.com/agentcore/agentcore/pkg/apierr"
+	"github.com/agentcore/agentcore/pkg/apireq"
 	"github.com/agentcore/agentcore/pkg/history"
 	"github.com/agentcore/agentcore/pkg/interceptor"
 	agentv1 "github.com/agentcore/agentcore/proto/agentcore/v1"
@@ -24,15 +23,15 @@ func (s *Server) GetHistory(ctx context.Context, req *agentv1.GetHistoryRequest)
 		return nil, err
 	}
 	if req.GetPageSize() < 0 {
-		return nil, invalidField("page_size", "must not be negative")
+		return nil, apierr.InvalidField("page_size", "must not be negative")
 	}
 	h, _, err := s.store.History(ctx, rec.ID)
 	if err != nil {
-		return nil, storeStatus(err)
+		return nil, apierr.Store(err)
 	}
 	start := 0
 	if tok := req.GetPageToken(); tok != "" {
-		if start, err = historyPageStart(tok, len(h)); err != nil {
+		if start, err = apireq.HistoryPageStart(tok, len(h)); err != nil {
 			return nil, err
 		}
 	}
@@ -69,7 +68,7 @@ func (s *Server) GetHistory(ctx context.Context, req *agentv1.GetHistoryRequest)
 		end++
 	}
 	if end < len(h) {
-		resp.NextPageToken = historyPageToken(end, len(h))
+		resp.NextPageToken = apireq.HistoryPageToken(end, len(h))
 	}
 	if req.GetIncludeRendered() {
 		labels := s.renderLabels(req.GetRenderLabels())
@@ -83,36 +82,6 @@ func (s *Server) GetHistory(ctx context.Context, req *agentv1.GetHistoryRequest)
 	return resp, nil
 }
 
-// historyPageToken says where the next page starts, and how long the
-// history was when it was made.
-func historyPageToken(next, length int) string {
-	return base64.RawURLEncoding.EncodeToString([]byte("h1:" + strconv.Itoa(next) + ":" + strconv.Itoa(length)))
-}
-
-// historyPageStart reads a page token against a history of length n.
-func historyPageStart(tok string, n int) (int, error) {
-	bad := invalidField("page_token", "not a token this server gave for this history")
-	b, err := base64.RawURLEncoding.DecodeString(tok)
-	if err != nil {
-		return 0, bad
-	}
-	parts := strings.Split(string(b), ":")
-	if len(parts) != 3 || parts[0] != "h1" {
-		return 0, bad
-	}
-	start, err := strconv.Atoi(parts[1])
-	length, lerr := strconv.Atoi(parts[2])
-	if err != nil || lerr != nil || start < 0 || start > length {
-		return 0, bad
-	}
-	if length > n {
-		// The history was replaced by a shorter one since: the token's
-		// place no longer means what it did.
-		return 0, failure(codes.FailedPrecondition, agentv1.ErrorReason_ERROR_REASON_HISTORY_CHANGED, "the history changed since this page token was given; start again without one")
-	}
-	return start, nil
-}
-
 // SetHistory replaces a session's history; FAILED_PRECONDITION while it
 // runs, here or on another replica.
 func (s *Server) SetHistory(ctx context.Context, req *agentv1.SetHistoryRequest) (*agentv1.SetHistoryResponse, error) {
@@ -120,22 +89,22 @@ func (s *Server) SetHistory(ctx context.Context, req *agentv1.SetHistoryRequest)
 	if err != nil {
 		return nil, err
 	}
-	defer s.agents.unpin(sess)
+	defer s.agents.Unpin(sess)
 	if err := s.checkHistorySize(len(req.GetMessages()), "messages"); err != nil {
 		return nil, err
 	}
 	if rec, err := s.store.GetAgent(ctx, sess.id); err != nil {
-		return nil, storeStatus(err)
+		return nil, apierr.Store(err)
 	} else if rec.RunID != "" && !sess.engine.State().Running {
-		return nil, failure(codes.FailedPrecondition, agentv1.ErrorReason_ERROR_REASON_RUN_ACTIVE, "the agent is running on another replica (run %s); stop it first or wait", rec.RunID)
+		return nil, apierr.Failure(codes.FailedPrecondition, agentv1.ErrorReason_ERROR_REASON_RUN_ACTIVE, "the agent is running on another replica (run %s); stop it first or wait", rec.RunID)
 	}
 	if err := sess.engine.SetHistory(req.GetMessages()); err != nil {
-		return nil, fieldsUnder(err, "", map[string]string{"history": "messages"})
+		return nil, apierr.FieldsUnder(err, "", map[string]string{"history": "messages"})
 	}
 	v, err := s.store.ReplaceHistory(ctx, sess.id, req.GetMessages())
 	if err != nil {
 		sess.stale()
-		return nil, storeStatus(err)
+		return nil, apierr.Store(err)
 	}
 	sess.wrote(v)
 	return &agentv1.SetHistoryResponse{HistoryLength: int32(len(req.GetMessages()))}, nil
@@ -147,7 +116,7 @@ func (s *Server) PreviewContext(ctx context.Context, req *agentv1.PreviewContext
 	if err != nil {
 		return nil, err
 	}
-	defer s.agents.unpin(sess)
+	defer s.agents.Unpin(sess)
 	if c, err := s.catalog(); err == nil {
 		if err := sess.refresh(c); err != nil {
 			return nil, err
@@ -155,7 +124,7 @@ func (s *Server) PreviewContext(ctx context.Context, req *agentv1.PreviewContext
 	}
 	p, err := sess.engine.Preview(req.GetInput())
 	if err != nil {
-		return nil, fieldsUnder(err, "", map[string]string{"config": "agent.config"})
+		return nil, apierr.FieldsUnder(err, "", map[string]string{"config": "agent.config"})
 	}
 	return &agentv1.PreviewContextResponse{
 		System: p.System, Messages: p.Messages, Tokens: int64(p.Tokens), MaxTokens: int64(p.MaxTokens),

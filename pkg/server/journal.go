@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/agentcore/agentcore/pkg/agent"
+	"github.com/agentcore/agentcore/pkg/apierr"
 	"github.com/agentcore/agentcore/pkg/eventlog"
 	"github.com/agentcore/agentcore/pkg/llm"
 	"github.com/agentcore/agentcore/pkg/replica"
@@ -118,7 +119,7 @@ func (j *journal) Begin(ctx context.Context, info agent.JournalRun) (*agent.Snap
 		s.replica.Forget(info.ID)
 		fctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), storeTimeout)
 		defer cancel()
-		_ = s.store.FinishRun(fctx, info.ID, agentv1.RunState_RUN_STATE_FAILED, nil, syncFailedError(err))
+		_ = s.store.FinishRun(fctx, info.ID, agentv1.RunState_RUN_STATE_FAILED, nil, apierr.SyncFailedError(err))
 		return nil, err
 	}
 	return snap, nil
@@ -241,7 +242,7 @@ func (j *journal) End(info agent.JournalRun, res *agent.Result, err error) {
 	end := store.RunEnd{RunID: info.ID, State: state, Result: result, Error: rerr}
 	if eerr := s.events.End(ctx, end); eerr != nil {
 		if errors.Is(eerr, eventlog.ErrEventsLost) {
-			end = store.RunEnd{RunID: info.ID, State: agentv1.RunState_RUN_STATE_FAILED, Error: eventsLostError(eerr)}
+			end = store.RunEnd{RunID: info.ID, State: agentv1.RunState_RUN_STATE_FAILED, Error: apierr.EventsLostError(eerr)}
 		}
 		if ferr := s.store.FinishRun(ctx, end.RunID, end.State, end.Result, end.Error); ferr != nil &&
 			!errors.Is(ferr, store.ErrConflict) && !errors.Is(ferr, store.ErrNotFound) {
@@ -259,12 +260,12 @@ func (s *Server) outcome(res *agent.Result, err error) (agentv1.RunState, *agent
 		}
 		return agentv1.RunState_RUN_STATE_SUCCEEDED, res.Proto(), nil
 	}
-	rerr := runError(s.secrets.RedactStatus(s.sendError(err)))
+	rerr := apierr.RunError(s.secrets.RedactStatus(s.sendError(err)))
 	var me *llm.Error
 	switch {
 	case errors.Is(err, eventlog.ErrEventsLost):
 		return agentv1.RunState_RUN_STATE_FAILED, nil, rerr
-	case s.agents.shuttingDown() && (errors.Is(err, agent.ErrStopped) || errors.Is(err, agent.ErrClosed)):
+	case s.agents.ShuttingDown() && (errors.Is(err, agent.ErrStopped) || errors.Is(err, agent.ErrClosed)):
 		return agentv1.RunState_RUN_STATE_INTERRUPTED, nil, rerr
 	case errors.As(err, &me) && me.Kind == llm.KindAborted:
 		return agentv1.RunState_RUN_STATE_STOPPED, nil, rerr

@@ -12,6 +12,7 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
+	"github.com/agentcore/agentcore/pkg/apierr"
 	"github.com/agentcore/agentcore/pkg/auth"
 	"github.com/agentcore/agentcore/pkg/mcpserver"
 	"github.com/agentcore/agentcore/pkg/tool"
@@ -42,11 +43,11 @@ func (s *Server) MCPHandler(version string) (http.Handler, error) {
 
 // currentTools returns the tools of the current catalog, or why there are none yet.
 func (s *Server) currentTools() (*tool.Set, error) {
-	c := s.tools.get()
+	c := s.tools.Get()
 	if c == nil {
 		return nil, errors.New("tools are still loading; retry shortly")
 	}
-	return c.tools, nil
+	return c.Tools, nil
 }
 
 // executeMCP runs a tools/call of the MCP listener: its live output and its
@@ -58,7 +59,7 @@ func (s *Server) executeMCP(ctx context.Context, tenant string, set *tool.Set, n
 	res := set.Execute(ctx, name, input, opts)
 	outcome := codes.OK
 	if err := ctx.Err(); err != nil {
-		outcome = status.Code(toStatus(err))
+		outcome = status.Code(apierr.FromError(err))
 	}
 	id, _ := strings.CutPrefix(tenant, mcpTenantPrefix)
 	s.audit.Info("audit", "call", "ExecuteTool", "via", "mcp", "tenant", (&auth.Tenant{ID: id}).Name(), "agent", "", "run", "",

@@ -115,7 +115,7 @@ var errClosing = errors.New("the server is closing")
 // could not start.
 func (s *Server) continueRun(r *store.Run) error {
 	ctx := s.bgCtx
-	for s.tools.get() == nil {
+	for s.tools.Get() == nil {
 		select {
 		case <-ctx.Done():
 			return ctx.Err()
@@ -146,7 +146,7 @@ func (s *Server) continueRun(r *store.Run) error {
 	if err != nil {
 		return err
 	}
-	defer s.agents.unpin(sess) // pinned for the run, as a send's
+	defer s.agents.Unpin(sess) // pinned for the run, as a send's
 	from := r.HistoryStart
 	if spec.Replaced != nil {
 		from = *spec.Replaced

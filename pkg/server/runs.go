@@ -2,16 +2,15 @@ package server
 
 import (
 	"context"
-	"encoding/base64"
 	"errors"
-	"strconv"
-	"strings"
 	"time"
 
 	"google.golang.org/grpc/codes"
 	"google.golang.org/protobuf/types/known/timestamppb"
 
 	"github.com/agentcore/agentcore/pkg/agent"
+	"github.com/agentcore/agentcore/pkg/apierr"
+	"github.com/agentcore/agentcore/pkg/apireq"
 	"github.com/agentcore/agentcore/pkg/replica"
 	"github.com/agentcore/agentcore/pkg/store"
 	agentv1 "github.com/agentcore/agentcore/proto/agentcore/v1"
@@ -20,7 +19,7 @@ import (
 // GetRun returns one run.
 func (s *Server) GetRun(ctx context.Context, req *agentv1.GetRunRequest) (*agentv1.GetRunResponse, error) {
 	if req.GetRunId() == "" {
-		return nil, invalidField("run_id", "required")
+		return nil, apierr.InvalidField("run_id", "required")
 	}
 	r, err := s.getRun(ctx, req.GetRunId())
 	if err != nil {
@@ -31,7 +30,7 @@ func (s *Server) GetRun(ctx context.Context, req *agentv1.GetRunRequest) (*agent
 
 // ListRuns pages through runs, newest first.
 func (s *Server) ListRuns(ctx context.Context, req *agentv1.ListRunsRequest) (*agentv1.ListRunsResponse, error) {
-	size, err := pageSize(req.GetPageSize())
+	size, err := apireq.PageSize(req.GetPageSize())
 	if err != nil {
 		return nil, err
 	}
@@ -41,12 +40,12 @@ func (s *Server) ListRuns(ctx context.Context, req *agentv1.ListRunsRequest) (*a
 	}
 	q := store.RunQuery{Tenant: t.ID, State: req.GetState(), RootRunID: req.GetRootRunId(), Limit: size + 1}
 	if _, ok := agentv1.RunState_name[int32(req.GetState())]; !ok {
-		return nil, invalidField("state", "unknown run state %d", req.GetState())
+		return nil, apierr.InvalidField("state", "unknown run state %d", req.GetState())
 	}
 	if tok := req.GetPageToken(); tok != "" {
-		c, ok := decodeRunCursor(tok)
+		c, ok := apireq.RunCursor(tok)
 		if !ok {
-			return nil, invalidField("page_token", "not a token this server gave")
+			return nil, apierr.InvalidField("page_token", "not a token this server gave")
 		}
 		q.Before = c
 	}
@@ -59,13 +58,13 @@ func (s *Server) ListRuns(ctx context.Context, req *agentv1.ListRunsRequest) (*a
 	}
 	runs, err := s.store.ListRuns(ctx, q)
 	if err != nil {
-		return nil, storeStatus(err)
+		return nil, apierr.Store(err)
 	}
 	resp := &agentv1.ListRunsResponse{}
 	for i, r := range runs {
 		if i == size {
 			last := runs[i-1]
-			resp.NextPageToken = encodeRunCursor(last)
+			resp.NextPageToken = apireq.RunPageToken(last)
 			break
 		}
 		resp.Runs = append(resp.Runs, s.runProto(ctx, r))
@@ -89,7 +88,7 @@ func (s *Server) Stop(ctx context.Context, req *agentv1.StopRequest) (*agentv1.S
 		select {
 		case <-done:
 		case <-ctx.Done():
-			return nil, toStatus(ctx.Err())
+			return nil, apierr.FromError(ctx.Err())
 		}
 		return &agentv1.StopResponse{Stopped: true}, nil
 	}
@@ -105,7 +104,7 @@ func (s *Server) Compact(req *agentv1.CompactRequest, stream agentv1.AgentServic
 	if err != nil {
 		return err
 	}
-	defer s.agents.unpin(sess)
+	defer s.agents.Unpin(sess)
 	if err := s.checkModel(sess, nil); err != nil {
 		return err
 	}
@@ -116,20 +115,20 @@ func (s *Server) Compact(req *agentv1.CompactRequest, stream agentv1.AgentServic
 	defer cancel(nil)
 	out := &sink{srv: s, send: func(ev *agentv1.Event) error { return stream.Send(&agentv1.CompactResponse{Event: ev}) }, onGone: cancel}
 	_, err = sess.engine.Compact(ctx, out.event)
-	return compactError(err)
+	return apierr.Compact(err)
 }
 
 // RespondPermission answers a run's permission request.
 func (s *Server) RespondPermission(ctx context.Context, req *agentv1.RespondPermissionRequest) (*agentv1.RespondPermissionResponse, error) {
-	var vs []Violation
+	var vs []apierr.Violation
 	if req.GetRunId() == "" {
-		vs = append(vs, Violation{Field: "run_id", Description: "required"})
+		vs = append(vs, apierr.Violation{Field: "run_id", Description: "required"})
 	}
 	if req.GetToolCallId() == "" {
-		vs = append(vs, Violation{Field: "tool_call_id", Description: "required"})
+		vs = append(vs, apierr.Violation{Field: "tool_call_id", Description: "required"})
 	}
 	if len(vs) > 0 {
-		return nil, invalid(vs...)
+		return nil, apierr.Invalid(vs...)
 	}
 	if _, err := s.getRun(ctx, req.GetRunId()); err != nil {
 		return nil, err
@@ -148,10 +147,10 @@ func (s *Server) getRun(ctx context.Context, id string) (*store.Run, error) {
 	}
 	r, err := s.store.GetRun(ctx, id)
 	if errors.Is(err, store.ErrNotFound) || err == nil && r.Tenant != t.ID {
-		return nil, failure(codes.NotFound, agentv1.ErrorReason_ERROR_REASON_RUN_NOT_FOUND, "no run %q", id)
+		return nil, apierr.Failure(codes.NotFound, agentv1.ErrorReason_ERROR_REASON_RUN_NOT_FOUND, "no run %q", id)
 	}
 	if err != nil {
-		return nil, storeStatus(err)
+		return nil, apierr.Store(err)
 	}
 	return r, nil
 }
@@ -181,23 +180,6 @@ func (s *Server) runProto(ctx context.Context, r *store.Run) *agentv1.Run {
 	return out
 }
 
-func encodeRunCursor(r *store.Run) string {
-	return base64.RawURLEncoding.EncodeToString([]byte(strconv.FormatInt(r.Started.UnixMicro(), 10) + ":" + r.ID))
-}
-
-func decodeRunCursor(tok string) (*store.Cursor, bool) {
-	b, err := base64.RawURLEncoding.DecodeString(tok)
-	if err != nil {
-		return nil, false
-	}
-	us, id, ok := strings.Cut(string(b), ":")
-	n, err := strconv.ParseInt(us, 10, 64)
-	if !ok || err != nil || id == "" {
-		return nil, false
-	}
-	return &store.Cursor{Started: time.UnixMicro(n), ID: id}, true
-}
-
 // stopRemote asks the replica running a run to stop it and waits until it
 // ended. The store's notices are not kept: one sent while that replica was
 // not listening (starting, or connecting to the store again) is lost. So
@@ -208,7 +190,7 @@ func (s *Server) stopRemote(ctx context.Context, run, cause string) error {
 	defer w.Close()
 	notify := func() error {
 		if err := s.store.Notify(ctx, store.Notice{Kind: store.NoticeStop, RunID: run, Text: cause}); err != nil {
-			return storeStatus(err)
+			return apierr.Store(err)
 		}
 		return nil
 	}
@@ -221,7 +203,7 @@ func (s *Server) stopRemote(ctx context.Context, run, cause string) error {
 			return nil
 		}
 		if err != nil {
-			return storeStatus(err)
+			return apierr.Store(err)
 		}
 		if r.Done() {
 			return nil
@@ -236,7 +218,7 @@ func (s *Server) stopRemote(ctx context.Context, run, cause string) error {
 				return err
 			}
 		case <-ctx.Done():
-			return toStatus(ctx.Err())
+			return apierr.FromError(ctx.Err())
 		}
 	}
 }
@@ -245,14 +227,14 @@ func (s *Server) stopRemote(ctx context.Context, run, cause string) error {
 // replica that runs it.
 func (s *Server) answer(ctx context.Context, run, call string, allow bool, reason string) error {
 	if _, err := s.store.AnswerPermission(ctx, run, call, allow, reason); err != nil {
-		return answerStatus(err, run, call)
+		return apierr.Answer(err, run, call)
 	}
 	if s.replica.Running(run) {
 		s.replica.Deliver(run, call, agent.Decision{Allow: allow, Reason: reason})
 		return nil
 	}
 	if err := s.store.Notify(ctx, store.Notice{Kind: store.NoticePermission, RunID: run, Text: call}); err != nil {
-		return storeStatus(err)
+		return apierr.Store(err)
 	}
 	return nil
 }

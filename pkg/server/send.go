@@ -13,6 +13,8 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/agentcore/agentcore/pkg/agent"
+	"github.com/agentcore/agentcore/pkg/apierr"
+	"github.com/agentcore/agentcore/pkg/apireq"
 	"github.com/agentcore/agentcore/pkg/auth"
 	"github.com/agentcore/agentcore/pkg/interceptor"
 	"github.com/agentcore/agentcore/pkg/profile"
@@ -20,9 +22,6 @@ import (
 	"github.com/agentcore/agentcore/pkg/tool"
 	agentv1 "github.com/agentcore/agentcore/proto/agentcore/v1"
 )
-
-// sendPrefix is where the engine's field paths sit in a SendRequest.
-const sendPrefix = "start"
 
 // Send runs one send: the first client message starts it, later ones answer
 // permission requests or stop it; events stream back in order. With
@@ -43,18 +42,18 @@ func (s *Server) Send(stream agentv1.AgentService_SendServer) error {
 	}
 	resume, err := s.resumeSpecOf(sess, start)
 	if err != nil {
-		s.agents.unpin(sess)
-		return toStatus(err)
+		s.agents.Unpin(sess)
+		return apierr.FromError(err)
 	}
 	opts.Budget = rootBudget(start.GetBudget(), sess, t)
 	admitted, err := s.admitSend(t, start.GetConfig())
 	if err != nil {
-		s.agents.unpin(sess)
+		s.agents.Unpin(sess)
 		return err
 	}
 	// The session stays pinned (in memory) until the run has ended, which
 	// may be after the stream (on_disconnect CONTINUE).
-	release := func() { admitted(); s.agents.unpin(sess) }
+	release := func() { admitted(); s.agents.Unpin(sess) }
 	detached := start.GetOnDisconnect() == agentv1.OnDisconnect_ON_DISCONNECT_CONTINUE
 	ctx, cancel, out := s.connectSend(stream, runOptions{onDisconnect: start.GetOnDisconnect(), resume: resume}, &opts)
 	if !detached {
@@ -73,20 +72,20 @@ func (s *Server) Send(stream agentv1.AgentService_SendServer) error {
 func receiveStart(stream agentv1.AgentService_SendServer) (*agentv1.StartRun, error) {
 	first, err := stream.Recv()
 	if err == io.EOF {
-		return nil, invalidField("start", "the stream closed before a start message")
+		return nil, apierr.InvalidField("start", "the stream closed before a start message")
 	}
 	if err != nil {
 		return nil, err
 	}
 	start := first.GetStart()
 	if start == nil {
-		return nil, invalidField("start", "the first message must be a start")
+		return nil, apierr.InvalidField("start", "the first message must be a start")
 	}
 	if start.GetAgentId() == "" {
-		return nil, invalidField("start.agent_id", "required")
+		return nil, apierr.InvalidField("start.agent_id", "required")
 	}
 	if _, ok := agentv1.OnDisconnect_name[int32(start.GetOnDisconnect())]; !ok {
-		return nil, invalidField("start.on_disconnect", "unknown value %d", start.GetOnDisconnect())
+		return nil, apierr.InvalidField("start.on_disconnect", "unknown value %d", start.GetOnDisconnect())
 	}
 	return start, nil
 }
@@ -102,7 +101,7 @@ func (s *Server) prepareSend(ctx context.Context, start *agentv1.StartRun) (*ses
 	}
 	opts, err := s.sendOptions(sess, start)
 	if err != nil {
-		s.agents.unpin(sess)
+		s.agents.Unpin(sess)
 		return nil, opts, err
 	}
 	return sess, opts, nil
@@ -133,7 +132,7 @@ func (s *Server) sendOptions(sess *session, start *agentv1.StartRun) (agent.Send
 	if err := s.checkHistorySize(n, field); err != nil {
 		return opts, err
 	}
-	if err := checkBudget(start.GetBudget(), "start.budget"); err != nil {
+	if err := apireq.CheckBudget(start.GetBudget(), "start.budget"); err != nil {
 		return opts, err
 	}
 	opts = agent.SendOptions{
@@ -164,13 +163,13 @@ func (s *Server) checkModel(sess *session, override *agentv1.AgentConfig) error 
 		return nil // the send fails with the expansion's own violations
 	}
 	if exp.GetBaseUrl() != "" && exp.GetModel() == "" {
-		return failure(codes.FailedPrecondition, agentv1.ErrorReason_ERROR_REASON_NO_MODEL,
+		return apierr.Failure(codes.FailedPrecondition, agentv1.ErrorReason_ERROR_REASON_NO_MODEL,
 			"no model: the agent's config gives a base URL (%s) but no model; set agent.config.model with UpdateAgent, or config.model in this send", profile.Host(exp.GetBaseUrl()))
 	}
 	if exp.GetBaseUrl() != "" || c.GetProfile() != "" {
 		return nil
 	}
-	return failure(codes.FailedPrecondition, agentv1.ErrorReason_ERROR_REASON_NO_MODEL,
+	return apierr.Failure(codes.FailedPrecondition, agentv1.ErrorReason_ERROR_REASON_NO_MODEL,
 		"no model configured: this agent's config names no profile and no base_url, and the server has no default model. "+
 			"Start agent-server with AGENTCORE_MODEL_BASE_URL and AGENTCORE_MODEL (key in AGENTCORE_MODEL_API_KEY), "+
 			"or give config.base_url and config.model (or config.profile) to CreateAgent, UpdateAgent or this send")
@@ -191,7 +190,7 @@ func (s *Server) checkSecrets(sess *session, override *agentv1.AgentConfig) erro
 	if len(still) == 0 {
 		return nil
 	}
-	return failure(codes.FailedPrecondition, agentv1.ErrorReason_ERROR_REASON_API_KEY_REQUIRED,
+	return apierr.Failure(codes.FailedPrecondition, agentv1.ErrorReason_ERROR_REASON_API_KEY_REQUIRED,
 		"this agent was restored from the store without %s: API keys and header values a client gives are never stored, only kept in the memory of the server that got them. "+
 			"Give them again with UpdateAgent (e.g. config.api_key) or in this send's config, or use a server profile (config.profile) that holds the key",
 		strings.Join(still, ", "))
@@ -201,9 +200,9 @@ func (s *Server) checkSecrets(sess *session, override *agentv1.AgentConfig) erro
 // and holds the secrets of its config override for the redactor; release
 // undoes both once the send has ended.
 func (s *Server) admitSend(t *auth.Tenant, override *agentv1.AgentConfig) (release func(), err error) {
-	done, err := s.agents.startRun(s.cfg.Limits.MaxConcurrentRuns, t)
+	done, err := s.agents.StartRun(s.cfg.Limits.MaxConcurrentRuns, t.ID, t.MaxConcurrentRuns)
 	if err != nil {
-		return nil, err
+		return nil, apierr.Registry(err)
 	}
 	keys := agent.Secrets(override)
 	s.secrets.Add(keys...)
@@ -374,3 +373,6 @@ func (out *sink) run() string {
 	defer out.mu.Unlock()
 	return out.runID
 }
+
+// sendError maps the error of a send to the status its stream ends with.
+func (s *Server) sendError(err error) error { return apierr.Send(err, s.agents.ShuttingDown()) }

@@ -35,7 +35,9 @@ import (
 	"github.com/hashicorp/go-hclog"
 	"google.golang.org/grpc"
 
+	"github.com/agentcore/agentcore/pkg/apierr"
 	"github.com/agentcore/agentcore/pkg/auth"
+	"github.com/agentcore/agentcore/pkg/catalog"
 	"github.com/agentcore/agentcore/pkg/config"
 	"github.com/agentcore/agentcore/pkg/eventlog"
 	"github.com/agentcore/agentcore/pkg/interceptor"
@@ -43,12 +45,14 @@ import (
 	"github.com/agentcore/agentcore/pkg/profile"
 	"github.com/agentcore/agentcore/pkg/redact"
 	"github.com/agentcore/agentcore/pkg/replica"
+	"github.com/agentcore/agentcore/pkg/sessions"
 	"github.com/agentcore/agentcore/pkg/store"
 	"github.com/agentcore/agentcore/pkg/store/stores"
 	"github.com/agentcore/agentcore/pkg/telemetry"
 	"github.com/agentcore/agentcore/pkg/tokens"
 	"github.com/agentcore/agentcore/pkg/tool"
 	"github.com/agentcore/agentcore/pkg/tool/limits"
+	"github.com/agentcore/agentcore/pkg/tool/osuser"
 	agentv1 "github.com/agentcore/agentcore/proto/agentcore/v1"
 )
 
@@ -89,8 +93,8 @@ type Server struct {
 	host     *tool.Host
 	limits   *limits.Controller // the tool host's limits mechanism; closed after the host
 	secrets  *redact.Secrets
-	tools    toolState
-	agents   registry
+	tools    catalog.Holder
+	agents   *sessions.Registry[*session]
 	// llm and encoders are shared by every session.
 	llm      *llm.Client
 	encoders *tokens.Encoders
@@ -158,7 +162,7 @@ func New(opts Options) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	cred, err := tool.Credential(cfg.PluginUser)
+	cred, err := osuser.Credential(cfg.PluginUser)
 	if err != nil {
 		return nil, err
 	}
@@ -214,7 +218,7 @@ func New(opts Options) (*Server, error) {
 		IdleConnsPerHost: idleModelConns(cfg.Limits.MaxConcurrentRuns),
 	})
 	s.encoders = tokens.NewEncoders()
-	s.agents.init(registryLimits{maxLoaded: cfg.Limits.MaxLoadedAgents, maxBytes: int64(cfg.Limits.AgentMemory)}, sec, tel)
+	s.agents = sessions.New[*session](sessions.Limits{MaxLoaded: cfg.Limits.MaxLoadedAgents, MaxBytes: int64(cfg.Limits.AgentMemory)}, sec, tel)
 	getenv := opts.Getenv
 	if getenv == nil {
 		getenv = os.Getenv
@@ -251,11 +255,11 @@ func New(opts Options) (*Server, error) {
 	log.Info("store open", "store", opts.Config.StoreName(), "replica", opts.Config.ReplicaID)
 	tel.GaugeFunc("agentcore_agents", "Agents the server holds now.", s.agentCount)
 	tel.GaugeFunc("agentcore_agents_loaded", "Agents held in memory now (-max-loaded-agents bounds the idle ones).", func() float64 {
-		n, _ := s.agents.loaded()
+		n, _ := s.agents.Loaded()
 		return float64(n)
 	})
 	tel.GaugeFunc("agentcore_agents_loaded_bytes", "What the agents held in memory cost, as -agent-memory counts it: their footprints estimated in bytes of live heap, times the garbage collector's room (GOGC).", func() float64 {
-		_, b := s.agents.loaded()
+		_, b := s.agents.Loaded()
 		return float64(b)
 	})
 	return s, nil
@@ -273,7 +277,7 @@ func (s *Server) Telemetry() *telemetry.Telemetry { return s.tel }
 func (s *Server) Interceptors(reflectionAuth bool) []grpc.ServerOption {
 	return interceptor.New(interceptor.Options{
 		Auth: s.auth, ReflectionAuth: reflectionAuth, Secrets: s.secrets, Log: s.log.Named("rpc"), Audit: s.audit,
-		MaxMessageBytes: s.cfg.Limits.MaxMessageBytes, Status: toStatus, Frozen: s.frozen,
+		MaxMessageBytes: s.cfg.Limits.MaxMessageBytes, Status: apierr.FromError, Frozen: s.frozen,
 	})
 }
 
@@ -319,7 +323,7 @@ func (s *Server) WaitDetached() { s.bgRuns.Wait() }
 // StopRuns stops every running send (their streams end UNAVAILABLE) and
 // waits until they have ended, or ctx is done.
 func (s *Server) StopRuns(ctx context.Context) {
-	s.agents.stopAll(ctx)
+	s.agents.StopAll(ctx)
 }
 
 // Logger returns the server's logger (secrets redacted).
@@ -335,7 +339,9 @@ func (s *Server) Close() error {
 		s.closed = true
 		close(s.closing)
 		s.closeMu.Unlock()
-		s.agents.closeAll()
+		closing, cancelClosing := context.WithTimeout(context.Background(), closeTimeout)
+		s.agents.CloseAll(closing)
+		cancelClosing()
 		s.bgRuns.Wait()
 		s.events.Close()
 		s.stopBG()

@@ -1,7 +1,6 @@
 package server
 
 import (
-	"container/list"
 	"context"
 	"errors"
 	"strings"
@@ -11,10 +10,9 @@ import (
 	"google.golang.org/grpc/codes"
 
 	"github.com/agentcore/agentcore/pkg/agent"
-	"github.com/agentcore/agentcore/pkg/auth"
-	"github.com/agentcore/agentcore/pkg/redact"
+	"github.com/agentcore/agentcore/pkg/apierr"
+	"github.com/agentcore/agentcore/pkg/catalog"
 	"github.com/agentcore/agentcore/pkg/store"
-	"github.com/agentcore/agentcore/pkg/telemetry"
 	"github.com/agentcore/agentcore/pkg/tool"
 	agentv1 "github.com/agentcore/agentcore/proto/agentcore/v1"
 )
@@ -35,7 +33,7 @@ type session struct {
 	tools  *agentv1.ToolSelection
 	skills *agentv1.SkillSelection
 	// applied is the catalog the session's sets come from.
-	applied *catalog
+	applied *catalog.Catalog
 	// keys are the secrets of its config, registered with the server's redactor.
 	keys []string
 	// version is the store version the session's memory matches; 0 when
@@ -55,13 +53,6 @@ type session struct {
 	expand func(*agentv1.AgentConfig) (*agentv1.AgentConfig, error)
 	// created is when the agent was created, as the store has it.
 	created time.Time
-
-	// Guarded by registry.mu: the calls using the session (it is not
-	// dropped while one does), its place in the order of use, what it costs
-	// as last counted.
-	pins int
-	used *list.Element
-	size int64
 }
 
 // storeID is an agent's id in the store: each tenant has its own agent ids,
@@ -79,129 +70,6 @@ func agentID(storeID string) string {
 	return storeID[strings.LastIndexByte(storeID, '/')+1:]
 }
 
-// registry holds the sessions loaded here, by store id, within its limits
-// (evict.go), and counts running sends, in all and per tenant.
-type registry struct {
-	mu      sync.RWMutex
-	m       map[string]*session
-	running int
-	runs    map[string]int // per tenant
-	closing bool
-
-	limits registryLimits
-	// lru holds the sessions of m, most recently used first; bytes sums
-	// their costs; evicted are the agents dropped from memory.
-	lru     list.List
-	bytes   int64
-	evicted map[string]dropped
-	// room is what a byte of footprint costs the process (gcRoom).
-	room    float64
-	secrets *redact.Secrets
-	tel     *telemetry.Telemetry
-}
-
-func (r *registry) init(limits registryLimits, secrets *redact.Secrets, tel *telemetry.Telemetry) {
-	r.m = map[string]*session{}
-	r.runs = map[string]int{}
-	r.evicted = map[string]dropped{}
-	r.limits, r.room, r.secrets, r.tel = limits, gcRoom(), secrets, tel
-}
-
-// cached returns the session loaded here, if any.
-func (r *registry) cached(key string) *session {
-	r.mu.RLock()
-	defer r.mu.RUnlock()
-	return r.m[key]
-}
-
-// forget drops the agent key (it is gone): its session, closed, and the
-// secrets kept of it, loaded or dropped.
-func (r *registry) forget(key string) {
-	if sess := r.remove(key); sess != nil {
-		ctx, cancel := context.WithTimeout(context.Background(), closeTimeout)
-		defer cancel()
-		_, _ = sess.engine.Close(ctx)
-		r.secrets.Remove(sess.heldKeys()...)
-	}
-}
-
-// startRun counts a send of the tenant against the server's limit and the
-// tenant's; done undoes it.
-func (r *registry) startRun(limit int, t *auth.Tenant) (done func(), err error) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if r.closing {
-		return nil, failure(codes.Unavailable, agentv1.ErrorReason_ERROR_REASON_SHUTTING_DOWN, "the server is shutting down")
-	}
-	if limit > 0 && r.running >= limit {
-		return nil, limitFailure(agentv1.ErrorReason_ERROR_REASON_RUN_LIMIT, "server", "%d sends are running, the server's limit (-max-runs); retry later", r.running)
-	}
-	if n := r.runs[t.ID]; t.MaxConcurrentRuns > 0 && n >= t.MaxConcurrentRuns {
-		return nil, limitFailure(agentv1.ErrorReason_ERROR_REASON_RUN_LIMIT, "tenant", "%d sends of this tenant are running, its limit (limits.concurrent_runs); retry later", n)
-	}
-	r.running++
-	r.runs[t.ID]++
-	return func() {
-		r.mu.Lock()
-		r.running--
-		if r.runs[t.ID]--; r.runs[t.ID] <= 0 {
-			delete(r.runs, t.ID)
-		}
-		r.mu.Unlock()
-	}, nil
-}
-
-func (r *registry) all() []*session {
-	r.mu.RLock()
-	defer r.mu.RUnlock()
-	out := make([]*session, 0, len(r.m))
-	for _, sess := range r.m {
-		out = append(out, sess)
-	}
-	return out
-}
-
-// stopAll marks the registry closing (new sends fail UNAVAILABLE) and stops
-// every run, waiting for each until ctx ends.
-func (r *registry) stopAll(ctx context.Context) {
-	r.mu.Lock()
-	r.closing = true
-	r.mu.Unlock()
-	var wg sync.WaitGroup
-	for _, sess := range r.all() {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			_, _ = sess.engine.Stop(ctx)
-		}()
-	}
-	wg.Wait()
-}
-
-// closeAll closes every session and forgets it.
-func (r *registry) closeAll() {
-	r.mu.Lock()
-	r.closing = true
-	all := r.m
-	r.m = map[string]*session{}
-	r.lru.Init()
-	r.bytes = 0
-	r.mu.Unlock()
-	ctx, cancel := context.WithTimeout(context.Background(), closeTimeout)
-	defer cancel()
-	var wg sync.WaitGroup
-	for _, sess := range all {
-		wg.Go(func() { _, _ = sess.engine.Close(ctx) })
-	}
-	wg.Wait()
-}
-
-func (r *registry) shuttingDown() bool {
-	r.mu.RLock()
-	defer r.mu.RUnlock()
-	return r.closing
-}
-
 // agentCount counts the stored agents, for the agents gauge.
 func (s *Server) agentCount() float64 {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
@@ -216,7 +84,7 @@ func (s *Server) agentCount() float64 {
 // agentRecord reads an agent of the caller's tenant from the store.
 func (s *Server) agentRecord(ctx context.Context, id string) (*store.Agent, error) {
 	if id == "" {
-		return nil, invalidField("agent_id", "required")
+		return nil, apierr.InvalidField("agent_id", "required")
 	}
 	t, err := s.tenant(ctx)
 	if err != nil {
@@ -225,11 +93,11 @@ func (s *Server) agentRecord(ctx context.Context, id string) (*store.Agent, erro
 	key := storeID(t.ID, id)
 	rec, err := s.store.GetAgent(ctx, key)
 	if errors.Is(err, store.ErrNotFound) {
-		s.agents.forget(key) // deleted by another replica: loaded or dropped here
-		return nil, failure(codes.NotFound, agentv1.ErrorReason_ERROR_REASON_AGENT_NOT_FOUND, "no agent %q", id)
+		s.forget(key) // deleted by another replica: loaded or dropped here
+		return nil, apierr.Failure(codes.NotFound, agentv1.ErrorReason_ERROR_REASON_AGENT_NOT_FOUND, "no agent %q", id)
 	}
 	if err != nil {
-		return nil, storeStatus(err)
+		return nil, apierr.Store(err)
 	}
 	return rec, nil
 }
@@ -246,17 +114,17 @@ func (s *Server) cachedAgent(ctx context.Context, id string) (*session, error) {
 	if err != nil {
 		return nil, err
 	}
-	sess := s.agents.cached(storeID(t.ID, id))
-	if sess == nil {
+	sess, ok := s.agents.Cached(storeID(t.ID, id))
+	if !ok {
 		return nil, nil
 	}
 	v, err := s.store.AgentVersion(ctx, sess.id)
 	if errors.Is(err, store.ErrNotFound) {
-		s.agents.forget(sess.id) // deleted by another replica
-		return nil, failure(codes.NotFound, agentv1.ErrorReason_ERROR_REASON_AGENT_NOT_FOUND, "no agent %q", id)
+		s.forget(sess.id) // deleted by another replica
+		return nil, apierr.Failure(codes.NotFound, agentv1.ErrorReason_ERROR_REASON_AGENT_NOT_FOUND, "no agent %q", id)
 	}
 	if err != nil {
-		return nil, storeStatus(err)
+		return nil, apierr.Store(err)
 	}
 	sess.mu.Lock()
 	synced := sess.version == v
@@ -271,7 +139,7 @@ func (s *Server) cachedAgent(ctx context.Context, id string) (*session, error) {
 // replica: loaded from the store, or reloaded when another process changed
 // the agent (unless it runs here, where its memory is the newest). The
 // session is pinned for the call, which must unpin it
-// (s.agents.unpin(sess)) when done with it: until then it is not dropped
+// (s.agents.Unpin(sess)) when done with it: until then it is not dropped
 // from memory.
 func (s *Server) agent(ctx context.Context, id string) (*session, error) {
 	for {
@@ -279,7 +147,7 @@ func (s *Server) agent(ctx context.Context, id string) (*session, error) {
 		if err != nil || pinned {
 			return sess, err
 		}
-		if s.agents.pin(sess) {
+		if s.agents.Pin(sess) {
 			return sess, nil
 		}
 		// Dropped from memory since it was found: load it again.
@@ -296,7 +164,7 @@ func (s *Server) lookup(ctx context.Context, id string) (sess *session, pinned b
 	if err != nil {
 		return nil, false, err
 	}
-	if sess := s.agents.cached(rec.ID); sess != nil {
+	if sess, ok := s.agents.Cached(rec.ID); ok {
 		sess.mu.Lock()
 		synced := sess.version == rec.Version
 		sess.mu.Unlock()
@@ -310,11 +178,11 @@ func (s *Server) lookup(ctx context.Context, id string) (sess *session, pinned b
 	}
 	h, v, err := s.store.History(ctx, rec.ID)
 	if err != nil {
-		return nil, false, storeStatus(err)
+		return nil, false, apierr.Store(err)
 	}
 	cfg, missing := rec.Spec.GetConfig(), rec.Secrets
 	var keys []string
-	if held := s.agents.held(rec); held != nil {
+	if held := s.agents.Held(rec.ID, rec.Created); held != nil {
 		cfg, missing = agent.WithSecrets(cfg, held, rec.Secrets)
 		keys = agent.Secrets(cfg)
 	}
@@ -322,15 +190,17 @@ func (s *Server) lookup(ctx context.Context, id string) (sess *session, pinned b
 		keys: keys, missing: missing, expand: s.profiles.Expander(rec.Tenant), created: rec.Created,
 		agentTools: rec.Spec.GetAgentTools(), budget: rec.Spec.GetBudget()}
 	if sess.agentSet, err = s.agentTools(sess.agentTools, "agent.agent_tools"); err != nil {
-		return nil, false, failure(codes.Internal, agentv1.ErrorReason_ERROR_REASON_AGENT_UNREADABLE, "the stored agent %q cannot be loaded: %v", id, err)
+		return nil, false, apierr.Failure(codes.Internal, agentv1.ErrorReason_ERROR_REASON_AGENT_UNREADABLE, "the stored agent %q cannot be loaded: %v", id, err)
 	}
 	engine, err := s.newEngine(sess, agent.Options{ID: agentID(rec.ID), Config: cfg, History: h, Usage: rec.Usage})
 	if err != nil {
-		return nil, false, failure(codes.Internal, agentv1.ErrorReason_ERROR_REASON_AGENT_UNREADABLE, "the stored agent %q cannot be loaded: %v", id, err)
+		return nil, false, apierr.Failure(codes.Internal, agentv1.ErrorReason_ERROR_REASON_AGENT_UNREADABLE, "the stored agent %q cannot be loaded: %v", id, err)
 	}
 	sess.engine = engine
-	sess, err = s.agents.add(sess)
-	return sess, err == nil, err
+	if sess, err = s.agents.Add(sess); err != nil {
+		return nil, false, apierr.Registry(err)
+	}
+	return sess, true, nil
 }
 
 // newEngine makes a session's engine: opts (id, config, history, usage,
@@ -350,14 +220,14 @@ func (s *Server) newEngine(sess *session, opts agent.Options) (*agent.Session, e
 func (s *Server) reload(ctx context.Context, sess *session, rec *store.Agent) error {
 	h, v, err := s.store.History(ctx, sess.id)
 	if err != nil {
-		return storeStatus(err)
+		return apierr.Store(err)
 	}
 	cfg, missing := agent.WithSecrets(rec.Spec.GetConfig(), sess.engine.Config(), rec.Secrets)
 	if err := sess.engine.Load(agent.Snapshot{History: h, Usage: rec.Usage}); err != nil {
 		return nil // a run started meanwhile: its memory is the newest
 	}
 	if err := sess.engine.SetConfig(cfg); err != nil {
-		return failure(codes.Internal, agentv1.ErrorReason_ERROR_REASON_AGENT_UNREADABLE, "the stored config of agent %q is invalid: %v", agentID(sess.id), err)
+		return apierr.Failure(codes.Internal, agentv1.ErrorReason_ERROR_REASON_AGENT_UNREADABLE, "the stored config of agent %q is invalid: %v", agentID(sess.id), err)
 	}
 	keys := agent.Secrets(cfg)
 	sess.mu.Lock()
@@ -368,7 +238,7 @@ func (s *Server) reload(ctx context.Context, sess *session, rec *store.Agent) er
 	sess.agentSet, err = s.agentTools(sess.agentTools, "agent.agent_tools")
 	sess.mu.Unlock()
 	if err != nil {
-		return failure(codes.Internal, agentv1.ErrorReason_ERROR_REASON_AGENT_UNREADABLE, "the stored agent tools of agent %q are invalid: %v", agentID(sess.id), err)
+		return apierr.Failure(codes.Internal, agentv1.ErrorReason_ERROR_REASON_AGENT_UNREADABLE, "the stored agent tools of agent %q are invalid: %v", agentID(sess.id), err)
 	}
 	s.secrets.Add(keys...)
 	s.secrets.Remove(old...)
@@ -377,7 +247,7 @@ func (s *Server) reload(ctx context.Context, sess *session, rec *store.Agent) er
 
 // refresh points the session's tools and skills at the current catalog
 // when it changed since they were chosen.
-func (sess *session) refresh(c *catalog) error {
+func (sess *session) refresh(c *catalog.Catalog) error {
 	sess.mu.Lock()
 	defer sess.mu.Unlock()
 	if sess.applied == c {
@@ -385,11 +255,11 @@ func (sess *session) refresh(c *catalog) error {
 	}
 	tools, err := selectTools(c, sess.tools, "agent.tools")
 	if err != nil {
-		return failure(codes.FailedPrecondition, agentv1.ErrorReason_ERROR_REASON_TOOL_GONE, "a tool this agent names is gone after a reload: %v", err)
+		return apierr.Failure(codes.FailedPrecondition, agentv1.ErrorReason_ERROR_REASON_TOOL_GONE, "a tool this agent names is gone after a reload: %v", err)
 	}
 	skills, err := selectSkills(c, sess.skills, "agent.skills")
 	if err != nil {
-		return failure(codes.FailedPrecondition, agentv1.ErrorReason_ERROR_REASON_SKILL_GONE, "a skill this agent names is gone after a reload: %v", err)
+		return apierr.Failure(codes.FailedPrecondition, agentv1.ErrorReason_ERROR_REASON_SKILL_GONE, "a skill this agent names is gone after a reload: %v", err)
 	}
 	if sess.agentSet != nil {
 		tools = tool.Merge(tools, sess.agentSet)
@@ -412,8 +282,8 @@ func (sess *session) wrote(v int64) {
 	}
 }
 
-// heldKeys returns the secrets of the session's config.
-func (sess *session) heldKeys() []string {
+// Keys returns the secrets of the session's config.
+func (sess *session) Keys() []string {
 	sess.mu.Lock()
 	defer sess.mu.Unlock()
 	return sess.keys
@@ -425,4 +295,10 @@ func (sess *session) stale() {
 	sess.mu.Lock()
 	defer sess.mu.Unlock()
 	sess.version = 0
+}
+
+// inMemory returns the session loaded here for the agent key, or nil.
+func (s *Server) inMemory(key string) *session {
+	sess, _ := s.agents.Cached(key)
+	return sess
 }

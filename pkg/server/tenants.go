@@ -5,6 +5,7 @@ import (
 
 	"google.golang.org/grpc/codes"
 
+	"github.com/agentcore/agentcore/pkg/apierr"
 	"github.com/agentcore/agentcore/pkg/auth"
 	agentv1 "github.com/agentcore/agentcore/proto/agentcore/v1"
 )
@@ -37,7 +38,7 @@ func (s *Server) tenant(ctx context.Context) (*auth.Tenant, error) {
 	if t, err := s.auth.Check("", nil); err == nil {
 		return t, nil
 	}
-	return nil, failure(codes.Unauthenticated, agentv1.ErrorReason_ERROR_REASON_UNAUTHENTICATED, "the call carries no authenticated tenant")
+	return nil, apierr.Failure(codes.Unauthenticated, agentv1.ErrorReason_ERROR_REASON_UNAUTHENTICATED, "the call carries no authenticated tenant")
 }
 
 // requireAdmin fails unless the caller's tenant is an admin.
@@ -47,7 +48,7 @@ func (s *Server) requireAdmin(ctx context.Context, what string) error {
 		return err
 	}
 	if !t.Admin {
-		return failure(codes.PermissionDenied, agentv1.ErrorReason_ERROR_REASON_ADMIN_REQUIRED, "%s needs an admin tenant (admin: true in the tokens file)", what)
+		return apierr.Failure(codes.PermissionDenied, agentv1.ErrorReason_ERROR_REASON_ADMIN_REQUIRED, "%s needs an admin tenant (admin: true in the tokens file)", what)
 	}
 	return nil
 }

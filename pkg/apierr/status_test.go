@@ -1,4 +1,4 @@
-package server
+package apierr
 
 import (
 	"context"
@@ -64,7 +64,7 @@ func TestToStatus(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			err := toStatus(tt.err)
+			err := FromError(tt.err)
 			if status.Code(err) != tt.code {
 				t.Fatalf("code %v, want %v (%v)", status.Code(err), tt.code, err)
 			}
@@ -80,7 +80,7 @@ func TestToStatus(t *testing.T) {
 }
 
 func TestModelStatusDetails(t *testing.T) {
-	err := toStatus(&llm.Error{Kind: llm.KindLimit, Status: 429, Code: "rate_limit_exceeded", Retryable: true, RetryAfter: 3 * time.Second})
+	err := FromError(&llm.Error{Kind: llm.KindLimit, Status: 429, Code: "rate_limit_exceeded", Retryable: true, RetryAfter: 3 * time.Second})
 	info, _, retry := details(err)
 	md := info.GetMetadata()
 	if info.GetDomain() != "agentcore" || md["retryable"] != "true" || md["status"] != "429" || md["code"] != "rate_limit_exceeded" || md["kind"] != "limit" {
@@ -89,7 +89,7 @@ func TestModelStatusDetails(t *testing.T) {
 	if retry.GetRetryDelay().AsDuration() != 3*time.Second {
 		t.Errorf("RetryInfo %v", retry)
 	}
-	aborted := toStatus(&llm.Error{Kind: llm.KindAborted, Err: agent.ErrStopped})
+	aborted := FromError(&llm.Error{Kind: llm.KindAborted, Err: agent.ErrStopped})
 	if info, _, _ := details(aborted); info.GetMetadata()["cause"] != "stopped" {
 		t.Errorf("cause of a stopped run: %v", info)
 	}
@@ -99,7 +99,7 @@ func TestModelReasonIsTheKindUpperCased(t *testing.T) {
 	kinds := []llm.Kind{llm.KindAborted, llm.KindAuth, llm.KindLimit, llm.KindTimeout,
 		llm.KindServer, llm.KindNetwork, llm.KindRequest, llm.KindUnknown}
 	for _, k := range kinds {
-		info, _, _ := details(toStatus(&llm.Error{Kind: k}))
+		info, _, _ := details(FromError(&llm.Error{Kind: k}))
 		if want := strings.ToUpper(string(k)); info.GetReason() != want {
 			t.Errorf("kind %s: reason %q, want %q", k, info.GetReason(), want)
 		}
@@ -107,7 +107,7 @@ func TestModelReasonIsTheKindUpperCased(t *testing.T) {
 }
 
 func TestFieldsUnder(t *testing.T) {
-	err := fieldsUnder(&agent.ValidationError{Violations: []agent.FieldViolation{
+	err := FieldsUnder(&agent.ValidationError{Violations: []agent.FieldViolation{
 		{Field: "config.max_steps"}, {Field: "history[1].parts"}, {Field: "input[0]"},
 	}}, "start", map[string]string{"history": "messages"})
 	_, fields, _ := details(err)

@@ -1,4 +1,6 @@
-package tool
+// Package osuser resolves the OS users and groups of the settings: the user
+// a tool plugin runs as (-plugin-user) and the owner of a Unix socket.
+package osuser
 
 import (
 	"errors"
