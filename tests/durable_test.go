@@ -105,6 +105,50 @@ func TestSIGKILLMidRunThenRestart(t *testing.T) {
 	}
 }
 
+// TestGracefulStopLeavesAResumableRun stops agent-server gracefully
+// (SIGTERM) while a tool of a run that asked to be resumed runs: the stopped
+// call is not stored as a result, so the next start resumes the run with
+// that call cut off, as after a crash (reported to the model, or run again
+// for an idempotent tool), and the run ends by itself.
+func TestGracefulStopLeavesAResumableRun(t *testing.T) {
+	t.Parallel()
+	dir := privatePlugins(t, "shell")
+	data := t.TempDir()
+	p, c := ownServer(t, dir, "-data-dir", data)
+	ctx := e2e.Context(t, time.Minute)
+	a, err := c.CreateAgent(ctx, client.AgentOptions{Config: &agentv1.AgentConfig{System: proto.String(suite.Router.Add(t, blockThenAnswer)),
+		OnInterrupt: agentv1.OnInterrupt_ON_INTERRUPT_RESUME}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	run, grandchild, blocked := heldRun(t, a)
+	if err := p.Stop(); err != nil {
+		t.Fatalf("graceful stop: %v\n%s", err, p.Logs())
+	}
+	<-blocked
+	waitGone(t, "grandchild", grandchild)
+
+	p2, c2 := ownServer(t, dir, "-data-dir", data)
+	var resumed *agentv1.RunResumedEvent
+	res, err := c2.Attach(ctx, run, 0, client.Callbacks{OnResumed: func(e *agentv1.RunResumedEvent) { resumed = e }})
+	if err != nil || !strings.HasPrefix(res.Text, "answered") {
+		t.Fatalf("the resumed run: %+v, %v", res, err)
+	}
+	if got := resumed.GetReportedCallIds(); len(got) != 1 || got[0] != "call_block" {
+		t.Errorf("run_resumed %v: want the stopped call reported as cut off", resumed)
+	}
+	h, err := c2.Agent(a.ID).History(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := history.RenderWith(h, history.English()); len(h) != 4 || strings.Contains(got, "was stopped") || !strings.Contains(got, "may or may not have run") {
+		t.Fatalf("history after the resumed run: want one result for the call, saying it may or may not have run:\n%s", got)
+	}
+	if err := p2.Stop(); err != nil {
+		t.Fatalf("clean stop: %v\n%s", err, p2.Logs())
+	}
+}
+
 // TestDetachedRunReattach leaves a CONTINUE run mid-stream and attaches
 // from the last event seen: exactly the missed events come, in order.
 func TestDetachedRunReattach(t *testing.T) {

@@ -53,6 +53,9 @@ type journal struct {
 	// resume record); set by Begin (a session's runs begin and end one at
 	// a time).
 	resumable bool
+	// kept are the writes the run kept back once the server's shutdown
+	// began (Append); End writes or drops them.
+	kept []keptWrite
 }
 
 var (
@@ -176,8 +179,25 @@ func (j *journal) sync(ctx context.Context, version int64) (*agent.Snapshot, err
 // ending a step waits for what went before it, in order. A failed write
 // fails the run at the journal's next call; the session then reloads from
 // the store when idle.
+//
+// A run that may be left for the next start to resume keeps its writes
+// back once the server's shutdown began: if it is left (End), the results
+// of the calls the shutdown stopped are not results (the tool was cut off,
+// as by a crash), and the resumed run runs such a call again or reports it
+// (cut_calls); if it ends, End writes them.
 func (j *journal) Append(ctx context.Context, runID string, at int, msgs []*agentv1.Message, usage *agentv1.Usage, durable bool) error {
+	if j.resumable && j.srv.agents.ShuttingDown() {
+		j.kept = append(j.kept, keptWrite{at: at, msgs: msgs, usage: usage})
+		return nil
+	}
 	return j.writes.Append(j.write, at, msgs, usage, durable)
+}
+
+// keptWrite is a write a resumable run kept back during the shutdown.
+type keptWrite struct {
+	at    int
+	msgs  []*agentv1.Message
+	usage *agentv1.Usage
 }
 
 // Release stores the write held back, before the run's tools run.
@@ -219,14 +239,26 @@ func (j *journal) Replace(ctx context.Context, runID string, msgs []*agentv1.Mes
 // ends failed (EVENTS_LOST).
 func (j *journal) End(info agent.JournalRun, res *agent.Result, err error) {
 	s := j.srv
+	state, result, rerr := s.outcome(res, err)
+	left := state == agentv1.RunState_RUN_STATE_INTERRUPTED && j.resumable
+	kept := j.kept
+	j.kept = nil
+	for _, w := range kept {
+		if left {
+			break // cut off: the resumed run takes its calls up again
+		}
+		if werr := j.writes.Append(j.write, w.at, w.msgs, w.usage, true); werr != nil {
+			s.log.Error("a history write of the run failed", "run", info.ID, "agent", j.sess.id, "error", werr)
+			break
+		}
+	}
 	if werr := j.writes.Flush(j.write); werr != nil {
 		s.log.Error("the run's last history write failed", "run", info.ID, "agent", j.sess.id, "error", werr)
 	}
 	ended := s.replica.Ending(info.ID)
 	ctx, cancel := context.WithTimeout(context.Background(), storeTimeout)
 	defer cancel()
-	state, result, rerr := s.outcome(res, err)
-	if state == agentv1.RunState_RUN_STATE_INTERRUPTED && j.resumable {
+	if left {
 		// Stopped by this server's shutdown: the run stays running, for
 		// this server's next start (or another replica, once its lease
 		// expires) to resume; its events go with the log's last writes.
