@@ -7,7 +7,9 @@ import (
 	"sync"
 
 	"github.com/agentcore/agentcore/pkg/history"
+	"github.com/agentcore/agentcore/pkg/llm"
 	agentv1 "github.com/agentcore/agentcore/proto/agentcore/v1"
+	"google.golang.org/protobuf/types/known/structpb"
 )
 
 // Continuation resumes a run that a crash cut off (SendOptions.Continue):
@@ -119,8 +121,13 @@ func (r *run) resume(ctx context.Context, c *Continuation, offered bool) (next, 
 		ev.Step = int32(p.steps)
 	}
 	r.emit.runResumed(ev)
+	// A valid structured answer stored is final, as in the loop.
+	var output *structpb.Value
+	if p.ended && r.cfg.Output != nil {
+		output, _ = llm.ParseOutput(r.cfg.Output, p.text)
+	}
 	done := func(reason agentv1.EndReason) *Result {
-		return &Result{RunID: r.id, Text: p.text, Steps: p.steps, Usage: r.usage, Reason: reason}
+		return &Result{RunID: r.id, Text: p.text, Steps: p.steps, Usage: r.usage, Reason: reason, Output: output}
 	}
 	n := r.cfg.NoToolRounds
 	switch {
@@ -141,7 +148,7 @@ func (r *run) resume(ctx context.Context, c *Continuation, offered bool) (next, 
 			return 0, 0, done(agentv1.EndReason_END_REASON_STEP_LIMIT), nil
 		}
 		return step + 1, 0, nil, nil
-	case p.ended && (!offered || n > 0 && p.noTool >= n):
+	case p.ended && (!offered || output != nil || n > 0 && p.noTool >= n):
 		return 0, 0, done(agentv1.EndReason_END_REASON_NO_TOOL), nil
 	case p.ended && r.cfg.MaxSteps > 0 && p.steps >= r.cfg.MaxSteps:
 		return 0, 0, done(agentv1.EndReason_END_REASON_STEP_LIMIT), nil

@@ -11,6 +11,9 @@ import (
 	"github.com/agentcore/agentcore/pkg/agent"
 	"github.com/agentcore/agentcore/pkg/history"
 	agentv1 "github.com/agentcore/agentcore/proto/agentcore/v1"
+	"google.golang.org/protobuf/encoding/protojson"
+	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/types/known/structpb"
 )
 
 // A run continued after a crash keeps its id and numbering, answers the
@@ -30,6 +33,7 @@ func TestContinueAfterACrash(t *testing.T) {
 		steps    int
 		text     string
 		sleepRan bool
+		output   string // the config's structured output is an object; the result's output as JSON
 	}{
 		{
 			name:     "cut calls reported",
@@ -61,6 +65,12 @@ func TestContinueAfterACrash(t *testing.T) {
 			steps:   2, text: "it is 5",
 		},
 		{
+			name:    "a structured answer was stored: it is the output",
+			history: []*agentv1.Message{history.User("go"), cut, history.Tool(history.ToolResult("a1", "add", history.TextOutput("5"), false), history.ToolResult("s1", "sleep", history.TextOutput("{}"), false)), history.AssistantText(`{"sum":5}`)},
+			kinds:   "run_resumed result",
+			steps:   2, text: `{"sum":5}`, output: `{"sum":5}`,
+		},
+		{
 			name:     "the step's results were stored: the next round",
 			history:  []*agentv1.Message{history.User("go"), cut, history.Tool(history.ToolResult("a1", "add", history.TextOutput("5"), false), history.ToolResult("s1", "sleep", history.TextOutput("{}"), false))},
 			turns:    []fakemodel.Turn{{Text: "five"}},
@@ -74,6 +84,14 @@ func TestContinueAfterACrash(t *testing.T) {
 			s, srv := newSession(t, func(o *agent.Options) {
 				o.Tools = pick(t, "add", "sleep")
 				o.History = append(prior, tc.history...)
+				if tc.output != "" {
+					sch, err := structpb.NewStruct(map[string]any{"type": "object", "properties": map[string]any{"sum": map[string]any{"type": "number"}}, "required": []any{"sum"}})
+					if err != nil {
+						t.Fatal(err)
+					}
+					o.Config.Output = &agentv1.OutputFormat{Kind: agentv1.OutputKind_OUTPUT_KIND_OBJECT, Schema: sch}
+					o.Config.NoToolRounds = proto.Int32(3) // without the output, the model would be asked again
+				}
 			})
 			srv.Push(tc.turns...)
 			rec := newRecorder()
@@ -114,6 +132,9 @@ func TestContinueAfterACrash(t *testing.T) {
 			slices.Sort(want)
 			if !slices.Equal(kinds, want) {
 				t.Errorf("events:\n%s\nwant (in some order)\n%s", kinds, tc.kinds)
+			}
+			if got, _ := protojson.Marshal(res.Output); tc.output != "" && strings.ReplaceAll(string(got), " ", "") != tc.output {
+				t.Errorf("output %s, want %s", got, tc.output)
 			}
 			if n := len(srv.Requests()); n != tc.requests {
 				t.Errorf("%d model requests, want %d", n, tc.requests)

@@ -69,9 +69,9 @@ func wireOutput(o *OutputFormat) *provider.Output {
 	return out
 }
 
-// parseOutput reads the final text as the structured output o asks for and
+// ParseOutput reads a final text as the structured output o asks for and
 // validates it. An array may come wrapped ({"elements": […]}) or bare.
-func parseOutput(o *OutputFormat, text string) (*structpb.Value, error) {
+func ParseOutput(o *OutputFormat, text string) (*structpb.Value, error) {
 	body := strings.TrimSpace(text)
 	if strings.HasPrefix(body, "```") {
 		body = strings.TrimSpace(strings.TrimSuffix(body[strings.IndexByte(body+"\n", '\n'):], "```"))

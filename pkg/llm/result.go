@@ -80,7 +80,7 @@ func (c *Client) result(cfg *Config, tools []Tool, msg *schema.Message, text, re
 		FinishReason: res.FinishReason,
 	}
 	if cfg.Output != nil && len(calls) == 0 {
-		out, err := parseOutput(cfg.Output, res.Text)
+		out, err := ParseOutput(cfg.Output, res.Text)
 		if err != nil {
 			return res, err
 		}
