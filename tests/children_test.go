@@ -305,6 +305,54 @@ func TestAGrandchildsPermissionIsAnsweredOnTheRoot(t *testing.T) {
 	}
 }
 
+// TestClosingTheStreamDeniesAChildsPendingPermission: a client that closes
+// its side of the root's stream can answer no more, so the permission
+// requests waiting in the run tree are denied at once: the grandchild's
+// as the root's (it waited for the permission timeout).
+func TestClosingTheStreamDeniesAChildsPendingPermission(t *testing.T) {
+	t.Parallel()
+	c := suite.client
+	grand := treeAgent(t, c, func(step int, req *fakemodel.Request) fakemodel.Turn {
+		if step == 0 {
+			return fakemodel.Turn{ToolCalls: []fakemodel.ToolCall{{ID: "call_hi", Name: "say_hello", Arguments: `{"name":"Ming"}`}}}
+		}
+		return fakemodel.Turn{Text: "grand: " + strings.Join(e2e.LastToolResults(req), "")}
+	}, []string{"say_hello"})
+	child := treeAgent(t, c, delegating("", "greet", "say hi"), nil, &agentv1.AgentTool{AgentId: grand.ID, Name: "greet"})
+	root := treeAgent(t, c, delegating("", "delegate", "say hi"), nil, &agentv1.AgentTool{AgentId: child.ID, Name: "delegate"})
+
+	ctx := e2e.Context(t, 60*time.Second)
+	stream, err := c.API().Send(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := stream.Send(&agentv1.SendRequest{Kind: &agentv1.SendRequest_Start{Start: &agentv1.StartRun{AgentId: root.ID,
+		Input:          []*agentv1.Part{{Kind: &agentv1.Part_Text{Text: "greet"}}},
+		PermissionMode: agentv1.PermissionMode_PERMISSION_MODE_ASK_LISTED, AskTools: []string{"say_hello"}}}}); err != nil {
+		t.Fatal(err)
+	}
+	closed := false
+	for {
+		resp, err := stream.Recv()
+		if err != nil {
+			t.Fatalf("the stream ended before the result: %v", err)
+		}
+		ev := resp.GetEvent()
+		if !closed && ev.GetChild().GetEvent().GetPermissionRequest() != nil {
+			if err := stream.CloseSend(); err != nil {
+				t.Fatal(err)
+			}
+			closed = true
+		}
+		if r := ev.GetResult(); r != nil {
+			if !closed || !strings.Contains(r.GetText(), "no one could approve") {
+				t.Fatalf("the root's result %q: want the grandchild's call denied for the closed stream", r.GetText())
+			}
+			return
+		}
+	}
+}
+
 // treeServer starts a server of its own with a run depth of 1 and prices
 // for the fake model, and a client of it.
 func treeServer(t *testing.T) *client.Client {

@@ -149,3 +149,16 @@ func (rp *Replica) Deliver(run, call string, d agent.Decision) {
 
 // Waiting returns the calls of a run here waiting for an answer.
 func (rp *Replica) Waiting(run string) []string { return rp.perms.waiting(run) }
+
+// WaitingRuns returns the runs here with a call waiting for an answer.
+func (rp *Replica) WaitingRuns() []string {
+	seen := map[string]bool{}
+	var out []string
+	for _, k := range rp.perms.keys() {
+		if !seen[k.run] {
+			seen[k.run] = true
+			out = append(out, k.run)
+		}
+	}
+	return out
+}
