@@ -338,3 +338,19 @@ func Registry(err error) error {
 	}
 	return err
 }
+
+// RunState is the stored state of a run that ended with err: interrupted
+// when the server's shutdown (shuttingDown) stopped it, stopped when it
+// was stopped, else failed.
+func RunState(err error, shuttingDown bool) agentv1.RunState {
+	var me *llm.Error
+	switch {
+	case errors.Is(err, eventlog.ErrEventsLost):
+		return agentv1.RunState_RUN_STATE_FAILED
+	case shuttingDown && (errors.Is(err, agent.ErrStopped) || errors.Is(err, agent.ErrClosed)):
+		return agentv1.RunState_RUN_STATE_INTERRUPTED
+	case errors.As(err, &me) && me.Kind == llm.KindAborted:
+		return agentv1.RunState_RUN_STATE_STOPPED
+	}
+	return agentv1.RunState_RUN_STATE_FAILED
+}

@@ -150,15 +150,20 @@ func (rp *Replica) Deliver(run, call string, d agent.Decision) {
 // Waiting returns the calls of a run here waiting for an answer.
 func (rp *Replica) Waiting(run string) []string { return rp.perms.waiting(run) }
 
-// WaitingRuns returns the runs here with a call waiting for an answer.
-func (rp *Replica) WaitingRuns() []string {
+// DenyWaiting denies, for reason, the calls waiting for an answer of the
+// runs here that in selects.
+func (rp *Replica) DenyWaiting(in func(run string) bool, reason string) {
 	seen := map[string]bool{}
-	var out []string
 	for _, k := range rp.perms.keys() {
-		if !seen[k.run] {
-			seen[k.run] = true
-			out = append(out, k.run)
+		if seen[k.run] {
+			continue
+		}
+		seen[k.run] = true
+		if !in(k.run) {
+			continue
+		}
+		for _, call := range rp.Waiting(k.run) {
+			rp.Deliver(k.run, call, rp.Decide(k.run, call, false, reason))
 		}
 	}
-	return out
 }

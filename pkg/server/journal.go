@@ -9,7 +9,6 @@ import (
 	"github.com/agentcore/agentcore/pkg/agent"
 	"github.com/agentcore/agentcore/pkg/apierr"
 	"github.com/agentcore/agentcore/pkg/eventlog"
-	"github.com/agentcore/agentcore/pkg/llm"
 	"github.com/agentcore/agentcore/pkg/replica"
 	"github.com/agentcore/agentcore/pkg/store"
 	agentv1 "github.com/agentcore/agentcore/proto/agentcore/v1"
@@ -286,23 +285,13 @@ func (j *journal) End(info agent.JournalRun, res *agent.Result, err error) {
 
 // outcome is the stored end of a run that returned res or err.
 func (s *Server) outcome(res *agent.Result, err error) (agentv1.RunState, *agentv1.RunResultEvent, *agentv1.RunError) {
-	if err == nil {
-		if res == nil {
-			return agentv1.RunState_RUN_STATE_SUCCEEDED, &agentv1.RunResultEvent{}, nil
-		}
-		return agentv1.RunState_RUN_STATE_SUCCEEDED, res.Proto(), nil
-	}
-	rerr := apierr.RunError(s.secrets.RedactStatus(s.sendError(err)))
-	var me *llm.Error
 	switch {
-	case errors.Is(err, eventlog.ErrEventsLost):
-		return agentv1.RunState_RUN_STATE_FAILED, nil, rerr
-	case s.agents.ShuttingDown() && (errors.Is(err, agent.ErrStopped) || errors.Is(err, agent.ErrClosed)):
-		return agentv1.RunState_RUN_STATE_INTERRUPTED, nil, rerr
-	case errors.As(err, &me) && me.Kind == llm.KindAborted:
-		return agentv1.RunState_RUN_STATE_STOPPED, nil, rerr
+	case err != nil:
+		return apierr.RunState(err, s.agents.ShuttingDown()), nil, apierr.RunError(s.secrets.RedactStatus(s.sendError(err)))
+	case res == nil:
+		return agentv1.RunState_RUN_STATE_SUCCEEDED, &agentv1.RunResultEvent{}, nil
 	}
-	return agentv1.RunState_RUN_STATE_FAILED, nil, rerr
+	return agentv1.RunState_RUN_STATE_SUCCEEDED, res.Proto(), nil
 }
 
 // leasePoll bounds how long a send waiting for another replica's run

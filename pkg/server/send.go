@@ -278,20 +278,6 @@ func (in *inbound) ask(ctx context.Context, req agent.PermissionRequest) agent.D
 	return in.srv.replica.Ask(ctx, req)
 }
 
-// denyWaiting denies the calls of the run tree of root that wait for an
-// answer: the root's and its child runs' (they ask the root's stream).
-func (in *inbound) denyWaiting(ctx context.Context, root string) {
-	rp := in.srv.replica
-	for _, run := range rp.WaitingRuns() {
-		if run != root && !in.srv.inTree(ctx, run, root) {
-			continue
-		}
-		for _, call := range rp.Waiting(run) {
-			rp.Deliver(run, call, rp.Decide(run, call, false, closedText))
-		}
-	}
-}
-
 // read handles the client's messages until the stream ends.
 func (in *inbound) read(stream agentv1.AgentService_SendServer, cancel context.CancelCauseFunc) {
 	for {
@@ -299,8 +285,8 @@ func (in *inbound) read(stream agentv1.AgentService_SendServer, cancel context.C
 		if err == io.EOF {
 			if !in.detached {
 				in.closed.Store(true)
-				if root := in.sink.run(); root != "" {
-					in.denyWaiting(stream.Context(), root)
+				if root := in.sink.run(); root != "" { // the root's calls and its child runs' (they ask the root's stream)
+					in.srv.replica.DenyWaiting(func(run string) bool { return run == root || in.srv.inTree(stream.Context(), run, root) }, closedText)
 				}
 			}
 			return
