@@ -7,7 +7,6 @@ package agenttool
 import (
 	"encoding/json"
 	"fmt"
-	"regexp"
 	"strings"
 
 	"google.golang.org/protobuf/encoding/protojson"
@@ -15,11 +14,9 @@ import (
 
 	"github.com/agentcore/agentcore/pkg/agent"
 	"github.com/agentcore/agentcore/pkg/tool"
+	"github.com/agentcore/agentcore/pkg/tool/schema"
 	agentv1 "github.com/agentcore/agentcore/proto/agentcore/v1"
 )
-
-// nameRe is what a model accepts as a tool name.
-var nameRe = regexp.MustCompile(`^[A-Za-z0-9_-]{1,64}$`)
 
 // DefaultSchema is the input of an agent tool without a schema of its own.
 const DefaultSchema = `{"type":"object","properties":{"task":{"type":"string","description":"The task for the agent, with everything it needs to know."}},"required":["task"]}`
@@ -58,7 +55,7 @@ func Build(specs []*agentv1.AgentTool, field string, call func(*agentv1.AgentToo
 		case at.GetAgentId() == "":
 			bad(i, ".agent_id", "required: the id of an agent of the same tenant")
 			continue
-		case !nameRe.MatchString(name):
+		case !schema.ValidName.MatchString(name):
 			bad(i, ".name", "%q is not a tool name: 1 to 64 letters, digits, '_' or '-'", name)
 			continue
 		case names[name]:

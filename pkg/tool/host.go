@@ -18,6 +18,7 @@ import (
 	"google.golang.org/protobuf/types/known/durationpb"
 
 	"github.com/agentcore/agentcore/pkg/tool/limits"
+	"github.com/agentcore/agentcore/pkg/tool/schema"
 	pluginv1 "github.com/agentcore/agentcore/proto/agentcore/plugin/v1"
 )
 
@@ -512,7 +513,7 @@ func (h *Host) describe(ctx context.Context, cmd Command) ([]*entry, error) {
 			continue
 		}
 		names[spec.Name] = true
-		sch, err := compileSpec(spec)
+		sch, err := schema.Compile(spec.Name, spec.InputSchema)
 		if err != nil {
 			errs = append(errs, err)
 			continue

@@ -13,6 +13,7 @@ import (
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
 	"github.com/agentcore/agentcore/pkg/tool/live"
+	"github.com/agentcore/agentcore/pkg/tool/schema"
 	"github.com/agentcore/agentcore/pkg/tool/truncate"
 	agentv1 "github.com/agentcore/agentcore/proto/agentcore/v1"
 )
@@ -23,8 +24,8 @@ type entry struct {
 	schema *jsonschema.Schema
 	pool   *pool
 	fn     Func
-	// decoders parse the inputs of its calls (see checkInput).
-	decoders decoderPool
+	// decoders parse the inputs of its calls (see schema.Check).
+	decoders schema.Decoders
 
 	derived sync.Map // key → *derivation (see Set.Derived)
 }
@@ -71,7 +72,7 @@ func InProcess(spec Spec, fn Func) (*Set, error) {
 	if len(spec.InputSchema) == 0 {
 		spec.InputSchema = json.RawMessage(`{"type":"object"}`)
 	}
-	sch, err := compileSpec(spec)
+	sch, err := schema.Compile(spec.Name, spec.InputSchema)
 	if err != nil {
 		return nil, err
 	}
@@ -218,7 +219,7 @@ func (s *Set) execute(ctx context.Context, name string, input json.RawMessage, o
 	if e == nil {
 		return errorResult(fmt.Sprintf("unknown tool %q; the available tools are: %s", name, s.known()))
 	}
-	input, err := checkInput(name, e.schema, e.spec.InputSchema, input, &e.decoders)
+	input, err := schema.Check(name, e.schema, e.spec.InputSchema, input, &e.decoders)
 	if err != nil {
 		return errorResult(err.Error())
 	}

@@ -1,4 +1,4 @@
-package tool
+package schema
 
 import (
 	"bytes"
@@ -35,7 +35,7 @@ func TestDecoderPoolMatchesLibrary(t *testing.T) {
 		`{"k":` + strings.Repeat(`"0123456789abcdef",`, 1200) + `"end"}`, // over maxPooledInput
 		`{"last":true}`,
 	}
-	var pool decoderPool
+	var pool Decoders
 	for round := range 2 {
 		for _, in := range inputs {
 			want, wantErr := jsonschema.UnmarshalJSON(bytes.NewReader([]byte(in)))
@@ -53,17 +53,23 @@ func TestDecoderPoolMatchesLibrary(t *testing.T) {
 // TestCheckInputVerdicts: checkInput's verdicts and messages are the same
 // with a pool of decoders as without.
 func TestCheckInputVerdicts(t *testing.T) {
-	spec := Spec{Name: "add", InputSchema: json.RawMessage(`{"type":"object","properties":{"a":{"type":"number"},"n":{"type":"integer"}},"required":["a"],"additionalProperties":false}`)}
-	sch, err := compileSpec(spec)
+	spec := spec{Name: "add", InputSchema: json.RawMessage(`{"type":"object","properties":{"a":{"type":"number"},"n":{"type":"integer"}},"required":["a"],"additionalProperties":false}`)}
+	sch, err := Compile(spec.Name, spec.InputSchema)
 	if err != nil {
 		t.Fatal(err)
 	}
-	var pool decoderPool
+	var pool Decoders
 	for _, in := range []string{`{"a":1}`, `{"a":"x"}`, `{"a":1,"n":1.0000000000000000001}`, `{"a":1,"n":2}`, `{"b":1}`, `{"a":1} {}`, `not json`, ``, `  `, `{"a":1}`} {
-		want, wantErr := checkInput(spec.Name, sch, spec.InputSchema, json.RawMessage(in), nil)
-		got, gotErr := checkInput(spec.Name, sch, spec.InputSchema, json.RawMessage(in), &pool)
+		want, wantErr := Check(spec.Name, sch, spec.InputSchema, json.RawMessage(in), nil)
+		got, gotErr := Check(spec.Name, sch, spec.InputSchema, json.RawMessage(in), &pool)
 		if string(got) != string(want) || (gotErr == nil) != (wantErr == nil) || gotErr != nil && gotErr.Error() != wantErr.Error() {
 			t.Errorf("%q: got %q, %v; without a pool %q, %v", in, got, gotErr, want, wantErr)
 		}
 	}
+}
+
+// spec is a tool's name and input schema, as the tests give them.
+type spec struct {
+	Name        string
+	InputSchema json.RawMessage
 }

@@ -1,4 +1,7 @@
-package tool
+// Package schema checks tool specs and call inputs: a tool's name, its
+// input schema compiled, and each call's input parsed and validated, with
+// errors written for the model to read.
+package schema
 
 import (
 	"bytes"
@@ -13,38 +16,39 @@ import (
 	"github.com/santhosh-tekuri/jsonschema/v6"
 )
 
-var validName = regexp.MustCompile(`^[a-zA-Z0-9_-]{1,64}$`)
+// ValidName is what a model accepts as a tool name.
+var ValidName = regexp.MustCompile(`^[a-zA-Z0-9_-]{1,64}$`)
 
-// compileSpec checks a spec and compiles its input schema.
-func compileSpec(s Spec) (*jsonschema.Schema, error) {
-	if !validName.MatchString(s.Name) {
-		return nil, fmt.Errorf("tool name %q must match %s", s.Name, validName)
+// Compile checks a tool's name and compiles its input schema.
+func Compile(name string, inputSchema json.RawMessage) (*jsonschema.Schema, error) {
+	if !ValidName.MatchString(name) {
+		return nil, fmt.Errorf("tool name %q must match %s", name, ValidName)
 	}
-	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(s.InputSchema))
+	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(inputSchema))
 	if err != nil {
-		return nil, fmt.Errorf("tool %q: input schema is not JSON: %w", s.Name, err)
+		return nil, fmt.Errorf("tool %q: input schema is not JSON: %w", name, err)
 	}
 	root, ok := doc.(map[string]any)
 	if !ok || root["type"] != "object" {
-		return nil, fmt.Errorf(`tool %q: input schema must be an object schema ("type": "object" at its root)`, s.Name)
+		return nil, fmt.Errorf(`tool %q: input schema must be an object schema ("type": "object" at its root)`, name)
 	}
 	c := jsonschema.NewCompiler()
-	url := "urn:agentcore:tool:" + s.Name
+	url := "urn:agentcore:tool:" + name
 	if err := c.AddResource(url, doc); err != nil {
-		return nil, fmt.Errorf("tool %q: input schema: %w", s.Name, err)
+		return nil, fmt.Errorf("tool %q: input schema: %w", name, err)
 	}
 	sch, err := c.Compile(url)
 	if err != nil {
-		return nil, fmt.Errorf("tool %q: input schema: %w", s.Name, err)
+		return nil, fmt.Errorf("tool %q: input schema: %w", name, err)
 	}
 	return sch, nil
 }
 
-// checkInput parses and validates a call's input. Empty input means {}. It
+// Check parses and validates a call's input. Empty input means {}. It
 // returns the normalised input, or an error message written for the model.
 // decoders, if not nil, is the pool of decoders to parse it with (see
-// decodeInput).
-func checkInput(name string, sch *jsonschema.Schema, schemaJSON, input json.RawMessage, decoders *decoderPool) (json.RawMessage, error) {
+// Decoders).
+func Check(name string, sch *jsonschema.Schema, schemaJSON, input json.RawMessage, decoders *Decoders) (json.RawMessage, error) {
 	if len(bytes.TrimSpace(input)) == 0 {
 		input = json.RawMessage("{}")
 	}
@@ -66,10 +70,10 @@ func checkInput(name string, sch *jsonschema.Schema, schemaJSON, input json.RawM
 	return input, nil
 }
 
-// decoderPool keeps json.Decoders, with their buffers, for the inputs of
+// Decoders keeps json.Decoders, with their buffers, for the inputs of
 // one tool's calls. The zero value is ready; a nil pool makes a decoder
 // for each input.
-type decoderPool struct{ p sync.Pool }
+type Decoders struct{ p sync.Pool }
 
 // decode parses input as jsonschema.UnmarshalJSON does (one JSON value,
 // numbers as json.Number, nothing after it), with a decoder taken from
@@ -77,7 +81,7 @@ type decoderPool struct{ p sync.Pool }
 // not take cleanly (an error of any kind), and large input, go to
 // jsonschema.UnmarshalJSON itself, so that values, verdicts and error
 // messages are the library's.
-func (dp *decoderPool) decode(input []byte) (any, error) {
+func (dp *Decoders) decode(input []byte) (any, error) {
 	if dp == nil || len(input) > maxPooledInput {
 		return jsonschema.UnmarshalJSON(bytes.NewReader(input))
 	}
