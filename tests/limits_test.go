@@ -422,4 +422,16 @@ func TestHistoryLimitIsOneRule(t *testing.T) {
 	if errorInfo(err).GetReason() != "HISTORY_LIMIT" {
 		t.Fatalf("SetHistory of 5 under a limit of 4: %v", err)
 	}
+	// An agent called as a tool follows the rule of a send: its history,
+	// 6 messages since the send, is over the limit, so its run is refused.
+	root, err := c.CreateAgent(e2e.Context(t, 10*time.Second), client.AgentOptions{
+		Config: &agentv1.AgentConfig{System: proto.String(suite.Router.Add(t, delegating("", "ask", "go on")))},
+		Tools:  []string{}, AgentTools: []*agentv1.AgentTool{{AgentId: a.ID, Name: "ask"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := root.Send(e2e.Context(t, 30*time.Second), "delegate", client.Callbacks{})
+	if err != nil || !strings.Contains(res.Text, "child run refused") || !strings.Contains(res.Text, "-max-history") {
+		t.Fatalf("a child run of an agent over the history limit: %+v, %v", res, err)
+	}
 }

@@ -103,17 +103,7 @@ func (s *Server) callAgent(at *agentv1.AgentTool) tool.Func {
 		if err != nil {
 			return refusal("%s", statusMessage(err))
 		}
-		c, err := s.catalog()
-		if err != nil {
-			return refusal("%s", statusMessage(err))
-		}
-		if err := sess.refresh(c); err != nil {
-			return refusal("agent %s: %s", at.GetAgentId(), statusMessage(err))
-		}
-		if err := s.checkModel(sess, nil); err != nil {
-			return refusal("agent %s: %s", at.GetAgentId(), statusMessage(err))
-		}
-		if err := s.checkSecrets(sess, nil); err != nil {
+		if _, err := s.sendable(sess, nil, nil); err != nil {
 			return refusal("agent %s: %s", at.GetAgentId(), statusMessage(err))
 		}
 		sess.mu.Lock()

@@ -16,6 +16,7 @@ import (
 	"github.com/agentcore/agentcore/pkg/apierr"
 	"github.com/agentcore/agentcore/pkg/apireq"
 	"github.com/agentcore/agentcore/pkg/auth"
+	"github.com/agentcore/agentcore/pkg/catalog"
 	"github.com/agentcore/agentcore/pkg/interceptor"
 	"github.com/agentcore/agentcore/pkg/profile"
 	"github.com/agentcore/agentcore/pkg/store"
@@ -110,26 +111,8 @@ func (s *Server) prepareSend(ctx context.Context, start *agentv1.StartRun) (*ses
 // sendOptions checks that a send of sess can run and returns its options.
 func (s *Server) sendOptions(sess *session, start *agentv1.StartRun) (agent.SendOptions, error) {
 	var opts agent.SendOptions
-	c, err := s.catalog()
+	c, err := s.sendable(sess, start.GetConfig(), start.GetHistory())
 	if err != nil {
-		return opts, err
-	}
-	if err := sess.refresh(c); err != nil {
-		return opts, err
-	}
-	if err := s.checkModel(sess, start.GetConfig()); err != nil {
-		return opts, err
-	}
-	if err := s.checkSecrets(sess, start.GetConfig()); err != nil {
-		return opts, err
-	}
-	// The rule of SetHistory: the history as the send finds it (its own
-	// replacement, or the agent's) may hold -max-history messages.
-	n, field := sess.engine.HistoryLength(), "the agent's history"
-	if h := start.GetHistory(); h != nil {
-		n, field = len(h.GetMessages()), "start.history.messages"
-	}
-	if err := s.checkHistorySize(n, field); err != nil {
 		return opts, err
 	}
 	if err := apireq.CheckBudget(start.GetBudget(), "start.budget"); err != nil {
@@ -150,6 +133,32 @@ func (s *Server) sendOptions(sess *session, start *agentv1.StartRun) (agent.Send
 		sess.mu.Unlock()
 	}
 	return opts, nil
+}
+
+// sendable checks that a send (a root's or a child run's) of sess can
+// run, with the config override and history replacement it gives, and
+// points the session at the current catalog, which it returns.
+func (s *Server) sendable(sess *session, override *agentv1.AgentConfig, replace *agentv1.HistoryReplacement) (*catalog.Catalog, error) {
+	c, err := s.catalog()
+	if err != nil {
+		return nil, err
+	}
+	if err := sess.refresh(c); err != nil {
+		return nil, err
+	}
+	if err := s.checkModel(sess, override); err != nil {
+		return nil, err
+	}
+	if err := s.checkSecrets(sess, override); err != nil {
+		return nil, err
+	}
+	// The rule of SetHistory: the history as the send finds it (its own
+	// replacement, or the agent's) may hold -max-history messages.
+	n, field := sess.engine.HistoryLength(), "the agent's history"
+	if replace != nil {
+		n, field = len(replace.GetMessages()), "start.history.messages"
+	}
+	return c, s.checkHistorySize(n, field)
 }
 
 // checkModel fails a send that could reach no model, saying how to give one.
