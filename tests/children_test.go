@@ -15,6 +15,7 @@ import (
 
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/durationpb"
+	"google.golang.org/protobuf/types/known/fieldmaskpb"
 
 	"github.com/agentcore/agentcore/internal/e2e"
 	"github.com/agentcore/agentcore/internal/fakemodel"
@@ -349,6 +350,69 @@ func TestClosingTheStreamDeniesAChildsPendingPermission(t *testing.T) {
 				t.Fatalf("the root's result %q: want the grandchild's call denied for the closed stream", r.GetText())
 			}
 			return
+		}
+	}
+}
+
+// TestCrossCallsDoNotWaitForever: two run trees whose roots call each
+// other's agents (queued, the default) would wait for each other forever;
+// each call fails after -child-queue-wait instead, and both runs end.
+func TestCrossCallsDoNotWaitForever(t *testing.T) {
+	t.Parallel()
+	_, c := ownServer(t, privatePlugins(t, "hello"), "-child-queue-wait", "2s")
+	ctx := e2e.Context(t, 60*time.Second)
+	var arrived sync.WaitGroup
+	arrived.Add(2)
+	both := make(chan struct{})
+	go func() { arrived.Wait(); close(both) }()
+	// Each root asks the model, which calls the other agent once both
+	// roots have started: neither agent is idle when its call comes.
+	crossing := func(other string) e2e.Script {
+		return func(step int, req *fakemodel.Request) fakemodel.Turn {
+			if step == 0 {
+				arrived.Done()
+				select {
+				case <-both:
+				case <-time.After(30 * time.Second):
+				}
+				return calls(other, "help")
+			}
+			return fakemodel.Turn{Text: strings.Join(e2e.LastToolResults(req), "")}
+		}
+	}
+	mk := func(s e2e.Script) *client.Agent {
+		a, err := c.CreateAgent(ctx, client.AgentOptions{Config: &agentv1.AgentConfig{System: proto.String(suite.Router.Add(t, s))}, Tools: []string{}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return a
+	}
+	a, b := mk(crossing("call_b")), mk(crossing("call_a"))
+	for _, u := range []struct {
+		from *client.Agent
+		to   string
+		name string
+	}{{a, b.ID, "call_b"}, {b, a.ID, "call_a"}} {
+		if _, err := c.API().UpdateAgent(ctx, &agentv1.UpdateAgentRequest{Agent: &agentv1.Agent{Id: u.from.ID,
+			AgentTools: []*agentv1.AgentTool{{AgentId: u.to, Name: u.name}}}, UpdateMask: &fieldmaskpb.FieldMask{Paths: []string{"agent_tools"}}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	type ended struct {
+		res *client.Result
+		err error
+	}
+	results := make(chan ended, 2)
+	for _, x := range []*client.Agent{a, b} {
+		go func() {
+			res, err := x.Send(ctx, "go", client.Callbacks{})
+			results <- ended{res, err}
+		}()
+	}
+	for range 2 {
+		r := <-results
+		if r.err != nil || !strings.Contains(r.res.Text, "stayed busy") || !strings.Contains(r.res.Text, "-child-queue-wait") {
+			t.Fatalf("a root whose call waited for the other tree: %+v, %v", r.res, r.err)
 		}
 	}
 }

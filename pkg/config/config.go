@@ -199,6 +199,9 @@ type Limits struct {
 	MaxRunDepth int
 	// MaxChildRuns is how many child runs one run may have running at once.
 	MaxChildRuns int
+	// ChildQueueWait bounds how long a child run waits for its agent's run
+	// in progress to end (0: no bound).
+	ChildQueueWait time.Duration
 }
 
 // ToolLimits are the resource limits of tool calls: for each kind, what a

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"slices"
 	"sync/atomic"
+	"time"
 
 	"google.golang.org/grpc/status"
 
@@ -146,13 +147,34 @@ func (s *Server) callAgent(at *agentv1.AgentTool) tool.Func {
 			return nil
 		}}
 		opts.OnEvent = out.event
+		// A queued call waits for the agent's run in progress, at most
+		// -child-queue-wait: two run trees calling each other's agents
+		// would wait for each other forever.
+		if wait := s.cfg.Limits.ChildQueueWait; wait > 0 && opts.Busy == agentv1.BusyPolicy_BUSY_POLICY_QUEUE {
+			var stopWait context.CancelCauseFunc
+			cctx, stopWait = context.WithCancelCause(cctx)
+			defer stopWait(nil)
+			timer := time.AfterFunc(wait, func() {
+				if !out.started() {
+					stopWait(errStayedBusy)
+				}
+			})
+			defer timer.Stop()
+		}
 		res, err := sess.engine.Send(cctx, opts)
+		if errors.Is(context.Cause(cctx), errStayedBusy) && !out.started() {
+			return refusal("agent %s stayed busy with another run for %s (-child-queue-wait); try again later, or call it with busy_policy reject", agentName, s.cfg.Limits.ChildQueueWait)
+		}
 		if err != nil {
 			return tool.Result{}, fmt.Errorf("the run of agent %s failed: %s", agentName, statusMessage(s.sendError(err)))
 		}
 		return tool.Result{Output: tool.TextOutput(agenttool.Answer(agentName, res))}, nil
 	}
 }
+
+// errStayedBusy ends a queued child run that did not start within
+// -child-queue-wait.
+var errStayedBusy = errors.New("the agent stayed busy")
 
 // inTree reports whether run belongs to the tree rooted at root.
 func (s *Server) inTree(ctx context.Context, run, root string) bool {
