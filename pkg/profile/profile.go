@@ -249,3 +249,14 @@ func (p *Profiles) CheckRunnable(c *agentv1.AgentConfig, tenant string) error {
 	}
 	return nil
 }
+
+// Price is the sessions' agent.Options.Price: the server's prices by
+// profile and model.
+func (p *Profiles) Price(profile, model string) (agent.Price, bool) {
+	prof, ok := p.cfg.Profile(profile)
+	if !ok {
+		return agent.Price{}, false
+	}
+	pr, ok := prof.Price(model)
+	return agent.Price{Input: pr.Input, Output: pr.Output}, ok
+}

@@ -20,14 +20,3 @@ func rootBudget(send *agentv1.Budget, sess *session, t *auth.Tenant) *agent.Budg
 	}
 	return agent.NewBudget(limits, nil)
 }
-
-// price is the sessions' agent.Options.Price: the server's prices by
-// profile and model.
-func (s *Server) price(profile, model string) (agent.Price, bool) {
-	p, ok := s.cfg.Profile(profile)
-	if !ok {
-		return agent.Price{}, false
-	}
-	pr, ok := p.Price(model)
-	return agent.Price{Input: pr.Input, Output: pr.Output}, ok
-}

@@ -155,14 +155,14 @@ func (s *Server) callAgent(at *agentv1.AgentTool) tool.Func {
 			cctx, stopWait = context.WithCancelCause(cctx)
 			defer stopWait(nil)
 			timer := time.AfterFunc(wait, func() {
-				if !out.started() {
+				if out.run() == "" { // not begun
 					stopWait(errStayedBusy)
 				}
 			})
 			defer timer.Stop()
 		}
 		res, err := sess.engine.Send(cctx, opts)
-		if errors.Is(context.Cause(cctx), errStayedBusy) && !out.started() {
+		if errors.Is(context.Cause(cctx), errStayedBusy) && out.run() == "" {
 			return refusal("agent %s stayed busy with another run for %s (-child-queue-wait); try again later, or call it with busy_policy reject", agentName, s.cfg.Limits.ChildQueueWait)
 		}
 		if err != nil {

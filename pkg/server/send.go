@@ -374,9 +374,6 @@ func (out *sink) detach() {
 	out.send = nil
 }
 
-// started reports whether the run's first event has passed: it began.
-func (out *sink) started() bool { return out.run() != "" }
-
 // run returns the run's id, once its first event has passed.
 func (out *sink) run() string {
 	out.mu.Lock()

@@ -207,7 +207,7 @@ func (s *Server) lookup(ctx context.Context, id string) (sess *session, pinned b
 // tools, skills) with what the server gives every session (the model
 // client, the limits, the redaction of tool output, the journal).
 func (s *Server) newEngine(sess *session, opts agent.Options) (*agent.Session, error) {
-	opts.LLM, opts.Encoders, opts.ExpandProfile, opts.Price = s.llm, s.encoders, sess.expand, s.price
+	opts.LLM, opts.Encoders, opts.ExpandProfile, opts.Price = s.llm, s.encoders, sess.expand, s.profiles.Price
 	opts.Logger, opts.Observer = s.log.Named("agent"), s.tel
 	opts.MaxToolOutput, opts.MaxToolResultBytes = s.cfg.Limits.MaxToolOutput, int(s.cfg.Limits.MaxToolResultBytes)
 	opts.MaxLiveOutput, opts.LiveOutputStop = int64(s.cfg.Limits.MaxLiveOutput), s.cfg.Limits.LiveOutputStop
