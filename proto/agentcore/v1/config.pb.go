@@ -430,7 +430,11 @@ type AgentConfig struct {
 	OnInterrupt OnInterrupt `protobuf:"varint,26,opt,name=on_interrupt,json=onInterrupt,proto3,enum=agentcore.v1.OnInterrupt" json:"on_interrupt,omitempty"`
 	// How a resumed run answers a tool call the crash cut off, when the tool
 	// is neither idempotent nor read-only (those run again). Unset: report.
-	CutCalls      CutCalls `protobuf:"varint,27,opt,name=cut_calls,json=cutCalls,proto3,enum=agentcore.v1.CutCalls" json:"cut_calls,omitempty"`
+	CutCalls CutCalls `protobuf:"varint,27,opt,name=cut_calls,json=cutCalls,proto3,enum=agentcore.v1.CutCalls" json:"cut_calls,omitempty"`
+	// Models a round goes to when its model fails with an error of a kind
+	// fallback.on names (after that model's own retries). Unset: the
+	// profile's fallbacks, if any; none otherwise.
+	Fallback      *FallbackConfig `protobuf:"bytes,28,opt,name=fallback,proto3" json:"fallback,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -654,6 +658,172 @@ func (x *AgentConfig) GetCutCalls() CutCalls {
 	return CutCalls_CUT_CALLS_UNSPECIFIED
 }
 
+func (x *AgentConfig) GetFallback() *FallbackConfig {
+	if x != nil {
+		return x.Fallback
+	}
+	return nil
+}
+
+// FallbackConfig lists the models a round falls back on, and when. A round
+// whose request fails with an error of a kind in `on` (after the retries
+// of the model that failed) is asked again, once, of the next model in
+// `models`; a later round starts again with the main model. A
+// FallbackEvent says so on the run's stream.
+type FallbackConfig struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The fallback models, in the order they are tried.
+	Models []*FallbackModel `protobuf:"bytes,1,rep,name=models,proto3" json:"models,omitempty"`
+	// The error kinds that hand a round on to the next model. Empty: server,
+	// limit, timeout and network. Never aborted (a stop is not a failure of
+	// the model).
+	On            []ErrorKind `protobuf:"varint,2,rep,packed,name=on,proto3,enum=agentcore.v1.ErrorKind" json:"on,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *FallbackConfig) Reset() {
+	*x = FallbackConfig{}
+	mi := &file_agentcore_v1_config_proto_msgTypes[1]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *FallbackConfig) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*FallbackConfig) ProtoMessage() {}
+
+func (x *FallbackConfig) ProtoReflect() protoreflect.Message {
+	mi := &file_agentcore_v1_config_proto_msgTypes[1]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use FallbackConfig.ProtoReflect.Descriptor instead.
+func (*FallbackConfig) Descriptor() ([]byte, []int) {
+	return file_agentcore_v1_config_proto_rawDescGZIP(), []int{1}
+}
+
+func (x *FallbackConfig) GetModels() []*FallbackModel {
+	if x != nil {
+		return x.Models
+	}
+	return nil
+}
+
+func (x *FallbackConfig) GetOn() []ErrorKind {
+	if x != nil {
+		return x.On
+	}
+	return nil
+}
+
+// FallbackModel is one model a round may fall back on. Its endpoint and key
+// are its own, its profile's, or (when it names neither a profile nor a
+// base URL) the main model's; a fallback never gets the main model's API
+// key for an endpoint of its own. Every other setting of the config
+// (system prompt, tools, capabilities, output format, retries) is the main
+// one's.
+type FallbackModel struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Name of a model profile in the server's config supplying base_url, the
+	// API key, model, protocol and provider options.
+	Profile *string `protobuf:"bytes,1,opt,name=profile,proto3,oneof" json:"profile,omitempty"`
+	BaseUrl *string `protobuf:"bytes,2,opt,name=base_url,json=baseUrl,proto3,oneof" json:"base_url,omitempty"`
+	// Input only: never returned by any RPC, never logged.
+	ApiKey *string `protobuf:"bytes,3,opt,name=api_key,json=apiKey,proto3,oneof" json:"api_key,omitempty"`
+	Model  *string `protobuf:"bytes,4,opt,name=model,proto3,oneof" json:"model,omitempty"`
+	// Unset: the profile's; chat for an endpoint given by base_url; the main
+	// model's when the fallback names neither a profile nor a base URL.
+	Protocol Protocol `protobuf:"varint,5,opt,name=protocol,proto3,enum=agentcore.v1.Protocol" json:"protocol,omitempty"`
+	// Generation parameters. Unset: the profile's, else the main model's
+	// parameters, tool choice and vendor options (never its headers or
+	// body, which belong to its endpoint).
+	Provider      *ProviderOptions `protobuf:"bytes,6,opt,name=provider,proto3" json:"provider,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *FallbackModel) Reset() {
+	*x = FallbackModel{}
+	mi := &file_agentcore_v1_config_proto_msgTypes[2]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *FallbackModel) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*FallbackModel) ProtoMessage() {}
+
+func (x *FallbackModel) ProtoReflect() protoreflect.Message {
+	mi := &file_agentcore_v1_config_proto_msgTypes[2]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use FallbackModel.ProtoReflect.Descriptor instead.
+func (*FallbackModel) Descriptor() ([]byte, []int) {
+	return file_agentcore_v1_config_proto_rawDescGZIP(), []int{2}
+}
+
+func (x *FallbackModel) GetProfile() string {
+	if x != nil && x.Profile != nil {
+		return *x.Profile
+	}
+	return ""
+}
+
+func (x *FallbackModel) GetBaseUrl() string {
+	if x != nil && x.BaseUrl != nil {
+		return *x.BaseUrl
+	}
+	return ""
+}
+
+func (x *FallbackModel) GetApiKey() string {
+	if x != nil && x.ApiKey != nil {
+		return *x.ApiKey
+	}
+	return ""
+}
+
+func (x *FallbackModel) GetModel() string {
+	if x != nil && x.Model != nil {
+		return *x.Model
+	}
+	return ""
+}
+
+func (x *FallbackModel) GetProtocol() Protocol {
+	if x != nil {
+		return x.Protocol
+	}
+	return Protocol_PROTOCOL_UNSPECIFIED
+}
+
+func (x *FallbackModel) GetProvider() *ProviderOptions {
+	if x != nil {
+		return x.Provider
+	}
+	return nil
+}
+
 // CacheConfig controls prompt caching.
 type CacheConfig struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -672,7 +842,7 @@ type CacheConfig struct {
 
 func (x *CacheConfig) Reset() {
 	*x = CacheConfig{}
-	mi := &file_agentcore_v1_config_proto_msgTypes[1]
+	mi := &file_agentcore_v1_config_proto_msgTypes[3]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -684,7 +854,7 @@ func (x *CacheConfig) String() string {
 func (*CacheConfig) ProtoMessage() {}
 
 func (x *CacheConfig) ProtoReflect() protoreflect.Message {
-	mi := &file_agentcore_v1_config_proto_msgTypes[1]
+	mi := &file_agentcore_v1_config_proto_msgTypes[3]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -697,7 +867,7 @@ func (x *CacheConfig) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CacheConfig.ProtoReflect.Descriptor instead.
 func (*CacheConfig) Descriptor() ([]byte, []int) {
-	return file_agentcore_v1_config_proto_rawDescGZIP(), []int{1}
+	return file_agentcore_v1_config_proto_rawDescGZIP(), []int{3}
 }
 
 func (x *CacheConfig) GetEnabled() bool {
@@ -749,7 +919,7 @@ type Capabilities struct {
 
 func (x *Capabilities) Reset() {
 	*x = Capabilities{}
-	mi := &file_agentcore_v1_config_proto_msgTypes[2]
+	mi := &file_agentcore_v1_config_proto_msgTypes[4]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -761,7 +931,7 @@ func (x *Capabilities) String() string {
 func (*Capabilities) ProtoMessage() {}
 
 func (x *Capabilities) ProtoReflect() protoreflect.Message {
-	mi := &file_agentcore_v1_config_proto_msgTypes[2]
+	mi := &file_agentcore_v1_config_proto_msgTypes[4]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -774,7 +944,7 @@ func (x *Capabilities) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Capabilities.ProtoReflect.Descriptor instead.
 func (*Capabilities) Descriptor() ([]byte, []int) {
-	return file_agentcore_v1_config_proto_rawDescGZIP(), []int{2}
+	return file_agentcore_v1_config_proto_rawDescGZIP(), []int{4}
 }
 
 func (x *Capabilities) GetImage() bool {
@@ -859,7 +1029,7 @@ type ProviderOptions struct {
 
 func (x *ProviderOptions) Reset() {
 	*x = ProviderOptions{}
-	mi := &file_agentcore_v1_config_proto_msgTypes[3]
+	mi := &file_agentcore_v1_config_proto_msgTypes[5]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -871,7 +1041,7 @@ func (x *ProviderOptions) String() string {
 func (*ProviderOptions) ProtoMessage() {}
 
 func (x *ProviderOptions) ProtoReflect() protoreflect.Message {
-	mi := &file_agentcore_v1_config_proto_msgTypes[3]
+	mi := &file_agentcore_v1_config_proto_msgTypes[5]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -884,7 +1054,7 @@ func (x *ProviderOptions) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ProviderOptions.ProtoReflect.Descriptor instead.
 func (*ProviderOptions) Descriptor() ([]byte, []int) {
-	return file_agentcore_v1_config_proto_rawDescGZIP(), []int{3}
+	return file_agentcore_v1_config_proto_rawDescGZIP(), []int{5}
 }
 
 func (x *ProviderOptions) GetTemperature() float64 {
@@ -988,7 +1158,7 @@ type CompactConfig struct {
 
 func (x *CompactConfig) Reset() {
 	*x = CompactConfig{}
-	mi := &file_agentcore_v1_config_proto_msgTypes[4]
+	mi := &file_agentcore_v1_config_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1000,7 +1170,7 @@ func (x *CompactConfig) String() string {
 func (*CompactConfig) ProtoMessage() {}
 
 func (x *CompactConfig) ProtoReflect() protoreflect.Message {
-	mi := &file_agentcore_v1_config_proto_msgTypes[4]
+	mi := &file_agentcore_v1_config_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1013,7 +1183,7 @@ func (x *CompactConfig) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CompactConfig.ProtoReflect.Descriptor instead.
 func (*CompactConfig) Descriptor() ([]byte, []int) {
-	return file_agentcore_v1_config_proto_rawDescGZIP(), []int{4}
+	return file_agentcore_v1_config_proto_rawDescGZIP(), []int{6}
 }
 
 func (x *CompactConfig) GetProfile() string {
@@ -1073,7 +1243,7 @@ type OutputFormat struct {
 
 func (x *OutputFormat) Reset() {
 	*x = OutputFormat{}
-	mi := &file_agentcore_v1_config_proto_msgTypes[5]
+	mi := &file_agentcore_v1_config_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1085,7 +1255,7 @@ func (x *OutputFormat) String() string {
 func (*OutputFormat) ProtoMessage() {}
 
 func (x *OutputFormat) ProtoReflect() protoreflect.Message {
-	mi := &file_agentcore_v1_config_proto_msgTypes[5]
+	mi := &file_agentcore_v1_config_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1098,7 +1268,7 @@ func (x *OutputFormat) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use OutputFormat.ProtoReflect.Descriptor instead.
 func (*OutputFormat) Descriptor() ([]byte, []int) {
-	return file_agentcore_v1_config_proto_rawDescGZIP(), []int{5}
+	return file_agentcore_v1_config_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *OutputFormat) GetKind() OutputKind {
@@ -1133,7 +1303,7 @@ var File_agentcore_v1_config_proto protoreflect.FileDescriptor
 
 const file_agentcore_v1_config_proto_rawDesc = "" +
 	"\n" +
-	"\x19agentcore/v1/config.proto\x12\fagentcore.v1\x1a\x1egoogle/protobuf/duration.proto\x1a\x1cgoogle/protobuf/struct.proto\"\x82\f\n" +
+	"\x19agentcore/v1/config.proto\x12\fagentcore.v1\x1a\x18agentcore/v1/event.proto\x1a\x1egoogle/protobuf/duration.proto\x1a\x1cgoogle/protobuf/struct.proto\"\xbc\f\n" +
 	"\vAgentConfig\x12\x1d\n" +
 	"\aprofile\x18\x01 \x01(\tH\x00R\aprofile\x88\x01\x01\x12\x1e\n" +
 	"\bbase_url\x18\x02 \x01(\tH\x01R\abaseUrl\x88\x01\x01\x12\x1c\n" +
@@ -1164,7 +1334,8 @@ const file_agentcore_v1_config_proto_rawDesc = "" +
 	"\x0eno_tool_rounds\x18\x18 \x01(\x05H\fR\fnoToolRounds\x88\x01\x01\x12+\n" +
 	"\x0fmax_live_output\x18\x19 \x01(\x03H\rR\rmaxLiveOutput\x88\x01\x01\x12<\n" +
 	"\fon_interrupt\x18\x1a \x01(\x0e2\x19.agentcore.v1.OnInterruptR\vonInterrupt\x123\n" +
-	"\tcut_calls\x18\x1b \x01(\x0e2\x16.agentcore.v1.CutCallsR\bcutCallsB\n" +
+	"\tcut_calls\x18\x1b \x01(\x0e2\x16.agentcore.v1.CutCallsR\bcutCalls\x128\n" +
+	"\bfallback\x18\x1c \x01(\v2\x1c.agentcore.v1.FallbackConfigR\bfallbackB\n" +
 	"\n" +
 	"\b_profileB\v\n" +
 	"\t_base_urlB\n" +
@@ -1181,7 +1352,23 @@ const file_agentcore_v1_config_proto_rawDesc = "" +
 	"\x15_max_tool_concurrencyB\x11\n" +
 	"\x0f_no_tool_promptB\x11\n" +
 	"\x0f_no_tool_roundsB\x12\n" +
-	"\x10_max_live_output\"\x95\x01\n" +
+	"\x10_max_live_output\"n\n" +
+	"\x0eFallbackConfig\x123\n" +
+	"\x06models\x18\x01 \x03(\v2\x1b.agentcore.v1.FallbackModelR\x06models\x12'\n" +
+	"\x02on\x18\x02 \x03(\x0e2\x17.agentcore.v1.ErrorKindR\x02on\"\xa5\x02\n" +
+	"\rFallbackModel\x12\x1d\n" +
+	"\aprofile\x18\x01 \x01(\tH\x00R\aprofile\x88\x01\x01\x12\x1e\n" +
+	"\bbase_url\x18\x02 \x01(\tH\x01R\abaseUrl\x88\x01\x01\x12\x1c\n" +
+	"\aapi_key\x18\x03 \x01(\tH\x02R\x06apiKey\x88\x01\x01\x12\x19\n" +
+	"\x05model\x18\x04 \x01(\tH\x03R\x05model\x88\x01\x01\x122\n" +
+	"\bprotocol\x18\x05 \x01(\x0e2\x16.agentcore.v1.ProtocolR\bprotocol\x129\n" +
+	"\bprovider\x18\x06 \x01(\v2\x1d.agentcore.v1.ProviderOptionsR\bproviderB\n" +
+	"\n" +
+	"\b_profileB\v\n" +
+	"\t_base_urlB\n" +
+	"\n" +
+	"\b_api_keyB\b\n" +
+	"\x06_model\"\x95\x01\n" +
 	"\vCacheConfig\x12\x1d\n" +
 	"\aenabled\x18\x01 \x01(\bH\x00R\aenabled\x88\x01\x01\x12\x10\n" +
 	"\x03key\x18\x02 \x01(\tR\x03key\x12\x1c\n" +
@@ -1294,7 +1481,7 @@ func file_agentcore_v1_config_proto_rawDescGZIP() []byte {
 }
 
 var file_agentcore_v1_config_proto_enumTypes = make([]protoimpl.EnumInfo, 6)
-var file_agentcore_v1_config_proto_msgTypes = make([]protoimpl.MessageInfo, 7)
+var file_agentcore_v1_config_proto_msgTypes = make([]protoimpl.MessageInfo, 9)
 var file_agentcore_v1_config_proto_goTypes = []any{
 	(Protocol)(0),               // 0: agentcore.v1.Protocol
 	(ToolMode)(0),               // 1: agentcore.v1.ToolMode
@@ -1303,42 +1490,50 @@ var file_agentcore_v1_config_proto_goTypes = []any{
 	(CutCalls)(0),               // 4: agentcore.v1.CutCalls
 	(OutputKind)(0),             // 5: agentcore.v1.OutputKind
 	(*AgentConfig)(nil),         // 6: agentcore.v1.AgentConfig
-	(*CacheConfig)(nil),         // 7: agentcore.v1.CacheConfig
-	(*Capabilities)(nil),        // 8: agentcore.v1.Capabilities
-	(*ProviderOptions)(nil),     // 9: agentcore.v1.ProviderOptions
-	(*CompactConfig)(nil),       // 10: agentcore.v1.CompactConfig
-	(*OutputFormat)(nil),        // 11: agentcore.v1.OutputFormat
-	nil,                         // 12: agentcore.v1.ProviderOptions.HeadersEntry
-	(*durationpb.Duration)(nil), // 13: google.protobuf.Duration
-	(*structpb.Struct)(nil),     // 14: google.protobuf.Struct
+	(*FallbackConfig)(nil),      // 7: agentcore.v1.FallbackConfig
+	(*FallbackModel)(nil),       // 8: agentcore.v1.FallbackModel
+	(*CacheConfig)(nil),         // 9: agentcore.v1.CacheConfig
+	(*Capabilities)(nil),        // 10: agentcore.v1.Capabilities
+	(*ProviderOptions)(nil),     // 11: agentcore.v1.ProviderOptions
+	(*CompactConfig)(nil),       // 12: agentcore.v1.CompactConfig
+	(*OutputFormat)(nil),        // 13: agentcore.v1.OutputFormat
+	nil,                         // 14: agentcore.v1.ProviderOptions.HeadersEntry
+	(*durationpb.Duration)(nil), // 15: google.protobuf.Duration
+	(ErrorKind)(0),              // 16: agentcore.v1.ErrorKind
+	(*structpb.Struct)(nil),     // 17: google.protobuf.Struct
 }
 var file_agentcore_v1_config_proto_depIdxs = []int32{
 	0,  // 0: agentcore.v1.AgentConfig.protocol:type_name -> agentcore.v1.Protocol
-	7,  // 1: agentcore.v1.AgentConfig.cache:type_name -> agentcore.v1.CacheConfig
+	9,  // 1: agentcore.v1.AgentConfig.cache:type_name -> agentcore.v1.CacheConfig
 	1,  // 2: agentcore.v1.AgentConfig.tool_mode:type_name -> agentcore.v1.ToolMode
-	8,  // 3: agentcore.v1.AgentConfig.capabilities:type_name -> agentcore.v1.Capabilities
+	10, // 3: agentcore.v1.AgentConfig.capabilities:type_name -> agentcore.v1.Capabilities
 	2,  // 4: agentcore.v1.AgentConfig.media_fallback:type_name -> agentcore.v1.MediaFallback
-	9,  // 5: agentcore.v1.AgentConfig.provider:type_name -> agentcore.v1.ProviderOptions
-	10, // 6: agentcore.v1.AgentConfig.compact:type_name -> agentcore.v1.CompactConfig
-	11, // 7: agentcore.v1.AgentConfig.output:type_name -> agentcore.v1.OutputFormat
-	13, // 8: agentcore.v1.AgentConfig.retry_max_delay:type_name -> google.protobuf.Duration
-	13, // 9: agentcore.v1.AgentConfig.retry_max_elapsed:type_name -> google.protobuf.Duration
-	13, // 10: agentcore.v1.AgentConfig.request_timeout:type_name -> google.protobuf.Duration
+	11, // 5: agentcore.v1.AgentConfig.provider:type_name -> agentcore.v1.ProviderOptions
+	12, // 6: agentcore.v1.AgentConfig.compact:type_name -> agentcore.v1.CompactConfig
+	13, // 7: agentcore.v1.AgentConfig.output:type_name -> agentcore.v1.OutputFormat
+	15, // 8: agentcore.v1.AgentConfig.retry_max_delay:type_name -> google.protobuf.Duration
+	15, // 9: agentcore.v1.AgentConfig.retry_max_elapsed:type_name -> google.protobuf.Duration
+	15, // 10: agentcore.v1.AgentConfig.request_timeout:type_name -> google.protobuf.Duration
 	3,  // 11: agentcore.v1.AgentConfig.on_interrupt:type_name -> agentcore.v1.OnInterrupt
 	4,  // 12: agentcore.v1.AgentConfig.cut_calls:type_name -> agentcore.v1.CutCalls
-	14, // 13: agentcore.v1.CacheConfig.body:type_name -> google.protobuf.Struct
-	12, // 14: agentcore.v1.ProviderOptions.headers:type_name -> agentcore.v1.ProviderOptions.HeadersEntry
-	14, // 15: agentcore.v1.ProviderOptions.body:type_name -> google.protobuf.Struct
-	14, // 16: agentcore.v1.ProviderOptions.provider_options:type_name -> google.protobuf.Struct
-	0,  // 17: agentcore.v1.CompactConfig.protocol:type_name -> agentcore.v1.Protocol
-	9,  // 18: agentcore.v1.CompactConfig.provider:type_name -> agentcore.v1.ProviderOptions
-	5,  // 19: agentcore.v1.OutputFormat.kind:type_name -> agentcore.v1.OutputKind
-	14, // 20: agentcore.v1.OutputFormat.schema:type_name -> google.protobuf.Struct
-	21, // [21:21] is the sub-list for method output_type
-	21, // [21:21] is the sub-list for method input_type
-	21, // [21:21] is the sub-list for extension type_name
-	21, // [21:21] is the sub-list for extension extendee
-	0,  // [0:21] is the sub-list for field type_name
+	7,  // 13: agentcore.v1.AgentConfig.fallback:type_name -> agentcore.v1.FallbackConfig
+	8,  // 14: agentcore.v1.FallbackConfig.models:type_name -> agentcore.v1.FallbackModel
+	16, // 15: agentcore.v1.FallbackConfig.on:type_name -> agentcore.v1.ErrorKind
+	0,  // 16: agentcore.v1.FallbackModel.protocol:type_name -> agentcore.v1.Protocol
+	11, // 17: agentcore.v1.FallbackModel.provider:type_name -> agentcore.v1.ProviderOptions
+	17, // 18: agentcore.v1.CacheConfig.body:type_name -> google.protobuf.Struct
+	14, // 19: agentcore.v1.ProviderOptions.headers:type_name -> agentcore.v1.ProviderOptions.HeadersEntry
+	17, // 20: agentcore.v1.ProviderOptions.body:type_name -> google.protobuf.Struct
+	17, // 21: agentcore.v1.ProviderOptions.provider_options:type_name -> google.protobuf.Struct
+	0,  // 22: agentcore.v1.CompactConfig.protocol:type_name -> agentcore.v1.Protocol
+	11, // 23: agentcore.v1.CompactConfig.provider:type_name -> agentcore.v1.ProviderOptions
+	5,  // 24: agentcore.v1.OutputFormat.kind:type_name -> agentcore.v1.OutputKind
+	17, // 25: agentcore.v1.OutputFormat.schema:type_name -> google.protobuf.Struct
+	26, // [26:26] is the sub-list for method output_type
+	26, // [26:26] is the sub-list for method input_type
+	26, // [26:26] is the sub-list for extension type_name
+	26, // [26:26] is the sub-list for extension extendee
+	0,  // [0:26] is the sub-list for field type_name
 }
 
 func init() { file_agentcore_v1_config_proto_init() }
@@ -1346,18 +1541,20 @@ func file_agentcore_v1_config_proto_init() {
 	if File_agentcore_v1_config_proto != nil {
 		return
 	}
+	file_agentcore_v1_event_proto_init()
 	file_agentcore_v1_config_proto_msgTypes[0].OneofWrappers = []any{}
-	file_agentcore_v1_config_proto_msgTypes[1].OneofWrappers = []any{}
 	file_agentcore_v1_config_proto_msgTypes[2].OneofWrappers = []any{}
 	file_agentcore_v1_config_proto_msgTypes[3].OneofWrappers = []any{}
 	file_agentcore_v1_config_proto_msgTypes[4].OneofWrappers = []any{}
+	file_agentcore_v1_config_proto_msgTypes[5].OneofWrappers = []any{}
+	file_agentcore_v1_config_proto_msgTypes[6].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_agentcore_v1_config_proto_rawDesc), len(file_agentcore_v1_config_proto_rawDesc)),
 			NumEnums:      6,
-			NumMessages:   7,
+			NumMessages:   9,
 			NumExtensions: 0,
 			NumServices:   0,
 		},

@@ -368,6 +368,7 @@ type Event struct {
 	//	*Event_RunResumed
 	//	*Event_Child
 	//	*Event_BudgetExceeded
+	//	*Event_Fallback
 	Kind          isEvent_Kind `protobuf_oneof:"kind"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -600,6 +601,15 @@ func (x *Event) GetBudgetExceeded() *BudgetExceededEvent {
 	return nil
 }
 
+func (x *Event) GetFallback() *FallbackEvent {
+	if x != nil {
+		if x, ok := x.Kind.(*Event_Fallback); ok {
+			return x.Fallback
+		}
+	}
+	return nil
+}
+
 type isEvent_Kind interface {
 	isEvent_Kind()
 }
@@ -678,6 +688,11 @@ type Event_BudgetExceeded struct {
 	BudgetExceeded *BudgetExceededEvent `protobuf:"bytes,27,opt,name=budget_exceeded,json=budgetExceeded,proto3,oneof"`
 }
 
+type Event_Fallback struct {
+	// A round's model failed and the round goes to a fallback model.
+	Fallback *FallbackEvent `protobuf:"bytes,28,opt,name=fallback,proto3,oneof"`
+}
+
 func (*Event_RunStarted) isEvent_Kind() {}
 
 func (*Event_ModelRequest) isEvent_Kind() {}
@@ -713,6 +728,8 @@ func (*Event_RunResumed) isEvent_Kind() {}
 func (*Event_Child) isEvent_Kind() {}
 
 func (*Event_BudgetExceeded) isEvent_Kind() {}
+
+func (*Event_Fallback) isEvent_Kind() {}
 
 // RunResumedEvent opens an attempt of a run that a crash cut off, resumed
 // by a server without any client (on_interrupt resume). Its seq follows the
@@ -1889,6 +1906,182 @@ func (x *StepEvent) GetToolResults() []*ToolResultPart {
 	return nil
 }
 
+// FallbackEvent says that a round's request failed, after its retries,
+// with an error of a kind the config falls back on (config.fallback.on),
+// and that the round is asked again of the next fallback model. Deltas the
+// failed request streamed are void: the round's answer is the one that
+// follows. A fallback that fails as well is followed by the next one's
+// FallbackEvent, or ends the run with an error naming every model's.
+type FallbackEvent struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The round.
+	Step int32 `protobuf:"varint,1,opt,name=step,proto3" json:"step,omitempty"`
+	// The error of the model that failed.
+	Kind    ErrorKind `protobuf:"varint,2,opt,name=kind,proto3,enum=agentcore.v1.ErrorKind" json:"kind,omitempty"`
+	Message string    `protobuf:"bytes,3,opt,name=message,proto3" json:"message,omitempty"`
+	// Upstream HTTP status, 0 if none.
+	Status int32 `protobuf:"varint,4,opt,name=status,proto3" json:"status,omitempty"`
+	// The model that failed and the one the round goes to now.
+	From *ModelRef `protobuf:"bytes,5,opt,name=from,proto3" json:"from,omitempty"`
+	To   *ModelRef `protobuf:"bytes,6,opt,name=to,proto3" json:"to,omitempty"`
+	// 1 when the round goes to the first fallback model, 2 the second…
+	Index         int32 `protobuf:"varint,7,opt,name=index,proto3" json:"index,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *FallbackEvent) Reset() {
+	*x = FallbackEvent{}
+	mi := &file_agentcore_v1_event_proto_msgTypes[16]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *FallbackEvent) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*FallbackEvent) ProtoMessage() {}
+
+func (x *FallbackEvent) ProtoReflect() protoreflect.Message {
+	mi := &file_agentcore_v1_event_proto_msgTypes[16]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use FallbackEvent.ProtoReflect.Descriptor instead.
+func (*FallbackEvent) Descriptor() ([]byte, []int) {
+	return file_agentcore_v1_event_proto_rawDescGZIP(), []int{16}
+}
+
+func (x *FallbackEvent) GetStep() int32 {
+	if x != nil {
+		return x.Step
+	}
+	return 0
+}
+
+func (x *FallbackEvent) GetKind() ErrorKind {
+	if x != nil {
+		return x.Kind
+	}
+	return ErrorKind_ERROR_KIND_UNSPECIFIED
+}
+
+func (x *FallbackEvent) GetMessage() string {
+	if x != nil {
+		return x.Message
+	}
+	return ""
+}
+
+func (x *FallbackEvent) GetStatus() int32 {
+	if x != nil {
+		return x.Status
+	}
+	return 0
+}
+
+func (x *FallbackEvent) GetFrom() *ModelRef {
+	if x != nil {
+		return x.From
+	}
+	return nil
+}
+
+func (x *FallbackEvent) GetTo() *ModelRef {
+	if x != nil {
+		return x.To
+	}
+	return nil
+}
+
+func (x *FallbackEvent) GetIndex() int32 {
+	if x != nil {
+		return x.Index
+	}
+	return 0
+}
+
+// ModelRef names a model as events show it: never its key, nor its base
+// URL's path or query.
+type ModelRef struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The profile the model came from; empty for a model a config gave.
+	Profile string `protobuf:"bytes,1,opt,name=profile,proto3" json:"profile,omitempty"`
+	Model   string `protobuf:"bytes,2,opt,name=model,proto3" json:"model,omitempty"`
+	// "chat", "responses", "anthropic" or "gemini".
+	Protocol string `protobuf:"bytes,3,opt,name=protocol,proto3" json:"protocol,omitempty"`
+	// The host (and port) of the model's base URL.
+	BaseUrlHost   string `protobuf:"bytes,4,opt,name=base_url_host,json=baseUrlHost,proto3" json:"base_url_host,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ModelRef) Reset() {
+	*x = ModelRef{}
+	mi := &file_agentcore_v1_event_proto_msgTypes[17]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ModelRef) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ModelRef) ProtoMessage() {}
+
+func (x *ModelRef) ProtoReflect() protoreflect.Message {
+	mi := &file_agentcore_v1_event_proto_msgTypes[17]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ModelRef.ProtoReflect.Descriptor instead.
+func (*ModelRef) Descriptor() ([]byte, []int) {
+	return file_agentcore_v1_event_proto_rawDescGZIP(), []int{17}
+}
+
+func (x *ModelRef) GetProfile() string {
+	if x != nil {
+		return x.Profile
+	}
+	return ""
+}
+
+func (x *ModelRef) GetModel() string {
+	if x != nil {
+		return x.Model
+	}
+	return ""
+}
+
+func (x *ModelRef) GetProtocol() string {
+	if x != nil {
+		return x.Protocol
+	}
+	return ""
+}
+
+func (x *ModelRef) GetBaseUrlHost() string {
+	if x != nil {
+		return x.BaseUrlHost
+	}
+	return ""
+}
+
 // RetryEvent is sent before a retry (agent-core: onRetry).
 type RetryEvent struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -1907,7 +2100,7 @@ type RetryEvent struct {
 
 func (x *RetryEvent) Reset() {
 	*x = RetryEvent{}
-	mi := &file_agentcore_v1_event_proto_msgTypes[16]
+	mi := &file_agentcore_v1_event_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1919,7 +2112,7 @@ func (x *RetryEvent) String() string {
 func (*RetryEvent) ProtoMessage() {}
 
 func (x *RetryEvent) ProtoReflect() protoreflect.Message {
-	mi := &file_agentcore_v1_event_proto_msgTypes[16]
+	mi := &file_agentcore_v1_event_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1932,7 +2125,7 @@ func (x *RetryEvent) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RetryEvent.ProtoReflect.Descriptor instead.
 func (*RetryEvent) Descriptor() ([]byte, []int) {
-	return file_agentcore_v1_event_proto_rawDescGZIP(), []int{16}
+	return file_agentcore_v1_event_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *RetryEvent) GetAttempt() int32 {
@@ -1990,7 +2183,7 @@ type CompactStartedEvent struct {
 
 func (x *CompactStartedEvent) Reset() {
 	*x = CompactStartedEvent{}
-	mi := &file_agentcore_v1_event_proto_msgTypes[17]
+	mi := &file_agentcore_v1_event_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2002,7 +2195,7 @@ func (x *CompactStartedEvent) String() string {
 func (*CompactStartedEvent) ProtoMessage() {}
 
 func (x *CompactStartedEvent) ProtoReflect() protoreflect.Message {
-	mi := &file_agentcore_v1_event_proto_msgTypes[17]
+	mi := &file_agentcore_v1_event_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2015,7 +2208,7 @@ func (x *CompactStartedEvent) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CompactStartedEvent.ProtoReflect.Descriptor instead.
 func (*CompactStartedEvent) Descriptor() ([]byte, []int) {
-	return file_agentcore_v1_event_proto_rawDescGZIP(), []int{17}
+	return file_agentcore_v1_event_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *CompactStartedEvent) GetTokens() int64 {
@@ -2042,7 +2235,7 @@ type CompactDeltaEvent struct {
 
 func (x *CompactDeltaEvent) Reset() {
 	*x = CompactDeltaEvent{}
-	mi := &file_agentcore_v1_event_proto_msgTypes[18]
+	mi := &file_agentcore_v1_event_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2054,7 +2247,7 @@ func (x *CompactDeltaEvent) String() string {
 func (*CompactDeltaEvent) ProtoMessage() {}
 
 func (x *CompactDeltaEvent) ProtoReflect() protoreflect.Message {
-	mi := &file_agentcore_v1_event_proto_msgTypes[18]
+	mi := &file_agentcore_v1_event_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2067,7 +2260,7 @@ func (x *CompactDeltaEvent) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CompactDeltaEvent.ProtoReflect.Descriptor instead.
 func (*CompactDeltaEvent) Descriptor() ([]byte, []int) {
-	return file_agentcore_v1_event_proto_rawDescGZIP(), []int{18}
+	return file_agentcore_v1_event_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *CompactDeltaEvent) GetText() string {
@@ -2088,7 +2281,7 @@ type CompactFinishedEvent struct {
 
 func (x *CompactFinishedEvent) Reset() {
 	*x = CompactFinishedEvent{}
-	mi := &file_agentcore_v1_event_proto_msgTypes[19]
+	mi := &file_agentcore_v1_event_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2100,7 +2293,7 @@ func (x *CompactFinishedEvent) String() string {
 func (*CompactFinishedEvent) ProtoMessage() {}
 
 func (x *CompactFinishedEvent) ProtoReflect() protoreflect.Message {
-	mi := &file_agentcore_v1_event_proto_msgTypes[19]
+	mi := &file_agentcore_v1_event_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2113,7 +2306,7 @@ func (x *CompactFinishedEvent) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CompactFinishedEvent.ProtoReflect.Descriptor instead.
 func (*CompactFinishedEvent) Descriptor() ([]byte, []int) {
-	return file_agentcore_v1_event_proto_rawDescGZIP(), []int{19}
+	return file_agentcore_v1_event_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *CompactFinishedEvent) GetSummary() string {
@@ -2152,7 +2345,7 @@ type RunResultEvent struct {
 
 func (x *RunResultEvent) Reset() {
 	*x = RunResultEvent{}
-	mi := &file_agentcore_v1_event_proto_msgTypes[20]
+	mi := &file_agentcore_v1_event_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2164,7 +2357,7 @@ func (x *RunResultEvent) String() string {
 func (*RunResultEvent) ProtoMessage() {}
 
 func (x *RunResultEvent) ProtoReflect() protoreflect.Message {
-	mi := &file_agentcore_v1_event_proto_msgTypes[20]
+	mi := &file_agentcore_v1_event_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2177,7 +2370,7 @@ func (x *RunResultEvent) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RunResultEvent.ProtoReflect.Descriptor instead.
 func (*RunResultEvent) Descriptor() ([]byte, []int) {
-	return file_agentcore_v1_event_proto_rawDescGZIP(), []int{20}
+	return file_agentcore_v1_event_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *RunResultEvent) GetText() string {
@@ -2248,7 +2441,7 @@ type RunUsage struct {
 
 func (x *RunUsage) Reset() {
 	*x = RunUsage{}
-	mi := &file_agentcore_v1_event_proto_msgTypes[21]
+	mi := &file_agentcore_v1_event_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2260,7 +2453,7 @@ func (x *RunUsage) String() string {
 func (*RunUsage) ProtoMessage() {}
 
 func (x *RunUsage) ProtoReflect() protoreflect.Message {
-	mi := &file_agentcore_v1_event_proto_msgTypes[21]
+	mi := &file_agentcore_v1_event_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2273,7 +2466,7 @@ func (x *RunUsage) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RunUsage.ProtoReflect.Descriptor instead.
 func (*RunUsage) Descriptor() ([]byte, []int) {
-	return file_agentcore_v1_event_proto_rawDescGZIP(), []int{21}
+	return file_agentcore_v1_event_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *RunUsage) GetInputTokens() int64 {
@@ -2343,7 +2536,7 @@ type Budget struct {
 
 func (x *Budget) Reset() {
 	*x = Budget{}
-	mi := &file_agentcore_v1_event_proto_msgTypes[22]
+	mi := &file_agentcore_v1_event_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2355,7 +2548,7 @@ func (x *Budget) String() string {
 func (*Budget) ProtoMessage() {}
 
 func (x *Budget) ProtoReflect() protoreflect.Message {
-	mi := &file_agentcore_v1_event_proto_msgTypes[22]
+	mi := &file_agentcore_v1_event_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2368,7 +2561,7 @@ func (x *Budget) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Budget.ProtoReflect.Descriptor instead.
 func (*Budget) Descriptor() ([]byte, []int) {
-	return file_agentcore_v1_event_proto_rawDescGZIP(), []int{22}
+	return file_agentcore_v1_event_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *Budget) GetInputTokens() int64 {
@@ -2417,8 +2610,7 @@ var File_agentcore_v1_event_proto protoreflect.FileDescriptor
 
 const file_agentcore_v1_event_proto_rawDesc = "" +
 	"\n" +
-	"\x18agentcore/v1/event.proto\x12\fagentcore.v1\x1a\x1aagentcore/v1/message.proto\x1a\x1egoogle/protobuf/duration.proto\x1a\x1cgoogle/protobuf/struct.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\xca\n" +
-	"\n" +
+	"\x18agentcore/v1/event.proto\x12\fagentcore.v1\x1a\x1aagentcore/v1/message.proto\x1a\x1egoogle/protobuf/duration.proto\x1a\x1cgoogle/protobuf/struct.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\x85\v\n" +
 	"\x05Event\x12\x10\n" +
 	"\x03seq\x18\x01 \x01(\x03R\x03seq\x12.\n" +
 	"\x04time\x18\x02 \x01(\v2\x1a.google.protobuf.TimestampR\x04time\x12\x15\n" +
@@ -2447,7 +2639,8 @@ const file_agentcore_v1_event_proto_rawDesc = "" +
 	"\vrun_resumed\x18\x19 \x01(\v2\x1d.agentcore.v1.RunResumedEventH\x00R\n" +
 	"runResumed\x123\n" +
 	"\x05child\x18\x1a \x01(\v2\x1b.agentcore.v1.ChildRunEventH\x00R\x05child\x12L\n" +
-	"\x0fbudget_exceeded\x18\x1b \x01(\v2!.agentcore.v1.BudgetExceededEventH\x00R\x0ebudgetExceededB\x06\n" +
+	"\x0fbudget_exceeded\x18\x1b \x01(\v2!.agentcore.v1.BudgetExceededEventH\x00R\x0ebudgetExceeded\x129\n" +
+	"\bfallback\x18\x1c \x01(\v2\x1b.agentcore.v1.FallbackEventH\x00R\bfallbackB\x06\n" +
 	"\x04kind\"\xab\x01\n" +
 	"\x0fRunResumedEvent\x12\x18\n" +
 	"\aattempt\x18\x01 \x01(\x05R\aattempt\x12\x18\n" +
@@ -2540,7 +2733,20 @@ const file_agentcore_v1_event_proto_rawDesc = "" +
 	"\tStepEvent\x12\x12\n" +
 	"\x04step\x18\x01 \x01(\x05R\x04step\x12<\n" +
 	"\bresponse\x18\x02 \x01(\v2 .agentcore.v1.ModelResponseEventR\bresponse\x12?\n" +
-	"\ftool_results\x18\x03 \x03(\v2\x1c.agentcore.v1.ToolResultPartR\vtoolResults\"\xd0\x01\n" +
+	"\ftool_results\x18\x03 \x03(\v2\x1c.agentcore.v1.ToolResultPartR\vtoolResults\"\xec\x01\n" +
+	"\rFallbackEvent\x12\x12\n" +
+	"\x04step\x18\x01 \x01(\x05R\x04step\x12+\n" +
+	"\x04kind\x18\x02 \x01(\x0e2\x17.agentcore.v1.ErrorKindR\x04kind\x12\x18\n" +
+	"\amessage\x18\x03 \x01(\tR\amessage\x12\x16\n" +
+	"\x06status\x18\x04 \x01(\x05R\x06status\x12*\n" +
+	"\x04from\x18\x05 \x01(\v2\x16.agentcore.v1.ModelRefR\x04from\x12&\n" +
+	"\x02to\x18\x06 \x01(\v2\x16.agentcore.v1.ModelRefR\x02to\x12\x14\n" +
+	"\x05index\x18\a \x01(\x05R\x05index\"z\n" +
+	"\bModelRef\x12\x18\n" +
+	"\aprofile\x18\x01 \x01(\tR\aprofile\x12\x14\n" +
+	"\x05model\x18\x02 \x01(\tR\x05model\x12\x1a\n" +
+	"\bprotocol\x18\x03 \x01(\tR\bprotocol\x12\"\n" +
+	"\rbase_url_host\x18\x04 \x01(\tR\vbaseUrlHost\"\xd0\x01\n" +
 	"\n" +
 	"RetryEvent\x12\x18\n" +
 	"\aattempt\x18\x01 \x01(\x05R\aattempt\x12+\n" +
@@ -2637,7 +2843,7 @@ func file_agentcore_v1_event_proto_rawDescGZIP() []byte {
 }
 
 var file_agentcore_v1_event_proto_enumTypes = make([]protoimpl.EnumInfo, 5)
-var file_agentcore_v1_event_proto_msgTypes = make([]protoimpl.MessageInfo, 23)
+var file_agentcore_v1_event_proto_msgTypes = make([]protoimpl.MessageInfo, 25)
 var file_agentcore_v1_event_proto_goTypes = []any{
 	(BudgetLimit)(0),               // 0: agentcore.v1.BudgetLimit
 	(PermissionOutcome)(0),         // 1: agentcore.v1.PermissionOutcome
@@ -2660,23 +2866,25 @@ var file_agentcore_v1_event_proto_goTypes = []any{
 	(*ToolOutputCappedEvent)(nil),  // 18: agentcore.v1.ToolOutputCappedEvent
 	(*ToolResultEvent)(nil),        // 19: agentcore.v1.ToolResultEvent
 	(*StepEvent)(nil),              // 20: agentcore.v1.StepEvent
-	(*RetryEvent)(nil),             // 21: agentcore.v1.RetryEvent
-	(*CompactStartedEvent)(nil),    // 22: agentcore.v1.CompactStartedEvent
-	(*CompactDeltaEvent)(nil),      // 23: agentcore.v1.CompactDeltaEvent
-	(*CompactFinishedEvent)(nil),   // 24: agentcore.v1.CompactFinishedEvent
-	(*RunResultEvent)(nil),         // 25: agentcore.v1.RunResultEvent
-	(*RunUsage)(nil),               // 26: agentcore.v1.RunUsage
-	(*Budget)(nil),                 // 27: agentcore.v1.Budget
-	(*timestamppb.Timestamp)(nil),  // 28: google.protobuf.Timestamp
-	(*ToolCallPart)(nil),           // 29: agentcore.v1.ToolCallPart
-	(*Usage)(nil),                  // 30: agentcore.v1.Usage
-	(*ToolOutput)(nil),             // 31: agentcore.v1.ToolOutput
-	(*durationpb.Duration)(nil),    // 32: google.protobuf.Duration
-	(*ToolResultPart)(nil),         // 33: agentcore.v1.ToolResultPart
-	(*structpb.Value)(nil),         // 34: google.protobuf.Value
+	(*FallbackEvent)(nil),          // 21: agentcore.v1.FallbackEvent
+	(*ModelRef)(nil),               // 22: agentcore.v1.ModelRef
+	(*RetryEvent)(nil),             // 23: agentcore.v1.RetryEvent
+	(*CompactStartedEvent)(nil),    // 24: agentcore.v1.CompactStartedEvent
+	(*CompactDeltaEvent)(nil),      // 25: agentcore.v1.CompactDeltaEvent
+	(*CompactFinishedEvent)(nil),   // 26: agentcore.v1.CompactFinishedEvent
+	(*RunResultEvent)(nil),         // 27: agentcore.v1.RunResultEvent
+	(*RunUsage)(nil),               // 28: agentcore.v1.RunUsage
+	(*Budget)(nil),                 // 29: agentcore.v1.Budget
+	(*timestamppb.Timestamp)(nil),  // 30: google.protobuf.Timestamp
+	(*ToolCallPart)(nil),           // 31: agentcore.v1.ToolCallPart
+	(*Usage)(nil),                  // 32: agentcore.v1.Usage
+	(*ToolOutput)(nil),             // 33: agentcore.v1.ToolOutput
+	(*durationpb.Duration)(nil),    // 34: google.protobuf.Duration
+	(*ToolResultPart)(nil),         // 35: agentcore.v1.ToolResultPart
+	(*structpb.Value)(nil),         // 36: google.protobuf.Value
 }
 var file_agentcore_v1_event_proto_depIdxs = []int32{
-	28, // 0: agentcore.v1.Event.time:type_name -> google.protobuf.Timestamp
+	30, // 0: agentcore.v1.Event.time:type_name -> google.protobuf.Timestamp
 	9,  // 1: agentcore.v1.Event.run_started:type_name -> agentcore.v1.RunStartedEvent
 	10, // 2: agentcore.v1.Event.model_request:type_name -> agentcore.v1.ModelRequestEvent
 	11, // 3: agentcore.v1.Event.model_delta:type_name -> agentcore.v1.ModelDeltaEvent
@@ -2686,42 +2894,46 @@ var file_agentcore_v1_event_proto_depIdxs = []int32{
 	17, // 7: agentcore.v1.Event.tool_output:type_name -> agentcore.v1.ToolOutputEvent
 	19, // 8: agentcore.v1.Event.tool_result:type_name -> agentcore.v1.ToolResultEvent
 	20, // 9: agentcore.v1.Event.step:type_name -> agentcore.v1.StepEvent
-	21, // 10: agentcore.v1.Event.retry:type_name -> agentcore.v1.RetryEvent
-	22, // 11: agentcore.v1.Event.compact_started:type_name -> agentcore.v1.CompactStartedEvent
-	23, // 12: agentcore.v1.Event.compact_delta:type_name -> agentcore.v1.CompactDeltaEvent
-	24, // 13: agentcore.v1.Event.compact_finished:type_name -> agentcore.v1.CompactFinishedEvent
-	25, // 14: agentcore.v1.Event.result:type_name -> agentcore.v1.RunResultEvent
+	23, // 10: agentcore.v1.Event.retry:type_name -> agentcore.v1.RetryEvent
+	24, // 11: agentcore.v1.Event.compact_started:type_name -> agentcore.v1.CompactStartedEvent
+	25, // 12: agentcore.v1.Event.compact_delta:type_name -> agentcore.v1.CompactDeltaEvent
+	26, // 13: agentcore.v1.Event.compact_finished:type_name -> agentcore.v1.CompactFinishedEvent
+	27, // 14: agentcore.v1.Event.result:type_name -> agentcore.v1.RunResultEvent
 	18, // 15: agentcore.v1.Event.tool_output_capped:type_name -> agentcore.v1.ToolOutputCappedEvent
 	6,  // 16: agentcore.v1.Event.run_resumed:type_name -> agentcore.v1.RunResumedEvent
 	7,  // 17: agentcore.v1.Event.child:type_name -> agentcore.v1.ChildRunEvent
 	8,  // 18: agentcore.v1.Event.budget_exceeded:type_name -> agentcore.v1.BudgetExceededEvent
-	5,  // 19: agentcore.v1.ChildRunEvent.event:type_name -> agentcore.v1.Event
-	0,  // 20: agentcore.v1.BudgetExceededEvent.limit:type_name -> agentcore.v1.BudgetLimit
-	12, // 21: agentcore.v1.ModelDeltaEvent.tool_call:type_name -> agentcore.v1.ToolCallDelta
-	29, // 22: agentcore.v1.ModelResponseEvent.tool_calls:type_name -> agentcore.v1.ToolCallPart
-	30, // 23: agentcore.v1.ModelResponseEvent.usage:type_name -> agentcore.v1.Usage
-	16, // 24: agentcore.v1.ToolCallEvent.permission:type_name -> agentcore.v1.PermissionDecision
-	1,  // 25: agentcore.v1.PermissionDecision.outcome:type_name -> agentcore.v1.PermissionOutcome
-	2,  // 26: agentcore.v1.ToolOutputEvent.stream:type_name -> agentcore.v1.OutputStream
-	31, // 27: agentcore.v1.ToolResultEvent.output:type_name -> agentcore.v1.ToolOutput
-	32, // 28: agentcore.v1.ToolResultEvent.duration:type_name -> google.protobuf.Duration
-	13, // 29: agentcore.v1.StepEvent.response:type_name -> agentcore.v1.ModelResponseEvent
-	33, // 30: agentcore.v1.StepEvent.tool_results:type_name -> agentcore.v1.ToolResultPart
-	3,  // 31: agentcore.v1.RetryEvent.kind:type_name -> agentcore.v1.ErrorKind
-	32, // 32: agentcore.v1.RetryEvent.delay:type_name -> google.protobuf.Duration
-	30, // 33: agentcore.v1.CompactFinishedEvent.usage:type_name -> agentcore.v1.Usage
-	30, // 34: agentcore.v1.RunResultEvent.usage:type_name -> agentcore.v1.Usage
-	4,  // 35: agentcore.v1.RunResultEvent.reason:type_name -> agentcore.v1.EndReason
-	34, // 36: agentcore.v1.RunResultEvent.output:type_name -> google.protobuf.Value
-	26, // 37: agentcore.v1.RunResultEvent.run_usage:type_name -> agentcore.v1.RunUsage
-	26, // 38: agentcore.v1.RunResultEvent.tree_usage:type_name -> agentcore.v1.RunUsage
-	32, // 39: agentcore.v1.RunUsage.wall_time:type_name -> google.protobuf.Duration
-	32, // 40: agentcore.v1.Budget.wall_time:type_name -> google.protobuf.Duration
-	41, // [41:41] is the sub-list for method output_type
-	41, // [41:41] is the sub-list for method input_type
-	41, // [41:41] is the sub-list for extension type_name
-	41, // [41:41] is the sub-list for extension extendee
-	0,  // [0:41] is the sub-list for field type_name
+	21, // 19: agentcore.v1.Event.fallback:type_name -> agentcore.v1.FallbackEvent
+	5,  // 20: agentcore.v1.ChildRunEvent.event:type_name -> agentcore.v1.Event
+	0,  // 21: agentcore.v1.BudgetExceededEvent.limit:type_name -> agentcore.v1.BudgetLimit
+	12, // 22: agentcore.v1.ModelDeltaEvent.tool_call:type_name -> agentcore.v1.ToolCallDelta
+	31, // 23: agentcore.v1.ModelResponseEvent.tool_calls:type_name -> agentcore.v1.ToolCallPart
+	32, // 24: agentcore.v1.ModelResponseEvent.usage:type_name -> agentcore.v1.Usage
+	16, // 25: agentcore.v1.ToolCallEvent.permission:type_name -> agentcore.v1.PermissionDecision
+	1,  // 26: agentcore.v1.PermissionDecision.outcome:type_name -> agentcore.v1.PermissionOutcome
+	2,  // 27: agentcore.v1.ToolOutputEvent.stream:type_name -> agentcore.v1.OutputStream
+	33, // 28: agentcore.v1.ToolResultEvent.output:type_name -> agentcore.v1.ToolOutput
+	34, // 29: agentcore.v1.ToolResultEvent.duration:type_name -> google.protobuf.Duration
+	13, // 30: agentcore.v1.StepEvent.response:type_name -> agentcore.v1.ModelResponseEvent
+	35, // 31: agentcore.v1.StepEvent.tool_results:type_name -> agentcore.v1.ToolResultPart
+	3,  // 32: agentcore.v1.FallbackEvent.kind:type_name -> agentcore.v1.ErrorKind
+	22, // 33: agentcore.v1.FallbackEvent.from:type_name -> agentcore.v1.ModelRef
+	22, // 34: agentcore.v1.FallbackEvent.to:type_name -> agentcore.v1.ModelRef
+	3,  // 35: agentcore.v1.RetryEvent.kind:type_name -> agentcore.v1.ErrorKind
+	34, // 36: agentcore.v1.RetryEvent.delay:type_name -> google.protobuf.Duration
+	32, // 37: agentcore.v1.CompactFinishedEvent.usage:type_name -> agentcore.v1.Usage
+	32, // 38: agentcore.v1.RunResultEvent.usage:type_name -> agentcore.v1.Usage
+	4,  // 39: agentcore.v1.RunResultEvent.reason:type_name -> agentcore.v1.EndReason
+	36, // 40: agentcore.v1.RunResultEvent.output:type_name -> google.protobuf.Value
+	28, // 41: agentcore.v1.RunResultEvent.run_usage:type_name -> agentcore.v1.RunUsage
+	28, // 42: agentcore.v1.RunResultEvent.tree_usage:type_name -> agentcore.v1.RunUsage
+	34, // 43: agentcore.v1.RunUsage.wall_time:type_name -> google.protobuf.Duration
+	34, // 44: agentcore.v1.Budget.wall_time:type_name -> google.protobuf.Duration
+	45, // [45:45] is the sub-list for method output_type
+	45, // [45:45] is the sub-list for method input_type
+	45, // [45:45] is the sub-list for extension type_name
+	45, // [45:45] is the sub-list for extension extendee
+	0,  // [0:45] is the sub-list for field type_name
 }
 
 func init() { file_agentcore_v1_event_proto_init() }
@@ -2749,20 +2961,21 @@ func file_agentcore_v1_event_proto_init() {
 		(*Event_RunResumed)(nil),
 		(*Event_Child)(nil),
 		(*Event_BudgetExceeded)(nil),
+		(*Event_Fallback)(nil),
 	}
 	file_agentcore_v1_event_proto_msgTypes[6].OneofWrappers = []any{
 		(*ModelDeltaEvent_Text)(nil),
 		(*ModelDeltaEvent_Reasoning)(nil),
 		(*ModelDeltaEvent_ToolCall)(nil),
 	}
-	file_agentcore_v1_event_proto_msgTypes[22].OneofWrappers = []any{}
+	file_agentcore_v1_event_proto_msgTypes[24].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_agentcore_v1_event_proto_rawDesc), len(file_agentcore_v1_event_proto_rawDesc)),
 			NumEnums:      5,
-			NumMessages:   23,
+			NumMessages:   25,
 			NumExtensions: 0,
 			NumServices:   0,
 		},

@@ -74,6 +74,8 @@ from .agent_service_pb2 import (
 )
 from .config_pb2 import (
     AgentConfig as AgentConfig,
+    FallbackConfig as FallbackConfig,
+    FallbackModel as FallbackModel,
     CacheConfig as CacheConfig,
     Capabilities as Capabilities,
     ProviderOptions as ProviderOptions,
@@ -184,6 +186,8 @@ from .event_pb2 import (
     ToolOutputCappedEvent as ToolOutputCappedEvent,
     ToolResultEvent as ToolResultEvent,
     StepEvent as StepEvent,
+    FallbackEvent as FallbackEvent,
+    ModelRef as ModelRef,
     RetryEvent as RetryEvent,
     CompactStartedEvent as CompactStartedEvent,
     CompactDeltaEvent as CompactDeltaEvent,

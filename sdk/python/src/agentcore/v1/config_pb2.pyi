@@ -1,3 +1,4 @@
+from agentcore.v1 import event_pb2 as _event_pb2
 from google.protobuf import duration_pb2 as _duration_pb2
 from google.protobuf import struct_pb2 as _struct_pb2
 from google.protobuf.internal import containers as _containers
@@ -31,7 +32,7 @@ TOOL_MODE_TEXT: ToolMode
 TOOL_MODE_UNSPECIFIED: ToolMode
 
 class AgentConfig(_message.Message):
-    __slots__ = ["api_key", "base_url", "cache", "capabilities", "compact", "compact_threshold", "cut_calls", "max_live_output", "max_steps", "max_tokens", "max_tool_concurrency", "max_tool_output", "media_fallback", "model", "no_tool_prompt", "no_tool_rounds", "on_interrupt", "output", "profile", "protocol", "provider", "request_timeout", "retry_max_delay", "retry_max_elapsed", "stream", "system", "tool_mode"]
+    __slots__ = ["api_key", "base_url", "cache", "capabilities", "compact", "compact_threshold", "cut_calls", "fallback", "max_live_output", "max_steps", "max_tokens", "max_tool_concurrency", "max_tool_output", "media_fallback", "model", "no_tool_prompt", "no_tool_rounds", "on_interrupt", "output", "profile", "protocol", "provider", "request_timeout", "retry_max_delay", "retry_max_elapsed", "stream", "system", "tool_mode"]
     API_KEY_FIELD_NUMBER: _ClassVar[int]
     BASE_URL_FIELD_NUMBER: _ClassVar[int]
     CACHE_FIELD_NUMBER: _ClassVar[int]
@@ -39,6 +40,7 @@ class AgentConfig(_message.Message):
     COMPACT_FIELD_NUMBER: _ClassVar[int]
     COMPACT_THRESHOLD_FIELD_NUMBER: _ClassVar[int]
     CUT_CALLS_FIELD_NUMBER: _ClassVar[int]
+    FALLBACK_FIELD_NUMBER: _ClassVar[int]
     MAX_LIVE_OUTPUT_FIELD_NUMBER: _ClassVar[int]
     MAX_STEPS_FIELD_NUMBER: _ClassVar[int]
     MAX_TOKENS_FIELD_NUMBER: _ClassVar[int]
@@ -66,6 +68,7 @@ class AgentConfig(_message.Message):
     compact: CompactConfig
     compact_threshold: float
     cut_calls: CutCalls
+    fallback: FallbackConfig
     max_live_output: int
     max_steps: int
     max_tokens: int
@@ -86,7 +89,7 @@ class AgentConfig(_message.Message):
     stream: bool
     system: str
     tool_mode: ToolMode
-    def __init__(self, profile: _Optional[str] = ..., base_url: _Optional[str] = ..., api_key: _Optional[str] = ..., model: _Optional[str] = ..., protocol: _Optional[_Union[Protocol, str]] = ..., system: _Optional[str] = ..., stream: bool = ..., cache: _Optional[_Union[CacheConfig, _Mapping]] = ..., tool_mode: _Optional[_Union[ToolMode, str]] = ..., capabilities: _Optional[_Union[Capabilities, _Mapping]] = ..., media_fallback: _Optional[_Union[MediaFallback, str]] = ..., provider: _Optional[_Union[ProviderOptions, _Mapping]] = ..., max_tool_output: _Optional[int] = ..., max_tokens: _Optional[int] = ..., compact_threshold: _Optional[float] = ..., compact: _Optional[_Union[CompactConfig, _Mapping]] = ..., output: _Optional[_Union[OutputFormat, _Mapping]] = ..., max_steps: _Optional[int] = ..., max_tool_concurrency: _Optional[int] = ..., retry_max_delay: _Optional[_Union[_duration_pb2.Duration, _Mapping]] = ..., retry_max_elapsed: _Optional[_Union[_duration_pb2.Duration, _Mapping]] = ..., request_timeout: _Optional[_Union[_duration_pb2.Duration, _Mapping]] = ..., no_tool_prompt: _Optional[str] = ..., no_tool_rounds: _Optional[int] = ..., max_live_output: _Optional[int] = ..., on_interrupt: _Optional[_Union[OnInterrupt, str]] = ..., cut_calls: _Optional[_Union[CutCalls, str]] = ...) -> None: ...
+    def __init__(self, profile: _Optional[str] = ..., base_url: _Optional[str] = ..., api_key: _Optional[str] = ..., model: _Optional[str] = ..., protocol: _Optional[_Union[Protocol, str]] = ..., system: _Optional[str] = ..., stream: bool = ..., cache: _Optional[_Union[CacheConfig, _Mapping]] = ..., tool_mode: _Optional[_Union[ToolMode, str]] = ..., capabilities: _Optional[_Union[Capabilities, _Mapping]] = ..., media_fallback: _Optional[_Union[MediaFallback, str]] = ..., provider: _Optional[_Union[ProviderOptions, _Mapping]] = ..., max_tool_output: _Optional[int] = ..., max_tokens: _Optional[int] = ..., compact_threshold: _Optional[float] = ..., compact: _Optional[_Union[CompactConfig, _Mapping]] = ..., output: _Optional[_Union[OutputFormat, _Mapping]] = ..., max_steps: _Optional[int] = ..., max_tool_concurrency: _Optional[int] = ..., retry_max_delay: _Optional[_Union[_duration_pb2.Duration, _Mapping]] = ..., retry_max_elapsed: _Optional[_Union[_duration_pb2.Duration, _Mapping]] = ..., request_timeout: _Optional[_Union[_duration_pb2.Duration, _Mapping]] = ..., no_tool_prompt: _Optional[str] = ..., no_tool_rounds: _Optional[int] = ..., max_live_output: _Optional[int] = ..., on_interrupt: _Optional[_Union[OnInterrupt, str]] = ..., cut_calls: _Optional[_Union[CutCalls, str]] = ..., fallback: _Optional[_Union[FallbackConfig, _Mapping]] = ...) -> None: ...
 
 class CacheConfig(_message.Message):
     __slots__ = ["body", "enabled", "key", "retention"]
@@ -121,6 +124,30 @@ class Capabilities(_message.Message):
     def __init__(self, image: bool = ..., audio: bool = ..., video: bool = ..., file: bool = ..., tools: bool = ..., structured_output: bool = ..., tool_choice: bool = ..., reasoning: bool = ...) -> None: ...
 
 class CompactConfig(_message.Message):
+    __slots__ = ["api_key", "base_url", "model", "profile", "protocol", "provider"]
+    API_KEY_FIELD_NUMBER: _ClassVar[int]
+    BASE_URL_FIELD_NUMBER: _ClassVar[int]
+    MODEL_FIELD_NUMBER: _ClassVar[int]
+    PROFILE_FIELD_NUMBER: _ClassVar[int]
+    PROTOCOL_FIELD_NUMBER: _ClassVar[int]
+    PROVIDER_FIELD_NUMBER: _ClassVar[int]
+    api_key: str
+    base_url: str
+    model: str
+    profile: str
+    protocol: Protocol
+    provider: ProviderOptions
+    def __init__(self, profile: _Optional[str] = ..., base_url: _Optional[str] = ..., api_key: _Optional[str] = ..., model: _Optional[str] = ..., protocol: _Optional[_Union[Protocol, str]] = ..., provider: _Optional[_Union[ProviderOptions, _Mapping]] = ...) -> None: ...
+
+class FallbackConfig(_message.Message):
+    __slots__ = ["models", "on"]
+    MODELS_FIELD_NUMBER: _ClassVar[int]
+    ON_FIELD_NUMBER: _ClassVar[int]
+    models: _containers.RepeatedCompositeFieldContainer[FallbackModel]
+    on: _containers.RepeatedScalarFieldContainer[_event_pb2.ErrorKind]
+    def __init__(self, models: _Optional[_Iterable[_Union[FallbackModel, _Mapping]]] = ..., on: _Optional[_Iterable[_Union[_event_pb2.ErrorKind, str]]] = ...) -> None: ...
+
+class FallbackModel(_message.Message):
     __slots__ = ["api_key", "base_url", "model", "profile", "protocol", "provider"]
     API_KEY_FIELD_NUMBER: _ClassVar[int]
     BASE_URL_FIELD_NUMBER: _ClassVar[int]

@@ -106,13 +106,14 @@ class CompactStartedEvent(_message.Message):
     def __init__(self, tokens: _Optional[int] = ..., manual: bool = ...) -> None: ...
 
 class Event(_message.Message):
-    __slots__ = ["attempt", "budget_exceeded", "child", "compact_delta", "compact_finished", "compact_started", "model_delta", "model_request", "model_response", "permission_request", "result", "retry", "run_id", "run_resumed", "run_started", "seq", "step", "time", "tool_call", "tool_output", "tool_output_capped", "tool_result"]
+    __slots__ = ["attempt", "budget_exceeded", "child", "compact_delta", "compact_finished", "compact_started", "fallback", "model_delta", "model_request", "model_response", "permission_request", "result", "retry", "run_id", "run_resumed", "run_started", "seq", "step", "time", "tool_call", "tool_output", "tool_output_capped", "tool_result"]
     ATTEMPT_FIELD_NUMBER: _ClassVar[int]
     BUDGET_EXCEEDED_FIELD_NUMBER: _ClassVar[int]
     CHILD_FIELD_NUMBER: _ClassVar[int]
     COMPACT_DELTA_FIELD_NUMBER: _ClassVar[int]
     COMPACT_FINISHED_FIELD_NUMBER: _ClassVar[int]
     COMPACT_STARTED_FIELD_NUMBER: _ClassVar[int]
+    FALLBACK_FIELD_NUMBER: _ClassVar[int]
     MODEL_DELTA_FIELD_NUMBER: _ClassVar[int]
     MODEL_REQUEST_FIELD_NUMBER: _ClassVar[int]
     MODEL_RESPONSE_FIELD_NUMBER: _ClassVar[int]
@@ -135,6 +136,7 @@ class Event(_message.Message):
     compact_delta: CompactDeltaEvent
     compact_finished: CompactFinishedEvent
     compact_started: CompactStartedEvent
+    fallback: FallbackEvent
     model_delta: ModelDeltaEvent
     model_request: ModelRequestEvent
     model_response: ModelResponseEvent
@@ -151,7 +153,24 @@ class Event(_message.Message):
     tool_output: ToolOutputEvent
     tool_output_capped: ToolOutputCappedEvent
     tool_result: ToolResultEvent
-    def __init__(self, seq: _Optional[int] = ..., time: _Optional[_Union[_timestamp_pb2.Timestamp, _Mapping]] = ..., run_id: _Optional[str] = ..., attempt: _Optional[int] = ..., run_started: _Optional[_Union[RunStartedEvent, _Mapping]] = ..., model_request: _Optional[_Union[ModelRequestEvent, _Mapping]] = ..., model_delta: _Optional[_Union[ModelDeltaEvent, _Mapping]] = ..., model_response: _Optional[_Union[ModelResponseEvent, _Mapping]] = ..., permission_request: _Optional[_Union[PermissionRequestEvent, _Mapping]] = ..., tool_call: _Optional[_Union[ToolCallEvent, _Mapping]] = ..., tool_output: _Optional[_Union[ToolOutputEvent, _Mapping]] = ..., tool_result: _Optional[_Union[ToolResultEvent, _Mapping]] = ..., step: _Optional[_Union[StepEvent, _Mapping]] = ..., retry: _Optional[_Union[RetryEvent, _Mapping]] = ..., compact_started: _Optional[_Union[CompactStartedEvent, _Mapping]] = ..., compact_delta: _Optional[_Union[CompactDeltaEvent, _Mapping]] = ..., compact_finished: _Optional[_Union[CompactFinishedEvent, _Mapping]] = ..., result: _Optional[_Union[RunResultEvent, _Mapping]] = ..., tool_output_capped: _Optional[_Union[ToolOutputCappedEvent, _Mapping]] = ..., run_resumed: _Optional[_Union[RunResumedEvent, _Mapping]] = ..., child: _Optional[_Union[ChildRunEvent, _Mapping]] = ..., budget_exceeded: _Optional[_Union[BudgetExceededEvent, _Mapping]] = ...) -> None: ...
+    def __init__(self, seq: _Optional[int] = ..., time: _Optional[_Union[_timestamp_pb2.Timestamp, _Mapping]] = ..., run_id: _Optional[str] = ..., attempt: _Optional[int] = ..., run_started: _Optional[_Union[RunStartedEvent, _Mapping]] = ..., model_request: _Optional[_Union[ModelRequestEvent, _Mapping]] = ..., model_delta: _Optional[_Union[ModelDeltaEvent, _Mapping]] = ..., model_response: _Optional[_Union[ModelResponseEvent, _Mapping]] = ..., permission_request: _Optional[_Union[PermissionRequestEvent, _Mapping]] = ..., tool_call: _Optional[_Union[ToolCallEvent, _Mapping]] = ..., tool_output: _Optional[_Union[ToolOutputEvent, _Mapping]] = ..., tool_result: _Optional[_Union[ToolResultEvent, _Mapping]] = ..., step: _Optional[_Union[StepEvent, _Mapping]] = ..., retry: _Optional[_Union[RetryEvent, _Mapping]] = ..., compact_started: _Optional[_Union[CompactStartedEvent, _Mapping]] = ..., compact_delta: _Optional[_Union[CompactDeltaEvent, _Mapping]] = ..., compact_finished: _Optional[_Union[CompactFinishedEvent, _Mapping]] = ..., result: _Optional[_Union[RunResultEvent, _Mapping]] = ..., tool_output_capped: _Optional[_Union[ToolOutputCappedEvent, _Mapping]] = ..., run_resumed: _Optional[_Union[RunResumedEvent, _Mapping]] = ..., child: _Optional[_Union[ChildRunEvent, _Mapping]] = ..., budget_exceeded: _Optional[_Union[BudgetExceededEvent, _Mapping]] = ..., fallback: _Optional[_Union[FallbackEvent, _Mapping]] = ...) -> None: ...
+
+class FallbackEvent(_message.Message):
+    __slots__ = ["index", "kind", "message", "status", "step", "to"]
+    FROM_FIELD_NUMBER: _ClassVar[int]
+    INDEX_FIELD_NUMBER: _ClassVar[int]
+    KIND_FIELD_NUMBER: _ClassVar[int]
+    MESSAGE_FIELD_NUMBER: _ClassVar[int]
+    STATUS_FIELD_NUMBER: _ClassVar[int]
+    STEP_FIELD_NUMBER: _ClassVar[int]
+    TO_FIELD_NUMBER: _ClassVar[int]
+    index: int
+    kind: ErrorKind
+    message: str
+    status: int
+    step: int
+    to: ModelRef
+    def __init__(self, step: _Optional[int] = ..., kind: _Optional[_Union[ErrorKind, str]] = ..., message: _Optional[str] = ..., status: _Optional[int] = ..., to: _Optional[_Union[ModelRef, _Mapping]] = ..., index: _Optional[int] = ..., **kwargs) -> None: ...
 
 class ModelDeltaEvent(_message.Message):
     __slots__ = ["reasoning", "step", "text", "tool_call"]
@@ -164,6 +183,18 @@ class ModelDeltaEvent(_message.Message):
     text: str
     tool_call: ToolCallDelta
     def __init__(self, step: _Optional[int] = ..., text: _Optional[str] = ..., reasoning: _Optional[str] = ..., tool_call: _Optional[_Union[ToolCallDelta, _Mapping]] = ...) -> None: ...
+
+class ModelRef(_message.Message):
+    __slots__ = ["base_url_host", "model", "profile", "protocol"]
+    BASE_URL_HOST_FIELD_NUMBER: _ClassVar[int]
+    MODEL_FIELD_NUMBER: _ClassVar[int]
+    PROFILE_FIELD_NUMBER: _ClassVar[int]
+    PROTOCOL_FIELD_NUMBER: _ClassVar[int]
+    base_url_host: str
+    model: str
+    profile: str
+    protocol: str
+    def __init__(self, profile: _Optional[str] = ..., model: _Optional[str] = ..., protocol: _Optional[str] = ..., base_url_host: _Optional[str] = ...) -> None: ...
 
 class ModelRequestEvent(_message.Message):
     __slots__ = ["message_count", "step", "token_estimate", "tools"]

@@ -4,6 +4,8 @@
 
 import type { GenEnum, GenFile, GenMessage } from "@bufbuild/protobuf/codegenv2";
 import { enumDesc, fileDesc, messageDesc } from "@bufbuild/protobuf/codegenv2";
+import type { ErrorKind } from "./event_pb";
+import { file_agentcore_v1_event } from "./event_pb";
 import type { Duration } from "@bufbuild/protobuf/wkt";
 import { file_google_protobuf_duration, file_google_protobuf_struct } from "@bufbuild/protobuf/wkt";
 import type { JsonObject, Message } from "@bufbuild/protobuf";
@@ -12,7 +14,7 @@ import type { JsonObject, Message } from "@bufbuild/protobuf";
  * Describes the file agentcore/v1/config.proto.
  */
 export const file_agentcore_v1_config: GenFile = /*@__PURE__*/
-  fileDesc("ChlhZ2VudGNvcmUvdjEvY29uZmlnLnByb3RvEgxhZ2VudGNvcmUudjEiwgkKC0FnZW50Q29uZmlnEhQKB3Byb2ZpbGUYASABKAlIAIgBARIVCghiYXNlX3VybBgCIAEoCUgBiAEBEhQKB2FwaV9rZXkYAyABKAlIAogBARISCgVtb2RlbBgEIAEoCUgDiAEBEigKCHByb3RvY29sGAUgASgOMhYuYWdlbnRjb3JlLnYxLlByb3RvY29sEhMKBnN5c3RlbRgGIAEoCUgEiAEBEhMKBnN0cmVhbRgHIAEoCEgFiAEBEigKBWNhY2hlGAggASgLMhkuYWdlbnRjb3JlLnYxLkNhY2hlQ29uZmlnEikKCXRvb2xfbW9kZRgJIAEoDjIWLmFnZW50Y29yZS52MS5Ub29sTW9kZRIwCgxjYXBhYmlsaXRpZXMYCiABKAsyGi5hZ2VudGNvcmUudjEuQ2FwYWJpbGl0aWVzEjMKDm1lZGlhX2ZhbGxiYWNrGAsgASgOMhsuYWdlbnRjb3JlLnYxLk1lZGlhRmFsbGJhY2sSLwoIcHJvdmlkZXIYDCABKAsyHS5hZ2VudGNvcmUudjEuUHJvdmlkZXJPcHRpb25zEhwKD21heF90b29sX291dHB1dBgNIAEoA0gGiAEBEhcKCm1heF90b2tlbnMYDiABKANIB4gBARIeChFjb21wYWN0X3RocmVzaG9sZBgPIAEoAUgIiAEBEiwKB2NvbXBhY3QYECABKAsyGy5hZ2VudGNvcmUudjEuQ29tcGFjdENvbmZpZxIqCgZvdXRwdXQYESABKAsyGi5hZ2VudGNvcmUudjEuT3V0cHV0Rm9ybWF0EhYKCW1heF9zdGVwcxgSIAEoBUgJiAEBEiEKFG1heF90b29sX2NvbmN1cnJlbmN5GBMgASgFSAqIAQESMgoPcmV0cnlfbWF4X2RlbGF5GBQgASgLMhkuZ29vZ2xlLnByb3RvYnVmLkR1cmF0aW9uEjQKEXJldHJ5X21heF9lbGFwc2VkGBUgASgLMhkuZ29vZ2xlLnByb3RvYnVmLkR1cmF0aW9uEjIKD3JlcXVlc3RfdGltZW91dBgWIAEoCzIZLmdvb2dsZS5wcm90b2J1Zi5EdXJhdGlvbhIbCg5ub190b29sX3Byb21wdBgXIAEoCUgLiAEBEhsKDm5vX3Rvb2xfcm91bmRzGBggASgFSAyIAQESHAoPbWF4X2xpdmVfb3V0cHV0GBkgASgDSA2IAQESLwoMb25faW50ZXJydXB0GBogASgOMhkuYWdlbnRjb3JlLnYxLk9uSW50ZXJydXB0EikKCWN1dF9jYWxscxgbIAEoDjIWLmFnZW50Y29yZS52MS5DdXRDYWxsc0IKCghfcHJvZmlsZUILCglfYmFzZV91cmxCCgoIX2FwaV9rZXlCCAoGX21vZGVsQgkKB19zeXN0ZW1CCQoHX3N0cmVhbUISChBfbWF4X3Rvb2xfb3V0cHV0Qg0KC19tYXhfdG9rZW5zQhQKEl9jb21wYWN0X3RocmVzaG9sZEIMCgpfbWF4X3N0ZXBzQhcKFV9tYXhfdG9vbF9jb25jdXJyZW5jeUIRCg9fbm9fdG9vbF9wcm9tcHRCEQoPX25vX3Rvb2xfcm91bmRzQhIKEF9tYXhfbGl2ZV9vdXRwdXQidgoLQ2FjaGVDb25maWcSFAoHZW5hYmxlZBgBIAEoCEgAiAEBEgsKA2tleRgCIAEoCRIRCglyZXRlbnRpb24YAyABKAkSJQoEYm9keRgEIAEoCzIXLmdvb2dsZS5wcm90b2J1Zi5TdHJ1Y3RCCgoIX2VuYWJsZWQiqAIKDENhcGFiaWxpdGllcxISCgVpbWFnZRgBIAEoCEgAiAEBEhIKBWF1ZGlvGAIgASgISAGIAQESEgoFdmlkZW8YAyABKAhIAogBARIRCgRmaWxlGAQgASgISAOIAQESEgoFdG9vbHMYBSABKAhIBIgBARIeChFzdHJ1Y3R1cmVkX291dHB1dBgGIAEoCEgFiAEBEhgKC3Rvb2xfY2hvaWNlGAcgASgISAaIAQESFgoJcmVhc29uaW5nGAggASgISAeIAQFCCAoGX2ltYWdlQggKBl9hdWRpb0IICgZfdmlkZW9CBwoFX2ZpbGVCCAoGX3Rvb2xzQhQKEl9zdHJ1Y3R1cmVkX291dHB1dEIOCgxfdG9vbF9jaG9pY2VCDAoKX3JlYXNvbmluZyKdBAoPUHJvdmlkZXJPcHRpb25zEhgKC3RlbXBlcmF0dXJlGAEgASgBSACIAQESEgoFdG9wX3AYAiABKAFIAYgBARISCgV0b3BfaxgDIAEoBUgCiAEBEh4KEW1heF9vdXRwdXRfdG9rZW5zGAQgASgFSAOIAQESDAoEc3RvcBgFIAMoCRIRCgRzZWVkGAYgASgDSASIAQESHQoQcHJlc2VuY2VfcGVuYWx0eRgHIAEoAUgFiAEBEh4KEWZyZXF1ZW5jeV9wZW5hbHR5GAggASgBSAaIAQESEwoLdG9vbF9jaG9pY2UYCSABKAkSOwoHaGVhZGVycxgKIAMoCzIqLmFnZW50Y29yZS52MS5Qcm92aWRlck9wdGlvbnMuSGVhZGVyc0VudHJ5EiUKBGJvZHkYCyABKAsyFy5nb29nbGUucHJvdG9idWYuU3RydWN0EjEKEHByb3ZpZGVyX29wdGlvbnMYDCABKAsyFy5nb29nbGUucHJvdG9idWYuU3RydWN0Gi4KDEhlYWRlcnNFbnRyeRILCgNrZXkYASABKAkSDQoFdmFsdWUYAiABKAk6AjgBQg4KDF90ZW1wZXJhdHVyZUIICgZfdG9wX3BCCAoGX3RvcF9rQhQKEl9tYXhfb3V0cHV0X3Rva2Vuc0IHCgVfc2VlZEITChFfcHJlc2VuY2VfcGVuYWx0eUIUChJfZnJlcXVlbmN5X3BlbmFsdHki8AEKDUNvbXBhY3RDb25maWcSFAoHcHJvZmlsZRgBIAEoCUgAiAEBEhUKCGJhc2VfdXJsGAIgASgJSAGIAQESFAoHYXBpX2tleRgDIAEoCUgCiAEBEhIKBW1vZGVsGAQgASgJSAOIAQESKAoIcHJvdG9jb2wYBSABKA4yFi5hZ2VudGNvcmUudjEuUHJvdG9jb2wSLwoIcHJvdmlkZXIYBiABKAsyHS5hZ2VudGNvcmUudjEuUHJvdmlkZXJPcHRpb25zQgoKCF9wcm9maWxlQgsKCV9iYXNlX3VybEIKCghfYXBpX2tleUIICgZfbW9kZWwiggEKDE91dHB1dEZvcm1hdBImCgRraW5kGAEgASgOMhguYWdlbnRjb3JlLnYxLk91dHB1dEtpbmQSJwoGc2NoZW1hGAIgASgLMhcuZ29vZ2xlLnByb3RvYnVmLlN0cnVjdBIMCgRuYW1lGAMgASgJEhMKC2Rlc2NyaXB0aW9uGAQgASgJKnwKCFByb3RvY29sEhgKFFBST1RPQ09MX1VOU1BFQ0lGSUVEEAASEQoNUFJPVE9DT0xfQ0hBVBABEhYKElBST1RPQ09MX1JFU1BPTlNFUxACEhYKElBST1RPQ09MX0FOVEhST1BJQxADEhMKD1BST1RPQ09MX0dFTUlOSRAEKmMKCFRvb2xNb2RlEhkKFVRPT0xfTU9ERV9VTlNQRUNJRklFRBAAEhQKEFRPT0xfTU9ERV9OQVRJVkUQARISCg5UT09MX01PREVfVEVYVBACEhIKDlRPT0xfTU9ERV9BVVRPEAMqYwoNTWVkaWFGYWxsYmFjaxIeChpNRURJQV9GQUxMQkFDS19VTlNQRUNJRklFRBAAEhgKFE1FRElBX0ZBTExCQUNLX0VSUk9SEAESGAoUTUVESUFfRkFMTEJBQ0tfU1RSSVAQAipbCgtPbkludGVycnVwdBIcChhPTl9JTlRFUlJVUFRfVU5TUEVDSUZJRUQQABIVChFPTl9JTlRFUlJVUFRfRkFJTBABEhcKE09OX0lOVEVSUlVQVF9SRVNVTUUQAipOCghDdXRDYWxscxIZChVDVVRfQ0FMTFNfVU5TUEVDSUZJRUQQABIUChBDVVRfQ0FMTFNfUkVQT1JUEAESEQoNQ1VUX0NBTExTX0FTSxACKm4KCk91dHB1dEtpbmQSGwoXT1VUUFVUX0tJTkRfVU5TUEVDSUZJRUQQABIWChJPVVRQVVRfS0lORF9PQkpFQ1QQARIVChFPVVRQVVRfS0lORF9BUlJBWRACEhQKEE9VVFBVVF9LSU5EX0pTT04QA0I7WjlnaXRodWIuY29tL2FnZW50Y29yZS9hZ2VudGNvcmUvcHJvdG8vYWdlbnRjb3JlL3YxO2FnZW50djFiBnByb3RvMw", [file_google_protobuf_duration, file_google_protobuf_struct]);
+  fileDesc("ChlhZ2VudGNvcmUvdjEvY29uZmlnLnByb3RvEgxhZ2VudGNvcmUudjEi8gkKC0FnZW50Q29uZmlnEhQKB3Byb2ZpbGUYASABKAlIAIgBARIVCghiYXNlX3VybBgCIAEoCUgBiAEBEhQKB2FwaV9rZXkYAyABKAlIAogBARISCgVtb2RlbBgEIAEoCUgDiAEBEigKCHByb3RvY29sGAUgASgOMhYuYWdlbnRjb3JlLnYxLlByb3RvY29sEhMKBnN5c3RlbRgGIAEoCUgEiAEBEhMKBnN0cmVhbRgHIAEoCEgFiAEBEigKBWNhY2hlGAggASgLMhkuYWdlbnRjb3JlLnYxLkNhY2hlQ29uZmlnEikKCXRvb2xfbW9kZRgJIAEoDjIWLmFnZW50Y29yZS52MS5Ub29sTW9kZRIwCgxjYXBhYmlsaXRpZXMYCiABKAsyGi5hZ2VudGNvcmUudjEuQ2FwYWJpbGl0aWVzEjMKDm1lZGlhX2ZhbGxiYWNrGAsgASgOMhsuYWdlbnRjb3JlLnYxLk1lZGlhRmFsbGJhY2sSLwoIcHJvdmlkZXIYDCABKAsyHS5hZ2VudGNvcmUudjEuUHJvdmlkZXJPcHRpb25zEhwKD21heF90b29sX291dHB1dBgNIAEoA0gGiAEBEhcKCm1heF90b2tlbnMYDiABKANIB4gBARIeChFjb21wYWN0X3RocmVzaG9sZBgPIAEoAUgIiAEBEiwKB2NvbXBhY3QYECABKAsyGy5hZ2VudGNvcmUudjEuQ29tcGFjdENvbmZpZxIqCgZvdXRwdXQYESABKAsyGi5hZ2VudGNvcmUudjEuT3V0cHV0Rm9ybWF0EhYKCW1heF9zdGVwcxgSIAEoBUgJiAEBEiEKFG1heF90b29sX2NvbmN1cnJlbmN5GBMgASgFSAqIAQESMgoPcmV0cnlfbWF4X2RlbGF5GBQgASgLMhkuZ29vZ2xlLnByb3RvYnVmLkR1cmF0aW9uEjQKEXJldHJ5X21heF9lbGFwc2VkGBUgASgLMhkuZ29vZ2xlLnByb3RvYnVmLkR1cmF0aW9uEjIKD3JlcXVlc3RfdGltZW91dBgWIAEoCzIZLmdvb2dsZS5wcm90b2J1Zi5EdXJhdGlvbhIbCg5ub190b29sX3Byb21wdBgXIAEoCUgLiAEBEhsKDm5vX3Rvb2xfcm91bmRzGBggASgFSAyIAQESHAoPbWF4X2xpdmVfb3V0cHV0GBkgASgDSA2IAQESLwoMb25faW50ZXJydXB0GBogASgOMhkuYWdlbnRjb3JlLnYxLk9uSW50ZXJydXB0EikKCWN1dF9jYWxscxgbIAEoDjIWLmFnZW50Y29yZS52MS5DdXRDYWxscxIuCghmYWxsYmFjaxgcIAEoCzIcLmFnZW50Y29yZS52MS5GYWxsYmFja0NvbmZpZ0IKCghfcHJvZmlsZUILCglfYmFzZV91cmxCCgoIX2FwaV9rZXlCCAoGX21vZGVsQgkKB19zeXN0ZW1CCQoHX3N0cmVhbUISChBfbWF4X3Rvb2xfb3V0cHV0Qg0KC19tYXhfdG9rZW5zQhQKEl9jb21wYWN0X3RocmVzaG9sZEIMCgpfbWF4X3N0ZXBzQhcKFV9tYXhfdG9vbF9jb25jdXJyZW5jeUIRCg9fbm9fdG9vbF9wcm9tcHRCEQoPX25vX3Rvb2xfcm91bmRzQhIKEF9tYXhfbGl2ZV9vdXRwdXQiYgoORmFsbGJhY2tDb25maWcSKwoGbW9kZWxzGAEgAygLMhsuYWdlbnRjb3JlLnYxLkZhbGxiYWNrTW9kZWwSIwoCb24YAiADKA4yFy5hZ2VudGNvcmUudjEuRXJyb3JLaW5kIvABCg1GYWxsYmFja01vZGVsEhQKB3Byb2ZpbGUYASABKAlIAIgBARIVCghiYXNlX3VybBgCIAEoCUgBiAEBEhQKB2FwaV9rZXkYAyABKAlIAogBARISCgVtb2RlbBgEIAEoCUgDiAEBEigKCHByb3RvY29sGAUgASgOMhYuYWdlbnRjb3JlLnYxLlByb3RvY29sEi8KCHByb3ZpZGVyGAYgASgLMh0uYWdlbnRjb3JlLnYxLlByb3ZpZGVyT3B0aW9uc0IKCghfcHJvZmlsZUILCglfYmFzZV91cmxCCgoIX2FwaV9rZXlCCAoGX21vZGVsInYKC0NhY2hlQ29uZmlnEhQKB2VuYWJsZWQYASABKAhIAIgBARILCgNrZXkYAiABKAkSEQoJcmV0ZW50aW9uGAMgASgJEiUKBGJvZHkYBCABKAsyFy5nb29nbGUucHJvdG9idWYuU3RydWN0QgoKCF9lbmFibGVkIqgCCgxDYXBhYmlsaXRpZXMSEgoFaW1hZ2UYASABKAhIAIgBARISCgVhdWRpbxgCIAEoCEgBiAEBEhIKBXZpZGVvGAMgASgISAKIAQESEQoEZmlsZRgEIAEoCEgDiAEBEhIKBXRvb2xzGAUgASgISASIAQESHgoRc3RydWN0dXJlZF9vdXRwdXQYBiABKAhIBYgBARIYCgt0b29sX2Nob2ljZRgHIAEoCEgGiAEBEhYKCXJlYXNvbmluZxgIIAEoCEgHiAEBQggKBl9pbWFnZUIICgZfYXVkaW9CCAoGX3ZpZGVvQgcKBV9maWxlQggKBl90b29sc0IUChJfc3RydWN0dXJlZF9vdXRwdXRCDgoMX3Rvb2xfY2hvaWNlQgwKCl9yZWFzb25pbmcinQQKD1Byb3ZpZGVyT3B0aW9ucxIYCgt0ZW1wZXJhdHVyZRgBIAEoAUgAiAEBEhIKBXRvcF9wGAIgASgBSAGIAQESEgoFdG9wX2sYAyABKAVIAogBARIeChFtYXhfb3V0cHV0X3Rva2VucxgEIAEoBUgDiAEBEgwKBHN0b3AYBSADKAkSEQoEc2VlZBgGIAEoA0gEiAEBEh0KEHByZXNlbmNlX3BlbmFsdHkYByABKAFIBYgBARIeChFmcmVxdWVuY3lfcGVuYWx0eRgIIAEoAUgGiAEBEhMKC3Rvb2xfY2hvaWNlGAkgASgJEjsKB2hlYWRlcnMYCiADKAsyKi5hZ2VudGNvcmUudjEuUHJvdmlkZXJPcHRpb25zLkhlYWRlcnNFbnRyeRIlCgRib2R5GAsgASgLMhcuZ29vZ2xlLnByb3RvYnVmLlN0cnVjdBIxChBwcm92aWRlcl9vcHRpb25zGAwgASgLMhcuZ29vZ2xlLnByb3RvYnVmLlN0cnVjdBouCgxIZWFkZXJzRW50cnkSCwoDa2V5GAEgASgJEg0KBXZhbHVlGAIgASgJOgI4AUIOCgxfdGVtcGVyYXR1cmVCCAoGX3RvcF9wQggKBl90b3Bfa0IUChJfbWF4X291dHB1dF90b2tlbnNCBwoFX3NlZWRCEwoRX3ByZXNlbmNlX3BlbmFsdHlCFAoSX2ZyZXF1ZW5jeV9wZW5hbHR5IvABCg1Db21wYWN0Q29uZmlnEhQKB3Byb2ZpbGUYASABKAlIAIgBARIVCghiYXNlX3VybBgCIAEoCUgBiAEBEhQKB2FwaV9rZXkYAyABKAlIAogBARISCgVtb2RlbBgEIAEoCUgDiAEBEigKCHByb3RvY29sGAUgASgOMhYuYWdlbnRjb3JlLnYxLlByb3RvY29sEi8KCHByb3ZpZGVyGAYgASgLMh0uYWdlbnRjb3JlLnYxLlByb3ZpZGVyT3B0aW9uc0IKCghfcHJvZmlsZUILCglfYmFzZV91cmxCCgoIX2FwaV9rZXlCCAoGX21vZGVsIoIBCgxPdXRwdXRGb3JtYXQSJgoEa2luZBgBIAEoDjIYLmFnZW50Y29yZS52MS5PdXRwdXRLaW5kEicKBnNjaGVtYRgCIAEoCzIXLmdvb2dsZS5wcm90b2J1Zi5TdHJ1Y3QSDAoEbmFtZRgDIAEoCRITCgtkZXNjcmlwdGlvbhgEIAEoCSp8CghQcm90b2NvbBIYChRQUk9UT0NPTF9VTlNQRUNJRklFRBAAEhEKDVBST1RPQ09MX0NIQVQQARIWChJQUk9UT0NPTF9SRVNQT05TRVMQAhIWChJQUk9UT0NPTF9BTlRIUk9QSUMQAxITCg9QUk9UT0NPTF9HRU1JTkkQBCpjCghUb29sTW9kZRIZChVUT09MX01PREVfVU5TUEVDSUZJRUQQABIUChBUT09MX01PREVfTkFUSVZFEAESEgoOVE9PTF9NT0RFX1RFWFQQAhISCg5UT09MX01PREVfQVVUTxADKmMKDU1lZGlhRmFsbGJhY2sSHgoaTUVESUFfRkFMTEJBQ0tfVU5TUEVDSUZJRUQQABIYChRNRURJQV9GQUxMQkFDS19FUlJPUhABEhgKFE1FRElBX0ZBTExCQUNLX1NUUklQEAIqWwoLT25JbnRlcnJ1cHQSHAoYT05fSU5URVJSVVBUX1VOU1BFQ0lGSUVEEAASFQoRT05fSU5URVJSVVBUX0ZBSUwQARIXChNPTl9JTlRFUlJVUFRfUkVTVU1FEAIqTgoIQ3V0Q2FsbHMSGQoVQ1VUX0NBTExTX1VOU1BFQ0lGSUVEEAASFAoQQ1VUX0NBTExTX1JFUE9SVBABEhEKDUNVVF9DQUxMU19BU0sQAipuCgpPdXRwdXRLaW5kEhsKF09VVFBVVF9LSU5EX1VOU1BFQ0lGSUVEEAASFgoST1VUUFVUX0tJTkRfT0JKRUNUEAESFQoRT1VUUFVUX0tJTkRfQVJSQVkQAhIUChBPVVRQVVRfS0lORF9KU09OEANCO1o5Z2l0aHViLmNvbS9hZ2VudGNvcmUvYWdlbnRjb3JlL3Byb3RvL2FnZW50Y29yZS92MTthZ2VudHYxYgZwcm90bzM", [file_agentcore_v1_event, file_google_protobuf_duration, file_google_protobuf_struct]);
 
 /**
  * AgentConfig is the model configuration of an agent, agent-core's
@@ -216,6 +218,15 @@ export type AgentConfig = Message<"agentcore.v1.AgentConfig"> & {
    * @generated from field: agentcore.v1.CutCalls cut_calls = 27;
    */
   cutCalls: CutCalls;
+
+  /**
+   * Models a round goes to when its model fails with an error of a kind
+   * fallback.on names (after that model's own retries). Unset: the
+   * profile's fallbacks, if any; none otherwise.
+   *
+   * @generated from field: agentcore.v1.FallbackConfig fallback = 28;
+   */
+  fallback?: FallbackConfig | undefined;
 };
 
 /**
@@ -224,6 +235,101 @@ export type AgentConfig = Message<"agentcore.v1.AgentConfig"> & {
  */
 export const AgentConfigSchema: GenMessage<AgentConfig> = /*@__PURE__*/
   messageDesc(file_agentcore_v1_config, 0);
+
+/**
+ * FallbackConfig lists the models a round falls back on, and when. A round
+ * whose request fails with an error of a kind in `on` (after the retries
+ * of the model that failed) is asked again, once, of the next model in
+ * `models`; a later round starts again with the main model. A
+ * FallbackEvent says so on the run's stream.
+ *
+ * @generated from message agentcore.v1.FallbackConfig
+ */
+export type FallbackConfig = Message<"agentcore.v1.FallbackConfig"> & {
+  /**
+   * The fallback models, in the order they are tried.
+   *
+   * @generated from field: repeated agentcore.v1.FallbackModel models = 1;
+   */
+  models: FallbackModel[];
+
+  /**
+   * The error kinds that hand a round on to the next model. Empty: server,
+   * limit, timeout and network. Never aborted (a stop is not a failure of
+   * the model).
+   *
+   * @generated from field: repeated agentcore.v1.ErrorKind on = 2;
+   */
+  on: ErrorKind[];
+};
+
+/**
+ * Describes the message agentcore.v1.FallbackConfig.
+ * Use `create(FallbackConfigSchema)` to create a new message.
+ */
+export const FallbackConfigSchema: GenMessage<FallbackConfig> = /*@__PURE__*/
+  messageDesc(file_agentcore_v1_config, 1);
+
+/**
+ * FallbackModel is one model a round may fall back on. Its endpoint and key
+ * are its own, its profile's, or (when it names neither a profile nor a
+ * base URL) the main model's; a fallback never gets the main model's API
+ * key for an endpoint of its own. Every other setting of the config
+ * (system prompt, tools, capabilities, output format, retries) is the main
+ * one's.
+ *
+ * @generated from message agentcore.v1.FallbackModel
+ */
+export type FallbackModel = Message<"agentcore.v1.FallbackModel"> & {
+  /**
+   * Name of a model profile in the server's config supplying base_url, the
+   * API key, model, protocol and provider options.
+   *
+   * @generated from field: optional string profile = 1;
+   */
+  profile?: string | undefined;
+
+  /**
+   * @generated from field: optional string base_url = 2;
+   */
+  baseUrl?: string | undefined;
+
+  /**
+   * Input only: never returned by any RPC, never logged.
+   *
+   * @generated from field: optional string api_key = 3;
+   */
+  apiKey?: string | undefined;
+
+  /**
+   * @generated from field: optional string model = 4;
+   */
+  model?: string | undefined;
+
+  /**
+   * Unset: the profile's; chat for an endpoint given by base_url; the main
+   * model's when the fallback names neither a profile nor a base URL.
+   *
+   * @generated from field: agentcore.v1.Protocol protocol = 5;
+   */
+  protocol: Protocol;
+
+  /**
+   * Generation parameters. Unset: the profile's, else the main model's
+   * parameters, tool choice and vendor options (never its headers or
+   * body, which belong to its endpoint).
+   *
+   * @generated from field: agentcore.v1.ProviderOptions provider = 6;
+   */
+  provider?: ProviderOptions | undefined;
+};
+
+/**
+ * Describes the message agentcore.v1.FallbackModel.
+ * Use `create(FallbackModelSchema)` to create a new message.
+ */
+export const FallbackModelSchema: GenMessage<FallbackModel> = /*@__PURE__*/
+  messageDesc(file_agentcore_v1_config, 2);
 
 /**
  * CacheConfig controls prompt caching.
@@ -266,7 +372,7 @@ export type CacheConfig = Message<"agentcore.v1.CacheConfig"> & {
  * Use `create(CacheConfigSchema)` to create a new message.
  */
 export const CacheConfigSchema: GenMessage<CacheConfig> = /*@__PURE__*/
-  messageDesc(file_agentcore_v1_config, 1);
+  messageDesc(file_agentcore_v1_config, 3);
 
 /**
  * Capabilities switch features per model. Unset fields are true.
@@ -328,7 +434,7 @@ export type Capabilities = Message<"agentcore.v1.Capabilities"> & {
  * Use `create(CapabilitiesSchema)` to create a new message.
  */
 export const CapabilitiesSchema: GenMessage<Capabilities> = /*@__PURE__*/
-  messageDesc(file_agentcore_v1_config, 2);
+  messageDesc(file_agentcore_v1_config, 4);
 
 /**
  * ProviderOptions are generation parameters and request extras.
@@ -411,7 +517,7 @@ export type ProviderOptions = Message<"agentcore.v1.ProviderOptions"> & {
  * Use `create(ProviderOptionsSchema)` to create a new message.
  */
 export const ProviderOptionsSchema: GenMessage<ProviderOptions> = /*@__PURE__*/
-  messageDesc(file_agentcore_v1_config, 3);
+  messageDesc(file_agentcore_v1_config, 5);
 
 /**
  * CompactConfig is the model used for compaction; unset fields come from the
@@ -458,7 +564,7 @@ export type CompactConfig = Message<"agentcore.v1.CompactConfig"> & {
  * Use `create(CompactConfigSchema)` to create a new message.
  */
 export const CompactConfigSchema: GenMessage<CompactConfig> = /*@__PURE__*/
-  messageDesc(file_agentcore_v1_config, 4);
+  messageDesc(file_agentcore_v1_config, 6);
 
 /**
  * OutputFormat asks for a structured result validated against a JSON Schema.
@@ -496,7 +602,7 @@ export type OutputFormat = Message<"agentcore.v1.OutputFormat"> & {
  * Use `create(OutputFormatSchema)` to create a new message.
  */
 export const OutputFormatSchema: GenMessage<OutputFormat> = /*@__PURE__*/
-  messageDesc(file_agentcore_v1_config, 5);
+  messageDesc(file_agentcore_v1_config, 7);
 
 /**
  * Protocol is the wire protocol used to talk to the model.

@@ -14,7 +14,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file agentcore/v1/event.proto.
  */
 export const file_agentcore_v1_event: GenFile = /*@__PURE__*/
-  fileDesc("ChhhZ2VudGNvcmUvdjEvZXZlbnQucHJvdG8SDGFnZW50Y29yZS52MSLMCAoFRXZlbnQSCwoDc2VxGAEgASgDEigKBHRpbWUYAiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEg4KBnJ1bl9pZBgDIAEoCRIPCgdhdHRlbXB0GAQgASgFEjQKC3J1bl9zdGFydGVkGAogASgLMh0uYWdlbnRjb3JlLnYxLlJ1blN0YXJ0ZWRFdmVudEgAEjgKDW1vZGVsX3JlcXVlc3QYCyABKAsyHy5hZ2VudGNvcmUudjEuTW9kZWxSZXF1ZXN0RXZlbnRIABI0Cgttb2RlbF9kZWx0YRgMIAEoCzIdLmFnZW50Y29yZS52MS5Nb2RlbERlbHRhRXZlbnRIABI6Cg5tb2RlbF9yZXNwb25zZRgNIAEoCzIgLmFnZW50Y29yZS52MS5Nb2RlbFJlc3BvbnNlRXZlbnRIABJCChJwZXJtaXNzaW9uX3JlcXVlc3QYDiABKAsyJC5hZ2VudGNvcmUudjEuUGVybWlzc2lvblJlcXVlc3RFdmVudEgAEjAKCXRvb2xfY2FsbBgPIAEoCzIbLmFnZW50Y29yZS52MS5Ub29sQ2FsbEV2ZW50SAASNAoLdG9vbF9vdXRwdXQYECABKAsyHS5hZ2VudGNvcmUudjEuVG9vbE91dHB1dEV2ZW50SAASNAoLdG9vbF9yZXN1bHQYESABKAsyHS5hZ2VudGNvcmUudjEuVG9vbFJlc3VsdEV2ZW50SAASJwoEc3RlcBgSIAEoCzIXLmFnZW50Y29yZS52MS5TdGVwRXZlbnRIABIpCgVyZXRyeRgTIAEoCzIYLmFnZW50Y29yZS52MS5SZXRyeUV2ZW50SAASPAoPY29tcGFjdF9zdGFydGVkGBQgASgLMiEuYWdlbnRjb3JlLnYxLkNvbXBhY3RTdGFydGVkRXZlbnRIABI4Cg1jb21wYWN0X2RlbHRhGBUgASgLMh8uYWdlbnRjb3JlLnYxLkNvbXBhY3REZWx0YUV2ZW50SAASPgoQY29tcGFjdF9maW5pc2hlZBgWIAEoCzIiLmFnZW50Y29yZS52MS5Db21wYWN0RmluaXNoZWRFdmVudEgAEi4KBnJlc3VsdBgXIAEoCzIcLmFnZW50Y29yZS52MS5SdW5SZXN1bHRFdmVudEgAEkEKEnRvb2xfb3V0cHV0X2NhcHBlZBgYIAEoCzIjLmFnZW50Y29yZS52MS5Ub29sT3V0cHV0Q2FwcGVkRXZlbnRIABI0CgtydW5fcmVzdW1lZBgZIAEoCzIdLmFnZW50Y29yZS52MS5SdW5SZXN1bWVkRXZlbnRIABIsCgVjaGlsZBgaIAEoCzIbLmFnZW50Y29yZS52MS5DaGlsZFJ1bkV2ZW50SAASPAoPYnVkZ2V0X2V4Y2VlZGVkGBsgASgLMiEuYWdlbnRjb3JlLnYxLkJ1ZGdldEV4Y2VlZGVkRXZlbnRIAEIGCgRraW5kInQKD1J1blJlc3VtZWRFdmVudBIPCgdhdHRlbXB0GAEgASgFEg8KB3JlcGxpY2EYAiABKAkSDAoEc3RlcBgDIAEoBRIWCg5yZXJ1bl9jYWxsX2lkcxgEIAMoCRIZChFyZXBvcnRlZF9jYWxsX2lkcxgFIAMoCSKRAQoNQ2hpbGRSdW5FdmVudBIOCgZydW5faWQYASABKAkSEAoIYWdlbnRfaWQYAiABKAkSFQoNcGFyZW50X3J1bl9pZBgDIAEoCRINCgVkZXB0aBgEIAEoBRIUCgx0b29sX2NhbGxfaWQYBSABKAkSIgoFZXZlbnQYBiABKAsyEy5hZ2VudGNvcmUudjEuRXZlbnQicQoTQnVkZ2V0RXhjZWVkZWRFdmVudBIoCgVsaW1pdBgBIAEoDjIZLmFnZW50Y29yZS52MS5CdWRnZXRMaW1pdBIVCg1idWRnZXRfcnVuX2lkGAIgASgJEgsKA21heBgDIAEoARIMCgR1c2VkGAQgASgBIiMKD1J1blN0YXJ0ZWRFdmVudBIQCghhZ2VudF9pZBgBIAEoCSJfChFNb2RlbFJlcXVlc3RFdmVudBIMCgRzdGVwGAEgASgFEhUKDW1lc3NhZ2VfY291bnQYAiABKAUSFgoOdG9rZW5fZXN0aW1hdGUYAyABKAMSDQoFdG9vbHMYBCADKAkifwoPTW9kZWxEZWx0YUV2ZW50EgwKBHN0ZXAYASABKAUSDgoEdGV4dBgCIAEoCUgAEhMKCXJlYXNvbmluZxgDIAEoCUgAEjAKCXRvb2xfY2FsbBgEIAEoCzIbLmFnZW50Y29yZS52MS5Ub29sQ2FsbERlbHRhSABCBwoFZGVsdGEiSwoNVG9vbENhbGxEZWx0YRINCgVpbmRleBgBIAEoBRIKCgJpZBgCIAEoCRIMCgRuYW1lGAMgASgJEhEKCWFyZ3VtZW50cxgEIAEoCSKuAQoSTW9kZWxSZXNwb25zZUV2ZW50EgwKBHN0ZXAYASABKAUSDAoEdGV4dBgCIAEoCRIRCglyZWFzb25pbmcYAyABKAkSLgoKdG9vbF9jYWxscxgEIAMoCzIaLmFnZW50Y29yZS52MS5Ub29sQ2FsbFBhcnQSIgoFdXNhZ2UYBSABKAsyEy5hZ2VudGNvcmUudjEuVXNhZ2USFQoNZmluaXNoX3JlYXNvbhgGIAEoCSJjChZQZXJtaXNzaW9uUmVxdWVzdEV2ZW50EhQKDHRvb2xfY2FsbF9pZBgBIAEoCRIRCgl0b29sX25hbWUYAiABKAkSEQoJYXJndW1lbnRzGAMgASgJEg0KBXJlcnVuGAQgASgIIo8BCg1Ub29sQ2FsbEV2ZW50EgwKBHN0ZXAYASABKAUSFAoMdG9vbF9jYWxsX2lkGAIgASgJEhEKCXRvb2xfbmFtZRgDIAEoCRIRCglhcmd1bWVudHMYBCABKAkSNAoKcGVybWlzc2lvbhgFIAEoCzIgLmFnZW50Y29yZS52MS5QZXJtaXNzaW9uRGVjaXNpb24iVgoSUGVybWlzc2lvbkRlY2lzaW9uEjAKB291dGNvbWUYASABKA4yHy5hZ2VudGNvcmUudjEuUGVybWlzc2lvbk91dGNvbWUSDgoGcmVhc29uGAIgASgJInQKD1Rvb2xPdXRwdXRFdmVudBIUCgx0b29sX2NhbGxfaWQYASABKAkSEQoJdG9vbF9uYW1lGAIgASgJEioKBnN0cmVhbRgDIAEoDjIaLmFnZW50Y29yZS52MS5PdXRwdXRTdHJlYW0SDAoEZGF0YRgEIAEoCSKnAQoVVG9vbE91dHB1dENhcHBlZEV2ZW50EhQKDHRvb2xfY2FsbF9pZBgBIAEoCRIRCgl0b29sX25hbWUYAiABKAkSEQoJbWF4X2J5dGVzGAMgASgDEhIKCmtlcHRfYnl0ZXMYBCABKAMSFQoNZHJvcHBlZF9ieXRlcxgFIAEoAxIWCg5kcm9wcGVkX2NodW5rcxgGIAEoAxIPCgdzdG9wcGVkGAcgASgIIrwBCg9Ub29sUmVzdWx0RXZlbnQSDAoEc3RlcBgBIAEoBRIUCgx0b29sX2NhbGxfaWQYAiABKAkSEQoJdG9vbF9uYW1lGAMgASgJEigKBm91dHB1dBgEIAEoCzIYLmFnZW50Y29yZS52MS5Ub29sT3V0cHV0Eg0KBWVycm9yGAUgASgIEgwKBHN0b3AYBiABKAgSKwoIZHVyYXRpb24YByABKAsyGS5nb29nbGUucHJvdG9idWYuRHVyYXRpb24igQEKCVN0ZXBFdmVudBIMCgRzdGVwGAEgASgFEjIKCHJlc3BvbnNlGAIgASgLMiAuYWdlbnRjb3JlLnYxLk1vZGVsUmVzcG9uc2VFdmVudBIyCgx0b29sX3Jlc3VsdHMYAyADKAsyHC5hZ2VudGNvcmUudjEuVG9vbFJlc3VsdFBhcnQioAEKClJldHJ5RXZlbnQSDwoHYXR0ZW1wdBgBIAEoBRIlCgRraW5kGAIgASgOMhcuYWdlbnRjb3JlLnYxLkVycm9yS2luZBIPCgdtZXNzYWdlGAMgASgJEg4KBnN0YXR1cxgEIAEoBRIoCgVkZWxheRgFIAEoCzIZLmdvb2dsZS5wcm90b2J1Zi5EdXJhdGlvbhIPCgdjb21wYWN0GAYgASgIIjUKE0NvbXBhY3RTdGFydGVkRXZlbnQSDgoGdG9rZW5zGAEgASgDEg4KBm1hbnVhbBgCIAEoCCIhChFDb21wYWN0RGVsdGFFdmVudBIMCgR0ZXh0GAEgASgJIksKFENvbXBhY3RGaW5pc2hlZEV2ZW50Eg8KB3N1bW1hcnkYASABKAkSIgoFdXNhZ2UYAiABKAsyEy5hZ2VudGNvcmUudjEuVXNhZ2Ui+QEKDlJ1blJlc3VsdEV2ZW50EgwKBHRleHQYASABKAkSDQoFc3RlcHMYAiABKAUSIgoFdXNhZ2UYAyABKAsyEy5hZ2VudGNvcmUudjEuVXNhZ2USJwoGcmVhc29uGAQgASgOMhcuYWdlbnRjb3JlLnYxLkVuZFJlYXNvbhImCgZvdXRwdXQYBSABKAsyFi5nb29nbGUucHJvdG9idWYuVmFsdWUSKQoJcnVuX3VzYWdlGAYgASgLMhYuYWdlbnRjb3JlLnYxLlJ1blVzYWdlEioKCnRyZWVfdXNhZ2UYByABKAsyFi5hZ2VudGNvcmUudjEuUnVuVXNhZ2UiswEKCFJ1blVzYWdlEhQKDGlucHV0X3Rva2VucxgBIAEoAxIVCg1vdXRwdXRfdG9rZW5zGAIgASgDEhYKDm1vZGVsX3JlcXVlc3RzGAMgASgDEhIKCnRvb2xfY2FsbHMYBCABKAMSLAoJd2FsbF90aW1lGAUgASgLMhkuZ29vZ2xlLnByb3RvYnVmLkR1cmF0aW9uEgwKBGNvc3QYBiABKAESEgoKY2hpbGRfcnVucxgHIAEoAyKEAgoGQnVkZ2V0EhkKDGlucHV0X3Rva2VucxgBIAEoA0gAiAEBEhoKDW91dHB1dF90b2tlbnMYAiABKANIAYgBARIbCg5tb2RlbF9yZXF1ZXN0cxgDIAEoA0gCiAEBEhcKCnRvb2xfY2FsbHMYBCABKANIA4gBARIsCgl3YWxsX3RpbWUYBSABKAsyGS5nb29nbGUucHJvdG9idWYuRHVyYXRpb24SEQoEY29zdBgGIAEoAUgEiAEBQg8KDV9pbnB1dF90b2tlbnNCEAoOX291dHB1dF90b2tlbnNCEQoPX21vZGVsX3JlcXVlc3RzQg0KC190b29sX2NhbGxzQgcKBV9jb3N0KtsBCgtCdWRnZXRMaW1pdBIcChhCVURHRVRfTElNSVRfVU5TUEVDSUZJRUQQABIdChlCVURHRVRfTElNSVRfSU5QVVRfVE9LRU5TEAESHgoaQlVER0VUX0xJTUlUX09VVFBVVF9UT0tFTlMQAhIfChtCVURHRVRfTElNSVRfTU9ERUxfUkVRVUVTVFMQAxIbChdCVURHRVRfTElNSVRfVE9PTF9DQUxMUxAEEhoKFkJVREdFVF9MSU1JVF9XQUxMX1RJTUUQBRIVChFCVURHRVRfTElNSVRfQ09TVBAGKpsBChFQZXJtaXNzaW9uT3V0Y29tZRIiCh5QRVJNSVNTSU9OX09VVENPTUVfVU5TUEVDSUZJRUQQABIeChpQRVJNSVNTSU9OX09VVENPTUVfQUxMT1dFRBABEh0KGVBFUk1JU1NJT05fT1VUQ09NRV9ERU5JRUQQAhIjCh9QRVJNSVNTSU9OX09VVENPTUVfTk9UX0FOU1dFUkVEEAMqewoMT3V0cHV0U3RyZWFtEh0KGU9VVFBVVF9TVFJFQU1fVU5TUEVDSUZJRUQQABIYChRPVVRQVVRfU1RSRUFNX09VVFBVVBABEhgKFE9VVFBVVF9TVFJFQU1fU1RET1VUEAISGAoUT1VUUFVUX1NUUkVBTV9TVERFUlIQAyrhAQoJRXJyb3JLaW5kEhoKFkVSUk9SX0tJTkRfVU5TUEVDSUZJRUQQABIWChJFUlJPUl9LSU5EX0FCT1JURUQQARITCg9FUlJPUl9LSU5EX0FVVEgQAhIUChBFUlJPUl9LSU5EX0xJTUlUEAMSFgoSRVJST1JfS0lORF9USU1FT1VUEAQSFQoRRVJST1JfS0lORF9TRVJWRVIQBRIWChJFUlJPUl9LSU5EX05FVFdPUksQBhIWChJFUlJPUl9LSU5EX1JFUVVFU1QQBxIWChJFUlJPUl9LSU5EX1VOS05PV04QCCqLAQoJRW5kUmVhc29uEhoKFkVORF9SRUFTT05fVU5TUEVDSUZJRUQQABIWChJFTkRfUkVBU09OX05PX1RPT0wQARIYChRFTkRfUkVBU09OX1RPT0xfU1RPUBACEhkKFUVORF9SRUFTT05fU1RFUF9MSU1JVBADEhUKEUVORF9SRUFTT05fQlVER0VUEARCO1o5Z2l0aHViLmNvbS9hZ2VudGNvcmUvYWdlbnRjb3JlL3Byb3RvL2FnZW50Y29yZS92MTthZ2VudHYxYgZwcm90bzM", [file_agentcore_v1_message, file_google_protobuf_duration, file_google_protobuf_struct, file_google_protobuf_timestamp]);
+  fileDesc("ChhhZ2VudGNvcmUvdjEvZXZlbnQucHJvdG8SDGFnZW50Y29yZS52MSL9CAoFRXZlbnQSCwoDc2VxGAEgASgDEigKBHRpbWUYAiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEg4KBnJ1bl9pZBgDIAEoCRIPCgdhdHRlbXB0GAQgASgFEjQKC3J1bl9zdGFydGVkGAogASgLMh0uYWdlbnRjb3JlLnYxLlJ1blN0YXJ0ZWRFdmVudEgAEjgKDW1vZGVsX3JlcXVlc3QYCyABKAsyHy5hZ2VudGNvcmUudjEuTW9kZWxSZXF1ZXN0RXZlbnRIABI0Cgttb2RlbF9kZWx0YRgMIAEoCzIdLmFnZW50Y29yZS52MS5Nb2RlbERlbHRhRXZlbnRIABI6Cg5tb2RlbF9yZXNwb25zZRgNIAEoCzIgLmFnZW50Y29yZS52MS5Nb2RlbFJlc3BvbnNlRXZlbnRIABJCChJwZXJtaXNzaW9uX3JlcXVlc3QYDiABKAsyJC5hZ2VudGNvcmUudjEuUGVybWlzc2lvblJlcXVlc3RFdmVudEgAEjAKCXRvb2xfY2FsbBgPIAEoCzIbLmFnZW50Y29yZS52MS5Ub29sQ2FsbEV2ZW50SAASNAoLdG9vbF9vdXRwdXQYECABKAsyHS5hZ2VudGNvcmUudjEuVG9vbE91dHB1dEV2ZW50SAASNAoLdG9vbF9yZXN1bHQYESABKAsyHS5hZ2VudGNvcmUudjEuVG9vbFJlc3VsdEV2ZW50SAASJwoEc3RlcBgSIAEoCzIXLmFnZW50Y29yZS52MS5TdGVwRXZlbnRIABIpCgVyZXRyeRgTIAEoCzIYLmFnZW50Y29yZS52MS5SZXRyeUV2ZW50SAASPAoPY29tcGFjdF9zdGFydGVkGBQgASgLMiEuYWdlbnRjb3JlLnYxLkNvbXBhY3RTdGFydGVkRXZlbnRIABI4Cg1jb21wYWN0X2RlbHRhGBUgASgLMh8uYWdlbnRjb3JlLnYxLkNvbXBhY3REZWx0YUV2ZW50SAASPgoQY29tcGFjdF9maW5pc2hlZBgWIAEoCzIiLmFnZW50Y29yZS52MS5Db21wYWN0RmluaXNoZWRFdmVudEgAEi4KBnJlc3VsdBgXIAEoCzIcLmFnZW50Y29yZS52MS5SdW5SZXN1bHRFdmVudEgAEkEKEnRvb2xfb3V0cHV0X2NhcHBlZBgYIAEoCzIjLmFnZW50Y29yZS52MS5Ub29sT3V0cHV0Q2FwcGVkRXZlbnRIABI0CgtydW5fcmVzdW1lZBgZIAEoCzIdLmFnZW50Y29yZS52MS5SdW5SZXN1bWVkRXZlbnRIABIsCgVjaGlsZBgaIAEoCzIbLmFnZW50Y29yZS52MS5DaGlsZFJ1bkV2ZW50SAASPAoPYnVkZ2V0X2V4Y2VlZGVkGBsgASgLMiEuYWdlbnRjb3JlLnYxLkJ1ZGdldEV4Y2VlZGVkRXZlbnRIABIvCghmYWxsYmFjaxgcIAEoCzIbLmFnZW50Y29yZS52MS5GYWxsYmFja0V2ZW50SABCBgoEa2luZCJ0Cg9SdW5SZXN1bWVkRXZlbnQSDwoHYXR0ZW1wdBgBIAEoBRIPCgdyZXBsaWNhGAIgASgJEgwKBHN0ZXAYAyABKAUSFgoOcmVydW5fY2FsbF9pZHMYBCADKAkSGQoRcmVwb3J0ZWRfY2FsbF9pZHMYBSADKAkikQEKDUNoaWxkUnVuRXZlbnQSDgoGcnVuX2lkGAEgASgJEhAKCGFnZW50X2lkGAIgASgJEhUKDXBhcmVudF9ydW5faWQYAyABKAkSDQoFZGVwdGgYBCABKAUSFAoMdG9vbF9jYWxsX2lkGAUgASgJEiIKBWV2ZW50GAYgASgLMhMuYWdlbnRjb3JlLnYxLkV2ZW50InEKE0J1ZGdldEV4Y2VlZGVkRXZlbnQSKAoFbGltaXQYASABKA4yGS5hZ2VudGNvcmUudjEuQnVkZ2V0TGltaXQSFQoNYnVkZ2V0X3J1bl9pZBgCIAEoCRILCgNtYXgYAyABKAESDAoEdXNlZBgEIAEoASIjCg9SdW5TdGFydGVkRXZlbnQSEAoIYWdlbnRfaWQYASABKAkiXwoRTW9kZWxSZXF1ZXN0RXZlbnQSDAoEc3RlcBgBIAEoBRIVCg1tZXNzYWdlX2NvdW50GAIgASgFEhYKDnRva2VuX2VzdGltYXRlGAMgASgDEg0KBXRvb2xzGAQgAygJIn8KD01vZGVsRGVsdGFFdmVudBIMCgRzdGVwGAEgASgFEg4KBHRleHQYAiABKAlIABITCglyZWFzb25pbmcYAyABKAlIABIwCgl0b29sX2NhbGwYBCABKAsyGy5hZ2VudGNvcmUudjEuVG9vbENhbGxEZWx0YUgAQgcKBWRlbHRhIksKDVRvb2xDYWxsRGVsdGESDQoFaW5kZXgYASABKAUSCgoCaWQYAiABKAkSDAoEbmFtZRgDIAEoCRIRCglhcmd1bWVudHMYBCABKAkirgEKEk1vZGVsUmVzcG9uc2VFdmVudBIMCgRzdGVwGAEgASgFEgwKBHRleHQYAiABKAkSEQoJcmVhc29uaW5nGAMgASgJEi4KCnRvb2xfY2FsbHMYBCADKAsyGi5hZ2VudGNvcmUudjEuVG9vbENhbGxQYXJ0EiIKBXVzYWdlGAUgASgLMhMuYWdlbnRjb3JlLnYxLlVzYWdlEhUKDWZpbmlzaF9yZWFzb24YBiABKAkiYwoWUGVybWlzc2lvblJlcXVlc3RFdmVudBIUCgx0b29sX2NhbGxfaWQYASABKAkSEQoJdG9vbF9uYW1lGAIgASgJEhEKCWFyZ3VtZW50cxgDIAEoCRINCgVyZXJ1bhgEIAEoCCKPAQoNVG9vbENhbGxFdmVudBIMCgRzdGVwGAEgASgFEhQKDHRvb2xfY2FsbF9pZBgCIAEoCRIRCgl0b29sX25hbWUYAyABKAkSEQoJYXJndW1lbnRzGAQgASgJEjQKCnBlcm1pc3Npb24YBSABKAsyIC5hZ2VudGNvcmUudjEuUGVybWlzc2lvbkRlY2lzaW9uIlYKElBlcm1pc3Npb25EZWNpc2lvbhIwCgdvdXRjb21lGAEgASgOMh8uYWdlbnRjb3JlLnYxLlBlcm1pc3Npb25PdXRjb21lEg4KBnJlYXNvbhgCIAEoCSJ0Cg9Ub29sT3V0cHV0RXZlbnQSFAoMdG9vbF9jYWxsX2lkGAEgASgJEhEKCXRvb2xfbmFtZRgCIAEoCRIqCgZzdHJlYW0YAyABKA4yGi5hZ2VudGNvcmUudjEuT3V0cHV0U3RyZWFtEgwKBGRhdGEYBCABKAkipwEKFVRvb2xPdXRwdXRDYXBwZWRFdmVudBIUCgx0b29sX2NhbGxfaWQYASABKAkSEQoJdG9vbF9uYW1lGAIgASgJEhEKCW1heF9ieXRlcxgDIAEoAxISCgprZXB0X2J5dGVzGAQgASgDEhUKDWRyb3BwZWRfYnl0ZXMYBSABKAMSFgoOZHJvcHBlZF9jaHVua3MYBiABKAMSDwoHc3RvcHBlZBgHIAEoCCK8AQoPVG9vbFJlc3VsdEV2ZW50EgwKBHN0ZXAYASABKAUSFAoMdG9vbF9jYWxsX2lkGAIgASgJEhEKCXRvb2xfbmFtZRgDIAEoCRIoCgZvdXRwdXQYBCABKAsyGC5hZ2VudGNvcmUudjEuVG9vbE91dHB1dBINCgVlcnJvchgFIAEoCBIMCgRzdG9wGAYgASgIEisKCGR1cmF0aW9uGAcgASgLMhkuZ29vZ2xlLnByb3RvYnVmLkR1cmF0aW9uIoEBCglTdGVwRXZlbnQSDAoEc3RlcBgBIAEoBRIyCghyZXNwb25zZRgCIAEoCzIgLmFnZW50Y29yZS52MS5Nb2RlbFJlc3BvbnNlRXZlbnQSMgoMdG9vbF9yZXN1bHRzGAMgAygLMhwuYWdlbnRjb3JlLnYxLlRvb2xSZXN1bHRQYXJ0Ir4BCg1GYWxsYmFja0V2ZW50EgwKBHN0ZXAYASABKAUSJQoEa2luZBgCIAEoDjIXLmFnZW50Y29yZS52MS5FcnJvcktpbmQSDwoHbWVzc2FnZRgDIAEoCRIOCgZzdGF0dXMYBCABKAUSJAoEZnJvbRgFIAEoCzIWLmFnZW50Y29yZS52MS5Nb2RlbFJlZhIiCgJ0bxgGIAEoCzIWLmFnZW50Y29yZS52MS5Nb2RlbFJlZhINCgVpbmRleBgHIAEoBSJTCghNb2RlbFJlZhIPCgdwcm9maWxlGAEgASgJEg0KBW1vZGVsGAIgASgJEhAKCHByb3RvY29sGAMgASgJEhUKDWJhc2VfdXJsX2hvc3QYBCABKAkioAEKClJldHJ5RXZlbnQSDwoHYXR0ZW1wdBgBIAEoBRIlCgRraW5kGAIgASgOMhcuYWdlbnRjb3JlLnYxLkVycm9yS2luZBIPCgdtZXNzYWdlGAMgASgJEg4KBnN0YXR1cxgEIAEoBRIoCgVkZWxheRgFIAEoCzIZLmdvb2dsZS5wcm90b2J1Zi5EdXJhdGlvbhIPCgdjb21wYWN0GAYgASgIIjUKE0NvbXBhY3RTdGFydGVkRXZlbnQSDgoGdG9rZW5zGAEgASgDEg4KBm1hbnVhbBgCIAEoCCIhChFDb21wYWN0RGVsdGFFdmVudBIMCgR0ZXh0GAEgASgJIksKFENvbXBhY3RGaW5pc2hlZEV2ZW50Eg8KB3N1bW1hcnkYASABKAkSIgoFdXNhZ2UYAiABKAsyEy5hZ2VudGNvcmUudjEuVXNhZ2Ui+QEKDlJ1blJlc3VsdEV2ZW50EgwKBHRleHQYASABKAkSDQoFc3RlcHMYAiABKAUSIgoFdXNhZ2UYAyABKAsyEy5hZ2VudGNvcmUudjEuVXNhZ2USJwoGcmVhc29uGAQgASgOMhcuYWdlbnRjb3JlLnYxLkVuZFJlYXNvbhImCgZvdXRwdXQYBSABKAsyFi5nb29nbGUucHJvdG9idWYuVmFsdWUSKQoJcnVuX3VzYWdlGAYgASgLMhYuYWdlbnRjb3JlLnYxLlJ1blVzYWdlEioKCnRyZWVfdXNhZ2UYByABKAsyFi5hZ2VudGNvcmUudjEuUnVuVXNhZ2UiswEKCFJ1blVzYWdlEhQKDGlucHV0X3Rva2VucxgBIAEoAxIVCg1vdXRwdXRfdG9rZW5zGAIgASgDEhYKDm1vZGVsX3JlcXVlc3RzGAMgASgDEhIKCnRvb2xfY2FsbHMYBCABKAMSLAoJd2FsbF90aW1lGAUgASgLMhkuZ29vZ2xlLnByb3RvYnVmLkR1cmF0aW9uEgwKBGNvc3QYBiABKAESEgoKY2hpbGRfcnVucxgHIAEoAyKEAgoGQnVkZ2V0EhkKDGlucHV0X3Rva2VucxgBIAEoA0gAiAEBEhoKDW91dHB1dF90b2tlbnMYAiABKANIAYgBARIbCg5tb2RlbF9yZXF1ZXN0cxgDIAEoA0gCiAEBEhcKCnRvb2xfY2FsbHMYBCABKANIA4gBARIsCgl3YWxsX3RpbWUYBSABKAsyGS5nb29nbGUucHJvdG9idWYuRHVyYXRpb24SEQoEY29zdBgGIAEoAUgEiAEBQg8KDV9pbnB1dF90b2tlbnNCEAoOX291dHB1dF90b2tlbnNCEQoPX21vZGVsX3JlcXVlc3RzQg0KC190b29sX2NhbGxzQgcKBV9jb3N0KtsBCgtCdWRnZXRMaW1pdBIcChhCVURHRVRfTElNSVRfVU5TUEVDSUZJRUQQABIdChlCVURHRVRfTElNSVRfSU5QVVRfVE9LRU5TEAESHgoaQlVER0VUX0xJTUlUX09VVFBVVF9UT0tFTlMQAhIfChtCVURHRVRfTElNSVRfTU9ERUxfUkVRVUVTVFMQAxIbChdCVURHRVRfTElNSVRfVE9PTF9DQUxMUxAEEhoKFkJVREdFVF9MSU1JVF9XQUxMX1RJTUUQBRIVChFCVURHRVRfTElNSVRfQ09TVBAGKpsBChFQZXJtaXNzaW9uT3V0Y29tZRIiCh5QRVJNSVNTSU9OX09VVENPTUVfVU5TUEVDSUZJRUQQABIeChpQRVJNSVNTSU9OX09VVENPTUVfQUxMT1dFRBABEh0KGVBFUk1JU1NJT05fT1VUQ09NRV9ERU5JRUQQAhIjCh9QRVJNSVNTSU9OX09VVENPTUVfTk9UX0FOU1dFUkVEEAMqewoMT3V0cHV0U3RyZWFtEh0KGU9VVFBVVF9TVFJFQU1fVU5TUEVDSUZJRUQQABIYChRPVVRQVVRfU1RSRUFNX09VVFBVVBABEhgKFE9VVFBVVF9TVFJFQU1fU1RET1VUEAISGAoUT1VUUFVUX1NUUkVBTV9TVERFUlIQAyrhAQoJRXJyb3JLaW5kEhoKFkVSUk9SX0tJTkRfVU5TUEVDSUZJRUQQABIWChJFUlJPUl9LSU5EX0FCT1JURUQQARITCg9FUlJPUl9LSU5EX0FVVEgQAhIUChBFUlJPUl9LSU5EX0xJTUlUEAMSFgoSRVJST1JfS0lORF9USU1FT1VUEAQSFQoRRVJST1JfS0lORF9TRVJWRVIQBRIWChJFUlJPUl9LSU5EX05FVFdPUksQBhIWChJFUlJPUl9LSU5EX1JFUVVFU1QQBxIWChJFUlJPUl9LSU5EX1VOS05PV04QCCqLAQoJRW5kUmVhc29uEhoKFkVORF9SRUFTT05fVU5TUEVDSUZJRUQQABIWChJFTkRfUkVBU09OX05PX1RPT0wQARIYChRFTkRfUkVBU09OX1RPT0xfU1RPUBACEhkKFUVORF9SRUFTT05fU1RFUF9MSU1JVBADEhUKEUVORF9SRUFTT05fQlVER0VUEARCO1o5Z2l0aHViLmNvbS9hZ2VudGNvcmUvYWdlbnRjb3JlL3Byb3RvL2FnZW50Y29yZS92MTthZ2VudHYxYgZwcm90bzM", [file_agentcore_v1_message, file_google_protobuf_duration, file_google_protobuf_struct, file_google_protobuf_timestamp]);
 
 /**
  * Event is one step of a run, streamed in order. The engine emits exactly
@@ -166,6 +166,14 @@ export type Event = Message<"agentcore.v1.Event"> & {
      */
     value: BudgetExceededEvent;
     case: "budgetExceeded";
+  } | {
+    /**
+     * A round's model failed and the round goes to a fallback model.
+     *
+     * @generated from field: agentcore.v1.FallbackEvent fallback = 28;
+     */
+    value: FallbackEvent;
+    case: "fallback";
   } | { case: undefined; value?: undefined };
 };
 
@@ -807,6 +815,111 @@ export const StepEventSchema: GenMessage<StepEvent> = /*@__PURE__*/
   messageDesc(file_agentcore_v1_event, 15);
 
 /**
+ * FallbackEvent says that a round's request failed, after its retries,
+ * with an error of a kind the config falls back on (config.fallback.on),
+ * and that the round is asked again of the next fallback model. Deltas the
+ * failed request streamed are void: the round's answer is the one that
+ * follows. A fallback that fails as well is followed by the next one's
+ * FallbackEvent, or ends the run with an error naming every model's.
+ *
+ * @generated from message agentcore.v1.FallbackEvent
+ */
+export type FallbackEvent = Message<"agentcore.v1.FallbackEvent"> & {
+  /**
+   * The round.
+   *
+   * @generated from field: int32 step = 1;
+   */
+  step: number;
+
+  /**
+   * The error of the model that failed.
+   *
+   * @generated from field: agentcore.v1.ErrorKind kind = 2;
+   */
+  kind: ErrorKind;
+
+  /**
+   * @generated from field: string message = 3;
+   */
+  message: string;
+
+  /**
+   * Upstream HTTP status, 0 if none.
+   *
+   * @generated from field: int32 status = 4;
+   */
+  status: number;
+
+  /**
+   * The model that failed and the one the round goes to now.
+   *
+   * @generated from field: agentcore.v1.ModelRef from = 5;
+   */
+  from?: ModelRef | undefined;
+
+  /**
+   * @generated from field: agentcore.v1.ModelRef to = 6;
+   */
+  to?: ModelRef | undefined;
+
+  /**
+   * 1 when the round goes to the first fallback model, 2 the second…
+   *
+   * @generated from field: int32 index = 7;
+   */
+  index: number;
+};
+
+/**
+ * Describes the message agentcore.v1.FallbackEvent.
+ * Use `create(FallbackEventSchema)` to create a new message.
+ */
+export const FallbackEventSchema: GenMessage<FallbackEvent> = /*@__PURE__*/
+  messageDesc(file_agentcore_v1_event, 16);
+
+/**
+ * ModelRef names a model as events show it: never its key, nor its base
+ * URL's path or query.
+ *
+ * @generated from message agentcore.v1.ModelRef
+ */
+export type ModelRef = Message<"agentcore.v1.ModelRef"> & {
+  /**
+   * The profile the model came from; empty for a model a config gave.
+   *
+   * @generated from field: string profile = 1;
+   */
+  profile: string;
+
+  /**
+   * @generated from field: string model = 2;
+   */
+  model: string;
+
+  /**
+   * "chat", "responses", "anthropic" or "gemini".
+   *
+   * @generated from field: string protocol = 3;
+   */
+  protocol: string;
+
+  /**
+   * The host (and port) of the model's base URL.
+   *
+   * @generated from field: string base_url_host = 4;
+   */
+  baseUrlHost: string;
+};
+
+/**
+ * Describes the message agentcore.v1.ModelRef.
+ * Use `create(ModelRefSchema)` to create a new message.
+ */
+export const ModelRefSchema: GenMessage<ModelRef> = /*@__PURE__*/
+  messageDesc(file_agentcore_v1_event, 17);
+
+/**
  * RetryEvent is sent before a retry (agent-core: onRetry).
  *
  * @generated from message agentcore.v1.RetryEvent
@@ -854,7 +967,7 @@ export type RetryEvent = Message<"agentcore.v1.RetryEvent"> & {
  * Use `create(RetryEventSchema)` to create a new message.
  */
 export const RetryEventSchema: GenMessage<RetryEvent> = /*@__PURE__*/
-  messageDesc(file_agentcore_v1_event, 16);
+  messageDesc(file_agentcore_v1_event, 18);
 
 /**
  * CompactStartedEvent opens a compaction (agent-core: onCompact compact-start).
@@ -882,7 +995,7 @@ export type CompactStartedEvent = Message<"agentcore.v1.CompactStartedEvent"> & 
  * Use `create(CompactStartedEventSchema)` to create a new message.
  */
 export const CompactStartedEventSchema: GenMessage<CompactStartedEvent> = /*@__PURE__*/
-  messageDesc(file_agentcore_v1_event, 17);
+  messageDesc(file_agentcore_v1_event, 19);
 
 /**
  * CompactDeltaEvent is streamed summary text.
@@ -901,7 +1014,7 @@ export type CompactDeltaEvent = Message<"agentcore.v1.CompactDeltaEvent"> & {
  * Use `create(CompactDeltaEventSchema)` to create a new message.
  */
 export const CompactDeltaEventSchema: GenMessage<CompactDeltaEvent> = /*@__PURE__*/
-  messageDesc(file_agentcore_v1_event, 18);
+  messageDesc(file_agentcore_v1_event, 20);
 
 /**
  * CompactFinishedEvent closes a compaction; the summary was appended to history.
@@ -925,7 +1038,7 @@ export type CompactFinishedEvent = Message<"agentcore.v1.CompactFinishedEvent"> 
  * Use `create(CompactFinishedEventSchema)` to create a new message.
  */
 export const CompactFinishedEventSchema: GenMessage<CompactFinishedEvent> = /*@__PURE__*/
-  messageDesc(file_agentcore_v1_event, 19);
+  messageDesc(file_agentcore_v1_event, 21);
 
 /**
  * RunResultEvent is the result of a send, the last event of a successful run.
@@ -986,7 +1099,7 @@ export type RunResultEvent = Message<"agentcore.v1.RunResultEvent"> & {
  * Use `create(RunResultEventSchema)` to create a new message.
  */
 export const RunResultEventSchema: GenMessage<RunResultEvent> = /*@__PURE__*/
-  messageDesc(file_agentcore_v1_event, 20);
+  messageDesc(file_agentcore_v1_event, 22);
 
 /**
  * RunUsage is what a run (or a run tree) spent, in the units a budget
@@ -1040,7 +1153,7 @@ export type RunUsage = Message<"agentcore.v1.RunUsage"> & {
  * Use `create(RunUsageSchema)` to create a new message.
  */
 export const RunUsageSchema: GenMessage<RunUsage> = /*@__PURE__*/
-  messageDesc(file_agentcore_v1_event, 21);
+  messageDesc(file_agentcore_v1_event, 23);
 
 /**
  * Budget limits what a run and all its descendants may spend together.
@@ -1088,7 +1201,7 @@ export type Budget = Message<"agentcore.v1.Budget"> & {
  * Use `create(BudgetSchema)` to create a new message.
  */
 export const BudgetSchema: GenMessage<Budget> = /*@__PURE__*/
-  messageDesc(file_agentcore_v1_event, 22);
+  messageDesc(file_agentcore_v1_event, 24);
 
 /**
  * BudgetLimit names one limit of a budget.
