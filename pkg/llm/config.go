@@ -149,6 +149,8 @@ type Config struct {
 	CompactThreshold float64
 	// Compact overrides the model used for compaction; nil: the main model.
 	Compact *CompactConfig
+	// Fallback lists the models a failing round is asked of next; nil: none.
+	Fallback *FallbackConfig
 	// Output asks for structured output; nil: plain text.
 	Output *OutputFormat
 	// MaxSteps limits model rounds per send; 0: no limit.
@@ -209,6 +211,7 @@ func (c *Config) CompactionConfig() *Config {
 	out := *c
 	out.Output = nil
 	out.Compact = nil
+	out.Fallback = nil
 	out.ToolMode = ToolModeNative
 	if cc := c.Compact; cc != nil {
 		if cc.Profile != "" {

@@ -7,6 +7,7 @@ import (
 
 	"github.com/cloudwego/eino/schema"
 
+	"github.com/agentcore/agentcore/pkg/llm/provider"
 	agentv1 "github.com/agentcore/agentcore/proto/agentcore/v1"
 )
 
@@ -59,6 +60,7 @@ type conversionSettings struct {
 	caps     Capabilities
 	fallback MediaFallback
 	text     bool
+	protocol provider.Protocol
 }
 
 // begin starts a request of history under settings. It returns the

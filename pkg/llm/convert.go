@@ -30,6 +30,9 @@ type converter struct {
 	// text renders tool calls and results with the text tool protocol.
 	text  bool
 	tools []texttool.Tool
+	// protocol is the protocol the request is sent in: provider data of
+	// another protocol is left out. Empty: all is kept (a caller's model).
+	protocol provider.Protocol
 	// cache, when set, keeps conversions between the requests of a run.
 	cache *ConversionCache
 }
@@ -51,7 +54,7 @@ const (
 // parts. Media a capability switches off fail the request (mediaFallback
 // error) or are dropped (strip).
 func (cv *converter) convert(system string, history []*agentv1.Message) ([]*schema.Message, error) {
-	settings := conversionSettings{caps: cv.caps, fallback: cv.fallback, text: cv.text}
+	settings := conversionSettings{caps: cv.caps, fallback: cv.fallback, text: cv.text, protocol: cv.protocol}
 	st, from := &conversation{ids: map[string]uint8{}, leading: true}, 0
 	if cv.cache != nil {
 		cv.cache.mu.Lock()
@@ -153,7 +156,7 @@ func (cv *converter) message(i int, m *agentv1.Message, ids map[string]uint8) ([
 	if cv.cache == nil || !paired(m, ids) {
 		return cv.convertMessage(i, m, ids)
 	}
-	settings := conversionSettings{caps: cv.caps, fallback: cv.fallback, text: cv.text}
+	settings := conversionSettings{caps: cv.caps, fallback: cv.fallback, text: cv.text, protocol: cv.protocol}
 	if msgs, ok := cv.cache.get(m, settings); ok {
 		return msgs, nil
 	}
@@ -244,7 +247,7 @@ func (cv *converter) assistant(i int, parts []*agentv1.Part, ids map[string]uint
 		case *agentv1.Part_Text:
 			text.WriteString(k.Text)
 		case *agentv1.Part_Reasoning:
-			if !cv.caps.Reasoning {
+			if !cv.caps.Reasoning || foreign(k.Reasoning.GetProviderData(), cv.protocol) {
 				continue
 			}
 			reasoning.WriteString(k.Reasoning.GetText())
@@ -267,8 +270,8 @@ func (cv *converter) assistant(i int, parts []*agentv1.Part, ids map[string]uint
 				continue
 			}
 			call := schema.ToolCall{ID: tc.GetId(), Type: "function", Function: schema.FunctionCall{Name: tc.GetName(), Arguments: tc.GetArguments()}}
-			if len(tc.GetProviderData()) > 0 {
-				call.Extra = map[string]any{provider.ExtraToolCallData: copyMap(tc.GetProviderData())}
+			if data := ownData(tc.GetProviderData(), cv.protocol); len(data) > 0 {
+				call.Extra = map[string]any{provider.ExtraToolCallData: data}
 			}
 			msg.ToolCalls = append(msg.ToolCalls, call)
 		default:
@@ -418,6 +421,69 @@ func invalidMessage(i, j int, format string, args ...any) *Error {
 		where += fmt.Sprintf(" part %d", j)
 	}
 	return &Error{Kind: provider.KindRequest, Code: "invalid_message", Message: where + ": " + fmt.Sprintf(format, args...)}
+}
+
+// The adapters keep provider data under keys named for their protocol's
+// vendor ("anthropic.thinking", "gemini.thought_signature", "openai.type").
+// A history written by one protocol may be sent in another: a fallback
+// model's, or a config changed between sends. Reasoning whose data is all
+// another vendor's is left out of the request (its text is that model's
+// own thinking, which no other model can verify or continue), and so are a
+// tool call's data keys of another vendor; the calls, their results and
+// the text stay. Keys of no known vendor are kept.
+
+// vendorPrefix is the key prefix of a protocol's provider data.
+func vendorPrefix(p provider.Protocol) string {
+	switch p {
+	case provider.ProtocolChat, provider.ProtocolResponses:
+		return "openai."
+	case provider.ProtocolAnthropic:
+		return "anthropic."
+	case provider.ProtocolGemini:
+		return "gemini."
+	}
+	return ""
+}
+
+// otherVendor reports whether key belongs to a vendor other than p's.
+func otherVendor(key string, p provider.Protocol) bool {
+	own := vendorPrefix(p)
+	if own == "" || strings.HasPrefix(key, own) {
+		return false
+	}
+	for _, q := range []provider.Protocol{provider.ProtocolChat, provider.ProtocolAnthropic, provider.ProtocolGemini} {
+		if strings.HasPrefix(key, vendorPrefix(q)) {
+			return true
+		}
+	}
+	return false
+}
+
+// foreign reports whether reasoning data is all another protocol's.
+func foreign(data map[string]string, p provider.Protocol) bool {
+	if len(data) == 0 {
+		return false
+	}
+	for k := range data {
+		if !otherVendor(k, p) {
+			return false
+		}
+	}
+	return true
+}
+
+// ownData returns a copy of a tool call's data without another protocol's keys.
+func ownData(data map[string]string, p provider.Protocol) map[string]string {
+	if len(data) == 0 {
+		return nil
+	}
+	out := make(map[string]string, len(data))
+	for k, v := range data {
+		if !otherVendor(k, p) {
+			out[k] = v
+		}
+	}
+	return out
 }
 
 func copyMap(m map[string]string) map[string]string {

@@ -50,6 +50,9 @@ func (c *Client) request(ctx context.Context, req Request, text, native bool) (*
 		system = cfg.System
 	}
 	cv := &converter{caps: cfg.Capabilities, fallback: cfg.MediaFallback, text: text, cache: req.ConversionCache}
+	if req.Model == nil { // a caller's model speaks whatever it speaks
+		cv.protocol = cfg.Protocol
+	}
 	if text {
 		cv.tools = req.Tools
 	}

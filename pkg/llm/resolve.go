@@ -154,6 +154,9 @@ func ResolveConfig(public *agentv1.AgentConfig) (*Config, error) {
 	if cc := public.GetCompact(); cc != nil {
 		cfg.Compact = compactConfig(problems, cc)
 	}
+	if f := public.GetFallback(); f != nil {
+		cfg.Fallback = fallbackConfig(problems, f)
+	}
 	if o := public.GetOutput(); o != nil {
 		cfg.Output = outputFormat(problems, o)
 	}
