@@ -179,6 +179,18 @@ func TestLoadPrecedence(t *testing.T) {
 					t.Errorf("SecretEnv %s: the default key and token variables, PGPASSWORD and the OTLP headers are always kept out", got)
 				}
 			}},
+		{"fallbacks", []string{"-config", writeFile(t, "fb.yaml", "profiles:\n  main:\n    base_url: http://a.test\n    model: big\n"+
+			"    fallbacks: [backup]\n    fallback_on: [server, limit]\n  backup:\n    base_url: http://b.test\n    model: small\n    protocol: anthropic\n")},
+			nil, func(t *testing.T, c *Config) {
+				f := c.Profiles["main"].AgentConfig().GetFallback()
+				if len(f.GetModels()) != 1 || f.GetModels()[0].GetProfile() != "backup" ||
+					fmt.Sprint(f.GetOn()) != "[ERROR_KIND_SERVER ERROR_KIND_LIMIT]" {
+					t.Errorf("main's fallback = %v", f)
+				}
+				if c.Profiles["backup"].AgentConfig().GetFallback() != nil {
+					t.Error("backup got a fallback")
+				}
+			}},
 		{"key from another variable", []string{"-model", "m", "-model-base-url", "http://x", "-model-api-key-env", "MY_KEY"},
 			map[string]string{"MY_KEY": "k2"}, func(t *testing.T, c *Config) {
 				if p, _ := c.Profile(""); p == nil || p.APIKey != "k2" {
@@ -222,6 +234,10 @@ func TestLoadErrors(t *testing.T) {
 		{"bad agent memory", []string{"-agent-memory", "lots"}, nil, "agent-memory"},
 		{"negative depth", []string{"-max-run-depth", "-1"}, nil, "max-run-depth"},
 		{"bad price", []string{"-config", badPrice}, nil, "profiles.p.prices"},
+		{"fallback to no profile", []string{"-config", writeFile(t, "fb1.yaml", "profiles:\n  p:\n    fallbacks: [q]\n")}, nil, `profiles.p.fallbacks[0] "q": no such profile`},
+		{"aborted falls back", []string{"-config", writeFile(t, "fb2.yaml", "profiles:\n  p:\n    fallbacks: [p]\n    fallback_on: [aborted]\n")}, nil, `profiles.p.fallback_on: unknown error kind "aborted"`},
+		{"kinds without fallbacks", []string{"-config", writeFile(t, "fb3.yaml", "profiles:\n  p:\n    fallback_on: [server]\n")}, nil, "profiles.p.fallback_on: there is no fallback"},
+		{"key in a fallback's defaults", []string{"-config", writeFile(t, "fb4.yaml", "profiles:\n  p:\n    defaults: {fallback: {models: [{baseUrl: \"http://x\", model: m, apiKey: sk-x}]}}\n")}, nil, "profiles.p.defaults.fallback"},
 		{"bad duration env", nil, map[string]string{"AGENTCORE_SHUTDOWN_GRACE": "soon"}, "AGENTCORE_SHUTDOWN_GRACE"},
 		{"bad protocol", []string{"-model-protocol", "smoke"}, nil, "unknown protocol"},
 		{"bad log format", []string{"-log-format", "xml"}, nil, "log format"},

@@ -39,6 +39,10 @@ type Profile struct {
 	// Prices are what tokens cost per million, by model name; "*" prices
 	// the profile's other models. Budgets count cost with them.
 	Prices map[string]Price
+	// Fallback lists, as profile names, the models a round of an agent
+	// using this profile falls back on, and the error kinds that hand it
+	// on (config file keys fallbacks and fallback_on); nil: none.
+	Fallback *agentv1.FallbackConfig
 }
 
 // Price is what a model's tokens cost, per million, in any one currency.
@@ -76,6 +80,9 @@ func (p *Profile) AgentConfig() *agentv1.AgentConfig {
 	}
 	if p.Protocol != agentv1.Protocol_PROTOCOL_UNSPECIFIED {
 		c.Protocol = p.Protocol
+	}
+	if p.Fallback != nil {
+		c.Fallback = proto.Clone(p.Fallback).(*agentv1.FallbackConfig)
 	}
 	return c
 }
@@ -145,6 +152,35 @@ func parseProfile(name string, v any) (*Profile, error) {
 			}
 		case "prices":
 			err = parsePrices(p, val)
+		case "fallbacks":
+			var names []string
+			if names, err = stringList(val); err != nil {
+				err = profileError(k, fmt.Errorf("want a list of profile names: %w", err))
+				break
+			}
+			if p.Fallback == nil {
+				p.Fallback = &agentv1.FallbackConfig{}
+			}
+			for _, n := range names {
+				p.Fallback.Models = append(p.Fallback.Models, &agentv1.FallbackModel{Profile: proto.String(n)})
+			}
+		case "fallback_on":
+			var kinds []string
+			if kinds, err = stringList(val); err != nil {
+				err = profileError(k, err)
+				break
+			}
+			if p.Fallback == nil {
+				p.Fallback = &agentv1.FallbackConfig{}
+			}
+			for _, kind := range kinds {
+				ek, kerr := parseErrorKind(kind)
+				if kerr != nil {
+					err = profileError(k, kerr)
+					break
+				}
+				p.Fallback.On = append(p.Fallback.On, ek)
+			}
 		case "api_key":
 			err = profileError(k, errors.New("an API key must not be in the config file; set api_key_env to the name of the variable holding it"))
 		case "defaults":
@@ -186,7 +222,22 @@ func parsePrices(p *Profile, val any) error {
 }
 
 // profileKeys are the keys of a profile, for messages.
-const profileKeys = "base_url, model, protocol, api_key_env, api_key_file, allowed_base_urls, defaults, prices"
+const profileKeys = "base_url, model, protocol, api_key_env, api_key_file, allowed_base_urls, defaults, prices, fallbacks, fallback_on"
+
+// fallbackKinds are the error kinds a fallback may be taken on, as the
+// config file names them.
+const fallbackKinds = "server, limit, timeout, network, auth, request or unknown"
+
+// parseErrorKind reads an error kind a round may fall back on.
+func parseErrorKind(s string) (agentv1.ErrorKind, error) {
+	name := strings.ToLower(strings.TrimSpace(s))
+	if name != "aborted" && name != "unspecified" {
+		if k, ok := agentv1.ErrorKind_value["ERROR_KIND_"+strings.ToUpper(name)]; ok {
+			return agentv1.ErrorKind(k), nil
+		}
+	}
+	return 0, fmt.Errorf("unknown error kind %q: want %s", s, fallbackKinds)
+}
 
 // ParseProtocol reads a protocol name: chat, responses, anthropic or gemini.
 func ParseProtocol(s string) (agentv1.Protocol, error) {
@@ -255,9 +306,33 @@ func (c *Config) finishProfiles(getenv func(string) string, bad func(string, ...
 		if p.Defaults.GetApiKey() != "" || p.Defaults.GetCompact().GetApiKey() != "" {
 			bad("profiles.%s.defaults: an API key must not be in the config file; set api_key_env to the variable holding it", name)
 		}
+		for _, m := range p.Defaults.GetFallback().GetModels() {
+			if m.GetApiKey() != "" {
+				bad("profiles.%s.defaults.fallback: an API key must not be in the config file; list the fallback as a profile of its own in profiles.%s.fallbacks", name, name)
+				break
+			}
+		}
+		c.checkFallbacks(p, bad)
 	}
 	if c.DefaultProfile != "" && c.DefaultProfile != DefaultProfile && c.Profiles[c.DefaultProfile] == nil {
 		bad("default_profile %q: no such profile (have %v)", c.DefaultProfile, c.ProfileNames())
+	}
+}
+
+// checkFallbacks fails a profile whose fallbacks name no profile, or only
+// kinds.
+func (c *Config) checkFallbacks(p *Profile, bad func(string, ...any)) {
+	f := p.Fallback
+	if f == nil {
+		return
+	}
+	if len(f.GetModels()) == 0 {
+		bad("profiles.%s.fallback_on: there is no fallback to take (profiles.%s.fallbacks is empty)", p.Name, p.Name)
+	}
+	for i, m := range f.GetModels() {
+		if c.Profiles[m.GetProfile()] == nil {
+			bad("profiles.%s.fallbacks[%d] %q: no such profile (have %v)", p.Name, i, m.GetProfile(), c.ProfileNames())
+		}
 	}
 }
 
