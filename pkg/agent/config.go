@@ -62,9 +62,18 @@ func merge(dst, src protoreflect.Message) {
 	})
 }
 
-// hasAPIKey reports whether c holds an API key (main or compaction).
+// hasAPIKey reports whether c holds an API key (main, compaction or a
+// fallback's).
 func hasAPIKey(c *agentv1.AgentConfig) bool {
-	return c.GetApiKey() != "" || c.GetCompact().GetApiKey() != ""
+	if c.GetApiKey() != "" || c.GetCompact().GetApiKey() != "" {
+		return true
+	}
+	for _, m := range c.GetFallback().GetModels() {
+		if m.GetApiKey() != "" {
+			return true
+		}
+	}
+	return false
 }
 
 // resolve turns a stored config (merged with overrides) into the model
@@ -90,6 +99,11 @@ func (s *Session) resolve(stored *agentv1.AgentConfig, needEndpoint bool) (*llm.
 		}
 		if stored.GetCompact().GetProfile() != "" {
 			problems.add("config.compact.profile", "profiles are not available here")
+		}
+		for i, m := range stored.GetFallback().GetModels() {
+			if m.GetProfile() != "" {
+				problems.add(fallbackPath(i)+"profile", "profiles are not available here")
+			}
 		}
 		if len(problems) > 0 {
 			return nil, problems.err()

@@ -140,6 +140,38 @@ func TestRedact(t *testing.T) {
 	}
 }
 
+// A fallback model's key and header values are secrets like the main
+// model's: redacted, named by path, listed, and put back.
+func TestFallbackSecrets(t *testing.T) {
+	c := &agentv1.AgentConfig{
+		Model: proto.String("m"),
+		Fallback: &agentv1.FallbackConfig{Models: []*agentv1.FallbackModel{
+			{Model: proto.String("small")},
+			{BaseUrl: proto.String("http://b.test"), Model: proto.String("b"), ApiKey: proto.String("sk-fb"),
+				Provider: &agentv1.ProviderOptions{Headers: map[string]string{"X-Fb": "hdr-fb"}}},
+		}},
+	}
+	paths := agent.SecretPaths(c)
+	if strings.Join(paths, " ") != "config.fallback.models[1].api_key config.fallback.models[1].provider.headers.X-Fb" {
+		t.Fatalf("SecretPaths = %v", paths)
+	}
+	if got := strings.Join(agent.Secrets(c), " "); got != "sk-fb hdr-fb" {
+		t.Errorf("Secrets = %s", got)
+	}
+	r := agent.Redact(c)
+	fb := r.GetFallback().GetModels()[1]
+	if fb.ApiKey != nil || fb.GetProvider().GetHeaders()["X-Fb"] != "" || c.GetFallback().GetModels()[1].GetApiKey() != "sk-fb" {
+		t.Fatalf("redacted %v (from %v)", r, c)
+	}
+	back, missing := agent.WithSecrets(r, c, append(paths, "config.fallback.models[7].api_key"))
+	if !proto.Equal(back, c) || len(missing) != 1 {
+		t.Errorf("WithSecrets = %v, missing %v", back, missing)
+	}
+	if !agent.SecretGiven(paths[1], &agentv1.AgentConfig{Fallback: &agentv1.FallbackConfig{Models: []*agentv1.FallbackModel{{}, {Provider: &agentv1.ProviderOptions{}}}}}) {
+		t.Error("an override replacing the fallback's provider options does not give its headers")
+	}
+}
+
 func TestProfilesAndState(t *testing.T) {
 	srv := fakemodel.StartTB(t)
 	s, err := agent.New(agent.Options{

@@ -2,6 +2,7 @@ package agent
 
 import (
 	"sort"
+	"strconv"
 	"strings"
 
 	"google.golang.org/protobuf/proto"
@@ -10,8 +11,9 @@ import (
 )
 
 // The secrets of a config are its API keys (config.api_key,
-// config.compact.api_key) and its header values (config.provider.headers,
-// config.compact.provider.headers): Redact clears them, SecretPaths names
+// config.compact.api_key, config.fallback.models[i].api_key) and its
+// header values (config.provider.headers, config.compact.provider.headers,
+// config.fallback.models[i].provider.headers): Redact clears them, SecretPaths names
 // them by path, Secrets lists their values, and WithSecrets puts them
 // back into a config that was stored without them.
 
@@ -28,6 +30,10 @@ func Redact(c *agentv1.AgentConfig) *agentv1.AgentConfig {
 		redactHeaders(cc.GetProvider())
 	}
 	redactHeaders(out.GetProvider())
+	for _, m := range out.GetFallback().GetModels() {
+		m.ApiKey = nil
+		redactHeaders(m.GetProvider())
+	}
 	return out
 }
 
@@ -61,7 +67,31 @@ func SecretPaths(c *agentv1.AgentConfig) []string {
 	}
 	headers("config.provider.headers.", c.GetProvider().GetHeaders())
 	headers("config.compact.provider.headers.", c.GetCompact().GetProvider().GetHeaders())
+	for i, m := range c.GetFallback().GetModels() {
+		if m.GetApiKey() != "" {
+			out = append(out, fallbackPath(i)+"api_key")
+		}
+		headers(fallbackPath(i)+"provider.headers.", m.GetProvider().GetHeaders())
+	}
 	return out
+}
+
+// fallbackPath is the path prefix of fallback model i's fields.
+func fallbackPath(i int) string { return "config.fallback.models[" + strconv.Itoa(i) + "]." }
+
+// fallbackField splits the path of a fallback model's field into the
+// model and the field under it ("api_key", "provider.headers.NAME").
+func fallbackField(c *agentv1.AgentConfig, path string) (*agentv1.FallbackModel, string) {
+	rest, ok := strings.CutPrefix(path, "config.fallback.models[")
+	if !ok {
+		return nil, ""
+	}
+	n, rest, ok := strings.Cut(rest, "].")
+	i, err := strconv.Atoi(n)
+	if !ok || err != nil || i < 0 || i >= len(c.GetFallback().GetModels()) {
+		return nil, ""
+	}
+	return c.GetFallback().GetModels()[i], rest
 }
 
 // SecretValue returns the value of a secret field of c ("" when unset).
@@ -75,6 +105,14 @@ func SecretValue(c *agentv1.AgentConfig, path string) string {
 		return c.GetProvider().GetHeaders()[strings.TrimPrefix(path, "config.provider.headers.")]
 	case strings.HasPrefix(path, "config.compact.provider.headers."):
 		return c.GetCompact().GetProvider().GetHeaders()[strings.TrimPrefix(path, "config.compact.provider.headers.")]
+	}
+	if m, field := fallbackField(c, path); m != nil {
+		if field == "api_key" {
+			return m.GetApiKey()
+		}
+		if name, ok := strings.CutPrefix(field, "provider.headers."); ok {
+			return m.GetProvider().GetHeaders()[name]
+		}
 	}
 	return ""
 }
@@ -98,6 +136,13 @@ func setSecret(c *agentv1.AgentConfig, path, v string) {
 			p.Headers[strings.TrimPrefix(path, "config.compact.provider.headers.")] = v
 		}
 	}
+	if m, field := fallbackField(c, path); m != nil {
+		if field == "api_key" {
+			m.ApiKey = &v
+		} else if name, ok := strings.CutPrefix(field, "provider.headers."); ok && m.GetProvider().GetHeaders() != nil {
+			m.Provider.Headers[name] = v
+		}
+	}
 }
 
 // SecretGiven reports whether a send's config override supplies the secret
@@ -109,6 +154,9 @@ func SecretGiven(path string, o *agentv1.AgentConfig) bool {
 		return o.GetProvider() != nil
 	case strings.HasPrefix(path, "config.compact.provider.headers."):
 		return o.GetCompact().GetProvider() != nil
+	}
+	if m, field := fallbackField(o, path); m != nil && strings.HasPrefix(field, "provider.headers.") {
+		return m.GetProvider() != nil
 	}
 	return SecretValue(o, path) != ""
 }
@@ -143,6 +191,12 @@ func Secrets(c *agentv1.AgentConfig) []string {
 	}
 	for _, v := range c.GetCompact().GetProvider().GetHeaders() {
 		add(v)
+	}
+	for _, m := range c.GetFallback().GetModels() {
+		add(m.GetApiKey())
+		for _, v := range m.GetProvider().GetHeaders() {
+			add(v)
+		}
 	}
 	return keys
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/base64"
 	"errors"
 	"slices"
+	"strings"
 	"time"
 
 	"google.golang.org/grpc/codes"
@@ -300,6 +301,10 @@ func (s *Server) checkHistorySize(n int, field string) error {
 
 // agentProto is the public view of a stored agent (with what this replica
 // knows of it, sess when loaded here): no secret in it.
+// isAPIKeyPath reports whether a secret's path is an API key's (the main
+// model's, the compaction model's or a fallback's), not a header's.
+func isAPIKeyPath(path string) bool { return strings.HasSuffix(path, ".api_key") }
+
 func (s *Server) agentProto(rec *store.Agent, sess *session) *agentv1.Agent {
 	missing := rec.Secrets
 	if sess != nil {
@@ -310,7 +315,7 @@ func (s *Server) agentProto(rec *store.Agent, sess *session) *agentv1.Agent {
 	a := &agentv1.Agent{
 		Id: agentID(rec.ID), Config: rec.Spec.GetConfig(), State: agentv1.AgentState_AGENT_STATE_IDLE, RunId: rec.RunID,
 		HistoryLength: int32(rec.HistoryLength), Usage: rec.Usage,
-		HasApiKey:      slices.Contains(rec.Secrets, "config.api_key") || slices.Contains(rec.Secrets, "config.compact.api_key"),
+		HasApiKey:      slices.ContainsFunc(rec.Secrets, isAPIKeyPath),
 		ApiKeyRequired: len(missing) > 0,
 		Tools:          rec.Spec.GetTools(), Skills: rec.Spec.GetSkills(), AgentTools: rec.Spec.GetAgentTools(), Budget: rec.Spec.GetBudget(),
 		CreateTime: timestamppb.New(rec.Created), UpdateTime: timestamppb.New(rec.Updated),
