@@ -8,6 +8,7 @@
 package profile
 
 import (
+	"slices"
 	"strings"
 	"sync/atomic"
 
@@ -125,6 +126,7 @@ func (p *Profiles) Expander(tenant string) func(*agentv1.AgentConfig) (*agentv1.
 type expansion struct {
 	in, out    *agentv1.AgentConfig
 	main, comp *config.Profile
+	fallbacks  []fallbackRef
 }
 
 // expand fills in the profiles a config names (or the default it follows),
@@ -151,15 +153,19 @@ func (p *Profiles) expand(c *agentv1.AgentConfig, t *auth.Tenant, memo *atomic.P
 		}
 		comp = prof
 	}
+	fallbacks, fvs := p.fallbackProfiles(c, main, t)
+	vs = append(vs, fvs...)
 	if len(vs) > 0 {
 		return nil, &agent.ValidationError{Violations: vs}
 	}
 	if memo != nil {
-		if m := memo.Load(); m != nil && m.in == c && m.main == main && m.comp == comp {
+		if m := memo.Load(); m != nil && m.in == c && m.main == main && m.comp == comp && slices.Equal(m.fallbacks, fallbacks) {
 			return m.out, nil
 		}
 	}
-	if vs := checkKeyBinding(c, main, comp); len(vs) > 0 {
+	vs = checkKeyBinding(c, main, comp)
+	vs = append(vs, checkFallbackKeys(c, main, fallbacks)...)
+	if len(vs) > 0 {
 		return nil, &agent.ValidationError{Violations: vs}
 	}
 	out := c
@@ -170,8 +176,15 @@ func (p *Profiles) expand(c *agentv1.AgentConfig, t *auth.Tenant, memo *atomic.P
 		out = proto.Clone(out).(*agentv1.AgentConfig)
 		out.Compact = mergeCompact(comp, out.GetCompact())
 	}
+	if len(out.GetFallback().GetModels()) > 0 {
+		out = proto.Clone(out).(*agentv1.AgentConfig)
+		out.Fallback.Models = expandFallbacks(out.Fallback.Models, fallbacks)
+		if len(out.Fallback.Models) == 0 { // every one the profile gave is closed to the tenant
+			out.Fallback = nil
+		}
+	}
 	if memo != nil {
-		memo.Store(&expansion{in: c, out: out, main: main, comp: comp})
+		memo.Store(&expansion{in: c, out: out, main: main, comp: comp, fallbacks: fallbacks})
 	}
 	return out, nil
 }
