@@ -116,6 +116,12 @@ func (r *run) releaseJournal() error {
 // journal write goes on when the run was stopped: a stopped round's tool
 // results are part of a well-formed history.
 func (r *run) commit(durable bool, usage *agentv1.Usage, msgs ...*agentv1.Message) error {
+	return r.commitPriced(durable, usage, r.price, msgs...)
+}
+
+// commitPriced is commit with usage priced at price, the price of the
+// model that spent it (a fallback's is its own).
+func (r *run) commitPriced(durable bool, usage *agentv1.Usage, price Price, msgs ...*agentv1.Message) error {
 	s := r.session
 	s.mu.Lock()
 	at := len(s.history)
@@ -140,7 +146,7 @@ func (r *run) commit(durable bool, usage *agentv1.Usage, msgs ...*agentv1.Messag
 		addUsage(r.usage, usage)
 	}
 	if usage != nil && r.budget != nil {
-		r.budget.spent(usage, r.price)
+		r.budget.spent(usage, price)
 	}
 	return nil
 }

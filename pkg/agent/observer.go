@@ -66,6 +66,8 @@ type RunInfo struct {
 	// Steps counts the model rounds so far; ToolCalls the calls that ran.
 	Steps     int
 	ToolCalls int
+	// Fallbacks counts the requests that went to a fallback model.
+	Fallbacks int
 	// Usage is summed over the run's model responses so far.
 	Usage *agentv1.Usage
 	// Budget counts what the run and its child runs spent (RunUsage); nil
@@ -83,6 +85,9 @@ type ModelCall struct {
 	// Protocol and Model are the ones the request goes to.
 	Protocol string
 	Model    string
+	// Fallback, when set, says the request goes to a fallback model after
+	// the round's request to another model failed.
+	Fallback *Fallback
 	// System and Messages are what is sent (shared: do not change them).
 	System   string
 	Messages []*agentv1.Message

@@ -107,8 +107,6 @@ func (r *run) loop(c *Continuation) (*Result, error) {
 	if offered {
 		tools = r.tools.llm
 	}
-	model := r.session.modelFor(r.cfg, false)
-	obs := r.session.opts.Observer
 	first, noTool := 1, 0
 	if c != nil {
 		next, n, done, err := r.resume(ctx, c, offered)
@@ -150,40 +148,19 @@ func (r *run) loop(c *Continuation) (*Result, error) {
 			r.emit.modelRequest(ev)
 		}
 		r.info.Steps = step
-		mc := r.modelCall(step, w, false)
-		mctx := obs.ModelStarted(ctx, mc)
-		out, err := r.session.opts.LLM.Chat(mctx, llm.Request{
-			Config:          r.cfg,
-			System:          w.System,
-			Messages:        w.Messages,
-			ToolSet:         tools,
-			Model:           model,
-			ConversionCache: &r.conv,
-			Reached:         step > 1, // the run's earlier requests were answered
-			OnDelta: func(d llm.Delta) {
-				if mc.FirstDelta.IsZero() {
-					mc.FirstDelta = time.Now()
-				}
-				r.emit.delta(step, d)
-			},
-			OnRetry: func(rt llm.Retry) {
-				r.emit.retry(rt, false)
-				obs.ModelRetried(mctx, mc, rt)
-			},
-		})
-		obs.ModelEnded(mctx, mc, out, err)
+		out, price, err := r.ask(ctx, step, w, tools)
 		if err != nil && ctx.Err() != nil {
 			return r.cut(ctx, res)
 		}
 		if err != nil {
 			if out != nil && out.Message != nil && errors.Is(err, llm.ErrInvalidOutput) {
-				if _, jerr := r.record(out); jerr != nil { // the answer is kept; the send fails
+				if _, jerr := r.record(out, price); jerr != nil { // the answer is kept; the send fails
 					return nil, jerr
 				}
 			}
 			return nil, r.failure(ctx, err)
 		}
-		calls, err := r.record(out)
+		calls, err := r.record(out, price)
 		if err != nil {
 			return nil, err
 		}
@@ -284,12 +261,13 @@ func (r *run) failure(ctx context.Context, err error) error {
 	return problems.err()
 }
 
-// record writes a model response to the history and the usage totals, and
+// record writes a model response to the history and the usage totals (its
+// cost at price, the price of the model that answered), and
 // returns its tool calls in order (an error when the journal failed). Before that it makes the response safe to
 // keep: a call id already used in the history (some gateways repeat ids) or
 // missing gets a fresh one, and an invalid call (unreadable arguments) keeps
 // `{}` as arguments and a name, its raw text going into its error result.
-func (r *run) record(out *llm.Result) ([]call, error) {
+func (r *run) record(out *llm.Result, price Price) ([]call, error) {
 	invalid := make(map[string]string, len(out.InvalidToolCalls))
 	for _, ic := range out.InvalidToolCalls {
 		text := ic.Feedback
@@ -327,7 +305,7 @@ func (r *run) record(out *llm.Result) ([]call, error) {
 		calls = append(calls, cl)
 	}
 	// A response with tool calls is durable with the step's tool results.
-	if err := r.commit(len(calls) == 0, out.Usage, out.Message); err != nil {
+	if err := r.commitPriced(len(calls) == 0, out.Usage, price, out.Message); err != nil {
 		return nil, err
 	}
 	return calls, nil

@@ -42,10 +42,11 @@ func DefaultFallbackOn() []Kind {
 }
 
 // FallsBack returns the model error of a failed request when its kind is
-// one the config falls back on.
+// one the config falls back on. A structured answer that failed its schema
+// never falls back: the model answered, and its answer is kept.
 func (f *FallbackConfig) FallsBack(err error) (*Error, bool) {
 	var e *Error
-	if f == nil || len(f.Models) == 0 || !errors.As(err, &e) || e.Kind == KindAborted {
+	if f == nil || len(f.Models) == 0 || !errors.As(err, &e) || e.Kind == KindAborted || errors.Is(err, ErrInvalidOutput) {
 		return nil, false
 	}
 	on := f.On

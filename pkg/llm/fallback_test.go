@@ -98,6 +98,7 @@ func TestFallsBack(t *testing.T) {
 		{"named kind", &FallbackConfig{Models: models, On: []Kind{KindLimit}}, &Error{Kind: KindLimit}, true},
 		{"aborted never", &FallbackConfig{Models: models, On: []Kind{KindAborted}}, &Error{Kind: KindAborted}, false},
 		{"not a model error", &FallbackConfig{Models: models}, &ConfigError{}, false},
+		{"an answer that failed its schema", &FallbackConfig{Models: models, On: []Kind{KindUnknown}}, invalidOutput("no"), false},
 		{"no models", &FallbackConfig{}, server, false},
 		{"no config", nil, server, false},
 	}
