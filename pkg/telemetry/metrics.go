@@ -41,6 +41,7 @@ type metrics struct {
 
 	modelRequests *prometheus.CounterVec   // protocol, outcome
 	modelRetries  *prometheus.CounterVec   // protocol, kind
+	fallbacks     *prometheus.CounterVec   // from_protocol, to_protocol, kind
 	genaiDuration *prometheus.HistogramVec // gen_ai_operation_name, gen_ai_provider_name, gen_ai_request_model, agentcore_protocol, error_type
 	genaiFirst    *prometheus.HistogramVec // the same
 	genaiTokens   *prometheus.HistogramVec // gen_ai_operation_name, gen_ai_provider_name, gen_ai_request_model, gen_ai_token_type
@@ -133,6 +134,9 @@ func newMetrics(reg *prometheus.Registry) *metrics {
 		modelRequests: registered.counter("agentcore_model_requests_total",
 			"Model requests (retries inside one request not counted apart), by protocol and outcome (ok or the error kind).", "protocol", "outcome"),
 		modelRetries: registered.counter("agentcore_model_retries_total", "Model request attempts retried, by the error kind that was retried.", "protocol", "kind"),
+		fallbacks: registered.counter("agentcore_model_fallbacks_total",
+			"Rounds handed on to a fallback model (config.fallback), by the protocol of the model that failed, the fallback's, and the error kind that handed it on.",
+			"from_protocol", "to_protocol", "kind"),
 		genaiDuration: registered.histogram("gen_ai_client_operation_duration_seconds",
 			"GenAI conventions: duration of a model request (gen_ai.client.operation.duration), retries included, by protocol (chat, responses, anthropic, gemini) and error type (empty when it succeeded).",
 			genAIDurationBuckets, genaiLatencyLabels...),

@@ -59,10 +59,17 @@ const (
 	attrStep          = attribute.Key("agentcore.step")
 	attrProtocol      = attribute.Key("agentcore.protocol")
 	attrCompaction    = attribute.Key("agentcore.compaction")
-	attrAttempt       = attribute.Key("agentcore.retry.attempt")
-	attrDelay         = attribute.Key("agentcore.retry.delay_ms")
-	attrStatus        = attribute.Key("http.response.status_code")
-	attrDecision      = attribute.Key("agentcore.permission.decision")
+	// A request to a fallback model: its place in the list (1 for the
+	// first), the model whose request failed and that error's kind; on a
+	// run, how many of its requests went to a fallback.
+	attrFallback     = attribute.Key("agentcore.fallback.index")
+	attrFallbackFrom = attribute.Key("agentcore.fallback.from_model")
+	attrFallbackKind = attribute.Key("agentcore.fallback.kind")
+	attrRunFallbacks = attribute.Key("agentcore.run.fallbacks")
+	attrAttempt      = attribute.Key("agentcore.retry.attempt")
+	attrDelay        = attribute.Key("agentcore.retry.delay_ms")
+	attrStatus       = attribute.Key("http.response.status_code")
+	attrDecision     = attribute.Key("agentcore.permission.decision")
 )
 
 // providerName is gen_ai.provider.name for a wire protocol: the provider
@@ -177,6 +184,9 @@ func (t *Telemetry) RunEnded(ctx context.Context, run *agent.RunInfo, res *agent
 	} else {
 		fields = append(fields, "reason", reason)
 	}
+	if run.Fallbacks > 0 {
+		fields = append(fields, "fallbacks", run.Fallbacks)
+	}
 	fields = append(fields, "steps", run.Steps, "tool_calls", run.ToolCalls,
 		"input_tokens", usage.GetInputTokens(), "output_tokens", usage.GetOutputTokens())
 	if n := usage.GetCacheReadTokens(); n > 0 {
@@ -209,7 +219,7 @@ func (t *Telemetry) RunEnded(ctx context.Context, run *agent.RunInfo, res *agent
 		span.End()
 		return
 	}
-	buf := t.attrBuf(17 + usageCount(usage))
+	buf := t.attrBuf(18 + usageCount(usage))
 	attrs := append(*buf,
 		attrOperation.String(runOperation(run)),
 		attrAgentID.String(run.AgentID),
@@ -224,6 +234,9 @@ func (t *Telemetry) RunEnded(ctx context.Context, run *agent.RunInfo, res *agent
 		attrs = append(attrs, attrCost.Float64(own.GetCost()), attrTreeRequests.Int64(tree.GetModelRequests()), attrTreeToolCalls.Int64(tree.GetToolCalls()),
 			attrTreeInput.Int64(tree.GetInputTokens()), attrTreeOutput.Int64(tree.GetOutputTokens()), attrTreeCost.Float64(tree.GetCost()),
 			attrChildRuns.Int64(tree.GetChildRuns()))
+	}
+	if run.Fallbacks > 0 {
+		attrs = append(attrs, attrRunFallbacks.Int(run.Fallbacks))
 	}
 	if err == nil {
 		attrs = append(attrs, attrReason.String(reason))
@@ -245,6 +258,9 @@ func (t *Telemetry) RunEnded(ctx context.Context, run *agent.RunInfo, res *agent
 // the span starts, the messages being the request's, and only when the
 // span records: an unsampled request does not encode the conversation.
 func (t *Telemetry) ModelStarted(ctx context.Context, m *agent.ModelCall) context.Context {
+	if f := m.Fallback; f != nil {
+		t.metrics.fallbacks.WithLabelValues(f.FromProtocol, m.Protocol, string(f.Kind)).Inc()
+	}
 	if !t.tracing {
 		return ctx
 	}
@@ -317,6 +333,9 @@ func (t *Telemetry) ModelEnded(ctx context.Context, call *agent.ModelCall, out *
 	if call.Compaction {
 		n++
 	}
+	if call.Fallback != nil {
+		n += 3
+	}
 	if !call.FirstDelta.IsZero() {
 		n++
 	}
@@ -333,6 +352,9 @@ func (t *Telemetry) ModelEnded(ctx context.Context, call *agent.ModelCall, out *
 	)
 	if call.Compaction {
 		attrs = append(attrs, attrCompaction.Bool(true))
+	}
+	if f := call.Fallback; f != nil {
+		attrs = append(attrs, attrFallback.Int(f.Index), attrFallbackFrom.String(f.FromModel), attrFallbackKind.String(string(f.Kind)))
 	}
 	attrs = appendUsage(attrs, usage)
 	if out != nil {
