@@ -54,6 +54,10 @@ type Callbacks struct {
 	OnStep func(*agentv1.StepEvent)
 	// OnRetry: a failed model request is retried (onRetry).
 	OnRetry func(*agentv1.RetryEvent)
+	// OnFallback: a round's model failed with an error the config falls
+	// back on (config.fallback) and the round goes to the next fallback
+	// model; text deltas of the round that came before it are void.
+	OnFallback func(*agentv1.FallbackEvent)
 	// OnCompact: compaction started, streamed a piece of summary, or finished
 	// (onCompact); the event holds one of the three.
 	OnCompact func(*agentv1.Event)
@@ -311,6 +315,10 @@ func dispatch(e *agentv1.Event, cb *Callbacks) *Result {
 	case *agentv1.Event_Retry:
 		if cb.OnRetry != nil {
 			cb.OnRetry(k.Retry)
+		}
+	case *agentv1.Event_Fallback:
+		if cb.OnFallback != nil {
+			cb.OnFallback(k.Fallback)
 		}
 	case *agentv1.Event_RunResumed:
 		if cb.OnResumed != nil {
