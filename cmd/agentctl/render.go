@@ -89,6 +89,10 @@ func (p *printer) event(e *agentv1.Event) {
 	case *agentv1.Event_Retry:
 		r := k.Retry
 		p.line("… retry %d after %s (%s), in %s", r.GetAttempt(), kindName(r.GetKind()), firstLine(r.GetMessage()), r.GetDelay().AsDuration())
+	case *agentv1.Event_Fallback:
+		f := k.Fallback
+		p.line("… %s model %s failed (%s: %s); asking the fallback %s model %s", f.GetFrom().GetProtocol(), f.GetFrom().GetModel(),
+			kindName(f.GetKind()), firstLine(f.GetMessage()), f.GetTo().GetProtocol(), f.GetTo().GetModel())
 	case *agentv1.Event_CompactStarted:
 		p.line("… compacting the history (%d tokens)", k.CompactStarted.GetTokens())
 	case *agentv1.Event_CompactFinished:

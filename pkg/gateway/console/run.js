@@ -158,6 +158,9 @@ export class RunView {
     } else if (ev.retry) {
       const r = ev.retry;
       append(this.el, h('div.line.retry', `retry ${r.attempt}${r.compact ? ' (compaction)' : ''} in ${durationText(r.delay)}: ${enumName(r.kind, 'ERROR_KIND_')}: ${r.message}`));
+    } else if (ev.fallback) {
+      const f = ev.fallback;
+      append(this.el, h('div.line.retry', `${f.from?.protocol} model ${f.from?.model} failed (${enumName(f.kind, 'ERROR_KIND_')}: ${f.message}); asking the fallback ${f.to?.protocol} model ${f.to?.model}`));
     } else if (ev.compactStarted) {
       this.compaction = h('pre.summary');
       append(this.el, h('div.compaction', h('div.line.muted', `compacting ${ev.compactStarted.tokens} tokens${ev.compactStarted.manual ? ' (asked for)' : ''}`), this.compaction));
