@@ -60,6 +60,8 @@ type Server struct {
 	queue    []Turn
 	handle   func(*Request) Turn
 	requests []*Request
+	strict   bool     // check requests (Strict)
+	rejected []string // why each refused request was
 
 	closeOnce sync.Once
 }

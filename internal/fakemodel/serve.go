@@ -49,6 +49,12 @@ func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 		Body:     body,
 	}
 	req.Stream = enc.streaming(req)
+	if err := s.refuse(enc, req); err != nil {
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusBadRequest)
+		_, _ = w.Write(enc.errorBody(http.StatusBadRequest, err.Error()))
+		return
+	}
 
 	t, ok := s.next(req)
 	if !ok {

@@ -47,11 +47,14 @@ func TestFallback(t *testing.T) {
 		o.Observer = obs
 		o.Tools = pick(t, "add")
 		o.Price = func(_, model string) (agent.Price, bool) { p, ok := prices[model]; return p, ok }
+		o.Config.Capabilities = &agentv1.Capabilities{Reasoning: proto.Bool(true)} // reasoning goes back to the model that wrote it
 		o.Config.Fallback = &agentv1.FallbackConfig{Models: []*agentv1.FallbackModel{{
 			BaseUrl: proto.String(backup.URL), ApiKey: proto.String("sk-backup"), Model: proto.String("claude"),
 			Protocol: agentv1.Protocol_PROTOCOL_ANTHROPIC,
 		}}}
 	})
+	srv.Strict() // each request is checked as the API would
+	backup.Strict()
 	srv.Push(
 		fakemodel.Turn{ToolCalls: []fakemodel.ToolCall{add("c1")}, Reasoning: "plain thought", Usage: &fakemodel.Usage{Input: 3, Output: 1}},
 		fakemodel.Turn{Status: 503},
@@ -97,8 +100,8 @@ func TestFallback(t *testing.T) {
 	if _, err := s.Send(context.Background(), agent.SendOptions{Input: input("once more")}); err != nil {
 		t.Fatal(err)
 	}
-	if last := srv.Requests()[len(srv.Requests())-1]; strings.Contains(string(last.Body), "claude thought") {
-		t.Errorf("the chat request holds the anthropic reasoning: %s", last.Body)
+	if last := srv.Requests()[len(srv.Requests())-1]; strings.Contains(string(last.Body), "claude thought") || !strings.Contains(string(last.Body), "plain thought") {
+		t.Errorf("the chat request holds the anthropic reasoning, or not its own: %s", last.Body)
 	}
 	if len(backup.Requests()) != 1 {
 		t.Errorf("the fallback was asked %d times", len(backup.Requests()))
@@ -134,6 +137,9 @@ func TestFallback(t *testing.T) {
 	}
 	if strings.Contains(msg, "sk-") {
 		t.Errorf("a key in the error: %s", msg)
+	}
+	if r := append(srv.Rejected(), backup.Rejected()...); len(r) > 0 {
+		t.Errorf("requests the APIs would refuse: %v", r)
 	}
 }
 
