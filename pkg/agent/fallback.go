@@ -63,7 +63,9 @@ func (r *run) ask(ctx context.Context, step int, w *window.Context, tools *llm.T
 			break
 		}
 		next := roundModel{cfg: r.cfg.FallbackConfig(i)}
-		if r.session.opts.Price != nil {
+		// A client's own endpoint has no price; a profile's or the main
+		// endpoint's model has the server's.
+		if own := fb.Models[i]; r.session.opts.Price != nil && (own.Profile != "" || own.BaseURL == "") {
 			next.price, _ = r.session.opts.Price(next.cfg.Profile, next.cfg.Model)
 		}
 		r.info.Fallbacks++
