@@ -390,7 +390,8 @@ func Help() string {
 		}
 	}
 	b.WriteString("\nModel profiles are set in the config file only: profiles.NAME.base_url, .model,\n" +
-		".protocol, .api_key_env, .api_key_file, .allowed_base_urls, .defaults, .prices;\n" +
+		".protocol, .api_key_env, .api_key_file, .allowed_base_urls, .defaults, .prices,\n" +
+		".fallbacks, .fallback_on;\n" +
 		"an agent picks one with config.profile. A profile's key is sent only to its\n" +
 		"base_url and its allowed_base_urls.\n" +
 		"Limits per plugin or tool are set in the config file only: plugins.NAME.memory,\n" +
@@ -442,7 +443,7 @@ func Table() string {
 		fmt.Fprintf(&b, "| `-%s` | %s | %s | %s | %s |\n", s.Flag, cell(s.Env), cell(file), def,
 			strings.ReplaceAll(s.Usage, "|", "\\|"))
 	}
-	b.WriteString("| - | - | `profiles.NAME.base_url`, `.model`, `.protocol`, `.api_key_env`, `.api_key_file`, `.allowed_base_urls`, `.defaults`, `.prices` | | a named model profile; `defaults` is any agent config in its JSON form (`system`, `maxTokens`, `provider`…); an agent picks it with `config.profile`; its key is sent only to `base_url` and the `allowed_base_urls`; `prices` are `{MODEL: {input: n, output: n}}` per million tokens (`*`: its other models), for budgets' cost |\n")
+	b.WriteString("| - | - | `profiles.NAME.base_url`, `.model`, `.protocol`, `.api_key_env`, `.api_key_file`, `.allowed_base_urls`, `.defaults`, `.prices`, `.fallbacks`, `.fallback_on` | | a named model profile; `defaults` is any agent config in its JSON form (`system`, `maxTokens`, `provider`…); an agent picks it with `config.profile`; its key is sent only to `base_url` and the `allowed_base_urls`; `prices` are `{MODEL: {input: n, output: n}}` per million tokens (`*`: its other models), for budgets' cost; `fallbacks` are profile names a failing round falls back on, `fallback_on` the error kinds that do (default server, limit, timeout, network) |\n")
 	b.WriteString("| - | - | `plugins.NAME.memory`, `.processes`, `.cpu_time`, `.open_files` | | limits of a plugin's tools (NAME: its file name, e.g. `shell`) or of one tool (NAME: the tool's name), whatever they ask for and above the maximums; 0 or `none` lifts a limit |\n")
 	return b.String()
 }
