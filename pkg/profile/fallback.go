@@ -128,26 +128,11 @@ func expandFallbacks(models []*agentv1.FallbackModel, refs []fallbackRef) []*age
 	return out
 }
 
-// mergeFallback puts a profile under a fallback model's own fields.
+// mergeFallback puts a profile under a fallback model's own fields, as
+// mergeCompact does for the compaction model (the two have the same
+// fields).
 func mergeFallback(p *config.Profile, m *agentv1.FallbackModel) *agentv1.FallbackModel {
-	pc := p.AgentConfig()
-	out := &agentv1.FallbackModel{Profile: pc.Profile, BaseUrl: pc.BaseUrl, ApiKey: pc.ApiKey, Model: pc.Model,
-		Protocol: pc.Protocol, Provider: pc.GetProvider()}
-	own := proto.Clone(m).(*agentv1.FallbackModel)
-	if own.BaseUrl != nil {
-		out.BaseUrl = own.BaseUrl
-	}
-	if own.ApiKey != nil {
-		out.ApiKey = own.ApiKey
-	}
-	if own.Model != nil {
-		out.Model = own.Model
-	}
-	if own.Protocol != agentv1.Protocol_PROTOCOL_UNSPECIFIED {
-		out.Protocol = own.Protocol
-	}
-	if own.Provider != nil {
-		out.Provider = own.Provider
-	}
-	return out
+	c := mergeCompact(p, &agentv1.CompactConfig{BaseUrl: m.BaseUrl, ApiKey: m.ApiKey, Model: m.Model, Protocol: m.Protocol, Provider: m.Provider})
+	return &agentv1.FallbackModel{Profile: proto.String(p.Name), BaseUrl: c.BaseUrl, ApiKey: c.ApiKey, Model: c.Model,
+		Protocol: c.Protocol, Provider: c.Provider}
 }
