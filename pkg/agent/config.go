@@ -6,6 +6,7 @@ import (
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/reflect/protoreflect"
 
+	"github.com/agentcore/agentcore/pkg/agent/secret"
 	"github.com/agentcore/agentcore/pkg/llm"
 	agentv1 "github.com/agentcore/agentcore/proto/agentcore/v1"
 )
@@ -102,7 +103,7 @@ func (s *Session) resolve(stored *agentv1.AgentConfig, needEndpoint bool) (*llm.
 		}
 		for i, m := range stored.GetFallback().GetModels() {
 			if m.GetProfile() != "" {
-				problems.add(fallbackPath(i)+"profile", "profiles are not available here")
+				problems.add(secret.FallbackPath(i)+"profile", "profiles are not available here")
 			}
 		}
 		if len(problems) > 0 {

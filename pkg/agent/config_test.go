@@ -13,6 +13,7 @@ import (
 
 	"github.com/agentcore/agentcore/internal/fakemodel"
 	"github.com/agentcore/agentcore/pkg/agent"
+	"github.com/agentcore/agentcore/pkg/agent/secret"
 	agentv1 "github.com/agentcore/agentcore/proto/agentcore/v1"
 )
 
@@ -130,7 +131,7 @@ func TestRedact(t *testing.T) {
 		Provider: &agentv1.ProviderOptions{Headers: map[string]string{"X-Token": "secret"}},
 		Compact:  &agentv1.CompactConfig{ApiKey: proto.String("sk-2"), Provider: &agentv1.ProviderOptions{Headers: map[string]string{"X-Other": "secret2"}}},
 	}
-	r := agent.Redact(c)
+	r := secret.Redact(c)
 	if r.ApiKey != nil || r.GetCompact().ApiKey != nil || r.GetProvider().GetHeaders()["X-Token"] != "" ||
 		r.GetCompact().GetProvider().GetHeaders()["X-Other"] != "" || r.GetModel() != "m" {
 		t.Fatalf("redacted %v", r)
@@ -151,23 +152,23 @@ func TestFallbackSecrets(t *testing.T) {
 				Provider: &agentv1.ProviderOptions{Headers: map[string]string{"X-Fb": "hdr-fb"}}},
 		}},
 	}
-	paths := agent.SecretPaths(c)
+	paths := secret.Paths(c)
 	if strings.Join(paths, " ") != "config.fallback.models[1].api_key config.fallback.models[1].provider.headers.X-Fb" {
-		t.Fatalf("SecretPaths = %v", paths)
+		t.Fatalf("secret.Paths = %v", paths)
 	}
-	if got := strings.Join(agent.Secrets(c), " "); got != "sk-fb hdr-fb" {
+	if got := strings.Join(secret.Values(c), " "); got != "sk-fb hdr-fb" {
 		t.Errorf("Secrets = %s", got)
 	}
-	r := agent.Redact(c)
+	r := secret.Redact(c)
 	fb := r.GetFallback().GetModels()[1]
 	if fb.ApiKey != nil || fb.GetProvider().GetHeaders()["X-Fb"] != "" || c.GetFallback().GetModels()[1].GetApiKey() != "sk-fb" {
 		t.Fatalf("redacted %v (from %v)", r, c)
 	}
-	back, missing := agent.WithSecrets(r, c, append(paths, "config.fallback.models[7].api_key"))
+	back, missing := secret.With(r, c, append(paths, "config.fallback.models[7].api_key"))
 	if !proto.Equal(back, c) || len(missing) != 1 {
 		t.Errorf("WithSecrets = %v, missing %v", back, missing)
 	}
-	if !agent.SecretGiven(paths[1], &agentv1.AgentConfig{Fallback: &agentv1.FallbackConfig{Models: []*agentv1.FallbackModel{{}, {Provider: &agentv1.ProviderOptions{}}}}}) {
+	if !secret.Given(paths[1], &agentv1.AgentConfig{Fallback: &agentv1.FallbackConfig{Models: []*agentv1.FallbackModel{{}, {Provider: &agentv1.ProviderOptions{}}}}}) {
 		t.Error("an override replacing the fallback's provider options does not give its headers")
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 	"google.golang.org/protobuf/proto"
 
+	"github.com/agentcore/agentcore/pkg/agent/secret"
 	"github.com/agentcore/agentcore/pkg/history"
 	"github.com/agentcore/agentcore/pkg/llm"
 	"github.com/agentcore/agentcore/pkg/skill"
@@ -322,7 +323,7 @@ func (s *Session) State() State {
 	defer s.mu.Unlock()
 	st := State{
 		ID:            s.id,
-		Config:        Redact(s.config),
+		Config:        secret.Redact(s.config),
 		HasAPIKey:     hasAPIKey(s.config),
 		HistoryLength: len(s.history),
 		Usage:         proto.Clone(s.usage).(*agentv1.Usage),

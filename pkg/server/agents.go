@@ -12,6 +12,7 @@ import (
 	"google.golang.org/protobuf/types/known/timestamppb"
 
 	"github.com/agentcore/agentcore/pkg/agent"
+	"github.com/agentcore/agentcore/pkg/agent/secret"
 	"github.com/agentcore/agentcore/pkg/apierr"
 	"github.com/agentcore/agentcore/pkg/apireq"
 	"github.com/agentcore/agentcore/pkg/auth"
@@ -58,7 +59,7 @@ func (s *Server) CreateAgent(ctx context.Context, req *agentv1.CreateAgentReques
 		return nil, err
 	}
 	cfg := a.GetConfig()
-	sess := &session{tenant: t.ID, tools: a.GetTools(), skills: a.GetSkills(), applied: c, keys: agent.Secrets(a.GetConfig()),
+	sess := &session{tenant: t.ID, tools: a.GetTools(), skills: a.GetSkills(), applied: c, keys: secret.Values(a.GetConfig()),
 		expand: s.profiles.Expander(t.ID), agentTools: a.GetAgentTools(), agentSet: agentSet, budget: a.GetBudget()}
 	engine, err := s.newEngine(sess, agent.Options{ID: id, Config: cfg, History: req.GetHistory(), Tools: tools, Skills: skills})
 	if err != nil {
@@ -183,7 +184,7 @@ func (s *Server) UpdateAgent(ctx context.Context, req *agentv1.UpdateAgentReques
 	if err := sess.engine.SetConfig(next); err != nil {
 		return nil, apierr.FieldsUnder(err, "", map[string]string{"config": "agent.config"})
 	}
-	keys := agent.Secrets(next)
+	keys := secret.Values(next)
 	sess.mu.Lock()
 	old := sess.keys
 	sess.keys = keys
@@ -202,7 +203,7 @@ func (s *Server) UpdateAgent(ctx context.Context, req *agentv1.UpdateAgentReques
 	sess.applied = nil // the next send resolves tools and skills again
 	var missing []string
 	for _, p := range sess.missing {
-		if agent.SecretValue(next, p) == "" {
+		if secret.Value(next, p) == "" {
 			missing = append(missing, p) // still not given again
 		}
 	}
@@ -344,7 +345,7 @@ func (sess *session) selections() *agentv1.Agent {
 // secrets, its selections (tools, skills, agent tools, budget) and the
 // secret fields the client gave.
 func storedAgent(id, tenant string, cfg *agentv1.AgentConfig, sel *agentv1.Agent, missing []string) *store.Agent {
-	paths := agent.SecretPaths(cfg)
+	paths := secret.Paths(cfg)
 	for _, m := range missing {
 		if !slices.Contains(paths, m) {
 			paths = append(paths, m)
@@ -353,7 +354,7 @@ func storedAgent(id, tenant string, cfg *agentv1.AgentConfig, sel *agentv1.Agent
 	now := time.Now()
 	return &store.Agent{
 		ID: id, Tenant: tenant,
-		Spec:    &agentv1.Agent{Config: agent.Redact(cfg), Tools: sel.GetTools(), Skills: sel.GetSkills(), AgentTools: sel.GetAgentTools(), Budget: sel.GetBudget()},
+		Spec:    &agentv1.Agent{Config: secret.Redact(cfg), Tools: sel.GetTools(), Skills: sel.GetSkills(), AgentTools: sel.GetAgentTools(), Budget: sel.GetBudget()},
 		Secrets: paths, Created: now, Updated: now,
 	}
 }

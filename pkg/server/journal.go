@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/agentcore/agentcore/pkg/agent"
+	"github.com/agentcore/agentcore/pkg/agent/hold"
 	"github.com/agentcore/agentcore/pkg/apierr"
 	"github.com/agentcore/agentcore/pkg/eventlog"
 	"github.com/agentcore/agentcore/pkg/replica"
@@ -47,7 +48,7 @@ type journal struct {
 	sess *session
 	// writes holds the history writes that need not be durable yet and keeps
 	// them in order.
-	writes agent.HeldWrites
+	writes hold.Writes
 	// resumable says the current run is resumed after a crash (it has a
 	// resume record); set by Begin (a session's runs begin and end one at
 	// a time).
@@ -172,7 +173,7 @@ func (j *journal) sync(ctx context.Context, version int64) (*agent.Snapshot, err
 
 // Append writes a step's messages and the usage totals. A write that
 // need not be durable (the input, a response with tool calls) is held a
-// moment (agent.HoldWrite) so that the step's next write takes it along, one
+// moment (hold.Delay) so that the step's next write takes it along, one
 // statement for the step, and otherwise goes on in the background while
 // the run goes on (the model request, the tool calls); the durable write
 // ending a step waits for what went before it, in order. A failed write

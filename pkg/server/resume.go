@@ -13,6 +13,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/agentcore/agentcore/pkg/agent"
+	"github.com/agentcore/agentcore/pkg/agent/secret"
 	"github.com/agentcore/agentcore/pkg/auth"
 	"github.com/agentcore/agentcore/pkg/store"
 	agentv1 "github.com/agentcore/agentcore/proto/agentcore/v1"
@@ -50,7 +51,7 @@ func (s *Server) resumeSpecOf(sess *session, start *agentv1.StartRun) ([]byte, e
 	}
 	// The input is kept: a crash may come before the step that stores it.
 	kept := proto.Clone(start).(*agentv1.StartRun)
-	kept.History, kept.Config = nil, agent.Redact(start.GetConfig())
+	kept.History, kept.Config = nil, secret.Redact(start.GetConfig())
 	b, err := proto.Marshal(kept)
 	if err != nil {
 		return nil, err

@@ -13,6 +13,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/agentcore/agentcore/pkg/agent"
+	"github.com/agentcore/agentcore/pkg/agent/secret"
 	"github.com/agentcore/agentcore/pkg/apierr"
 	"github.com/agentcore/agentcore/pkg/apireq"
 	"github.com/agentcore/agentcore/pkg/auth"
@@ -192,7 +193,7 @@ func (s *Server) checkSecrets(sess *session, override *agentv1.AgentConfig) erro
 	sess.mu.Unlock()
 	var still []string
 	for _, p := range missing {
-		if !agent.SecretGiven(p, override) {
+		if !secret.Given(p, override) {
 			still = append(still, p)
 		}
 	}
@@ -213,7 +214,7 @@ func (s *Server) admitSend(t *auth.Tenant, override *agentv1.AgentConfig) (relea
 	if err != nil {
 		return nil, apierr.Registry(err)
 	}
-	keys := agent.Secrets(override)
+	keys := secret.Values(override)
 	s.secrets.Add(keys...)
 	return func() {
 		s.secrets.Remove(keys...)

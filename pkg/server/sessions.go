@@ -10,6 +10,7 @@ import (
 	"google.golang.org/grpc/codes"
 
 	"github.com/agentcore/agentcore/pkg/agent"
+	"github.com/agentcore/agentcore/pkg/agent/secret"
 	"github.com/agentcore/agentcore/pkg/apierr"
 	"github.com/agentcore/agentcore/pkg/catalog"
 	"github.com/agentcore/agentcore/pkg/store"
@@ -183,8 +184,8 @@ func (s *Server) lookup(ctx context.Context, id string) (sess *session, pinned b
 	cfg, missing := rec.Spec.GetConfig(), rec.Secrets
 	var keys []string
 	if held := s.agents.Held(rec.ID, rec.Created); held != nil {
-		cfg, missing = agent.WithSecrets(cfg, held, rec.Secrets)
-		keys = agent.Secrets(cfg)
+		cfg, missing = secret.With(cfg, held, rec.Secrets)
+		keys = secret.Values(cfg)
 	}
 	sess = &session{id: rec.ID, tenant: rec.Tenant, version: v, tools: rec.Spec.GetTools(), skills: rec.Spec.GetSkills(),
 		keys: keys, missing: missing, expand: s.profiles.Expander(rec.Tenant), created: rec.Created,
@@ -222,14 +223,14 @@ func (s *Server) reload(ctx context.Context, sess *session, rec *store.Agent) er
 	if err != nil {
 		return apierr.Store(err)
 	}
-	cfg, missing := agent.WithSecrets(rec.Spec.GetConfig(), sess.engine.Config(), rec.Secrets)
+	cfg, missing := secret.With(rec.Spec.GetConfig(), sess.engine.Config(), rec.Secrets)
 	if err := sess.engine.Load(agent.Snapshot{History: h, Usage: rec.Usage}); err != nil {
 		return nil // a run started meanwhile: its memory is the newest
 	}
 	if err := sess.engine.SetConfig(cfg); err != nil {
 		return apierr.Failure(codes.Internal, agentv1.ErrorReason_ERROR_REASON_AGENT_UNREADABLE, "the stored config of agent %q is invalid: %v", agentID(sess.id), err)
 	}
-	keys := agent.Secrets(cfg)
+	keys := secret.Values(cfg)
 	sess.mu.Lock()
 	old := sess.keys
 	sess.keys, sess.missing, sess.version = keys, missing, v

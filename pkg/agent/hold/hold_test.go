@@ -1,4 +1,4 @@
-package agent
+package hold
 
 import (
 	"errors"
@@ -11,7 +11,7 @@ import (
 	agentv1 "github.com/agentcore/agentcore/proto/agentcore/v1"
 )
 
-// writeLog records the writes HeldWrites makes, as "at+n durable".
+// writeLog records the writes Writes makes, as "at+n durable".
 type writeLog struct {
 	mu     sync.Mutex
 	writes []string
@@ -44,7 +44,7 @@ func (l *writeLog) waitSent(t *testing.T) {
 func TestHistoryWritesOfAStepGoTogether(t *testing.T) {
 	msg := history.User("m")
 	t.Run("a quick step is one durable write", func(t *testing.T) {
-		var w HeldWrites
+		var w Writes
 		l := &writeLog{}
 		for at, durable := range []bool{false, false, true} { // input, response with calls, results
 			if err := w.Append(l.write, at, []*agentv1.Message{msg}, nil, durable); err != nil {
@@ -59,7 +59,7 @@ func TestHistoryWritesOfAStepGoTogether(t *testing.T) {
 		}
 	})
 	t.Run("a held write is sent when the step goes on", func(t *testing.T) {
-		var w HeldWrites
+		var w Writes
 		l := &writeLog{}
 		if err := w.Append(l.write, 0, []*agentv1.Message{msg, msg}, nil, false); err != nil {
 			t.Fatal(err)
@@ -73,7 +73,7 @@ func TestHistoryWritesOfAStepGoTogether(t *testing.T) {
 		}
 	})
 	t.Run("release stores what is held before a tool runs", func(t *testing.T) {
-		var w HeldWrites
+		var w Writes
 		l := &writeLog{}
 		_ = w.Append(l.write, 0, []*agentv1.Message{msg}, nil, false)
 		_ = w.Append(l.write, 1, []*agentv1.Message{msg}, nil, false)
@@ -91,7 +91,7 @@ func TestHistoryWritesOfAStepGoTogether(t *testing.T) {
 		}
 	})
 	t.Run("release waits for a write sent before and returns its failure", func(t *testing.T) {
-		var w HeldWrites
+		var w Writes
 		l := &writeLog{fail: errors.New("store down")}
 		gate := make(chan struct{})
 		slow := func(at int, msgs []*agentv1.Message, u *agentv1.Usage, durable bool) error {
@@ -99,7 +99,7 @@ func TestHistoryWritesOfAStepGoTogether(t *testing.T) {
 			return l.write(at, msgs, u, durable)
 		}
 		_ = w.Append(slow, 0, []*agentv1.Message{msg}, nil, false)
-		time.Sleep(2 * HoldWrite) // the held write is sent, and waits at the gate
+		time.Sleep(2 * Delay) // the held write is sent, and waits at the gate
 		released := make(chan error, 1)
 		go func() { released <- w.Release(slow) }()
 		select {
@@ -116,7 +116,7 @@ func TestHistoryWritesOfAStepGoTogether(t *testing.T) {
 		}
 	})
 	t.Run("flush sends what is held", func(t *testing.T) {
-		var w HeldWrites
+		var w Writes
 		l := &writeLog{}
 		_ = w.Append(l.write, 0, []*agentv1.Message{msg}, nil, false)
 		if err := w.Flush(l.write); err != nil || l.String() != "[0+1 false]" {
@@ -127,7 +127,7 @@ func TestHistoryWritesOfAStepGoTogether(t *testing.T) {
 		}
 	})
 	t.Run("a failed background write fails the next call, and no later write is sent", func(t *testing.T) {
-		var w HeldWrites
+		var w Writes
 		l := &writeLog{fail: errors.New("store down")}
 		_ = w.Append(l.write, 0, []*agentv1.Message{msg}, nil, false)
 		l.waitSent(t)

@@ -1,4 +1,7 @@
-package agent
+// Package secret handles the secrets of an agent's config: its API keys and
+// header values, which are never stored: their paths, their values, a
+// config without them and one with them put back.
+package secret
 
 import (
 	"sort"
@@ -13,8 +16,8 @@ import (
 // The secrets of a config are its API keys (config.api_key,
 // config.compact.api_key, config.fallback.models[i].api_key) and its
 // header values (config.provider.headers, config.compact.provider.headers,
-// config.fallback.models[i].provider.headers): Redact clears them, SecretPaths names
-// them by path, Secrets lists their values, and WithSecrets puts them
+// config.fallback.models[i].provider.headers): Redact clears them, Paths names
+// them by path, Values lists their values, and With puts them
 // back into a config that was stored without them.
 
 // Redact returns a copy of c without secrets: API keys cleared and header
@@ -43,9 +46,9 @@ func redactHeaders(p *agentv1.ProviderOptions) {
 	}
 }
 
-// SecretPaths names the fields of c that hold secrets: API keys and header
+// Paths names the fields of c that hold secrets: API keys and header
 // values. They are never written to the store.
-func SecretPaths(c *agentv1.AgentConfig) []string {
+func Paths(c *agentv1.AgentConfig) []string {
 	var out []string
 	if c.GetApiKey() != "" {
 		out = append(out, "config.api_key")
@@ -69,15 +72,16 @@ func SecretPaths(c *agentv1.AgentConfig) []string {
 	headers("config.compact.provider.headers.", c.GetCompact().GetProvider().GetHeaders())
 	for i, m := range c.GetFallback().GetModels() {
 		if m.GetApiKey() != "" {
-			out = append(out, fallbackPath(i)+"api_key")
+			out = append(out, FallbackPath(i)+"api_key")
 		}
-		headers(fallbackPath(i)+"provider.headers.", m.GetProvider().GetHeaders())
+		headers(FallbackPath(i)+"provider.headers.", m.GetProvider().GetHeaders())
 	}
 	return out
 }
 
-// fallbackPath is the path prefix of fallback model i's fields.
-func fallbackPath(i int) string { return "config.fallback.models[" + strconv.Itoa(i) + "]." }
+// FallbackPath is the path prefix of fallback model i's fields.
+// FallbackPath is the path prefix of the i-th fallback model's fields.
+func FallbackPath(i int) string { return "config.fallback.models[" + strconv.Itoa(i) + "]." }
 
 // fallbackField splits the path of a fallback model's field into the
 // model and the field under it ("api_key", "provider.headers.NAME").
@@ -94,8 +98,8 @@ func fallbackField(c *agentv1.AgentConfig, path string) (*agentv1.FallbackModel,
 	return c.GetFallback().GetModels()[i], rest
 }
 
-// SecretValue returns the value of a secret field of c ("" when unset).
-func SecretValue(c *agentv1.AgentConfig, path string) string {
+// Value returns the value of a secret field of c ("" when unset).
+func Value(c *agentv1.AgentConfig, path string) string {
 	switch {
 	case path == "config.api_key":
 		return c.GetApiKey()
@@ -145,10 +149,10 @@ func setSecret(c *agentv1.AgentConfig, path, v string) {
 	}
 }
 
-// SecretGiven reports whether a send's config override supplies the secret
+// Given reports whether a send's config override supplies the secret
 // field path: it sets the key, or replaces the provider options holding
 // the header.
-func SecretGiven(path string, o *agentv1.AgentConfig) bool {
+func Given(path string, o *agentv1.AgentConfig) bool {
 	switch {
 	case strings.HasPrefix(path, "config.provider.headers."):
 		return o.GetProvider() != nil
@@ -158,16 +162,16 @@ func SecretGiven(path string, o *agentv1.AgentConfig) bool {
 	if m, field := fallbackField(o, path); m != nil && strings.HasPrefix(field, "provider.headers.") {
 		return m.GetProvider() != nil
 	}
-	return SecretValue(o, path) != ""
+	return Value(o, path) != ""
 }
 
-// WithSecrets returns stored (a config without secrets) with the values
+// With returns stored (a config without secrets) with the values
 // of paths copied from held, and the paths held has no value for.
-func WithSecrets(stored, held *agentv1.AgentConfig, paths []string) (*agentv1.AgentConfig, []string) {
+func With(stored, held *agentv1.AgentConfig, paths []string) (*agentv1.AgentConfig, []string) {
 	out := proto.Clone(stored).(*agentv1.AgentConfig)
 	var missing []string
 	for _, p := range paths {
-		if v := SecretValue(held, p); v != "" {
+		if v := Value(held, p); v != "" {
 			setSecret(out, p, v)
 		} else {
 			missing = append(missing, p)
@@ -176,8 +180,8 @@ func WithSecrets(stored, held *agentv1.AgentConfig, paths []string) (*agentv1.Ag
 	return out, missing
 }
 
-// Secrets returns the secrets of a config: API keys and header values.
-func Secrets(c *agentv1.AgentConfig) []string {
+// Values returns the secrets of a config: API keys and header values.
+func Values(c *agentv1.AgentConfig) []string {
 	var keys []string
 	add := func(s string) {
 		if s != "" {

@@ -1,4 +1,7 @@
-package agent
+// Package hold holds back a session's history writes that need not be
+// durable yet, for an agent.Journal (agent.JournalReleaser): held a moment
+// to be joined by the next, then sent in order.
+package hold
 
 import (
 	"sync"
@@ -7,25 +10,25 @@ import (
 	agentv1 "github.com/agentcore/agentcore/proto/agentcore/v1"
 )
 
-// HoldWrite is how long a history write that need not be durable yet waits
+// Delay is how long a history write that need not be durable yet waits
 // for the step's next write to go with it: a step whose model answers
 // within it, and whose calls run no tool (unknown tools, a stop), costs one
 // statement (one transaction, one wait for the disk). The write held goes
 // at once when a tool is about to run (JournalReleaser), and the tool waits
 // for it, so that a crash while it runs finds the call; else after
-// HoldWrite, while the step goes on.
-const HoldWrite = 5 * time.Millisecond
+// Delay, while the step goes on.
+const Delay = 5 * time.Millisecond
 
 // WriteFunc stores messages at position at of the history, durably or not.
 type WriteFunc func(at int, msgs []*agentv1.Message, usage *agentv1.Usage, durable bool) error
 
-// HeldWrites orders a session's history writes for a Journal that holds
+// Writes orders a session's history writes for a Journal that holds
 // back the writes that need not be durable yet (JournalReleaser): they are
-// held (HoldWrite) to be joined by the next, then sent in the background;
+// held (Delay) to be joined by the next, then sent in the background;
 // each write waits for the one before it. Its methods are called one at a
 // time, by the run; the timer that sends a held write runs beside them.
 // The zero value is ready.
-type HeldWrites struct {
+type Writes struct {
 	mu       sync.Mutex
 	held     *heldWrite    // not sent yet; guarded by mu
 	inflight *pendingWrite // the last write sent; guarded by mu
@@ -50,7 +53,7 @@ type pendingWrite struct {
 // Append writes msgs at position at: held when not durable, else at once
 // with whatever is held before them, after the write in flight. Once a
 // write failed, it and every later call return its error (until Flush).
-func (w *HeldWrites) Append(write WriteFunc, at int, msgs []*agentv1.Message, usage *agentv1.Usage, durable bool) error {
+func (w *Writes) Append(write WriteFunc, at int, msgs []*agentv1.Message, usage *agentv1.Usage, durable bool) error {
 	w.mu.Lock()
 	if w.failed != nil {
 		defer w.mu.Unlock()
@@ -77,7 +80,7 @@ func (w *HeldWrites) Append(write WriteFunc, at int, msgs []*agentv1.Message, us
 	}
 	if !durable {
 		h := &heldWrite{at: at, msgs: msgs, usage: usage}
-		h.timer = time.AfterFunc(HoldWrite, func() { w.expire(write, h) })
+		h.timer = time.AfterFunc(Delay, func() { w.expire(write, h) })
 		w.held = h
 		w.mu.Unlock()
 		return nil
@@ -97,14 +100,14 @@ func (w *HeldWrites) Append(write WriteFunc, at int, msgs []*agentv1.Message, us
 	return nil
 }
 
-func (w *HeldWrites) fail(err error) {
+func (w *Writes) fail(err error) {
 	w.mu.Lock()
 	w.failed = err
 	w.mu.Unlock()
 }
 
 // expire sends h when its time is up, unless a later write took it.
-func (w *HeldWrites) expire(write WriteFunc, h *heldWrite) {
+func (w *Writes) expire(write WriteFunc, h *heldWrite) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if w.held != h {
@@ -118,7 +121,7 @@ func (w *HeldWrites) expire(write WriteFunc, h *heldWrite) {
 // stored: the run's tools are about to run, and a call must be on record
 // before it has any effect. A failed write is returned, and by every later
 // call until Flush.
-func (w *HeldWrites) Release(write WriteFunc) error {
+func (w *Writes) Release(write WriteFunc) error {
 	w.mu.Lock()
 	if w.failed != nil {
 		defer w.mu.Unlock()
@@ -142,7 +145,7 @@ func (w *HeldWrites) Release(write WriteFunc) error {
 }
 
 // sendLocked starts writing h after the write in flight.
-func (w *HeldWrites) sendLocked(write WriteFunc, h *heldWrite) {
+func (w *Writes) sendLocked(write WriteFunc, h *heldWrite) {
 	prev := w.inflight
 	p := &pendingWrite{done: make(chan struct{})}
 	w.inflight = p
@@ -160,7 +163,7 @@ func (w *HeldWrites) sendLocked(write WriteFunc, h *heldWrite) {
 
 // Flush sends what is held and waits for every write; it returns the
 // first error, and the writes start afresh (the next run's).
-func (w *HeldWrites) Flush(write WriteFunc) error {
+func (w *Writes) Flush(write WriteFunc) error {
 	w.mu.Lock()
 	h, prev, failed := w.held, w.inflight, w.failed
 	w.held, w.inflight, w.failed = nil, nil, nil
