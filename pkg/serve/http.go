@@ -31,11 +31,45 @@ const memBuffer = 1 << 20
 // interceptor (authentication, limits, logging) applies to an HTTP request
 // exactly as to a gRPC call.
 type httpFront struct {
-	mem    *memListener
-	conn   *grpc.ClientConn
+	link   *link
 	srv    *http.Server
 	lis    net.Listener
 	served chan error
+}
+
+// link is an in-process connection to the gRPC server, for a front end
+// that serves HTTP (the gateway, A2A) with the gRPC API's handlers.
+type link struct {
+	mem    *memListener
+	conn   *grpc.ClientConn
+	served chan error
+}
+
+// newLink serves gs on a new in-process listener and connects to it.
+func newLink(cfg *config.Config, gs *grpc.Server) (*link, error) {
+	mem := &memListener{bufconn.Listen(memBuffer)}
+	conn, err := grpc.NewClient("passthrough:///agent-server",
+		grpc.WithContextDialer(func(ctx context.Context, _ string) (net.Conn, error) { return mem.DialContext(ctx) }),
+		grpc.WithTransportCredentials(insecure.NewCredentials()),
+		grpc.WithDefaultCallOptions(
+			grpc.MaxCallRecvMsgSize(cfg.Limits.MaxMessageBytes),
+			grpc.MaxCallSendMsgSize(cfg.Limits.MaxMessageBytes)),
+	)
+	if err != nil {
+		mem.Close()
+		return nil, err
+	}
+	l := &link{mem: mem, conn: conn, served: make(chan error, 1)}
+	go func() { l.served <- gs.Serve(mem) }()
+	return l, nil
+}
+
+// close closes the connection and the listener, and waits for the gRPC
+// server to stop serving it.
+func (l *link) close() {
+	_ = l.conn.Close()
+	_ = l.mem.Close()
+	<-l.served
 }
 
 // startHTTP serves the gateway on cfg.HTTP.Listen (TLS as the gRPC
@@ -50,37 +84,26 @@ func startHTTP(cfg *config.Config, gs *grpc.Server, authRequired bool, logger hc
 	if err != nil {
 		return nil, err
 	}
-	mem := &memListener{bufconn.Listen(memBuffer)}
-	conn, err := grpc.NewClient("passthrough:///agent-server",
-		grpc.WithContextDialer(func(ctx context.Context, _ string) (net.Conn, error) { return mem.DialContext(ctx) }),
-		grpc.WithTransportCredentials(insecure.NewCredentials()),
-		grpc.WithDefaultCallOptions(
-			grpc.MaxCallRecvMsgSize(cfg.Limits.MaxMessageBytes),
-			grpc.MaxCallSendMsgSize(cfg.Limits.MaxMessageBytes)),
-	)
-	if err != nil {
-		mem.Close()
-		return nil, fmt.Errorf("http gateway: %w", err)
-	}
-	h, err := gateway.New(gateway.Options{Conn: conn, CORSOrigins: cfg.HTTP.CORSOrigins, MaxBodyBytes: int64(cfg.Limits.MaxMessageBytes)})
-	if err != nil {
-		conn.Close()
-		mem.Close()
-		return nil, err
-	}
 	lis, err := listen(cfg.HTTP.Listen, cfg.SocketOwner)
 	if err != nil {
-		conn.Close()
-		mem.Close()
 		return nil, fmt.Errorf("http: %w", err)
 	}
 	if _, err := exposure(cfg, lis.Addr(), authRequired); err != nil {
 		lis.Close()
-		conn.Close()
-		mem.Close()
 		return nil, fmt.Errorf("http: %w", err)
 	}
-	f := &httpFront{mem: mem, conn: conn, lis: lis, served: make(chan error, 2)}
+	l, err := newLink(cfg, gs)
+	if err != nil {
+		lis.Close()
+		return nil, fmt.Errorf("http gateway: %w", err)
+	}
+	h, err := gateway.New(gateway.Options{Conn: l.conn, CORSOrigins: cfg.HTTP.CORSOrigins, MaxBodyBytes: int64(cfg.Limits.MaxMessageBytes)})
+	if err != nil {
+		lis.Close()
+		l.close()
+		return nil, err
+	}
+	f := &httpFront{link: l, lis: lis, served: make(chan error, 1)}
 	f.srv = &http.Server{
 		Handler:           h,
 		TLSConfig:         tc,
@@ -89,21 +112,24 @@ func startHTTP(cfg *config.Config, gs *grpc.Server, authRequired bool, logger hc
 		MaxHeaderBytes:    64 << 10,
 		ErrorLog:          logger.Named("http").StandardLogger(&hclog.StandardLoggerOptions{InferLevels: true, ForceLevel: hclog.Debug}),
 	}
-	go func() { f.served <- gs.Serve(mem) }()
-	go func() {
-		var err error
-		if tc != nil {
-			err = f.srv.ServeTLS(lis, "", "")
-		} else {
-			err = f.srv.Serve(lis)
-		}
-		if errors.Is(err, http.ErrServerClosed) {
-			err = nil
-		}
-		f.served <- err
-	}()
+	go func() { f.served <- serveHTTP(f.srv, lis, tc) }()
 	logger.Info("serving HTTP", "addr", lis.Addr().String(), "tls", tc != nil, "cors", cfg.HTTP.CORSOrigins)
 	return f, nil
+}
+
+// serveHTTP serves hs on lis, with TLS when tc is set, until it is shut
+// down (nil) or fails.
+func serveHTTP(hs *http.Server, lis net.Listener, tc *tls.Config) error {
+	var err error
+	if tc != nil {
+		err = hs.ServeTLS(lis, "", "")
+	} else {
+		err = hs.Serve(lis)
+	}
+	if errors.Is(err, http.ErrServerClosed) {
+		return nil
+	}
+	return err
 }
 
 // shutdown stops accepting HTTP requests and waits, until ctx is done, for
@@ -122,10 +148,8 @@ func (f *httpFront) close() {
 		return
 	}
 	_ = f.srv.Close()
-	_ = f.conn.Close()
-	_ = f.mem.Close()
 	<-f.served
-	<-f.served
+	f.link.close()
 }
 
 // memListener is the in-process link from the gateway to the gRPC server.
