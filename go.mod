@@ -3,6 +3,7 @@ module github.com/agentcore/agentcore
 go 1.26.8
 
 require (
+	github.com/a2aproject/a2a-go v0.3.3
 	github.com/agnivade/levenshtein v1.2.2
 	github.com/bytedance/sonic v1.15.5
 	github.com/cloudwego/eino v0.7.36

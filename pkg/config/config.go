@@ -103,6 +103,9 @@ type Config struct {
 	// MCPListen, when set, is host:port or unix:PATH where the hosted tools
 	// are served over MCP streamable HTTP (path /mcp).
 	MCPListen string
+	// A2AListen, when set, is host:port or unix:PATH where the agents are
+	// served over A2A (pkg/a2a, path /a2a/AGENT_ID).
+	A2AListen string
 	// Store is where agents, histories, runs and events are kept:
 	// "sqlite:PATH", a postgres:// URL or "memory". Load fills in the
 	// default, sqlite in DataDir.

@@ -75,6 +75,11 @@ func (c *Config) checkListeners(bad func(string, ...any)) {
 			bad("%w", err)
 		}
 	}
+	if c.A2AListen != "" {
+		if err := checkListen("a2a-listen", c.A2AListen); err != nil {
+			bad("%w", err)
+		}
+	}
 	// agent-server opens the metrics listener over TCP only.
 	if c.MetricsListen != "" {
 		if _, _, err := net.SplitHostPort(c.MetricsListen); err != nil {

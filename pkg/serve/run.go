@@ -2,7 +2,7 @@
 // the store and the tool host (server.New), scans the tools, then listens
 // (TCP or a unix socket, TLS and mutual TLS) with the interceptor chain,
 // health, reflection, the HTTP gateway and console (http.go), the metrics
-// listener and the MCP listener (mcp.go), reloads the tokens file on
+// listener, the MCP listener (mcp.go) and the A2A listener (a2a.go), reloads the tokens file on
 // SIGHUP, and on the end of its context shuts down gracefully: not ready
 // any more, calls drained, runs stopped after the grace period. Its logs go
 // out through an asynchronous writer (logwriter.go).
@@ -30,6 +30,7 @@ import (
 	"github.com/agentcore/agentcore/pkg/config"
 	"github.com/agentcore/agentcore/pkg/interceptor"
 	"github.com/agentcore/agentcore/pkg/server"
+	"github.com/agentcore/agentcore/pkg/telemetry"
 	"github.com/agentcore/agentcore/pkg/tool"
 	agentv1 "github.com/agentcore/agentcore/proto/agentcore/v1"
 )
@@ -121,6 +122,12 @@ func Run(ctx context.Context, cfg *config.Config, logOut io.Writer, kinds []tool
 		return err
 	}
 	defer front.close()
+	a2aF, err := startA2A(cfg, gs, srv.Auth(), telemetry.Version(), log)
+	if err != nil {
+		lis.Close()
+		return err
+	}
+	defer a2aF.close()
 	if p, ok := cfg.Profile(""); !ok {
 		log.Warn("no default model: agents must name a profile or give base_url and model in their config " +
 			"(set AGENTCORE_MODEL_BASE_URL and AGENTCORE_MODEL, or -model-base-url and -model)")
@@ -180,20 +187,20 @@ func Run(ctx context.Context, cfg *config.Config, logOut io.Writer, kinds []tool
 			waiting = false
 		}
 	}
-	shutdown(gs, dr, hs, srv, mcpSrv, front, cfg.ShutdownGrace, log)
+	shutdown(gs, dr, hs, srv, mcpSrv, front, a2aF, cfg.ShutdownGrace, log)
 	<-served
 	log.Info("stopped")
 	return nil
 }
 
-// shutdown stops taking calls (gRPC, HTTP and MCP), waits up to grace for
+// shutdown stops taking calls (gRPC, HTTP, A2A and MCP), waits up to grace for
 // running calls, stops the runs still going and, after a last wait, closes
 // every connection. Until then the gRPC listener stays open for the health
 // service alone (dr refuses every other call), so that a probe on a new
 // connection finds the server alive but not ready. MCP calls still running
 // after the grace period are cancelled (their tools killed); HTTP event
 // streams end with their calls.
-func shutdown(gs *grpc.Server, dr *interceptor.Drain, hs *health.Server, srv *server.Server, mcpSrv *http.Server, front *httpFront, grace time.Duration, log hclog.Logger) {
+func shutdown(gs *grpc.Server, dr *interceptor.Drain, hs *health.Server, srv *server.Server, mcpSrv *http.Server, front *httpFront, a2aF *a2aFront, grace time.Duration, log hclog.Logger) {
 	// Not ready any more, still alive: a liveness probe must not restart a
 	// server that is shutting down gracefully.
 	hs.SetServingStatus("", healthpb.HealthCheckResponse_NOT_SERVING)
@@ -206,12 +213,16 @@ func shutdown(gs *grpc.Server, dr *interceptor.Drain, hs *health.Server, srv *se
 	defer cancelHTTP()
 	httpDone := make(chan struct{})
 	go func() { front.shutdown(httpCtx); close(httpDone) }()
+	a2aDone := make(chan struct{})
+	go func() { a2aF.shutdown(httpCtx); close(a2aDone) }()
 	defer func() {
-		select {
-		case <-httpDone:
-		case <-time.After(afterStop):
-			cancelHTTP()
-			<-httpDone
+		for _, done := range []chan struct{}{httpDone, a2aDone} {
+			select {
+			case <-done:
+			case <-time.After(afterStop):
+				cancelHTTP()
+				<-done
+			}
 		}
 	}()
 	if mcpSrv != nil {
