@@ -169,7 +169,7 @@ func (pl *pool) run(ctx context.Context, e *entry, input []byte, opts Options) R
 	// once (a context that cannot end needs none).
 	stop := noStop
 	if ctx.Done() != nil {
-		stop = context.AfterFunc(ctx, pr.stop)
+		stop = context.AfterFunc(ctx, func() { pr.stopWithin(pl.cmd.StopGrace) })
 	}
 	dec := &chunkDecoder{onOutput: opts.OnOutput}
 	var oom *oomScanner
@@ -189,7 +189,7 @@ func (pl *pool) run(ctx context.Context, e *entry, input []byte, opts Options) R
 		// Stopped for the context (gRPC may notice the context before the
 		// AfterFunc runs): kill, wait until the tree is dead (not for the
 		// reap), report the stop.
-		pr.kill()
+		pr.stopWithin(pl.cmd.StopGrace)
 		pr.waitDead()
 		if o := pl.host.cfg.Observer; o != nil {
 			o.ProcessKilled(pl.name)

@@ -146,6 +146,9 @@ type Command struct {
 	// DescribeTimeout bounds the plugin's Describe, for plugins that must
 	// reach something to know their tools; zero means DefaultDescribeTimeout.
 	DescribeTimeout time.Duration
+	// StopGrace: a stopped call's context ends in the plugin first, which has this long
+	// to end remote work (a remote task) and exit before its group is killed; 0: at once.
+	StopGrace time.Duration
 }
 
 func (c Command) source() string {

@@ -176,6 +176,19 @@ func (pr *proc) stop() {
 	pr.sessCancel()
 }
 
+// stopWithin stops the call at once, or with a grace first ends its context
+// in the plugin and kills the tree once the process exited or grace passed.
+func (pr *proc) stopWithin(grace time.Duration) {
+	if p := pr.process(); grace > 0 && p != nil {
+		pr.sessCancel()
+		select {
+		case <-p.exit:
+		case <-time.After(grace):
+		}
+	}
+	pr.stop()
+}
+
 // kill SIGKILLs the process's whole tree at once. It never waits.
 func (pr *proc) kill() {
 	if p := pr.killable(); p != nil {
