@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -269,5 +270,146 @@ func checkA2AResubscribe(t *testing.T, s *mcpSteps) {
 	snap := a2aEvents(t, s, "snapshot", "events")
 	if snap[0].Kind != "task" || snap[0].State != "completed" || len(snap) != 1 {
 		t.Errorf("snapshot: %+v, want the completed task alone", snap)
+	}
+}
+
+// TestA2ARemoteAgentTool: a remote agent built with the A2A JavaScript SDK
+// (tests/a2anode/agent.mjs), declared by remote.a2a.json with its token in
+// headers, is a tool of agent-server: a run calls it, its status messages
+// stream as the call's live output, its artifact is the result; a stopped
+// run cancels the remote task (tasks/cancel) and the token shows in no log
+// and no model request.
+func TestA2ARemoteAgentTool(t *testing.T) {
+	t.Parallel()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	const remoteToken = "remote-agent-secret-7f3a9c"
+	agent := a2aNode(t, ctx, "agent.mjs", remoteToken)
+	stdin, err := agent.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	stdout, err := agent.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var agentErr bytes.Buffer
+	agent.Stderr = &agentErr
+	if err := agent.Start(); err != nil {
+		t.Fatal(err)
+	}
+	lines := make(chan map[string]any, 16)
+	go func() {
+		defer close(lines)
+		sc := bufio.NewScanner(stdout)
+		for sc.Scan() {
+			var m map[string]any
+			if json.Unmarshal(sc.Bytes(), &m) == nil {
+				lines <- m
+			}
+		}
+	}()
+	defer func() { // before cancel: the agent ends on its own
+		stdin.Close()
+		if err := agent.Wait(); err != nil {
+			t.Errorf("remote agent: %v\n%s", err, agentErr.String())
+		}
+	}()
+	next := func(event string) map[string]any {
+		t.Helper()
+		for {
+			select {
+			case m, ok := <-lines:
+				if !ok {
+					t.Fatalf("the remote agent ended before %s:\n%s", event, agentErr.String())
+				}
+				if m["event"] == event {
+					return m
+				}
+			case <-time.After(30 * time.Second):
+				t.Fatalf("no %s from the remote agent in 30s", event)
+			}
+		}
+	}
+	port := int(next("listening")["port"].(float64))
+
+	dir := t.TempDir()
+	def := fmt.Sprintf(`{"card": "http://127.0.0.1:%d/.well-known/agent-card.json", "headers": {"Authorization": "Bearer %s"}, "timeout": "1m"}`, port, remoteToken)
+	if err := os.WriteFile(filepath.Join(dir, "counter.a2a.json"), []byte(def), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	srv, err := suite.StartServer(dir, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := srv.Stop(); err != nil {
+			t.Errorf("agent-server did not stop cleanly: %v", err)
+		}
+	})
+	c, err := client.Dial(srv.Addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	tools, err := c.ListTools(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(tools.GetTools()) != 1 || tools.GetTools()[0].GetName() != "counter" || !strings.HasPrefix(tools.GetTools()[0].GetSource(), "a2a:") ||
+		!strings.Contains(tools.GetTools()[0].GetDescription(), "Counts out loud.") {
+		t.Fatalf("tools %v, want the remote agent counter", tools.GetTools())
+	}
+	system := suite.Router.Add(t, func(_ int, req *fakemodel.Request) fakemodel.Turn {
+		if results := e2e.LastToolResults(req); len(results) > 0 {
+			return fakemodel.Turn{Text: "The agent said: " + strings.Join(results, "")}
+		}
+		return fakemodel.Turn{ToolCalls: []fakemodel.ToolCall{{Name: "counter", Arguments: fmt.Sprintf(`{"task":%q}`, e2e.LastUserText(req))}}}
+	})
+	a, err := c.CreateAgent(ctx, client.AgentOptions{Config: &agentv1.AgentConfig{System: &system}})
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	var output strings.Builder
+	res, err := a.Send(ctx, "count 3", client.Callbacks{OnToolOutput: func(e *agentv1.ToolOutputEvent) { output.WriteString(e.GetData()) }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := output.String(); got != "step 1\nstep 2\nstep 3\ncounted 3\n" {
+		t.Errorf("live output %q, want the agent's three steps and its artifact", got)
+	}
+	if res.Text != "The agent said: counted 3" {
+		t.Errorf("result %q", res.Text)
+	}
+
+	// Stopping the run cancels the remote task.
+	stopped := make(chan error, 1)
+	go func() {
+		_, err := a.Send(ctx, "wait", client.Callbacks{OnToolOutput: func(e *agentv1.ToolOutputEvent) {
+			if strings.Contains(e.GetData(), "waiting") {
+				go func() { _, _ = a.Stop(ctx) }()
+			}
+		}})
+		stopped <- err
+	}()
+	if task, _ := next("cancelled")["task"].(string); task == "" {
+		t.Error("the remote agent was cancelled without a task id")
+	}
+	select {
+	case err := <-stopped:
+		if err == nil {
+			t.Error("the stopped send succeeded")
+		}
+	case <-ctx.Done():
+		t.Fatal("the stopped send did not end")
+	}
+	for _, req := range suite.Model.Requests() {
+		if strings.Contains(string(req.Body), remoteToken) {
+			t.Fatal("the remote agent's token reached the model")
+		}
+	}
+	if strings.Contains(srv.Logs(), remoteToken) {
+		t.Error("the remote agent's token is in the server's logs")
 	}
 }

@@ -4,15 +4,18 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/agentcore/agentcore/pkg/a2atool"
 	"github.com/agentcore/agentcore/pkg/mcp"
 	"github.com/agentcore/agentcore/pkg/tool"
 )
 
 // kinds are the extra kinds of tool files the server's scan recognises: MCP
-// server definitions (NAME.mcp.json, .yaml, .yml), each served by a toolhost
-// process. toolhost is looked for beside agent-server, then on PATH.
+// server definitions (NAME.mcp.json, .yaml, .yml) and remote A2A agents
+// (NAME.a2a.json), each served by a toolhost process. toolhost is looked
+// for beside agent-server, then on PATH.
 func kinds() []tool.Kind {
-	return []tool.Kind{mcp.Kind(toolhostPath())}
+	th := toolhostPath()
+	return []tool.Kind{mcp.Kind(th), a2atool.Kind(th)}
 }
 
 func toolhostPath() string {

@@ -16,6 +16,7 @@ import (
 
 	"google.golang.org/protobuf/encoding/protojson"
 
+	"github.com/agentcore/agentcore/pkg/a2atool"
 	"github.com/agentcore/agentcore/pkg/config"
 	"github.com/agentcore/agentcore/pkg/mcp"
 	"github.com/agentcore/agentcore/pkg/tool"
@@ -50,7 +51,7 @@ func newHost(e env, tl config.ToolLimits) (host, error) {
 	if err != nil {
 		return host{}, fmt.Errorf("tool limits (-tool-limits %s): %w", mech, err)
 	}
-	h := tool.NewHost(tool.Config{Logger: e.log, Kinds: []tool.Kind{mcp.Kind(self)}, Limits: lim, LimitPolicy: tool.LimitPolicyOf(tl),
+	h := tool.NewHost(tool.Config{Logger: e.log, Kinds: []tool.Kind{mcp.Kind(self), a2atool.Kind(self)}, Limits: lim, LimitPolicy: tool.LimitPolicyOf(tl),
 		MinIdle: tool.DefaultMinIdle, PluginProcs: tool.DefaultPluginProcs})
 	return host{Host: h, limits: lim}, nil
 }

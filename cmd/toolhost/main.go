@@ -11,7 +11,8 @@
 // and -tool-* flags, read with its AGENTCORE_CONFIG and AGENTCORE_TOOL_*
 // variables as agent-server reads them (config.ToolFlags). toolhost is
 // also the plugin that serves each definition to a host: the hidden
-// `toolhost mcp-serve FILE`, which hosts start through mcp.Kind.
+// `toolhost mcp-serve FILE` (hosts start it through mcp.Kind) and, for a
+// remote A2A agent (NAME.a2a.json), `toolhost a2a-serve FILE` (a2atool.Kind).
 // Like agent-server, toolhost is a child subreaper (pkg/reap): a killed
 // tool's orphaned grandchildren are its to reap, at once, and those still
 // running when it exits are killed.
@@ -34,6 +35,7 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 
+	"github.com/agentcore/agentcore/pkg/a2atool"
 	"github.com/agentcore/agentcore/pkg/mcp"
 	"github.com/agentcore/agentcore/pkg/reap"
 )
@@ -50,8 +52,9 @@ const usage = `usage:
   toolhost call [--limit N] [LIMITS] PATH... TOOL JSON
                                           run one call of TOOL with input JSON
 
-A PATH is a directory scanned recursively for plugins and MCP server
-definitions (NAME.mcp.json, NAME.mcp.yaml), a plugin file or a definition.
+A PATH is a directory scanned recursively for plugins, MCP server
+definitions (NAME.mcp.json, NAME.mcp.yaml) and remote A2A agents
+(NAME.a2a.json), a plugin file or a definition.
 Tools run under the limits agent-server gives them, from the same settings:
 LIMITS are its flags -config FILE (its tool_limits keys and plugins section),
 -tool-limits, -tool-memory, -tool-processes, -tool-cpu-time, -tool-open-files
@@ -73,9 +76,10 @@ type env struct {
 // the usage text are hidden: they are for hosts, not people (e.g. serving
 // one MCP server definition as a plugin).
 var subcommands = map[string]func(ctx context.Context, e env, args []string) int{
-	"list":              runList,
-	"call":              runCall,
-	mcp.ServeSubcommand: runMCPServe,
+	"list":                  runList,
+	"call":                  runCall,
+	mcp.ServeSubcommand:     runMCPServe,
+	a2atool.ServeSubcommand: runA2AServe,
 }
 
 // The main goroutine keeps the process's first thread, where orphans land:

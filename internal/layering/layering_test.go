@@ -31,7 +31,7 @@ var layers = []struct {
 		"pkg/telemetry", "pkg/gateway", "pkg/mcpserver", "pkg/store/stores", "pkg/webhook", "pkg/a2a",
 	}},
 	{"the engine", []string{"pkg/agent"}},
-	{"the engine's context and MCP tools", []string{"pkg/mcp", "pkg/compact", "pkg/window"}},
+	{"the engine's context and MCP tools", []string{"pkg/mcp", "pkg/a2atool", "pkg/compact", "pkg/window"}},
 	{"tools, skills, models, tokens, stores and the SDKs", []string{
 		"pkg/tool", "pkg/skill", "pkg/llm", "pkg/tokens", "pkg/store", "pkg/auth", "pkg/reap",
 		"pkg/internal", "sdk",
