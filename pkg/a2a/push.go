@@ -2,12 +2,19 @@ package a2a
 
 import (
 	"context"
+	"encoding/json"
+	"errors"
 	"fmt"
+	"io"
+	"net/http"
+	"slices"
+	"strings"
 	"sync"
 
 	"github.com/a2aproject/a2a-go/a2a"
 	"google.golang.org/grpc/metadata"
 
+	"github.com/agentcore/agentcore/pkg/webhook"
 	agentv1 "github.com/agentcore/agentcore/proto/agentcore/v1"
 )
 
@@ -89,35 +96,37 @@ func (rh *requestHandler) watch(id a2a.TaskID, cfg a2a.PushConfig) {
 	}()
 }
 
-// pushWatch pushes the task each time its run waits for input, and when it ends.
+// pushWatch follows the task's run from its start and pushes the task, as
+// its events leave it, each time the run waits for input and when it ends.
 func (rh *requestHandler) pushWatch(ctx context.Context, id a2a.TaskID) {
 	st, err := rh.h.client.Attach(ctx, &agentv1.AttachRequest{RunId: string(id)})
 	if err != nil {
 		return
 	}
 	t := &translator{task: a2a.TaskInfo{TaskID: id, ContextID: rh.agentID}}
+	task := &a2a.Task{ID: id, ContextID: rh.agentID}
 	for {
 		resp, err := st.Recv()
 		if err != nil {
-			if ctx.Err() == nil {
-				rh.pushTask(ctx, id) // the run ended
+			if ctx.Err() == nil && !errors.Is(err, io.EOF) {
+				rh.pushTask(apply(task, t.ended(err)))
 			}
 			return
 		}
-		if _, final := t.event(resp.GetEvent()); final {
-			rh.pushTask(ctx, id)
+		evs, final := t.event(resp.GetEvent())
+		for _, e := range evs {
+			task = apply(task, e)
+		}
+		if final {
+			rh.pushTask(task)
 		}
 	}
 }
 
-// pushTask sends the task as it is now to its configurations.
-func (rh *requestHandler) pushTask(ctx context.Context, id a2a.TaskID) {
-	task, err := rh.OnGetTask(ctx, &a2a.TaskQueryParams{ID: id})
-	if err != nil {
-		return
-	}
+// pushTask sends the task to its configurations.
+func (rh *requestHandler) pushTask(task *a2a.Task) {
 	rh.h.push.mu.Lock()
-	cfgs := append([]a2a.PushConfig(nil), rh.h.push.byTask[id]...)
+	cfgs := append([]a2a.PushConfig(nil), rh.h.push.byTask[task.ID]...)
 	rh.h.push.mu.Unlock()
 	for _, c := range cfgs {
 		rh.h.opts.Push.Push(c, task)
@@ -195,4 +204,36 @@ func (rh *requestHandler) OnDeleteTaskPushConfig(ctx context.Context, p *a2a.Del
 		}
 	}
 	return fmt.Errorf("%w: task %s has no push notification configuration %q", a2a.ErrInvalidParams, p.TaskID, p.ConfigID)
+}
+
+// PushType is the webhook type of an A2A push notification (logs, metrics, spans).
+const PushType = "a2a.task"
+
+// WebhookPusher sends push notifications with agent-server's webhook
+// machinery: each is the task's JSON, posted by s (signed, retried,
+// only to the hosts its operator allows), with the client's token in
+// X-A2A-Notification-Token and, when the client gave Bearer credentials
+// for its endpoint, those in Authorization.
+func WebhookPusher(s *webhook.Sender) Pusher { return webhookPusher{s} }
+
+type webhookPusher struct{ s *webhook.Sender }
+
+// Check refuses a URL outside the allowed hosts.
+func (p webhookPusher) Check(url string) error { return p.s.Allowed(url) }
+
+// Push enqueues the task's notification; a refusal (too many pending) is
+// the Sender's to log and count.
+func (p webhookPusher) Push(cfg a2a.PushConfig, task *a2a.Task) {
+	body, err := json.Marshal(task)
+	if err != nil {
+		return
+	}
+	h := http.Header{}
+	if cfg.Token != "" {
+		h.Set("X-A2A-Notification-Token", cfg.Token)
+	}
+	if a := cfg.Auth; a != nil && a.Credentials != "" && slices.ContainsFunc(a.Schemes, func(s string) bool { return strings.EqualFold(s, "bearer") }) {
+		h.Set("Authorization", "Bearer "+a.Credentials)
+	}
+	_ = p.s.Enqueue(webhook.Message{URL: cfg.URL, Type: PushType, Body: body, Header: h})
 }
