@@ -316,10 +316,9 @@ func (rh *requestHandler) follow(ctx context.Context, t *translator, next recv, 
 func runSettings(start *agentv1.StartRun, metas ...map[string]any) error {
 	for _, m := range metas {
 		if v, ok := m[MetaPermissionMode]; ok {
-			s, _ := v.(string)
-			mode, ok := agentv1.PermissionMode_value["PERMISSION_MODE_"+strings.ToUpper(s)]
-			if !ok || mode == 0 {
-				return fmt.Errorf("%w: metadata %s: %v is not allow_all, ask_all or ask_listed", a2a.ErrInvalidParams, MetaPermissionMode, v)
+			mode, err := enumValue(agentv1.PermissionMode_value, "PERMISSION_MODE_", MetaPermissionMode, v, "allow_all, ask_all or ask_listed")
+			if err != nil {
+				return err
 			}
 			start.PermissionMode = agentv1.PermissionMode(mode)
 		}
@@ -338,15 +337,26 @@ func runSettings(start *agentv1.StartRun, metas ...map[string]any) error {
 			}
 		}
 		if v, ok := m[MetaBusyPolicy]; ok {
-			s, _ := v.(string)
-			policy, ok := agentv1.BusyPolicy_value["BUSY_POLICY_"+strings.ToUpper(s)]
-			if !ok || policy == 0 {
-				return fmt.Errorf("%w: metadata %s: %v is not reject, queue or replace", a2a.ErrInvalidParams, MetaBusyPolicy, v)
+			policy, err := enumValue(agentv1.BusyPolicy_value, "BUSY_POLICY_", MetaBusyPolicy, v, "reject, queue or replace")
+			if err != nil {
+				return err
 			}
 			start.BusyPolicy = agentv1.BusyPolicy(policy)
 		}
 	}
 	return nil
+}
+
+// enumValue reads a metadata value naming a proto enum value in lower
+// case without its prefix (ask_all for PERMISSION_MODE_ASK_ALL); the
+// unspecified value is refused.
+func enumValue(values map[string]int32, prefix, key string, v any, want string) (int32, error) {
+	s, _ := v.(string)
+	n, ok := values[prefix+strings.ToUpper(s)]
+	if !ok || n == 0 {
+		return 0, fmt.Errorf("%w: metadata %s: %v is not %s", a2a.ErrInvalidParams, key, v, want)
+	}
+	return n, nil
 }
 
 // afterSeq reads agentcore/afterSeq from resubscribe's metadata.

@@ -96,23 +96,6 @@ func outputFiles(out *agentv1.ToolOutput) []a2a.Part {
 	return parts
 }
 
-// outputText is a tool output as text: its text, its JSON, or its text parts.
-func outputText(out *agentv1.ToolOutput) string {
-	switch v := out.GetValue().(type) {
-	case *agentv1.ToolOutput_Text:
-		return v.Text
-	case *agentv1.ToolOutput_Json:
-		return v.Json
-	case *agentv1.ToolOutput_Content:
-		var b strings.Builder
-		for _, p := range v.Content.GetParts() {
-			b.WriteString(p.GetText())
-		}
-		return b.String()
-	}
-	return ""
-}
-
 // resultArtifact is the artifact of a run's result: its text, and its
 // structured output as data (an object as it is, another value as
 // {"value": …}).

@@ -8,6 +8,7 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
+	"github.com/agentcore/agentcore/pkg/tool"
 	agentv1 "github.com/agentcore/agentcore/proto/agentcore/v1"
 )
 
@@ -126,7 +127,7 @@ func (t *translator) event(ev *agentv1.Event) ([]a2a.Event, bool) {
 		r := k.ToolResult
 		t.files = append(t.files, outputFiles(r.GetOutput())...)
 		return working(a2a.DataPart{Data: map[string]any{"toolResult": map[string]any{
-			"toolCallId": r.GetToolCallId(), "toolName": r.GetToolName(), "error": r.GetError(), "output": outputText(r.GetOutput())}}}), false
+			"toolCallId": r.GetToolCallId(), "toolName": r.GetToolName(), "error": r.GetError(), "output": tool.OutputText(r.GetOutput())}}}), false
 	case *agentv1.Event_PermissionRequest:
 		id := k.PermissionRequest.GetToolCallId()
 		if t.skip[id] || (ev.GetSeq() <= t.replayed && !t.pending[id]) {

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"net/http"
-	"time"
 
 	"github.com/hashicorp/go-hclog"
 	"google.golang.org/grpc"
@@ -70,14 +69,7 @@ func startA2A(cfg *config.Config, gs *grpc.Server, authn *auth.Authenticator, ve
 		return nil, err
 	}
 	f := &a2aFront{link: l, handler: h, served: make(chan error, 1)}
-	f.srv = &http.Server{
-		Handler:           h,
-		TLSConfig:         tc,
-		ReadHeaderTimeout: 10 * time.Second,
-		IdleTimeout:       2 * time.Minute,
-		MaxHeaderBytes:    64 << 10,
-		ErrorLog:          logger.Named("a2a").StandardLogger(&hclog.StandardLoggerOptions{InferLevels: true, ForceLevel: hclog.Debug}),
-	}
+	f.srv = newHTTPServer(h, tc, logger.Named("a2a"))
 	go func() { f.served <- serveHTTP(f.srv, lis, tc) }()
 	logger.Info("a2a listening", "addr", lis.Addr().String(), "path", a2a.PathPrefix+"{agent_id}", "tls", tc != nil, "auth", authn.Required())
 	return f, nil

@@ -104,17 +104,23 @@ func startHTTP(cfg *config.Config, gs *grpc.Server, authRequired bool, logger hc
 		return nil, err
 	}
 	f := &httpFront{link: l, lis: lis, served: make(chan error, 1)}
-	f.srv = &http.Server{
+	f.srv = newHTTPServer(h, tc, logger.Named("http"))
+	go func() { f.served <- serveHTTP(f.srv, lis, tc) }()
+	logger.Info("serving HTTP", "addr", lis.Addr().String(), "tls", tc != nil, "cors", cfg.HTTP.CORSOrigins)
+	return f, nil
+}
+
+// newHTTPServer is the HTTP server of a front end: bounded header reads
+// and idle connections, its errors in log at debug level.
+func newHTTPServer(h http.Handler, tc *tls.Config, log hclog.Logger) *http.Server {
+	return &http.Server{
 		Handler:           h,
 		TLSConfig:         tc,
 		ReadHeaderTimeout: 10 * time.Second,
 		IdleTimeout:       2 * time.Minute,
 		MaxHeaderBytes:    64 << 10,
-		ErrorLog:          logger.Named("http").StandardLogger(&hclog.StandardLoggerOptions{InferLevels: true, ForceLevel: hclog.Debug}),
+		ErrorLog:          log.StandardLogger(&hclog.StandardLoggerOptions{InferLevels: true, ForceLevel: hclog.Debug}),
 	}
-	go func() { f.served <- serveHTTP(f.srv, lis, tc) }()
-	logger.Info("serving HTTP", "addr", lis.Addr().String(), "tls", tc != nil, "cors", cfg.HTTP.CORSOrigins)
-	return f, nil
 }
 
 // serveHTTP serves hs on lis, with TLS when tc is set, until it is shut
