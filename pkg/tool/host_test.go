@@ -277,3 +277,40 @@ func TestNotAPluginAndSkipBadPlugins(t *testing.T) {
 		t.Errorf("no warning naming the skipped file:\n%s", log.String())
 	}
 }
+
+// TestStopGrace: a cancelled call of a plugin whose Command has a
+// StopGrace ends in the plugin first, which finishes its work (writes its
+// file 100ms after the cancel) before its group is killed; without one,
+// the plugin is killed at once and never writes it.
+func TestStopGrace(t *testing.T) {
+	plug := filepath.Join(dirs.good, "testplug")
+	for _, c := range []struct {
+		name  string
+		grace time.Duration
+		wrote bool
+	}{
+		{"soft stop", 2 * time.Second, true},
+		{"hard stop", 0, false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			h := newHost(t, Config{})
+			set, err := h.Load(context.Background(), Command{Path: plug, StopGrace: c.grace})
+			if err != nil {
+				t.Fatal(err)
+			}
+			file := filepath.Join(t.TempDir(), "ended")
+			ctx, cancel := context.WithCancel(context.Background())
+			res := set.Execute(ctx, "linger", json.RawMessage(`{"path":"`+file+`"}`), Options{OnStart: func() {
+				time.AfterFunc(50*time.Millisecond, cancel)
+			}})
+			cancel()
+			if !res.Error {
+				t.Errorf("result %+v, want a stopped call", res)
+			}
+			time.Sleep(300 * time.Millisecond) // what a killed plugin would have had to write it
+			if _, err := os.Stat(file); (err == nil) != c.wrote {
+				t.Errorf("the plugin wrote its file: %v, want %v", err == nil, c.wrote)
+			}
+		})
+	}
+}

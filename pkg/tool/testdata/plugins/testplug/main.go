@@ -37,6 +37,10 @@ type code struct {
 	Code int `json:"code"`
 }
 
+type linger struct {
+	Path string `json:"path"`
+}
+
 type span struct {
 	MS int `json:"ms"`
 }
@@ -317,6 +321,11 @@ func main() {
 			return tool.Stop("bye"), nil
 		}),
 		tool.New("host_ask", "Asks its host: elicits (with n overlapping requests when n > 1) or samples, and reports the answers or the error.", askHost),
+		tool.New("linger", "Blocks until cancelled, then writes the file path after 100ms (remote work it ends).", func(ctx context.Context, in linger, _ tool.Emit) (any, error) {
+			<-ctx.Done()
+			time.Sleep(100 * time.Millisecond)
+			return nil, os.WriteFile(in.Path, []byte("ended"), 0o644)
+		}),
 		tool.New("fail", "Returns an error.", func(context.Context, empty, tool.Emit) (any, error) {
 			return nil, fmt.Errorf("it went wrong")
 		}),
