@@ -44,6 +44,8 @@ import (
 	"time"
 
 	"golang.org/x/net/http/httpguts"
+
+	"github.com/agentcore/agentcore/pkg/tool/schema"
 )
 
 // Suffix ends the name of a definition file.
@@ -114,7 +116,7 @@ func parse(abs string, data []byte) (*Definition, error) {
 	if !ok {
 		return nil, errors.New("file name must end in " + Suffix)
 	}
-	if !validName(name) {
+	if !schema.ValidName.MatchString(name) {
 		return nil, fmt.Errorf("the tool's name %q (the file's name) may only hold letters, digits, _ and - (at most 64)", name)
 	}
 	dec := json.NewDecoder(bytes.NewReader(data))
@@ -164,19 +166,6 @@ func duration(field, s string) (time.Duration, error) {
 		return 0, fmt.Errorf("%s: want a positive duration such as \"30s\" or \"2m\", got %q", field, s)
 	}
 	return d, nil
-}
-
-// validName reports whether s is a tool name (^[a-zA-Z0-9_-]{1,64}$).
-func validName(s string) bool {
-	if s == "" || len(s) > 64 {
-		return false
-	}
-	for _, r := range s {
-		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '_' || r == '-') {
-			return false
-		}
-	}
-	return true
 }
 
 // discoveryTimeout is the bound of reading the card.
