@@ -91,6 +91,9 @@ func NewHandler(opts Options) (http.Handler, error) {
 		// With the 2026-07-28 protocol, a client that goes away cancels its
 		// calls (and so kills their tools) as notifications/cancelled does.
 		PropagateRequestCancellation: true,
+		// Priming events and resumable streams for clients of the 2025-11-25
+		// protocol (sse.go).
+		EventStore: newEventStore(),
 	})
 	// Until the tools are loaded, say so (503) rather than the SDK's bare 400.
 	var h http.Handler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -101,6 +104,7 @@ func NewHandler(opts Options) (http.Handler, error) {
 		}
 		sh.ServeHTTP(w, r)
 	})
+	h = withRetry(h)
 	if opts.Authenticate != nil {
 		h = sdkauth.RequireBearerToken(s.verify, &sdkauth.RequireBearerTokenOptions{AllowMissingExpiration: true})(h)
 	}
