@@ -92,8 +92,9 @@ func connect(ctx context.Context, def *Definition, base http.RoundTripper) (*con
 		transport = &sdk.StreamableClientTransport{
 			Endpoint:   def.Transport.URL,
 			HTTPClient: c.httpClient(base, c.out.progress),
-			// Server-initiated messages outside a request are not used.
-			DisableStandaloneSSE: true,
+			// The standalone stream stays on: a server may send its
+			// requests of a call (elicitation, sampling) there rather than
+			// on the call's own stream, as the TypeScript SDK's servers do.
 		}
 	case TransportSSE:
 		transport = &progressTransport{
