@@ -140,8 +140,9 @@ sdk-proto:
 
 ## test-deps: what the tests beyond Go need: Debian's grpcio, protobuf, venv and mypy
 ## for the Python SDKs (installed with apt-get when missing), and npm ci for the Node
-## SDK, the TypeScript client (which builds it), the MCP client test and the console's
-## browser test (scripts/test-deps.sh).
+## SDK, the TypeScript client (which builds it), the MCP client test, the official MCP
+## conformance suite with its Node.js 22 (in tests/mcpconformance, not system-wide) and
+## the console's browser test (scripts/test-deps.sh).
 test-deps:
 	@scripts/test-deps.sh
 

