@@ -79,6 +79,8 @@ type Config struct {
 	// PluginGOMAXPROCS is the GOMAXPROCS plugin processes are started
 	// with (0: the host's environment's, or the Go runtime's default).
 	PluginGOMAXPROCS int
+	// Webhooks configure the webhooks runs call when they end.
+	Webhooks Webhooks
 	// HTTP configures the HTTP/JSON gateway and web console; off when HTTP.Listen is empty.
 	HTTP HTTP
 	// SkipBadPlugins turns a tool file that is no working plugin into a

@@ -174,9 +174,9 @@ func TestLoadPrecedence(t *testing.T) {
 				if !c.Insecure || c.Reflection != "auth" || c.PluginUser != "nobody:nogroup" || c.AuthTokensFile != "/etc/agentcore/tenants.yaml" {
 					t.Errorf("trust settings: %+v", c)
 				}
-				if got := fmt.Sprint(c.SecretEnv()); got != "[AGENTCORE_AUTH_TOKEN AGENTCORE_MODEL_API_KEY "+
+				if got := fmt.Sprint(c.SecretEnv()); got != "[AGENTCORE_AUTH_TOKEN AGENTCORE_MODEL_API_KEY AGENTCORE_WEBHOOK_SECRET "+
 					"OTEL_EXPORTER_OTLP_HEADERS OTEL_EXPORTER_OTLP_METRICS_HEADERS OTEL_EXPORTER_OTLP_TRACES_HEADERS PGPASSWORD]" {
-					t.Errorf("SecretEnv %s: the default key and token variables, PGPASSWORD and the OTLP headers are always kept out", got)
+					t.Errorf("SecretEnv %s: the default key, token and webhook secret variables, PGPASSWORD and the OTLP headers are always kept out", got)
 				}
 			}},
 		{"fallbacks", []string{"-config", writeFile(t, "fb.yaml", "profiles:\n  main:\n    base_url: http://a.test\n    model: big\n"+
@@ -272,6 +272,10 @@ func TestLoadErrors(t *testing.T) {
 		{"env and file key", []string{"-config", bothKeys}, nil, "not both"},
 		{"missing key file", []string{"-model", "m", "-model-base-url", "http://x", "-model-api-key-file", "/nonexistent/key"}, nil, "api_key_file"},
 		{"allowed url not http", []string{"-config", badAllowed}, nil, "allowed_base_urls[0]"},
+		{"webhook hosts without a secret", []string{"-webhook-allowed-hosts", "hooks.example.com"}, nil, "-webhook-allowed-hosts needs a signing secret: set AGENTCORE_WEBHOOK_SECRET"},
+		{"empty webhook secret file", []string{"-webhook-secret-file", tokenFile}, nil, "webhook secret file"},
+		{"no webhook attempt", []string{"-webhook-max-attempts", "0"}, nil, "-webhook-max-attempts 0"},
+		{"no webhook timeout", []string{"-webhook-timeout", "0s"}, nil, "-webhook-timeout 0s"},
 		{"bad reflection", []string{"-reflection", "maybe"}, nil, "reflection"},
 		{"bad bool", []string{"-insecure=perhaps"}, nil, "insecure"},
 		{"bad plugin user", []string{"-plugin-user", ":x"}, nil, "plugin-user"},

@@ -195,12 +195,16 @@ func RestoreArgs(args []string, hidden map[string]string) []string {
 }
 
 // Secrets returns every secret the config holds (API keys, the bearer
-// token, the store's password, the OTLP exporters' header values), for
+// token, the webhooks' signing secret, the store's password, the OTLP
+// exporters' header values), for
 // redaction from logs, errors, events and tool results.
 func (c *Config) Secrets() []string {
 	var s []string
 	if c.AuthToken != "" {
 		s = append(s, c.AuthToken)
+	}
+	if c.Webhooks.Secret != "" {
+		s = append(s, c.Webhooks.Secret, strings.TrimPrefix(c.Webhooks.Secret, "whsec_"))
 	}
 	if p := storePassword(c.Store); p != "" {
 		s = append(s, p)
@@ -219,11 +223,11 @@ func (c *Config) Secrets() []string {
 // SecretEnv returns the names of the environment variables that may hold
 // secrets, sorted, so that the server can keep them out of its own
 // environment and out of its plugins': the profiles' key variables, the
-// bearer token's, PGPASSWORD, AGENTCORE_STORE when it holds a password, and
+// bearer token's, the webhooks' secret's, PGPASSWORD, AGENTCORE_STORE when it holds a password, and
 // the OTLP exporters' header variables.
 func (c *Config) SecretEnv() []string {
 	seen := map[string]bool{pgPasswordEnv: true}
-	for _, n := range append([]string{c.authTokenEnv, c.defaultModel.APIKeyEnv}, otlpHeaderEnv...) {
+	for _, n := range append([]string{c.authTokenEnv, c.defaultModel.APIKeyEnv, c.Webhooks.secretEnv}, otlpHeaderEnv...) {
 		seen[n] = true
 	}
 	for _, p := range c.Profiles {

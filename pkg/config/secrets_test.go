@@ -1,8 +1,11 @@
 package config
 
 import (
+	"fmt"
 	"io"
 	"maps"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -129,5 +132,50 @@ func TestSecretArgs(t *testing.T) {
 	c, err := Load(RestoreArgs(clean, hidden), env(nil), io.Discard)
 	if err != nil || c.Store != "postgres://u:"+pw+"@db/ac" {
 		t.Fatalf("store %q %v", c.Store, err)
+	}
+}
+
+// TestWebhookSecret: the webhooks' secret comes from its file, else its
+// variable; it is a secret to redact, and its variable is kept out of the
+// plugins' environment.
+func TestWebhookSecret(t *testing.T) {
+	const fromEnv, fromFile = "whsec_ZW52LXNlY3JldC1lbnYtc2VjcmV0LWVudi0x", "whsec_ZmlsZS1zZWNyZXQtZmlsZS1zZWNyZXQtZmlsZQ=="
+	file := filepath.Join(t.TempDir(), "secret")
+	if err := os.WriteFile(file, []byte(fromFile+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name string
+		args []string
+		env  map[string]string
+		want string
+	}{
+		{"variable", []string{"-webhook-allowed-hosts", "hooks.example.com,*.corp.example"}, map[string]string{"AGENTCORE_WEBHOOK_SECRET": fromEnv}, fromEnv},
+		{"another variable", []string{"-webhook-secret-env", "HOOK_KEY"}, map[string]string{"HOOK_KEY": fromEnv}, fromEnv},
+		{"file wins", []string{"-webhook-secret-file", file}, map[string]string{"AGENTCORE_WEBHOOK_SECRET": fromEnv}, fromFile},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c, err := Load(tc.args, func(k string) string { return tc.env[k] }, io.Discard)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if c.Webhooks.Secret != tc.want {
+				t.Fatalf("secret %q, want %q", c.Webhooks.Secret, tc.want)
+			}
+			if !slices.Contains(c.Secrets(), tc.want) || !slices.Contains(c.Secrets(), strings.TrimPrefix(tc.want, "whsec_")) {
+				t.Errorf("Secrets() lacks the webhook secret (with and without its prefix)")
+			}
+			for name := range tc.env {
+				if !slices.Contains(c.SecretEnv(), name) {
+					t.Errorf("SecretEnv() %v lacks %s", c.SecretEnv(), name)
+				}
+			}
+		})
+	}
+	c, err := Load([]string{"-webhook-allowed-hosts", "hooks.example.com, *.corp.example"}, func(k string) string {
+		return map[string]string{"AGENTCORE_WEBHOOK_SECRET": fromEnv}[k]
+	}, io.Discard)
+	if err != nil || fmt.Sprint(c.Webhooks.AllowedHosts) != "[hooks.example.com *.corp.example]" {
+		t.Fatalf("allowed hosts %v, %v", c.Webhooks.AllowedHosts, err)
 	}
 }

@@ -32,6 +32,13 @@ type Setting struct {
 
 // settings returns every setting of agent-server, in the order the table shows them.
 func settings() []Setting {
+	s := append(baseSettings(), webhookSettings()...)
+	return append(s, Setting{Flag: "version", Usage: "print the version (from the build info) and exit",
+		ptr: func(c *Config) any { return &c.Version }})
+}
+
+// baseSettings are the settings but the webhooks' and -version.
+func baseSettings() []Setting {
 	return []Setting{
 		{Flag: "config", Env: "AGENTCORE_CONFIG", Usage: "YAML (or JSON) config file with the settings' file keys and `profiles`",
 			ptr: func(c *Config) any { return &c.file }},
@@ -251,8 +258,6 @@ func settings() []Setting {
 		{Flag: "render-labels", Env: "AGENTCORE_RENDER_LABELS", File: "render_labels", Default: "english",
 			Usage: "labels of the history GetHistory renders as text when a request names none: english ([call read …], [read result]) or original (agent-core's: [调用 read …], [read 返回])",
 			ptr:   func(c *Config) any { return &c.RenderLabels }},
-		{Flag: "version", Usage: "print the version (from the build info) and exit",
-			ptr: func(c *Config) any { return &c.Version }},
 	}
 }
 

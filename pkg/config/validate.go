@@ -18,6 +18,7 @@ func (c *Config) finish(getenv func(string) string) error {
 	var errs []error
 	bad := func(format string, args ...any) { errs = append(errs, fmt.Errorf(format, args...)) }
 	c.readAuthToken(getenv, bad)
+	c.readWebhookSecret(getenv, bad)
 	c.finishProfiles(getenv, bad)
 	c.checkBaseURLs(bad)
 	c.checkDefaultModel(bad, getenv)
