@@ -434,7 +434,13 @@ type AgentConfig struct {
 	// Models a round goes to when its model fails with an error of a kind
 	// fallback.on names (after that model's own retries). Unset: the
 	// profile's fallbacks, if any; none otherwise.
-	Fallback      *FallbackConfig `protobuf:"bytes,28,opt,name=fallback,proto3" json:"fallback,omitempty"`
+	Fallback *FallbackConfig `protobuf:"bytes,28,opt,name=fallback,proto3" json:"fallback,omitempty"`
+	// Where the server posts a summary of each run of this config when the
+	// run ends (and, with on_permission, each of its permission requests),
+	// signed, in the background, retried: see docs/webhooks.md. Its url
+	// must be within the server's -webhook-allowed-hosts. Set in a send's
+	// config, its fields replace the agent's for that send.
+	Webhook       *Webhook `protobuf:"bytes,29,opt,name=webhook,proto3" json:"webhook,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -661,6 +667,13 @@ func (x *AgentConfig) GetCutCalls() CutCalls {
 func (x *AgentConfig) GetFallback() *FallbackConfig {
 	if x != nil {
 		return x.Fallback
+	}
+	return nil
+}
+
+func (x *AgentConfig) GetWebhook() *Webhook {
+	if x != nil {
+		return x.Webhook
 	}
 	return nil
 }
@@ -1299,11 +1312,69 @@ func (x *OutputFormat) GetDescription() string {
 	return ""
 }
 
+// Webhook is an HTTP endpoint told of a run's end.
+type Webhook struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The https URL to post to (http only where the operator allowed it),
+	// without user info: no credentials go with it. "" in a send's config:
+	// no webhook for that send.
+	Url *string `protobuf:"bytes,1,opt,name=url,proto3,oneof" json:"url,omitempty"`
+	// Also post each permission request of the run
+	// (run.permission_requested), not only its end (run.ended).
+	OnPermission  *bool `protobuf:"varint,2,opt,name=on_permission,json=onPermission,proto3,oneof" json:"on_permission,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *Webhook) Reset() {
+	*x = Webhook{}
+	mi := &file_agentcore_v1_config_proto_msgTypes[8]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Webhook) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Webhook) ProtoMessage() {}
+
+func (x *Webhook) ProtoReflect() protoreflect.Message {
+	mi := &file_agentcore_v1_config_proto_msgTypes[8]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Webhook.ProtoReflect.Descriptor instead.
+func (*Webhook) Descriptor() ([]byte, []int) {
+	return file_agentcore_v1_config_proto_rawDescGZIP(), []int{8}
+}
+
+func (x *Webhook) GetUrl() string {
+	if x != nil && x.Url != nil {
+		return *x.Url
+	}
+	return ""
+}
+
+func (x *Webhook) GetOnPermission() bool {
+	if x != nil && x.OnPermission != nil {
+		return *x.OnPermission
+	}
+	return false
+}
+
 var File_agentcore_v1_config_proto protoreflect.FileDescriptor
 
 const file_agentcore_v1_config_proto_rawDesc = "" +
 	"\n" +
-	"\x19agentcore/v1/config.proto\x12\fagentcore.v1\x1a\x18agentcore/v1/event.proto\x1a\x1egoogle/protobuf/duration.proto\x1a\x1cgoogle/protobuf/struct.proto\"\xbc\f\n" +
+	"\x19agentcore/v1/config.proto\x12\fagentcore.v1\x1a\x18agentcore/v1/event.proto\x1a\x1egoogle/protobuf/duration.proto\x1a\x1cgoogle/protobuf/struct.proto\"\xed\f\n" +
 	"\vAgentConfig\x12\x1d\n" +
 	"\aprofile\x18\x01 \x01(\tH\x00R\aprofile\x88\x01\x01\x12\x1e\n" +
 	"\bbase_url\x18\x02 \x01(\tH\x01R\abaseUrl\x88\x01\x01\x12\x1c\n" +
@@ -1335,7 +1406,8 @@ const file_agentcore_v1_config_proto_rawDesc = "" +
 	"\x0fmax_live_output\x18\x19 \x01(\x03H\rR\rmaxLiveOutput\x88\x01\x01\x12<\n" +
 	"\fon_interrupt\x18\x1a \x01(\x0e2\x19.agentcore.v1.OnInterruptR\vonInterrupt\x123\n" +
 	"\tcut_calls\x18\x1b \x01(\x0e2\x16.agentcore.v1.CutCallsR\bcutCalls\x128\n" +
-	"\bfallback\x18\x1c \x01(\v2\x1c.agentcore.v1.FallbackConfigR\bfallbackB\n" +
+	"\bfallback\x18\x1c \x01(\v2\x1c.agentcore.v1.FallbackConfigR\bfallback\x12/\n" +
+	"\awebhook\x18\x1d \x01(\v2\x15.agentcore.v1.WebhookR\awebhookB\n" +
 	"\n" +
 	"\b_profileB\v\n" +
 	"\t_base_urlB\n" +
@@ -1437,7 +1509,12 @@ const file_agentcore_v1_config_proto_rawDesc = "" +
 	"\x04kind\x18\x01 \x01(\x0e2\x18.agentcore.v1.OutputKindR\x04kind\x12/\n" +
 	"\x06schema\x18\x02 \x01(\v2\x17.google.protobuf.StructR\x06schema\x12\x12\n" +
 	"\x04name\x18\x03 \x01(\tR\x04name\x12 \n" +
-	"\vdescription\x18\x04 \x01(\tR\vdescription*|\n" +
+	"\vdescription\x18\x04 \x01(\tR\vdescription\"d\n" +
+	"\aWebhook\x12\x15\n" +
+	"\x03url\x18\x01 \x01(\tH\x00R\x03url\x88\x01\x01\x12(\n" +
+	"\ron_permission\x18\x02 \x01(\bH\x01R\fonPermission\x88\x01\x01B\x06\n" +
+	"\x04_urlB\x10\n" +
+	"\x0e_on_permission*|\n" +
 	"\bProtocol\x12\x18\n" +
 	"\x14PROTOCOL_UNSPECIFIED\x10\x00\x12\x11\n" +
 	"\rPROTOCOL_CHAT\x10\x01\x12\x16\n" +
@@ -1481,7 +1558,7 @@ func file_agentcore_v1_config_proto_rawDescGZIP() []byte {
 }
 
 var file_agentcore_v1_config_proto_enumTypes = make([]protoimpl.EnumInfo, 6)
-var file_agentcore_v1_config_proto_msgTypes = make([]protoimpl.MessageInfo, 9)
+var file_agentcore_v1_config_proto_msgTypes = make([]protoimpl.MessageInfo, 10)
 var file_agentcore_v1_config_proto_goTypes = []any{
 	(Protocol)(0),               // 0: agentcore.v1.Protocol
 	(ToolMode)(0),               // 1: agentcore.v1.ToolMode
@@ -1497,10 +1574,11 @@ var file_agentcore_v1_config_proto_goTypes = []any{
 	(*ProviderOptions)(nil),     // 11: agentcore.v1.ProviderOptions
 	(*CompactConfig)(nil),       // 12: agentcore.v1.CompactConfig
 	(*OutputFormat)(nil),        // 13: agentcore.v1.OutputFormat
-	nil,                         // 14: agentcore.v1.ProviderOptions.HeadersEntry
-	(*durationpb.Duration)(nil), // 15: google.protobuf.Duration
-	(ErrorKind)(0),              // 16: agentcore.v1.ErrorKind
-	(*structpb.Struct)(nil),     // 17: google.protobuf.Struct
+	(*Webhook)(nil),             // 14: agentcore.v1.Webhook
+	nil,                         // 15: agentcore.v1.ProviderOptions.HeadersEntry
+	(*durationpb.Duration)(nil), // 16: google.protobuf.Duration
+	(ErrorKind)(0),              // 17: agentcore.v1.ErrorKind
+	(*structpb.Struct)(nil),     // 18: google.protobuf.Struct
 }
 var file_agentcore_v1_config_proto_depIdxs = []int32{
 	0,  // 0: agentcore.v1.AgentConfig.protocol:type_name -> agentcore.v1.Protocol
@@ -1511,29 +1589,30 @@ var file_agentcore_v1_config_proto_depIdxs = []int32{
 	11, // 5: agentcore.v1.AgentConfig.provider:type_name -> agentcore.v1.ProviderOptions
 	12, // 6: agentcore.v1.AgentConfig.compact:type_name -> agentcore.v1.CompactConfig
 	13, // 7: agentcore.v1.AgentConfig.output:type_name -> agentcore.v1.OutputFormat
-	15, // 8: agentcore.v1.AgentConfig.retry_max_delay:type_name -> google.protobuf.Duration
-	15, // 9: agentcore.v1.AgentConfig.retry_max_elapsed:type_name -> google.protobuf.Duration
-	15, // 10: agentcore.v1.AgentConfig.request_timeout:type_name -> google.protobuf.Duration
+	16, // 8: agentcore.v1.AgentConfig.retry_max_delay:type_name -> google.protobuf.Duration
+	16, // 9: agentcore.v1.AgentConfig.retry_max_elapsed:type_name -> google.protobuf.Duration
+	16, // 10: agentcore.v1.AgentConfig.request_timeout:type_name -> google.protobuf.Duration
 	3,  // 11: agentcore.v1.AgentConfig.on_interrupt:type_name -> agentcore.v1.OnInterrupt
 	4,  // 12: agentcore.v1.AgentConfig.cut_calls:type_name -> agentcore.v1.CutCalls
 	7,  // 13: agentcore.v1.AgentConfig.fallback:type_name -> agentcore.v1.FallbackConfig
-	8,  // 14: agentcore.v1.FallbackConfig.models:type_name -> agentcore.v1.FallbackModel
-	16, // 15: agentcore.v1.FallbackConfig.on:type_name -> agentcore.v1.ErrorKind
-	0,  // 16: agentcore.v1.FallbackModel.protocol:type_name -> agentcore.v1.Protocol
-	11, // 17: agentcore.v1.FallbackModel.provider:type_name -> agentcore.v1.ProviderOptions
-	17, // 18: agentcore.v1.CacheConfig.body:type_name -> google.protobuf.Struct
-	14, // 19: agentcore.v1.ProviderOptions.headers:type_name -> agentcore.v1.ProviderOptions.HeadersEntry
-	17, // 20: agentcore.v1.ProviderOptions.body:type_name -> google.protobuf.Struct
-	17, // 21: agentcore.v1.ProviderOptions.provider_options:type_name -> google.protobuf.Struct
-	0,  // 22: agentcore.v1.CompactConfig.protocol:type_name -> agentcore.v1.Protocol
-	11, // 23: agentcore.v1.CompactConfig.provider:type_name -> agentcore.v1.ProviderOptions
-	5,  // 24: agentcore.v1.OutputFormat.kind:type_name -> agentcore.v1.OutputKind
-	17, // 25: agentcore.v1.OutputFormat.schema:type_name -> google.protobuf.Struct
-	26, // [26:26] is the sub-list for method output_type
-	26, // [26:26] is the sub-list for method input_type
-	26, // [26:26] is the sub-list for extension type_name
-	26, // [26:26] is the sub-list for extension extendee
-	0,  // [0:26] is the sub-list for field type_name
+	14, // 14: agentcore.v1.AgentConfig.webhook:type_name -> agentcore.v1.Webhook
+	8,  // 15: agentcore.v1.FallbackConfig.models:type_name -> agentcore.v1.FallbackModel
+	17, // 16: agentcore.v1.FallbackConfig.on:type_name -> agentcore.v1.ErrorKind
+	0,  // 17: agentcore.v1.FallbackModel.protocol:type_name -> agentcore.v1.Protocol
+	11, // 18: agentcore.v1.FallbackModel.provider:type_name -> agentcore.v1.ProviderOptions
+	18, // 19: agentcore.v1.CacheConfig.body:type_name -> google.protobuf.Struct
+	15, // 20: agentcore.v1.ProviderOptions.headers:type_name -> agentcore.v1.ProviderOptions.HeadersEntry
+	18, // 21: agentcore.v1.ProviderOptions.body:type_name -> google.protobuf.Struct
+	18, // 22: agentcore.v1.ProviderOptions.provider_options:type_name -> google.protobuf.Struct
+	0,  // 23: agentcore.v1.CompactConfig.protocol:type_name -> agentcore.v1.Protocol
+	11, // 24: agentcore.v1.CompactConfig.provider:type_name -> agentcore.v1.ProviderOptions
+	5,  // 25: agentcore.v1.OutputFormat.kind:type_name -> agentcore.v1.OutputKind
+	18, // 26: agentcore.v1.OutputFormat.schema:type_name -> google.protobuf.Struct
+	27, // [27:27] is the sub-list for method output_type
+	27, // [27:27] is the sub-list for method input_type
+	27, // [27:27] is the sub-list for extension type_name
+	27, // [27:27] is the sub-list for extension extendee
+	0,  // [0:27] is the sub-list for field type_name
 }
 
 func init() { file_agentcore_v1_config_proto_init() }
@@ -1548,13 +1627,14 @@ func file_agentcore_v1_config_proto_init() {
 	file_agentcore_v1_config_proto_msgTypes[4].OneofWrappers = []any{}
 	file_agentcore_v1_config_proto_msgTypes[5].OneofWrappers = []any{}
 	file_agentcore_v1_config_proto_msgTypes[6].OneofWrappers = []any{}
+	file_agentcore_v1_config_proto_msgTypes[8].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_agentcore_v1_config_proto_rawDesc), len(file_agentcore_v1_config_proto_rawDesc)),
 			NumEnums:      6,
-			NumMessages:   9,
+			NumMessages:   10,
 			NumExtensions: 0,
 			NumServices:   0,
 		},

@@ -81,6 +81,7 @@ from .config_pb2 import (
     ProviderOptions as ProviderOptions,
     CompactConfig as CompactConfig,
     OutputFormat as OutputFormat,
+    Webhook as Webhook,
     Protocol as Protocol,
     ToolMode as ToolMode,
     MediaFallback as MediaFallback,

@@ -32,7 +32,7 @@ TOOL_MODE_TEXT: ToolMode
 TOOL_MODE_UNSPECIFIED: ToolMode
 
 class AgentConfig(_message.Message):
-    __slots__ = ["api_key", "base_url", "cache", "capabilities", "compact", "compact_threshold", "cut_calls", "fallback", "max_live_output", "max_steps", "max_tokens", "max_tool_concurrency", "max_tool_output", "media_fallback", "model", "no_tool_prompt", "no_tool_rounds", "on_interrupt", "output", "profile", "protocol", "provider", "request_timeout", "retry_max_delay", "retry_max_elapsed", "stream", "system", "tool_mode"]
+    __slots__ = ["api_key", "base_url", "cache", "capabilities", "compact", "compact_threshold", "cut_calls", "fallback", "max_live_output", "max_steps", "max_tokens", "max_tool_concurrency", "max_tool_output", "media_fallback", "model", "no_tool_prompt", "no_tool_rounds", "on_interrupt", "output", "profile", "protocol", "provider", "request_timeout", "retry_max_delay", "retry_max_elapsed", "stream", "system", "tool_mode", "webhook"]
     API_KEY_FIELD_NUMBER: _ClassVar[int]
     BASE_URL_FIELD_NUMBER: _ClassVar[int]
     CACHE_FIELD_NUMBER: _ClassVar[int]
@@ -61,6 +61,7 @@ class AgentConfig(_message.Message):
     STREAM_FIELD_NUMBER: _ClassVar[int]
     SYSTEM_FIELD_NUMBER: _ClassVar[int]
     TOOL_MODE_FIELD_NUMBER: _ClassVar[int]
+    WEBHOOK_FIELD_NUMBER: _ClassVar[int]
     api_key: str
     base_url: str
     cache: CacheConfig
@@ -89,7 +90,8 @@ class AgentConfig(_message.Message):
     stream: bool
     system: str
     tool_mode: ToolMode
-    def __init__(self, profile: _Optional[str] = ..., base_url: _Optional[str] = ..., api_key: _Optional[str] = ..., model: _Optional[str] = ..., protocol: _Optional[_Union[Protocol, str]] = ..., system: _Optional[str] = ..., stream: bool = ..., cache: _Optional[_Union[CacheConfig, _Mapping]] = ..., tool_mode: _Optional[_Union[ToolMode, str]] = ..., capabilities: _Optional[_Union[Capabilities, _Mapping]] = ..., media_fallback: _Optional[_Union[MediaFallback, str]] = ..., provider: _Optional[_Union[ProviderOptions, _Mapping]] = ..., max_tool_output: _Optional[int] = ..., max_tokens: _Optional[int] = ..., compact_threshold: _Optional[float] = ..., compact: _Optional[_Union[CompactConfig, _Mapping]] = ..., output: _Optional[_Union[OutputFormat, _Mapping]] = ..., max_steps: _Optional[int] = ..., max_tool_concurrency: _Optional[int] = ..., retry_max_delay: _Optional[_Union[_duration_pb2.Duration, _Mapping]] = ..., retry_max_elapsed: _Optional[_Union[_duration_pb2.Duration, _Mapping]] = ..., request_timeout: _Optional[_Union[_duration_pb2.Duration, _Mapping]] = ..., no_tool_prompt: _Optional[str] = ..., no_tool_rounds: _Optional[int] = ..., max_live_output: _Optional[int] = ..., on_interrupt: _Optional[_Union[OnInterrupt, str]] = ..., cut_calls: _Optional[_Union[CutCalls, str]] = ..., fallback: _Optional[_Union[FallbackConfig, _Mapping]] = ...) -> None: ...
+    webhook: Webhook
+    def __init__(self, profile: _Optional[str] = ..., base_url: _Optional[str] = ..., api_key: _Optional[str] = ..., model: _Optional[str] = ..., protocol: _Optional[_Union[Protocol, str]] = ..., system: _Optional[str] = ..., stream: bool = ..., cache: _Optional[_Union[CacheConfig, _Mapping]] = ..., tool_mode: _Optional[_Union[ToolMode, str]] = ..., capabilities: _Optional[_Union[Capabilities, _Mapping]] = ..., media_fallback: _Optional[_Union[MediaFallback, str]] = ..., provider: _Optional[_Union[ProviderOptions, _Mapping]] = ..., max_tool_output: _Optional[int] = ..., max_tokens: _Optional[int] = ..., compact_threshold: _Optional[float] = ..., compact: _Optional[_Union[CompactConfig, _Mapping]] = ..., output: _Optional[_Union[OutputFormat, _Mapping]] = ..., max_steps: _Optional[int] = ..., max_tool_concurrency: _Optional[int] = ..., retry_max_delay: _Optional[_Union[_duration_pb2.Duration, _Mapping]] = ..., retry_max_elapsed: _Optional[_Union[_duration_pb2.Duration, _Mapping]] = ..., request_timeout: _Optional[_Union[_duration_pb2.Duration, _Mapping]] = ..., no_tool_prompt: _Optional[str] = ..., no_tool_rounds: _Optional[int] = ..., max_live_output: _Optional[int] = ..., on_interrupt: _Optional[_Union[OnInterrupt, str]] = ..., cut_calls: _Optional[_Union[CutCalls, str]] = ..., fallback: _Optional[_Union[FallbackConfig, _Mapping]] = ..., webhook: _Optional[_Union[Webhook, _Mapping]] = ...) -> None: ...
 
 class CacheConfig(_message.Message):
     __slots__ = ["body", "enabled", "key", "retention"]
@@ -209,6 +211,14 @@ class ProviderOptions(_message.Message):
     top_k: int
     top_p: float
     def __init__(self, temperature: _Optional[float] = ..., top_p: _Optional[float] = ..., top_k: _Optional[int] = ..., max_output_tokens: _Optional[int] = ..., stop: _Optional[_Iterable[str]] = ..., seed: _Optional[int] = ..., presence_penalty: _Optional[float] = ..., frequency_penalty: _Optional[float] = ..., tool_choice: _Optional[str] = ..., headers: _Optional[_Mapping[str, str]] = ..., body: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ..., provider_options: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ...) -> None: ...
+
+class Webhook(_message.Message):
+    __slots__ = ["on_permission", "url"]
+    ON_PERMISSION_FIELD_NUMBER: _ClassVar[int]
+    URL_FIELD_NUMBER: _ClassVar[int]
+    on_permission: bool
+    url: str
+    def __init__(self, url: _Optional[str] = ..., on_permission: bool = ...) -> None: ...
 
 class Protocol(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     __slots__ = []
