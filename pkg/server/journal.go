@@ -28,6 +28,8 @@ type runOptions struct {
 	// tree places the run in its run tree and holds what it passes to the
 	// child runs it starts.
 	tree treeOptions
+	// hook is where the run's webhooks go; nil: none.
+	hook *runHook
 }
 
 type runOptionsKey struct{}
@@ -56,6 +58,8 @@ type journal struct {
 	// kept are the writes the run kept back once the server's shutdown
 	// began (Append); End writes or drops them.
 	kept []keptWrite
+	// hook is the current run's webhook, set by Begin; nil: none.
+	hook *runHook
 }
 
 var (
@@ -72,7 +76,7 @@ func (j *journal) Begin(ctx context.Context, info agent.JournalRun) (*agent.Snap
 		return j.beginResumed(ctx, info)
 	}
 	ro := runOptionsFrom(ctx)
-	j.resumable = ro.resume != nil
+	j.resumable, j.hook = ro.resume != nil, ro.hook
 	run := &store.Run{ID: info.ID, AgentID: sess.id, Owner: s.cfg.ReplicaID, Compaction: info.Compaction,
 		OnDisconnect: ro.onDisconnect, Resume: ro.resume,
 		ParentRunID: ro.tree.parent, RootRunID: ro.tree.root, Depth: ro.tree.depth, ToolCallID: ro.tree.toolCall}
@@ -132,7 +136,7 @@ func (j *journal) Begin(ctx context.Context, info agent.JournalRun) (*agent.Snap
 // its lease already) with the agent as the store has it.
 func (j *journal) beginResumed(ctx context.Context, info agent.JournalRun) (*agent.Snapshot, error) {
 	s, sess := j.srv, j.sess
-	j.resumable = true
+	j.resumable, j.hook = true, runOptionsFrom(ctx).hook
 	v, err := s.store.AgentVersion(ctx, sess.id)
 	if err != nil {
 		return nil, err
@@ -282,6 +286,9 @@ func (j *journal) End(info agent.JournalRun, res *agent.Result, err error) {
 		}
 	}
 	ended()
+	if j.hook != nil {
+		s.runEnded(j.hook, info.ID, end)
+	}
 }
 
 // outcome is the stored end of a run that returned res or err.

@@ -53,6 +53,7 @@ import (
 	"github.com/agentcore/agentcore/pkg/tool"
 	"github.com/agentcore/agentcore/pkg/tool/limits"
 	"github.com/agentcore/agentcore/pkg/tool/osuser"
+	"github.com/agentcore/agentcore/pkg/webhook"
 	agentv1 "github.com/agentcore/agentcore/proto/agentcore/v1"
 )
 
@@ -100,6 +101,9 @@ type Server struct {
 	encoders *tokens.Encoders
 	// tel observes runs, tool calls and plugin processes (traces, metrics, logs).
 	tel *telemetry.Telemetry
+	// hooks delivers the runs' webhooks; nil when the operator allowed no
+	// host.
+	hooks *webhook.Sender
 
 	// store keeps agents, histories, runs and events; events batches run
 	// events into it; replica holds the runs executing here, their leases
@@ -218,6 +222,12 @@ func New(opts Options) (*Server, error) {
 		IdleConnsPerHost: idleModelConns(cfg.Limits.MaxConcurrentRuns),
 	})
 	s.encoders = tokens.NewEncoders()
+	if s.hooks, err = s.newWebhooks(); err != nil {
+		s.host.Close()
+		lim.Close()
+		_ = tel.Shutdown(context.Background())
+		return nil, fmt.Errorf("webhooks: %w", err)
+	}
 	s.agents = sessions.New[*session](sessions.Limits{MaxLoaded: cfg.Limits.MaxLoadedAgents, MaxBytes: int64(cfg.Limits.AgentMemory)}, sec, tel)
 	getenv := opts.Getenv
 	if getenv == nil {
@@ -234,6 +244,9 @@ func New(opts Options) (*Server, error) {
 		if err != nil {
 			s.host.Close()
 			lim.Close()
+			if s.hooks != nil {
+				s.hooks.Close(context.Background())
+			}
 			_ = tel.Shutdown(context.Background())
 			return nil, fmt.Errorf("store: %w", err)
 		}
@@ -330,8 +343,9 @@ func (s *Server) StopRuns(ctx context.Context) {
 func (s *Server) Logger() hclog.Logger { return s.log }
 
 // Close stops every run (a run cut off this way is interrupted: a later
-// send resumes it), forgets every session, writes the last events, closes
-// the store and kills every plugin process. It is idempotent.
+// send resumes it), forgets every session, gives the webhooks still pending
+// up to -shutdown-grace, writes the last events, closes the store and
+// kills every plugin process. It is idempotent.
 func (s *Server) Close() error {
 	var err error
 	s.closeOnce.Do(func() {
@@ -343,6 +357,11 @@ func (s *Server) Close() error {
 		s.agents.CloseAll(closing)
 		cancelClosing()
 		s.bgRuns.Wait()
+		if s.hooks != nil { // the runs' ends are posted: their deliveries get the grace
+			ctx, cancel := context.WithTimeout(context.Background(), s.cfg.ShutdownGrace)
+			s.hooks.Close(ctx)
+			cancel()
+		}
 		s.events.Close()
 		s.stopBG()
 		s.bg.Wait()

@@ -187,6 +187,10 @@ func New(ctx context.Context, cfg Config) (*Telemetry, error) {
 // Tracing reports whether spans are recorded and exported.
 func (t *Telemetry) Tracing() bool { return t.tracing }
 
+// TracerProvider returns the provider of the server's spans (a no-op one
+// when tracing is off), for spans made outside the engine (webhooks).
+func (t *Telemetry) TracerProvider() trace.TracerProvider { return t.tp }
+
 // Registry returns the Prometheus registry holding every metric.
 func (t *Telemetry) Registry() *prometheus.Registry { return t.reg }
 
