@@ -9,7 +9,8 @@
 # never installed system-wide), for the A2A tests (tests/a2anode: the A2A
 # JavaScript SDK as a client and as a remote agent) and for the console's
 # browser test (tests/console: playwright-core; the browser is Debian's
-# chromium).
+# chromium), and for the webhooks test (tests/webhooks: the Standard
+# Webhooks reference library).
 # Without them those tests skip, saying why (under CI=true they fail).
 # make test-deps runs it.
 set -euo pipefail
@@ -18,7 +19,7 @@ if ! /usr/bin/python3 -c 'import grpc, google.protobuf, venv, ensurepip, mypy' 2
 	apt-get update -qq
 	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq python3-grpcio python3-protobuf python3-venv python3-mypy >/dev/null
 fi
-for dir in sdk/node sdk/node-client tests/mcpclient tests/mcpconformance tests/a2anode tests/console; do
+for dir in sdk/node sdk/node-client tests/mcpclient tests/mcpconformance tests/a2anode tests/console tests/webhooks; do
 	echo "cd $dir && npm ci"
 	(cd "$dir" && npm ci --no-audit --no-fund --loglevel=error)
 done

@@ -80,7 +80,7 @@ const procWalk = `echo "tool uid=$(id -u)"; srv=$(awk '{print $4}' /proc/$PPID/s
 
 // TestSecretsOutOfReach runs a tool that looks for the server's secrets in
 // /proc (the API key, the bearer token, the store's password given in
-// -store or in PGPASSWORD, the OTLP exporter's header), with agent-server
+// -store or in PGPASSWORD, the OTLP exporter's header, the webhooks' signing secret), with agent-server
 // as an unprivileged user and as root running its plugins as another user;
 // as root, it reads the server's own environ and cmdline, which the
 // re-exec must have left without any of them.
@@ -109,7 +109,8 @@ func TestSecretsOutOfReach(t *testing.T) {
 func secretsOutOfReach(t *testing.T, wrap []string, inArg bool, extra ...string) {
 	store := canaryStore(t)
 	env := []string{"AGENTCORE_MODEL_API_KEY=" + canaryKey, "AGENTCORE_AUTH_TOKEN=" + canaryToken,
-		"OTEL_EXPORTER_OTLP_HEADERS=api-key=" + canaryOTLP}
+		"OTEL_EXPORTER_OTLP_HEADERS=api-key=" + canaryOTLP, "AGENTCORE_WEBHOOK_SECRET=" + hookSecret}
+	extra = append(extra, "-webhook-allowed-hosts", "hooks.example.com")
 	recv := startReceiver(t)
 	env = append(env, "OTEL_EXPORTER_OTLP_ENDPOINT=http://"+recv.addr, "OTEL_EXPORTER_OTLP_PROTOCOL=grpc", "OTEL_BSP_SCHEDULE_DELAY=50")
 	if inArg {
@@ -120,7 +121,7 @@ func secretsOutOfReach(t *testing.T, wrap []string, inArg bool, extra ...string)
 	} else {
 		env = append(env, "PGPASSWORD="+canaryPGPassword)
 	}
-	canaries := []string{canaryKey, canaryToken, canaryPGPassword, canaryPGDecoy, canaryOTLP}
+	canaries := []string{canaryKey, canaryToken, canaryPGPassword, canaryPGDecoy, canaryOTLP, hookSecret, strings.TrimPrefix(hookSecret, "whsec_")}
 	cmd := suite.ServerCmd(suite.Plugins, append(extra, "-store", store), env...)
 	if len(wrap) > 0 {
 		cmd.Args = append(append([]string{}, wrap...), cmd.Args...)
@@ -229,7 +230,7 @@ func checkProcFiles(t *testing.T, pid int, canaries []string) {
 			}
 		}
 	}
-	for _, name := range []string{"AGENTCORE_MODEL_API_KEY", "AGENTCORE_AUTH_TOKEN", "PGPASSWORD", "OTEL_EXPORTER_OTLP_HEADERS"} {
+	for _, name := range []string{"AGENTCORE_MODEL_API_KEY", "AGENTCORE_AUTH_TOKEN", "PGPASSWORD", "OTEL_EXPORTER_OTLP_HEADERS", "AGENTCORE_WEBHOOK_SECRET"} {
 		if slices.ContainsFunc(env, func(kv string) bool { return strings.HasPrefix(kv, name+"=") }) {
 			t.Errorf("/proc/%d/environ still names %s", pid, name)
 		}
