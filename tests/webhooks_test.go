@@ -452,3 +452,25 @@ func TestWebhooks(t *testing.T) {
 		}
 	})
 }
+
+// TestWebhooksDocVerifier keeps the verifier docs/webhooks.md shows the
+// one TestWebhooks runs (tests/webhooks/verify.py).
+func TestWebhooksDocVerifier(t *testing.T) {
+	t.Parallel()
+	fn := func(path string) string {
+		b, err := os.ReadFile(filepath.Join(e2e.RepoRoot(), path))
+		if err != nil {
+			t.Fatal(err)
+		}
+		s := string(b)
+		i := strings.Index(s, "def verify(")
+		j := strings.Index(s[max(i, 0):], "\n\n\n")
+		if i < 0 || j < 0 {
+			t.Fatalf("%s has no function verify", path)
+		}
+		return s[i : i+j]
+	}
+	if doc, test := fn("docs/webhooks.md"), fn("tests/webhooks/verify.py"); doc != test {
+		t.Fatalf("docs/webhooks.md's verify differs from tests/webhooks/verify.py's:\n%s\n---\n%s", doc, test)
+	}
+}
