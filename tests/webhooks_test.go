@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -23,6 +24,7 @@ import (
 	"google.golang.org/protobuf/types/known/fieldmaskpb"
 
 	"github.com/agentcore/agentcore/internal/e2e"
+	"github.com/agentcore/agentcore/internal/fakemodel"
 	agentv1 "github.com/agentcore/agentcore/proto/agentcore/v1"
 	"github.com/agentcore/agentcore/sdk/client"
 )
@@ -300,6 +302,29 @@ func TestWebhooks(t *testing.T) {
 			if vs[0].OK {
 				t.Errorf("%s took the message under another secret", name)
 			}
+		}
+	})
+
+	t.Run("a failed run: its error's code and reason, not its message", func(t *testing.T) {
+		const detail = "upstream-detail-3e7b1c9d"
+		a := newHookAgent(t, func(int, *fakemodel.Request) fakemodel.Turn {
+			return fakemodel.Turn{Status: 400, ErrorBody: `{"error": {"message": "bad request: ` + detail + `"}}`}
+		}, "/ok", false)
+		_, err := a.Send(e2e.Context(t, 30*time.Second), "hello", client.Callbacks{})
+		var ce *client.Error
+		if !errors.As(err, &ce) || ce.Code != codes.FailedPrecondition || !strings.Contains(err.Error(), detail) {
+			t.Fatalf("send: %v, want FAILED_PRECONDITION with the model's message", err)
+		}
+		msgs := recv.wait(t, "/ok", `"failed"`, a.ID)
+		for name, vs := range verifyHooks(t, hookSecret, 0, msgs[:1]) {
+			d, _ := vs[0].Payload["data"].(map[string]any)
+			e, _ := d["error"].(map[string]any)
+			if !vs[0].OK || d["state"] != "failed" || e["code"] != "FAILED_PRECONDITION" || e["reason"] != "REQUEST" || d["end_reason"] != nil {
+				t.Errorf("%s: %+v", name, vs[0])
+			}
+		}
+		if strings.Contains(msgs[0].Body, detail) {
+			t.Errorf("the webhook holds the error's message: %s", msgs[0].Body)
 		}
 	})
 
