@@ -3,7 +3,6 @@ package server
 import (
 	"context"
 	"errors"
-	"math/rand/v2"
 	"time"
 
 	"github.com/agentcore/agentcore/pkg/agent"
@@ -209,8 +208,8 @@ func (j *journal) Release() error { return j.writes.Release(j.write) }
 
 // write stores messages at position at, durably or not.
 func (j *journal) write(at int, msgs []*agentv1.Message, usage *agentv1.Usage, durable bool) error {
-	if p := j.srv.faults.killBeforeStepWrite; durable && p > 0 && rand.Float64() < p {
-		kill() // test-only: a crash between a step's end and its journal write
+	if durable {
+		j.srv.faults.BeforeStepWrite() // test-only: a crash between a step's end and its journal write
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), storeTimeout)
 	defer cancel()

@@ -5,9 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
-	"strconv"
-	"syscall"
 	"time"
 
 	"google.golang.org/protobuf/proto"
@@ -166,36 +163,4 @@ func (s *Server) continueRun(r *store.Run) error {
 	// Failed once it began, the run's end is stored (resume checks); failed
 	// before, it is still running here.
 	return err
-}
-
-// faults are the test-only fault hooks of the crash tests (tests/crash_test.go),
-// read from the environment at start; an operator never sets them.
-type faults struct {
-	// killBeforeStepWrite is the chance (0 to 1) that the process kills
-	// itself (SIGKILL) just before it writes the end of a step: between a
-	// step's end and its journal write. AGENTCORE_TEST_KILL_BEFORE_STEP_WRITE.
-	killBeforeStepWrite float64
-	// killOnTool names a tool whose every call kills the process a moment
-	// after it starts: a run calling it crashes its server at each attempt.
-	// AGENTCORE_TEST_KILL_ON_TOOL.
-	killOnTool string
-}
-
-// faultsFrom reads the fault hooks from getenv.
-func faultsFrom(getenv func(string) string) faults {
-	f := faults{killOnTool: getenv("AGENTCORE_TEST_KILL_ON_TOOL")}
-	if p, err := strconv.ParseFloat(getenv("AGENTCORE_TEST_KILL_BEFORE_STEP_WRITE"), 64); err == nil {
-		f.killBeforeStepWrite = p
-	}
-	return f
-}
-
-// killOnToolAfter is how long a call of faults.killOnTool runs before it
-// crashes the server: its events are stored by then.
-const killOnToolAfter = 50 * time.Millisecond
-
-// kill ends the process at once, as a crash would.
-func kill() {
-	_ = syscall.Kill(os.Getpid(), syscall.SIGKILL)
-	select {} // the signal is on its way
 }

@@ -7,7 +7,6 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
-	"time"
 
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
@@ -344,8 +343,8 @@ func (out *sink) event(ev *agentv1.Event) {
 	if ev.GetModelDelta() == nil { // deltas are small; the rest may not be
 		ev = interceptor.FitMessage(ev, s.cfg.Limits.MaxMessageBytes-interceptor.MessageRoom)
 	}
-	if tc := ev.GetToolCall(); tc != nil && s.faults.killOnTool != "" && tc.GetToolName() == s.faults.killOnTool {
-		time.AfterFunc(killOnToolAfter, kill) // test-only: a run whose tool crashes its server
+	if tc := ev.GetToolCall(); tc != nil {
+		s.faults.ToolCalled(tc.GetToolName()) // test-only: a run whose tool crashes its server
 	}
 	if p := ev.GetPermissionRequest(); p != nil {
 		ctx, cancel := context.WithTimeout(context.Background(), storeTimeout)

@@ -40,6 +40,7 @@ import (
 	"github.com/agentcore/agentcore/pkg/catalog"
 	"github.com/agentcore/agentcore/pkg/config"
 	"github.com/agentcore/agentcore/pkg/eventlog"
+	"github.com/agentcore/agentcore/pkg/faults"
 	"github.com/agentcore/agentcore/pkg/interceptor"
 	"github.com/agentcore/agentcore/pkg/llm"
 	"github.com/agentcore/agentcore/pkg/profile"
@@ -129,7 +130,7 @@ type Server struct {
 	closeMu sync.Mutex
 	closed  bool
 	// faults are the crash tests' fault hooks (test-only).
-	faults faults
+	faults faults.Hooks
 
 	closeOnce sync.Once
 }
@@ -233,7 +234,7 @@ func New(opts Options) (*Server, error) {
 	if getenv == nil {
 		getenv = os.Getenv
 	}
-	s.faults = faultsFrom(getenv)
+	s.faults = faults.From(getenv)
 
 	st := opts.Store
 	if st == nil {
