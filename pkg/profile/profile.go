@@ -17,6 +17,7 @@ import (
 	"github.com/agentcore/agentcore/pkg/agent"
 	"github.com/agentcore/agentcore/pkg/auth"
 	"github.com/agentcore/agentcore/pkg/config"
+	"github.com/agentcore/agentcore/pkg/webhook"
 	agentv1 "github.com/agentcore/agentcore/proto/agentcore/v1"
 )
 
@@ -28,11 +29,15 @@ type Profiles struct {
 	// tenant looks a tenant up by id (auth.Authenticator.Lookup), at each
 	// use: a reload of the tokens file applies to the next send.
 	tenant func(id string) (*auth.Tenant, bool)
+	// webhooks are the hosts a config's webhook may name
+	// (-webhook-allowed-hosts).
+	webhooks *webhook.Allow
 }
 
 // New returns the profiles of cfg, for the tenants lookup finds.
 func New(cfg *config.Config, lookup func(id string) (*auth.Tenant, bool)) *Profiles {
-	return &Profiles{cfg: cfg, tenant: lookup}
+	webhooks, _ := webhook.ParseAllow(cfg.Webhooks.AllowedHosts) // a bad entry fails the start (runhooks.New)
+	return &Profiles{cfg: cfg, tenant: lookup, webhooks: webhooks}
 }
 
 // An agent whose config names no profile and no base URL follows the
@@ -165,6 +170,11 @@ func (p *Profiles) expand(c *agentv1.AgentConfig, t *auth.Tenant, memo *atomic.P
 	}
 	vs = checkKeyBinding(c, main, comp)
 	vs = append(vs, checkFallbackKeys(c, main, fallbacks)...)
+	if u := c.GetWebhook().GetUrl(); u != "" {
+		if err := p.webhooks.Check(u); err != nil {
+			vs = append(vs, agent.FieldViolation{Field: "config.webhook.url", Description: err.Error()})
+		}
+	}
 	if len(vs) > 0 {
 		return nil, &agent.ValidationError{Violations: vs}
 	}

@@ -68,9 +68,6 @@ func (s *Server) CreateAgent(ctx context.Context, req *agentv1.CreateAgentReques
 	if err := s.profiles.CheckRunnable(cfg, t.ID); err != nil {
 		return nil, apierr.FieldsUnder(err, "", map[string]string{"config": "agent.config"})
 	}
-	if err := s.checkWebhook(cfg, "agent.config"); err != nil {
-		return nil, err
-	}
 	sess.engine, sess.id = engine, storeID(t.ID, engine.ID())
 	if err := s.checkAgentLimits(ctx, t); err != nil {
 		return nil, err
@@ -161,9 +158,6 @@ func (s *Server) UpdateAgent(ctx context.Context, req *agentv1.UpdateAgentReques
 	}
 	if err := s.profiles.CheckRunnable(next, t.ID); err != nil {
 		return nil, apierr.FieldsUnder(err, "", map[string]string{"config": "agent.config"})
-	}
-	if err := s.checkWebhook(next, "agent.config"); err != nil {
-		return nil, err
 	}
 	// Check the selections before anything changes.
 	if setTools {

@@ -127,7 +127,8 @@ func (s *Server) callAgent(at *agentv1.AgentTool) tool.Func {
 		child := treeOptions{parent: call.RunID, root: root, toolCall: call.ToolCallID, depth: depth,
 			agents: append(slices.Clip(tree.agents), caller), children: new(atomic.Int32),
 			permMode: tree.permMode, askTools: tree.askTools, ask: tree.ask}
-		cctx := withRunOptions(ctx, runOptions{onDisconnect: up.onDisconnect, tree: child, hook: s.hookOf(sess, nil)})
+		hook := s.hooks.Target(sess.expand, sess.engine.StoredConfig(), nil, agentID(sess.id))
+		cctx := withRunOptions(ctx, runOptions{onDisconnect: up.onDisconnect, tree: child, hook: hook})
 		opts := agent.SendOptions{Input: []*agentv1.Part{{Kind: &agentv1.Part_Text{Text: agenttool.Task(at, input)}}},
 			Busy: at.GetBusyPolicy(), PermissionMode: tree.permMode, AskTools: tree.askTools, OnPermission: tree.ask, Budget: budget}
 		if opts.Busy == agentv1.BusyPolicy_BUSY_POLICY_UNSPECIFIED {
@@ -136,7 +137,7 @@ func (s *Server) callAgent(at *agentv1.AgentTool) tool.Func {
 		if opts.OnPermission == nil {
 			opts.OnPermission = s.replica.Ask
 		}
-		opts.OnPermission = s.withPermissionHook(opts.OnPermission)
+		opts.OnPermission = s.hooks.Asking(hook, opts.OnPermission)
 		agentName := agentID(sess.id)
 		out := &sink{srv: s, send: func(ev *agentv1.Event) error {
 			if c := ev.GetChild(); c != nil { // a grandchild's, marked already

@@ -10,6 +10,7 @@ import (
 	"github.com/agentcore/agentcore/pkg/apierr"
 	"github.com/agentcore/agentcore/pkg/eventlog"
 	"github.com/agentcore/agentcore/pkg/replica"
+	"github.com/agentcore/agentcore/pkg/runhooks"
 	"github.com/agentcore/agentcore/pkg/store"
 	agentv1 "github.com/agentcore/agentcore/proto/agentcore/v1"
 )
@@ -28,7 +29,7 @@ type runOptions struct {
 	// child runs it starts.
 	tree treeOptions
 	// hook is where the run's webhooks go; nil: none.
-	hook *runHook
+	hook *runhooks.Target
 }
 
 type runOptionsKey struct{}
@@ -58,7 +59,7 @@ type journal struct {
 	// began (Append); End writes or drops them.
 	kept []keptWrite
 	// hook is the current run's webhook, set by Begin; nil: none.
-	hook *runHook
+	hook *runhooks.Target
 }
 
 var (
@@ -285,9 +286,7 @@ func (j *journal) End(info agent.JournalRun, res *agent.Result, err error) {
 		}
 	}
 	ended()
-	if j.hook != nil {
-		s.runEnded(j.hook, info.ID, end)
-	}
+	s.hooks.Ended(j.hook, end, s.store.GetRun)
 }
 
 // outcome is the stored end of a run that returned res or err.

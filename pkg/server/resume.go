@@ -156,9 +156,10 @@ func (s *Server) continueRun(r *store.Run) error {
 	// the resumed run and its children as they bound the first attempt.
 	opts.Budget = rootBudget(start.GetBudget(), sess, t)
 	out := &sink{srv: s}
-	opts.OnEvent, opts.OnPermission = out.event, s.withPermissionHook(s.replica.Ask)
+	hook := s.hooks.Target(sess.expand, sess.engine.StoredConfig(), start.GetConfig(), agentID(sess.id))
+	opts.OnEvent, opts.OnPermission = out.event, s.hooks.Asking(hook, s.replica.Ask)
 	ctx = withRunOptions(ctx, runOptions{onDisconnect: agentv1.OnDisconnect_ON_DISCONNECT_CONTINUE, resume: r.Resume,
-		tree: rootTree(&opts, s.replica.Ask), hook: s.hookOf(sess, start.GetConfig())})
+		tree: rootTree(&opts, s.replica.Ask), hook: hook})
 	_, err = sess.engine.Send(ctx, opts)
 	// Failed once it began, the run's end is stored (resume checks); failed
 	// before, it is still running here.

@@ -56,7 +56,8 @@ func (s *Server) Send(stream agentv1.AgentService_SendServer) error {
 	// may be after the stream (on_disconnect CONTINUE).
 	release := func() { admitted(); s.agents.Unpin(sess) }
 	detached := start.GetOnDisconnect() == agentv1.OnDisconnect_ON_DISCONNECT_CONTINUE
-	ro := runOptions{onDisconnect: start.GetOnDisconnect(), resume: resume, hook: s.hookOf(sess, start.GetConfig())}
+	ro := runOptions{onDisconnect: start.GetOnDisconnect(), resume: resume,
+		hook: s.hooks.Target(sess.expand, sess.engine.StoredConfig(), start.GetConfig(), agentID(sess.id))}
 	ctx, cancel, out := s.connectSend(stream, ro, &opts)
 	if !detached {
 		defer release()
@@ -117,9 +118,6 @@ func (s *Server) sendOptions(sess *session, start *agentv1.StartRun) (agent.Send
 		return opts, err
 	}
 	if err := apireq.CheckBudget(start.GetBudget(), "start.budget"); err != nil {
-		return opts, err
-	}
-	if err := s.checkWebhook(start.GetConfig(), "start.config"); err != nil {
 		return opts, err
 	}
 	opts = agent.SendOptions{
@@ -242,7 +240,7 @@ func (s *Server) connectSend(stream agentv1.AgentService_SendServer, ro runOptio
 	if !detached {
 		out.onGone = cancel // the client going away stops the run
 	}
-	opts.OnPermission = s.withPermissionHook(in.ask)
+	opts.OnPermission = s.hooks.Asking(ro.hook, in.ask)
 	opts.OnEvent = out.event
 	go in.read(stream, cancel)
 	return ctx, cancel, out

@@ -46,6 +46,7 @@ import (
 	"github.com/agentcore/agentcore/pkg/profile"
 	"github.com/agentcore/agentcore/pkg/redact"
 	"github.com/agentcore/agentcore/pkg/replica"
+	"github.com/agentcore/agentcore/pkg/runhooks"
 	"github.com/agentcore/agentcore/pkg/sessions"
 	"github.com/agentcore/agentcore/pkg/store"
 	"github.com/agentcore/agentcore/pkg/store/stores"
@@ -102,9 +103,8 @@ type Server struct {
 	encoders *tokens.Encoders
 	// tel observes runs, tool calls and plugin processes (traces, metrics, logs).
 	tel *telemetry.Telemetry
-	// hooks delivers the runs' webhooks; nil when the operator allowed no
-	// host.
-	hooks *webhook.Sender
+	// hooks posts the runs' webhooks; nil when no host is allowed.
+	hooks *runhooks.Hooks
 
 	// store keeps agents, histories, runs and events; events batches run
 	// events into it; replica holds the runs executing here, their leases
@@ -223,11 +223,8 @@ func New(opts Options) (*Server, error) {
 		IdleConnsPerHost: idleModelConns(cfg.Limits.MaxConcurrentRuns),
 	})
 	s.encoders = tokens.NewEncoders()
-	if s.hooks, err = s.newWebhooks(); err != nil {
-		s.host.Close()
-		lim.Close()
-		_ = tel.Shutdown(context.Background())
-		return nil, fmt.Errorf("webhooks: %w", err)
+	if s.hooks, err = runhooks.New(cfg, log.Named("webhook"), tel.Registry(), tel.TracerProvider()); err != nil {
+		return nil, errors.Join(fmt.Errorf("webhooks: %w", err), s.host.Close(), lim.Close())
 	}
 	s.agents = sessions.New[*session](sessions.Limits{MaxLoaded: cfg.Limits.MaxLoadedAgents, MaxBytes: int64(cfg.Limits.AgentMemory)}, sec, tel)
 	getenv := opts.Getenv
@@ -245,9 +242,7 @@ func New(opts Options) (*Server, error) {
 		if err != nil {
 			s.host.Close()
 			lim.Close()
-			if s.hooks != nil {
-				s.hooks.Close(context.Background())
-			}
+			s.hooks.Close(0)
 			_ = tel.Shutdown(context.Background())
 			return nil, fmt.Errorf("store: %w", err)
 		}
@@ -282,6 +277,10 @@ func New(opts Options) (*Server, error) {
 // Telemetry returns the server's telemetry: its metrics registry and HTTP
 // handler, its gRPC server options.
 func (s *Server) Telemetry() *telemetry.Telemetry { return s.tel }
+
+// Webhooks returns the server's webhook sender (nil when no host is
+// allowed), for other listeners' notifications (A2A push).
+func (s *Server) Webhooks() *webhook.Sender { return s.hooks.Sender() }
 
 // Interceptors returns the gRPC server options that authenticate every
 // AgentService call (and reflection when reflectionAuth is set), put the
@@ -358,11 +357,7 @@ func (s *Server) Close() error {
 		s.agents.CloseAll(closing)
 		cancelClosing()
 		s.bgRuns.Wait()
-		if s.hooks != nil { // the runs' ends are posted: their deliveries get the grace
-			ctx, cancel := context.WithTimeout(context.Background(), s.cfg.ShutdownGrace)
-			s.hooks.Close(ctx)
-			cancel()
-		}
+		s.hooks.Close(s.cfg.ShutdownGrace) // after the runs' ends were posted
 		s.events.Close()
 		s.stopBG()
 		s.bg.Wait()
