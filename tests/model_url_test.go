@@ -93,10 +93,17 @@ func TestModelErrorsNameTheEndpoint(t *testing.T) {
 		if retries > 4 {
 			t.Errorf("%d retries before failing, want a few (-retry-unreachable)", retries)
 		}
-		var last map[string]any // the model client's line on the last attempt
-		for _, line := range p.LogLines("model request failed") {
-			if line["@module"] == "agent-server.llm" {
-				last = line
+		// The model client's line on the last attempt: the log is written
+		// in the background, so it may come a moment after the send's end.
+		var last map[string]any
+		for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+			for _, line := range p.LogLines("model request failed") {
+				if line["@module"] == "agent-server.llm" {
+					last = line
+				}
+			}
+			if next, _ := last["next"].(string); strings.Contains(next, "-retry-unreachable") || time.Now().After(deadline) {
+				break
 			}
 		}
 		if next, _ := last["next"].(string); last["endpoint"] != closed+"/v1/chat/completions" || !strings.Contains(next, "-retry-unreachable") {
