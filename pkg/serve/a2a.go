@@ -11,6 +11,7 @@ import (
 	"github.com/agentcore/agentcore/pkg/a2a"
 	"github.com/agentcore/agentcore/pkg/auth"
 	"github.com/agentcore/agentcore/pkg/config"
+	"github.com/agentcore/agentcore/pkg/webhook"
 )
 
 // a2aFront is the A2A listener (pkg/a2a). Like the HTTP gateway it calls
@@ -27,7 +28,7 @@ type a2aFront struct {
 // listener's); nil when A2A is off. It refuses, as the other listeners
 // do, a non-loopback address with neither TLS nor a token unless
 // cfg.Insecure.
-func startA2A(cfg *config.Config, gs *grpc.Server, authn *auth.Authenticator, version string, logger hclog.Logger) (*a2aFront, error) {
+func startA2A(cfg *config.Config, gs *grpc.Server, authn *auth.Authenticator, push *webhook.Sender, version string, logger hclog.Logger) (*a2aFront, error) {
 	if cfg.A2AListen == "" {
 		return nil, nil
 	}
@@ -55,6 +56,9 @@ func startA2A(cfg *config.Config, gs *grpc.Server, authn *auth.Authenticator, ve
 		Version:      version,
 		MaxBodyBytes: int64(cfg.Limits.MaxMessageBytes),
 		Logger:       logger.Named("a2a"),
+	}
+	if push != nil { // push notifications go through the server's webhook sender: its allowed hosts, secret, retries and metrics
+		opts.Push = a2a.WebhookPusher(push)
 	}
 	if authn.Required() {
 		opts.Authenticate = func(r *http.Request) error {

@@ -122,7 +122,7 @@ func Run(ctx context.Context, cfg *config.Config, logOut io.Writer, kinds []tool
 		return err
 	}
 	defer front.close()
-	a2aF, err := startA2A(cfg, gs, srv.Auth(), telemetry.Version(), log)
+	a2aF, err := startA2A(cfg, gs, srv.Auth(), srv.Webhooks(), telemetry.Version(), log)
 	if err != nil {
 		lis.Close()
 		return err
