@@ -1,6 +1,7 @@
 // Package store keeps what agent-server must not forget across a restart, a
 // crash or a move to another replica: agents, their histories, runs, the
-// events of each run and the permission requests runs wait on.
+// events of each run, the permission requests runs wait on and the token
+// vault's sealed credentials.
 //
 // # What is kept, and how
 //
@@ -26,6 +27,12 @@
 // until DeleteEvents sweeps them: the event log is the one source that a
 // client reattaching to a run reads, live or finished, here or on another
 // replica.
+//
+// The token vault (pkg/vault) keeps its records here as Credentials: one
+// per tenant, subject (a user identity, or none) and MCP server, sealed
+// before they reach the store, which holds only the ciphertext, the id of
+// the key that sealed it, a version for compare-and-swap writes and the
+// time of the last write.
 //
 // # Notices
 //
@@ -413,6 +420,7 @@ type Store interface {
 	Runs
 	Events
 	Permissions
+	Credentials
 	Notifier
 	// Shared reports whether other processes may use the store at the same
 	// time (PostgreSQL). A store that is not shared knows at start that

@@ -23,6 +23,7 @@ type Store struct {
 	closed bool
 	agents map[string]*agent // by id
 	runs   map[string]*run   // by id
+	creds  map[credKey]*store.Credential
 }
 
 // agent is a stored agent with its history and lease. Guarded by Store.mu.
@@ -45,7 +46,7 @@ var _ store.Store = (*Store)(nil)
 
 // New returns an empty store.
 func New() *Store {
-	return &Store{agents: map[string]*agent{}, runs: map[string]*run{}}
+	return &Store{agents: map[string]*agent{}, runs: map[string]*run{}, creds: map[credKey]*store.Credential{}}
 }
 
 // Shared is false: no other process sees this memory.
@@ -55,7 +56,7 @@ func (s *Store) Shared() bool { return false }
 func (s *Store) Close() error {
 	s.mu.Lock()
 	s.closed = true
-	s.agents, s.runs = map[string]*agent{}, map[string]*run{}
+	s.agents, s.runs, s.creds = map[string]*agent{}, map[string]*run{}, map[credKey]*store.Credential{}
 	s.mu.Unlock()
 	s.hub.Close()
 	return nil

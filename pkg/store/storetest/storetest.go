@@ -1,6 +1,6 @@
 // Package storetest is the conformance suite every store driver passes:
 // agents, histories, runs and leases, events, permission requests and
-// notices, with the semantics pkg/store documents. A driver's test calls
+// notices, the vault's credentials, with the semantics pkg/store documents. A driver's test calls
 // Run with a Harness that opens fresh stores.
 package storetest
 
@@ -78,6 +78,9 @@ func Run(t *testing.T, h Harness) {
 		{"Permissions", testPermissions},
 		{"Notices", testNotices},
 		{"ConcurrentAppends", testConcurrentAppends},
+		{"Credentials", testCredentials},
+		{"CredentialIsolation", testCredentialIsolation},
+		{"ConcurrentCredentials", testConcurrentCredentials},
 		{"Reopen", testReopen},
 		{"SecondHandle", testSecondHandle},
 	}
