@@ -33,7 +33,7 @@ var layers = []struct {
 	{"the engine", []string{"pkg/agent"}},
 	{"the engine's context and MCP tools", []string{"pkg/mcp", "pkg/a2atool", "pkg/compact", "pkg/window"}},
 	{"tools, skills, models, tokens, stores and the SDKs", []string{
-		"pkg/tool", "pkg/skill", "pkg/llm", "pkg/tokens", "pkg/store", "pkg/auth", "pkg/reap",
+		"pkg/tool", "pkg/skill", "pkg/llm", "pkg/tokens", "pkg/store", "pkg/vault", "pkg/auth", "pkg/reap",
 		"pkg/internal", "sdk",
 	}},
 	{"the wire types, settings and history", []string{"proto", "pkg/config", "pkg/history"}},
