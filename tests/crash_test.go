@@ -339,10 +339,7 @@ func TestCrashLoopPostgresReplicas(t *testing.T) {
 		if !victim.kill() {
 			return false
 		}
-		go func() {
-			time.Sleep(4 * time.Second) // past the lease: the survivor resumes the runs
-			victim.restart()
-		}()
+		victim.restartAfter(4 * time.Second) // past the lease: the survivor resumes the runs
 		return true
 	})
 	fig.report(t, "PostgreSQL, two replicas")

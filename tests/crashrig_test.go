@@ -130,7 +130,11 @@ type crashNode struct {
 	env  []string
 	addr string
 
+	done chan struct{}  // closed when the test ends: no restart after it
+	bg   sync.WaitGroup // delayed restarts (restartAfter)
+
 	mu       sync.Mutex
+	closed   bool // the test's cleanup stopped the node: start starts nothing
 	srv      *e2e.Server
 	kills    []time.Time // when the test killed it, or it killed itself
 	restarts []time.Time // when a new process started after one
@@ -138,15 +142,18 @@ type crashNode struct {
 }
 
 func newCrashNode(t *testing.T, model *fakemodel.Server, dataDir, id string, extra []string, env ...string) *crashNode {
-	n := &crashNode{t: t, addr: freeAddr(t)}
+	n := &crashNode{t: t, addr: freeAddr(t), done: make(chan struct{})}
 	n.args = append([]string{"-listen", n.addr, "-log-format", "json", "-log-level", "info", "-tool-dir", suite.TestPlugins,
 		"-shutdown-grace", "2s", "-replica-id", id, "-on-interrupt", "resume", "-resume-attempts", "1000"}, extra...)
 	n.env = append([]string{"AGENTCORE_MODEL_BASE_URL=" + model.URL, "AGENTCORE_MODEL=fake-model", "AGENTCORE_MODEL_API_KEY=" + e2e.TestKey,
 		"KEYED_DIR=" + dataDir}, env...)
 	n.start()
 	t.Cleanup(func() {
+		close(n.done)
+		n.bg.Wait()
 		n.mu.Lock()
 		defer n.mu.Unlock()
+		n.closed = true
 		if n.srv != nil {
 			_ = n.srv.Stop()
 			n.logs.WriteString(n.srv.Logs())
@@ -159,13 +166,25 @@ func newCrashNode(t *testing.T, model *fakemodel.Server, dataDir, id string, ext
 // resumes at once may crash it: the poison run).
 func (n *crashNode) start() {
 	for try := 0; ; try++ {
+		n.mu.Lock()
+		closed := n.closed
+		n.mu.Unlock()
+		if closed {
+			return
+		}
 		cmd := exec.Command(suite.Bin, n.args...)
 		cmd.Env = append(os.Environ(), n.env...)
 		srv, err := e2e.Launch(cmd)
 		if err == nil {
 			n.mu.Lock()
-			n.srv = srv
+			closed := n.closed
+			if !closed {
+				n.srv = srv
+			}
 			n.mu.Unlock()
+			if closed { // started as the test ended: nobody else would stop it
+				_ = srv.Stop()
+			}
 			return
 		}
 		if try == 10 {
@@ -224,6 +243,18 @@ func (n *crashNode) watch(ctx context.Context, wg *sync.WaitGroup) {
 			case <-ctx.Done():
 			case <-time.After(50 * time.Millisecond):
 			}
+		}
+	})
+}
+
+// restartAfter restarts the server after d in the background, unless the
+// test ends first; the test's cleanup waits for it.
+func (n *crashNode) restartAfter(d time.Duration) {
+	n.bg.Go(func() {
+		select {
+		case <-n.done:
+		case <-time.After(d):
+			n.restart()
 		}
 	})
 }
