@@ -152,6 +152,13 @@ const (
 	// FAILED_PRECONDITION: RespondPermission for a request that was answered
 	// already, or whose run ended. Nothing to do.
 	ReasonPermissionAnswered Reason = "PERMISSION_ANSWERED"
+	// NOT_FOUND: RespondElicitation names a run and elicitation with no
+	// elicitation request. Fix the ids.
+	ReasonElicitationNotFound Reason = "ELICITATION_NOT_FOUND"
+	// FAILED_PRECONDITION: RespondElicitation for a request that was answered
+	// already (or cancelled for want of an answer), or whose run ended.
+	// Nothing to do.
+	ReasonElicitationAnswered Reason = "ELICITATION_ANSWERED"
 
 	// Tools
 

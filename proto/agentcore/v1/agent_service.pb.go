@@ -3456,6 +3456,125 @@ func (*RespondPermissionResponse) Descriptor() ([]byte, []int) {
 	return file_agentcore_v1_agent_service_proto_rawDescGZIP(), []int{50}
 }
 
+// RespondElicitationRequest answers an elicitation request of a run.
+type RespondElicitationRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	RunId string                 `protobuf:"bytes,1,opt,name=run_id,json=runId,proto3" json:"run_id,omitempty"`
+	// The ElicitationRequestEvent's elicitation_id.
+	ElicitationId string `protobuf:"bytes,2,opt,name=elicitation_id,json=elicitationId,proto3" json:"elicitation_id,omitempty"`
+	// Required: ACCEPT, DECLINE or CANCEL.
+	Action ElicitationAction `protobuf:"varint,3,opt,name=action,proto3,enum=agentcore.v1.ElicitationAction" json:"action,omitempty"`
+	// With ACCEPT: the form's values, matching the requested schema. Fields
+	// left out get the schema's defaults.
+	Content       *structpb.Struct `protobuf:"bytes,4,opt,name=content,proto3" json:"content,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *RespondElicitationRequest) Reset() {
+	*x = RespondElicitationRequest{}
+	mi := &file_agentcore_v1_agent_service_proto_msgTypes[51]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RespondElicitationRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RespondElicitationRequest) ProtoMessage() {}
+
+func (x *RespondElicitationRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_agentcore_v1_agent_service_proto_msgTypes[51]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RespondElicitationRequest.ProtoReflect.Descriptor instead.
+func (*RespondElicitationRequest) Descriptor() ([]byte, []int) {
+	return file_agentcore_v1_agent_service_proto_rawDescGZIP(), []int{51}
+}
+
+func (x *RespondElicitationRequest) GetRunId() string {
+	if x != nil {
+		return x.RunId
+	}
+	return ""
+}
+
+func (x *RespondElicitationRequest) GetElicitationId() string {
+	if x != nil {
+		return x.ElicitationId
+	}
+	return ""
+}
+
+func (x *RespondElicitationRequest) GetAction() ElicitationAction {
+	if x != nil {
+		return x.Action
+	}
+	return ElicitationAction_ELICITATION_ACTION_UNSPECIFIED
+}
+
+func (x *RespondElicitationRequest) GetContent() *structpb.Struct {
+	if x != nil {
+		return x.Content
+	}
+	return nil
+}
+
+// RespondElicitationResponse confirms the answer reached the run.
+type RespondElicitationResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// With ACCEPT: the values the tool got, the schema's defaults filled in.
+	Content       *structpb.Struct `protobuf:"bytes,1,opt,name=content,proto3" json:"content,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *RespondElicitationResponse) Reset() {
+	*x = RespondElicitationResponse{}
+	mi := &file_agentcore_v1_agent_service_proto_msgTypes[52]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RespondElicitationResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RespondElicitationResponse) ProtoMessage() {}
+
+func (x *RespondElicitationResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_agentcore_v1_agent_service_proto_msgTypes[52]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RespondElicitationResponse.ProtoReflect.Descriptor instead.
+func (*RespondElicitationResponse) Descriptor() ([]byte, []int) {
+	return file_agentcore_v1_agent_service_proto_rawDescGZIP(), []int{52}
+}
+
+func (x *RespondElicitationResponse) GetContent() *structpb.Struct {
+	if x != nil {
+		return x.Content
+	}
+	return nil
+}
+
 var File_agentcore_v1_agent_service_proto protoreflect.FileDescriptor
 
 const file_agentcore_v1_agent_service_proto_rawDesc = "" +
@@ -3678,7 +3797,14 @@ const file_agentcore_v1_agent_service_proto_rawDesc = "" +
 	"toolCallId\x12\x14\n" +
 	"\x05allow\x18\x03 \x01(\bR\x05allow\x12\x16\n" +
 	"\x06reason\x18\x04 \x01(\tR\x06reason\"\x1b\n" +
-	"\x19RespondPermissionResponse*X\n" +
+	"\x19RespondPermissionResponse\"\xc5\x01\n" +
+	"\x19RespondElicitationRequest\x12\x15\n" +
+	"\x06run_id\x18\x01 \x01(\tR\x05runId\x12%\n" +
+	"\x0eelicitation_id\x18\x02 \x01(\tR\relicitationId\x127\n" +
+	"\x06action\x18\x03 \x01(\x0e2\x1f.agentcore.v1.ElicitationActionR\x06action\x121\n" +
+	"\acontent\x18\x04 \x01(\v2\x17.google.protobuf.StructR\acontent\"O\n" +
+	"\x1aRespondElicitationResponse\x121\n" +
+	"\acontent\x18\x01 \x01(\v2\x17.google.protobuf.StructR\acontent*X\n" +
 	"\n" +
 	"AgentState\x12\x1b\n" +
 	"\x17AGENT_STATE_UNSPECIFIED\x10\x00\x12\x14\n" +
@@ -3698,7 +3824,7 @@ const file_agentcore_v1_agent_service_proto_rawDesc = "" +
 	"\fRenderLabels\x12\x1d\n" +
 	"\x19RENDER_LABELS_UNSPECIFIED\x10\x00\x12\x19\n" +
 	"\x15RENDER_LABELS_ENGLISH\x10\x01\x12\x1a\n" +
-	"\x16RENDER_LABELS_ORIGINAL\x10\x022\xa6\x10\n" +
+	"\x16RENDER_LABELS_ORIGINAL\x10\x022\xcc\x11\n" +
 	"\fAgentService\x12i\n" +
 	"\vCreateAgent\x12 .agentcore.v1.CreateAgentRequest\x1a!.agentcore.v1.CreateAgentResponse\"\x15\x82\xd3\xe4\x93\x02\x0f:\x01*\"\n" +
 	"/v1/agents\x12h\n" +
@@ -3722,7 +3848,8 @@ const file_agentcore_v1_agent_service_proto_rawDesc = "" +
 	"\x06Attach\x12\x1b.agentcore.v1.AttachRequest\x1a\x1c.agentcore.v1.AttachResponse\"@\x82\xd3\xe4\x93\x02:Z\x1e\x12\x1c/v1/agents/{agent_id}:attach\x12\x18/v1/runs/{run_id}:attach0\x01\x12^\n" +
 	"\x06GetRun\x12\x1b.agentcore.v1.GetRunRequest\x1a\x1c.agentcore.v1.GetRunResponse\"\x19\x82\xd3\xe4\x93\x02\x13\x12\x11/v1/runs/{run_id}\x12y\n" +
 	"\bListRuns\x12\x1d.agentcore.v1.ListRunsRequest\x1a\x1e.agentcore.v1.ListRunsResponse\".\x82\xd3\xe4\x93\x02(Z\x1c\x12\x1a/v1/agents/{agent_id}/runs\x12\b/v1/runs\x12\x9d\x01\n" +
-	"\x11RespondPermission\x12&.agentcore.v1.RespondPermissionRequest\x1a'.agentcore.v1.RespondPermissionResponse\"7\x82\xd3\xe4\x93\x021:\x01*\",/v1/runs/{run_id}/permissions/{tool_call_id}B;Z9github.com/agentcore/agentcore/proto/agentcore/v1;agentv1b\x06proto3"
+	"\x11RespondPermission\x12&.agentcore.v1.RespondPermissionRequest\x1a'.agentcore.v1.RespondPermissionResponse\"7\x82\xd3\xe4\x93\x021:\x01*\",/v1/runs/{run_id}/permissions/{tool_call_id}\x12\xa3\x01\n" +
+	"\x12RespondElicitation\x12'.agentcore.v1.RespondElicitationRequest\x1a(.agentcore.v1.RespondElicitationResponse\":\x82\xd3\xe4\x93\x024:\x01*\"//v1/runs/{run_id}/elicitations/{elicitation_id}B;Z9github.com/agentcore/agentcore/proto/agentcore/v1;agentv1b\x06proto3"
 
 var (
 	file_agentcore_v1_agent_service_proto_rawDescOnce sync.Once
@@ -3737,179 +3864,187 @@ func file_agentcore_v1_agent_service_proto_rawDescGZIP() []byte {
 }
 
 var file_agentcore_v1_agent_service_proto_enumTypes = make([]protoimpl.EnumInfo, 4)
-var file_agentcore_v1_agent_service_proto_msgTypes = make([]protoimpl.MessageInfo, 51)
+var file_agentcore_v1_agent_service_proto_msgTypes = make([]protoimpl.MessageInfo, 53)
 var file_agentcore_v1_agent_service_proto_goTypes = []any{
-	(AgentState)(0),                   // 0: agentcore.v1.AgentState
-	(BusyPolicy)(0),                   // 1: agentcore.v1.BusyPolicy
-	(PermissionMode)(0),               // 2: agentcore.v1.PermissionMode
-	(RenderLabels)(0),                 // 3: agentcore.v1.RenderLabels
-	(*Agent)(nil),                     // 4: agentcore.v1.Agent
-	(*EffectiveModel)(nil),            // 5: agentcore.v1.EffectiveModel
-	(*AgentTool)(nil),                 // 6: agentcore.v1.AgentTool
-	(*ToolSelection)(nil),             // 7: agentcore.v1.ToolSelection
-	(*SkillSelection)(nil),            // 8: agentcore.v1.SkillSelection
-	(*CreateAgentRequest)(nil),        // 9: agentcore.v1.CreateAgentRequest
-	(*CreateAgentResponse)(nil),       // 10: agentcore.v1.CreateAgentResponse
-	(*GetAgentRequest)(nil),           // 11: agentcore.v1.GetAgentRequest
-	(*GetAgentResponse)(nil),          // 12: agentcore.v1.GetAgentResponse
-	(*ListAgentsRequest)(nil),         // 13: agentcore.v1.ListAgentsRequest
-	(*ListAgentsResponse)(nil),        // 14: agentcore.v1.ListAgentsResponse
-	(*UpdateAgentRequest)(nil),        // 15: agentcore.v1.UpdateAgentRequest
-	(*UpdateAgentResponse)(nil),       // 16: agentcore.v1.UpdateAgentResponse
-	(*DeleteAgentRequest)(nil),        // 17: agentcore.v1.DeleteAgentRequest
-	(*DeleteAgentResponse)(nil),       // 18: agentcore.v1.DeleteAgentResponse
-	(*SendRequest)(nil),               // 19: agentcore.v1.SendRequest
-	(*StartRun)(nil),                  // 20: agentcore.v1.StartRun
-	(*HistoryReplacement)(nil),        // 21: agentcore.v1.HistoryReplacement
-	(*PermissionReply)(nil),           // 22: agentcore.v1.PermissionReply
-	(*StopRun)(nil),                   // 23: agentcore.v1.StopRun
-	(*SendResponse)(nil),              // 24: agentcore.v1.SendResponse
-	(*StopRequest)(nil),               // 25: agentcore.v1.StopRequest
-	(*StopResponse)(nil),              // 26: agentcore.v1.StopResponse
-	(*CompactRequest)(nil),            // 27: agentcore.v1.CompactRequest
-	(*CompactResponse)(nil),           // 28: agentcore.v1.CompactResponse
-	(*GetHistoryRequest)(nil),         // 29: agentcore.v1.GetHistoryRequest
-	(*Turn)(nil),                      // 30: agentcore.v1.Turn
-	(*GetHistoryResponse)(nil),        // 31: agentcore.v1.GetHistoryResponse
-	(*SetHistoryRequest)(nil),         // 32: agentcore.v1.SetHistoryRequest
-	(*SetHistoryResponse)(nil),        // 33: agentcore.v1.SetHistoryResponse
-	(*PreviewContextRequest)(nil),     // 34: agentcore.v1.PreviewContextRequest
-	(*PreviewContextResponse)(nil),    // 35: agentcore.v1.PreviewContextResponse
-	(*ListToolsRequest)(nil),          // 36: agentcore.v1.ListToolsRequest
-	(*ToolInfo)(nil),                  // 37: agentcore.v1.ToolInfo
-	(*ToolLimits)(nil),                // 38: agentcore.v1.ToolLimits
-	(*SkillInfo)(nil),                 // 39: agentcore.v1.SkillInfo
-	(*ListToolsResponse)(nil),         // 40: agentcore.v1.ListToolsResponse
-	(*ExecuteToolRequest)(nil),        // 41: agentcore.v1.ExecuteToolRequest
-	(*ToolOutputChunk)(nil),           // 42: agentcore.v1.ToolOutputChunk
-	(*DirectToolResult)(nil),          // 43: agentcore.v1.DirectToolResult
-	(*ExecuteToolResponse)(nil),       // 44: agentcore.v1.ExecuteToolResponse
-	(*ReloadToolsRequest)(nil),        // 45: agentcore.v1.ReloadToolsRequest
-	(*ReloadToolsResponse)(nil),       // 46: agentcore.v1.ReloadToolsResponse
-	(*AttachRequest)(nil),             // 47: agentcore.v1.AttachRequest
-	(*AttachResponse)(nil),            // 48: agentcore.v1.AttachResponse
-	(*GetRunRequest)(nil),             // 49: agentcore.v1.GetRunRequest
-	(*GetRunResponse)(nil),            // 50: agentcore.v1.GetRunResponse
-	(*ListRunsRequest)(nil),           // 51: agentcore.v1.ListRunsRequest
-	(*ListRunsResponse)(nil),          // 52: agentcore.v1.ListRunsResponse
-	(*RespondPermissionRequest)(nil),  // 53: agentcore.v1.RespondPermissionRequest
-	(*RespondPermissionResponse)(nil), // 54: agentcore.v1.RespondPermissionResponse
-	(*AgentConfig)(nil),               // 55: agentcore.v1.AgentConfig
-	(*Usage)(nil),                     // 56: agentcore.v1.Usage
-	(*timestamppb.Timestamp)(nil),     // 57: google.protobuf.Timestamp
-	(*Budget)(nil),                    // 58: agentcore.v1.Budget
-	(Protocol)(0),                     // 59: agentcore.v1.Protocol
-	(*structpb.Struct)(nil),           // 60: google.protobuf.Struct
-	(*Message)(nil),                   // 61: agentcore.v1.Message
-	(*fieldmaskpb.FieldMask)(nil),     // 62: google.protobuf.FieldMask
-	(*Part)(nil),                      // 63: agentcore.v1.Part
-	(OnDisconnect)(0),                 // 64: agentcore.v1.OnDisconnect
-	(*Event)(nil),                     // 65: agentcore.v1.Event
-	(*durationpb.Duration)(nil),       // 66: google.protobuf.Duration
-	(OutputStream)(0),                 // 67: agentcore.v1.OutputStream
-	(*ToolOutput)(nil),                // 68: agentcore.v1.ToolOutput
-	(*Run)(nil),                       // 69: agentcore.v1.Run
-	(RunState)(0),                     // 70: agentcore.v1.RunState
+	(AgentState)(0),                    // 0: agentcore.v1.AgentState
+	(BusyPolicy)(0),                    // 1: agentcore.v1.BusyPolicy
+	(PermissionMode)(0),                // 2: agentcore.v1.PermissionMode
+	(RenderLabels)(0),                  // 3: agentcore.v1.RenderLabels
+	(*Agent)(nil),                      // 4: agentcore.v1.Agent
+	(*EffectiveModel)(nil),             // 5: agentcore.v1.EffectiveModel
+	(*AgentTool)(nil),                  // 6: agentcore.v1.AgentTool
+	(*ToolSelection)(nil),              // 7: agentcore.v1.ToolSelection
+	(*SkillSelection)(nil),             // 8: agentcore.v1.SkillSelection
+	(*CreateAgentRequest)(nil),         // 9: agentcore.v1.CreateAgentRequest
+	(*CreateAgentResponse)(nil),        // 10: agentcore.v1.CreateAgentResponse
+	(*GetAgentRequest)(nil),            // 11: agentcore.v1.GetAgentRequest
+	(*GetAgentResponse)(nil),           // 12: agentcore.v1.GetAgentResponse
+	(*ListAgentsRequest)(nil),          // 13: agentcore.v1.ListAgentsRequest
+	(*ListAgentsResponse)(nil),         // 14: agentcore.v1.ListAgentsResponse
+	(*UpdateAgentRequest)(nil),         // 15: agentcore.v1.UpdateAgentRequest
+	(*UpdateAgentResponse)(nil),        // 16: agentcore.v1.UpdateAgentResponse
+	(*DeleteAgentRequest)(nil),         // 17: agentcore.v1.DeleteAgentRequest
+	(*DeleteAgentResponse)(nil),        // 18: agentcore.v1.DeleteAgentResponse
+	(*SendRequest)(nil),                // 19: agentcore.v1.SendRequest
+	(*StartRun)(nil),                   // 20: agentcore.v1.StartRun
+	(*HistoryReplacement)(nil),         // 21: agentcore.v1.HistoryReplacement
+	(*PermissionReply)(nil),            // 22: agentcore.v1.PermissionReply
+	(*StopRun)(nil),                    // 23: agentcore.v1.StopRun
+	(*SendResponse)(nil),               // 24: agentcore.v1.SendResponse
+	(*StopRequest)(nil),                // 25: agentcore.v1.StopRequest
+	(*StopResponse)(nil),               // 26: agentcore.v1.StopResponse
+	(*CompactRequest)(nil),             // 27: agentcore.v1.CompactRequest
+	(*CompactResponse)(nil),            // 28: agentcore.v1.CompactResponse
+	(*GetHistoryRequest)(nil),          // 29: agentcore.v1.GetHistoryRequest
+	(*Turn)(nil),                       // 30: agentcore.v1.Turn
+	(*GetHistoryResponse)(nil),         // 31: agentcore.v1.GetHistoryResponse
+	(*SetHistoryRequest)(nil),          // 32: agentcore.v1.SetHistoryRequest
+	(*SetHistoryResponse)(nil),         // 33: agentcore.v1.SetHistoryResponse
+	(*PreviewContextRequest)(nil),      // 34: agentcore.v1.PreviewContextRequest
+	(*PreviewContextResponse)(nil),     // 35: agentcore.v1.PreviewContextResponse
+	(*ListToolsRequest)(nil),           // 36: agentcore.v1.ListToolsRequest
+	(*ToolInfo)(nil),                   // 37: agentcore.v1.ToolInfo
+	(*ToolLimits)(nil),                 // 38: agentcore.v1.ToolLimits
+	(*SkillInfo)(nil),                  // 39: agentcore.v1.SkillInfo
+	(*ListToolsResponse)(nil),          // 40: agentcore.v1.ListToolsResponse
+	(*ExecuteToolRequest)(nil),         // 41: agentcore.v1.ExecuteToolRequest
+	(*ToolOutputChunk)(nil),            // 42: agentcore.v1.ToolOutputChunk
+	(*DirectToolResult)(nil),           // 43: agentcore.v1.DirectToolResult
+	(*ExecuteToolResponse)(nil),        // 44: agentcore.v1.ExecuteToolResponse
+	(*ReloadToolsRequest)(nil),         // 45: agentcore.v1.ReloadToolsRequest
+	(*ReloadToolsResponse)(nil),        // 46: agentcore.v1.ReloadToolsResponse
+	(*AttachRequest)(nil),              // 47: agentcore.v1.AttachRequest
+	(*AttachResponse)(nil),             // 48: agentcore.v1.AttachResponse
+	(*GetRunRequest)(nil),              // 49: agentcore.v1.GetRunRequest
+	(*GetRunResponse)(nil),             // 50: agentcore.v1.GetRunResponse
+	(*ListRunsRequest)(nil),            // 51: agentcore.v1.ListRunsRequest
+	(*ListRunsResponse)(nil),           // 52: agentcore.v1.ListRunsResponse
+	(*RespondPermissionRequest)(nil),   // 53: agentcore.v1.RespondPermissionRequest
+	(*RespondPermissionResponse)(nil),  // 54: agentcore.v1.RespondPermissionResponse
+	(*RespondElicitationRequest)(nil),  // 55: agentcore.v1.RespondElicitationRequest
+	(*RespondElicitationResponse)(nil), // 56: agentcore.v1.RespondElicitationResponse
+	(*AgentConfig)(nil),                // 57: agentcore.v1.AgentConfig
+	(*Usage)(nil),                      // 58: agentcore.v1.Usage
+	(*timestamppb.Timestamp)(nil),      // 59: google.protobuf.Timestamp
+	(*Budget)(nil),                     // 60: agentcore.v1.Budget
+	(Protocol)(0),                      // 61: agentcore.v1.Protocol
+	(*structpb.Struct)(nil),            // 62: google.protobuf.Struct
+	(*Message)(nil),                    // 63: agentcore.v1.Message
+	(*fieldmaskpb.FieldMask)(nil),      // 64: google.protobuf.FieldMask
+	(*Part)(nil),                       // 65: agentcore.v1.Part
+	(OnDisconnect)(0),                  // 66: agentcore.v1.OnDisconnect
+	(*Event)(nil),                      // 67: agentcore.v1.Event
+	(*durationpb.Duration)(nil),        // 68: google.protobuf.Duration
+	(OutputStream)(0),                  // 69: agentcore.v1.OutputStream
+	(*ToolOutput)(nil),                 // 70: agentcore.v1.ToolOutput
+	(*Run)(nil),                        // 71: agentcore.v1.Run
+	(RunState)(0),                      // 72: agentcore.v1.RunState
+	(ElicitationAction)(0),             // 73: agentcore.v1.ElicitationAction
 }
 var file_agentcore_v1_agent_service_proto_depIdxs = []int32{
-	55, // 0: agentcore.v1.Agent.config:type_name -> agentcore.v1.AgentConfig
+	57, // 0: agentcore.v1.Agent.config:type_name -> agentcore.v1.AgentConfig
 	7,  // 1: agentcore.v1.Agent.tools:type_name -> agentcore.v1.ToolSelection
 	8,  // 2: agentcore.v1.Agent.skills:type_name -> agentcore.v1.SkillSelection
 	0,  // 3: agentcore.v1.Agent.state:type_name -> agentcore.v1.AgentState
-	56, // 4: agentcore.v1.Agent.usage:type_name -> agentcore.v1.Usage
-	57, // 5: agentcore.v1.Agent.create_time:type_name -> google.protobuf.Timestamp
-	57, // 6: agentcore.v1.Agent.update_time:type_name -> google.protobuf.Timestamp
+	58, // 4: agentcore.v1.Agent.usage:type_name -> agentcore.v1.Usage
+	59, // 5: agentcore.v1.Agent.create_time:type_name -> google.protobuf.Timestamp
+	59, // 6: agentcore.v1.Agent.update_time:type_name -> google.protobuf.Timestamp
 	5,  // 7: agentcore.v1.Agent.effective_model:type_name -> agentcore.v1.EffectiveModel
 	6,  // 8: agentcore.v1.Agent.agent_tools:type_name -> agentcore.v1.AgentTool
-	58, // 9: agentcore.v1.Agent.budget:type_name -> agentcore.v1.Budget
-	59, // 10: agentcore.v1.EffectiveModel.protocol:type_name -> agentcore.v1.Protocol
-	60, // 11: agentcore.v1.AgentTool.input_schema:type_name -> google.protobuf.Struct
+	60, // 9: agentcore.v1.Agent.budget:type_name -> agentcore.v1.Budget
+	61, // 10: agentcore.v1.EffectiveModel.protocol:type_name -> agentcore.v1.Protocol
+	62, // 11: agentcore.v1.AgentTool.input_schema:type_name -> google.protobuf.Struct
 	1,  // 12: agentcore.v1.AgentTool.busy_policy:type_name -> agentcore.v1.BusyPolicy
 	4,  // 13: agentcore.v1.CreateAgentRequest.agent:type_name -> agentcore.v1.Agent
-	61, // 14: agentcore.v1.CreateAgentRequest.history:type_name -> agentcore.v1.Message
+	63, // 14: agentcore.v1.CreateAgentRequest.history:type_name -> agentcore.v1.Message
 	4,  // 15: agentcore.v1.CreateAgentResponse.agent:type_name -> agentcore.v1.Agent
 	4,  // 16: agentcore.v1.GetAgentResponse.agent:type_name -> agentcore.v1.Agent
 	4,  // 17: agentcore.v1.ListAgentsResponse.agents:type_name -> agentcore.v1.Agent
 	4,  // 18: agentcore.v1.UpdateAgentRequest.agent:type_name -> agentcore.v1.Agent
-	62, // 19: agentcore.v1.UpdateAgentRequest.update_mask:type_name -> google.protobuf.FieldMask
+	64, // 19: agentcore.v1.UpdateAgentRequest.update_mask:type_name -> google.protobuf.FieldMask
 	4,  // 20: agentcore.v1.UpdateAgentResponse.agent:type_name -> agentcore.v1.Agent
 	20, // 21: agentcore.v1.SendRequest.start:type_name -> agentcore.v1.StartRun
 	22, // 22: agentcore.v1.SendRequest.permission:type_name -> agentcore.v1.PermissionReply
 	23, // 23: agentcore.v1.SendRequest.stop:type_name -> agentcore.v1.StopRun
-	63, // 24: agentcore.v1.StartRun.input:type_name -> agentcore.v1.Part
-	55, // 25: agentcore.v1.StartRun.config:type_name -> agentcore.v1.AgentConfig
+	65, // 24: agentcore.v1.StartRun.input:type_name -> agentcore.v1.Part
+	57, // 25: agentcore.v1.StartRun.config:type_name -> agentcore.v1.AgentConfig
 	21, // 26: agentcore.v1.StartRun.history:type_name -> agentcore.v1.HistoryReplacement
 	7,  // 27: agentcore.v1.StartRun.tools:type_name -> agentcore.v1.ToolSelection
 	2,  // 28: agentcore.v1.StartRun.permission_mode:type_name -> agentcore.v1.PermissionMode
 	1,  // 29: agentcore.v1.StartRun.busy_policy:type_name -> agentcore.v1.BusyPolicy
-	64, // 30: agentcore.v1.StartRun.on_disconnect:type_name -> agentcore.v1.OnDisconnect
-	58, // 31: agentcore.v1.StartRun.budget:type_name -> agentcore.v1.Budget
-	61, // 32: agentcore.v1.HistoryReplacement.messages:type_name -> agentcore.v1.Message
-	65, // 33: agentcore.v1.SendResponse.event:type_name -> agentcore.v1.Event
-	65, // 34: agentcore.v1.CompactResponse.event:type_name -> agentcore.v1.Event
+	66, // 30: agentcore.v1.StartRun.on_disconnect:type_name -> agentcore.v1.OnDisconnect
+	60, // 31: agentcore.v1.StartRun.budget:type_name -> agentcore.v1.Budget
+	63, // 32: agentcore.v1.HistoryReplacement.messages:type_name -> agentcore.v1.Message
+	67, // 33: agentcore.v1.SendResponse.event:type_name -> agentcore.v1.Event
+	67, // 34: agentcore.v1.CompactResponse.event:type_name -> agentcore.v1.Event
 	3,  // 35: agentcore.v1.GetHistoryRequest.render_labels:type_name -> agentcore.v1.RenderLabels
-	61, // 36: agentcore.v1.GetHistoryResponse.messages:type_name -> agentcore.v1.Message
+	63, // 36: agentcore.v1.GetHistoryResponse.messages:type_name -> agentcore.v1.Message
 	30, // 37: agentcore.v1.GetHistoryResponse.turns:type_name -> agentcore.v1.Turn
-	61, // 38: agentcore.v1.SetHistoryRequest.messages:type_name -> agentcore.v1.Message
-	63, // 39: agentcore.v1.PreviewContextRequest.input:type_name -> agentcore.v1.Part
-	61, // 40: agentcore.v1.PreviewContextResponse.messages:type_name -> agentcore.v1.Message
-	60, // 41: agentcore.v1.ToolInfo.input_schema:type_name -> google.protobuf.Struct
-	66, // 42: agentcore.v1.ToolInfo.timeout:type_name -> google.protobuf.Duration
+	63, // 38: agentcore.v1.SetHistoryRequest.messages:type_name -> agentcore.v1.Message
+	65, // 39: agentcore.v1.PreviewContextRequest.input:type_name -> agentcore.v1.Part
+	63, // 40: agentcore.v1.PreviewContextResponse.messages:type_name -> agentcore.v1.Message
+	62, // 41: agentcore.v1.ToolInfo.input_schema:type_name -> google.protobuf.Struct
+	68, // 42: agentcore.v1.ToolInfo.timeout:type_name -> google.protobuf.Duration
 	38, // 43: agentcore.v1.ToolInfo.limits:type_name -> agentcore.v1.ToolLimits
-	66, // 44: agentcore.v1.ToolLimits.cpu_time:type_name -> google.protobuf.Duration
+	68, // 44: agentcore.v1.ToolLimits.cpu_time:type_name -> google.protobuf.Duration
 	37, // 45: agentcore.v1.ListToolsResponse.tools:type_name -> agentcore.v1.ToolInfo
 	39, // 46: agentcore.v1.ListToolsResponse.skills:type_name -> agentcore.v1.SkillInfo
-	60, // 47: agentcore.v1.ExecuteToolRequest.input:type_name -> google.protobuf.Struct
-	67, // 48: agentcore.v1.ToolOutputChunk.stream:type_name -> agentcore.v1.OutputStream
-	68, // 49: agentcore.v1.DirectToolResult.output:type_name -> agentcore.v1.ToolOutput
-	66, // 50: agentcore.v1.DirectToolResult.duration:type_name -> google.protobuf.Duration
+	62, // 47: agentcore.v1.ExecuteToolRequest.input:type_name -> google.protobuf.Struct
+	69, // 48: agentcore.v1.ToolOutputChunk.stream:type_name -> agentcore.v1.OutputStream
+	70, // 49: agentcore.v1.DirectToolResult.output:type_name -> agentcore.v1.ToolOutput
+	68, // 50: agentcore.v1.DirectToolResult.duration:type_name -> google.protobuf.Duration
 	42, // 51: agentcore.v1.ExecuteToolResponse.output:type_name -> agentcore.v1.ToolOutputChunk
 	43, // 52: agentcore.v1.ExecuteToolResponse.result:type_name -> agentcore.v1.DirectToolResult
-	65, // 53: agentcore.v1.AttachResponse.event:type_name -> agentcore.v1.Event
-	69, // 54: agentcore.v1.GetRunResponse.run:type_name -> agentcore.v1.Run
-	70, // 55: agentcore.v1.ListRunsRequest.state:type_name -> agentcore.v1.RunState
-	69, // 56: agentcore.v1.ListRunsResponse.runs:type_name -> agentcore.v1.Run
-	9,  // 57: agentcore.v1.AgentService.CreateAgent:input_type -> agentcore.v1.CreateAgentRequest
-	11, // 58: agentcore.v1.AgentService.GetAgent:input_type -> agentcore.v1.GetAgentRequest
-	13, // 59: agentcore.v1.AgentService.ListAgents:input_type -> agentcore.v1.ListAgentsRequest
-	15, // 60: agentcore.v1.AgentService.UpdateAgent:input_type -> agentcore.v1.UpdateAgentRequest
-	17, // 61: agentcore.v1.AgentService.DeleteAgent:input_type -> agentcore.v1.DeleteAgentRequest
-	19, // 62: agentcore.v1.AgentService.Send:input_type -> agentcore.v1.SendRequest
-	25, // 63: agentcore.v1.AgentService.Stop:input_type -> agentcore.v1.StopRequest
-	27, // 64: agentcore.v1.AgentService.Compact:input_type -> agentcore.v1.CompactRequest
-	29, // 65: agentcore.v1.AgentService.GetHistory:input_type -> agentcore.v1.GetHistoryRequest
-	32, // 66: agentcore.v1.AgentService.SetHistory:input_type -> agentcore.v1.SetHistoryRequest
-	34, // 67: agentcore.v1.AgentService.PreviewContext:input_type -> agentcore.v1.PreviewContextRequest
-	36, // 68: agentcore.v1.AgentService.ListTools:input_type -> agentcore.v1.ListToolsRequest
-	41, // 69: agentcore.v1.AgentService.ExecuteTool:input_type -> agentcore.v1.ExecuteToolRequest
-	45, // 70: agentcore.v1.AgentService.ReloadTools:input_type -> agentcore.v1.ReloadToolsRequest
-	47, // 71: agentcore.v1.AgentService.Attach:input_type -> agentcore.v1.AttachRequest
-	49, // 72: agentcore.v1.AgentService.GetRun:input_type -> agentcore.v1.GetRunRequest
-	51, // 73: agentcore.v1.AgentService.ListRuns:input_type -> agentcore.v1.ListRunsRequest
-	53, // 74: agentcore.v1.AgentService.RespondPermission:input_type -> agentcore.v1.RespondPermissionRequest
-	10, // 75: agentcore.v1.AgentService.CreateAgent:output_type -> agentcore.v1.CreateAgentResponse
-	12, // 76: agentcore.v1.AgentService.GetAgent:output_type -> agentcore.v1.GetAgentResponse
-	14, // 77: agentcore.v1.AgentService.ListAgents:output_type -> agentcore.v1.ListAgentsResponse
-	16, // 78: agentcore.v1.AgentService.UpdateAgent:output_type -> agentcore.v1.UpdateAgentResponse
-	18, // 79: agentcore.v1.AgentService.DeleteAgent:output_type -> agentcore.v1.DeleteAgentResponse
-	24, // 80: agentcore.v1.AgentService.Send:output_type -> agentcore.v1.SendResponse
-	26, // 81: agentcore.v1.AgentService.Stop:output_type -> agentcore.v1.StopResponse
-	28, // 82: agentcore.v1.AgentService.Compact:output_type -> agentcore.v1.CompactResponse
-	31, // 83: agentcore.v1.AgentService.GetHistory:output_type -> agentcore.v1.GetHistoryResponse
-	33, // 84: agentcore.v1.AgentService.SetHistory:output_type -> agentcore.v1.SetHistoryResponse
-	35, // 85: agentcore.v1.AgentService.PreviewContext:output_type -> agentcore.v1.PreviewContextResponse
-	40, // 86: agentcore.v1.AgentService.ListTools:output_type -> agentcore.v1.ListToolsResponse
-	44, // 87: agentcore.v1.AgentService.ExecuteTool:output_type -> agentcore.v1.ExecuteToolResponse
-	46, // 88: agentcore.v1.AgentService.ReloadTools:output_type -> agentcore.v1.ReloadToolsResponse
-	48, // 89: agentcore.v1.AgentService.Attach:output_type -> agentcore.v1.AttachResponse
-	50, // 90: agentcore.v1.AgentService.GetRun:output_type -> agentcore.v1.GetRunResponse
-	52, // 91: agentcore.v1.AgentService.ListRuns:output_type -> agentcore.v1.ListRunsResponse
-	54, // 92: agentcore.v1.AgentService.RespondPermission:output_type -> agentcore.v1.RespondPermissionResponse
-	75, // [75:93] is the sub-list for method output_type
-	57, // [57:75] is the sub-list for method input_type
-	57, // [57:57] is the sub-list for extension type_name
-	57, // [57:57] is the sub-list for extension extendee
-	0,  // [0:57] is the sub-list for field type_name
+	67, // 53: agentcore.v1.AttachResponse.event:type_name -> agentcore.v1.Event
+	71, // 54: agentcore.v1.GetRunResponse.run:type_name -> agentcore.v1.Run
+	72, // 55: agentcore.v1.ListRunsRequest.state:type_name -> agentcore.v1.RunState
+	71, // 56: agentcore.v1.ListRunsResponse.runs:type_name -> agentcore.v1.Run
+	73, // 57: agentcore.v1.RespondElicitationRequest.action:type_name -> agentcore.v1.ElicitationAction
+	62, // 58: agentcore.v1.RespondElicitationRequest.content:type_name -> google.protobuf.Struct
+	62, // 59: agentcore.v1.RespondElicitationResponse.content:type_name -> google.protobuf.Struct
+	9,  // 60: agentcore.v1.AgentService.CreateAgent:input_type -> agentcore.v1.CreateAgentRequest
+	11, // 61: agentcore.v1.AgentService.GetAgent:input_type -> agentcore.v1.GetAgentRequest
+	13, // 62: agentcore.v1.AgentService.ListAgents:input_type -> agentcore.v1.ListAgentsRequest
+	15, // 63: agentcore.v1.AgentService.UpdateAgent:input_type -> agentcore.v1.UpdateAgentRequest
+	17, // 64: agentcore.v1.AgentService.DeleteAgent:input_type -> agentcore.v1.DeleteAgentRequest
+	19, // 65: agentcore.v1.AgentService.Send:input_type -> agentcore.v1.SendRequest
+	25, // 66: agentcore.v1.AgentService.Stop:input_type -> agentcore.v1.StopRequest
+	27, // 67: agentcore.v1.AgentService.Compact:input_type -> agentcore.v1.CompactRequest
+	29, // 68: agentcore.v1.AgentService.GetHistory:input_type -> agentcore.v1.GetHistoryRequest
+	32, // 69: agentcore.v1.AgentService.SetHistory:input_type -> agentcore.v1.SetHistoryRequest
+	34, // 70: agentcore.v1.AgentService.PreviewContext:input_type -> agentcore.v1.PreviewContextRequest
+	36, // 71: agentcore.v1.AgentService.ListTools:input_type -> agentcore.v1.ListToolsRequest
+	41, // 72: agentcore.v1.AgentService.ExecuteTool:input_type -> agentcore.v1.ExecuteToolRequest
+	45, // 73: agentcore.v1.AgentService.ReloadTools:input_type -> agentcore.v1.ReloadToolsRequest
+	47, // 74: agentcore.v1.AgentService.Attach:input_type -> agentcore.v1.AttachRequest
+	49, // 75: agentcore.v1.AgentService.GetRun:input_type -> agentcore.v1.GetRunRequest
+	51, // 76: agentcore.v1.AgentService.ListRuns:input_type -> agentcore.v1.ListRunsRequest
+	53, // 77: agentcore.v1.AgentService.RespondPermission:input_type -> agentcore.v1.RespondPermissionRequest
+	55, // 78: agentcore.v1.AgentService.RespondElicitation:input_type -> agentcore.v1.RespondElicitationRequest
+	10, // 79: agentcore.v1.AgentService.CreateAgent:output_type -> agentcore.v1.CreateAgentResponse
+	12, // 80: agentcore.v1.AgentService.GetAgent:output_type -> agentcore.v1.GetAgentResponse
+	14, // 81: agentcore.v1.AgentService.ListAgents:output_type -> agentcore.v1.ListAgentsResponse
+	16, // 82: agentcore.v1.AgentService.UpdateAgent:output_type -> agentcore.v1.UpdateAgentResponse
+	18, // 83: agentcore.v1.AgentService.DeleteAgent:output_type -> agentcore.v1.DeleteAgentResponse
+	24, // 84: agentcore.v1.AgentService.Send:output_type -> agentcore.v1.SendResponse
+	26, // 85: agentcore.v1.AgentService.Stop:output_type -> agentcore.v1.StopResponse
+	28, // 86: agentcore.v1.AgentService.Compact:output_type -> agentcore.v1.CompactResponse
+	31, // 87: agentcore.v1.AgentService.GetHistory:output_type -> agentcore.v1.GetHistoryResponse
+	33, // 88: agentcore.v1.AgentService.SetHistory:output_type -> agentcore.v1.SetHistoryResponse
+	35, // 89: agentcore.v1.AgentService.PreviewContext:output_type -> agentcore.v1.PreviewContextResponse
+	40, // 90: agentcore.v1.AgentService.ListTools:output_type -> agentcore.v1.ListToolsResponse
+	44, // 91: agentcore.v1.AgentService.ExecuteTool:output_type -> agentcore.v1.ExecuteToolResponse
+	46, // 92: agentcore.v1.AgentService.ReloadTools:output_type -> agentcore.v1.ReloadToolsResponse
+	48, // 93: agentcore.v1.AgentService.Attach:output_type -> agentcore.v1.AttachResponse
+	50, // 94: agentcore.v1.AgentService.GetRun:output_type -> agentcore.v1.GetRunResponse
+	52, // 95: agentcore.v1.AgentService.ListRuns:output_type -> agentcore.v1.ListRunsResponse
+	54, // 96: agentcore.v1.AgentService.RespondPermission:output_type -> agentcore.v1.RespondPermissionResponse
+	56, // 97: agentcore.v1.AgentService.RespondElicitation:output_type -> agentcore.v1.RespondElicitationResponse
+	79, // [79:98] is the sub-list for method output_type
+	60, // [60:79] is the sub-list for method input_type
+	60, // [60:60] is the sub-list for extension type_name
+	60, // [60:60] is the sub-list for extension extendee
+	0,  // [0:60] is the sub-list for field type_name
 }
 
 func init() { file_agentcore_v1_agent_service_proto_init() }
@@ -3937,7 +4072,7 @@ func file_agentcore_v1_agent_service_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_agentcore_v1_agent_service_proto_rawDesc), len(file_agentcore_v1_agent_service_proto_rawDesc)),
 			NumEnums:      4,
-			NumMessages:   51,
+			NumMessages:   53,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -796,6 +796,67 @@ func local_request_AgentService_RespondPermission_0(ctx context.Context, marshal
 	return msg, metadata, err
 }
 
+func request_AgentService_RespondElicitation_0(ctx context.Context, marshaler runtime.Marshaler, client AgentServiceClient, req *http.Request, pathParams map[string]string) (proto.Message, runtime.ServerMetadata, error) {
+	var (
+		protoReq RespondElicitationRequest
+		metadata runtime.ServerMetadata
+		err      error
+	)
+	if err := marshaler.NewDecoder(req.Body).Decode(&protoReq); err != nil && !errors.Is(err, io.EOF) {
+		return nil, metadata, status.Errorf(codes.InvalidArgument, "%v", err)
+	}
+	val, ok := pathParams["run_id"]
+	if !ok {
+		return nil, metadata, status.Errorf(codes.InvalidArgument, "missing parameter %s", "run_id")
+	}
+	protoReq.RunId, err = runtime.String(val)
+	if err != nil {
+		return nil, metadata, status.Errorf(codes.InvalidArgument, "type mismatch, parameter: %s, error: %v", "run_id", err)
+	}
+	val, ok = pathParams["elicitation_id"]
+	if !ok {
+		return nil, metadata, status.Errorf(codes.InvalidArgument, "missing parameter %s", "elicitation_id")
+	}
+	protoReq.ElicitationId, err = runtime.String(val)
+	if err != nil {
+		return nil, metadata, status.Errorf(codes.InvalidArgument, "type mismatch, parameter: %s, error: %v", "elicitation_id", err)
+	}
+	if req.Body != nil {
+		_, _ = io.Copy(io.Discard, req.Body)
+	}
+	msg, err := client.RespondElicitation(ctx, &protoReq, grpc.Header(&metadata.HeaderMD), grpc.Trailer(&metadata.TrailerMD))
+	return msg, metadata, err
+}
+
+func local_request_AgentService_RespondElicitation_0(ctx context.Context, marshaler runtime.Marshaler, server AgentServiceServer, req *http.Request, pathParams map[string]string) (proto.Message, runtime.ServerMetadata, error) {
+	var (
+		protoReq RespondElicitationRequest
+		metadata runtime.ServerMetadata
+		err      error
+	)
+	if err := marshaler.NewDecoder(req.Body).Decode(&protoReq); err != nil && !errors.Is(err, io.EOF) {
+		return nil, metadata, status.Errorf(codes.InvalidArgument, "%v", err)
+	}
+	val, ok := pathParams["run_id"]
+	if !ok {
+		return nil, metadata, status.Errorf(codes.InvalidArgument, "missing parameter %s", "run_id")
+	}
+	protoReq.RunId, err = runtime.String(val)
+	if err != nil {
+		return nil, metadata, status.Errorf(codes.InvalidArgument, "type mismatch, parameter: %s, error: %v", "run_id", err)
+	}
+	val, ok = pathParams["elicitation_id"]
+	if !ok {
+		return nil, metadata, status.Errorf(codes.InvalidArgument, "missing parameter %s", "elicitation_id")
+	}
+	protoReq.ElicitationId, err = runtime.String(val)
+	if err != nil {
+		return nil, metadata, status.Errorf(codes.InvalidArgument, "type mismatch, parameter: %s, error: %v", "elicitation_id", err)
+	}
+	msg, err := server.RespondElicitation(ctx, &protoReq)
+	return msg, metadata, err
+}
+
 // RegisterAgentServiceHandlerServer registers the http handlers for service AgentService to "mux".
 // UnaryRPC     :call AgentServiceServer directly.
 // StreamingRPC :currently unsupported pending https://github.com/grpc/grpc-go/issues/906.
@@ -1129,6 +1190,26 @@ func RegisterAgentServiceHandlerServer(ctx context.Context, mux *runtime.ServeMu
 			return
 		}
 		forward_AgentService_RespondPermission_0(annotatedContext, mux, outboundMarshaler, w, req, resp, mux.GetForwardResponseOptions()...)
+	})
+	mux.Handle(http.MethodPost, pattern_AgentService_RespondElicitation_0, func(w http.ResponseWriter, req *http.Request, pathParams map[string]string) {
+		ctx, cancel := context.WithCancel(req.Context())
+		defer cancel()
+		var stream runtime.ServerTransportStream
+		ctx = grpc.NewContextWithServerTransportStream(ctx, &stream)
+		inboundMarshaler, outboundMarshaler := runtime.MarshalerForRequest(mux, req)
+		annotatedContext, err := runtime.AnnotateIncomingContext(ctx, mux, req, "/agentcore.v1.AgentService/RespondElicitation", runtime.WithHTTPPathPattern("/v1/runs/{run_id}/elicitations/{elicitation_id}"))
+		if err != nil {
+			runtime.HTTPError(ctx, mux, outboundMarshaler, w, req, err)
+			return
+		}
+		resp, md, err := local_request_AgentService_RespondElicitation_0(annotatedContext, inboundMarshaler, server, req, pathParams)
+		md.HeaderMD, md.TrailerMD = metadata.Join(md.HeaderMD, stream.Header()), metadata.Join(md.TrailerMD, stream.Trailer())
+		annotatedContext = runtime.NewServerMetadataContext(annotatedContext, md)
+		if err != nil {
+			runtime.HTTPError(annotatedContext, mux, outboundMarshaler, w, req, err)
+			return
+		}
+		forward_AgentService_RespondElicitation_0(annotatedContext, mux, outboundMarshaler, w, req, resp, mux.GetForwardResponseOptions()...)
 	})
 
 	return nil
@@ -1493,49 +1574,68 @@ func RegisterAgentServiceHandlerClient(ctx context.Context, mux *runtime.ServeMu
 		}
 		forward_AgentService_RespondPermission_0(annotatedContext, mux, outboundMarshaler, w, req, resp, mux.GetForwardResponseOptions()...)
 	})
+	mux.Handle(http.MethodPost, pattern_AgentService_RespondElicitation_0, func(w http.ResponseWriter, req *http.Request, pathParams map[string]string) {
+		ctx, cancel := context.WithCancel(req.Context())
+		defer cancel()
+		inboundMarshaler, outboundMarshaler := runtime.MarshalerForRequest(mux, req)
+		annotatedContext, err := runtime.AnnotateContext(ctx, mux, req, "/agentcore.v1.AgentService/RespondElicitation", runtime.WithHTTPPathPattern("/v1/runs/{run_id}/elicitations/{elicitation_id}"))
+		if err != nil {
+			runtime.HTTPError(ctx, mux, outboundMarshaler, w, req, err)
+			return
+		}
+		resp, md, err := request_AgentService_RespondElicitation_0(annotatedContext, inboundMarshaler, client, req, pathParams)
+		annotatedContext = runtime.NewServerMetadataContext(annotatedContext, md)
+		if err != nil {
+			runtime.HTTPError(annotatedContext, mux, outboundMarshaler, w, req, err)
+			return
+		}
+		forward_AgentService_RespondElicitation_0(annotatedContext, mux, outboundMarshaler, w, req, resp, mux.GetForwardResponseOptions()...)
+	})
 	return nil
 }
 
 var (
-	pattern_AgentService_CreateAgent_0       = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1}, []string{"v1", "agents"}, ""))
-	pattern_AgentService_GetAgent_0          = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 1, 0, 4, 1, 5, 2}, []string{"v1", "agents", "agent_id"}, ""))
-	pattern_AgentService_ListAgents_0        = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1}, []string{"v1", "agents"}, ""))
-	pattern_AgentService_UpdateAgent_0       = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 1, 0, 4, 1, 5, 2}, []string{"v1", "agents", "agent.id"}, ""))
-	pattern_AgentService_DeleteAgent_0       = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 1, 0, 4, 1, 5, 2}, []string{"v1", "agents", "agent_id"}, ""))
-	pattern_AgentService_Stop_0              = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 1, 0, 4, 1, 5, 2}, []string{"v1", "agents", "agent_id"}, "stop"))
-	pattern_AgentService_Compact_0           = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 1, 0, 4, 1, 5, 2}, []string{"v1", "agents", "agent_id"}, "compact"))
-	pattern_AgentService_GetHistory_0        = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 1, 0, 4, 1, 5, 2, 2, 3}, []string{"v1", "agents", "agent_id", "history"}, ""))
-	pattern_AgentService_SetHistory_0        = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 1, 0, 4, 1, 5, 2, 2, 3}, []string{"v1", "agents", "agent_id", "history"}, ""))
-	pattern_AgentService_PreviewContext_0    = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 1, 0, 4, 1, 5, 2}, []string{"v1", "agents", "agent_id"}, "previewContext"))
-	pattern_AgentService_ListTools_0         = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1}, []string{"v1", "tools"}, ""))
-	pattern_AgentService_ExecuteTool_0       = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 1, 0, 4, 1, 5, 2}, []string{"v1", "tools", "name"}, "execute"))
-	pattern_AgentService_ReloadTools_0       = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1}, []string{"v1", "tools"}, "reload"))
-	pattern_AgentService_Attach_0            = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 1, 0, 4, 1, 5, 2}, []string{"v1", "runs", "run_id"}, "attach"))
-	pattern_AgentService_Attach_1            = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 1, 0, 4, 1, 5, 2}, []string{"v1", "agents", "agent_id"}, "attach"))
-	pattern_AgentService_GetRun_0            = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 1, 0, 4, 1, 5, 2}, []string{"v1", "runs", "run_id"}, ""))
-	pattern_AgentService_ListRuns_0          = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1}, []string{"v1", "runs"}, ""))
-	pattern_AgentService_ListRuns_1          = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 1, 0, 4, 1, 5, 2, 2, 3}, []string{"v1", "agents", "agent_id", "runs"}, ""))
-	pattern_AgentService_RespondPermission_0 = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 1, 0, 4, 1, 5, 2, 2, 3, 1, 0, 4, 1, 5, 4}, []string{"v1", "runs", "run_id", "permissions", "tool_call_id"}, ""))
+	pattern_AgentService_CreateAgent_0        = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1}, []string{"v1", "agents"}, ""))
+	pattern_AgentService_GetAgent_0           = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 1, 0, 4, 1, 5, 2}, []string{"v1", "agents", "agent_id"}, ""))
+	pattern_AgentService_ListAgents_0         = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1}, []string{"v1", "agents"}, ""))
+	pattern_AgentService_UpdateAgent_0        = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 1, 0, 4, 1, 5, 2}, []string{"v1", "agents", "agent.id"}, ""))
+	pattern_AgentService_DeleteAgent_0        = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 1, 0, 4, 1, 5, 2}, []string{"v1", "agents", "agent_id"}, ""))
+	pattern_AgentService_Stop_0               = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 1, 0, 4, 1, 5, 2}, []string{"v1", "agents", "agent_id"}, "stop"))
+	pattern_AgentService_Compact_0            = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 1, 0, 4, 1, 5, 2}, []string{"v1", "agents", "agent_id"}, "compact"))
+	pattern_AgentService_GetHistory_0         = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 1, 0, 4, 1, 5, 2, 2, 3}, []string{"v1", "agents", "agent_id", "history"}, ""))
+	pattern_AgentService_SetHistory_0         = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 1, 0, 4, 1, 5, 2, 2, 3}, []string{"v1", "agents", "agent_id", "history"}, ""))
+	pattern_AgentService_PreviewContext_0     = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 1, 0, 4, 1, 5, 2}, []string{"v1", "agents", "agent_id"}, "previewContext"))
+	pattern_AgentService_ListTools_0          = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1}, []string{"v1", "tools"}, ""))
+	pattern_AgentService_ExecuteTool_0        = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 1, 0, 4, 1, 5, 2}, []string{"v1", "tools", "name"}, "execute"))
+	pattern_AgentService_ReloadTools_0        = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1}, []string{"v1", "tools"}, "reload"))
+	pattern_AgentService_Attach_0             = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 1, 0, 4, 1, 5, 2}, []string{"v1", "runs", "run_id"}, "attach"))
+	pattern_AgentService_Attach_1             = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 1, 0, 4, 1, 5, 2}, []string{"v1", "agents", "agent_id"}, "attach"))
+	pattern_AgentService_GetRun_0             = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 1, 0, 4, 1, 5, 2}, []string{"v1", "runs", "run_id"}, ""))
+	pattern_AgentService_ListRuns_0           = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1}, []string{"v1", "runs"}, ""))
+	pattern_AgentService_ListRuns_1           = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 1, 0, 4, 1, 5, 2, 2, 3}, []string{"v1", "agents", "agent_id", "runs"}, ""))
+	pattern_AgentService_RespondPermission_0  = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 1, 0, 4, 1, 5, 2, 2, 3, 1, 0, 4, 1, 5, 4}, []string{"v1", "runs", "run_id", "permissions", "tool_call_id"}, ""))
+	pattern_AgentService_RespondElicitation_0 = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 1, 0, 4, 1, 5, 2, 2, 3, 1, 0, 4, 1, 5, 4}, []string{"v1", "runs", "run_id", "elicitations", "elicitation_id"}, ""))
 )
 
 var (
-	forward_AgentService_CreateAgent_0       = runtime.ForwardResponseMessage
-	forward_AgentService_GetAgent_0          = runtime.ForwardResponseMessage
-	forward_AgentService_ListAgents_0        = runtime.ForwardResponseMessage
-	forward_AgentService_UpdateAgent_0       = runtime.ForwardResponseMessage
-	forward_AgentService_DeleteAgent_0       = runtime.ForwardResponseMessage
-	forward_AgentService_Stop_0              = runtime.ForwardResponseMessage
-	forward_AgentService_Compact_0           = runtime.ForwardResponseStream
-	forward_AgentService_GetHistory_0        = runtime.ForwardResponseMessage
-	forward_AgentService_SetHistory_0        = runtime.ForwardResponseMessage
-	forward_AgentService_PreviewContext_0    = runtime.ForwardResponseMessage
-	forward_AgentService_ListTools_0         = runtime.ForwardResponseMessage
-	forward_AgentService_ExecuteTool_0       = runtime.ForwardResponseStream
-	forward_AgentService_ReloadTools_0       = runtime.ForwardResponseMessage
-	forward_AgentService_Attach_0            = runtime.ForwardResponseStream
-	forward_AgentService_Attach_1            = runtime.ForwardResponseStream
-	forward_AgentService_GetRun_0            = runtime.ForwardResponseMessage
-	forward_AgentService_ListRuns_0          = runtime.ForwardResponseMessage
-	forward_AgentService_ListRuns_1          = runtime.ForwardResponseMessage
-	forward_AgentService_RespondPermission_0 = runtime.ForwardResponseMessage
+	forward_AgentService_CreateAgent_0        = runtime.ForwardResponseMessage
+	forward_AgentService_GetAgent_0           = runtime.ForwardResponseMessage
+	forward_AgentService_ListAgents_0         = runtime.ForwardResponseMessage
+	forward_AgentService_UpdateAgent_0        = runtime.ForwardResponseMessage
+	forward_AgentService_DeleteAgent_0        = runtime.ForwardResponseMessage
+	forward_AgentService_Stop_0               = runtime.ForwardResponseMessage
+	forward_AgentService_Compact_0            = runtime.ForwardResponseStream
+	forward_AgentService_GetHistory_0         = runtime.ForwardResponseMessage
+	forward_AgentService_SetHistory_0         = runtime.ForwardResponseMessage
+	forward_AgentService_PreviewContext_0     = runtime.ForwardResponseMessage
+	forward_AgentService_ListTools_0          = runtime.ForwardResponseMessage
+	forward_AgentService_ExecuteTool_0        = runtime.ForwardResponseStream
+	forward_AgentService_ReloadTools_0        = runtime.ForwardResponseMessage
+	forward_AgentService_Attach_0             = runtime.ForwardResponseStream
+	forward_AgentService_Attach_1             = runtime.ForwardResponseStream
+	forward_AgentService_GetRun_0             = runtime.ForwardResponseMessage
+	forward_AgentService_ListRuns_0           = runtime.ForwardResponseMessage
+	forward_AgentService_ListRuns_1           = runtime.ForwardResponseMessage
+	forward_AgentService_RespondPermission_0  = runtime.ForwardResponseMessage
+	forward_AgentService_RespondElicitation_0 = runtime.ForwardResponseMessage
 )

@@ -19,24 +19,25 @@ import (
 const _ = grpc.SupportPackageIsVersion9
 
 const (
-	AgentService_CreateAgent_FullMethodName       = "/agentcore.v1.AgentService/CreateAgent"
-	AgentService_GetAgent_FullMethodName          = "/agentcore.v1.AgentService/GetAgent"
-	AgentService_ListAgents_FullMethodName        = "/agentcore.v1.AgentService/ListAgents"
-	AgentService_UpdateAgent_FullMethodName       = "/agentcore.v1.AgentService/UpdateAgent"
-	AgentService_DeleteAgent_FullMethodName       = "/agentcore.v1.AgentService/DeleteAgent"
-	AgentService_Send_FullMethodName              = "/agentcore.v1.AgentService/Send"
-	AgentService_Stop_FullMethodName              = "/agentcore.v1.AgentService/Stop"
-	AgentService_Compact_FullMethodName           = "/agentcore.v1.AgentService/Compact"
-	AgentService_GetHistory_FullMethodName        = "/agentcore.v1.AgentService/GetHistory"
-	AgentService_SetHistory_FullMethodName        = "/agentcore.v1.AgentService/SetHistory"
-	AgentService_PreviewContext_FullMethodName    = "/agentcore.v1.AgentService/PreviewContext"
-	AgentService_ListTools_FullMethodName         = "/agentcore.v1.AgentService/ListTools"
-	AgentService_ExecuteTool_FullMethodName       = "/agentcore.v1.AgentService/ExecuteTool"
-	AgentService_ReloadTools_FullMethodName       = "/agentcore.v1.AgentService/ReloadTools"
-	AgentService_Attach_FullMethodName            = "/agentcore.v1.AgentService/Attach"
-	AgentService_GetRun_FullMethodName            = "/agentcore.v1.AgentService/GetRun"
-	AgentService_ListRuns_FullMethodName          = "/agentcore.v1.AgentService/ListRuns"
-	AgentService_RespondPermission_FullMethodName = "/agentcore.v1.AgentService/RespondPermission"
+	AgentService_CreateAgent_FullMethodName        = "/agentcore.v1.AgentService/CreateAgent"
+	AgentService_GetAgent_FullMethodName           = "/agentcore.v1.AgentService/GetAgent"
+	AgentService_ListAgents_FullMethodName         = "/agentcore.v1.AgentService/ListAgents"
+	AgentService_UpdateAgent_FullMethodName        = "/agentcore.v1.AgentService/UpdateAgent"
+	AgentService_DeleteAgent_FullMethodName        = "/agentcore.v1.AgentService/DeleteAgent"
+	AgentService_Send_FullMethodName               = "/agentcore.v1.AgentService/Send"
+	AgentService_Stop_FullMethodName               = "/agentcore.v1.AgentService/Stop"
+	AgentService_Compact_FullMethodName            = "/agentcore.v1.AgentService/Compact"
+	AgentService_GetHistory_FullMethodName         = "/agentcore.v1.AgentService/GetHistory"
+	AgentService_SetHistory_FullMethodName         = "/agentcore.v1.AgentService/SetHistory"
+	AgentService_PreviewContext_FullMethodName     = "/agentcore.v1.AgentService/PreviewContext"
+	AgentService_ListTools_FullMethodName          = "/agentcore.v1.AgentService/ListTools"
+	AgentService_ExecuteTool_FullMethodName        = "/agentcore.v1.AgentService/ExecuteTool"
+	AgentService_ReloadTools_FullMethodName        = "/agentcore.v1.AgentService/ReloadTools"
+	AgentService_Attach_FullMethodName             = "/agentcore.v1.AgentService/Attach"
+	AgentService_GetRun_FullMethodName             = "/agentcore.v1.AgentService/GetRun"
+	AgentService_ListRuns_FullMethodName           = "/agentcore.v1.AgentService/ListRuns"
+	AgentService_RespondPermission_FullMethodName  = "/agentcore.v1.AgentService/RespondPermission"
+	AgentService_RespondElicitation_FullMethodName = "/agentcore.v1.AgentService/RespondElicitation"
 )
 
 // AgentServiceClient is the client API for AgentService service.
@@ -98,6 +99,9 @@ type AgentServiceClient interface {
 	// RespondPermission answers a run's permission request from any
 	// connection, also after the run's Send stream is gone.
 	RespondPermission(ctx context.Context, in *RespondPermissionRequest, opts ...grpc.CallOption) (*RespondPermissionResponse, error)
+	// RespondElicitation answers a run's elicitation request (a tool asking
+	// the person behind the run for input) from any connection.
+	RespondElicitation(ctx context.Context, in *RespondElicitationRequest, opts ...grpc.CallOption) (*RespondElicitationResponse, error)
 }
 
 type agentServiceClient struct {
@@ -318,6 +322,16 @@ func (c *agentServiceClient) RespondPermission(ctx context.Context, in *RespondP
 	return out, nil
 }
 
+func (c *agentServiceClient) RespondElicitation(ctx context.Context, in *RespondElicitationRequest, opts ...grpc.CallOption) (*RespondElicitationResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(RespondElicitationResponse)
+	err := c.cc.Invoke(ctx, AgentService_RespondElicitation_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // AgentServiceServer is the server API for AgentService service.
 // All implementations must embed UnimplementedAgentServiceServer
 // for forward compatibility.
@@ -377,6 +391,9 @@ type AgentServiceServer interface {
 	// RespondPermission answers a run's permission request from any
 	// connection, also after the run's Send stream is gone.
 	RespondPermission(context.Context, *RespondPermissionRequest) (*RespondPermissionResponse, error)
+	// RespondElicitation answers a run's elicitation request (a tool asking
+	// the person behind the run for input) from any connection.
+	RespondElicitation(context.Context, *RespondElicitationRequest) (*RespondElicitationResponse, error)
 	mustEmbedUnimplementedAgentServiceServer()
 }
 
@@ -440,6 +457,9 @@ func (UnimplementedAgentServiceServer) ListRuns(context.Context, *ListRunsReques
 }
 func (UnimplementedAgentServiceServer) RespondPermission(context.Context, *RespondPermissionRequest) (*RespondPermissionResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method RespondPermission not implemented")
+}
+func (UnimplementedAgentServiceServer) RespondElicitation(context.Context, *RespondElicitationRequest) (*RespondElicitationResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method RespondElicitation not implemented")
 }
 func (UnimplementedAgentServiceServer) mustEmbedUnimplementedAgentServiceServer() {}
 func (UnimplementedAgentServiceServer) testEmbeddedByValue()                      {}
@@ -754,6 +774,24 @@ func _AgentService_RespondPermission_Handler(srv interface{}, ctx context.Contex
 	return interceptor(ctx, in, info, handler)
 }
 
+func _AgentService_RespondElicitation_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(RespondElicitationRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(AgentServiceServer).RespondElicitation(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: AgentService_RespondElicitation_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(AgentServiceServer).RespondElicitation(ctx, req.(*RespondElicitationRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // AgentService_ServiceDesc is the grpc.ServiceDesc for AgentService service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -816,6 +854,10 @@ var AgentService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "RespondPermission",
 			Handler:    _AgentService_RespondPermission_Handler,
+		},
+		{
+			MethodName: "RespondElicitation",
+			Handler:    _AgentService_RespondElicitation_Handler,
 		},
 	},
 	Streams: []grpc.StreamDesc{

@@ -86,6 +86,62 @@ func (BudgetLimit) EnumDescriptor() ([]byte, []int) {
 	return file_agentcore_v1_event_proto_rawDescGZIP(), []int{0}
 }
 
+// ElicitationAction is how the person answered an elicitation request.
+type ElicitationAction int32
+
+const (
+	ElicitationAction_ELICITATION_ACTION_UNSPECIFIED ElicitationAction = 0
+	// Submitted the form (content holds the values).
+	ElicitationAction_ELICITATION_ACTION_ACCEPT ElicitationAction = 1
+	// Explicitly refused.
+	ElicitationAction_ELICITATION_ACTION_DECLINE ElicitationAction = 2
+	// Dismissed without choosing (or no one answered in time).
+	ElicitationAction_ELICITATION_ACTION_CANCEL ElicitationAction = 3
+)
+
+// Enum value maps for ElicitationAction.
+var (
+	ElicitationAction_name = map[int32]string{
+		0: "ELICITATION_ACTION_UNSPECIFIED",
+		1: "ELICITATION_ACTION_ACCEPT",
+		2: "ELICITATION_ACTION_DECLINE",
+		3: "ELICITATION_ACTION_CANCEL",
+	}
+	ElicitationAction_value = map[string]int32{
+		"ELICITATION_ACTION_UNSPECIFIED": 0,
+		"ELICITATION_ACTION_ACCEPT":      1,
+		"ELICITATION_ACTION_DECLINE":     2,
+		"ELICITATION_ACTION_CANCEL":      3,
+	}
+)
+
+func (x ElicitationAction) Enum() *ElicitationAction {
+	p := new(ElicitationAction)
+	*p = x
+	return p
+}
+
+func (x ElicitationAction) String() string {
+	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
+}
+
+func (ElicitationAction) Descriptor() protoreflect.EnumDescriptor {
+	return file_agentcore_v1_event_proto_enumTypes[1].Descriptor()
+}
+
+func (ElicitationAction) Type() protoreflect.EnumType {
+	return &file_agentcore_v1_event_proto_enumTypes[1]
+}
+
+func (x ElicitationAction) Number() protoreflect.EnumNumber {
+	return protoreflect.EnumNumber(x)
+}
+
+// Deprecated: Use ElicitationAction.Descriptor instead.
+func (ElicitationAction) EnumDescriptor() ([]byte, []int) {
+	return file_agentcore_v1_event_proto_rawDescGZIP(), []int{1}
+}
+
 // PermissionOutcome says how a permission request ended.
 type PermissionOutcome int32
 
@@ -126,11 +182,11 @@ func (x PermissionOutcome) String() string {
 }
 
 func (PermissionOutcome) Descriptor() protoreflect.EnumDescriptor {
-	return file_agentcore_v1_event_proto_enumTypes[1].Descriptor()
+	return file_agentcore_v1_event_proto_enumTypes[2].Descriptor()
 }
 
 func (PermissionOutcome) Type() protoreflect.EnumType {
-	return &file_agentcore_v1_event_proto_enumTypes[1]
+	return &file_agentcore_v1_event_proto_enumTypes[2]
 }
 
 func (x PermissionOutcome) Number() protoreflect.EnumNumber {
@@ -139,7 +195,7 @@ func (x PermissionOutcome) Number() protoreflect.EnumNumber {
 
 // Deprecated: Use PermissionOutcome.Descriptor instead.
 func (PermissionOutcome) EnumDescriptor() ([]byte, []int) {
-	return file_agentcore_v1_event_proto_rawDescGZIP(), []int{1}
+	return file_agentcore_v1_event_proto_rawDescGZIP(), []int{2}
 }
 
 // OutputStream says where tool output came from.
@@ -182,11 +238,11 @@ func (x OutputStream) String() string {
 }
 
 func (OutputStream) Descriptor() protoreflect.EnumDescriptor {
-	return file_agentcore_v1_event_proto_enumTypes[2].Descriptor()
+	return file_agentcore_v1_event_proto_enumTypes[3].Descriptor()
 }
 
 func (OutputStream) Type() protoreflect.EnumType {
-	return &file_agentcore_v1_event_proto_enumTypes[2]
+	return &file_agentcore_v1_event_proto_enumTypes[3]
 }
 
 func (x OutputStream) Number() protoreflect.EnumNumber {
@@ -195,7 +251,7 @@ func (x OutputStream) Number() protoreflect.EnumNumber {
 
 // Deprecated: Use OutputStream.Descriptor instead.
 func (OutputStream) EnumDescriptor() ([]byte, []int) {
-	return file_agentcore_v1_event_proto_rawDescGZIP(), []int{2}
+	return file_agentcore_v1_event_proto_rawDescGZIP(), []int{3}
 }
 
 // ErrorKind classifies model errors (agent-core: error.kind).
@@ -258,11 +314,11 @@ func (x ErrorKind) String() string {
 }
 
 func (ErrorKind) Descriptor() protoreflect.EnumDescriptor {
-	return file_agentcore_v1_event_proto_enumTypes[3].Descriptor()
+	return file_agentcore_v1_event_proto_enumTypes[4].Descriptor()
 }
 
 func (ErrorKind) Type() protoreflect.EnumType {
-	return &file_agentcore_v1_event_proto_enumTypes[3]
+	return &file_agentcore_v1_event_proto_enumTypes[4]
 }
 
 func (x ErrorKind) Number() protoreflect.EnumNumber {
@@ -271,7 +327,7 @@ func (x ErrorKind) Number() protoreflect.EnumNumber {
 
 // Deprecated: Use ErrorKind.Descriptor instead.
 func (ErrorKind) EnumDescriptor() ([]byte, []int) {
-	return file_agentcore_v1_event_proto_rawDescGZIP(), []int{3}
+	return file_agentcore_v1_event_proto_rawDescGZIP(), []int{4}
 }
 
 // EndReason says why a send ended normally.
@@ -319,11 +375,11 @@ func (x EndReason) String() string {
 }
 
 func (EndReason) Descriptor() protoreflect.EnumDescriptor {
-	return file_agentcore_v1_event_proto_enumTypes[4].Descriptor()
+	return file_agentcore_v1_event_proto_enumTypes[5].Descriptor()
 }
 
 func (EndReason) Type() protoreflect.EnumType {
-	return &file_agentcore_v1_event_proto_enumTypes[4]
+	return &file_agentcore_v1_event_proto_enumTypes[5]
 }
 
 func (x EndReason) Number() protoreflect.EnumNumber {
@@ -332,7 +388,7 @@ func (x EndReason) Number() protoreflect.EnumNumber {
 
 // Deprecated: Use EndReason.Descriptor instead.
 func (EndReason) EnumDescriptor() ([]byte, []int) {
-	return file_agentcore_v1_event_proto_rawDescGZIP(), []int{4}
+	return file_agentcore_v1_event_proto_rawDescGZIP(), []int{5}
 }
 
 // Event is one step of a run, streamed in order. The engine emits exactly
@@ -369,6 +425,8 @@ type Event struct {
 	//	*Event_Child
 	//	*Event_BudgetExceeded
 	//	*Event_Fallback
+	//	*Event_ElicitationRequest
+	//	*Event_ElicitationResult
 	Kind          isEvent_Kind `protobuf_oneof:"kind"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -610,6 +668,24 @@ func (x *Event) GetFallback() *FallbackEvent {
 	return nil
 }
 
+func (x *Event) GetElicitationRequest() *ElicitationRequestEvent {
+	if x != nil {
+		if x, ok := x.Kind.(*Event_ElicitationRequest); ok {
+			return x.ElicitationRequest
+		}
+	}
+	return nil
+}
+
+func (x *Event) GetElicitationResult() *ElicitationResultEvent {
+	if x != nil {
+		if x, ok := x.Kind.(*Event_ElicitationResult); ok {
+			return x.ElicitationResult
+		}
+	}
+	return nil
+}
+
 type isEvent_Kind interface {
 	isEvent_Kind()
 }
@@ -693,6 +769,17 @@ type Event_Fallback struct {
 	Fallback *FallbackEvent `protobuf:"bytes,28,opt,name=fallback,proto3,oneof"`
 }
 
+type Event_ElicitationRequest struct {
+	// A tool asks the person behind the run for input (an MCP server's
+	// elicitation): answer with RespondElicitation.
+	ElicitationRequest *ElicitationRequestEvent `protobuf:"bytes,29,opt,name=elicitation_request,json=elicitationRequest,proto3,oneof"`
+}
+
+type Event_ElicitationResult struct {
+	// An elicitation request was answered, or cancelled for want of an answer.
+	ElicitationResult *ElicitationResultEvent `protobuf:"bytes,30,opt,name=elicitation_result,json=elicitationResult,proto3,oneof"`
+}
+
 func (*Event_RunStarted) isEvent_Kind() {}
 
 func (*Event_ModelRequest) isEvent_Kind() {}
@@ -730,6 +817,10 @@ func (*Event_Child) isEvent_Kind() {}
 func (*Event_BudgetExceeded) isEvent_Kind() {}
 
 func (*Event_Fallback) isEvent_Kind() {}
+
+func (*Event_ElicitationRequest) isEvent_Kind() {}
+
+func (*Event_ElicitationResult) isEvent_Kind() {}
 
 // RunResumedEvent opens an attempt of a run that a crash cut off, resumed
 // by a server without any client (on_interrupt resume). Its seq follows the
@@ -1443,6 +1534,156 @@ func (x *PermissionRequestEvent) GetRerun() bool {
 	return false
 }
 
+// ElicitationRequestEvent asks the person behind the run for input while a
+// tool call runs (an MCP server's elicitation/create, or a Go tool's
+// tool.Elicit): a message and a form. Answer with RespondElicitation (from
+// any connection, e.g. POST /v1/runs/{run_id}/elicitations/{elicitation_id});
+// unanswered within the server's permission timeout it is cancelled. An
+// ElicitationResultEvent follows either way.
+type ElicitationRequestEvent struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The id to answer: the tool call's id, "~elicit-" and a random part.
+	ElicitationId string `protobuf:"bytes,1,opt,name=elicitation_id,json=elicitationId,proto3" json:"elicitation_id,omitempty"`
+	// The tool call asking.
+	ToolCallId string `protobuf:"bytes,2,opt,name=tool_call_id,json=toolCallId,proto3" json:"tool_call_id,omitempty"`
+	ToolName   string `protobuf:"bytes,3,opt,name=tool_name,json=toolName,proto3" json:"tool_name,omitempty"`
+	// What is asked, to show to the person.
+	Message string `protobuf:"bytes,4,opt,name=message,proto3" json:"message,omitempty"`
+	// A JSON Schema of the form: an object whose properties are strings,
+	// numbers, integers, booleans or enums, possibly with defaults.
+	RequestedSchema *structpb.Struct `protobuf:"bytes,5,opt,name=requested_schema,json=requestedSchema,proto3" json:"requested_schema,omitempty"`
+	unknownFields   protoimpl.UnknownFields
+	sizeCache       protoimpl.SizeCache
+}
+
+func (x *ElicitationRequestEvent) Reset() {
+	*x = ElicitationRequestEvent{}
+	mi := &file_agentcore_v1_event_proto_msgTypes[10]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ElicitationRequestEvent) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ElicitationRequestEvent) ProtoMessage() {}
+
+func (x *ElicitationRequestEvent) ProtoReflect() protoreflect.Message {
+	mi := &file_agentcore_v1_event_proto_msgTypes[10]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ElicitationRequestEvent.ProtoReflect.Descriptor instead.
+func (*ElicitationRequestEvent) Descriptor() ([]byte, []int) {
+	return file_agentcore_v1_event_proto_rawDescGZIP(), []int{10}
+}
+
+func (x *ElicitationRequestEvent) GetElicitationId() string {
+	if x != nil {
+		return x.ElicitationId
+	}
+	return ""
+}
+
+func (x *ElicitationRequestEvent) GetToolCallId() string {
+	if x != nil {
+		return x.ToolCallId
+	}
+	return ""
+}
+
+func (x *ElicitationRequestEvent) GetToolName() string {
+	if x != nil {
+		return x.ToolName
+	}
+	return ""
+}
+
+func (x *ElicitationRequestEvent) GetMessage() string {
+	if x != nil {
+		return x.Message
+	}
+	return ""
+}
+
+func (x *ElicitationRequestEvent) GetRequestedSchema() *structpb.Struct {
+	if x != nil {
+		return x.RequestedSchema
+	}
+	return nil
+}
+
+// ElicitationResultEvent says how an elicitation request ended. The
+// answer's content goes to the tool only.
+type ElicitationResultEvent struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	ElicitationId string                 `protobuf:"bytes,1,opt,name=elicitation_id,json=elicitationId,proto3" json:"elicitation_id,omitempty"`
+	Action        ElicitationAction      `protobuf:"varint,2,opt,name=action,proto3,enum=agentcore.v1.ElicitationAction" json:"action,omitempty"`
+	// Set when no one answered within the permission timeout (action CANCEL).
+	TimedOut      bool `protobuf:"varint,3,opt,name=timed_out,json=timedOut,proto3" json:"timed_out,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ElicitationResultEvent) Reset() {
+	*x = ElicitationResultEvent{}
+	mi := &file_agentcore_v1_event_proto_msgTypes[11]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ElicitationResultEvent) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ElicitationResultEvent) ProtoMessage() {}
+
+func (x *ElicitationResultEvent) ProtoReflect() protoreflect.Message {
+	mi := &file_agentcore_v1_event_proto_msgTypes[11]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ElicitationResultEvent.ProtoReflect.Descriptor instead.
+func (*ElicitationResultEvent) Descriptor() ([]byte, []int) {
+	return file_agentcore_v1_event_proto_rawDescGZIP(), []int{11}
+}
+
+func (x *ElicitationResultEvent) GetElicitationId() string {
+	if x != nil {
+		return x.ElicitationId
+	}
+	return ""
+}
+
+func (x *ElicitationResultEvent) GetAction() ElicitationAction {
+	if x != nil {
+		return x.Action
+	}
+	return ElicitationAction_ELICITATION_ACTION_UNSPECIFIED
+}
+
+func (x *ElicitationResultEvent) GetTimedOut() bool {
+	if x != nil {
+		return x.TimedOut
+	}
+	return false
+}
+
 // ToolCallEvent is sent when a tool call starts (agent-core: onToolCall).
 // A call the run asked permission for has it after the answer, which
 // permission holds; a call denied or not answered gets its tool result
@@ -1462,7 +1703,7 @@ type ToolCallEvent struct {
 
 func (x *ToolCallEvent) Reset() {
 	*x = ToolCallEvent{}
-	mi := &file_agentcore_v1_event_proto_msgTypes[10]
+	mi := &file_agentcore_v1_event_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1474,7 +1715,7 @@ func (x *ToolCallEvent) String() string {
 func (*ToolCallEvent) ProtoMessage() {}
 
 func (x *ToolCallEvent) ProtoReflect() protoreflect.Message {
-	mi := &file_agentcore_v1_event_proto_msgTypes[10]
+	mi := &file_agentcore_v1_event_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1487,7 +1728,7 @@ func (x *ToolCallEvent) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ToolCallEvent.ProtoReflect.Descriptor instead.
 func (*ToolCallEvent) Descriptor() ([]byte, []int) {
-	return file_agentcore_v1_event_proto_rawDescGZIP(), []int{10}
+	return file_agentcore_v1_event_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *ToolCallEvent) GetStep() int32 {
@@ -1538,7 +1779,7 @@ type PermissionDecision struct {
 
 func (x *PermissionDecision) Reset() {
 	*x = PermissionDecision{}
-	mi := &file_agentcore_v1_event_proto_msgTypes[11]
+	mi := &file_agentcore_v1_event_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1550,7 +1791,7 @@ func (x *PermissionDecision) String() string {
 func (*PermissionDecision) ProtoMessage() {}
 
 func (x *PermissionDecision) ProtoReflect() protoreflect.Message {
-	mi := &file_agentcore_v1_event_proto_msgTypes[11]
+	mi := &file_agentcore_v1_event_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1563,7 +1804,7 @@ func (x *PermissionDecision) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PermissionDecision.ProtoReflect.Descriptor instead.
 func (*PermissionDecision) Descriptor() ([]byte, []int) {
-	return file_agentcore_v1_event_proto_rawDescGZIP(), []int{11}
+	return file_agentcore_v1_event_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *PermissionDecision) GetOutcome() PermissionOutcome {
@@ -1593,7 +1834,7 @@ type ToolOutputEvent struct {
 
 func (x *ToolOutputEvent) Reset() {
 	*x = ToolOutputEvent{}
-	mi := &file_agentcore_v1_event_proto_msgTypes[12]
+	mi := &file_agentcore_v1_event_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1605,7 +1846,7 @@ func (x *ToolOutputEvent) String() string {
 func (*ToolOutputEvent) ProtoMessage() {}
 
 func (x *ToolOutputEvent) ProtoReflect() protoreflect.Message {
-	mi := &file_agentcore_v1_event_proto_msgTypes[12]
+	mi := &file_agentcore_v1_event_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1618,7 +1859,7 @@ func (x *ToolOutputEvent) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ToolOutputEvent.ProtoReflect.Descriptor instead.
 func (*ToolOutputEvent) Descriptor() ([]byte, []int) {
-	return file_agentcore_v1_event_proto_rawDescGZIP(), []int{12}
+	return file_agentcore_v1_event_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *ToolOutputEvent) GetToolCallId() string {
@@ -1674,7 +1915,7 @@ type ToolOutputCappedEvent struct {
 
 func (x *ToolOutputCappedEvent) Reset() {
 	*x = ToolOutputCappedEvent{}
-	mi := &file_agentcore_v1_event_proto_msgTypes[13]
+	mi := &file_agentcore_v1_event_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1686,7 +1927,7 @@ func (x *ToolOutputCappedEvent) String() string {
 func (*ToolOutputCappedEvent) ProtoMessage() {}
 
 func (x *ToolOutputCappedEvent) ProtoReflect() protoreflect.Message {
-	mi := &file_agentcore_v1_event_proto_msgTypes[13]
+	mi := &file_agentcore_v1_event_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1699,7 +1940,7 @@ func (x *ToolOutputCappedEvent) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ToolOutputCappedEvent.ProtoReflect.Descriptor instead.
 func (*ToolOutputCappedEvent) Descriptor() ([]byte, []int) {
-	return file_agentcore_v1_event_proto_rawDescGZIP(), []int{13}
+	return file_agentcore_v1_event_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *ToolOutputCappedEvent) GetToolCallId() string {
@@ -1768,7 +2009,7 @@ type ToolResultEvent struct {
 
 func (x *ToolResultEvent) Reset() {
 	*x = ToolResultEvent{}
-	mi := &file_agentcore_v1_event_proto_msgTypes[14]
+	mi := &file_agentcore_v1_event_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1780,7 +2021,7 @@ func (x *ToolResultEvent) String() string {
 func (*ToolResultEvent) ProtoMessage() {}
 
 func (x *ToolResultEvent) ProtoReflect() protoreflect.Message {
-	mi := &file_agentcore_v1_event_proto_msgTypes[14]
+	mi := &file_agentcore_v1_event_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1793,7 +2034,7 @@ func (x *ToolResultEvent) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ToolResultEvent.ProtoReflect.Descriptor instead.
 func (*ToolResultEvent) Descriptor() ([]byte, []int) {
-	return file_agentcore_v1_event_proto_rawDescGZIP(), []int{14}
+	return file_agentcore_v1_event_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *ToolResultEvent) GetStep() int32 {
@@ -1857,7 +2098,7 @@ type StepEvent struct {
 
 func (x *StepEvent) Reset() {
 	*x = StepEvent{}
-	mi := &file_agentcore_v1_event_proto_msgTypes[15]
+	mi := &file_agentcore_v1_event_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1869,7 +2110,7 @@ func (x *StepEvent) String() string {
 func (*StepEvent) ProtoMessage() {}
 
 func (x *StepEvent) ProtoReflect() protoreflect.Message {
-	mi := &file_agentcore_v1_event_proto_msgTypes[15]
+	mi := &file_agentcore_v1_event_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1882,7 +2123,7 @@ func (x *StepEvent) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StepEvent.ProtoReflect.Descriptor instead.
 func (*StepEvent) Descriptor() ([]byte, []int) {
-	return file_agentcore_v1_event_proto_rawDescGZIP(), []int{15}
+	return file_agentcore_v1_event_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *StepEvent) GetStep() int32 {
@@ -1932,7 +2173,7 @@ type FallbackEvent struct {
 
 func (x *FallbackEvent) Reset() {
 	*x = FallbackEvent{}
-	mi := &file_agentcore_v1_event_proto_msgTypes[16]
+	mi := &file_agentcore_v1_event_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1944,7 +2185,7 @@ func (x *FallbackEvent) String() string {
 func (*FallbackEvent) ProtoMessage() {}
 
 func (x *FallbackEvent) ProtoReflect() protoreflect.Message {
-	mi := &file_agentcore_v1_event_proto_msgTypes[16]
+	mi := &file_agentcore_v1_event_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1957,7 +2198,7 @@ func (x *FallbackEvent) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use FallbackEvent.ProtoReflect.Descriptor instead.
 func (*FallbackEvent) Descriptor() ([]byte, []int) {
-	return file_agentcore_v1_event_proto_rawDescGZIP(), []int{16}
+	return file_agentcore_v1_event_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *FallbackEvent) GetStep() int32 {
@@ -2026,7 +2267,7 @@ type ModelRef struct {
 
 func (x *ModelRef) Reset() {
 	*x = ModelRef{}
-	mi := &file_agentcore_v1_event_proto_msgTypes[17]
+	mi := &file_agentcore_v1_event_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2038,7 +2279,7 @@ func (x *ModelRef) String() string {
 func (*ModelRef) ProtoMessage() {}
 
 func (x *ModelRef) ProtoReflect() protoreflect.Message {
-	mi := &file_agentcore_v1_event_proto_msgTypes[17]
+	mi := &file_agentcore_v1_event_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2051,7 +2292,7 @@ func (x *ModelRef) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ModelRef.ProtoReflect.Descriptor instead.
 func (*ModelRef) Descriptor() ([]byte, []int) {
-	return file_agentcore_v1_event_proto_rawDescGZIP(), []int{17}
+	return file_agentcore_v1_event_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *ModelRef) GetProfile() string {
@@ -2100,7 +2341,7 @@ type RetryEvent struct {
 
 func (x *RetryEvent) Reset() {
 	*x = RetryEvent{}
-	mi := &file_agentcore_v1_event_proto_msgTypes[18]
+	mi := &file_agentcore_v1_event_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2112,7 +2353,7 @@ func (x *RetryEvent) String() string {
 func (*RetryEvent) ProtoMessage() {}
 
 func (x *RetryEvent) ProtoReflect() protoreflect.Message {
-	mi := &file_agentcore_v1_event_proto_msgTypes[18]
+	mi := &file_agentcore_v1_event_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2125,7 +2366,7 @@ func (x *RetryEvent) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RetryEvent.ProtoReflect.Descriptor instead.
 func (*RetryEvent) Descriptor() ([]byte, []int) {
-	return file_agentcore_v1_event_proto_rawDescGZIP(), []int{18}
+	return file_agentcore_v1_event_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *RetryEvent) GetAttempt() int32 {
@@ -2183,7 +2424,7 @@ type CompactStartedEvent struct {
 
 func (x *CompactStartedEvent) Reset() {
 	*x = CompactStartedEvent{}
-	mi := &file_agentcore_v1_event_proto_msgTypes[19]
+	mi := &file_agentcore_v1_event_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2195,7 +2436,7 @@ func (x *CompactStartedEvent) String() string {
 func (*CompactStartedEvent) ProtoMessage() {}
 
 func (x *CompactStartedEvent) ProtoReflect() protoreflect.Message {
-	mi := &file_agentcore_v1_event_proto_msgTypes[19]
+	mi := &file_agentcore_v1_event_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2208,7 +2449,7 @@ func (x *CompactStartedEvent) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CompactStartedEvent.ProtoReflect.Descriptor instead.
 func (*CompactStartedEvent) Descriptor() ([]byte, []int) {
-	return file_agentcore_v1_event_proto_rawDescGZIP(), []int{19}
+	return file_agentcore_v1_event_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *CompactStartedEvent) GetTokens() int64 {
@@ -2235,7 +2476,7 @@ type CompactDeltaEvent struct {
 
 func (x *CompactDeltaEvent) Reset() {
 	*x = CompactDeltaEvent{}
-	mi := &file_agentcore_v1_event_proto_msgTypes[20]
+	mi := &file_agentcore_v1_event_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2247,7 +2488,7 @@ func (x *CompactDeltaEvent) String() string {
 func (*CompactDeltaEvent) ProtoMessage() {}
 
 func (x *CompactDeltaEvent) ProtoReflect() protoreflect.Message {
-	mi := &file_agentcore_v1_event_proto_msgTypes[20]
+	mi := &file_agentcore_v1_event_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2260,7 +2501,7 @@ func (x *CompactDeltaEvent) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CompactDeltaEvent.ProtoReflect.Descriptor instead.
 func (*CompactDeltaEvent) Descriptor() ([]byte, []int) {
-	return file_agentcore_v1_event_proto_rawDescGZIP(), []int{20}
+	return file_agentcore_v1_event_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *CompactDeltaEvent) GetText() string {
@@ -2281,7 +2522,7 @@ type CompactFinishedEvent struct {
 
 func (x *CompactFinishedEvent) Reset() {
 	*x = CompactFinishedEvent{}
-	mi := &file_agentcore_v1_event_proto_msgTypes[21]
+	mi := &file_agentcore_v1_event_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2293,7 +2534,7 @@ func (x *CompactFinishedEvent) String() string {
 func (*CompactFinishedEvent) ProtoMessage() {}
 
 func (x *CompactFinishedEvent) ProtoReflect() protoreflect.Message {
-	mi := &file_agentcore_v1_event_proto_msgTypes[21]
+	mi := &file_agentcore_v1_event_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2306,7 +2547,7 @@ func (x *CompactFinishedEvent) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CompactFinishedEvent.ProtoReflect.Descriptor instead.
 func (*CompactFinishedEvent) Descriptor() ([]byte, []int) {
-	return file_agentcore_v1_event_proto_rawDescGZIP(), []int{21}
+	return file_agentcore_v1_event_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *CompactFinishedEvent) GetSummary() string {
@@ -2345,7 +2586,7 @@ type RunResultEvent struct {
 
 func (x *RunResultEvent) Reset() {
 	*x = RunResultEvent{}
-	mi := &file_agentcore_v1_event_proto_msgTypes[22]
+	mi := &file_agentcore_v1_event_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2357,7 +2598,7 @@ func (x *RunResultEvent) String() string {
 func (*RunResultEvent) ProtoMessage() {}
 
 func (x *RunResultEvent) ProtoReflect() protoreflect.Message {
-	mi := &file_agentcore_v1_event_proto_msgTypes[22]
+	mi := &file_agentcore_v1_event_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2370,7 +2611,7 @@ func (x *RunResultEvent) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RunResultEvent.ProtoReflect.Descriptor instead.
 func (*RunResultEvent) Descriptor() ([]byte, []int) {
-	return file_agentcore_v1_event_proto_rawDescGZIP(), []int{22}
+	return file_agentcore_v1_event_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *RunResultEvent) GetText() string {
@@ -2441,7 +2682,7 @@ type RunUsage struct {
 
 func (x *RunUsage) Reset() {
 	*x = RunUsage{}
-	mi := &file_agentcore_v1_event_proto_msgTypes[23]
+	mi := &file_agentcore_v1_event_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2453,7 +2694,7 @@ func (x *RunUsage) String() string {
 func (*RunUsage) ProtoMessage() {}
 
 func (x *RunUsage) ProtoReflect() protoreflect.Message {
-	mi := &file_agentcore_v1_event_proto_msgTypes[23]
+	mi := &file_agentcore_v1_event_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2466,7 +2707,7 @@ func (x *RunUsage) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RunUsage.ProtoReflect.Descriptor instead.
 func (*RunUsage) Descriptor() ([]byte, []int) {
-	return file_agentcore_v1_event_proto_rawDescGZIP(), []int{23}
+	return file_agentcore_v1_event_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *RunUsage) GetInputTokens() int64 {
@@ -2536,7 +2777,7 @@ type Budget struct {
 
 func (x *Budget) Reset() {
 	*x = Budget{}
-	mi := &file_agentcore_v1_event_proto_msgTypes[24]
+	mi := &file_agentcore_v1_event_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2548,7 +2789,7 @@ func (x *Budget) String() string {
 func (*Budget) ProtoMessage() {}
 
 func (x *Budget) ProtoReflect() protoreflect.Message {
-	mi := &file_agentcore_v1_event_proto_msgTypes[24]
+	mi := &file_agentcore_v1_event_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2561,7 +2802,7 @@ func (x *Budget) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Budget.ProtoReflect.Descriptor instead.
 func (*Budget) Descriptor() ([]byte, []int) {
-	return file_agentcore_v1_event_proto_rawDescGZIP(), []int{24}
+	return file_agentcore_v1_event_proto_rawDescGZIP(), []int{26}
 }
 
 func (x *Budget) GetInputTokens() int64 {
@@ -2610,7 +2851,7 @@ var File_agentcore_v1_event_proto protoreflect.FileDescriptor
 
 const file_agentcore_v1_event_proto_rawDesc = "" +
 	"\n" +
-	"\x18agentcore/v1/event.proto\x12\fagentcore.v1\x1a\x1aagentcore/v1/message.proto\x1a\x1egoogle/protobuf/duration.proto\x1a\x1cgoogle/protobuf/struct.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\x85\v\n" +
+	"\x18agentcore/v1/event.proto\x12\fagentcore.v1\x1a\x1aagentcore/v1/message.proto\x1a\x1egoogle/protobuf/duration.proto\x1a\x1cgoogle/protobuf/struct.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\xb6\f\n" +
 	"\x05Event\x12\x10\n" +
 	"\x03seq\x18\x01 \x01(\x03R\x03seq\x12.\n" +
 	"\x04time\x18\x02 \x01(\v2\x1a.google.protobuf.TimestampR\x04time\x12\x15\n" +
@@ -2640,7 +2881,9 @@ const file_agentcore_v1_event_proto_rawDesc = "" +
 	"runResumed\x123\n" +
 	"\x05child\x18\x1a \x01(\v2\x1b.agentcore.v1.ChildRunEventH\x00R\x05child\x12L\n" +
 	"\x0fbudget_exceeded\x18\x1b \x01(\v2!.agentcore.v1.BudgetExceededEventH\x00R\x0ebudgetExceeded\x129\n" +
-	"\bfallback\x18\x1c \x01(\v2\x1b.agentcore.v1.FallbackEventH\x00R\bfallbackB\x06\n" +
+	"\bfallback\x18\x1c \x01(\v2\x1b.agentcore.v1.FallbackEventH\x00R\bfallback\x12X\n" +
+	"\x13elicitation_request\x18\x1d \x01(\v2%.agentcore.v1.ElicitationRequestEventH\x00R\x12elicitationRequest\x12U\n" +
+	"\x12elicitation_result\x18\x1e \x01(\v2$.agentcore.v1.ElicitationResultEventH\x00R\x11elicitationResultB\x06\n" +
 	"\x04kind\"\xab\x01\n" +
 	"\x0fRunResumedEvent\x12\x18\n" +
 	"\aattempt\x18\x01 \x01(\x05R\aattempt\x12\x18\n" +
@@ -2692,7 +2935,18 @@ const file_agentcore_v1_event_proto_rawDesc = "" +
 	"toolCallId\x12\x1b\n" +
 	"\ttool_name\x18\x02 \x01(\tR\btoolName\x12\x1c\n" +
 	"\targuments\x18\x03 \x01(\tR\targuments\x12\x14\n" +
-	"\x05rerun\x18\x04 \x01(\bR\x05rerun\"\xc2\x01\n" +
+	"\x05rerun\x18\x04 \x01(\bR\x05rerun\"\xdd\x01\n" +
+	"\x17ElicitationRequestEvent\x12%\n" +
+	"\x0eelicitation_id\x18\x01 \x01(\tR\relicitationId\x12 \n" +
+	"\ftool_call_id\x18\x02 \x01(\tR\n" +
+	"toolCallId\x12\x1b\n" +
+	"\ttool_name\x18\x03 \x01(\tR\btoolName\x12\x18\n" +
+	"\amessage\x18\x04 \x01(\tR\amessage\x12B\n" +
+	"\x10requested_schema\x18\x05 \x01(\v2\x17.google.protobuf.StructR\x0frequestedSchema\"\x95\x01\n" +
+	"\x16ElicitationResultEvent\x12%\n" +
+	"\x0eelicitation_id\x18\x01 \x01(\tR\relicitationId\x127\n" +
+	"\x06action\x18\x02 \x01(\x0e2\x1f.agentcore.v1.ElicitationActionR\x06action\x12\x1b\n" +
+	"\ttimed_out\x18\x03 \x01(\bR\btimedOut\"\xc2\x01\n" +
 	"\rToolCallEvent\x12\x12\n" +
 	"\x04step\x18\x01 \x01(\x05R\x04step\x12 \n" +
 	"\ftool_call_id\x18\x02 \x01(\tR\n" +
@@ -2802,7 +3056,12 @@ const file_agentcore_v1_event_proto_rawDesc = "" +
 	"\x1bBUDGET_LIMIT_MODEL_REQUESTS\x10\x03\x12\x1b\n" +
 	"\x17BUDGET_LIMIT_TOOL_CALLS\x10\x04\x12\x1a\n" +
 	"\x16BUDGET_LIMIT_WALL_TIME\x10\x05\x12\x15\n" +
-	"\x11BUDGET_LIMIT_COST\x10\x06*\x9b\x01\n" +
+	"\x11BUDGET_LIMIT_COST\x10\x06*\x95\x01\n" +
+	"\x11ElicitationAction\x12\"\n" +
+	"\x1eELICITATION_ACTION_UNSPECIFIED\x10\x00\x12\x1d\n" +
+	"\x19ELICITATION_ACTION_ACCEPT\x10\x01\x12\x1e\n" +
+	"\x1aELICITATION_ACTION_DECLINE\x10\x02\x12\x1d\n" +
+	"\x19ELICITATION_ACTION_CANCEL\x10\x03*\x9b\x01\n" +
 	"\x11PermissionOutcome\x12\"\n" +
 	"\x1ePERMISSION_OUTCOME_UNSPECIFIED\x10\x00\x12\x1e\n" +
 	"\x1aPERMISSION_OUTCOME_ALLOWED\x10\x01\x12\x1d\n" +
@@ -2842,98 +3101,106 @@ func file_agentcore_v1_event_proto_rawDescGZIP() []byte {
 	return file_agentcore_v1_event_proto_rawDescData
 }
 
-var file_agentcore_v1_event_proto_enumTypes = make([]protoimpl.EnumInfo, 5)
-var file_agentcore_v1_event_proto_msgTypes = make([]protoimpl.MessageInfo, 25)
+var file_agentcore_v1_event_proto_enumTypes = make([]protoimpl.EnumInfo, 6)
+var file_agentcore_v1_event_proto_msgTypes = make([]protoimpl.MessageInfo, 27)
 var file_agentcore_v1_event_proto_goTypes = []any{
-	(BudgetLimit)(0),               // 0: agentcore.v1.BudgetLimit
-	(PermissionOutcome)(0),         // 1: agentcore.v1.PermissionOutcome
-	(OutputStream)(0),              // 2: agentcore.v1.OutputStream
-	(ErrorKind)(0),                 // 3: agentcore.v1.ErrorKind
-	(EndReason)(0),                 // 4: agentcore.v1.EndReason
-	(*Event)(nil),                  // 5: agentcore.v1.Event
-	(*RunResumedEvent)(nil),        // 6: agentcore.v1.RunResumedEvent
-	(*ChildRunEvent)(nil),          // 7: agentcore.v1.ChildRunEvent
-	(*BudgetExceededEvent)(nil),    // 8: agentcore.v1.BudgetExceededEvent
-	(*RunStartedEvent)(nil),        // 9: agentcore.v1.RunStartedEvent
-	(*ModelRequestEvent)(nil),      // 10: agentcore.v1.ModelRequestEvent
-	(*ModelDeltaEvent)(nil),        // 11: agentcore.v1.ModelDeltaEvent
-	(*ToolCallDelta)(nil),          // 12: agentcore.v1.ToolCallDelta
-	(*ModelResponseEvent)(nil),     // 13: agentcore.v1.ModelResponseEvent
-	(*PermissionRequestEvent)(nil), // 14: agentcore.v1.PermissionRequestEvent
-	(*ToolCallEvent)(nil),          // 15: agentcore.v1.ToolCallEvent
-	(*PermissionDecision)(nil),     // 16: agentcore.v1.PermissionDecision
-	(*ToolOutputEvent)(nil),        // 17: agentcore.v1.ToolOutputEvent
-	(*ToolOutputCappedEvent)(nil),  // 18: agentcore.v1.ToolOutputCappedEvent
-	(*ToolResultEvent)(nil),        // 19: agentcore.v1.ToolResultEvent
-	(*StepEvent)(nil),              // 20: agentcore.v1.StepEvent
-	(*FallbackEvent)(nil),          // 21: agentcore.v1.FallbackEvent
-	(*ModelRef)(nil),               // 22: agentcore.v1.ModelRef
-	(*RetryEvent)(nil),             // 23: agentcore.v1.RetryEvent
-	(*CompactStartedEvent)(nil),    // 24: agentcore.v1.CompactStartedEvent
-	(*CompactDeltaEvent)(nil),      // 25: agentcore.v1.CompactDeltaEvent
-	(*CompactFinishedEvent)(nil),   // 26: agentcore.v1.CompactFinishedEvent
-	(*RunResultEvent)(nil),         // 27: agentcore.v1.RunResultEvent
-	(*RunUsage)(nil),               // 28: agentcore.v1.RunUsage
-	(*Budget)(nil),                 // 29: agentcore.v1.Budget
-	(*timestamppb.Timestamp)(nil),  // 30: google.protobuf.Timestamp
-	(*ToolCallPart)(nil),           // 31: agentcore.v1.ToolCallPart
-	(*Usage)(nil),                  // 32: agentcore.v1.Usage
-	(*ToolOutput)(nil),             // 33: agentcore.v1.ToolOutput
-	(*durationpb.Duration)(nil),    // 34: google.protobuf.Duration
-	(*ToolResultPart)(nil),         // 35: agentcore.v1.ToolResultPart
-	(*structpb.Value)(nil),         // 36: google.protobuf.Value
+	(BudgetLimit)(0),                // 0: agentcore.v1.BudgetLimit
+	(ElicitationAction)(0),          // 1: agentcore.v1.ElicitationAction
+	(PermissionOutcome)(0),          // 2: agentcore.v1.PermissionOutcome
+	(OutputStream)(0),               // 3: agentcore.v1.OutputStream
+	(ErrorKind)(0),                  // 4: agentcore.v1.ErrorKind
+	(EndReason)(0),                  // 5: agentcore.v1.EndReason
+	(*Event)(nil),                   // 6: agentcore.v1.Event
+	(*RunResumedEvent)(nil),         // 7: agentcore.v1.RunResumedEvent
+	(*ChildRunEvent)(nil),           // 8: agentcore.v1.ChildRunEvent
+	(*BudgetExceededEvent)(nil),     // 9: agentcore.v1.BudgetExceededEvent
+	(*RunStartedEvent)(nil),         // 10: agentcore.v1.RunStartedEvent
+	(*ModelRequestEvent)(nil),       // 11: agentcore.v1.ModelRequestEvent
+	(*ModelDeltaEvent)(nil),         // 12: agentcore.v1.ModelDeltaEvent
+	(*ToolCallDelta)(nil),           // 13: agentcore.v1.ToolCallDelta
+	(*ModelResponseEvent)(nil),      // 14: agentcore.v1.ModelResponseEvent
+	(*PermissionRequestEvent)(nil),  // 15: agentcore.v1.PermissionRequestEvent
+	(*ElicitationRequestEvent)(nil), // 16: agentcore.v1.ElicitationRequestEvent
+	(*ElicitationResultEvent)(nil),  // 17: agentcore.v1.ElicitationResultEvent
+	(*ToolCallEvent)(nil),           // 18: agentcore.v1.ToolCallEvent
+	(*PermissionDecision)(nil),      // 19: agentcore.v1.PermissionDecision
+	(*ToolOutputEvent)(nil),         // 20: agentcore.v1.ToolOutputEvent
+	(*ToolOutputCappedEvent)(nil),   // 21: agentcore.v1.ToolOutputCappedEvent
+	(*ToolResultEvent)(nil),         // 22: agentcore.v1.ToolResultEvent
+	(*StepEvent)(nil),               // 23: agentcore.v1.StepEvent
+	(*FallbackEvent)(nil),           // 24: agentcore.v1.FallbackEvent
+	(*ModelRef)(nil),                // 25: agentcore.v1.ModelRef
+	(*RetryEvent)(nil),              // 26: agentcore.v1.RetryEvent
+	(*CompactStartedEvent)(nil),     // 27: agentcore.v1.CompactStartedEvent
+	(*CompactDeltaEvent)(nil),       // 28: agentcore.v1.CompactDeltaEvent
+	(*CompactFinishedEvent)(nil),    // 29: agentcore.v1.CompactFinishedEvent
+	(*RunResultEvent)(nil),          // 30: agentcore.v1.RunResultEvent
+	(*RunUsage)(nil),                // 31: agentcore.v1.RunUsage
+	(*Budget)(nil),                  // 32: agentcore.v1.Budget
+	(*timestamppb.Timestamp)(nil),   // 33: google.protobuf.Timestamp
+	(*ToolCallPart)(nil),            // 34: agentcore.v1.ToolCallPart
+	(*Usage)(nil),                   // 35: agentcore.v1.Usage
+	(*structpb.Struct)(nil),         // 36: google.protobuf.Struct
+	(*ToolOutput)(nil),              // 37: agentcore.v1.ToolOutput
+	(*durationpb.Duration)(nil),     // 38: google.protobuf.Duration
+	(*ToolResultPart)(nil),          // 39: agentcore.v1.ToolResultPart
+	(*structpb.Value)(nil),          // 40: google.protobuf.Value
 }
 var file_agentcore_v1_event_proto_depIdxs = []int32{
-	30, // 0: agentcore.v1.Event.time:type_name -> google.protobuf.Timestamp
-	9,  // 1: agentcore.v1.Event.run_started:type_name -> agentcore.v1.RunStartedEvent
-	10, // 2: agentcore.v1.Event.model_request:type_name -> agentcore.v1.ModelRequestEvent
-	11, // 3: agentcore.v1.Event.model_delta:type_name -> agentcore.v1.ModelDeltaEvent
-	13, // 4: agentcore.v1.Event.model_response:type_name -> agentcore.v1.ModelResponseEvent
-	14, // 5: agentcore.v1.Event.permission_request:type_name -> agentcore.v1.PermissionRequestEvent
-	15, // 6: agentcore.v1.Event.tool_call:type_name -> agentcore.v1.ToolCallEvent
-	17, // 7: agentcore.v1.Event.tool_output:type_name -> agentcore.v1.ToolOutputEvent
-	19, // 8: agentcore.v1.Event.tool_result:type_name -> agentcore.v1.ToolResultEvent
-	20, // 9: agentcore.v1.Event.step:type_name -> agentcore.v1.StepEvent
-	23, // 10: agentcore.v1.Event.retry:type_name -> agentcore.v1.RetryEvent
-	24, // 11: agentcore.v1.Event.compact_started:type_name -> agentcore.v1.CompactStartedEvent
-	25, // 12: agentcore.v1.Event.compact_delta:type_name -> agentcore.v1.CompactDeltaEvent
-	26, // 13: agentcore.v1.Event.compact_finished:type_name -> agentcore.v1.CompactFinishedEvent
-	27, // 14: agentcore.v1.Event.result:type_name -> agentcore.v1.RunResultEvent
-	18, // 15: agentcore.v1.Event.tool_output_capped:type_name -> agentcore.v1.ToolOutputCappedEvent
-	6,  // 16: agentcore.v1.Event.run_resumed:type_name -> agentcore.v1.RunResumedEvent
-	7,  // 17: agentcore.v1.Event.child:type_name -> agentcore.v1.ChildRunEvent
-	8,  // 18: agentcore.v1.Event.budget_exceeded:type_name -> agentcore.v1.BudgetExceededEvent
-	21, // 19: agentcore.v1.Event.fallback:type_name -> agentcore.v1.FallbackEvent
-	5,  // 20: agentcore.v1.ChildRunEvent.event:type_name -> agentcore.v1.Event
-	0,  // 21: agentcore.v1.BudgetExceededEvent.limit:type_name -> agentcore.v1.BudgetLimit
-	12, // 22: agentcore.v1.ModelDeltaEvent.tool_call:type_name -> agentcore.v1.ToolCallDelta
-	31, // 23: agentcore.v1.ModelResponseEvent.tool_calls:type_name -> agentcore.v1.ToolCallPart
-	32, // 24: agentcore.v1.ModelResponseEvent.usage:type_name -> agentcore.v1.Usage
-	16, // 25: agentcore.v1.ToolCallEvent.permission:type_name -> agentcore.v1.PermissionDecision
-	1,  // 26: agentcore.v1.PermissionDecision.outcome:type_name -> agentcore.v1.PermissionOutcome
-	2,  // 27: agentcore.v1.ToolOutputEvent.stream:type_name -> agentcore.v1.OutputStream
-	33, // 28: agentcore.v1.ToolResultEvent.output:type_name -> agentcore.v1.ToolOutput
-	34, // 29: agentcore.v1.ToolResultEvent.duration:type_name -> google.protobuf.Duration
-	13, // 30: agentcore.v1.StepEvent.response:type_name -> agentcore.v1.ModelResponseEvent
-	35, // 31: agentcore.v1.StepEvent.tool_results:type_name -> agentcore.v1.ToolResultPart
-	3,  // 32: agentcore.v1.FallbackEvent.kind:type_name -> agentcore.v1.ErrorKind
-	22, // 33: agentcore.v1.FallbackEvent.from:type_name -> agentcore.v1.ModelRef
-	22, // 34: agentcore.v1.FallbackEvent.to:type_name -> agentcore.v1.ModelRef
-	3,  // 35: agentcore.v1.RetryEvent.kind:type_name -> agentcore.v1.ErrorKind
-	34, // 36: agentcore.v1.RetryEvent.delay:type_name -> google.protobuf.Duration
-	32, // 37: agentcore.v1.CompactFinishedEvent.usage:type_name -> agentcore.v1.Usage
-	32, // 38: agentcore.v1.RunResultEvent.usage:type_name -> agentcore.v1.Usage
-	4,  // 39: agentcore.v1.RunResultEvent.reason:type_name -> agentcore.v1.EndReason
-	36, // 40: agentcore.v1.RunResultEvent.output:type_name -> google.protobuf.Value
-	28, // 41: agentcore.v1.RunResultEvent.run_usage:type_name -> agentcore.v1.RunUsage
-	28, // 42: agentcore.v1.RunResultEvent.tree_usage:type_name -> agentcore.v1.RunUsage
-	34, // 43: agentcore.v1.RunUsage.wall_time:type_name -> google.protobuf.Duration
-	34, // 44: agentcore.v1.Budget.wall_time:type_name -> google.protobuf.Duration
-	45, // [45:45] is the sub-list for method output_type
-	45, // [45:45] is the sub-list for method input_type
-	45, // [45:45] is the sub-list for extension type_name
-	45, // [45:45] is the sub-list for extension extendee
-	0,  // [0:45] is the sub-list for field type_name
+	33, // 0: agentcore.v1.Event.time:type_name -> google.protobuf.Timestamp
+	10, // 1: agentcore.v1.Event.run_started:type_name -> agentcore.v1.RunStartedEvent
+	11, // 2: agentcore.v1.Event.model_request:type_name -> agentcore.v1.ModelRequestEvent
+	12, // 3: agentcore.v1.Event.model_delta:type_name -> agentcore.v1.ModelDeltaEvent
+	14, // 4: agentcore.v1.Event.model_response:type_name -> agentcore.v1.ModelResponseEvent
+	15, // 5: agentcore.v1.Event.permission_request:type_name -> agentcore.v1.PermissionRequestEvent
+	18, // 6: agentcore.v1.Event.tool_call:type_name -> agentcore.v1.ToolCallEvent
+	20, // 7: agentcore.v1.Event.tool_output:type_name -> agentcore.v1.ToolOutputEvent
+	22, // 8: agentcore.v1.Event.tool_result:type_name -> agentcore.v1.ToolResultEvent
+	23, // 9: agentcore.v1.Event.step:type_name -> agentcore.v1.StepEvent
+	26, // 10: agentcore.v1.Event.retry:type_name -> agentcore.v1.RetryEvent
+	27, // 11: agentcore.v1.Event.compact_started:type_name -> agentcore.v1.CompactStartedEvent
+	28, // 12: agentcore.v1.Event.compact_delta:type_name -> agentcore.v1.CompactDeltaEvent
+	29, // 13: agentcore.v1.Event.compact_finished:type_name -> agentcore.v1.CompactFinishedEvent
+	30, // 14: agentcore.v1.Event.result:type_name -> agentcore.v1.RunResultEvent
+	21, // 15: agentcore.v1.Event.tool_output_capped:type_name -> agentcore.v1.ToolOutputCappedEvent
+	7,  // 16: agentcore.v1.Event.run_resumed:type_name -> agentcore.v1.RunResumedEvent
+	8,  // 17: agentcore.v1.Event.child:type_name -> agentcore.v1.ChildRunEvent
+	9,  // 18: agentcore.v1.Event.budget_exceeded:type_name -> agentcore.v1.BudgetExceededEvent
+	24, // 19: agentcore.v1.Event.fallback:type_name -> agentcore.v1.FallbackEvent
+	16, // 20: agentcore.v1.Event.elicitation_request:type_name -> agentcore.v1.ElicitationRequestEvent
+	17, // 21: agentcore.v1.Event.elicitation_result:type_name -> agentcore.v1.ElicitationResultEvent
+	6,  // 22: agentcore.v1.ChildRunEvent.event:type_name -> agentcore.v1.Event
+	0,  // 23: agentcore.v1.BudgetExceededEvent.limit:type_name -> agentcore.v1.BudgetLimit
+	13, // 24: agentcore.v1.ModelDeltaEvent.tool_call:type_name -> agentcore.v1.ToolCallDelta
+	34, // 25: agentcore.v1.ModelResponseEvent.tool_calls:type_name -> agentcore.v1.ToolCallPart
+	35, // 26: agentcore.v1.ModelResponseEvent.usage:type_name -> agentcore.v1.Usage
+	36, // 27: agentcore.v1.ElicitationRequestEvent.requested_schema:type_name -> google.protobuf.Struct
+	1,  // 28: agentcore.v1.ElicitationResultEvent.action:type_name -> agentcore.v1.ElicitationAction
+	19, // 29: agentcore.v1.ToolCallEvent.permission:type_name -> agentcore.v1.PermissionDecision
+	2,  // 30: agentcore.v1.PermissionDecision.outcome:type_name -> agentcore.v1.PermissionOutcome
+	3,  // 31: agentcore.v1.ToolOutputEvent.stream:type_name -> agentcore.v1.OutputStream
+	37, // 32: agentcore.v1.ToolResultEvent.output:type_name -> agentcore.v1.ToolOutput
+	38, // 33: agentcore.v1.ToolResultEvent.duration:type_name -> google.protobuf.Duration
+	14, // 34: agentcore.v1.StepEvent.response:type_name -> agentcore.v1.ModelResponseEvent
+	39, // 35: agentcore.v1.StepEvent.tool_results:type_name -> agentcore.v1.ToolResultPart
+	4,  // 36: agentcore.v1.FallbackEvent.kind:type_name -> agentcore.v1.ErrorKind
+	25, // 37: agentcore.v1.FallbackEvent.from:type_name -> agentcore.v1.ModelRef
+	25, // 38: agentcore.v1.FallbackEvent.to:type_name -> agentcore.v1.ModelRef
+	4,  // 39: agentcore.v1.RetryEvent.kind:type_name -> agentcore.v1.ErrorKind
+	38, // 40: agentcore.v1.RetryEvent.delay:type_name -> google.protobuf.Duration
+	35, // 41: agentcore.v1.CompactFinishedEvent.usage:type_name -> agentcore.v1.Usage
+	35, // 42: agentcore.v1.RunResultEvent.usage:type_name -> agentcore.v1.Usage
+	5,  // 43: agentcore.v1.RunResultEvent.reason:type_name -> agentcore.v1.EndReason
+	40, // 44: agentcore.v1.RunResultEvent.output:type_name -> google.protobuf.Value
+	31, // 45: agentcore.v1.RunResultEvent.run_usage:type_name -> agentcore.v1.RunUsage
+	31, // 46: agentcore.v1.RunResultEvent.tree_usage:type_name -> agentcore.v1.RunUsage
+	38, // 47: agentcore.v1.RunUsage.wall_time:type_name -> google.protobuf.Duration
+	38, // 48: agentcore.v1.Budget.wall_time:type_name -> google.protobuf.Duration
+	49, // [49:49] is the sub-list for method output_type
+	49, // [49:49] is the sub-list for method input_type
+	49, // [49:49] is the sub-list for extension type_name
+	49, // [49:49] is the sub-list for extension extendee
+	0,  // [0:49] is the sub-list for field type_name
 }
 
 func init() { file_agentcore_v1_event_proto_init() }
@@ -2962,20 +3229,22 @@ func file_agentcore_v1_event_proto_init() {
 		(*Event_Child)(nil),
 		(*Event_BudgetExceeded)(nil),
 		(*Event_Fallback)(nil),
+		(*Event_ElicitationRequest)(nil),
+		(*Event_ElicitationResult)(nil),
 	}
 	file_agentcore_v1_event_proto_msgTypes[6].OneofWrappers = []any{
 		(*ModelDeltaEvent_Text)(nil),
 		(*ModelDeltaEvent_Reasoning)(nil),
 		(*ModelDeltaEvent_ToolCall)(nil),
 	}
-	file_agentcore_v1_event_proto_msgTypes[24].OneofWrappers = []any{}
+	file_agentcore_v1_event_proto_msgTypes[26].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_agentcore_v1_event_proto_rawDesc), len(file_agentcore_v1_event_proto_rawDesc)),
-			NumEnums:      5,
-			NumMessages:   25,
+			NumEnums:      6,
+			NumMessages:   27,
 			NumExtensions: 0,
 			NumServices:   0,
 		},

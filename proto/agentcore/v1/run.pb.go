@@ -180,9 +180,11 @@ type Run struct {
 	// 0 for a root run, 1 for its children…
 	Depth int32 `protobuf:"varint,19,opt,name=depth,proto3" json:"depth,omitempty"`
 	// The parent's tool call that started it.
-	ToolCallId    string `protobuf:"bytes,20,opt,name=tool_call_id,json=toolCallId,proto3" json:"tool_call_id,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	ToolCallId string `protobuf:"bytes,20,opt,name=tool_call_id,json=toolCallId,proto3" json:"tool_call_id,omitempty"`
+	// Elicitation requests waiting for an answer (RespondElicitation).
+	PendingElicitations []*ElicitationRequestEvent `protobuf:"bytes,21,rep,name=pending_elicitations,json=pendingElicitations,proto3" json:"pending_elicitations,omitempty"`
+	unknownFields       protoimpl.UnknownFields
+	sizeCache           protoimpl.SizeCache
 }
 
 func (x *Run) Reset() {
@@ -355,6 +357,13 @@ func (x *Run) GetToolCallId() string {
 	return ""
 }
 
+func (x *Run) GetPendingElicitations() []*ElicitationRequestEvent {
+	if x != nil {
+		return x.PendingElicitations
+	}
+	return nil
+}
+
 // RunError is the gRPC status a run ended with, as its Send stream got it.
 type RunError struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -431,7 +440,7 @@ var File_agentcore_v1_run_proto protoreflect.FileDescriptor
 
 const file_agentcore_v1_run_proto_rawDesc = "" +
 	"\n" +
-	"\x16agentcore/v1/run.proto\x12\fagentcore.v1\x1a\x18agentcore/v1/event.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\xc9\x06\n" +
+	"\x16agentcore/v1/run.proto\x12\fagentcore.v1\x1a\x18agentcore/v1/event.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\xa3\a\n" +
 	"\x03Run\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x19\n" +
 	"\bagent_id\x18\x02 \x01(\tR\aagentId\x12,\n" +
@@ -458,7 +467,8 @@ const file_agentcore_v1_run_proto_rawDesc = "" +
 	"\vroot_run_id\x18\x12 \x01(\tR\trootRunId\x12\x14\n" +
 	"\x05depth\x18\x13 \x01(\x05R\x05depth\x12 \n" +
 	"\ftool_call_id\x18\x14 \x01(\tR\n" +
-	"toolCallId\"\xcf\x01\n" +
+	"toolCallId\x12X\n" +
+	"\x14pending_elicitations\x18\x15 \x03(\v2%.agentcore.v1.ElicitationRequestEventR\x13pendingElicitations\"\xcf\x01\n" +
 	"\bRunError\x12\x12\n" +
 	"\x04code\x18\x01 \x01(\x05R\x04code\x12\x18\n" +
 	"\amessage\x18\x02 \x01(\tR\amessage\x12\x16\n" +
@@ -494,30 +504,32 @@ func file_agentcore_v1_run_proto_rawDescGZIP() []byte {
 var file_agentcore_v1_run_proto_enumTypes = make([]protoimpl.EnumInfo, 2)
 var file_agentcore_v1_run_proto_msgTypes = make([]protoimpl.MessageInfo, 3)
 var file_agentcore_v1_run_proto_goTypes = []any{
-	(RunState)(0),                  // 0: agentcore.v1.RunState
-	(OnDisconnect)(0),              // 1: agentcore.v1.OnDisconnect
-	(*Run)(nil),                    // 2: agentcore.v1.Run
-	(*RunError)(nil),               // 3: agentcore.v1.RunError
-	nil,                            // 4: agentcore.v1.RunError.MetadataEntry
-	(*RunResultEvent)(nil),         // 5: agentcore.v1.RunResultEvent
-	(*timestamppb.Timestamp)(nil),  // 6: google.protobuf.Timestamp
-	(*PermissionRequestEvent)(nil), // 7: agentcore.v1.PermissionRequestEvent
+	(RunState)(0),                   // 0: agentcore.v1.RunState
+	(OnDisconnect)(0),               // 1: agentcore.v1.OnDisconnect
+	(*Run)(nil),                     // 2: agentcore.v1.Run
+	(*RunError)(nil),                // 3: agentcore.v1.RunError
+	nil,                             // 4: agentcore.v1.RunError.MetadataEntry
+	(*RunResultEvent)(nil),          // 5: agentcore.v1.RunResultEvent
+	(*timestamppb.Timestamp)(nil),   // 6: google.protobuf.Timestamp
+	(*PermissionRequestEvent)(nil),  // 7: agentcore.v1.PermissionRequestEvent
+	(*ElicitationRequestEvent)(nil), // 8: agentcore.v1.ElicitationRequestEvent
 }
 var file_agentcore_v1_run_proto_depIdxs = []int32{
-	0, // 0: agentcore.v1.Run.state:type_name -> agentcore.v1.RunState
-	5, // 1: agentcore.v1.Run.result:type_name -> agentcore.v1.RunResultEvent
-	3, // 2: agentcore.v1.Run.error:type_name -> agentcore.v1.RunError
-	6, // 3: agentcore.v1.Run.start_time:type_name -> google.protobuf.Timestamp
-	6, // 4: agentcore.v1.Run.end_time:type_name -> google.protobuf.Timestamp
-	6, // 5: agentcore.v1.Run.lease_expire_time:type_name -> google.protobuf.Timestamp
-	1, // 6: agentcore.v1.Run.on_disconnect:type_name -> agentcore.v1.OnDisconnect
-	7, // 7: agentcore.v1.Run.pending_permissions:type_name -> agentcore.v1.PermissionRequestEvent
-	4, // 8: agentcore.v1.RunError.metadata:type_name -> agentcore.v1.RunError.MetadataEntry
-	9, // [9:9] is the sub-list for method output_type
-	9, // [9:9] is the sub-list for method input_type
-	9, // [9:9] is the sub-list for extension type_name
-	9, // [9:9] is the sub-list for extension extendee
-	0, // [0:9] is the sub-list for field type_name
+	0,  // 0: agentcore.v1.Run.state:type_name -> agentcore.v1.RunState
+	5,  // 1: agentcore.v1.Run.result:type_name -> agentcore.v1.RunResultEvent
+	3,  // 2: agentcore.v1.Run.error:type_name -> agentcore.v1.RunError
+	6,  // 3: agentcore.v1.Run.start_time:type_name -> google.protobuf.Timestamp
+	6,  // 4: agentcore.v1.Run.end_time:type_name -> google.protobuf.Timestamp
+	6,  // 5: agentcore.v1.Run.lease_expire_time:type_name -> google.protobuf.Timestamp
+	1,  // 6: agentcore.v1.Run.on_disconnect:type_name -> agentcore.v1.OnDisconnect
+	7,  // 7: agentcore.v1.Run.pending_permissions:type_name -> agentcore.v1.PermissionRequestEvent
+	8,  // 8: agentcore.v1.Run.pending_elicitations:type_name -> agentcore.v1.ElicitationRequestEvent
+	4,  // 9: agentcore.v1.RunError.metadata:type_name -> agentcore.v1.RunError.MetadataEntry
+	10, // [10:10] is the sub-list for method output_type
+	10, // [10:10] is the sub-list for method input_type
+	10, // [10:10] is the sub-list for extension type_name
+	10, // [10:10] is the sub-list for extension extendee
+	0,  // [0:10] is the sub-list for field type_name
 }
 
 func init() { file_agentcore_v1_run_proto_init() }

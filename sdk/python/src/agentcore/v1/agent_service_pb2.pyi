@@ -340,6 +340,24 @@ class ReloadToolsResponse(_message.Message):
     tools: int
     def __init__(self, tools: _Optional[int] = ..., skills: _Optional[int] = ...) -> None: ...
 
+class RespondElicitationRequest(_message.Message):
+    __slots__ = ["action", "content", "elicitation_id", "run_id"]
+    ACTION_FIELD_NUMBER: _ClassVar[int]
+    CONTENT_FIELD_NUMBER: _ClassVar[int]
+    ELICITATION_ID_FIELD_NUMBER: _ClassVar[int]
+    RUN_ID_FIELD_NUMBER: _ClassVar[int]
+    action: _event_pb2.ElicitationAction
+    content: _struct_pb2.Struct
+    elicitation_id: str
+    run_id: str
+    def __init__(self, run_id: _Optional[str] = ..., elicitation_id: _Optional[str] = ..., action: _Optional[_Union[_event_pb2.ElicitationAction, str]] = ..., content: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ...) -> None: ...
+
+class RespondElicitationResponse(_message.Message):
+    __slots__ = ["content"]
+    CONTENT_FIELD_NUMBER: _ClassVar[int]
+    content: _struct_pb2.Struct
+    def __init__(self, content: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ...) -> None: ...
+
 class RespondPermissionRequest(_message.Message):
     __slots__ = ["allow", "reason", "run_id", "tool_call_id"]
     ALLOW_FIELD_NUMBER: _ClassVar[int]

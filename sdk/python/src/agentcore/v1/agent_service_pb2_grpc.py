@@ -98,6 +98,11 @@ class AgentServiceStub:
             request_serializer=agent_service_pb2.RespondPermissionRequest.SerializeToString,
             response_deserializer=agent_service_pb2.RespondPermissionResponse.FromString,
         )
+        self.RespondElicitation = channel.unary_unary(
+            "/agentcore.v1.AgentService/RespondElicitation",
+            request_serializer=agent_service_pb2.RespondElicitationRequest.SerializeToString,
+            response_deserializer=agent_service_pb2.RespondElicitationResponse.FromString,
+        )
 
 
 class AgentServiceAsyncStub(AgentServiceStub):

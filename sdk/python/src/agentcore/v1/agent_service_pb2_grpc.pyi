@@ -62,6 +62,7 @@ class AgentServiceStub:
     GetRun: _UnaryUnary[agent_service_pb2.GetRunRequest, agent_service_pb2.GetRunResponse]
     ListRuns: _UnaryUnary[agent_service_pb2.ListRunsRequest, agent_service_pb2.ListRunsResponse]
     RespondPermission: _UnaryUnary[agent_service_pb2.RespondPermissionRequest, agent_service_pb2.RespondPermissionResponse]
+    RespondElicitation: _UnaryUnary[agent_service_pb2.RespondElicitationRequest, agent_service_pb2.RespondElicitationResponse]
 
 class AgentServiceAsyncStub:
     def __init__(self, channel: grpc.aio.Channel) -> None: ...
@@ -83,3 +84,4 @@ class AgentServiceAsyncStub:
     GetRun: _AioUnaryUnary[agent_service_pb2.GetRunRequest, agent_service_pb2.GetRunResponse]
     ListRuns: _AioUnaryUnary[agent_service_pb2.ListRunsRequest, agent_service_pb2.ListRunsResponse]
     RespondPermission: _AioUnaryUnary[agent_service_pb2.RespondPermissionRequest, agent_service_pb2.RespondPermissionResponse]
+    RespondElicitation: _AioUnaryUnary[agent_service_pb2.RespondElicitationRequest, agent_service_pb2.RespondElicitationResponse]

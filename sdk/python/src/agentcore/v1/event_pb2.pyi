@@ -16,6 +16,10 @@ BUDGET_LIMIT_TOOL_CALLS: BudgetLimit
 BUDGET_LIMIT_UNSPECIFIED: BudgetLimit
 BUDGET_LIMIT_WALL_TIME: BudgetLimit
 DESCRIPTOR: _descriptor.FileDescriptor
+ELICITATION_ACTION_ACCEPT: ElicitationAction
+ELICITATION_ACTION_CANCEL: ElicitationAction
+ELICITATION_ACTION_DECLINE: ElicitationAction
+ELICITATION_ACTION_UNSPECIFIED: ElicitationAction
 END_REASON_BUDGET: EndReason
 END_REASON_NO_TOOL: EndReason
 END_REASON_STEP_LIMIT: EndReason
@@ -105,14 +109,40 @@ class CompactStartedEvent(_message.Message):
     tokens: int
     def __init__(self, tokens: _Optional[int] = ..., manual: bool = ...) -> None: ...
 
+class ElicitationRequestEvent(_message.Message):
+    __slots__ = ["elicitation_id", "message", "requested_schema", "tool_call_id", "tool_name"]
+    ELICITATION_ID_FIELD_NUMBER: _ClassVar[int]
+    MESSAGE_FIELD_NUMBER: _ClassVar[int]
+    REQUESTED_SCHEMA_FIELD_NUMBER: _ClassVar[int]
+    TOOL_CALL_ID_FIELD_NUMBER: _ClassVar[int]
+    TOOL_NAME_FIELD_NUMBER: _ClassVar[int]
+    elicitation_id: str
+    message: str
+    requested_schema: _struct_pb2.Struct
+    tool_call_id: str
+    tool_name: str
+    def __init__(self, elicitation_id: _Optional[str] = ..., tool_call_id: _Optional[str] = ..., tool_name: _Optional[str] = ..., message: _Optional[str] = ..., requested_schema: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ...) -> None: ...
+
+class ElicitationResultEvent(_message.Message):
+    __slots__ = ["action", "elicitation_id", "timed_out"]
+    ACTION_FIELD_NUMBER: _ClassVar[int]
+    ELICITATION_ID_FIELD_NUMBER: _ClassVar[int]
+    TIMED_OUT_FIELD_NUMBER: _ClassVar[int]
+    action: ElicitationAction
+    elicitation_id: str
+    timed_out: bool
+    def __init__(self, elicitation_id: _Optional[str] = ..., action: _Optional[_Union[ElicitationAction, str]] = ..., timed_out: bool = ...) -> None: ...
+
 class Event(_message.Message):
-    __slots__ = ["attempt", "budget_exceeded", "child", "compact_delta", "compact_finished", "compact_started", "fallback", "model_delta", "model_request", "model_response", "permission_request", "result", "retry", "run_id", "run_resumed", "run_started", "seq", "step", "time", "tool_call", "tool_output", "tool_output_capped", "tool_result"]
+    __slots__ = ["attempt", "budget_exceeded", "child", "compact_delta", "compact_finished", "compact_started", "elicitation_request", "elicitation_result", "fallback", "model_delta", "model_request", "model_response", "permission_request", "result", "retry", "run_id", "run_resumed", "run_started", "seq", "step", "time", "tool_call", "tool_output", "tool_output_capped", "tool_result"]
     ATTEMPT_FIELD_NUMBER: _ClassVar[int]
     BUDGET_EXCEEDED_FIELD_NUMBER: _ClassVar[int]
     CHILD_FIELD_NUMBER: _ClassVar[int]
     COMPACT_DELTA_FIELD_NUMBER: _ClassVar[int]
     COMPACT_FINISHED_FIELD_NUMBER: _ClassVar[int]
     COMPACT_STARTED_FIELD_NUMBER: _ClassVar[int]
+    ELICITATION_REQUEST_FIELD_NUMBER: _ClassVar[int]
+    ELICITATION_RESULT_FIELD_NUMBER: _ClassVar[int]
     FALLBACK_FIELD_NUMBER: _ClassVar[int]
     MODEL_DELTA_FIELD_NUMBER: _ClassVar[int]
     MODEL_REQUEST_FIELD_NUMBER: _ClassVar[int]
@@ -136,6 +166,8 @@ class Event(_message.Message):
     compact_delta: CompactDeltaEvent
     compact_finished: CompactFinishedEvent
     compact_started: CompactStartedEvent
+    elicitation_request: ElicitationRequestEvent
+    elicitation_result: ElicitationResultEvent
     fallback: FallbackEvent
     model_delta: ModelDeltaEvent
     model_request: ModelRequestEvent
@@ -153,7 +185,7 @@ class Event(_message.Message):
     tool_output: ToolOutputEvent
     tool_output_capped: ToolOutputCappedEvent
     tool_result: ToolResultEvent
-    def __init__(self, seq: _Optional[int] = ..., time: _Optional[_Union[_timestamp_pb2.Timestamp, _Mapping]] = ..., run_id: _Optional[str] = ..., attempt: _Optional[int] = ..., run_started: _Optional[_Union[RunStartedEvent, _Mapping]] = ..., model_request: _Optional[_Union[ModelRequestEvent, _Mapping]] = ..., model_delta: _Optional[_Union[ModelDeltaEvent, _Mapping]] = ..., model_response: _Optional[_Union[ModelResponseEvent, _Mapping]] = ..., permission_request: _Optional[_Union[PermissionRequestEvent, _Mapping]] = ..., tool_call: _Optional[_Union[ToolCallEvent, _Mapping]] = ..., tool_output: _Optional[_Union[ToolOutputEvent, _Mapping]] = ..., tool_result: _Optional[_Union[ToolResultEvent, _Mapping]] = ..., step: _Optional[_Union[StepEvent, _Mapping]] = ..., retry: _Optional[_Union[RetryEvent, _Mapping]] = ..., compact_started: _Optional[_Union[CompactStartedEvent, _Mapping]] = ..., compact_delta: _Optional[_Union[CompactDeltaEvent, _Mapping]] = ..., compact_finished: _Optional[_Union[CompactFinishedEvent, _Mapping]] = ..., result: _Optional[_Union[RunResultEvent, _Mapping]] = ..., tool_output_capped: _Optional[_Union[ToolOutputCappedEvent, _Mapping]] = ..., run_resumed: _Optional[_Union[RunResumedEvent, _Mapping]] = ..., child: _Optional[_Union[ChildRunEvent, _Mapping]] = ..., budget_exceeded: _Optional[_Union[BudgetExceededEvent, _Mapping]] = ..., fallback: _Optional[_Union[FallbackEvent, _Mapping]] = ...) -> None: ...
+    def __init__(self, seq: _Optional[int] = ..., time: _Optional[_Union[_timestamp_pb2.Timestamp, _Mapping]] = ..., run_id: _Optional[str] = ..., attempt: _Optional[int] = ..., run_started: _Optional[_Union[RunStartedEvent, _Mapping]] = ..., model_request: _Optional[_Union[ModelRequestEvent, _Mapping]] = ..., model_delta: _Optional[_Union[ModelDeltaEvent, _Mapping]] = ..., model_response: _Optional[_Union[ModelResponseEvent, _Mapping]] = ..., permission_request: _Optional[_Union[PermissionRequestEvent, _Mapping]] = ..., tool_call: _Optional[_Union[ToolCallEvent, _Mapping]] = ..., tool_output: _Optional[_Union[ToolOutputEvent, _Mapping]] = ..., tool_result: _Optional[_Union[ToolResultEvent, _Mapping]] = ..., step: _Optional[_Union[StepEvent, _Mapping]] = ..., retry: _Optional[_Union[RetryEvent, _Mapping]] = ..., compact_started: _Optional[_Union[CompactStartedEvent, _Mapping]] = ..., compact_delta: _Optional[_Union[CompactDeltaEvent, _Mapping]] = ..., compact_finished: _Optional[_Union[CompactFinishedEvent, _Mapping]] = ..., result: _Optional[_Union[RunResultEvent, _Mapping]] = ..., tool_output_capped: _Optional[_Union[ToolOutputCappedEvent, _Mapping]] = ..., run_resumed: _Optional[_Union[RunResumedEvent, _Mapping]] = ..., child: _Optional[_Union[ChildRunEvent, _Mapping]] = ..., budget_exceeded: _Optional[_Union[BudgetExceededEvent, _Mapping]] = ..., fallback: _Optional[_Union[FallbackEvent, _Mapping]] = ..., elicitation_request: _Optional[_Union[ElicitationRequestEvent, _Mapping]] = ..., elicitation_result: _Optional[_Union[ElicitationResultEvent, _Mapping]] = ...) -> None: ...
 
 class FallbackEvent(_message.Message):
     __slots__ = ["index", "kind", "message", "status", "step", "to"]
@@ -401,6 +433,9 @@ class ToolResultEvent(_message.Message):
     def __init__(self, step: _Optional[int] = ..., tool_call_id: _Optional[str] = ..., tool_name: _Optional[str] = ..., output: _Optional[_Union[_message_pb2.ToolOutput, _Mapping]] = ..., error: bool = ..., stop: bool = ..., duration: _Optional[_Union[_duration_pb2.Duration, _Mapping]] = ...) -> None: ...
 
 class BudgetLimit(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+    __slots__ = []
+
+class ElicitationAction(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     __slots__ = []
 
 class PermissionOutcome(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):

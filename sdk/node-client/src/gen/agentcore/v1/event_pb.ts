@@ -8,13 +8,13 @@ import type { ToolCallPart, ToolOutput, ToolResultPart, Usage } from "./message_
 import { file_agentcore_v1_message } from "./message_pb";
 import type { Duration, Timestamp, Value } from "@bufbuild/protobuf/wkt";
 import { file_google_protobuf_duration, file_google_protobuf_struct, file_google_protobuf_timestamp } from "@bufbuild/protobuf/wkt";
-import type { Message } from "@bufbuild/protobuf";
+import type { JsonObject, Message } from "@bufbuild/protobuf";
 
 /**
  * Describes the file agentcore/v1/event.proto.
  */
 export const file_agentcore_v1_event: GenFile = /*@__PURE__*/
-  fileDesc("ChhhZ2VudGNvcmUvdjEvZXZlbnQucHJvdG8SDGFnZW50Y29yZS52MSL9CAoFRXZlbnQSCwoDc2VxGAEgASgDEigKBHRpbWUYAiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEg4KBnJ1bl9pZBgDIAEoCRIPCgdhdHRlbXB0GAQgASgFEjQKC3J1bl9zdGFydGVkGAogASgLMh0uYWdlbnRjb3JlLnYxLlJ1blN0YXJ0ZWRFdmVudEgAEjgKDW1vZGVsX3JlcXVlc3QYCyABKAsyHy5hZ2VudGNvcmUudjEuTW9kZWxSZXF1ZXN0RXZlbnRIABI0Cgttb2RlbF9kZWx0YRgMIAEoCzIdLmFnZW50Y29yZS52MS5Nb2RlbERlbHRhRXZlbnRIABI6Cg5tb2RlbF9yZXNwb25zZRgNIAEoCzIgLmFnZW50Y29yZS52MS5Nb2RlbFJlc3BvbnNlRXZlbnRIABJCChJwZXJtaXNzaW9uX3JlcXVlc3QYDiABKAsyJC5hZ2VudGNvcmUudjEuUGVybWlzc2lvblJlcXVlc3RFdmVudEgAEjAKCXRvb2xfY2FsbBgPIAEoCzIbLmFnZW50Y29yZS52MS5Ub29sQ2FsbEV2ZW50SAASNAoLdG9vbF9vdXRwdXQYECABKAsyHS5hZ2VudGNvcmUudjEuVG9vbE91dHB1dEV2ZW50SAASNAoLdG9vbF9yZXN1bHQYESABKAsyHS5hZ2VudGNvcmUudjEuVG9vbFJlc3VsdEV2ZW50SAASJwoEc3RlcBgSIAEoCzIXLmFnZW50Y29yZS52MS5TdGVwRXZlbnRIABIpCgVyZXRyeRgTIAEoCzIYLmFnZW50Y29yZS52MS5SZXRyeUV2ZW50SAASPAoPY29tcGFjdF9zdGFydGVkGBQgASgLMiEuYWdlbnRjb3JlLnYxLkNvbXBhY3RTdGFydGVkRXZlbnRIABI4Cg1jb21wYWN0X2RlbHRhGBUgASgLMh8uYWdlbnRjb3JlLnYxLkNvbXBhY3REZWx0YUV2ZW50SAASPgoQY29tcGFjdF9maW5pc2hlZBgWIAEoCzIiLmFnZW50Y29yZS52MS5Db21wYWN0RmluaXNoZWRFdmVudEgAEi4KBnJlc3VsdBgXIAEoCzIcLmFnZW50Y29yZS52MS5SdW5SZXN1bHRFdmVudEgAEkEKEnRvb2xfb3V0cHV0X2NhcHBlZBgYIAEoCzIjLmFnZW50Y29yZS52MS5Ub29sT3V0cHV0Q2FwcGVkRXZlbnRIABI0CgtydW5fcmVzdW1lZBgZIAEoCzIdLmFnZW50Y29yZS52MS5SdW5SZXN1bWVkRXZlbnRIABIsCgVjaGlsZBgaIAEoCzIbLmFnZW50Y29yZS52MS5DaGlsZFJ1bkV2ZW50SAASPAoPYnVkZ2V0X2V4Y2VlZGVkGBsgASgLMiEuYWdlbnRjb3JlLnYxLkJ1ZGdldEV4Y2VlZGVkRXZlbnRIABIvCghmYWxsYmFjaxgcIAEoCzIbLmFnZW50Y29yZS52MS5GYWxsYmFja0V2ZW50SABCBgoEa2luZCJ0Cg9SdW5SZXN1bWVkRXZlbnQSDwoHYXR0ZW1wdBgBIAEoBRIPCgdyZXBsaWNhGAIgASgJEgwKBHN0ZXAYAyABKAUSFgoOcmVydW5fY2FsbF9pZHMYBCADKAkSGQoRcmVwb3J0ZWRfY2FsbF9pZHMYBSADKAkikQEKDUNoaWxkUnVuRXZlbnQSDgoGcnVuX2lkGAEgASgJEhAKCGFnZW50X2lkGAIgASgJEhUKDXBhcmVudF9ydW5faWQYAyABKAkSDQoFZGVwdGgYBCABKAUSFAoMdG9vbF9jYWxsX2lkGAUgASgJEiIKBWV2ZW50GAYgASgLMhMuYWdlbnRjb3JlLnYxLkV2ZW50InEKE0J1ZGdldEV4Y2VlZGVkRXZlbnQSKAoFbGltaXQYASABKA4yGS5hZ2VudGNvcmUudjEuQnVkZ2V0TGltaXQSFQoNYnVkZ2V0X3J1bl9pZBgCIAEoCRILCgNtYXgYAyABKAESDAoEdXNlZBgEIAEoASIjCg9SdW5TdGFydGVkRXZlbnQSEAoIYWdlbnRfaWQYASABKAkiXwoRTW9kZWxSZXF1ZXN0RXZlbnQSDAoEc3RlcBgBIAEoBRIVCg1tZXNzYWdlX2NvdW50GAIgASgFEhYKDnRva2VuX2VzdGltYXRlGAMgASgDEg0KBXRvb2xzGAQgAygJIn8KD01vZGVsRGVsdGFFdmVudBIMCgRzdGVwGAEgASgFEg4KBHRleHQYAiABKAlIABITCglyZWFzb25pbmcYAyABKAlIABIwCgl0b29sX2NhbGwYBCABKAsyGy5hZ2VudGNvcmUudjEuVG9vbENhbGxEZWx0YUgAQgcKBWRlbHRhIksKDVRvb2xDYWxsRGVsdGESDQoFaW5kZXgYASABKAUSCgoCaWQYAiABKAkSDAoEbmFtZRgDIAEoCRIRCglhcmd1bWVudHMYBCABKAkirgEKEk1vZGVsUmVzcG9uc2VFdmVudBIMCgRzdGVwGAEgASgFEgwKBHRleHQYAiABKAkSEQoJcmVhc29uaW5nGAMgASgJEi4KCnRvb2xfY2FsbHMYBCADKAsyGi5hZ2VudGNvcmUudjEuVG9vbENhbGxQYXJ0EiIKBXVzYWdlGAUgASgLMhMuYWdlbnRjb3JlLnYxLlVzYWdlEhUKDWZpbmlzaF9yZWFzb24YBiABKAkiYwoWUGVybWlzc2lvblJlcXVlc3RFdmVudBIUCgx0b29sX2NhbGxfaWQYASABKAkSEQoJdG9vbF9uYW1lGAIgASgJEhEKCWFyZ3VtZW50cxgDIAEoCRINCgVyZXJ1bhgEIAEoCCKPAQoNVG9vbENhbGxFdmVudBIMCgRzdGVwGAEgASgFEhQKDHRvb2xfY2FsbF9pZBgCIAEoCRIRCgl0b29sX25hbWUYAyABKAkSEQoJYXJndW1lbnRzGAQgASgJEjQKCnBlcm1pc3Npb24YBSABKAsyIC5hZ2VudGNvcmUudjEuUGVybWlzc2lvbkRlY2lzaW9uIlYKElBlcm1pc3Npb25EZWNpc2lvbhIwCgdvdXRjb21lGAEgASgOMh8uYWdlbnRjb3JlLnYxLlBlcm1pc3Npb25PdXRjb21lEg4KBnJlYXNvbhgCIAEoCSJ0Cg9Ub29sT3V0cHV0RXZlbnQSFAoMdG9vbF9jYWxsX2lkGAEgASgJEhEKCXRvb2xfbmFtZRgCIAEoCRIqCgZzdHJlYW0YAyABKA4yGi5hZ2VudGNvcmUudjEuT3V0cHV0U3RyZWFtEgwKBGRhdGEYBCABKAkipwEKFVRvb2xPdXRwdXRDYXBwZWRFdmVudBIUCgx0b29sX2NhbGxfaWQYASABKAkSEQoJdG9vbF9uYW1lGAIgASgJEhEKCW1heF9ieXRlcxgDIAEoAxISCgprZXB0X2J5dGVzGAQgASgDEhUKDWRyb3BwZWRfYnl0ZXMYBSABKAMSFgoOZHJvcHBlZF9jaHVua3MYBiABKAMSDwoHc3RvcHBlZBgHIAEoCCK8AQoPVG9vbFJlc3VsdEV2ZW50EgwKBHN0ZXAYASABKAUSFAoMdG9vbF9jYWxsX2lkGAIgASgJEhEKCXRvb2xfbmFtZRgDIAEoCRIoCgZvdXRwdXQYBCABKAsyGC5hZ2VudGNvcmUudjEuVG9vbE91dHB1dBINCgVlcnJvchgFIAEoCBIMCgRzdG9wGAYgASgIEisKCGR1cmF0aW9uGAcgASgLMhkuZ29vZ2xlLnByb3RvYnVmLkR1cmF0aW9uIoEBCglTdGVwRXZlbnQSDAoEc3RlcBgBIAEoBRIyCghyZXNwb25zZRgCIAEoCzIgLmFnZW50Y29yZS52MS5Nb2RlbFJlc3BvbnNlRXZlbnQSMgoMdG9vbF9yZXN1bHRzGAMgAygLMhwuYWdlbnRjb3JlLnYxLlRvb2xSZXN1bHRQYXJ0Ir4BCg1GYWxsYmFja0V2ZW50EgwKBHN0ZXAYASABKAUSJQoEa2luZBgCIAEoDjIXLmFnZW50Y29yZS52MS5FcnJvcktpbmQSDwoHbWVzc2FnZRgDIAEoCRIOCgZzdGF0dXMYBCABKAUSJAoEZnJvbRgFIAEoCzIWLmFnZW50Y29yZS52MS5Nb2RlbFJlZhIiCgJ0bxgGIAEoCzIWLmFnZW50Y29yZS52MS5Nb2RlbFJlZhINCgVpbmRleBgHIAEoBSJTCghNb2RlbFJlZhIPCgdwcm9maWxlGAEgASgJEg0KBW1vZGVsGAIgASgJEhAKCHByb3RvY29sGAMgASgJEhUKDWJhc2VfdXJsX2hvc3QYBCABKAkioAEKClJldHJ5RXZlbnQSDwoHYXR0ZW1wdBgBIAEoBRIlCgRraW5kGAIgASgOMhcuYWdlbnRjb3JlLnYxLkVycm9yS2luZBIPCgdtZXNzYWdlGAMgASgJEg4KBnN0YXR1cxgEIAEoBRIoCgVkZWxheRgFIAEoCzIZLmdvb2dsZS5wcm90b2J1Zi5EdXJhdGlvbhIPCgdjb21wYWN0GAYgASgIIjUKE0NvbXBhY3RTdGFydGVkRXZlbnQSDgoGdG9rZW5zGAEgASgDEg4KBm1hbnVhbBgCIAEoCCIhChFDb21wYWN0RGVsdGFFdmVudBIMCgR0ZXh0GAEgASgJIksKFENvbXBhY3RGaW5pc2hlZEV2ZW50Eg8KB3N1bW1hcnkYASABKAkSIgoFdXNhZ2UYAiABKAsyEy5hZ2VudGNvcmUudjEuVXNhZ2Ui+QEKDlJ1blJlc3VsdEV2ZW50EgwKBHRleHQYASABKAkSDQoFc3RlcHMYAiABKAUSIgoFdXNhZ2UYAyABKAsyEy5hZ2VudGNvcmUudjEuVXNhZ2USJwoGcmVhc29uGAQgASgOMhcuYWdlbnRjb3JlLnYxLkVuZFJlYXNvbhImCgZvdXRwdXQYBSABKAsyFi5nb29nbGUucHJvdG9idWYuVmFsdWUSKQoJcnVuX3VzYWdlGAYgASgLMhYuYWdlbnRjb3JlLnYxLlJ1blVzYWdlEioKCnRyZWVfdXNhZ2UYByABKAsyFi5hZ2VudGNvcmUudjEuUnVuVXNhZ2UiswEKCFJ1blVzYWdlEhQKDGlucHV0X3Rva2VucxgBIAEoAxIVCg1vdXRwdXRfdG9rZW5zGAIgASgDEhYKDm1vZGVsX3JlcXVlc3RzGAMgASgDEhIKCnRvb2xfY2FsbHMYBCABKAMSLAoJd2FsbF90aW1lGAUgASgLMhkuZ29vZ2xlLnByb3RvYnVmLkR1cmF0aW9uEgwKBGNvc3QYBiABKAESEgoKY2hpbGRfcnVucxgHIAEoAyKEAgoGQnVkZ2V0EhkKDGlucHV0X3Rva2VucxgBIAEoA0gAiAEBEhoKDW91dHB1dF90b2tlbnMYAiABKANIAYgBARIbCg5tb2RlbF9yZXF1ZXN0cxgDIAEoA0gCiAEBEhcKCnRvb2xfY2FsbHMYBCABKANIA4gBARIsCgl3YWxsX3RpbWUYBSABKAsyGS5nb29nbGUucHJvdG9idWYuRHVyYXRpb24SEQoEY29zdBgGIAEoAUgEiAEBQg8KDV9pbnB1dF90b2tlbnNCEAoOX291dHB1dF90b2tlbnNCEQoPX21vZGVsX3JlcXVlc3RzQg0KC190b29sX2NhbGxzQgcKBV9jb3N0KtsBCgtCdWRnZXRMaW1pdBIcChhCVURHRVRfTElNSVRfVU5TUEVDSUZJRUQQABIdChlCVURHRVRfTElNSVRfSU5QVVRfVE9LRU5TEAESHgoaQlVER0VUX0xJTUlUX09VVFBVVF9UT0tFTlMQAhIfChtCVURHRVRfTElNSVRfTU9ERUxfUkVRVUVTVFMQAxIbChdCVURHRVRfTElNSVRfVE9PTF9DQUxMUxAEEhoKFkJVREdFVF9MSU1JVF9XQUxMX1RJTUUQBRIVChFCVURHRVRfTElNSVRfQ09TVBAGKpsBChFQZXJtaXNzaW9uT3V0Y29tZRIiCh5QRVJNSVNTSU9OX09VVENPTUVfVU5TUEVDSUZJRUQQABIeChpQRVJNSVNTSU9OX09VVENPTUVfQUxMT1dFRBABEh0KGVBFUk1JU1NJT05fT1VUQ09NRV9ERU5JRUQQAhIjCh9QRVJNSVNTSU9OX09VVENPTUVfTk9UX0FOU1dFUkVEEAMqewoMT3V0cHV0U3RyZWFtEh0KGU9VVFBVVF9TVFJFQU1fVU5TUEVDSUZJRUQQABIYChRPVVRQVVRfU1RSRUFNX09VVFBVVBABEhgKFE9VVFBVVF9TVFJFQU1fU1RET1VUEAISGAoUT1VUUFVUX1NUUkVBTV9TVERFUlIQAyrhAQoJRXJyb3JLaW5kEhoKFkVSUk9SX0tJTkRfVU5TUEVDSUZJRUQQABIWChJFUlJPUl9LSU5EX0FCT1JURUQQARITCg9FUlJPUl9LSU5EX0FVVEgQAhIUChBFUlJPUl9LSU5EX0xJTUlUEAMSFgoSRVJST1JfS0lORF9USU1FT1VUEAQSFQoRRVJST1JfS0lORF9TRVJWRVIQBRIWChJFUlJPUl9LSU5EX05FVFdPUksQBhIWChJFUlJPUl9LSU5EX1JFUVVFU1QQBxIWChJFUlJPUl9LSU5EX1VOS05PV04QCCqLAQoJRW5kUmVhc29uEhoKFkVORF9SRUFTT05fVU5TUEVDSUZJRUQQABIWChJFTkRfUkVBU09OX05PX1RPT0wQARIYChRFTkRfUkVBU09OX1RPT0xfU1RPUBACEhkKFUVORF9SRUFTT05fU1RFUF9MSU1JVBADEhUKEUVORF9SRUFTT05fQlVER0VUEARCO1o5Z2l0aHViLmNvbS9hZ2VudGNvcmUvYWdlbnRjb3JlL3Byb3RvL2FnZW50Y29yZS92MTthZ2VudHYxYgZwcm90bzM", [file_agentcore_v1_message, file_google_protobuf_duration, file_google_protobuf_struct, file_google_protobuf_timestamp]);
+  fileDesc("ChhhZ2VudGNvcmUvdjEvZXZlbnQucHJvdG8SDGFnZW50Y29yZS52MSKHCgoFRXZlbnQSCwoDc2VxGAEgASgDEigKBHRpbWUYAiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEg4KBnJ1bl9pZBgDIAEoCRIPCgdhdHRlbXB0GAQgASgFEjQKC3J1bl9zdGFydGVkGAogASgLMh0uYWdlbnRjb3JlLnYxLlJ1blN0YXJ0ZWRFdmVudEgAEjgKDW1vZGVsX3JlcXVlc3QYCyABKAsyHy5hZ2VudGNvcmUudjEuTW9kZWxSZXF1ZXN0RXZlbnRIABI0Cgttb2RlbF9kZWx0YRgMIAEoCzIdLmFnZW50Y29yZS52MS5Nb2RlbERlbHRhRXZlbnRIABI6Cg5tb2RlbF9yZXNwb25zZRgNIAEoCzIgLmFnZW50Y29yZS52MS5Nb2RlbFJlc3BvbnNlRXZlbnRIABJCChJwZXJtaXNzaW9uX3JlcXVlc3QYDiABKAsyJC5hZ2VudGNvcmUudjEuUGVybWlzc2lvblJlcXVlc3RFdmVudEgAEjAKCXRvb2xfY2FsbBgPIAEoCzIbLmFnZW50Y29yZS52MS5Ub29sQ2FsbEV2ZW50SAASNAoLdG9vbF9vdXRwdXQYECABKAsyHS5hZ2VudGNvcmUudjEuVG9vbE91dHB1dEV2ZW50SAASNAoLdG9vbF9yZXN1bHQYESABKAsyHS5hZ2VudGNvcmUudjEuVG9vbFJlc3VsdEV2ZW50SAASJwoEc3RlcBgSIAEoCzIXLmFnZW50Y29yZS52MS5TdGVwRXZlbnRIABIpCgVyZXRyeRgTIAEoCzIYLmFnZW50Y29yZS52MS5SZXRyeUV2ZW50SAASPAoPY29tcGFjdF9zdGFydGVkGBQgASgLMiEuYWdlbnRjb3JlLnYxLkNvbXBhY3RTdGFydGVkRXZlbnRIABI4Cg1jb21wYWN0X2RlbHRhGBUgASgLMh8uYWdlbnRjb3JlLnYxLkNvbXBhY3REZWx0YUV2ZW50SAASPgoQY29tcGFjdF9maW5pc2hlZBgWIAEoCzIiLmFnZW50Y29yZS52MS5Db21wYWN0RmluaXNoZWRFdmVudEgAEi4KBnJlc3VsdBgXIAEoCzIcLmFnZW50Y29yZS52MS5SdW5SZXN1bHRFdmVudEgAEkEKEnRvb2xfb3V0cHV0X2NhcHBlZBgYIAEoCzIjLmFnZW50Y29yZS52MS5Ub29sT3V0cHV0Q2FwcGVkRXZlbnRIABI0CgtydW5fcmVzdW1lZBgZIAEoCzIdLmFnZW50Y29yZS52MS5SdW5SZXN1bWVkRXZlbnRIABIsCgVjaGlsZBgaIAEoCzIbLmFnZW50Y29yZS52MS5DaGlsZFJ1bkV2ZW50SAASPAoPYnVkZ2V0X2V4Y2VlZGVkGBsgASgLMiEuYWdlbnRjb3JlLnYxLkJ1ZGdldEV4Y2VlZGVkRXZlbnRIABIvCghmYWxsYmFjaxgcIAEoCzIbLmFnZW50Y29yZS52MS5GYWxsYmFja0V2ZW50SAASRAoTZWxpY2l0YXRpb25fcmVxdWVzdBgdIAEoCzIlLmFnZW50Y29yZS52MS5FbGljaXRhdGlvblJlcXVlc3RFdmVudEgAEkIKEmVsaWNpdGF0aW9uX3Jlc3VsdBgeIAEoCzIkLmFnZW50Y29yZS52MS5FbGljaXRhdGlvblJlc3VsdEV2ZW50SABCBgoEa2luZCJ0Cg9SdW5SZXN1bWVkRXZlbnQSDwoHYXR0ZW1wdBgBIAEoBRIPCgdyZXBsaWNhGAIgASgJEgwKBHN0ZXAYAyABKAUSFgoOcmVydW5fY2FsbF9pZHMYBCADKAkSGQoRcmVwb3J0ZWRfY2FsbF9pZHMYBSADKAkikQEKDUNoaWxkUnVuRXZlbnQSDgoGcnVuX2lkGAEgASgJEhAKCGFnZW50X2lkGAIgASgJEhUKDXBhcmVudF9ydW5faWQYAyABKAkSDQoFZGVwdGgYBCABKAUSFAoMdG9vbF9jYWxsX2lkGAUgASgJEiIKBWV2ZW50GAYgASgLMhMuYWdlbnRjb3JlLnYxLkV2ZW50InEKE0J1ZGdldEV4Y2VlZGVkRXZlbnQSKAoFbGltaXQYASABKA4yGS5hZ2VudGNvcmUudjEuQnVkZ2V0TGltaXQSFQoNYnVkZ2V0X3J1bl9pZBgCIAEoCRILCgNtYXgYAyABKAESDAoEdXNlZBgEIAEoASIjCg9SdW5TdGFydGVkRXZlbnQSEAoIYWdlbnRfaWQYASABKAkiXwoRTW9kZWxSZXF1ZXN0RXZlbnQSDAoEc3RlcBgBIAEoBRIVCg1tZXNzYWdlX2NvdW50GAIgASgFEhYKDnRva2VuX2VzdGltYXRlGAMgASgDEg0KBXRvb2xzGAQgAygJIn8KD01vZGVsRGVsdGFFdmVudBIMCgRzdGVwGAEgASgFEg4KBHRleHQYAiABKAlIABITCglyZWFzb25pbmcYAyABKAlIABIwCgl0b29sX2NhbGwYBCABKAsyGy5hZ2VudGNvcmUudjEuVG9vbENhbGxEZWx0YUgAQgcKBWRlbHRhIksKDVRvb2xDYWxsRGVsdGESDQoFaW5kZXgYASABKAUSCgoCaWQYAiABKAkSDAoEbmFtZRgDIAEoCRIRCglhcmd1bWVudHMYBCABKAkirgEKEk1vZGVsUmVzcG9uc2VFdmVudBIMCgRzdGVwGAEgASgFEgwKBHRleHQYAiABKAkSEQoJcmVhc29uaW5nGAMgASgJEi4KCnRvb2xfY2FsbHMYBCADKAsyGi5hZ2VudGNvcmUudjEuVG9vbENhbGxQYXJ0EiIKBXVzYWdlGAUgASgLMhMuYWdlbnRjb3JlLnYxLlVzYWdlEhUKDWZpbmlzaF9yZWFzb24YBiABKAkiYwoWUGVybWlzc2lvblJlcXVlc3RFdmVudBIUCgx0b29sX2NhbGxfaWQYASABKAkSEQoJdG9vbF9uYW1lGAIgASgJEhEKCWFyZ3VtZW50cxgDIAEoCRINCgVyZXJ1bhgEIAEoCCKeAQoXRWxpY2l0YXRpb25SZXF1ZXN0RXZlbnQSFgoOZWxpY2l0YXRpb25faWQYASABKAkSFAoMdG9vbF9jYWxsX2lkGAIgASgJEhEKCXRvb2xfbmFtZRgDIAEoCRIPCgdtZXNzYWdlGAQgASgJEjEKEHJlcXVlc3RlZF9zY2hlbWEYBSABKAsyFy5nb29nbGUucHJvdG9idWYuU3RydWN0InQKFkVsaWNpdGF0aW9uUmVzdWx0RXZlbnQSFgoOZWxpY2l0YXRpb25faWQYASABKAkSLwoGYWN0aW9uGAIgASgOMh8uYWdlbnRjb3JlLnYxLkVsaWNpdGF0aW9uQWN0aW9uEhEKCXRpbWVkX291dBgDIAEoCCKPAQoNVG9vbENhbGxFdmVudBIMCgRzdGVwGAEgASgFEhQKDHRvb2xfY2FsbF9pZBgCIAEoCRIRCgl0b29sX25hbWUYAyABKAkSEQoJYXJndW1lbnRzGAQgASgJEjQKCnBlcm1pc3Npb24YBSABKAsyIC5hZ2VudGNvcmUudjEuUGVybWlzc2lvbkRlY2lzaW9uIlYKElBlcm1pc3Npb25EZWNpc2lvbhIwCgdvdXRjb21lGAEgASgOMh8uYWdlbnRjb3JlLnYxLlBlcm1pc3Npb25PdXRjb21lEg4KBnJlYXNvbhgCIAEoCSJ0Cg9Ub29sT3V0cHV0RXZlbnQSFAoMdG9vbF9jYWxsX2lkGAEgASgJEhEKCXRvb2xfbmFtZRgCIAEoCRIqCgZzdHJlYW0YAyABKA4yGi5hZ2VudGNvcmUudjEuT3V0cHV0U3RyZWFtEgwKBGRhdGEYBCABKAkipwEKFVRvb2xPdXRwdXRDYXBwZWRFdmVudBIUCgx0b29sX2NhbGxfaWQYASABKAkSEQoJdG9vbF9uYW1lGAIgASgJEhEKCW1heF9ieXRlcxgDIAEoAxISCgprZXB0X2J5dGVzGAQgASgDEhUKDWRyb3BwZWRfYnl0ZXMYBSABKAMSFgoOZHJvcHBlZF9jaHVua3MYBiABKAMSDwoHc3RvcHBlZBgHIAEoCCK8AQoPVG9vbFJlc3VsdEV2ZW50EgwKBHN0ZXAYASABKAUSFAoMdG9vbF9jYWxsX2lkGAIgASgJEhEKCXRvb2xfbmFtZRgDIAEoCRIoCgZvdXRwdXQYBCABKAsyGC5hZ2VudGNvcmUudjEuVG9vbE91dHB1dBINCgVlcnJvchgFIAEoCBIMCgRzdG9wGAYgASgIEisKCGR1cmF0aW9uGAcgASgLMhkuZ29vZ2xlLnByb3RvYnVmLkR1cmF0aW9uIoEBCglTdGVwRXZlbnQSDAoEc3RlcBgBIAEoBRIyCghyZXNwb25zZRgCIAEoCzIgLmFnZW50Y29yZS52MS5Nb2RlbFJlc3BvbnNlRXZlbnQSMgoMdG9vbF9yZXN1bHRzGAMgAygLMhwuYWdlbnRjb3JlLnYxLlRvb2xSZXN1bHRQYXJ0Ir4BCg1GYWxsYmFja0V2ZW50EgwKBHN0ZXAYASABKAUSJQoEa2luZBgCIAEoDjIXLmFnZW50Y29yZS52MS5FcnJvcktpbmQSDwoHbWVzc2FnZRgDIAEoCRIOCgZzdGF0dXMYBCABKAUSJAoEZnJvbRgFIAEoCzIWLmFnZW50Y29yZS52MS5Nb2RlbFJlZhIiCgJ0bxgGIAEoCzIWLmFnZW50Y29yZS52MS5Nb2RlbFJlZhINCgVpbmRleBgHIAEoBSJTCghNb2RlbFJlZhIPCgdwcm9maWxlGAEgASgJEg0KBW1vZGVsGAIgASgJEhAKCHByb3RvY29sGAMgASgJEhUKDWJhc2VfdXJsX2hvc3QYBCABKAkioAEKClJldHJ5RXZlbnQSDwoHYXR0ZW1wdBgBIAEoBRIlCgRraW5kGAIgASgOMhcuYWdlbnRjb3JlLnYxLkVycm9yS2luZBIPCgdtZXNzYWdlGAMgASgJEg4KBnN0YXR1cxgEIAEoBRIoCgVkZWxheRgFIAEoCzIZLmdvb2dsZS5wcm90b2J1Zi5EdXJhdGlvbhIPCgdjb21wYWN0GAYgASgIIjUKE0NvbXBhY3RTdGFydGVkRXZlbnQSDgoGdG9rZW5zGAEgASgDEg4KBm1hbnVhbBgCIAEoCCIhChFDb21wYWN0RGVsdGFFdmVudBIMCgR0ZXh0GAEgASgJIksKFENvbXBhY3RGaW5pc2hlZEV2ZW50Eg8KB3N1bW1hcnkYASABKAkSIgoFdXNhZ2UYAiABKAsyEy5hZ2VudGNvcmUudjEuVXNhZ2Ui+QEKDlJ1blJlc3VsdEV2ZW50EgwKBHRleHQYASABKAkSDQoFc3RlcHMYAiABKAUSIgoFdXNhZ2UYAyABKAsyEy5hZ2VudGNvcmUudjEuVXNhZ2USJwoGcmVhc29uGAQgASgOMhcuYWdlbnRjb3JlLnYxLkVuZFJlYXNvbhImCgZvdXRwdXQYBSABKAsyFi5nb29nbGUucHJvdG9idWYuVmFsdWUSKQoJcnVuX3VzYWdlGAYgASgLMhYuYWdlbnRjb3JlLnYxLlJ1blVzYWdlEioKCnRyZWVfdXNhZ2UYByABKAsyFi5hZ2VudGNvcmUudjEuUnVuVXNhZ2UiswEKCFJ1blVzYWdlEhQKDGlucHV0X3Rva2VucxgBIAEoAxIVCg1vdXRwdXRfdG9rZW5zGAIgASgDEhYKDm1vZGVsX3JlcXVlc3RzGAMgASgDEhIKCnRvb2xfY2FsbHMYBCABKAMSLAoJd2FsbF90aW1lGAUgASgLMhkuZ29vZ2xlLnByb3RvYnVmLkR1cmF0aW9uEgwKBGNvc3QYBiABKAESEgoKY2hpbGRfcnVucxgHIAEoAyKEAgoGQnVkZ2V0EhkKDGlucHV0X3Rva2VucxgBIAEoA0gAiAEBEhoKDW91dHB1dF90b2tlbnMYAiABKANIAYgBARIbCg5tb2RlbF9yZXF1ZXN0cxgDIAEoA0gCiAEBEhcKCnRvb2xfY2FsbHMYBCABKANIA4gBARIsCgl3YWxsX3RpbWUYBSABKAsyGS5nb29nbGUucHJvdG9idWYuRHVyYXRpb24SEQoEY29zdBgGIAEoAUgEiAEBQg8KDV9pbnB1dF90b2tlbnNCEAoOX291dHB1dF90b2tlbnNCEQoPX21vZGVsX3JlcXVlc3RzQg0KC190b29sX2NhbGxzQgcKBV9jb3N0KtsBCgtCdWRnZXRMaW1pdBIcChhCVURHRVRfTElNSVRfVU5TUEVDSUZJRUQQABIdChlCVURHRVRfTElNSVRfSU5QVVRfVE9LRU5TEAESHgoaQlVER0VUX0xJTUlUX09VVFBVVF9UT0tFTlMQAhIfChtCVURHRVRfTElNSVRfTU9ERUxfUkVRVUVTVFMQAxIbChdCVURHRVRfTElNSVRfVE9PTF9DQUxMUxAEEhoKFkJVREdFVF9MSU1JVF9XQUxMX1RJTUUQBRIVChFCVURHRVRfTElNSVRfQ09TVBAGKpUBChFFbGljaXRhdGlvbkFjdGlvbhIiCh5FTElDSVRBVElPTl9BQ1RJT05fVU5TUEVDSUZJRUQQABIdChlFTElDSVRBVElPTl9BQ1RJT05fQUNDRVBUEAESHgoaRUxJQ0lUQVRJT05fQUNUSU9OX0RFQ0xJTkUQAhIdChlFTElDSVRBVElPTl9BQ1RJT05fQ0FOQ0VMEAMqmwEKEVBlcm1pc3Npb25PdXRjb21lEiIKHlBFUk1JU1NJT05fT1VUQ09NRV9VTlNQRUNJRklFRBAAEh4KGlBFUk1JU1NJT05fT1VUQ09NRV9BTExPV0VEEAESHQoZUEVSTUlTU0lPTl9PVVRDT01FX0RFTklFRBACEiMKH1BFUk1JU1NJT05fT1VUQ09NRV9OT1RfQU5TV0VSRUQQAyp7CgxPdXRwdXRTdHJlYW0SHQoZT1VUUFVUX1NUUkVBTV9VTlNQRUNJRklFRBAAEhgKFE9VVFBVVF9TVFJFQU1fT1VUUFVUEAESGAoUT1VUUFVUX1NUUkVBTV9TVERPVVQQAhIYChRPVVRQVVRfU1RSRUFNX1NUREVSUhADKuEBCglFcnJvcktpbmQSGgoWRVJST1JfS0lORF9VTlNQRUNJRklFRBAAEhYKEkVSUk9SX0tJTkRfQUJPUlRFRBABEhMKD0VSUk9SX0tJTkRfQVVUSBACEhQKEEVSUk9SX0tJTkRfTElNSVQQAxIWChJFUlJPUl9LSU5EX1RJTUVPVVQQBBIVChFFUlJPUl9LSU5EX1NFUlZFUhAFEhYKEkVSUk9SX0tJTkRfTkVUV09SSxAGEhYKEkVSUk9SX0tJTkRfUkVRVUVTVBAHEhYKEkVSUk9SX0tJTkRfVU5LTk9XThAIKosBCglFbmRSZWFzb24SGgoWRU5EX1JFQVNPTl9VTlNQRUNJRklFRBAAEhYKEkVORF9SRUFTT05fTk9fVE9PTBABEhgKFEVORF9SRUFTT05fVE9PTF9TVE9QEAISGQoVRU5EX1JFQVNPTl9TVEVQX0xJTUlUEAMSFQoRRU5EX1JFQVNPTl9CVURHRVQQBEI7WjlnaXRodWIuY29tL2FnZW50Y29yZS9hZ2VudGNvcmUvcHJvdG8vYWdlbnRjb3JlL3YxO2FnZW50djFiBnByb3RvMw", [file_agentcore_v1_message, file_google_protobuf_duration, file_google_protobuf_struct, file_google_protobuf_timestamp]);
 
 /**
  * Event is one step of a run, streamed in order. The engine emits exactly
@@ -174,6 +174,23 @@ export type Event = Message<"agentcore.v1.Event"> & {
      */
     value: FallbackEvent;
     case: "fallback";
+  } | {
+    /**
+     * A tool asks the person behind the run for input (an MCP server's
+     * elicitation): answer with RespondElicitation.
+     *
+     * @generated from field: agentcore.v1.ElicitationRequestEvent elicitation_request = 29;
+     */
+    value: ElicitationRequestEvent;
+    case: "elicitationRequest";
+  } | {
+    /**
+     * An elicitation request was answered, or cancelled for want of an answer.
+     *
+     * @generated from field: agentcore.v1.ElicitationResultEvent elicitation_result = 30;
+     */
+    value: ElicitationResultEvent;
+    case: "elicitationResult";
   } | { case: undefined; value?: undefined };
 };
 
@@ -567,6 +584,91 @@ export const PermissionRequestEventSchema: GenMessage<PermissionRequestEvent> = 
   messageDesc(file_agentcore_v1_event, 9);
 
 /**
+ * ElicitationRequestEvent asks the person behind the run for input while a
+ * tool call runs (an MCP server's elicitation/create, or a Go tool's
+ * tool.Elicit): a message and a form. Answer with RespondElicitation (from
+ * any connection, e.g. POST /v1/runs/{run_id}/elicitations/{elicitation_id});
+ * unanswered within the server's permission timeout it is cancelled. An
+ * ElicitationResultEvent follows either way.
+ *
+ * @generated from message agentcore.v1.ElicitationRequestEvent
+ */
+export type ElicitationRequestEvent = Message<"agentcore.v1.ElicitationRequestEvent"> & {
+  /**
+   * The id to answer: the tool call's id, "~elicit-" and a random part.
+   *
+   * @generated from field: string elicitation_id = 1;
+   */
+  elicitationId: string;
+
+  /**
+   * The tool call asking.
+   *
+   * @generated from field: string tool_call_id = 2;
+   */
+  toolCallId: string;
+
+  /**
+   * @generated from field: string tool_name = 3;
+   */
+  toolName: string;
+
+  /**
+   * What is asked, to show to the person.
+   *
+   * @generated from field: string message = 4;
+   */
+  message: string;
+
+  /**
+   * A JSON Schema of the form: an object whose properties are strings,
+   * numbers, integers, booleans or enums, possibly with defaults.
+   *
+   * @generated from field: google.protobuf.Struct requested_schema = 5;
+   */
+  requestedSchema?: JsonObject | undefined;
+};
+
+/**
+ * Describes the message agentcore.v1.ElicitationRequestEvent.
+ * Use `create(ElicitationRequestEventSchema)` to create a new message.
+ */
+export const ElicitationRequestEventSchema: GenMessage<ElicitationRequestEvent> = /*@__PURE__*/
+  messageDesc(file_agentcore_v1_event, 10);
+
+/**
+ * ElicitationResultEvent says how an elicitation request ended. The
+ * answer's content goes to the tool only.
+ *
+ * @generated from message agentcore.v1.ElicitationResultEvent
+ */
+export type ElicitationResultEvent = Message<"agentcore.v1.ElicitationResultEvent"> & {
+  /**
+   * @generated from field: string elicitation_id = 1;
+   */
+  elicitationId: string;
+
+  /**
+   * @generated from field: agentcore.v1.ElicitationAction action = 2;
+   */
+  action: ElicitationAction;
+
+  /**
+   * Set when no one answered within the permission timeout (action CANCEL).
+   *
+   * @generated from field: bool timed_out = 3;
+   */
+  timedOut: boolean;
+};
+
+/**
+ * Describes the message agentcore.v1.ElicitationResultEvent.
+ * Use `create(ElicitationResultEventSchema)` to create a new message.
+ */
+export const ElicitationResultEventSchema: GenMessage<ElicitationResultEvent> = /*@__PURE__*/
+  messageDesc(file_agentcore_v1_event, 11);
+
+/**
  * ToolCallEvent is sent when a tool call starts (agent-core: onToolCall).
  * A call the run asked permission for has it after the answer, which
  * permission holds; a call denied or not answered gets its tool result
@@ -610,7 +712,7 @@ export type ToolCallEvent = Message<"agentcore.v1.ToolCallEvent"> & {
  * Use `create(ToolCallEventSchema)` to create a new message.
  */
 export const ToolCallEventSchema: GenMessage<ToolCallEvent> = /*@__PURE__*/
-  messageDesc(file_agentcore_v1_event, 10);
+  messageDesc(file_agentcore_v1_event, 12);
 
 /**
  * PermissionDecision is the answer a permission request got.
@@ -637,7 +739,7 @@ export type PermissionDecision = Message<"agentcore.v1.PermissionDecision"> & {
  * Use `create(PermissionDecisionSchema)` to create a new message.
  */
 export const PermissionDecisionSchema: GenMessage<PermissionDecision> = /*@__PURE__*/
-  messageDesc(file_agentcore_v1_event, 11);
+  messageDesc(file_agentcore_v1_event, 13);
 
 /**
  * ToolOutputEvent is live output of a running tool call (agent-core: onToolOutput).
@@ -671,7 +773,7 @@ export type ToolOutputEvent = Message<"agentcore.v1.ToolOutputEvent"> & {
  * Use `create(ToolOutputEventSchema)` to create a new message.
  */
 export const ToolOutputEventSchema: GenMessage<ToolOutputEvent> = /*@__PURE__*/
-  messageDesc(file_agentcore_v1_event, 12);
+  messageDesc(file_agentcore_v1_event, 14);
 
 /**
  * ToolOutputCappedEvent closes the live output of a tool call that went
@@ -732,7 +834,7 @@ export type ToolOutputCappedEvent = Message<"agentcore.v1.ToolOutputCappedEvent"
  * Use `create(ToolOutputCappedEventSchema)` to create a new message.
  */
 export const ToolOutputCappedEventSchema: GenMessage<ToolOutputCappedEvent> = /*@__PURE__*/
-  messageDesc(file_agentcore_v1_event, 13);
+  messageDesc(file_agentcore_v1_event, 15);
 
 /**
  * ToolResultEvent is the result of a tool call (agent-core: onToolResult).
@@ -783,7 +885,7 @@ export type ToolResultEvent = Message<"agentcore.v1.ToolResultEvent"> & {
  * Use `create(ToolResultEventSchema)` to create a new message.
  */
 export const ToolResultEventSchema: GenMessage<ToolResultEvent> = /*@__PURE__*/
-  messageDesc(file_agentcore_v1_event, 14);
+  messageDesc(file_agentcore_v1_event, 16);
 
 /**
  * StepEvent closes one round of model and tools (agent-core: onStep).
@@ -812,7 +914,7 @@ export type StepEvent = Message<"agentcore.v1.StepEvent"> & {
  * Use `create(StepEventSchema)` to create a new message.
  */
 export const StepEventSchema: GenMessage<StepEvent> = /*@__PURE__*/
-  messageDesc(file_agentcore_v1_event, 15);
+  messageDesc(file_agentcore_v1_event, 17);
 
 /**
  * FallbackEvent says that a round's request failed, after its retries,
@@ -876,7 +978,7 @@ export type FallbackEvent = Message<"agentcore.v1.FallbackEvent"> & {
  * Use `create(FallbackEventSchema)` to create a new message.
  */
 export const FallbackEventSchema: GenMessage<FallbackEvent> = /*@__PURE__*/
-  messageDesc(file_agentcore_v1_event, 16);
+  messageDesc(file_agentcore_v1_event, 18);
 
 /**
  * ModelRef names a model as events show it: never its key, nor its base
@@ -917,7 +1019,7 @@ export type ModelRef = Message<"agentcore.v1.ModelRef"> & {
  * Use `create(ModelRefSchema)` to create a new message.
  */
 export const ModelRefSchema: GenMessage<ModelRef> = /*@__PURE__*/
-  messageDesc(file_agentcore_v1_event, 17);
+  messageDesc(file_agentcore_v1_event, 19);
 
 /**
  * RetryEvent is sent before a retry (agent-core: onRetry).
@@ -967,7 +1069,7 @@ export type RetryEvent = Message<"agentcore.v1.RetryEvent"> & {
  * Use `create(RetryEventSchema)` to create a new message.
  */
 export const RetryEventSchema: GenMessage<RetryEvent> = /*@__PURE__*/
-  messageDesc(file_agentcore_v1_event, 18);
+  messageDesc(file_agentcore_v1_event, 20);
 
 /**
  * CompactStartedEvent opens a compaction (agent-core: onCompact compact-start).
@@ -995,7 +1097,7 @@ export type CompactStartedEvent = Message<"agentcore.v1.CompactStartedEvent"> & 
  * Use `create(CompactStartedEventSchema)` to create a new message.
  */
 export const CompactStartedEventSchema: GenMessage<CompactStartedEvent> = /*@__PURE__*/
-  messageDesc(file_agentcore_v1_event, 19);
+  messageDesc(file_agentcore_v1_event, 21);
 
 /**
  * CompactDeltaEvent is streamed summary text.
@@ -1014,7 +1116,7 @@ export type CompactDeltaEvent = Message<"agentcore.v1.CompactDeltaEvent"> & {
  * Use `create(CompactDeltaEventSchema)` to create a new message.
  */
 export const CompactDeltaEventSchema: GenMessage<CompactDeltaEvent> = /*@__PURE__*/
-  messageDesc(file_agentcore_v1_event, 20);
+  messageDesc(file_agentcore_v1_event, 22);
 
 /**
  * CompactFinishedEvent closes a compaction; the summary was appended to history.
@@ -1038,7 +1140,7 @@ export type CompactFinishedEvent = Message<"agentcore.v1.CompactFinishedEvent"> 
  * Use `create(CompactFinishedEventSchema)` to create a new message.
  */
 export const CompactFinishedEventSchema: GenMessage<CompactFinishedEvent> = /*@__PURE__*/
-  messageDesc(file_agentcore_v1_event, 21);
+  messageDesc(file_agentcore_v1_event, 23);
 
 /**
  * RunResultEvent is the result of a send, the last event of a successful run.
@@ -1099,7 +1201,7 @@ export type RunResultEvent = Message<"agentcore.v1.RunResultEvent"> & {
  * Use `create(RunResultEventSchema)` to create a new message.
  */
 export const RunResultEventSchema: GenMessage<RunResultEvent> = /*@__PURE__*/
-  messageDesc(file_agentcore_v1_event, 22);
+  messageDesc(file_agentcore_v1_event, 24);
 
 /**
  * RunUsage is what a run (or a run tree) spent, in the units a budget
@@ -1153,7 +1255,7 @@ export type RunUsage = Message<"agentcore.v1.RunUsage"> & {
  * Use `create(RunUsageSchema)` to create a new message.
  */
 export const RunUsageSchema: GenMessage<RunUsage> = /*@__PURE__*/
-  messageDesc(file_agentcore_v1_event, 23);
+  messageDesc(file_agentcore_v1_event, 25);
 
 /**
  * Budget limits what a run and all its descendants may spend together.
@@ -1201,7 +1303,7 @@ export type Budget = Message<"agentcore.v1.Budget"> & {
  * Use `create(BudgetSchema)` to create a new message.
  */
 export const BudgetSchema: GenMessage<Budget> = /*@__PURE__*/
-  messageDesc(file_agentcore_v1_event, 24);
+  messageDesc(file_agentcore_v1_event, 26);
 
 /**
  * BudgetLimit names one limit of a budget.
@@ -1252,6 +1354,45 @@ export const BudgetLimitSchema: GenEnum<BudgetLimit> = /*@__PURE__*/
   enumDesc(file_agentcore_v1_event, 0);
 
 /**
+ * ElicitationAction is how the person answered an elicitation request.
+ *
+ * @generated from enum agentcore.v1.ElicitationAction
+ */
+export enum ElicitationAction {
+  /**
+   * @generated from enum value: ELICITATION_ACTION_UNSPECIFIED = 0;
+   */
+  UNSPECIFIED = 0,
+
+  /**
+   * Submitted the form (content holds the values).
+   *
+   * @generated from enum value: ELICITATION_ACTION_ACCEPT = 1;
+   */
+  ACCEPT = 1,
+
+  /**
+   * Explicitly refused.
+   *
+   * @generated from enum value: ELICITATION_ACTION_DECLINE = 2;
+   */
+  DECLINE = 2,
+
+  /**
+   * Dismissed without choosing (or no one answered in time).
+   *
+   * @generated from enum value: ELICITATION_ACTION_CANCEL = 3;
+   */
+  CANCEL = 3,
+}
+
+/**
+ * Describes the enum agentcore.v1.ElicitationAction.
+ */
+export const ElicitationActionSchema: GenEnum<ElicitationAction> = /*@__PURE__*/
+  enumDesc(file_agentcore_v1_event, 1);
+
+/**
  * PermissionOutcome says how a permission request ended.
  *
  * @generated from enum agentcore.v1.PermissionOutcome
@@ -1288,7 +1429,7 @@ export enum PermissionOutcome {
  * Describes the enum agentcore.v1.PermissionOutcome.
  */
 export const PermissionOutcomeSchema: GenEnum<PermissionOutcome> = /*@__PURE__*/
-  enumDesc(file_agentcore_v1_event, 1);
+  enumDesc(file_agentcore_v1_event, 2);
 
 /**
  * OutputStream says where tool output came from.
@@ -1327,7 +1468,7 @@ export enum OutputStream {
  * Describes the enum agentcore.v1.OutputStream.
  */
 export const OutputStreamSchema: GenEnum<OutputStream> = /*@__PURE__*/
-  enumDesc(file_agentcore_v1_event, 2);
+  enumDesc(file_agentcore_v1_event, 3);
 
 /**
  * ErrorKind classifies model errors (agent-core: error.kind).
@@ -1401,7 +1542,7 @@ export enum ErrorKind {
  * Describes the enum agentcore.v1.ErrorKind.
  */
 export const ErrorKindSchema: GenEnum<ErrorKind> = /*@__PURE__*/
-  enumDesc(file_agentcore_v1_event, 3);
+  enumDesc(file_agentcore_v1_event, 4);
 
 /**
  * EndReason says why a send ended normally.
@@ -1448,5 +1589,5 @@ export enum EndReason {
  * Describes the enum agentcore.v1.EndReason.
  */
 export const EndReasonSchema: GenEnum<EndReason> = /*@__PURE__*/
-  enumDesc(file_agentcore_v1_event, 4);
+  enumDesc(file_agentcore_v1_event, 5);
 
