@@ -4,9 +4,11 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"sync"
 	"sync/atomic"
 	"time"
 
+	"github.com/agentcore/agentcore/pkg/agent/hostreq"
 	"github.com/agentcore/agentcore/pkg/compact"
 	"github.com/agentcore/agentcore/pkg/history"
 	"github.com/agentcore/agentcore/pkg/llm"
@@ -50,6 +52,10 @@ type run struct {
 	budget *Budget
 	price  Price
 	over   atomic.Pointer[BudgetError]
+	// onElicit answers the tools' elicitation requests (nil: none can be);
+	// sampleMu guards usage against the tools' samplings of one round.
+	onElicit hostreq.ElicitFunc
+	sampleMu sync.Mutex
 }
 
 // observe tells the session's Observer that the run starts; the run's

@@ -7,6 +7,7 @@ import (
 	"github.com/cloudwego/eino/components/model"
 	"google.golang.org/protobuf/types/known/structpb"
 
+	"github.com/agentcore/agentcore/pkg/agent/hostreq"
 	"github.com/agentcore/agentcore/pkg/history"
 	"github.com/agentcore/agentcore/pkg/llm"
 	"github.com/agentcore/agentcore/pkg/tool"
@@ -37,6 +38,10 @@ type SendOptions struct {
 	PermissionMode agentv1.PermissionMode
 	AskTools       []string
 	OnPermission   PermissionFunc
+	// OnElicit answers the elicitation requests of the run's tool calls
+	// (a tool asking the person behind the run for input); nil: such
+	// requests are refused.
+	OnElicit hostreq.ElicitFunc
 	// Resume re-enters the loop from the history as it is, without input
 	// (Input must be empty, History unset): the model is asked to go on
 	// from the last turn, e.g. after a run was interrupted. ErrNothingToResume
@@ -148,7 +153,7 @@ func (s *Session) Send(ctx context.Context, opts SendOptions) (res *Result, err 
 		return nil, err
 	}
 	defer func() { s.release(run, res, err) }()
-	run.session, run.cfg, run.perm = s, cfg, perm
+	run.session, run.cfg, run.perm, run.onElicit = s, cfg, perm, opts.OnElicit
 	run.budget = opts.Budget
 	if run.budget == nil {
 		run.budget = NewBudget(nil, nil)

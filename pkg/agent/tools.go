@@ -205,7 +205,7 @@ func (r *run) runTool(ctx context.Context, step int, c *agentv1.ToolCallPart, at
 	}
 	ctx = withCall(ctx, &Call{AgentID: r.session.id, RunID: r.id, ToolCallID: id, Step: step, Budget: r.budget, emit: r.emit})
 	opts := tool.Options{CallID: id, Limit: int(r.cfg.MaxToolOutput), Limiter: r.limiter, MaxBytes: r.session.opts.MaxToolResultBytes,
-		Redact: r.session.opts.RedactToolOutput, IdempotencyKey: r.id + "/" + id, Attempt: attempt}
+		Redact: r.session.opts.RedactToolOutput, IdempotencyKey: r.id + "/" + id, Attempt: attempt, HostHandler: r.hostHandler(step, id, name)}
 	// The call is announced before it starts, and the run then yields
 	// twice: the goroutines this step woke (the event stream's writer with
 	// this event, the journal's write just released, the event log) run now

@@ -1,0 +1,48 @@
+package agent
+
+import (
+	"context"
+
+	"github.com/agentcore/agentcore/pkg/agent/hostreq"
+	"github.com/agentcore/agentcore/pkg/llm"
+	"github.com/agentcore/agentcore/pkg/tool"
+	pluginv1 "github.com/agentcore/agentcore/proto/agentcore/plugin/v1"
+)
+
+// hostHandler answers what tool call id of step asks its host while it
+// runs (hostreq): the run's stream and OnElicit for the person behind the
+// run; its permission mode, budget and model for sampling.
+func (r *run) hostHandler(step int, id, name string) *tool.HostHandler {
+	c := &hostreq.Call{RunID: r.id, ToolCallID: id, ToolName: name, Emit: r.emit.emit, OnElicit: r.onElicit,
+		Config: r.cfg, Redact: r.session.opts.RedactToolOutput, Chat: r.sample}
+	if r.perm.asks(name) {
+		c.Ask = func(ctx context.Context, reqID, args string) (bool, string) {
+			r.emit.permissionRequest(reqID, name, args, false)
+			d := r.perm.fn(ctx, PermissionRequest{RunID: r.id, Step: step, ToolCallID: reqID, ToolName: name, Arguments: args})
+			return d.Allow, d.Reason
+		}
+	}
+	return c.Handler()
+}
+
+// sample asks the run's model for a tool's sampling request, as one more
+// model request of the run's budget; its tokens count in the run's usage,
+// the session's and the budget's. Calls of one round sample in parallel.
+func (r *run) sample(ctx context.Context, req llm.Request) (*llm.Result, error) {
+	if be := r.budget.take(true); be != nil {
+		return nil, &tool.HostError{Code: pluginv1.HostErrorCode_HOST_ERROR_CODE_DENIED, Message: be.Error()}
+	}
+	req.Model = r.session.modelFor(req.Config, false)
+	out, err := r.session.opts.LLM.Chat(ctx, req)
+	if err != nil || out.Usage == nil {
+		return out, err
+	}
+	r.sampleMu.Lock()
+	addUsage(r.usage, out.Usage)
+	r.sampleMu.Unlock()
+	r.session.mu.Lock()
+	addUsage(r.session.usage, out.Usage)
+	r.session.mu.Unlock()
+	r.budget.spent(out.Usage, r.price)
+	return out, nil
+}
