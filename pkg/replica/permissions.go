@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/agentcore/agentcore/pkg/agent"
+	"github.com/agentcore/agentcore/pkg/agent/hostreq"
 	"github.com/agentcore/agentcore/pkg/store"
 )
 
@@ -81,23 +82,50 @@ func decision(p *store.Permission) agent.Decision {
 // run's stream, RespondPermission on any replica, or the permission
 // timeout, which denies.
 func (rp *Replica) Ask(ctx context.Context, req agent.PermissionRequest) agent.Decision {
-	k := permKey{req.RunID, req.ToolCallID}
+	reason := fmt.Sprintf("no one answered within the permission timeout (%s)", rp.opts.PermissionTimeout)
+	d, ok := rp.Await(ctx, req.RunID, req.ToolCallID, reason)
+	if !ok {
+		return agent.Decision{Reason: "the run ended before the client answered"}
+	}
+	return d
+}
+
+// Await waits for the answer to request id of a run here, kept in the
+// store as a permission request (of a kind its id tells): from any
+// replica, or, after the permission timeout, a refusal for timedOut, which
+// it stores. ok is false when ctx ended first.
+func (rp *Replica) Await(ctx context.Context, run, id, timedOut string) (d agent.Decision, ok bool) {
+	k := permKey{run, id}
 	ch := rp.perms.add(k)
 	defer rp.perms.remove(k)
 	if d, ok := rp.storedDecision(ctx, k); ok { // answered before we listened
-		return d
+		return d, true
 	}
 	timer := time.NewTimer(rp.opts.PermissionTimeout)
 	defer timer.Stop()
 	select {
 	case d := <-ch:
-		return d
+		return d, true
 	case <-timer.C:
-		reason := fmt.Sprintf("no one answered within the permission timeout (%s)", rp.opts.PermissionTimeout)
-		return rp.decide(k, false, reason)
+		return rp.decide(k, false, timedOut), true
 	case <-ctx.Done():
-		return agent.Decision{Reason: "the run ended before the client answered"}
+		return agent.Decision{}, false
 	}
+}
+
+// Answer stores the answer to a request of a run and hands it to the run,
+// here or, through a notice, on the replica that runs it. The store's
+// errors are returned as they are (store.ErrNotFound: no such request,
+// store.ErrConflict: answered already).
+func (rp *Replica) Answer(ctx context.Context, run, id string, allow bool, reason string) error {
+	if _, err := rp.opts.Store.AnswerPermission(ctx, run, id, allow, reason); err != nil {
+		return err
+	}
+	if rp.Running(run) {
+		rp.Deliver(run, id, agent.Decision{Allow: allow, Reason: reason})
+		return nil
+	}
+	return rp.opts.Store.Notify(ctx, store.Notice{Kind: store.NoticePermission, RunID: run, Text: id})
 }
 
 // Decide answers a request of a run here, unless someone answered first
@@ -163,6 +191,9 @@ func (rp *Replica) DenyWaiting(in func(run string) bool, reason string) {
 			continue
 		}
 		for _, call := range rp.Waiting(k.run) {
+			if hostreq.IsElicitation(call) {
+				continue // answered with RespondElicitation, never on a stream
+			}
 			rp.Deliver(k.run, call, rp.Decide(k.run, call, false, reason))
 		}
 	}

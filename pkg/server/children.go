@@ -130,7 +130,7 @@ func (s *Server) callAgent(at *agentv1.AgentTool) tool.Func {
 		hook := s.hooks.Target(sess.expand, sess.engine.StoredConfig(), nil, agentID(sess.id))
 		cctx := withRunOptions(ctx, runOptions{onDisconnect: up.onDisconnect, tree: child, hook: hook})
 		opts := agent.SendOptions{Input: []*agentv1.Part{{Kind: &agentv1.Part_Text{Text: agenttool.Task(at, input)}}},
-			Busy: at.GetBusyPolicy(), PermissionMode: tree.permMode, AskTools: tree.askTools, OnPermission: tree.ask, Budget: budget}
+			Busy: at.GetBusyPolicy(), PermissionMode: tree.permMode, AskTools: tree.askTools, OnPermission: tree.ask, OnElicit: s.pending.Elicit, Budget: budget}
 		if opts.Busy == agentv1.BusyPolicy_BUSY_POLICY_UNSPECIFIED {
 			opts.Busy = agentv1.BusyPolicy_BUSY_POLICY_QUEUE
 		}

@@ -157,7 +157,7 @@ func (s *Server) continueRun(r *store.Run) error {
 	opts.Budget = rootBudget(start.GetBudget(), sess, t)
 	out := &sink{srv: s}
 	hook := s.hooks.Target(sess.expand, sess.engine.StoredConfig(), start.GetConfig(), agentID(sess.id))
-	opts.OnEvent, opts.OnPermission = out.event, s.hooks.Asking(hook, s.replica.Ask)
+	opts.OnEvent, opts.OnPermission, opts.OnElicit = out.event, s.hooks.Asking(hook, s.replica.Ask), s.pending.Elicit
 	ctx = withRunOptions(ctx, runOptions{onDisconnect: agentv1.OnDisconnect_ON_DISCONNECT_CONTINUE, resume: r.Resume,
 		tree: rootTree(&opts, s.replica.Ask), hook: hook})
 	_, err = sess.engine.Send(ctx, opts)

@@ -133,10 +133,18 @@ func (s *Server) RespondPermission(ctx context.Context, req *agentv1.RespondPerm
 	if _, err := s.getRun(ctx, req.GetRunId()); err != nil {
 		return nil, err
 	}
-	if err := s.answer(ctx, req.GetRunId(), req.GetToolCallId(), req.GetAllow(), req.GetReason()); err != nil {
+	if err := s.pending.AnswerPermission(ctx, req.GetRunId(), req.GetToolCallId(), req.GetAllow(), req.GetReason()); err != nil {
 		return nil, err
 	}
 	return &agentv1.RespondPermissionResponse{}, nil
+}
+
+// RespondElicitation answers a run's elicitation request.
+func (s *Server) RespondElicitation(ctx context.Context, req *agentv1.RespondElicitationRequest) (*agentv1.RespondElicitationResponse, error) {
+	return s.pending.RespondElicitation(ctx, req, func(ctx context.Context, run string) error {
+		_, err := s.getRun(ctx, run)
+		return err
+	})
 }
 
 // getRun reads a run of the caller's tenant.
@@ -169,14 +177,7 @@ func (s *Server) runProto(ctx context.Context, r *store.Run) *agentv1.Run {
 		return out
 	}
 	out.LeaseExpireTime = timestamppb.New(r.LeaseExpires)
-	if ps, err := s.store.Permissions(ctx, r.ID); err == nil {
-		for _, p := range ps {
-			if !p.Answered {
-				out.PendingPermissions = append(out.PendingPermissions, &agentv1.PermissionRequestEvent{
-					ToolCallId: p.CallID, ToolName: p.ToolName, Arguments: p.Arguments})
-			}
-		}
-	}
+	s.pending.Fill(ctx, out)
 	return out
 }
 
@@ -221,20 +222,4 @@ func (s *Server) stopRemote(ctx context.Context, run, cause string) error {
 			return apierr.FromError(ctx.Err())
 		}
 	}
-}
-
-// answer stores a decision and hands it to the run, here or on the
-// replica that runs it.
-func (s *Server) answer(ctx context.Context, run, call string, allow bool, reason string) error {
-	if _, err := s.store.AnswerPermission(ctx, run, call, allow, reason); err != nil {
-		return apierr.Answer(err, run, call)
-	}
-	if s.replica.Running(run) {
-		s.replica.Deliver(run, call, agent.Decision{Allow: allow, Reason: reason})
-		return nil
-	}
-	if err := s.store.Notify(ctx, store.Notice{Kind: store.NoticePermission, RunID: run, Text: call}); err != nil {
-		return apierr.Store(err)
-	}
-	return nil
 }

@@ -2,7 +2,6 @@ package server
 
 import (
 	"context"
-	"errors"
 	"io"
 	"strings"
 	"sync"
@@ -19,7 +18,6 @@ import (
 	"github.com/agentcore/agentcore/pkg/catalog"
 	"github.com/agentcore/agentcore/pkg/interceptor"
 	"github.com/agentcore/agentcore/pkg/profile"
-	"github.com/agentcore/agentcore/pkg/store"
 	"github.com/agentcore/agentcore/pkg/tool"
 	agentv1 "github.com/agentcore/agentcore/proto/agentcore/v1"
 )
@@ -241,6 +239,7 @@ func (s *Server) connectSend(stream agentv1.AgentService_SendServer, ro runOptio
 		out.onGone = cancel // the client going away stops the run
 	}
 	opts.OnPermission = s.hooks.Asking(ro.hook, in.ask)
+	opts.OnElicit = s.pending.Elicit // answered with RespondElicitation, never on the stream
 	opts.OnEvent = out.event
 	go in.read(stream, cancel)
 	return ctx, cancel, out
@@ -312,7 +311,7 @@ func (in *inbound) read(stream agentv1.AgentService_SendServer, cancel context.C
 				if child := p.GetRunId(); child != "" && child != run && in.srv.inTree(stream.Context(), child, run) {
 					run = child // a child run's request, as the stream carried it
 				}
-				_ = in.srv.answer(stream.Context(), run, p.GetToolCallId(), p.GetAllow(), p.GetReason())
+				_ = in.srv.pending.AnswerPermission(stream.Context(), run, p.GetToolCallId(), p.GetAllow(), p.GetReason())
 			}
 		case msg.GetStop() != nil:
 			cancel(agent.ErrStopped)
@@ -320,9 +319,9 @@ func (in *inbound) read(stream agentv1.AgentService_SendServer, cancel context.C
 	}
 }
 
-// sink passes a run's events on: permission requests into the store first
-// (so that an answer can find them), then every event to the event log and
-// to the client's stream while there is one.
+// sink passes a run's events on: the requests they carry into the store
+// first (pending.Keep: so that an answer can find them), then every event
+// to the event log and to the client's stream while there is one.
 type sink struct {
 	srv *Server
 
@@ -344,14 +343,7 @@ func (out *sink) event(ev *agentv1.Event) {
 	if tc := ev.GetToolCall(); tc != nil {
 		s.faults.ToolCalled(tc.GetToolName()) // test-only: a run whose tool crashes its server
 	}
-	if p := ev.GetPermissionRequest(); p != nil {
-		ctx, cancel := context.WithTimeout(context.Background(), storeTimeout)
-		err := s.store.AskPermission(ctx, &store.Permission{RunID: ev.GetRunId(), CallID: p.GetToolCallId(), ToolName: p.GetToolName(), Arguments: p.GetArguments()})
-		cancel()
-		if err != nil && !errors.Is(err, store.ErrExists) {
-			s.log.Warn("permission request not stored: only this run's stream can answer it", "run", ev.GetRunId(), "error", err)
-		}
-	}
+	s.pending.Keep(ev)
 	s.events.Add(ev)
 	out.mu.Lock()
 	defer out.mu.Unlock()

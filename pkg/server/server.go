@@ -43,6 +43,7 @@ import (
 	"github.com/agentcore/agentcore/pkg/faults"
 	"github.com/agentcore/agentcore/pkg/interceptor"
 	"github.com/agentcore/agentcore/pkg/llm"
+	"github.com/agentcore/agentcore/pkg/pending"
 	"github.com/agentcore/agentcore/pkg/profile"
 	"github.com/agentcore/agentcore/pkg/redact"
 	"github.com/agentcore/agentcore/pkg/replica"
@@ -109,10 +110,11 @@ type Server struct {
 	// store keeps agents, histories, runs and events; events batches run
 	// events into it; replica holds the runs executing here, their leases
 	// and permission requests, and the requests waiting for the store to
-	// change.
+	// change; pending the runs' requests waiting for an answer.
 	store   store.Store
 	events  *eventlog.Log
 	replica *replica.Replica
+	pending *pending.Requests
 	// bgRuns counts the runs that outlived their stream (on_disconnect
 	// CONTINUE); bg the server's own loops (event writer, notices,
 	// leases), which stopBG ends.
@@ -252,6 +254,7 @@ func New(opts Options) (*Server, error) {
 		PermissionTimeout: cfg.PermissionTimeout, EventRetention: cfg.EventRetention,
 		EventRetentionRunBytes: int64(cfg.EventRetentionRunBytes), EventRetentionBytes: int64(cfg.EventRetentionBytes), Log: log,
 		Resume: s.resume, ResumeAttempts: cfg.ResumeAttempts})
+	s.pending = pending.New(st, s.replica, log)
 	// A run whose events the store could not keep is stopped.
 	s.events = eventlog.New(st, log.Named("events"), func(runID string, err error) { s.replica.Stop(runID, err) })
 	ctx, cancel := context.WithCancel(context.Background())
