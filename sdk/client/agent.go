@@ -74,6 +74,13 @@ type Callbacks struct {
 	// OnBudgetExceeded: a limit of the run tree's budget was reached and
 	// the run ends (END_REASON_BUDGET).
 	OnBudgetExceeded func(*agentv1.BudgetExceededEvent)
+	// OnElicitation: a tool asks the person behind the run for input (an
+	// MCP server's elicitation, a Go tool's tool.Elicit), the run's own or
+	// a child run's. It runs on its own goroutine, so events keep flowing
+	// while it waits; its answer is sent with RespondElicitation unless ctx
+	// ended first. Unset, the request waits for an answer from elsewhere
+	// (RespondElicitation) until the server's permission timeout cancels it.
+	OnElicitation func(ctx context.Context, req *agentv1.ElicitationRequestEvent) Elicited
 }
 
 // Decision answers a permission request.
@@ -233,6 +240,7 @@ func (a *Agent) send(ctx context.Context, start *agentv1.StartRun, o *SendOption
 		if r := dispatch(e, &o.Callbacks); r != nil {
 			res = r
 		}
+		a.c.elicit(runCtx, &asks, &o.Callbacks, e)
 		p, asker := e.GetPermissionRequest(), ""
 		if c := e.GetChild(); c != nil && c.GetEvent().GetPermissionRequest() != nil {
 			p, asker = c.GetEvent().GetPermissionRequest(), c.GetRunId()

@@ -74,6 +74,7 @@ func (c *Client) attach(ctx context.Context, req *agentv1.AttachRequest, f *foll
 		if r := dispatch(e, &cb); r != nil {
 			res = r
 		}
+		c.elicit(ctx, &asks, &cb, e)
 		if p := e.GetPermissionRequest(); p != nil && cb.OnPermission != nil {
 			asks.Add(1)
 			run := e.GetRunId()
