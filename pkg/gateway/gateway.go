@@ -27,6 +27,7 @@
 //	GET    /v1/runs/{run_id}:attach            Attach (server-sent events; ?afterSeq=N or Last-Event-ID)
 //	GET    /v1/agents/{agent_id}:attach        Attach to the agent's latest run
 //	POST   /v1/runs/{run_id}/permissions/{tool_call_id}  RespondPermission ({"allow": true} or a reason)
+//	POST   /v1/runs/{run_id}/elicitations/{elicitation_id}  RespondElicitation ({"action": …, "content": {…}})
 //	GET    /healthz                            the gRPC health service
 //	GET    /openapi.json                       the OpenAPI document of all of the above
 //	GET    /                                   the web console
