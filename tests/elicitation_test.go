@@ -233,3 +233,38 @@ func TestSamplingCountedInUsage(t *testing.T) {
 		t.Fatalf("elicitation answered by OnElicitation: %+v %v", res, err)
 	}
 }
+
+// pyElicit is a program of the Python client: it sends a task to agent
+// argv[3] and answers its elicitation from on_elicitation with
+// respond_elicitation, leaving the greeting to the schema's default.
+const pyElicit = `import sys
+from agentcore.client import Agent, Callbacks, Client
+addr, token, agent_id = sys.argv[1:4]
+with Client(addr, token=token) as c:
+    got = {}
+    def on_elicitation(e):
+        got.update(c.respond_elicitation(e.run_id, e.elicitation_request.elicitation_id, "accept", {"name": "Lin"}))
+    res = Agent(c, agent_id).send("ask", Callbacks(on_elicitation=on_elicitation,
+        on_elicitation_result=lambda r: print("result", r.action)))
+    print("got", sorted(got.items()))
+    print("text", res.text)
+`
+
+// TestPythonElicitation answers an MCP server's elicitation from the
+// Python client (Callbacks.on_elicitation, Client.respond_elicitation).
+func TestPythonElicitation(t *testing.T) {
+	t.Parallel()
+	py := pythonClientRuntime(t)
+	h := mcpToolServer(t)
+	id := h.createAgent(t, callOnce("ask_user", `{}`), "")
+	file := filepath.Join(t.TempDir(), "elicit.py")
+	if err := os.WriteFile(file, []byte(pyElicit), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out := runPython(t, py, t.TempDir(), nil, file, h.Addr, e2e.HTTPToken, id)
+	for _, want := range []string{"result 1", "got [('greeting', 'hello'), ('name', 'Lin')]", "text hello, Lin"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("the program's output lacks %q:\n%s", want, out)
+		}
+	}
+}

@@ -18,7 +18,9 @@ from agentcore.client import (  # noqa: E402
     AgentcoreError, Callbacks, Decision, Kind, Reason, allow, deny, output_text, reason_name,
 )
 from agentcore.client import _status_pb2  # noqa: E402
-from agentcore.client._common import SendOptions, calls, decision_of, result_of, start_request, to_struct  # noqa: E402
+from agentcore.client._common import (  # noqa: E402
+    SendOptions, calls, decision_of, elicitation_answer, elicited, result_of, start_request, to_struct,
+)
 from agentcore.client._errors import from_status, transient  # noqa: E402
 from agentcore.client._run import _check_sync  # noqa: E402
 from agentcore.client._runstate import RunState  # noqa: E402
@@ -144,6 +146,8 @@ class Events(unittest.TestCase):
             v1.Event(seq=9, attempt=1, run_resumed=v1.RunResumedEvent(attempt=1)),
             v1.Event(seq=10, child=v1.ChildRunEvent(run_id="c", depth=2, event=v1.Event(seq=1, run_id="c"))),
             v1.Event(seq=11, budget_exceeded=v1.BudgetExceededEvent(limit=v1.BUDGET_LIMIT_TOOL_CALLS, max=3, used=3)),
+            v1.Event(seq=12, run_id="r", elicitation_request=v1.ElicitationRequestEvent(elicitation_id="c~elicit-1")),
+            v1.Event(seq=13, elicitation_result=v1.ElicitationResultEvent(elicitation_id="c~elicit-1")),
         ]
         for e in events:
             for fn, arg in calls(e, cb):
@@ -160,7 +164,26 @@ class Events(unittest.TestCase):
             "on_event", "on_resumed",
             "on_event", "on_child",
             "on_event", "on_budget_exceeded",
+            "on_event", "on_elicitation",
+            "on_event", "on_elicitation_result",
         ])
+
+    def test_elicitation_answers(self):
+        req = elicitation_answer("r", "c~elicit-1", "accept", {"name": "Ada", "age": 36})
+        self.assertEqual((req.run_id, req.elicitation_id, req.action), ("r", "c~elicit-1", v1.ELICITATION_ACTION_ACCEPT))
+        self.assertEqual(dict(req.content), {"name": "Ada", "age": 36})
+        for action, want in [("decline", v1.ELICITATION_ACTION_DECLINE), ("CANCEL", v1.ELICITATION_ACTION_CANCEL),
+                             (v1.ELICITATION_ACTION_DECLINE, v1.ELICITATION_ACTION_DECLINE)]:
+            req = elicitation_answer("r", "e", action)
+            self.assertEqual(req.action, want)
+            self.assertFalse(req.HasField("content"))
+        for bad in ["unspecified", "maybe", ""]:
+            with self.assertRaises(ValueError):
+                elicitation_answer("r", "e", bad)
+        resp = v1.RespondElicitationResponse()
+        self.assertEqual(elicited(resp), {})
+        resp.content.update({"name": "Ada", "greeting": "hello"})
+        self.assertEqual(elicited(resp), {"name": "Ada", "greeting": "hello"})
 
     def test_reconnecting_gives_attach_the_attempt(self):
         st = RunState(None, None, v1.AttachRequest(run_id="r", after_seq=0), True, None)

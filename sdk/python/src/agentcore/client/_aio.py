@@ -4,7 +4,7 @@ is the sync client's (see Client and Agent for what it does) as a coroutine."""
 from __future__ import annotations
 
 import inspect
-from typing import Any, Awaitable, Callable, List, Optional, Sequence, Tuple, TypeVar, Union
+from typing import Any, Awaitable, Callable, Dict, List, Mapping, Optional, Sequence, Tuple, TypeVar, Union
 
 import grpc
 import grpc.aio
@@ -14,8 +14,8 @@ from agentcore.v1.agent_service_pb2_grpc import AgentServiceAsyncStub
 
 from ._aio_run import AsyncRun
 from ._common import (
-    PAGE, Answer, Busy, Callbacks, Result, SendOptions, agent_message, decision_of, preview_input, start_request,
-    to_struct, turns_of, update_request,
+    PAGE, Answer, Busy, Callbacks, ElicitationAction, Result, SendOptions, agent_message, decision_of, elicitation_answer,
+    elicited, preview_input, start_request, to_struct, turns_of, update_request,
 )
 from ._errors import AgentcoreError, ended_without_result, from_rpc_error
 from ._sync import Credentials, bearer, channel_credentials
@@ -167,6 +167,14 @@ class AsyncClient:
         d = decision_of(decision)
         req = v1.RespondPermissionRequest(run_id=run_id, tool_call_id=tool_call_id, allow=d.allow, reason=d.reason)
         await self._unary(self.api.RespondPermission, req, timeout)
+
+    async def respond_elicitation(
+        self, run_id: str, elicitation_id: str, action: ElicitationAction, content: Optional[Mapping[str, Any]] = None,
+        *, timeout: Optional[float] = None,
+    ) -> Dict[str, Any]:
+        """Answers a run's elicitation request (see Client.respond_elicitation)."""
+        req = elicitation_answer(run_id, elicitation_id, action, content)
+        return elicited(await self._unary(self.api.RespondElicitation, req, timeout))
 
 
 class AsyncAgent:

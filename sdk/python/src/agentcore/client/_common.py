@@ -6,7 +6,7 @@ from __future__ import annotations
 import dataclasses
 import json
 from dataclasses import dataclass
-from typing import Any, Awaitable, Callable, List, Mapping, Optional, Sequence, Tuple, Union, cast
+from typing import Any, Awaitable, Callable, Dict, List, Mapping, Optional, Sequence, Tuple, Union, cast
 
 from google.protobuf import json_format, struct_pb2
 
@@ -100,6 +100,15 @@ class Callbacks:
     request is answered with respond_permission(child.run_id, …)."""
     on_budget_exceeded: Optional[Callable[[v1.BudgetExceededEvent], Any]] = None
     """A limit of the run tree's budget was reached: the run ends (END_REASON_BUDGET)."""
+    on_elicitation: Optional[Callable[[v1.Event], Any]] = None
+    """A tool asks the person behind the run for input (an MCP server's
+    elicitation): the event's elicitation_request holds the message and the
+    form's schema. Answer with respond_elicitation(event.run_id,
+    elicitation_id, "accept", {...}) from any connection (a thread, another
+    process); unanswered within the server's permission timeout it is
+    cancelled. A child run's comes in on_child."""
+    on_elicitation_result: Optional[Callable[[v1.ElicitationResultEvent], Any]] = None
+    """An elicitation request was answered, or cancelled for want of an answer."""
 
 
 _END_REASON_PREFIX = "END_REASON_"
@@ -185,7 +194,35 @@ def calls(event: v1.Event, cb: Callbacks) -> List[Tuple[Callable[[Any], Any], An
         out.append((cb.on_child, event.child))
     elif kind == "budget_exceeded" and cb.on_budget_exceeded:
         out.append((cb.on_budget_exceeded, event.budget_exceeded))
+    elif kind == "elicitation_request" and cb.on_elicitation:
+        out.append((cb.on_elicitation, event))
+    elif kind == "elicitation_result" and cb.on_elicitation_result:
+        out.append((cb.on_elicitation_result, event.elicitation_result))
     return out
+
+
+ElicitationAction = Union["v1.ElicitationAction", str]
+"""An answer to an elicitation request: v1.ELICITATION_ACTION_ACCEPT,
+_DECLINE or _CANCEL, or "accept", "decline", "cancel"."""
+
+
+def elicitation_answer(run_id: str, elicitation_id: str, action: ElicitationAction,
+                       content: Optional[Mapping[str, Any]] = None) -> v1.RespondElicitationRequest:
+    """The RespondElicitation request of an answer; content goes with "accept" only."""
+    if isinstance(action, str):
+        name = "ELICITATION_ACTION_" + action.upper()
+        if name not in v1.ElicitationAction.keys() or name.endswith("UNSPECIFIED"):
+            raise ValueError(f'an elicitation\'s answer is "accept", "decline" or "cancel", not {action!r}')
+        action = cast(v1.ElicitationAction, v1.ElicitationAction.Value(name))
+    req = v1.RespondElicitationRequest(run_id=run_id, elicitation_id=elicitation_id, action=action)
+    if content is not None:
+        req.content.update(dict(content))
+    return req
+
+
+def elicited(resp: v1.RespondElicitationResponse) -> Dict[str, Any]:
+    """The values the tool got: the answer's, the schema's defaults filled in."""
+    return cast(Dict[str, Any], json_format.MessageToDict(resp.content)) if resp.HasField("content") else {}
 
 
 Busy = Union["v1.BusyPolicy", str]

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any, Callable, List, Optional, Sequence, Tuple, TypeVar, Union
+from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple, TypeVar, Union
 
 import grpc
 
@@ -10,8 +10,8 @@ from agentcore import v1
 from agentcore.v1.agent_service_pb2_grpc import AgentServiceStub
 
 from ._common import (
-    PAGE, Answer, Busy, Callbacks, Result, SendOptions, agent_message, decision_of, preview_input, start_request,
-    to_struct, turns_of, update_request,
+    PAGE, Answer, Busy, Callbacks, ElicitationAction, Result, SendOptions, agent_message, decision_of, elicitation_answer,
+    elicited, preview_input, start_request, to_struct, turns_of, update_request,
 )
 from ._errors import AgentcoreError, ended_without_result, from_rpc_error
 from ._run import Run
@@ -199,6 +199,17 @@ class Client:
         d = decision_of(decision)
         req = v1.RespondPermissionRequest(run_id=run_id, tool_call_id=tool_call_id, allow=d.allow, reason=d.reason)
         self._unary(self.api.RespondPermission, req, timeout)
+
+    def respond_elicitation(
+        self, run_id: str, elicitation_id: str, action: ElicitationAction, content: Optional[Mapping[str, Any]] = None,
+        *, timeout: Optional[float] = None,
+    ) -> Dict[str, Any]:
+        """Answers a run's elicitation request (Callbacks.on_elicitation) from
+        any connection: "accept" with the form's values, "decline" or
+        "cancel". Returns the values the tool got (the schema's defaults
+        filled into the fields content leaves out)."""
+        req = elicitation_answer(run_id, elicitation_id, action, content)
+        return elicited(self._unary(self.api.RespondElicitation, req, timeout))
 
 
 class Agent:
