@@ -209,16 +209,19 @@ func tsAuthServer(t *testing.T) (*e2e.Server, []string) {
 // TestTypeScriptClient runs the TypeScript client's tests (node --test)
 // against the real agent-server and the scripted model: every call of the
 // client, permissions, detaching and reattaching, a connection cut mid-run,
-// errors and their reasons, a token; then examples/node on the client.
+// errors and their reasons, a token, an MCP server's elicitation answered;
+// then examples/node on the client.
 func TestTypeScriptClient(t *testing.T) {
 	t.Parallel()
 	dir := tsClient(t)
 	scripts := tsScripts(t)
+	scripts["elicit"] = suite.Router.Add(t, callOnce("ask_user", `{}`)) // on mcp
 	scriptsJSON, err := json.Marshal(scripts)
 	if err != nil {
 		t.Fatal(err)
 	}
 	authed, tlsEnv := tsAuthServer(t)
+	mcp := mcpToolServer(t) // test/elicitation.test.ts: the MCP test server's tools
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	files, err := filepath.Glob(filepath.Join(dir, "dist", "test", "*.test.js"))
@@ -231,6 +234,7 @@ func TestTypeScriptClient(t *testing.T) {
 		"AGENTCORE_TEST_ADDR="+suite.server.Addr,
 		"AGENTCORE_TEST_SCRIPTS="+string(scriptsJSON),
 		"AGENTCORE_TEST_AUTH_ADDR="+authed.Addr,
+		"AGENTCORE_TEST_MCP_ADDR="+mcp.Addr, "AGENTCORE_TEST_MCP_TOKEN="+e2e.HTTPToken,
 	)
 	cmd.Env = append(cmd.Env, tlsEnv...)
 	out, err := cmd.CombinedOutput()

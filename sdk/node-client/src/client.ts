@@ -16,13 +16,22 @@ import {
   type ReloadToolsResponse,
   type ToolOutputChunk,
 } from "./gen/agentcore/v1/agent_service_pb";
-import type { BudgetSchema } from "./gen/agentcore/v1/event_pb";
+import { type BudgetSchema, ElicitationAction } from "./gen/agentcore/v1/event_pb";
 import type { Run } from "./gen/agentcore/v1/run_pb";
 import { Agent, type AgentConfigInit, type FollowOptions, type RunFilter, listRuns, mustHave, selections, wrap } from "./agent";
 import { AgentcoreError, toError } from "./errors";
 import type { MessageInit } from "./parts";
 import { type Decision, type Result, RunStream, reply } from "./run";
 import { type DialOptions, connect } from "./transport";
+
+/** Elicited names an answer to an elicitation request. */
+export type Elicited = "accept" | "decline" | "cancel";
+
+const elicitationActions = new Map<string, ElicitationAction>([
+  ["accept", ElicitationAction.ACCEPT],
+  ["decline", ElicitationAction.DECLINE],
+  ["cancel", ElicitationAction.CANCEL],
+]);
 
 /** AgentOptions describe a new agent (agent-core's Agent.create options). */
 export interface AgentOptions {
@@ -160,6 +169,25 @@ export class Client {
    */
   async respondPermission(runId: string, toolCallId: string, d: Decision | boolean, call?: CallOptions): Promise<void> {
     await wrap(this.api.respondPermission({ runId, toolCallId, ...reply(d) }, call), call);
+  }
+
+  /**
+   * respondElicitation answers a run's elicitation request (Callbacks.onElicitation)
+   * from any connection: "accept" with the form's values, "decline" or
+   * "cancel". It resolves to the values the tool got (the schema's defaults
+   * filled into the fields content leaves out).
+   */
+  async respondElicitation(
+    runId: string,
+    elicitationId: string,
+    action: Elicited | ElicitationAction,
+    content?: JsonObject,
+    call?: CallOptions,
+  ): Promise<JsonObject> {
+    const a = typeof action === "string" ? elicitationActions.get(action) : action;
+    if (a === undefined) throw new TypeError(`agentcore: an elicitation's answer is "accept", "decline" or "cancel", not ${JSON.stringify(action)}`);
+    const resp = await wrap(this.api.respondElicitation({ runId, elicitationId, action: a, content }, call), call);
+    return resp.content ?? {};
   }
 
   /** getRun returns one run: its state, result or error, pending permission requests. */

@@ -20,7 +20,7 @@ import type { DialOptions } from "./transport";
 export { create, fromJson, toJson } from "@bufbuild/protobuf";
 export type { CallOptions } from "@connectrpc/connect";
 export { Agent, type AgentChange, type AgentConfigInit, type Busy, type FollowOptions, type RunFilter, type SendOptions } from "./agent";
-export { type AgentOptions, Client, type ExecuteOptions } from "./client";
+export { type AgentOptions, Client, type Elicited, type ExecuteOptions } from "./client";
 export { AgentcoreError, Code, type ErrorInit, type FieldViolation, type Kind, Reason, kinds } from "./errors";
 export {
   type Input,

@@ -11,6 +11,8 @@ import {
 import {
   type BudgetExceededEvent,
   type ChildRunEvent,
+  type ElicitationRequestEvent,
+  type ElicitationResultEvent,
   EndReason,
   type Event,
   type ModelDeltaEvent,
@@ -118,6 +120,16 @@ export interface Callbacks {
   onChild?(e: ChildRunEvent): void;
   /** A limit of the run tree's budget was reached: the run ends (reason "budget"). */
   onBudgetExceeded?(e: BudgetExceededEvent): void;
+  /**
+   * A tool asks the person behind the run for input (an MCP server's
+   * elicitation): a message and a form's schema. Answer with
+   * Client.respondElicitation(runId, req.elicitationId, "accept", {...}) from
+   * any connection; unanswered within the server's permission timeout it is
+   * cancelled. A child run's comes in onChild.
+   */
+  onElicitation?(req: ElicitationRequestEvent, runId: string): void;
+  /** An elicitation request was answered, or cancelled for want of an answer. */
+  onElicitationResult?(e: ElicitationResultEvent): void;
 }
 
 /** agent-core's names of the end reasons. */
@@ -406,6 +418,12 @@ export class RunStream implements AsyncIterable<Event> {
         break;
       case "budgetExceeded":
         cb.onBudgetExceeded?.(k.value);
+        break;
+      case "elicitationRequest":
+        cb.onElicitation?.(k.value, e.runId);
+        break;
+      case "elicitationResult":
+        cb.onElicitationResult?.(k.value);
         break;
       case "result":
         return toResult(e.runId, k.value);
