@@ -170,6 +170,10 @@ type Run struct {
 	// root run.
 	ParentRunID, RootRunID, ToolCallID string
 	Depth                              int
+	// User is the user identity the run acts for, as its caller gave it
+	// (x-agentcore-user); "" for none. Its tool calls' credentials are the
+	// user's (pkg/vault). A child run has its root's.
+	User string
 	// AgentVersion is the agent's version when StartRun took its lease, set
 	// by StartRun on the run it was given (not kept): the caller knows
 	// without another read whether the agent changed since it last saw it.

@@ -163,11 +163,12 @@ func (s *Store) StartRun(ctx context.Context, r *store.Run, ttl time.Duration) e
 	default:
 		return fmt.Errorf("postgres: agentcore_start_run said %q", status)
 	}
-	if r.ParentRunID != "" {
-		// A child run, rare beside root runs: its place in the tree costs a
-		// second statement rather than a new start function.
-		if _, err := s.Relaxed.ExecContext(ctx, `UPDATE runs SET parent_run = $2, root_run = $3, depth = $4, tool_call = $5 WHERE id = $1`,
-			r.ID, r.ParentRunID, r.RootRunID, r.Depth, r.ToolCallID); err != nil {
+	if r.ParentRunID != "" || r.User != "" {
+		// A child run, or a run for a user, rare beside plain root runs:
+		// their place in the tree and their user cost a second statement
+		// rather than a new start function.
+		if _, err := s.Relaxed.ExecContext(ctx, `UPDATE runs SET parent_run = $2, root_run = $3, depth = $4, tool_call = $5, subject = $6 WHERE id = $1`,
+			r.ID, r.ParentRunID, r.RootRunID, r.Depth, r.ToolCallID, r.User); err != nil {
 			return fmt.Errorf("postgres: %w", err)
 		}
 	}

@@ -182,19 +182,27 @@ func testRunTree(t *testing.T, h Harness) {
 	}
 	mustStart(t, s, "t_root", "run_root", "x", time.Minute)
 	for _, r := range []*store.Run{
-		{ID: "run_child", AgentID: "t_child", Owner: "x", ParentRunID: "run_root", RootRunID: "run_root", Depth: 1, ToolCallID: "call_1"},
-		{ID: "run_grand", AgentID: "t_grand", Owner: "x", ParentRunID: "run_child", RootRunID: "run_root", Depth: 2, ToolCallID: "call_2"},
+		{ID: "run_child", AgentID: "t_child", Owner: "x", ParentRunID: "run_root", RootRunID: "run_root", Depth: 1, ToolCallID: "call_1", User: "alice@example.com"},
+		{ID: "run_grand", AgentID: "t_grand", Owner: "x", ParentRunID: "run_child", RootRunID: "run_root", Depth: 2, ToolCallID: "call_2", User: "alice@example.com"},
 	} {
 		if err := s.StartRun(c, r, time.Minute); err != nil {
 			t.Fatal(err)
 		}
 	}
-	mustStart(t, s, "t_other", "run_other", "x", time.Minute)
+	if err := s.StartRun(c, &store.Run{ID: "run_other", AgentID: "t_other", Owner: "x", User: "bob"}, time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := s.GetRun(c, "run_other"); err != nil || got.User != "bob" || got.ParentRunID != "" {
+		t.Errorf("a root run for a user: %+v, %v", got, err)
+	}
+	if got, err := s.GetRun(c, "run_root"); err != nil || got.User != "" {
+		t.Errorf("a run for no user: %+v, %v", got, err)
+	}
 	got, err := s.GetRun(c, "run_grand")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got.ParentRunID != "run_child" || got.RootRunID != "run_root" || got.Depth != 2 || got.ToolCallID != "call_2" {
+	if got.ParentRunID != "run_child" || got.RootRunID != "run_root" || got.Depth != 2 || got.ToolCallID != "call_2" || got.User != "alice@example.com" {
 		t.Errorf("the grandchild's place: %+v", got)
 	}
 	tree, err := s.ListRuns(c, store.RunQuery{RootRunID: "run_root"})

@@ -53,10 +53,10 @@ func (db *DB) StartRun(ctx context.Context, r *store.Run, ttl time.Duration) err
 			}
 		}
 		res, err := tx.ExecContext(ctx, db.q(`INSERT INTO runs (id, agent_id, tenant, compaction, on_disconnect, state, owner, lease_expires, started, history_start, resume,
-			parent_run, root_run, depth, tool_call)
-			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15) ON CONFLICT (id) DO NOTHING`),
+			parent_run, root_run, depth, tool_call, subject)
+			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16) ON CONFLICT (id) DO NOTHING`),
 			r.ID, r.AgentID, tenant, BoolInt(r.Compaction), int32(r.OnDisconnect), int32(agentv1.RunState_RUN_STATE_RUNNING), r.Owner, until, started,
-			historyStart, r.Resume, r.ParentRunID, r.RootRunID, r.Depth, r.ToolCallID)
+			historyStart, r.Resume, r.ParentRunID, r.RootRunID, r.Depth, r.ToolCallID, r.User)
 		if err != nil {
 			return db.wrap(err)
 		}
@@ -196,7 +196,7 @@ func (db *DB) finish(ctx context.Context, tx *Tx, notify func(store.Notice), e s
 }
 
 const runCols = `id, agent_id, tenant, compaction, on_disconnect, state, result, error, owner, lease_expires, started, ended, last_seq, purged, event_bytes, history_start, resume, attempts,
-	parent_run, root_run, depth, tool_call, {now}`
+	parent_run, root_run, depth, tool_call, subject, {now}`
 
 func scanRun(row interface{ Scan(...any) error }) (*store.Run, error) {
 	var (
@@ -207,7 +207,7 @@ func scanRun(row interface{ Scan(...any) error }) (*store.Run, error) {
 		exp, started, ended, lastSeq, nowUS int64
 	)
 	if err := row.Scan(&r.ID, &r.AgentID, &r.Tenant, &compaction, &onDisc, &state, &result, &rerr, &r.Owner, &exp, &started, &ended, &lastSeq, &purged,
-		&r.EventBytes, &r.HistoryStart, &r.Resume, &r.Attempts, &r.ParentRunID, &r.RootRunID, &r.Depth, &r.ToolCallID, &nowUS); err != nil {
+		&r.EventBytes, &r.HistoryStart, &r.Resume, &r.Attempts, &r.ParentRunID, &r.RootRunID, &r.Depth, &r.ToolCallID, &r.User, &nowUS); err != nil {
 		return nil, err
 	}
 	r.Compaction, r.Purged = compaction != 0, purged != 0
