@@ -172,6 +172,23 @@ const (
 	// stay. The message says why; fix the tool directory and reload again.
 	ReasonReloadFailed Reason = "RELOAD_FAILED"
 
+	// OAuth connections to MCP servers
+
+	// NOT_FOUND: Disconnect of a server the caller has no connection to.
+	ReasonConnectionNotFound Reason = "CONNECTION_NOT_FOUND"
+	// NOT_FOUND: Connect names no MCP server that requires OAuth. See
+	// ListConnections.
+	ReasonMcpServerNotFound Reason = "MCP_SERVER_NOT_FOUND"
+	// FAILED_PRECONDITION: the server has no key for its token vault (it
+	// keeps its data in a store but was given neither -vault-key-file nor
+	// AGENTCORE_VAULT_KEY), or no URL for its OAuth callback (-public-url).
+	// The operator must give them.
+	ReasonVaultUnavailable Reason = "VAULT_UNAVAILABLE"
+	// FAILED_PRECONDITION: the MCP server's authorization server could not
+	// be found, reached or used (discovery, client registration, token
+	// request). The message says which step failed.
+	ReasonAuthorizationFailed Reason = "AUTHORIZATION_FAILED"
+
 	// The server
 
 	// UNAVAILABLE: the server is shutting down: new calls are refused and

@@ -3579,7 +3579,7 @@ var File_agentcore_v1_agent_service_proto protoreflect.FileDescriptor
 
 const file_agentcore_v1_agent_service_proto_rawDesc = "" +
 	"\n" +
-	" agentcore/v1/agent_service.proto\x12\fagentcore.v1\x1a\x19agentcore/v1/config.proto\x1a\x18agentcore/v1/event.proto\x1a\x1aagentcore/v1/message.proto\x1a\x16agentcore/v1/run.proto\x1a\x1cgoogle/api/annotations.proto\x1a\x1egoogle/protobuf/duration.proto\x1a google/protobuf/field_mask.proto\x1a\x1cgoogle/protobuf/struct.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\xbf\x05\n" +
+	" agentcore/v1/agent_service.proto\x12\fagentcore.v1\x1a\x19agentcore/v1/config.proto\x1a\x1dagentcore/v1/connection.proto\x1a\x18agentcore/v1/event.proto\x1a\x1aagentcore/v1/message.proto\x1a\x16agentcore/v1/run.proto\x1a\x1cgoogle/api/annotations.proto\x1a\x1egoogle/protobuf/duration.proto\x1a google/protobuf/field_mask.proto\x1a\x1cgoogle/protobuf/struct.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\xbf\x05\n" +
 	"\x05Agent\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x121\n" +
 	"\x06config\x18\x02 \x01(\v2\x19.agentcore.v1.AgentConfigR\x06config\x121\n" +
@@ -3824,7 +3824,7 @@ const file_agentcore_v1_agent_service_proto_rawDesc = "" +
 	"\fRenderLabels\x12\x1d\n" +
 	"\x19RENDER_LABELS_UNSPECIFIED\x10\x00\x12\x19\n" +
 	"\x15RENDER_LABELS_ENGLISH\x10\x01\x12\x1a\n" +
-	"\x16RENDER_LABELS_ORIGINAL\x10\x022\xcc\x11\n" +
+	"\x16RENDER_LABELS_ORIGINAL\x10\x022\xad\x14\n" +
 	"\fAgentService\x12i\n" +
 	"\vCreateAgent\x12 .agentcore.v1.CreateAgentRequest\x1a!.agentcore.v1.CreateAgentResponse\"\x15\x82\xd3\xe4\x93\x02\x0f:\x01*\"\n" +
 	"/v1/agents\x12h\n" +
@@ -3849,7 +3849,11 @@ const file_agentcore_v1_agent_service_proto_rawDesc = "" +
 	"\x06GetRun\x12\x1b.agentcore.v1.GetRunRequest\x1a\x1c.agentcore.v1.GetRunResponse\"\x19\x82\xd3\xe4\x93\x02\x13\x12\x11/v1/runs/{run_id}\x12y\n" +
 	"\bListRuns\x12\x1d.agentcore.v1.ListRunsRequest\x1a\x1e.agentcore.v1.ListRunsResponse\".\x82\xd3\xe4\x93\x02(Z\x1c\x12\x1a/v1/agents/{agent_id}/runs\x12\b/v1/runs\x12\x9d\x01\n" +
 	"\x11RespondPermission\x12&.agentcore.v1.RespondPermissionRequest\x1a'.agentcore.v1.RespondPermissionResponse\"7\x82\xd3\xe4\x93\x021:\x01*\",/v1/runs/{run_id}/permissions/{tool_call_id}\x12\xa3\x01\n" +
-	"\x12RespondElicitation\x12'.agentcore.v1.RespondElicitationRequest\x1a(.agentcore.v1.RespondElicitationResponse\":\x82\xd3\xe4\x93\x024:\x01*\"//v1/runs/{run_id}/elicitations/{elicitation_id}B;Z9github.com/agentcore/agentcore/proto/agentcore/v1;agentv1b\x06proto3"
+	"\x12RespondElicitation\x12'.agentcore.v1.RespondElicitationRequest\x1a(.agentcore.v1.RespondElicitationResponse\":\x82\xd3\xe4\x93\x024:\x01*\"//v1/runs/{run_id}/elicitations/{elicitation_id}\x12w\n" +
+	"\x0fListConnections\x12$.agentcore.v1.ListConnectionsRequest\x1a%.agentcore.v1.ListConnectionsResponse\"\x17\x82\xd3\xe4\x93\x02\x11\x12\x0f/v1/connections\x12s\n" +
+	"\aConnect\x12\x1c.agentcore.v1.ConnectRequest\x1a\x1d.agentcore.v1.ConnectResponse\"+\x82\xd3\xe4\x93\x02%:\x01*\" /v1/connections/{server}:connect\x12q\n" +
+	"\n" +
+	"Disconnect\x12\x1f.agentcore.v1.DisconnectRequest\x1a .agentcore.v1.DisconnectResponse\" \x82\xd3\xe4\x93\x02\x1a*\x18/v1/connections/{server}B;Z9github.com/agentcore/agentcore/proto/agentcore/v1;agentv1b\x06proto3"
 
 var (
 	file_agentcore_v1_agent_service_proto_rawDescOnce sync.Once
@@ -3940,6 +3944,12 @@ var file_agentcore_v1_agent_service_proto_goTypes = []any{
 	(*Run)(nil),                        // 71: agentcore.v1.Run
 	(RunState)(0),                      // 72: agentcore.v1.RunState
 	(ElicitationAction)(0),             // 73: agentcore.v1.ElicitationAction
+	(*ListConnectionsRequest)(nil),     // 74: agentcore.v1.ListConnectionsRequest
+	(*ConnectRequest)(nil),             // 75: agentcore.v1.ConnectRequest
+	(*DisconnectRequest)(nil),          // 76: agentcore.v1.DisconnectRequest
+	(*ListConnectionsResponse)(nil),    // 77: agentcore.v1.ListConnectionsResponse
+	(*ConnectResponse)(nil),            // 78: agentcore.v1.ConnectResponse
+	(*DisconnectResponse)(nil),         // 79: agentcore.v1.DisconnectResponse
 }
 var file_agentcore_v1_agent_service_proto_depIdxs = []int32{
 	57, // 0: agentcore.v1.Agent.config:type_name -> agentcore.v1.AgentConfig
@@ -4021,27 +4031,33 @@ var file_agentcore_v1_agent_service_proto_depIdxs = []int32{
 	51, // 76: agentcore.v1.AgentService.ListRuns:input_type -> agentcore.v1.ListRunsRequest
 	53, // 77: agentcore.v1.AgentService.RespondPermission:input_type -> agentcore.v1.RespondPermissionRequest
 	55, // 78: agentcore.v1.AgentService.RespondElicitation:input_type -> agentcore.v1.RespondElicitationRequest
-	10, // 79: agentcore.v1.AgentService.CreateAgent:output_type -> agentcore.v1.CreateAgentResponse
-	12, // 80: agentcore.v1.AgentService.GetAgent:output_type -> agentcore.v1.GetAgentResponse
-	14, // 81: agentcore.v1.AgentService.ListAgents:output_type -> agentcore.v1.ListAgentsResponse
-	16, // 82: agentcore.v1.AgentService.UpdateAgent:output_type -> agentcore.v1.UpdateAgentResponse
-	18, // 83: agentcore.v1.AgentService.DeleteAgent:output_type -> agentcore.v1.DeleteAgentResponse
-	24, // 84: agentcore.v1.AgentService.Send:output_type -> agentcore.v1.SendResponse
-	26, // 85: agentcore.v1.AgentService.Stop:output_type -> agentcore.v1.StopResponse
-	28, // 86: agentcore.v1.AgentService.Compact:output_type -> agentcore.v1.CompactResponse
-	31, // 87: agentcore.v1.AgentService.GetHistory:output_type -> agentcore.v1.GetHistoryResponse
-	33, // 88: agentcore.v1.AgentService.SetHistory:output_type -> agentcore.v1.SetHistoryResponse
-	35, // 89: agentcore.v1.AgentService.PreviewContext:output_type -> agentcore.v1.PreviewContextResponse
-	40, // 90: agentcore.v1.AgentService.ListTools:output_type -> agentcore.v1.ListToolsResponse
-	44, // 91: agentcore.v1.AgentService.ExecuteTool:output_type -> agentcore.v1.ExecuteToolResponse
-	46, // 92: agentcore.v1.AgentService.ReloadTools:output_type -> agentcore.v1.ReloadToolsResponse
-	48, // 93: agentcore.v1.AgentService.Attach:output_type -> agentcore.v1.AttachResponse
-	50, // 94: agentcore.v1.AgentService.GetRun:output_type -> agentcore.v1.GetRunResponse
-	52, // 95: agentcore.v1.AgentService.ListRuns:output_type -> agentcore.v1.ListRunsResponse
-	54, // 96: agentcore.v1.AgentService.RespondPermission:output_type -> agentcore.v1.RespondPermissionResponse
-	56, // 97: agentcore.v1.AgentService.RespondElicitation:output_type -> agentcore.v1.RespondElicitationResponse
-	79, // [79:98] is the sub-list for method output_type
-	60, // [60:79] is the sub-list for method input_type
+	74, // 79: agentcore.v1.AgentService.ListConnections:input_type -> agentcore.v1.ListConnectionsRequest
+	75, // 80: agentcore.v1.AgentService.Connect:input_type -> agentcore.v1.ConnectRequest
+	76, // 81: agentcore.v1.AgentService.Disconnect:input_type -> agentcore.v1.DisconnectRequest
+	10, // 82: agentcore.v1.AgentService.CreateAgent:output_type -> agentcore.v1.CreateAgentResponse
+	12, // 83: agentcore.v1.AgentService.GetAgent:output_type -> agentcore.v1.GetAgentResponse
+	14, // 84: agentcore.v1.AgentService.ListAgents:output_type -> agentcore.v1.ListAgentsResponse
+	16, // 85: agentcore.v1.AgentService.UpdateAgent:output_type -> agentcore.v1.UpdateAgentResponse
+	18, // 86: agentcore.v1.AgentService.DeleteAgent:output_type -> agentcore.v1.DeleteAgentResponse
+	24, // 87: agentcore.v1.AgentService.Send:output_type -> agentcore.v1.SendResponse
+	26, // 88: agentcore.v1.AgentService.Stop:output_type -> agentcore.v1.StopResponse
+	28, // 89: agentcore.v1.AgentService.Compact:output_type -> agentcore.v1.CompactResponse
+	31, // 90: agentcore.v1.AgentService.GetHistory:output_type -> agentcore.v1.GetHistoryResponse
+	33, // 91: agentcore.v1.AgentService.SetHistory:output_type -> agentcore.v1.SetHistoryResponse
+	35, // 92: agentcore.v1.AgentService.PreviewContext:output_type -> agentcore.v1.PreviewContextResponse
+	40, // 93: agentcore.v1.AgentService.ListTools:output_type -> agentcore.v1.ListToolsResponse
+	44, // 94: agentcore.v1.AgentService.ExecuteTool:output_type -> agentcore.v1.ExecuteToolResponse
+	46, // 95: agentcore.v1.AgentService.ReloadTools:output_type -> agentcore.v1.ReloadToolsResponse
+	48, // 96: agentcore.v1.AgentService.Attach:output_type -> agentcore.v1.AttachResponse
+	50, // 97: agentcore.v1.AgentService.GetRun:output_type -> agentcore.v1.GetRunResponse
+	52, // 98: agentcore.v1.AgentService.ListRuns:output_type -> agentcore.v1.ListRunsResponse
+	54, // 99: agentcore.v1.AgentService.RespondPermission:output_type -> agentcore.v1.RespondPermissionResponse
+	56, // 100: agentcore.v1.AgentService.RespondElicitation:output_type -> agentcore.v1.RespondElicitationResponse
+	77, // 101: agentcore.v1.AgentService.ListConnections:output_type -> agentcore.v1.ListConnectionsResponse
+	78, // 102: agentcore.v1.AgentService.Connect:output_type -> agentcore.v1.ConnectResponse
+	79, // 103: agentcore.v1.AgentService.Disconnect:output_type -> agentcore.v1.DisconnectResponse
+	82, // [82:104] is the sub-list for method output_type
+	60, // [60:82] is the sub-list for method input_type
 	60, // [60:60] is the sub-list for extension type_name
 	60, // [60:60] is the sub-list for extension extendee
 	0,  // [0:60] is the sub-list for field type_name
@@ -4053,6 +4069,7 @@ func file_agentcore_v1_agent_service_proto_init() {
 		return
 	}
 	file_agentcore_v1_config_proto_init()
+	file_agentcore_v1_connection_proto_init()
 	file_agentcore_v1_event_proto_init()
 	file_agentcore_v1_message_proto_init()
 	file_agentcore_v1_run_proto_init()

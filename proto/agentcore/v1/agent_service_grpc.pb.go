@@ -38,6 +38,9 @@ const (
 	AgentService_ListRuns_FullMethodName           = "/agentcore.v1.AgentService/ListRuns"
 	AgentService_RespondPermission_FullMethodName  = "/agentcore.v1.AgentService/RespondPermission"
 	AgentService_RespondElicitation_FullMethodName = "/agentcore.v1.AgentService/RespondElicitation"
+	AgentService_ListConnections_FullMethodName    = "/agentcore.v1.AgentService/ListConnections"
+	AgentService_Connect_FullMethodName            = "/agentcore.v1.AgentService/Connect"
+	AgentService_Disconnect_FullMethodName         = "/agentcore.v1.AgentService/Disconnect"
 )
 
 // AgentServiceClient is the client API for AgentService service.
@@ -102,6 +105,16 @@ type AgentServiceClient interface {
 	// RespondElicitation answers a run's elicitation request (a tool asking
 	// the person behind the run for input) from any connection.
 	RespondElicitation(ctx context.Context, in *RespondElicitationRequest, opts ...grpc.CallOption) (*RespondElicitationResponse, error)
+	// ListConnections lists the caller's OAuth connections to the MCP
+	// servers that require OAuth (its user's, x-agentcore-user, else its
+	// tenant's).
+	ListConnections(ctx context.Context, in *ListConnectionsRequest, opts ...grpc.CallOption) (*ListConnectionsResponse, error)
+	// Connect starts connecting the caller to an MCP server that requires
+	// OAuth: it returns the URL a person opens to give consent, after which
+	// the server's callback route stores the tokens in its vault.
+	Connect(ctx context.Context, in *ConnectRequest, opts ...grpc.CallOption) (*ConnectResponse, error)
+	// Disconnect deletes the caller's tokens for an MCP server.
+	Disconnect(ctx context.Context, in *DisconnectRequest, opts ...grpc.CallOption) (*DisconnectResponse, error)
 }
 
 type agentServiceClient struct {
@@ -332,6 +345,36 @@ func (c *agentServiceClient) RespondElicitation(ctx context.Context, in *Respond
 	return out, nil
 }
 
+func (c *agentServiceClient) ListConnections(ctx context.Context, in *ListConnectionsRequest, opts ...grpc.CallOption) (*ListConnectionsResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(ListConnectionsResponse)
+	err := c.cc.Invoke(ctx, AgentService_ListConnections_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *agentServiceClient) Connect(ctx context.Context, in *ConnectRequest, opts ...grpc.CallOption) (*ConnectResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(ConnectResponse)
+	err := c.cc.Invoke(ctx, AgentService_Connect_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *agentServiceClient) Disconnect(ctx context.Context, in *DisconnectRequest, opts ...grpc.CallOption) (*DisconnectResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(DisconnectResponse)
+	err := c.cc.Invoke(ctx, AgentService_Disconnect_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // AgentServiceServer is the server API for AgentService service.
 // All implementations must embed UnimplementedAgentServiceServer
 // for forward compatibility.
@@ -394,6 +437,16 @@ type AgentServiceServer interface {
 	// RespondElicitation answers a run's elicitation request (a tool asking
 	// the person behind the run for input) from any connection.
 	RespondElicitation(context.Context, *RespondElicitationRequest) (*RespondElicitationResponse, error)
+	// ListConnections lists the caller's OAuth connections to the MCP
+	// servers that require OAuth (its user's, x-agentcore-user, else its
+	// tenant's).
+	ListConnections(context.Context, *ListConnectionsRequest) (*ListConnectionsResponse, error)
+	// Connect starts connecting the caller to an MCP server that requires
+	// OAuth: it returns the URL a person opens to give consent, after which
+	// the server's callback route stores the tokens in its vault.
+	Connect(context.Context, *ConnectRequest) (*ConnectResponse, error)
+	// Disconnect deletes the caller's tokens for an MCP server.
+	Disconnect(context.Context, *DisconnectRequest) (*DisconnectResponse, error)
 	mustEmbedUnimplementedAgentServiceServer()
 }
 
@@ -460,6 +513,15 @@ func (UnimplementedAgentServiceServer) RespondPermission(context.Context, *Respo
 }
 func (UnimplementedAgentServiceServer) RespondElicitation(context.Context, *RespondElicitationRequest) (*RespondElicitationResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method RespondElicitation not implemented")
+}
+func (UnimplementedAgentServiceServer) ListConnections(context.Context, *ListConnectionsRequest) (*ListConnectionsResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method ListConnections not implemented")
+}
+func (UnimplementedAgentServiceServer) Connect(context.Context, *ConnectRequest) (*ConnectResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method Connect not implemented")
+}
+func (UnimplementedAgentServiceServer) Disconnect(context.Context, *DisconnectRequest) (*DisconnectResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method Disconnect not implemented")
 }
 func (UnimplementedAgentServiceServer) mustEmbedUnimplementedAgentServiceServer() {}
 func (UnimplementedAgentServiceServer) testEmbeddedByValue()                      {}
@@ -792,6 +854,60 @@ func _AgentService_RespondElicitation_Handler(srv interface{}, ctx context.Conte
 	return interceptor(ctx, in, info, handler)
 }
 
+func _AgentService_ListConnections_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(ListConnectionsRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(AgentServiceServer).ListConnections(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: AgentService_ListConnections_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(AgentServiceServer).ListConnections(ctx, req.(*ListConnectionsRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _AgentService_Connect_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(ConnectRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(AgentServiceServer).Connect(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: AgentService_Connect_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(AgentServiceServer).Connect(ctx, req.(*ConnectRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _AgentService_Disconnect_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(DisconnectRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(AgentServiceServer).Disconnect(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: AgentService_Disconnect_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(AgentServiceServer).Disconnect(ctx, req.(*DisconnectRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // AgentService_ServiceDesc is the grpc.ServiceDesc for AgentService service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -858,6 +974,18 @@ var AgentService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "RespondElicitation",
 			Handler:    _AgentService_RespondElicitation_Handler,
+		},
+		{
+			MethodName: "ListConnections",
+			Handler:    _AgentService_ListConnections_Handler,
+		},
+		{
+			MethodName: "Connect",
+			Handler:    _AgentService_Connect_Handler,
+		},
+		{
+			MethodName: "Disconnect",
+			Handler:    _AgentService_Disconnect_Handler,
 		},
 	},
 	Streams: []grpc.StreamDesc{

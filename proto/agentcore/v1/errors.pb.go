@@ -186,6 +186,20 @@ const (
 	// FAILED_PRECONDITION: ReloadTools failed; the previous tools and skills
 	// stay. The message says why; fix the tool directory and reload again.
 	ErrorReason_ERROR_REASON_RELOAD_FAILED ErrorReason = 36
+	// NOT_FOUND: Disconnect of a server the caller has no connection to.
+	ErrorReason_ERROR_REASON_CONNECTION_NOT_FOUND ErrorReason = 58
+	// NOT_FOUND: Connect names no MCP server that requires OAuth. See
+	// ListConnections.
+	ErrorReason_ERROR_REASON_MCP_SERVER_NOT_FOUND ErrorReason = 59
+	// FAILED_PRECONDITION: the server has no key for its token vault (it
+	// keeps its data in a store but was given neither -vault-key-file nor
+	// AGENTCORE_VAULT_KEY), or no URL for its OAuth callback (-public-url).
+	// The operator must give them.
+	ErrorReason_ERROR_REASON_VAULT_UNAVAILABLE ErrorReason = 60
+	// FAILED_PRECONDITION: the MCP server's authorization server could not
+	// be found, reached or used (discovery, client registration, token
+	// request). The message says which step failed.
+	ErrorReason_ERROR_REASON_AUTHORIZATION_FAILED ErrorReason = 61
 	// UNAVAILABLE: the server is shutting down: new calls are refused and
 	// running sends are stopped. Retry on another replica or once it is back.
 	ErrorReason_ERROR_REASON_SHUTTING_DOWN ErrorReason = 37
@@ -273,6 +287,10 @@ var (
 		34: "ERROR_REASON_TOOLS_NOT_LOADED",
 		35: "ERROR_REASON_TOOL_NOT_FOUND",
 		36: "ERROR_REASON_RELOAD_FAILED",
+		58: "ERROR_REASON_CONNECTION_NOT_FOUND",
+		59: "ERROR_REASON_MCP_SERVER_NOT_FOUND",
+		60: "ERROR_REASON_VAULT_UNAVAILABLE",
+		61: "ERROR_REASON_AUTHORIZATION_FAILED",
 		37: "ERROR_REASON_SHUTTING_DOWN",
 		38: "ERROR_REASON_STORE_UNAVAILABLE",
 		39: "ERROR_REASON_ROUTE_NOT_FOUND",
@@ -333,6 +351,10 @@ var (
 		"ERROR_REASON_TOOLS_NOT_LOADED":      34,
 		"ERROR_REASON_TOOL_NOT_FOUND":        35,
 		"ERROR_REASON_RELOAD_FAILED":         36,
+		"ERROR_REASON_CONNECTION_NOT_FOUND":  58,
+		"ERROR_REASON_MCP_SERVER_NOT_FOUND":  59,
+		"ERROR_REASON_VAULT_UNAVAILABLE":     60,
+		"ERROR_REASON_AUTHORIZATION_FAILED":  61,
 		"ERROR_REASON_SHUTTING_DOWN":         37,
 		"ERROR_REASON_STORE_UNAVAILABLE":     38,
 		"ERROR_REASON_ROUTE_NOT_FOUND":       39,
@@ -385,7 +407,7 @@ var File_agentcore_v1_errors_proto protoreflect.FileDescriptor
 
 const file_agentcore_v1_errors_proto_rawDesc = "" +
 	"\n" +
-	"\x19agentcore/v1/errors.proto\x12\fagentcore.v1*\xcb\x0e\n" +
+	"\x19agentcore/v1/errors.proto\x12\fagentcore.v1*\xe4\x0f\n" +
 	"\vErrorReason\x12\x1c\n" +
 	"\x18ERROR_REASON_UNSPECIFIED\x10\x00\x12\x18\n" +
 	"\x14ERROR_REASON_ABORTED\x10\x01\x12\x15\n" +
@@ -427,7 +449,11 @@ const file_agentcore_v1_errors_proto_rawDesc = "" +
 	"!ERROR_REASON_ELICITATION_ANSWERED\x109\x12!\n" +
 	"\x1dERROR_REASON_TOOLS_NOT_LOADED\x10\"\x12\x1f\n" +
 	"\x1bERROR_REASON_TOOL_NOT_FOUND\x10#\x12\x1e\n" +
-	"\x1aERROR_REASON_RELOAD_FAILED\x10$\x12\x1e\n" +
+	"\x1aERROR_REASON_RELOAD_FAILED\x10$\x12%\n" +
+	"!ERROR_REASON_CONNECTION_NOT_FOUND\x10:\x12%\n" +
+	"!ERROR_REASON_MCP_SERVER_NOT_FOUND\x10;\x12\"\n" +
+	"\x1eERROR_REASON_VAULT_UNAVAILABLE\x10<\x12%\n" +
+	"!ERROR_REASON_AUTHORIZATION_FAILED\x10=\x12\x1e\n" +
 	"\x1aERROR_REASON_SHUTTING_DOWN\x10%\x12\"\n" +
 	"\x1eERROR_REASON_STORE_UNAVAILABLE\x10&\x12 \n" +
 	"\x1cERROR_REASON_ROUTE_NOT_FOUND\x10'\x12#\n" +

@@ -183,8 +183,12 @@ type Run struct {
 	ToolCallId string `protobuf:"bytes,20,opt,name=tool_call_id,json=toolCallId,proto3" json:"tool_call_id,omitempty"`
 	// Elicitation requests waiting for an answer (RespondElicitation).
 	PendingElicitations []*ElicitationRequestEvent `protobuf:"bytes,21,rep,name=pending_elicitations,json=pendingElicitations,proto3" json:"pending_elicitations,omitempty"`
-	unknownFields       protoimpl.UnknownFields
-	sizeCache           protoimpl.SizeCache
+	// The user identity the run acts for (the x-agentcore-user header of its
+	// Send; a child run has its root's): its MCP servers' OAuth connections
+	// are that user's, else its tenant's. Empty: the tenant's.
+	User          string `protobuf:"bytes,22,opt,name=user,proto3" json:"user,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *Run) Reset() {
@@ -364,6 +368,13 @@ func (x *Run) GetPendingElicitations() []*ElicitationRequestEvent {
 	return nil
 }
 
+func (x *Run) GetUser() string {
+	if x != nil {
+		return x.User
+	}
+	return ""
+}
+
 // RunError is the gRPC status a run ended with, as its Send stream got it.
 type RunError struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -440,7 +451,7 @@ var File_agentcore_v1_run_proto protoreflect.FileDescriptor
 
 const file_agentcore_v1_run_proto_rawDesc = "" +
 	"\n" +
-	"\x16agentcore/v1/run.proto\x12\fagentcore.v1\x1a\x18agentcore/v1/event.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\xa3\a\n" +
+	"\x16agentcore/v1/run.proto\x12\fagentcore.v1\x1a\x18agentcore/v1/event.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\xb7\a\n" +
 	"\x03Run\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x19\n" +
 	"\bagent_id\x18\x02 \x01(\tR\aagentId\x12,\n" +
@@ -468,7 +479,8 @@ const file_agentcore_v1_run_proto_rawDesc = "" +
 	"\x05depth\x18\x13 \x01(\x05R\x05depth\x12 \n" +
 	"\ftool_call_id\x18\x14 \x01(\tR\n" +
 	"toolCallId\x12X\n" +
-	"\x14pending_elicitations\x18\x15 \x03(\v2%.agentcore.v1.ElicitationRequestEventR\x13pendingElicitations\"\xcf\x01\n" +
+	"\x14pending_elicitations\x18\x15 \x03(\v2%.agentcore.v1.ElicitationRequestEventR\x13pendingElicitations\x12\x12\n" +
+	"\x04user\x18\x16 \x01(\tR\x04user\"\xcf\x01\n" +
 	"\bRunError\x12\x12\n" +
 	"\x04code\x18\x01 \x01(\x05R\x04code\x12\x18\n" +
 	"\amessage\x18\x02 \x01(\tR\amessage\x12\x16\n" +

@@ -1,4 +1,5 @@
 from agentcore.v1 import config_pb2 as _config_pb2
+from agentcore.v1 import connection_pb2 as _connection_pb2
 from agentcore.v1 import event_pb2 as _event_pb2
 from agentcore.v1 import message_pb2 as _message_pb2
 from agentcore.v1 import run_pb2 as _run_pb2

@@ -2,6 +2,7 @@
 """The AgentService stub over a grpc.Channel or a grpc.aio.Channel."""
 
 from . import agent_service_pb2
+from . import connection_pb2
 
 
 class AgentServiceStub:
@@ -102,6 +103,21 @@ class AgentServiceStub:
             "/agentcore.v1.AgentService/RespondElicitation",
             request_serializer=agent_service_pb2.RespondElicitationRequest.SerializeToString,
             response_deserializer=agent_service_pb2.RespondElicitationResponse.FromString,
+        )
+        self.ListConnections = channel.unary_unary(
+            "/agentcore.v1.AgentService/ListConnections",
+            request_serializer=connection_pb2.ListConnectionsRequest.SerializeToString,
+            response_deserializer=connection_pb2.ListConnectionsResponse.FromString,
+        )
+        self.Connect = channel.unary_unary(
+            "/agentcore.v1.AgentService/Connect",
+            request_serializer=connection_pb2.ConnectRequest.SerializeToString,
+            response_deserializer=connection_pb2.ConnectResponse.FromString,
+        )
+        self.Disconnect = channel.unary_unary(
+            "/agentcore.v1.AgentService/Disconnect",
+            request_serializer=connection_pb2.DisconnectRequest.SerializeToString,
+            response_deserializer=connection_pb2.DisconnectResponse.FromString,
         )
 
 

@@ -5,6 +5,7 @@ import grpc
 import grpc.aio
 
 from . import agent_service_pb2
+from . import connection_pb2
 
 _Req = TypeVar("_Req", contravariant=True)
 _Resp = TypeVar("_Resp", covariant=True)
@@ -63,6 +64,9 @@ class AgentServiceStub:
     ListRuns: _UnaryUnary[agent_service_pb2.ListRunsRequest, agent_service_pb2.ListRunsResponse]
     RespondPermission: _UnaryUnary[agent_service_pb2.RespondPermissionRequest, agent_service_pb2.RespondPermissionResponse]
     RespondElicitation: _UnaryUnary[agent_service_pb2.RespondElicitationRequest, agent_service_pb2.RespondElicitationResponse]
+    ListConnections: _UnaryUnary[connection_pb2.ListConnectionsRequest, connection_pb2.ListConnectionsResponse]
+    Connect: _UnaryUnary[connection_pb2.ConnectRequest, connection_pb2.ConnectResponse]
+    Disconnect: _UnaryUnary[connection_pb2.DisconnectRequest, connection_pb2.DisconnectResponse]
 
 class AgentServiceAsyncStub:
     def __init__(self, channel: grpc.aio.Channel) -> None: ...
@@ -85,3 +89,6 @@ class AgentServiceAsyncStub:
     ListRuns: _AioUnaryUnary[agent_service_pb2.ListRunsRequest, agent_service_pb2.ListRunsResponse]
     RespondPermission: _AioUnaryUnary[agent_service_pb2.RespondPermissionRequest, agent_service_pb2.RespondPermissionResponse]
     RespondElicitation: _AioUnaryUnary[agent_service_pb2.RespondElicitationRequest, agent_service_pb2.RespondElicitationResponse]
+    ListConnections: _AioUnaryUnary[connection_pb2.ListConnectionsRequest, connection_pb2.ListConnectionsResponse]
+    Connect: _AioUnaryUnary[connection_pb2.ConnectRequest, connection_pb2.ConnectResponse]
+    Disconnect: _AioUnaryUnary[connection_pb2.DisconnectRequest, connection_pb2.DisconnectResponse]

@@ -15,7 +15,7 @@ from agentcore.v1 import event_pb2 as agentcore_dot_v1_dot_event__pb2
 from google.protobuf import timestamp_pb2 as google_dot_protobuf_dot_timestamp__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x16\x61gentcore/v1/run.proto\x12\x0c\x61gentcore.v1\x1a\x18\x61gentcore/v1/event.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\xa3\x07\n\x03Run\x12\x0e\n\x02id\x18\x01 \x01(\tR\x02id\x12\x19\n\x08\x61gent_id\x18\x02 \x01(\tR\x07\x61gentId\x12,\n\x05state\x18\x03 \x01(\x0e\x32\x16.agentcore.v1.RunStateR\x05state\x12\x34\n\x06result\x18\x04 \x01(\x0b\x32\x1c.agentcore.v1.RunResultEventR\x06result\x12,\n\x05\x65rror\x18\x05 \x01(\x0b\x32\x16.agentcore.v1.RunErrorR\x05\x65rror\x12\x39\n\nstart_time\x18\x06 \x01(\x0b\x32\x1a.google.protobuf.TimestampR\tstartTime\x12\x35\n\x08\x65nd_time\x18\x07 \x01(\x0b\x32\x1a.google.protobuf.TimestampR\x07\x65ndTime\x12\x18\n\x07replica\x18\x08 \x01(\tR\x07replica\x12\x46\n\x11lease_expire_time\x18\t \x01(\x0b\x32\x1a.google.protobuf.TimestampR\x0fleaseExpireTime\x12\x19\n\x08last_seq\x18\n \x01(\x03R\x07lastSeq\x12?\n\ron_disconnect\x18\x0b \x01(\x0e\x32\x1a.agentcore.v1.OnDisconnectR\x0conDisconnect\x12\x1e\n\ncompaction\x18\x0c \x01(\x08R\ncompaction\x12U\n\x13pending_permissions\x18\r \x03(\x0b\x32$.agentcore.v1.PermissionRequestEventR\x12pendingPermissions\x12%\n\x0e\x65vents_expired\x18\x0e \x01(\x08R\reventsExpired\x12\x1f\n\x0b\x65vent_bytes\x18\x0f \x01(\x03R\neventBytes\x12\x1a\n\x08\x61ttempts\x18\x10 \x01(\x05R\x08\x61ttempts\x12\"\n\rparent_run_id\x18\x11 \x01(\tR\x0bparentRunId\x12\x1e\n\x0broot_run_id\x18\x12 \x01(\tR\trootRunId\x12\x14\n\x05\x64\x65pth\x18\x13 \x01(\x05R\x05\x64\x65pth\x12 \n\x0ctool_call_id\x18\x14 \x01(\tR\ntoolCallId\x12X\n\x14pending_elicitations\x18\x15 \x03(\x0b\x32%.agentcore.v1.ElicitationRequestEventR\x13pendingElicitations\"\xcf\x01\n\x08RunError\x12\x12\n\x04\x63ode\x18\x01 \x01(\x05R\x04\x63ode\x12\x18\n\x07message\x18\x02 \x01(\tR\x07message\x12\x16\n\x06reason\x18\x03 \x01(\tR\x06reason\x12@\n\x08metadata\x18\x04 \x03(\x0b\x32$.agentcore.v1.RunError.MetadataEntryR\x08metadata\x1a;\n\rMetadataEntry\x12\x10\n\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n\x05value\x18\x02 \x01(\tR\x05value:\x02\x38\x01*\x9d\x01\n\x08RunState\x12\x19\n\x15RUN_STATE_UNSPECIFIED\x10\x00\x12\x15\n\x11RUN_STATE_RUNNING\x10\x01\x12\x17\n\x13RUN_STATE_SUCCEEDED\x10\x02\x12\x14\n\x10RUN_STATE_FAILED\x10\x03\x12\x15\n\x11RUN_STATE_STOPPED\x10\x04\x12\x19\n\x15RUN_STATE_INTERRUPTED\x10\x05*a\n\x0cOnDisconnect\x12\x1d\n\x19ON_DISCONNECT_UNSPECIFIED\x10\x00\x12\x16\n\x12ON_DISCONNECT_STOP\x10\x01\x12\x1a\n\x16ON_DISCONNECT_CONTINUE\x10\x02\x42;Z9github.com/agentcore/agentcore/proto/agentcore/v1;agentv1b\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x16\x61gentcore/v1/run.proto\x12\x0c\x61gentcore.v1\x1a\x18\x61gentcore/v1/event.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\xb7\x07\n\x03Run\x12\x0e\n\x02id\x18\x01 \x01(\tR\x02id\x12\x19\n\x08\x61gent_id\x18\x02 \x01(\tR\x07\x61gentId\x12,\n\x05state\x18\x03 \x01(\x0e\x32\x16.agentcore.v1.RunStateR\x05state\x12\x34\n\x06result\x18\x04 \x01(\x0b\x32\x1c.agentcore.v1.RunResultEventR\x06result\x12,\n\x05\x65rror\x18\x05 \x01(\x0b\x32\x16.agentcore.v1.RunErrorR\x05\x65rror\x12\x39\n\nstart_time\x18\x06 \x01(\x0b\x32\x1a.google.protobuf.TimestampR\tstartTime\x12\x35\n\x08\x65nd_time\x18\x07 \x01(\x0b\x32\x1a.google.protobuf.TimestampR\x07\x65ndTime\x12\x18\n\x07replica\x18\x08 \x01(\tR\x07replica\x12\x46\n\x11lease_expire_time\x18\t \x01(\x0b\x32\x1a.google.protobuf.TimestampR\x0fleaseExpireTime\x12\x19\n\x08last_seq\x18\n \x01(\x03R\x07lastSeq\x12?\n\ron_disconnect\x18\x0b \x01(\x0e\x32\x1a.agentcore.v1.OnDisconnectR\x0conDisconnect\x12\x1e\n\ncompaction\x18\x0c \x01(\x08R\ncompaction\x12U\n\x13pending_permissions\x18\r \x03(\x0b\x32$.agentcore.v1.PermissionRequestEventR\x12pendingPermissions\x12%\n\x0e\x65vents_expired\x18\x0e \x01(\x08R\reventsExpired\x12\x1f\n\x0b\x65vent_bytes\x18\x0f \x01(\x03R\neventBytes\x12\x1a\n\x08\x61ttempts\x18\x10 \x01(\x05R\x08\x61ttempts\x12\"\n\rparent_run_id\x18\x11 \x01(\tR\x0bparentRunId\x12\x1e\n\x0broot_run_id\x18\x12 \x01(\tR\trootRunId\x12\x14\n\x05\x64\x65pth\x18\x13 \x01(\x05R\x05\x64\x65pth\x12 \n\x0ctool_call_id\x18\x14 \x01(\tR\ntoolCallId\x12X\n\x14pending_elicitations\x18\x15 \x03(\x0b\x32%.agentcore.v1.ElicitationRequestEventR\x13pendingElicitations\x12\x12\n\x04user\x18\x16 \x01(\tR\x04user\"\xcf\x01\n\x08RunError\x12\x12\n\x04\x63ode\x18\x01 \x01(\x05R\x04\x63ode\x12\x18\n\x07message\x18\x02 \x01(\tR\x07message\x12\x16\n\x06reason\x18\x03 \x01(\tR\x06reason\x12@\n\x08metadata\x18\x04 \x03(\x0b\x32$.agentcore.v1.RunError.MetadataEntryR\x08metadata\x1a;\n\rMetadataEntry\x12\x10\n\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n\x05value\x18\x02 \x01(\tR\x05value:\x02\x38\x01*\x9d\x01\n\x08RunState\x12\x19\n\x15RUN_STATE_UNSPECIFIED\x10\x00\x12\x15\n\x11RUN_STATE_RUNNING\x10\x01\x12\x17\n\x13RUN_STATE_SUCCEEDED\x10\x02\x12\x14\n\x10RUN_STATE_FAILED\x10\x03\x12\x15\n\x11RUN_STATE_STOPPED\x10\x04\x12\x19\n\x15RUN_STATE_INTERRUPTED\x10\x05*a\n\x0cOnDisconnect\x12\x1d\n\x19ON_DISCONNECT_UNSPECIFIED\x10\x00\x12\x16\n\x12ON_DISCONNECT_STOP\x10\x01\x12\x1a\n\x16ON_DISCONNECT_CONTINUE\x10\x02\x42;Z9github.com/agentcore/agentcore/proto/agentcore/v1;agentv1b\x06proto3')
 
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, globals())
 _builder.BuildTopDescriptorsAndMessages(DESCRIPTOR, 'agentcore.v1.run_pb2', globals())
@@ -25,14 +25,14 @@ if _descriptor._USE_C_DESCRIPTORS == False:
   DESCRIPTOR._serialized_options = b'Z9github.com/agentcore/agentcore/proto/agentcore/v1;agentv1'
   _RUNERROR_METADATAENTRY._options = None
   _RUNERROR_METADATAENTRY._serialized_options = b'8\001'
-  _RUNSTATE._serialized_start=1244
-  _RUNSTATE._serialized_end=1401
-  _ONDISCONNECT._serialized_start=1403
-  _ONDISCONNECT._serialized_end=1500
+  _RUNSTATE._serialized_start=1264
+  _RUNSTATE._serialized_end=1421
+  _ONDISCONNECT._serialized_start=1423
+  _ONDISCONNECT._serialized_end=1520
   _RUN._serialized_start=100
-  _RUN._serialized_end=1031
-  _RUNERROR._serialized_start=1034
-  _RUNERROR._serialized_end=1241
-  _RUNERROR_METADATAENTRY._serialized_start=1182
-  _RUNERROR_METADATAENTRY._serialized_end=1241
+  _RUN._serialized_end=1051
+  _RUNERROR._serialized_start=1054
+  _RUNERROR._serialized_end=1261
+  _RUNERROR_METADATAENTRY._serialized_start=1202
+  _RUNERROR_METADATAENTRY._serialized_end=1261
 # @@protoc_insertion_point(module_scope)

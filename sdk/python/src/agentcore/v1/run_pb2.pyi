@@ -18,7 +18,7 @@ RUN_STATE_SUCCEEDED: RunState
 RUN_STATE_UNSPECIFIED: RunState
 
 class Run(_message.Message):
-    __slots__ = ["agent_id", "attempts", "compaction", "depth", "end_time", "error", "event_bytes", "events_expired", "id", "last_seq", "lease_expire_time", "on_disconnect", "parent_run_id", "pending_elicitations", "pending_permissions", "replica", "result", "root_run_id", "start_time", "state", "tool_call_id"]
+    __slots__ = ["agent_id", "attempts", "compaction", "depth", "end_time", "error", "event_bytes", "events_expired", "id", "last_seq", "lease_expire_time", "on_disconnect", "parent_run_id", "pending_elicitations", "pending_permissions", "replica", "result", "root_run_id", "start_time", "state", "tool_call_id", "user"]
     AGENT_ID_FIELD_NUMBER: _ClassVar[int]
     ATTEMPTS_FIELD_NUMBER: _ClassVar[int]
     COMPACTION_FIELD_NUMBER: _ClassVar[int]
@@ -40,6 +40,7 @@ class Run(_message.Message):
     START_TIME_FIELD_NUMBER: _ClassVar[int]
     STATE_FIELD_NUMBER: _ClassVar[int]
     TOOL_CALL_ID_FIELD_NUMBER: _ClassVar[int]
+    USER_FIELD_NUMBER: _ClassVar[int]
     agent_id: str
     attempts: int
     compaction: bool
@@ -61,7 +62,8 @@ class Run(_message.Message):
     start_time: _timestamp_pb2.Timestamp
     state: RunState
     tool_call_id: str
-    def __init__(self, id: _Optional[str] = ..., agent_id: _Optional[str] = ..., state: _Optional[_Union[RunState, str]] = ..., result: _Optional[_Union[_event_pb2.RunResultEvent, _Mapping]] = ..., error: _Optional[_Union[RunError, _Mapping]] = ..., start_time: _Optional[_Union[_timestamp_pb2.Timestamp, _Mapping]] = ..., end_time: _Optional[_Union[_timestamp_pb2.Timestamp, _Mapping]] = ..., replica: _Optional[str] = ..., lease_expire_time: _Optional[_Union[_timestamp_pb2.Timestamp, _Mapping]] = ..., last_seq: _Optional[int] = ..., on_disconnect: _Optional[_Union[OnDisconnect, str]] = ..., compaction: bool = ..., pending_permissions: _Optional[_Iterable[_Union[_event_pb2.PermissionRequestEvent, _Mapping]]] = ..., events_expired: bool = ..., event_bytes: _Optional[int] = ..., attempts: _Optional[int] = ..., parent_run_id: _Optional[str] = ..., root_run_id: _Optional[str] = ..., depth: _Optional[int] = ..., tool_call_id: _Optional[str] = ..., pending_elicitations: _Optional[_Iterable[_Union[_event_pb2.ElicitationRequestEvent, _Mapping]]] = ...) -> None: ...
+    user: str
+    def __init__(self, id: _Optional[str] = ..., agent_id: _Optional[str] = ..., state: _Optional[_Union[RunState, str]] = ..., result: _Optional[_Union[_event_pb2.RunResultEvent, _Mapping]] = ..., error: _Optional[_Union[RunError, _Mapping]] = ..., start_time: _Optional[_Union[_timestamp_pb2.Timestamp, _Mapping]] = ..., end_time: _Optional[_Union[_timestamp_pb2.Timestamp, _Mapping]] = ..., replica: _Optional[str] = ..., lease_expire_time: _Optional[_Union[_timestamp_pb2.Timestamp, _Mapping]] = ..., last_seq: _Optional[int] = ..., on_disconnect: _Optional[_Union[OnDisconnect, str]] = ..., compaction: bool = ..., pending_permissions: _Optional[_Iterable[_Union[_event_pb2.PermissionRequestEvent, _Mapping]]] = ..., events_expired: bool = ..., event_bytes: _Optional[int] = ..., attempts: _Optional[int] = ..., parent_run_id: _Optional[str] = ..., root_run_id: _Optional[str] = ..., depth: _Optional[int] = ..., tool_call_id: _Optional[str] = ..., pending_elicitations: _Optional[_Iterable[_Union[_event_pb2.ElicitationRequestEvent, _Mapping]]] = ..., user: _Optional[str] = ...) -> None: ...
 
 class RunError(_message.Message):
     __slots__ = ["code", "message", "metadata", "reason"]
