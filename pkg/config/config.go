@@ -81,6 +81,8 @@ type Config struct {
 	PluginGOMAXPROCS int
 	// Webhooks configure the webhooks runs call when they end.
 	Webhooks Webhooks
+	// Vault configures the token vault and the OAuth connect flow.
+	Vault Vault
 	// HTTP configures the HTTP/JSON gateway and web console; off when HTTP.Listen is empty.
 	HTTP HTTP
 	// SkipBadPlugins turns a tool file that is no working plugin into a

@@ -174,9 +174,9 @@ func TestLoadPrecedence(t *testing.T) {
 				if !c.Insecure || c.Reflection != "auth" || c.PluginUser != "nobody:nogroup" || c.AuthTokensFile != "/etc/agentcore/tenants.yaml" {
 					t.Errorf("trust settings: %+v", c)
 				}
-				if got := fmt.Sprint(c.SecretEnv()); got != "[AGENTCORE_AUTH_TOKEN AGENTCORE_MODEL_API_KEY AGENTCORE_WEBHOOK_SECRET "+
+				if got := fmt.Sprint(c.SecretEnv()); got != "[AGENTCORE_AUTH_TOKEN AGENTCORE_MODEL_API_KEY AGENTCORE_VAULT_KEY AGENTCORE_WEBHOOK_SECRET "+
 					"OTEL_EXPORTER_OTLP_HEADERS OTEL_EXPORTER_OTLP_METRICS_HEADERS OTEL_EXPORTER_OTLP_TRACES_HEADERS PGPASSWORD]" {
-					t.Errorf("SecretEnv %s: the default key, token and webhook secret variables, PGPASSWORD and the OTLP headers are always kept out", got)
+					t.Errorf("SecretEnv %s: the default key, token, vault key and webhook secret variables, PGPASSWORD and the OTLP headers are always kept out", got)
 				}
 			}},
 		{"fallbacks", []string{"-config", writeFile(t, "fb.yaml", "profiles:\n  main:\n    base_url: http://a.test\n    model: big\n"+
@@ -251,6 +251,10 @@ func TestLoadErrors(t *testing.T) {
 		{"empty token file", []string{"-auth-token-file", tokenFile}, nil, "empty"},
 		{"unknown default profile", []string{"-default-profile", "nope"}, nil, "nope"},
 		{"stray argument", []string{"extra"}, nil, "unexpected arguments"},
+		{"vault keys twice", []string{"-vault-key-file", "/etc/agentcore/vault.key"}, map[string]string{"AGENTCORE_VAULT_KEY": "a2V5"}, "give one"},
+		{"public url with a query", []string{"-public-url", "https://a.example/?x=1"}, nil, "-public-url"},
+		{"public url without a scheme", []string{"-public-url", "a.example"}, nil, "-public-url"},
+		{"connect timeout too short", []string{"-connect-timeout", "5s"}, nil, "want 1m to 24h"},
 		{"bad http listen", []string{"-http-listen", "8080"}, nil, `http listen "8080": want host:port or unix:PATH`},
 		{"empty http unix socket path", []string{"-http-listen", "unix:"}, nil, `http listen "unix:": the unix socket path is empty`},
 		{"http on the grpc address", []string{"-listen", "127.0.0.1:7", "-http-listen", "127.0.0.1:7"}, nil, "gRPC service listens there"},

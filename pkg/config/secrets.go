@@ -195,7 +195,7 @@ func RestoreArgs(args []string, hidden map[string]string) []string {
 }
 
 // Secrets returns every secret the config holds (API keys, the bearer
-// token, the webhooks' signing secret, the store's password, the OTLP
+// token, the webhooks' signing secret, the vault's keys, the store's password, the OTLP
 // exporters' header values), for
 // redaction from logs, errors, events and tool results.
 func (c *Config) Secrets() []string {
@@ -217,17 +217,18 @@ func (c *Config) Secrets() []string {
 			s = append(s, p.APIKey)
 		}
 	}
+	s = append(s, c.Vault.secrets()...)
 	return append(s, c.otlpSecrets...)
 }
 
 // SecretEnv returns the names of the environment variables that may hold
 // secrets, sorted, so that the server can keep them out of its own
 // environment and out of its plugins': the profiles' key variables, the
-// bearer token's, the webhooks' secret's, PGPASSWORD, AGENTCORE_STORE when it holds a password, and
+// bearer token's, the webhooks' secret's, the vault's keys', PGPASSWORD, AGENTCORE_STORE when it holds a password, and
 // the OTLP exporters' header variables.
 func (c *Config) SecretEnv() []string {
 	seen := map[string]bool{pgPasswordEnv: true}
-	for _, n := range append([]string{c.authTokenEnv, c.defaultModel.APIKeyEnv, c.Webhooks.secretEnv}, otlpHeaderEnv...) {
+	for _, n := range append([]string{c.authTokenEnv, c.defaultModel.APIKeyEnv, c.Webhooks.secretEnv, VaultKeyEnv}, otlpHeaderEnv...) {
 		seen[n] = true
 	}
 	for _, p := range c.Profiles {

@@ -32,7 +32,7 @@ type Setting struct {
 
 // settings returns every setting of agent-server, in the order the table shows them.
 func settings() []Setting {
-	s := append(baseSettings(), webhookSettings()...)
+	s := append(append(baseSettings(), webhookSettings()...), vaultSettings()...)
 	return append(s, Setting{Flag: "version", Usage: "print the version (from the build info) and exit",
 		ptr: func(c *Config) any { return &c.Version }})
 }

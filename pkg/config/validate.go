@@ -19,6 +19,7 @@ func (c *Config) finish(getenv func(string) string) error {
 	bad := func(format string, args ...any) { errs = append(errs, fmt.Errorf(format, args...)) }
 	c.readAuthToken(getenv, bad)
 	c.readWebhookSecret(getenv, bad)
+	c.readVault(getenv, bad)
 	c.finishProfiles(getenv, bad)
 	c.checkBaseURLs(bad)
 	c.checkDefaultModel(bad, getenv)

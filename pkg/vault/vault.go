@@ -17,6 +17,7 @@ import (
 
 	"golang.org/x/oauth2"
 
+	"github.com/agentcore/agentcore/pkg/config"
 	"github.com/agentcore/agentcore/pkg/store"
 )
 
@@ -29,6 +30,8 @@ var (
 	// ErrKey: a record does not open: sealed with a key the vault lacks,
 	// altered, or moved to another place.
 	ErrKey = errors.New("vault: cannot open the record")
+	// ErrUnavailable: the vault has no key (see New).
+	ErrUnavailable = errors.New("the token vault has no key: give agent-server -vault-key-file or " + config.VaultKeyEnv)
 )
 
 // AnyVersion is Put's match that writes whatever is stored.
@@ -124,16 +127,28 @@ type Vault struct {
 	keys  *Keys
 }
 
-// New returns a vault keeping its records in s, sealed with keys.
+// New returns a vault keeping its records in s, sealed with keys. Without
+// keys every method fails with ErrUnavailable.
 func New(s store.Credentials, keys *Keys) *Vault {
 	return &Vault{store: s, keys: keys}
 }
 
+// Available reports whether the vault has keys.
+func (v *Vault) Available() bool { return v != nil && v.keys != nil }
+
 // KeyIDs returns the ids of the vault's keys, the sealing key's first.
-func (v *Vault) KeyIDs() []string { return v.keys.IDs() }
+func (v *Vault) KeyIDs() []string {
+	if !v.Available() {
+		return nil
+	}
+	return v.keys.IDs()
+}
 
 // Get opens the record of k (ErrNotFound, ErrKey).
 func (v *Vault) Get(ctx context.Context, k Key) (*Record, Entry, error) {
+	if !v.Available() {
+		return nil, Entry{}, ErrUnavailable
+	}
 	c, err := v.store.GetCredential(ctx, k.Tenant, k.Subject, k.Server)
 	if err != nil {
 		return nil, Entry{}, fmt.Errorf("vault: %w", err)
@@ -166,6 +181,9 @@ func (v *Vault) Lookup(ctx context.Context, tenant, user, server string) (*Recor
 // ErrConflict). Writing over the version read keeps two writers (replicas
 // refreshing one token) from losing either's write unseen.
 func (v *Vault) Put(ctx context.Context, k Key, r *Record, match int64) (Entry, error) {
+	if !v.Available() {
+		return Entry{}, ErrUnavailable
+	}
 	plain, err := json.Marshal(r)
 	if err != nil {
 		return Entry{}, fmt.Errorf("vault: encode record: %w", err)
@@ -184,6 +202,9 @@ func (v *Vault) Put(ctx context.Context, k Key, r *Record, match int64) (Entry, 
 
 // Delete removes the record of k (ErrNotFound).
 func (v *Vault) Delete(ctx context.Context, k Key) error {
+	if !v.Available() {
+		return ErrUnavailable
+	}
 	if err := v.store.DeleteCredential(ctx, k.Tenant, k.Subject, k.Server); err != nil {
 		return fmt.Errorf("vault: %w", err)
 	}
@@ -196,6 +217,9 @@ const maxList = 1000
 // List describes the records of a tenant's subject ("" the tenant's own),
 // by server, without opening them.
 func (v *Vault) List(ctx context.Context, tenant, subject string) ([]Entry, error) {
+	if !v.Available() {
+		return nil, ErrUnavailable
+	}
 	var out []Entry
 	q := store.CredentialQuery{Tenant: tenant, Subject: subject, AfterSubject: subject, Limit: 100}
 	for len(out) < maxList {

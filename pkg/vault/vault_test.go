@@ -345,3 +345,54 @@ func TestParseAndLoadKeys(t *testing.T) {
 		t.Errorf("RandomKeys = %v, %v", ks, err)
 	}
 }
+
+func TestNotes(t *testing.T) {
+	s := memory.New()
+	t.Cleanup(func() { s.Close() })
+	v := vault.New(s, keys(t, newKey(t)))
+	note, err := v.SealNote("connect", []byte(`{"server":"github"}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.ContainsAny(note, "+/=&? ") || strings.Contains(note, "github") {
+		t.Errorf("the note is not opaque URL-safe text: %q", note)
+	}
+	if got, err := v.OpenNote("connect", note); err != nil || string(got) != `{"server":"github"}` {
+		t.Fatalf("OpenNote = %q, %v", got, err)
+	}
+	for name, bad := range map[string]string{
+		"other purpose": "", "altered": note[:len(note)-2] + "AA", "no dot": "abc", "not base64": "x.!!!", "empty": "",
+		"too long": note + strings.Repeat("A", 3000),
+	} {
+		purpose := "connect"
+		text := bad
+		if name == "other purpose" {
+			purpose, text = "invite", note
+		}
+		if _, err := v.OpenNote(purpose, text); !errors.Is(err, vault.ErrKey) {
+			t.Errorf("%s: OpenNote = %v, want ErrKey", name, err)
+		}
+	}
+	if _, err := vault.New(s, keys(t, newKey(t))).OpenNote("connect", note); !errors.Is(err, vault.ErrKey) {
+		t.Errorf("another vault's keys open the note: %v", err)
+	}
+}
+
+func TestWithoutKeys(t *testing.T) {
+	s := memory.New()
+	t.Cleanup(func() { s.Close() })
+	v := vault.New(s, nil)
+	if v.Available() {
+		t.Fatal("a vault without keys is available")
+	}
+	_, _, err := v.Lookup(ctx(t), "t", "u", "github")
+	if !errors.Is(err, vault.ErrUnavailable) || !strings.Contains(err.Error(), "-vault-key-file") {
+		t.Errorf("Lookup = %v", err)
+	}
+	if _, err := v.Put(ctx(t), vault.Key{Server: "github"}, record(), 0); !errors.Is(err, vault.ErrUnavailable) {
+		t.Errorf("Put = %v", err)
+	}
+	if _, err := v.SealNote("connect", nil); !errors.Is(err, vault.ErrUnavailable) {
+		t.Errorf("SealNote = %v", err)
+	}
+}
