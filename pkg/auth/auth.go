@@ -284,11 +284,16 @@ func (a *Authenticator) Authenticate(ctx context.Context) (*Tenant, error) {
 // AuthenticateHTTP is Check for an HTTP request: the Authorization header's
 // bearer token, the certificate from the verified TLS chain.
 func (a *Authenticator) AuthenticateHTTP(r *http.Request) (*Tenant, error) {
-	var cert *x509.Certificate
-	if r.TLS != nil && len(r.TLS.VerifiedChains) > 0 && len(r.TLS.VerifiedChains[0]) > 0 {
-		cert = r.TLS.VerifiedChains[0][0]
+	return a.Check(BearerToken(r.Header.Values("Authorization")), RequestCert(r))
+}
+
+// RequestCert returns the client certificate of r's verified TLS chain, or
+// nil (no TLS, no certificate, or r nil).
+func RequestCert(r *http.Request) *x509.Certificate {
+	if r != nil && r.TLS != nil && len(r.TLS.VerifiedChains) > 0 && len(r.TLS.VerifiedChains[0]) > 0 {
+		return r.TLS.VerifiedChains[0][0]
 	}
-	return a.Check(BearerToken(r.Header.Values("Authorization")), cert)
+	return nil
 }
 
 type ctxKey struct{}

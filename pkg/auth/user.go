@@ -36,7 +36,8 @@ func CheckUser(u string) error {
 }
 
 // UserOf returns the user identity a call's metadata names (UserHeader),
-// "" when it names none; an error when it is malformed or given twice.
+// "" when it names none; an error (without the header's name) when it is
+// malformed or given twice.
 func UserOf(ctx context.Context) (string, error) {
 	vs := metadata.ValueFromIncomingContext(ctx, UserHeader)
 	switch len(vs) {
@@ -44,10 +45,10 @@ func UserOf(ctx context.Context) (string, error) {
 		return "", nil
 	case 1:
 	default:
-		return "", fmt.Errorf("%s given %d times", UserHeader, len(vs))
+		return "", fmt.Errorf("given %d times", len(vs))
 	}
 	if err := CheckUser(vs[0]); err != nil {
-		return "", fmt.Errorf("%s: %w", UserHeader, err)
+		return "", err
 	}
 	return vs[0], nil
 }

@@ -11,7 +11,7 @@ import (
 const corsMaxAge = "600"
 
 // corsHeaders are the request headers a page may send cross-origin.
-const corsHeaders = "Authorization, Content-Type, Last-Event-ID, Grpc-Timeout, Traceparent, Tracestate"
+const corsHeaders = "Authorization, Content-Type, Last-Event-ID, Grpc-Timeout, Traceparent, Tracestate, X-Agentcore-User"
 
 // corsMethods are the methods the API's routes use.
 const corsMethods = "GET, POST, PUT, PATCH, DELETE"

@@ -63,6 +63,8 @@ import (
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/encoding/protojson"
 
+	"github.com/agentcore/agentcore/pkg/auth"
+	"github.com/agentcore/agentcore/pkg/connect"
 	agentv1 "github.com/agentcore/agentcore/proto/agentcore/v1"
 )
 
@@ -82,6 +84,10 @@ type Options struct {
 	CORSOrigins []string
 	// MaxBodyBytes bounds a request body; 0: no bound.
 	MaxBodyBytes int64
+	// Callback serves the OAuth callback route (connect.CallbackPath),
+	// which an authorization server sends people's browsers to: no token,
+	// no CORS. Nil: no such route.
+	Callback http.Handler
 }
 
 // gateway is the HTTP handler: the API routes, the OpenAPI document and the console.
@@ -92,6 +98,8 @@ type gateway struct {
 	cors    cors
 	maxBody int64
 	console http.Handler
+	// callback serves connect.CallbackPath; nil: none.
+	callback http.Handler
 }
 
 // New returns the HTTP handler of the gateway and the console.
@@ -104,11 +112,12 @@ func New(opts Options) (http.Handler, error) {
 		return nil, err
 	}
 	g := &gateway{
-		client:  agentv1.NewAgentServiceClient(opts.Conn),
-		json:    jsonMarshaler(),
-		cors:    c,
-		maxBody: opts.MaxBodyBytes,
-		console: consoleHandler(),
+		client:   agentv1.NewAgentServiceClient(opts.Conn),
+		json:     jsonMarshaler(),
+		cors:     c,
+		maxBody:  opts.MaxBodyBytes,
+		console:  consoleHandler(),
+		callback: opts.Callback,
 	}
 	g.api = runtime.NewServeMux(
 		runtime.WithMarshalerOption(runtime.MIMEWildcard, g.json),
@@ -153,11 +162,11 @@ func jsonMarshaler() *runtime.JSONPb {
 }
 
 // incomingHeader picks the HTTP headers that become call metadata besides
-// Authorization (which always does): grpc-gateway's defaults and the W3C
-// trace context.
+// Authorization (which always does): grpc-gateway's defaults, the W3C
+// trace context and the user a call acts for (x-agentcore-user).
 func incomingHeader(key string) (string, bool) {
 	switch strings.ToLower(key) {
-	case "traceparent", "tracestate":
+	case "traceparent", "tracestate", auth.UserHeader:
 		return strings.ToLower(key), true
 	}
 	return runtime.DefaultHeaderMatcher(key)
@@ -174,6 +183,10 @@ func clientCert(_ context.Context, r *http.Request) metadata.MD {
 // ServeHTTP routes a request to the API, the OpenAPI document or the console.
 func (g *gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("X-Content-Type-Options", "nosniff")
+	if r.URL.Path == connect.CallbackPath && g.callback != nil {
+		g.callback.ServeHTTP(w, r)
+		return
+	}
 	if g.cors.handle(w, r, func(origin string) {
 		g.writeError(w, status.Newf(codes.PermissionDenied, "a page of origin %q may not call this API (see -http-cors-origin)", origin),
 			http.StatusForbidden, agentv1.ErrorReason_ERROR_REASON_ORIGIN_NOT_ALLOWED)

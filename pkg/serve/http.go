@@ -20,6 +20,7 @@ import (
 	"google.golang.org/grpc/test/bufconn"
 
 	"github.com/agentcore/agentcore/pkg/config"
+	"github.com/agentcore/agentcore/pkg/connect"
 	"github.com/agentcore/agentcore/pkg/gateway"
 )
 
@@ -76,7 +77,7 @@ func (l *link) close() {
 // listener's) and gs on the in-process link. Like the gRPC listener, it
 // refuses a non-loopback address with neither TLS nor a token unless
 // cfg.Insecure. It returns nil when no HTTP listener is configured.
-func startHTTP(cfg *config.Config, gs *grpc.Server, authRequired bool, logger hclog.Logger) (*httpFront, error) {
+func startHTTP(cfg *config.Config, gs *grpc.Server, authRequired bool, logger hclog.Logger, conns *connect.Service) (*httpFront, error) {
 	if cfg.HTTP.Listen == "" {
 		return nil, nil
 	}
@@ -97,12 +98,13 @@ func startHTTP(cfg *config.Config, gs *grpc.Server, authRequired bool, logger hc
 		lis.Close()
 		return nil, fmt.Errorf("http gateway: %w", err)
 	}
-	h, err := gateway.New(gateway.Options{Conn: l.conn, CORSOrigins: cfg.HTTP.CORSOrigins, MaxBodyBytes: int64(cfg.Limits.MaxMessageBytes)})
+	h, err := gateway.New(gateway.Options{Conn: l.conn, CORSOrigins: cfg.HTTP.CORSOrigins, MaxBodyBytes: int64(cfg.Limits.MaxMessageBytes), Callback: conns})
 	if err != nil {
 		lis.Close()
 		l.close()
 		return nil, err
 	}
+	conns.SetCallbackURL(callbackURL(cfg, lis.Addr(), tc != nil))
 	f := &httpFront{link: l, lis: lis, served: make(chan error, 1)}
 	f.srv = newHTTPServer(h, tc, logger.Named("http"))
 	go func() { f.served <- serveHTTP(f.srv, lis, tc) }()

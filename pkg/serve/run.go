@@ -61,12 +61,17 @@ func Run(ctx context.Context, cfg *config.Config, logOut io.Writer, kinds []tool
 		defer lw.Close() // after the server's last lines
 		logOut = lw
 	}
-	srv, err := server.New(server.Options{Config: cfg, LogOutput: logOut, Kinds: kinds, Getenv: os.Getenv})
+	keys, err := vaultKeys(cfg)
+	if err != nil {
+		return err
+	}
+	srv, err := server.New(server.Options{Config: cfg, LogOutput: logOut, Kinds: kinds, Getenv: os.Getenv, VaultKeys: keys})
 	if err != nil {
 		return err
 	}
 	defer srv.Close()
 	log := srv.Logger()
+	logVault(log, srv.Vault())
 	for _, w := range cfg.Warnings {
 		log.Warn(w)
 	}
@@ -98,7 +103,8 @@ func Run(ctx context.Context, cfg *config.Config, logOut io.Writer, kinds []tool
 	defer dr.EndWatches()
 	opts = append(append(opts, dr.ServerOptions()...), srv.Interceptors(reflectionMode == "auth")...)
 	gs := grpc.NewServer(opts...)
-	agentv1.RegisterAgentServiceServer(gs, srv)
+	conns := newConnections(cfg, srv)
+	agentv1.RegisterAgentServiceServer(gs, agentService{srv, conns})
 	hs := health.NewServer()
 	hs.SetServingStatus(LivenessService, healthpb.HealthCheckResponse_SERVING)
 	hs.SetServingStatus("", healthpb.HealthCheckResponse_SERVING)
@@ -116,7 +122,7 @@ func Run(ctx context.Context, cfg *config.Config, logOut io.Writer, kinds []tool
 	if os.Geteuid() == 0 && cfg.PluginUser == "" {
 		log.Warn("running as root, and so do the plugins: set -plugin-user to run them as an unprivileged user")
 	}
-	front, err := startHTTP(cfg, gs, srv.Auth().Required(), log)
+	front, err := startHTTP(cfg, gs, srv.Auth().Required(), log, conns)
 	if err != nil {
 		lis.Close()
 		return err
@@ -177,7 +183,12 @@ func Run(ctx context.Context, cfg *config.Config, logOut io.Writer, kinds []tool
 			if cfg.AuthTokensFile == "" {
 				log.Info("SIGHUP: no tokens file to read again (-auth-tokens-file)")
 			} else {
-				_ = srv.ReloadTenants()
+				// New calls see the new tenants at once, calls in flight keep theirs.
+				if n, err := srv.Auth().Reload(); err != nil {
+					log.Error("tokens file not reloaded; the previous tenants stay", "error", err)
+				} else {
+					log.Info("tenants reloaded", "tenants", n)
+				}
 			}
 		case err := <-mcpServed:
 			gs.Stop()

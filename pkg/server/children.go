@@ -128,7 +128,7 @@ func (s *Server) callAgent(at *agentv1.AgentTool) tool.Func {
 			agents: append(slices.Clip(tree.agents), caller), children: new(atomic.Int32),
 			permMode: tree.permMode, askTools: tree.askTools, ask: tree.ask}
 		hook := s.hooks.Target(sess.expand, sess.engine.StoredConfig(), nil, agentID(sess.id))
-		cctx := withRunOptions(ctx, runOptions{onDisconnect: up.onDisconnect, tree: child, hook: hook})
+		cctx := withRunOptions(ctx, runOptions{onDisconnect: up.onDisconnect, tree: child, hook: hook, user: up.user})
 		opts := agent.SendOptions{Input: []*agentv1.Part{{Kind: &agentv1.Part_Text{Text: agenttool.Task(at, input)}}},
 			Busy: at.GetBusyPolicy(), PermissionMode: tree.permMode, AskTools: tree.askTools, OnPermission: tree.ask, OnElicit: s.pending.Elicit, Budget: budget}
 		if opts.Busy == agentv1.BusyPolicy_BUSY_POLICY_UNSPECIFIED {

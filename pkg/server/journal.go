@@ -30,6 +30,7 @@ type runOptions struct {
 	tree treeOptions
 	// hook is where the run's webhooks go; nil: none.
 	hook *runhooks.Target
+	user string // the user identity the run acts for (store.Run.User)
 }
 
 type runOptionsKey struct{}
@@ -79,7 +80,7 @@ func (j *journal) Begin(ctx context.Context, info agent.JournalRun) (*agent.Snap
 	j.resumable, j.hook = ro.resume != nil, ro.hook
 	run := &store.Run{ID: info.ID, AgentID: sess.id, Owner: s.cfg.ReplicaID, Compaction: info.Compaction,
 		OnDisconnect: ro.onDisconnect, Resume: ro.resume,
-		ParentRunID: ro.tree.parent, RootRunID: ro.tree.root, Depth: ro.tree.depth, ToolCallID: ro.tree.toolCall}
+		ParentRunID: ro.tree.parent, RootRunID: ro.tree.root, Depth: ro.tree.depth, ToolCallID: ro.tree.toolCall, User: ro.user}
 	w := s.replica.WatchLease(sess.id)
 	defer w.Close()
 	stopped := ""

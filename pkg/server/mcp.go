@@ -2,7 +2,6 @@ package server
 
 import (
 	"context"
-	"crypto/x509"
 	"encoding/json"
 	"errors"
 	"net/http"
@@ -74,11 +73,7 @@ const mcpTenantPrefix = "tenant:"
 // certificate) exactly as the gRPC API does, and returns the caller's
 // tenant, which becomes the MCP session's user.
 func (s *Server) authenticateMCP(_ context.Context, token string, r *http.Request) (string, error) {
-	var cert *x509.Certificate
-	if r != nil && r.TLS != nil && len(r.TLS.VerifiedChains) > 0 && len(r.TLS.VerifiedChains[0]) > 0 {
-		cert = r.TLS.VerifiedChains[0][0]
-	}
-	t, err := s.auth.Check(token, cert)
+	t, err := s.auth.Check(token, auth.RequestCert(r))
 	if err != nil {
 		return "", err
 	}

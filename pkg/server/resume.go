@@ -159,7 +159,7 @@ func (s *Server) continueRun(r *store.Run) error {
 	hook := s.hooks.Target(sess.expand, sess.engine.StoredConfig(), start.GetConfig(), agentID(sess.id))
 	opts.OnEvent, opts.OnPermission, opts.OnElicit = out.event, s.hooks.Asking(hook, s.replica.Ask), s.pending.Elicit
 	ctx = withRunOptions(ctx, runOptions{onDisconnect: agentv1.OnDisconnect_ON_DISCONNECT_CONTINUE, resume: r.Resume,
-		tree: rootTree(&opts, s.replica.Ask), hook: hook})
+		tree: rootTree(&opts, s.replica.Ask), hook: hook, user: r.User})
 	_, err = sess.engine.Send(ctx, opts)
 	// Failed once it began, the run's end is stored (resume checks); failed
 	// before, it is still running here.

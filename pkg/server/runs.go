@@ -170,7 +170,7 @@ func (s *Server) runProto(ctx context.Context, r *store.Run) *agentv1.Run {
 		StartTime: timestamppb.New(r.Started), Replica: r.Owner, LastSeq: r.LastSeq,
 		OnDisconnect: r.OnDisconnect, Compaction: r.Compaction, EventsExpired: r.Purged, EventBytes: r.EventBytes,
 		Attempts:    int32(r.Attempts),
-		ParentRunId: r.ParentRunID, RootRunId: r.RootRunID, Depth: int32(r.Depth), ToolCallId: r.ToolCallID,
+		ParentRunId: r.ParentRunID, RootRunId: r.RootRunID, Depth: int32(r.Depth), ToolCallId: r.ToolCallID, User: r.User,
 	}
 	if r.Done() {
 		out.EndTime = timestamppb.New(r.Ended)

@@ -31,6 +31,10 @@ func (s *Server) Send(stream agentv1.AgentService_SendServer) error {
 	if err != nil {
 		return err
 	}
+	user, err := auth.UserOf(stream.Context())
+	if err != nil {
+		return apierr.InvalidField(auth.UserHeader, "%v", err)
+	}
 	start, err := receiveStart(stream)
 	if err != nil {
 		return err
@@ -54,7 +58,7 @@ func (s *Server) Send(stream agentv1.AgentService_SendServer) error {
 	// may be after the stream (on_disconnect CONTINUE).
 	release := func() { admitted(); s.agents.Unpin(sess) }
 	detached := start.GetOnDisconnect() == agentv1.OnDisconnect_ON_DISCONNECT_CONTINUE
-	ro := runOptions{onDisconnect: start.GetOnDisconnect(), resume: resume,
+	ro := runOptions{onDisconnect: start.GetOnDisconnect(), resume: resume, user: user,
 		hook: s.hooks.Target(sess.expand, sess.engine.StoredConfig(), start.GetConfig(), agentID(sess.id))}
 	ctx, cancel, out := s.connectSend(stream, ro, &opts)
 	if !detached {

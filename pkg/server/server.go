@@ -56,6 +56,7 @@ import (
 	"github.com/agentcore/agentcore/pkg/tool"
 	"github.com/agentcore/agentcore/pkg/tool/limits"
 	"github.com/agentcore/agentcore/pkg/tool/osuser"
+	"github.com/agentcore/agentcore/pkg/vault"
 	"github.com/agentcore/agentcore/pkg/webhook"
 	agentv1 "github.com/agentcore/agentcore/proto/agentcore/v1"
 )
@@ -78,6 +79,8 @@ type Options struct {
 	// Store, when set, is used instead of opening the one Config names.
 	// The server closes it.
 	Store store.Store
+	// VaultKeys seal the token vault; nil: no vault (ErrUnavailable).
+	VaultKeys *vault.Keys
 }
 
 // Server implements agentv1.AgentServiceServer. It owns its tool host and
@@ -112,6 +115,7 @@ type Server struct {
 	// and permission requests, and the requests waiting for the store to
 	// change; pending the runs' requests waiting for an answer.
 	store   store.Store
+	vault   *vault.Vault // the OAuth tokens of MCP servers, in store
 	events  *eventlog.Log
 	replica *replica.Replica
 	pending *pending.Requests
@@ -249,7 +253,7 @@ func New(opts Options) (*Server, error) {
 			return nil, fmt.Errorf("store: %w", err)
 		}
 	}
-	s.store = st
+	s.store, s.vault = st, vault.New(st, opts.VaultKeys)
 	s.replica = replica.New(replica.Options{Store: st, ID: cfg.ReplicaID, LeaseTTL: cfg.LeaseTTL,
 		PermissionTimeout: cfg.PermissionTimeout, EventRetention: cfg.EventRetention,
 		EventRetentionRunBytes: int64(cfg.EventRetentionRunBytes), EventRetentionBytes: int64(cfg.EventRetentionBytes), Log: log,
@@ -276,6 +280,9 @@ func New(opts Options) (*Server, error) {
 	})
 	return s, nil
 }
+
+// Vault returns the server's token vault (never nil; maybe unavailable).
+func (s *Server) Vault() *vault.Vault { return s.vault }
 
 // Telemetry returns the server's telemetry: its metrics registry and HTTP
 // handler, its gRPC server options.

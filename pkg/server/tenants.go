@@ -15,19 +15,6 @@ import (
 // tenant in the context given to the handlers (auth.NewContext).
 func (s *Server) Auth() *auth.Authenticator { return s.auth }
 
-// ReloadTenants reads the tokens file again (on SIGHUP): new calls see the
-// new tenants at once, calls in flight keep theirs. On error the previous
-// tenants stay.
-func (s *Server) ReloadTenants() error {
-	n, err := s.auth.Reload()
-	if err != nil {
-		s.log.Error("tokens file not reloaded; the previous tenants stay", "error", err)
-		return err
-	}
-	s.log.Info("tenants reloaded", "tenants", n)
-	return nil
-}
-
 // tenant returns the tenant the call acts for, put in its context by the
 // front end. A context without one is the default tenant only when the
 // server needs no credential.

@@ -1,0 +1,78 @@
+package serve
+
+import (
+	"net"
+	"net/url"
+	"strconv"
+	"strings"
+
+	"github.com/hashicorp/go-hclog"
+
+	"github.com/agentcore/agentcore/pkg/config"
+	"github.com/agentcore/agentcore/pkg/connect"
+	"github.com/agentcore/agentcore/pkg/server"
+	"github.com/agentcore/agentcore/pkg/vault"
+)
+
+// agentService is the AgentService served: the server's handlers and the
+// OAuth connections' RPCs of pkg/connect (their methods, one level up, win
+// over the Unimplemented ones the server embeds).
+type agentService struct {
+	*server.Server
+	*connect.Service
+}
+
+// vaultKeys returns the token vault's keys: from -vault-key-file or
+// AGENTCORE_VAULT_KEY; without either, a key of the process's own for a
+// memory store (its records die with the process anyway), and none for a
+// store that keeps them: a key made up here would be lost with the process
+// (or differ between replicas) and the records with it, and one written
+// beside the database would be taken with it.
+func vaultKeys(cfg *config.Config) (*vault.Keys, error) {
+	keys, err := vault.LoadKeys(cfg.Vault.KeyFile, cfg.Vault.Keys)
+	if err == nil && keys == nil && cfg.StoreName() == "memory" {
+		return vault.RandomKeys()
+	}
+	return keys, err
+}
+
+// logVault says at start whether the token vault is on, and with which keys.
+func logVault(log hclog.Logger, v *vault.Vault) {
+	if ids := v.KeyIDs(); len(ids) > 0 {
+		log.Info("token vault", "keys", len(ids), "sealing_key", ids[0])
+		return
+	}
+	log.Info("token vault off: MCP servers that need OAuth cannot be connected until agent-server gets -vault-key-file or " + config.VaultKeyEnv)
+}
+
+// newConnections returns the OAuth connections' service of srv.
+func newConnections(cfg *config.Config, srv *server.Server) *connect.Service {
+	return connect.New(connect.Options{Vault: srv.Vault(), Authorizer: authorizer(srv), Timeout: cfg.Vault.ConnectTimeout,
+		Log: srv.Logger().Named("oauth")})
+}
+
+// authorizer returns the OAuth client of the server's MCP servers, which
+// runs the connect flows; nil while there is none.
+func authorizer(*server.Server) connect.Authorizer { return nil }
+
+// callbackURL is where people's browsers reach the callback route:
+// -public-url's, else the HTTP listener's address (a wildcard one as
+// localhost); "" when the listener is a unix socket.
+func callbackURL(cfg *config.Config, addr net.Addr, tls bool) string {
+	if cfg.Vault.PublicURL != "" {
+		return strings.TrimSuffix(cfg.Vault.PublicURL, "/") + connect.CallbackPath
+	}
+	tcp, ok := addr.(*net.TCPAddr)
+	if !ok {
+		return ""
+	}
+	host := tcp.IP.String()
+	if tcp.IP.IsUnspecified() {
+		host = "localhost"
+	}
+	u := url.URL{Scheme: "http", Host: net.JoinHostPort(host, strconv.Itoa(tcp.Port)), Path: connect.CallbackPath}
+	if tls {
+		u.Scheme = "https"
+	}
+	return u.String()
+}
