@@ -104,7 +104,9 @@ func consoleFail(int, *fakemodel.Request) fakemodel.Turn {
 // and see a failed run's error kind; past runs' approvals, the agent's
 // model, the runs table's durations and errors; a run whose agent calls
 // another, its child run drawn inside the call and the tree in the runs
-// table. Screenshots are kept in a
+// table; a tool's request for input (an MCP server's elicitation) shown as
+// a form and answered, on a second server of the MCP test server's tools.
+// Screenshots are kept in a
 // temporary folder the log names (console-failure.png when a step failed).
 // The browser program waits on the console's own state; the budget below
 // only bounds a hang, for a step can take many times its usual time on a
@@ -113,6 +115,7 @@ func TestConsoleInBrowser(t *testing.T) {
 	t.Parallel()
 	dir := consoleModules(t)
 	h := startHTTPServer(t)
+	mcp := mcpToolServer(t)
 	system := suite.Router.Add(t, consoleTask)
 	shots, err := os.MkdirTemp("", "agentcore-console-shots-")
 	if err != nil {
@@ -129,6 +132,7 @@ func TestConsoleInBrowser(t *testing.T) {
 		"CONSOLE_SYSTEM_FAIL="+suite.Router.Add(t, consoleFail),
 		"CONSOLE_SYSTEM_LEAD="+suite.Router.Add(t, delegating("The helper said: ", "helper", "do it")),
 		"CONSOLE_SYSTEM_HELPER="+suite.Router.Add(t, answer(func(*fakemodel.Request) string { return "the helper did it" })),
+		"CONSOLE_MCP_URL="+mcp.url, "CONSOLE_SYSTEM_ELICIT="+suite.Router.Add(t, callOnce("ask_user", `{}`)),
 		"CONSOLE_SECRETS="+e2e.TestKey, "CHROMIUM="+chromiumPath())
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
@@ -142,7 +146,7 @@ func TestConsoleInBrowser(t *testing.T) {
 	if !strings.HasSuffix(strings.TrimSpace(out.String()), "ok") {
 		t.Fatalf("the browser test did not finish:\n%s", out.String())
 	}
-	for _, name := range []string{"console-run.png", "console-tool.png", "console-denied.png", "console-stopped.png", "console-failed.png"} {
+	for _, name := range []string{"console-run.png", "console-tool.png", "console-denied.png", "console-stopped.png", "console-failed.png", "console-elicitation.png"} {
 		fi, err := os.Stat(filepath.Join(shots, name))
 		if err != nil || fi.Size() < 1000 {
 			t.Errorf("screenshot %s: %v", name, err)

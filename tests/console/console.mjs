@@ -8,7 +8,8 @@
 // see a run whose model refuses the key fail with its reason and kind.
 // Past runs' pages say how each approval was answered; the agent page names
 // the model and profile; the runs table has each run's duration and error;
-// durations read as people write them (310 ms, 4.2 s, 1 min 5 s).
+// durations read as people write them (310 ms, 4.2 s, 1 min 5 s). A tool's
+// request for input (an MCP server's elicitation) is a form, answered.
 //
 // It waits on the console's own state, never on time: the view's data-route
 // and data-state (ready once the page's data is drawn), and the elements a
@@ -22,6 +23,10 @@
 //   CONSOLE_SYSTEM_DENY, CONSOLE_SYSTEM_SLOW, CONSOLE_SYSTEM_FAIL
 //                      those of a model whose shell call is denied, of one
 //                      whose shell call runs until stopped, of one that fails
+//   CONSOLE_MCP_URL, CONSOLE_SYSTEM_ELICIT
+//                      a second server whose tools are the MCP test server's
+//                      (same token), and the system prompt of a model that
+//                      calls its ask_user, which asks for input (elicitation)
 //   CONSOLE_SHOTS      the folder for screenshots
 //   CONSOLE_SECRETS    comma-separated texts no page may show (the token, API keys)
 //   CHROMIUM           the browser (default /usr/bin/chromium)
@@ -45,6 +50,8 @@ const systemSlow = env('CONSOLE_SYSTEM_SLOW');
 const systemFail = env('CONSOLE_SYSTEM_FAIL');
 const systemLead = env('CONSOLE_SYSTEM_LEAD');
 const systemHelper = env('CONSOLE_SYSTEM_HELPER');
+const mcpUrl = env('CONSOLE_MCP_URL');
+const systemElicit = env('CONSOLE_SYSTEM_ELICIT');
 const shots = env('CONSOLE_SHOTS');
 const secrets = [token, ...(process.env.CONSOLE_SECRETS || '').split(',')].filter(Boolean);
 const noSecret = async (page) => {
@@ -307,6 +314,32 @@ try {
     await rows.nth(1).locator('a code').click();
     await shown('#/runs/run_', '^=');
     await page.locator('#run-parent', {hasText: 'child run of'}).waitFor();
+  }
+
+  step('a tool asks for input: the form, its default filled in, submitted');
+  {
+    const resp = await fetch(mcpUrl + '/v1/agents', {method: 'POST', headers: {authorization: `Bearer ${token}`, 'content-type': 'application/json'},
+      body: JSON.stringify({agent: {id: 'console-elicit', config: {system: systemElicit}}})});
+    if (!resp.ok) throw new Error(`creating console-elicit: ${resp.status} ${await resp.text()}`);
+    await page.goto(mcpUrl + '/#/agents/console-elicit');
+    await page.locator('#token-dialog[open]').waitFor(); // another origin: the token again
+    await page.fill('#token-input', token);
+    await page.click('#token-dialog button[type=submit]');
+    await shown('#/agents/console-elicit');
+    await page.fill('#send-input', 'Greet me.');
+    await page.selectOption('#send-permission', 'PERMISSION_MODE_ALLOW_ALL');
+    await page.click('#send-button');
+    const run = page.locator('section.run').first();
+    const card = run.locator('.tool-call .elicitation');
+    await card.locator('.message', {hasText: 'Who are you?'}).waitFor();
+    const greeting = await card.locator('input[name=greeting]').inputValue();
+    if (greeting !== 'hello') throw new Error(`the greeting field starts as ${JSON.stringify(greeting)}, want the schema's default "hello"`);
+    await page.screenshot({path: join(shots, 'console-elicitation.png'), fullPage: true});
+    await card.locator('input[name=name]').fill('Ada');
+    await card.locator('button.accept').click();
+    await run.locator('.elicitation[data-answer=accept] .status', {hasText: /^accepted$/}).waitFor();
+    if (await card.locator('button').count() !== 0) throw new Error('an answered elicitation still offers buttons');
+    await run.locator('.run-result', {hasText: 'hello, Ada'}).waitFor();
   }
 
   await noSecret(page);

@@ -215,7 +215,7 @@ async function agentPage(signal, id) {
     onsubmit: async (e) => {
       e.preventDefault();
       clear(msg);
-      const run = new RunView({answer: answerPermission});
+      const run = new RunView({answer: answerPermission, elicit: answerElicitation});
       runs.prepend(run.el);
       // The run goes on when this page is left or the connection breaks:
       // its page (#/runs/{id}) follows it again.
@@ -347,6 +347,7 @@ function fillRuns(body, runs) {
   for (const r of asTree(runs)) {
     const state = enumName(r.state, 'RUN_STATE_');
     const pending = (r.pendingPermissions || []).map((q) => q.toolName);
+    const inputs = (r.pendingElicitations || []).map((q) => q.toolName);
     const error = r.error ? runErrorText(r.error) : '';
     const depth = Number(r.depth || 0);
     const tree = depth ? {dataset: {depth: String(Math.min(depth, 5))}, title: `child run of ${r.parentRunId} (depth ${depth}), tree of ${r.rootRunId}`} : {};
@@ -357,7 +358,8 @@ function fillRuns(body, runs) {
       h('td', r.startTime ? new Date(r.startTime).toLocaleString() : ''),
       h('td.duration', {title: r.endTime ? `ended ${new Date(r.endTime).toLocaleString()}` : 'running'}, runDuration(r)),
       h('td.run-error-cell', {title: error}, error.length > 200 ? error.slice(0, 199) + '…' : error),
-      h('td', pending.length ? h('strong', `approval: ${pending.join(', ')}`) : '')));
+      h('td', pending.length ? h('strong', `approval: ${pending.join(', ')}`) : '', pending.length && inputs.length ? ' ' : '',
+        inputs.length ? h('strong', `input: ${inputs.join(', ')}`) : '')));
   }
 }
 
@@ -390,7 +392,7 @@ async function runPage(signal, runId) {
   const p = api.path;
   const info = h('div.agent-info');
   const msg = h('div');
-  const run = new RunView({answer: answerPermission});
+  const run = new RunView({answer: answerPermission, elicit: answerElicitation});
   let current = null;
   const refresh = async () => {
     const {run: r} = await api.get(p`/v1/runs/${runId}`);
@@ -460,6 +462,11 @@ function statusOf(err) {
 // answerPermission answers a run's permission request.
 function answerPermission(runId, toolCallId, allow, reason) {
   return api.post(api.path`/v1/runs/${runId}/permissions/${toolCallId}`, {allow, reason});
+}
+
+// answerElicitation answers a run's elicitation request.
+function answerElicitation(runId, elicitationId, action, content) {
+  return api.post(api.path`/v1/runs/${runId}/elicitations/${elicitationId}`, {action, content});
 }
 
 // ---- tools -------------------------------------------------------------

@@ -1,10 +1,11 @@
 // A run as it happens: each event of a send (or compaction) drawn as it
 // arrives: model text as it streams, tool calls with their live output,
-// results, usage, retries, permission requests and errors. A child run (an
+// results, usage, retries, permission and elicitation requests and errors. A child run (an
 // agent called as a tool) is drawn inside the call that started it, from
 // the events its ancestors' streams carry.
 
 import {h, append, enumName, usageText, pretty, time, durationText} from './dom.js';
+import {elicitationCard} from './elicit.js';
 
 /** outputView draws a tool's output: text, JSON or content parts. */
 export function outputView(out) {
@@ -65,12 +66,15 @@ export function answerText(d) {
 /**
  * RunView draws a run's events into its element. answer, when given, is
  * called with (runId, toolCallId, allow, reason) to answer a permission
- * request; it returns a promise.
+ * request; elicit with (runId, elicitationId, action, content) to answer an
+ * elicitation request. Both return a promise.
  */
 export class RunView {
-  constructor({answer} = {}) {
+  constructor({answer, elicit} = {}) {
     this.el = h('section.run', {'aria-live': 'polite'});
     this.answer = answer;
+    this.elicit = elicit;
+    this.elicitations = new Map(); // elicitation id -> card
     this.runId = '';
     this.lastSeq = 0;
     this.steps = new Map(); // step number -> {el, text, reasoning}
@@ -86,7 +90,7 @@ export class RunView {
   child(c) {
     let v = this.children.get(c.runId);
     if (!v) {
-      v = new RunView({answer: this.answer});
+      v = new RunView({answer: this.answer, elicit: this.elicit});
       v.children = this.children; // one map for the tree: a grandchild finds its parent's view
       v.el.classList.add('child-run');
       v.el.dataset.run = c.runId;
@@ -134,6 +138,13 @@ export class RunView {
       s.usage.textContent = usageText(ev.modelResponse.usage);
     } else if (ev.permissionRequest) {
       this.permission(ev.permissionRequest);
+    } else if (ev.elicitationRequest) {
+      const e = ev.elicitationRequest;
+      const card = elicitationCard(e, () => this.runId, this.elicit);
+      this.elicitations.set(e.elicitationId, card);
+      append(this.calls.get(e.toolCallId)?.el || this.el, card); // asked by the running call
+    } else if (ev.elicitationResult) {
+      this.elicitations.get(ev.elicitationResult.elicitationId)?.decided(ev.elicitationResult);
     } else if (ev.toolCall) {
       const c = this.call(ev.toolCall.toolCallId, ev.toolCall.toolName, ev.toolCall.arguments, ev.toolCall.step);
       const answer = ev.toolCall.permission; // set when the run asked permission
