@@ -31,6 +31,9 @@ const (
 	canaryPGDecoy = "pg-decoy-pw-0e93b6c1d8"
 	// canaryOTLP is the OTLP exporter's API key (OTEL_EXPORTER_OTLP_HEADERS).
 	canaryOTLP = "otlp-canary-key-2a7f5e90c3"
+	// canaryVaultKey is the token vault's key (AGENTCORE_VAULT_KEY): the
+	// base64 of 32 bytes.
+	canaryVaultKey = "dmF1bHQtY2FuYXJ5LWtleS0wMTIzNDU2Nzg5YWJjZGU="
 )
 
 // The PostgreSQL role of the secrets test (.ci/run makes it): its password
@@ -80,7 +83,7 @@ const procWalk = `echo "tool uid=$(id -u)"; srv=$(awk '{print $4}' /proc/$PPID/s
 
 // TestSecretsOutOfReach runs a tool that looks for the server's secrets in
 // /proc (the API key, the bearer token, the store's password given in
-// -store or in PGPASSWORD, the OTLP exporter's header, the webhooks' signing secret), with agent-server
+// -store or in PGPASSWORD, the OTLP exporter's header, the webhooks' signing secret, the token vault's key), with agent-server
 // as an unprivileged user and as root running its plugins as another user;
 // as root, it reads the server's own environ and cmdline, which the
 // re-exec must have left without any of them.
@@ -109,7 +112,7 @@ func TestSecretsOutOfReach(t *testing.T) {
 func secretsOutOfReach(t *testing.T, wrap []string, inArg bool, extra ...string) {
 	store := canaryStore(t)
 	env := []string{"AGENTCORE_MODEL_API_KEY=" + canaryKey, "AGENTCORE_AUTH_TOKEN=" + canaryToken,
-		"OTEL_EXPORTER_OTLP_HEADERS=api-key=" + canaryOTLP, "AGENTCORE_WEBHOOK_SECRET=" + hookSecret}
+		"OTEL_EXPORTER_OTLP_HEADERS=api-key=" + canaryOTLP, "AGENTCORE_WEBHOOK_SECRET=" + hookSecret, "AGENTCORE_VAULT_KEY=" + canaryVaultKey}
 	extra = append(extra, "-webhook-allowed-hosts", "hooks.example.com")
 	recv := startReceiver(t)
 	env = append(env, "OTEL_EXPORTER_OTLP_ENDPOINT=http://"+recv.addr, "OTEL_EXPORTER_OTLP_PROTOCOL=grpc", "OTEL_BSP_SCHEDULE_DELAY=50")
@@ -121,7 +124,7 @@ func secretsOutOfReach(t *testing.T, wrap []string, inArg bool, extra ...string)
 	} else {
 		env = append(env, "PGPASSWORD="+canaryPGPassword)
 	}
-	canaries := []string{canaryKey, canaryToken, canaryPGPassword, canaryPGDecoy, canaryOTLP, hookSecret, strings.TrimPrefix(hookSecret, "whsec_")}
+	canaries := []string{canaryKey, canaryToken, canaryPGPassword, canaryPGDecoy, canaryOTLP, hookSecret, strings.TrimPrefix(hookSecret, "whsec_"), canaryVaultKey}
 	cmd := suite.ServerCmd(suite.Plugins, append(extra, "-store", store), env...)
 	if len(wrap) > 0 {
 		cmd.Args = append(append([]string{}, wrap...), cmd.Args...)
@@ -194,7 +197,11 @@ func secretsOutOfReach(t *testing.T, wrap []string, inArg bool, extra ...string)
 		}
 	}
 	// The values handed over still did their work: the store opened with
-	// its password (the server started), the spans went with their key.
+	// its password (the server started), the spans went with their key,
+	// the vault has its key.
+	if !strings.Contains(p.Logs(), "token vault") || strings.Contains(p.Logs(), "token vault off") {
+		t.Errorf("the vault did not get its key: %.3000s", p.Logs())
+	}
 	if keys := recv.apiKeys(); len(keys) == 0 || slices.ContainsFunc(keys, func(k string) bool { return k != canaryOTLP }) {
 		t.Errorf("the exports' api-key headers: %q, want each %s", keys, canaryOTLP)
 	}
@@ -230,7 +237,7 @@ func checkProcFiles(t *testing.T, pid int, canaries []string) {
 			}
 		}
 	}
-	for _, name := range []string{"AGENTCORE_MODEL_API_KEY", "AGENTCORE_AUTH_TOKEN", "PGPASSWORD", "OTEL_EXPORTER_OTLP_HEADERS", "AGENTCORE_WEBHOOK_SECRET"} {
+	for _, name := range []string{"AGENTCORE_MODEL_API_KEY", "AGENTCORE_AUTH_TOKEN", "PGPASSWORD", "OTEL_EXPORTER_OTLP_HEADERS", "AGENTCORE_WEBHOOK_SECRET", "AGENTCORE_VAULT_KEY"} {
 		if slices.ContainsFunc(env, func(kv string) bool { return strings.HasPrefix(kv, name+"=") }) {
 			t.Errorf("/proc/%d/environ still names %s", pid, name)
 		}

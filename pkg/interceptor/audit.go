@@ -21,6 +21,7 @@ import (
 var audited = map[string]bool{
 	"CreateAgent": true, "UpdateAgent": true, "DeleteAgent": true, "SetHistory": true,
 	"Send": true, "Stop": true, "Compact": true, "ExecuteTool": true, "ReloadTools": true,
+	"Connect": true, "Disconnect": true,
 }
 
 // auditRecord collects one audited call's line. Its methods do nothing on
