@@ -3,6 +3,8 @@
 // 401, and kept in this tab's session storage; it is never shown.
 
 const TOKEN_KEY = 'agentcore.token';
+// USER_KEY holds the user the console acts for (x-agentcore-user), if any.
+const USER_KEY = 'agentcore.user';
 
 /** An error answer of the API: its google.rpc.Status, read. */
 export class APIError extends Error {
@@ -39,6 +41,17 @@ export function forgetToken() {
   sessionStorage.removeItem(TOKEN_KEY);
 }
 
+/** getUser is the user the console's calls act for ('' for the tenant). */
+export function getUser() {
+  return sessionStorage.getItem(USER_KEY) || '';
+}
+
+/** setUser sets the user the console's calls act for ('' for the tenant). */
+export function setUser(user) {
+  if (user) sessionStorage.setItem(USER_KEY, user);
+  else sessionStorage.removeItem(USER_KEY);
+}
+
 async function errorOf(resp) {
   let st = {message: `${resp.status} ${resp.statusText}`};
   try {
@@ -55,6 +68,7 @@ async function call(method, path, body, signal) {
     const headers = {};
     const token = sessionStorage.getItem(TOKEN_KEY);
     if (token) headers.Authorization = `Bearer ${token}`;
+    if (getUser()) headers['X-Agentcore-User'] = getUser();
     if (body !== undefined) headers['Content-Type'] = 'application/json';
     const resp = await fetch(path, {
       method, headers, signal, cache: 'no-store',

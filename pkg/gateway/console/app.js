@@ -7,10 +7,12 @@
 //	#/runs/{id}         a run: its events (stored, then live), approvals, stop
 //	#/tools             tools and skills
 //	#/tools/{name}      a tool: its schema, and a form to try it
+//	#/connections       OAuth connections to MCP servers (connections.js)
 
 import * as api from './api.js';
 import {h, append, clear, enumName, usageText, pretty, errorView, durationText, between} from './dom.js';
 import {RunView, partView, runUsageText} from './run.js';
+import {connectionsPage} from './connections.js';
 
 const view = document.getElementById('view');
 
@@ -23,6 +25,7 @@ const routes = [
   [/^#\/runs$/, runsPage],
   [/^#\/tools\/([^/]+)$/, toolPage],
   [/^#\/tools$/, toolsPage],
+  [/^#\/connections$/, (signal) => connectionsPage(view, signal)],
   [/^(#\/agents)?$/, agentsPage],
 ];
 
