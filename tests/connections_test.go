@@ -9,8 +9,14 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 
+	"golang.org/x/oauth2"
+
+	"github.com/agentcore/agentcore/internal/e2e"
 	"github.com/agentcore/agentcore/internal/fakemodel"
+	"github.com/agentcore/agentcore/pkg/store/sqlite"
+	"github.com/agentcore/agentcore/pkg/vault"
 	agentv1 "github.com/agentcore/agentcore/proto/agentcore/v1"
 )
 
@@ -90,5 +96,71 @@ func TestConnectionRoutes(t *testing.T) {
 			resp.Header.Get("Referrer-Policy") != "no-referrer" {
 			t.Errorf("%s callback%s: %s %s %s", tc.method, tc.query, resp.Status, resp.Header, b)
 		}
+	}
+}
+
+// TestVaultKeyRotation rotates the vault's key of a real agent-server: a
+// record sealed with the old key; the server started with the new key
+// first and the old one after it seals the record again at start and says
+// the old key may go; the record then opens with the new key alone.
+func TestVaultKeyRotation(t *testing.T) {
+	t.Parallel()
+	newKey := func() string {
+		b := make([]byte, 32)
+		_, _ = rand.Read(b)
+		return base64.StdEncoding.EncodeToString(b)
+	}
+	oldKey, nextKey := newKey(), newKey()
+	db := filepath.Join(t.TempDir(), "agentcore.db")
+	k := vault.Key{Tenant: "", Subject: "alice", Server: "linear"}
+	withStore := func(keys string, fn func(*vault.Vault)) {
+		t.Helper()
+		ks, err := vault.ParseKeys(keys)
+		if err != nil {
+			t.Fatal(err)
+		}
+		st, err := sqlite.Open(e2e.Context(t, 30*time.Second), db)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer st.Close()
+		fn(vault.New(st, ks))
+	}
+	withStore(oldKey, func(v *vault.Vault) {
+		if _, err := v.Put(e2e.Context(t, 10*time.Second), k, &vault.Record{Token: &oauth2.Token{AccessToken: "at-rotation-canary"}}, 0); err != nil {
+			t.Fatal(err)
+		}
+	})
+	keyFile := filepath.Join(t.TempDir(), "vault.key")
+	if err := os.WriteFile(keyFile, []byte("# rotated\n"+nextKey+"\n"+oldKey+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	p, err := suite.StartServer(suite.Plugins, []string{"-store", "sqlite:" + db, "-vault-key-file", keyFile})
+	if err != nil {
+		t.Fatal(err)
+	}
+	stopped := false
+	t.Cleanup(func() {
+		if !stopped {
+			_ = p.Stop()
+		}
+	})
+	for _, want := range []string{`"resealed":1`, "may be dropped"} {
+		if !strings.Contains(p.Logs(), want) {
+			t.Errorf("the start log has no %s:\n%s", want, p.Logs())
+		}
+	}
+	stopped = true
+	if err := p.Stop(); err != nil {
+		t.Fatal(err)
+	}
+	withStore(nextKey, func(v *vault.Vault) {
+		r, _, err := v.Get(e2e.Context(t, 10*time.Second), k)
+		if err != nil || r.Token.AccessToken != "at-rotation-canary" {
+			t.Fatalf("the record with the new key alone: %v, %v", r, err)
+		}
+	})
+	if strings.Contains(p.Logs(), "at-rotation-canary") {
+		t.Error("the token is in the server's log")
 	}
 }

@@ -1,10 +1,12 @@
 package serve
 
 import (
+	"context"
 	"net"
 	"net/url"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/hashicorp/go-hclog"
 
@@ -36,13 +38,34 @@ func vaultKeys(cfg *config.Config) (*vault.Keys, error) {
 	return keys, err
 }
 
-// logVault says at start whether the token vault is on, and with which keys.
-func logVault(log hclog.Logger, v *vault.Vault) {
-	if ids := v.KeyIDs(); len(ids) > 0 {
-		log.Info("token vault", "keys", len(ids), "sealing_key", ids[0])
+// resealTimeout bounds the start's resealing of the vault's records.
+const resealTimeout = time.Minute
+
+// startVault says at start whether the token vault is on, and with which
+// keys. During a rotation (more keys than one) it first seals the records
+// of the older keys again with the sealing key, so that they may be
+// dropped from the key file.
+func startVault(ctx context.Context, log hclog.Logger, v *vault.Vault) {
+	ids := v.KeyIDs()
+	if len(ids) == 0 {
+		log.Info("token vault off: MCP servers that need OAuth cannot be connected until agent-server gets -vault-key-file or " + config.VaultKeyEnv)
 		return
 	}
-	log.Info("token vault off: MCP servers that need OAuth cannot be connected until agent-server gets -vault-key-file or " + config.VaultKeyEnv)
+	log.Info("token vault", "keys", len(ids), "sealing_key", ids[0])
+	if len(ids) == 1 {
+		return
+	}
+	ctx, cancel := context.WithTimeout(ctx, resealTimeout)
+	defer cancel()
+	r, err := v.Reseal(ctx)
+	if err != nil {
+		log.Error("token vault: sealing the records again with the sealing key failed; the older keys still open them", "error", err)
+		return
+	}
+	log.Info("token vault: records sealed again with the sealing key", "resealed", r.Resealed, "already", r.Current, "unreadable", r.Unreadable)
+	if r.Unreadable == 0 {
+		log.Info("token vault: the older keys open no record now: they may be dropped from the key file", "older_keys", ids[1:])
+	}
 }
 
 // newConnections returns the OAuth connections' service of srv.

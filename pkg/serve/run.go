@@ -71,7 +71,7 @@ func Run(ctx context.Context, cfg *config.Config, logOut io.Writer, kinds []tool
 	}
 	defer srv.Close()
 	log := srv.Logger()
-	logVault(log, srv.Vault())
+	startVault(ctx, log, srv.Vault())
 	for _, w := range cfg.Warnings {
 		log.Warn(w)
 	}

@@ -28,14 +28,18 @@ type Credential struct {
 const AnyVersion int64 = -1
 
 // CredentialQuery selects credentials for ListCredentials, ordered by
-// subject, then server.
+// tenant, subject, then server.
 type CredentialQuery struct {
-	// Tenant selects one tenant's credentials.
-	Tenant string
+	// Tenant selects one tenant's credentials; AnyTenant lists every
+	// tenant's (after AfterTenant).
+	Tenant      string
+	AnyTenant   bool
+	AfterTenant string
 	// Subject selects one subject's; AnySubject lists every subject's.
 	Subject    string
 	AnySubject bool
-	// AfterSubject and AfterServer list the credentials after this one.
+	// AfterSubject and AfterServer (with AfterTenant when AnyTenant) list
+	// the credentials after this one.
 	AfterSubject, AfterServer string
 	// Limit bounds the result; 0 means 100.
 	Limit int
@@ -54,7 +58,7 @@ type Credentials interface {
 	GetCredential(ctx context.Context, tenant, subject, server string) (*Credential, error)
 	// DeleteCredential removes a credential (ErrNotFound).
 	DeleteCredential(ctx context.Context, tenant, subject, server string) error
-	// ListCredentials pages through a tenant's credentials.
+	// ListCredentials pages through credentials.
 	ListCredentials(ctx context.Context, q CredentialQuery) ([]*Credential, error)
 }
 

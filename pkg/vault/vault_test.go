@@ -396,3 +396,41 @@ func TestWithoutKeys(t *testing.T) {
 		t.Errorf("SealNote = %v", err)
 	}
 }
+
+// TestReseal: after a rotation, Reseal seals every record of every tenant
+// with the new key, so that the old one can go; a record of a key the vault
+// lacks is counted, and left.
+func TestReseal(t *testing.T) {
+	s := memory.New()
+	t.Cleanup(func() { s.Close() })
+	old, next, lost := newKey(t), newKey(t), newKey(t)
+	v1 := vault.New(s, keys(t, old))
+	var ks []vault.Key
+	for i := range 230 { // more than a page
+		k := vault.Key{Tenant: fmt.Sprintf("t%d", i%3), Subject: fmt.Sprintf("u%d", i), Server: "github"}
+		ks = append(ks, k)
+		if _, err := v1.Put(ctx(t), k, record(), 0); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := vault.New(s, keys(t, lost)).Put(ctx(t), vault.Key{Tenant: "t9", Server: "gone"}, record(), 0); err != nil {
+		t.Fatal(err)
+	}
+	v2 := vault.New(s, keys(t, next+"\n"+old))
+	if _, err := v2.Put(ctx(t), ks[0], record(), vault.AnyVersion); err != nil { // written with the new key already
+		t.Fatal(err)
+	}
+	got, err := v2.Reseal(ctx(t))
+	if err != nil || got != (vault.Resealed{Resealed: 229, Unreadable: 1, Current: 1}) {
+		t.Fatalf("Reseal = %+v, %v", got, err)
+	}
+	only := vault.New(s, keys(t, next))
+	for _, k := range ks {
+		if r, _, err := only.Get(ctx(t), k); err != nil || r.Token.AccessToken != accessToken {
+			t.Fatalf("%+v with the new key alone: %v", k, err)
+		}
+	}
+	if got, err := v2.Reseal(ctx(t)); err != nil || got != (vault.Resealed{Unreadable: 1, Current: 230}) {
+		t.Errorf("Reseal again = %+v, %v", got, err)
+	}
+}

@@ -12,6 +12,17 @@ import (
 // credKey is a credential's key.
 type credKey struct{ tenant, subject, server string }
 
+// less orders keys by tenant, subject, then server.
+func (k credKey) less(o credKey) bool {
+	if k.tenant != o.tenant {
+		return k.tenant < o.tenant
+	}
+	if k.subject != o.subject {
+		return k.subject < o.subject
+	}
+	return k.server < o.server
+}
+
 // PutCredential writes a sealed credential when the stored version is match.
 func (s *Store) PutCredential(ctx context.Context, c *store.Credential, match int64) (int64, error) {
 	if err := s.lock(ctx); err != nil {
@@ -59,7 +70,7 @@ func (s *Store) DeleteCredential(ctx context.Context, tenant, subject, server st
 	return nil
 }
 
-// ListCredentials pages through a tenant's credentials by subject, then server.
+// ListCredentials pages through credentials by tenant, subject, then server.
 func (s *Store) ListCredentials(ctx context.Context, q store.CredentialQuery) ([]*store.Credential, error) {
 	if err := s.lock(ctx); err != nil {
 		return nil, err
@@ -67,19 +78,20 @@ func (s *Store) ListCredentials(ctx context.Context, q store.CredentialQuery) ([
 	defer s.mu.Unlock()
 	var out []*store.Credential
 	for k, c := range s.creds {
-		if k.tenant != q.Tenant || (!q.AnySubject && k.subject != q.Subject) {
+		if (!q.AnyTenant && k.tenant != q.Tenant) || (!q.AnySubject && k.subject != q.Subject) {
 			continue
 		}
-		if k.subject < q.AfterSubject || (k.subject == q.AfterSubject && k.server <= q.AfterServer) {
+		after := credKey{q.Tenant, q.AfterSubject, q.AfterServer}
+		if q.AnyTenant {
+			after.tenant = q.AfterTenant
+		}
+		if !after.less(k) {
 			continue
 		}
 		out = append(out, copyCredential(c))
 	}
 	sort.Slice(out, func(i, j int) bool {
-		if out[i].Subject != out[j].Subject {
-			return out[i].Subject < out[j].Subject
-		}
-		return out[i].Server < out[j].Server
+		return credKey{out[i].Tenant, out[i].Subject, out[i].Server}.less(credKey{out[j].Tenant, out[j].Subject, out[j].Server})
 	})
 	if limit := store.Limit(q.Limit); len(out) > limit {
 		out = out[:limit]

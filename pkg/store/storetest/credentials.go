@@ -139,6 +139,11 @@ func testCredentialIsolation(t *testing.T, h Harness) {
 		"t2/alice/linear", "t2/bob/github", "t2/bob/linear")
 	same("bob after github", list(store.CredentialQuery{Tenant: "t2", Subject: "bob", AfterSubject: "bob", AfterServer: "github"}), "t2/bob/linear")
 	same("a tenant with none", list(store.CredentialQuery{Tenant: "t3", AnySubject: true}))
+	same("every tenant's, page 1", list(store.CredentialQuery{AnyTenant: true, AnySubject: true, Limit: 4}), "//github", "//linear", "/alice/github", "/alice/linear")
+	same("every tenant's, after t1's bob", list(store.CredentialQuery{AnyTenant: true, AnySubject: true, AfterTenant: "t1", AfterSubject: "bob", AfterServer: "github", Limit: 3}),
+		"t1/bob/linear", "t2//github", "t2//linear")
+	same("every tenant's alice", list(store.CredentialQuery{AnyTenant: true, Subject: "alice"}),
+		"/alice/github", "/alice/linear", "t1/alice/github", "t1/alice/linear", "t2/alice/github", "t2/alice/linear")
 
 	if err := s.DeleteCredential(c, "t1", "alice", "github"); err != nil {
 		t.Fatal(err)

@@ -95,15 +95,19 @@ func (db *DB) DeleteCredential(ctx context.Context, tenant, subject, server stri
 	})
 }
 
-// ListCredentials pages through a tenant's credentials by subject, then server.
+// ListCredentials pages through credentials by tenant, subject, then server.
 func (db *DB) ListCredentials(ctx context.Context, q store.CredentialQuery) ([]*store.Credential, error) {
 	query := `SELECT ` + credCols + ` FROM credentials WHERE tenant = $1 AND (subject > $2 OR (subject = $2 AND server > $3))`
 	args := []any{q.Tenant, q.AfterSubject, q.AfterServer, store.Limit(q.Limit)}
+	if q.AnyTenant {
+		query = `SELECT ` + credCols + ` FROM credentials WHERE (tenant > $1 OR (tenant = $1 AND (subject > $2 OR (subject = $2 AND server > $3))))`
+		args[0] = q.AfterTenant
+	}
 	if !q.AnySubject {
 		query += ` AND subject = $5`
 		args = append(args, q.Subject)
 	}
-	rows, err := db.query(ctx, db.q(query+` ORDER BY subject, server LIMIT $4`), args...)
+	rows, err := db.query(ctx, db.q(query+` ORDER BY tenant, subject, server LIMIT $4`), args...)
 	if err != nil {
 		return nil, db.wrap(err)
 	}
