@@ -54,6 +54,9 @@ type Definition struct {
 	CallTimeout time.Duration
 	// Reuse keeps one connection open between calls instead of one per call.
 	Reuse bool
+	// OAuth, when set, authorizes an http or sse server's requests with
+	// OAuth 2.1 tokens (oauthdef.go).
+	OAuth *OAuth
 }
 
 // Transport is the connection part of a Definition.
@@ -353,7 +356,7 @@ func definitionFrom(doc any, dir string) (*Definition, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := top.only([]string{"transport", "prefix", "discoveryTimeout", "callTimeout", "reuse"}, ""); err != nil {
+	if err := top.only([]string{"transport", "prefix", "discoveryTimeout", "callTimeout", "reuse", "oauth"}, ""); err != nil {
 		return nil, err
 	}
 	def := &Definition{}
@@ -382,7 +385,16 @@ func definitionFrom(doc any, dir string) (*Definition, error) {
 	if def.Transport, err = transportFrom(tr, dir); err != nil {
 		return nil, err
 	}
-	return def, nil
+	if top.has("oauth") {
+		o, err := objectAt("oauth", top.m["oauth"])
+		if err != nil {
+			return nil, err
+		}
+		if def.OAuth, err = oauthFrom(o, dir); err != nil {
+			return nil, err
+		}
+	}
+	return def, def.checkOAuth()
 }
 
 func transportFrom(f fields, dir string) (Transport, error) {
@@ -494,6 +506,26 @@ func (d *Definition) check() error {
 	}
 	if d.DiscoveryTimeout < 0 || d.CallTimeout < 0 {
 		return errors.New("timeouts must not be negative")
+	}
+	if d.OAuth != nil {
+		if err := d.OAuth.check(func(k string) string { return "oauth." + k }); err != nil {
+			return err
+		}
+	}
+	return d.checkOAuth()
+}
+
+// checkOAuth refuses an oauth block where it cannot apply.
+func (d *Definition) checkOAuth() error {
+	switch {
+	case d.OAuth == nil:
+		return nil
+	case d.Transport.Type == TransportStdio:
+		return badField("oauth", "only an http or sse server authorizes with OAuth (a stdio server takes its secrets in transport.env)")
+	case d.Reuse:
+		// The kept connection would carry one person's token into
+		// another's calls.
+		return badField("reuse", "cannot be combined with oauth: every call connects with the token of its own run")
 	}
 	return nil
 }

@@ -98,7 +98,7 @@ func TestParseDefinitionErrors(t *testing.T) {
 		{"not an object", "a.mcp.json", `[1]`, "the file: want an object, got a list"},
 		{"wrong suffix", "a.json", `{}`, "file name must end in .mcp.json"},
 		{"no transport", "a.mcp.json", `{}`, "transport: missing"},
-		{"unknown field", "a.mcp.json", `{` + stdio + `, "timeout": "1s"}`, "timeout: unknown field (known: transport, prefix, discoveryTimeout, callTimeout, reuse)"},
+		{"unknown field", "a.mcp.json", `{` + stdio + `, "timeout": "1s"}`, "timeout: unknown field (known: transport, prefix, discoveryTimeout, callTimeout, reuse, oauth)"},
 		{"unknown transport field", "a.mcp.json", `{"transport": {"type": "stdio", "command": "x", "comand": "y"}}`, "transport.comand: unknown field for a stdio transport"},
 		{"url for stdio", "a.mcp.json", `{"transport": {"type": "stdio", "command": "x", "url": "http://x"}}`, "transport.url: unknown field for a stdio transport"},
 		{"command for http", "a.mcp.json", `{"transport": {"type": "http", "url": "http://x", "command": "y"}}`, "transport.command: unknown field for an http transport"},
