@@ -22,6 +22,7 @@ import (
 	protoreflect "google.golang.org/protobuf/reflect/protoreflect"
 	protoimpl "google.golang.org/protobuf/runtime/protoimpl"
 	durationpb "google.golang.org/protobuf/types/known/durationpb"
+	timestamppb "google.golang.org/protobuf/types/known/timestamppb"
 	reflect "reflect"
 	sync "sync"
 	unsafe "unsafe"
@@ -106,6 +107,10 @@ const (
 	HostErrorCode_HOST_ERROR_CODE_FAILED HostErrorCode = 4
 	// The call ended, or the host stopped, before the request was answered.
 	HostErrorCode_HOST_ERROR_CODE_CANCELLED HostErrorCode = 5
+	// A CredentialRequest for a server with no connection: a person has to
+	// connect it first (authorize the client, in the console or through
+	// the API); the message says how.
+	HostErrorCode_HOST_ERROR_CODE_NOT_CONNECTED HostErrorCode = 6
 )
 
 // Enum value maps for HostErrorCode.
@@ -117,14 +122,16 @@ var (
 		3: "HOST_ERROR_CODE_DENIED",
 		4: "HOST_ERROR_CODE_FAILED",
 		5: "HOST_ERROR_CODE_CANCELLED",
+		6: "HOST_ERROR_CODE_NOT_CONNECTED",
 	}
 	HostErrorCode_value = map[string]int32{
-		"HOST_ERROR_CODE_UNSPECIFIED": 0,
-		"HOST_ERROR_CODE_UNSUPPORTED": 1,
-		"HOST_ERROR_CODE_INVALID":     2,
-		"HOST_ERROR_CODE_DENIED":      3,
-		"HOST_ERROR_CODE_FAILED":      4,
-		"HOST_ERROR_CODE_CANCELLED":   5,
+		"HOST_ERROR_CODE_UNSPECIFIED":   0,
+		"HOST_ERROR_CODE_UNSUPPORTED":   1,
+		"HOST_ERROR_CODE_INVALID":       2,
+		"HOST_ERROR_CODE_DENIED":        3,
+		"HOST_ERROR_CODE_FAILED":        4,
+		"HOST_ERROR_CODE_CANCELLED":     5,
+		"HOST_ERROR_CODE_NOT_CONNECTED": 6,
 	}
 )
 
@@ -153,6 +160,65 @@ func (x HostErrorCode) Number() protoreflect.EnumNumber {
 // Deprecated: Use HostErrorCode.Descriptor instead.
 func (HostErrorCode) EnumDescriptor() ([]byte, []int) {
 	return file_agentcore_plugin_v1_plugin_proto_rawDescGZIP(), []int{1}
+}
+
+// CredentialOp is what a CredentialRequest asks.
+type CredentialOp int32
+
+const (
+	CredentialOp_CREDENTIAL_OP_UNSPECIFIED CredentialOp = 0
+	// The stored credential, with the client secret or private key of the
+	// server's definition; NOT_CONNECTED when there is none and a person
+	// has to connect the server.
+	CredentialOp_CREDENTIAL_OP_LOAD CredentialOp = 1
+	// Keep the request's credential in place of the stored one.
+	CredentialOp_CREDENTIAL_OP_SAVE CredentialOp = 2
+	// Have a person open authorization_url and return the redirect's code,
+	// state and iss; NOT_CONNECTED when no person can be asked now.
+	CredentialOp_CREDENTIAL_OP_AUTHORIZE CredentialOp = 3
+)
+
+// Enum value maps for CredentialOp.
+var (
+	CredentialOp_name = map[int32]string{
+		0: "CREDENTIAL_OP_UNSPECIFIED",
+		1: "CREDENTIAL_OP_LOAD",
+		2: "CREDENTIAL_OP_SAVE",
+		3: "CREDENTIAL_OP_AUTHORIZE",
+	}
+	CredentialOp_value = map[string]int32{
+		"CREDENTIAL_OP_UNSPECIFIED": 0,
+		"CREDENTIAL_OP_LOAD":        1,
+		"CREDENTIAL_OP_SAVE":        2,
+		"CREDENTIAL_OP_AUTHORIZE":   3,
+	}
+)
+
+func (x CredentialOp) Enum() *CredentialOp {
+	p := new(CredentialOp)
+	*p = x
+	return p
+}
+
+func (x CredentialOp) String() string {
+	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
+}
+
+func (CredentialOp) Descriptor() protoreflect.EnumDescriptor {
+	return file_agentcore_plugin_v1_plugin_proto_enumTypes[2].Descriptor()
+}
+
+func (CredentialOp) Type() protoreflect.EnumType {
+	return &file_agentcore_plugin_v1_plugin_proto_enumTypes[2]
+}
+
+func (x CredentialOp) Number() protoreflect.EnumNumber {
+	return protoreflect.EnumNumber(x)
+}
+
+// Deprecated: Use CredentialOp.Descriptor instead.
+func (CredentialOp) EnumDescriptor() ([]byte, []int) {
+	return file_agentcore_plugin_v1_plugin_proto_rawDescGZIP(), []int{2}
 }
 
 // ElicitAction is how the person answered an ElicitRequest.
@@ -195,11 +261,11 @@ func (x ElicitAction) String() string {
 }
 
 func (ElicitAction) Descriptor() protoreflect.EnumDescriptor {
-	return file_agentcore_plugin_v1_plugin_proto_enumTypes[2].Descriptor()
+	return file_agentcore_plugin_v1_plugin_proto_enumTypes[3].Descriptor()
 }
 
 func (ElicitAction) Type() protoreflect.EnumType {
-	return &file_agentcore_plugin_v1_plugin_proto_enumTypes[2]
+	return &file_agentcore_plugin_v1_plugin_proto_enumTypes[3]
 }
 
 func (x ElicitAction) Number() protoreflect.EnumNumber {
@@ -208,7 +274,7 @@ func (x ElicitAction) Number() protoreflect.EnumNumber {
 
 // Deprecated: Use ElicitAction.Descriptor instead.
 func (ElicitAction) EnumDescriptor() ([]byte, []int) {
-	return file_agentcore_plugin_v1_plugin_proto_rawDescGZIP(), []int{2}
+	return file_agentcore_plugin_v1_plugin_proto_rawDescGZIP(), []int{3}
 }
 
 // SessionRequest is one message from the host on a Session stream.
@@ -218,6 +284,7 @@ type SessionRequest struct {
 	//
 	//	*SessionRequest_Execute
 	//	*SessionRequest_HostResponse
+	//	*SessionRequest_Describe
 	Kind          isSessionRequest_Kind `protobuf_oneof:"kind"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -278,6 +345,15 @@ func (x *SessionRequest) GetHostResponse() *HostResponse {
 	return nil
 }
 
+func (x *SessionRequest) GetDescribe() *DescribeRequest {
+	if x != nil {
+		if x, ok := x.Kind.(*SessionRequest_Describe); ok {
+			return x.Describe
+		}
+	}
+	return nil
+}
+
 type isSessionRequest_Kind interface {
 	isSessionRequest_Kind()
 }
@@ -292,9 +368,19 @@ type SessionRequest_HostResponse struct {
 	HostResponse *HostResponse `protobuf:"bytes,2,opt,name=host_response,json=hostResponse,proto3,oneof"`
 }
 
+type SessionRequest_Describe struct {
+	// Describe, on the session, so that the plugin may send HostRequests
+	// while it finds its tools (an MCP host process asking for its
+	// server's credential); answered by a SessionResponse describe. A host
+	// sends it only to plugins it knows to take it, outside a call.
+	Describe *DescribeRequest `protobuf:"bytes,3,opt,name=describe,proto3,oneof"`
+}
+
 func (*SessionRequest_Execute) isSessionRequest_Kind() {}
 
 func (*SessionRequest_HostResponse) isSessionRequest_Kind() {}
+
+func (*SessionRequest_Describe) isSessionRequest_Kind() {}
 
 // SessionResponse is one message from the plugin on a Session stream.
 type SessionResponse struct {
@@ -303,6 +389,7 @@ type SessionResponse struct {
 	//
 	//	*SessionResponse_Execute
 	//	*SessionResponse_HostRequest
+	//	*SessionResponse_Describe
 	Kind          isSessionResponse_Kind `protobuf_oneof:"kind"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -363,6 +450,15 @@ func (x *SessionResponse) GetHostRequest() *HostRequest {
 	return nil
 }
 
+func (x *SessionResponse) GetDescribe() *DescribeResponse {
+	if x != nil {
+		if x, ok := x.Kind.(*SessionResponse_Describe); ok {
+			return x.Describe
+		}
+	}
+	return nil
+}
+
 type isSessionResponse_Kind interface {
 	isSessionResponse_Kind()
 }
@@ -378,9 +474,16 @@ type SessionResponse_HostRequest struct {
 	HostRequest *HostRequest `protobuf:"bytes,2,opt,name=host_request,json=hostRequest,proto3,oneof"`
 }
 
+type SessionResponse_Describe struct {
+	// The answer to a SessionRequest describe.
+	Describe *DescribeResponse `protobuf:"bytes,3,opt,name=describe,proto3,oneof"`
+}
+
 func (*SessionResponse_Execute) isSessionResponse_Kind() {}
 
 func (*SessionResponse_HostRequest) isSessionResponse_Kind() {}
+
+func (*SessionResponse_Describe) isSessionResponse_Kind() {}
 
 // DescribeRequest asks a plugin for its tools.
 type DescribeRequest struct {
@@ -1305,6 +1408,7 @@ type HostRequest struct {
 	//
 	//	*HostRequest_Elicit
 	//	*HostRequest_Sample
+	//	*HostRequest_Credential
 	Kind          isHostRequest_Kind `protobuf_oneof:"kind"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -1372,6 +1476,15 @@ func (x *HostRequest) GetSample() *SampleRequest {
 	return nil
 }
 
+func (x *HostRequest) GetCredential() *CredentialRequest {
+	if x != nil {
+		if x, ok := x.Kind.(*HostRequest_Credential); ok {
+			return x.Credential
+		}
+	}
+	return nil
+}
+
 type isHostRequest_Kind interface {
 	isHostRequest_Kind()
 }
@@ -1386,9 +1499,19 @@ type HostRequest_Sample struct {
 	Sample *SampleRequest `protobuf:"bytes,3,opt,name=sample,proto3,oneof"`
 }
 
+type HostRequest_Credential struct {
+	// An MCP host process (toolhost) asks for the OAuth credential of
+	// the one server it serves, keeps a new or refreshed token, or has a
+	// person authorize it. The host knows the server from the call (the
+	// tool's source), never from the request.
+	Credential *CredentialRequest `protobuf:"bytes,4,opt,name=credential,proto3,oneof"`
+}
+
 func (*HostRequest_Elicit) isHostRequest_Kind() {}
 
 func (*HostRequest_Sample) isHostRequest_Kind() {}
+
+func (*HostRequest_Credential) isHostRequest_Kind() {}
 
 // HostResponse answers the HostRequest with the same id.
 type HostResponse struct {
@@ -1399,6 +1522,7 @@ type HostResponse struct {
 	//	*HostResponse_Elicit
 	//	*HostResponse_Sample
 	//	*HostResponse_Error
+	//	*HostResponse_Credential
 	Kind          isHostResponse_Kind `protobuf_oneof:"kind"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -1475,6 +1599,15 @@ func (x *HostResponse) GetError() *HostError {
 	return nil
 }
 
+func (x *HostResponse) GetCredential() *CredentialResponse {
+	if x != nil {
+		if x, ok := x.Kind.(*HostResponse_Credential); ok {
+			return x.Credential
+		}
+	}
+	return nil
+}
+
 type isHostResponse_Kind interface {
 	isHostResponse_Kind()
 }
@@ -1492,11 +1625,17 @@ type HostResponse_Error struct {
 	Error *HostError `protobuf:"bytes,4,opt,name=error,proto3,oneof"`
 }
 
+type HostResponse_Credential struct {
+	Credential *CredentialResponse `protobuf:"bytes,5,opt,name=credential,proto3,oneof"`
+}
+
 func (*HostResponse_Elicit) isHostResponse_Kind() {}
 
 func (*HostResponse_Sample) isHostResponse_Kind() {}
 
 func (*HostResponse_Error) isHostResponse_Kind() {}
+
+func (*HostResponse_Credential) isHostResponse_Kind() {}
 
 // HostError says why a host did not answer a request.
 type HostError struct {
@@ -1552,6 +1691,310 @@ func (x *HostError) GetMessage() string {
 	return ""
 }
 
+// CredentialRequest is an MCP host process's request for the OAuth
+// credential of its server.
+type CredentialRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	Op    CredentialOp           `protobuf:"varint,1,opt,name=op,proto3,enum=agentcore.plugin.v1.CredentialOp" json:"op,omitempty"`
+	// With SAVE: the credential to keep (a new or refreshed token, and the
+	// client registration it was got with).
+	Credential *Credential `protobuf:"bytes,2,opt,name=credential,proto3" json:"credential,omitempty"`
+	// With AUTHORIZE: the authorization URL a person has to open (PKCE
+	// challenge and state in it).
+	AuthorizationUrl string `protobuf:"bytes,3,opt,name=authorization_url,json=authorizationUrl,proto3" json:"authorization_url,omitempty"`
+	unknownFields    protoimpl.UnknownFields
+	sizeCache        protoimpl.SizeCache
+}
+
+func (x *CredentialRequest) Reset() {
+	*x = CredentialRequest{}
+	mi := &file_agentcore_plugin_v1_plugin_proto_msgTypes[17]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *CredentialRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*CredentialRequest) ProtoMessage() {}
+
+func (x *CredentialRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_agentcore_plugin_v1_plugin_proto_msgTypes[17]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use CredentialRequest.ProtoReflect.Descriptor instead.
+func (*CredentialRequest) Descriptor() ([]byte, []int) {
+	return file_agentcore_plugin_v1_plugin_proto_rawDescGZIP(), []int{17}
+}
+
+func (x *CredentialRequest) GetOp() CredentialOp {
+	if x != nil {
+		return x.Op
+	}
+	return CredentialOp_CREDENTIAL_OP_UNSPECIFIED
+}
+
+func (x *CredentialRequest) GetCredential() *Credential {
+	if x != nil {
+		return x.Credential
+	}
+	return nil
+}
+
+func (x *CredentialRequest) GetAuthorizationUrl() string {
+	if x != nil {
+		return x.AuthorizationUrl
+	}
+	return ""
+}
+
+// CredentialResponse answers a CredentialRequest: LOAD's credential, or
+// AUTHORIZE's redirect; SAVE's is empty.
+type CredentialResponse struct {
+	state      protoimpl.MessageState `protogen:"open.v1"`
+	Credential *Credential            `protobuf:"bytes,1,opt,name=credential,proto3" json:"credential,omitempty"`
+	// The authorization response's parameters (RFC 6749 4.1.2, RFC 9207).
+	Code          string `protobuf:"bytes,2,opt,name=code,proto3" json:"code,omitempty"`
+	State         string `protobuf:"bytes,3,opt,name=state,proto3" json:"state,omitempty"`
+	Iss           string `protobuf:"bytes,4,opt,name=iss,proto3" json:"iss,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *CredentialResponse) Reset() {
+	*x = CredentialResponse{}
+	mi := &file_agentcore_plugin_v1_plugin_proto_msgTypes[18]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *CredentialResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*CredentialResponse) ProtoMessage() {}
+
+func (x *CredentialResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_agentcore_plugin_v1_plugin_proto_msgTypes[18]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use CredentialResponse.ProtoReflect.Descriptor instead.
+func (*CredentialResponse) Descriptor() ([]byte, []int) {
+	return file_agentcore_plugin_v1_plugin_proto_rawDescGZIP(), []int{18}
+}
+
+func (x *CredentialResponse) GetCredential() *Credential {
+	if x != nil {
+		return x.Credential
+	}
+	return nil
+}
+
+func (x *CredentialResponse) GetCode() string {
+	if x != nil {
+		return x.Code
+	}
+	return ""
+}
+
+func (x *CredentialResponse) GetState() string {
+	if x != nil {
+		return x.State
+	}
+	return ""
+}
+
+func (x *CredentialResponse) GetIss() string {
+	if x != nil {
+		return x.Iss
+	}
+	return ""
+}
+
+// Credential is what an OAuth client of one MCP server keeps: its token
+// and the client registration that got it. Every field but the endpoints
+// may be secret: hosts never log, show or store it unencrypted.
+type Credential struct {
+	state       protoimpl.MessageState `protogen:"open.v1"`
+	AccessToken string                 `protobuf:"bytes,1,opt,name=access_token,json=accessToken,proto3" json:"access_token,omitempty"`
+	// "Bearer" when empty.
+	TokenType    string `protobuf:"bytes,2,opt,name=token_type,json=tokenType,proto3" json:"token_type,omitempty"`
+	RefreshToken string `protobuf:"bytes,3,opt,name=refresh_token,json=refreshToken,proto3" json:"refresh_token,omitempty"`
+	// When the access token expires; unset: unknown.
+	Expiry       *timestamppb.Timestamp `protobuf:"bytes,4,opt,name=expiry,proto3" json:"expiry,omitempty"`
+	ClientId     string                 `protobuf:"bytes,5,opt,name=client_id,json=clientId,proto3" json:"client_id,omitempty"`
+	ClientSecret string                 `protobuf:"bytes,6,opt,name=client_secret,json=clientSecret,proto3" json:"client_secret,omitempty"`
+	// client_secret_basic, client_secret_post, none or private_key_jwt.
+	TokenEndpointAuthMethod string `protobuf:"bytes,7,opt,name=token_endpoint_auth_method,json=tokenEndpointAuthMethod,proto3" json:"token_endpoint_auth_method,omitempty"`
+	AuthorizationEndpoint   string `protobuf:"bytes,8,opt,name=authorization_endpoint,json=authorizationEndpoint,proto3" json:"authorization_endpoint,omitempty"`
+	TokenEndpoint           string `protobuf:"bytes,9,opt,name=token_endpoint,json=tokenEndpoint,proto3" json:"token_endpoint,omitempty"`
+	// The authorization server's issuer.
+	Issuer string `protobuf:"bytes,10,opt,name=issuer,proto3" json:"issuer,omitempty"`
+	// The scopes granted (or asked for).
+	Scopes []string `protobuf:"bytes,11,rep,name=scopes,proto3" json:"scopes,omitempty"`
+	// The protected resource (RFC 8707): the MCP server's URL.
+	Resource    string `protobuf:"bytes,12,opt,name=resource,proto3" json:"resource,omitempty"`
+	RedirectUri string `protobuf:"bytes,13,opt,name=redirect_uri,json=redirectUri,proto3" json:"redirect_uri,omitempty"`
+	// The PEM private key signing private_key_jwt client assertions.
+	PrivateKeyPem string `protobuf:"bytes,14,opt,name=private_key_pem,json=privateKeyPem,proto3" json:"private_key_pem,omitempty"`
+	// The JWS algorithm of those assertions (ES256, RS256, ...).
+	SigningAlgorithm string `protobuf:"bytes,15,opt,name=signing_algorithm,json=signingAlgorithm,proto3" json:"signing_algorithm,omitempty"`
+	unknownFields    protoimpl.UnknownFields
+	sizeCache        protoimpl.SizeCache
+}
+
+func (x *Credential) Reset() {
+	*x = Credential{}
+	mi := &file_agentcore_plugin_v1_plugin_proto_msgTypes[19]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Credential) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Credential) ProtoMessage() {}
+
+func (x *Credential) ProtoReflect() protoreflect.Message {
+	mi := &file_agentcore_plugin_v1_plugin_proto_msgTypes[19]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Credential.ProtoReflect.Descriptor instead.
+func (*Credential) Descriptor() ([]byte, []int) {
+	return file_agentcore_plugin_v1_plugin_proto_rawDescGZIP(), []int{19}
+}
+
+func (x *Credential) GetAccessToken() string {
+	if x != nil {
+		return x.AccessToken
+	}
+	return ""
+}
+
+func (x *Credential) GetTokenType() string {
+	if x != nil {
+		return x.TokenType
+	}
+	return ""
+}
+
+func (x *Credential) GetRefreshToken() string {
+	if x != nil {
+		return x.RefreshToken
+	}
+	return ""
+}
+
+func (x *Credential) GetExpiry() *timestamppb.Timestamp {
+	if x != nil {
+		return x.Expiry
+	}
+	return nil
+}
+
+func (x *Credential) GetClientId() string {
+	if x != nil {
+		return x.ClientId
+	}
+	return ""
+}
+
+func (x *Credential) GetClientSecret() string {
+	if x != nil {
+		return x.ClientSecret
+	}
+	return ""
+}
+
+func (x *Credential) GetTokenEndpointAuthMethod() string {
+	if x != nil {
+		return x.TokenEndpointAuthMethod
+	}
+	return ""
+}
+
+func (x *Credential) GetAuthorizationEndpoint() string {
+	if x != nil {
+		return x.AuthorizationEndpoint
+	}
+	return ""
+}
+
+func (x *Credential) GetTokenEndpoint() string {
+	if x != nil {
+		return x.TokenEndpoint
+	}
+	return ""
+}
+
+func (x *Credential) GetIssuer() string {
+	if x != nil {
+		return x.Issuer
+	}
+	return ""
+}
+
+func (x *Credential) GetScopes() []string {
+	if x != nil {
+		return x.Scopes
+	}
+	return nil
+}
+
+func (x *Credential) GetResource() string {
+	if x != nil {
+		return x.Resource
+	}
+	return ""
+}
+
+func (x *Credential) GetRedirectUri() string {
+	if x != nil {
+		return x.RedirectUri
+	}
+	return ""
+}
+
+func (x *Credential) GetPrivateKeyPem() string {
+	if x != nil {
+		return x.PrivateKeyPem
+	}
+	return ""
+}
+
+func (x *Credential) GetSigningAlgorithm() string {
+	if x != nil {
+		return x.SigningAlgorithm
+	}
+	return ""
+}
+
 // ElicitRequest asks the person behind the run for input (MCP's
 // elicitation/create, form mode).
 type ElicitRequest struct {
@@ -1568,7 +2011,7 @@ type ElicitRequest struct {
 
 func (x *ElicitRequest) Reset() {
 	*x = ElicitRequest{}
-	mi := &file_agentcore_plugin_v1_plugin_proto_msgTypes[17]
+	mi := &file_agentcore_plugin_v1_plugin_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1580,7 +2023,7 @@ func (x *ElicitRequest) String() string {
 func (*ElicitRequest) ProtoMessage() {}
 
 func (x *ElicitRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_agentcore_plugin_v1_plugin_proto_msgTypes[17]
+	mi := &file_agentcore_plugin_v1_plugin_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1593,7 +2036,7 @@ func (x *ElicitRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ElicitRequest.ProtoReflect.Descriptor instead.
 func (*ElicitRequest) Descriptor() ([]byte, []int) {
-	return file_agentcore_plugin_v1_plugin_proto_rawDescGZIP(), []int{17}
+	return file_agentcore_plugin_v1_plugin_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *ElicitRequest) GetMessage() string {
@@ -1623,7 +2066,7 @@ type ElicitResponse struct {
 
 func (x *ElicitResponse) Reset() {
 	*x = ElicitResponse{}
-	mi := &file_agentcore_plugin_v1_plugin_proto_msgTypes[18]
+	mi := &file_agentcore_plugin_v1_plugin_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1635,7 +2078,7 @@ func (x *ElicitResponse) String() string {
 func (*ElicitResponse) ProtoMessage() {}
 
 func (x *ElicitResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_agentcore_plugin_v1_plugin_proto_msgTypes[18]
+	mi := &file_agentcore_plugin_v1_plugin_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1648,7 +2091,7 @@ func (x *ElicitResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ElicitResponse.ProtoReflect.Descriptor instead.
 func (*ElicitResponse) Descriptor() ([]byte, []int) {
-	return file_agentcore_plugin_v1_plugin_proto_rawDescGZIP(), []int{18}
+	return file_agentcore_plugin_v1_plugin_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *ElicitResponse) GetAction() ElicitAction {
@@ -1686,7 +2129,7 @@ type SampleRequest struct {
 
 func (x *SampleRequest) Reset() {
 	*x = SampleRequest{}
-	mi := &file_agentcore_plugin_v1_plugin_proto_msgTypes[19]
+	mi := &file_agentcore_plugin_v1_plugin_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1698,7 +2141,7 @@ func (x *SampleRequest) String() string {
 func (*SampleRequest) ProtoMessage() {}
 
 func (x *SampleRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_agentcore_plugin_v1_plugin_proto_msgTypes[19]
+	mi := &file_agentcore_plugin_v1_plugin_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1711,7 +2154,7 @@ func (x *SampleRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SampleRequest.ProtoReflect.Descriptor instead.
 func (*SampleRequest) Descriptor() ([]byte, []int) {
-	return file_agentcore_plugin_v1_plugin_proto_rawDescGZIP(), []int{19}
+	return file_agentcore_plugin_v1_plugin_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *SampleRequest) GetMessages() []*SampleMessage {
@@ -1768,7 +2211,7 @@ type SampleMessage struct {
 
 func (x *SampleMessage) Reset() {
 	*x = SampleMessage{}
-	mi := &file_agentcore_plugin_v1_plugin_proto_msgTypes[20]
+	mi := &file_agentcore_plugin_v1_plugin_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1780,7 +2223,7 @@ func (x *SampleMessage) String() string {
 func (*SampleMessage) ProtoMessage() {}
 
 func (x *SampleMessage) ProtoReflect() protoreflect.Message {
-	mi := &file_agentcore_plugin_v1_plugin_proto_msgTypes[20]
+	mi := &file_agentcore_plugin_v1_plugin_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1793,7 +2236,7 @@ func (x *SampleMessage) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SampleMessage.ProtoReflect.Descriptor instead.
 func (*SampleMessage) Descriptor() ([]byte, []int) {
-	return file_agentcore_plugin_v1_plugin_proto_rawDescGZIP(), []int{20}
+	return file_agentcore_plugin_v1_plugin_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *SampleMessage) GetRole() string {
@@ -1826,7 +2269,7 @@ type SampleResponse struct {
 
 func (x *SampleResponse) Reset() {
 	*x = SampleResponse{}
-	mi := &file_agentcore_plugin_v1_plugin_proto_msgTypes[21]
+	mi := &file_agentcore_plugin_v1_plugin_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1838,7 +2281,7 @@ func (x *SampleResponse) String() string {
 func (*SampleResponse) ProtoMessage() {}
 
 func (x *SampleResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_agentcore_plugin_v1_plugin_proto_msgTypes[21]
+	mi := &file_agentcore_plugin_v1_plugin_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1851,7 +2294,7 @@ func (x *SampleResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SampleResponse.ProtoReflect.Descriptor instead.
 func (*SampleResponse) Descriptor() ([]byte, []int) {
-	return file_agentcore_plugin_v1_plugin_proto_rawDescGZIP(), []int{21}
+	return file_agentcore_plugin_v1_plugin_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *SampleResponse) GetRole() string {
@@ -1886,14 +2329,16 @@ var File_agentcore_plugin_v1_plugin_proto protoreflect.FileDescriptor
 
 const file_agentcore_plugin_v1_plugin_proto_rawDesc = "" +
 	"\n" +
-	" agentcore/plugin/v1/plugin.proto\x12\x13agentcore.plugin.v1\x1a\x1egoogle/protobuf/duration.proto\"\xa3\x01\n" +
+	" agentcore/plugin/v1/plugin.proto\x12\x13agentcore.plugin.v1\x1a\x1egoogle/protobuf/duration.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\xe7\x01\n" +
 	"\x0eSessionRequest\x12?\n" +
 	"\aexecute\x18\x01 \x01(\v2#.agentcore.plugin.v1.ExecuteRequestH\x00R\aexecute\x12H\n" +
-	"\rhost_response\x18\x02 \x01(\v2!.agentcore.plugin.v1.HostResponseH\x00R\fhostResponseB\x06\n" +
-	"\x04kind\"\xa2\x01\n" +
+	"\rhost_response\x18\x02 \x01(\v2!.agentcore.plugin.v1.HostResponseH\x00R\fhostResponse\x12B\n" +
+	"\bdescribe\x18\x03 \x01(\v2$.agentcore.plugin.v1.DescribeRequestH\x00R\bdescribeB\x06\n" +
+	"\x04kind\"\xe7\x01\n" +
 	"\x0fSessionResponse\x12@\n" +
 	"\aexecute\x18\x01 \x01(\v2$.agentcore.plugin.v1.ExecuteResponseH\x00R\aexecute\x12E\n" +
-	"\fhost_request\x18\x02 \x01(\v2 .agentcore.plugin.v1.HostRequestH\x00R\vhostRequestB\x06\n" +
+	"\fhost_request\x18\x02 \x01(\v2 .agentcore.plugin.v1.HostRequestH\x00R\vhostRequest\x12C\n" +
+	"\bdescribe\x18\x03 \x01(\v2%.agentcore.plugin.v1.DescribeResponseH\x00R\bdescribeB\x06\n" +
 	"\x04kind\"\x11\n" +
 	"\x0fDescribeRequest\"G\n" +
 	"\x10DescribeResponse\x123\n" +
@@ -1955,21 +2400,59 @@ const file_agentcore_plugin_v1_plugin_proto_rawDesc = "" +
 	"\x04data\x18\x02 \x01(\fH\x00R\x04data\x12\x12\n" +
 	"\x03url\x18\x03 \x01(\tH\x00R\x03url\x12\x1a\n" +
 	"\bfilename\x18\x04 \x01(\tR\bfilenameB\b\n" +
-	"\x06source\"\xa1\x01\n" +
+	"\x06source\"\xeb\x01\n" +
 	"\vHostRequest\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\x04R\x02id\x12<\n" +
 	"\x06elicit\x18\x02 \x01(\v2\".agentcore.plugin.v1.ElicitRequestH\x00R\x06elicit\x12<\n" +
-	"\x06sample\x18\x03 \x01(\v2\".agentcore.plugin.v1.SampleRequestH\x00R\x06sampleB\x06\n" +
-	"\x04kind\"\xdc\x01\n" +
+	"\x06sample\x18\x03 \x01(\v2\".agentcore.plugin.v1.SampleRequestH\x00R\x06sample\x12H\n" +
+	"\n" +
+	"credential\x18\x04 \x01(\v2&.agentcore.plugin.v1.CredentialRequestH\x00R\n" +
+	"credentialB\x06\n" +
+	"\x04kind\"\xa7\x02\n" +
 	"\fHostResponse\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\x04R\x02id\x12=\n" +
 	"\x06elicit\x18\x02 \x01(\v2#.agentcore.plugin.v1.ElicitResponseH\x00R\x06elicit\x12=\n" +
 	"\x06sample\x18\x03 \x01(\v2#.agentcore.plugin.v1.SampleResponseH\x00R\x06sample\x126\n" +
-	"\x05error\x18\x04 \x01(\v2\x1e.agentcore.plugin.v1.HostErrorH\x00R\x05errorB\x06\n" +
+	"\x05error\x18\x04 \x01(\v2\x1e.agentcore.plugin.v1.HostErrorH\x00R\x05error\x12I\n" +
+	"\n" +
+	"credential\x18\x05 \x01(\v2'.agentcore.plugin.v1.CredentialResponseH\x00R\n" +
+	"credentialB\x06\n" +
 	"\x04kind\"]\n" +
 	"\tHostError\x126\n" +
 	"\x04code\x18\x01 \x01(\x0e2\".agentcore.plugin.v1.HostErrorCodeR\x04code\x12\x18\n" +
-	"\amessage\x18\x02 \x01(\tR\amessage\"]\n" +
+	"\amessage\x18\x02 \x01(\tR\amessage\"\xb4\x01\n" +
+	"\x11CredentialRequest\x121\n" +
+	"\x02op\x18\x01 \x01(\x0e2!.agentcore.plugin.v1.CredentialOpR\x02op\x12?\n" +
+	"\n" +
+	"credential\x18\x02 \x01(\v2\x1f.agentcore.plugin.v1.CredentialR\n" +
+	"credential\x12+\n" +
+	"\x11authorization_url\x18\x03 \x01(\tR\x10authorizationUrl\"\x91\x01\n" +
+	"\x12CredentialResponse\x12?\n" +
+	"\n" +
+	"credential\x18\x01 \x01(\v2\x1f.agentcore.plugin.v1.CredentialR\n" +
+	"credential\x12\x12\n" +
+	"\x04code\x18\x02 \x01(\tR\x04code\x12\x14\n" +
+	"\x05state\x18\x03 \x01(\tR\x05state\x12\x10\n" +
+	"\x03iss\x18\x04 \x01(\tR\x03iss\"\xc8\x04\n" +
+	"\n" +
+	"Credential\x12!\n" +
+	"\faccess_token\x18\x01 \x01(\tR\vaccessToken\x12\x1d\n" +
+	"\n" +
+	"token_type\x18\x02 \x01(\tR\ttokenType\x12#\n" +
+	"\rrefresh_token\x18\x03 \x01(\tR\frefreshToken\x122\n" +
+	"\x06expiry\x18\x04 \x01(\v2\x1a.google.protobuf.TimestampR\x06expiry\x12\x1b\n" +
+	"\tclient_id\x18\x05 \x01(\tR\bclientId\x12#\n" +
+	"\rclient_secret\x18\x06 \x01(\tR\fclientSecret\x12;\n" +
+	"\x1atoken_endpoint_auth_method\x18\a \x01(\tR\x17tokenEndpointAuthMethod\x125\n" +
+	"\x16authorization_endpoint\x18\b \x01(\tR\x15authorizationEndpoint\x12%\n" +
+	"\x0etoken_endpoint\x18\t \x01(\tR\rtokenEndpoint\x12\x16\n" +
+	"\x06issuer\x18\n" +
+	" \x01(\tR\x06issuer\x12\x16\n" +
+	"\x06scopes\x18\v \x03(\tR\x06scopes\x12\x1a\n" +
+	"\bresource\x18\f \x01(\tR\bresource\x12!\n" +
+	"\fredirect_uri\x18\r \x01(\tR\vredirectUri\x12&\n" +
+	"\x0fprivate_key_pem\x18\x0e \x01(\tR\rprivateKeyPem\x12+\n" +
+	"\x11signing_algorithm\x18\x0f \x01(\tR\x10signingAlgorithm\"]\n" +
 	"\rElicitRequest\x12\x18\n" +
 	"\amessage\x18\x01 \x01(\tR\amessage\x122\n" +
 	"\x15requested_schema_json\x18\x02 \x01(\tR\x13requestedSchemaJson\"n\n" +
@@ -1999,14 +2482,20 @@ const file_agentcore_plugin_v1_plugin_proto_rawDesc = "" +
 	"\x19OUTPUT_STREAM_UNSPECIFIED\x10\x00\x12\x18\n" +
 	"\x14OUTPUT_STREAM_OUTPUT\x10\x01\x12\x18\n" +
 	"\x14OUTPUT_STREAM_STDOUT\x10\x02\x12\x18\n" +
-	"\x14OUTPUT_STREAM_STDERR\x10\x03*\xc5\x01\n" +
+	"\x14OUTPUT_STREAM_STDERR\x10\x03*\xe8\x01\n" +
 	"\rHostErrorCode\x12\x1f\n" +
 	"\x1bHOST_ERROR_CODE_UNSPECIFIED\x10\x00\x12\x1f\n" +
 	"\x1bHOST_ERROR_CODE_UNSUPPORTED\x10\x01\x12\x1b\n" +
 	"\x17HOST_ERROR_CODE_INVALID\x10\x02\x12\x1a\n" +
 	"\x16HOST_ERROR_CODE_DENIED\x10\x03\x12\x1a\n" +
 	"\x16HOST_ERROR_CODE_FAILED\x10\x04\x12\x1d\n" +
-	"\x19HOST_ERROR_CODE_CANCELLED\x10\x05*|\n" +
+	"\x19HOST_ERROR_CODE_CANCELLED\x10\x05\x12!\n" +
+	"\x1dHOST_ERROR_CODE_NOT_CONNECTED\x10\x06*z\n" +
+	"\fCredentialOp\x12\x1d\n" +
+	"\x19CREDENTIAL_OP_UNSPECIFIED\x10\x00\x12\x16\n" +
+	"\x12CREDENTIAL_OP_LOAD\x10\x01\x12\x16\n" +
+	"\x12CREDENTIAL_OP_SAVE\x10\x02\x12\x1b\n" +
+	"\x17CREDENTIAL_OP_AUTHORIZE\x10\x03*|\n" +
 	"\fElicitAction\x12\x1d\n" +
 	"\x19ELICIT_ACTION_UNSPECIFIED\x10\x00\x12\x18\n" +
 	"\x14ELICIT_ACTION_ACCEPT\x10\x01\x12\x19\n" +
@@ -2029,75 +2518,88 @@ func file_agentcore_plugin_v1_plugin_proto_rawDescGZIP() []byte {
 	return file_agentcore_plugin_v1_plugin_proto_rawDescData
 }
 
-var file_agentcore_plugin_v1_plugin_proto_enumTypes = make([]protoimpl.EnumInfo, 3)
-var file_agentcore_plugin_v1_plugin_proto_msgTypes = make([]protoimpl.MessageInfo, 23)
+var file_agentcore_plugin_v1_plugin_proto_enumTypes = make([]protoimpl.EnumInfo, 4)
+var file_agentcore_plugin_v1_plugin_proto_msgTypes = make([]protoimpl.MessageInfo, 26)
 var file_agentcore_plugin_v1_plugin_proto_goTypes = []any{
-	(OutputStream)(0),           // 0: agentcore.plugin.v1.OutputStream
-	(HostErrorCode)(0),          // 1: agentcore.plugin.v1.HostErrorCode
-	(ElicitAction)(0),           // 2: agentcore.plugin.v1.ElicitAction
-	(*SessionRequest)(nil),      // 3: agentcore.plugin.v1.SessionRequest
-	(*SessionResponse)(nil),     // 4: agentcore.plugin.v1.SessionResponse
-	(*DescribeRequest)(nil),     // 5: agentcore.plugin.v1.DescribeRequest
-	(*DescribeResponse)(nil),    // 6: agentcore.plugin.v1.DescribeResponse
-	(*ToolSpec)(nil),            // 7: agentcore.plugin.v1.ToolSpec
-	(*ToolLimits)(nil),          // 8: agentcore.plugin.v1.ToolLimits
-	(*ToolHints)(nil),           // 9: agentcore.plugin.v1.ToolHints
-	(*ExecuteRequest)(nil),      // 10: agentcore.plugin.v1.ExecuteRequest
-	(*ExecuteResponse)(nil),     // 11: agentcore.plugin.v1.ExecuteResponse
-	(*OutputChunk)(nil),         // 12: agentcore.plugin.v1.OutputChunk
-	(*ToolResult)(nil),          // 13: agentcore.plugin.v1.ToolResult
-	(*ContentParts)(nil),        // 14: agentcore.plugin.v1.ContentParts
-	(*ContentPart)(nil),         // 15: agentcore.plugin.v1.ContentPart
-	(*FilePart)(nil),            // 16: agentcore.plugin.v1.FilePart
-	(*HostRequest)(nil),         // 17: agentcore.plugin.v1.HostRequest
-	(*HostResponse)(nil),        // 18: agentcore.plugin.v1.HostResponse
-	(*HostError)(nil),           // 19: agentcore.plugin.v1.HostError
-	(*ElicitRequest)(nil),       // 20: agentcore.plugin.v1.ElicitRequest
-	(*ElicitResponse)(nil),      // 21: agentcore.plugin.v1.ElicitResponse
-	(*SampleRequest)(nil),       // 22: agentcore.plugin.v1.SampleRequest
-	(*SampleMessage)(nil),       // 23: agentcore.plugin.v1.SampleMessage
-	(*SampleResponse)(nil),      // 24: agentcore.plugin.v1.SampleResponse
-	nil,                         // 25: agentcore.plugin.v1.ExecuteRequest.TraceContextEntry
-	(*durationpb.Duration)(nil), // 26: google.protobuf.Duration
+	(OutputStream)(0),             // 0: agentcore.plugin.v1.OutputStream
+	(HostErrorCode)(0),            // 1: agentcore.plugin.v1.HostErrorCode
+	(CredentialOp)(0),             // 2: agentcore.plugin.v1.CredentialOp
+	(ElicitAction)(0),             // 3: agentcore.plugin.v1.ElicitAction
+	(*SessionRequest)(nil),        // 4: agentcore.plugin.v1.SessionRequest
+	(*SessionResponse)(nil),       // 5: agentcore.plugin.v1.SessionResponse
+	(*DescribeRequest)(nil),       // 6: agentcore.plugin.v1.DescribeRequest
+	(*DescribeResponse)(nil),      // 7: agentcore.plugin.v1.DescribeResponse
+	(*ToolSpec)(nil),              // 8: agentcore.plugin.v1.ToolSpec
+	(*ToolLimits)(nil),            // 9: agentcore.plugin.v1.ToolLimits
+	(*ToolHints)(nil),             // 10: agentcore.plugin.v1.ToolHints
+	(*ExecuteRequest)(nil),        // 11: agentcore.plugin.v1.ExecuteRequest
+	(*ExecuteResponse)(nil),       // 12: agentcore.plugin.v1.ExecuteResponse
+	(*OutputChunk)(nil),           // 13: agentcore.plugin.v1.OutputChunk
+	(*ToolResult)(nil),            // 14: agentcore.plugin.v1.ToolResult
+	(*ContentParts)(nil),          // 15: agentcore.plugin.v1.ContentParts
+	(*ContentPart)(nil),           // 16: agentcore.plugin.v1.ContentPart
+	(*FilePart)(nil),              // 17: agentcore.plugin.v1.FilePart
+	(*HostRequest)(nil),           // 18: agentcore.plugin.v1.HostRequest
+	(*HostResponse)(nil),          // 19: agentcore.plugin.v1.HostResponse
+	(*HostError)(nil),             // 20: agentcore.plugin.v1.HostError
+	(*CredentialRequest)(nil),     // 21: agentcore.plugin.v1.CredentialRequest
+	(*CredentialResponse)(nil),    // 22: agentcore.plugin.v1.CredentialResponse
+	(*Credential)(nil),            // 23: agentcore.plugin.v1.Credential
+	(*ElicitRequest)(nil),         // 24: agentcore.plugin.v1.ElicitRequest
+	(*ElicitResponse)(nil),        // 25: agentcore.plugin.v1.ElicitResponse
+	(*SampleRequest)(nil),         // 26: agentcore.plugin.v1.SampleRequest
+	(*SampleMessage)(nil),         // 27: agentcore.plugin.v1.SampleMessage
+	(*SampleResponse)(nil),        // 28: agentcore.plugin.v1.SampleResponse
+	nil,                           // 29: agentcore.plugin.v1.ExecuteRequest.TraceContextEntry
+	(*durationpb.Duration)(nil),   // 30: google.protobuf.Duration
+	(*timestamppb.Timestamp)(nil), // 31: google.protobuf.Timestamp
 }
 var file_agentcore_plugin_v1_plugin_proto_depIdxs = []int32{
-	10, // 0: agentcore.plugin.v1.SessionRequest.execute:type_name -> agentcore.plugin.v1.ExecuteRequest
-	18, // 1: agentcore.plugin.v1.SessionRequest.host_response:type_name -> agentcore.plugin.v1.HostResponse
-	11, // 2: agentcore.plugin.v1.SessionResponse.execute:type_name -> agentcore.plugin.v1.ExecuteResponse
-	17, // 3: agentcore.plugin.v1.SessionResponse.host_request:type_name -> agentcore.plugin.v1.HostRequest
-	7,  // 4: agentcore.plugin.v1.DescribeResponse.tools:type_name -> agentcore.plugin.v1.ToolSpec
-	26, // 5: agentcore.plugin.v1.ToolSpec.timeout:type_name -> google.protobuf.Duration
-	9,  // 6: agentcore.plugin.v1.ToolSpec.hints:type_name -> agentcore.plugin.v1.ToolHints
-	8,  // 7: agentcore.plugin.v1.ToolSpec.limits:type_name -> agentcore.plugin.v1.ToolLimits
-	26, // 8: agentcore.plugin.v1.ToolLimits.cpu_time:type_name -> google.protobuf.Duration
-	25, // 9: agentcore.plugin.v1.ExecuteRequest.trace_context:type_name -> agentcore.plugin.v1.ExecuteRequest.TraceContextEntry
-	12, // 10: agentcore.plugin.v1.ExecuteResponse.output:type_name -> agentcore.plugin.v1.OutputChunk
-	13, // 11: agentcore.plugin.v1.ExecuteResponse.result:type_name -> agentcore.plugin.v1.ToolResult
-	0,  // 12: agentcore.plugin.v1.OutputChunk.stream:type_name -> agentcore.plugin.v1.OutputStream
-	14, // 13: agentcore.plugin.v1.ToolResult.content:type_name -> agentcore.plugin.v1.ContentParts
-	15, // 14: agentcore.plugin.v1.ContentParts.parts:type_name -> agentcore.plugin.v1.ContentPart
-	16, // 15: agentcore.plugin.v1.ContentPart.file:type_name -> agentcore.plugin.v1.FilePart
-	20, // 16: agentcore.plugin.v1.HostRequest.elicit:type_name -> agentcore.plugin.v1.ElicitRequest
-	22, // 17: agentcore.plugin.v1.HostRequest.sample:type_name -> agentcore.plugin.v1.SampleRequest
-	21, // 18: agentcore.plugin.v1.HostResponse.elicit:type_name -> agentcore.plugin.v1.ElicitResponse
-	24, // 19: agentcore.plugin.v1.HostResponse.sample:type_name -> agentcore.plugin.v1.SampleResponse
-	19, // 20: agentcore.plugin.v1.HostResponse.error:type_name -> agentcore.plugin.v1.HostError
-	1,  // 21: agentcore.plugin.v1.HostError.code:type_name -> agentcore.plugin.v1.HostErrorCode
-	2,  // 22: agentcore.plugin.v1.ElicitResponse.action:type_name -> agentcore.plugin.v1.ElicitAction
-	23, // 23: agentcore.plugin.v1.SampleRequest.messages:type_name -> agentcore.plugin.v1.SampleMessage
-	15, // 24: agentcore.plugin.v1.SampleMessage.content:type_name -> agentcore.plugin.v1.ContentPart
-	15, // 25: agentcore.plugin.v1.SampleResponse.content:type_name -> agentcore.plugin.v1.ContentPart
-	5,  // 26: agentcore.plugin.v1.ToolPluginService.Describe:input_type -> agentcore.plugin.v1.DescribeRequest
-	10, // 27: agentcore.plugin.v1.ToolPluginService.Execute:input_type -> agentcore.plugin.v1.ExecuteRequest
-	3,  // 28: agentcore.plugin.v1.ToolPluginService.Session:input_type -> agentcore.plugin.v1.SessionRequest
-	6,  // 29: agentcore.plugin.v1.ToolPluginService.Describe:output_type -> agentcore.plugin.v1.DescribeResponse
-	11, // 30: agentcore.plugin.v1.ToolPluginService.Execute:output_type -> agentcore.plugin.v1.ExecuteResponse
-	4,  // 31: agentcore.plugin.v1.ToolPluginService.Session:output_type -> agentcore.plugin.v1.SessionResponse
-	29, // [29:32] is the sub-list for method output_type
-	26, // [26:29] is the sub-list for method input_type
-	26, // [26:26] is the sub-list for extension type_name
-	26, // [26:26] is the sub-list for extension extendee
-	0,  // [0:26] is the sub-list for field type_name
+	11, // 0: agentcore.plugin.v1.SessionRequest.execute:type_name -> agentcore.plugin.v1.ExecuteRequest
+	19, // 1: agentcore.plugin.v1.SessionRequest.host_response:type_name -> agentcore.plugin.v1.HostResponse
+	6,  // 2: agentcore.plugin.v1.SessionRequest.describe:type_name -> agentcore.plugin.v1.DescribeRequest
+	12, // 3: agentcore.plugin.v1.SessionResponse.execute:type_name -> agentcore.plugin.v1.ExecuteResponse
+	18, // 4: agentcore.plugin.v1.SessionResponse.host_request:type_name -> agentcore.plugin.v1.HostRequest
+	7,  // 5: agentcore.plugin.v1.SessionResponse.describe:type_name -> agentcore.plugin.v1.DescribeResponse
+	8,  // 6: agentcore.plugin.v1.DescribeResponse.tools:type_name -> agentcore.plugin.v1.ToolSpec
+	30, // 7: agentcore.plugin.v1.ToolSpec.timeout:type_name -> google.protobuf.Duration
+	10, // 8: agentcore.plugin.v1.ToolSpec.hints:type_name -> agentcore.plugin.v1.ToolHints
+	9,  // 9: agentcore.plugin.v1.ToolSpec.limits:type_name -> agentcore.plugin.v1.ToolLimits
+	30, // 10: agentcore.plugin.v1.ToolLimits.cpu_time:type_name -> google.protobuf.Duration
+	29, // 11: agentcore.plugin.v1.ExecuteRequest.trace_context:type_name -> agentcore.plugin.v1.ExecuteRequest.TraceContextEntry
+	13, // 12: agentcore.plugin.v1.ExecuteResponse.output:type_name -> agentcore.plugin.v1.OutputChunk
+	14, // 13: agentcore.plugin.v1.ExecuteResponse.result:type_name -> agentcore.plugin.v1.ToolResult
+	0,  // 14: agentcore.plugin.v1.OutputChunk.stream:type_name -> agentcore.plugin.v1.OutputStream
+	15, // 15: agentcore.plugin.v1.ToolResult.content:type_name -> agentcore.plugin.v1.ContentParts
+	16, // 16: agentcore.plugin.v1.ContentParts.parts:type_name -> agentcore.plugin.v1.ContentPart
+	17, // 17: agentcore.plugin.v1.ContentPart.file:type_name -> agentcore.plugin.v1.FilePart
+	24, // 18: agentcore.plugin.v1.HostRequest.elicit:type_name -> agentcore.plugin.v1.ElicitRequest
+	26, // 19: agentcore.plugin.v1.HostRequest.sample:type_name -> agentcore.plugin.v1.SampleRequest
+	21, // 20: agentcore.plugin.v1.HostRequest.credential:type_name -> agentcore.plugin.v1.CredentialRequest
+	25, // 21: agentcore.plugin.v1.HostResponse.elicit:type_name -> agentcore.plugin.v1.ElicitResponse
+	28, // 22: agentcore.plugin.v1.HostResponse.sample:type_name -> agentcore.plugin.v1.SampleResponse
+	20, // 23: agentcore.plugin.v1.HostResponse.error:type_name -> agentcore.plugin.v1.HostError
+	22, // 24: agentcore.plugin.v1.HostResponse.credential:type_name -> agentcore.plugin.v1.CredentialResponse
+	1,  // 25: agentcore.plugin.v1.HostError.code:type_name -> agentcore.plugin.v1.HostErrorCode
+	2,  // 26: agentcore.plugin.v1.CredentialRequest.op:type_name -> agentcore.plugin.v1.CredentialOp
+	23, // 27: agentcore.plugin.v1.CredentialRequest.credential:type_name -> agentcore.plugin.v1.Credential
+	23, // 28: agentcore.plugin.v1.CredentialResponse.credential:type_name -> agentcore.plugin.v1.Credential
+	31, // 29: agentcore.plugin.v1.Credential.expiry:type_name -> google.protobuf.Timestamp
+	3,  // 30: agentcore.plugin.v1.ElicitResponse.action:type_name -> agentcore.plugin.v1.ElicitAction
+	27, // 31: agentcore.plugin.v1.SampleRequest.messages:type_name -> agentcore.plugin.v1.SampleMessage
+	16, // 32: agentcore.plugin.v1.SampleMessage.content:type_name -> agentcore.plugin.v1.ContentPart
+	16, // 33: agentcore.plugin.v1.SampleResponse.content:type_name -> agentcore.plugin.v1.ContentPart
+	6,  // 34: agentcore.plugin.v1.ToolPluginService.Describe:input_type -> agentcore.plugin.v1.DescribeRequest
+	11, // 35: agentcore.plugin.v1.ToolPluginService.Execute:input_type -> agentcore.plugin.v1.ExecuteRequest
+	4,  // 36: agentcore.plugin.v1.ToolPluginService.Session:input_type -> agentcore.plugin.v1.SessionRequest
+	7,  // 37: agentcore.plugin.v1.ToolPluginService.Describe:output_type -> agentcore.plugin.v1.DescribeResponse
+	12, // 38: agentcore.plugin.v1.ToolPluginService.Execute:output_type -> agentcore.plugin.v1.ExecuteResponse
+	5,  // 39: agentcore.plugin.v1.ToolPluginService.Session:output_type -> agentcore.plugin.v1.SessionResponse
+	37, // [37:40] is the sub-list for method output_type
+	34, // [34:37] is the sub-list for method input_type
+	34, // [34:34] is the sub-list for extension type_name
+	34, // [34:34] is the sub-list for extension extendee
+	0,  // [0:34] is the sub-list for field type_name
 }
 
 func init() { file_agentcore_plugin_v1_plugin_proto_init() }
@@ -2108,10 +2610,12 @@ func file_agentcore_plugin_v1_plugin_proto_init() {
 	file_agentcore_plugin_v1_plugin_proto_msgTypes[0].OneofWrappers = []any{
 		(*SessionRequest_Execute)(nil),
 		(*SessionRequest_HostResponse)(nil),
+		(*SessionRequest_Describe)(nil),
 	}
 	file_agentcore_plugin_v1_plugin_proto_msgTypes[1].OneofWrappers = []any{
 		(*SessionResponse_Execute)(nil),
 		(*SessionResponse_HostRequest)(nil),
+		(*SessionResponse_Describe)(nil),
 	}
 	file_agentcore_plugin_v1_plugin_proto_msgTypes[8].OneofWrappers = []any{
 		(*ExecuteResponse_Output)(nil),
@@ -2133,20 +2637,22 @@ func file_agentcore_plugin_v1_plugin_proto_init() {
 	file_agentcore_plugin_v1_plugin_proto_msgTypes[14].OneofWrappers = []any{
 		(*HostRequest_Elicit)(nil),
 		(*HostRequest_Sample)(nil),
+		(*HostRequest_Credential)(nil),
 	}
 	file_agentcore_plugin_v1_plugin_proto_msgTypes[15].OneofWrappers = []any{
 		(*HostResponse_Elicit)(nil),
 		(*HostResponse_Sample)(nil),
 		(*HostResponse_Error)(nil),
+		(*HostResponse_Credential)(nil),
 	}
-	file_agentcore_plugin_v1_plugin_proto_msgTypes[19].OneofWrappers = []any{}
+	file_agentcore_plugin_v1_plugin_proto_msgTypes[22].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_agentcore_plugin_v1_plugin_proto_rawDesc), len(file_agentcore_plugin_v1_plugin_proto_rawDesc)),
-			NumEnums:      3,
-			NumMessages:   23,
+			NumEnums:      4,
+			NumMessages:   26,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -1,10 +1,15 @@
 from google.protobuf import duration_pb2 as _duration_pb2
+from google.protobuf import timestamp_pb2 as _timestamp_pb2
 from google.protobuf.internal import containers as _containers
 from google.protobuf.internal import enum_type_wrapper as _enum_type_wrapper
 from google.protobuf import descriptor as _descriptor
 from google.protobuf import message as _message
 from typing import ClassVar as _ClassVar, Iterable as _Iterable, Mapping as _Mapping, Optional as _Optional, Union as _Union
 
+CREDENTIAL_OP_AUTHORIZE: CredentialOp
+CREDENTIAL_OP_LOAD: CredentialOp
+CREDENTIAL_OP_SAVE: CredentialOp
+CREDENTIAL_OP_UNSPECIFIED: CredentialOp
 DESCRIPTOR: _descriptor.FileDescriptor
 ELICIT_ACTION_ACCEPT: ElicitAction
 ELICIT_ACTION_CANCEL: ElicitAction
@@ -14,6 +19,7 @@ HOST_ERROR_CODE_CANCELLED: HostErrorCode
 HOST_ERROR_CODE_DENIED: HostErrorCode
 HOST_ERROR_CODE_FAILED: HostErrorCode
 HOST_ERROR_CODE_INVALID: HostErrorCode
+HOST_ERROR_CODE_NOT_CONNECTED: HostErrorCode
 HOST_ERROR_CODE_UNSPECIFIED: HostErrorCode
 HOST_ERROR_CODE_UNSUPPORTED: HostErrorCode
 OUTPUT_STREAM_OUTPUT: OutputStream
@@ -34,6 +40,62 @@ class ContentParts(_message.Message):
     PARTS_FIELD_NUMBER: _ClassVar[int]
     parts: _containers.RepeatedCompositeFieldContainer[ContentPart]
     def __init__(self, parts: _Optional[_Iterable[_Union[ContentPart, _Mapping]]] = ...) -> None: ...
+
+class Credential(_message.Message):
+    __slots__ = ["access_token", "authorization_endpoint", "client_id", "client_secret", "expiry", "issuer", "private_key_pem", "redirect_uri", "refresh_token", "resource", "scopes", "signing_algorithm", "token_endpoint", "token_endpoint_auth_method", "token_type"]
+    ACCESS_TOKEN_FIELD_NUMBER: _ClassVar[int]
+    AUTHORIZATION_ENDPOINT_FIELD_NUMBER: _ClassVar[int]
+    CLIENT_ID_FIELD_NUMBER: _ClassVar[int]
+    CLIENT_SECRET_FIELD_NUMBER: _ClassVar[int]
+    EXPIRY_FIELD_NUMBER: _ClassVar[int]
+    ISSUER_FIELD_NUMBER: _ClassVar[int]
+    PRIVATE_KEY_PEM_FIELD_NUMBER: _ClassVar[int]
+    REDIRECT_URI_FIELD_NUMBER: _ClassVar[int]
+    REFRESH_TOKEN_FIELD_NUMBER: _ClassVar[int]
+    RESOURCE_FIELD_NUMBER: _ClassVar[int]
+    SCOPES_FIELD_NUMBER: _ClassVar[int]
+    SIGNING_ALGORITHM_FIELD_NUMBER: _ClassVar[int]
+    TOKEN_ENDPOINT_AUTH_METHOD_FIELD_NUMBER: _ClassVar[int]
+    TOKEN_ENDPOINT_FIELD_NUMBER: _ClassVar[int]
+    TOKEN_TYPE_FIELD_NUMBER: _ClassVar[int]
+    access_token: str
+    authorization_endpoint: str
+    client_id: str
+    client_secret: str
+    expiry: _timestamp_pb2.Timestamp
+    issuer: str
+    private_key_pem: str
+    redirect_uri: str
+    refresh_token: str
+    resource: str
+    scopes: _containers.RepeatedScalarFieldContainer[str]
+    signing_algorithm: str
+    token_endpoint: str
+    token_endpoint_auth_method: str
+    token_type: str
+    def __init__(self, access_token: _Optional[str] = ..., token_type: _Optional[str] = ..., refresh_token: _Optional[str] = ..., expiry: _Optional[_Union[_timestamp_pb2.Timestamp, _Mapping]] = ..., client_id: _Optional[str] = ..., client_secret: _Optional[str] = ..., token_endpoint_auth_method: _Optional[str] = ..., authorization_endpoint: _Optional[str] = ..., token_endpoint: _Optional[str] = ..., issuer: _Optional[str] = ..., scopes: _Optional[_Iterable[str]] = ..., resource: _Optional[str] = ..., redirect_uri: _Optional[str] = ..., private_key_pem: _Optional[str] = ..., signing_algorithm: _Optional[str] = ...) -> None: ...
+
+class CredentialRequest(_message.Message):
+    __slots__ = ["authorization_url", "credential", "op"]
+    AUTHORIZATION_URL_FIELD_NUMBER: _ClassVar[int]
+    CREDENTIAL_FIELD_NUMBER: _ClassVar[int]
+    OP_FIELD_NUMBER: _ClassVar[int]
+    authorization_url: str
+    credential: Credential
+    op: CredentialOp
+    def __init__(self, op: _Optional[_Union[CredentialOp, str]] = ..., credential: _Optional[_Union[Credential, _Mapping]] = ..., authorization_url: _Optional[str] = ...) -> None: ...
+
+class CredentialResponse(_message.Message):
+    __slots__ = ["code", "credential", "iss", "state"]
+    CODE_FIELD_NUMBER: _ClassVar[int]
+    CREDENTIAL_FIELD_NUMBER: _ClassVar[int]
+    ISS_FIELD_NUMBER: _ClassVar[int]
+    STATE_FIELD_NUMBER: _ClassVar[int]
+    code: str
+    credential: Credential
+    iss: str
+    state: str
+    def __init__(self, credential: _Optional[_Union[Credential, _Mapping]] = ..., code: _Optional[str] = ..., state: _Optional[str] = ..., iss: _Optional[str] = ...) -> None: ...
 
 class DescribeRequest(_message.Message):
     __slots__ = []
@@ -115,26 +177,30 @@ class HostError(_message.Message):
     def __init__(self, code: _Optional[_Union[HostErrorCode, str]] = ..., message: _Optional[str] = ...) -> None: ...
 
 class HostRequest(_message.Message):
-    __slots__ = ["elicit", "id", "sample"]
+    __slots__ = ["credential", "elicit", "id", "sample"]
+    CREDENTIAL_FIELD_NUMBER: _ClassVar[int]
     ELICIT_FIELD_NUMBER: _ClassVar[int]
     ID_FIELD_NUMBER: _ClassVar[int]
     SAMPLE_FIELD_NUMBER: _ClassVar[int]
+    credential: CredentialRequest
     elicit: ElicitRequest
     id: int
     sample: SampleRequest
-    def __init__(self, id: _Optional[int] = ..., elicit: _Optional[_Union[ElicitRequest, _Mapping]] = ..., sample: _Optional[_Union[SampleRequest, _Mapping]] = ...) -> None: ...
+    def __init__(self, id: _Optional[int] = ..., elicit: _Optional[_Union[ElicitRequest, _Mapping]] = ..., sample: _Optional[_Union[SampleRequest, _Mapping]] = ..., credential: _Optional[_Union[CredentialRequest, _Mapping]] = ...) -> None: ...
 
 class HostResponse(_message.Message):
-    __slots__ = ["elicit", "error", "id", "sample"]
+    __slots__ = ["credential", "elicit", "error", "id", "sample"]
+    CREDENTIAL_FIELD_NUMBER: _ClassVar[int]
     ELICIT_FIELD_NUMBER: _ClassVar[int]
     ERROR_FIELD_NUMBER: _ClassVar[int]
     ID_FIELD_NUMBER: _ClassVar[int]
     SAMPLE_FIELD_NUMBER: _ClassVar[int]
+    credential: CredentialResponse
     elicit: ElicitResponse
     error: HostError
     id: int
     sample: SampleResponse
-    def __init__(self, id: _Optional[int] = ..., elicit: _Optional[_Union[ElicitResponse, _Mapping]] = ..., sample: _Optional[_Union[SampleResponse, _Mapping]] = ..., error: _Optional[_Union[HostError, _Mapping]] = ...) -> None: ...
+    def __init__(self, id: _Optional[int] = ..., elicit: _Optional[_Union[ElicitResponse, _Mapping]] = ..., sample: _Optional[_Union[SampleResponse, _Mapping]] = ..., error: _Optional[_Union[HostError, _Mapping]] = ..., credential: _Optional[_Union[CredentialResponse, _Mapping]] = ...) -> None: ...
 
 class OutputChunk(_message.Message):
     __slots__ = ["data", "stream"]
@@ -181,20 +247,24 @@ class SampleResponse(_message.Message):
     def __init__(self, role: _Optional[str] = ..., content: _Optional[_Iterable[_Union[ContentPart, _Mapping]]] = ..., model: _Optional[str] = ..., stop_reason: _Optional[str] = ...) -> None: ...
 
 class SessionRequest(_message.Message):
-    __slots__ = ["execute", "host_response"]
+    __slots__ = ["describe", "execute", "host_response"]
+    DESCRIBE_FIELD_NUMBER: _ClassVar[int]
     EXECUTE_FIELD_NUMBER: _ClassVar[int]
     HOST_RESPONSE_FIELD_NUMBER: _ClassVar[int]
+    describe: DescribeRequest
     execute: ExecuteRequest
     host_response: HostResponse
-    def __init__(self, execute: _Optional[_Union[ExecuteRequest, _Mapping]] = ..., host_response: _Optional[_Union[HostResponse, _Mapping]] = ...) -> None: ...
+    def __init__(self, execute: _Optional[_Union[ExecuteRequest, _Mapping]] = ..., host_response: _Optional[_Union[HostResponse, _Mapping]] = ..., describe: _Optional[_Union[DescribeRequest, _Mapping]] = ...) -> None: ...
 
 class SessionResponse(_message.Message):
-    __slots__ = ["execute", "host_request"]
+    __slots__ = ["describe", "execute", "host_request"]
+    DESCRIBE_FIELD_NUMBER: _ClassVar[int]
     EXECUTE_FIELD_NUMBER: _ClassVar[int]
     HOST_REQUEST_FIELD_NUMBER: _ClassVar[int]
+    describe: DescribeResponse
     execute: ExecuteResponse
     host_request: HostRequest
-    def __init__(self, execute: _Optional[_Union[ExecuteResponse, _Mapping]] = ..., host_request: _Optional[_Union[HostRequest, _Mapping]] = ...) -> None: ...
+    def __init__(self, execute: _Optional[_Union[ExecuteResponse, _Mapping]] = ..., host_request: _Optional[_Union[HostRequest, _Mapping]] = ..., describe: _Optional[_Union[DescribeResponse, _Mapping]] = ...) -> None: ...
 
 class ToolHints(_message.Message):
     __slots__ = ["idempotent", "read_only"]
@@ -250,6 +320,9 @@ class OutputStream(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     __slots__ = []
 
 class HostErrorCode(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+    __slots__ = []
+
+class CredentialOp(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     __slots__ = []
 
 class ElicitAction(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
