@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/agentcore/agentcore/pkg/tool/limits"
+	"github.com/agentcore/agentcore/pkg/tool/sockdir"
 )
 
 // The benchmarks report the median of their iterations as "median-µs",
@@ -55,7 +56,7 @@ func benchHost(b *testing.B, cfg Config) *Set {
 // socketDir makes a directory for a benchmark's sockets on the file system
 // a host puts them on by default (see Config.SocketDir).
 func socketDir(b *testing.B) string {
-	dir, err := os.MkdirTemp(defaultSocketDir(), "toolbench")
+	dir, err := os.MkdirTemp(sockdir.Default(), "toolbench")
 	if err != nil {
 		b.Fatal(err)
 	}

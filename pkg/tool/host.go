@@ -18,6 +18,7 @@ import (
 	"google.golang.org/protobuf/types/known/durationpb"
 
 	"github.com/agentcore/agentcore/pkg/tool/limits"
+	"github.com/agentcore/agentcore/pkg/tool/sockdir"
 	"github.com/agentcore/agentcore/pkg/tool/schema"
 	pluginv1 "github.com/agentcore/agentcore/proto/agentcore/plugin/v1"
 )
@@ -207,7 +208,7 @@ func NewHost(cfg Config) *Host {
 		cfg.StartTimeout = DefaultStartTimeout
 	}
 	if cfg.SocketDir == "" {
-		cfg.SocketDir = defaultSocketDir()
+		cfg.SocketDir = sockdir.Default()
 	}
 	if cfg.MaxReceiveBytes <= 0 {
 		cfg.MaxReceiveBytes = DefaultMaxReceiveBytes
@@ -219,7 +220,7 @@ func NewHost(cfg Config) *Host {
 		pools: map[string]*pool{},
 		procs: map[*proc]struct{}{},
 	}
-	h.sockets = newSocketDir(cfg.SocketDir, cfg.Logger)
+	h.sockets = sockdir.Make(cfg.SocketDir, cfg.Logger)
 	if cfg.Limits != nil && cfg.Credential != nil && !limits.CanRaiseHardRlimits() {
 		h.noRlimits = true
 		what := "open files"

@@ -512,16 +512,3 @@ func (t *tailBuffer) String() string {
 	}
 	return head + "…\n" + tail
 }
-
-// defaultSocketDir returns Config.SocketDir's default: the first directory
-// on a memory file system the host may write to among the temporary
-// directory, $XDG_RUNTIME_DIR and /dev/shm, else the temporary directory.
-func defaultSocketDir() string {
-	for _, dir := range []string{os.TempDir(), os.Getenv("XDG_RUNTIME_DIR"), "/dev/shm"} {
-		var fs unix.Statfs_t
-		if dir != "" && unix.Statfs(dir, &fs) == nil && fs.Type == unix.TMPFS_MAGIC && unix.Access(dir, unix.W_OK|unix.X_OK) == nil {
-			return dir
-		}
-	}
-	return os.TempDir()
-}

@@ -13,6 +13,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/agentcore/agentcore/pkg/tool/limits"
+	"github.com/agentcore/agentcore/pkg/tool/sockdir"
 )
 
 // TestDefaultSocketDir checks that plugin sockets go to a memory file
@@ -45,8 +46,8 @@ func TestDefaultSocketDir(t *testing.T) {
 	for _, tt := range tests {
 		t.Setenv("TMPDIR", tt.tmpdir)
 		t.Setenv("XDG_RUNTIME_DIR", tt.runtime)
-		if got := defaultSocketDir(); got != tt.want {
-			t.Errorf("%s: defaultSocketDir() = %s, want %s", tt.name, got, tt.want)
+		if got := sockdir.Default(); got != tt.want {
+			t.Errorf("%s: sockdir.Default() = %s, want %s", tt.name, got, tt.want)
 		}
 	}
 
@@ -66,36 +67,6 @@ func TestDefaultSocketDir(t *testing.T) {
 	}
 	if left, _ := os.ReadDir(mem); len(left) > 0 {
 		t.Errorf("socket directories left in %s: %v", mem, left)
-	}
-}
-
-func TestStaleSocketDirectories(t *testing.T) {
-	base := shortTempDir(t)
-	mk := func(name string, marker string) string {
-		dir := filepath.Join(base, name)
-		if err := os.MkdirAll(filepath.Join(dir, "plugin-dir1"), 0o700); err != nil {
-			t.Fatal(err)
-		}
-		if marker != "" {
-			if err := os.WriteFile(filepath.Join(dir, socketMarker), []byte(marker), 0o600); err != nil {
-				t.Fatal(err)
-			}
-		}
-		return dir
-	}
-	self := limits.Self("")
-	dead := mk("agentcore-"+self.NS+"-999999-5", bootID())
-	oldBoot := mk(self.String()+".7", "another-boot")
-	live := mk(self.String()+".8", bootID())
-	unmarked := mk("agentcore-"+self.NS+"-999998-5", "")
-	otherNS := mk("agentcore-1-999997-5", bootID()) // another PID namespace: cannot be proven dead
-	other := mk("myfiles", bootID())
-	RemoveStaleSocketDirs(base, nil)
-	for dir, gone := range map[string]bool{dead: true, oldBoot: true, live: false, unmarked: false, otherNS: false, other: false} {
-		_, err := os.Stat(dir)
-		if gone != os.IsNotExist(err) {
-			t.Errorf("%s: removed %v, want %v", filepath.Base(dir), os.IsNotExist(err), gone)
-		}
 	}
 }
 

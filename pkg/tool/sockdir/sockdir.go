@@ -1,4 +1,7 @@
-package tool
+// Package sockdir holds the directories plugin sockets are made in: one
+// per host instance, with a marker that lets a later instance remove the
+// directories of instances that are gone.
+package sockdir
 
 import (
 	"errors"
@@ -10,9 +13,24 @@ import (
 	"syscall"
 
 	"github.com/hashicorp/go-hclog"
+	"golang.org/x/sys/unix"
 
 	"github.com/agentcore/agentcore/pkg/tool/limits"
 )
+
+// Default is the first directory on a memory file system the host may
+// write to among the temporary directory, $XDG_RUNTIME_DIR and /dev/shm,
+// else the temporary directory. On a disk file system each plugin start
+// pays for a directory and a socket inode.
+func Default() string {
+	for _, dir := range []string{os.TempDir(), os.Getenv("XDG_RUNTIME_DIR"), "/dev/shm"} {
+		var fs unix.Statfs_t
+		if dir != "" && unix.Statfs(dir, &fs) == nil && fs.Type == unix.TMPFS_MAGIC && unix.Access(dir, unix.W_OK|unix.X_OK) == nil {
+			return dir
+		}
+	}
+	return os.TempDir()
+}
 
 // socketMarker is the file that proves an instance's socket directory was
 // made by a host: it holds the boot id of the machine it was made on.
@@ -25,12 +43,12 @@ const (
 	socketSuffix  = "/plugin-dir0123456789/plugin0123456789"
 )
 
-// newSocketDir makes this host's socket directory in base, named for the
+// Make makes a host's socket directory in base, named for the
 // instance (agentcore-PID-START, ".N" added for a second host in the same
 // process) with a marker, after removing the directories of instances
 // that are gone. When it cannot, it logs why and returns base.
-func newSocketDir(base string, log hclog.Logger) string {
-	RemoveStaleSocketDirs(base, log)
+func Make(base string, log hclog.Logger) string {
+	RemoveStale(base, log)
 	name := limits.Self("").String()
 	for i := 0; ; i++ {
 		n := name
@@ -62,11 +80,11 @@ func newSocketDir(base string, log hclog.Logger) string {
 	}
 }
 
-// RemoveStaleSocketDirs removes the socket directories of host instances
+// RemoveStale removes the socket directories of host instances
 // that are gone from base: only directories it can prove a host made (the
 // instance name, owned by this user, with the marker inside) whose process
 // no longer runs, or that were made before the machine last booted.
-func RemoveStaleSocketDirs(base string, log hclog.Logger) {
+func RemoveStale(base string, log hclog.Logger) {
 	if log == nil {
 		log = hclog.NewNullLogger()
 	}
