@@ -69,7 +69,7 @@ func (pr *proc) callSession(ctx context.Context, req *pluginv1.ExecuteRequest, d
 		first = false
 		if hr := msg.GetHostRequest(); hr != nil {
 			if hc == nil {
-				hc = newHostCalls(ctx, host, pr.sess.Send)
+				hc = newHostCalls(ctx, host, pr.pool.cmd.source(), pr.sess.Send)
 			}
 			hc.serve(hr)
 			continue

@@ -8,19 +8,15 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"sort"
 	"strings"
 	"sync"
 	"syscall"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
-	"google.golang.org/protobuf/types/known/durationpb"
 
 	"github.com/agentcore/agentcore/pkg/tool/limits"
 	"github.com/agentcore/agentcore/pkg/tool/sockdir"
-	"github.com/agentcore/agentcore/pkg/tool/schema"
-	pluginv1 "github.com/agentcore/agentcore/proto/agentcore/plugin/v1"
 )
 
 // Defaults of Config.
@@ -88,6 +84,9 @@ type Config struct {
 	// handshake, a failed start or Describe, invalid tools), logging a
 	// warning, instead of failing.
 	SkipBadPlugins bool
+	// ScanHost answers the host requests of plugins describing their tools
+	// on their Session (Command.DescribeOnSession); nil answers none.
+	ScanHost *HostHandler
 	// Credential, when set, is the user and groups plugin processes run as
 	// (the host must be root); each plugin's socket directory is given to
 	// that user. Default: the host's own. Setting such a process's rlimits
@@ -147,6 +146,10 @@ type Command struct {
 	// DescribeTimeout bounds the plugin's Describe, for plugins that must
 	// reach something to know their tools; zero means DefaultDescribeTimeout.
 	DescribeTimeout time.Duration
+	// DescribeOnSession sends Describe on the plugin's Session, where its
+	// host requests are answered by Config.ScanHost (an MCP host process
+	// asking for its server's credential while it discovers).
+	DescribeOnSession bool
 	// StopGrace: a stopped call's context ends in the plugin first, which has this long
 	// to end remote work (a remote task) and exit before its group is killed; 0: at once.
 	StopGrace time.Duration
@@ -352,6 +355,12 @@ func (h *Host) scanPath(ctx context.Context, root string) (*Set, error) {
 		})
 	}
 	wg.Wait()
+	for i, err := range errs {
+		if errors.Is(err, ErrNotConnected) {
+			h.log.Warn("tool scan: leaving out the tools of a server that is not connected", "path", cmds[i].source(), "error", err)
+			errs[i] = nil
+		}
+	}
 	if h.cfg.SkipBadPlugins {
 		for i, err := range errs {
 			if err != nil {
@@ -458,84 +467,6 @@ func (h *Host) classify(path string, info fs.FileInfo) (Command, bool, error) {
 	}
 	h.log.Debug("tool scan: skipping a file", "path", path, "why", "not executable and of no tool source kind")
 	return Command{}, false, nil
-}
-
-// describe asks one plugin for its tools, leaving the process idle in its pool.
-func (h *Host) describe(ctx context.Context, cmd Command) ([]*entry, error) {
-	pl, err := h.poolFor(cmd, true)
-	if err != nil {
-		return nil, err
-	}
-	pr, err := pl.get(ctx, h.limitsFor(cmd, "", limits.Limits{}))
-	if err != nil {
-		return nil, fmt.Errorf("plugin %s: %w", cmd.source(), err)
-	}
-	limit := cmd.DescribeTimeout
-	if limit <= 0 {
-		limit = DefaultDescribeTimeout
-	}
-	dctx, cancel := context.WithTimeout(ctx, limit)
-	resp, err := pr.rpc.Describe(dctx, &pluginv1.DescribeRequest{})
-	timedOut := dctx.Err() == context.DeadlineExceeded && ctx.Err() == nil
-	cancel()
-	if err != nil {
-		pl.discard(pr)
-		if timedOut {
-			return nil, fmt.Errorf("plugin %s: Describe timed out after %s", cmd.source(), limit)
-		}
-		return nil, fmt.Errorf("plugin %s: Describe failed: %w", cmd.source(), err)
-	}
-	// Kept ahead for the first call: warmed up like the processes refill
-	// starts, unless none are to be started ahead.
-	if h.cfg.MinIdle <= 0 || pr.warmUp() == nil {
-		pl.put(pr)
-	} else {
-		pl.discard(pr)
-	}
-	pl.refill()
-	if len(resp.GetTools()) == 0 {
-		return nil, fmt.Errorf("plugin %s offers no tools", cmd.source())
-	}
-	var entries []*entry
-	var errs []error
-	names := map[string]bool{}
-	for _, t := range resp.GetTools() {
-		spec := Spec{
-			Name:        t.GetName(),
-			Description: t.GetDescription(),
-			InputSchema: []byte(t.GetInputSchemaJson()),
-			ReadOnly:    t.GetHints().GetReadOnly(),
-			Idempotent:  t.GetHints().GetIdempotent(),
-			Source:      cmd.source(),
-		}
-		if d := t.GetTimeout(); d != nil {
-			spec.Timeout = durationOf(d)
-		}
-		spec.Limits = h.limitsFor(cmd, spec.Name, askedLimits(t.GetLimits()))
-		if names[spec.Name] {
-			errs = append(errs, fmt.Errorf("tool %q is described twice", spec.Name))
-			continue
-		}
-		names[spec.Name] = true
-		sch, err := schema.Compile(spec.Name, spec.InputSchema)
-		if err != nil {
-			errs = append(errs, err)
-			continue
-		}
-		entries = append(entries, &entry{spec: spec, schema: sch, pool: pl})
-	}
-	if err := errors.Join(errs...); err != nil {
-		return nil, fmt.Errorf("plugin %s: %w", cmd.source(), err)
-	}
-	sort.Slice(entries, func(i, j int) bool { return entries[i].spec.Name < entries[j].spec.Name })
-	return entries, nil
-}
-
-func durationOf(d *durationpb.Duration) time.Duration {
-	if err := d.CheckValid(); err != nil || d.AsDuration() < 0 {
-		return 0
-	}
-	return d.AsDuration()
 }
 
 // poolFor returns the pool of cmd. On a scan (fresh is true) a pool whose

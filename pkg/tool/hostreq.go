@@ -24,6 +24,11 @@ type HostHandler struct {
 	Elicit func(ctx context.Context, req *pluginv1.ElicitRequest) (*pluginv1.ElicitResponse, error)
 	// Sample asks the run's model for a message.
 	Sample func(ctx context.Context, req *pluginv1.SampleRequest) (*pluginv1.SampleResponse, error)
+	// Credential answers an MCP host process's requests for its server's
+	// OAuth credential. source is the Source of the plugin that asks
+	// ("mcp:" and its definition's path), known to the host, never taken
+	// from the request: a plugin gets only its own server's credential.
+	Credential func(ctx context.Context, source string, req *pluginv1.CredentialRequest) (*pluginv1.CredentialResponse, error)
 }
 
 // HostError is an error of a Host func with the code the plugin gets;
@@ -41,6 +46,7 @@ func (e *HostError) Error() string { return e.Message }
 // ones still open and waits for them, so none answers after the call.
 type hostCalls struct {
 	host   *HostHandler
+	source string // the plugin's Command source
 	ctx    context.Context
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
@@ -51,8 +57,8 @@ type hostCalls struct {
 	ended bool
 }
 
-func newHostCalls(ctx context.Context, host *HostHandler, send func(*pluginv1.SessionRequest) error) *hostCalls {
-	h := &hostCalls{host: host, send: send}
+func newHostCalls(ctx context.Context, host *HostHandler, source string, send func(*pluginv1.SessionRequest) error) *hostCalls {
+	h := &hostCalls{host: host, source: source, send: send}
 	h.ctx, h.cancel = context.WithCancel(ctx)
 	return h
 }
@@ -108,6 +114,16 @@ func (h *hostCalls) answer(req *pluginv1.HostRequest) *pluginv1.HostResponse {
 		}
 		return hostError(&HostError{Code: pluginv1.HostErrorCode_HOST_ERROR_CODE_UNSUPPORTED,
 			Message: "this host has no model to sample: the call runs outside a run"})
+	case *pluginv1.HostRequest_Credential:
+		if host.Credential != nil {
+			r, err := host.Credential(h.ctx, h.source, k.Credential)
+			if err != nil {
+				return hostError(h.classify(err))
+			}
+			return &pluginv1.HostResponse{Kind: &pluginv1.HostResponse_Credential{Credential: r}}
+		}
+		return hostError(&HostError{Code: pluginv1.HostErrorCode_HOST_ERROR_CODE_UNSUPPORTED,
+			Message: "this host keeps no credentials for MCP servers"})
 	default:
 		return hostError(&HostError{Code: pluginv1.HostErrorCode_HOST_ERROR_CODE_UNSUPPORTED,
 			Message: "unknown host request: this host does not know its kind"})

@@ -164,3 +164,18 @@ func (l *hostLink) end() {
 		delete(l.waiting, id)
 	}
 }
+
+// Credential asks the call's host for the OAuth credential of the one MCP
+// server this process serves (load, save or authorize): only the MCP host
+// process, toolhost, does.
+func Credential(ctx context.Context, req *pluginv1.CredentialRequest) (*pluginv1.CredentialResponse, error) {
+	res, err := Ask(ctx, &pluginv1.HostRequest{Kind: &pluginv1.HostRequest_Credential{Credential: req}})
+	if err != nil {
+		return nil, err
+	}
+	c := res.GetCredential()
+	if c == nil {
+		return nil, fmt.Errorf("the host answered a credential request with %T", res.GetKind())
+	}
+	return c, nil
+}

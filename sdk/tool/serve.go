@@ -238,7 +238,7 @@ func (s *server) Session(stream grpc.BidiStreamingServer[pluginv1.SessionRequest
 		return sendMsg(&pluginv1.SessionResponse{Kind: &pluginv1.SessionResponse_HostRequest{HostRequest: r}})
 	}
 	var cur sessionCall
-	calls := make(chan *pluginv1.ExecuteRequest)
+	calls := make(chan *pluginv1.SessionRequest) // execute or describe
 	bad := make(chan error, 1)
 	go func() {
 		defer close(calls)
@@ -249,9 +249,9 @@ func (s *server) Session(stream grpc.BidiStreamingServer[pluginv1.SessionRequest
 				return
 			}
 			switch k := msg.GetKind().(type) {
-			case *pluginv1.SessionRequest_Execute:
+			case *pluginv1.SessionRequest_Execute, *pluginv1.SessionRequest_Describe:
 				select {
-				case calls <- k.Execute:
+				case calls <- msg:
 				case <-stream.Context().Done():
 					return
 				}
@@ -265,10 +265,17 @@ func (s *server) Session(stream grpc.BidiStreamingServer[pluginv1.SessionRequest
 	}()
 	for {
 		select {
-		case req, ok := <-calls:
+		case msg, ok := <-calls:
 			if !ok {
 				return nil // the host closed the session
 			}
+			if d := msg.GetDescribe(); d != nil {
+				if err := s.describeOnSession(stream.Context(), d, sendMsg, sendHost, &cur); err != nil {
+					return err
+				}
+				continue
+			}
+			req := msg.GetExecute()
 			var link *hostLink
 			if req.GetHostRequests() {
 				link = newHostLink(sendHost)
@@ -283,6 +290,22 @@ func (s *server) Session(stream grpc.BidiStreamingServer[pluginv1.SessionRequest
 			return err
 		}
 	}
+}
+
+// describeOnSession answers a Describe sent on the Session: its host
+// requests (Ask on its context) go on the stream like a call's. A failed
+// Describe ends the session with its status, as the unary RPC would.
+func (s *server) describeOnSession(ctx context.Context, req *pluginv1.DescribeRequest, sendMsg func(*pluginv1.SessionResponse) error,
+	sendHost func(*pluginv1.HostRequest) error, cur *sessionCall) error {
+	link := newHostLink(sendHost)
+	cur.set(link)
+	defer cur.set(nil)
+	defer link.end()
+	res, err := s.Describe(context.WithValue(ctx, hostKey{}, link), req)
+	if err != nil {
+		return err
+	}
+	return sendMsg(&pluginv1.SessionResponse{Kind: &pluginv1.SessionResponse_Describe{Describe: res}})
 }
 
 // sessionCall is the host link of a Session's running call, if any, for
