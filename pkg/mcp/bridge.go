@@ -105,6 +105,9 @@ func (b *Bridge) Call(ctx context.Context, tool, inputJSON string, emit func(*pl
 		if ctx.Err() != nil {
 			return nil, b.errorf("call %q: %w", tool, ctx.Err())
 		}
+		if notConnected(err) {
+			return b.notConnectedResult(err), nil
+		}
 		return errorResult(b.errorf("%w", err).Error()), nil
 	}
 	e, ok, err := b.lookup(reachCtx, c, tool)
@@ -112,6 +115,9 @@ func (b *Bridge) Call(ctx context.Context, tool, inputJSON string, emit func(*pl
 		b.discard(c)
 		if ctx.Err() != nil {
 			return nil, b.errorf("call %q: %w", tool, ctx.Err())
+		}
+		if notConnected(err) {
+			return b.notConnectedResult(err), nil
 		}
 		return errorResult(b.errorf("%w", c.explain(err)).Error()), nil
 	}
@@ -138,6 +144,9 @@ func (b *Bridge) Call(ctx context.Context, tool, inputJSON string, emit func(*pl
 		// The server answered with an error: the connection is fine.
 		b.release(c, true)
 		return errorResult(b.errorf("%s %q: %w", e.kind, e.target, err).Error()), nil
+	case notConnected(err):
+		b.discard(c)
+		return b.notConnectedResult(err), nil
 	default:
 		b.discard(c)
 		return errorResult(b.errorf("%s %q: %w", e.kind, e.target, c.explain(err)).Error()), nil

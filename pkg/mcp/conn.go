@@ -89,13 +89,18 @@ func connect(ctx context.Context, def *Definition, base http.RoundTripper) (*con
 			deliver:   c.out.progress,
 		}
 	case TransportHTTP:
-		transport = &sdk.StreamableClientTransport{
+		st := &sdk.StreamableClientTransport{
 			Endpoint:   def.Transport.URL,
 			HTTPClient: c.httpClient(base, c.out.progress),
 			// The standalone stream stays on: a server may send its
 			// requests of a call (elicitation, sampling) there rather than
 			// on the call's own stream, as the TypeScript SDK's servers do.
 		}
+		if def.OAuth != nil {
+			// The authorization server gets none of the definition's headers.
+			st.OAuthHandler = newOAuthHandler(c.ctx, def, &http.Client{Transport: &boundTransport{base: base, ctx: c.ctx}})
+		}
+		transport = st
 	case TransportSSE:
 		transport = &progressTransport{
 			Transport: &sdk.SSEClientTransport{Endpoint: def.Transport.URL, HTTPClient: c.httpClient(base, nil)},

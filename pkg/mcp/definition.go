@@ -520,8 +520,8 @@ func (d *Definition) checkOAuth() error {
 	switch {
 	case d.OAuth == nil:
 		return nil
-	case d.Transport.Type == TransportStdio:
-		return badField("oauth", "only an http or sse server authorizes with OAuth (a stdio server takes its secrets in transport.env)")
+	case d.Transport.Type != TransportHTTP:
+		return badField("oauth", "only an http (streamable) server authorizes with OAuth here (a stdio server takes its secrets in transport.env; the sse transport has no OAuth in the MCP Go SDK)")
 	case d.Reuse:
 		// The kept connection would carry one person's token into
 		// another's calls.

@@ -50,6 +50,8 @@ func Kind(toolhost string) tool.Kind {
 				Source:          "mcp:" + def.Path,
 				Files:           []string{def.Path},
 				DescribeTimeout: def.discoveryTimeout() + describeMargin,
+				// Discovery may need the server's credential from the host.
+				DescribeOnSession: def.OAuth != nil,
 			}, nil
 		},
 	}

@@ -49,7 +49,8 @@ func TestParseOAuthErrors(t *testing.T) {
 		return `{` + http + `, "oauth": {"grant": "client_credentials", "clientId": "svc"` + rest + `}}`
 	}
 	cases := []struct{ name, data, want string }{
-		{"stdio", `{"transport": {"type": "stdio", "command": "x"}, "oauth": {}}`, "oauth: only an http or sse server"},
+		{"stdio", `{"transport": {"type": "stdio", "command": "x"}, "oauth": {}}`, "oauth: only an http (streamable) server"},
+		{"sse", `{"transport": {"type": "sse", "url": "http://x/sse"}, "oauth": {}}`, "oauth: only an http (streamable) server"},
 		{"reuse", `{` + http + `, "reuse": true, "oauth": {}}`, "reuse: cannot be combined with oauth"},
 		{"not an object", `{` + http + `, "oauth": true}`, "oauth: want an object"},
 		{"unknown field", `{` + http + `, "oauth": {"clientID": "x"}}`, "oauth.clientID: unknown field"},

@@ -30,6 +30,10 @@ func (s *Service) Describe(ctx context.Context, _ *pluginv1.DescribeRequest) (*p
 		if ctx.Err() != nil {
 			return nil, status.FromContextError(ctx.Err()).Err()
 		}
+		if notConnected(err) {
+			// The host leaves the server's tools out until it is connected.
+			return nil, status.Error(codes.FailedPrecondition, err.Error())
+		}
 		return nil, status.Error(codes.Unavailable, err.Error())
 	}
 	return &pluginv1.DescribeResponse{Tools: specs}, nil
