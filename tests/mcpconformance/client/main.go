@@ -5,8 +5,11 @@
 // through pkg/tool's host: the real client), lists its tools and calls
 // each one with arguments made from its schema. A server's elicitation is
 // accepted with no fields, so that the schema's defaults apply (SEP-1034);
-// a sampling request is answered with a fixed text. AGENTCORE_TOOLHOST is
-// the toolhost binary. It exits 1 when the server cannot be served.
+// a sampling request is answered with a fixed text. For the auth/*
+// scenarios the definition gets an "oauth" block (oauth.go) and the client,
+// as toolhost's host, keeps the credential in memory and does the
+// authorization step itself. AGENTCORE_TOOLHOST is the toolhost binary. It
+// exits 1 when the server cannot be served.
 package main
 
 import (
@@ -42,16 +45,20 @@ func run() error {
 		return err
 	}
 	defer os.RemoveAll(dir)
-	def, _ := json.Marshal(map[string]any{"transport": map[string]any{"type": "http", "url": url}})
-	if err := os.WriteFile(filepath.Join(dir, "server.mcp.json"), def, 0o644); err != nil {
-		return err
-	}
-	h := tool.NewHost(tool.Config{Kinds: []tool.Kind{mcp.Kind(os.Getenv("AGENTCORE_TOOLHOST"))}})
-	defer h.Close()
-	set, err := h.Scan(ctx, dir)
+	def := map[string]any{"transport": map[string]any{"type": "http", "url": url}}
+	oauth, err := oauthBlock(os.Getenv("MCP_CONFORMANCE_SCENARIO"), os.Getenv("MCP_CONFORMANCE_CONTEXT"), dir)
 	if err != nil {
 		return err
 	}
+	if oauth != nil {
+		def["oauth"] = oauth
+	}
+	data, _ := json.Marshal(def)
+	path := filepath.Join(dir, "server.mcp.json")
+	if err := os.WriteFile(path, data, 0o644); err != nil {
+		return err
+	}
+	creds := &vault{path: path}
 	host := &tool.HostHandler{
 		Elicit: func(context.Context, *pluginv1.ElicitRequest) (*pluginv1.ElicitResponse, error) {
 			return &pluginv1.ElicitResponse{Action: pluginv1.ElicitAction_ELICIT_ACTION_ACCEPT, ContentJson: "{}"}, nil
@@ -60,6 +67,13 @@ func run() error {
 			return &pluginv1.SampleResponse{Role: "assistant", Model: "conformance", StopReason: "endTurn",
 				Content: []*pluginv1.ContentPart{{Part: &pluginv1.ContentPart_Text{Text: "sampled"}}}}, nil
 		},
+		Credential: creds.answer,
+	}
+	h := tool.NewHost(tool.Config{Kinds: []tool.Kind{mcp.Kind(os.Getenv("AGENTCORE_TOOLHOST"))}, ScanHost: host})
+	defer h.Close()
+	set, err := h.Scan(ctx, dir)
+	if err != nil {
+		return err
 	}
 	for _, name := range set.Names() {
 		spec, _ := set.Lookup(name)
