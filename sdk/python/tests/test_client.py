@@ -267,7 +267,7 @@ class TheStub(unittest.TestCase):
                 (m.client_streaming, m.server_streaming)]
             self.assertEqual(getattr(stub, m.name), path)
             self.assertEqual(made[path][0], kind, m.name)
-            request = getattr(agent_service_pb2, m.input_type.name)()
+            request = getattr(v1, m.input_type.name)()  # the messages of every file of the package
             self.assertEqual(made[path][1](request), b"")
             self.assertEqual(made[path][2](b"").DESCRIPTOR, m.output_type, m.name)
 
