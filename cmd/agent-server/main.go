@@ -115,7 +115,7 @@ func run() int {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
 	defer stop()
-	if err := serve.Run(ctx, cfg, os.Stderr, kinds(), nil); err != nil {
+	if err := serve.Run(ctx, cfg, os.Stderr, kinds(cfg.ProfileNames()), nil); err != nil {
 		fmt.Fprintln(os.Stderr, "agent-server:", err)
 		return 1
 	}

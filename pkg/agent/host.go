@@ -7,14 +7,19 @@ import (
 	"github.com/agentcore/agentcore/pkg/llm"
 	"github.com/agentcore/agentcore/pkg/tool"
 	pluginv1 "github.com/agentcore/agentcore/proto/agentcore/plugin/v1"
+	agentv1 "github.com/agentcore/agentcore/proto/agentcore/v1"
 )
 
 // hostHandler answers what tool call id of step asks its host while it
 // runs (hostreq): the run's stream and OnElicit for the person behind the
 // run; its permission mode, budget and model for sampling.
 func (r *run) hostHandler(step int, id, name string) *tool.HostHandler {
+	sp, _ := r.tools.set.Lookup(name)
 	c := &hostreq.Call{RunID: r.id, ToolCallID: id, ToolName: name, Emit: r.emit.emit, OnElicit: r.onElicit,
-		Config: r.cfg, Redact: r.session.opts.RedactToolOutput, Chat: r.sample}
+		Config: r.cfg, Redact: r.session.opts.RedactToolOutput, Chat: r.sample, Source: sp.Source}
+	if r.session.opts.ExpandProfile != nil {
+		c.Profile = func(p string) (*llm.Config, error) { return r.session.resolve(&agentv1.AgentConfig{Profile: &p}, true) }
+	}
 	if r.perm.asks(name) {
 		c.Ask = func(ctx context.Context, reqID, args string) (bool, string) {
 			r.emit.permissionRequest(reqID, name, args, false)
@@ -25,9 +30,10 @@ func (r *run) hostHandler(step int, id, name string) *tool.HostHandler {
 	return c.Handler()
 }
 
-// sample asks the run's model for a tool's sampling request, as one more
-// model request of the run's budget; its tokens count in the run's usage,
-// the session's and the budget's. Calls of one round sample in parallel.
+// sample asks req.Config's model (the run's, or a profile's) for a tool's
+// sampling request, as one more model request of the run's budget; its
+// tokens count in the run's usage, the session's and the budget's, priced
+// on the model that answered. Calls of one round sample in parallel.
 func (r *run) sample(ctx context.Context, req llm.Request) (*llm.Result, error) {
 	if be := r.budget.take(true); be != nil {
 		return nil, &tool.HostError{Code: pluginv1.HostErrorCode_HOST_ERROR_CODE_DENIED, Message: be.Error()}
@@ -43,6 +49,10 @@ func (r *run) sample(ctx context.Context, req llm.Request) (*llm.Result, error) 
 	r.session.mu.Lock()
 	addUsage(r.session.usage, out.Usage)
 	r.session.mu.Unlock()
-	r.budget.spent(out.Usage, r.price)
+	price := r.price
+	if c := req.Config; (c.Profile != r.cfg.Profile || c.Model != r.cfg.Model) && r.session.opts.Price != nil {
+		price, _ = r.session.opts.Price(req.Config.Profile, req.Config.Model)
+	}
+	r.budget.spent(out.Usage, price)
 	return out, nil
 }

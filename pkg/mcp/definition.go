@@ -57,6 +57,9 @@ type Definition struct {
 	// OAuth, when set, authorizes an http or sse server's requests with
 	// OAuth 2.1 tokens (oauthdef.go).
 	OAuth *OAuth
+	// Sampling, when set, names the model that answers the server's
+	// sampling requests (sampling.go); nil: the calling run's.
+	Sampling *Sampling
 }
 
 // Transport is the connection part of a Definition.
@@ -356,7 +359,7 @@ func definitionFrom(doc any, dir string) (*Definition, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := top.only([]string{"transport", "prefix", "discoveryTimeout", "callTimeout", "reuse", "oauth"}, ""); err != nil {
+	if err := top.only([]string{"transport", "prefix", "discoveryTimeout", "callTimeout", "reuse", "oauth", "sampling"}, ""); err != nil {
 		return nil, err
 	}
 	def := &Definition{}
@@ -391,6 +394,15 @@ func definitionFrom(doc any, dir string) (*Definition, error) {
 			return nil, err
 		}
 		if def.OAuth, err = oauthFrom(o, dir); err != nil {
+			return nil, err
+		}
+	}
+	if top.has("sampling") {
+		sf, err := objectAt("sampling", top.m["sampling"])
+		if err != nil {
+			return nil, err
+		}
+		if def.Sampling, err = samplingFrom(sf); err != nil {
 			return nil, err
 		}
 	}

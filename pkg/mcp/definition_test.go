@@ -65,6 +65,11 @@ func TestParseDefinition(t *testing.T) {
 				Headers: map[string]string{"Authorization": "Bearer x"}}},
 		},
 		{
+			name: "sampling profile", file: "s.mcp.yaml",
+			data: "transport: {type: stdio, command: /usr/bin/server}\nsampling: {profile: cheap}\n",
+			want: &Definition{Name: "s", Transport: Transport{Type: TransportStdio, Command: "/usr/bin/server", Cwd: dir}, Sampling: &Sampling{Profile: "cheap"}},
+		},
+		{
 			name: "sse", file: "old.mcp.json",
 			data: `{"transport": {"type": "sse", "url": "http://127.0.0.1:8080/sse"}}`,
 			want: &Definition{Name: "old", Transport: Transport{Type: TransportSSE, URL: "http://127.0.0.1:8080/sse"}},
@@ -98,7 +103,7 @@ func TestParseDefinitionErrors(t *testing.T) {
 		{"not an object", "a.mcp.json", `[1]`, "the file: want an object, got a list"},
 		{"wrong suffix", "a.json", `{}`, "file name must end in .mcp.json"},
 		{"no transport", "a.mcp.json", `{}`, "transport: missing"},
-		{"unknown field", "a.mcp.json", `{` + stdio + `, "timeout": "1s"}`, "timeout: unknown field (known: transport, prefix, discoveryTimeout, callTimeout, reuse, oauth)"},
+		{"unknown field", "a.mcp.json", `{` + stdio + `, "timeout": "1s"}`, "timeout: unknown field (known: transport, prefix, discoveryTimeout, callTimeout, reuse, oauth, sampling)"},
 		{"unknown transport field", "a.mcp.json", `{"transport": {"type": "stdio", "command": "x", "comand": "y"}}`, "transport.comand: unknown field for a stdio transport"},
 		{"url for stdio", "a.mcp.json", `{"transport": {"type": "stdio", "command": "x", "url": "http://x"}}`, "transport.url: unknown field for a stdio transport"},
 		{"command for http", "a.mcp.json", `{"transport": {"type": "http", "url": "http://x", "command": "y"}}`, "transport.command: unknown field for an http transport"},
@@ -121,6 +126,10 @@ func TestParseDefinitionErrors(t *testing.T) {
 		{"bad reuse", "a.mcp.json", `{` + stdio + `, "reuse": "yes"}`, `reuse: want true or false, got string "yes"`},
 		{"bad prefix", "a.mcp.json", `{` + stdio + `, "prefix": "web."}`, `prefix: "web." may only hold letters, digits, _ and -`},
 		{"long prefix", "a.mcp.json", `{` + stdio + `, "prefix": "` + strings.Repeat("p", 64) + `"}`, `at most 63`},
+		{"sampling not an object", "a.mcp.json", `{` + stdio + `, "sampling": "fast"}`, `sampling: want an object, got string "fast"`},
+		{"sampling without a profile", "a.mcp.json", `{` + stdio + `, "sampling": {}}`, `sampling.profile: missing`},
+		{"sampling profile not a string", "a.mcp.json", `{` + stdio + `, "sampling": {"profile": 1}}`, `sampling.profile: want a string, got number 1`},
+		{"unknown sampling field", "a.mcp.json", `{` + stdio + `, "sampling": {"model": "x"}}`, `sampling.model: unknown field (known: profile)`},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -13,6 +13,9 @@ import (
 // as a plugin: `toolhost mcp-serve FILE`.
 const ServeSubcommand = "mcp-serve"
 
+// sourcePrefix begins the Source of a definition's tools, before its path.
+const sourcePrefix = "mcp:"
+
 // describeMargin is added to a definition's discovery timeout to bound the
 // host's Describe, so that the plugin's own error (which names the file and
 // says what timed out) arrives before the host gives up.
@@ -28,7 +31,11 @@ const describeMargin = 5 * time.Second
 // Describe, bounded by the definition's discovery timeout. The tools' Source
 // is "mcp:" and the file's absolute path; a rescan restarts the plugin when
 // the file has changed.
-func Kind(toolhost string) tool.Kind {
+func Kind(toolhost string) tool.Kind { return KindWithProfiles(toolhost, nil) }
+
+// KindWithProfiles is Kind for a host whose model profiles are profiles:
+// a definition whose sampling block names another fails the scan.
+func KindWithProfiles(toolhost string, profiles []string) tool.Kind {
 	return tool.Kind{
 		Name: "mcp server definition",
 		Match: func(path string, info fs.FileInfo) bool {
@@ -40,6 +47,9 @@ func Kind(toolhost string) tool.Kind {
 			if err != nil {
 				return tool.Command{}, err
 			}
+			if err := def.checkProfile(profiles); err != nil {
+				return tool.Command{}, err
+			}
 			exe, err := exec.LookPath(toolhost)
 			if err != nil {
 				return tool.Command{}, fmt.Errorf("mcp definition %s: finding toolhost, which serves it: %w", def.Path, err)
@@ -47,7 +57,7 @@ func Kind(toolhost string) tool.Kind {
 			return tool.Command{
 				Path:            exe,
 				Args:            []string{ServeSubcommand, def.Path},
-				Source:          "mcp:" + def.Path,
+				Source:          sourcePrefix + def.Path,
 				Files:           []string{def.Path},
 				DescribeTimeout: def.discoveryTimeout() + describeMargin,
 				// Discovery may need the server's credential from the host.

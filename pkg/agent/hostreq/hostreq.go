@@ -80,9 +80,15 @@ type Call struct {
 	// Config is the run's model config; a sampling request overrides its
 	// system prompt and generation parameters in a copy.
 	Config *llm.Config
-	// Chat asks the run's model within the run's budget (refused with a
-	// *tool.HostError) and counts the response's usage in the run's.
+	// Chat asks the model of req.Config within the run's budget (refused
+	// with a *tool.HostError) and counts the response's usage in the run's.
 	Chat func(ctx context.Context, req llm.Request) (*llm.Result, error)
+	// Source is the calling tool's (tool.Spec.Source): an MCP server's
+	// definition may name the profile that answers its sampling requests.
+	Source string
+	// Profile resolves a profile's model config as the run's own would be
+	// (the tenant's rights checked); nil: no profiles here.
+	Profile func(name string) (*llm.Config, error)
 	// Redact hides secrets in a model error's message (nil: none).
 	Redact func(string) string
 }

@@ -10,14 +10,16 @@ import (
 
 	"github.com/agentcore/agentcore/pkg/history"
 	"github.com/agentcore/agentcore/pkg/llm"
+	"github.com/agentcore/agentcore/pkg/mcp"
 	"github.com/agentcore/agentcore/pkg/tool"
 	pluginv1 "github.com/agentcore/agentcore/proto/agentcore/plugin/v1"
 	agentv1 "github.com/agentcore/agentcore/proto/agentcore/v1"
 )
 
-// sample answers with the run's model: after asking, when the permission
-// mode asks for the calling tool. The request's system prompt replaces the
-// config's; its limits override the config's parameters.
+// sample answers with the run's model, or the profile the server's
+// definition names: after asking, when the permission mode asks for the
+// calling tool. The request's system prompt replaces the config's; its
+// limits override the config's parameters.
 func (c *Call) sample(ctx context.Context, req *pluginv1.SampleRequest) (*pluginv1.SampleResponse, error) {
 	msgs, err := sampleMessages(req.GetMessages())
 	if err != nil {
@@ -37,7 +39,10 @@ func (c *Call) sample(ctx context.Context, req *pluginv1.SampleRequest) (*plugin
 			return nil, &tool.HostError{Code: pluginv1.HostErrorCode_HOST_ERROR_CODE_DENIED, Message: msg}
 		}
 	}
-	cfg := *c.Config
+	cfg, err := c.samplingConfig()
+	if err != nil {
+		return nil, err
+	}
 	cfg.System, cfg.Output = req.GetSystemPrompt(), nil
 	params := cfg.Provider.Params
 	if n := req.GetMaxTokens(); n > 0 {
@@ -72,6 +77,26 @@ func (c *Call) sample(ctx context.Context, req *pluginv1.SampleRequest) (*plugin
 	}
 	return &pluginv1.SampleResponse{Role: "assistant", Model: cfg.Model, StopReason: stop,
 		Content: []*pluginv1.ContentPart{{Part: &pluginv1.ContentPart_Text{Text: out.Text}}}}, nil
+}
+
+// samplingConfig is a copy of the config that answers the call's sampling
+// requests: the profile the server's definition names, else the run's.
+func (c *Call) samplingConfig() (llm.Config, error) {
+	name, err := mcp.SamplingProfile(c.Source)
+	if err != nil {
+		return llm.Config{}, &tool.HostError{Code: pluginv1.HostErrorCode_HOST_ERROR_CODE_FAILED, Message: "reading the server's definition for its sampling profile: " + err.Error()}
+	}
+	if name == "" {
+		return *c.Config, nil
+	}
+	if c.Profile == nil {
+		return llm.Config{}, &tool.HostError{Code: pluginv1.HostErrorCode_HOST_ERROR_CODE_UNSUPPORTED, Message: fmt.Sprintf("the server samples with profile %s, and this host has no profiles", name)}
+	}
+	cfg, err := c.Profile(name)
+	if err != nil {
+		return llm.Config{}, &tool.HostError{Code: pluginv1.HostErrorCode_HOST_ERROR_CODE_FAILED, Message: fmt.Sprintf("the server's sampling profile %s: %v", name, err)}
+	}
+	return *cfg, nil
 }
 
 // sampleMessages turns a sampling request's messages into history
