@@ -122,3 +122,65 @@ func TestSamplingProfile(t *testing.T) {
 		t.Errorf("scan of a definition naming no profile of the server: %v\n%s\nwant %q", err, logs, want)
 	}
 }
+
+// TestSamplingTelemetry: a tool's sampling request is a model request to
+// the Observer: it moves the model and token metrics and has a chat span
+// marked agentcore.sampling, naming the tool call that asked, in the run's
+// trace.
+func TestSamplingTelemetry(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	def := fmt.Sprintf(`{"transport": {"type": "stdio", "command": %q, "args": ["full"]}}`, suite.MCPServer)
+	if err := os.WriteFile(filepath.Join(dir, "test.mcp.json"), []byte(def), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ts := startTelemetryServerIn(t, dir)
+	ctx := e2e.Context(t, time.Minute)
+	suite.Router.Set(t, "Be brief.", func(int, *fakemodel.Request) fakemodel.Turn {
+		return fakemodel.Turn{Text: "sampled", Usage: &fakemodel.Usage{Input: 7, Output: 3}}
+	})
+	before := scrapeMetrics(t, ts.metrics)
+	a := ts.agent(t, callOnce("ask_model", `{"text":"hi"}`), nil)
+	res, err := a.Send(ctx, "sample", client.Callbacks{OnPermission: func(context.Context, *agentv1.PermissionRequestEvent) client.Decision {
+		return client.Allow()
+	}})
+	if err != nil || !strings.HasSuffix(res.Text, "said: sampled") {
+		t.Fatalf("send: %+v, %v", res, err)
+	}
+	// Two rounds (100+200 in, 10+20 out) and the sampling (7, 3).
+	moved(t, before, scrapeMetrics(t, ts.metrics), map[string]float64{
+		`agentcore_model_requests_total{outcome="ok",protocol="chat"}`: 3,
+		`agentcore_tokens_total{type="input"}`:                         307,
+		`agentcore_tokens_total{type="output"}`:                        33,
+	})
+	runs := ts.recv.named("invoke_agent "+a.ID, 1)
+	if len(runs) != 1 {
+		t.Fatalf("%d invoke_agent spans", len(runs))
+	}
+	sampling := ts.recv.await(1, func(s recvSpan) bool {
+		if string(s.GetTraceId()) != string(runs[0].GetTraceId()) {
+			return false
+		}
+		for _, kv := range s.GetAttributes() {
+			if kv.GetKey() == "agentcore.sampling" {
+				return true
+			}
+		}
+		return false
+	})
+	if len(sampling) != 1 || sampling[0].GetName() != "chat fake-model" {
+		t.Fatalf("sampling spans in the run's trace: %v", spanNames(sampling))
+	}
+	spanAttrs(t, sampling[0], map[string]string{"agentcore.sampling": "true", "gen_ai.tool.call.id": "c1",
+		"gen_ai.usage.input_tokens": "7", "gen_ai.usage.output_tokens": "3", "gen_ai.operation.name": "chat"})
+	parent := ts.recv.where(func(s recvSpan) bool { return string(s.GetSpanId()) == string(sampling[0].GetParentSpanId()) })
+	if len(parent) != 1 || parent[0].GetName() != "execute_tool ask_model" {
+		t.Errorf("the sampling span's parent: %v, want the call's execute_tool", spanNames(parent))
+	}
+	// The round's requests are not marked.
+	for _, s := range ts.recv.runChildren(t, a.ID) {
+		if s.GetName() == "chat fake-model" && s.GetSpanId() != nil && string(s.GetSpanId()) != string(sampling[0].GetSpanId()) {
+			spanAttrs(t, s, map[string]string{"agentcore.sampling": ""})
+		}
+	}
+}

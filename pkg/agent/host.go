@@ -2,6 +2,7 @@ package agent
 
 import (
 	"context"
+	"time"
 
 	"github.com/agentcore/agentcore/pkg/agent/hostreq"
 	"github.com/agentcore/agentcore/pkg/llm"
@@ -16,7 +17,8 @@ import (
 func (r *run) hostHandler(step int, id, name string) *tool.HostHandler {
 	sp, _ := r.tools.set.Lookup(name)
 	c := &hostreq.Call{RunID: r.id, ToolCallID: id, ToolName: name, Emit: r.emit.emit, OnElicit: r.onElicit,
-		Config: r.cfg, Redact: r.session.opts.RedactToolOutput, Chat: r.sample, Source: sp.Source}
+		Config: r.cfg, Redact: r.session.opts.RedactToolOutput, Source: sp.Source}
+	c.Chat = func(ctx context.Context, req llm.Request) (*llm.Result, error) { return r.sample(ctx, step, id, req) }
 	if r.session.opts.ExpandProfile != nil {
 		c.Profile = func(p string) (*llm.Config, error) { return r.session.resolve(&agentv1.AgentConfig{Profile: &p}, true) }
 	}
@@ -33,13 +35,20 @@ func (r *run) hostHandler(step int, id, name string) *tool.HostHandler {
 // sample asks req.Config's model (the run's, or a profile's) for a tool's
 // sampling request, as one more model request of the run's budget; its
 // tokens count in the run's usage, the session's and the budget's, priced
-// on the model that answered. Calls of one round sample in parallel.
-func (r *run) sample(ctx context.Context, req llm.Request) (*llm.Result, error) {
+// on the model that answered; the Observer sees it as a model request
+// marked with the call's id. Calls of one round sample in parallel.
+func (r *run) sample(ctx context.Context, step int, callID string, req llm.Request) (*llm.Result, error) {
 	if be := r.budget.take(true); be != nil {
 		return nil, &tool.HostError{Code: pluginv1.HostErrorCode_HOST_ERROR_CODE_DENIED, Message: be.Error()}
 	}
 	req.Model = r.session.modelFor(req.Config, false)
+	obs := r.session.opts.Observer
+	mc := &ModelCall{Run: &r.info, Step: step, Protocol: string(req.Config.Protocol), Model: req.Config.Model, SamplingFor: callID,
+		System: req.System, Messages: req.Messages, Start: time.Now()}
+	ctx = obs.ModelStarted(ctx, mc)
+	req.OnRetry = func(rt llm.Retry) { obs.ModelRetried(ctx, mc, rt) }
 	out, err := r.session.opts.LLM.Chat(ctx, req)
+	obs.ModelEnded(ctx, mc, out, err)
 	if err != nil || out.Usage == nil {
 		return out, err
 	}

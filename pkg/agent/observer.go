@@ -88,6 +88,10 @@ type ModelCall struct {
 	// Fallback, when set, says the request goes to a fallback model after
 	// the round's request to another model failed.
 	Fallback *Fallback
+	// SamplingFor, when set, is the id of the tool call whose sampling
+	// request (an MCP server's, answered by the host) this is: not a
+	// round's request.
+	SamplingFor string
 	// System and Messages are what is sent (shared: do not change them).
 	System   string
 	Messages []*agentv1.Message

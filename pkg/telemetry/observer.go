@@ -59,6 +59,7 @@ const (
 	attrStep          = attribute.Key("agentcore.step")
 	attrProtocol      = attribute.Key("agentcore.protocol")
 	attrCompaction    = attribute.Key("agentcore.compaction")
+	attrSampling      = attribute.Key("agentcore.sampling")
 	// A request to a fallback model: its place in the list (1 for the
 	// first), the model whose request failed and that error's kind; on a
 	// run, how many of its requests went to a fallback.
@@ -333,6 +334,9 @@ func (t *Telemetry) ModelEnded(ctx context.Context, call *agent.ModelCall, out *
 	if call.Compaction {
 		n++
 	}
+	if call.SamplingFor != "" {
+		n += 2
+	}
 	if call.Fallback != nil {
 		n += 3
 	}
@@ -352,6 +356,9 @@ func (t *Telemetry) ModelEnded(ctx context.Context, call *agent.ModelCall, out *
 	)
 	if call.Compaction {
 		attrs = append(attrs, attrCompaction.Bool(true))
+	}
+	if call.SamplingFor != "" { // a tool's sampling request: the call that asked
+		attrs = append(attrs, attrSampling.Bool(true), attrToolCallID.String(call.SamplingFor))
 	}
 	if f := call.Fallback; f != nil {
 		attrs = append(attrs, attrFallback.Int(f.Index), attrFallbackFrom.String(f.FromModel), attrFallbackKind.String(string(f.Kind)))

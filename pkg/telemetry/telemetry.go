@@ -28,6 +28,7 @@
 //	└─ invoke_agent {agent id}               (one per run)
 //	   ├─ chat {model}                       (one per model request; retries are events)
 //	   ├─ execute_tool {tool}                (one per tool call)
+//	   │  ├─ chat {model}                    (a sampling request of the call: agentcore.sampling = true)
 //	   │  └─ the plugin's own spans          (a Go tool's, started from the handler's ctx)
 //	   ├─ chat {compaction model}            (agentcore.compaction = true)
 //	   └─ chat {model} …
