@@ -123,6 +123,22 @@ func (s *chat) run(ctx context.Context, task string) (quit bool) {
 			}
 		}
 	}
+	// A tool's request for input is asked here, whatever --ask says.
+	elicits := make(chan elicitation)
+	opts.Callbacks.OnElicitation = func(ctx context.Context, req *agentv1.ElicitationRequestEvent) client.Elicited {
+		q := elicitation{ctx: ctx, req: req, reply: make(chan client.Elicited, 1)}
+		select {
+		case elicits <- q:
+		case <-ctx.Done():
+			return client.CancelElicitation()
+		}
+		select {
+		case a := <-q.reply:
+			return a
+		case <-ctx.Done():
+			return client.CancelElicitation()
+		}
+	}
 	var wg sync.WaitGroup
 	defer wg.Wait()
 	wg.Go(func() {
@@ -159,6 +175,13 @@ func (s *chat) run(ctx context.Context, task string) (quit bool) {
 				continue
 			}
 			q.reply <- d
+		case q := <-elicits:
+			a, err := s.elicit(q)
+			if errors.Is(err, errInterrupted) {
+				interrupt()
+				continue
+			}
+			q.reply <- a
 		case <-ctxDone:
 			ctxDone = nil
 			cancel()

@@ -30,6 +30,8 @@ Chat and runs:
   attach RUN [--after SEQ] [--json]   follow a run from the event after SEQ to its end
   approve RUN CALL                    allow a tool call waiting for permission
   deny RUN CALL [--reason TEXT]       refuse it; the reason is told to the model
+  respond RUN ELICITATION (--accept JSON | --decline | --cancel) [--json]
+                                      answer a tool's request for input (chat asks in place)
   stop AGENT [--run RUN]              stop the agent's running send
 
 Reading and managing:
@@ -83,6 +85,7 @@ var commands = map[string]func(ctx context.Context, e *env, args []string) int{
 	"attach":  runAttach,
 	"approve": runApprove,
 	"deny":    runDeny,
+	"respond": runRespond,
 	"stop":    runStop,
 	"agents":  runAgents,
 	"create":  runCreate,

@@ -86,6 +86,19 @@ func (p *printer) event(e *agentv1.Event) {
 			p.line("    agentctl approve %s %s", e.GetRunId(), r.GetToolCallId())
 			p.line("    agentctl deny %s %s --reason TEXT", e.GetRunId(), r.GetToolCallId())
 		}
+	case *agentv1.Event_ElicitationRequest:
+		if p.hints {
+			r := k.ElicitationRequest
+			p.line("? %s asks for input: %s", r.GetToolName(), r.GetMessage())
+			p.line("    agentctl respond %s %s --accept JSON (or --decline, --cancel)", e.GetRunId(), r.GetElicitationId())
+		}
+	case *agentv1.Event_ElicitationResult:
+		r := k.ElicitationResult
+		if r.GetTimedOut() {
+			p.line("… no one answered the request for input in time: cancelled")
+		} else {
+			p.line("… request for input %s", actionName(r.GetAction()))
+		}
 	case *agentv1.Event_Retry:
 		r := k.Retry
 		p.line("… retry %d after %s (%s), in %s", r.GetAttempt(), kindName(r.GetKind()), firstLine(r.GetMessage()), r.GetDelay().AsDuration())

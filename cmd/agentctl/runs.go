@@ -87,6 +87,10 @@ func runRun(ctx context.Context, e *env, args []string) int {
 			fmt.Fprintf(e.stdout, "waiting for permission: %s %s\n    agentctl approve %s %s\n    agentctl deny %s %s --reason TEXT\n",
 				p.GetToolName(), clip(p.GetArguments(), maxArgsShown), r.GetId(), p.GetToolCallId(), r.GetId(), p.GetToolCallId())
 		}
+		for _, q := range r.GetPendingElicitations() {
+			fmt.Fprintf(e.stdout, "waiting for input: %s asks %q\n    agentctl respond %s %s --accept JSON (or --decline, --cancel)\n",
+				q.GetToolName(), q.GetMessage(), r.GetId(), q.GetElicitationId())
+		}
 		return nil
 	})
 }
