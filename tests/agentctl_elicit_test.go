@@ -20,12 +20,7 @@ import (
 // the request; a second answer and a bad command line are refused.
 func TestAgentctlElicitation(t *testing.T) {
 	t.Parallel()
-	h := mcpToolServer(t)
-	c, err := client.Dial(h.Addr, client.WithToken(e2e.HTTPToken))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { c.Close() })
+	h, c := mcpToolClient(t)
 	ctx := e2e.Context(t, time.Minute)
 	newAgent := func() string {
 		a, err := c.CreateAgent(ctx, client.AgentOptions{Config: &agentv1.AgentConfig{System: proto.String(suite.Router.Add(t, callOnce("ask_user", `{}`)))}})

@@ -43,6 +43,18 @@ func mcpToolServer(t *testing.T, extra ...string) *httpServer {
 	return &httpServer{Server: p, url: "http://" + e2e.HTTPAddr(t, p), token: e2e.HTTPToken}
 }
 
+// mcpToolClient is mcpToolServer with a Go client of it, closed at the end.
+func mcpToolClient(t *testing.T) (*httpServer, *client.Client) {
+	t.Helper()
+	h := mcpToolServer(t)
+	c, err := client.Dial(h.Addr, client.WithToken(e2e.HTTPToken))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	return h, c
+}
+
 // callOnce makes the model call tool with args, then answer with the
 // tool's result.
 func callOnce(tool, args string) e2e.Script {
@@ -175,12 +187,7 @@ func TestElicitationOverHTTP(t *testing.T) {
 // the permission requests and, through OnElicitation, an elicitation.
 func TestSamplingCountedInUsage(t *testing.T) {
 	t.Parallel()
-	h := mcpToolServer(t)
-	c, err := client.Dial(h.Addr, client.WithToken(e2e.HTTPToken))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { c.Close() })
+	_, c := mcpToolClient(t)
 	ctx := e2e.Context(t, time.Minute)
 	var sampled atomic.Int32
 	suite.Router.Set(t, "Be brief.", func(_ int, req *fakemodel.Request) fakemodel.Turn {
