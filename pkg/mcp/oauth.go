@@ -126,6 +126,22 @@ func (h *oauthHandler) Authorize(ctx context.Context, req *http.Request, resp *h
 	return nil
 }
 
+// ClientCredentialsHandler is the auth.OAuthHandler of a definition's
+// client_credentials grant, with the client secret or private key of c.
+func ClientCredentialsHandler(o *OAuth, c *pluginv1.Credential, client *http.Client) (auth.OAuthHandler, error) {
+	if c.GetPrivateKeyPem() != "" {
+		return newJWTClientHandler(o, c, client)
+	}
+	if c.GetClientSecret() == "" {
+		return nil, fmt.Errorf("no client secret for the client_credentials grant (oauth.clientSecret: %s)", o.ClientSecret)
+	}
+	return extauth.NewClientCredentialsHandler(&extauth.ClientCredentialsHandlerConfig{
+		Credentials: &oauthex.ClientCredentials{ClientID: o.ClientID,
+			ClientSecretAuth: &oauthex.ClientSecretAuth{ClientSecret: c.GetClientSecret()}},
+		HTTPClient: client,
+	})
+}
+
 // newInner makes the SDK's handler for the definition's grant.
 func (h *oauthHandler) newInner() (auth.OAuthHandler, error) {
 	o := h.def.OAuth
@@ -134,17 +150,7 @@ func (h *oauthHandler) newInner() (auth.OAuthHandler, error) {
 		stored = &pluginv1.Credential{}
 	}
 	if o.Grant == GrantClientCredentials {
-		if stored.GetPrivateKeyPem() != "" {
-			return newJWTClientHandler(o, stored, h.client)
-		}
-		if stored.GetClientSecret() == "" {
-			return nil, fmt.Errorf("the host gave no client secret for the client_credentials grant (oauth.clientSecret: %s)", o.ClientSecret)
-		}
-		return extauth.NewClientCredentialsHandler(&extauth.ClientCredentialsHandlerConfig{
-			Credentials: &oauthex.ClientCredentials{ClientID: o.ClientID,
-				ClientSecretAuth: &oauthex.ClientSecretAuth{ClientSecret: stored.GetClientSecret()}},
-			HTTPClient: h.client,
-		})
+		return ClientCredentialsHandler(o, stored, h.client)
 	}
 	redirect := o.RedirectURL
 	if redirect == "" {

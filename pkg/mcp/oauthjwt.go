@@ -90,7 +90,7 @@ func (h *jwtClientHandler) Authorize(ctx context.Context, req *http.Request, res
 	if err != nil {
 		return fmt.Errorf("parsing WWW-Authenticate: %w", err)
 	}
-	prm, err := h.resourceMetadata(ctx, challenges, req.URL.String())
+	prm, err := ProtectedResource(ctx, h.client, challenges, req.URL.String())
 	if err != nil {
 		return err
 	}
@@ -103,7 +103,7 @@ func (h *jwtClientHandler) Authorize(ctx context.Context, req *http.Request, res
 	}
 	scopes := h.scopes
 	if len(scopes) == 0 {
-		scopes = challengeScopes(challenges)
+		scopes = ChallengeScopes(challenges)
 	}
 	if len(scopes) == 0 {
 		scopes = prm.ScopesSupported
@@ -118,11 +118,11 @@ func (h *jwtClientHandler) Authorize(ctx context.Context, req *http.Request, res
 	return nil
 }
 
-// resourceMetadata finds the server's protected resource metadata where
-// the MCP spec says to look: the challenge's resource_metadata, then the
-// well-known URLs for the server's path and its root; without any, the
+// ProtectedResource finds an MCP server's protected resource metadata
+// where the MCP spec says to look: its challenge's resource_metadata, then
+// the well-known URLs for the server's path and its root; without any, the
 // server's origin is its authorization server (the 2025-03-26 fallback).
-func (h *jwtClientHandler) resourceMetadata(ctx context.Context, challenges []oauthex.Challenge, server string) (*oauthex.ProtectedResourceMetadata, error) {
+func ProtectedResource(ctx context.Context, client *http.Client, challenges []oauthex.Challenge, server string) (*oauthex.ProtectedResourceMetadata, error) {
 	u, err := url.Parse(server)
 	if err != nil {
 		return nil, fmt.Errorf("the server's URL: %w", err)
@@ -140,7 +140,7 @@ func (h *jwtClientHandler) resourceMetadata(ctx context.Context, challenges []oa
 		candidate{origin.String() + "/.well-known/oauth-protected-resource/" + strings.TrimLeft(u.Path, "/"), server},
 		candidate{origin.String() + "/.well-known/oauth-protected-resource", origin.String()})
 	for _, c := range tries {
-		prm, err := oauthex.GetProtectedResourceMetadata(ctx, c.url, c.resource, h.client)
+		prm, err := oauthex.GetProtectedResourceMetadata(ctx, c.url, c.resource, client)
 		if err != nil || prm == nil {
 			continue
 		}
@@ -152,8 +152,8 @@ func (h *jwtClientHandler) resourceMetadata(ctx context.Context, challenges []oa
 	return &oauthex.ProtectedResourceMetadata{AuthorizationServers: []string{origin.String()}, Resource: server}, nil
 }
 
-// challengeScopes are the scopes a Bearer challenge asks for.
-func challengeScopes(challenges []oauthex.Challenge) []string {
+// ChallengeScopes are the scopes a Bearer challenge asks for.
+func ChallengeScopes(challenges []oauthex.Challenge) []string {
 	for _, c := range challenges {
 		if c.Scheme == "bearer" && c.Params["scope"] != "" {
 			return strings.Fields(c.Params["scope"])
