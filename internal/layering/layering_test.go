@@ -28,7 +28,7 @@ var layers = []struct {
 	{"the AgentService handlers", []string{"pkg/server"}},
 	{"what the handlers and the process use beside the engine", []string{
 		"pkg/interceptor", "pkg/replica", "pkg/profile", "pkg/eventlog", "pkg/redact", "pkg/sessions", "pkg/apierr", "pkg/catalog", "pkg/agenttool", "pkg/apireq",
-		"pkg/telemetry", "pkg/gateway", "pkg/mcpserver", "pkg/store/stores", "pkg/webhook", "pkg/a2a", "pkg/runhooks", "pkg/faults", "pkg/pending", "pkg/connect",
+		"pkg/telemetry", "pkg/gateway", "pkg/mcpserver", "pkg/store/stores", "pkg/webhook", "pkg/a2a", "pkg/runhooks", "pkg/faults", "pkg/pending", "pkg/connect", "pkg/mcpauth",
 	}},
 	{"the engine", []string{"pkg/agent"}},
 	{"the engine's context and MCP tools", []string{"pkg/mcp", "pkg/a2atool", "pkg/compact", "pkg/window"}},
