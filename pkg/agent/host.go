@@ -16,7 +16,7 @@ import (
 // run; its permission mode, budget and model for sampling.
 func (r *run) hostHandler(step int, id, name string) *tool.HostHandler {
 	sp, _ := r.tools.set.Lookup(name)
-	c := &hostreq.Call{RunID: r.id, ToolCallID: id, ToolName: name, Emit: r.emit.emit, OnElicit: r.onElicit,
+	c := &hostreq.Call{RunID: r.id, ToolCallID: id, ToolName: name, Emit: r.emit.emit, OnElicit: r.onElicit, Credential: r.onCredential,
 		Config: r.cfg, Redact: r.session.opts.RedactToolOutput, Source: sp.Source}
 	c.Chat = func(ctx context.Context, req llm.Request) (*llm.Result, error) { return r.sample(ctx, step, id, req) }
 	if r.session.opts.ExpandProfile != nil {

@@ -55,7 +55,9 @@ type run struct {
 	// onElicit answers the tools' elicitation requests (nil: none can be);
 	// sampleMu guards usage against the tools' samplings of one round.
 	onElicit hostreq.ElicitFunc
-	sampleMu sync.Mutex
+	// onCredential answers the MCP host processes' credential requests.
+	onCredential hostreq.CredentialFunc
+	sampleMu     sync.Mutex
 }
 
 // observe tells the session's Observer that the run starts; the run's

@@ -42,6 +42,10 @@ type SendOptions struct {
 	// (a tool asking the person behind the run for input); nil: such
 	// requests are refused.
 	OnElicit hostreq.ElicitFunc
+	// OnCredential answers the MCP host processes' requests for their
+	// server's OAuth credential (the token vault, for the run's tenant and
+	// user); nil: refused.
+	OnCredential hostreq.CredentialFunc
 	// Resume re-enters the loop from the history as it is, without input
 	// (Input must be empty, History unset): the model is asked to go on
 	// from the last turn, e.g. after a run was interrupted. ErrNothingToResume
@@ -153,7 +157,7 @@ func (s *Session) Send(ctx context.Context, opts SendOptions) (res *Result, err 
 		return nil, err
 	}
 	defer func() { s.release(run, res, err) }()
-	run.session, run.cfg, run.perm, run.onElicit = s, cfg, perm, opts.OnElicit
+	run.session, run.cfg, run.perm, run.onElicit, run.onCredential = s, cfg, perm, opts.OnElicit, opts.OnCredential
 	run.budget = opts.Budget
 	if run.budget == nil {
 		run.budget = NewBudget(nil, nil)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"net"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -12,6 +13,7 @@ import (
 
 	"github.com/agentcore/agentcore/pkg/config"
 	"github.com/agentcore/agentcore/pkg/connect"
+	"github.com/agentcore/agentcore/pkg/mcpauth"
 	"github.com/agentcore/agentcore/pkg/server"
 	"github.com/agentcore/agentcore/pkg/vault"
 )
@@ -70,13 +72,15 @@ func startVault(ctx context.Context, log hclog.Logger, v *vault.Vault) {
 
 // newConnections returns the OAuth connections' service of srv.
 func newConnections(cfg *config.Config, srv *server.Server) *connect.Service {
-	return connect.New(connect.Options{Vault: srv.Vault(), Authorizer: authorizer(srv), Timeout: cfg.Vault.ConnectTimeout,
+	return connect.New(connect.Options{Vault: srv.Vault(), Authorizer: authorizer(cfg), Timeout: cfg.Vault.ConnectTimeout,
 		Log: srv.Logger().Named("oauth")})
 }
 
-// authorizer returns the OAuth client of the server's MCP servers, which
-// runs the connect flows; nil while there is none.
-func authorizer(*server.Server) connect.Authorizer { return nil }
+// authorizer returns the OAuth client of the MCP servers defined in the
+// tool directories and -mcp paths, which runs the connect flows.
+func authorizer(cfg *config.Config) connect.Authorizer {
+	return mcpauth.New(func() []string { return append(slices.Clone(cfg.ToolDirs), cfg.MCP...) }, nil)
+}
 
 // callbackURL is where people's browsers reach the callback route:
 // -public-url's, else the HTTP listener's address (a wildcard one as

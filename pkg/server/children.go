@@ -14,6 +14,7 @@ import (
 	"github.com/agentcore/agentcore/pkg/agent"
 	"github.com/agentcore/agentcore/pkg/agenttool"
 	"github.com/agentcore/agentcore/pkg/apierr"
+	"github.com/agentcore/agentcore/pkg/mcpauth"
 	"github.com/agentcore/agentcore/pkg/tool"
 	agentv1 "github.com/agentcore/agentcore/proto/agentcore/v1"
 )
@@ -130,7 +131,8 @@ func (s *Server) callAgent(at *agentv1.AgentTool) tool.Func {
 		hook := s.hooks.Target(sess.expand, sess.engine.StoredConfig(), nil, agentID(sess.id))
 		cctx := withRunOptions(ctx, runOptions{onDisconnect: up.onDisconnect, tree: child, hook: hook, user: up.user})
 		opts := agent.SendOptions{Input: []*agentv1.Part{{Kind: &agentv1.Part_Text{Text: agenttool.Task(at, input)}}},
-			Busy: at.GetBusyPolicy(), PermissionMode: tree.permMode, AskTools: tree.askTools, OnPermission: tree.ask, OnElicit: s.pending.Elicit, Budget: budget}
+			Busy: at.GetBusyPolicy(), PermissionMode: tree.permMode, AskTools: tree.askTools, OnPermission: tree.ask, OnElicit: s.pending.Elicit, Budget: budget,
+			OnCredential: mcpauth.Handler(s.vault, sess.tenant, up.user)}
 		if opts.Busy == agentv1.BusyPolicy_BUSY_POLICY_UNSPECIFIED {
 			opts.Busy = agentv1.BusyPolicy_BUSY_POLICY_QUEUE
 		}

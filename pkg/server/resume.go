@@ -12,6 +12,7 @@ import (
 	"github.com/agentcore/agentcore/pkg/agent"
 	"github.com/agentcore/agentcore/pkg/agent/secret"
 	"github.com/agentcore/agentcore/pkg/auth"
+	"github.com/agentcore/agentcore/pkg/mcpauth"
 	"github.com/agentcore/agentcore/pkg/store"
 	agentv1 "github.com/agentcore/agentcore/proto/agentcore/v1"
 )
@@ -158,6 +159,7 @@ func (s *Server) continueRun(r *store.Run) error {
 	out := &sink{srv: s}
 	hook := s.hooks.Target(sess.expand, sess.engine.StoredConfig(), start.GetConfig(), agentID(sess.id))
 	opts.OnEvent, opts.OnPermission, opts.OnElicit = out.event, s.hooks.Asking(hook, s.replica.Ask), s.pending.Elicit
+	opts.OnCredential = mcpauth.Handler(s.vault, r.Tenant, r.User)
 	ctx = withRunOptions(ctx, runOptions{onDisconnect: agentv1.OnDisconnect_ON_DISCONNECT_CONTINUE, resume: r.Resume,
 		tree: rootTree(&opts, s.replica.Ask), hook: hook, user: r.User})
 	_, err = sess.engine.Send(ctx, opts)

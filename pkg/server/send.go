@@ -17,6 +17,7 @@ import (
 	"github.com/agentcore/agentcore/pkg/auth"
 	"github.com/agentcore/agentcore/pkg/catalog"
 	"github.com/agentcore/agentcore/pkg/interceptor"
+	"github.com/agentcore/agentcore/pkg/mcpauth"
 	"github.com/agentcore/agentcore/pkg/profile"
 	"github.com/agentcore/agentcore/pkg/tool"
 	agentv1 "github.com/agentcore/agentcore/proto/agentcore/v1"
@@ -244,6 +245,9 @@ func (s *Server) connectSend(stream agentv1.AgentService_SendServer, ro runOptio
 	}
 	opts.OnPermission = s.hooks.Asking(ro.hook, in.ask)
 	opts.OnElicit = s.pending.Elicit // answered with RespondElicitation, never on the stream
+	if t, err := s.tenant(base); err == nil {
+		opts.OnCredential = mcpauth.Handler(s.vault, t.ID, ro.user)
+	}
 	opts.OnEvent = out.event
 	go in.read(stream, cancel)
 	return ctx, cancel, out

@@ -43,6 +43,7 @@ import (
 	"github.com/agentcore/agentcore/pkg/faults"
 	"github.com/agentcore/agentcore/pkg/interceptor"
 	"github.com/agentcore/agentcore/pkg/llm"
+	"github.com/agentcore/agentcore/pkg/mcpauth"
 	"github.com/agentcore/agentcore/pkg/pending"
 	"github.com/agentcore/agentcore/pkg/profile"
 	"github.com/agentcore/agentcore/pkg/redact"
@@ -197,6 +198,7 @@ func New(opts Options) (*Server, error) {
 	if err != nil {
 		return nil, fmt.Errorf("tool limits (-tool-limits %s): %w", mech, err)
 	}
+	scanHost := &tool.HostHandler{} // answers discovery's credential requests once the vault is open
 	s := &Server{
 		cfg:      cfg,
 		log:      log,
@@ -221,6 +223,7 @@ func New(opts Options) (*Server, error) {
 			MaxReceiveBytes: max(minReceiveBytes, 2*int(cfg.Limits.MaxToolResultBytes)),
 			SkipBadPlugins:  cfg.SkipBadPlugins,
 			HideEnv:         cfg.SecretEnv(),
+			ScanHost:        scanHost,
 		}),
 	}
 	s.llm = llm.NewClient(llm.Options{
@@ -254,6 +257,8 @@ func New(opts Options) (*Server, error) {
 		}
 	}
 	s.store, s.vault = st, vault.New(st, opts.VaultKeys)
+	// Discovery uses the default tenant's connections (client credentials need none).
+	scanHost.Credential = mcpauth.Handler(s.vault, auth.DefaultTenant, "")
 	s.replica = replica.New(replica.Options{Store: st, ID: cfg.ReplicaID, LeaseTTL: cfg.LeaseTTL,
 		PermissionTimeout: cfg.PermissionTimeout, EventRetention: cfg.EventRetention,
 		EventRetentionRunBytes: int64(cfg.EventRetentionRunBytes), EventRetentionBytes: int64(cfg.EventRetentionBytes), Log: log,

@@ -66,6 +66,10 @@ type ElicitationAnswer struct {
 // return once ctx is done.
 type ElicitFunc func(ctx context.Context, req ElicitationRequest) ElicitationAnswer
 
+// CredentialFunc answers an MCP host process's request for its server's
+// OAuth credential (tool.HostHandler.Credential).
+type CredentialFunc = func(ctx context.Context, source string, req *pluginv1.CredentialRequest) (*pluginv1.CredentialResponse, error)
+
 // Call is a tool call of a run, and what of the run answers its requests.
 type Call struct {
 	RunID, ToolCallID, ToolName string
@@ -91,11 +95,13 @@ type Call struct {
 	Profile func(name string) (*llm.Config, error)
 	// Redact hides secrets in a model error's message (nil: none).
 	Redact func(string) string
+	// Credential answers credential requests; nil: refused.
+	Credential CredentialFunc
 }
 
 // Handler returns what answers the call's host requests.
 func (c *Call) Handler() *tool.HostHandler {
-	return &tool.HostHandler{Elicit: c.elicit, Sample: c.sample}
+	return &tool.HostHandler{Elicit: c.elicit, Sample: c.sample, Credential: c.Credential}
 }
 
 // elicit asks the person behind the run, through OnElicit, with an
