@@ -37,6 +37,9 @@ type oauthHandler struct {
 	mu     sync.Mutex
 	loaded bool
 	stored *pluginv1.Credential // LOAD's answer; nil when none
+	// absent is LOAD's NOT_CONNECTED, the answer when there is no way to
+	// ask a person either.
+	absent error
 	src    oauth2.TokenSource
 	inner  auth.OAuthHandler // made at the first Authorize
 }
@@ -67,7 +70,7 @@ func (h *oauthHandler) load() error {
 	var he *tool.HostError
 	switch {
 	case errors.As(err, &he) && he.Code == pluginv1.HostErrorCode_HOST_ERROR_CODE_NOT_CONNECTED:
-		h.loaded = true
+		h.loaded, h.absent = true, err
 		return nil
 	case err != nil:
 		return fmt.Errorf("loading the OAuth credential from the host: %w", err)
@@ -155,6 +158,9 @@ func (h *oauthHandler) newInner() (auth.OAuthHandler, error) {
 	redirect := o.RedirectURL
 	if redirect == "" {
 		redirect = stored.GetRedirectUri()
+	}
+	if redirect == "" && h.absent != nil {
+		return nil, h.absent
 	}
 	if redirect == "" {
 		return nil, errors.New("no redirect URL: set oauth.redirectUrl, or run under a host that has a callback route")
