@@ -22,7 +22,7 @@ import (
 // local authorization server, oauthtest) through the real agent-server:
 // discovery leaves the unconnected server's tools out; a Connect's URL,
 // opened by a browser that consents, comes back to the callback route,
-// which keeps the token in the vault; after a reload a run calls the tool
+// which keeps the token in the vault and discovers the server's tools; a run calls the tool
 // twice with the access token expiring between the calls, and the second
 // call's token is the refreshed one; once disconnected, a run's call ends
 // with an error result naming the server to connect. No token or secret
@@ -81,7 +81,6 @@ func TestMCPOAuthEndToEnd(t *testing.T) {
 	if resp.StatusCode != http.StatusOK || !strings.HasSuffix(resp.Request.URL.Path, "/v1/oauth/callback") {
 		t.Fatalf("the browser ended at %s: %s", resp.Request.URL, resp.Status)
 	}
-	h.ok(t, request{method: "POST", path: "/v1/tools:reload", body: "{}"}, nil)
 
 	// A run whose token expires between its two calls.
 	script := func(step int, req *fakemodel.Request) fakemodel.Turn {

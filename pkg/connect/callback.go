@@ -86,6 +86,9 @@ func (s *Service) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	log.Info("oauth connected")
+	if s.o.OnConnected != nil {
+		s.o.OnConnected(ctx, key)
+	}
 	answer(w, http.StatusOK, "connected", "Connected to "+st.Server, "agent-server now holds the tokens for "+st.Server+". You can close this window.")
 }
 

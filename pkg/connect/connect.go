@@ -72,6 +72,10 @@ type Options struct {
 	Timeout time.Duration
 	// Log gets a line per connection made, refused or removed.
 	Log hclog.Logger
+	// OnConnected, if set, is called when a connection has been stored,
+	// before the callback answers (e.g. to discover the server's tools
+	// now that there is a token).
+	OnConnected func(ctx context.Context, k vault.Key)
 }
 
 // Service serves the connections' RPCs and their callback route.

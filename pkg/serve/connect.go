@@ -11,6 +11,7 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 
+	"github.com/agentcore/agentcore/pkg/auth"
 	"github.com/agentcore/agentcore/pkg/config"
 	"github.com/agentcore/agentcore/pkg/connect"
 	"github.com/agentcore/agentcore/pkg/mcpauth"
@@ -73,13 +74,28 @@ func startVault(ctx context.Context, log hclog.Logger, v *vault.Vault) {
 // newConnections returns the OAuth connections' service of srv.
 func newConnections(cfg *config.Config, srv *server.Server) *connect.Service {
 	return connect.New(connect.Options{Vault: srv.Vault(), Authorizer: authorizer(cfg), Timeout: cfg.Vault.ConnectTimeout,
-		Log: srv.Logger().Named("oauth")})
+		OnConnected: discover(srv),
+		Log:         srv.Logger().Named("oauth")})
 }
 
 // authorizer returns the OAuth client of the MCP servers defined in the
 // tool directories and -mcp paths, which runs the connect flows.
 func authorizer(cfg *config.Config) connect.Authorizer {
 	return mcpauth.New(func() []string { return append(slices.Clone(cfg.ToolDirs), cfg.MCP...) }, nil)
+}
+
+// discover rescans the tools when the default tenant's own connection is
+// made: discovery uses it, so a server whose tools were left out for want
+// of one has them now.
+func discover(srv *server.Server) func(context.Context, vault.Key) {
+	return func(ctx context.Context, k vault.Key) {
+		if k.Tenant != auth.DefaultTenant || k.Subject != "" {
+			return
+		}
+		if err := srv.LoadTools(ctx); err != nil {
+			srv.Logger().Warn("rescanning the tools after a connection failed; ReloadTools retries", "server", k.Server, "error", err)
+		}
+	}
 }
 
 // callbackURL is where people's browsers reach the callback route:
