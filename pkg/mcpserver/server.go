@@ -86,7 +86,7 @@ func NewHandler(opts Options) (http.Handler, error) {
 	if opts.Name == "" {
 		opts.Name = "agentcore"
 	}
-	s := &server{opts: opts}
+	s := &server{opts: opts, versions: &versions{}}
 	sh := sdk.NewStreamableHTTPHandler(s.sessionServer, &sdk.StreamableHTTPOptions{
 		// With the 2026-07-28 protocol, a client that goes away cancels its
 		// calls (and so kills their tools) as notifications/cancelled does.
@@ -104,7 +104,7 @@ func NewHandler(opts Options) (http.Handler, error) {
 		}
 		sh.ServeHTTP(w, r)
 	})
-	h = withRetry(h)
+	h = withRetry(s.versions.wrap(h))
 	if opts.Authenticate != nil {
 		h = sdkauth.RequireBearerToken(s.verify, &sdkauth.RequireBearerTokenOptions{AllowMissingExpiration: true})(h)
 	}
@@ -112,7 +112,8 @@ func NewHandler(opts Options) (http.Handler, error) {
 }
 
 type server struct {
-	opts Options
+	opts     Options
+	versions *versions // the protocol version of each session (version.go)
 }
 
 // verify is the bearer token check: the tenant becomes the session's user,
@@ -136,6 +137,7 @@ func (s *server) sessionServer(r *http.Request) *sdk.Server {
 	srv := sdk.NewServer(&sdk.Implementation{Name: s.opts.Name, Version: s.opts.Version}, &sdk.ServerOptions{
 		Capabilities: &sdk.ServerCapabilities{Tools: &sdk.ToolCapabilities{}},
 	})
+	srv.AddReceivingMiddleware(s.versions.middleware)
 	for _, spec := range set.Specs() {
 		srv.AddTool(&sdk.Tool{
 			Name:        spec.Name,
