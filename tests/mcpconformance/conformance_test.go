@@ -53,7 +53,7 @@ type expected struct {
 // suite is the installed conformance suite.
 type suite struct {
 	node, cli string
-	bin       string // agent-server, toolhost, the client wrapper and the hello plugin
+	bin       string // agent-server, toolhost, the client wrapper and the hello and reconnection plugins
 }
 
 // built is the binaries both tests use, built once.
@@ -88,7 +88,7 @@ func setup(t *testing.T) *suite {
 		if built.dir, built.err = os.MkdirTemp("", "mcpconformance"); built.err != nil {
 			return
 		}
-		cmd := e2e.Go("build", "-o", built.dir+"/", "./cmd/agent-server", "./cmd/toolhost", "./tests/mcpconformance/client", "./plugins/hello")
+		cmd := e2e.Go("build", "-o", built.dir+"/", "./cmd/agent-server", "./cmd/toolhost", "./tests/mcpconformance/client", "./tests/mcpconformance/reconnection", "./plugins/hello")
 		if out, err := cmd.CombinedOutput(); err != nil {
 			built.err = fmt.Errorf("go build: %w\n%s", err, out)
 		}
@@ -226,8 +226,11 @@ func TestServerScenarios(t *testing.T) {
 	s := setup(t)
 	ctx := e2e.Context(t, 3*time.Minute)
 	tools := t.TempDir()
-	if err := os.Symlink(filepath.Join(s.bin, "hello"), filepath.Join(tools, "hello")); err != nil {
-		t.Fatal(err)
+	// server-sse-polling calls the suite's test_reconnection tool.
+	for _, plugin := range []string{"hello", "reconnection"} {
+		if err := os.Symlink(filepath.Join(s.bin, plugin), filepath.Join(tools, plugin)); err != nil {
+			t.Fatal(err)
+		}
 	}
 	addr := freeAddr(t)
 	srv := exec.CommandContext(ctx, filepath.Join(s.bin, "agent-server"), "-listen", "127.0.0.1:0", "-store", "memory",
