@@ -18,30 +18,17 @@
 //   CHROMIUM        the browser (default /usr/bin/chromium)
 // It prints one line per step and exits non-zero on the first failure.
 
-import {chromium} from 'playwright-core';
-import {mkdtempSync, rmSync, writeFileSync} from 'node:fs';
-import {tmpdir} from 'node:os';
+import {env, launch} from './browser.mjs';
+import {writeFileSync} from 'node:fs';
 import {join} from 'node:path';
 
-const env = (k) => {
-  const v = process.env[k];
-  if (v === undefined) throw new Error(`${k} is not set`);
-  return v;
-};
 const url = env('CONSOLE_URL');
 const token = env('CONSOLE_TOKEN');
 const server = env('CONSOLE_SERVER');
 const shots = env('CONSOLE_SHOTS');
 const timeout = 90000;
 
-const profile = mkdtempSync(join(tmpdir(), 'agentcore-chromium-'));
-const context = await chromium.launchPersistentContext(profile, {
-  executablePath: process.env.CHROMIUM || '/usr/bin/chromium',
-  headless: true,
-  viewport: {width: 1200, height: 800},
-  args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking',
-    '--disable-component-update', '--disable-sync'],
-});
+const {context, close} = await launch({width: 1200, height: 800});
 let current = '';
 const step = (what) => {
   current = what;
@@ -127,8 +114,7 @@ try {
     problems.push(`the page (${page.url()}), screenshot connections-failure.png:\n${shownText.slice(0, 3000)}`);
   }
 } finally {
-  await context.close();
-  rmSync(profile, {recursive: true, force: true});
+  await close();
 }
 if (problems.length) {
   console.error(problems.join('\n'));
