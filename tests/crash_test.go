@@ -50,7 +50,21 @@ type crashFigures struct {
 // outcome, and returns the figures.
 func runCrashLoop(t *testing.T, script *crashScript, model *fakemodel.Server, dir string, nodes []*crashNode, runs, kills int,
 	killer func(ctx context.Context, c *client.Client) bool) crashFigures {
-	ctx := e2e.Context(t, 10*time.Minute)
+	// A node that cannot be restarted ends the loop at once: its runs'
+	// followers would otherwise retry until the deadline.
+	var gaveUp sync.WaitGroup
+	defer gaveUp.Wait()
+	ctx, giveUp := context.WithCancel(e2e.Context(t, 10*time.Minute))
+	defer giveUp()
+	for _, n := range nodes {
+		gaveUp.Go(func() {
+			select {
+			case <-n.gaveUp:
+				giveUp()
+			case <-ctx.Done():
+			}
+		})
+	}
 	clients := make([]*client.Client, len(nodes))
 	for i, n := range nodes {
 		clients[i] = dialCrash(t, n.addr)

@@ -130,8 +130,10 @@ type crashNode struct {
 	env  []string
 	addr string
 
-	done chan struct{}  // closed when the test ends: no restart after it
-	bg   sync.WaitGroup // delayed restarts (restartAfter)
+	done   chan struct{}  // closed when the test ends: no restart after it
+	gaveUp chan struct{}  // closed when a restart failed for good
+	once   sync.Once      // closes gaveUp
+	bg     sync.WaitGroup // delayed restarts (restartAfter)
 
 	mu       sync.Mutex
 	closed   bool // the test's cleanup stopped the node: start starts nothing
@@ -142,7 +144,7 @@ type crashNode struct {
 }
 
 func newCrashNode(t *testing.T, model *fakemodel.Server, dataDir, id string, extra []string, env ...string) *crashNode {
-	n := &crashNode{t: t, addr: freeAddr(t), done: make(chan struct{})}
+	n := &crashNode{t: t, addr: freeAddr(t), done: make(chan struct{}), gaveUp: make(chan struct{})}
 	n.args = append([]string{"-listen", n.addr, "-log-format", "json", "-log-level", "info", "-tool-dir", suite.TestPlugins,
 		"-shutdown-grace", "2s", "-replica-id", id, "-on-interrupt", "resume", "-resume-attempts", "1000"}, extra...)
 	n.env = append([]string{"AGENTCORE_MODEL_BASE_URL=" + model.URL, "AGENTCORE_MODEL=fake-model", "AGENTCORE_MODEL_API_KEY=" + e2e.TestKey,
@@ -189,6 +191,7 @@ func (n *crashNode) start() {
 		}
 		if try == 10 {
 			n.t.Errorf("restart: %v", err)
+			n.once.Do(func() { close(n.gaveUp) })
 			return
 		}
 		n.mu.Lock()
